@@ -1,0 +1,210 @@
+package registry
+
+import (
+	"fmt"
+	"math"
+	"time"
+)
+
+// Built-in names. The DEFAULT group and queue always exist: they can be
+// changed but not deleted.
+const (
+	DefaultGroup = "DEFAULT"
+	DefaultQueue = "DEFAULT"
+)
+
+// Defaults of the built-in DEFAULT queue until it is changed.
+const (
+	DefaultMaxConcurrent = 16
+	DefaultMaxWaiting    = 1000
+)
+
+// AnyRevision, as a record's Revision in a write, writes whatever revision
+// is stored (creating the record when there is none). As the revision of a
+// delete, it deletes whatever is stored.
+const AnyRevision = math.MaxUint64
+
+// ValidName reports whether s may name a group, deployment path, endpoint
+// alias, queue or process: ^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$. No valid name
+// is "." or "..", contains a slash, or needs escaping in a URL path.
+func ValidName(s string) bool {
+	if len(s) == 0 || len(s) > 128 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
+		case i > 0 && (c == '.' || c == '_' || c == '-'):
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+func checkName(pointer, s string) error {
+	if !ValidName(s) {
+		return invalid(pointer, "%q is not a valid name (letters, digits, '.', '_', '-'; starting with a letter or digit; at most 128)", s)
+	}
+	return nil
+}
+
+// AuthMode says who may call a group's scoring endpoints.
+type AuthMode string
+
+const (
+	// Public groups take requests without credentials. It is the default.
+	Public AuthMode = "public"
+	// TokenRequired groups take requests with a valid idToken only.
+	TokenRequired AuthMode = "token"
+)
+
+// AuthPolicy is a group's scoring access rule.
+type AuthPolicy struct {
+	// Mode is Public (or empty) or TokenRequired.
+	Mode AuthMode `json:"mode"`
+	// Groups, with TokenRequired, lists user groups of which the token's
+	// holder must be in at least one. Empty means any valid token.
+	Groups []string `json:"groups,omitempty"`
+}
+
+// Group is a web API group: the first segment after the scoring prefix, and
+// the unit of scoring access control.
+type Group struct {
+	Name        string     `json:"name"`
+	Description string     `json:"description"`
+	Auth        AuthPolicy `json:"auth"`
+	Revision    uint64     `json:"revision"`
+	CreatedAt   time.Time  `json:"createdAt"`
+	UpdatedAt   time.Time  `json:"updatedAt"`
+}
+
+// Endpoint maps an alias within a deployment to a catalog process.
+type Endpoint struct {
+	Alias   string `json:"alias"`
+	Process string `json:"process"`
+	// Queue is the execution queue the process runs on; empty means
+	// DefaultQueue.
+	Queue string `json:"queue,omitempty"`
+	// Timeout bounds one execution; zero means the scoring handler's
+	// default.
+	Timeout     time.Duration `json:"timeout,omitempty"`
+	Description string        `json:"description,omitempty"`
+}
+
+// QueueName returns the endpoint's queue, DefaultQueue when unset.
+func (e Endpoint) QueueName() string {
+	if e.Queue == "" {
+		return DefaultQueue
+	}
+	return e.Queue
+}
+
+// Deployment is a path within a group that holds endpoints. Scoring URLs are
+// {prefix}/{Group}/api/v1/services/{Path}/{alias}.
+type Deployment struct {
+	Group       string     `json:"group"`
+	Path        string     `json:"path"`
+	Description string     `json:"description"`
+	Enabled     bool       `json:"enabled"`
+	Endpoints   []Endpoint `json:"endpoints"`
+	Revision    uint64     `json:"revision"`
+	CreatedAt   time.Time  `json:"createdAt"`
+	UpdatedAt   time.Time  `json:"updatedAt"`
+}
+
+// Endpoint returns the endpoint with the given alias.
+func (d *Deployment) Endpoint(alias string) (Endpoint, bool) {
+	for _, e := range d.Endpoints {
+		if e.Alias == alias {
+			return e, true
+		}
+	}
+	return Endpoint{}, false
+}
+
+func (d Deployment) clone() Deployment {
+	d.Endpoints = append([]Endpoint(nil), d.Endpoints...)
+	return d
+}
+
+// Queue is an execution queue: a bound on how many executions run at once
+// and how many may wait for a slot.
+type Queue struct {
+	Name string `json:"name"`
+	// MaxConcurrent is at least 1.
+	MaxConcurrent int `json:"maxConcurrent"`
+	// MaxWaiting is at least 0; a request that finds the waiting list full is
+	// refused at once.
+	MaxWaiting int       `json:"maxWaiting"`
+	Revision   uint64    `json:"revision"`
+	CreatedAt  time.Time `json:"createdAt"`
+	UpdatedAt  time.Time `json:"updatedAt"`
+}
+
+func (g *Group) validate() error {
+	if err := checkName("/name", g.Name); err != nil {
+		return err
+	}
+	switch g.Auth.Mode {
+	case "", Public:
+		if len(g.Auth.Groups) > 0 {
+			return invalid("/auth/groups", "a public group cannot restrict user groups")
+		}
+	case TokenRequired:
+		for i, n := range g.Auth.Groups {
+			if n == "" {
+				return invalid(fmt.Sprintf("/auth/groups/%d", i), "empty user group name")
+			}
+		}
+	default:
+		return invalid("/auth/mode", "unknown mode %q (want %q or %q)", g.Auth.Mode, Public, TokenRequired)
+	}
+	return nil
+}
+
+func (d *Deployment) validate() error {
+	if err := checkName("/group", d.Group); err != nil {
+		return err
+	}
+	if err := checkName("/path", d.Path); err != nil {
+		return err
+	}
+	seen := make(map[string]bool, len(d.Endpoints))
+	for i, e := range d.Endpoints {
+		p := fmt.Sprintf("/endpoints/%d", i)
+		if err := checkName(p+"/alias", e.Alias); err != nil {
+			return err
+		}
+		if seen[e.Alias] {
+			return invalid(p+"/alias", "alias %q appears twice", e.Alias)
+		}
+		seen[e.Alias] = true
+		if err := checkName(p+"/process", e.Process); err != nil {
+			return err
+		}
+		if e.Queue != "" {
+			if err := checkName(p+"/queue", e.Queue); err != nil {
+				return err
+			}
+		}
+		if e.Timeout < 0 {
+			return invalid(p+"/timeoutMs", "timeout must not be negative")
+		}
+	}
+	return nil
+}
+
+func (q *Queue) validate() error {
+	if err := checkName("/name", q.Name); err != nil {
+		return err
+	}
+	if q.MaxConcurrent < 1 {
+		return invalid("/maxConcurrent", "must be at least 1")
+	}
+	if q.MaxWaiting < 0 {
+		return invalid("/maxWaiting", "must not be negative")
+	}
+	return nil
+}

@@ -1,0 +1,35 @@
+package registry
+
+import "context"
+
+// EndpointRef names the endpoint a request came through.
+type EndpointRef struct {
+	Group string
+	Path  string
+	Alias string
+}
+
+// Input is what a [Process] scores: the request's rows as a table, the
+// request's macros (query parameters) and the endpoint that was called.
+type Input struct {
+	Table    *Table
+	Macros   map[string]string
+	Endpoint EndpointRef
+}
+
+// Process is an analytical process hosted behind scoring endpoints.
+//
+// Score returns a table of result columns with exactly in.Table.Rows() rows;
+// the scoring handler adds them after the input columns of every row. A
+// result column named like an input column replaces it. Score must stop
+// early when ctx is done (the client left, or the endpoint's timeout passed)
+// and must not modify in.Table. It is called from many goroutines at once.
+type Process interface {
+	Score(ctx context.Context, in Input) (*Table, error)
+}
+
+// ProcessFunc adapts a function to the [Process] interface.
+type ProcessFunc func(ctx context.Context, in Input) (*Table, error)
+
+// Score calls f(ctx, in).
+func (f ProcessFunc) Score(ctx context.Context, in Input) (*Table, error) { return f(ctx, in) }

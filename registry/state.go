@@ -1,0 +1,331 @@
+package registry
+
+import (
+	"fmt"
+	"sort"
+	"time"
+)
+
+// State is an immutable, consistent view of every record in a [Store].
+// Accessors return copies; a State is safe for concurrent use.
+type State struct {
+	groups      map[string]Group
+	deployments map[deploymentKey]Deployment
+	queues      map[string]Queue
+	seq         uint64
+}
+
+type deploymentKey struct{ group, path string }
+
+// NewState returns the state of a new store: the built-in DEFAULT group and
+// queue, created at now.
+func NewState(now time.Time) *State {
+	return &State{
+		groups: map[string]Group{DefaultGroup: {
+			Name: DefaultGroup, Description: "The default web API group", Auth: AuthPolicy{Mode: Public},
+			Revision: 1, CreatedAt: now, UpdatedAt: now,
+		}},
+		deployments: map[deploymentKey]Deployment{},
+		queues: map[string]Queue{DefaultQueue: {
+			Name: DefaultQueue, MaxConcurrent: DefaultMaxConcurrent, MaxWaiting: DefaultMaxWaiting,
+			Revision: 1, CreatedAt: now, UpdatedAt: now,
+		}},
+	}
+}
+
+// BuildState returns a state holding the given records as they are
+// (revisions and times included), after checking every rule a write would:
+// valid records, unique names, existing groups and queues, and the built-in
+// DEFAULT group and queue present. seq is the state's [State.Seq]. A store
+// uses it to load what it kept.
+func BuildState(seq uint64, groups []Group, deployments []Deployment, queues []Queue) (*State, error) {
+	s := &State{
+		groups:      make(map[string]Group, len(groups)),
+		deployments: make(map[deploymentKey]Deployment, len(deployments)),
+		queues:      make(map[string]Queue, len(queues)),
+		seq:         seq,
+	}
+	for i, g := range groups {
+		if err := g.validate(); err != nil {
+			return nil, fmt.Errorf("group %d: %w", i, err)
+		}
+		if _, dup := s.groups[g.Name]; dup {
+			return nil, fmt.Errorf("registry: group %q appears twice", g.Name)
+		}
+		g.Auth.Groups = append([]string(nil), g.Auth.Groups...)
+		s.groups[g.Name] = g
+	}
+	for i, q := range queues {
+		if err := q.validate(); err != nil {
+			return nil, fmt.Errorf("queue %d: %w", i, err)
+		}
+		if _, dup := s.queues[q.Name]; dup {
+			return nil, fmt.Errorf("registry: queue %q appears twice", q.Name)
+		}
+		s.queues[q.Name] = q
+	}
+	if _, ok := s.groups[DefaultGroup]; !ok {
+		return nil, fmt.Errorf("registry: the built-in group %q is missing", DefaultGroup)
+	}
+	if _, ok := s.queues[DefaultQueue]; !ok {
+		return nil, fmt.Errorf("registry: the built-in queue %q is missing", DefaultQueue)
+	}
+	for i, d := range deployments {
+		if err := d.validate(); err != nil {
+			return nil, fmt.Errorf("deployment %d: %w", i, err)
+		}
+		if _, ok := s.groups[d.Group]; !ok {
+			return nil, fmt.Errorf("registry: deployment %s/%s: no group %q", d.Group, d.Path, d.Group)
+		}
+		for _, e := range d.Endpoints {
+			if _, ok := s.queues[e.QueueName()]; !ok {
+				return nil, fmt.Errorf("registry: deployment %s/%s: no queue %q", d.Group, d.Path, e.QueueName())
+			}
+		}
+		key := deploymentKey{d.Group, d.Path}
+		if _, dup := s.deployments[key]; dup {
+			return nil, fmt.Errorf("registry: deployment %s/%s appears twice", d.Group, d.Path)
+		}
+		d = d.clone()
+		if d.Endpoints == nil {
+			d.Endpoints = []Endpoint{}
+		}
+		s.deployments[key] = d
+	}
+	return s, nil
+}
+
+// Seq counts the changes committed to the store before this state; it grows
+// by one with every committed write.
+func (s *State) Seq() uint64 { return s.seq }
+
+// Group returns the group named name.
+func (s *State) Group(name string) (Group, bool) {
+	g, ok := s.groups[name]
+	g.Auth.Groups = append([]string(nil), g.Auth.Groups...)
+	return g, ok
+}
+
+// Groups returns every group, sorted by name.
+func (s *State) Groups() []Group {
+	out := make([]Group, 0, len(s.groups))
+	for name := range s.groups {
+		g, _ := s.Group(name)
+		out = append(out, g)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// Deployment returns the deployment at group/path.
+func (s *State) Deployment(group, path string) (Deployment, bool) {
+	d, ok := s.deployments[deploymentKey{group, path}]
+	return d.clone(), ok
+}
+
+// Deployments returns every deployment, sorted by group, then path.
+func (s *State) Deployments() []Deployment {
+	out := make([]Deployment, 0, len(s.deployments))
+	for _, d := range s.deployments {
+		out = append(out, d.clone())
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Group != out[j].Group {
+			return out[i].Group < out[j].Group
+		}
+		return out[i].Path < out[j].Path
+	})
+	return out
+}
+
+// Queue returns the queue named name.
+func (s *State) Queue(name string) (Queue, bool) {
+	q, ok := s.queues[name]
+	return q, ok
+}
+
+// Queues returns every queue, sorted by name.
+func (s *State) Queues() []Queue {
+	out := make([]Queue, 0, len(s.queues))
+	for _, q := range s.queues {
+		out = append(out, q)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// next returns a shallow copy of s, one commit later, sharing the maps; the
+// write that calls it replaces the map it changes.
+func (s *State) next() *State {
+	n := *s
+	n.seq++
+	return &n
+}
+
+func copyMap[K comparable, V any](m map[K]V) map[K]V {
+	out := make(map[K]V, len(m)+1)
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}
+
+// checkRevision applies the revision rules of a write: want is the revision
+// the writer read (0: create only; AnyRevision: whatever is stored).
+func checkRevision(kind, name string, want uint64, cur uint64, exists bool) error {
+	switch {
+	case want == AnyRevision:
+		return nil
+	case want == 0 && !exists:
+		return nil
+	case !exists:
+		return fmt.Errorf("registry: %s %q: %w", kind, name, ErrNotFound)
+	case want != cur:
+		return &ConflictError{Kind: kind, Name: name, Want: want, Current: cur}
+	}
+	return nil
+}
+
+// The With and Without methods apply one write to s under the rules
+// documented on [Store] and return the next state, leaving s as it was. They
+// are what this package's stores run under their lock; a Store kept
+// elsewhere can run them too.
+
+// WithGroup returns s with g written, and g as stored.
+func (s *State) WithGroup(g Group, now time.Time) (*State, Group, error) {
+	if err := g.validate(); err != nil {
+		return nil, Group{}, err
+	}
+	cur, exists := s.groups[g.Name]
+	if err := checkRevision("group", g.Name, g.Revision, cur.Revision, exists); err != nil {
+		return nil, Group{}, err
+	}
+	if g.Auth.Mode == "" {
+		g.Auth.Mode = Public
+	}
+	g.Auth.Groups = append([]string(nil), g.Auth.Groups...)
+	g.Revision, g.CreatedAt, g.UpdatedAt = cur.Revision+1, now, now
+	if exists {
+		g.CreatedAt = cur.CreatedAt
+	}
+	n := s.next()
+	n.groups = copyMap(s.groups)
+	n.groups[g.Name] = g
+	return n, g, nil
+}
+
+// WithoutGroup returns s without the group name.
+func (s *State) WithoutGroup(name string, rev uint64) (*State, error) {
+	cur, exists := s.groups[name]
+	if !exists {
+		return nil, fmt.Errorf("registry: group %q: %w", name, ErrNotFound)
+	}
+	if err := checkRevision("group", name, rev, cur.Revision, true); err != nil {
+		return nil, err
+	}
+	if name == DefaultGroup {
+		return nil, fmt.Errorf("registry: group %q is built in: %w", name, ErrInUse)
+	}
+	for k := range s.deployments {
+		if k.group == name {
+			return nil, fmt.Errorf("registry: group %q still has deployments (%s): %w", name, k.path, ErrInUse)
+		}
+	}
+	n := s.next()
+	n.groups = copyMap(s.groups)
+	delete(n.groups, name)
+	return n, nil
+}
+
+// WithDeployment returns s with d written, and d as stored.
+func (s *State) WithDeployment(d Deployment, now time.Time) (*State, Deployment, error) {
+	if err := d.validate(); err != nil {
+		return nil, Deployment{}, err
+	}
+	if _, ok := s.groups[d.Group]; !ok {
+		return nil, Deployment{}, invalid("/group", "no web API group named %q", d.Group)
+	}
+	for i, e := range d.Endpoints {
+		if _, ok := s.queues[e.QueueName()]; !ok {
+			return nil, Deployment{}, invalid(fmt.Sprintf("/endpoints/%d/queue", i), "no queue named %q", e.Queue)
+		}
+	}
+	key := deploymentKey{d.Group, d.Path}
+	name := d.Group + "/" + d.Path
+	cur, exists := s.deployments[key]
+	if err := checkRevision("deployment", name, d.Revision, cur.Revision, exists); err != nil {
+		return nil, Deployment{}, err
+	}
+	d = d.clone()
+	if d.Endpoints == nil {
+		d.Endpoints = []Endpoint{}
+	}
+	d.Revision, d.CreatedAt, d.UpdatedAt = cur.Revision+1, now, now
+	if exists {
+		d.CreatedAt = cur.CreatedAt
+	}
+	n := s.next()
+	n.deployments = copyMap(s.deployments)
+	n.deployments[key] = d
+	return n, d.clone(), nil
+}
+
+// WithoutDeployment returns s without the deployment group/path.
+func (s *State) WithoutDeployment(group, path string, rev uint64) (*State, error) {
+	key := deploymentKey{group, path}
+	cur, exists := s.deployments[key]
+	if !exists {
+		return nil, fmt.Errorf("registry: deployment %q: %w", group+"/"+path, ErrNotFound)
+	}
+	if err := checkRevision("deployment", group+"/"+path, rev, cur.Revision, true); err != nil {
+		return nil, err
+	}
+	n := s.next()
+	n.deployments = copyMap(s.deployments)
+	delete(n.deployments, key)
+	return n, nil
+}
+
+// WithQueue returns s with q written, and q as stored.
+func (s *State) WithQueue(q Queue, now time.Time) (*State, Queue, error) {
+	if err := q.validate(); err != nil {
+		return nil, Queue{}, err
+	}
+	cur, exists := s.queues[q.Name]
+	if err := checkRevision("queue", q.Name, q.Revision, cur.Revision, exists); err != nil {
+		return nil, Queue{}, err
+	}
+	q.Revision, q.CreatedAt, q.UpdatedAt = cur.Revision+1, now, now
+	if exists {
+		q.CreatedAt = cur.CreatedAt
+	}
+	n := s.next()
+	n.queues = copyMap(s.queues)
+	n.queues[q.Name] = q
+	return n, q, nil
+}
+
+// WithoutQueue returns s without the queue name.
+func (s *State) WithoutQueue(name string, rev uint64) (*State, error) {
+	cur, exists := s.queues[name]
+	if !exists {
+		return nil, fmt.Errorf("registry: queue %q: %w", name, ErrNotFound)
+	}
+	if err := checkRevision("queue", name, rev, cur.Revision, true); err != nil {
+		return nil, err
+	}
+	if name == DefaultQueue {
+		return nil, fmt.Errorf("registry: queue %q is built in: %w", name, ErrInUse)
+	}
+	for _, d := range s.deployments {
+		for _, e := range d.Endpoints {
+			if e.QueueName() == name {
+				return nil, fmt.Errorf("registry: queue %q is used by %s/%s/%s: %w", name, d.Group, d.Path, e.Alias, ErrInUse)
+			}
+		}
+	}
+	n := s.next()
+	n.queues = copyMap(s.queues)
+	delete(n.queues, name)
+	return n, nil
+}
