@@ -1,0 +1,26 @@
+package tokens
+
+import "errors"
+
+// Errors of verification. [Verifier.Verify] wraps one of them with detail;
+// match them with [errors.Is]. None is returned together with claims.
+var (
+	ErrMissing     = errors.New("tokens: no token")
+	ErrTooLarge    = errors.New("tokens: token too large")
+	ErrMalformed   = errors.New("tokens: malformed token")
+	ErrAlgorithm   = errors.New("tokens: algorithm not allowed")
+	ErrUnknownKey  = errors.New("tokens: unknown signing key")
+	ErrSignature   = errors.New("tokens: invalid signature")
+	ErrExpired     = errors.New("tokens: token expired")
+	ErrNotYetValid = errors.New("tokens: token not valid yet")
+	ErrIssuer      = errors.New("tokens: wrong issuer")
+	ErrAudience    = errors.New("tokens: wrong audience")
+	ErrClaims      = errors.New("tokens: required claim missing or invalid")
+)
+
+// Errors of authentication.
+var (
+	// ErrBadCredentials reports an unknown user or a wrong password; the
+	// two are not told apart.
+	ErrBadCredentials = errors.New("tokens: bad credentials")
+)
