@@ -124,8 +124,10 @@ func (d *Deployment) Endpoint(alias string) (Endpoint, bool) {
 	return Endpoint{}, false
 }
 
+// clone returns d with its own Endpoints; never nil, so a deployment without
+// endpoints reads as an empty list rather than a missing one.
 func (d Deployment) clone() Deployment {
-	d.Endpoints = append([]Endpoint(nil), d.Endpoints...)
+	d.Endpoints = append(make([]Endpoint, 0, len(d.Endpoints)), d.Endpoints...)
 	return d
 }
 

@@ -36,7 +36,8 @@ func NewState(now time.Time) *State {
 // BuildState returns a state holding the given records as they are
 // (revisions and times included), after checking every rule a write would:
 // valid records, unique names, existing groups and queues, and the built-in
-// DEFAULT group and queue present. seq is the state's [State.Seq]. A store
+// DEFAULT group and queue present; a revision must be one a write can store
+// (neither 0 nor AnyRevision). seq is the state's [State.Seq]. A store
 // uses it to load what it kept.
 func BuildState(seq uint64, groups []Group, deployments []Deployment, queues []Queue) (*State, error) {
 	s := &State{
@@ -49,6 +50,9 @@ func BuildState(seq uint64, groups []Group, deployments []Deployment, queues []Q
 		if err := g.validate(); err != nil {
 			return nil, fmt.Errorf("group %d: %w", i, err)
 		}
+		if err := checkStoredRevision(g.Revision); err != nil {
+			return nil, fmt.Errorf("group %q: %w", g.Name, err)
+		}
 		if _, dup := s.groups[g.Name]; dup {
 			return nil, fmt.Errorf("registry: group %q appears twice", g.Name)
 		}
@@ -58,6 +62,9 @@ func BuildState(seq uint64, groups []Group, deployments []Deployment, queues []Q
 	for i, q := range queues {
 		if err := q.validate(); err != nil {
 			return nil, fmt.Errorf("queue %d: %w", i, err)
+		}
+		if err := checkStoredRevision(q.Revision); err != nil {
+			return nil, fmt.Errorf("queue %q: %w", q.Name, err)
 		}
 		if _, dup := s.queues[q.Name]; dup {
 			return nil, fmt.Errorf("registry: queue %q appears twice", q.Name)
@@ -73,6 +80,9 @@ func BuildState(seq uint64, groups []Group, deployments []Deployment, queues []Q
 	for i, d := range deployments {
 		if err := d.validate(); err != nil {
 			return nil, fmt.Errorf("deployment %d: %w", i, err)
+		}
+		if err := checkStoredRevision(d.Revision); err != nil {
+			return nil, fmt.Errorf("deployment %s/%s: %w", d.Group, d.Path, err)
 		}
 		if _, ok := s.groups[d.Group]; !ok {
 			return nil, fmt.Errorf("registry: deployment %s/%s: no group %q", d.Group, d.Path, d.Group)
@@ -93,6 +103,16 @@ func BuildState(seq uint64, groups []Group, deployments []Deployment, queues []Q
 		s.deployments[key] = d
 	}
 	return s, nil
+}
+
+// checkStoredRevision rejects revisions no write can have stored: 0 means
+// "create" and AnyRevision "whatever is stored" to the next writer, so a
+// record holding either could never be updated by revision.
+func checkStoredRevision(rev uint64) error {
+	if rev == 0 || rev == AnyRevision {
+		return invalid("/revision", "stored revision %d is out of range", rev)
+	}
+	return nil
 }
 
 // Seq counts the changes committed to the store before this state; it grows
@@ -211,6 +231,7 @@ func (s *State) WithGroup(g Group, now time.Time) (*State, Group, error) {
 	n := s.next()
 	n.groups = copyMap(s.groups)
 	n.groups[g.Name] = g
+	g.Auth.Groups = append([]string(nil), g.Auth.Groups...) // the caller's copy
 	return n, g, nil
 }
 

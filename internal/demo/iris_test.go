@@ -1,0 +1,126 @@
+package demo
+
+import (
+	"context"
+	"math"
+	"testing"
+
+	"github.com/scorehub/scorehub/registry"
+)
+
+func TestIrisTrainingAccuracy(t *testing.T) {
+	model, err := TrainIris()
+	if err != nil {
+		t.Fatal(err)
+	}
+	x, y, _, err := IrisData()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(x) != 150 {
+		t.Fatalf("iris has %d rows, want 150", len(x))
+	}
+	probs := make([]float64, 3)
+	right := 0
+	for i, row := range x {
+		model.Predict(row, probs)
+		best := 0
+		for c := range probs {
+			if probs[c] > probs[best] {
+				best = c
+			}
+		}
+		if best == y[i] {
+			right++
+		}
+	}
+	// Gaussian naive Bayes is known to classify about 96% of iris correctly.
+	if acc := float64(right) / float64(len(x)); acc < 0.94 {
+		t.Errorf("training accuracy %.3f, want ≥ 0.94", acc)
+	}
+}
+
+func TestIrisProcess(t *testing.T) {
+	info, err := Iris()
+	if err != nil {
+		t.Fatal(err)
+	}
+	nan := math.NaN()
+	in := registry.MustTable(4,
+		registry.NumberColumn("sepal_length", []float64{5.1, 6.4, 6.3, nan}, nil),
+		registry.NumberColumn("sepal_width", []float64{3.5, 3.2, 3.3, nan}, nil),
+		registry.NumberColumn("petal_length", []float64{1.4, 4.5, 6.0, 6.0}, []bool{false, false, false, false}),
+		registry.NumberColumn("petal_width", []float64{0.2, 1.5, 2.5, 0}, []bool{false, false, false, true}),
+	)
+	out, err := info.Process.Score(context.Background(), registry.Input{Table: in})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for i := range out.NumColumns() {
+		names = append(names, out.Column(i).Name)
+	}
+	want := []string{"prediction(species)", "confidence(setosa)", "confidence(versicolor)", "confidence(virginica)"}
+	if len(names) != len(want) {
+		t.Fatalf("result columns %q, want %q", names, want)
+	}
+	for i := range want {
+		if names[i] != want[i] {
+			t.Fatalf("result columns %q, want %q", names, want)
+		}
+	}
+	pred, _ := out.Lookup("prediction(species)")
+	// The last row has only petal_length = 6.0, which alone says virginica.
+	for i, species := range []string{"setosa", "versicolor", "virginica", "virginica"} {
+		got, ok := pred.Text(i)
+		if !ok || got != species {
+			t.Errorf("row %d: prediction %q (present %v), want %q", i, got, ok, species)
+		}
+		sum := 0.0
+		for _, c := range []string{"setosa", "versicolor", "virginica"} {
+			col, _ := out.Lookup("confidence(" + c + ")")
+			v, ok := col.Number(i)
+			if !ok || v < 0 || v > 1 {
+				t.Errorf("row %d: confidence(%s) = %v (present %v), want a probability", i, c, v, ok)
+			}
+			sum += v
+		}
+		if math.Abs(sum-1) > 1e-9 {
+			t.Errorf("row %d: confidences sum to %v, want 1", i, sum)
+		}
+	}
+}
+
+func TestPredictAllMissingGivesPriors(t *testing.T) {
+	model, err := TrainIris()
+	if err != nil {
+		t.Fatal(err)
+	}
+	probs := make([]float64, 3)
+	model.Predict([]float64{math.NaN(), math.NaN(), math.NaN(), math.NaN()}, probs)
+	for c, p := range probs {
+		if math.Abs(p-1.0/3) > 1e-12 {
+			t.Errorf("class %d: %v, want the prior 1/3", c, p)
+		}
+	}
+}
+
+func TestTrainNaiveBayesRejectsBadInput(t *testing.T) {
+	tests := []struct {
+		name string
+		x    [][]float64
+		y    []int
+	}{
+		{"labels and rows differ", [][]float64{{1}}, []int{0, 1}},
+		{"label out of range", [][]float64{{1}, {2}}, []int{0, 2}},
+		{"class without rows", [][]float64{{1}, {2}}, []int{0, 0}},
+		{"ragged row", [][]float64{{1}, {2, 3}}, []int{0, 1}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if _, err := TrainNaiveBayes([]string{"f"}, []string{"a", "b"}, tt.x, tt.y); err == nil {
+				t.Error("TrainNaiveBayes succeeded, want an error")
+			}
+		})
+	}
+}

@@ -1,0 +1,361 @@
+package registry
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+var (
+	errInjected = errors.New("injected fault")
+	errCrashed  = errors.New("process crashed")
+)
+
+// faultFS is the real file system with one operation of commit made to fail.
+// With crash set, the process "dies" at that operation: whatever part of it
+// took effect stays on disk, and no later operation (cleanup included)
+// happens at all, as if the process had been killed there.
+type faultFS struct {
+	mu     sync.Mutex
+	op     string // "create", "write", "sync", "close", "rename" or "syncdir"; "" fails nothing
+	effect bool   // the failing operation takes effect (a write, half of it) first
+	crash  bool
+	dead   bool
+	log    []string
+}
+
+func (f *faultFS) arm(op string, effect, crash bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.op, f.effect, f.crash = op, effect, crash
+}
+
+func (f *faultFS) record(op string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.log = append(f.log, op)
+}
+
+func (f *faultFS) ops() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]string(nil), f.log...)
+}
+
+// hit records op and reports what to do: dead means do nothing and fail;
+// fail means fail, after the operation's effect when effect is set.
+func (f *faultFS) hit(op string) (dead, fail, effect bool, err error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.log = append(f.log, op)
+	if f.dead {
+		return true, true, false, errCrashed
+	}
+	if f.op != op {
+		return false, false, true, nil
+	}
+	f.op = ""
+	if f.crash {
+		f.dead = true
+		return false, true, f.effect, errCrashed
+	}
+	return false, true, f.effect, errInjected
+}
+
+func (f *faultFS) CreateTemp(dir, pattern string) (tempFile, error) {
+	dead, fail, effect, err := f.hit("create")
+	if dead || (fail && !effect) {
+		return nil, err
+	}
+	file, oerr := os.CreateTemp(dir, pattern)
+	if oerr != nil {
+		return nil, oerr
+	}
+	if fail {
+		file.Close()
+		return nil, err
+	}
+	return &faultFile{File: file, fs: f}, nil
+}
+
+func (f *faultFS) Rename(oldpath, newpath string) error {
+	dead, fail, effect, err := f.hit("rename")
+	if dead || (fail && !effect) {
+		return err
+	}
+	if rerr := os.Rename(oldpath, newpath); rerr != nil {
+		return rerr
+	}
+	return err
+}
+
+func (f *faultFS) SyncDir(dir string) error {
+	dead, fail, _, err := f.hit("syncdir")
+	if dead || fail {
+		return err
+	}
+	return syncPath(dir)
+}
+
+func (f *faultFS) Remove(name string) error {
+	f.record("remove")
+	f.mu.Lock()
+	dead := f.dead
+	f.mu.Unlock()
+	if dead {
+		return errCrashed
+	}
+	return os.Remove(name)
+}
+
+type faultFile struct {
+	*os.File
+	fs *faultFS
+}
+
+func (f *faultFile) Write(b []byte) (int, error) {
+	dead, fail, _, err := f.fs.hit("write")
+	if dead {
+		return 0, err
+	}
+	if fail {
+		n, _ := f.File.Write(b[:len(b)/2])
+		return n, err
+	}
+	return f.File.Write(b)
+}
+
+func (f *faultFile) Sync() error {
+	dead, fail, _, err := f.fs.hit("sync")
+	if dead || fail {
+		return err
+	}
+	return f.File.Sync()
+}
+
+func (f *faultFile) Close() error {
+	// The descriptor is released in every case: closing it changes nothing
+	// on disk, and a dead process loses its descriptors too.
+	dead, fail, _, err := f.fs.hit("close")
+	cerr := f.File.Close()
+	if dead || fail {
+		return err
+	}
+	return cerr
+}
+
+type stateDump struct {
+	Seq         uint64
+	Groups      []Group
+	Deployments []Deployment
+	Queues      []Queue
+}
+
+func dumpOf(st *State) stateDump {
+	return stateDump{st.Seq(), st.Groups(), st.Deployments(), st.Queues()}
+}
+
+// diskState decodes the state file in dir as the next open would.
+func diskState(t *testing.T, dir string) *State {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, stateFileName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := decodeState(b)
+	if err != nil {
+		t.Fatalf("state file does not decode: %v\n%s", err, b)
+	}
+	return st
+}
+
+func tempFiles(t *testing.T, dir string) []string {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), tempPrefix) {
+			out = append(out, e.Name())
+		}
+	}
+	return out
+}
+
+// abandon drops s as a killed process would: nothing is flushed or cleaned
+// up; only the kernel's release of its lock happens.
+func abandon(t *testing.T, s *FileStore) {
+	t.Helper()
+	if err := s.lock.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestFileStoreCommitFaults(t *testing.T) {
+	now := time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
+	opts := StoreOptions{Now: func() time.Time { return now }}
+	ctx := context.Background()
+	write := Group{Name: "fraud", Description: "written when the fault hits", Auth: AuthPolicy{Mode: TokenRequired, Groups: []string{"analysts"}}}
+
+	tests := []struct {
+		name   string
+		op     string
+		effect bool
+		crash  bool
+		landed bool // the new state is the one on disk afterwards
+	}{
+		{name: "create fails", op: "create"},
+		{name: "write fails half way", op: "write", effect: true},
+		{name: "sync fails", op: "sync"},
+		{name: "close fails", op: "close"},
+		{name: "rename fails", op: "rename"},
+		{name: "directory sync fails", op: "syncdir", landed: true},
+
+		{name: "crash in create", op: "create", crash: true},
+		{name: "crash after create", op: "create", effect: true, crash: true},
+		{name: "crash half way through write", op: "write", effect: true, crash: true},
+		{name: "crash before sync", op: "sync", crash: true},
+		{name: "crash before close", op: "close", crash: true},
+		{name: "crash before rename", op: "rename", crash: true},
+		{name: "crash after rename", op: "rename", effect: true, crash: true, landed: true},
+		{name: "crash before directory sync", op: "syncdir", crash: true, landed: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			ffs := &faultFS{}
+			s, err := openFileStore(dir, opts, ffs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			if _, err := s.PutQueue(ctx, Queue{Name: "batch", MaxConcurrent: 2, MaxWaiting: 10}); err != nil {
+				t.Fatal(err)
+			}
+			before, err := s.State(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			after, _, err := before.WithGroup(write, now)
+			if err != nil {
+				t.Fatal(err)
+			}
+			notified := 0
+			s.Subscribe(func(*State) { notified++ })
+
+			ffs.arm(tt.op, tt.effect, tt.crash)
+			_, err = s.PutGroup(ctx, write)
+			want := errInjected
+			if tt.crash {
+				want = errCrashed
+			}
+			if !errors.Is(err, want) {
+				t.Fatalf("PutGroup error = %v, want %v", err, want)
+			}
+			if cur, _ := s.State(ctx); cur != before {
+				t.Errorf("state changed by a failed write:\n%s", cmp.Diff(dumpOf(before), dumpOf(cur)))
+			}
+			if notified != 0 {
+				t.Errorf("subscribers called %d times for a failed write", notified)
+			}
+			wantDisk := before
+			if tt.landed {
+				wantDisk = after
+			}
+
+			if tt.crash {
+				abandon(t, s)
+				re, err := OpenFileStore(dir, opts)
+				if err != nil {
+					t.Fatalf("reopen after crash: %v", err)
+				}
+				defer re.Close()
+				got, _ := re.State(ctx)
+				if diff := cmp.Diff(dumpOf(wantDisk), dumpOf(got)); diff != "" {
+					t.Errorf("reopened state (-want +got):\n%s", diff)
+				}
+				if left := tempFiles(t, dir); len(left) > 0 {
+					t.Errorf("temporary files left after reopen: %v", left)
+				}
+				if _, err := re.PutGroup(ctx, Group{Name: "after"}); err != nil {
+					t.Errorf("write after recovery: %v", err)
+				}
+				return
+			}
+
+			if diff := cmp.Diff(dumpOf(wantDisk), dumpOf(diskState(t, dir))); diff != "" {
+				t.Errorf("state on disk after the failed write (-want +got):\n%s", diff)
+			}
+			if left := tempFiles(t, dir); len(left) > 0 {
+				t.Errorf("temporary files left by a failed write: %v", left)
+			}
+			// The store carries on from its unchanged state.
+			if _, err := s.PutGroup(ctx, Group{Name: "after"}); err != nil {
+				t.Fatalf("write after a failed one: %v", err)
+			}
+			final, _ := s.State(ctx)
+			if err := s.Close(); err != nil {
+				t.Fatal(err)
+			}
+			re, err := OpenFileStore(dir, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer re.Close()
+			got, _ := re.State(ctx)
+			if diff := cmp.Diff(dumpOf(final), dumpOf(got)); diff != "" {
+				t.Errorf("reopened state (-want +got):\n%s", diff)
+			}
+			if _, ok := got.Group(write.Name); ok {
+				t.Errorf("group %q of the failed write is in the store", write.Name)
+			}
+		})
+	}
+}
+
+// TestFileStoreCommitOrder checks the steps that make a write durable run in
+// the one safe order, and that subscribers see the new state only once it is
+// on disk.
+func TestFileStoreCommitOrder(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	ffs := &faultFS{}
+	s, err := openFileStore(dir, StoreOptions{}, ffs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if diff := cmp.Diff([]string{"create", "write", "sync", "close", "rename", "syncdir"}, ffs.ops()); diff != "" {
+		t.Errorf("steps writing a new store (-want +got):\n%s", diff)
+	}
+	ffs.log = nil
+
+	var onDisk uint64
+	s.Subscribe(func(st *State) {
+		ffs.record("publish")
+		onDisk = diskState(t, dir).Seq()
+	})
+	out, err := s.PutQueue(ctx, Queue{Name: "batch", MaxConcurrent: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"create", "write", "sync", "close", "rename", "syncdir", "publish"}, ffs.ops()); diff != "" {
+		t.Errorf("steps of one write (-want +got):\n%s", diff)
+	}
+	st, _ := s.State(ctx)
+	if onDisk != st.Seq() {
+		t.Errorf("subscriber saw seq %d on disk, want %d", onDisk, st.Seq())
+	}
+	if out.Revision != 1 {
+		t.Errorf("revision = %d, want 1", out.Revision)
+	}
+}

@@ -1,0 +1,15 @@
+//go:build !(darwin || dragonfly || freebsd || illumos || linux || netbsd || openbsd)
+
+package registry
+
+import (
+	"fmt"
+	"os"
+	"runtime"
+)
+
+// lockFile fails: without flock(2) nothing keeps a second process from
+// writing the same directory, and FileStore does not open unguarded.
+func lockFile(path string) (*os.File, error) {
+	return nil, fmt.Errorf("FileStore is not available on %s: it needs flock(2) to keep %s to one process", runtime.GOOS, path)
+}

@@ -1,0 +1,265 @@
+package registry_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/scorehub/scorehub/registry"
+)
+
+func TestNewRegistryErrors(t *testing.T) {
+	ctx := context.Background()
+	store := registry.NewMemStore(registry.StoreOptions{})
+	if _, err := registry.New(ctx, nil, store); err == nil {
+		t.Error("New without a catalog succeeded")
+	}
+	if _, err := registry.New(ctx, registry.NewCatalog(), nil); err == nil {
+		t.Error("New without a store succeeded")
+	}
+	store.Close()
+	if _, err := registry.New(ctx, registry.NewCatalog(), store); !errors.Is(err, registry.ErrClosed) {
+		t.Errorf("New over a closed store: %v, want ErrClosed", err)
+	}
+}
+
+func TestRegistryFollowsStore(t *testing.T) {
+	ctx := context.Background()
+	forEachStore(t, func(t *testing.T, s registry.Store, clk *clock) {
+		cat := registry.NewCatalog()
+		if err := cat.Register(registry.ProcessInfo{Name: "gbm", Process: echo}); err != nil {
+			t.Fatal(err)
+		}
+		r, err := registry.New(ctx, cat, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Catalog() != cat || r.Store() != s {
+			t.Error("Catalog or Store is not the one given to New")
+		}
+		first := r.Snapshot()
+		if _, err := first.Resolve("DEFAULT", "cards", "score"); !errors.Is(err, registry.ErrNotFound) {
+			t.Fatalf("Resolve before the write: %v, want ErrNotFound", err)
+		}
+
+		// A subscriber registered after the Registry runs after it: the new
+		// snapshot is out before the write returns.
+		var during *registry.Snapshot
+		defer s.Subscribe(func(*registry.State) { during = r.Snapshot() })()
+		must[registry.Deployment](t)(s.PutDeployment(ctx, deployment("DEFAULT", "cards", registry.Endpoint{Alias: "score", Process: "gbm"})))
+		if during == nil || during == first {
+			t.Fatal("the snapshot had not changed when the write's subscribers ran")
+		}
+		if _, err := during.Resolve("DEFAULT", "cards", "score"); err != nil {
+			t.Errorf("Resolve right after the write: %v", err)
+		}
+		if during.State() != mustState(t, s) {
+			t.Error("the snapshot's state is not the store's")
+		}
+		if _, err := first.Resolve("DEFAULT", "cards", "score"); !errors.Is(err, registry.ErrNotFound) {
+			t.Errorf("an old snapshot changed: %v", err)
+		}
+
+		if err := r.Close(); err != nil {
+			t.Fatal(err)
+		}
+		must[registry.Deployment](t)(s.PutDeployment(ctx, deployment("DEFAULT", "other")))
+		if _, ok := r.Snapshot().State().Deployment("DEFAULT", "other"); ok {
+			t.Error("a closed Registry still follows the store")
+		}
+	})
+}
+
+// resolveFixture is a registry holding every case Resolve tells apart.
+func resolveFixture(t testing.TB) *registry.Registry {
+	t.Helper()
+	ctx := context.Background()
+	cat := registry.NewCatalog()
+	if err := cat.Register(registry.ProcessInfo{Name: "gbm", Description: "gradient boosting", Process: echo}); err != nil {
+		t.Fatal(err)
+	}
+	s := registry.NewMemStore(registry.StoreOptions{})
+	steps := []error{
+		func() error { _, err := s.PutGroup(ctx, registry.Group{Name: "fraud"}); return err }(),
+		func() error { _, err := s.PutQueue(ctx, registry.Queue{Name: "batch", MaxConcurrent: 1}); return err }(),
+		func() error {
+			_, err := s.PutDeployment(ctx, deployment("fraud", "cards",
+				registry.Endpoint{Alias: "score", Process: "gbm", Queue: "batch"},
+				registry.Endpoint{Alias: "plain", Process: "gbm"},
+				registry.Endpoint{Alias: "legacy", Process: "retired"}))
+			return err
+		}(),
+		func() error {
+			d := deployment("fraud", "off", registry.Endpoint{Alias: "score", Process: "gbm"})
+			d.Enabled = false
+			_, err := s.PutDeployment(ctx, d)
+			return err
+		}(),
+	}
+	if err := errors.Join(steps...); err != nil {
+		t.Fatal(err)
+	}
+	r, err := registry.New(ctx, cat, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func TestSnapshotResolve(t *testing.T) {
+	snap := resolveFixture(t).Snapshot()
+	type target struct{ Group, Path, Alias, Queue, Process string }
+	tests := []struct {
+		name               string
+		group, path, alias string
+		want               target
+		err                error
+	}{
+		{"endpoint on its own queue", "fraud", "cards", "score", target{"fraud", "cards", "score", "batch", "gbm"}, nil},
+		{"endpoint on the default queue", "fraud", "cards", "plain", target{"fraud", "cards", "plain", "DEFAULT", "gbm"}, nil},
+		{"unknown group", "risk", "cards", "score", target{}, registry.ErrNotFound},
+		{"unknown path", "fraud", "loans", "score", target{}, registry.ErrNotFound},
+		{"unknown alias", "fraud", "cards", "nope", target{}, registry.ErrNotFound},
+		{"group in another case", "FRAUD", "cards", "score", target{}, registry.ErrNotFound},
+		{"dot dot group", "..", "cards", "score", target{}, registry.ErrNotFound},
+		{"dot path", "fraud", ".", "score", target{}, registry.ErrNotFound},
+		{"slash in path", "fraud", "a/b", "score", target{}, registry.ErrNotFound},
+		{"escaped slash", "fraud", "cards", "%2F", target{}, registry.ErrNotFound},
+		{"empty alias", "fraud", "cards", "", target{}, registry.ErrNotFound},
+		{"disabled deployment", "fraud", "off", "score", target{}, registry.ErrDisabled},
+		{"unknown alias of a disabled deployment", "fraud", "off", "nope", target{}, registry.ErrNotFound},
+		{"process not in the catalog", "fraud", "cards", "legacy", target{}, registry.ErrUnavailable},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := snap.Resolve(tt.group, tt.path, tt.alias)
+			if !errors.Is(err, tt.err) {
+				t.Fatalf("Resolve(%q, %q, %q) error = %v, want %v", tt.group, tt.path, tt.alias, err, tt.err)
+			}
+			if err != nil {
+				return
+			}
+			tg := target{got.Group.Name, got.Deployment.Path, got.Endpoint.Alias, got.Queue.Name, got.Process.Name}
+			if diff := cmp.Diff(tt.want, tg); diff != "" {
+				t.Errorf("target (-want +got):\n%s", diff)
+			}
+			if got.Process.Process == nil {
+				t.Error("target has no process to run")
+			}
+		})
+	}
+}
+
+// TestResolveDuringWrites reads while a writer flips a deployment and
+// changes its endpoints: every read sees one whole committed state.
+func TestResolveDuringWrites(t *testing.T) {
+	ctx := context.Background()
+	r := resolveFixture(t)
+	s := r.Store()
+	const writes = 201 // odd: the deployment ends enabled
+
+	var wg sync.WaitGroup
+	stop := make(chan struct{})
+	for range 4 {
+		wg.Go(func() {
+			var lastSeq uint64
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				snap := r.Snapshot()
+				seq := snap.State().Seq()
+				if seq < lastSeq {
+					t.Errorf("snapshot went back from seq %d to %d", lastSeq, seq)
+					return
+				}
+				lastSeq = seq
+				tg, err := snap.Resolve("fraud", "off", "score")
+				switch {
+				case err == nil:
+					if !tg.Deployment.Enabled || tg.Endpoint.Process != "gbm" || tg.Deployment.Description != fmt.Sprint(tg.Deployment.Revision) {
+						t.Errorf("inconsistent target: %+v", tg.Deployment)
+						return
+					}
+				case !errors.Is(err, registry.ErrDisabled):
+					t.Errorf("Resolve: %v", err)
+					return
+				}
+			}
+		})
+	}
+	for range writes {
+		st, err := s.State(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d, _ := st.Deployment("fraud", "off")
+		d.Enabled = !d.Enabled
+		// Description carries the revision the write will store, so readers
+		// can tell a torn record from a whole one.
+		d.Description = fmt.Sprint(d.Revision + 1)
+		if _, err := s.PutDeployment(ctx, d); err != nil {
+			t.Fatal(err)
+		}
+	}
+	close(stop)
+	wg.Wait()
+	if tg, err := r.Snapshot().Resolve("fraud", "off", "score"); err != nil || tg.Deployment.Revision != 1+writes {
+		t.Errorf("after the writes: revision %d, %v; want %d", tg.Deployment.Revision, err, 1+writes)
+	}
+}
+
+// BenchmarkSnapshotResolve measures the lookup every scoring request does,
+// in a registry of 1,000 deployments.
+func BenchmarkSnapshotResolve(b *testing.B) {
+	ctx := context.Background()
+	cat := registry.NewCatalog()
+	if err := cat.Register(registry.ProcessInfo{Name: "gbm", Process: echo}); err != nil {
+		b.Fatal(err)
+	}
+	s := registry.NewMemStore(registry.StoreOptions{})
+	for g := range 10 {
+		group := fmt.Sprintf("group-%d", g)
+		if _, err := s.PutGroup(ctx, registry.Group{Name: group}); err != nil {
+			b.Fatal(err)
+		}
+		for d := range 100 {
+			eps := make([]registry.Endpoint, 5)
+			for e := range eps {
+				eps[e] = registry.Endpoint{Alias: fmt.Sprintf("alias-%d", e), Process: "gbm"}
+			}
+			if _, err := s.PutDeployment(ctx, deployment(group, fmt.Sprintf("path-%d", d), eps...)); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	r, err := registry.New(ctx, cat, s)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Run("serial", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := r.Snapshot().Resolve("group-7", "path-42", "alias-3"); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("parallel", func(b *testing.B) {
+		b.ReportAllocs()
+		b.RunParallel(func(pb *testing.PB) {
+			for pb.Next() {
+				if _, err := r.Snapshot().Resolve("group-7", "path-42", "alias-3"); err != nil {
+					b.Error(err)
+					return
+				}
+			}
+		})
+	})
+}

@@ -1,0 +1,160 @@
+package registry_test
+
+import (
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/scorehub/scorehub/registry"
+)
+
+func TestNewTableErrors(t *testing.T) {
+	num := func(name string, n int) registry.Column { return registry.NumberColumn(name, make([]float64, n), nil) }
+	tests := []struct {
+		name string
+		rows int
+		cols []registry.Column
+		want string // in the error
+	}{
+		{"negative rows", -1, nil, "negative row count"},
+		{"unnamed column", 1, []registry.Column{num("", 1)}, "column 0 has no name"},
+		{"repeated name", 1, []registry.Column{num("a", 1), registry.TextColumn("a", []string{"x"}, nil)}, `column "a" appears twice`},
+		{"zero kind", 1, []registry.Column{{Name: "a", Numbers: []float64{1}}}, `column "a" has invalid kind`},
+		{"number column with texts", 1, []registry.Column{{Name: "a", Kind: registry.Number, Numbers: []float64{1}, Texts: []string{"x"}}}, "has text values"},
+		{"text column with numbers", 1, []registry.Column{{Name: "a", Kind: registry.Text, Texts: []string{"x"}, Numbers: []float64{1}}}, "has number values"},
+		{"short column", 3, []registry.Column{num("a", 3), num("b", 2)}, `column "b" has 2 values, want 3`},
+		{"long text column", 1, []registry.Column{registry.TextColumn("t", []string{"x", "y"}, nil)}, `column "t" has 2 values, want 1`},
+		{"missing marks of another length", 2, []registry.Column{registry.NumberColumn("a", []float64{1, 2}, []bool{false})}, "1 missing marks, want 2"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tab, err := registry.NewTable(tt.rows, tt.cols...)
+			if err == nil {
+				t.Fatalf("NewTable succeeded with %d rows, %d columns", tab.Rows(), tab.NumColumns())
+			}
+			if !strings.Contains(err.Error(), tt.want) || !strings.HasPrefix(err.Error(), "registry: ") {
+				t.Errorf("error %q, want registry: ... %q", err, tt.want)
+			}
+		})
+	}
+}
+
+func TestMustTablePanics(t *testing.T) {
+	defer func() {
+		if recover() == nil {
+			t.Error("MustTable did not panic on a column of the wrong length")
+		}
+	}()
+	registry.MustTable(2, registry.NumberColumn("a", []float64{1}, nil))
+}
+
+func TestTableAccessors(t *testing.T) {
+	tab, err := registry.NewTable(3,
+		registry.NumberColumn("age", []float64{41, math.NaN(), 7}, nil),
+		registry.TextColumn("city", []string{"Oslo", "", "Lima"}, []bool{false, true, false}),
+		registry.NumberColumn("score", []float64{0.5, 1, 2}, []bool{false, false, true}),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tab.Rows() != 3 || tab.NumColumns() != 3 {
+		t.Fatalf("Rows, NumColumns = %d, %d, want 3, 3", tab.Rows(), tab.NumColumns())
+	}
+	var names []string
+	for i := range tab.NumColumns() {
+		names = append(names, tab.Column(i).Name)
+	}
+	if diff := cmp.Diff([]string{"age", "city", "score"}, names); diff != "" {
+		t.Errorf("column order (-want +got):\n%s", diff)
+	}
+	if _, ok := tab.Lookup("nope"); ok {
+		t.Error("Lookup found a column that does not exist")
+	}
+
+	type cell struct {
+		Value   any
+		Present bool
+	}
+	read := func(r registry.Row, name string) cell {
+		v, ok := r.Value(name)
+		return cell{v, ok}
+	}
+	var got [][]cell
+	for i := range tab.Rows() {
+		r := tab.Row(i)
+		if r.Index() != i {
+			t.Errorf("Row(%d).Index() = %d", i, r.Index())
+		}
+		got = append(got, []cell{read(r, "age"), read(r, "city"), read(r, "score"), read(r, "nope")})
+	}
+	want := [][]cell{
+		{{41.0, true}, {"Oslo", true}, {0.5, true}, {nil, false}},
+		{{nil, false}, {nil, false}, {1.0, true}, {nil, false}}, // NaN reads as missing
+		{{7.0, true}, {"Lima", true}, {nil, false}, {nil, false}},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("row values (-want +got):\n%s", diff)
+	}
+
+	age, _ := tab.Lookup("age")
+	city, _ := tab.Lookup("city")
+	if !age.IsMissing(1) || age.IsMissing(0) || !city.IsMissing(1) {
+		t.Error("IsMissing does not mark NaN numbers and marked texts, and only those")
+	}
+	if v, ok := age.Number(0); !ok || v != 41 {
+		t.Errorf("age.Number(0) = %v, %v", v, ok)
+	}
+	if _, ok := age.Text(0); ok {
+		t.Error("Text of a number column reported a value")
+	}
+	if _, ok := city.Number(0); ok {
+		t.Error("Number of a text column reported a value")
+	}
+	if _, ok := tab.Row(0).Number("city"); ok {
+		t.Error("Row.Number of a text column reported a value")
+	}
+	if v, ok := tab.Row(2).Text("city"); !ok || v != "Lima" {
+		t.Errorf(`Row(2).Text("city") = %q, %v`, v, ok)
+	}
+	if _, ok := tab.Row(0).Text("nope"); ok {
+		t.Error("Row.Text of a missing column reported a value")
+	}
+	if v, ok := tab.Row(0).Number("score"); !ok || v != 0.5 {
+		t.Errorf(`Row(0).Number("score") = %v, %v`, v, ok)
+	}
+}
+
+func TestEmptyTable(t *testing.T) {
+	tab, err := registry.NewTable(0, registry.NumberColumn("a", nil, nil), registry.TextColumn("b", nil, nil))
+	if err != nil {
+		t.Fatalf("a table without rows is valid: %v", err)
+	}
+	if tab.Rows() != 0 || tab.NumColumns() != 2 {
+		t.Errorf("Rows, NumColumns = %d, %d, want 0, 2", tab.Rows(), tab.NumColumns())
+	}
+}
+
+func TestKindText(t *testing.T) {
+	for _, k := range []registry.Kind{registry.Number, registry.Text} {
+		b, err := k.MarshalText()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var back registry.Kind
+		if err := back.UnmarshalText(b); err != nil || back != k {
+			t.Errorf("%v: round trip through %q gave %v, %v", k, b, back, err)
+		}
+	}
+	if _, err := registry.Kind(0).MarshalText(); err == nil {
+		t.Error("the zero Kind marshalled")
+	}
+	var k registry.Kind
+	if err := k.UnmarshalText([]byte("string")); err == nil {
+		t.Error(`UnmarshalText accepted "string"`)
+	}
+	if got := registry.Kind(9).String(); got != "Kind(9)" {
+		t.Errorf("String of an invalid kind = %q", got)
+	}
+}
