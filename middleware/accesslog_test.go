@@ -1,0 +1,183 @@
+package middleware_test
+
+import (
+	"bytes"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/scorehub/scorehub/middleware"
+)
+
+func TestAccessLog(t *testing.T) {
+	zeros := func() io.Reader { return bytes.NewReader(make([]byte, 64)) }
+	const genID = "00000000-0000-4000-8000-000000000000"
+	tests := []struct {
+		name   string
+		chain  func(log func(http.Handler) http.Handler, rid, bearer func(http.Handler) http.Handler) http.Handler
+		target string
+		auth   string
+		want   map[string]any
+	}{
+		{
+			name: "request ID and subject from pieces inside the log",
+			chain: func(log, rid, bearer func(http.Handler) http.Handler) http.Handler {
+				return middleware.Chain(log, rid, bearer)(okHandler)
+			},
+			target: "/groups?secret=s3cr3t", auth: "Bearer ann-token",
+			want: map[string]any{"level": "INFO", "msg": "http request", "method": "GET", "path": "/groups",
+				"status": 200.0, "bytes": 6.0, "duration": 1.5e9, "request_id": genID, "subject": "ann"},
+		},
+		{
+			name: "request ID and subject from pieces outside the log",
+			chain: func(log, rid, bearer func(http.Handler) http.Handler) http.Handler {
+				return middleware.Chain(rid, bearer, log)(okHandler)
+			},
+			target: "/groups", auth: "Bearer root-token",
+			want: map[string]any{"level": "INFO", "msg": "http request", "method": "GET", "path": "/groups",
+				"status": 200.0, "bytes": 7.0, "duration": 1.5e9, "request_id": genID, "subject": "root"},
+		},
+		{
+			name: "refused request has no subject",
+			chain: func(log, rid, bearer func(http.Handler) http.Handler) http.Handler {
+				return middleware.Chain(log, rid, bearer)(okHandler)
+			},
+			target: "/groups", auth: "Bearer expired",
+			want: map[string]any{"level": "INFO", "msg": "http request", "method": "GET", "path": "/groups",
+				"status": 401.0, "bytes": 65.0, "duration": 1.5e9, "request_id": genID},
+		},
+		{
+			name: "no request ID, no claims",
+			chain: func(log, rid, bearer func(http.Handler) http.Handler) http.Handler {
+				return log(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+					w.WriteHeader(http.StatusNoContent)
+				}))
+			},
+			target: "/health",
+			want: map[string]any{"level": "INFO", "msg": "http request", "method": "GET", "path": "/health",
+				"status": 204.0, "bytes": 0.0, "duration": 1.5e9},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			logger, logs := newLogger(slog.LevelInfo)
+			clock := newClock()
+			log := middleware.AccessLog(middleware.AccessLogConfig{Logger: logger, Now: func() time.Time {
+				now := clock.Now()
+				clock.Advance(1500 * time.Millisecond)
+				return now
+			}})
+			rid, err := middleware.RequestID(middleware.RequestIDConfig{Rand: zeros()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			bearer, err := middleware.Bearer(middleware.BearerConfig{Verifier: &fakeVerifier{}, Logger: slog.New(slog.DiscardHandler)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := httptest.NewRequest(http.MethodGet, tt.target, nil)
+			if tt.auth != "" {
+				r.Header.Set("Authorization", tt.auth)
+			}
+			rec := serve(tt.chain(log, rid, bearer), r)
+			recs := logs.records(t)
+			if len(recs) != 1 {
+				t.Fatalf("%d records, want 1: %s", len(recs), logs)
+			}
+			delete(recs[0], "time")
+			if diff := cmp.Diff(tt.want, recs[0]); diff != "" {
+				t.Errorf("record (-want +got):\n%s", diff)
+			}
+			if got := float64(rec.Body.Len()); got != tt.want["bytes"] {
+				t.Errorf("logged %v bytes, sent %v", tt.want["bytes"], got)
+			}
+		})
+	}
+}
+
+func TestAccessLogPanic(t *testing.T) {
+	logger, logs := newLogger(slog.LevelInfo)
+	h := middleware.Chain(
+		middleware.Recover(slog.New(slog.DiscardHandler)),
+		middleware.AccessLog(middleware.AccessLogConfig{Logger: logger}),
+	)(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { panic("boom") }))
+	rec := serve(h, httptest.NewRequest(http.MethodPost, "/x", nil))
+	recs := logs.records(t)
+	if rec.Code != http.StatusInternalServerError || len(recs) != 1 || recs[0]["status"] != 500.0 {
+		t.Fatalf("answered %d, logged %v; want 500 both", rec.Code, recs)
+	}
+}
+
+func TestAccessLogDisabledLevel(t *testing.T) {
+	logger, logs := newLogger(slog.LevelWarn)
+	h := middleware.AccessLog(middleware.AccessLogConfig{Logger: logger})(okHandler)
+	if rec := serve(h, httptest.NewRequest(http.MethodGet, "/", nil)); rec.Code != http.StatusOK {
+		t.Fatalf("status %d", rec.Code)
+	}
+	if logs.String() != "" {
+		t.Errorf("logged below the logger's level: %s", logs)
+	}
+}
+
+// TestAccessLogKeepsFlushing checks that a streaming handler can still
+// flush through the log's response writer, directly and through
+// http.ResponseController.
+func TestAccessLogKeepsFlushing(t *testing.T) {
+	logger, _ := newLogger(slog.LevelInfo)
+	for name, flush := range map[string]func(http.ResponseWriter) error{
+		"http.Flusher": func(w http.ResponseWriter) error { w.(http.Flusher).Flush(); return nil },
+		"ResponseController": func(w http.ResponseWriter) error {
+			return http.NewResponseController(w).Flush()
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			h := middleware.Chain(
+				middleware.AccessLog(middleware.AccessLogConfig{Logger: logger}),
+				middleware.Recover(nil),
+			)(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				io.WriteString(w, `{"data":[`)
+				if err := flush(w); err != nil {
+					t.Errorf("flush: %v", err)
+				}
+			}))
+			rec := serve(h, httptest.NewRequest(http.MethodPost, "/", nil))
+			if !rec.Flushed {
+				t.Error("the response was not flushed")
+			}
+		})
+	}
+}
+
+// TestAccessLogResponseWriter checks that the log's response writer counts
+// bytes written through io.Copy and keeps http.ResponseController's
+// features of the server's writer (here, write deadlines) reachable.
+func TestAccessLogResponseWriter(t *testing.T) {
+	logger, logs := newLogger(slog.LevelInfo)
+	srv := httptest.NewServer(middleware.Chain(
+		middleware.AccessLog(middleware.AccessLogConfig{Logger: logger}),
+		middleware.Recover(nil),
+	)(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if err := http.NewResponseController(w).SetWriteDeadline(time.Now().Add(time.Minute)); err != nil {
+			t.Errorf("SetWriteDeadline through the log's writer: %v", err)
+		}
+		// A LimitReader is no io.WriterTo, so io.Copy uses the writer's ReadFrom.
+		io.Copy(w, io.LimitReader(bytes.NewReader(make([]byte, 5000)), 4096))
+	})))
+	defer srv.Close()
+	resp, err := http.Get(srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, _ := io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	srv.Close() // wait for the handler, and so the log record
+	recs := logs.records(t)
+	if n != 4096 || len(recs) != 1 || recs[0]["bytes"] != 4096.0 {
+		t.Errorf("client read %d bytes; log %v; want 4096 both", n, recs)
+	}
+}

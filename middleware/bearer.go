@@ -1,0 +1,373 @@
+package middleware
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/scorehub/scorehub/tokens"
+)
+
+// Verifier checks a raw token and returns what it says. *tokens.Verifier
+// implements it. Errors match the tokens package's sentinels
+// (tokens.ErrExpired, tokens.ErrSignature, …); any other error is taken as
+// a failure of the verifier itself. Implementations must be safe for
+// concurrent use.
+type Verifier interface {
+	Verify(ctx context.Context, raw string) (*tokens.Claims, error)
+}
+
+var _ Verifier = (*tokens.Verifier)(nil)
+
+// VerifierFunc adapts a function to [Verifier]. It is as safe for
+// concurrent use as the function is.
+type VerifierFunc func(ctx context.Context, raw string) (*tokens.Claims, error)
+
+// Verify calls f(ctx, raw).
+func (f VerifierFunc) Verify(ctx context.Context, raw string) (*tokens.Claims, error) {
+	return f(ctx, raw)
+}
+
+// DefaultRealm is the realm of challenges when [BearerConfig.Realm] is
+// empty.
+const DefaultRealm = "scorehub"
+
+// maxFormScan bounds how much of a form-encoded body is read to look for a
+// refused access_token field.
+const maxFormScan = 64 << 10
+
+// BearerConfig configures bearer-token authentication ([Bearer],
+// [ScoringAuth], [NewAuthenticator]).
+type BearerConfig struct {
+	// Verifier checks tokens. Required.
+	Verifier Verifier
+	// Realm names the protection space in WWW-Authenticate challenges.
+	// Empty means DefaultRealm. It must be printable ASCII.
+	Realm string
+	// Logger receives refusals (at debug level, with their cause) and
+	// failures of the verifier (at error level). Nil means slog.Default().
+	Logger *slog.Logger
+}
+
+// Authenticator checks the bearer token of requests (RFC 6750, header
+// method only). [Authenticator.Authenticate] is the check;
+// [Authenticator.Middleware] and [Authenticator.Authorize] put it in front
+// of handlers and of the scoring handler's policy. It is safe for
+// concurrent use.
+//
+// Refusals, all written as JSON errors:
+//
+//   - no Authorization header, or one with another scheme (Basic …):
+//     401 unauthorized, WWW-Authenticate: Bearer realm="…" with no error
+//     attribute (RFC 6750 §3.1: a client that did not try Bearer gets no
+//     error information);
+//   - an access_token in the URL query or in a form-encoded body, more than
+//     one Authorization header, or a header that is not "Bearer" plus one
+//     token (RFC 6750 b64token syntax): 400 invalid_request; a token in the
+//     URL is never used, since URLs end up in logs and browser history;
+//   - a token the verifier refuses: 401 invalid_token, with
+//     error_description "the token expired", "the token is not valid yet"
+//     or "the token is invalid" and nothing more about why;
+//   - a verifier that fails for any other reason: 500 internal_error (the
+//     cause is logged), or the status of a context error.
+type Authenticator struct {
+	verifier Verifier
+	realm    string
+	logger   *slog.Logger
+
+	errMissing, errScheme                             *AuthError
+	errQuery, errForm, errMultiple, errMalformed      *AuthError
+	errBodyRead                                       *AuthError
+	errExpired, errNotYet, errInvalid, errNotInGroups *AuthError
+}
+
+// NewAuthenticator returns an Authenticator for cfg. It fails if the
+// verifier is missing or the realm cannot be sent in a header.
+func NewAuthenticator(cfg BearerConfig) (*Authenticator, error) {
+	if cfg.Verifier == nil {
+		return nil, errors.New("middleware: bearer authentication needs a Verifier")
+	}
+	realm := cfg.Realm
+	if realm == "" {
+		realm = DefaultRealm
+	}
+	if !printableASCII(realm) {
+		return nil, fmt.Errorf("middleware: realm %q must be printable ASCII", realm)
+	}
+	logger := cfg.Logger
+	if logger == nil {
+		logger = slog.Default()
+	}
+	bare := challenge(realm, "", "")
+	badRequest := func(msg string) *AuthError {
+		return newAuthError(http.StatusBadRequest, TypeInvalidRequest, msg, challenge(realm, codeInvalidRequest, msg))
+	}
+	badToken := func(msg string) *AuthError {
+		return newAuthError(http.StatusUnauthorized, TypeInvalidToken, msg, challenge(realm, codeInvalidToken, msg))
+	}
+	return &Authenticator{
+		verifier:       cfg.Verifier,
+		realm:          realm,
+		logger:         logger,
+		errMissing:     newAuthError(http.StatusUnauthorized, TypeUnauthorized, msgMissing, bare),
+		errScheme:      newAuthError(http.StatusUnauthorized, TypeUnauthorized, msgScheme, bare),
+		errQuery:       badRequest(msgQuery),
+		errForm:        badRequest(msgForm),
+		errMultiple:    badRequest(msgMultiple),
+		errMalformed:   badRequest(msgMalformed),
+		errBodyRead:    badRequest(msgBodyRead),
+		errExpired:     badToken(msgExpired),
+		errNotYet:      badToken(msgNotYet),
+		errInvalid:     badToken(msgInvalid),
+		errNotInGroups: forbidden(realm, msgGroup),
+	}, nil
+}
+
+// Bearer returns middleware that lets a request through only with a valid
+// bearer token, and gives the handler its claims ([ClaimsFrom]). See
+// [Authenticator] for what is refused and how.
+func Bearer(cfg BearerConfig) (func(http.Handler) http.Handler, error) {
+	a, err := NewAuthenticator(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return a.Middleware, nil
+}
+
+// Middleware lets a request through to next only with a valid bearer token,
+// with the token's claims in its context ([ClaimsFrom]).
+func (a *Authenticator) Middleware(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		claims, err := a.Authenticate(r)
+		if err != nil {
+			writeRefusal(w, r, a.logger, err)
+			return
+		}
+		next.ServeHTTP(w, r.WithContext(withAuth(r.Context(), claims, a.realm)))
+	})
+}
+
+// Authenticate returns the claims of r's bearer token. A refusal is an
+// [*AuthError]; any other error is a failure of the verifier, to be
+// answered as httperr.From maps it. When r has a form-encoded body,
+// Authenticate reads up to 64 KiB of it to look for an access_token field
+// and puts what it read back in front of r.Body. On success it tells an
+// enclosing [AccessLog] the token's subject.
+func (a *Authenticator) Authenticate(r *http.Request) (*tokens.Claims, error) {
+	raw, err := a.credentials(r)
+	if err != nil {
+		return nil, err
+	}
+	claims, err := a.verifier.Verify(r.Context(), raw)
+	if err != nil {
+		return nil, a.refuseToken(err)
+	}
+	if claims == nil {
+		return nil, errors.New("middleware: verifier returned neither claims nor an error")
+	}
+	if li := logInfoFrom(r.Context()); li != nil {
+		li.subject = claims.Subject
+	}
+	return claims, nil
+}
+
+// credentials returns the token r carries in its one Authorization header,
+// or the refusal.
+func (a *Authenticator) credentials(r *http.Request) (string, error) {
+	if hasAccessToken(r.URL.RawQuery, true) {
+		return "", a.errQuery
+	}
+	h := r.Header["Authorization"]
+	if len(h) > 1 {
+		return "", a.errMultiple
+	}
+	inForm, err := formHasAccessToken(r)
+	if err != nil {
+		var mb *http.MaxBytesError
+		if errors.As(err, &mb) {
+			return "", err
+		}
+		return "", a.errBodyRead.wrap(err)
+	}
+	if inForm {
+		return "", a.errForm
+	}
+	if len(h) == 0 {
+		return "", a.errMissing
+	}
+	scheme, rest, _ := strings.Cut(h[0], " ")
+	if !isToken(scheme) {
+		return "", a.errMalformed
+	}
+	if !strings.EqualFold(scheme, "Bearer") {
+		return "", a.errScheme
+	}
+	raw := strings.TrimLeft(rest, " ")
+	if !isB64Token(raw) {
+		return "", a.errMalformed
+	}
+	return raw, nil
+}
+
+// refuseToken maps a verification error to what the client is told.
+func (a *Authenticator) refuseToken(err error) error {
+	switch {
+	case errors.Is(err, tokens.ErrExpired):
+		return a.errExpired.wrap(err)
+	case errors.Is(err, tokens.ErrNotYetValid):
+		return a.errNotYet.wrap(err)
+	case errors.Is(err, tokens.ErrMissing):
+		return a.errMissing.wrap(err)
+	case errors.Is(err, tokens.ErrTooLarge), errors.Is(err, tokens.ErrMalformed),
+		errors.Is(err, tokens.ErrAlgorithm), errors.Is(err, tokens.ErrUnknownKey),
+		errors.Is(err, tokens.ErrSignature), errors.Is(err, tokens.ErrIssuer),
+		errors.Is(err, tokens.ErrAudience), errors.Is(err, tokens.ErrClaims):
+		return a.errInvalid.wrap(err)
+	}
+	return fmt.Errorf("middleware: verify token: %w", err)
+}
+
+// isToken reports whether s is an RFC 9110 token, as an auth-scheme is.
+func isToken(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
+		case strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0:
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// b64TokenLo and b64TokenHi are the b64token characters other than '=' as
+// bit sets over ASCII 0–63 and 64–127.
+const (
+	b64TokenLo uint64 = 1<<'+' | 1<<'-' | 1<<'.' | 1<<'/' | (1<<10-1)<<'0'
+	b64TokenHi uint64 = (1<<26-1)<<('A'-64) | 1<<('_'-64) | (1<<26-1)<<('a'-64) | 1<<('~'-64)
+)
+
+// isB64Token reports whether s is an RFC 6750 b64token:
+// 1*( ALPHA / DIGIT / "-" / "." / "_" / "~" / "+" / "/" ) *"=".
+func isB64Token(s string) bool {
+	end := len(s)
+	for end > 0 && s[end-1] == '=' {
+		end--
+	}
+	if end == 0 {
+		return false
+	}
+	for i := 0; i < end; i++ {
+		c := s[i]
+		set := b64TokenLo
+		if c >= 64 {
+			set = b64TokenHi
+		}
+		if c >= 128 || set>>(c&63)&1 == 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// hasAccessToken reports whether the URL-encoded form q has an
+// access_token field. Unless complete, the last field of q may be cut
+// short and is not looked at.
+func hasAccessToken(q string, complete bool) bool {
+	if !complete {
+		i := strings.LastIndexByte(q, '&')
+		if i < 0 {
+			return false
+		}
+		q = q[:i]
+	}
+	for q != "" {
+		var field string
+		field, q, _ = strings.Cut(q, "&")
+		key, _, _ := strings.Cut(field, "=")
+		if key == "access_token" {
+			return true
+		}
+		if strings.ContainsAny(key, "%+") {
+			if k, err := url.QueryUnescape(key); err == nil && k == "access_token" {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// formHasAccessToken reports whether r has a form-encoded body with an
+// access_token field in its first maxFormScan bytes. What it reads, it
+// puts back in front of r.Body.
+func formHasAccessToken(r *http.Request) (bool, error) {
+	if r.Body == nil || r.Body == http.NoBody || r.ContentLength == 0 {
+		return false, nil
+	}
+	mediaType, _, _ := strings.Cut(r.Header.Get("Content-Type"), ";")
+	if !strings.EqualFold(strings.TrimSpace(mediaType), "application/x-www-form-urlencoded") {
+		return false, nil
+	}
+	size := int64(maxFormScan)
+	if r.ContentLength > 0 && r.ContentLength < size {
+		size = r.ContentLength
+	}
+	buf := make([]byte, size)
+	n, err := io.ReadFull(r.Body, buf)
+	complete := err == io.EOF || err == io.ErrUnexpectedEOF
+	if err != nil && !complete {
+		return false, fmt.Errorf("middleware: read form body: %w", err)
+	}
+	buf = buf[:n]
+	if !complete && int64(n) == r.ContentLength {
+		complete = true
+	}
+	r.Body = &replayBody{Reader: io.MultiReader(bytes.NewReader(buf), r.Body), body: r.Body}
+	return hasAccessToken(string(buf), complete), nil
+}
+
+// replayBody reads what was already read from body, then the rest of body.
+type replayBody struct {
+	io.Reader
+	body io.ReadCloser
+}
+
+func (b *replayBody) Close() error { return b.body.Close() }
+
+type authKey struct{}
+
+// authInfo is what Bearer leaves in a request's context.
+type authInfo struct {
+	claims *tokens.Claims
+	realm  string // "" when the claims were put there by WithClaims
+}
+
+func withAuth(ctx context.Context, c *tokens.Claims, realm string) context.Context {
+	return context.WithValue(ctx, authKey{}, &authInfo{claims: c, realm: realm})
+}
+
+// WithClaims returns a copy of ctx that carries c, as [Bearer] does for the
+// requests it lets through. It is for handlers that authenticate by other
+// means, and for tests.
+func WithClaims(ctx context.Context, c *tokens.Claims) context.Context {
+	return withAuth(ctx, c, "")
+}
+
+// ClaimsFrom returns the claims [Bearer] (or [WithClaims]) put in ctx.
+func ClaimsFrom(ctx context.Context) (*tokens.Claims, bool) {
+	info := authFrom(ctx)
+	if info == nil || info.claims == nil {
+		return nil, false
+	}
+	return info.claims, true
+}

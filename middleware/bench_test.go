@@ -1,0 +1,102 @@
+package middleware_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/time/rate"
+
+	"github.com/scorehub/scorehub/middleware"
+	"github.com/scorehub/scorehub/tokens"
+)
+
+// discardWriter is a ResponseWriter that costs nothing, so benchmarks
+// measure the middleware.
+type discardWriter struct{ h http.Header }
+
+func (d *discardWriter) Header() http.Header         { return d.h }
+func (d *discardWriter) Write(p []byte) (int, error) { return len(p), nil }
+func (d *discardWriter) WriteHeader(int)             {}
+
+// BenchmarkBearer measures what Bearer adds to a request: header checks,
+// the verifier call (a fake returning fixed claims, so signature checking
+// is not counted) and the claims' context.
+func BenchmarkBearer(b *testing.B) {
+	claims := &tokens.Claims{Subject: "ann", Groups: []string{"analysts"}}
+	v := middleware.VerifierFunc(func(context.Context, string) (*tokens.Claims, error) { return claims, nil })
+	bearer, err := middleware.Bearer(middleware.BearerConfig{Verifier: v})
+	if err != nil {
+		b.Fatal(err)
+	}
+	handler := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusNoContent) })
+	// A token of a realistic length (an ES256 JWT with scorehub's claims).
+	token := strings.Repeat("eyJhbGciOiJFUzI1NiJ9", 20)
+	r := httptest.NewRequest(http.MethodPost, "/webapi/DEFAULT/api/v1/services/churn/predict?threshold=0.7", nil)
+	r.Header.Set("Authorization", "Bearer "+token)
+	r.Header.Set("Content-Type", "application/json")
+	w := &discardWriter{h: http.Header{}}
+	for _, bb := range []struct {
+		name string
+		h    http.Handler
+	}{
+		{"bare", handler},
+		{"bearer", bearer(handler)},
+		{"bearer+group", bearer(middleware.RequireGroup("analysts")(handler))},
+	} {
+		b.Run(bb.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				bb.h.ServeHTTP(w, r)
+			}
+		})
+	}
+}
+
+// BenchmarkRateLimit measures the limiter's cost per request when many
+// clients' requests arrive in parallel.
+func BenchmarkRateLimit(b *testing.B) {
+	l, err := middleware.NewRateLimiter(middleware.RateLimitConfig{Rate: rate.Inf / 2, Burst: 1 << 30})
+	if err != nil {
+		b.Fatal(err)
+	}
+	h := l.Middleware(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		w := &discardWriter{h: http.Header{}}
+		reqs := make([]*http.Request, 256)
+		for i := range reqs {
+			reqs[i] = httptest.NewRequest(http.MethodPost, "/", nil)
+			reqs[i].RemoteAddr = fmt.Sprintf("198.51.100.%d:4000", i)
+		}
+		i := 0
+		for pb.Next() {
+			h.ServeHTTP(w, reqs[i&255])
+			i++
+		}
+	})
+}
+
+// BenchmarkChain measures the whole recommended chain in front of a
+// handler.
+func BenchmarkChain(b *testing.B) {
+	claims := &tokens.Claims{Subject: "ann"}
+	v := middleware.VerifierFunc(func(context.Context, string) (*tokens.Claims, error) { return claims, nil })
+	bearer, _ := middleware.Bearer(middleware.BearerConfig{Verifier: v})
+	rid, _ := middleware.RequestID(middleware.RequestIDConfig{})
+	rl, _ := middleware.RateLimit(middleware.RateLimitConfig{Rate: rate.Every(time.Nanosecond), Burst: 1 << 30})
+	bl, _ := middleware.BodyLimit(32 << 20)
+	cors, _ := middleware.CORS(middleware.CORSConfig{AllowedOrigins: []string{"https://app.example.com"}})
+	h := middleware.Chain(rid, middleware.Recover(nil), cors, rl, bl, bearer)(
+		http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusNoContent) }))
+	r := httptest.NewRequest(http.MethodPost, "/webapi/DEFAULT/api/v1/services/churn/predict", strings.NewReader("{}"))
+	r.Header.Set("Authorization", "Bearer abc.def.ghi")
+	b.ReportAllocs()
+	for b.Loop() {
+		h.ServeHTTP(&discardWriter{h: http.Header{}}, r)
+	}
+}

@@ -1,0 +1,155 @@
+package middleware
+
+import (
+	"errors"
+	"log/slog"
+	"net/http"
+	"strings"
+
+	"github.com/scorehub/scorehub/internal/httperr"
+)
+
+// Stable error type codes of this package's refusals, as clients see them
+// in {"error":{"type":…}}. Oversized bodies and internal failures use
+// httperr's codes.
+const (
+	// TypeUnauthorized: the request carries no credentials the resource
+	// accepts (401, with a bare Bearer challenge).
+	TypeUnauthorized = "unauthorized"
+	// TypeInvalidRequest: the credentials are malformed or sent in a way
+	// that is refused (400, RFC 6750 invalid_request).
+	TypeInvalidRequest = "invalid_request"
+	// TypeInvalidToken: the token is expired, not valid yet, or not valid
+	// at all (401, RFC 6750 invalid_token).
+	TypeInvalidToken = "invalid_token"
+	// TypeForbidden: the token is valid but does not grant what the request
+	// needs (403, RFC 6750 insufficient_scope).
+	TypeForbidden = "forbidden"
+	// TypeRateLimited: the client sent too many requests (429, with
+	// Retry-After).
+	TypeRateLimited = "rate_limited"
+	// TypeCORSRejected: a CORS preflight asked for an origin, method or
+	// header that is not allowed (403).
+	TypeCORSRejected = "cors_rejected"
+)
+
+// RFC 6750 §3.1 error codes, as they appear in the challenge's error
+// attribute.
+const (
+	codeInvalidRequest    = "invalid_request"
+	codeInvalidToken      = "invalid_token"
+	codeInsufficientScope = "insufficient_scope"
+)
+
+// Client-facing sentences. They double as RFC 6750 error_description
+// values, which may not contain '"' or '\\' (a test holds them to that).
+const (
+	msgMissing   = "this request needs a bearer token in the Authorization header"
+	msgScheme    = "the Authorization header must use the Bearer scheme"
+	msgQuery     = "access tokens are not accepted in the URL query; send them in the Authorization header"
+	msgForm      = "access tokens are not accepted in the request body; send them in the Authorization header"
+	msgMultiple  = "the request has more than one Authorization header"
+	msgMalformed = "the Authorization header must be the word Bearer, one space and one token"
+	msgBodyRead  = "the request body could not be read"
+	msgExpired   = "the token expired"
+	msgNotYet    = "the token is not valid yet"
+	msgInvalid   = "the token is invalid"
+	msgAdmin     = "this request needs an administrator's token"
+	msgGroup     = "the token's holder is not in a user group allowed here"
+)
+
+// AuthError is a request refused for its credentials: what the client is
+// told, as an *httperr.Error that [errors.As] and httperr.From find through
+// [AuthError.Unwrap], and the WWW-Authenticate challenge to send with it.
+// The verification error that caused it, if any, stays in the chain for
+// [errors.Is] (errors.Is(err, tokens.ErrExpired)) and for the log.
+//
+// An AuthError is immutable and safe for concurrent use.
+type AuthError struct {
+	err       *httperr.Error
+	challenge string
+}
+
+func newAuthError(status int, typ, message, challenge string) *AuthError {
+	return &AuthError{err: httperr.New(status, typ, message), challenge: challenge}
+}
+
+// Error returns the client-facing type and message, followed by the cause.
+func (e *AuthError) Error() string { return "middleware: " + e.err.Error() }
+
+// Unwrap returns the *httperr.Error the client is told.
+func (e *AuthError) Unwrap() error { return e.err }
+
+// Challenge returns the value of the WWW-Authenticate header to send with
+// the error.
+func (e *AuthError) Challenge() string { return e.challenge }
+
+// Status returns the HTTP status of the refusal.
+func (e *AuthError) Status() int { return e.err.Status }
+
+// wrap returns a copy of e with cause recorded for the log.
+func (e *AuthError) wrap(cause error) *AuthError {
+	return &AuthError{err: e.err.Wrap(cause), challenge: e.challenge}
+}
+
+// challenge builds a Bearer challenge (RFC 6750 §3). Empty arguments are
+// left out; values are sent as quoted strings.
+func challenge(realm, code, description string) string {
+	var b strings.Builder
+	b.WriteString("Bearer")
+	sep := " "
+	param := func(name, value string) {
+		if value == "" {
+			return
+		}
+		b.WriteString(sep)
+		b.WriteString(name)
+		b.WriteString(`="`)
+		writeQuoted(&b, value)
+		b.WriteByte('"')
+		sep = ", "
+	}
+	param("realm", realm)
+	param("error", code)
+	param("error_description", description)
+	return b.String()
+}
+
+// writeQuoted writes s as the inside of an RFC 9110 quoted-string. Callers
+// have made sure s holds printable ASCII only.
+func writeQuoted(b *strings.Builder, s string) {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c == '"' || c == '\\' {
+			b.WriteByte('\\')
+		}
+		b.WriteByte(s[i])
+	}
+}
+
+// printableASCII reports whether s is non-empty and holds only the
+// characters a header's quoted-string can carry without ambiguity.
+func printableASCII(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < 0x20 || s[i] > 0x7e {
+			return false
+		}
+	}
+	return true
+}
+
+// challenger is what [writeRefusal] looks for in an error's chain; the
+// scoring handler looks for the same method.
+type challenger interface{ Challenge() string }
+
+// writeRefusal sends err through httperr, with its WWW-Authenticate
+// challenge when it has one.
+func writeRefusal(w http.ResponseWriter, r *http.Request, logger *slog.Logger, err error) {
+	var c challenger
+	if errors.As(err, &c) && c.Challenge() != "" {
+		w.Header().Set("WWW-Authenticate", c.Challenge())
+	}
+	httperr.Write(w, r, logger, err)
+}

@@ -1,0 +1,177 @@
+package middleware_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strings"
+	"time"
+
+	"golang.org/x/time/rate"
+
+	"github.com/scorehub/scorehub/middleware"
+	"github.com/scorehub/scorehub/registry"
+	"github.com/scorehub/scorehub/tokens"
+)
+
+// exampleVerifier stands in for a *tokens.Verifier.
+var exampleVerifier = middleware.VerifierFunc(func(_ context.Context, raw string) (*tokens.Claims, error) {
+	switch raw {
+	case "admin-token":
+		return &tokens.Claims{Subject: "root", Admin: true}, nil
+	case "analyst-token":
+		return &tokens.Claims{Subject: "ann", Groups: []string{"analysts"}}, nil
+	case "old-token":
+		return nil, fmt.Errorf("%w: at 09:00", tokens.ErrExpired)
+	}
+	return nil, tokens.ErrSignature
+})
+
+// exampleLogger writes text records to standard output without the time
+// and duration, which change from run to run.
+func exampleLogger() *slog.Logger {
+	return slog.New(slog.NewTextHandler(os.Stdout, &slog.HandlerOptions{
+		ReplaceAttr: func(_ []string, a slog.Attr) slog.Attr {
+			if a.Key == slog.TimeKey || a.Key == "duration" {
+				return slog.Attr{}
+			}
+			return a
+		},
+	}))
+}
+
+// A management API behind the usual chain: request IDs, an access log,
+// panic recovery, a body limit, bearer authentication and an admin check.
+func Example() {
+	logger := exampleLogger()
+	requestID, err := middleware.RequestID(middleware.RequestIDConfig{})
+	if err != nil {
+		panic(err)
+	}
+	bodyLimit, err := middleware.BodyLimit(1 << 20)
+	if err != nil {
+		panic(err)
+	}
+	bearer, err := middleware.Bearer(middleware.BearerConfig{Verifier: exampleVerifier, Realm: "example", Logger: logger})
+	if err != nil {
+		panic(err)
+	}
+	chain := middleware.Chain(
+		requestID,
+		middleware.AccessLog(middleware.AccessLogConfig{Logger: logger}),
+		middleware.Recover(logger),
+		bodyLimit,
+		bearer,
+		middleware.RequireAdmin,
+	)
+	api := chain(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		c, _ := middleware.ClaimsFrom(r.Context())
+		fmt.Fprintf(w, "group deleted by %s\n", c.Subject)
+	}))
+
+	for i, token := range []string{"admin-token", "analyst-token", "old-token", ""} {
+		r := httptest.NewRequest(http.MethodDelete, "/api/v1/groups/risk", nil)
+		r.Header.Set("X-Request-ID", fmt.Sprintf("req-%d", i+1))
+		if token != "" {
+			r.Header.Set("Authorization", "Bearer "+token)
+		}
+		rec := httptest.NewRecorder()
+		api.ServeHTTP(rec, r)
+		fmt.Println(strings.TrimSpace(fmt.Sprintf("→ %d %s", rec.Code, rec.Header().Get("WWW-Authenticate"))))
+		fmt.Print(rec.Body)
+	}
+	// Output:
+	// level=INFO msg="http request" method=DELETE path=/api/v1/groups/risk status=200 bytes=22 request_id=req-1 subject=root
+	// → 200
+	// group deleted by root
+	// level=INFO msg="http request" method=DELETE path=/api/v1/groups/risk status=403 bytes=87 request_id=req-2 subject=ann
+	// → 403 Bearer realm="example", error="insufficient_scope", error_description="this request needs an administrator's token"
+	// {"error":{"type":"forbidden","message":"this request needs an administrator's token"}}
+	// level=INFO msg="http request" method=DELETE path=/api/v1/groups/risk status=401 bytes=65 request_id=req-3
+	// → 401 Bearer realm="example", error="invalid_token", error_description="the token expired"
+	// {"error":{"type":"invalid_token","message":"the token expired"}}
+	// level=INFO msg="http request" method=DELETE path=/api/v1/groups/risk status=401 bytes=108 request_id=req-4
+	// → 401 Bearer realm="example"
+	// {"error":{"type":"unauthorized","message":"this request needs a bearer token in the Authorization header"}}
+}
+
+// ScoringAuth is the scoring handler's Authorize function: it is asked
+// only about groups that require a token, and the handler sends the error's
+// challenge as WWW-Authenticate.
+func ExampleScoringAuth() {
+	authorize, err := middleware.ScoringAuth(middleware.BearerConfig{Verifier: exampleVerifier, Realm: "scoring"})
+	if err != nil {
+		panic(err)
+	}
+	policy := registry.AuthPolicy{Mode: registry.TokenRequired, Groups: []string{"analysts"}}
+	for _, token := range []string{"analyst-token", "admin-token", "old-token"} {
+		r := httptest.NewRequest(http.MethodPost, "/webapi/risk/api/v1/services/churn/predict", nil)
+		r.Header.Set("Authorization", "Bearer "+token)
+		err := authorize(r, policy)
+		var ae *middleware.AuthError
+		if errors.As(err, &ae) {
+			fmt.Printf("%s: %d %s\n", token, ae.Status(), ae.Challenge())
+			continue
+		}
+		fmt.Printf("%s: allowed (err=%v)\n", token, err)
+	}
+	// Output:
+	// analyst-token: allowed (err=<nil>)
+	// admin-token: 403 Bearer realm="scoring", error="insufficient_scope", error_description="the token's holder is not in a user group allowed here"
+	// old-token: 401 Bearer realm="scoring", error="invalid_token", error_description="the token expired"
+}
+
+func ExampleRateLimit() {
+	now := time.Date(2025, 1, 1, 12, 0, 0, 0, time.UTC)
+	limit, err := middleware.RateLimit(middleware.RateLimitConfig{
+		Rate:  rate.Every(30 * time.Second), // two a minute on average
+		Burst: 2,
+		Now:   func() time.Time { return now },
+	})
+	if err != nil {
+		panic(err)
+	}
+	h := limit(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+	for i := 0; i < 3; i++ {
+		r := httptest.NewRequest(http.MethodGet, "/", nil)
+		r.RemoteAddr = "198.51.100.7:52100"
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, r)
+		fmt.Println(rec.Code, rec.Header().Values("Retry-After"))
+	}
+	// Output:
+	// 200 []
+	// 200 []
+	// 429 [30]
+}
+
+func ExampleCORS() {
+	cors, err := middleware.CORS(middleware.CORSConfig{
+		AllowedOrigins: []string{"https://dashboard.example.com"},
+	})
+	if err != nil {
+		panic(err)
+	}
+	h := cors(http.NotFoundHandler())
+	r := httptest.NewRequest(http.MethodOptions, "/webapi/DEFAULT/api/v1/services/churn/predict", nil)
+	r.Header.Set("Origin", "https://dashboard.example.com")
+	r.Header.Set("Access-Control-Request-Method", "POST")
+	r.Header.Set("Access-Control-Request-Headers", "authorization, content-type")
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, r)
+	fmt.Println(rec.Code)
+	for _, k := range []string{"Access-Control-Allow-Origin", "Access-Control-Allow-Methods", "Access-Control-Allow-Headers", "Access-Control-Max-Age", "Vary"} {
+		fmt.Printf("%s: %s\n", k, rec.Header().Get(k))
+	}
+	// Output:
+	// 204
+	// Access-Control-Allow-Origin: https://dashboard.example.com
+	// Access-Control-Allow-Methods: GET, HEAD, POST, PUT, PATCH, DELETE
+	// Access-Control-Allow-Headers: Authorization, Content-Type
+	// Access-Control-Max-Age: 600
+	// Vary: Origin
+}
