@@ -16,6 +16,11 @@ var (
 	ErrIssuer      = errors.New("tokens: wrong issuer")
 	ErrAudience    = errors.New("tokens: wrong audience")
 	ErrClaims      = errors.New("tokens: required claim missing or invalid")
+
+	// ErrProviderUnavailable reports that an OpenID Connect provider's
+	// discovery document or keys could not be fetched, so a token it issued
+	// could not be checked. Unlike the others it is not the token's fault.
+	ErrProviderUnavailable = errors.New("tokens: identity provider unavailable")
 )
 
 // Errors of authentication.

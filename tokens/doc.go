@@ -1,0 +1,52 @@
+// Package tokens issues and verifies the JWTs that guard scorehub's
+// management API, and serves the routes through which clients get them,
+// wire-compatible with the token service of RapidMiner / Altair AI Hub.
+//
+// # Data flow
+//
+// A client gets a token in one of two ways, both served by [Handler]:
+//
+//	GET /api/rest/tokenservice        HTTP Basic → Authenticator → Issuer → {"idToken","expirationDate"}
+//	GET /api/rest/saml/tokenservice   Bearer access token of an OpenID Connect provider
+//	                                  → Provider (provider's JWKS, claim mapping) → Issuer → JWT
+//
+// and then sends it as "Authorization: Bearer <idToken>" on every management
+// request, where the middleware package calls [Verifier.Verify] and hands
+// the [Claims] on. The public keys are published at GET /api/rest/jwks.json
+// for verifiers in other processes.
+//
+// # Keys
+//
+// A [KeySet] holds one signing key and the retired keys that still verify
+// what they signed. Every key's ID ("kid") is its RFC 7638 thumbprint.
+// Ed25519 ([EdDSA]) is the default; [ES256] and [RS256] are supported, and
+// [HS256] with a random secret of at least 32 bytes, never published.
+// [KeySet.Rotate] makes a new signing key; the old one keeps verifying, and
+// stays in the JWKS, for the set's retention, which [NewIssuer] makes sure
+// covers a token's validity. A retired key verifies only tokens issued
+// before it was retired. [LoadOrCreateKeySet] keeps the set in a file (mode
+// 0600) so tokens survive a restart.
+//
+// # Verification
+//
+// [Verifier.Verify] refuses tokens over [MaxTokenSize] before parsing,
+// pins the algorithm to the one of the key the token names, requires "exp",
+// "iat", "sub" and "jti", checks "iss" and "aud", and allows at most
+// [MaxLeeway] of clock skew. Failures wrap exactly one sentinel
+// ([ErrExpired], [ErrSignature], …) for [errors.Is]; no claims come with an
+// error. [Provider.Verify] does the same for the OpenID Connect provider's
+// access tokens against its published keys, which it caches and fetches
+// again, one fetch at a time and rate-limited, when a token names an
+// unknown key.
+//
+// # Users
+//
+// An [Authenticator] turns a user name and password into a [Principal].
+// [StaticUsers] holds bcrypt hashes, from code ([NewStaticUsers]) or from an
+// htpasswd file ([LoadHTPasswd]); an unknown user costs the same bcrypt work
+// as a wrong password. The token service rate-limits attempts per client
+// address and per user name before any bcrypt work, and caps how many
+// checks run at once.
+//
+// Errors sent to clients have the JSON shape of internal/httperr.
+package tokens

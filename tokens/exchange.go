@@ -1,0 +1,119 @@
+package tokens
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"math"
+	"mime"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/scorehub/scorehub/internal/httperr"
+)
+
+// serveExchange is GET PathExchange: an access token the OpenID Connect
+// provider issued (typically from an offline token) in, a scorehub token
+// out. The body is the JSON object when Accept names application/json, and
+// otherwise the bare JWT as text/plain, which AI Hub's own tooling reads as
+// the whole body.
+func (h *Handler) serveExchange(w http.ResponseWriter, r *http.Request) {
+	auth := r.Header.Values("Authorization")
+	if len(auth) > 1 {
+		h.bearerChallenge(w, http.StatusBadRequest, typeInvalidRequest, "invalid_request", "the request has more than one Authorization header")
+		return
+	}
+	raw, ok := bearerToken(auth)
+	if !ok {
+		h.bearerChallenge(w, http.StatusUnauthorized, typeUnauthorized, "", "a Bearer access token from the identity provider is required")
+		return
+	}
+	if !h.limitAddr(w, r) {
+		return
+	}
+	p, err := h.provider.Verify(r.Context(), raw)
+	switch {
+	case errors.Is(err, ErrProviderUnavailable):
+		w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(h.provider.refreshInterval.Seconds()))))
+		httperr.Write(w, r, h.logger, httperr.New(http.StatusServiceUnavailable, httperr.TypeUnavailable,
+			"the identity provider cannot be reached; retry later").Wrap(err))
+		return
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		httperr.Write(w, r, h.logger, err)
+		return
+	case err != nil:
+		h.logger.LogAttrs(r.Context(), slog.LevelInfo, "tokens: access token refused",
+			slog.String("client", h.clientAddr(r)), slog.String("error", err.Error()))
+		h.bearerChallenge(w, http.StatusUnauthorized, typeInvalidToken, "invalid_token", describe(err))
+		return
+	}
+	h.issue(w, r, p, "exchange", acceptsJSON(r))
+}
+
+// bearerChallenge answers with a Bearer challenge (RFC 6750), naming code
+// when there is one.
+func (h *Handler) bearerChallenge(w http.ResponseWriter, status int, typ, code, message string) {
+	c := `Bearer realm="` + h.realm + `"`
+	if code != "" {
+		c += `, error="` + code + `", error_description="` + message + `"`
+	}
+	w.Header().Set("WWW-Authenticate", c)
+	httperr.WriteError(w, httperr.New(status, typ, message))
+}
+
+// bearerToken reads the token of a single "Authorization: Bearer" header;
+// the scheme is case-insensitive.
+func bearerToken(auth []string) (string, bool) {
+	if len(auth) != 1 {
+		return "", false
+	}
+	scheme, token, ok := strings.Cut(auth[0], " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return "", false
+	}
+	token = strings.TrimSpace(token)
+	return token, token != ""
+}
+
+// describe says in one sentence, safe for the client, why a token was
+// refused.
+func describe(err error) string {
+	switch {
+	case errors.Is(err, ErrTooLarge):
+		return "the access token is too large"
+	case errors.Is(err, ErrMalformed):
+		return "the access token is malformed"
+	case errors.Is(err, ErrAlgorithm), errors.Is(err, ErrUnknownKey), errors.Is(err, ErrSignature):
+		return "the access token's signature cannot be verified"
+	case errors.Is(err, ErrExpired):
+		return "the access token has expired"
+	case errors.Is(err, ErrNotYetValid):
+		return "the access token is not valid yet"
+	case errors.Is(err, ErrIssuer):
+		return "the access token is from another issuer"
+	case errors.Is(err, ErrAudience):
+		return "the access token is not meant for this service"
+	case errors.Is(err, ErrClaims):
+		return "the access token lacks a claim this service needs"
+	}
+	return "the access token is not valid"
+}
+
+// acceptsJSON reports whether the request's Accept header names
+// application/json with a non-zero quality.
+func acceptsJSON(r *http.Request) bool {
+	for _, v := range r.Header.Values("Accept") {
+		for part := range strings.SplitSeq(v, ",") {
+			mt, params, err := mime.ParseMediaType(strings.TrimSpace(part))
+			if err != nil || mt != "application/json" {
+				continue
+			}
+			if q, err := strconv.ParseFloat(params["q"], 64); params["q"] != "" && (err != nil || q <= 0) {
+				continue
+			}
+			return true
+		}
+	}
+	return false
+}

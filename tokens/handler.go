@@ -1,0 +1,237 @@
+package tokens
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math"
+	"net/http"
+	"runtime"
+	"strconv"
+	"strings"
+	"time"
+	"unicode"
+
+	"github.com/scorehub/scorehub/internal/httperr"
+	"github.com/scorehub/scorehub/internal/muxcheck"
+)
+
+// The routes [Handler] serves, relative to where the host mounts it.
+const (
+	// PathTokenService issues a token for HTTP Basic credentials (GET).
+	PathTokenService = "/api/rest/tokenservice"
+	// PathExchange issues a token for an OpenID Connect provider's access
+	// token (GET with Authorization: Bearer).
+	PathExchange = "/api/rest/saml/tokenservice"
+	// PathJWKS publishes the public keys tokens are signed with (GET).
+	PathJWKS = "/api/rest/jwks.json"
+)
+
+// Error type codes the handlers send besides those of httperr.
+const (
+	typeUnauthorized     = "unauthorized"
+	typeInvalidToken     = "invalid_token"
+	typeInvalidRequest   = "invalid_request"
+	typeRateLimited      = "rate_limited"
+	typeMethodNotAllowed = "method_not_allowed"
+)
+
+// Defaults of [Config] rate limits.
+const (
+	defaultAddressEvery = time.Second
+	defaultAddressBurst = 30
+	defaultUserEvery    = 6 * time.Second
+	defaultUserBurst    = 10
+)
+
+// Config configures a [Handler]. The token service is served when Users is
+// set, the exchange when Provider is set; at least one is required.
+type Config struct {
+	// Issuer signs the tokens handed out. Required. The JWKS route
+	// publishes its key set.
+	Issuer *Issuer
+
+	// Users checks the credentials of GET [PathTokenService]. Nil means the
+	// route is not served.
+	Users Authenticator
+
+	// Provider verifies the access tokens of GET [PathExchange]. Nil means
+	// the route is not served.
+	Provider *Provider
+
+	// Realm is the realm of WWW-Authenticate challenges. Zero means
+	// "scorehub". It may not hold quotes, backslashes or control
+	// characters.
+	Realm string
+
+	// ClientAddr names the client of a request for rate limiting. Nil
+	// means [RemoteAddrKey].
+	ClientAddr func(*http.Request) string
+
+	// AddressLimit limits attempts on both token routes per client
+	// address. Zero fields mean a burst of 30 and one more a second.
+	AddressLimit RateLimit
+
+	// UserLimit limits token service attempts per user name (compared
+	// without case). Zero fields mean a burst of 10 and one more every 6
+	// seconds.
+	UserLimit RateLimit
+
+	// MaxConcurrentChecks caps how many password checks run at once;
+	// more wait their turn. Zero means GOMAXPROCS.
+	MaxConcurrentChecks int
+
+	// Now is the clock of the rate limits; nil means time.Now. The tokens'
+	// times come from the Issuer's clock.
+	Now func() time.Time
+
+	// Logger receives failed logins, issued tokens and server faults; nil
+	// means slog.Default().
+	Logger *slog.Logger
+}
+
+// Handler serves the token routes: [PathTokenService] (when Users is
+// configured), [PathExchange] (when a Provider is) and [PathJWKS]. Routes
+// are relative to "/", so a host mounts the Handler where it likes, with
+// http.StripPrefix for a prefix. Other paths get a JSON 404, other methods a
+// JSON 405. A Handler is safe for concurrent use.
+type Handler struct {
+	mux        *http.ServeMux
+	issuer     *Issuer
+	users      Authenticator
+	provider   *Provider
+	realm      string
+	clientAddr func(*http.Request) string
+	byAddr     *keyedLimiter
+	byUser     *keyedLimiter
+	checks     chan struct{}
+	now        func() time.Time
+	logger     *slog.Logger
+	routes     []string
+}
+
+// New checks cfg and returns a Handler.
+func New(cfg Config) (*Handler, error) {
+	if err := muxcheck.Check(); err != nil {
+		return nil, fmt.Errorf("tokens: %w", err)
+	}
+	h := &Handler{issuer: cfg.Issuer, users: cfg.Users, provider: cfg.Provider, realm: cfg.Realm,
+		clientAddr: cfg.ClientAddr, now: cfg.Now, logger: cfg.Logger}
+	switch {
+	case h.issuer == nil:
+		return nil, errors.New("tokens: Config.Issuer is required")
+	case h.users == nil && h.provider == nil:
+		return nil, errors.New("tokens: Config needs Users, Provider or both")
+	case cfg.MaxConcurrentChecks < 0:
+		return nil, fmt.Errorf("tokens: MaxConcurrentChecks %d is negative", cfg.MaxConcurrentChecks)
+	}
+	if h.realm == "" {
+		h.realm = "scorehub"
+	}
+	if strings.ContainsAny(h.realm, `"\`) || strings.IndexFunc(h.realm, unicode.IsControl) >= 0 {
+		return nil, fmt.Errorf("tokens: realm %q has a quote, backslash or control character", h.realm)
+	}
+	addr, err := cfg.AddressLimit.withDefaults(defaultAddressEvery, defaultAddressBurst)
+	if err != nil {
+		return nil, err
+	}
+	user, err := cfg.UserLimit.withDefaults(defaultUserEvery, defaultUserBurst)
+	if err != nil {
+		return nil, err
+	}
+	h.byAddr, h.byUser = newKeyedLimiter(addr), newKeyedLimiter(user)
+	n := cfg.MaxConcurrentChecks
+	if n == 0 {
+		n = runtime.GOMAXPROCS(0)
+	}
+	h.checks = make(chan struct{}, n)
+	if h.clientAddr == nil {
+		h.clientAddr = RemoteAddrKey
+	}
+	if h.now == nil {
+		h.now = time.Now
+	}
+	if h.logger == nil {
+		h.logger = slog.Default()
+	}
+
+	h.mux = http.NewServeMux()
+	if h.users != nil {
+		h.route(PathTokenService, http.HandlerFunc(h.serveTokenService))
+	}
+	if h.provider != nil {
+		h.route(PathExchange, http.HandlerFunc(h.serveExchange))
+	}
+	h.route(PathJWKS, JWKSHandler(h.issuer.Keys()))
+	h.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		httperr.WriteError(w, httperr.New(http.StatusNotFound, httperr.TypeNotFound, "no such route"))
+	})
+	return h, nil
+}
+
+// route serves GET (and so HEAD) on path, and a JSON 405 for other methods.
+func (h *Handler) route(path string, handler http.Handler) {
+	h.mux.Handle("GET "+path, handler)
+	h.mux.HandleFunc(path, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Allow", "GET, HEAD")
+		httperr.WriteError(w, httperr.Newf(http.StatusMethodNotAllowed, typeMethodNotAllowed, "%s is not allowed here; use GET", r.Method))
+	})
+	h.routes = append(h.routes, "GET "+path)
+}
+
+var _ http.Handler = (*Handler)(nil)
+
+// ServeHTTP serves the token routes.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) { h.mux.ServeHTTP(w, r) }
+
+// Routes lists the routes served, as http.ServeMux patterns ("GET /path"),
+// for hosts that mount them one by one or document them.
+func (h *Handler) Routes() []string { return append([]string(nil), h.routes...) }
+
+// tokenResponse is the body both token routes answer with in JSON.
+type tokenResponse struct {
+	IDToken        string `json:"idToken"`
+	ExpirationDate string `json:"expirationDate"`
+}
+
+// issue signs a token for p and sends it, as the JSON object or, when
+// asJSON is false, as the bare JWT in text/plain.
+func (h *Handler) issue(w http.ResponseWriter, r *http.Request, p Principal, via string, asJSON bool) {
+	raw, c, err := h.issuer.Issue(p)
+	if err != nil {
+		httperr.Write(w, r, h.logger, fmt.Errorf("tokens: issue for %q: %w", p.Subject, err))
+		return
+	}
+	h.logger.LogAttrs(r.Context(), slog.LevelInfo, "tokens: token issued",
+		slog.String("sub", c.Subject), slog.String("jti", c.ID), slog.String("via", via))
+	hdr := w.Header()
+	hdr.Set("Cache-Control", "no-store")
+	hdr.Set("Pragma", "no-cache")
+	hdr.Set("X-Content-Type-Options", "nosniff")
+	if !asJSON {
+		hdr.Set("Content-Type", "text/plain; charset=utf-8")
+		w.Write([]byte(raw))
+		return
+	}
+	body, _ := json.Marshal(tokenResponse{IDToken: raw, ExpirationDate: c.ExpiresAt.UTC().Format(time.RFC3339)}) // strings only: cannot fail
+	hdr.Set("Content-Type", "application/json")
+	w.Write(append(body, '\n'))
+}
+
+// tooMany answers 429 with Retry-After in whole seconds.
+func tooMany(w http.ResponseWriter, d time.Duration) {
+	secs := int(math.Ceil(d.Seconds()))
+	w.Header().Set("Retry-After", strconv.Itoa(max(secs, 1)))
+	httperr.WriteError(w, httperr.New(http.StatusTooManyRequests, typeRateLimited, "too many attempts; retry later"))
+}
+
+// limitAddr spends an attempt of r's client and answers 429 if it has none
+// left.
+func (h *Handler) limitAddr(w http.ResponseWriter, r *http.Request) bool {
+	if d := h.byAddr.take(h.clientAddr(r), h.now()); d > 0 {
+		tooMany(w, d)
+		return false
+	}
+	return true
+}

@@ -1,0 +1,104 @@
+package tokens
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"golang.org/x/crypto/bcrypt"
+)
+
+// TestThumbprintRSA checks the RSA example of RFC 7638, section 3.1.
+func TestThumbprintRSA(t *testing.T) {
+	j := JWK{KeyType: "RSA", E: "AQAB",
+		N: "0vx7agoebGcQSuuPiLJXZptN9nndrQmbXEps2aiAFbWhM78LhWx4cbbfAAtVT86zwu1RK7aPFFxuhDR1L6tSoc_BJECPebWKRXjBZCiFV4n3oknjhMstn64tZ_2W-5JsGY4Hc5n9yBXArwl93lqt7_RN5w6Cf0h4QyQ5v-65YGjQR0_FDW2QvzqY368QQMicAtaSqzs8KJZgnYb9c7d0zgdAZHzu6qMQvRL5hajrn1n91CbOpbISD08qNLyrdkt-bFTWhAI4vMQFh6WeZu0fM4lFd2NcRwr3XPksINHaQ-G_xBniIqbw0Ls1jF44-csFCur-kEgU8awapJzKnqDKgw"}
+	pub, alg, err := j.publicKey()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if alg != RS256 {
+		t.Errorf("algorithm %s, want RS256", alg)
+	}
+	back, err := publicJWK(pub)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := back.thumbprint(), "NzbLsXh8uDCcd-6MNwXF4W_7noWXFZAfHkxZsRGC9Xs"; got != want {
+		t.Errorf("thumbprint %s, want %s", got, want)
+	}
+}
+
+func TestJWKPublicKeyRefuses(t *testing.T) {
+	tests := []struct {
+		name string
+		jwk  JWK
+	}{
+		{"RSA too small", JWK{KeyType: "RSA", E: "AQAB", N: b64(make([]byte, 128))}},
+		{"EC P-384", JWK{KeyType: "EC", Curve: "P-384", X: b64(make([]byte, 48)), Y: b64(make([]byte, 48))}},
+		{"EC point off the curve", JWK{KeyType: "EC", Curve: "P-256", X: b64(make([]byte, 32)), Y: b64(make([]byte, 32))}},
+		{"X25519", JWK{KeyType: "OKP", Curve: "X25519", X: b64(make([]byte, 32))}},
+		{"oct", JWK{KeyType: "oct"}},
+		{"Ed25519 marked RS256", JWK{KeyType: "OKP", Curve: "Ed25519", X: b64(make([]byte, 32)), Algorithm: "RS256"}},
+		{"padded base64", JWK{KeyType: "OKP", Curve: "Ed25519", X: b64(make([]byte, 32)) + "="}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if _, _, err := tt.jwk.publicKey(); err == nil {
+				t.Errorf("publicKey accepted %+v", tt.jwk)
+			}
+		})
+	}
+}
+
+// TestUnknownUserCostsAsMuch: the dummy hash an unknown user is checked
+// against has the cost of the costliest real hash, so the bcrypt work is
+// the same as for a wrong password.
+func TestUnknownUserCostsAsMuch(t *testing.T) {
+	h5, _ := bcrypt.GenerateFromPassword([]byte("a"), 5)
+	h6, _ := bcrypt.GenerateFromPassword([]byte("b"), 6)
+	s, err := NewStaticUsers(User{Name: "a", PasswordHash: h5}, User{Name: "b", PasswordHash: h6})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cost, err := bcrypt.Cost(s.dummy); err != nil || cost != 6 {
+		t.Errorf("dummy hash cost %d (%v), want 6", cost, err)
+	}
+}
+
+func TestKeyedLimiter(t *testing.T) {
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	l := newKeyedLimiter(RateLimit{Every: 10 * time.Second, Burst: 2, MaxKeys: 3})
+	for i := range 2 {
+		if d := l.take("a", now); d != 0 {
+			t.Fatalf("attempt %d of a fresh key waits %v", i+1, d)
+		}
+	}
+	if d := l.take("a", now).Round(time.Millisecond); d != 10*time.Second {
+		t.Errorf("third attempt waits %v, want 10s", d)
+	}
+	if d := l.take("a", now.Add(4*time.Second)).Round(time.Millisecond); d != 6*time.Second {
+		t.Errorf("refused attempts must not spend: 4s later wait %v, want 6s", d)
+	}
+	if d := l.take("a", now.Add(10*time.Second)); d != 0 {
+		t.Errorf("after 10s the key waits %v", d)
+	}
+
+	// Memory stays bounded; the least recently used key goes first.
+	for i := range 100 {
+		l.take(fmt.Sprint("k", i), now)
+		if n := l.size(); n > 3 {
+			t.Fatalf("limiter tracks %d keys, at most 3 allowed", n)
+		}
+	}
+	l.take("x", now)
+	l.take("x", now)
+	l.take("y", now)
+	l.take("x", now) // x is used most recently, y next
+	l.take("z", now)
+	if _, ok := l.entries["x"]; !ok {
+		t.Error("the most recently used key was evicted")
+	}
+	if d := l.take("x", now); d == 0 {
+		t.Error("x regained attempts though it was not evicted")
+	}
+}

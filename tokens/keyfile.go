@@ -1,0 +1,255 @@
+package tokens
+
+import (
+	"crypto"
+	"crypto/x509"
+	"encoding/json"
+	"encoding/pem"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime"
+	"time"
+)
+
+// keyFileVersion is the format version written to and required of key files.
+const keyFileVersion = 1
+
+// maxKeyFile bounds what LoadOrCreateKeySet reads: a few keys take a few KiB.
+const maxKeyFile = 1 << 20
+
+// keyFile is the JSON document a key set is kept in. Private keys are PKCS #8
+// PEM; HS256 secrets are base64url.
+type keyFile struct {
+	Version int            `json:"version"`
+	Keys    []keyFileEntry `json:"keys"`
+}
+
+type keyFileEntry struct {
+	ID         string     `json:"kid"`
+	Algorithm  Algorithm  `json:"alg"`
+	Created    time.Time  `json:"created"`
+	Retired    *time.Time `json:"retired,omitempty"`
+	NotAfter   *time.Time `json:"notAfter,omitempty"`
+	PrivateKey string     `json:"privateKey,omitempty"`
+	Secret     string     `json:"secret,omitempty"`
+}
+
+// LoadOrCreateKeySet returns the key set kept in the file at path, creating
+// the file with a new set (cfg.Signing, or a generated key of cfg.Algorithm)
+// when there is none, so tokens survive a restart. Every later
+// [KeySet.Rotate], [KeySet.RotateTo] and [KeySet.Prune] writes the file
+// before the change takes effect.
+//
+// The file holds private keys. It is written with mode 0600 (its directory is
+// created with 0700 if missing), replaced atomically, and refused at load if
+// group or others may read or write it: fix that with chmod 600, as ssh asks
+// for its keys. On Windows the mode is not checked. Each key's ID is checked
+// against its key material at load. One file serves one process: two
+// processes rotating the same file overwrite each other's keys.
+func LoadOrCreateKeySet(path string, cfg KeySetConfig) (*KeySet, error) {
+	s, err := newKeySet(cfg)
+	if err != nil {
+		return nil, err
+	}
+	st, err := readKeyFile(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		created, err := NewKeySet(cfg)
+		if err != nil {
+			return nil, err
+		}
+		st = created.state.Load()
+		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+			return nil, fmt.Errorf("tokens: create key directory: %w", err)
+		}
+		if err := writeKeyFile(path, st); err != nil {
+			return nil, err
+		}
+	case err != nil:
+		return nil, err
+	case cfg.Signing != nil && cfg.Signing.id != st.signing().key.id:
+		return nil, fmt.Errorf("tokens: key file %s exists with another signing key than KeySetConfig.Signing", path)
+	}
+	s.path = path
+	s.install(st, cfg.Algorithm == "")
+	return s, nil
+}
+
+func readKeyFile(path string) (*keyState, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("tokens: open key file: %w", err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("tokens: key file %s: %w", path, err)
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("tokens: key file %s is not a regular file", path)
+	}
+	if perm := fi.Mode().Perm(); perm&0o077 != 0 && runtime.GOOS != "windows" {
+		return nil, fmt.Errorf("tokens: key file %s holds private keys but has mode %04o, open to group or others; run chmod 600 %s", path, perm, path)
+	}
+	data, err := io.ReadAll(io.LimitReader(f, maxKeyFile+1))
+	if err != nil {
+		return nil, fmt.Errorf("tokens: read key file %s: %w", path, err)
+	}
+	if len(data) > maxKeyFile {
+		return nil, fmt.Errorf("tokens: key file %s is larger than %d bytes", path, maxKeyFile)
+	}
+	st, err := decodeKeyFile(data)
+	if err != nil {
+		return nil, fmt.Errorf("tokens: key file %s: %w", path, err)
+	}
+	return st, nil
+}
+
+func decodeKeyFile(data []byte) (*keyState, error) {
+	var kf keyFile
+	if err := json.Unmarshal(data, &kf); err != nil {
+		return nil, err
+	}
+	if kf.Version != keyFileVersion {
+		return nil, fmt.Errorf("version %d, want %d", kf.Version, keyFileVersion)
+	}
+	st := &keyState{}
+	seen := map[string]bool{}
+	for i, fe := range kf.Keys {
+		e, err := fe.entry()
+		if err != nil {
+			return nil, fmt.Errorf("key %d: %w", i, err)
+		}
+		if seen[e.key.id] {
+			return nil, fmt.Errorf("key %d: kid %s appears twice", i, e.key.id)
+		}
+		seen[e.key.id] = true
+		if e.retired.IsZero() {
+			if len(st.entries) > 0 && st.entries[0].retired.IsZero() {
+				return nil, errors.New("more than one signing (unretired) key")
+			}
+			st.entries = append([]*keyEntry{e}, st.entries...)
+		} else {
+			st.entries = append(st.entries, e)
+		}
+	}
+	if len(st.entries) == 0 || !st.entries[0].retired.IsZero() {
+		return nil, errors.New("no signing (unretired) key")
+	}
+	st.index()
+	return st, nil
+}
+
+func (fe keyFileEntry) entry() (*keyEntry, error) {
+	var (
+		k   *Key
+		err error
+	)
+	switch {
+	case fe.Algorithm == HS256:
+		secret, derr := decodeB64(fe.Secret)
+		if derr != nil {
+			return nil, fmt.Errorf("bad HS256 secret: %w", derr)
+		}
+		k, err = NewHMACKey(secret)
+	default:
+		block, rest := pem.Decode([]byte(fe.PrivateKey))
+		if block == nil || block.Type != "PRIVATE KEY" || len(rest) != 0 {
+			return nil, errors.New("privateKey is not one PKCS #8 PEM block")
+		}
+		priv, perr := x509.ParsePKCS8PrivateKey(block.Bytes)
+		if perr != nil {
+			return nil, perr
+		}
+		signer, ok := priv.(crypto.Signer)
+		if !ok {
+			return nil, fmt.Errorf("unsupported private key type %T", priv)
+		}
+		k, err = NewKey(signer)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if k.alg != fe.Algorithm {
+		return nil, fmt.Errorf("alg %q does not fit a %s key", fe.Algorithm, k.alg)
+	}
+	if k.id != fe.ID {
+		return nil, fmt.Errorf("kid %q does not match the key's thumbprint %s", fe.ID, k.id)
+	}
+	e := &keyEntry{key: k, created: fe.Created}
+	if (fe.Retired == nil) != (fe.NotAfter == nil) {
+		return nil, errors.New("retired and notAfter must be set together")
+	}
+	if fe.Retired != nil {
+		e.retired, e.notAfter = *fe.Retired, *fe.NotAfter
+	}
+	return e, nil
+}
+
+func encodeKeyFile(st *keyState) ([]byte, error) {
+	kf := keyFile{Version: keyFileVersion}
+	for _, e := range st.entries {
+		fe := keyFileEntry{ID: e.key.id, Algorithm: e.key.alg, Created: e.created}
+		if !e.retired.IsZero() {
+			r, n := e.retired, e.notAfter
+			fe.Retired, fe.NotAfter = &r, &n
+		}
+		if e.key.alg == HS256 {
+			fe.Secret = b64(e.key.secret)
+		} else {
+			der, err := x509.MarshalPKCS8PrivateKey(e.key.signer)
+			if err != nil {
+				return nil, fmt.Errorf("tokens: encode key %s: %w", e.key.id, err)
+			}
+			fe.PrivateKey = string(pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der}))
+		}
+		kf.Keys = append(kf.Keys, fe)
+	}
+	b, err := json.MarshalIndent(kf, "", "  ")
+	if err != nil {
+		return nil, fmt.Errorf("tokens: encode key file: %w", err)
+	}
+	return append(b, '\n'), nil
+}
+
+// writeKeyFile replaces the file at path with st, atomically and durably:
+// a temporary file (os.CreateTemp makes it 0600) in the same directory, synced,
+// renamed over path, and the directory synced.
+func writeKeyFile(path string, st *keyState) (err error) {
+	data, err := encodeKeyFile(st)
+	if err != nil {
+		return err
+	}
+	dir := filepath.Dir(path)
+	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*.tmp")
+	if err != nil {
+		return fmt.Errorf("tokens: write key file: %w", err)
+	}
+	defer func() {
+		if err != nil {
+			tmp.Close()
+			os.Remove(tmp.Name())
+		}
+	}()
+	if _, err = tmp.Write(data); err != nil {
+		return fmt.Errorf("tokens: write key file: %w", err)
+	}
+	if err = tmp.Sync(); err != nil {
+		return fmt.Errorf("tokens: write key file: %w", err)
+	}
+	if err = tmp.Close(); err != nil {
+		return fmt.Errorf("tokens: write key file: %w", err)
+	}
+	if err = os.Rename(tmp.Name(), path); err != nil {
+		return fmt.Errorf("tokens: write key file: %w", err)
+	}
+	if d, derr := os.Open(dir); derr == nil {
+		d.Sync() // best effort: not every platform can sync a directory
+		d.Close()
+	}
+	return nil
+}

@@ -1,0 +1,74 @@
+package tokens
+
+import (
+	"errors"
+	"log/slog"
+	"net/http"
+	"strings"
+
+	"github.com/scorehub/scorehub/internal/httperr"
+)
+
+// serveTokenService is GET PathTokenService: HTTP Basic credentials in, a
+// token out as {"idToken":…,"expirationDate":…}.
+//
+// Rate limits are checked before any password is, per client address and
+// then per user name; a request past either is answered 429 without
+// touching the password. Password checks then queue for one of
+// MaxConcurrentChecks slots, so a burst of logins cannot take every core.
+func (h *Handler) serveTokenService(w http.ResponseWriter, r *http.Request) {
+	if len(r.Header.Values("Authorization")) > 1 {
+		httperr.WriteError(w, httperr.New(http.StatusBadRequest, typeInvalidRequest, "the request has more than one Authorization header"))
+		return
+	}
+	name, password, ok := r.BasicAuth()
+	if !ok || name == "" {
+		h.basicChallenge(w, "HTTP Basic credentials are required")
+		return
+	}
+	if !h.limitAddr(w, r) {
+		return
+	}
+	if d := h.byUser.take(userKey(name), h.now()); d > 0 {
+		tooMany(w, d)
+		return
+	}
+
+	select {
+	case h.checks <- struct{}{}:
+	case <-r.Context().Done():
+		httperr.Write(w, r, h.logger, r.Context().Err())
+		return
+	}
+	p, err := h.users.Authenticate(r.Context(), name, password)
+	<-h.checks
+
+	switch {
+	case errors.Is(err, ErrBadCredentials):
+		h.logger.LogAttrs(r.Context(), slog.LevelInfo, "tokens: authentication failed",
+			slog.String("user", name), slog.String("client", h.clientAddr(r)))
+		h.basicChallenge(w, "the user name or password is not correct")
+		return
+	case err != nil:
+		httperr.Write(w, r, h.logger, err)
+		return
+	}
+	h.issue(w, r, p, "basic", true)
+}
+
+// basicChallenge answers 401 with a Basic challenge. message is the same
+// whether the user exists or not.
+func (h *Handler) basicChallenge(w http.ResponseWriter, message string) {
+	w.Header().Set("WWW-Authenticate", `Basic realm="`+h.realm+`", charset="UTF-8"`)
+	httperr.WriteError(w, httperr.New(http.StatusUnauthorized, typeUnauthorized, message))
+}
+
+// userKey is the rate-limit key of a user name: case-folded, so that an
+// authenticator that ignores case cannot be guessed against under many
+// spellings, and bounded in length.
+func userKey(name string) string {
+	if len(name) > maxName {
+		name = name[:maxName]
+	}
+	return strings.ToLower(name)
+}

@@ -1,0 +1,324 @@
+package tokens_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/scorehub/scorehub/tokens"
+)
+
+// counting wraps an Authenticator and counts the checks that reach it.
+type counting struct {
+	tokens.Authenticator
+	n atomic.Int64
+}
+
+func (c *counting) Authenticate(ctx context.Context, name, password string) (tokens.Principal, error) {
+	c.n.Add(1)
+	return c.Authenticator.Authenticate(ctx, name, password)
+}
+
+type serviceFixture struct {
+	*fixture
+	users   *counting
+	handler *tokens.Handler
+}
+
+func newService(t *testing.T, edit func(*tokens.Config)) *serviceFixture {
+	t.Helper()
+	f := newFixture(t, tokens.EdDSA, 0)
+	users, err := tokens.NewStaticUsers(
+		tokens.User{Name: "alice", PasswordHash: hash(t, "wonderland"), Admin: true, Groups: []string{"analysts", "scoring"}},
+		tokens.User{Name: "bob", PasswordHash: hash(t, "builder")},
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &counting{Authenticator: users}
+	cfg := tokens.Config{Issuer: f.issuer, Users: c, Now: f.clock.Now}
+	if edit != nil {
+		edit(&cfg)
+	}
+	h, err := tokens.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &serviceFixture{fixture: f, users: c, handler: h}
+}
+
+func basicRequest(user, password string) *http.Request {
+	r := httptest.NewRequest(http.MethodGet, tokens.PathTokenService, nil)
+	r.SetBasicAuth(user, password)
+	return r
+}
+
+func (s *serviceFixture) do(r *http.Request) *httptest.ResponseRecorder {
+	rec := httptest.NewRecorder()
+	s.handler.ServeHTTP(rec, r)
+	return rec
+}
+
+func TestTokenServiceIssues(t *testing.T) {
+	s := newService(t, nil)
+	rec := s.do(basicRequest("alice", "wonderland"))
+	if rec.Code != http.StatusOK {
+		t.Fatalf("status %d: %s", rec.Code, rec.Body)
+	}
+	for k, want := range map[string]string{"Content-Type": "application/json", "Cache-Control": "no-store"} {
+		if got := rec.Header().Get(k); got != want {
+			t.Errorf("%s: %q, want %q", k, got, want)
+		}
+	}
+	var body map[string]string
+	if err := json.Unmarshal(rec.Body.Bytes(), &body); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := body["expirationDate"], "2026-03-14T15:14:26Z"; got != want {
+		t.Errorf("expirationDate %q, want %q (issue time + 5 minutes, RFC 3339 UTC)", got, want)
+	}
+	if len(body) != 2 {
+		t.Errorf("body has keys %v, want exactly idToken and expirationDate", body)
+	}
+	c, err := s.verifier.Verify(context.Background(), body["idToken"])
+	if err != nil {
+		t.Fatalf("idToken does not verify: %v", err)
+	}
+	want := &tokens.Claims{Subject: "alice", Admin: true, Groups: []string{"analysts", "scoring"}, Issuer: testIssuer,
+		Audience: []string{testAudience}, ID: c.ID, IssuedAt: t0, ExpiresAt: t0.Add(5 * time.Minute)}
+	if diff := cmp.Diff(want, c); diff != "" {
+		t.Errorf("claims (-want +got):\n%s", diff)
+	}
+}
+
+func TestTokenServiceRefuses(t *testing.T) {
+	type want struct {
+		Status    int
+		Challenge string
+		Type      string
+		Message   string
+	}
+	const basic = `Basic realm="scorehub", charset="UTF-8"`
+	badCredentials := want{http.StatusUnauthorized, basic, "unauthorized", "the user name or password is not correct"}
+	tests := []struct {
+		name string
+		req  func() *http.Request
+		want want
+	}{
+		{"wrong password", func() *http.Request { return basicRequest("alice", "looking-glass") }, badCredentials},
+		{"unknown user", func() *http.Request { return basicRequest("mallory", "wonderland") }, badCredentials},
+		{"no credentials", func() *http.Request { return httptest.NewRequest(http.MethodGet, tokens.PathTokenService, nil) },
+			want{http.StatusUnauthorized, basic, "unauthorized", "HTTP Basic credentials are required"}},
+		{"Bearer instead of Basic", func() *http.Request {
+			r := httptest.NewRequest(http.MethodGet, tokens.PathTokenService, nil)
+			r.Header.Set("Authorization", "Bearer abc")
+			return r
+		}, want{http.StatusUnauthorized, basic, "unauthorized", "HTTP Basic credentials are required"}},
+		{"two Authorization headers", func() *http.Request {
+			r := basicRequest("alice", "wonderland")
+			r.Header.Add("Authorization", "Basic Ym9iOmJ1aWxkZXI=")
+			return r
+		}, want{http.StatusBadRequest, "", "invalid_request", "the request has more than one Authorization header"}},
+		{"POST", func() *http.Request {
+			r := basicRequest("alice", "wonderland")
+			r.Method = http.MethodPost
+			return r
+		}, want{http.StatusMethodNotAllowed, "", "method_not_allowed", "POST is not allowed here; use GET"}},
+		{"unknown path", func() *http.Request { return httptest.NewRequest(http.MethodGet, "/api/rest/nothing", nil) },
+			want{http.StatusNotFound, "", "not_found", "no such route"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := newService(t, nil)
+			rec := s.do(tt.req())
+			typ, msg := errorBody(t, rec.Body)
+			got := want{rec.Code, rec.Header().Get("WWW-Authenticate"), typ, msg}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("response (-want +got):\n%s", diff)
+			}
+			if ct := rec.Header().Get("Content-Type"); ct != "application/json" {
+				t.Errorf("Content-Type %q", ct)
+			}
+		})
+	}
+}
+
+// TestTokenServiceRateLimits: attempts past a limit get 429 with
+// Retry-After and never reach the password check.
+func TestTokenServiceRateLimits(t *testing.T) {
+	t.Run("per user", func(t *testing.T) {
+		s := newService(t, func(c *tokens.Config) { c.UserLimit = tokens.RateLimit{Every: 10 * time.Second, Burst: 2} })
+		for range 2 {
+			if rec := s.do(basicRequest("alice", "guess")); rec.Code != http.StatusUnauthorized {
+				t.Fatalf("attempt within the burst: status %d", rec.Code)
+			}
+		}
+		rec := s.do(basicRequest("ALICE", "wonderland"))
+		if rec.Code != http.StatusTooManyRequests || rec.Header().Get("Retry-After") != "10" {
+			t.Fatalf("third attempt: status %d, Retry-After %q; want 429 and 10", rec.Code, rec.Header().Get("Retry-After"))
+		}
+		if typ, _ := errorBody(t, rec.Body); typ != "rate_limited" {
+			t.Errorf("error type %q", typ)
+		}
+		if n := s.users.n.Load(); n != 2 {
+			t.Errorf("%d password checks, want 2: a limited attempt must not be checked", n)
+		}
+		if rec := s.do(basicRequest("bob", "builder")); rec.Code != http.StatusOK {
+			t.Errorf("another user from the same address: status %d", rec.Code)
+		}
+		s.clock.Advance(10 * time.Second)
+		if rec := s.do(basicRequest("alice", "wonderland")); rec.Code != http.StatusOK {
+			t.Errorf("after Retry-After: status %d", rec.Code)
+		}
+	})
+	t.Run("per address", func(t *testing.T) {
+		s := newService(t, func(c *tokens.Config) { c.AddressLimit = tokens.RateLimit{Every: time.Minute, Burst: 3} })
+		for i, user := range []string{"u1", "u2", "u3"} {
+			if rec := s.do(basicRequest(user, "pw")); rec.Code != http.StatusUnauthorized {
+				t.Fatalf("attempt %d: status %d", i+1, rec.Code)
+			}
+		}
+		rec := s.do(basicRequest("alice", "wonderland"))
+		if rec.Code != http.StatusTooManyRequests || rec.Header().Get("Retry-After") != "60" {
+			t.Fatalf("fourth name from one address: status %d, Retry-After %q", rec.Code, rec.Header().Get("Retry-After"))
+		}
+		other := basicRequest("alice", "wonderland")
+		other.RemoteAddr = "198.51.100.7:4242"
+		if rec := s.do(other); rec.Code != http.StatusOK {
+			t.Errorf("another address: status %d", rec.Code)
+		}
+		if n := s.users.n.Load(); n != 4 {
+			t.Errorf("%d password checks, want 4", n)
+		}
+	})
+}
+
+// gate is an Authenticator that holds every check until released, and
+// records how many ran at once.
+type gate struct {
+	entered chan struct{}
+	release chan struct{}
+	mu      sync.Mutex
+	now     int
+	peak    int
+}
+
+func (g *gate) Authenticate(ctx context.Context, name, password string) (tokens.Principal, error) {
+	g.mu.Lock()
+	g.now++
+	g.peak = max(g.peak, g.now)
+	g.mu.Unlock()
+	g.entered <- struct{}{}
+	<-g.release
+	g.mu.Lock()
+	g.now--
+	g.mu.Unlock()
+	return tokens.Principal{Subject: name}, nil
+}
+
+// TestTokenServiceCapsConcurrentChecks: with MaxConcurrentChecks 2, six
+// simultaneous logins are checked at most two at a time, and all succeed.
+func TestTokenServiceCapsConcurrentChecks(t *testing.T) {
+	const n, limit = 6, 2
+	g := &gate{entered: make(chan struct{}, n), release: make(chan struct{})}
+	f := newFixture(t, tokens.EdDSA, 0)
+	h, err := tokens.New(tokens.Config{Issuer: f.issuer, Users: g, MaxConcurrentChecks: limit, Now: f.clock.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var arrived atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		arrived.Add(1)
+		h.ServeHTTP(w, r)
+	}))
+	defer srv.Close()
+
+	var wg sync.WaitGroup
+	codes := make(chan int, n)
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			req, _ := http.NewRequest(http.MethodGet, srv.URL+tokens.PathTokenService, nil)
+			req.SetBasicAuth("user"+string(rune('a'+i)), "pw")
+			resp, err := srv.Client().Do(req)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			resp.Body.Close()
+			codes <- resp.StatusCode
+		}()
+	}
+	// Let the first checks in and every request arrive, so that the rest
+	// are queued behind the cap, then release them.
+	for range limit {
+		<-g.entered
+	}
+	for arrived.Load() < n {
+		time.Sleep(time.Millisecond)
+	}
+	time.Sleep(20 * time.Millisecond)
+	close(g.release)
+	wg.Wait()
+	close(codes)
+	for c := range codes {
+		if c != http.StatusOK {
+			t.Errorf("status %d", c)
+		}
+	}
+	if g.peak > limit {
+		t.Errorf("%d password checks ran at once, the cap is %d", g.peak, limit)
+	}
+	if g.peak < limit {
+		t.Errorf("only %d checks ran at once; the test did not exercise the cap", g.peak)
+	}
+}
+
+func TestNewRefuses(t *testing.T) {
+	f := newFixture(t, tokens.EdDSA, 0)
+	users, err := tokens.NewStaticUsers(tokens.User{Name: "a", PasswordHash: hash(t, "x")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name string
+		cfg  tokens.Config
+	}{
+		{"no issuer", tokens.Config{Users: users}},
+		{"neither users nor provider", tokens.Config{Issuer: f.issuer}},
+		{"quote in realm", tokens.Config{Issuer: f.issuer, Users: users, Realm: `a"b`}},
+		{"negative rate", tokens.Config{Issuer: f.issuer, Users: users, UserLimit: tokens.RateLimit{Burst: -1}}},
+		{"negative check cap", tokens.Config{Issuer: f.issuer, Users: users, MaxConcurrentChecks: -1}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if _, err := tokens.New(tt.cfg); err == nil {
+				t.Error("New accepted the config")
+			}
+		})
+	}
+}
+
+func TestHandlerRoutes(t *testing.T) {
+	s := newService(t, nil)
+	want := []string{"GET " + tokens.PathTokenService, "GET " + tokens.PathJWKS}
+	if diff := cmp.Diff(want, s.handler.Routes()); diff != "" {
+		t.Errorf("routes (-want +got):\n%s", diff)
+	}
+	// Mounted under a prefix, as a host would.
+	mux := http.NewServeMux()
+	mux.Handle("/auth/", http.StripPrefix("/auth", s.handler))
+	rec := httptest.NewRecorder()
+	mux.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/auth"+tokens.PathJWKS, nil))
+	if rec.Code != http.StatusOK || !strings.Contains(rec.Body.String(), s.keys.Signing().ID()) {
+		t.Errorf("JWKS under a prefix: status %d, body %s", rec.Code, rec.Body)
+	}
+}

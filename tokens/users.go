@@ -1,0 +1,152 @@
+package tokens
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"golang.org/x/crypto/bcrypt"
+)
+
+// Authenticator checks a user name and password and says who the user is.
+// Implementations must be safe for concurrent use, must return an error
+// matching [ErrBadCredentials] for an unknown name and for a wrong password
+// alike, and should take the same time for both, so that a caller cannot
+// tell which names exist.
+type Authenticator interface {
+	Authenticate(ctx context.Context, name, password string) (Principal, error)
+}
+
+// User is one account of [StaticUsers].
+type User struct {
+	// Name is the user name, the subject of the user's tokens: non-empty,
+	// at most 256 bytes, no colon and no control characters.
+	Name string
+	// PasswordHash is a bcrypt hash of the password ($2a$, $2b$ or $2y$).
+	PasswordHash []byte
+	// Admin users may change the service.
+	Admin bool
+	// Groups are the user groups the user is in.
+	Groups []string
+}
+
+// maxPassword is the longest password bcrypt reads; it ignores the rest, so
+// longer passwords are refused rather than truncated.
+const maxPassword = 72
+
+// StaticUsers authenticates against a fixed set of users, from code or from
+// an htpasswd file ([LoadHTPasswd]). An unknown name costs a bcrypt
+// comparison against a dummy hash as costly as the costliest user's, so it
+// takes as long as a wrong password; give every user the same cost to make
+// the two indistinguishable. StaticUsers is safe for concurrent use.
+type StaticUsers struct {
+	users map[string]User
+	dummy []byte
+}
+
+var _ Authenticator = (*StaticUsers)(nil)
+
+// NewStaticUsers checks users (names unique and well formed, hashes bcrypt)
+// and returns a StaticUsers holding copies of them. At least one user is
+// required.
+func NewStaticUsers(users ...User) (*StaticUsers, error) {
+	if len(users) == 0 {
+		return nil, errors.New("tokens: no users")
+	}
+	s := &StaticUsers{users: make(map[string]User, len(users))}
+	maxCost := bcrypt.MinCost
+	for _, u := range users {
+		if err := checkUserName(u.Name); err != nil {
+			return nil, err
+		}
+		if _, dup := s.users[u.Name]; dup {
+			return nil, fmt.Errorf("tokens: user %q appears twice", u.Name)
+		}
+		cost, err := bcryptCost(u.PasswordHash)
+		if err != nil {
+			return nil, fmt.Errorf("tokens: user %q: %w", u.Name, err)
+		}
+		maxCost = max(maxCost, cost)
+		for _, g := range u.Groups {
+			if err := checkName("group", g); err != nil {
+				return nil, fmt.Errorf("tokens: user %q: %w", u.Name, err)
+			}
+		}
+		u.PasswordHash = slices.Clone(u.PasswordHash)
+		u.Groups = slices.Clone(u.Groups)
+		s.users[u.Name] = u
+	}
+	dummy, err := bcrypt.GenerateFromPassword([]byte(rand.Text()), maxCost)
+	if err != nil {
+		return nil, fmt.Errorf("tokens: dummy hash: %w", err)
+	}
+	s.dummy = dummy
+	return s, nil
+}
+
+// bcryptCost returns the cost of a bcrypt hash, refusing anything else.
+func bcryptCost(hash []byte) (int, error) {
+	const hashLen = 60 // "$2b$" + 2 cost digits + "$" + 53 of salt and hash
+	h := string(hash)
+	if len(h) != hashLen || !(strings.HasPrefix(h, "$2a$") || strings.HasPrefix(h, "$2b$") || strings.HasPrefix(h, "$2y$")) {
+		return 0, errors.New("password hash is not bcrypt ($2a$, $2b$ or $2y$)")
+	}
+	cost, err := bcrypt.Cost(hash)
+	if err != nil {
+		return 0, fmt.Errorf("bad bcrypt hash: %w", err)
+	}
+	return cost, nil
+}
+
+func checkUserName(name string) error {
+	if err := checkName("user name", name); err != nil {
+		return err
+	}
+	if strings.Contains(name, ":") {
+		return fmt.Errorf("tokens: user name %q has a colon", name)
+	}
+	return nil
+}
+
+// Authenticate returns the principal of the user name if password is
+// theirs, and an error matching [ErrBadCredentials] otherwise.
+func (s *StaticUsers) Authenticate(ctx context.Context, name, password string) (Principal, error) {
+	if err := ctx.Err(); err != nil {
+		return Principal{}, err
+	}
+	u, known := s.users[name]
+	hash := u.PasswordHash
+	if !known {
+		hash = s.dummy
+	}
+	// The comparison runs whatever else is wrong, so every failure costs
+	// the same.
+	match := bcrypt.CompareHashAndPassword(hash, []byte(password)) == nil
+	if !known || !match || len(password) > maxPassword {
+		return Principal{}, ErrBadCredentials
+	}
+	return Principal{Subject: u.Name, Admin: u.Admin, Groups: slices.Clone(u.Groups)}, nil
+}
+
+// Len is the number of users.
+func (s *StaticUsers) Len() int { return len(s.users) }
+
+// HashPassword returns the bcrypt hash of password at cost (zero means
+// bcrypt.DefaultCost), for building [User] values in code. Passwords longer
+// than 72 bytes are refused: bcrypt would ignore the rest.
+func HashPassword(password string, cost int) ([]byte, error) {
+	if cost == 0 {
+		cost = bcrypt.DefaultCost
+	}
+	if cost < bcrypt.MinCost || cost > bcrypt.MaxCost {
+		return nil, fmt.Errorf("tokens: bcrypt cost %d is outside %d to %d", cost, bcrypt.MinCost, bcrypt.MaxCost)
+	}
+	h, err := bcrypt.GenerateFromPassword([]byte(password), cost)
+	if err != nil {
+		return nil, fmt.Errorf("tokens: hash password: %w", err)
+	}
+	return h, nil
+}

@@ -1,0 +1,184 @@
+package tokens_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/scorehub/scorehub/tokens"
+)
+
+func TestStaticUsersAuthenticate(t *testing.T) {
+	long := strings.Repeat("p", 72)
+	users, err := tokens.NewStaticUsers(
+		tokens.User{Name: "alice", PasswordHash: hash(t, "wonderland"), Admin: true, Groups: []string{"analysts"}},
+		tokens.User{Name: "bob", PasswordHash: hash(t, long)},
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name, user, password string
+		want                 *tokens.Principal
+	}{
+		{"right password", "alice", "wonderland", &tokens.Principal{Subject: "alice", Admin: true, Groups: []string{"analysts"}}},
+		{"wrong password", "alice", "Wonderland", nil},
+		{"unknown user", "mallory", "wonderland", nil},
+		{"name differs in case", "Alice", "wonderland", nil},
+		{"empty password", "alice", "", nil},
+		{"72-byte password", "bob", long, &tokens.Principal{Subject: "bob"}},
+		{"password bcrypt would truncate", "bob", long + "extra", nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := users.Authenticate(context.Background(), tt.user, tt.password)
+			if tt.want == nil {
+				if !errors.Is(err, tokens.ErrBadCredentials) {
+					t.Fatalf("Authenticate: %v, want ErrBadCredentials", err)
+				}
+				if !cmp.Equal(got, tokens.Principal{}) {
+					t.Errorf("principal %+v returned with an error", got)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(*tt.want, got); diff != "" {
+				t.Errorf("principal (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestNewStaticUsersRefuses(t *testing.T) {
+	h := hash(t, "x")
+	tests := []struct {
+		name  string
+		users []tokens.User
+	}{
+		{"none", nil},
+		{"duplicate", []tokens.User{{Name: "a", PasswordHash: h}, {Name: "a", PasswordHash: h}}},
+		{"empty name", []tokens.User{{Name: "", PasswordHash: h}}},
+		{"colon in name", []tokens.User{{Name: "a:b", PasswordHash: h}}},
+		{"control character", []tokens.User{{Name: "a\nb", PasswordHash: h}}},
+		{"plain text password", []tokens.User{{Name: "a", PasswordHash: []byte("secret")}}},
+		{"MD5-crypt hash", []tokens.User{{Name: "a", PasswordHash: []byte("$1$saltsalt$abcdefghijklmnopqrstuv")}}},
+		{"empty group", []tokens.User{{Name: "a", PasswordHash: h, Groups: []string{""}}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if _, err := tokens.NewStaticUsers(tt.users...); err == nil {
+				t.Error("NewStaticUsers accepted them")
+			}
+		})
+	}
+}
+
+func TestHashPassword(t *testing.T) {
+	h, err := tokens.HashPassword("s3cret", 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	users, err := tokens.NewStaticUsers(tokens.User{Name: "a", PasswordHash: h})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := users.Authenticate(context.Background(), "a", "s3cret"); err != nil {
+		t.Errorf("the hashed password does not authenticate: %v", err)
+	}
+	if _, err := tokens.HashPassword(strings.Repeat("x", 73), 4); err == nil {
+		t.Error("HashPassword accepted a password bcrypt would truncate")
+	}
+	if _, err := tokens.HashPassword("x", 3); err == nil {
+		t.Error("HashPassword accepted cost 3")
+	}
+}
+
+func TestParseHTPasswd(t *testing.T) {
+	a, b := string(hash(t, "alice-pw")), string(hash(t, "bob-pw"))
+	file := "# scorehub users\n\n" +
+		"alice:" + a + ":admin, analysts\r\n" +
+		"  # indented comment\n" +
+		"bob:" + b + "\n"
+	users, err := tokens.ParseHTPasswd(strings.NewReader(file), "users.htpasswd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if users.Len() != 2 {
+		t.Errorf("%d users, want 2", users.Len())
+	}
+	got, err := users.Authenticate(context.Background(), "alice", "alice-pw")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(tokens.Principal{Subject: "alice", Admin: true, Groups: []string{"admin", "analysts"}}, got); diff != "" {
+		t.Errorf("alice (-want +got):\n%s", diff)
+	}
+	got, err = users.Authenticate(context.Background(), "bob", "bob-pw")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Admin || len(got.Groups) != 0 {
+		t.Errorf("bob is %+v; a line without groups gives none", got)
+	}
+}
+
+// TestParseHTPasswdRefuses: other hash formats are refused at load with an
+// error naming the line and the format, never repeating the hash.
+func TestParseHTPasswdRefuses(t *testing.T) {
+	good := "alice:" + string(hash(t, "pw")) + "\n"
+	tests := []struct {
+		name, line, want string
+	}{
+		{"Apache MD5", "bob:$apr1$w6D0cJ1e$BnLuWBRV3VtdE1WeX3rUo/", "Apache MD5"},
+		{"SHA-1", "bob:{SHA}W6ph5Mm5Pz8GgiULbPgzG37mj9g=", "SHA-1"},
+		{"crypt", "bob:rqXexS6ZhobKA", "crypt or plain text"},
+		{"plain text", "bob:hunter2", "crypt or plain text"},
+		{"SHA-512-crypt", "bob:$6$salt$hash", "SHA-512-crypt"},
+		{"truncated bcrypt", "bob:$2y$05$abc", "malformed bcrypt"},
+		{"no hash", "bob", "name:hash"},
+		{"too many fields", "bob:" + string(hash(t, "pw")) + ":g:extra", "name:hash"},
+		{"duplicate user", "alice:" + string(hash(t, "pw")), `"alice" already defined on line 2`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			file := "# users\n" + good + tt.line + "\n"
+			_, err := tokens.ParseHTPasswd(strings.NewReader(file), "users.htpasswd")
+			if err == nil {
+				t.Fatal("ParseHTPasswd accepted the file")
+			}
+			msg := err.Error()
+			if !strings.Contains(msg, "users.htpasswd:3:") || !strings.Contains(msg, tt.want) {
+				t.Errorf("error %q should name users.htpasswd:3 and say %q", msg, tt.want)
+			}
+			if _, secret, ok := strings.Cut(tt.line, ":"); ok && len(secret) > 8 && strings.Contains(msg, secret) {
+				t.Errorf("error %q repeats the hash", msg)
+			}
+		})
+	}
+	if _, err := tokens.ParseHTPasswd(strings.NewReader("# nobody\n"), "empty"); err == nil {
+		t.Error("ParseHTPasswd accepted a file without users")
+	}
+}
+
+func TestLoadHTPasswd(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "users.htpasswd")
+	if err := os.WriteFile(path, []byte("alice:"+string(hash(t, "pw"))+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	users, err := tokens.LoadHTPasswd(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := users.Authenticate(context.Background(), "alice", "pw"); err != nil {
+		t.Error(err)
+	}
+	if _, err := tokens.LoadHTPasswd(path + ".missing"); err == nil {
+		t.Error("LoadHTPasswd of a missing file succeeded")
+	}
+}

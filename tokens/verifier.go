@@ -1,0 +1,232 @@
+package tokens
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/golang-jwt/jwt/v5"
+)
+
+// MaxTokenSize is the largest token accepted, in bytes. Larger ones are
+// refused before any parsing.
+const MaxTokenSize = 8 << 10
+
+// MaxLeeway is the largest clock skew a verifier may allow for.
+const MaxLeeway = 60 * time.Second
+
+// VerifierConfig configures a [Verifier].
+type VerifierConfig struct {
+	// Keys holds the keys tokens may be signed with. Required.
+	Keys *KeySet
+
+	// Issuer is the "iss" a token must have. Required.
+	Issuer string
+
+	// Audience is who this verifier is; a token's "aud" must name it.
+	// Required.
+	Audience string
+
+	// Leeway is the clock skew allowed when checking "exp", "nbf" and "iat",
+	// at most [MaxLeeway]. Zero means none.
+	Leeway time.Duration
+
+	// Algorithms are the algorithms accepted. Nil means all that scorehub
+	// knows. Either way a token must use the one algorithm of the key its
+	// "kid" names.
+	Algorithms []Algorithm
+
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+}
+
+// Verifier checks scorehub tokens: size, signature with a pinned algorithm,
+// issuer, audience, expiry and required claims. A Verifier is safe for
+// concurrent use.
+type Verifier struct {
+	keys       *KeySet
+	leeway     time.Duration
+	algorithms []string
+	now        func() time.Time
+	parser     *jwt.Parser
+}
+
+// NewVerifier checks cfg and returns a Verifier.
+func NewVerifier(cfg VerifierConfig) (*Verifier, error) {
+	switch {
+	case cfg.Keys == nil:
+		return nil, errors.New("tokens: VerifierConfig.Keys is required")
+	case cfg.Issuer == "":
+		return nil, errors.New("tokens: VerifierConfig.Issuer is required")
+	case cfg.Audience == "":
+		return nil, errors.New("tokens: VerifierConfig.Audience is required")
+	}
+	leeway, err := checkLeeway(cfg.Leeway)
+	if err != nil {
+		return nil, err
+	}
+	algs, err := algorithmNames(cfg.Algorithms, allAlgorithms())
+	if err != nil {
+		return nil, err
+	}
+	v := &Verifier{keys: cfg.Keys, leeway: leeway, algorithms: algs, now: cfg.Now}
+	if v.now == nil {
+		v.now = time.Now
+	}
+	v.parser = jwt.NewParser(
+		jwt.WithValidMethods(algs),
+		jwt.WithExpirationRequired(),
+		jwt.WithIssuedAt(),
+		jwt.WithIssuer(cfg.Issuer),
+		jwt.WithAudience(cfg.Audience),
+		jwt.WithLeeway(leeway),
+		jwt.WithTimeFunc(v.now),
+		jwt.WithStrictDecoding(),
+	)
+	return v, nil
+}
+
+func checkLeeway(l time.Duration) (time.Duration, error) {
+	if l < 0 || l > MaxLeeway {
+		return 0, fmt.Errorf("tokens: leeway %v is outside 0 to %v", l, MaxLeeway)
+	}
+	return l, nil
+}
+
+// algorithmNames checks algs against those allowed and returns their names;
+// nil algs means every allowed one.
+func algorithmNames(algs, allowed []Algorithm) ([]string, error) {
+	if algs == nil {
+		algs = allowed
+	}
+	if len(algs) == 0 {
+		return nil, errors.New("tokens: no algorithm allowed")
+	}
+	names := make([]string, 0, len(algs))
+	for _, a := range algs {
+		if !slices.Contains(allowed, a) {
+			return nil, fmt.Errorf("tokens: algorithm %q not supported here", string(a))
+		}
+		names = append(names, string(a))
+	}
+	return names, nil
+}
+
+// Verify checks raw and returns its claims, or an error matching one of
+// [ErrMissing], [ErrTooLarge], [ErrMalformed], [ErrAlgorithm],
+// [ErrUnknownKey], [ErrSignature], [ErrExpired], [ErrNotYetValid],
+// [ErrIssuer], [ErrAudience] or [ErrClaims] with [errors.Is], and no claims.
+// Signature and key checks come first: a forged token is never told apart
+// by its claims.
+func (v *Verifier) Verify(_ context.Context, raw string) (*Claims, error) {
+	if err := checkRawSize(raw); err != nil {
+		return nil, err
+	}
+	var wc wireClaims
+	tok, err := v.parser.ParseWithClaims(raw, &wc, func(t *jwt.Token) (any, error) {
+		kid, err := headerKeyID(t)
+		if err != nil {
+			return nil, err
+		}
+		var issued time.Time
+		if wc.IssuedAt != nil {
+			issued = wc.IssuedAt.Time
+		}
+		k, err := v.keys.verifyingKey(kid, t.Method.Alg(), issued, v.now(), v.leeway)
+		if err != nil {
+			return nil, err
+		}
+		return k.verifyingKey(), nil
+	})
+	if err != nil {
+		return nil, classify(err, tok, v.algorithms)
+	}
+	switch {
+	case wc.Subject == "":
+		return nil, fmt.Errorf("%w: no sub", ErrClaims)
+	case wc.IssuedAt == nil:
+		return nil, fmt.Errorf("%w: no iat", ErrClaims)
+	case wc.ID == "":
+		return nil, fmt.Errorf("%w: no jti", ErrClaims)
+	}
+	c := &Claims{
+		Subject:   wc.Subject,
+		Admin:     wc.Admin,
+		Groups:    wc.Groups,
+		Issuer:    wc.Issuer,
+		Audience:  []string(wc.Audience),
+		ID:        wc.ID,
+		IssuedAt:  wc.IssuedAt.UTC(),
+		ExpiresAt: wc.ExpiresAt.UTC(),
+	}
+	if c.Groups == nil {
+		c.Groups = []string{}
+	}
+	return c, nil
+}
+
+func checkRawSize(raw string) error {
+	if raw == "" {
+		return ErrMissing
+	}
+	if len(raw) > MaxTokenSize {
+		return fmt.Errorf("%w: %d bytes, at most %d accepted", ErrTooLarge, len(raw), MaxTokenSize)
+	}
+	return nil
+}
+
+func headerKeyID(t *jwt.Token) (string, error) {
+	kid, ok := t.Header["kid"].(string)
+	if !ok || kid == "" {
+		return "", fmt.Errorf("%w: the token names no kid", ErrUnknownKey)
+	}
+	return kid, nil
+}
+
+// lookupSentinels are the sentinels a key lookup may return through
+// golang-jwt.
+func lookupSentinels() []error {
+	return []error{ErrAlgorithm, ErrUnknownKey, ErrProviderUnavailable}
+}
+
+// classify turns a golang-jwt error into one wrapping exactly one of the
+// package's sentinels. When claims fail several checks, the first of issuer,
+// audience, expiry, not-yet-valid, missing claim is reported.
+func classify(err error, tok *jwt.Token, algorithms []string) error {
+	for _, s := range lookupSentinels() {
+		if errors.Is(err, s) {
+			return fmt.Errorf("%w: %v", s, err)
+		}
+	}
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	if !errors.Is(err, jwt.ErrTokenMalformed) && tok != nil {
+		if alg, _ := tok.Header["alg"].(string); !slices.Contains(algorithms, alg) {
+			return fmt.Errorf("%w: %q", ErrAlgorithm, alg)
+		}
+	}
+	var sentinel error
+	switch {
+	case errors.Is(err, jwt.ErrTokenMalformed):
+		sentinel = ErrMalformed
+	case errors.Is(err, jwt.ErrTokenSignatureInvalid):
+		sentinel = ErrSignature
+	case errors.Is(err, jwt.ErrTokenInvalidIssuer):
+		sentinel = ErrIssuer
+	case errors.Is(err, jwt.ErrTokenInvalidAudience):
+		sentinel = ErrAudience
+	case errors.Is(err, jwt.ErrTokenExpired):
+		sentinel = ErrExpired
+	case errors.Is(err, jwt.ErrTokenNotValidYet), errors.Is(err, jwt.ErrTokenUsedBeforeIssued):
+		sentinel = ErrNotYetValid
+	case errors.Is(err, jwt.ErrTokenRequiredClaimMissing), errors.Is(err, jwt.ErrTokenInvalidClaims),
+		errors.Is(err, jwt.ErrInvalidType):
+		sentinel = ErrClaims
+	default:
+		sentinel = ErrMalformed
+	}
+	return fmt.Errorf("%w: %v", sentinel, err)
+}
