@@ -1,0 +1,85 @@
+// Package scoring is scorehub's scoring endpoint: the [Handler] that takes
+// rows as JSON, runs the endpoint's process on them and answers with the
+// same rows plus the process's result columns, wire-compatible with the
+// scoring agent of RapidMiner / Altair AI Hub.
+//
+// One request flows through it like this:
+//
+//	host mux → middleware → Handler
+//	  → route /{group}/api/v1/services/{path}/{alias}, names checked
+//	  → registry.Snapshot().Resolve (lock-free) → Authorize (token groups)
+//	  → Decode: body → columnar registry.Table, one pass, no map per row
+//	  → Request.Conform: the process's input schema
+//	  → Queues: a slot on the endpoint's execution queue
+//	  → registry.Process.Score under the endpoint's timeout
+//	  → AppendResponse: inputs echoed as sent, then the results
+//
+// [Decode], [Request.Conform] and [AppendResponse] are pure functions beside
+// the handler; [Queues] is shared with anything else that should respect
+// the queues' limits.
+//
+// # Wire contract
+//
+// The request is POST with Content-Type application/json (a charset
+// parameter must name UTF-8; anything else is 415) and a body
+// {"data":[{...},{...}]}. The JSON is strict: trailing commas, comments,
+// NaN, single quotes, invalid UTF-8, a key twice in one object and data
+// after the top-level object are refused. Values are numbers or text; for
+// pandas clients, null is a missing value, true and false are the text
+// "true" and "false", and other top-level keys (such as "schema") are
+// ignored. The columns are the union of the rows' keys in order of first
+// appearance; a row without a key has a missing value there. Query
+// parameters are macros handed to the process; a parameter given twice is
+// refused.
+//
+// The response has one object per input row: the keys that row had, in
+// column order, each value exactly as it was sent (a number keeps its
+// digits, a string its escapes, true stays true), then the result columns
+// in the process's order; missing, NaN and infinite results are null, and a
+// result named like an input column takes its place. {"data":[]} is
+// answered with {"data":[]} without running the process.
+//
+// The endpoint's timeout (or Config.DefaultTimeout) covers the whole
+// execution, the wait for a queue slot included. The client is answered when
+// it passes, even by a process that does not heed its context; such a
+// process keeps its queue slot until it returns. A client that disconnects
+// cancels the process's context.
+//
+// The handler matches paths itself rather than through an http.ServeMux:
+// each segment is unescaped and checked with [registry.ValidName], so "..",
+// "." or an escaped slash is a 404, never a redirect or a lookup.
+//
+// # Errors
+//
+// Every error is the JSON shape
+// {"error":{"type":"…","message":"…","pointer":"…"}}, the pointer present
+// where a place in the request is at fault (for example /data/3/age). The
+// type codes are stable:
+//
+//	not_found               404 no endpoint at this address, or a name that is not valid
+//	endpoint_disabled       404 the endpoint's deployment is disabled
+//	method_not_allowed      405 not POST (with Allow: POST)
+//	unauthorized            401 a token group's request without acceptable credentials
+//	forbidden               403 a token group's request whose caller may not use the group
+//	unsupported_media_type  415 the body is not declared as JSON in UTF-8
+//	malformed_json          400 the body is not strict JSON
+//	duplicate_key           400 a key appears twice in one object
+//	invalid_request         400 not an object, "data" missing or not an array, a row not an object, an empty key, a malformed query string
+//	invalid_value           400 an object or array as a value, a number out of range
+//	mixed_types             400 a column holds numbers in one row and text in another
+//	schema_mismatch         400 a required column is missing from every row, or a column has the wrong kind
+//	duplicate_macro         400 a query parameter is given more than once
+//	body_too_large          413 the body exceeds Limits.MaxBodyBytes
+//	too_many_rows           413 more rows than Limits.MaxRows
+//	too_many_columns        413 more distinct keys than Limits.MaxColumns
+//	too_many_cells          413 rows × columns exceed Limits.MaxCells
+//	queue_full              503 the queue's waiting list is full (with Retry-After)
+//	unavailable             503 the endpoint's queue is not defined
+//	process_unavailable     503 the endpoint's process is not in this server's catalog
+//	timeout                 504 the execution did not finish in time
+//	internal_error          500 anything else: a process error, panic or bad result (the cause is logged)
+//
+// A request whose client left is logged as client_closed_request (499); no
+// client sees it. A process may return an [*Error] to choose the answer
+// itself, for example a 400 for input it cannot score.
+package scoring

@@ -1,0 +1,222 @@
+package scoring
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"unicode/utf8"
+
+	"github.com/scorehub/scorehub/registry"
+)
+
+// AppendResponse appends to dst the response body for req scored as result:
+// {"data":[...]} with one object per input row, in input order. Each object
+// holds the keys its row had, in the order the columns first appeared in the
+// request, every value exactly as it was sent; then the result columns in
+// result's order. A result column named like an input column takes that
+// column's place instead, in every row. Missing, NaN and infinite results
+// are null.
+//
+// It fails when result is nil or does not have one row per input row.
+func AppendResponse(dst []byte, req *Request, result *registry.Table) ([]byte, error) {
+	e, err := newEncoder(req, result)
+	if err != nil {
+		return dst, err
+	}
+	dst = append(dst, responseStart...)
+	for i := range req.Table.Rows() {
+		dst = e.appendRow(dst, i)
+	}
+	return append(dst, responseEnd...), nil
+}
+
+const (
+	responseStart = `{"data":[`
+	responseEnd   = "]}\n"
+	emptyResponse = responseStart + responseEnd
+)
+
+// encoder writes the rows of one response. It lives in the request's
+// decode state, so that a pooled state reuses its slices.
+type encoder struct {
+	body     []byte
+	st       *decodeState
+	res      []*registry.Column
+	keys     []byte        // `"name":` of every result column, back to back
+	keyEnd   []int         // where each result column's key ends in keys
+	replace  []replacement // result columns that take an input column's place, by input column
+	appended []int         // the other result columns, in result order
+}
+
+// replacement is a result column res that replaces the input column in.
+type replacement struct {
+	in  uint32
+	res int
+}
+
+// checkResult reports a result a process must not return.
+func checkResult(rows int, result *registry.Table) error {
+	if result == nil {
+		return errors.New("scoring: the process returned no table")
+	}
+	if got, want := result.Rows(), rows; got != want {
+		return fmt.Errorf("scoring: the process returned %d rows for %d input rows", got, want)
+	}
+	return nil
+}
+
+func newEncoder(req *Request, result *registry.Table) (*encoder, error) {
+	if err := checkResult(req.Table.Rows(), result); err != nil {
+		return nil, err
+	}
+	e := &req.st.enc
+	*e = encoder{body: req.st.data, st: req.st,
+		res: e.res[:0], keys: e.keys[:0], keyEnd: e.keyEnd[:0], replace: e.replace[:0], appended: e.appended[:0]}
+	for i := range result.NumColumns() {
+		col := result.Column(i)
+		e.res = append(e.res, col)
+		e.keys = append(appendString(e.keys, col.Name), ':')
+		e.keyEnd = append(e.keyEnd, len(e.keys))
+		if in, ok := req.st.lookup(col.Name); ok {
+			e.replace = append(e.replace, replacement{in: in, res: i})
+		} else {
+			e.appended = append(e.appended, i)
+		}
+	}
+	slices.SortFunc(e.replace, func(a, b replacement) int { return int(a.in) - int(b.in) })
+	return e, nil
+}
+
+// appendRow appends row i, preceded by a comma unless it is the first.
+func (e *encoder) appendRow(b []byte, i int) []byte {
+	if i > 0 {
+		b = append(b, ',')
+	}
+	b = append(b, '{')
+	sep := false
+	rp := e.replace
+	for _, cl := range e.st.row(i) {
+		for len(rp) > 0 && rp[0].in < cl.col {
+			b = e.appendResult(b, sep, rp[0].res, i)
+			sep, rp = true, rp[1:]
+		}
+		if len(rp) > 0 && rp[0].in == cl.col {
+			b = e.appendResult(b, sep, rp[0].res, i)
+			sep, rp = true, rp[1:]
+			continue
+		}
+		if sep {
+			b = append(b, ',')
+		}
+		sep = true
+		b = append(b, e.st.cols[cl.col].key.of(e.body)...)
+		b = append(b, ':')
+		b = append(b, cl.raw.of(e.body)...)
+	}
+	for _, r := range rp {
+		b = e.appendResult(b, sep, r.res, i)
+		sep = true
+	}
+	for _, c := range e.appended {
+		b = e.appendResult(b, sep, c, i)
+		sep = true
+	}
+	return append(b, '}')
+}
+
+func (e *encoder) appendResult(b []byte, sep bool, c, i int) []byte {
+	if sep {
+		b = append(b, ',')
+	}
+	start := 0
+	if c > 0 {
+		start = e.keyEnd[c-1]
+	}
+	b = append(b, e.keys[start:e.keyEnd[c]]...)
+	return appendValue(b, e.res[c], i)
+}
+
+// appendValue appends row i of col as JSON; missing, NaN and ±Inf are null.
+func appendValue(b []byte, col *registry.Column, i int) []byte {
+	if col.Missing != nil && col.Missing[i] {
+		return append(b, "null"...)
+	}
+	if col.Kind == registry.Text {
+		return appendString(b, col.Texts[i])
+	}
+	f := col.Numbers[i]
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return append(b, "null"...)
+	}
+	return appendFloat(b, f)
+}
+
+// appendFloat formats f as JavaScript and encoding/json do: the shortest
+// representation that reads back as f, in exponent form only for very
+// small or very large magnitudes.
+func appendFloat(b []byte, f float64) []byte {
+	abs := math.Abs(f)
+	format := byte('f')
+	if abs != 0 && (abs < 1e-6 || abs >= 1e21) {
+		format = 'e'
+	}
+	b = strconv.AppendFloat(b, f, format, -1, 64)
+	if format == 'e' {
+		// clean up e-09 to e-9
+		if n := len(b); n >= 4 && b[n-4] == 'e' && b[n-3] == '-' && b[n-2] == '0' {
+			b[n-2] = b[n-1]
+			b = b[:n-1]
+		}
+	}
+	return b
+}
+
+// appendString appends s as a JSON string. Invalid UTF-8 becomes U+FFFD,
+// so the output is always valid JSON.
+func appendString(b []byte, s string) []byte {
+	const hex = "0123456789abcdef"
+	b = append(b, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if c >= 0x20 && c != '"' && c != '\\' {
+				i++
+				continue
+			}
+			b = append(b, s[start:i]...)
+			switch c {
+			case '"', '\\':
+				b = append(b, '\\', c)
+			case '\n':
+				b = append(b, '\\', 'n')
+			case '\r':
+				b = append(b, '\\', 'r')
+			case '\t':
+				b = append(b, '\\', 't')
+			case '\b':
+				b = append(b, '\\', 'b')
+			case '\f':
+				b = append(b, '\\', 'f')
+			default:
+				b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			b = append(b, s[start:i]...)
+			b = append(b, `\ufffd`...)
+			i++
+			start = i
+			continue
+		}
+		i += size
+	}
+	b = append(b, s[start:]...)
+	return append(b, '"')
+}

@@ -1,0 +1,137 @@
+package scoring_test
+
+import (
+	"encoding/json"
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/scorehub/scorehub/registry"
+	"github.com/scorehub/scorehub/scoring"
+)
+
+func TestAppendResponse(t *testing.T) {
+	nan, inf := math.NaN(), math.Inf(1)
+	tests := []struct {
+		name   string
+		body   string
+		result func(rows int) *registry.Table
+		want   string
+	}{
+		{"numbers are echoed with their digits",
+			`{"data":[{"id":12345678901234567890,"p":1.10,"e":1E+2,"z":-0.0}]}`, nil,
+			`{"data":[{"id":12345678901234567890,"p":1.10,"e":1E+2,"z":-0.0}]}`},
+		{"strings are echoed with their escapes",
+			`{"data":[{"s":"caf\u00e9 \"q\" \/ \t"}]}`, nil,
+			`{"data":[{"s":"caf\u00e9 \"q\" \/ \t"}]}`},
+		{"booleans and nulls are echoed as sent",
+			`{"data":[{"b":true,"n":null},{"b":false}]}`, nil,
+			`{"data":[{"b":true,"n":null},{"b":false}]}`},
+		{"whitespace between tokens is dropped",
+			"{ \"data\" : [ { \"a\" : 1 ,\n \"b\" : \"x\" } ] }", nil,
+			`{"data":[{"a":1,"b":"x"}]}`},
+		{"each row keeps only its keys, in column order",
+			`{"data":[{"a":1,"b":2},{"c":3},{"b":4,"a":5,"c":6}]}`, nil,
+			`{"data":[{"a":1,"b":2},{"c":3},{"a":5,"b":4,"c":6}]}`},
+		{"a key is echoed as it first appeared",
+			`{"data":[{"\u0061":1},{"a":2}]}`, nil,
+			`{"data":[{"\u0061":1},{"\u0061":2}]}`},
+		{"results follow the inputs in the process's order",
+			`{"data":[{"x":1},{"x":2}]}`,
+			func(n int) *registry.Table {
+				return registry.MustTable(n,
+					registry.TextColumn("prediction(y)", []string{"yes", "no"}, nil),
+					registry.NumberColumn("confidence(yes)", []float64{0.75, 0.25}, nil))
+			},
+			`{"data":[{"x":1,"prediction(y)":"yes","confidence(yes)":0.75},{"x":2,"prediction(y)":"no","confidence(yes)":0.25}]}`},
+		{"missing, NaN and infinite results are null",
+			`{"data":[{"x":1},{"x":2},{"x":3},{"x":4}]}`,
+			func(n int) *registry.Table {
+				return registry.MustTable(n,
+					registry.NumberColumn("r", []float64{nan, inf, -inf, 5}, []bool{false, false, false, false}),
+					registry.TextColumn("t", []string{"", "b", "c", "d"}, []bool{true, false, false, true}))
+			},
+			`{"data":[{"x":1,"r":null,"t":null},{"x":2,"r":null,"t":"b"},{"x":3,"r":null,"t":"c"},{"x":4,"r":5,"t":null}]}`},
+		{"a result named like an input column replaces it in place, in every row",
+			`{"data":[{"a":1,"b":2,"c":3},{"a":4,"c":6}]}`,
+			func(n int) *registry.Table {
+				return registry.MustTable(n,
+					registry.NumberColumn("new", []float64{7, 8}, nil),
+					registry.TextColumn("b", []string{"B1", "B2"}, nil))
+			},
+			`{"data":[{"a":1,"b":"B1","c":3,"new":7},{"a":4,"b":"B2","c":6,"new":8}]}`},
+		{"replacements keep the input order whatever the result order",
+			`{"data":[{"a":1,"b":2,"c":3}]}`,
+			func(n int) *registry.Table {
+				return registry.MustTable(n,
+					registry.NumberColumn("c", []float64{30}, nil),
+					registry.NumberColumn("a", []float64{10}, nil))
+			},
+			`{"data":[{"a":10,"b":2,"c":30}]}`},
+		{"a replaced column of a row that lacked it, before the row's keys",
+			`{"data":[{"a":1,"b":2},{"b":3}]}`,
+			func(n int) *registry.Table {
+				return registry.MustTable(n, registry.NumberColumn("a", []float64{0, 9}, nil))
+			},
+			`{"data":[{"a":0,"b":2},{"a":9,"b":3}]}`},
+		{"number formatting",
+			`{"data":[{},{},{},{},{},{},{}]}`,
+			func(n int) *registry.Table {
+				return registry.MustTable(n, registry.NumberColumn("v",
+					[]float64{0.1, 100, 1e21, 1e-7, -2.5e-300, 123456789012, math.Copysign(0, -1)}, nil))
+			},
+			`{"data":[{"v":0.1},{"v":100},{"v":1e+21},{"v":1e-7},{"v":-2.5e-300},{"v":123456789012},{"v":-0}]}`},
+		{"text results are escaped, invalid UTF-8 replaced",
+			`{"data":[{}]}`,
+			func(n int) *registry.Table {
+				return registry.MustTable(n, registry.TextColumn("s \"q\"", []string{"a\"b\\c\n\x01\xffé🙂"}, nil))
+			},
+			`{"data":[{"s \"q\"":"a\"b\\c\n\u0001\ufffdé🙂"}]}`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			req, err := scoring.Decode(strings.NewReader(tc.body), scoring.Limits{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			result := registry.MustTable(req.Table.Rows())
+			if tc.result != nil {
+				result = tc.result(req.Table.Rows())
+			}
+			got, err := scoring.AppendResponse(nil, req, result)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := tc.want + "\n"; string(got) != want {
+				t.Errorf("response\n got %s\nwant %s", got, want)
+			}
+			if !json.Valid(got) {
+				t.Errorf("response is not valid JSON")
+			}
+		})
+	}
+}
+
+func TestAppendResponseRefusesBadResults(t *testing.T) {
+	req, err := scoring.Decode(strings.NewReader(`{"data":[{"a":1},{"a":2}]}`), scoring.Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, result := range map[string]*registry.Table{
+		"nil table":                nil,
+		"one row":                  registry.MustTable(1, registry.NumberColumn("r", []float64{1}, nil)),
+		"three rows":               registry.MustTable(3),
+		"zero rows":                registry.MustTable(0),
+		"three rows with a column": registry.MustTable(3, registry.TextColumn("t", []string{"a", "b", "c"}, nil)),
+	} {
+		t.Run(name, func(t *testing.T) {
+			out, err := scoring.AppendResponse([]byte("prefix"), req, result)
+			if err == nil {
+				t.Fatalf("AppendResponse accepted it: %s", out)
+			}
+			if string(out) != "prefix" {
+				t.Errorf("dst changed to %q on error", out)
+			}
+		})
+	}
+}

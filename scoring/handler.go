@@ -1,0 +1,462 @@
+package scoring
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math"
+	"mime"
+	"net/http"
+	"net/url"
+	"runtime/debug"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/scorehub/scorehub/internal/httperr"
+	"github.com/scorehub/scorehub/registry"
+)
+
+// DefaultTimeout bounds an execution whose endpoint sets no timeout.
+const DefaultTimeout = 10 * time.Second
+
+// Config configures a [Handler].
+type Config struct {
+	// Registry resolves endpoints. It is required.
+	Registry *registry.Registry
+
+	// Queues runs executions. nil means New makes one over Registry; a
+	// given one must be built over Registry too.
+	Queues *Queues
+
+	// Limits bound every request; zero fields mean the defaults.
+	Limits Limits
+
+	// DefaultTimeout bounds an execution, queue wait included, when the
+	// endpoint sets no Timeout. Zero means 10 s.
+	DefaultTimeout time.Duration
+
+	// RetryAfter is what a client refused because a queue is full is told
+	// to wait, rounded up to whole seconds. Zero means 1 s.
+	RetryAfter time.Duration
+
+	// Authorize decides whether r may call an endpoint of a group whose
+	// Auth.Mode is registry.TokenRequired; it is called with the group's
+	// policy, and only for such groups. It returns nil to let the request
+	// through. Otherwise its error is the answer: an [*Error] as it is;
+	// [ErrUnauthorized] or [ErrForbidden] (possibly wrapped) as 401
+	// unauthorized or 403 forbidden; anything else as 500 internal_error.
+	// An error that implements [Challenger] sets WWW-Authenticate; a 401
+	// without one says "Bearer".
+	//
+	// nil refuses every request to a token group with 401: the handler
+	// never lets a protected group through without a check.
+	Authorize func(r *http.Request, p registry.AuthPolicy) error
+
+	// Logger receives failed requests (server faults at error level, with
+	// their cause) and process panics with their stack. nil means
+	// slog.Default().
+	Logger *slog.Logger
+}
+
+// Handler is the scoring endpoint handler:
+//
+//	POST /{group}/api/v1/services/{path}/{alias}
+//
+// relative to where it is mounted; mount it with http.StripPrefix. Every
+// other method on such a path is a 405 and every other path a 404, both as
+// JSON errors. It is safe for concurrent use.
+type Handler struct {
+	reg            *registry.Registry
+	queues         *Queues
+	lim            Limits
+	defaultTimeout time.Duration
+	retryAfter     string
+	authorize      func(*http.Request, registry.AuthPolicy) error
+	log            *slog.Logger
+
+	states statePool
+	bufs   sync.Pool // *[]byte response buffers
+}
+
+// New returns a handler configured by cfg. It fails when Registry is
+// missing, Queues belongs to another registry, or a limit or duration is
+// negative or out of range.
+func New(cfg Config) (*Handler, error) {
+	if cfg.Registry == nil {
+		return nil, errors.New("scoring: Config.Registry is required")
+	}
+	lim, err := cfg.Limits.resolve()
+	if err != nil {
+		return nil, err
+	}
+	if cfg.DefaultTimeout < 0 || cfg.RetryAfter < 0 {
+		return nil, errors.New("scoring: Config.DefaultTimeout and Config.RetryAfter must not be negative")
+	}
+	q := cfg.Queues
+	if q == nil {
+		if q, err = NewQueues(cfg.Registry); err != nil {
+			return nil, err
+		}
+	} else if q.reg != cfg.Registry {
+		return nil, errors.New("scoring: Config.Queues is built over another registry")
+	}
+	h := &Handler{
+		reg:            cfg.Registry,
+		queues:         q,
+		lim:            lim,
+		defaultTimeout: cfg.DefaultTimeout,
+		retryAfter:     "1",
+		authorize:      cfg.Authorize,
+		log:            cfg.Logger,
+	}
+	if h.defaultTimeout == 0 {
+		h.defaultTimeout = DefaultTimeout
+	}
+	if cfg.RetryAfter > 0 {
+		h.retryAfter = strconv.FormatInt(int64(math.Ceil(cfg.RetryAfter.Seconds())), 10)
+	}
+	if h.log == nil {
+		h.log = slog.Default()
+	}
+	return h, nil
+}
+
+// Queues returns the queues the handler runs executions on.
+func (h *Handler) Queues() *Queues { return h.queues }
+
+// ServeHTTP answers one scoring request. The steps, each of which may end it
+// with an error: route and names (404), method (405), the endpoint in the
+// current registry snapshot (404, 503), Authorize for token groups (401,
+// 403), Content-Type (415), macros, body and its decoding (400, 413), the
+// process's input schema (400), a slot on the endpoint's queue (503), the
+// process under the timeout (504, 500), the response.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	group, path, alias, ok := parseRoute(r.URL.EscapedPath())
+	if !ok {
+		h.fail(w, r, errRouteNotFound)
+		return
+	}
+	if r.Method != http.MethodPost {
+		w.Header().Set("Allow", http.MethodPost)
+		h.fail(w, r, errMethod)
+		return
+	}
+	target, err := h.reg.Snapshot().Resolve(group, path, alias)
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	if target.Group.Auth.Mode == registry.TokenRequired {
+		if err := h.checkAuth(w, r, target.Group.Auth); err != nil {
+			h.fail(w, r, err)
+			return
+		}
+	}
+	if !isJSON(r.Header.Get("Content-Type")) {
+		h.fail(w, r, errMediaType)
+		return
+	}
+	macros, err := parseMacros(r.URL.RawQuery)
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+
+	st := h.states.get()
+	defer st.pool.put(st)
+	body := r.Body
+	if body == nil {
+		body = http.NoBody
+	}
+	body = http.MaxBytesReader(w, body, h.lim.MaxBodyBytes)
+	if err := st.read(body, h.lim.MaxBodyBytes, r.ContentLength); err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	req, err := st.decode(h.lim)
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	if req.Table.Rows() == 0 {
+		writeJSON(w, []byte(emptyResponse))
+		return
+	}
+	if err := req.Conform(target.Process.Input); err != nil {
+		h.fail(w, r, err)
+		return
+	}
+
+	in := registry.Input{
+		Table:    req.Table,
+		Macros:   macros,
+		Endpoint: registry.EndpointRef{Group: group, Path: path, Alias: alias},
+	}
+	result, err := h.execute(r.Context(), target, in)
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	enc, err := newEncoder(req, result)
+	if err != nil {
+		h.fail(w, r, err) // checked by execute already
+		return
+	}
+	h.respond(w, r, enc, req.Table.Rows())
+}
+
+// checkAuth applies the group's token policy; on refusal it sets the
+// challenge header and returns the answer.
+func (h *Handler) checkAuth(w http.ResponseWriter, r *http.Request, p registry.AuthPolicy) error {
+	if h.authorize == nil {
+		h.log.WarnContext(r.Context(), "scoring: a web API group requires a token but the handler has no Authorize function; refusing",
+			"path", r.URL.Path)
+		w.Header().Set("WWW-Authenticate", defaultChallenge)
+		return &Error{Status: http.StatusUnauthorized, Type: TypeUnauthorized, Message: "this endpoint needs a valid token"}
+	}
+	err := h.authorize(r, p)
+	if err == nil {
+		return nil
+	}
+	e := authError(err)
+	var ch Challenger
+	switch {
+	case errors.As(err, &ch):
+		w.Header().Set("WWW-Authenticate", ch.Challenge())
+	case e.Status == http.StatusUnauthorized:
+		w.Header().Set("WWW-Authenticate", defaultChallenge)
+	}
+	return e
+}
+
+// outcome is what a process execution produced.
+type outcome struct {
+	result *registry.Table
+	err    error
+}
+
+// execute runs the target's process on a slot of its queue under the
+// endpoint's timeout, which covers the wait for the slot. When the deadline
+// passes or the client leaves, it returns at once; a process that does not
+// heed its context keeps its slot until it returns.
+func (h *Handler) execute(parent context.Context, target registry.Target, in registry.Input) (*registry.Table, error) {
+	timeout := target.Endpoint.Timeout
+	if timeout <= 0 {
+		timeout = h.defaultTimeout
+	}
+	ctx, cancel := context.WithTimeout(parent, timeout)
+	defer cancel()
+	slot, err := h.queues.Acquire(ctx, target.Endpoint.QueueName())
+	if err != nil {
+		return nil, err
+	}
+	done := make(chan outcome, 1)
+	go h.run(ctx, slot, target.Process, in, done)
+	select {
+	case o := <-done:
+		return o.result, o.err
+	case <-ctx.Done():
+		select {
+		case o := <-done: // finished as the context ended
+			return o.result, o.err
+		default:
+			return nil, ctx.Err()
+		}
+	}
+}
+
+// run calls the process, checks its result and releases the slot. It turns
+// a panic into an error, after logging it with its stack.
+func (h *Handler) run(ctx context.Context, slot *Slot, p registry.ProcessInfo, in registry.Input, done chan<- outcome) {
+	var o outcome
+	defer func() {
+		if v := recover(); v != nil {
+			h.log.ErrorContext(ctx, "scoring: process panicked", "process", p.Name, "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
+			o = outcome{err: fmt.Errorf("scoring: process %q panicked: %v", p.Name, v)}
+		}
+		o.err = processError(ctx, p.Name, o.err)
+		if o.err != nil {
+			o.result = nil
+		}
+		slot.Release(o.err)
+		done <- o
+	}()
+	o.result, o.err = p.Process.Score(ctx, in)
+	if o.err == nil {
+		if err := checkResult(in.Table.Rows(), o.result); err != nil {
+			o.err = fmt.Errorf("scoring: process %q: %w", p.Name, err)
+		}
+	}
+}
+
+// processError decides what a process's error means: the context's error
+// when the deadline passed or the client left (even if the process then
+// succeeded), an *Error as it is, anything else an internal error.
+func processError(ctx context.Context, name string, err error) error {
+	if cerr := ctx.Err(); cerr != nil {
+		return cerr
+	}
+	if err == nil {
+		return nil
+	}
+	var e *Error
+	if errors.As(err, &e) {
+		return e
+	}
+	// A context error of the process's own (not ours) is a failure like any
+	// other; %v keeps it from being taken for a timeout.
+	return errInternal.Wrap(fmt.Errorf("scoring: process %q: %v", name, err))
+}
+
+// flushSize is how much of a response is buffered before it is written.
+const flushSize = 32 << 10
+
+// respond writes the rows. A response that fits in one buffer goes out with
+// Content-Length; a longer one is streamed.
+func (h *Handler) respond(w http.ResponseWriter, r *http.Request, enc *encoder, rows int) {
+	bp, _ := h.bufs.Get().(*[]byte)
+	if bp == nil {
+		bp = new([]byte)
+	}
+	defer func() {
+		if cap(*bp) <= 4*flushSize {
+			h.bufs.Put(bp)
+		}
+	}()
+	buf := append((*bp)[:0], responseStart...)
+	i := 0
+	for ; i < rows && len(buf) < flushSize; i++ {
+		buf = enc.appendRow(buf, i)
+	}
+	if i == rows {
+		buf = append(buf, responseEnd...)
+		*bp = buf
+		writeJSON(w, buf)
+		return
+	}
+	hd := w.Header()
+	hd.Set("Content-Type", "application/json")
+	hd.Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(http.StatusOK)
+	for {
+		if _, err := w.Write(buf); err != nil {
+			h.log.DebugContext(r.Context(), "scoring: response not delivered", "path", r.URL.Path, "cause", err.Error())
+			*bp = buf
+			return
+		}
+		buf = buf[:0]
+		if i == rows {
+			break
+		}
+		for ; i < rows && len(buf) < flushSize; i++ {
+			buf = enc.appendRow(buf, i)
+		}
+		if i == rows {
+			buf = append(buf, responseEnd...)
+		}
+	}
+	*bp = buf
+}
+
+// writeJSON writes a complete 200 response.
+func writeJSON(w http.ResponseWriter, b []byte) {
+	hd := w.Header()
+	hd.Set("Content-Type", "application/json")
+	hd.Set("X-Content-Type-Options", "nosniff")
+	hd.Set("Content-Length", strconv.Itoa(len(b)))
+	w.WriteHeader(http.StatusOK)
+	w.Write(b)
+}
+
+func (h *Handler) fail(w http.ResponseWriter, r *http.Request, err error) {
+	switch {
+	case errors.Is(err, ErrQueueFull):
+		w.Header().Set("Retry-After", h.retryAfter)
+		err = errQueueFull.Wrap(err)
+	case errors.Is(err, ErrNoQueue):
+		err = errNoQueue.Wrap(err)
+	}
+	httperr.Write(w, r, h.log, err)
+}
+
+// parseRoute splits an escaped path /{group}/api/v1/services/{path}/{alias}
+// and unescapes the names. It reports false for any other shape and for a
+// name that is not valid once unescaped (so "%2F" and ".." never reach a
+// lookup).
+func parseRoute(p string) (group, path, alias string, ok bool) {
+	rest, ok := strings.CutPrefix(p, "/")
+	if !ok {
+		return "", "", "", false
+	}
+	group, rest, ok = strings.Cut(rest, "/")
+	if !ok {
+		return "", "", "", false
+	}
+	if rest, ok = strings.CutPrefix(rest, "api/v1/services/"); !ok {
+		return "", "", "", false
+	}
+	path, alias, ok = strings.Cut(rest, "/")
+	if !ok || strings.IndexByte(alias, '/') >= 0 {
+		return "", "", "", false
+	}
+	for _, s := range []*string{&group, &path, &alias} {
+		if strings.IndexByte(*s, '%') >= 0 {
+			u, err := url.PathUnescape(*s)
+			if err != nil {
+				return "", "", "", false
+			}
+			*s = u
+		}
+		if !registry.ValidName(*s) {
+			return "", "", "", false
+		}
+	}
+	return group, path, alias, true
+}
+
+// isJSON reports whether a Content-Type header names JSON in UTF-8:
+// application/json, with any parameters, a charset one naming UTF-8.
+func isJSON(ct string) bool {
+	if ct == "application/json" {
+		return true
+	}
+	mt, params, err := mime.ParseMediaType(ct)
+	if err != nil || mt != "application/json" {
+		return false
+	}
+	cs, ok := params["charset"]
+	return !ok || strings.EqualFold(cs, "utf-8") || strings.EqualFold(cs, "utf8")
+}
+
+// parseMacros turns the query string into macros: each parameter once, with
+// a non-empty name.
+func parseMacros(raw string) (map[string]string, error) {
+	if raw == "" {
+		return nil, nil
+	}
+	q, err := url.ParseQuery(raw)
+	if err != nil {
+		return nil, badRequest(TypeInvalidRequest, "", "the query string is malformed").Wrap(err)
+	}
+	names := make([]string, 0, len(q))
+	for name := range q {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	macros := make(map[string]string, len(q))
+	for _, name := range names {
+		v := q[name]
+		switch {
+		case name == "":
+			return nil, badRequest(TypeInvalidRequest, "", "a query parameter has no name")
+		case len(v) > 1:
+			return nil, badRequest(TypeDuplicateMacro, "", "the macro %q is given %d times; give it once", name, len(v))
+		}
+		macros[name] = v[0]
+	}
+	return macros, nil
+}

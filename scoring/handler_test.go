@@ -1,0 +1,689 @@
+package scoring_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/scorehub/scorehub/registry"
+	"github.com/scorehub/scorehub/scoring"
+)
+
+// waitFor polls cond until it holds; the deadline only keeps a broken test
+// from hanging.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("gave up waiting for %s", what)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+func TestHandlerRoutes(t *testing.T) {
+	f := newFixture(t, scoring.Config{}, registry.ProcessInfo{Name: "echo", Process: echo})
+	long := strings.Repeat("a", 129)
+	tests := []struct {
+		name, method, target string
+		want                 apiError
+	}{
+		{"the endpoint", "POST", "/DEFAULT/api/v1/services/demo/echo", apiError{}},
+		{"escaped letters name the same endpoint", "POST", "/%44EFAULT/api/v1/services/d%65mo/echo", apiError{}},
+		{"root", "POST", "/", apiError{Status: 404, Type: "not_found"}},
+		{"group only", "POST", "/DEFAULT", apiError{Status: 404, Type: "not_found"}},
+		{"no alias", "POST", "/DEFAULT/api/v1/services/demo", apiError{Status: 404, Type: "not_found"}},
+		{"empty alias", "POST", "/DEFAULT/api/v1/services/demo/", apiError{Status: 404, Type: "not_found"}},
+		{"a segment too many", "POST", "/DEFAULT/api/v1/services/demo/echo/x", apiError{Status: 404, Type: "not_found"}},
+		{"another API version", "POST", "/DEFAULT/api/v2/services/demo/echo", apiError{Status: 404, Type: "not_found"}},
+		{"an escaped slash", "POST", "/DEFAULT/api/v1/services/de%2Fmo/echo", apiError{Status: 404, Type: "not_found"}},
+		{"dot-dot", "POST", "/DEFAULT/api/v1/services/../echo", apiError{Status: 404, Type: "not_found"}},
+		{"escaped dot-dot", "POST", "/DEFAULT/api/v1/services/%2E%2E/echo", apiError{Status: 404, Type: "not_found"}},
+		{"dot", "POST", "/DEFAULT/api/v1/services/demo/.", apiError{Status: 404, Type: "not_found"}},
+		{"a leading dash", "POST", "/-DEFAULT/api/v1/services/demo/echo", apiError{Status: 404, Type: "not_found"}},
+		{"a space", "POST", "/DEFAULT/api/v1/services/de%20mo/echo", apiError{Status: 404, Type: "not_found"}},
+		{"a name too long", "POST", "/DEFAULT/api/v1/services/" + long + "/echo", apiError{Status: 404, Type: "not_found"}},
+		{"an unknown group", "POST", "/other/api/v1/services/demo/echo", apiError{Status: 404, Type: "not_found"}},
+		{"an unknown deployment", "POST", "/DEFAULT/api/v1/services/other/echo", apiError{Status: 404, Type: "not_found"}},
+		{"an unknown alias", "POST", "/DEFAULT/api/v1/services/demo/other", apiError{Status: 404, Type: "not_found"}},
+		{"names are case-sensitive", "POST", "/default/api/v1/services/demo/echo", apiError{Status: 404, Type: "not_found"}},
+		{"GET", "GET", "/DEFAULT/api/v1/services/demo/echo", apiError{Status: 405, Type: "method_not_allowed"}},
+		{"PUT", "PUT", "/DEFAULT/api/v1/services/demo/echo", apiError{Status: 405, Type: "method_not_allowed"}},
+		{"GET on an unknown endpoint", "GET", "/DEFAULT/api/v1/services/demo/other", apiError{Status: 405, Type: "method_not_allowed"}},
+		{"GET on another path", "GET", "/DEFAULT/api/v1/other", apiError{Status: 404, Type: "not_found"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			w := serve(f.h, tc.method, tc.target, "application/json", `{"data":[{"a":1}]}`)
+			got := errorOf(t, w)
+			got.Message = ""
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("answer (-want +got):\n%s\nbody %s", diff, w.Body)
+			}
+			if allow := w.Header().Get("Allow"); (tc.want.Status == 405) != (allow == "POST") {
+				t.Errorf("Allow = %q", allow)
+			}
+		})
+	}
+}
+
+func TestHandlerMountedUnderPrefix(t *testing.T) {
+	f := newFixture(t, scoring.Config{}, registry.ProcessInfo{Name: "echo", Process: echo})
+	mux := http.NewServeMux()
+	mux.Handle("/webapi/", http.StripPrefix("/webapi", f.h))
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+	for target, want := range map[string]int{
+		"/webapi/DEFAULT/api/v1/services/demo/echo":        200,
+		"/webapi/DEFAULT/api/v1/services/de%2Fmo/echo":     404,
+		"/webapi/DEFAULT/api/v1/services/demo%2Fecho/echo": 404,
+		"/DEFAULT/api/v1/services/demo/echo":               404,
+	} {
+		resp, err := http.Post(srv.URL+target, "application/json", strings.NewReader(`{"data":[{"a":1}]}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != want {
+			t.Errorf("POST %s: %d, want %d", target, resp.StatusCode, want)
+		}
+	}
+}
+
+func TestHandlerContentType(t *testing.T) {
+	f := newFixture(t, scoring.Config{}, registry.ProcessInfo{Name: "echo", Process: echo})
+	for ct, ok := range map[string]bool{
+		"application/json":                   true,
+		"application/json; charset=utf-8":    true,
+		"application/json;charset=UTF-8":     true,
+		"Application/JSON; charset=\"utf8\"": true,
+		"application/json; foo=bar":          true,
+		"":                                   false,
+		"text/plain":                         false,
+		"application/x-www-form-urlencoded":  false,
+		"application/json; charset=latin1":   false,
+		"application/json-patch+json":        false,
+		"application/jsonx":                  false,
+		"application/json; charset":          false,
+	} {
+		t.Run(ct, func(t *testing.T) {
+			w := serve(f.h, "POST", "/DEFAULT/api/v1/services/demo/echo", ct, `{"data":[{"a":1}]}`)
+			got := errorOf(t, w)
+			if ok && got.Status != 0 {
+				t.Errorf("refused: %+v", got)
+			}
+			if !ok && (got.Status != 415 || got.Type != "unsupported_media_type") {
+				t.Errorf("answer %+v, want 415 unsupported_media_type", got)
+			}
+		})
+	}
+}
+
+// The issue's own test: a 20-digit ID and 1.10 come back unchanged.
+func TestHandlerEchoesInputsExactly(t *testing.T) {
+	f := newFixture(t, scoring.Config{}, registry.ProcessInfo{Name: "double", Process: double})
+	w := f.post("double", "", `{"data":[{"id":12345678901234567890,"x":1.10,"name":"caf\u00e9","ok":true,"none":null}]}`)
+	if w.Code != 200 {
+		t.Fatalf("status %d: %s", w.Code, w.Body)
+	}
+	want := `{"data":[{"id":12345678901234567890,"x":1.10,"name":"caf\u00e9","ok":true,"none":null,"double":2.2}]}` + "\n"
+	if got := w.Body.String(); got != want {
+		t.Errorf("body\n got %s\nwant %s", got, want)
+	}
+	if ct := w.Header().Get("Content-Type"); ct != "application/json" {
+		t.Errorf("Content-Type = %q", ct)
+	}
+}
+
+func TestHandlerStreamsLargeResponses(t *testing.T) {
+	f := newFixture(t, scoring.Config{}, registry.ProcessInfo{Name: "double", Process: double})
+	var b strings.Builder
+	b.WriteString(`{"data":[`)
+	for i := range 5000 {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, `{"x":%d,"label":"row number %d"}`, i, i)
+	}
+	b.WriteString(`]}`)
+	body := b.String()
+
+	req, err := scoring.Decode(strings.NewReader(body), scoring.Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	result, err := double.Score(context.Background(), registry.Input{Table: req.Table})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := scoring.AppendResponse(nil, req, result)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	w := f.post("double", "", body)
+	if w.Code != 200 {
+		t.Fatalf("status %d: %s", w.Code, w.Body)
+	}
+	if got := w.Body.String(); got != string(want) {
+		t.Errorf("streamed body differs from AppendResponse (%d vs %d bytes)", len(got), len(want))
+	}
+}
+
+func TestHandlerMacros(t *testing.T) {
+	var got atomic.Pointer[map[string]string]
+	macros := registry.ProcessFunc(func(_ context.Context, in registry.Input) (*registry.Table, error) {
+		got.Store(&in.Macros)
+		return registry.NewTable(in.Table.Rows())
+	})
+	f := newFixture(t, scoring.Config{}, registry.ProcessInfo{Name: "macros", Process: macros})
+	tests := []struct {
+		query string
+		want  map[string]string
+		err   apiError
+	}{
+		{"", nil, apiError{}},
+		{"threshold=0.7", map[string]string{"threshold": "0.7"}, apiError{}},
+		{"threshold=0.7&mode=fast+mode&flag&empty=", map[string]string{"threshold": "0.7", "mode": "fast mode", "flag": "", "empty": ""}, apiError{}},
+		{"name=%C3%A9t%C3%A9", map[string]string{"name": "été"}, apiError{}},
+		{"threshold=0.7&threshold=0.8", nil, apiError{Status: 400, Type: "duplicate_macro"}},
+		{"a=1&a=1", nil, apiError{Status: 400, Type: "duplicate_macro"}},
+		{"a=%zz", nil, apiError{Status: 400, Type: "invalid_request"}},
+		{"=x", nil, apiError{Status: 400, Type: "invalid_request"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.query, func(t *testing.T) {
+			got.Store(nil)
+			w := f.post("macros", tc.query, `{"data":[{"a":1}]}`)
+			e := errorOf(t, w)
+			e.Message = ""
+			if diff := cmp.Diff(tc.err, e); diff != "" {
+				t.Fatalf("answer (-want +got):\n%s", diff)
+			}
+			if tc.err.Status != 0 {
+				if got.Load() != nil {
+					t.Error("the process ran for a refused request")
+				}
+				return
+			}
+			if diff := cmp.Diff(tc.want, *got.Load()); diff != "" {
+				t.Errorf("macros (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestHandlerEmptyDataSkipsTheProcess(t *testing.T) {
+	var calls atomic.Int32
+	counting := registry.ProcessFunc(func(_ context.Context, in registry.Input) (*registry.Table, error) {
+		calls.Add(1)
+		return registry.NewTable(in.Table.Rows())
+	})
+	schema := []registry.ColumnSpec{{Name: "x", Kind: registry.Number, Required: true}}
+	f := newFixture(t, scoring.Config{}, registry.ProcessInfo{Name: "count", Process: counting, Input: schema})
+	for _, body := range []string{`{"data":[]}`, `{"schema":{"fields":[]},"data":[ ]}`} {
+		w := f.post("count", "", body)
+		if w.Code != 200 || w.Body.String() != `{"data":[]}`+"\n" {
+			t.Errorf("%s: %d %s", body, w.Code, w.Body)
+		}
+	}
+	if n := calls.Load(); n != 0 {
+		t.Errorf("the process ran %d times", n)
+	}
+}
+
+func TestHandlerLimits(t *testing.T) {
+	f := newFixture(t, scoring.Config{Limits: scoring.Limits{MaxBodyBytes: 64, MaxRows: 2, MaxColumns: 2, MaxCells: 3}},
+		registry.ProcessInfo{Name: "echo", Process: echo})
+	tests := []struct {
+		name string
+		body string
+		want string
+	}{
+		{"body", `{"data":[{"a":"` + strings.Repeat("x", 64) + `"}]}`, "body_too_large"},
+		{"rows", `{"data":[{},{},{}]}`, "too_many_rows"},
+		{"columns", `{"data":[{"a":1,"b":2,"c":3}]}`, "too_many_columns"},
+		{"cells", `{"data":[{"a":1},{"b":2}]}`, "too_many_cells"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got := errorOf(t, f.post("echo", "", tc.body))
+			if got.Status != 413 || got.Type != tc.want {
+				t.Errorf("answer %+v, want 413 %s", got, tc.want)
+			}
+		})
+	}
+	t.Run("body of unknown length", func(t *testing.T) {
+		r := httptest.NewRequest("POST", "/DEFAULT/api/v1/services/demo/echo",
+			io.MultiReader(strings.NewReader(`{"data":[{"a":"`), strings.NewReader(strings.Repeat("x", 100)+`"}]}`)))
+		r.Header.Set("Content-Type", "application/json")
+		if r.ContentLength != -1 {
+			t.Fatalf("ContentLength = %d", r.ContentLength)
+		}
+		w := httptest.NewRecorder()
+		f.h.ServeHTTP(w, r)
+		if got := errorOf(t, w); got.Status != 413 || got.Type != "body_too_large" {
+			t.Errorf("answer %+v", got)
+		}
+	})
+	t.Run("announced length over the limit", func(t *testing.T) {
+		var read atomic.Bool
+		r := httptest.NewRequest("POST", "/DEFAULT/api/v1/services/demo/echo", readFunc(func(p []byte) (int, error) {
+			read.Store(true)
+			return 0, io.EOF
+		}))
+		r.ContentLength = 1 << 20
+		r.Header.Set("Content-Type", "application/json")
+		w := httptest.NewRecorder()
+		f.h.ServeHTTP(w, r)
+		if got := errorOf(t, w); got.Status != 413 {
+			t.Errorf("answer %+v", got)
+		}
+		if read.Load() {
+			t.Error("the body was read although its announced length is over the limit")
+		}
+	})
+}
+
+type readFunc func(p []byte) (int, error)
+
+func (f readFunc) Read(p []byte) (int, error) { return f(p) }
+
+func TestHandlerSchema(t *testing.T) {
+	var seen atomic.Pointer[[]colView]
+	record := registry.ProcessFunc(func(_ context.Context, in registry.Input) (*registry.Table, error) {
+		v := viewTable(in.Table)
+		seen.Store(&v)
+		return registry.NewTable(in.Table.Rows())
+	})
+	schema := []registry.ColumnSpec{{Name: "age", Kind: registry.Number, Required: true}, {Name: "score", Kind: registry.Number}}
+	f := newFixture(t, scoring.Config{}, registry.ProcessInfo{Name: "p", Process: record, Input: schema})
+
+	w := f.post("p", "", `{"data":[{"name":"x"}]}`)
+	if got := errorOf(t, w); got.Status != 400 || got.Type != "schema_mismatch" || !strings.Contains(got.Message, `"age"`) {
+		t.Errorf("missing required column: %+v", got)
+	}
+	w = f.post("p", "", `{"data":[{"age":"old"}]}`)
+	if got := errorOf(t, w); got.Status != 400 || got.Type != "schema_mismatch" || got.Pointer != "/data/0/age" {
+		t.Errorf("wrong kind: %+v", got)
+	}
+	if seen.Load() != nil {
+		t.Fatal("the process ran for a request that breaks its schema")
+	}
+	w = f.post("p", "", `{"data":[{"age":3,"score":null}]}`)
+	if w.Code != 200 {
+		t.Fatalf("status %d: %s", w.Code, w.Body)
+	}
+	if diff := cmp.Diff([]colView{num("age", 3.0), num("score", nil)}, *seen.Load()); diff != "" {
+		t.Errorf("the process saw (-want +got):\n%s", diff)
+	}
+}
+
+func TestHandlerProcessFailures(t *testing.T) {
+	procs := []registry.ProcessInfo{
+		{Name: "panics", Process: registry.ProcessFunc(func(context.Context, registry.Input) (*registry.Table, error) {
+			panic("the model file is corrupt")
+		})},
+		{Name: "short", Process: registry.ProcessFunc(func(_ context.Context, in registry.Input) (*registry.Table, error) {
+			return registry.NewTable(in.Table.Rows()-1, registry.NumberColumn("r", make([]float64, in.Table.Rows()-1), nil))
+		})},
+		{Name: "nil", Process: registry.ProcessFunc(func(context.Context, registry.Input) (*registry.Table, error) {
+			return nil, nil
+		})},
+		{Name: "fails", Process: registry.ProcessFunc(func(context.Context, registry.Input) (*registry.Table, error) {
+			return nil, errors.New("database password is hunter2")
+		})},
+		{Name: "own-timeout", Process: registry.ProcessFunc(func(context.Context, registry.Input) (*registry.Table, error) {
+			return nil, fmt.Errorf("calling the model server: %w", context.DeadlineExceeded)
+		})},
+		{Name: "own-not-found", Process: registry.ProcessFunc(func(context.Context, registry.Input) (*registry.Table, error) {
+			return nil, fmt.Errorf("lookup: %w", registry.ErrNotFound)
+		})},
+		{Name: "rejects", Process: registry.ProcessFunc(func(context.Context, registry.Input) (*registry.Table, error) {
+			return nil, fmt.Errorf("checking input: %w", &scoring.Error{Status: 422, Type: "unknown_category", Message: "the category is unknown", Pointer: "/data/1/cat"})
+		})},
+	}
+	f := newFixture(t, scoring.Config{}, procs...)
+	internal := apiError{Status: 500, Type: "internal_error", Message: "internal error"}
+	tests := []struct {
+		alias string
+		want  apiError
+		log   []string
+	}{
+		{"panics", internal, []string{"process panicked", "the model file is corrupt", "goroutine", "handler.go"}},
+		{"short", internal, []string{"returned 1 rows for 2 input rows"}},
+		{"nil", internal, []string{"no table"}},
+		{"fails", internal, []string{"database password is hunter2"}},
+		{"own-timeout", internal, []string{"calling the model server"}},
+		{"own-not-found", internal, []string{"lookup"}},
+		{"rejects", apiError{Status: 422, Type: "unknown_category", Message: "the category is unknown", Pointer: "/data/1/cat"}, nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.alias, func(t *testing.T) {
+			w := f.post(tc.alias, "", `{"data":[{"a":1},{"a":2}]}`)
+			if diff := cmp.Diff(tc.want, errorOf(t, w)); diff != "" {
+				t.Errorf("answer (-want +got):\n%s", diff)
+			}
+			logged := f.log.String()
+			for _, s := range tc.log {
+				if !strings.Contains(logged, s) {
+					t.Errorf("the log lacks %q", s)
+				}
+			}
+		})
+	}
+	st, _ := f.h.Queues().Stat(registry.DefaultQueue)
+	if st.Failed != uint64(len(tests)) || st.Running != 0 {
+		t.Errorf("queue figures %+v, want %d failed, none running", st, len(tests))
+	}
+}
+
+func TestHandlerTimeout(t *testing.T) {
+	release := make(chan struct{})
+	procs := []registry.ProcessInfo{
+		{Name: "heeds", Process: registry.ProcessFunc(func(ctx context.Context, _ registry.Input) (*registry.Table, error) {
+			<-ctx.Done()
+			return nil, ctx.Err()
+		})},
+		{Name: "ignores", Process: registry.ProcessFunc(func(_ context.Context, in registry.Input) (*registry.Table, error) {
+			<-release
+			return registry.NewTable(in.Table.Rows())
+		})},
+	}
+	f := newFixture(t, scoring.Config{DefaultTimeout: 20 * time.Millisecond}, procs...)
+	for _, alias := range []string{"heeds", "ignores"} {
+		t.Run(alias, func(t *testing.T) {
+			got := errorOf(t, f.post(alias, "", `{"data":[{"a":1}]}`))
+			if got.Status != 504 || got.Type != "timeout" {
+				t.Errorf("answer %+v, want 504 timeout", got)
+			}
+		})
+	}
+	waitFor(t, "the heeding process to return", func() bool {
+		st, _ := f.h.Queues().Stat(registry.DefaultQueue)
+		return st.TimedOut == 1
+	})
+	st, _ := f.h.Queues().Stat(registry.DefaultQueue)
+	if st.Running != 1 {
+		t.Errorf("running = %d: a process that ignores its context keeps its slot until it returns", st.Running)
+	}
+	close(release)
+	waitFor(t, "the ignoring process to return", func() bool {
+		st, _ := f.h.Queues().Stat(registry.DefaultQueue)
+		return st.Running == 0
+	})
+	st, _ = f.h.Queues().Stat(registry.DefaultQueue)
+	if st.TimedOut != 2 || st.Completed != 0 {
+		t.Errorf("figures %+v, want 2 timed out", st)
+	}
+}
+
+func TestHandlerEndpointTimeoutOverridesDefault(t *testing.T) {
+	slow := registry.ProcessFunc(func(ctx context.Context, in registry.Input) (*registry.Table, error) {
+		if _, ok := ctx.Deadline(); !ok {
+			return nil, errors.New("no deadline")
+		}
+		<-ctx.Done()
+		return nil, ctx.Err()
+	})
+	f := newFixture(t, scoring.Config{DefaultTimeout: time.Hour}, registry.ProcessInfo{Name: "slow", Process: slow})
+	f.putDeployment(t, registry.Deployment{Group: "DEFAULT", Path: "demo", Enabled: true,
+		Endpoints: []registry.Endpoint{{Alias: "slow", Process: "slow", Timeout: 10 * time.Millisecond}}})
+	if got := errorOf(t, f.post("slow", "", `{"data":[{"a":1}]}`)); got.Status != 504 {
+		t.Errorf("answer %+v, want 504", got)
+	}
+}
+
+// blocker is a process that signals when it starts and returns when
+// released (or its context ends).
+type blocker struct {
+	started chan struct{}
+	release chan struct{}
+}
+
+func newBlocker() *blocker {
+	return &blocker{started: make(chan struct{}, 16), release: make(chan struct{})}
+}
+
+func (b *blocker) Score(ctx context.Context, in registry.Input) (*registry.Table, error) {
+	b.started <- struct{}{}
+	select {
+	case <-b.release:
+		return registry.NewTable(in.Table.Rows())
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+func TestHandlerQueueFull(t *testing.T) {
+	b := newBlocker()
+	f := newFixture(t, scoring.Config{RetryAfter: 2500 * time.Millisecond}, registry.ProcessInfo{Name: "block", Process: b})
+	f.putQueue(t, registry.Queue{Name: "small", MaxConcurrent: 1, MaxWaiting: 1})
+	f.putDeployment(t, registry.Deployment{Group: "DEFAULT", Path: "demo", Enabled: true,
+		Endpoints: []registry.Endpoint{{Alias: "block", Process: "block", Queue: "small"}}})
+
+	codes := make(chan int, 2)
+	for range 2 {
+		go func() { codes <- f.post("block", "", `{"data":[{"a":1}]}`).Code }()
+	}
+	<-b.started
+	waitFor(t, "a request waiting", func() bool {
+		st, _ := f.h.Queues().Stat("small")
+		return st.Waiting == 1
+	})
+	w := f.post("block", "", `{"data":[{"a":1}]}`)
+	if got := errorOf(t, w); got.Status != 503 || got.Type != "queue_full" {
+		t.Errorf("answer %+v, want 503 queue_full", got)
+	}
+	if ra := w.Header().Get("Retry-After"); ra != "3" {
+		t.Errorf("Retry-After = %q, want 3", ra)
+	}
+	close(b.release)
+	for range 2 {
+		if code := <-codes; code != 200 {
+			t.Errorf("a queued request got %d", code)
+		}
+	}
+	st, _ := f.h.Queues().Stat("small")
+	want := scoring.QueueStats{Name: "small", MaxConcurrent: 1, MaxWaiting: 1, Completed: 2, Rejected: 1}
+	if diff := cmp.Diff(want, st); diff != "" {
+		t.Errorf("figures (-want +got):\n%s", diff)
+	}
+}
+
+func TestHandlerClientDisconnectCancelsTheProcess(t *testing.T) {
+	started := make(chan struct{})
+	cause := make(chan error, 1)
+	p := registry.ProcessFunc(func(ctx context.Context, in registry.Input) (*registry.Table, error) {
+		close(started)
+		<-ctx.Done()
+		cause <- ctx.Err()
+		return nil, ctx.Err()
+	})
+	f := newFixture(t, scoring.Config{DefaultTimeout: time.Hour}, registry.ProcessInfo{Name: "wait", Process: p})
+	srv := httptest.NewServer(f.h)
+	defer srv.Close()
+
+	ctx, cancel := context.WithCancel(context.Background())
+	req, err := http.NewRequestWithContext(ctx, "POST", srv.URL+"/DEFAULT/api/v1/services/demo/wait", strings.NewReader(`{"data":[{"a":1}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	done := make(chan error, 1)
+	go func() {
+		resp, err := srv.Client().Do(req)
+		if err == nil {
+			resp.Body.Close()
+		}
+		done <- err
+	}()
+	<-started
+	cancel()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Errorf("client: %v", err)
+	}
+	if err := <-cause; !errors.Is(err, context.Canceled) {
+		t.Errorf("the process's context ended with %v, want context.Canceled", err)
+	}
+	waitFor(t, "the execution to be counted", func() bool {
+		st, _ := f.h.Queues().Stat(registry.DefaultQueue)
+		return st.Cancelled == 1 && st.Running == 0
+	})
+}
+
+func TestHandlerSeesLiveChanges(t *testing.T) {
+	f := newFixture(t, scoring.Config{},
+		registry.ProcessInfo{Name: "echo", Process: echo}, registry.ProcessInfo{Name: "double", Process: double})
+	body := `{"data":[{"x":2}]}`
+	if got := errorOf(t, serve(f.h, "POST", "/DEFAULT/api/v1/services/v2/d", "application/json", body)); got.Status != 404 {
+		t.Fatalf("before the deployment: %+v", got)
+	}
+	f.putDeployment(t, registry.Deployment{Group: "DEFAULT", Path: "v2", Enabled: true,
+		Endpoints: []registry.Endpoint{{Alias: "d", Process: "double"}}})
+	w := serve(f.h, "POST", "/DEFAULT/api/v1/services/v2/d", "application/json", body)
+	if w.Code != 200 || w.Body.String() != `{"data":[{"x":2,"double":4}]}`+"\n" {
+		t.Fatalf("after the deployment: %d %s", w.Code, w.Body)
+	}
+	f.putDeployment(t, registry.Deployment{Group: "DEFAULT", Path: "v2", Enabled: true,
+		Endpoints: []registry.Endpoint{{Alias: "d", Process: "echo"}}})
+	if w := serve(f.h, "POST", "/DEFAULT/api/v1/services/v2/d", "application/json", body); w.Body.String() != body+"\n" {
+		t.Errorf("after switching the process: %s", w.Body)
+	}
+	f.putDeployment(t, registry.Deployment{Group: "DEFAULT", Path: "v2", Enabled: false,
+		Endpoints: []registry.Endpoint{{Alias: "d", Process: "echo"}}})
+	if got := errorOf(t, serve(f.h, "POST", "/DEFAULT/api/v1/services/v2/d", "application/json", body)); got.Status != 404 || got.Type != "endpoint_disabled" {
+		t.Errorf("after disabling: %+v", got)
+	}
+	f.putDeployment(t, registry.Deployment{Group: "DEFAULT", Path: "v2", Enabled: true,
+		Endpoints: []registry.Endpoint{{Alias: "d", Process: "not-registered"}}})
+	if got := errorOf(t, serve(f.h, "POST", "/DEFAULT/api/v1/services/v2/d", "application/json", body)); got.Status != 503 || got.Type != "process_unavailable" {
+		t.Errorf("with a process missing from the catalog: %+v", got)
+	}
+}
+
+// authError carries a challenge, as a middleware's error would.
+type challengeError struct{ challenge string }
+
+func (e challengeError) Error() string     { return "bad token" }
+func (e challengeError) Challenge() string { return e.challenge }
+func (e challengeError) Unwrap() error     { return scoring.ErrUnauthorized }
+
+func TestHandlerAuthorize(t *testing.T) {
+	tests := []struct {
+		name      string
+		authorize func(*http.Request, registry.AuthPolicy) error
+		want      apiError
+		challenge string
+	}{
+		{"no Authorize refuses", nil, apiError{Status: 401, Type: "unauthorized"}, "Bearer"},
+		{"allowed", func(*http.Request, registry.AuthPolicy) error { return nil }, apiError{}, ""},
+		{"unauthorized", func(*http.Request, registry.AuthPolicy) error {
+			return fmt.Errorf("no token: %w", scoring.ErrUnauthorized)
+		},
+			apiError{Status: 401, Type: "unauthorized"}, "Bearer"},
+		{"unauthorized with a challenge", func(*http.Request, registry.AuthPolicy) error {
+			return challengeError{`Bearer realm="scorehub", error="invalid_token"`}
+		}, apiError{Status: 401, Type: "unauthorized"}, `Bearer realm="scorehub", error="invalid_token"`},
+		{"forbidden", func(*http.Request, registry.AuthPolicy) error { return scoring.ErrForbidden },
+			apiError{Status: 403, Type: "forbidden"}, ""},
+		{"an *Error as it is", func(*http.Request, registry.AuthPolicy) error {
+			return &scoring.Error{Status: 429, Type: "rate_limited", Message: "slow down"}
+		}, apiError{Status: 429, Type: "rate_limited", Message: "slow down"}, ""},
+		{"any other error fails closed", func(*http.Request, registry.AuthPolicy) error { return errors.New("key store down") },
+			apiError{Status: 500, Type: "internal_error", Message: "internal error"}, ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var calls atomic.Int32
+			var policy atomic.Pointer[registry.AuthPolicy]
+			cfg := scoring.Config{}
+			if tc.authorize != nil {
+				cfg.Authorize = func(r *http.Request, p registry.AuthPolicy) error {
+					calls.Add(1)
+					policy.Store(&p)
+					return tc.authorize(r, p)
+				}
+			}
+			f := newFixture(t, cfg, registry.ProcessInfo{Name: "echo", Process: echo})
+			if _, err := f.store.PutGroup(context.Background(), registry.Group{Name: "secure",
+				Auth: registry.AuthPolicy{Mode: registry.TokenRequired, Groups: []string{"analysts"}}}); err != nil {
+				t.Fatal(err)
+			}
+			f.putDeployment(t, registry.Deployment{Group: "secure", Path: "demo", Enabled: true,
+				Endpoints: []registry.Endpoint{{Alias: "echo", Process: "echo"}}})
+
+			// A public group never asks.
+			if w := f.post("echo", "", `{"data":[{"a":1}]}`); w.Code != 200 || calls.Load() != 0 {
+				t.Fatalf("public group: %d, Authorize called %d times", w.Code, calls.Load())
+			}
+			// The check comes before the body is looked at.
+			w := serve(f.h, "POST", "/secure/api/v1/services/demo/echo", "text/plain", `not json`)
+			got := errorOf(t, w)
+			if tc.want.Status == 0 {
+				tc.want = apiError{Status: 415, Type: "unsupported_media_type"}
+			}
+			if tc.want.Message == "" {
+				got.Message = ""
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("answer (-want +got):\n%s", diff)
+			}
+			if h := w.Header().Get("WWW-Authenticate"); h != tc.challenge {
+				t.Errorf("WWW-Authenticate = %q, want %q", h, tc.challenge)
+			}
+			if tc.authorize != nil {
+				want := registry.AuthPolicy{Mode: registry.TokenRequired, Groups: []string{"analysts"}}
+				if p := policy.Load(); p == nil || !cmp.Equal(*p, want) {
+					t.Errorf("Authorize got policy %v, want %v", p, want)
+				}
+			}
+		})
+	}
+}
+
+func TestHandlerResponsesAreJSON(t *testing.T) {
+	f := newFixture(t, scoring.Config{}, registry.ProcessInfo{Name: "echo", Process: echo})
+	for _, w := range []*httptest.ResponseRecorder{
+		f.post("echo", "", `{"data":[{"a":1}]}`),
+		f.post("echo", "", `{"data":[{"a":1},]}`),
+		serve(f.h, "GET", "/x", "", ""),
+	} {
+		if ct := w.Header().Get("Content-Type"); ct != "application/json" {
+			t.Errorf("%d: Content-Type = %q", w.Code, ct)
+		}
+		if !json.Valid(w.Body.Bytes()) {
+			t.Errorf("%d: body %q is not JSON", w.Code, w.Body)
+		}
+	}
+}
+
+func TestNewRefusesIncompleteConfig(t *testing.T) {
+	f := newFixture(t, scoring.Config{})
+	other := newFixture(t, scoring.Config{})
+	tests := map[string]scoring.Config{
+		"no registry":                {},
+		"negative timeout":           {Registry: f.reg, DefaultTimeout: -time.Second},
+		"negative retry":             {Registry: f.reg, RetryAfter: -time.Second},
+		"negative limit":             {Registry: f.reg, Limits: scoring.Limits{MaxRows: -1}},
+		"body limit over 4 GiB":      {Registry: f.reg, Limits: scoring.Limits{MaxBodyBytes: 1 << 40}},
+		"queues of another registry": {Registry: f.reg, Queues: other.h.Queues()},
+	}
+	for name, cfg := range tests {
+		t.Run(name, func(t *testing.T) {
+			if h, err := scoring.New(cfg); err == nil || h != nil {
+				t.Errorf("New = %v, %v; want an error", h, err)
+			}
+		})
+	}
+}

@@ -1,0 +1,187 @@
+package scoring_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"log/slog"
+	"math"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/scorehub/scorehub/registry"
+	"github.com/scorehub/scorehub/scoring"
+)
+
+// fixture is a registry over a memory store with one deployment,
+// DEFAULT/demo, and a handler over it.
+type fixture struct {
+	store *registry.MemStore
+	reg   *registry.Registry
+	h     *scoring.Handler
+	log   *lockedBuffer
+}
+
+// newFixture registers procs and deploys DEFAULT/demo with one endpoint per
+// process, its alias the process's name. cfg.Registry and cfg.Logger are
+// set by newFixture.
+func newFixture(t testing.TB, cfg scoring.Config, procs ...registry.ProcessInfo) *fixture {
+	t.Helper()
+	cat := registry.NewCatalog()
+	var eps []registry.Endpoint
+	for _, p := range procs {
+		if err := cat.Register(p); err != nil {
+			t.Fatal(err)
+		}
+		eps = append(eps, registry.Endpoint{Alias: p.Name, Process: p.Name})
+	}
+	store := registry.NewMemStore(registry.StoreOptions{})
+	if _, err := store.PutDeployment(context.Background(), registry.Deployment{
+		Group: registry.DefaultGroup, Path: "demo", Enabled: true, Endpoints: eps,
+	}); err != nil {
+		t.Fatal(err)
+	}
+	reg, err := registry.New(context.Background(), cat, store)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { reg.Close() })
+	f := &fixture{store: store, reg: reg, log: &lockedBuffer{}}
+	cfg.Registry = reg
+	cfg.Logger = slog.New(slog.NewTextHandler(f.log, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	if f.h, err = scoring.New(cfg); err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+// putDeployment writes d over whatever is stored.
+func (f *fixture) putDeployment(t testing.TB, d registry.Deployment) {
+	t.Helper()
+	d.Revision = registry.AnyRevision
+	if _, err := f.store.PutDeployment(context.Background(), d); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// putQueue writes q over whatever is stored.
+func (f *fixture) putQueue(t testing.TB, q registry.Queue) {
+	t.Helper()
+	q.Revision = registry.AnyRevision
+	if _, err := f.store.PutQueue(context.Background(), q); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// post sends body to the endpoint alias of DEFAULT/demo as JSON.
+func (f *fixture) post(alias, query, body string) *httptest.ResponseRecorder {
+	target := "/DEFAULT/api/v1/services/demo/" + alias
+	if query != "" {
+		target += "?" + query
+	}
+	return serve(f.h, http.MethodPost, target, "application/json", body)
+}
+
+func serve(h http.Handler, method, target, contentType, body string) *httptest.ResponseRecorder {
+	r := httptest.NewRequest(method, target, strings.NewReader(body))
+	if contentType != "" {
+		r.Header.Set("Content-Type", contentType)
+	}
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, r)
+	return w
+}
+
+// apiError is the JSON error shape.
+type apiError struct {
+	Status  int
+	Type    string
+	Message string
+	Pointer string
+}
+
+// errorOf reads the error a response carries; Status is 0 for a success.
+func errorOf(t *testing.T, w *httptest.ResponseRecorder) apiError {
+	t.Helper()
+	if w.Code < 300 {
+		return apiError{}
+	}
+	if ct := w.Header().Get("Content-Type"); ct != "application/json" {
+		t.Errorf("error Content-Type = %q, want application/json", ct)
+	}
+	var b struct {
+		Error struct{ Type, Message, Pointer string }
+	}
+	if err := json.Unmarshal(w.Body.Bytes(), &b); err != nil {
+		t.Fatalf("error body %q: %v", w.Body, err)
+	}
+	return apiError{Status: w.Code, Type: b.Error.Type, Message: b.Error.Message, Pointer: b.Error.Pointer}
+}
+
+// echo is a process that returns no columns: the response echoes the
+// input.
+var echo = registry.ProcessFunc(func(_ context.Context, in registry.Input) (*registry.Table, error) {
+	return registry.NewTable(in.Table.Rows())
+})
+
+// double returns "double", twice the number column "x".
+var double = registry.ProcessFunc(func(_ context.Context, in registry.Input) (*registry.Table, error) {
+	n := in.Table.Rows()
+	out := make([]float64, n)
+	x, ok := in.Table.Lookup("x")
+	for i := range out {
+		out[i] = math.NaN()
+		if v, present := x.Number(i); ok && present {
+			out[i] = 2 * v
+		}
+	}
+	return registry.NewTable(n, registry.NumberColumn("double", out, nil))
+})
+
+// lockedBuffer is a log sink safe for the handler's goroutines.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
+}
+
+// colView is a column as tests compare it: missing values are nil.
+type colView struct {
+	Name   string
+	Kind   registry.Kind
+	Values []any
+}
+
+func viewTable(t *registry.Table) []colView {
+	out := []colView{}
+	for i := range t.NumColumns() {
+		c := t.Column(i)
+		v := colView{Name: c.Name, Kind: c.Kind, Values: make([]any, c.Len())}
+		for r := range v.Values {
+			if c.IsMissing(r) {
+				continue
+			}
+			if c.Kind == registry.Number {
+				v.Values[r] = c.Numbers[r]
+			} else {
+				v.Values[r] = c.Texts[r]
+			}
+		}
+		out = append(out, v)
+	}
+	return out
+}
