@@ -1,0 +1,143 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/scorehub/scorehub/tokens"
+)
+
+// The standalone server's tokens: issued and verified by this server alone.
+const (
+	tokenIssuer   = "scorehub"
+	tokenAudience = "scorehub"
+	adminName     = "admin"
+	adminHashFile = "admin.bcrypt"
+	keyFile       = "keys.json"
+)
+
+// auth is what the server needs to issue and check tokens.
+type auth struct {
+	issuer   *tokens.Issuer
+	verifier *tokens.Verifier
+	handler  *tokens.Handler
+}
+
+func newAuth(cfg config, getenv func(string) string, stdout io.Writer, logger *slog.Logger) (*auth, error) {
+	keys, err := tokens.LoadOrCreateKeySet(filepath.Join(cfg.DataDir, keyFile), tokens.KeySetConfig{Retention: cfg.TokenValidity})
+	if err != nil {
+		return nil, err
+	}
+	issuer, err := tokens.NewIssuer(tokens.IssuerConfig{Keys: keys, Issuer: tokenIssuer, Audience: []string{tokenAudience}, Validity: cfg.TokenValidity})
+	if err != nil {
+		return nil, err
+	}
+	verifier, err := tokens.NewVerifier(tokens.VerifierConfig{Keys: keys, Issuer: tokenIssuer, Audience: tokenAudience})
+	if err != nil {
+		return nil, err
+	}
+	users, err := loadUsers(cfg, getenv, stdout)
+	if err != nil {
+		return nil, err
+	}
+	var provider *tokens.Provider
+	if cfg.OIDCIssuer != "" {
+		provider, err = tokens.NewProvider(tokens.ProviderConfig{
+			Issuer:            cfg.OIDCIssuer,
+			Audience:          cfg.OIDCAudience,
+			InsecureAllowHTTP: cfg.OIDCInsecureHTTP,
+			Logger:            logger,
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	h, err := tokens.New(tokens.Config{Issuer: issuer, Users: users, Provider: provider, Logger: logger})
+	if err != nil {
+		return nil, err
+	}
+	return &auth{issuer: issuer, verifier: verifier, handler: h}, nil
+}
+
+// loadUsers returns the built-in admin and, when configured, the users of
+// an htpasswd file. The name admin always means the built-in admin.
+func loadUsers(cfg config, getenv func(string) string, stdout io.Writer) (tokens.Authenticator, error) {
+	hash, err := adminHash(cfg.DataDir, getenv("SCOREHUB_ADMIN_PASSWORD"), stdout)
+	if err != nil {
+		return nil, err
+	}
+	admin, err := tokens.NewStaticUsers(tokens.User{Name: adminName, PasswordHash: hash, Admin: true, Groups: []string{tokens.AdminGroup}})
+	if err != nil {
+		return nil, err
+	}
+	u := byName{admin: admin}
+	if cfg.UsersFile != "" {
+		if u.others, err = tokens.LoadHTPasswd(cfg.UsersFile); err != nil {
+			return nil, err
+		}
+	}
+	return u, nil
+}
+
+// adminHash returns the bcrypt hash of the admin password: the one given,
+// else the one stored in dir, else a new random one, printed once and stored
+// only as its hash.
+func adminHash(dir, password string, stdout io.Writer) ([]byte, error) {
+	if password != "" {
+		return tokens.HashPassword(password, 0)
+	}
+	path := filepath.Join(dir, adminHashFile)
+	stored, err := os.ReadFile(path)
+	if err == nil {
+		return []byte(strings.TrimSpace(string(stored))), nil
+	}
+	if !errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("read the admin password hash: %w", err)
+	}
+	secret := make([]byte, 18)
+	if _, err := rand.Read(secret); err != nil {
+		return nil, err
+	}
+	password = base64.RawURLEncoding.EncodeToString(secret)
+	hash, err := tokens.HashPassword(password, 0)
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, err
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("store the admin password hash: %w", err)
+	}
+	_, werr := f.Write(append(hash, '\n'))
+	if err := errors.Join(werr, f.Sync(), f.Close()); err != nil {
+		os.Remove(path)
+		return nil, fmt.Errorf("store the admin password hash: %w", err)
+	}
+	fmt.Fprintf(stdout, "admin password (shown once; only its bcrypt hash is kept in %s): %s\n", path, password)
+	return hash, nil
+}
+
+// byName sends the admin's logins to the built-in admin and the rest to
+// the users file, if there is one.
+type byName struct {
+	admin  tokens.Authenticator
+	others tokens.Authenticator
+}
+
+func (b byName) Authenticate(ctx context.Context, name, password string) (tokens.Principal, error) {
+	if name == adminName || b.others == nil {
+		return b.admin.Authenticate(ctx, name, password)
+	}
+	return b.others.Authenticate(ctx, name, password)
+}

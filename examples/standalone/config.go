@@ -1,0 +1,114 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// config is what the command line and the SCOREHUB_* environment set. A flag
+// wins over its environment variable, which wins over the default.
+type config struct {
+	Addr       string
+	DataDir    string
+	Prefix     string
+	MaxBody    int64
+	MaxRows    int
+	MaxColumns int
+	Timeout    time.Duration
+	Grace      time.Duration
+
+	TokenValidity    time.Duration
+	UsersFile        string
+	OIDCIssuer       string
+	OIDCAudience     []string
+	OIDCInsecureHTTP bool
+}
+
+func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (config, error) {
+	c := config{
+		Addr:       "127.0.0.1:8080",
+		DataDir:    "./scorehub-data",
+		Prefix:     "/webapi",
+		MaxBody:    32 << 20,
+		MaxRows:    1_000_000,
+		MaxColumns: 10_000,
+		Timeout:    10 * time.Second,
+		Grace:      30 * time.Second,
+
+		TokenValidity: 5 * time.Minute,
+	}
+	var audience string
+	fs := flag.NewFlagSet("standalone", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&c.Addr, "addr", c.Addr, "listen address (SCOREHUB_ADDR)")
+	fs.StringVar(&c.DataDir, "data", c.DataDir, "data directory (SCOREHUB_DATA)")
+	fs.StringVar(&c.Prefix, "prefix", c.Prefix, "path prefix of the scoring endpoints (SCOREHUB_PREFIX)")
+	fs.Int64Var(&c.MaxBody, "max-body", c.MaxBody, "largest request body in bytes (SCOREHUB_MAX_BODY)")
+	fs.IntVar(&c.MaxRows, "max-rows", c.MaxRows, "most rows in one request (SCOREHUB_MAX_ROWS)")
+	fs.IntVar(&c.MaxColumns, "max-columns", c.MaxColumns, "most columns in one request (SCOREHUB_MAX_COLUMNS)")
+	fs.DurationVar(&c.Timeout, "timeout", c.Timeout, "default execution timeout (SCOREHUB_TIMEOUT)")
+	fs.DurationVar(&c.Grace, "grace", c.Grace, "how long shutdown waits for requests in flight (SCOREHUB_GRACE)")
+	fs.DurationVar(&c.TokenValidity, "token-validity", c.TokenValidity, "how long an issued idToken is valid (SCOREHUB_TOKEN_VALIDITY)")
+	fs.StringVar(&c.UsersFile, "users", "", "htpasswd file of further users, bcrypt only (SCOREHUB_USERS)")
+	fs.StringVar(&c.OIDCIssuer, "oidc-issuer", "", "OpenID Connect issuer whose access tokens /api/rest/saml/tokenservice exchanges (SCOREHUB_OIDC_ISSUER)")
+	fs.StringVar(&audience, "oidc-audience", "", "comma-separated audiences an access token must name (SCOREHUB_OIDC_AUDIENCE)")
+	fs.BoolVar(&c.OIDCInsecureHTTP, "oidc-insecure-http", false, "allow an http:// issuer that is not on loopback (SCOREHUB_OIDC_INSECURE_HTTP)")
+
+	// Environment first, so that flags parsed afterwards override it.
+	env := []struct {
+		name string
+		flag string
+	}{
+		{"SCOREHUB_ADDR", "addr"}, {"SCOREHUB_DATA", "data"}, {"SCOREHUB_PREFIX", "prefix"},
+		{"SCOREHUB_MAX_BODY", "max-body"}, {"SCOREHUB_MAX_ROWS", "max-rows"},
+		{"SCOREHUB_MAX_COLUMNS", "max-columns"}, {"SCOREHUB_TIMEOUT", "timeout"}, {"SCOREHUB_GRACE", "grace"},
+		{"SCOREHUB_TOKEN_VALIDITY", "token-validity"}, {"SCOREHUB_USERS", "users"},
+		{"SCOREHUB_OIDC_ISSUER", "oidc-issuer"}, {"SCOREHUB_OIDC_AUDIENCE", "oidc-audience"},
+		{"SCOREHUB_OIDC_INSECURE_HTTP", "oidc-insecure-http"},
+	}
+	for _, e := range env {
+		if v := getenv(e.name); v != "" {
+			if err := fs.Set(e.flag, v); err != nil {
+				return c, fmt.Errorf("%s=%q: %w", e.name, v, err)
+			}
+		}
+	}
+	if err := fs.Parse(args); err != nil {
+		return c, err
+	}
+	if fs.NArg() > 0 {
+		return c, fmt.Errorf("unexpected arguments: %s", strings.Join(fs.Args(), " "))
+	}
+	c.Prefix = "/" + strings.Trim(c.Prefix, "/")
+	if c.Prefix == "/" {
+		return c, errors.New("the scoring prefix must not be empty (the root serves other routes)")
+	}
+	for _, n := range []struct {
+		name string
+		v    int64
+	}{{"max-body", c.MaxBody}, {"max-rows", int64(c.MaxRows)}, {"max-columns", int64(c.MaxColumns)}} {
+		if n.v <= 0 {
+			return c, fmt.Errorf("-%s must be positive, not %s", n.name, strconv.FormatInt(n.v, 10))
+		}
+	}
+	for _, a := range strings.Split(audience, ",") {
+		if a = strings.TrimSpace(a); a != "" {
+			c.OIDCAudience = append(c.OIDCAudience, a)
+		}
+	}
+	if c.OIDCIssuer != "" && len(c.OIDCAudience) == 0 {
+		return c, errors.New("-oidc-issuer needs -oidc-audience: the audience an access token must name")
+	}
+	if c.TokenValidity <= 0 {
+		return c, errors.New("-token-validity must be positive")
+	}
+	if c.Timeout <= 0 || c.Grace < 0 {
+		return c, errors.New("-timeout must be positive and -grace not negative")
+	}
+	return c, nil
+}

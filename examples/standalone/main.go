@@ -1,0 +1,191 @@
+// Command standalone is scorehub's reference server: it mounts the scoring
+// handler under /webapi, keeps its registry in a data directory, and deploys
+// a demo endpoint, an iris classifier trained at start-up.
+//
+//	go run ./examples/standalone
+//
+// Flags and SCOREHUB_* environment variables set the address, data
+// directory, scoring prefix and limits; -h lists them. SIGINT or SIGTERM
+// drains the requests in flight and exits 0.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/scorehub/scorehub/internal/demo"
+	"github.com/scorehub/scorehub/middleware"
+	"github.com/scorehub/scorehub/registry"
+	"github.com/scorehub/scorehub/scoring"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr, nil); err != nil {
+		if !errors.Is(err, errUsage) {
+			fmt.Fprintln(os.Stderr, "standalone:", err)
+		}
+		os.Exit(1)
+	}
+}
+
+var errUsage = errors.New("usage")
+
+// run serves until ctx is done, then drains and returns nil. ready, when not
+// nil, receives the listening address once the server accepts connections.
+func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer, ready func(addr string)) error {
+	cfg, err := parseConfig(args, getenv, stderr)
+	if err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil
+		}
+		fmt.Fprintln(stderr, err)
+		return errUsage
+	}
+	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+
+	srv, err := newServer(ctx, cfg, getenv, stdout, logger)
+	if err != nil {
+		return err
+	}
+	defer srv.Close()
+
+	ln, err := net.Listen("tcp", cfg.Addr)
+	if err != nil {
+		return err
+	}
+	httpSrv := &http.Server{
+		Handler:           srv.handler,
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       2 * time.Minute,
+		IdleTimeout:       2 * time.Minute,
+		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
+	}
+	serveErr := make(chan error, 1)
+	go func() { serveErr <- httpSrv.Serve(ln) }()
+
+	base := "http://" + ln.Addr().String()
+	printWelcome(stdout, base, cfg.Prefix)
+	if ready != nil {
+		ready(ln.Addr().String())
+	}
+
+	select {
+	case err := <-serveErr:
+		return err
+	case <-ctx.Done():
+	}
+	logger.Info("shutting down", "grace", cfg.Grace)
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), cfg.Grace)
+	defer cancel()
+	if err := httpSrv.Shutdown(shutdownCtx); err != nil {
+		httpSrv.Close()
+		return fmt.Errorf("shutdown: %w", err)
+	}
+	return nil
+}
+
+func printWelcome(w io.Writer, base, prefix string) {
+	url := base + prefix + "/" + registry.DefaultGroup + "/api/v1/services/" + demoPath + "/" + demoAlias
+	fmt.Fprintf(w, "scorehub listening on %s\n", base)
+	fmt.Fprintf(w, "demo endpoint: %s\n", url)
+	fmt.Fprintf(w, "try it:\n  curl -s -X POST '%s' -H 'Content-Type: application/json' \\\n    -d '{\"data\":[{\"sepal_length\":5.1,\"sepal_width\":3.5,\"petal_length\":1.4,\"petal_width\":0.2}]}'\n", url)
+}
+
+// The demo deployment: DEFAULT/iris/classify runs the catalog process iris.
+const (
+	demoPath  = "iris"
+	demoAlias = "classify"
+)
+
+type server struct {
+	handler http.Handler
+	reg     *registry.Registry
+	store   registry.Store
+}
+
+func newServer(ctx context.Context, cfg config, getenv func(string) string, stdout io.Writer, logger *slog.Logger) (_ *server, err error) {
+	catalog := registry.NewCatalog()
+	iris, err := demo.Iris()
+	if err != nil {
+		return nil, err
+	}
+	if err := catalog.Register(iris); err != nil {
+		return nil, err
+	}
+	store, err := registry.OpenFileStore(cfg.DataDir, registry.StoreOptions{})
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err != nil {
+			store.Close()
+		}
+	}()
+	if err := ensureDemo(ctx, store); err != nil {
+		return nil, err
+	}
+	reg, err := registry.New(ctx, catalog, store)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err != nil {
+			reg.Close()
+		}
+	}()
+	authn, err := newAuth(cfg, getenv, stdout, logger)
+	if err != nil {
+		return nil, err
+	}
+	authorize, err := middleware.ScoringAuth(middleware.BearerConfig{Verifier: authn.verifier, Logger: logger})
+	if err != nil {
+		return nil, err
+	}
+	scorer, err := scoring.New(scoring.Config{
+		Registry:       reg,
+		Authorize:      authorize,
+		Limits:         scoring.Limits{MaxBodyBytes: cfg.MaxBody, MaxRows: cfg.MaxRows, MaxColumns: cfg.MaxColumns},
+		DefaultTimeout: cfg.Timeout,
+		Logger:         logger,
+	})
+	if err != nil {
+		return nil, err
+	}
+	mux := http.NewServeMux()
+	mux.Handle(cfg.Prefix+"/", http.StripPrefix(cfg.Prefix, scorer))
+	mux.Handle("/api/rest/", authn.handler)
+	return &server{handler: mux, reg: reg, store: store}, nil
+}
+
+func (s *server) Close() error {
+	s.reg.Close()
+	return s.store.Close()
+}
+
+// ensureDemo creates the demo deployment unless the store already has one
+// at its place; an operator's changes to it are kept across restarts.
+func ensureDemo(ctx context.Context, store registry.Store) error {
+	_, err := store.PutDeployment(ctx, registry.Deployment{
+		Group:       registry.DefaultGroup,
+		Path:        demoPath,
+		Description: "Demo: iris species classifier",
+		Enabled:     true,
+		Endpoints:   []registry.Endpoint{{Alias: demoAlias, Process: demo.IrisName, Description: "Classify iris flowers"}},
+	})
+	if errors.Is(err, registry.ErrConflict) {
+		return nil
+	}
+	return err
+}
