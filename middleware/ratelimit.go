@@ -1,7 +1,6 @@
 package middleware
 
 import (
-	"container/list"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -10,12 +9,12 @@ import (
 	"net/netip"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"golang.org/x/time/rate"
 
 	"github.com/scorehub/scorehub/internal/httperr"
+	"github.com/scorehub/scorehub/internal/keyedlimit"
 )
 
 // DefaultMaxKeys is how many clients a [RateLimiter] tracks when
@@ -64,14 +63,7 @@ type RateLimiter struct {
 	now    func() time.Time
 	logger *slog.Logger
 
-	mu    sync.Mutex
-	lru   list.List // of *bucket, most recently used first
-	index map[string]*list.Element
-}
-
-type bucket struct {
-	key string
-	lim *rate.Limiter
+	buckets *keyedlimit.Limiter
 }
 
 // NewRateLimiter returns a RateLimiter for cfg. It fails on a missing or
@@ -102,15 +94,15 @@ func NewRateLimiter(cfg RateLimitConfig) (*RateLimiter, error) {
 		max:    cfg.MaxKeys,
 		now:    cfg.Now,
 		logger: cfg.Logger,
-		index:  make(map[string]*list.Element),
 	}
 	if l.key == nil {
 		trusted := append([]netip.Prefix(nil), cfg.TrustedProxies...)
-		l.key = func(r *http.Request) string { return addrKey(ClientIP(r, trusted)) }
+		l.key = func(r *http.Request) string { return keyedlimit.AddrKey(ClientIP(r, trusted)) }
 	}
 	if l.max == 0 {
 		l.max = DefaultMaxKeys
 	}
+	l.buckets = keyedlimit.New(l.limit, l.burst, l.max)
 	if l.now == nil {
 		l.now = time.Now
 	}
@@ -153,41 +145,11 @@ func (l *RateLimiter) Middleware(next http.Handler) http.Handler {
 // Allow takes a token from key's bucket. If there is none, it takes
 // nothing and reports how long until there will be one.
 func (l *RateLimiter) Allow(key string) (wait time.Duration, ok bool) {
-	now := l.now()
-	res := l.limiter(key).ReserveN(now, 1)
-	if !res.OK() {
-		return time.Duration(float64(time.Second) / float64(l.limit)), false
-	}
-	if d := res.DelayFrom(now); d > 0 {
-		res.CancelAt(now)
-		return d, false
-	}
-	return 0, true
+	return l.buckets.Take(key, l.now())
 }
 
 // Len returns how many keys are tracked.
-func (l *RateLimiter) Len() int {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.lru.Len()
-}
-
-func (l *RateLimiter) limiter(key string) *rate.Limiter {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if e, ok := l.index[key]; ok {
-		l.lru.MoveToFront(e)
-		return e.Value.(*bucket).lim
-	}
-	b := &bucket{key: key, lim: rate.NewLimiter(l.limit, l.burst)}
-	l.index[key] = l.lru.PushFront(b)
-	if l.lru.Len() > l.max {
-		oldest := l.lru.Back()
-		l.lru.Remove(oldest)
-		delete(l.index, oldest.Value.(*bucket).key)
-	}
-	return b.lim
-}
+func (l *RateLimiter) Len() int { return l.buckets.Len() }
 
 // ClientIP returns the address of the client that sent r: the host of
 // r.RemoteAddr, unless that is one of trustedProxies. Then X-Forwarded-For
@@ -245,17 +207,4 @@ func inPrefixes(a netip.Addr, ps []netip.Prefix) bool {
 		}
 	}
 	return false
-}
-
-// addrKey is the default rate-limit key of a client address.
-func addrKey(a netip.Addr) string {
-	switch {
-	case !a.IsValid():
-		return ""
-	case a.Is6():
-		p, _ := a.WithZone("").Prefix(64)
-		return p.String()
-	default:
-		return a.String()
-	}
 }

@@ -14,6 +14,7 @@ import (
 	"unicode"
 
 	"github.com/scorehub/scorehub/internal/httperr"
+	"github.com/scorehub/scorehub/internal/keyedlimit"
 	"github.com/scorehub/scorehub/internal/muxcheck"
 )
 
@@ -103,8 +104,8 @@ type Handler struct {
 	provider   *Provider
 	realm      string
 	clientAddr func(*http.Request) string
-	byAddr     *keyedLimiter
-	byUser     *keyedLimiter
+	byAddr     *keyedlimit.Limiter
+	byUser     *keyedlimit.Limiter
 	checks     chan struct{}
 	now        func() time.Time
 	logger     *slog.Logger
@@ -140,7 +141,7 @@ func New(cfg Config) (*Handler, error) {
 	if err != nil {
 		return nil, err
 	}
-	h.byAddr, h.byUser = newKeyedLimiter(addr), newKeyedLimiter(user)
+	h.byAddr, h.byUser = addr.limiter(), user.limiter()
 	n := cfg.MaxConcurrentChecks
 	if n == 0 {
 		n = runtime.GOMAXPROCS(0)
@@ -229,7 +230,7 @@ func tooMany(w http.ResponseWriter, d time.Duration) {
 // limitAddr spends an attempt of r's client and answers 429 if it has none
 // left.
 func (h *Handler) limitAddr(w http.ResponseWriter, r *http.Request) bool {
-	if d := h.byAddr.take(h.clientAddr(r), h.now()); d > 0 {
+	if d, ok := h.byAddr.Take(h.clientAddr(r), h.now()); !ok {
 		tooMany(w, d)
 		return false
 	}

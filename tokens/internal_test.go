@@ -1,9 +1,7 @@
 package tokens
 
 import (
-	"fmt"
 	"testing"
-	"time"
 
 	"golang.org/x/crypto/bcrypt"
 )
@@ -62,43 +60,5 @@ func TestUnknownUserCostsAsMuch(t *testing.T) {
 	}
 	if cost, err := bcrypt.Cost(s.dummy); err != nil || cost != 6 {
 		t.Errorf("dummy hash cost %d (%v), want 6", cost, err)
-	}
-}
-
-func TestKeyedLimiter(t *testing.T) {
-	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	l := newKeyedLimiter(RateLimit{Every: 10 * time.Second, Burst: 2, MaxKeys: 3})
-	for i := range 2 {
-		if d := l.take("a", now); d != 0 {
-			t.Fatalf("attempt %d of a fresh key waits %v", i+1, d)
-		}
-	}
-	if d := l.take("a", now).Round(time.Millisecond); d != 10*time.Second {
-		t.Errorf("third attempt waits %v, want 10s", d)
-	}
-	if d := l.take("a", now.Add(4*time.Second)).Round(time.Millisecond); d != 6*time.Second {
-		t.Errorf("refused attempts must not spend: 4s later wait %v, want 6s", d)
-	}
-	if d := l.take("a", now.Add(10*time.Second)); d != 0 {
-		t.Errorf("after 10s the key waits %v", d)
-	}
-
-	// Memory stays bounded; the least recently used key goes first.
-	for i := range 100 {
-		l.take(fmt.Sprint("k", i), now)
-		if n := l.size(); n > 3 {
-			t.Fatalf("limiter tracks %d keys, at most 3 allowed", n)
-		}
-	}
-	l.take("x", now)
-	l.take("x", now)
-	l.take("y", now)
-	l.take("x", now) // x is used most recently, y next
-	l.take("z", now)
-	if _, ok := l.entries["x"]; !ok {
-		t.Error("the most recently used key was evicted")
-	}
-	if d := l.take("x", now); d == 0 {
-		t.Error("x regained attempts though it was not evicted")
 	}
 }

@@ -1,14 +1,13 @@
 package tokens
 
 import (
-	"container/list"
 	"fmt"
 	"net"
 	"net/http"
 	"net/netip"
-	"sync"
 	"time"
 
+	"github.com/scorehub/scorehub/internal/keyedlimit"
 	"golang.org/x/time/rate"
 )
 
@@ -45,58 +44,8 @@ func (l RateLimit) withDefaults(every time.Duration, burst int) (RateLimit, erro
 	return l, nil
 }
 
-// keyedLimiter is a token bucket per key, in bounded memory (LRU).
-type keyedLimiter struct {
-	limit   rate.Limit
-	burst   int
-	maxKeys int
-
-	mu      sync.Mutex
-	entries map[string]*list.Element // of *limiterEntry
-	lru     list.List                // front: used most recently
-}
-
-type limiterEntry struct {
-	key string
-	lim *rate.Limiter
-}
-
-func newKeyedLimiter(l RateLimit) *keyedLimiter {
-	return &keyedLimiter{limit: rate.Every(l.Every), burst: l.Burst, maxKeys: l.MaxKeys,
-		entries: make(map[string]*list.Element)}
-}
-
-// take spends one attempt of key at now. It returns 0 if the attempt may go
-// ahead, or how long until it could.
-func (k *keyedLimiter) take(key string, now time.Time) time.Duration {
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	var lim *rate.Limiter
-	if el, ok := k.entries[key]; ok {
-		k.lru.MoveToFront(el)
-		lim = el.Value.(*limiterEntry).lim
-	} else {
-		if len(k.entries) >= k.maxKeys {
-			oldest := k.lru.Back()
-			k.lru.Remove(oldest)
-			delete(k.entries, oldest.Value.(*limiterEntry).key)
-		}
-		lim = rate.NewLimiter(k.limit, k.burst)
-		k.entries[key] = k.lru.PushFront(&limiterEntry{key: key, lim: lim})
-	}
-	r := lim.ReserveN(now, 1)
-	if d := r.DelayFrom(now); d > 0 {
-		r.CancelAt(now)
-		return d
-	}
-	return 0
-}
-
-// size is the number of keys tracked.
-func (k *keyedLimiter) size() int {
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	return len(k.entries)
+func (l RateLimit) limiter() *keyedlimit.Limiter {
+	return keyedlimit.New(rate.Every(l.Every), l.Burst, l.MaxKeys)
 }
 
 // RemoteAddrKey is the default client key for rate limits: the host of
@@ -113,10 +62,5 @@ func RemoteAddrKey(r *http.Request) string {
 	if err != nil {
 		return host
 	}
-	ip = ip.Unmap().WithZone("")
-	if ip.Is6() {
-		p, _ := ip.Prefix(64) // cannot fail for an IPv6 address
-		return p.String()
-	}
-	return ip.String()
+	return keyedlimit.AddrKey(ip)
 }

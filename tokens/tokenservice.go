@@ -29,7 +29,7 @@ func (h *Handler) serveTokenService(w http.ResponseWriter, r *http.Request) {
 	if !h.limitAddr(w, r) {
 		return
 	}
-	if d := h.byUser.take(userKey(name), h.now()); d > 0 {
+	if d, ok := h.byUser.Take(userKey(name), h.now()); !ok {
 		tooMany(w, d)
 		return
 	}

@@ -1,0 +1,69 @@
+package keyedlimit
+
+import (
+	"net/netip"
+	"testing"
+	"time"
+
+	"golang.org/x/time/rate"
+)
+
+func TestTakeSpendsBurstThenWaits(t *testing.T) {
+	l := New(rate.Every(10*time.Second), 2, 10)
+	now := time.Unix(1000, 0)
+	for i := range 2 {
+		if _, ok := l.Take("a", now); !ok {
+			t.Fatalf("attempt %d within the burst refused", i+1)
+		}
+	}
+	wait, ok := l.Take("a", now)
+	if ok || wait.Round(time.Millisecond) != 10*time.Second {
+		t.Errorf("third attempt: ok=%v wait=%v, want refused with a 10s wait", ok, wait)
+	}
+	// A refused attempt takes nothing: 4s later the wait is 6s, not 10s.
+	if wait, ok := l.Take("a", now.Add(4*time.Second)); ok || wait.Round(time.Millisecond) != 6*time.Second {
+		t.Errorf("4s later: ok=%v wait=%v, want refused with a 6s wait", ok, wait)
+	}
+	if _, ok := l.Take("a", now.Add(10*time.Second)); !ok {
+		t.Error("attempt after the wait refused")
+	}
+	if _, ok := l.Take("b", now); !ok {
+		t.Error("another key shares a's bucket")
+	}
+}
+
+func TestMemoryIsBoundedByEvictingLeastRecentlyUsed(t *testing.T) {
+	l := New(rate.Every(time.Hour), 1, 2)
+	now := time.Unix(1000, 0)
+	l.Take("a", now)
+	l.Take("b", now)
+	l.Take("a", now) // a is now the most recent; b goes first
+	l.Take("c", now)
+	if l.Len() != 2 {
+		t.Fatalf("Len = %d, want 2", l.Len())
+	}
+	if _, ok := l.Take("a", now); ok {
+		t.Error("a was evicted though it was used more recently than b")
+	}
+	if _, ok := l.Take("b", now); !ok {
+		t.Error("b was kept though it was the least recently used")
+	}
+}
+
+func TestAddrKey(t *testing.T) {
+	for in, want := range map[string]string{
+		"192.0.2.7":            "192.0.2.7",
+		"::ffff:192.0.2.7":     "192.0.2.7",
+		"2001:db8:1:2:3:4:5:6": "2001:db8:1:2::/64",
+		"2001:db8:1:2:ffff::1": "2001:db8:1:2::/64",
+		"fe80::1%eth0":         "fe80::/64",
+		"2001:db8:1:3:0:0:0:1": "2001:db8:1:3::/64",
+	} {
+		if got := AddrKey(netip.MustParseAddr(in)); got != want {
+			t.Errorf("AddrKey(%s) = %q, want %q", in, got, want)
+		}
+	}
+	if got := AddrKey(netip.Addr{}); got != "" {
+		t.Errorf("AddrKey(invalid) = %q, want empty", got)
+	}
+}
