@@ -13,14 +13,23 @@ import (
 
 // Error is an error a client is told about. Type is a stable snake_case code
 // clients may branch on; Message is one human sentence safe to show; Pointer
-// is the JSON pointer of the place in the request at fault, if any. Err is the
-// cause, for the log only.
+// is the JSON pointer of the place in the request at fault, if any. Fields,
+// when several places are at fault, lists every one of them, Pointer then
+// being the first. Err is the cause, for the log only.
 type Error struct {
 	Status  int
 	Type    string
 	Message string
 	Pointer string
+	Fields  []FieldError
 	Err     error
+}
+
+// FieldError is one place in a request at fault: its JSON pointer and a
+// phrase saying what is wrong there.
+type FieldError struct {
+	Pointer string `json:"pointer"`
+	Message string `json:"message"`
 }
 
 // New returns an error with the given status, type and message.
@@ -138,9 +147,10 @@ func trimPrefix(err error) string {
 
 type body struct {
 	Error struct {
-		Type    string `json:"type"`
-		Message string `json:"message"`
-		Pointer string `json:"pointer,omitempty"`
+		Type    string       `json:"type"`
+		Message string       `json:"message"`
+		Pointer string       `json:"pointer,omitempty"`
+		Fields  []FieldError `json:"fields,omitempty"`
 	} `json:"error"`
 }
 
@@ -169,7 +179,7 @@ func Write(w http.ResponseWriter, r *http.Request, logger *slog.Logger, err erro
 // WriteError sends e as it is, without logging.
 func WriteError(w http.ResponseWriter, e *Error) {
 	var b body
-	b.Error.Type, b.Error.Message, b.Error.Pointer = e.Type, e.Message, e.Pointer
+	b.Error.Type, b.Error.Message, b.Error.Pointer, b.Error.Fields = e.Type, e.Message, e.Pointer, e.Fields
 	out, _ := json.Marshal(b) // strings only: cannot fail
 	h := w.Header()
 	h.Set("Content-Type", "application/json")

@@ -1,6 +1,7 @@
 package httperr
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -79,5 +80,38 @@ func TestWriteShapeAndLogging(t *testing.T) {
 	}
 	if _, ok := got["error"]["pointer"]; ok {
 		t.Errorf("pointer present without a place at fault: %v", got)
+	}
+}
+
+func TestWriteListsEveryField(t *testing.T) {
+	rec := httptest.NewRecorder()
+	req := httptest.NewRequest(http.MethodPost, "/x", nil)
+	e := New(http.StatusBadRequest, "validation_failed", "2 fields are invalid").At("/endpoints/0/alias")
+	e.Fields = []FieldError{
+		{Pointer: "/endpoints/0/alias", Message: "is required"},
+		{Pointer: "/endpoints/1/timeoutMs", Message: "must be at least 0"},
+	}
+	Write(rec, req, nil, e)
+	var got struct {
+		Error struct {
+			Type    string       `json:"type"`
+			Pointer string       `json:"pointer"`
+			Fields  []FieldError `json:"fields"`
+		} `json:"error"`
+	}
+	if err := json.Unmarshal(rec.Body.Bytes(), &got); err != nil {
+		t.Fatalf("body %q is not JSON: %v", rec.Body, err)
+	}
+	if got.Error.Pointer != "/endpoints/0/alias" {
+		t.Errorf("pointer %q, want the first field's", got.Error.Pointer)
+	}
+	if d := cmp.Diff(e.Fields, got.Error.Fields); d != "" {
+		t.Errorf("fields (-want +got):\n%s", d)
+	}
+
+	rec = httptest.NewRecorder()
+	Write(rec, req, nil, New(http.StatusNotFound, TypeNotFound, "no such thing"))
+	if bytes.Contains(rec.Body.Bytes(), []byte(`"fields"`)) {
+		t.Errorf("an error without fields sent %s, want no fields member", rec.Body)
 	}
 }

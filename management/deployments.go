@@ -1,0 +1,455 @@
+package management
+
+import (
+	"fmt"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+	"github.com/go-playground/validator/v10"
+
+	"github.com/scorehub/scorehub/internal/httperr"
+	"github.com/scorehub/scorehub/registry"
+)
+
+// Paging of GET /api/v1/deployments, as Spring Data pages.
+const (
+	defaultPageSize = 20
+	maxPageSize     = 1000
+)
+
+// maxTimeoutMs bounds an endpoint's timeout: one day.
+const maxTimeoutMs = 24 * 60 * 60 * 1000
+
+// deploymentJSON is a deployment as the API shows it.
+type deploymentJSON struct {
+	Group       string         `json:"group"`
+	Path        string         `json:"path"`
+	Description string         `json:"description"`
+	Enabled     bool           `json:"enabled"`
+	Endpoints   []endpointJSON `json:"endpoints"`
+	Revision    uint64         `json:"revision"`
+	CreatedAt   time.Time      `json:"createdAt"`
+	UpdatedAt   time.Time      `json:"updatedAt"`
+}
+
+// endpointJSON is one endpoint of a deployment. timeoutMs 0 means the
+// scoring handler's default; queue is always named, DEFAULT when the
+// endpoint sets none.
+type endpointJSON struct {
+	Alias       string `json:"alias"`
+	Process     string `json:"process"`
+	Queue       string `json:"queue"`
+	TimeoutMs   int64  `json:"timeoutMs"`
+	Description string `json:"description"`
+}
+
+func deploymentView(d registry.Deployment) deploymentJSON {
+	eps := make([]endpointJSON, len(d.Endpoints))
+	for i, e := range d.Endpoints {
+		eps[i] = endpointJSON{
+			Alias:       e.Alias,
+			Process:     e.Process,
+			Queue:       e.QueueName(),
+			TimeoutMs:   e.Timeout.Milliseconds(),
+			Description: e.Description,
+		}
+	}
+	return deploymentJSON{
+		Group:       d.Group,
+		Path:        d.Path,
+		Description: d.Description,
+		Enabled:     d.Enabled,
+		Endpoints:   eps,
+		Revision:    d.Revision,
+		CreatedAt:   d.CreatedAt,
+		UpdatedAt:   d.UpdatedAt,
+	}
+}
+
+// deploymentInput is the body of POST /api/v1/deployments and PUT
+// /api/v1/deployments/{group}/{path}, and what a PATCH's merged document
+// is read as. An absent enabled means true.
+type deploymentInput struct {
+	Group       string          `json:"group" validate:"required,name"`
+	Path        string          `json:"path" validate:"required,name"`
+	Description string          `json:"description" validate:"max=4096"`
+	Enabled     *bool           `json:"enabled"`
+	Endpoints   []endpointInput `json:"endpoints" validate:"max=1000,dive"`
+	Revision    uint64          `json:"revision"`
+
+	CreatedAt jsontext.Value `json:"createdAt" validate:"-"`
+	UpdatedAt jsontext.Value `json:"updatedAt" validate:"-"`
+
+	Unknown map[string]jsontext.Value `json:",unknown" validate:"-"`
+}
+
+// endpointInput is one endpoint in a body. An empty queue means DEFAULT,
+// a zero timeoutMs the scoring handler's default.
+type endpointInput struct {
+	Alias       string `json:"alias" validate:"required,name"`
+	Process     string `json:"process" validate:"required,name"`
+	Queue       string `json:"queue" validate:"omitempty,name"`
+	TimeoutMs   int64  `json:"timeoutMs" validate:"min=0,max=86400000"`
+	Description string `json:"description" validate:"max=4096"`
+
+	Unknown map[string]jsontext.Value `json:",unknown" validate:"-"`
+}
+
+func (in *deploymentInput) unknown() []httperr.FieldError {
+	out := unknownMembers("", in.Unknown)
+	for i, e := range in.Endpoints {
+		out = append(out, unknownMembers("/endpoints/"+strconv.Itoa(i), e.Unknown)...)
+	}
+	return out
+}
+
+// checkAliases is the rule the tags cannot say: aliases are unique within
+// a deployment. Every repetition after the first is reported.
+func checkAliases(sl validator.StructLevel) {
+	d := sl.Current().Interface().(deploymentInput)
+	seen := make(map[string]bool, len(d.Endpoints))
+	for i, e := range d.Endpoints {
+		if e.Alias == "" {
+			continue
+		}
+		if seen[e.Alias] {
+			f := fmt.Sprintf("endpoints[%d].alias", i)
+			sl.ReportError(e.Alias, f, f, "unique", "")
+		}
+		seen[e.Alias] = true
+	}
+}
+
+func (in *deploymentInput) record(rev uint64) registry.Deployment {
+	d := registry.Deployment{
+		Group:       in.Group,
+		Path:        in.Path,
+		Description: in.Description,
+		Enabled:     in.Enabled == nil || *in.Enabled,
+		Endpoints:   make([]registry.Endpoint, len(in.Endpoints)),
+		Revision:    rev,
+	}
+	for i, e := range in.Endpoints {
+		d.Endpoints[i] = registry.Endpoint{
+			Alias:       e.Alias,
+			Process:     e.Process,
+			Queue:       e.Queue,
+			Timeout:     time.Duration(e.TimeoutMs) * time.Millisecond,
+			Description: e.Description,
+		}
+	}
+	return d
+}
+
+// checkIdentity lists the fields of a body that contradict the group and
+// path of the URL; empty ones are filled in from it.
+func (in *deploymentInput) checkIdentity(group, path string) []httperr.FieldError {
+	var out []httperr.FieldError
+	for _, f := range []struct {
+		pointer string
+		field   *string
+		want    string
+	}{{"/group", &in.Group, group}, {"/path", &in.Path, path}} {
+		switch {
+		case *f.field == "":
+			*f.field = f.want
+		case *f.field != f.want:
+			out = append(out, httperr.FieldError{Pointer: f.pointer,
+				Message: "must be the one in the URL, " + quote(f.want) + ": a deployment cannot move"})
+		}
+	}
+	return out
+}
+
+// checkReferences lists every reference of d to something that does not
+// exist: its group, its endpoints' queues, and processes the catalog does
+// not hold. An endpoint that keeps the process it has in prev (the stored
+// deployment) is not checked against the catalog, so that a deployment
+// stored by a build with other processes can still be changed, for
+// example disabled.
+func (h *Handler) checkReferences(st *registry.State, d registry.Deployment, prev *registry.Deployment) error {
+	var fields []httperr.FieldError
+	if _, ok := st.Group(d.Group); !ok {
+		fields = append(fields, httperr.FieldError{Pointer: "/group", Message: "names no web API group: " + quote(d.Group)})
+	}
+	for i, e := range d.Endpoints {
+		p := "/endpoints/" + strconv.Itoa(i)
+		if _, ok := h.reg.Catalog().Lookup(e.Process); !ok && !keepsProcess(prev, e) {
+			fields = append(fields, httperr.FieldError{Pointer: p + "/process", Message: "names no process in the catalog: " + quote(e.Process)})
+		}
+		if _, ok := st.Queue(e.QueueName()); !ok {
+			fields = append(fields, httperr.FieldError{Pointer: p + "/queue", Message: "names no queue: " + quote(e.QueueName())})
+		}
+	}
+	if len(fields) > 0 {
+		return invalidReferences(fields)
+	}
+	return nil
+}
+
+func keepsProcess(prev *registry.Deployment, e registry.Endpoint) bool {
+	if prev == nil {
+		return false
+	}
+	old, ok := prev.Endpoint(e.Alias)
+	return ok && old.Process == e.Process
+}
+
+// pageJSON is one page of a list, in the shape of a Spring Data page.
+type pageJSON[T any] struct {
+	Content       []T `json:"content"`
+	TotalElements int `json:"totalElements"`
+	TotalPages    int `json:"totalPages"`
+	Number        int `json:"number"`
+	Size          int `json:"size"`
+}
+
+// listDeployments is GET /api/v1/deployments: the deployments sorted by
+// group and path, of one group with ?group=, one page at a time (?page=,
+// from 0, and ?size=, 20 by default and at most 1000). A page past the
+// last is empty.
+func (h *Handler) listDeployments(w http.ResponseWriter, r *http.Request) error {
+	q := r.URL.Query()
+	page, err := intParam(q.Get("page"), "page", 0, 0, 1<<31-1)
+	if err != nil {
+		return err
+	}
+	size, err := intParam(q.Get("size"), "size", defaultPageSize, 1, maxPageSize)
+	if err != nil {
+		return err
+	}
+	group := q.Get("group")
+	if _, given := q["group"]; given && !registry.ValidName(group) {
+		return httperr.Newf(http.StatusBadRequest, TypeInvalidParameter, "the group parameter %q is not a valid name", group)
+	}
+	var all []registry.Deployment
+	for _, d := range h.reg.Snapshot().State().Deployments() {
+		if group == "" || d.Group == group {
+			all = append(all, d)
+		}
+	}
+	out := pageJSON[deploymentJSON]{
+		Content:       []deploymentJSON{},
+		TotalElements: len(all),
+		TotalPages:    (len(all) + size - 1) / size,
+		Number:        page,
+		Size:          size,
+	}
+	if start := page * size; start < len(all) {
+		for _, d := range all[start:min(start+size, len(all))] {
+			out.Content = append(out.Content, deploymentView(d))
+		}
+	}
+	return writeJSON(w, http.StatusOK, out)
+}
+
+// intParam reads an integer query parameter within [lo, hi]; empty is def.
+func intParam(s, name string, def, lo, hi int) (int, error) {
+	if s == "" {
+		return def, nil
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n < lo || n > hi {
+		return 0, httperr.Newf(http.StatusBadRequest, TypeInvalidParameter,
+			"the %s parameter must be an integer from %d to %d, not %q", name, lo, hi, s)
+	}
+	return n, nil
+}
+
+// getDeployment is GET /api/v1/deployments/{group}/{path}.
+func (h *Handler) getDeployment(w http.ResponseWriter, r *http.Request) error {
+	group, path := r.PathValue("group"), r.PathValue("path")
+	d, ok := h.reg.Snapshot().State().Deployment(group, path)
+	if !ok {
+		return notFound("deployment", group+"/"+path)
+	}
+	setETag(w, d.Revision)
+	return writeJSON(w, http.StatusOK, deploymentView(d))
+}
+
+// decodeDeployment reads and checks a deployment body in JSON.
+func (h *Handler) decodeDeployment(data []byte, extra func(in *deploymentInput) []httperr.FieldError) (*deploymentInput, error) {
+	in := &deploymentInput{}
+	if err := decodeStrict(data, in); err != nil {
+		return nil, err
+	}
+	var fields []httperr.FieldError
+	if extra != nil {
+		fields = extra(in)
+	}
+	if err := h.check(in, fields...); err != nil {
+		return nil, err
+	}
+	return in, nil
+}
+
+// createDeployment is POST /api/v1/deployments: 201 with Location, or 409
+// already_exists.
+func (h *Handler) createDeployment(w http.ResponseWriter, r *http.Request) error {
+	data, err := readBody(r, mediaJSON)
+	if err != nil {
+		return err
+	}
+	in, err := h.decodeDeployment(data, func(in *deploymentInput) []httperr.FieldError {
+		if in.Revision != 0 {
+			return []httperr.FieldError{{Pointer: "/revision", Message: "must be absent or 0 when creating"}}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	d := in.record(0)
+	if err := h.checkReferences(h.reg.Snapshot().State(), d, nil); err != nil {
+		return err
+	}
+	stored, err := h.reg.Store().PutDeployment(r.Context(), d)
+	if err != nil {
+		return err
+	}
+	w.Header().Set("Location", "deployments/"+stored.Group+"/"+stored.Path)
+	setETag(w, stored.Revision)
+	return writeJSON(w, http.StatusCreated, deploymentView(stored))
+}
+
+// putDeployment is PUT /api/v1/deployments/{group}/{path}: create or
+// replace.
+func (h *Handler) putDeployment(w http.ResponseWriter, r *http.Request) error {
+	group, path := r.PathValue("group"), r.PathValue("path")
+	data, err := readBody(r, mediaJSON)
+	if err != nil {
+		return err
+	}
+	in, err := h.decodeDeployment(data, func(in *deploymentInput) []httperr.FieldError {
+		return in.checkIdentity(group, path)
+	})
+	if err != nil {
+		return err
+	}
+	pre, err := parsePrecondition(r, in.Revision, "/revision")
+	if err != nil {
+		return err
+	}
+	var stored registry.Deployment
+	err = apply(func() (uint64, error) {
+		st := h.reg.Snapshot().State()
+		cur, exists := st.Deployment(group, path)
+		want, err := pre.revision("deployment", group+"/"+path, exists, cur.Revision, registry.AnyRevision)
+		if err != nil {
+			return 0, err
+		}
+		d := in.record(want)
+		var prev *registry.Deployment
+		if exists {
+			prev = &cur
+		}
+		if err := h.checkReferences(st, d, prev); err != nil {
+			return 0, err
+		}
+		if want == registry.AnyRevision && exists {
+			// Build on what was checked against, so a change in between
+			// is seen and checked afresh rather than overwritten blindly.
+			d.Revision = cur.Revision
+			want = cur.Revision
+		}
+		stored, err = h.reg.Store().PutDeployment(r.Context(), d)
+		return want, err
+	})
+	if err != nil {
+		return err
+	}
+	setETag(w, stored.Revision)
+	return writeJSON(w, createdOrOK(stored.Revision), deploymentView(stored))
+}
+
+// patchDeployment is PATCH /api/v1/deployments/{group}/{path}: a JSON merge
+// patch (RFC 7396) applied to the deployment as GET shows it, the result
+// read and checked as a PUT body would be. Arrays, endpoints among them,
+// are replaced whole. Without If-Match the patch applies to the deployment
+// as it is when the write commits: a write in between makes it read and
+// apply again, so no update is lost.
+func (h *Handler) patchDeployment(w http.ResponseWriter, r *http.Request) error {
+	group, path := r.PathValue("group"), r.PathValue("path")
+	data, err := readBody(r, mediaMergePatch)
+	if err != nil {
+		return err
+	}
+	patch, err := decodePatch(data)
+	if err != nil {
+		return err
+	}
+	patchRev, err := patchRevision(patch)
+	if err != nil {
+		return err
+	}
+	pre, err := parsePrecondition(r, patchRev, "/revision")
+	if err != nil {
+		return err
+	}
+	var stored registry.Deployment
+	err = apply(func() (uint64, error) {
+		st := h.reg.Snapshot().State()
+		cur, exists := st.Deployment(group, path)
+		if !exists {
+			return 0, notFound("deployment", group+"/"+path)
+		}
+		want, err := pre.revision("deployment", group+"/"+path, true, cur.Revision, cur.Revision)
+		if err != nil {
+			return 0, err
+		}
+		doc, err := json.Marshal(deploymentView(cur))
+		if err != nil {
+			return 0, fmt.Errorf("management: encode deployment: %w", err)
+		}
+		merged, err := mergeDocument(doc, patch)
+		if err != nil {
+			return 0, err
+		}
+		in, err := h.decodeDeployment(merged, func(in *deploymentInput) []httperr.FieldError {
+			return in.checkIdentity(group, path)
+		})
+		if err != nil {
+			return 0, err
+		}
+		d := in.record(want)
+		if err := h.checkReferences(st, d, &cur); err != nil {
+			return 0, err
+		}
+		stored, err = h.reg.Store().PutDeployment(r.Context(), d)
+		return want, err
+	})
+	if err != nil {
+		return err
+	}
+	setETag(w, stored.Revision)
+	return writeJSON(w, http.StatusOK, deploymentView(stored))
+}
+
+// deleteDeployment is DELETE /api/v1/deployments/{group}/{path}. Its
+// endpoints answer 404 from then on.
+func (h *Handler) deleteDeployment(w http.ResponseWriter, r *http.Request) error {
+	group, path := r.PathValue("group"), r.PathValue("path")
+	pre, err := parsePrecondition(r, 0, "")
+	if err != nil {
+		return err
+	}
+	err = apply(func() (uint64, error) {
+		cur, exists := h.reg.Snapshot().State().Deployment(group, path)
+		if !exists {
+			return 0, notFound("deployment", group+"/"+path)
+		}
+		want, err := pre.revision("deployment", group+"/"+path, true, cur.Revision, registry.AnyRevision)
+		if err != nil {
+			return 0, err
+		}
+		return want, h.reg.Store().DeleteDeployment(r.Context(), group, path, want)
+	})
+	if err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}

@@ -1,0 +1,104 @@
+// Package management is scorehub's management REST API: one [Handler] that
+// reads and changes what the scoring handler serves — execution queues, web
+// API groups, deployments and their endpoints — lists the process catalog,
+// answers health probes and publishes an OpenAPI 3.0.3 document of every
+// route. The queue routes are those of RapidMiner / Altair AI Hub 9
+// (/executions/queues) and 10 (/api/v1/queues).
+//
+// # Data flow
+//
+// A write goes through these steps, and the next scoring request sees it:
+//
+//	host mux → Handler (routes relative to "/")
+//	  → Bearer idToken (middleware.Authenticator) → RequireAdmin for writes
+//	  → body: Content-Type, at most 1 MiB, strict JSON, validator/v10
+//	  → references: group, queues, catalog processes (422)
+//	  → If-Match / revision → registry.Store (durable before the answer)
+//	  → registry.Registry publishes a new Snapshot → scoring resolves in it
+//
+// Reads take the registry's current Snapshot without a lock; queue figures
+// come live from the [scoring.Queues] the scoring handler runs on.
+//
+// # Routes
+//
+// Every route needs "Authorization: Bearer <idToken>" except the health
+// probes and the OpenAPI document. Any valid token may read; writes (POST,
+// PUT, PATCH, DELETE) need a token with the admin claim.
+//
+//	GET    /health/live, /health/ready                     no token
+//	GET    /api/v1/openapi.json                            no token
+//	GET    /executions/queues, /api/v1/queues              queues with live figures
+//	GET    /api/v1/queues/{name}    PUT, DELETE            one queue
+//	GET    /api/v1/webapigroups     POST                   web API groups
+//	GET    /api/v1/webapigroups/{group}    PUT, DELETE
+//	GET    /api/v1/deployments      POST                   ?group=, page, size
+//	GET    /api/v1/deployments/{group}/{path}    PUT, PATCH, DELETE
+//	GET    /api/v1/endpoints                               every endpoint with its scoring URL
+//	GET    /api/v1/processes, /api/v1/processes/{name}     the process catalog
+//
+// [Handler.Routes] lists them as http.ServeMux patterns; the OpenAPI
+// document describes them, their bodies and their answers, together with
+// the token service routes and the scoring route.
+//
+// # Bodies
+//
+// POST and PUT bodies are application/json, PATCH bodies
+// application/merge-patch+json (RFC 7396; anything else is 415), at most
+// 1 MiB by default (413). JSON is strict: a member the record does not
+// have, a name given twice, a value of the wrong type or data after the
+// value is a 400. Fields are checked with go-playground/validator, and the
+// 400 validation_failed answer lists every invalid field with its JSON
+// pointer in "fields", the first of them also in "pointer". Names of groups,
+// deployment paths, endpoint aliases and queues follow
+// registry.ValidName, so none can leave its segment of a URL.
+//
+// The read-only members a GET returns (revision, createdAt, updatedAt and a
+// queue's live figures) may be sent back in a PUT, so that a record can be
+// read, changed and written whole; all but revision are ignored. The name
+// (or group and path) a PUT or PATCH body gives must be the one in the URL
+// (400 otherwise): a record cannot be renamed in place.
+//
+// # Revisions
+//
+// Records carry a revision, sent as a strong ETag ("3"). A PUT, PATCH or
+// DELETE with If-Match applies only while the record is at one of the
+// revisions named (or, for *, exists); otherwise the answer is 412 and
+// nothing changes. Without If-Match, PUT and DELETE apply to whatever is
+// stored, and PATCH applies the patch to the record as it is at that moment,
+// retrying internally when another write comes in between, so no update is
+// lost. A "revision" in a PUT body (or in a merge patch) is a precondition
+// like If-Match; when both are given they must agree (400 otherwise). POST
+// creates and answers 409 already_exists when the record exists.
+//
+// # Errors
+//
+// Every error is the JSON shape of internal/httperr:
+// {"error":{"type":"…","message":"…","pointer":"…","fields":[…]}}. Type
+// codes besides those of the middleware (unauthorized, invalid_token,
+// invalid_request, forbidden):
+//
+//	validation_failed        400 the body breaks a field rule; "fields" lists every one
+//	malformed_json           400 the body is not (strict) JSON
+//	invalid_parameter        400 a query parameter is not valid
+//	invalid_request          400 a malformed If-Match header
+//	not_found                404 no record at this address, or no route
+//	method_not_allowed       405 with Allow
+//	already_exists           409 POST of a record that exists
+//	in_use                   409 deleting a queue an endpoint uses, a group with deployments, or DEFAULT
+//	conflict                 409 a PATCH without If-Match lost to other writes too many times in a row
+//	precondition_failed      412 If-Match or the body's revision names another revision
+//	body_too_large           413
+//	unsupported_media_type   415 with Accept-Patch on PATCH routes
+//	invalid_reference        422 a group, queue or process that does not exist; "fields" lists each
+//	unavailable              503 the store cannot be read (readiness) or is closed
+//	internal_error           500 the cause is logged, never sent
+//
+// # Logging
+//
+// Every write is logged once through log/slog, at info level (error for a
+// 5xx), as "management: write" with the token's subject (empty when there
+// was no valid token), the method, the route pattern, the path and the
+// status.
+//
+// A Handler is safe for concurrent use.
+package management

@@ -1,0 +1,105 @@
+package management_test
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/scorehub/scorehub/management"
+	"github.com/scorehub/scorehub/registry"
+)
+
+// seedEndpoints stores three deployments: one enabled in a token group,
+// one disabled, and one whose process the catalog lacks.
+func seedEndpoints(t *testing.T, f *fixture) {
+	f.putGroup(t, registry.Group{Name: "risk", Auth: registry.AuthPolicy{Mode: registry.TokenRequired}})
+	f.putQueue(t, registry.Queue{Name: "batch", MaxConcurrent: 1, MaxWaiting: 1})
+	f.putDeployment(t, registry.Deployment{Group: "risk", Path: "churn", Enabled: true, Endpoints: []registry.Endpoint{
+		{Alias: "predict", Process: "iris", Queue: "batch", Timeout: 2 * time.Second, Description: "Species"},
+		{Alias: "double", Process: "double"},
+	}})
+	f.putDeployment(t, registry.Deployment{Group: "DEFAULT", Path: "off", Enabled: false, Endpoints: []registry.Endpoint{{Alias: "a", Process: "double"}}})
+	f.putDeployment(t, registry.Deployment{Group: "DEFAULT", Path: "orphan", Enabled: true, Endpoints: []registry.Endpoint{{Alias: "a", Process: "retired"}}})
+}
+
+func TestEndpointsList(t *testing.T) {
+	f := newFixture(t)
+	seedEndpoints(t, f)
+	r := f.do(t, request{method: "GET", path: "/api/v1/endpoints", token: f.reader})
+	r.want(t, 200, "")
+	var got []map[string]any
+	if err := json.Unmarshal(r.body, &got); err != nil {
+		t.Fatal(err)
+	}
+	base := f.srv.URL + "/webapi"
+	want := []map[string]any{
+		{"url": base + "/DEFAULT/api/v1/services/off/a", "group": "DEFAULT", "path": "off", "alias": "a", "process": "double",
+			"processDescription": "Doubles x.", "description": "", "queue": "DEFAULT", "timeoutMs": 0.0, "state": "disabled", "auth": "public"},
+		{"url": base + "/DEFAULT/api/v1/services/orphan/a", "group": "DEFAULT", "path": "orphan", "alias": "a", "process": "retired",
+			"processDescription": "", "description": "", "queue": "DEFAULT", "timeoutMs": 0.0, "state": "unavailable", "auth": "public"},
+		{"url": base + "/risk/api/v1/services/churn/predict", "group": "risk", "path": "churn", "alias": "predict", "process": "iris",
+			"processDescription": irisDescription(t, f), "description": "Species", "queue": "batch", "timeoutMs": 2000.0, "state": "enabled", "auth": "token"},
+		{"url": base + "/risk/api/v1/services/churn/double", "group": "risk", "path": "churn", "alias": "double", "process": "double",
+			"processDescription": "Doubles x.", "description": "", "queue": "DEFAULT", "timeoutMs": 0.0, "state": "enabled", "auth": "token"},
+	}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("endpoints (-want +got):\n%s", d)
+	}
+
+	// The URLs it lists are where scoring answers.
+	res := f.do(t, request{method: "POST", path: strings.TrimPrefix(got[3]["url"].(string), f.srv.URL), token: f.reader, body: `{"data":[{"x":2}]}`})
+	res.want(t, 200, "")
+}
+
+func irisDescription(t *testing.T, f *fixture) string {
+	p, ok := f.reg.Catalog().Lookup("iris")
+	if !ok {
+		t.Fatal("no iris process")
+	}
+	return p.Description
+}
+
+// The scoring URL's base is the configured one, or the request's own
+// scheme and host.
+func TestEndpointURLs(t *testing.T) {
+	tests := []struct {
+		name    string
+		cfg     management.Config
+		target  string // the request's URL; https means it came over TLS
+		wantURL string
+	}{
+		{"from the request", management.Config{}, "http://scoring.test:8080/api/v1/endpoints",
+			"http://scoring.test:8080/webapi/DEFAULT/api/v1/services/d/a"},
+		{"over TLS", management.Config{}, "https://scoring.test/api/v1/endpoints",
+			"https://scoring.test/webapi/DEFAULT/api/v1/services/d/a"},
+		{"prefix", management.Config{ScoringPrefix: "/score/v2/"}, "http://scoring.test/api/v1/endpoints",
+			"http://scoring.test/score/v2/DEFAULT/api/v1/services/d/a"},
+		{"root prefix", management.Config{ScoringPrefix: "/"}, "http://scoring.test/api/v1/endpoints",
+			"http://scoring.test/DEFAULT/api/v1/services/d/a"},
+		{"base URL", management.Config{BaseURL: "https://public.example/hub/"}, "http://10.0.0.7:8080/api/v1/endpoints",
+			"https://public.example/hub/webapi/DEFAULT/api/v1/services/d/a"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFixture(t, withConfig(tt.cfg))
+			f.putDeployment(t, registry.Deployment{Group: "DEFAULT", Path: "d", Enabled: true, Endpoints: []registry.Endpoint{{Alias: "a", Process: "double"}}})
+			req := httptest.NewRequest(http.MethodGet, tt.target, nil)
+			req.Header.Set("Authorization", "Bearer "+f.reader)
+			rec := httptest.NewRecorder()
+			f.handler.ServeHTTP(rec, req)
+			f.checkRecorded(t, req, rec)
+			var got []struct{ URL string }
+			if err := json.Unmarshal(rec.Body.Bytes(), &got); err != nil || rec.Code != 200 || len(got) != 1 {
+				t.Fatalf("answered %d %s (%v)", rec.Code, rec.Body, err)
+			}
+			if got[0].URL != tt.wantURL {
+				t.Errorf("url %q, want %q", got[0].URL, tt.wantURL)
+			}
+		})
+	}
+}

@@ -1,0 +1,217 @@
+package management
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/go-json-experiment/json/jsontext"
+	"github.com/go-playground/validator/v10"
+
+	"github.com/scorehub/scorehub/internal/httperr"
+	"github.com/scorehub/scorehub/registry"
+)
+
+// groupJSON is a web API group as the API shows it.
+type groupJSON struct {
+	Name        string    `json:"name"`
+	Description string    `json:"description"`
+	Auth        authJSON  `json:"auth"`
+	Revision    uint64    `json:"revision"`
+	CreatedAt   time.Time `json:"createdAt"`
+	UpdatedAt   time.Time `json:"updatedAt"`
+}
+
+// authJSON is a group's scoring access policy: mode "public" (anyone) or
+// "token" (a valid idToken, of a holder in one of groups when groups is not
+// empty).
+type authJSON struct {
+	Mode   string   `json:"mode"`
+	Groups []string `json:"groups"`
+}
+
+func groupView(g registry.Group) groupJSON {
+	mode := g.Auth.Mode
+	if mode == "" {
+		mode = registry.Public
+	}
+	groups := g.Auth.Groups
+	if groups == nil {
+		groups = []string{}
+	}
+	return groupJSON{
+		Name:        g.Name,
+		Description: g.Description,
+		Auth:        authJSON{Mode: string(mode), Groups: groups},
+		Revision:    g.Revision,
+		CreatedAt:   g.CreatedAt,
+		UpdatedAt:   g.UpdatedAt,
+	}
+}
+
+// groupInput is the body of POST /api/v1/webapigroups and PUT
+// /api/v1/webapigroups/{group}.
+type groupInput struct {
+	Name        string    `json:"name" validate:"required,name"`
+	Description string    `json:"description" validate:"max=4096"`
+	Auth        authInput `json:"auth"`
+	Revision    uint64    `json:"revision"`
+
+	CreatedAt jsontext.Value `json:"createdAt" validate:"-"`
+	UpdatedAt jsontext.Value `json:"updatedAt" validate:"-"`
+
+	Unknown map[string]jsontext.Value `json:",unknown" validate:"-"`
+}
+
+// authInput is a group's policy in a body; an absent mode is public.
+type authInput struct {
+	Mode   string   `json:"mode" validate:"omitempty,oneof=public token"`
+	Groups []string `json:"groups" validate:"max=1000,dive,required,max=256,nocontrol"`
+
+	Unknown map[string]jsontext.Value `json:",unknown" validate:"-"`
+}
+
+func (in *groupInput) unknown() []httperr.FieldError {
+	return append(unknownMembers("", in.Unknown), unknownMembers("/auth", in.Auth.Unknown)...)
+}
+
+// checkAuthPolicy is the rule the tags cannot say: a public group names no
+// user groups.
+func checkAuthPolicy(sl validator.StructLevel) {
+	a := sl.Current().Interface().(authInput)
+	if a.Mode != string(registry.TokenRequired) && len(a.Groups) > 0 {
+		sl.ReportError(a.Groups, "groups", "Groups", "publicgroups", "")
+	}
+}
+
+func (in *groupInput) record(rev uint64) registry.Group {
+	mode := registry.AuthMode(in.Auth.Mode)
+	if mode == "" {
+		mode = registry.Public
+	}
+	return registry.Group{
+		Name:        in.Name,
+		Description: in.Description,
+		Auth:        registry.AuthPolicy{Mode: mode, Groups: in.Auth.Groups},
+		Revision:    rev,
+	}
+}
+
+// listGroups is GET /api/v1/webapigroups: every group, sorted by name.
+func (h *Handler) listGroups(w http.ResponseWriter, r *http.Request) error {
+	gs := h.reg.Snapshot().State().Groups()
+	out := make([]groupJSON, len(gs))
+	for i, g := range gs {
+		out[i] = groupView(g)
+	}
+	return writeJSON(w, http.StatusOK, out)
+}
+
+// getGroup is GET /api/v1/webapigroups/{group}.
+func (h *Handler) getGroup(w http.ResponseWriter, r *http.Request) error {
+	name := r.PathValue("group")
+	g, ok := h.reg.Snapshot().State().Group(name)
+	if !ok {
+		return notFound("web API group", name)
+	}
+	setETag(w, g.Revision)
+	return writeJSON(w, http.StatusOK, groupView(g))
+}
+
+// decodeGroup reads a group body. urlName, when not empty, is the name the
+// URL gives, which the body may leave out but not contradict.
+func (h *Handler) decodeGroup(r *http.Request, urlName string) (*groupInput, error) {
+	data, err := readBody(r, mediaJSON)
+	if err != nil {
+		return nil, err
+	}
+	in := &groupInput{}
+	if err := decodeStrict(data, in); err != nil {
+		return nil, err
+	}
+	var extra []httperr.FieldError
+	if urlName != "" {
+		switch {
+		case in.Name == "":
+			in.Name = urlName
+		case in.Name != urlName:
+			extra = append(extra, httperr.FieldError{Pointer: "/name", Message: "must be the name in the URL, " + quote(urlName)})
+		}
+	}
+	if err := h.check(in, extra...); err != nil {
+		return nil, err
+	}
+	return in, nil
+}
+
+// createGroup is POST /api/v1/webapigroups: 201 with Location, or 409
+// already_exists.
+func (h *Handler) createGroup(w http.ResponseWriter, r *http.Request) error {
+	in, err := h.decodeGroup(r, "")
+	if err != nil {
+		return err
+	}
+	if in.Revision != 0 {
+		return validationFailed([]httperr.FieldError{{Pointer: "/revision", Message: "must be absent or 0 when creating"}})
+	}
+	g, err := h.reg.Store().PutGroup(r.Context(), in.record(0))
+	if err != nil {
+		return err
+	}
+	w.Header().Set("Location", "webapigroups/"+g.Name)
+	setETag(w, g.Revision)
+	return writeJSON(w, http.StatusCreated, groupView(g))
+}
+
+// putGroup is PUT /api/v1/webapigroups/{group}: create or replace.
+func (h *Handler) putGroup(w http.ResponseWriter, r *http.Request) error {
+	name := r.PathValue("group")
+	in, err := h.decodeGroup(r, name)
+	if err != nil {
+		return err
+	}
+	pre, err := parsePrecondition(r, in.Revision, "/revision")
+	if err != nil {
+		return err
+	}
+	var stored registry.Group
+	err = apply(func() (uint64, error) {
+		cur, exists := h.reg.Snapshot().State().Group(name)
+		want, err := pre.revision("web API group", name, exists, cur.Revision, registry.AnyRevision)
+		if err != nil {
+			return 0, err
+		}
+		stored, err = h.reg.Store().PutGroup(r.Context(), in.record(want))
+		return want, err
+	})
+	if err != nil {
+		return err
+	}
+	setETag(w, stored.Revision)
+	return writeJSON(w, createdOrOK(stored.Revision), groupView(stored))
+}
+
+// deleteGroup is DELETE /api/v1/webapigroups/{group}. DEFAULT and groups
+// that still have deployments cannot be removed (409 in_use).
+func (h *Handler) deleteGroup(w http.ResponseWriter, r *http.Request) error {
+	name := r.PathValue("group")
+	pre, err := parsePrecondition(r, 0, "")
+	if err != nil {
+		return err
+	}
+	err = apply(func() (uint64, error) {
+		cur, exists := h.reg.Snapshot().State().Group(name)
+		if !exists {
+			return 0, notFound("web API group", name)
+		}
+		want, err := pre.revision("web API group", name, true, cur.Revision, registry.AnyRevision)
+		if err != nil {
+			return 0, err
+		}
+		return want, h.reg.Store().DeleteGroup(r.Context(), name, want)
+	})
+	if err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}

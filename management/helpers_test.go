@@ -1,0 +1,467 @@
+package management_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"math"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/getkin/kin-openapi/openapi3"
+	"github.com/getkin/kin-openapi/openapi3filter"
+	"github.com/getkin/kin-openapi/routers"
+	"github.com/getkin/kin-openapi/routers/legacy"
+
+	"github.com/scorehub/scorehub/internal/demo"
+	"github.com/scorehub/scorehub/management"
+	"github.com/scorehub/scorehub/middleware"
+	"github.com/scorehub/scorehub/registry"
+	"github.com/scorehub/scorehub/scoring"
+	"github.com/scorehub/scorehub/tokens"
+)
+
+const (
+	testIssuer   = "https://scorehub.test"
+	testAudience = "scorehub"
+	testRealm    = "scorehub-test"
+)
+
+// fixture is a server laid out as the standalone one: the management API at
+// the root, the token routes under /api/rest/ and the scoring handler under
+// /webapi, over a memory store. Its client checks every response against
+// the management API's OpenAPI document.
+type fixture struct {
+	store   *registry.MemStore
+	reg     *registry.Registry
+	handler *management.Handler
+	srv     *httptest.Server
+	client  *http.Client
+	logs    *lockedBuffer
+
+	admin, reader, expired, forged string // bearer tokens
+}
+
+type fixtureOptions struct {
+	cfg   management.Config      // Registry, Queues, Verifier and Logger are filled in
+	procs []registry.ProcessInfo // registered besides iris and double
+}
+
+// withConfig sets the management configuration's other fields.
+func withConfig(cfg management.Config) func(*fixtureOptions) {
+	return func(o *fixtureOptions) { o.cfg = cfg }
+}
+
+// withProcess registers p in the catalog too.
+func withProcess(p registry.ProcessInfo) func(*fixtureOptions) {
+	return func(o *fixtureOptions) { o.procs = append(o.procs, p) }
+}
+
+// adminPassword is the password of the users "root" (admin) and "ann".
+const adminPassword = "correct horse battery staple"
+
+func newFixture(t testing.TB, opts ...func(*fixtureOptions)) *fixture {
+	t.Helper()
+	var o fixtureOptions
+	for _, fn := range opts {
+		fn(&o)
+	}
+	ctx := context.Background()
+	cat := registry.NewCatalog()
+	iris, err := demo.Iris()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range append([]registry.ProcessInfo{iris, doubler()}, o.procs...) {
+		if err := cat.Register(p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f := &fixture{store: registry.NewMemStore(registry.StoreOptions{}), logs: &lockedBuffer{}}
+	if f.reg, err = registry.New(ctx, cat, f.store); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.reg.Close() })
+	logger := slog.New(slog.NewJSONHandler(f.logs, &slog.HandlerOptions{Level: slog.LevelInfo}))
+
+	keys, err := tokens.NewKeySet(tokens.KeySetConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	issuer := newIssuer(t, keys, time.Now)
+	verifier, err := tokens.NewVerifier(tokens.VerifierConfig{Keys: keys, Issuer: testIssuer, Audience: testAudience})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.admin = issue(t, issuer, tokens.Principal{Subject: "root", Admin: true})
+	f.reader = issue(t, issuer, tokens.Principal{Subject: "ann", Groups: []string{"analysts"}})
+	hourAgo := time.Now().Add(-time.Hour)
+	f.expired = issue(t, newIssuer(t, keys, func() time.Time { return hourAgo }), tokens.Principal{Subject: "root", Admin: true})
+	otherKeys, err := tokens.NewKeySet(tokens.KeySetConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.forged = issue(t, newIssuer(t, otherKeys, time.Now), tokens.Principal{Subject: "root", Admin: true})
+
+	hash, err := tokens.HashPassword(adminPassword, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	users, err := tokens.NewStaticUsers(
+		tokens.User{Name: "root", PasswordHash: hash, Admin: true},
+		tokens.User{Name: "ann", PasswordHash: hash, Groups: []string{"analysts"}},
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok, err := tokens.New(tokens.Config{Issuer: issuer, Users: users, Realm: testRealm, Logger: logger})
+	if err != nil {
+		t.Fatal(err)
+	}
+	authorize, err := middleware.ScoringAuth(middleware.BearerConfig{Verifier: verifier, Realm: testRealm, Logger: logger})
+	if err != nil {
+		t.Fatal(err)
+	}
+	scorer, err := scoring.New(scoring.Config{Registry: f.reg, Logger: logger, Authorize: authorize})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := o.cfg
+	cfg.Registry, cfg.Queues, cfg.Verifier, cfg.Logger = f.reg, scorer.Queues(), verifier, logger
+	if cfg.Realm == "" {
+		cfg.Realm = testRealm
+	}
+	if f.handler, err = management.New(cfg); err != nil {
+		t.Fatal(err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/", f.handler)
+	mux.Handle("/api/rest/", tok)
+	mux.Handle("/webapi/", http.StripPrefix("/webapi", scorer))
+	f.srv = httptest.NewServer(mux)
+	t.Cleanup(f.srv.Close)
+	f.client = &http.Client{Transport: newConformance(t, f.handler.OpenAPI(), f.srv.Client().Transport)}
+	return f
+}
+
+func newIssuer(t testing.TB, keys *tokens.KeySet, now func() time.Time) *tokens.Issuer {
+	t.Helper()
+	iss, err := tokens.NewIssuer(tokens.IssuerConfig{Keys: keys, Issuer: testIssuer, Audience: []string{testAudience}, Now: now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return iss
+}
+
+func issue(t testing.TB, iss *tokens.Issuer, p tokens.Principal) string {
+	t.Helper()
+	raw, _, err := iss.Issue(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return raw
+}
+
+// doubler is a catalog process that doubles the number column x.
+func doubler() registry.ProcessInfo {
+	return registry.ProcessInfo{
+		Name:        "double",
+		Description: "Doubles x.",
+		Input:       []registry.ColumnSpec{{Name: "x", Kind: registry.Number, Required: true}},
+		Output:      []registry.ColumnSpec{{Name: "double", Kind: registry.Number}},
+		Process: registry.ProcessFunc(func(_ context.Context, in registry.Input) (*registry.Table, error) {
+			x, _ := in.Table.Lookup("x") // Required: the scoring handler made sure it is there
+			out := make([]float64, in.Table.Rows())
+			for i := range out {
+				v, ok := x.Number(i)
+				if !ok {
+					v = math.NaN()
+				}
+				out[i] = 2 * v
+			}
+			return registry.NewTable(len(out), registry.NumberColumn("double", out, nil))
+		}),
+	}
+}
+
+// putDeployment stores d directly, over whatever is there.
+func (f *fixture) putDeployment(t testing.TB, d registry.Deployment) registry.Deployment {
+	t.Helper()
+	d.Revision = registry.AnyRevision
+	out, err := f.store.PutDeployment(context.Background(), d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// putGroup stores g directly, over whatever is there.
+func (f *fixture) putGroup(t testing.TB, g registry.Group) registry.Group {
+	t.Helper()
+	g.Revision = registry.AnyRevision
+	out, err := f.store.PutGroup(context.Background(), g)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// putQueue stores q directly, over whatever is there.
+func (f *fixture) putQueue(t testing.TB, q registry.Queue) registry.Queue {
+	t.Helper()
+	q.Revision = registry.AnyRevision
+	out, err := f.store.PutQueue(context.Background(), q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// score posts body to the scoring endpoint group/path/alias.
+func (f *fixture) score(t testing.TB, group, path, alias, body string) response {
+	t.Helper()
+	return f.do(t, request{method: http.MethodPost, path: "/webapi/" + group + "/api/v1/services/" + path + "/" + alias, body: body})
+}
+
+// request describes one request of a test.
+type request struct {
+	method, path string
+	token        string
+	body         string
+	contentType  string // defaults to application/json when body is set
+	header       map[string]string
+}
+
+// response is what came back, with the body parsed where it is JSON.
+type response struct {
+	status int
+	header http.Header
+	body   []byte
+	json   map[string]any
+	list   []any
+}
+
+// do sends rq through the conforming client.
+func (f *fixture) do(t testing.TB, rq request) response {
+	t.Helper()
+	var body io.Reader
+	if rq.body != "" {
+		body = strings.NewReader(rq.body)
+	}
+	req, err := http.NewRequest(rq.method, f.srv.URL+rq.path, body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ct := rq.contentType; ct != "" {
+		req.Header.Set("Content-Type", ct)
+	} else if rq.body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if rq.token != "" {
+		req.Header.Set("Authorization", "Bearer "+rq.token)
+	}
+	for k, v := range rq.header {
+		req.Header.Set(k, v)
+	}
+	res, err := f.client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	out := response{status: res.StatusCode, header: res.Header}
+	if out.body, err = io.ReadAll(res.Body); err != nil {
+		t.Fatal(err)
+	}
+	if len(bytes.TrimSpace(out.body)) > 0 && strings.HasPrefix(res.Header.Get("Content-Type"), "application/json") {
+		var v any
+		if err := json.Unmarshal(out.body, &v); err != nil {
+			t.Fatalf("%s %s: body is not JSON: %v\n%s", rq.method, rq.path, err, out.body)
+		}
+		out.json, _ = v.(map[string]any)
+		out.list, _ = v.([]any)
+	}
+	return out
+}
+
+// checkRecorded checks a response a test got from the handler without the
+// client, against the handler's OpenAPI document.
+func (f *fixture) checkRecorded(t testing.TB, req *http.Request, rec *httptest.ResponseRecorder) {
+	t.Helper()
+	c := newConformance(t, f.handler.OpenAPI(), nil)
+	if err := c.check(req, rec.Result(), rec.Body.Bytes()); err != nil {
+		t.Errorf("%s %s answered %d, which the OpenAPI document does not allow: %v\nbody: %s", req.Method, req.URL.Path, rec.Code, err, rec.Body)
+	}
+}
+
+// errorType returns the type of a JSON error answer.
+func (r response) errorType() string {
+	e, _ := r.json["error"].(map[string]any)
+	s, _ := e["type"].(string)
+	return s
+}
+
+// errorField returns a member of a JSON error answer.
+func (r response) errorField(name string) any {
+	e, _ := r.json["error"].(map[string]any)
+	return e[name]
+}
+
+// want fails the test unless the status is status (and, for errors, the
+// type is typ when typ is not empty).
+func (r response) want(t testing.TB, status int, typ string) {
+	t.Helper()
+	if r.status != status || (typ != "" && r.errorType() != typ) {
+		t.Fatalf("answered %d %q, want %d %q; body: %s", r.status, r.errorType(), status, typ, r.body)
+	}
+}
+
+// conformance is an http.RoundTripper that checks every response against
+// an OpenAPI document: status, headers and body of the operation the
+// request routes to, or the Error schema when no operation matches (an
+// unknown path, a method a path does not take).
+type conformance struct {
+	t      testing.TB
+	doc    *openapi3.T
+	router routers.Router
+	next   http.RoundTripper
+}
+
+// loadedSpec is a parsed, validated document and its router.
+type loadedSpec struct {
+	doc    *openapi3.T
+	router routers.Router
+}
+
+// loadedSpecs caches loadSpec by document text: loading and validating one
+// takes a large part of a fixture's set-up, under the race detector most.
+var loadedSpecs sync.Map // string → *loadedSpec
+
+// loadSpec parses and validates spec and builds a router that matches
+// request paths alone: the servers section (which names where the document
+// was read from, or the public base URL) is tested on its own.
+func loadSpec(t testing.TB, spec []byte) *loadedSpec {
+	t.Helper()
+	if l, ok := loadedSpecs.Load(string(spec)); ok {
+		return l.(*loadedSpec)
+	}
+	doc, err := openapi3.NewLoader().LoadFromData(spec)
+	if err != nil {
+		t.Fatalf("load the OpenAPI document: %v", err)
+	}
+	if err := doc.Validate(context.Background()); err != nil {
+		t.Fatalf("the OpenAPI document is not valid: %v", err)
+	}
+	doc.Servers = nil
+	router, err := legacy.NewRouter(doc)
+	if err != nil {
+		t.Fatalf("route the OpenAPI document: %v", err)
+	}
+	l, _ := loadedSpecs.LoadOrStore(string(spec), &loadedSpec{doc: doc, router: router})
+	return l.(*loadedSpec)
+}
+
+// newConformance checks responses against spec.
+func newConformance(t testing.TB, spec []byte, next http.RoundTripper) *conformance {
+	t.Helper()
+	l := loadSpec(t, spec)
+	return &conformance{t: t, doc: l.doc, router: l.router, next: next}
+}
+
+func (c *conformance) RoundTrip(req *http.Request) (*http.Response, error) {
+	res, err := c.next.RoundTrip(req)
+	if err != nil {
+		return nil, err
+	}
+	body, err := io.ReadAll(res.Body)
+	res.Body.Close()
+	if err != nil {
+		return nil, err
+	}
+	res.Body = io.NopCloser(bytes.NewReader(body))
+	if err := c.check(req, res, body); err != nil {
+		c.t.Errorf("%s %s answered %d, which the OpenAPI document does not allow: %v\nbody: %s", req.Method, req.URL.Path, res.StatusCode, err, body)
+	}
+	return res, nil
+}
+
+func (c *conformance) check(req *http.Request, res *http.Response, body []byte) error {
+	if req.Method == http.MethodHead {
+		return nil
+	}
+	// Route on the escaped path, as the mux does: a%2Fb is one segment.
+	routed := req.Clone(req.Context())
+	routed.URL.Path, routed.URL.RawPath = req.URL.EscapedPath(), ""
+	route, params, err := c.router.FindRoute(routed)
+	for _, v := range params {
+		if v == "" && err == nil {
+			// The legacy router lets a path variable match nothing
+			// (/api/v1/queues for /api/v1/queues/{name}); the mux does not.
+			err = routers.ErrPathNotFound
+		}
+	}
+	if err != nil {
+		// No operation: the answer must be a JSON 404 or 405.
+		if res.StatusCode != http.StatusNotFound && res.StatusCode != http.StatusMethodNotAllowed {
+			return &checkError{"the document has no operation for the request (" + err.Error() + ")"}
+		}
+		if ct := res.Header.Get("Content-Type"); ct != "application/json" {
+			return &checkError{"Content-Type " + ct + ", want application/json"}
+		}
+		var v any
+		if err := json.Unmarshal(body, &v); err != nil {
+			return err
+		}
+		return c.doc.Components.Schemas["Error"].Value.VisitJSON(v)
+	}
+	return openapi3filter.ValidateResponse(req.Context(), &openapi3filter.ResponseValidationInput{
+		RequestValidationInput: &openapi3filter.RequestValidationInput{Request: routed, PathParams: params, Route: route},
+		Status:                 res.StatusCode,
+		Header:                 res.Header,
+		Body:                   io.NopCloser(bytes.NewReader(body)),
+		Options:                &openapi3filter.Options{IncludeResponseStatus: true, MultiError: true},
+	})
+}
+
+type checkError struct{ msg string }
+
+func (e *checkError) Error() string { return e.msg }
+
+// lockedBuffer is a bytes.Buffer safe for the concurrent writes of a
+// logger.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+// records returns the JSON log records with the given message.
+func (b *lockedBuffer) records(t testing.TB, msg string) []map[string]any {
+	t.Helper()
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	var out []map[string]any
+	for _, line := range bytes.Split(b.buf.Bytes(), []byte("\n")) {
+		if len(line) == 0 {
+			continue
+		}
+		var rec map[string]any
+		if err := json.Unmarshal(line, &rec); err != nil {
+			t.Fatalf("log line %q is not JSON: %v", line, err)
+		}
+		if rec["msg"] == msg {
+			out = append(out, rec)
+		}
+	}
+	return out
+}

@@ -1,0 +1,414 @@
+package management
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/go-playground/validator/v10"
+
+	"github.com/scorehub/scorehub/internal/httperr"
+	"github.com/scorehub/scorehub/internal/muxcheck"
+	"github.com/scorehub/scorehub/middleware"
+	"github.com/scorehub/scorehub/registry"
+	"github.com/scorehub/scorehub/scoring"
+)
+
+// DefaultScoringPrefix is where the scoring handler is taken to be mounted
+// when [Config.ScoringPrefix] is empty: /webapi, as in the standalone server
+// and AI Hub 10.2 and later.
+const DefaultScoringPrefix = "/webapi"
+
+// DefaultMaxBodyBytes bounds request bodies when [Config.MaxBodyBytes] is
+// zero: 1 MiB.
+const DefaultMaxBodyBytes = 1 << 20
+
+// Config configures a [Handler].
+type Config struct {
+	// Registry holds the records the API manages and the process catalog
+	// it lists. Required.
+	Registry *registry.Registry
+
+	// Queues gives the live figures of the execution queues. It must be the
+	// Queues the scoring handler runs on (scoring.Handler.Queues), built
+	// over Registry. Required.
+	Queues *scoring.Queues
+
+	// Verifier checks the idTokens of every route but the health probes and
+	// the OpenAPI document. Required; *tokens.Verifier implements it.
+	Verifier middleware.Verifier
+
+	// Realm names the protection space in WWW-Authenticate challenges.
+	// Empty means middleware.DefaultRealm. It must be printable ASCII.
+	Realm string
+
+	// ScoringPrefix is the path at which the host mounts the scoring
+	// handler, from the root of the host's URL space. It builds each
+	// endpoint's scoring URL in GET /api/v1/endpoints and the scoring
+	// route of the OpenAPI document. Empty means [DefaultScoringPrefix];
+	// "/" means the root. Segments may hold letters, digits, '.', '_', '-'
+	// and '~'.
+	ScoringPrefix string
+
+	// BaseURL is the public address of the server, such as
+	// "https://scoring.example.com" or "https://example.com/scorehub", that
+	// scoring URLs start with and the OpenAPI document names as its server.
+	// Empty means each request's own: its Host header, with https when it
+	// came over TLS and http otherwise. Behind a reverse proxy that
+	// terminates TLS or rewrites the host, set it: forwarded headers are
+	// not trusted.
+	BaseURL string
+
+	// MaxBodyBytes bounds request bodies; a larger one is answered 413.
+	// Zero means [DefaultMaxBodyBytes]; it may not be negative.
+	MaxBodyBytes int64
+
+	// Logger receives one record per write (subject, method, route,
+	// status), refusals at debug level and server faults with their cause.
+	// Nil means slog.Default().
+	Logger *slog.Logger
+}
+
+// Handler is the management API. Its routes are relative to "/"; the
+// standalone server mounts it at the root, beside the token routes and the
+// scoring prefix. Every answer is JSON, errors included: an unknown path is
+// a JSON 404 and a method a route does not take a JSON 405.
+//
+// A Handler is immutable once made and safe for concurrent use.
+type Handler struct {
+	mux      *http.ServeMux
+	reg      *registry.Registry
+	queues   *scoring.Queues
+	logger   *slog.Logger
+	prefix   string // "" for the root
+	baseURL  string // "" to take it from each request
+	validate *validator.Validate
+	openapi  []byte
+	routes   []string
+}
+
+// New checks cfg and returns a Handler. It fails when Registry, Queues or
+// Verifier is missing, when the realm, scoring prefix, base URL or body
+// limit is not valid, and when the program runs with the pre-Go 1.22
+// http.ServeMux.
+func New(cfg Config) (*Handler, error) {
+	if err := muxcheck.Check(); err != nil {
+		return nil, fmt.Errorf("management: %w", err)
+	}
+	switch {
+	case cfg.Registry == nil:
+		return nil, errors.New("management: Config.Registry is required")
+	case cfg.Queues == nil:
+		return nil, errors.New("management: Config.Queues is required")
+	case cfg.Verifier == nil:
+		return nil, errors.New("management: Config.Verifier is required")
+	case cfg.MaxBodyBytes < 0:
+		return nil, fmt.Errorf("management: Config.MaxBodyBytes %d is negative", cfg.MaxBodyBytes)
+	}
+	prefix, err := cleanPrefix(cfg.ScoringPrefix)
+	if err != nil {
+		return nil, err
+	}
+	base, err := cleanBaseURL(cfg.BaseURL)
+	if err != nil {
+		return nil, err
+	}
+	logger := cfg.Logger
+	if logger == nil {
+		logger = slog.Default()
+	}
+	auth, err := middleware.NewAuthenticator(middleware.BearerConfig{Verifier: cfg.Verifier, Realm: cfg.Realm, Logger: logger})
+	if err != nil {
+		return nil, fmt.Errorf("management: %w", err)
+	}
+	maxBody := cfg.MaxBodyBytes
+	if maxBody == 0 {
+		maxBody = DefaultMaxBodyBytes
+	}
+	bodyLimit, err := middleware.BodyLimit(maxBody)
+	if err != nil {
+		return nil, fmt.Errorf("management: %w", err)
+	}
+	doc, err := renderOpenAPI(prefix, base)
+	if err != nil {
+		return nil, err
+	}
+	h := &Handler{
+		reg:      cfg.Registry,
+		queues:   cfg.Queues,
+		logger:   logger,
+		prefix:   prefix,
+		baseURL:  base,
+		validate: newValidator(),
+		openapi:  doc,
+	}
+	h.mux = http.NewServeMux()
+	var paths []string
+	methods := map[string][]string{}
+	for _, rt := range routeTable() {
+		var next http.Handler = h.serve(rt)
+		switch rt.access {
+		case readAccess:
+			next = noStore(auth.Middleware(next))
+		case writeAccess:
+			next = noStore(h.logWrite(rt, auth.Middleware(noteSubject(middleware.RequireAdmin(bodyLimit(next))))))
+		}
+		h.mux.Handle(rt.method+" "+rt.pattern, next)
+		h.routes = append(h.routes, rt.method+" "+rt.pattern)
+		if methods[rt.pattern] == nil {
+			paths = append(paths, rt.pattern)
+		}
+		methods[rt.pattern] = append(methods[rt.pattern], rt.method)
+	}
+	for _, p := range paths {
+		h.mux.Handle(p, methodNotAllowed(methods[p]))
+	}
+	h.mux.Handle("/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		httperr.WriteError(w, errRouteNotFound)
+	}))
+	return h, nil
+}
+
+// ServeHTTP serves the management routes.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) { h.mux.ServeHTTP(w, r) }
+
+// Routes lists the routes served, as http.ServeMux patterns ("GET
+// /api/v1/queues"), in the order of the package documentation. A GET route
+// answers HEAD too.
+func (h *Handler) Routes() []string { return append([]string(nil), h.routes...) }
+
+// OpenAPI returns the OpenAPI 3.0.3 document the Handler serves at GET
+// /api/v1/openapi.json, with the configured scoring prefix and base URL.
+func (h *Handler) OpenAPI() []byte { return append([]byte(nil), h.openapi...) }
+
+// access is who may call a route.
+type access uint8
+
+const (
+	publicAccess access = iota // anyone
+	readAccess                 // any valid token
+	writeAccess                // an administrator's token; the write is logged
+)
+
+// route is one entry of the route table: the mux pattern and the method
+// that serves it. A returned error is the answer, through httperr.
+type route struct {
+	method  string
+	pattern string
+	access  access
+	serve   func(h *Handler, w http.ResponseWriter, r *http.Request) error
+}
+
+// routeTable is every route the Handler serves: the one list the mux is
+// built from and the OpenAPI test compares the document with.
+func routeTable() []route {
+	return []route{
+		{http.MethodGet, "/health/live", publicAccess, (*Handler).live},
+		{http.MethodGet, "/health/ready", publicAccess, (*Handler).ready},
+		{http.MethodGet, "/api/v1/openapi.json", publicAccess, (*Handler).serveOpenAPI},
+
+		{http.MethodGet, "/executions/queues", readAccess, (*Handler).listQueues},
+		{http.MethodGet, "/api/v1/queues", readAccess, (*Handler).listQueues},
+		{http.MethodGet, "/api/v1/queues/{name}", readAccess, (*Handler).getQueue},
+		{http.MethodPut, "/api/v1/queues/{name}", writeAccess, (*Handler).putQueue},
+		{http.MethodDelete, "/api/v1/queues/{name}", writeAccess, (*Handler).deleteQueue},
+
+		{http.MethodGet, "/api/v1/webapigroups", readAccess, (*Handler).listGroups},
+		{http.MethodPost, "/api/v1/webapigroups", writeAccess, (*Handler).createGroup},
+		{http.MethodGet, "/api/v1/webapigroups/{group}", readAccess, (*Handler).getGroup},
+		{http.MethodPut, "/api/v1/webapigroups/{group}", writeAccess, (*Handler).putGroup},
+		{http.MethodDelete, "/api/v1/webapigroups/{group}", writeAccess, (*Handler).deleteGroup},
+
+		{http.MethodGet, "/api/v1/deployments", readAccess, (*Handler).listDeployments},
+		{http.MethodPost, "/api/v1/deployments", writeAccess, (*Handler).createDeployment},
+		{http.MethodGet, "/api/v1/deployments/{group}/{path}", readAccess, (*Handler).getDeployment},
+		{http.MethodPut, "/api/v1/deployments/{group}/{path}", writeAccess, (*Handler).putDeployment},
+		{http.MethodPatch, "/api/v1/deployments/{group}/{path}", writeAccess, (*Handler).patchDeployment},
+		{http.MethodDelete, "/api/v1/deployments/{group}/{path}", writeAccess, (*Handler).deleteDeployment},
+
+		{http.MethodGet, "/api/v1/endpoints", readAccess, (*Handler).listEndpoints},
+
+		{http.MethodGet, "/api/v1/processes", readAccess, (*Handler).listProcesses},
+		{http.MethodGet, "/api/v1/processes/{name}", readAccess, (*Handler).getProcess},
+	}
+}
+
+// serve adapts a route's method to http.Handler, answering its error.
+func (h *Handler) serve(rt route) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if err := rt.serve(h, w, r); err != nil {
+			h.fail(w, r, err)
+		}
+	})
+}
+
+// fail answers err as httperr maps it, with Accept-Patch on a PATCH route's
+// 415 (RFC 5789).
+func (h *Handler) fail(w http.ResponseWriter, r *http.Request, err error) {
+	if r.Method == http.MethodPatch && httperr.From(err).Status == http.StatusUnsupportedMediaType {
+		w.Header().Set("Accept-Patch", mediaMergePatch)
+	}
+	httperr.Write(w, r, h.logger, err)
+}
+
+// methodNotAllowed answers a method a path has no route for.
+func methodNotAllowed(methods []string) http.Handler {
+	allow := methods
+	for _, m := range methods {
+		if m == http.MethodGet {
+			allow = append(append([]string(nil), methods...), http.MethodHead)
+			break
+		}
+	}
+	list := strings.Join(allow, ", ")
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Allow", list)
+		httperr.WriteError(w, httperr.Newf(http.StatusMethodNotAllowed, TypeMethodNotAllowed,
+			"%s is not allowed here; use %s", r.Method, strings.Join(methods, " or ")))
+	})
+}
+
+// noStore marks answers that depend on who asks as not to be cached.
+func noStore(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Cache-Control", "no-store")
+		next.ServeHTTP(w, r)
+	})
+}
+
+// writeRecord is where noteSubject leaves the subject for logWrite, which
+// runs outside Bearer and so cannot see the claims itself.
+type writeRecord struct{ subject string }
+
+type writeRecordKey struct{}
+
+// logWrite logs one record per write once it is answered, whatever the
+// outcome, refusals included.
+func (h *Handler) logWrite(rt route, next http.Handler) http.Handler {
+	name := rt.method + " " + rt.pattern
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rec := &writeRecord{}
+		sw := &statusWriter{ResponseWriter: w}
+		done := false
+		defer func() {
+			status := sw.status
+			if status == 0 {
+				status = http.StatusOK
+				if !done { // a panic on its way to the host's recovery
+					status = http.StatusInternalServerError
+				}
+			}
+			level := slog.LevelInfo
+			if status >= 500 {
+				level = slog.LevelError
+			}
+			h.logger.LogAttrs(r.Context(), level, "management: write",
+				slog.String("subject", rec.subject),
+				slog.String("method", r.Method),
+				slog.String("route", name),
+				slog.String("path", r.URL.Path),
+				slog.Int("status", status))
+		}()
+		next.ServeHTTP(sw, r.WithContext(context.WithValue(r.Context(), writeRecordKey{}, rec)))
+		done = true
+	})
+}
+
+// noteSubject tells logWrite whose token Bearer accepted.
+func noteSubject(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if rec, ok := r.Context().Value(writeRecordKey{}).(*writeRecord); ok {
+			if c, ok := middleware.ClaimsFrom(r.Context()); ok {
+				rec.subject = c.Subject
+			}
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// statusWriter records the status of a response for logWrite.
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	if w.status == 0 && code >= 200 {
+		w.status = code
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusWriter) Write(p []byte) (int, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	return w.ResponseWriter.Write(p)
+}
+
+// Unwrap lets http.ResponseController reach the writer underneath.
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// cleanPrefix checks a scoring prefix and returns it without a trailing
+// slash, "" for the root.
+func cleanPrefix(p string) (string, error) {
+	if p == "" {
+		return DefaultScoringPrefix, nil
+	}
+	if !strings.HasPrefix(p, "/") {
+		return "", fmt.Errorf("management: scoring prefix %q must start with /", p)
+	}
+	p = strings.TrimSuffix(p, "/")
+	if p == "" {
+		return "", nil
+	}
+	for _, seg := range strings.Split(p[1:], "/") {
+		if seg == "" || seg == "." || seg == ".." || strings.Trim(seg, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._~-") != "" {
+			return "", fmt.Errorf("management: scoring prefix %q: segment %q is empty, a dot segment, or has characters other than letters, digits, '.', '_', '-', '~'", p, seg)
+		}
+	}
+	return p, nil
+}
+
+// cleanBaseURL checks a public base URL and returns it without a trailing
+// slash.
+func cleanBaseURL(s string) (string, error) {
+	if s == "" {
+		return "", nil
+	}
+	u, err := url.Parse(s)
+	if err != nil {
+		return "", fmt.Errorf("management: base URL: %w", err)
+	}
+	switch {
+	case u.Scheme != "http" && u.Scheme != "https":
+		return "", fmt.Errorf("management: base URL %q must be http or https", s)
+	case u.Host == "":
+		return "", fmt.Errorf("management: base URL %q has no host", s)
+	case u.User != nil || u.RawQuery != "" || u.ForceQuery || u.Fragment != "" || u.Opaque != "":
+		return "", fmt.Errorf("management: base URL %q may have only a scheme, a host and a path", s)
+	}
+	u.Path = strings.TrimSuffix(u.Path, "/")
+	u.RawPath = strings.TrimSuffix(u.RawPath, "/")
+	return u.String(), nil
+}
+
+// base returns the URL scoring addresses start with for a request: the
+// configured one, or the request's own.
+func (h *Handler) base(r *http.Request) string {
+	if h.baseURL != "" {
+		return h.baseURL
+	}
+	if r.Host == "" {
+		return ""
+	}
+	scheme := "http"
+	if r.TLS != nil {
+		scheme = "https"
+	}
+	return scheme + "://" + r.Host
+}

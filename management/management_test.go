@@ -1,0 +1,291 @@
+package management_test
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/scorehub/scorehub/management"
+	"github.com/scorehub/scorehub/middleware"
+	"github.com/scorehub/scorehub/registry"
+	"github.com/scorehub/scorehub/scoring"
+	"github.com/scorehub/scorehub/tokens"
+)
+
+func TestNewFailsClosed(t *testing.T) {
+	reg, err := registry.New(context.Background(), registry.NewCatalog(), registry.NewMemStore(registry.StoreOptions{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer reg.Close()
+	queues, err := scoring.NewQueues(reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	verifier := middleware.VerifierFunc(func(context.Context, string) (*tokens.Claims, error) { return nil, tokens.ErrSignature })
+	valid := management.Config{Registry: reg, Queues: queues, Verifier: verifier}
+
+	tests := []struct {
+		name   string
+		change func(*management.Config)
+		want   string // in the error
+	}{
+		{"no registry", func(c *management.Config) { c.Registry = nil }, "Registry"},
+		{"no queues", func(c *management.Config) { c.Queues = nil }, "Queues"},
+		{"no verifier", func(c *management.Config) { c.Verifier = nil }, "Verifier"},
+		{"negative body limit", func(c *management.Config) { c.MaxBodyBytes = -1 }, "MaxBodyBytes"},
+		{"realm with a control character", func(c *management.Config) { c.Realm = "a\nb" }, "realm"},
+		{"relative prefix", func(c *management.Config) { c.ScoringPrefix = "webapi" }, "must start with /"},
+		{"dot segment in prefix", func(c *management.Config) { c.ScoringPrefix = "/a/../webapi" }, `".."`},
+		{"space in prefix", func(c *management.Config) { c.ScoringPrefix = "/web api" }, "segment"},
+		{"brace in prefix", func(c *management.Config) { c.ScoringPrefix = "/{group}" }, "segment"},
+		{"base URL of another scheme", func(c *management.Config) { c.BaseURL = "ftp://scorehub.example" }, "http or https"},
+		{"base URL without host", func(c *management.Config) { c.BaseURL = "https://" }, "no host"},
+		{"base URL with query", func(c *management.Config) { c.BaseURL = "https://scorehub.example/?x=1" }, "only a scheme"},
+		{"base URL with credentials", func(c *management.Config) { c.BaseURL = "https://u:p@scorehub.example" }, "only a scheme"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg := valid
+			tt.change(&cfg)
+			h, err := management.New(cfg)
+			if err == nil || h != nil {
+				t.Fatalf("New = %v, %v; want an error", h, err)
+			}
+			if !strings.HasPrefix(err.Error(), "management: ") || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("error %q, want one starting management: and naming %q", err, tt.want)
+			}
+		})
+	}
+	t.Run("valid", func(t *testing.T) {
+		if _, err := management.New(valid); err != nil {
+			t.Fatalf("New(%+v): %v", valid, err)
+		}
+	})
+}
+
+// seed stores what the routes of the auth matrix act on: a group "risk", a
+// queue "batch" and a deployment risk/churn.
+func seed(t *testing.T, f *fixture) {
+	t.Helper()
+	f.putGroup(t, registry.Group{Name: "risk", Description: "Risk models"})
+	f.putQueue(t, registry.Queue{Name: "batch", MaxConcurrent: 2, MaxWaiting: 10})
+	f.putQueue(t, registry.Queue{Name: "spare", MaxConcurrent: 1, MaxWaiting: 0})
+	f.putDeployment(t, registry.Deployment{Group: "risk", Path: "churn", Enabled: true,
+		Endpoints: []registry.Endpoint{{Alias: "score", Process: "double", Queue: "batch"}}})
+}
+
+// TestAuthMatrix sends every route with no token, an expired one, a
+// forged one, a reader's and an administrator's: reads need a valid token,
+// writes an administrator's, the probes and the document nothing.
+func TestAuthMatrix(t *testing.T) {
+	type call struct {
+		path, body, contentType string
+		admin                   int // the status an administrator gets
+	}
+	calls := map[string]call{
+		"GET /health/live":         {path: "/health/live", admin: 200},
+		"GET /health/ready":        {path: "/health/ready", admin: 200},
+		"GET /api/v1/openapi.json": {path: "/api/v1/openapi.json", admin: 200},
+
+		"GET /executions/queues":       {path: "/executions/queues", admin: 200},
+		"GET /api/v1/queues":           {path: "/api/v1/queues", admin: 200},
+		"GET /api/v1/queues/{name}":    {path: "/api/v1/queues/batch", admin: 200},
+		"PUT /api/v1/queues/{name}":    {path: "/api/v1/queues/fast", body: `{"maxConcurrent":4,"maxWaiting":8}`, admin: 201},
+		"DELETE /api/v1/queues/{name}": {path: "/api/v1/queues/spare", admin: 204},
+
+		"GET /api/v1/webapigroups":            {path: "/api/v1/webapigroups", admin: 200},
+		"POST /api/v1/webapigroups":           {path: "/api/v1/webapigroups", body: `{"name":"fraud"}`, admin: 201},
+		"GET /api/v1/webapigroups/{group}":    {path: "/api/v1/webapigroups/risk", admin: 200},
+		"PUT /api/v1/webapigroups/{group}":    {path: "/api/v1/webapigroups/risk", body: `{"description":"Credit risk"}`, admin: 200},
+		"DELETE /api/v1/webapigroups/{group}": {path: "/api/v1/webapigroups/empty", admin: 204},
+
+		"GET /api/v1/deployments":                {path: "/api/v1/deployments", admin: 200},
+		"POST /api/v1/deployments":               {path: "/api/v1/deployments", body: `{"group":"risk","path":"limits","endpoints":[{"alias":"a","process":"double"}]}`, admin: 201},
+		"GET /api/v1/deployments/{group}/{path}": {path: "/api/v1/deployments/risk/churn", admin: 200},
+		"PUT /api/v1/deployments/{group}/{path}": {path: "/api/v1/deployments/risk/churn", body: `{"endpoints":[{"alias":"a","process":"iris"}]}`, admin: 200},
+		"PATCH /api/v1/deployments/{group}/{path}": {path: "/api/v1/deployments/risk/churn", body: `{"enabled":false}`,
+			contentType: "application/merge-patch+json", admin: 200},
+		"DELETE /api/v1/deployments/{group}/{path}": {path: "/api/v1/deployments/risk/churn", admin: 204},
+
+		"GET /api/v1/endpoints":        {path: "/api/v1/endpoints", admin: 200},
+		"GET /api/v1/processes":        {path: "/api/v1/processes", admin: 200},
+		"GET /api/v1/processes/{name}": {path: "/api/v1/processes/iris", admin: 200},
+	}
+	public := map[string]bool{"GET /health/live": true, "GET /health/ready": true, "GET /api/v1/openapi.json": true}
+
+	routes := newFixture(t).handler.Routes()
+	if len(routes) != len(calls) {
+		t.Errorf("the handler serves %d routes, the matrix covers %d", len(routes), len(calls))
+	}
+	for _, pattern := range routes {
+		c, ok := calls[pattern]
+		if !ok {
+			t.Errorf("route %s is not in the matrix", pattern)
+			continue
+		}
+		method, _, _ := strings.Cut(pattern, " ")
+		write := method != http.MethodGet
+		t.Run(pattern, func(t *testing.T) {
+			f := newFixture(t)
+			seed(t, f)
+			f.putGroup(t, registry.Group{Name: "empty"})
+			tokens := []struct {
+				name   string
+				token  string
+				status int
+				typ    string
+			}{
+				{"no token", "", 401, middleware.TypeUnauthorized},
+				{"expired", f.expired, 401, middleware.TypeInvalidToken},
+				{"forged", f.forged, 401, middleware.TypeInvalidToken},
+				{"reader", f.reader, 200, ""},
+				{"admin", f.admin, c.admin, ""},
+			}
+			for _, tk := range tokens {
+				status, typ := tk.status, tk.typ
+				switch {
+				case public[pattern]:
+					status, typ = c.admin, ""
+				case tk.name == "reader" && write:
+					status, typ = 403, middleware.TypeForbidden
+				case tk.name == "reader":
+					status = c.admin
+				}
+				r := f.do(t, request{method: method, path: c.path, token: tk.token, body: c.body, contentType: c.contentType})
+				if r.status != status || r.errorType() != typ {
+					t.Errorf("%s: %d %q, want %d %q; body: %s", tk.name, r.status, r.errorType(), status, typ, r.body)
+				}
+				switch {
+				case r.status == 401 && tk.token == "":
+					if got, want := r.header.Get("WWW-Authenticate"), `Bearer realm="`+testRealm+`"`; got != want {
+						t.Errorf("%s: WWW-Authenticate %q, want %q", tk.name, got, want)
+					}
+				case r.status == 401:
+					if got := r.header.Get("WWW-Authenticate"); !strings.Contains(got, `error="invalid_token"`) {
+						t.Errorf("%s: WWW-Authenticate %q, want error=\"invalid_token\"", tk.name, got)
+					}
+				}
+				if !public[pattern] && r.header.Get("Cache-Control") != "no-store" {
+					t.Errorf("%s: Cache-Control %q, want no-store", tk.name, r.header.Get("Cache-Control"))
+				}
+			}
+		})
+	}
+}
+
+func TestUnknownRoutesAndMethodsAnswerJSON(t *testing.T) {
+	f := newFixture(t)
+	tests := []struct {
+		method, path string
+		status       int
+		typ, allow   string
+	}{
+		{"GET", "/api/v1/nothing", 404, "not_found", ""},
+		{"GET", "/api/v1/queues/DEFAULT/extra", 404, "not_found", ""},
+		{"POST", "/api/v1/queues", 405, management.TypeMethodNotAllowed, "GET, HEAD"},
+		{"PATCH", "/api/v1/queues/DEFAULT", 405, management.TypeMethodNotAllowed, "GET, PUT, DELETE, HEAD"},
+		{"DELETE", "/api/v1/deployments", 405, management.TypeMethodNotAllowed, "GET, POST, HEAD"},
+		{"POST", "/health/live", 405, management.TypeMethodNotAllowed, "GET, HEAD"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.method+" "+tt.path, func(t *testing.T) {
+			r := f.do(t, request{method: tt.method, path: tt.path, token: f.admin})
+			r.want(t, tt.status, tt.typ)
+			if got := r.header.Get("Allow"); got != tt.allow {
+				t.Errorf("Allow %q, want %q", got, tt.allow)
+			}
+		})
+	}
+}
+
+func TestHeadAnswersLikeGet(t *testing.T) {
+	f := newFixture(t)
+	r := f.do(t, request{method: http.MethodHead, path: "/api/v1/queues/DEFAULT", token: f.admin})
+	if r.status != 200 || r.header.Get("ETag") != `"1"` || len(r.body) != 0 {
+		t.Errorf("HEAD answered %d ETag %q with %d body bytes, want 200 \"1\" and none", r.status, r.header.Get("ETag"), len(r.body))
+	}
+}
+
+func TestEveryWriteIsLogged(t *testing.T) {
+	f := newFixture(t)
+	f.do(t, request{method: "PUT", path: "/api/v1/queues/fast", token: f.admin, body: `{"maxConcurrent":4,"maxWaiting":8}`}).want(t, 201, "")
+	f.do(t, request{method: "DELETE", path: "/api/v1/queues/fast", token: f.reader}).want(t, 403, middleware.TypeForbidden)
+	f.do(t, request{method: "DELETE", path: "/api/v1/queues/DEFAULT", token: f.admin}).want(t, 409, "in_use")
+	f.do(t, request{method: "POST", path: "/api/v1/webapigroups", body: `{"name":"x"}`}).want(t, 401, middleware.TypeUnauthorized)
+	f.do(t, request{method: "GET", path: "/api/v1/queues", token: f.admin}).want(t, 200, "")
+
+	var got []map[string]any
+	for _, rec := range f.logs.records(t, "management: write") {
+		got = append(got, map[string]any{"subject": rec["subject"], "method": rec["method"], "route": rec["route"],
+			"path": rec["path"], "status": rec["status"], "level": rec["level"]})
+	}
+	want := []map[string]any{
+		{"subject": "root", "method": "PUT", "route": "PUT /api/v1/queues/{name}", "path": "/api/v1/queues/fast", "status": 201.0, "level": "INFO"},
+		{"subject": "ann", "method": "DELETE", "route": "DELETE /api/v1/queues/{name}", "path": "/api/v1/queues/fast", "status": 403.0, "level": "INFO"},
+		{"subject": "root", "method": "DELETE", "route": "DELETE /api/v1/queues/{name}", "path": "/api/v1/queues/DEFAULT", "status": 409.0, "level": "INFO"},
+		{"subject": "", "method": "POST", "route": "POST /api/v1/webapigroups", "path": "/api/v1/webapigroups", "status": 401.0, "level": "INFO"},
+	}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("write log records (-want +got):\n%s", d)
+	}
+}
+
+func TestBodyLimit(t *testing.T) {
+	big := `{"name":"x","description":"` + strings.Repeat("a", management.DefaultMaxBodyBytes) + `"}`
+	t.Run("default 1 MiB", func(t *testing.T) {
+		f := newFixture(t)
+		f.do(t, request{method: "POST", path: "/api/v1/webapigroups", token: f.admin, body: big}).want(t, 413, "body_too_large")
+	})
+	t.Run("configured", func(t *testing.T) {
+		f := newFixture(t, withConfig(management.Config{MaxBodyBytes: 64}))
+		f.do(t, request{method: "POST", path: "/api/v1/webapigroups", token: f.admin,
+			body: `{"name":"x","description":"` + strings.Repeat("a", 64) + `"}`}).want(t, 413, "body_too_large")
+		f.do(t, request{method: "POST", path: "/api/v1/webapigroups", token: f.admin, body: `{"name":"x"}`}).want(t, 201, "")
+	})
+	t.Run("refused before the body for a non-admin", func(t *testing.T) {
+		f := newFixture(t)
+		f.do(t, request{method: "POST", path: "/api/v1/webapigroups", token: f.reader, body: big}).want(t, 403, middleware.TypeForbidden)
+	})
+}
+
+func TestContentType(t *testing.T) {
+	tests := []struct {
+		name, method, path, contentType string
+		status                          int
+	}{
+		{"POST as text", "POST", "/api/v1/webapigroups", "text/plain", 415},
+		{"POST with UTF-8 charset", "POST", "/api/v1/webapigroups", "application/json; charset=utf-8", 201},
+		{"POST in Latin-1", "POST", "/api/v1/webapigroups", "application/json; charset=iso-8859-1", 415},
+		{"POST as merge patch", "POST", "/api/v1/webapigroups", "application/merge-patch+json", 415},
+		{"PUT as form", "PUT", "/api/v1/queues/q", "application/x-www-form-urlencoded", 415},
+		{"PATCH as JSON", "PATCH", "/api/v1/deployments/DEFAULT/d", "application/json", 415},
+		{"PATCH as merge patch", "PATCH", "/api/v1/deployments/DEFAULT/d", "application/merge-patch+json", 200},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFixture(t)
+			f.putDeployment(t, registry.Deployment{Group: "DEFAULT", Path: "d"})
+			body := `{"name":"g"}`
+			switch tt.method {
+			case "PUT":
+				body = `{"maxConcurrent":1,"maxWaiting":1}`
+			case "PATCH":
+				body = `{"description":"d"}`
+			}
+			r := f.do(t, request{method: tt.method, path: tt.path, token: f.admin, body: body, contentType: tt.contentType})
+			if r.status != tt.status {
+				t.Fatalf("answered %d, want %d: %s", r.status, tt.status, r.body)
+			}
+			if tt.status == 415 && r.errorType() != management.TypeUnsupportedMediaType {
+				t.Errorf("type %q, want %q", r.errorType(), management.TypeUnsupportedMediaType)
+			}
+			if tt.method == "PATCH" && tt.status == 415 && r.header.Get("Accept-Patch") != "application/merge-patch+json" {
+				t.Errorf("Accept-Patch %q, want application/merge-patch+json", r.header.Get("Accept-Patch"))
+			}
+		})
+	}
+}

@@ -1,0 +1,51 @@
+package management
+
+import (
+	"fmt"
+	"net/http"
+	"strconv"
+
+	"github.com/go-json-experiment/json"
+)
+
+// writeJSON sends v as a JSON answer with status.
+func writeJSON(w http.ResponseWriter, status int, v any) error {
+	body, err := json.Marshal(v, json.Deterministic(true))
+	if err != nil {
+		return fmt.Errorf("management: encode %T: %w", v, err)
+	}
+	body = append(body, '\n')
+	hd := w.Header()
+	hd.Set("Content-Type", "application/json")
+	hd.Set("X-Content-Type-Options", "nosniff")
+	hd.Set("Content-Length", strconv.Itoa(len(body)))
+	w.WriteHeader(status)
+	w.Write(body)
+	return nil
+}
+
+// createdOrOK is the status of a PUT that stored revision rev: 201 when the
+// write created the record (its first revision), 200 when it changed one.
+func createdOrOK(rev uint64) int {
+	if rev == 1 {
+		return http.StatusCreated
+	}
+	return http.StatusOK
+}
+
+// apply runs attempt, which reads the current state, decides the revision
+// to write with and writes, until it succeeds or fails for a reason other
+// than a write that came in between (see retryable). After maxAttempts such
+// losses in a row the client is told to retry.
+func apply(attempt func() (want uint64, err error)) error {
+	for range maxAttempts {
+		want, err := attempt()
+		if err == nil || !retryable(err, want) {
+			return err
+		}
+	}
+	return errTooContended
+}
+
+// quote quotes a name for a message.
+func quote(s string) string { return strconv.Quote(s) }

@@ -1,0 +1,250 @@
+package management
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"reflect"
+	"sort"
+	"strings"
+	"unicode"
+
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+	"github.com/go-playground/validator/v10"
+
+	"github.com/scorehub/scorehub/internal/httperr"
+	"github.com/scorehub/scorehub/registry"
+)
+
+// The media types of request bodies.
+const (
+	mediaJSON       = "application/json"
+	mediaMergePatch = "application/merge-patch+json"
+)
+
+// readBody checks that r's body is declared as mediaType (a charset
+// parameter must name UTF-8) and reads it. The body is bounded by the
+// BodyLimit in front of every write, whose error httperr answers with 413.
+func readBody(r *http.Request, mediaType string) ([]byte, error) {
+	if !isMediaType(r.Header.Get("Content-Type"), mediaType) {
+		return nil, httperr.Newf(http.StatusUnsupportedMediaType, TypeUnsupportedMediaType,
+			"the request body must be sent as Content-Type: %s", mediaType)
+	}
+	data, err := io.ReadAll(r.Body)
+	if err != nil {
+		var mb *http.MaxBytesError
+		if errors.As(err, &mb) {
+			return nil, err
+		}
+		return nil, httperr.New(http.StatusBadRequest, TypeInvalidRequest, "the request body could not be read").Wrap(err)
+	}
+	return data, nil
+}
+
+// isMediaType reports whether a Content-Type header names want, with any
+// parameters, a charset one naming UTF-8.
+func isMediaType(header, want string) bool {
+	if header == want {
+		return true
+	}
+	mt, params, err := mime.ParseMediaType(header)
+	if err != nil || mt != want {
+		return false
+	}
+	cs, ok := params["charset"]
+	return !ok || strings.EqualFold(cs, "utf-8") || strings.EqualFold(cs, "utf8")
+}
+
+// decodeStrict decodes data into v. JSON must be strict: valid UTF-8, no
+// name twice in one object, nothing after the value, object member names
+// matched exactly. Members v does not know are collected by its
+// `json:",unknown"` fields and reported with the validation. A syntax
+// error is malformed_json; a value of the wrong type is validation_failed
+// naming its place.
+func decodeStrict(data []byte, v any) error {
+	if len(bytes.TrimSpace(data)) == 0 {
+		return httperr.New(http.StatusBadRequest, TypeMalformedJSON, "the request body is empty; send a JSON object")
+	}
+	err := json.Unmarshal(data, v)
+	if err == nil {
+		return nil
+	}
+	var syn *jsontext.SyntacticError
+	var sem *json.SemanticError
+	switch {
+	case errors.As(err, &syn):
+		if errors.Is(syn.Err, jsontext.ErrDuplicateName) {
+			return httperr.Newf(http.StatusBadRequest, TypeMalformedJSON, "the member %q appears twice in one object",
+				syn.JSONPointer.LastToken()).At(string(syn.JSONPointer)).Wrap(err)
+		}
+		return httperr.Newf(http.StatusBadRequest, TypeMalformedJSON, "the request body is not valid JSON (at byte %d)",
+			syn.ByteOffset).At(string(syn.JSONPointer)).Wrap(err)
+	case errors.As(err, &sem):
+		return validationFailed([]httperr.FieldError{{Pointer: string(sem.JSONPointer), Message: typeMessage(sem)}}).Wrap(err)
+	}
+	return httperr.New(http.StatusBadRequest, TypeMalformedJSON, "the request body is not valid JSON").Wrap(err)
+}
+
+// typeMessage says what a value of the wrong type should have been.
+func typeMessage(e *json.SemanticError) string {
+	if e.GoType == nil {
+		return "has a value of the wrong type"
+	}
+	t := e.GoType
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch t.Kind() {
+	case reflect.String:
+		return "must be a string"
+	case reflect.Bool:
+		return "must be true or false"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		return "must be an integer within range"
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "must be a non-negative integer within range"
+	case reflect.Slice, reflect.Array:
+		return "must be an array"
+	case reflect.Struct, reflect.Map:
+		return "must be an object"
+	}
+	return "has a value of the wrong type"
+}
+
+// unknownMembers are the members a `json:",unknown"` field collected,
+// reported under the object at pointer base.
+func unknownMembers(base string, m map[string]jsontext.Value) []httperr.FieldError {
+	if len(m) == 0 {
+		return nil
+	}
+	names := make([]string, 0, len(m))
+	for name := range m {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	out := make([]httperr.FieldError, len(names))
+	for i, name := range names {
+		out[i] = httperr.FieldError{Pointer: base + "/" + escapePointer(name), Message: "is not a member of this object"}
+	}
+	return out
+}
+
+// escapePointer escapes a name as a JSON pointer token (RFC 6901).
+func escapePointer(s string) string {
+	if !strings.ContainsAny(s, "~/") {
+		return s
+	}
+	return strings.NewReplacer("~", "~0", "/", "~1").Replace(s)
+}
+
+// input is a request body type: it reports the members it did not know and
+// any rule the validator's tags cannot say.
+type input interface {
+	unknown() []httperr.FieldError
+}
+
+// check validates in and returns the 400 listing every field at fault,
+// followed by extra, or nil.
+func (h *Handler) check(in input, extra ...httperr.FieldError) error {
+	var fields []httperr.FieldError
+	err := h.validate.Struct(in)
+	var verrs validator.ValidationErrors
+	switch {
+	case errors.As(err, &verrs):
+		for _, fe := range verrs {
+			fields = append(fields, httperr.FieldError{Pointer: namespacePointer(fe.Namespace()), Message: ruleMessage(fe)})
+		}
+	case err != nil:
+		return fmt.Errorf("management: validate %T: %w", in, err)
+	}
+	fields = append(fields, in.unknown()...)
+	fields = append(fields, extra...)
+	if len(fields) > 0 {
+		return validationFailed(fields)
+	}
+	return nil
+}
+
+// newValidator returns the validator of request bodies: field names are
+// their JSON names, and two rules are added, name (registry.ValidName) and
+// nocontrol (no control characters).
+func newValidator() *validator.Validate {
+	v := validator.New(validator.WithRequiredStructEnabled())
+	v.RegisterTagNameFunc(func(f reflect.StructField) string {
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if name == "-" {
+			return ""
+		}
+		if name == "" {
+			return f.Name
+		}
+		return name
+	})
+	// Registering rules under fixed, unused names cannot fail.
+	_ = v.RegisterValidation("name", func(fl validator.FieldLevel) bool {
+		return registry.ValidName(fl.Field().String())
+	})
+	_ = v.RegisterValidation("nocontrol", func(fl validator.FieldLevel) bool {
+		return strings.IndexFunc(fl.Field().String(), unicode.IsControl) < 0
+	})
+	v.RegisterStructValidation(checkAuthPolicy, authInput{})
+	v.RegisterStructValidation(checkAliases, deploymentInput{})
+	return v
+}
+
+// namespacePointer turns a validator namespace with JSON names
+// ("deploymentInput.endpoints[2].alias") into a JSON pointer
+// ("/endpoints/2/alias"). The first element is the Go type's name.
+func namespacePointer(ns string) string {
+	_, rest, ok := strings.Cut(ns, ".")
+	if !ok {
+		return ""
+	}
+	var b strings.Builder
+	for _, part := range strings.Split(rest, ".") {
+		name, index, indexed := strings.Cut(part, "[")
+		b.WriteByte('/')
+		b.WriteString(escapePointer(name))
+		if indexed {
+			b.WriteByte('/')
+			b.WriteString(strings.TrimSuffix(index, "]"))
+		}
+	}
+	return b.String()
+}
+
+// ruleMessage says in a phrase which rule a field breaks.
+func ruleMessage(fe validator.FieldError) string {
+	p := fe.Param()
+	switch fe.Tag() {
+	case "required":
+		return "is required"
+	case "name":
+		return "must be a name: 1 to 128 letters, digits, '.', '_' or '-', starting with a letter or digit"
+	case "nocontrol":
+		return "must not contain control characters"
+	case "oneof":
+		return "must be one of: " + strings.ReplaceAll(p, " ", ", ")
+	case "unique":
+		return "appears more than once"
+	case "publicgroups":
+		return "must be empty unless mode is token: a public group cannot restrict user groups"
+	case "min", "max":
+		bound := "at least"
+		if fe.Tag() == "max" {
+			bound = "at most"
+		}
+		switch fe.Kind() {
+		case reflect.String:
+			return fmt.Sprintf("must be %s %s characters long", bound, p)
+		case reflect.Slice, reflect.Array, reflect.Map:
+			return fmt.Sprintf("must have %s %s items", bound, p)
+		}
+		return fmt.Sprintf("must be %s %s", bound, p)
+	}
+	return "is not valid (" + fe.Tag() + ")"
+}
