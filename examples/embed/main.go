@@ -1,11 +1,14 @@
 // Command embed shows scorehub inside a server that already has routes of
-// its own: the host keeps its mux and mounts the scoring handler under a
-// prefix with http.StripPrefix.
+// its own: the host keeps its mux and mounts the scoring handler under /ml
+// and the management API, with the token service that guards it, under
+// /ml-admin, each with http.StripPrefix.
 //
 //	go run ./examples/embed
 //	curl -s localhost:8081/hello
 //	curl -s -X POST localhost:8081/ml/DEFAULT/api/v1/services/tools/double \
 //	     -H 'Content-Type: application/json' -d '{"data":[{"x":21}]}'
+//	TOKEN=$(curl -s -u ops:ops-password localhost:8081/ml-admin/api/rest/tokenservice -H 'Accept: application/json' | jq -r .idToken)
+//	curl -s localhost:8081/ml-admin/api/v1/endpoints -H "Authorization: Bearer $TOKEN"
 package main
 
 import (
@@ -14,8 +17,17 @@ import (
 	"log"
 	"net/http"
 
+	"github.com/scorehub/scorehub/management"
 	"github.com/scorehub/scorehub/registry"
 	"github.com/scorehub/scorehub/scoring"
+	"github.com/scorehub/scorehub/tokens"
+)
+
+// The demo user of the management API. A real host has its own users
+// behind a tokens.Authenticator.
+const (
+	opsUser     = "ops"
+	opsPassword = "ops-password"
 )
 
 func main() {
@@ -26,8 +38,9 @@ func main() {
 	log.Fatal(http.ListenAndServe("127.0.0.1:8081", h))
 }
 
-// newHandler builds the host's mux: its own /hello route, and scorehub's
-// scoring endpoints under /ml/.
+// newHandler builds the host's mux: its own /hello route, scorehub's
+// scoring endpoints under /ml/, and its management API and token service
+// under /ml-admin/.
 func newHandler(ctx context.Context) (http.Handler, error) {
 	catalog := registry.NewCatalog()
 	err := catalog.Register(registry.ProcessInfo{
@@ -56,12 +69,54 @@ func newHandler(ctx context.Context) (http.Handler, error) {
 	if err != nil {
 		return nil, err
 	}
+	admin, err := newAdmin(reg, scorer.Queues())
+	if err != nil {
+		return nil, err
+	}
 
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /hello", func(w http.ResponseWriter, _ *http.Request) {
 		fmt.Fprintln(w, "hello from the host application")
 	})
 	mux.Handle("/ml/", http.StripPrefix("/ml", scorer))
+	mux.Handle("/ml-admin/", http.StripPrefix("/ml-admin", admin))
+	return mux, nil
+}
+
+// newAdmin returns the management API beside the token service that issues
+// its tokens. Keys live in memory here: tokens die with the process.
+func newAdmin(reg *registry.Registry, queues *scoring.Queues) (http.Handler, error) {
+	keys, err := tokens.NewKeySet(tokens.KeySetConfig{})
+	if err != nil {
+		return nil, err
+	}
+	issuer, err := tokens.NewIssuer(tokens.IssuerConfig{Keys: keys, Issuer: "embed", Audience: []string{"embed"}})
+	if err != nil {
+		return nil, err
+	}
+	verifier, err := tokens.NewVerifier(tokens.VerifierConfig{Keys: keys, Issuer: "embed", Audience: "embed"})
+	if err != nil {
+		return nil, err
+	}
+	hash, err := tokens.HashPassword(opsPassword, 0)
+	if err != nil {
+		return nil, err
+	}
+	users, err := tokens.NewStaticUsers(tokens.User{Name: opsUser, PasswordHash: hash, Admin: true})
+	if err != nil {
+		return nil, err
+	}
+	tokenService, err := tokens.New(tokens.Config{Issuer: issuer, Users: users})
+	if err != nil {
+		return nil, err
+	}
+	api, err := management.New(management.Config{Registry: reg, Queues: queues, Verifier: verifier, ScoringPrefix: "/ml"})
+	if err != nil {
+		return nil, err
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/api/rest/", tokenService)
+	mux.Handle("/", api)
 	return mux, nil
 }
 
