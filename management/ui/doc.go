@@ -1,0 +1,42 @@
+// Package ui is the endpoint management menu of scorehub with a test page
+// per endpoint, as AI Hub has one: a person signs in, finds an endpoint,
+// reads its URL, sends it a request and copies a ready-made curl command.
+//
+// The page is plain HTML, CSS and JavaScript embedded in the binary (no
+// build step, nothing fetched from elsewhere: it works without internet).
+// [Handler] only serves those files; everything the page shows it reads
+// from the APIs beside it, in the browser:
+//
+//	browser ── GET  /ui/                          Handler: page, app.css, app.js
+//	        ── GET  /api/rest/tokenservice        HTTP Basic → idToken (tokens)
+//	        ── GET  /api/v1/endpoints             the menu: groups → deployments → endpoints
+//	           GET  /api/v1/webapigroups          (management, Bearer idToken)
+//	           GET  /executions/queues            queue figures
+//	           GET  /api/v1/processes/{name}      the sample input the body starts from
+//	        ── POST {endpoint URL}                Run Test (scoring; the idToken for
+//	                                              groups that need one)
+//
+// The idToken is kept in the page's memory only, never in storage or a
+// cookie. When it expires, or any call answers 401, the page forgets it and
+// asks for a sign-in again, saying why.
+//
+// Run Test sends the editor's text as it is, so the server's own errors
+// (such as 400 malformed_json for a trailing comma) are shown with their
+// type and message. The answer is shown as a table, input columns first and
+// the result columns highlighted, and as JSON laid out without changing a
+// single number. "Show curl command" gives the same request for a POSIX
+// shell: the exact URL, headers and body, the body in single quotes with
+// each single quote in it closed, escaped and reopened:
+//
+//	--data-raw '{"data":[{"note":"it'\''s"}]}'
+//
+// For a group that needs a token the command reads it from $TOKEN and first
+// shows how to get one; the real token goes in only when the user ticks the
+// box for it.
+//
+// A host mounts the Handler with http.StripPrefix; the standalone server
+// does so at /ui/. If the management API or the token service is elsewhere
+// than beside the page's parent, or the scoring endpoints are on another
+// origin (which must then allow the page's origin through
+// middleware.CORS), say so in [Config].
+package ui

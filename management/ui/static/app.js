@@ -1,0 +1,867 @@
+// scorehub endpoint test page.
+//
+// Sign in with the token service (HTTP Basic), list the endpoints of the
+// management API, and for one endpoint: show its URL, send it a request,
+// show the answer as a table and as JSON, and build the same request as a
+// curl command. The idToken lives in this script's memory only: never in
+// storage, never in a cookie. Everything the page shows comes from the
+// server and is put in the page as text, never as markup.
+'use strict';
+
+(() => {
+  const $ = (id) => document.getElementById(id);
+
+  // Where the APIs are: configured by the server, else beside the page's
+  // parent (/ui/ → /api/v1/…, /api/rest/tokenservice).
+  const managementBase = new URL(document.body.dataset.management || '../', location.href);
+  const tokenServiceURL = new URL(document.body.dataset.tokenService || '../api/rest/tokenservice', location.href);
+
+  const MAX_TIMER = 2147483647; // setTimeout's largest delay
+
+  // ---------------------------------------------------------------------
+  // Exact JSON: numbers keep their source text, objects their key order, so
+  // a 20-digit ID is shown as the server sent it, not rounded to a double.
+
+  class JNum {
+    constructor(raw) { this.raw = raw; }
+  }
+
+  const numberPattern = /-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?/y;
+
+  // parseExact parses strict JSON. Objects become Maps, numbers JNums.
+  function parseExact(text) {
+    let i = 0;
+    const n = text.length;
+    const fail = (what) => { throw new SyntaxError(`${what} at character ${i + 1}`); };
+    const skip = () => {
+      while (i < n) {
+        const c = text.charCodeAt(i);
+        if (c !== 0x20 && c !== 0x09 && c !== 0x0a && c !== 0x0d) break;
+        i++;
+      }
+    };
+    const string = () => {
+      const start = i++;
+      while (i < n) {
+        const c = text[i];
+        if (c === '\\') {
+          i += 2;
+        } else if (c === '"') {
+          i++;
+          return JSON.parse(text.slice(start, i)); // checks escapes and control characters
+        } else {
+          i++;
+        }
+      }
+      return fail('unterminated string');
+    };
+    const value = (depth) => {
+      if (depth > 512) fail('nesting too deep');
+      skip();
+      if (i >= n) fail('unexpected end of the text');
+      const c = text[i];
+      if (c === '{') {
+        i++;
+        const m = new Map();
+        skip();
+        if (text[i] === '}') { i++; return m; }
+        for (;;) {
+          skip();
+          if (text[i] !== '"') fail('expected a member name');
+          const key = string();
+          skip();
+          if (text[i] !== ':') fail("expected ':'");
+          i++;
+          m.set(key, value(depth + 1));
+          skip();
+          if (text[i] === ',') { i++; continue; }
+          if (text[i] === '}') { i++; return m; }
+          fail("expected ',' or '}'");
+        }
+      }
+      if (c === '[') {
+        i++;
+        const a = [];
+        skip();
+        if (text[i] === ']') { i++; return a; }
+        for (;;) {
+          a.push(value(depth + 1));
+          skip();
+          if (text[i] === ',') { i++; continue; }
+          if (text[i] === ']') { i++; return a; }
+          fail("expected ',' or ']'");
+        }
+      }
+      if (c === '"') return string();
+      for (const [word, v] of [['true', true], ['false', false], ['null', null]]) {
+        if (text.startsWith(word, i)) { i += word.length; return v; }
+      }
+      numberPattern.lastIndex = i;
+      const m = numberPattern.exec(text);
+      if (m) { i = numberPattern.lastIndex; return new JNum(m[0]); }
+      return fail('unexpected character');
+    };
+    const v = value(0);
+    skip();
+    if (i < n) fail('unexpected data after the value');
+    return v;
+  }
+
+  const isScalar = (v) => !(v instanceof Map) && !Array.isArray(v);
+
+  function scalarText(v) {
+    if (v === null) return 'null';
+    if (v instanceof JNum) return v.raw;
+    if (typeof v === 'string') return JSON.stringify(v);
+    return String(v);
+  }
+
+  // formatJSON lays out a parsed value with two-space indents, keeping a
+  // container of scalars (a typical row) on one line.
+  function formatJSON(v, indent = '') {
+    if (isScalar(v)) return scalarText(v);
+    const inner = indent + '  ';
+    if (Array.isArray(v)) {
+      if (v.length === 0) return '[]';
+      if (v.every(isScalar)) return '[' + v.map(scalarText).join(', ') + ']';
+      return '[\n' + v.map((x) => inner + formatJSON(x, inner)).join(',\n') + '\n' + indent + ']';
+    }
+    if (v.size === 0) return '{}';
+    const entries = [...v];
+    if (entries.every(([, x]) => isScalar(x))) {
+      return '{' + entries.map(([k, x]) => JSON.stringify(k) + ': ' + scalarText(x)).join(', ') + '}';
+    }
+    return '{\n' + entries.map(([k, x]) => inner + JSON.stringify(k) + ': ' + formatJSON(x, inner)).join(',\n') +
+      '\n' + indent + '}';
+  }
+
+  // errorOf returns the {type, message, pointer, fields} of a scorehub error
+  // answer, or null.
+  function errorOf(text) {
+    let v;
+    try { v = JSON.parse(text); } catch { return null; }
+    const e = v && typeof v === 'object' ? v.error : null;
+    if (!e || typeof e !== 'object' || typeof e.type !== 'string') return null;
+    return {
+      type: e.type,
+      message: typeof e.message === 'string' ? e.message : '',
+      pointer: typeof e.pointer === 'string' ? e.pointer : '',
+      fields: Array.isArray(e.fields) ? e.fields : [],
+    };
+  }
+
+  // shellQuote quotes s for POSIX shells: inside single quotes nothing is
+  // special, and a single quote is written as '\'' (close, escaped quote,
+  // reopen).
+  const shellQuote = (s) => "'" + s.replace(/'/g, "'\\''") + "'";
+
+  // ---------------------------------------------------------------------
+  // Small DOM helpers. Text goes in as text nodes only.
+
+  function el(tag, attrs = {}, ...children) {
+    const e = document.createElement(tag);
+    for (const [k, v] of Object.entries(attrs)) {
+      if (v === undefined || v === null || v === false) continue;
+      if (k === 'class') e.className = v;
+      else e.setAttribute(k, v === true ? '' : String(v));
+    }
+    for (const c of children) {
+      if (c === null || c === undefined) continue;
+      e.append(c instanceof Node ? c : document.createTextNode(String(c)));
+    }
+    return e;
+  }
+
+  function show(id, visible) { $(id).hidden = !visible; }
+
+  function notice(id, text, kind) {
+    const p = $(id);
+    p.textContent = text || '';
+    p.hidden = !text;
+    p.classList.toggle('notice-error', kind === 'error');
+  }
+
+  function announce(text) {
+    const a = $('announce');
+    a.textContent = '';
+    // A fresh node makes screen readers speak a message repeated verbatim.
+    setTimeout(() => { a.textContent = text; }, 30);
+  }
+
+  function busy(button, on, label) {
+    if (on) {
+      button.dataset.label = button.textContent;
+      button.textContent = label;
+      button.disabled = true;
+    } else if (button.dataset.label) {
+      button.textContent = button.dataset.label;
+      delete button.dataset.label;
+      button.disabled = false;
+    }
+  }
+
+  function plural(n, one, many) { return `${n} ${n === 1 ? one : many}`; }
+
+  // ---------------------------------------------------------------------
+  // Session: the idToken, in memory only.
+
+  const session = {
+    token: null,
+    login: '',     // the name signed in with, for the curl command
+    subject: '',
+    expiresAt: 0,  // by this browser's clock
+    timer: 0,
+    gen: 0,        // bumped at every sign-in and sign-out: stale answers are dropped
+  };
+
+  class SessionEnded extends Error {}
+
+  const signedIn = () => session.token !== null && Date.now() < session.expiresAt;
+
+  function basicCredentials(user, password) {
+    const bytes = new TextEncoder().encode(`${user}:${password}`);
+    let s = '';
+    for (const b of bytes) s += String.fromCharCode(b);
+    return btoa(s);
+  }
+
+  function subjectOf(jwt) {
+    try {
+      const part = jwt.split('.')[1].replace(/-/g, '+').replace(/_/g, '/');
+      const bytes = Uint8Array.from(atob(part), (c) => c.charCodeAt(0));
+      const sub = JSON.parse(new TextDecoder().decode(bytes)).sub;
+      return typeof sub === 'string' ? sub : '';
+    } catch {
+      return '';
+    }
+  }
+
+  async function signIn(event) {
+    event.preventDefault();
+    const user = $('username').value.trim();
+    const password = $('password').value;
+    if (!user || !password) {
+      notice('signin-message', 'Enter your username and password.', 'error');
+      (user ? $('password') : $('username')).focus();
+      return;
+    }
+    const button = $('signin-submit');
+    busy(button, true, 'Signing in…');
+    try {
+      let res;
+      try {
+        res = await fetch(tokenServiceURL, {
+          headers: { Authorization: 'Basic ' + basicCredentials(user, password), Accept: 'application/json' },
+          // No browser credentials: a 401 must not open the browser's own
+          // sign-in dialog, and no cookie is wanted.
+          credentials: 'omit',
+          cache: 'no-store',
+        });
+      } catch {
+        notice('signin-message', 'The token service cannot be reached. Check the connection and try again.', 'error');
+        return;
+      }
+      const text = await res.text();
+      if (res.status === 200) {
+        let body;
+        try { body = JSON.parse(text); } catch { body = null; }
+        const expires = body ? Date.parse(body.expirationDate) : NaN;
+        if (!body || typeof body.idToken !== 'string' || Number.isNaN(expires)) {
+          notice('signin-message', 'The token service answered with something that is not a token.', 'error');
+          return;
+        }
+        // Measure the token's lifetime by the server's clock, so a browser
+        // whose clock is off neither keeps it too long nor drops it at once.
+        const serverNow = Date.parse(res.headers.get('Date') || '');
+        const lifetime = Number.isNaN(serverNow) ? expires - Date.now() : expires - serverNow;
+        $('password').value = '';
+        startSession(body.idToken, user, Date.now() + lifetime);
+        return;
+      }
+      const err = errorOf(text);
+      if (res.status === 401) {
+        notice('signin-message', 'Sign-in failed: the username or password is not correct.', 'error');
+        $('password').select();
+        $('password').focus();
+      } else if (res.status === 429) {
+        const wait = res.headers.get('Retry-After');
+        notice('signin-message', `Too many sign-in attempts. Try again in ${wait ? plural(Number(wait), 'second', 'seconds') : 'a moment'}.`, 'error');
+      } else {
+        notice('signin-message', `Sign-in failed with status ${res.status}${err ? ` (${err.type}: ${err.message})` : ''}.`, 'error');
+      }
+    } finally {
+      busy(button, false);
+    }
+  }
+
+  function startSession(token, login, expiresAt) {
+    clearTimeout(session.timer);
+    session.gen++;
+    session.token = token;
+    session.login = login;
+    session.subject = subjectOf(token) || login;
+    session.expiresAt = expiresAt;
+    armTimer();
+
+    notice('signin-message', '');
+    $('session-user').textContent = session.subject;
+    const t = $('session-expiry');
+    const at = new Date(expiresAt);
+    t.dateTime = at.toISOString();
+    t.textContent = at.toLocaleTimeString();
+    show('signin', false);
+    show('session', true);
+    show('app', true);
+    $('main').focus();
+    loadMenu();
+  }
+
+  function armTimer() {
+    clearTimeout(session.timer);
+    const left = session.expiresAt - Date.now();
+    if (left <= 0) {
+      endSession('Your session expired — sign in again.');
+      return;
+    }
+    session.timer = setTimeout(armTimer, Math.min(left + 50, MAX_TIMER));
+  }
+
+  // endSession forgets the token and asks for a sign-in, with message. The
+  // endpoint in view and the bodies typed are kept for the next session.
+  function endSession(message, kind = 'error') {
+    clearTimeout(session.timer);
+    const wasSignedIn = session.token !== null;
+    session.gen++;
+    session.token = null;
+    session.expiresAt = 0;
+    show('app', false);
+    show('session', false);
+    show('signin', true);
+    notice('signin-message', message, kind);
+    if (wasSignedIn || message) {
+      const focus = $('username').value ? $('password') : $('username');
+      focus.focus();
+    }
+  }
+
+  // A tab that slept may have missed its timer.
+  document.addEventListener('visibilitychange', () => {
+    if (session.token !== null && !signedIn()) endSession('Your session expired — sign in again.');
+  });
+
+  // api GETs a management route with the idToken. A 401 ends the session.
+  async function api(path, { exact = false } = {}) {
+    if (!signedIn()) {
+      endSession('Your session expired — sign in again.');
+      throw new SessionEnded();
+    }
+    const gen = session.gen;
+    const res = await fetch(new URL(path, managementBase), {
+      headers: { Authorization: 'Bearer ' + session.token, Accept: 'application/json' },
+      credentials: 'omit',
+      cache: 'no-store',
+    });
+    const text = await res.text();
+    if (gen !== session.gen) throw new SessionEnded();
+    if (res.status === 401) {
+      endSession('Your session expired — sign in again.');
+      throw new SessionEnded();
+    }
+    if (!res.ok) {
+      const e = errorOf(text);
+      const err = new Error(e ? `${e.type}: ${e.message}` : `status ${res.status}`);
+      err.status = res.status;
+      throw err;
+    }
+    return exact ? parseExact(text) : JSON.parse(text);
+  }
+
+  // ---------------------------------------------------------------------
+  // Menu: web API groups → deployments → endpoints, with queue figures.
+
+  const state = {
+    endpoints: [],          // GET /api/v1/endpoints
+    groups: [],             // GET /api/v1/webapigroups
+    queues: new Map(),      // name → GET /executions/queues entry
+    processes: new Map(),   // name → Promise of {output: Set, sample: string|null}
+    bodies: new Map(),      // endpoint key → the editor's text
+    results: new Map(),     // endpoint key → the last result shown
+    current: '',            // endpoint key in view
+  };
+
+  const keyOf = (ep) => `${ep.group}/${ep.path}/${ep.alias}`;
+  const currentEndpoint = () => state.endpoints.find((ep) => keyOf(ep) === state.current) || null;
+
+  async function loadMenu() {
+    notice('menu-message', '');
+    try {
+      const [endpoints, groups, queues] = await Promise.all([
+        api('api/v1/endpoints'), api('api/v1/webapigroups'), api('executions/queues'),
+      ]);
+      state.endpoints = Array.isArray(endpoints) ? endpoints : [];
+      state.groups = Array.isArray(groups) ? groups : [];
+      state.queues = new Map((Array.isArray(queues) ? queues : []).map((q) => [q.name, q]));
+    } catch (e) {
+      if (!(e instanceof SessionEnded)) notice('menu-message', `The endpoints cannot be loaded (${e.message}).`, 'error');
+      return;
+    }
+    renderMenu();
+    const wanted = state.current || decodeURIComponent(location.hash.slice(1));
+    if (wanted && state.endpoints.some((ep) => keyOf(ep) === wanted)) {
+      openEndpoint(wanted, false);
+    } else {
+      state.current = '';
+      show('endpoint', false);
+      show('welcome', true);
+    }
+  }
+
+  async function refreshQueues() {
+    try {
+      const queues = await api('executions/queues');
+      state.queues = new Map((Array.isArray(queues) ? queues : []).map((q) => [q.name, q]));
+    } catch {
+      return; // the figures stay as they were; the next refresh tries again
+    }
+    renderQueues();
+    const ep = currentEndpoint();
+    if (ep) $('endpoint-queue').textContent = queueText(ep.queue);
+  }
+
+  function badge(text, kind) {
+    return el('span', { class: `badge${kind ? ' badge-' + kind : ''}` }, text);
+  }
+
+  function authBadge(mode) {
+    return mode === 'token' ? badge('token required', 'token') : badge('public');
+  }
+
+  function renderMenu() {
+    const tree = $('menu-tree');
+    tree.replaceChildren();
+    const byGroup = new Map(state.groups.map((g) => [g.name, { group: g, deployments: new Map() }]));
+    for (const ep of state.endpoints) {
+      if (!byGroup.has(ep.group)) byGroup.set(ep.group, { group: { name: ep.group, description: '', auth: { mode: ep.auth } }, deployments: new Map() });
+      const deps = byGroup.get(ep.group).deployments;
+      if (!deps.has(ep.path)) deps.set(ep.path, []);
+      deps.get(ep.path).push(ep);
+    }
+    if (byGroup.size === 0) {
+      tree.append(el('p', { class: 'menu-empty' }, 'No web API groups yet.'));
+    }
+    const groups = el('ul', { 'aria-label': 'Web API groups' });
+    for (const { group, deployments } of byGroup.values()) {
+      const item = el('li', { class: 'menu-group' },
+        el('div', { class: 'menu-group-head' }, el('span', {}, group.name), authBadge(group.auth && group.auth.mode)));
+      if (group.description) item.append(el('p', { class: 'menu-group-desc' }, group.description));
+      if (deployments.size === 0) item.append(el('p', { class: 'menu-empty' }, 'No deployments.'));
+      const deps = el('ul', { 'aria-label': `Deployments of ${group.name}` });
+      for (const [path, eps] of deployments) {
+        const list = el('ul', { 'aria-label': `Endpoints of ${group.name}/${path}` });
+        for (const ep of eps) {
+          const key = keyOf(ep);
+          const button = el('button', {
+            type: 'button',
+            class: 'menu-endpoint',
+            'data-endpoint': key,
+            'aria-current': key === state.current ? 'true' : 'false',
+            'aria-label': `${ep.alias} in ${group.name}/${path}, ${ep.state}`,
+          }, el('span', {}, ep.alias), badge(ep.state, ep.state));
+          button.addEventListener('click', () => openEndpoint(key, true));
+          list.append(el('li', {}, button));
+        }
+        deps.append(el('li', { class: 'menu-deployment' }, el('div', { class: 'menu-deployment-head' }, path), list));
+      }
+      item.append(deps);
+      groups.append(item);
+    }
+    tree.append(groups);
+    tree.append(el('section', { class: 'menu-queues', 'aria-labelledby': 'queues-title' },
+      el('h3', { id: 'queues-title' }, 'Execution queues'), el('ul', { id: 'queue-list' })));
+    renderQueues();
+  }
+
+  function renderQueues() {
+    const list = $('queue-list');
+    if (!list) return;
+    list.replaceChildren();
+    for (const q of state.queues.values()) {
+      list.append(el('li', { 'data-queue': q.name },
+        el('span', {}, q.name),
+        el('span', { class: 'muted' }, `${q.running} running · ${q.waiting} waiting · ${q.completed} done`)));
+    }
+  }
+
+  function queueText(name) {
+    const q = state.queues.get(name);
+    if (!q) return name;
+    return `${name} — ${q.running} of ${q.maxConcurrent} running, ${q.waiting} of ${q.maxWaiting} waiting; ` +
+      `${q.completed} completed, ${q.failed} failed, ${q.rejected} rejected, ${q.timedOut} timed out`;
+  }
+
+  // ---------------------------------------------------------------------
+  // One endpoint.
+
+  function processInfo(name) {
+    if (!state.processes.has(name)) {
+      const p = api(`api/v1/processes/${encodeURIComponent(name)}`, { exact: true }).then((v) => {
+        const output = new Set();
+        for (const c of v.get('output') || []) if (c instanceof Map) output.add(c.get('name'));
+        const sample = v.get('sample');
+        return { output, sample: Array.isArray(sample) ? formatJSON(new Map([['data', sample]])) : null };
+      });
+      p.catch(() => state.processes.delete(name)); // try again next time
+      state.processes.set(name, p);
+    }
+    return state.processes.get(name);
+  }
+
+  async function openEndpoint(key, fromMenu) {
+    const ep = state.endpoints.find((e) => keyOf(e) === key);
+    if (!ep) return;
+    if (state.current && state.current !== key) state.bodies.set(state.current, $('body').value);
+    state.current = key;
+    history.replaceState(null, '', '#' + encodeURIComponent(key).replace(/%2F/g, '/'));
+    for (const b of document.querySelectorAll('.menu-endpoint')) {
+      b.setAttribute('aria-current', b.dataset.endpoint === key ? 'true' : 'false');
+    }
+
+    $('endpoint-crumbs').textContent = `${ep.group} / ${ep.path}`;
+    $('endpoint-title').textContent = ep.alias;
+    $('endpoint-badges').replaceChildren(badge(ep.state, ep.state), authBadge(ep.auth));
+    $('endpoint-description').textContent = ep.description || ep.processDescription || '';
+    $('endpoint-process').textContent = ep.processDescription ? `${ep.process} — ${ep.processDescription}` : ep.process;
+    $('endpoint-queue').textContent = queueText(ep.queue);
+    $('endpoint-timeout').textContent = ep.timeoutMs > 0 ? `${ep.timeoutMs} ms` : 'the server default';
+    $('endpoint-url').value = ep.url;
+
+    const notes = [];
+    if (ep.auth === 'token') notes.push(`The group ${ep.group} needs an idToken: Run Test sends yours in the Authorization header.`);
+    if (ep.state === 'disabled') notes.push('The deployment is disabled: requests are answered 404 endpoint_disabled.');
+    if (ep.state === 'unavailable') notes.push(`The process ${ep.process} is not in this server's catalog: requests are answered 503.`);
+    notice('endpoint-auth-note', notes.join(' '));
+
+    $('curl-token').checked = false;
+    show('curl-token-row', ep.auth === 'token');
+    show('welcome', false);
+    show('endpoint', true);
+    renderResult(state.results.get(key) || null);
+
+    const editor = $('body');
+    if (state.bodies.has(key)) {
+      editor.value = state.bodies.get(key);
+    } else {
+      editor.value = '';
+      editor.placeholder = 'Loading the sample input…';
+      const sample = await sampleBody(ep);
+      if (state.current !== key) return;
+      editor.placeholder = '';
+      editor.value = sample;
+      state.bodies.set(key, sample);
+    }
+    updateCurl();
+    if (fromMenu) $('endpoint-title').scrollIntoView({ block: 'nearest' });
+  }
+
+  async function sampleBody(ep) {
+    try {
+      const p = await processInfo(ep.process);
+      if (p.sample) return p.sample;
+    } catch {
+      // no sample: an empty row to fill in
+    }
+    return '{\n  "data": [\n    {}\n  ]\n}';
+  }
+
+  async function resetBody() {
+    const ep = currentEndpoint();
+    if (!ep) return;
+    $('body').value = await sampleBody(ep);
+    state.bodies.set(keyOf(ep), $('body').value);
+    updateCurl();
+    $('body').focus();
+  }
+
+  // ---------------------------------------------------------------------
+  // Run Test: the request the curl command shows, sent from the page.
+
+  function requestHeaders(ep, token) {
+    const h = [['Content-Type', 'application/json']];
+    if (ep.auth === 'token') h.push(['Authorization', 'Bearer ' + token]);
+    return h;
+  }
+
+  async function runTest() {
+    const ep = currentEndpoint();
+    if (!ep) return;
+    if (!signedIn()) {
+      endSession('Your session expired — sign in again.');
+      return;
+    }
+    const key = keyOf(ep);
+    const text = $('body').value;
+    state.bodies.set(key, text);
+    updateCurl();
+    const run = $('run');
+    busy(run, true, 'Running…');
+    $('result').setAttribute('aria-busy', 'true');
+    const gen = session.gen;
+    const started = performance.now();
+    let result;
+    try {
+      const res = await fetch(ep.url, {
+        method: 'POST',
+        headers: requestHeaders(ep, session.token),
+        body: text,
+        credentials: 'omit',
+        cache: 'no-store',
+      });
+      const answer = await res.text();
+      result = { status: res.status, statusText: res.statusText, ms: performance.now() - started, text: answer, request: text, process: ep.process };
+    } catch (e) {
+      result = { failed: `The request did not reach the endpoint (${e.message}). ` +
+        'If the endpoint is on another origin, that origin must allow this page in its CORS settings.', ms: performance.now() - started };
+    } finally {
+      busy(run, false);
+      $('result').removeAttribute('aria-busy');
+    }
+    if (gen !== session.gen) return;
+    if (result.status === 401 && ep.auth === 'token') {
+      endSession('Your session expired — sign in again.');
+      return;
+    }
+    state.results.set(key, result);
+    if (state.current === key) await renderResult(result);
+    refreshQueues();
+  }
+
+  const reasons = {
+    200: 'OK', 400: 'Bad Request', 401: 'Unauthorized', 403: 'Forbidden', 404: 'Not Found', 405: 'Method Not Allowed',
+    413: 'Content Too Large', 415: 'Unsupported Media Type', 429: 'Too Many Requests', 500: 'Internal Server Error',
+    502: 'Bad Gateway', 503: 'Service Unavailable', 504: 'Gateway Timeout',
+  };
+
+  async function renderResult(result) {
+    show('result', !!result);
+    if (!result) return;
+    const status = $('result-status');
+    status.replaceChildren();
+    show('result-error', false);
+    show('result-table-wrap', false);
+    $('raw-json').textContent = '';
+    const duration = `${Math.round(result.ms)} ms`;
+
+    if (result.failed) {
+      status.append(el('span', { class: 'status-error' }, 'No answer'), el('span', { class: 'muted' }, duration));
+      showError('network_error', result.failed, '', []);
+      return;
+    }
+    const ok = result.status >= 200 && result.status < 300;
+    status.append(
+      el('span', { class: ok ? 'status-ok' : 'status-error', id: 'result-code' },
+        `${result.status} ${result.statusText || reasons[result.status] || ''}`.trim()),
+      el('span', { class: 'muted', id: 'result-duration' }, duration));
+
+    let parsed = null;
+    try {
+      parsed = parseExact(result.text);
+    } catch (e) {
+      $('raw-json').textContent = result.text;
+      showError('not_json', `The answer is not JSON (${e.message}).`, '', []);
+      return;
+    }
+    $('raw-json').textContent = formatJSON(parsed);
+    const err = parsed instanceof Map && parsed.get('error') instanceof Map ? parsed.get('error') : null;
+    if (err) {
+      const fields = (err.get('fields') || []).filter((f) => f instanceof Map)
+        .map((f) => ({ pointer: String(f.get('pointer') || ''), message: String(f.get('message') || '') }));
+      showError(String(err.get('type') || 'error'), String(err.get('message') || ''), String(err.get('pointer') || ''), fields);
+      return;
+    }
+    const rows = parsed instanceof Map ? parsed.get('data') : null;
+    if (!Array.isArray(rows)) return;
+    status.append(el('span', { class: 'muted' }, plural(rows.length, 'row', 'rows')));
+
+    let output = new Set();
+    try { output = (await processInfo(result.process)).output; } catch { /* by the request's columns alone */ }
+    renderTable(rows, inputColumns(result.request), output);
+  }
+
+  function showError(type, message, pointer, fields) {
+    $('result-error-type').textContent = type;
+    $('result-error-message').textContent = message;
+    const p = $('result-error-pointer');
+    p.textContent = pointer ? `At ${pointer} in the request.` : '';
+    p.hidden = !pointer;
+    const list = $('result-error-fields');
+    list.replaceChildren(...fields.map((f) => el('li', {}, el('code', {}, f.pointer), ' ', f.message)));
+    list.hidden = fields.length < 2;
+    show('result-error', true);
+  }
+
+  // shortNumber shortens a long fraction for reading in the table, to six
+  // significant digits; integers and short numbers stay exactly as sent. The
+  // raw JSON and the cell's title keep every digit.
+  function shortNumber(raw) {
+    if (raw.length <= 10 || !/[.eE]/.test(raw)) return raw;
+    const x = Number(raw);
+    if (!Number.isFinite(x) || (x === 0 && /[1-9]/.test(raw.split(/[eE]/)[0]))) return raw; // out of a double's range
+    const a = Math.abs(x);
+    const s = a !== 0 && (a < 1e-4 || a >= 1e9) ? x.toExponential(5) : x.toPrecision(6);
+    return s.replace(/(\.\d*?)0+(e|$)/, '$1$2').replace(/\.(e|$)/, '$1');
+  }
+
+  function inputColumns(requestText) {
+    const cols = new Set();
+    try {
+      const v = parseExact(requestText);
+      const rows = v instanceof Map ? v.get('data') : null;
+      if (Array.isArray(rows)) for (const r of rows) if (r instanceof Map) for (const k of r.keys()) cols.add(k);
+    } catch {
+      // an answer to a request that is not JSON has no rows to show
+    }
+    return cols;
+  }
+
+  // renderTable shows the rows: input columns first, then the result
+  // columns, highlighted. A result column is one the process declares as
+  // output or one the request did not have.
+  function renderTable(rows, inputs, outputs) {
+    const cols = [];
+    const seen = new Set();
+    for (const r of rows) {
+      if (!(r instanceof Map)) continue;
+      for (const k of r.keys()) if (!seen.has(k)) { seen.add(k); cols.push(k); }
+    }
+    const isResult = (c) => outputs.has(c) || !inputs.has(c);
+    const ordered = cols.filter((c) => !isResult(c)).concat(cols.filter(isResult));
+    const results = ordered.filter(isResult);
+
+    const table = $('result-table');
+    table.replaceChildren();
+    table.append(el('caption', { class: 'sr-only' },
+      `${plural(rows.length, 'row', 'rows')}; input columns, then the result columns ${results.join(', ')}`));
+    const head = el('tr', {}, el('th', { scope: 'col', class: 'row-num' }, '#'));
+    for (const c of ordered) {
+      head.append(el('th', { scope: 'col', 'data-column': c, class: isResult(c) ? 'result-col' : null, title: isResult(c) ? 'result column' : 'input column' }, c));
+    }
+    const body = el('tbody');
+    rows.forEach((r, i) => {
+      const tr = el('tr', {}, el('td', { class: 'row-num' }, String(i + 1)));
+      for (const c of ordered) {
+        const v = r instanceof Map && r.has(c) ? r.get(c) : undefined;
+        const classes = [];
+        const attrs = { 'data-column': c };
+        if (isResult(c)) classes.push('result-col');
+        let text;
+        if (v === null || v === undefined) {
+          classes.push('missing');
+          text = v === null ? 'missing' : '';
+        } else if (v instanceof JNum) {
+          classes.push('num');
+          text = shortNumber(v.raw);
+          if (text !== v.raw) attrs.title = v.raw;
+        } else if (isScalar(v)) {
+          text = String(v);
+        } else {
+          text = formatJSON(v);
+        }
+        attrs.class = classes.join(' ') || null;
+        tr.append(el('td', attrs, text));
+      }
+      body.append(tr);
+    });
+    table.append(el('thead', {}, head), body);
+    show('result-table-wrap', true);
+  }
+
+  // ---------------------------------------------------------------------
+  // curl: the request Run Test sends, as a command for a POSIX shell.
+
+  function curlCommand(ep, body, withToken) {
+    const lines = [];
+    if (ep.auth === 'token' && !withToken) {
+      lines.push(`# ${ep.group} needs an idToken. Get one first (curl asks for the password):`);
+      lines.push(`TOKEN=$(curl -sS -u ${shellQuote(session.login || 'USER')} ${shellQuote(tokenServiceURL.href)} | sed -E 's/.*"idToken":"([^"]+)".*/\\1/')`);
+    }
+    const parts = [`curl -sS -X POST ${shellQuote(ep.url)}`];
+    for (const [name, value] of requestHeaders(ep, withToken ? session.token : '$TOKEN')) {
+      // $TOKEN goes in double quotes so the shell puts the token in.
+      parts.push(`-H ${withToken || name !== 'Authorization' ? shellQuote(`${name}: ${value}`) : `"${name}: ${value}"`}`);
+    }
+    parts.push(`--data-raw ${shellQuote(body)}`);
+    lines.push(parts.join(' \\\n  '));
+    return lines.join('\n');
+  }
+
+  function updateCurl() {
+    const ep = currentEndpoint();
+    if (!ep || $('curl-panel').hidden) return;
+    $('curl').textContent = curlCommand(ep, $('body').value, $('curl-token').checked && signedIn());
+  }
+
+  function toggleCurl() {
+    const button = $('show-curl');
+    const open = button.getAttribute('aria-expanded') !== 'true';
+    button.setAttribute('aria-expanded', String(open));
+    button.textContent = open ? 'Hide curl command' : 'Show curl command';
+    show('curl-panel', open);
+    updateCurl();
+  }
+
+  async function copy(text, button, what) {
+    let done = false;
+    try {
+      await navigator.clipboard.writeText(text);
+      done = true;
+    } catch {
+      // No clipboard API (a page not served over HTTPS or from localhost):
+      // the older way, through a selection.
+      const area = el('textarea', { class: 'sr-only', readonly: true });
+      area.value = text;
+      document.body.append(area);
+      area.select();
+      try { done = document.execCommand('copy'); } catch { done = false; }
+      area.remove();
+    }
+    announce(done ? `${what} copied to the clipboard.` : `${what} could not be copied: select it and press Ctrl+C.`);
+    if (done) {
+      const label = button.textContent;
+      button.textContent = 'Copied';
+      setTimeout(() => { button.textContent = label; }, 1500);
+    }
+  }
+
+  // ---------------------------------------------------------------------
+  // Wiring.
+
+  $('signin-form').addEventListener('submit', signIn);
+  $('sign-out').addEventListener('click', () => endSession('You are signed out.', 'info'));
+  $('refresh').addEventListener('click', () => loadMenu());
+  $('run').addEventListener('click', runTest);
+  $('show-curl').addEventListener('click', toggleCurl);
+  $('curl-token').addEventListener('change', updateCurl);
+  $('reset-body').addEventListener('click', resetBody);
+  $('copy-url').addEventListener('click', (e) => copy($('endpoint-url').value, e.currentTarget, 'The endpoint URL'));
+  $('copy-curl').addEventListener('click', (e) => {
+    updateCurl();
+    copy($('curl').textContent, e.currentTarget, 'The curl command');
+  });
+  $('body').addEventListener('input', () => {
+    if (state.current) state.bodies.set(state.current, $('body').value);
+    updateCurl();
+  });
+  $('body').addEventListener('keydown', (e) => {
+    if (e.key === 'Enter' && (e.ctrlKey || e.metaKey)) {
+      e.preventDefault();
+      runTest();
+    }
+  });
+  window.addEventListener('hashchange', () => {
+    const key = decodeURIComponent(location.hash.slice(1));
+    if (signedIn() && key && key !== state.current) openEndpoint(key, false);
+  });
+
+  endSession('');
+  $('username').focus();
+})();
