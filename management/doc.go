@@ -35,6 +35,14 @@
 //	GET    /api/v1/deployments/{group}/{path}    PUT, PATCH, DELETE
 //	GET    /api/v1/endpoints                               every endpoint with its scoring URL
 //	GET    /api/v1/processes, /api/v1/processes/{name}     the process catalog
+//	GET    /executions/jobs         POST                   execution jobs (with Config.Jobs)
+//	GET    /executions/jobs/{id}, /executions/jobs/{id}/result
+//	POST   /executions/jobs/{id}/stop
+//
+// The job routes are served only when [Config.Jobs] is set. Submitting and
+// stopping a job needs any valid token, or an admin's with
+// [Config.JobsRequireAdmin]; a job's rows are bounded by the runner's
+// Limits, not by the 1 MiB of other bodies.
 //
 // [Handler.Routes] lists them as http.ServeMux patterns; the OpenAPI
 // document describes them, their bodies and their answers, together with

@@ -38,19 +38,27 @@ const (
 // /webapi, over a memory store. Its client checks every response against
 // the management API's OpenAPI document.
 type fixture struct {
-	store   *registry.MemStore
-	reg     *registry.Registry
-	handler *management.Handler
-	srv     *httptest.Server
-	client  *http.Client
-	logs    *lockedBuffer
+	store    *registry.MemStore
+	reg      *registry.Registry
+	handler  *management.Handler
+	jobs     *scoring.Jobs // nil withoutJobs
+	jobStore *registry.MemJobStore
+	srv      *httptest.Server
+	client   *http.Client
+	logs     *lockedBuffer
 
 	admin, reader, expired, forged string // bearer tokens
 }
 
 type fixtureOptions struct {
-	cfg   management.Config      // Registry, Queues, Verifier and Logger are filled in
-	procs []registry.ProcessInfo // registered besides iris and double
+	cfg    management.Config      // Registry, Queues, Verifier, Logger and Jobs are filled in
+	procs  []registry.ProcessInfo // registered besides iris and double
+	noJobs bool                   // leave Config.Jobs nil
+}
+
+// withoutJobs leaves the management configuration without a jobs runner.
+func withoutJobs() func(*fixtureOptions) {
+	return func(o *fixtureOptions) { o.noJobs = true }
 }
 
 // withConfig sets the management configuration's other fields.
@@ -134,6 +142,14 @@ func newFixture(t testing.TB, opts ...func(*fixtureOptions)) *fixture {
 	}
 	cfg := o.cfg
 	cfg.Registry, cfg.Queues, cfg.Verifier, cfg.Logger = f.reg, scorer.Queues(), verifier, logger
+	if !o.noJobs {
+		f.jobStore = registry.NewMemJobStore(registry.StoreOptions{})
+		if f.jobs, err = scoring.NewJobs(scoring.JobsConfig{Registry: f.reg, Queues: scorer.Queues(), Store: f.jobStore, Logger: logger}); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { f.jobs.Close(); f.jobStore.Close() })
+		cfg.Jobs = f.jobs
+	}
 	if cfg.Realm == "" {
 		cfg.Realm = testRealm
 	}

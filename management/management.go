@@ -71,6 +71,16 @@ type Config struct {
 	// status), refusals at debug level and server faults with their cause.
 	// Nil means slog.Default().
 	Logger *slog.Logger
+
+	// Jobs runs execution jobs. Nil means the /executions/jobs routes are
+	// not served (they answer 404, and Routes leaves them out); a given one
+	// must be built over Registry and Queues.
+	Jobs *scoring.Jobs
+
+	// JobsRequireAdmin makes submitting and stopping jobs an
+	// administrator's right. False lets any valid token do it; reading
+	// jobs needs a valid token either way.
+	JobsRequireAdmin bool
 }
 
 // Handler is the management API. Its routes are relative to "/"; the
@@ -83,6 +93,7 @@ type Handler struct {
 	mux      *http.ServeMux
 	reg      *registry.Registry
 	queues   *scoring.Queues
+	jobs     *scoring.Jobs
 	logger   *slog.Logger
 	prefix   string // "" for the root
 	baseURL  string // "" to take it from each request
@@ -106,6 +117,8 @@ func New(cfg Config) (*Handler, error) {
 		return nil, errors.New("management: Config.Queues is required")
 	case cfg.Verifier == nil:
 		return nil, errors.New("management: Config.Verifier is required")
+	case cfg.Jobs != nil && cfg.Jobs.Queues() != cfg.Queues:
+		return nil, errors.New("management: Config.Jobs runs on other queues than Config.Queues")
 	case cfg.MaxBodyBytes < 0:
 		return nil, fmt.Errorf("management: Config.MaxBodyBytes %d is negative", cfg.MaxBodyBytes)
 	}
@@ -140,6 +153,7 @@ func New(cfg Config) (*Handler, error) {
 	h := &Handler{
 		reg:      cfg.Registry,
 		queues:   cfg.Queues,
+		jobs:     cfg.Jobs,
 		logger:   logger,
 		prefix:   prefix,
 		baseURL:  base,
@@ -149,13 +163,28 @@ func New(cfg Config) (*Handler, error) {
 	h.mux = http.NewServeMux()
 	var paths []string
 	methods := map[string][]string{}
-	for _, rt := range routeTable() {
+	routes := routeTable()
+	var jobBodyLimit func(http.Handler) http.Handler
+	if cfg.Jobs != nil {
+		routes = append(routes, jobRoutes()...)
+		// A job's body holds rows, bounded as a scoring request's are.
+		if jobBodyLimit, err = middleware.BodyLimit(cfg.Jobs.MaxBodyBytes()); err != nil {
+			return nil, fmt.Errorf("management: %w", err)
+		}
+	}
+	for _, rt := range routes {
 		var next http.Handler = h.serve(rt)
 		switch rt.access {
 		case readAccess:
 			next = noStore(auth.Middleware(next))
 		case writeAccess:
 			next = noStore(h.logWrite(rt, auth.Middleware(noteSubject(middleware.RequireAdmin(bodyLimit(next))))))
+		case jobAccess:
+			next = jobBodyLimit(next)
+			if cfg.JobsRequireAdmin {
+				next = middleware.RequireAdmin(next)
+			}
+			next = noStore(h.logWrite(rt, auth.Middleware(noteSubject(next))))
 		}
 		h.mux.Handle(rt.method+" "+rt.pattern, next)
 		h.routes = append(h.routes, rt.method+" "+rt.pattern)
@@ -177,8 +206,8 @@ func New(cfg Config) (*Handler, error) {
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) { h.mux.ServeHTTP(w, r) }
 
 // Routes lists the routes served, as http.ServeMux patterns ("GET
-// /api/v1/queues"), in the order of the package documentation. A GET route
-// answers HEAD too.
+// /api/v1/queues"), in the order of the package documentation, the job
+// routes last when [Config.Jobs] is set. A GET route answers HEAD too.
 func (h *Handler) Routes() []string { return append([]string(nil), h.routes...) }
 
 // OpenAPI returns the OpenAPI 3.0.3 document the Handler serves at GET
@@ -192,6 +221,7 @@ const (
 	publicAccess access = iota // anyone
 	readAccess                 // any valid token
 	writeAccess                // an administrator's token; the write is logged
+	jobAccess                  // any valid token, or an administrator's with Config.JobsRequireAdmin; logged
 )
 
 // route is one entry of the route table: the mux pattern and the method

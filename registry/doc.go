@@ -9,6 +9,11 @@
 // write durable. Writes use optimistic concurrency: a record carries the
 // revision its writer read, and a stale write fails with a [*ConflictError].
 //
+// Execution jobs are kept apart, in a [JobStore] ([MemJobStore],
+// [FileJobStore]), so that their frequent changes never touch the State
+// scoring reads. A job's life, PENDING → RUNNING → an end state, is
+// enforced in one place, [CanTransition].
+//
 // A [Registry] joins a Catalog and a Store and publishes an immutable
 // [Snapshot] through an atomic pointer after every committed change. The
 // scoring handler resolves each request against the current Snapshot without

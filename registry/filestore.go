@@ -147,22 +147,31 @@ func (s *FileStore) commit(st *State) error {
 	if err != nil {
 		return fmt.Errorf("registry: encode state: %w", err)
 	}
-	f, err := s.fs.CreateTemp(s.dir, tempPrefix+"*")
+	return writeAtomic(s.fs, s.dir, s.path, tempPrefix, b)
+}
+
+// writeAtomic replaces the file at path, in dir, with b: it writes b to a
+// temporary file named tempPrefix+random, flushes it to stable storage,
+// renames it over path and flushes dir. A crash at any point leaves the old
+// file or the new one, never a mix; a temporary file left behind is the
+// caller's to remove at its next open.
+func writeAtomic(fsys fileSystem, dir, path, tempPrefix string, b []byte) error {
+	f, err := fsys.CreateTemp(dir, tempPrefix+"*")
 	if err != nil {
-		return fmt.Errorf("registry: write %s: %w", s.path, err)
+		return fmt.Errorf("registry: write %s: %w", path, err)
 	}
 	tmp := f.Name()
 	if err := writeSynced(f, b); err != nil {
 		// Best effort: a temporary file left behind is removed at the next open.
-		_ = s.fs.Remove(tmp)
+		_ = fsys.Remove(tmp)
 		return fmt.Errorf("registry: write %s: %w", tmp, err)
 	}
-	if err := s.fs.Rename(tmp, s.path); err != nil {
-		_ = s.fs.Remove(tmp)
-		return fmt.Errorf("registry: replace %s: %w", s.path, err)
+	if err := fsys.Rename(tmp, path); err != nil {
+		_ = fsys.Remove(tmp)
+		return fmt.Errorf("registry: replace %s: %w", path, err)
 	}
-	if err := s.fs.SyncDir(s.dir); err != nil {
-		return fmt.Errorf("registry: sync directory %s: %w", s.dir, err)
+	if err := fsys.SyncDir(dir); err != nil {
+		return fmt.Errorf("registry: sync directory %s: %w", dir, err)
 	}
 	return nil
 }

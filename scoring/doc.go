@@ -79,6 +79,14 @@
 //	timeout                 504 the execution did not finish in time
 //	internal_error          500 anything else: a process error, panic or bad result (the cause is logged)
 //
+// # Jobs
+//
+// [Jobs] runs a process outside a request, on the same [Queues]: a job's
+// rows go through [Decode], the job is kept in a [registry.JobStore], waits
+// PENDING for a slot, runs RUNNING under its timeout and ends FINISHED (its
+// result encoded as [AppendResponse] would answer it), ERROR, STOPPED or
+// TIMED_OUT. The management API serves it under /executions/jobs.
+//
 // A request whose client left is logged as client_closed_request (499); no
 // client sees it. A process may return an [*Error] to choose the answer
 // itself, for example a 400 for input it cannot score.

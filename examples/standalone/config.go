@@ -22,11 +22,18 @@ type config struct {
 	Timeout    time.Duration
 	Grace      time.Duration
 
+	// JobRetention is how long ended jobs and their results are kept.
+	JobRetention time.Duration
+
 	TokenValidity    time.Duration
 	UsersFile        string
 	OIDCIssuer       string
 	OIDCAudience     []string
 	OIDCInsecureHTTP bool
+
+	// CORSOrigins are the origins whose pages may call the scoring
+	// endpoints; none by default.
+	CORSOrigins []string
 }
 
 func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (config, error) {
@@ -40,9 +47,11 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 		Timeout:    10 * time.Second,
 		Grace:      30 * time.Second,
 
+		JobRetention: 24 * time.Hour,
+
 		TokenValidity: 5 * time.Minute,
 	}
-	var audience string
+	var audience, corsOrigins string
 	fs := flag.NewFlagSet("standalone", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.StringVar(&c.Addr, "addr", c.Addr, "listen address (SCOREHUB_ADDR)")
@@ -52,12 +61,14 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	fs.IntVar(&c.MaxRows, "max-rows", c.MaxRows, "most rows in one request (SCOREHUB_MAX_ROWS)")
 	fs.IntVar(&c.MaxColumns, "max-columns", c.MaxColumns, "most columns in one request (SCOREHUB_MAX_COLUMNS)")
 	fs.DurationVar(&c.Timeout, "timeout", c.Timeout, "default execution timeout (SCOREHUB_TIMEOUT)")
-	fs.DurationVar(&c.Grace, "grace", c.Grace, "how long shutdown waits for requests in flight (SCOREHUB_GRACE)")
+	fs.DurationVar(&c.Grace, "grace", c.Grace, "how long shutdown waits for requests in flight and running jobs (SCOREHUB_GRACE)")
+	fs.DurationVar(&c.JobRetention, "job-retention", c.JobRetention, "how long ended jobs and their results are kept (SCOREHUB_JOB_RETENTION)")
 	fs.DurationVar(&c.TokenValidity, "token-validity", c.TokenValidity, "how long an issued idToken is valid (SCOREHUB_TOKEN_VALIDITY)")
 	fs.StringVar(&c.UsersFile, "users", "", "htpasswd file of further users, bcrypt only (SCOREHUB_USERS)")
 	fs.StringVar(&c.OIDCIssuer, "oidc-issuer", "", "OpenID Connect issuer whose access tokens /api/rest/saml/tokenservice exchanges (SCOREHUB_OIDC_ISSUER)")
 	fs.StringVar(&audience, "oidc-audience", "", "comma-separated audiences an access token must name (SCOREHUB_OIDC_AUDIENCE)")
 	fs.BoolVar(&c.OIDCInsecureHTTP, "oidc-insecure-http", false, "allow an http:// issuer that is not on loopback (SCOREHUB_OIDC_INSECURE_HTTP)")
+	fs.StringVar(&corsOrigins, "cors-origins", "", "comma-separated origins (https://app.example.com) whose pages may call the scoring endpoints; none by default (SCOREHUB_CORS_ORIGINS)")
 
 	// Environment first, so that flags parsed afterwards override it.
 	env := []struct {
@@ -67,9 +78,11 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 		{"SCOREHUB_ADDR", "addr"}, {"SCOREHUB_DATA", "data"}, {"SCOREHUB_PREFIX", "prefix"},
 		{"SCOREHUB_MAX_BODY", "max-body"}, {"SCOREHUB_MAX_ROWS", "max-rows"},
 		{"SCOREHUB_MAX_COLUMNS", "max-columns"}, {"SCOREHUB_TIMEOUT", "timeout"}, {"SCOREHUB_GRACE", "grace"},
+		{"SCOREHUB_JOB_RETENTION", "job-retention"},
 		{"SCOREHUB_TOKEN_VALIDITY", "token-validity"}, {"SCOREHUB_USERS", "users"},
 		{"SCOREHUB_OIDC_ISSUER", "oidc-issuer"}, {"SCOREHUB_OIDC_AUDIENCE", "oidc-audience"},
 		{"SCOREHUB_OIDC_INSECURE_HTTP", "oidc-insecure-http"},
+		{"SCOREHUB_CORS_ORIGINS", "cors-origins"},
 	}
 	for _, e := range env {
 		if v := getenv(e.name); v != "" {
@@ -88,6 +101,9 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	if c.Prefix == "/" {
 		return c, errors.New("the scoring prefix must not be empty (the root serves other routes)")
 	}
+	if c.Prefix+"/" == uiPath {
+		return c, fmt.Errorf("the scoring prefix must not be %s: the endpoint test pages are served there", c.Prefix)
+	}
 	for _, n := range []struct {
 		name string
 		v    int64
@@ -101,11 +117,19 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 			c.OIDCAudience = append(c.OIDCAudience, a)
 		}
 	}
+	for _, o := range strings.Split(corsOrigins, ",") {
+		if o = strings.TrimSpace(o); o != "" {
+			c.CORSOrigins = append(c.CORSOrigins, o)
+		}
+	}
 	if c.OIDCIssuer != "" && len(c.OIDCAudience) == 0 {
 		return c, errors.New("-oidc-issuer needs -oidc-audience: the audience an access token must name")
 	}
 	if c.TokenValidity <= 0 {
 		return c, errors.New("-token-validity must be positive")
+	}
+	if c.JobRetention <= 0 {
+		return c, errors.New("-job-retention must be positive")
 	}
 	if c.Timeout <= 0 || c.Grace < 0 {
 		return c, errors.New("-timeout must be positive and -grace not negative")

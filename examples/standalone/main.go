@@ -1,6 +1,8 @@
 // Command standalone is scorehub's reference server: it mounts the scoring
-// handler under /webapi, keeps its registry in a data directory, and deploys
-// a demo endpoint, an iris classifier trained at start-up.
+// handler under /webapi, the token routes under /api/rest/ and the
+// management API at the root and its endpoint test pages at /ui/, keeps its
+// registry in a data directory, and deploys a demo endpoint, an iris
+// classifier trained at start-up.
 //
 //	go run ./examples/standalone
 //
@@ -20,10 +22,14 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 
 	"github.com/scorehub/scorehub/internal/demo"
+	"github.com/scorehub/scorehub/management"
+	"github.com/scorehub/scorehub/management/ui"
 	"github.com/scorehub/scorehub/middleware"
 	"github.com/scorehub/scorehub/registry"
 	"github.com/scorehub/scorehub/scoring"
@@ -44,7 +50,18 @@ var errUsage = errors.New("usage")
 
 // run serves until ctx is done, then drains and returns nil. ready, when not
 // nil, receives the listening address once the server accepts connections.
+//
+// Draining: the listener closes, requests in flight and running jobs get
+// the grace period (-grace) to finish; then the remaining connections are
+// closed, which cancels their requests, and the remaining jobs are
+// cancelled and marked STOPPED. run returns nil either way.
 func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer, ready func(addr string)) error {
+	return runWith(ctx, args, getenv, stdout, stderr, ready, nil)
+}
+
+// runWith is run with extra processes in the catalog; tests use it to
+// deploy processes the demo does not have.
+func runWith(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer, ready func(addr string), extra []registry.ProcessInfo) error {
 	cfg, err := parseConfig(args, getenv, stderr)
 	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -55,7 +72,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
 
-	srv, err := newServer(ctx, cfg, getenv, stdout, logger)
+	srv, err := newServer(ctx, cfg, getenv, stdout, logger, extra...)
 	if err != nil {
 		return err
 	}
@@ -89,9 +106,16 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	logger.Info("shutting down", "grace", cfg.Grace)
 	shutdownCtx, cancel := context.WithTimeout(context.Background(), cfg.Grace)
 	defer cancel()
+	jobsDone := make(chan error, 1)
+	go func() { jobsDone <- srv.jobs.Shutdown(shutdownCtx) }()
 	if err := httpSrv.Shutdown(shutdownCtx); err != nil {
+		// Past the grace period: closing the connections cancels the
+		// requests still running.
+		logger.Warn("grace period over; closing the connections left", "cause", err.Error())
 		httpSrv.Close()
-		return fmt.Errorf("shutdown: %w", err)
+	}
+	if err := <-jobsDone; err != nil {
+		logger.Warn("grace period over; stopped the jobs left", "cause", err.Error())
 	}
 	return nil
 }
@@ -99,9 +123,13 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 func printWelcome(w io.Writer, base, prefix string) {
 	url := base + prefix + "/" + registry.DefaultGroup + "/api/v1/services/" + demoPath + "/" + demoAlias
 	fmt.Fprintf(w, "scorehub listening on %s\n", base)
+	fmt.Fprintf(w, "endpoint test pages: %s%s\n", base, uiPath)
 	fmt.Fprintf(w, "demo endpoint: %s\n", url)
 	fmt.Fprintf(w, "try it:\n  curl -s -X POST '%s' -H 'Content-Type: application/json' \\\n    -d '{\"data\":[{\"sepal_length\":5.1,\"sepal_width\":3.5,\"petal_length\":1.4,\"petal_width\":0.2}]}'\n", url)
 }
+
+// uiPath is where the endpoint test pages are served.
+const uiPath = "/ui/"
 
 // The demo deployment: DEFAULT/iris/classify runs the catalog process iris.
 const (
@@ -110,19 +138,23 @@ const (
 )
 
 type server struct {
-	handler http.Handler
-	reg     *registry.Registry
-	store   registry.Store
+	handler  http.Handler
+	reg      *registry.Registry
+	store    registry.Store
+	jobs     *scoring.Jobs
+	jobStore registry.JobStore
 }
 
-func newServer(ctx context.Context, cfg config, getenv func(string) string, stdout io.Writer, logger *slog.Logger) (_ *server, err error) {
+func newServer(ctx context.Context, cfg config, getenv func(string) string, stdout io.Writer, logger *slog.Logger, extra ...registry.ProcessInfo) (_ *server, err error) {
 	catalog := registry.NewCatalog()
 	iris, err := demo.Iris()
 	if err != nil {
 		return nil, err
 	}
-	if err := catalog.Register(iris); err != nil {
-		return nil, err
+	for _, p := range append([]registry.ProcessInfo{iris}, extra...) {
+		if err := catalog.Register(p); err != nil {
+			return nil, err
+		}
 	}
 	store, err := registry.OpenFileStore(cfg.DataDir, registry.StoreOptions{})
 	if err != nil {
@@ -163,15 +195,70 @@ func newServer(ctx context.Context, cfg config, getenv func(string) string, stdo
 	if err != nil {
 		return nil, err
 	}
+	// Jobs are kept beside the registry; a restart ends those it
+	// interrupted as ERROR.
+	jobStore, err := registry.OpenFileJobStore(filepath.Join(cfg.DataDir, "jobs"), registry.StoreOptions{})
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err != nil {
+			jobStore.Close()
+		}
+	}()
+	jobs, err := scoring.NewJobs(scoring.JobsConfig{
+		Registry:  reg,
+		Queues:    scorer.Queues(),
+		Store:     jobStore,
+		Limits:    scoring.Limits{MaxBodyBytes: cfg.MaxBody, MaxRows: cfg.MaxRows, MaxColumns: cfg.MaxColumns},
+		Retention: cfg.JobRetention,
+		Logger:    logger,
+	})
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err != nil {
+			jobs.Close()
+		}
+	}()
+	api, err := management.New(management.Config{
+		Registry:      reg,
+		Queues:        scorer.Queues(),
+		Jobs:          jobs,
+		Verifier:      authn.verifier,
+		ScoringPrefix: cfg.Prefix,
+		Logger:        logger,
+	})
+	if err != nil {
+		return nil, err
+	}
+	// Off unless -cors-origins names origins whose pages may call scoring.
+	cors, err := middleware.CORS(middleware.CORSConfig{
+		AllowedOrigins: cfg.CORSOrigins,
+		AllowedMethods: []string{http.MethodPost},
+		ExposedHeaders: []string{"Retry-After", "WWW-Authenticate"},
+	})
+	if err != nil {
+		return nil, err
+	}
+	page, err := ui.New(ui.Config{})
+	if err != nil {
+		return nil, err
+	}
 	mux := http.NewServeMux()
-	mux.Handle(cfg.Prefix+"/", http.StripPrefix(cfg.Prefix, scorer))
+	mux.Handle(cfg.Prefix+"/", http.StripPrefix(cfg.Prefix, cors(scorer)))
 	mux.Handle("/api/rest/", authn.handler)
-	return &server{handler: mux, reg: reg, store: store}, nil
+	mux.Handle(uiPath, http.StripPrefix(strings.TrimSuffix(uiPath, "/"), page)) // the mux sends /ui to /ui/
+	mux.Handle("/", api)
+	return &server{handler: mux, reg: reg, store: store, jobs: jobs, jobStore: jobStore}, nil
 }
 
+// Close stops the jobs left (after a drain, none), then closes the stores.
 func (s *server) Close() error {
+	s.jobs.Close()
 	s.reg.Close()
-	return s.store.Close()
+	return errors.Join(s.jobStore.Close(), s.store.Close())
 }
 
 // ensureDemo creates the demo deployment unless the store already has one

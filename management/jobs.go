@@ -1,0 +1,209 @@
+package management
+
+import (
+	"errors"
+	"net/http"
+	"net/url"
+	"time"
+
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/scorehub/scorehub/internal/httperr"
+	"github.com/scorehub/scorehub/registry"
+	"github.com/scorehub/scorehub/scoring"
+)
+
+// jobRoutes are the execution job routes, served when [Config.Jobs] is set.
+func jobRoutes() []route {
+	return []route{
+		{http.MethodGet, "/executions/jobs", readAccess, (*Handler).listJobs},
+		{http.MethodPost, "/executions/jobs", jobAccess, (*Handler).createJob},
+		{http.MethodGet, "/executions/jobs/{id}", readAccess, (*Handler).getJob},
+		{http.MethodGet, "/executions/jobs/{id}/result", readAccess, (*Handler).getJobResult},
+		{http.MethodPost, "/executions/jobs/{id}/stop", jobAccess, (*Handler).stopJob},
+	}
+}
+
+// jobJSON is a job as the API shows it. startedAt and finishedAt are null
+// until the job starts and ends; error is null unless it ended other than
+// FINISHED.
+type jobJSON struct {
+	ID         string                 `json:"id"`
+	State      string                 `json:"state"`
+	QueueName  string                 `json:"queueName"`
+	Process    string                 `json:"process"`
+	Endpoint   *jobEndpointJSON       `json:"endpoint"`
+	Rows       int                    `json:"rows"`
+	CreatedAt  time.Time              `json:"createdAt"`
+	StartedAt  *time.Time             `json:"startedAt"`
+	FinishedAt *time.Time             `json:"finishedAt"`
+	Error      *registry.JobErrorInfo `json:"error"`
+}
+
+// jobEndpointJSON names an endpoint in a job.
+type jobEndpointJSON struct {
+	Group string `json:"group" validate:"required,name"`
+	Path  string `json:"path" validate:"required,name"`
+	Alias string `json:"alias" validate:"required,name"`
+
+	Unknown map[string]jsontext.Value `json:",unknown" validate:"-"`
+}
+
+func jobView(j registry.Job) jobJSON {
+	v := jobJSON{
+		ID: j.ID, State: string(j.State), QueueName: j.Queue, Process: j.Process, Rows: j.Rows,
+		CreatedAt: j.CreatedAt, Error: j.Error,
+	}
+	if e := j.Endpoint; e != nil {
+		v.Endpoint = &jobEndpointJSON{Group: e.Group, Path: e.Path, Alias: e.Alias}
+	}
+	if !j.StartedAt.IsZero() {
+		v.StartedAt = &j.StartedAt
+	}
+	if !j.FinishedAt.IsZero() {
+		v.FinishedAt = &j.FinishedAt
+	}
+	return v
+}
+
+// jobInput is the body of POST /executions/jobs.
+type jobInput struct {
+	QueueName string            `json:"queueName" validate:"omitempty,name"`
+	Process   string            `json:"process" validate:"omitempty,name"`
+	Endpoint  *jobEndpointJSON  `json:"endpoint" validate:"omitempty"`
+	Data      jsontext.Value    `json:"data" validate:"required"`
+	Macros    map[string]string `json:"macros" validate:"max=1000,dive,keys,required,max=256,nocontrol,endkeys,max=65536"`
+
+	Unknown map[string]jsontext.Value `json:",unknown" validate:"-"`
+}
+
+func (in *jobInput) unknown() []httperr.FieldError {
+	out := unknownMembers("", in.Unknown)
+	if in.Endpoint != nil {
+		out = append(out, unknownMembers("/endpoint", in.Endpoint.Unknown)...)
+	}
+	return out
+}
+
+// createJob is POST /executions/jobs: 201 with the PENDING job and its
+// Location.
+func (h *Handler) createJob(w http.ResponseWriter, r *http.Request) error {
+	data, err := readBody(r, mediaJSON)
+	if err != nil {
+		return err
+	}
+	var in jobInput
+	if err := decodeStrict(data, &in); err != nil {
+		return err
+	}
+	var extra []httperr.FieldError
+	if (in.Process == "") == (in.Endpoint == nil) {
+		extra = append(extra, httperr.FieldError{Pointer: "/process", Message: "or /endpoint must be given, and not both"})
+	}
+	if err := h.check(&in, extra...); err != nil {
+		return err
+	}
+	spec := scoring.JobSpec{Queue: in.QueueName, Process: in.Process, Macros: in.Macros}
+	if e := in.Endpoint; e != nil {
+		spec.Endpoint = &registry.EndpointRef{Group: e.Group, Path: e.Path, Alias: e.Alias}
+	}
+	// The rows go through the scoring decoder, so a job's input is typed
+	// exactly as a scoring request's.
+	spec.Body = make([]byte, 0, len(in.Data)+len(`{"data":}`))
+	spec.Body = append(append(append(spec.Body, `{"data":`...), in.Data...), '}')
+	job, err := h.jobs.Submit(r.Context(), spec)
+	if err != nil {
+		if httperr.From(err).Type == scoring.TypeQueueFull {
+			w.Header().Set("Retry-After", "1")
+		}
+		return err
+	}
+	w.Header().Set("Location", "/executions/jobs/"+url.PathEscape(job.ID))
+	return writeJSON(w, http.StatusCreated, jobView(job))
+}
+
+// listJobs is GET /executions/jobs: newest first, of one state with
+// ?state= and one queue with ?queueName=, one page at a time (?page=, from
+// 0, and ?size=, 20 by default and at most 1000).
+func (h *Handler) listJobs(w http.ResponseWriter, r *http.Request) error {
+	q := r.URL.Query()
+	page, err := intParam(q.Get("page"), "page", 0, 0, 1<<31-1)
+	if err != nil {
+		return err
+	}
+	size, err := intParam(q.Get("size"), "size", defaultPageSize, 1, maxPageSize)
+	if err != nil {
+		return err
+	}
+	f := registry.JobFilter{State: registry.JobState(q.Get("state")), Queue: q.Get("queueName"), Offset: page * size, Limit: size}
+	if _, given := q["state"]; given && !f.State.Valid() {
+		return httperr.Newf(http.StatusBadRequest, TypeInvalidParameter,
+			"the state parameter %q is not a job state (PENDING, RUNNING, FINISHED, ERROR, STOPPED, TIMED_OUT)", f.State)
+	}
+	if _, given := q["queueName"]; given && !registry.ValidName(f.Queue) {
+		return httperr.Newf(http.StatusBadRequest, TypeInvalidParameter, "the queueName parameter %q is not a valid name", f.Queue)
+	}
+	jobs, total, err := h.jobs.List(r.Context(), f)
+	if err != nil {
+		return err
+	}
+	out := pageJSON[jobJSON]{Content: make([]jobJSON, len(jobs)), TotalElements: total, TotalPages: (total + size - 1) / size, Number: page, Size: size}
+	for i, j := range jobs {
+		out.Content[i] = jobView(j)
+	}
+	return writeJSON(w, http.StatusOK, out)
+}
+
+// getJob is GET /executions/jobs/{id}.
+func (h *Handler) getJob(w http.ResponseWriter, r *http.Request) error {
+	id := r.PathValue("id")
+	if !registry.ValidName(id) {
+		return notFound("job", id)
+	}
+	j, err := h.jobs.Job(r.Context(), id)
+	if err != nil {
+		return jobError(id, err)
+	}
+	return writeJSON(w, http.StatusOK, jobView(j))
+}
+
+// getJobResult is GET /executions/jobs/{id}/result: the rows as a scoring
+// request would have been answered, 409 until the job is FINISHED.
+func (h *Handler) getJobResult(w http.ResponseWriter, r *http.Request) error {
+	id := r.PathValue("id")
+	if !registry.ValidName(id) {
+		return notFound("job", id)
+	}
+	body, err := h.jobs.Result(r.Context(), id)
+	if err != nil {
+		return jobError(id, err)
+	}
+	hd := w.Header()
+	hd.Set("Content-Type", "application/json")
+	hd.Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(http.StatusOK)
+	w.Write(body)
+	return nil
+}
+
+// stopJob is POST /executions/jobs/{id}/stop: 202 with the job as it was
+// when asked; it becomes STOPPED once its process returns.
+func (h *Handler) stopJob(w http.ResponseWriter, r *http.Request) error {
+	id := r.PathValue("id")
+	if !registry.ValidName(id) {
+		return notFound("job", id)
+	}
+	j, err := h.jobs.Stop(r.Context(), id)
+	if err != nil {
+		return jobError(id, err)
+	}
+	return writeJSON(w, http.StatusAccepted, jobView(j))
+}
+
+// jobError names the job in a 404.
+func jobError(id string, err error) error {
+	if errors.Is(err, registry.ErrNotFound) {
+		return notFound("job", id).Wrap(err)
+	}
+	return err
+}

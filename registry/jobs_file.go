@@ -1,0 +1,286 @@
+package registry
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Names inside a FileJobStore's directory.
+const (
+	jobLockFileName  = "jobs.lock"
+	jobFileSuffix    = ".job.json"
+	jobResultSuffix  = ".result.json"
+	jobTempPrefix    = ".tmp-"
+	jobFileFormat    = 1
+	maxJobFileLength = 1 << 20
+)
+
+// FileJobStore is a durable [JobStore]. It keeps each job in its own JSON
+// file, <id>.job.json, and the result of a finished job beside it in
+// <id>.result.json, both written as [FileStore] writes its state: to a
+// temporary file, flushed, renamed into place, the directory flushed. A
+// result is made durable before its job is marked FINISHED, so a FINISHED
+// job always has its result.
+//
+// [OpenFileJobStore] turns every job that was PENDING or RUNNING, whose
+// server stopped before it ended, into ERROR with
+// [InterruptedJobError]: no job vanishes, and none stays running forever.
+//
+// One FileJobStore at a time may have a directory open, as with FileStore.
+// A FileJobStore is safe for concurrent use; writes are serialised.
+type FileJobStore struct {
+	jobCore
+	dir  string
+	fs   fileSystem
+	lock io.Closer
+}
+
+var _ JobStore = (*FileJobStore)(nil)
+
+// OpenFileJobStore opens the job store kept in dir, creating dir (mode
+// 0700) when it does not exist. A job file that cannot be read is an error
+// naming it; it is never replaced.
+func OpenFileJobStore(dir string, opts StoreOptions) (*FileJobStore, error) {
+	return openFileJobStore(dir, opts, osFS{})
+}
+
+func openFileJobStore(dir string, opts StoreOptions, fsys fileSystem) (*FileJobStore, error) {
+	if dir == "" {
+		return nil, errors.New("registry: OpenFileJobStore needs a directory")
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("registry: create job store directory: %w", err)
+	}
+	lock, err := lockFile(filepath.Join(dir, jobLockFileName))
+	if err != nil {
+		return nil, fmt.Errorf("registry: open job store %s: %w", dir, err)
+	}
+	s := &FileJobStore{dir: dir, fs: fsys, lock: lock}
+	s.init(opts)
+	s.persist = s.write
+	s.remove = s.delete
+	if err := s.load(); err != nil {
+		lock.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// load reads every job, removes what a crashed writer left behind and ends
+// the jobs that were interrupted.
+func (s *FileJobStore) load() error {
+	entries, err := os.ReadDir(s.dir)
+	if err != nil {
+		return fmt.Errorf("registry: read job store directory: %w", err)
+	}
+	var resultFiles []string
+	for _, e := range entries {
+		name := e.Name()
+		path := filepath.Join(s.dir, name)
+		switch {
+		case strings.HasPrefix(name, jobTempPrefix):
+			if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return fmt.Errorf("registry: remove leftover file: %w", err)
+			}
+		case strings.HasSuffix(name, jobResultSuffix):
+			resultFiles = append(resultFiles, strings.TrimSuffix(name, jobResultSuffix))
+		case strings.HasSuffix(name, jobFileSuffix):
+			j, err := readJobFile(path)
+			if err != nil {
+				return fmt.Errorf("registry: %s is not a valid job file: %w", path, err)
+			}
+			if j.ID+jobFileSuffix != name {
+				return fmt.Errorf("registry: %s holds job %q", path, j.ID)
+			}
+			s.jobs[j.ID] = j
+		}
+	}
+	for _, id := range resultFiles {
+		if j, ok := s.jobs[id]; ok && j.State == JobFinished {
+			s.results[id] = nil
+			continue
+		}
+		// A result whose job never became FINISHED: the crash came between
+		// the two writes, or after the job's file was removed.
+		if err := os.Remove(filepath.Join(s.dir, id+jobResultSuffix)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("registry: remove leftover result: %w", err)
+		}
+	}
+	ids := make([]string, 0, len(s.jobs))
+	for id := range s.jobs {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	now := s.opts.now()
+	interrupted := InterruptedJobError()
+	for _, id := range ids {
+		j := s.jobs[id]
+		if j.State.Final() {
+			continue
+		}
+		next, err := j.Transition(JobError, now, &interrupted)
+		if err != nil {
+			return err
+		}
+		if err := s.write(&next, nil); err != nil {
+			return err
+		}
+		s.jobs[id] = &next
+	}
+	return nil
+}
+
+// write makes j durable, and result before it when j is FINISHED.
+func (s *FileJobStore) write(j *Job, result []byte) error {
+	if j.State == JobFinished {
+		if err := writeAtomic(s.fs, s.dir, filepath.Join(s.dir, j.ID+jobResultSuffix), jobTempPrefix, result); err != nil {
+			return err
+		}
+	}
+	b, err := encodeJob(j)
+	if err != nil {
+		return fmt.Errorf("registry: encode job %q: %w", j.ID, err)
+	}
+	return writeAtomic(s.fs, s.dir, filepath.Join(s.dir, j.ID+jobFileSuffix), jobTempPrefix, b)
+}
+
+// delete removes a job's files, the job's first so that a crash between
+// the two leaves a result open removes.
+func (s *FileJobStore) delete(id string, hasResult bool) error {
+	names := []string{id + jobFileSuffix}
+	if hasResult {
+		names = append(names, id+jobResultSuffix)
+	}
+	for _, name := range names {
+		if err := s.fs.Remove(filepath.Join(s.dir, name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("registry: remove job %q: %w", id, err)
+		}
+	}
+	return nil
+}
+
+// JobResult implements [JobStore].
+func (s *FileJobStore) JobResult(ctx context.Context, id string) ([]byte, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.check(ctx); err != nil {
+		return nil, err
+	}
+	if _, ok := s.results[id]; !ok {
+		return nil, fmt.Errorf("registry: result of job %q: %w", id, ErrNotFound)
+	}
+	b, err := os.ReadFile(filepath.Join(s.dir, id+jobResultSuffix))
+	if err != nil {
+		return nil, fmt.Errorf("registry: read result of job %q: %w", id, err)
+	}
+	return b, nil
+}
+
+// Dir returns the directory the store keeps its files in.
+func (s *FileJobStore) Dir() string { return s.dir }
+
+// Close implements [JobStore]. It waits for a write in progress, then
+// releases the directory. Closing a closed store does nothing.
+func (s *FileJobStore) Close() error {
+	if !s.close() {
+		return nil
+	}
+	if err := s.lock.Close(); err != nil {
+		return fmt.Errorf("registry: release job store %s: %w", s.dir, err)
+	}
+	return nil
+}
+
+// fileJob is a job file's record, separate from [Job] so that the format
+// changes only with jobFileFormat.
+type fileJob struct {
+	Format     int              `json:"format"`
+	ID         string           `json:"id"`
+	State      string           `json:"state"`
+	Queue      string           `json:"queue"`
+	Process    string           `json:"process"`
+	Endpoint   *fileEndpointRef `json:"endpoint,omitempty"`
+	Rows       int              `json:"rows"`
+	CreatedAt  time.Time        `json:"createdAt"`
+	StartedAt  *time.Time       `json:"startedAt,omitempty"`
+	FinishedAt *time.Time       `json:"finishedAt,omitempty"`
+	Error      *JobErrorInfo    `json:"error,omitempty"`
+}
+
+// fileEndpointRef names the endpoint a job was submitted for.
+type fileEndpointRef struct {
+	Group string `json:"group"`
+	Path  string `json:"path"`
+	Alias string `json:"alias"`
+}
+
+func timePtr(t time.Time) *time.Time {
+	if t.IsZero() {
+		return nil
+	}
+	return &t
+}
+
+func encodeJob(j *Job) ([]byte, error) {
+	f := fileJob{
+		Format: jobFileFormat, ID: j.ID, State: string(j.State), Queue: j.Queue, Process: j.Process, Rows: j.Rows,
+		CreatedAt: j.CreatedAt, StartedAt: timePtr(j.StartedAt), FinishedAt: timePtr(j.FinishedAt), Error: j.Error,
+	}
+	if e := j.Endpoint; e != nil {
+		f.Endpoint = &fileEndpointRef{Group: e.Group, Path: e.Path, Alias: e.Alias}
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "\t")
+	if err := enc.Encode(f); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+func readJobFile(path string) (*Job, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	if len(b) > maxJobFileLength {
+		return nil, fmt.Errorf("larger than %d bytes", maxJobFileLength)
+	}
+	var f fileJob
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&f); err != nil {
+		return nil, err
+	}
+	if f.Format != jobFileFormat {
+		return nil, fmt.Errorf("format version %d is not supported (this build reads %d)", f.Format, jobFileFormat)
+	}
+	j := &Job{ID: f.ID, State: JobState(f.State), Queue: f.Queue, Process: f.Process, Rows: f.Rows, CreatedAt: f.CreatedAt, Error: f.Error}
+	if f.StartedAt != nil {
+		j.StartedAt = *f.StartedAt
+	}
+	if f.FinishedAt != nil {
+		j.FinishedAt = *f.FinishedAt
+	}
+	if e := f.Endpoint; e != nil {
+		j.Endpoint = &EndpointRef{Group: e.Group, Path: e.Path, Alias: e.Alias}
+	}
+	if !j.State.Valid() {
+		return nil, fmt.Errorf("unknown state %q", f.State)
+	}
+	if err := j.validate(); err != nil {
+		return nil, err
+	}
+	return j, nil
+}

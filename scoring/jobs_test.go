@@ -1,0 +1,364 @@
+package scoring_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/scorehub/scorehub/internal/httperr"
+	"github.com/scorehub/scorehub/registry"
+	"github.com/scorehub/scorehub/scoring"
+)
+
+// jobProcs are the processes of the job tests: double (x → double), fail
+// (an error with a secret in it), sleep (waits for its context) and block
+// (waits for release, ignoring its context, then succeeds).
+type jobProcs struct {
+	started chan struct{} // block sends once it runs
+	release chan struct{} // closing it lets block return
+}
+
+func (p *jobProcs) list() []registry.ProcessInfo {
+	ok := func(in registry.Input) (*registry.Table, error) {
+		out := make([]float64, in.Table.Rows())
+		if x, found := in.Table.Lookup("x"); found {
+			for i := range out {
+				v, _ := x.Number(i)
+				out[i] = 2 * v
+			}
+		}
+		return registry.NewTable(len(out), registry.NumberColumn("double", out, nil))
+	}
+	return []registry.ProcessInfo{
+		{Name: "double", Input: []registry.ColumnSpec{{Name: "x", Kind: registry.Number, Required: true}},
+			Process: registry.ProcessFunc(func(_ context.Context, in registry.Input) (*registry.Table, error) { return ok(in) })},
+		{Name: "fail", Process: registry.ProcessFunc(func(context.Context, registry.Input) (*registry.Table, error) {
+			return nil, errors.New("connect to db with password hunter2")
+		})},
+		{Name: "sleep", Process: registry.ProcessFunc(func(ctx context.Context, in registry.Input) (*registry.Table, error) {
+			<-ctx.Done()
+			return nil, ctx.Err()
+		})},
+		{Name: "block", Process: registry.ProcessFunc(func(_ context.Context, in registry.Input) (*registry.Table, error) {
+			p.started <- struct{}{}
+			<-p.release
+			return ok(in)
+		})},
+	}
+}
+
+type jobsFixture struct {
+	*fixture
+	procs *jobProcs
+	store *registry.MemJobStore
+	jobs  *scoring.Jobs
+	now   *testClock
+}
+
+type testClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *testClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *testClock) Advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = c.t.Add(d)
+}
+
+func newJobsFixture(t *testing.T) *jobsFixture {
+	t.Helper()
+	p := &jobProcs{started: make(chan struct{}, 10), release: make(chan struct{})}
+	f := &jobsFixture{fixture: newFixture(t, scoring.Config{}, p.list()...), procs: p, now: &testClock{t: time.Date(2025, 3, 1, 0, 0, 0, 0, time.UTC)}}
+	f.store = registry.NewMemJobStore(registry.StoreOptions{Now: f.now.Now})
+	var err error
+	f.jobs, err = scoring.NewJobs(scoring.JobsConfig{Registry: f.reg, Queues: f.h.Queues(), Store: f.store, Now: f.now.Now, Logger: slog.New(slog.NewTextHandler(f.log, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		select {
+		case <-p.release:
+		default:
+			close(p.release)
+		}
+		f.jobs.Close()
+		f.store.Close()
+	})
+	return f
+}
+
+func (f *jobsFixture) submit(t *testing.T, spec scoring.JobSpec) registry.Job {
+	t.Helper()
+	j, err := f.jobs.Submit(context.Background(), spec)
+	if err != nil {
+		t.Fatalf("Submit: %v", err)
+	}
+	if j.State != registry.JobPending || j.ID == "" {
+		t.Fatalf("submitted job %+v, want a PENDING one with an id", j)
+	}
+	return j
+}
+
+// wait polls the job until it is in state want.
+func (f *jobsFixture) wait(t *testing.T, id string, want registry.JobState) registry.Job {
+	t.Helper()
+	for range 2000 {
+		j, err := f.jobs.Job(context.Background(), id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if j.State == want {
+			return j
+		}
+		if j.State.Final() {
+			t.Fatalf("job ended %s (%+v), want %s", j.State, j.Error, want)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	t.Fatalf("job %s never became %s", id, want)
+	return registry.Job{}
+}
+
+func body(rows string) []byte { return []byte(`{"data":` + rows + `}`) }
+
+func TestJobLifecycle(t *testing.T) {
+	ctx := context.Background()
+	t.Run("PENDING → RUNNING → FINISHED stores the result", func(t *testing.T) {
+		f := newJobsFixture(t)
+		j := f.submit(t, scoring.JobSpec{Process: "double", Body: body(`[{"id":12345678901234567890,"x":1},{"x":2.5}]`)})
+		done := f.wait(t, j.ID, registry.JobFinished)
+		if done.StartedAt.IsZero() || done.FinishedAt.IsZero() || done.Error != nil || done.Rows != 2 || done.Queue != registry.DefaultQueue {
+			t.Errorf("finished job %+v", done)
+		}
+		res, err := f.jobs.Result(ctx, j.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := `{"data":[{"id":12345678901234567890,"x":1,"double":2},{"x":2.5,"double":5}]}` + "\n"
+		if d := cmp.Diff(want, string(res)); d != "" {
+			t.Errorf("result (-want +got):\n%s", d)
+		}
+	})
+	t.Run("RUNNING → ERROR says only what is safe", func(t *testing.T) {
+		f := newJobsFixture(t)
+		j := f.wait(t, f.submit(t, scoring.JobSpec{Process: "fail", Body: body(`[{"a":"b"}]`)}).ID, registry.JobError)
+		want := &registry.JobErrorInfo{Type: httperr.TypeInternal, Title: "Job failed", Message: "internal error"}
+		if d := cmp.Diff(want, j.Error); d != "" {
+			t.Errorf("error (-want +got):\n%s", d)
+		}
+		if !strings.Contains(f.log.String(), "hunter2") {
+			t.Error("the cause did not reach the log")
+		}
+	})
+	t.Run("RUNNING → TIMED_OUT past the endpoint's timeout", func(t *testing.T) {
+		f := newJobsFixture(t)
+		f.putDeployment(t, registry.Deployment{Group: registry.DefaultGroup, Path: "slow", Enabled: true,
+			Endpoints: []registry.Endpoint{{Alias: "a", Process: "sleep", Timeout: 20 * time.Millisecond}}})
+		j := f.submit(t, scoring.JobSpec{Endpoint: &registry.EndpointRef{Group: registry.DefaultGroup, Path: "slow", Alias: "a"}, Body: body(`[{"a":1}]`)})
+		done := f.wait(t, j.ID, registry.JobTimedOut)
+		if done.Error == nil || done.Error.Type != httperr.TypeTimeout || done.Process != "sleep" {
+			t.Errorf("timed out job %+v", done)
+		}
+		if _, err := f.jobs.Result(ctx, j.ID); httperr.From(err).Status != http.StatusConflict {
+			t.Errorf("result of a timed out job: %v, want 409", err)
+		}
+	})
+	t.Run("RUNNING → STOPPED when the process ignoring its context returns", func(t *testing.T) {
+		f := newJobsFixture(t)
+		j := f.submit(t, scoring.JobSpec{Process: "block", Body: body(`[{"x":1}]`)})
+		<-f.procs.started
+		f.wait(t, j.ID, registry.JobRunning)
+		if _, err := f.jobs.Result(ctx, j.ID); httperr.From(err).Type != "job_not_finished" {
+			t.Errorf("result of a running job: %v, want job_not_finished", err)
+		}
+		if _, err := f.jobs.Stop(ctx, j.ID); err != nil {
+			t.Fatal(err)
+		}
+		if still, _ := f.jobs.Job(ctx, j.ID); still.State != registry.JobRunning {
+			t.Errorf("state %s before the process returned, want RUNNING", still.State)
+		}
+		close(f.procs.release) // the process then succeeds: the job is STOPPED all the same
+		done := f.wait(t, j.ID, registry.JobStopped)
+		if done.Error == nil || done.Error.Type != "stopped" {
+			t.Errorf("stopped job %+v", done)
+		}
+		if _, err := f.jobs.Stop(ctx, j.ID); httperr.From(err).Type != "job_ended" {
+			t.Errorf("stopping a stopped job: %v, want job_ended", err)
+		}
+		if st, _ := f.h.Queues().Stat(registry.DefaultQueue); st.Running != 0 {
+			t.Errorf("the slot is still held: %+v", st)
+		}
+	})
+	t.Run("PENDING → STOPPED while waiting for a slot", func(t *testing.T) {
+		f := newJobsFixture(t)
+		f.putQueue(t, registry.Queue{Name: "one", MaxConcurrent: 1, MaxWaiting: 5})
+		slot, err := f.h.Queues().Acquire(ctx, "one")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer slot.Release(nil)
+		j := f.submit(t, scoring.JobSpec{Queue: "one", Process: "double", Body: body(`[{"x":1}]`)})
+		for st, _ := f.h.Queues().Stat("one"); st.Waiting == 0; st, _ = f.h.Queues().Stat("one") {
+			time.Sleep(time.Millisecond)
+		}
+		if _, err := f.jobs.Stop(ctx, j.ID); err != nil {
+			t.Fatal(err)
+		}
+		done := f.wait(t, j.ID, registry.JobStopped)
+		if !done.StartedAt.IsZero() {
+			t.Errorf("a job stopped while pending has StartedAt %v", done.StartedAt)
+		}
+	})
+}
+
+func TestJobSubmitRefusals(t *testing.T) {
+	ctx := context.Background()
+	f := newJobsFixture(t)
+	f.putQueue(t, registry.Queue{Name: "tight", MaxConcurrent: 1, MaxWaiting: 0})
+	slot, err := f.h.Queues().Acquire(ctx, "tight")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer slot.Release(nil)
+	tests := []struct {
+		name   string
+		spec   scoring.JobSpec
+		status int
+		typ    string
+	}{
+		{"neither process nor endpoint", scoring.JobSpec{Body: body(`[]`)}, 400, scoring.TypeInvalidRequest},
+		{"both process and endpoint", scoring.JobSpec{Process: "double", Endpoint: &registry.EndpointRef{Group: "DEFAULT", Path: "demo", Alias: "double"}, Body: body(`[]`)}, 400, scoring.TypeInvalidRequest},
+		{"unknown process", scoring.JobSpec{Process: "nope", Body: body(`[]`)}, 422, httperr.TypeInvalidRef},
+		{"unknown endpoint", scoring.JobSpec{Endpoint: &registry.EndpointRef{Group: "DEFAULT", Path: "demo", Alias: "nope"}, Body: body(`[]`)}, 422, httperr.TypeInvalidRef},
+		{"unknown queue", scoring.JobSpec{Queue: "nope", Process: "double", Body: body(`[{"x":1}]`)}, 422, httperr.TypeInvalidRef},
+		{"strict JSON", scoring.JobSpec{Process: "double", Body: body(`[{"x":1,}]`)}, 400, scoring.TypeMalformedJSON},
+		{"mixed types", scoring.JobSpec{Process: "double", Body: body(`[{"x":1},{"x":"a"}]`)}, 400, scoring.TypeMixedTypes},
+		{"input schema", scoring.JobSpec{Process: "double", Body: body(`[{"y":1}]`)}, 400, scoring.TypeSchemaMismatch},
+		{"full waiting list", scoring.JobSpec{Queue: "tight", Process: "double", Body: body(`[{"x":1}]`)}, 503, scoring.TypeQueueFull},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := f.jobs.Submit(ctx, tt.spec)
+			if e := httperr.From(err); e.Status != tt.status || e.Type != tt.typ {
+				t.Errorf("Submit: %d %s (%v), want %d %s", e.Status, e.Type, err, tt.status, tt.typ)
+			}
+		})
+	}
+	if _, total, _ := f.jobs.List(ctx, registry.JobFilter{}); total != 0 {
+		t.Errorf("%d jobs stored by refused submissions", total)
+	}
+}
+
+// Shutdown waits for jobs within its context, then stops the rest and
+// takes no more.
+func TestJobsShutdown(t *testing.T) {
+	ctx := context.Background()
+	f := newJobsFixture(t)
+	quick := f.submit(t, scoring.JobSpec{Process: "double", Body: body(`[{"x":1}]`)})
+	stuck := f.submit(t, scoring.JobSpec{Process: "block", Body: body(`[{"x":1}]`)})
+	<-f.procs.started
+	f.wait(t, quick.ID, registry.JobFinished)
+	sctx, cancel := context.WithCancel(ctx)
+	cancel() // the grace period is over at once
+	if err := f.jobs.Shutdown(sctx); !errors.Is(err, context.Canceled) {
+		t.Errorf("Shutdown: %v, want context.Canceled for the job it stopped", err)
+	}
+	j, _ := f.jobs.Job(ctx, stuck.ID)
+	if j.State != registry.JobStopped || j.Error == nil || !strings.Contains(j.Error.Message, "shut down") {
+		t.Errorf("job running at shutdown: %+v %+v", j, j.Error)
+	}
+	if _, err := f.jobs.Submit(ctx, scoring.JobSpec{Process: "double", Body: body(`[{"x":1}]`)}); httperr.From(err).Status != http.StatusServiceUnavailable {
+		t.Errorf("Submit after Shutdown: %v, want 503", err)
+	}
+	close(f.procs.release)
+	if done, _ := f.jobs.Job(ctx, quick.ID); done.State != registry.JobFinished {
+		t.Errorf("a finished job became %s", done.State)
+	}
+}
+
+func TestJobsSweep(t *testing.T) {
+	ctx := context.Background()
+	f := newJobsFixture(t)
+	old := f.submit(t, scoring.JobSpec{Process: "double", Body: body(`[{"x":1}]`)})
+	f.wait(t, old.ID, registry.JobFinished)
+	f.now.Advance(23 * time.Hour)
+	if n, err := f.jobs.Sweep(ctx); err != nil || n != 0 {
+		t.Fatalf("Sweep within the retention removed %d, %v", n, err)
+	}
+	f.now.Advance(2 * time.Hour)
+	if n, err := f.jobs.Sweep(ctx); err != nil || n != 1 {
+		t.Fatalf("Sweep past the retention removed %d, %v; want 1", n, err)
+	}
+	if _, err := f.jobs.Job(ctx, old.ID); !errors.Is(err, registry.ErrNotFound) {
+		t.Errorf("swept job: %v", err)
+	}
+}
+
+func TestNewJobsFailsClosed(t *testing.T) {
+	f := newJobsFixture(t)
+	other := newFixture(t, scoring.Config{})
+	store := registry.NewMemJobStore(registry.StoreOptions{})
+	valid := scoring.JobsConfig{Registry: f.reg, Queues: f.h.Queues(), Store: store}
+	for _, tt := range []struct {
+		name   string
+		change func(*scoring.JobsConfig)
+	}{
+		{"no registry", func(c *scoring.JobsConfig) { c.Registry = nil }},
+		{"no queues", func(c *scoring.JobsConfig) { c.Queues = nil }},
+		{"no store", func(c *scoring.JobsConfig) { c.Store = nil }},
+		{"queues of another registry", func(c *scoring.JobsConfig) { c.Queues = other.h.Queues() }},
+		{"negative retention", func(c *scoring.JobsConfig) { c.Retention = -time.Hour }},
+		{"bad limits", func(c *scoring.JobsConfig) { c.Limits.MaxRows = -1 }},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg := valid
+			tt.change(&cfg)
+			if j, err := scoring.NewJobs(cfg); err == nil || !strings.HasPrefix(err.Error(), "scoring: ") {
+				if j != nil {
+					j.Close()
+				}
+				t.Errorf("NewJobs: %v, want a scoring: error", err)
+			}
+		})
+	}
+}
+
+func ExampleJobs() {
+	cat := registry.NewCatalog()
+	_ = cat.Register(registry.ProcessInfo{Name: "count", Process: registry.ProcessFunc(
+		func(_ context.Context, in registry.Input) (*registry.Table, error) {
+			return registry.NewTable(in.Table.Rows(), registry.TextColumn("seen", make([]string, in.Table.Rows()), nil))
+		})})
+	store := registry.NewMemStore(registry.StoreOptions{})
+	reg, _ := registry.New(context.Background(), cat, store)
+	queues, _ := scoring.NewQueues(reg)
+	jobs, _ := scoring.NewJobs(scoring.JobsConfig{Registry: reg, Queues: queues, Store: registry.NewMemJobStore(registry.StoreOptions{})})
+	defer jobs.Close()
+
+	job, _ := jobs.Submit(context.Background(), scoring.JobSpec{Process: "count", Body: []byte(`{"data":[{"a":1}]}`)})
+	fmt.Println(job.State)
+	for job.State != registry.JobFinished {
+		time.Sleep(time.Millisecond)
+		job, _ = jobs.Job(context.Background(), job.ID)
+	}
+	result, _ := jobs.Result(context.Background(), job.ID)
+	fmt.Print(string(result))
+	// Output:
+	// PENDING
+	// {"data":[{"a":1,"seen":""}]}
+}
