@@ -36,6 +36,16 @@ type config struct {
 	CORSOrigins []string
 }
 
+// reserved reports whether seg is the first path segment of routes the
+// server serves beside scoring: a scoring prefix under it would shadow them.
+func reserved(seg string) bool {
+	switch seg {
+	case "api", "health", "executions", "ui", "metrics":
+		return true
+	}
+	return false
+}
+
 func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (config, error) {
 	c := config{
 		Addr:       "127.0.0.1:8080",
@@ -101,8 +111,8 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	if c.Prefix == "/" {
 		return c, errors.New("the scoring prefix must not be empty (the root serves other routes)")
 	}
-	if c.Prefix+"/" == uiPath {
-		return c, fmt.Errorf("the scoring prefix must not be %s: the endpoint test pages are served there", c.Prefix)
+	if first := strings.SplitN(strings.TrimPrefix(c.Prefix, "/"), "/", 2)[0]; reserved(first) {
+		return c, fmt.Errorf("the scoring prefix must not start with /%s: the server's own routes are there", first)
 	}
 	for _, n := range []struct {
 		name string

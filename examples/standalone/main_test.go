@@ -154,7 +154,7 @@ func TestConfigFlagsAndEnvironment(t *testing.T) {
 	if c.Addr != "127.0.0.1:1234" || c.MaxRows != 7 || c.Prefix != "/scoring" || c.DataDir != "./scorehub-data" {
 		t.Errorf("config %+v: want the flag over the environment, the environment over defaults", c)
 	}
-	for _, bad := range [][]string{{"-max-rows", "0"}, {"-prefix", "/"}, {"-timeout", "-1s"}, {"stray"}} {
+	for _, bad := range [][]string{{"-max-rows", "0"}, {"-prefix", "/"}, {"-prefix", "/api/score"}, {"-prefix", "health"}, {"-prefix", "/executions"}, {"-timeout", "-1s"}, {"stray"}} {
 		if _, err := parseConfig(bad, func(string) string { return "" }, io.Discard); err == nil {
 			t.Errorf("parseConfig(%q) succeeded, want an error", bad)
 		}
