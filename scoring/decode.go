@@ -209,7 +209,8 @@ type cell struct {
 // colRef is a column name as the decode state knows it. Names outlive the
 // request that brought them, so that a pooled state does not allocate the
 // same names again; only those with the current gen are columns of the
-// request being decoded.
+// request being decoded. The index holds pointers so that a known name
+// becomes a column of the next request without a map assignment.
 type colRef struct {
 	name     string
 	col, gen uint32
@@ -221,8 +222,11 @@ const maxKnownNames = 4096
 
 // lookup returns the column of the current request named name.
 func (st *decodeState) lookup(name string) (uint32, bool) {
-	ref, ok := st.index[name]
-	return ref.col, ok && ref.gen == st.gen
+	ref := st.index[name]
+	if ref == nil || ref.gen != st.gen {
+		return 0, false
+	}
+	return ref.col, true
 }
 
 // colInfo is what decoding learns about a column.
@@ -267,7 +271,7 @@ type decodeState struct {
 	data    []byte // body's bytes: the decoder consumes body, raw spans index data
 	dec     jsontext.Decoder
 	cols    []colInfo
-	index   map[string]colRef // this request's columns (gen current) and names seen before
+	index   map[string]*colRef // this request's columns (gen current) and names seen before
 	gen     uint32
 	names   map[string]struct{} // top-level keys
 	cells   []cell              // row after row, each row ordered by column
@@ -275,6 +279,7 @@ type decodeState struct {
 	arena   []byte              // unescaped text values, back to back
 	scratch []byte              // an unescaped key
 	order   []uint32            // column of the k-th key of the previous row: rows tend to repeat their keys
+	limit   io.LimitedReader    // the body reader while it is read
 	req     Request
 	enc     encoder
 	pool    *statePool
@@ -311,12 +316,19 @@ func (st *decodeState) read(r io.Reader, max, size int64) error {
 	if size > 0 {
 		st.body.Grow(int(size) + bytes.MinRead)
 	}
-	n, err := st.body.ReadFrom(io.LimitReader(r, max+1))
-	var mb *http.MaxBytesError
-	switch {
-	case errors.As(err, &mb) || n > max:
+	st.limit = io.LimitedReader{R: r, N: max + 1}
+	n, err := st.body.ReadFrom(&st.limit)
+	st.limit.R = nil
+	if n > max {
 		return errBodyTooLarge(max)
-	case err != nil:
+	}
+	if err != nil {
+		// Only here: errors.As takes its target's address, which would
+		// cost every request an allocation.
+		var mb *http.MaxBytesError
+		if errors.As(err, &mb) {
+			return errBodyTooLarge(max)
+		}
 		return badRequest(TypeInvalidRequest, "", "the request body could not be read").Wrap(fmt.Errorf("scoring: read body: %w", err))
 	}
 	return nil
@@ -331,7 +343,7 @@ var errNotObject = badRequest(TypeInvalidRequest, "", `the request body must be 
 // decode parses st.body into st.req.
 func (st *decodeState) decode(lim Limits) (*Request, error) {
 	if st.index == nil {
-		st.index = make(map[string]colRef)
+		st.index = make(map[string]*colRef)
 		st.names = make(map[string]struct{})
 	}
 	st.gen++
@@ -370,12 +382,18 @@ func (st *decodeState) decode(lim Limits) (*Request, error) {
 		if err != nil {
 			return nil, err
 		}
-		if _, dup := st.names[string(name)]; dup {
+		// "data", usually the only key, is told apart by sawData, which
+		// spares a map insert (and its key's allocation) per request.
+		dup := sawData && string(name) == "data"
+		if !dup && string(name) != "data" {
+			_, dup = st.names[string(name)]
+		}
+		if dup {
 			return nil, badRequest(TypeDuplicateKey, "/"+escapePointer(string(name)),
 				"the key %q appears twice in one object", name)
 		}
-		st.names[string(name)] = struct{}{}
 		if string(name) != "data" {
+			st.names[string(name)] = struct{}{}
 			v, err := d.ReadValue()
 			if err != nil {
 				return nil, jsonError(err)
@@ -600,22 +618,22 @@ func (st *decodeState) column(k int, key []byte, raw span, row int, lim Limits) 
 	if err != nil {
 		return 0, err
 	}
-	ref, known := st.index[string(name)]
-	c := ref.col
-	if !known || ref.gen != st.gen {
+	ref := st.index[string(name)]
+	if ref == nil || ref.gen != st.gen {
 		switch {
 		case len(name) == 0:
 			return 0, badRequest(TypeInvalidRequest, pointer(row, ""), "a key of a row is empty; columns need a name")
 		case len(st.cols) == lim.MaxColumns:
 			return 0, tooLarge(TypeTooManyColumns, "the request has more than %d columns", lim.MaxColumns)
 		}
-		if !known {
-			ref.name = string(name)
+		if ref == nil {
+			ref = &colRef{name: string(name)}
+			st.index[ref.name] = ref
 		}
-		c = uint32(len(st.cols))
+		ref.col, ref.gen = uint32(len(st.cols)), st.gen
 		st.cols = append(st.cols, colInfo{name: ref.name, key: raw})
-		st.index[ref.name] = colRef{name: ref.name, col: c, gen: st.gen}
 	}
+	c := ref.col
 	if k < len(st.order) {
 		st.order[k] = c
 	} else {
@@ -707,39 +725,36 @@ func (st *decodeState) build() error {
 // exact in a float64, so one division rounds correctly. The rest go to
 // strconv.
 func parseNumber(b []byte) (float64, error) {
-	i, neg := 0, b[0] == '-'
-	if neg {
+	i := 0
+	if b[0] == '-' {
 		i = 1
 	}
+	start, dot := i, -1
 	var mant uint64
-	digits, decimals, dot := 0, 0, false
 	for ; i < len(b); i++ {
-		c := b[i]
-		switch {
+		switch c := b[i]; {
 		case '0' <= c && c <= '9':
 			mant = mant*10 + uint64(c-'0')
-			digits++
-			if dot {
-				decimals++
-			}
 		case c == '.':
-			dot = true
+			dot = i
 		default:
 			return strconv.ParseFloat(string(b), 64)
 		}
+	}
+	// Counting after the loop keeps it to one multiply-add per digit.
+	digits, decimals := len(b)-start, 0
+	if dot >= 0 {
+		digits--
+		decimals = len(b) - dot - 1
 	}
 	if digits > 15 || decimals > 22 {
 		return strconv.ParseFloat(string(b), 64)
 	}
 	f := float64(mant)
 	if decimals > 0 {
-		p := 1.0
-		for range decimals {
-			p *= 10
-		}
-		f /= p
+		f /= math.Pow10(decimals) // exact up to 1e22
 	}
-	if neg {
+	if b[0] == '-' {
 		f = -f
 	}
 	return f, nil

@@ -90,4 +90,12 @@
 // A request whose client left is logged as client_closed_request (499); no
 // client sees it. A process may return an [*Error] to choose the answer
 // itself, for example a 400 for input it cannot score.
+//
+// # Observing
+//
+// Config.Observer is told about every answered request: the endpoint's
+// registry names ([Unmatched] when the request resolved to none), the
+// status, the rows scored and the time taken. The metrics package turns
+// that into Prometheus metrics; with no Observer the handler does none of
+// this work.
 package scoring

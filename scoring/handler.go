@@ -60,6 +60,10 @@ type Config struct {
 	// their cause) and process panics with their stack. nil means
 	// slog.Default().
 	Logger *slog.Logger
+
+	// Observer, when not nil, is told about every request once it is
+	// answered; see [Observer]. nil means none, at no cost per request.
+	Observer Observer
 }
 
 // Handler is the scoring endpoint handler:
@@ -77,9 +81,11 @@ type Handler struct {
 	retryAfter     string
 	authorize      func(*http.Request, registry.AuthPolicy) error
 	log            *slog.Logger
+	observer       Observer
 
 	states statePool
 	bufs   sync.Pool // *[]byte response buffers
+	calls  sync.Pool // *call, with their channels
 }
 
 // New returns a handler configured by cfg. It fails when Registry is
@@ -112,6 +118,7 @@ func New(cfg Config) (*Handler, error) {
 		retryAfter:     "1",
 		authorize:      cfg.Authorize,
 		log:            cfg.Logger,
+		observer:       cfg.Observer,
 	}
 	if h.defaultTimeout == 0 {
 		h.defaultTimeout = DefaultTimeout
@@ -135,34 +142,44 @@ func (h *Handler) Queues() *Queues { return h.queues }
 // process's input schema (400), a slot on the endpoint's queue (503), the
 // process under the timeout (504, 500), the response.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if h.observer != nil {
+		h.serveObserved(w, r)
+		return
+	}
+	h.serve(w, r, nil)
+}
+
+// serve answers r, recording what o needs when o is not nil.
+func (h *Handler) serve(w http.ResponseWriter, r *http.Request, o *observation) {
 	group, path, alias, ok := parseRoute(r.URL.EscapedPath())
 	if !ok {
-		h.fail(w, r, errRouteNotFound)
+		h.fail(w, r, o, errRouteNotFound)
 		return
 	}
 	if r.Method != http.MethodPost {
 		w.Header().Set("Allow", http.MethodPost)
-		h.fail(w, r, errMethod)
+		h.fail(w, r, o, errMethod)
 		return
 	}
 	target, err := h.reg.Snapshot().Resolve(group, path, alias)
 	if err != nil {
-		h.fail(w, r, err)
+		h.fail(w, r, o, err)
 		return
 	}
+	o.resolved(target)
 	if target.Group.Auth.Mode == registry.TokenRequired {
 		if err := h.checkAuth(w, r, target.Group.Auth); err != nil {
-			h.fail(w, r, err)
+			h.fail(w, r, o, err)
 			return
 		}
 	}
 	if !isJSON(r.Header.Get("Content-Type")) {
-		h.fail(w, r, errMediaType)
+		h.fail(w, r, o, errMediaType)
 		return
 	}
 	macros, err := parseMacros(r.URL.RawQuery)
 	if err != nil {
-		h.fail(w, r, err)
+		h.fail(w, r, o, err)
 		return
 	}
 
@@ -172,22 +189,28 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if body == nil {
 		body = http.NoBody
 	}
-	body = http.MaxBytesReader(w, body, h.lim.MaxBodyBytes)
+	if r.ContentLength < 0 {
+		// A body of announced length cannot outgrow it, and read refuses
+		// one announced too large; only a chunked body needs the reader
+		// that also makes the server close the connection.
+		body = http.MaxBytesReader(w, body, h.lim.MaxBodyBytes)
+	}
 	if err := st.read(body, h.lim.MaxBodyBytes, r.ContentLength); err != nil {
-		h.fail(w, r, err)
+		h.fail(w, r, o, err)
 		return
 	}
 	req, err := st.decode(h.lim)
 	if err != nil {
-		h.fail(w, r, err)
+		h.fail(w, r, o, err)
 		return
 	}
 	if req.Table.Rows() == 0 {
+		o.answered(http.StatusOK, 0)
 		writeJSON(w, []byte(emptyResponse))
 		return
 	}
 	if err := req.Conform(target.Process.Input); err != nil {
-		h.fail(w, r, err)
+		h.fail(w, r, o, err)
 		return
 	}
 
@@ -198,14 +221,15 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	result, err := h.execute(r.Context(), target, in)
 	if err != nil {
-		h.fail(w, r, err)
+		h.fail(w, r, o, err)
 		return
 	}
 	enc, err := newEncoder(req, result)
 	if err != nil {
-		h.fail(w, r, err) // checked by execute already
+		h.fail(w, r, o, err) // checked by execute already
 		return
 	}
+	o.answered(http.StatusOK, req.Table.Rows())
 	h.respond(w, r, enc, req.Table.Rows())
 }
 
@@ -233,10 +257,20 @@ func (h *Handler) checkAuth(w http.ResponseWriter, r *http.Request, p registry.A
 	return e
 }
 
-// outcome is what a process execution produced.
-type outcome struct {
+// call is one execution of a process on a goroutine of its own, so that
+// the handler can answer when the deadline passes even if the process does
+// not heed its context. Calls are reused, channel included, once their
+// outcome has been received; a call whose goroutine may still hold it (the
+// deadline passed first) is left to the garbage collector.
+type call struct {
+	h      *Handler
+	ctx    context.Context
+	slot   *Slot
+	p      registry.ProcessInfo
+	in     registry.Input
 	result *registry.Table
 	err    error
+	done   chan struct{} // buffered: run never blocks on it
 }
 
 // execute runs the target's process on a slot of its queue under the
@@ -254,41 +288,51 @@ func (h *Handler) execute(parent context.Context, target registry.Target, in reg
 	if err != nil {
 		return nil, err
 	}
-	done := make(chan outcome, 1)
-	go h.run(ctx, slot, target.Process, in, done)
+	c, _ := h.calls.Get().(*call)
+	if c == nil {
+		c = &call{done: make(chan struct{}, 1)}
+	}
+	c.h, c.ctx, c.slot, c.p, c.in = h, ctx, slot, target.Process, in
+	go c.run()
 	select {
-	case o := <-done:
-		return o.result, o.err
+	case <-c.done:
 	case <-ctx.Done():
 		select {
-		case o := <-done: // finished as the context ended
-			return o.result, o.err
+		case <-c.done: // finished as the context ended
 		default:
 			return nil, ctx.Err()
 		}
 	}
+	result, err := c.result, c.err
+	*c = call{done: c.done}
+	h.calls.Put(c)
+	return result, err
 }
 
 // run calls the process, checks its result and releases the slot. It turns
 // a panic into an error, after logging it with its stack.
-func (h *Handler) run(ctx context.Context, slot *Slot, p registry.ProcessInfo, in registry.Input, done chan<- outcome) {
-	var o outcome
+func (c *call) run() {
+	var (
+		result *registry.Table
+		err    error
+	)
 	defer func() {
 		if v := recover(); v != nil {
-			h.log.ErrorContext(ctx, "scoring: process panicked", "process", p.Name, "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
-			o = outcome{err: fmt.Errorf("scoring: process %q panicked: %v", p.Name, v)}
+			c.h.log.ErrorContext(c.ctx, "scoring: process panicked", "process", c.p.Name, "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
+			err = fmt.Errorf("scoring: process %q panicked: %v", c.p.Name, v)
 		}
-		o.err = processError(ctx, p.Name, o.err)
-		if o.err != nil {
-			o.result = nil
+		err = processError(c.ctx, c.p.Name, err)
+		if err != nil {
+			result = nil
 		}
-		slot.Release(o.err)
-		done <- o
+		c.slot.Release(err)
+		c.result, c.err = result, err
+		c.done <- struct{}{}
 	}()
-	o.result, o.err = p.Process.Score(ctx, in)
-	if o.err == nil {
-		if err := checkResult(in.Table.Rows(), o.result); err != nil {
-			o.err = fmt.Errorf("scoring: process %q: %w", p.Name, err)
+	result, err = c.p.Process.Score(c.ctx, c.in)
+	if err == nil {
+		if cerr := checkResult(c.in.Table.Rows(), result); cerr != nil {
+			err = fmt.Errorf("scoring: process %q: %w", c.p.Name, cerr)
 		}
 	}
 }
@@ -364,15 +408,21 @@ func (h *Handler) respond(w http.ResponseWriter, r *http.Request, enc *encoder, 
 
 // writeJSON writes a complete 200 response.
 func writeJSON(w http.ResponseWriter, b []byte) {
+	// One allocation for the three values rather than one each, as
+	// Header.Set would make; the keys are canonical already. Each value's
+	// slice has room for itself only, so a later Add copies instead of
+	// overwriting its neighbour.
+	vals := make([]string, 3)
+	vals[0], vals[1], vals[2] = "application/json", "nosniff", strconv.Itoa(len(b))
 	hd := w.Header()
-	hd.Set("Content-Type", "application/json")
-	hd.Set("X-Content-Type-Options", "nosniff")
-	hd.Set("Content-Length", strconv.Itoa(len(b)))
+	hd["Content-Type"] = vals[0:1:1]
+	hd["X-Content-Type-Options"] = vals[1:2:2]
+	hd["Content-Length"] = vals[2:3:3]
 	w.WriteHeader(http.StatusOK)
 	w.Write(b)
 }
 
-func (h *Handler) fail(w http.ResponseWriter, r *http.Request, err error) {
+func (h *Handler) fail(w http.ResponseWriter, r *http.Request, o *observation, err error) {
 	switch {
 	case errors.Is(err, ErrQueueFull):
 		w.Header().Set("Retry-After", h.retryAfter)
@@ -380,7 +430,9 @@ func (h *Handler) fail(w http.ResponseWriter, r *http.Request, err error) {
 	case errors.Is(err, ErrNoQueue):
 		err = errNoQueue.Wrap(err)
 	}
-	httperr.Write(w, r, h.log, err)
+	e := httperr.From(err)
+	o.answered(e.Status, 0)
+	httperr.Write(w, r, h.log, e)
 }
 
 // parseRoute splits an escaped path /{group}/api/v1/services/{path}/{alias}

@@ -22,14 +22,17 @@ func (h *Handler) serveExchange(w http.ResponseWriter, r *http.Request) {
 	auth := r.Header.Values("Authorization")
 	if len(auth) > 1 {
 		h.bearerChallenge(w, http.StatusBadRequest, typeInvalidRequest, "invalid_request", "the request has more than one Authorization header")
+		h.observe(PathExchange, OutcomeInvalidToken)
 		return
 	}
 	raw, ok := bearerToken(auth)
 	if !ok {
 		h.bearerChallenge(w, http.StatusUnauthorized, typeUnauthorized, "", "a Bearer access token from the identity provider is required")
+		h.observe(PathExchange, OutcomeInvalidToken)
 		return
 	}
 	if !h.limitAddr(w, r) {
+		h.observe(PathExchange, OutcomeRateLimited)
 		return
 	}
 	p, err := h.provider.Verify(r.Context(), raw)
@@ -38,17 +41,20 @@ func (h *Handler) serveExchange(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(h.provider.refreshInterval.Seconds()))))
 		httperr.Write(w, r, h.logger, httperr.New(http.StatusServiceUnavailable, httperr.TypeUnavailable,
 			"the identity provider cannot be reached; retry later").Wrap(err))
+		h.observe(PathExchange, OutcomeError)
 		return
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		httperr.Write(w, r, h.logger, err)
+		h.observe(PathExchange, OutcomeError)
 		return
 	case err != nil:
 		h.logger.LogAttrs(r.Context(), slog.LevelInfo, "tokens: access token refused",
 			slog.String("client", h.clientAddr(r)), slog.String("error", err.Error()))
 		h.bearerChallenge(w, http.StatusUnauthorized, typeInvalidToken, "invalid_token", describe(err))
+		h.observe(PathExchange, OutcomeInvalidToken)
 		return
 	}
-	h.issue(w, r, p, "exchange", acceptsJSON(r))
+	h.observe(PathExchange, h.issue(w, r, p, "exchange", acceptsJSON(r)))
 }
 
 // bearerChallenge answers with a Bearer challenge (RFC 6750), naming code

@@ -90,6 +90,12 @@ type Config struct {
 	// Logger receives failed logins, issued tokens and server faults; nil
 	// means slog.Default().
 	Logger *slog.Logger
+
+	// Observe, when not nil, is called once for every request on
+	// [PathTokenService] or [PathExchange] that reached its handler, with
+	// that path and one of the outcomes of [Outcomes], after the answer is
+	// written. It is called from many goroutines at once. nil means none.
+	Observe func(route, outcome string)
 }
 
 // Handler serves the token routes: [PathTokenService] (when Users is
@@ -109,6 +115,7 @@ type Handler struct {
 	checks     chan struct{}
 	now        func() time.Time
 	logger     *slog.Logger
+	observeFn  func(route, outcome string)
 	routes     []string
 }
 
@@ -118,7 +125,7 @@ func New(cfg Config) (*Handler, error) {
 		return nil, fmt.Errorf("tokens: %w", err)
 	}
 	h := &Handler{issuer: cfg.Issuer, users: cfg.Users, provider: cfg.Provider, realm: cfg.Realm,
-		clientAddr: cfg.ClientAddr, now: cfg.Now, logger: cfg.Logger}
+		clientAddr: cfg.ClientAddr, now: cfg.Now, logger: cfg.Logger, observeFn: cfg.Observe}
 	switch {
 	case h.issuer == nil:
 		return nil, errors.New("tokens: Config.Issuer is required")
@@ -197,12 +204,12 @@ type tokenResponse struct {
 }
 
 // issue signs a token for p and sends it, as the JSON object or, when
-// asJSON is false, as the bare JWT in text/plain.
-func (h *Handler) issue(w http.ResponseWriter, r *http.Request, p Principal, via string, asJSON bool) {
+// asJSON is false, as the bare JWT in text/plain. It returns the outcome.
+func (h *Handler) issue(w http.ResponseWriter, r *http.Request, p Principal, via string, asJSON bool) string {
 	raw, c, err := h.issuer.Issue(p)
 	if err != nil {
 		httperr.Write(w, r, h.logger, fmt.Errorf("tokens: issue for %q: %w", p.Subject, err))
-		return
+		return OutcomeError
 	}
 	h.logger.LogAttrs(r.Context(), slog.LevelInfo, "tokens: token issued",
 		slog.String("sub", c.Subject), slog.String("jti", c.ID), slog.String("via", via))
@@ -213,11 +220,12 @@ func (h *Handler) issue(w http.ResponseWriter, r *http.Request, p Principal, via
 	if !asJSON {
 		hdr.Set("Content-Type", "text/plain; charset=utf-8")
 		w.Write([]byte(raw))
-		return
+		return OutcomeIssued
 	}
 	body, _ := json.Marshal(tokenResponse{IDToken: raw, ExpirationDate: c.ExpiresAt.UTC().Format(time.RFC3339)}) // strings only: cannot fail
 	hdr.Set("Content-Type", "application/json")
 	w.Write(append(body, '\n'))
+	return OutcomeIssued
 }
 
 // tooMany answers 429 with Retry-After in whole seconds.

@@ -12,6 +12,10 @@ import (
 // AdminGroup is the group that makes a user of an htpasswd file an admin.
 const AdminGroup = "admin"
 
+// maxHTPasswdLine bounds a line of an htpasswd file, in bytes: room for a
+// name, a hash and a few hundred groups.
+const maxHTPasswdLine = 64 << 10
+
 // LoadHTPasswd reads users from an htpasswd-style file; see [ParseHTPasswd]
 // for the format.
 func LoadHTPasswd(path string) (*StaticUsers, error) {
@@ -36,8 +40,15 @@ func ParseHTPasswd(r io.Reader, name string) (*StaticUsers, error) {
 	var users []User
 	seen := map[string]int{}
 	sc := bufio.NewScanner(r)
-	for n := 1; sc.Scan(); n++ {
+	sc.Buffer(nil, maxHTPasswdLine)
+	n := 1
+	for ; sc.Scan(); n++ {
 		line := strings.TrimRight(sc.Text(), " \t\r")
+		if n == 1 {
+			// Editors on Windows start UTF-8 files with a byte order mark,
+			// which would otherwise become part of the first user's name.
+			line = strings.TrimPrefix(line, "\ufeff")
+		}
 		if t := strings.TrimSpace(line); t == "" || strings.HasPrefix(t, "#") {
 			continue
 		}
@@ -51,7 +62,9 @@ func ParseHTPasswd(r io.Reader, name string) (*StaticUsers, error) {
 		seen[u.Name] = n
 		users = append(users, u)
 	}
-	if err := sc.Err(); err != nil {
+	if err := sc.Err(); errors.Is(err, bufio.ErrTooLong) {
+		return nil, fmt.Errorf("tokens: %s:%d: the line is longer than %d bytes", name, n, maxHTPasswdLine)
+	} else if err != nil {
 		return nil, fmt.Errorf("tokens: read %s: %w", name, err)
 	}
 	if len(users) == 0 {
@@ -74,6 +87,11 @@ func parseHTPasswdLine(line string) (User, error) {
 		return User{}, err
 	}
 	if _, err := bcryptCost(u.PasswordHash); err != nil {
+		if len(fields[1]) == 60 && strings.HasPrefix(fields[1], "$2") {
+			// bcrypt in form: say what is wrong with it. No reason
+			// repeats more than two characters of the hash.
+			return User{}, fmt.Errorf("user %q: %w", u.Name, err)
+		}
 		return User{}, fmt.Errorf("user %q: password hash is %s; only bcrypt is accepted (create it with htpasswd -B)", u.Name, hashFormat(fields[1]))
 	}
 	if len(fields) == 3 && fields[2] != "" {

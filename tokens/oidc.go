@@ -298,7 +298,7 @@ func (p *Provider) Issuer() string { return p.issuer }
 // provider's keys could not be had, and a context error that ctx ended
 // while waiting for them.
 func (p *Provider) Verify(ctx context.Context, raw string) (Principal, error) {
-	if err := checkRawSize(raw); err != nil {
+	if err := checkRaw(raw); err != nil {
 		return Principal{}, err
 	}
 	claims := jwt.MapClaims{}

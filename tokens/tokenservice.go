@@ -19,18 +19,22 @@ import (
 func (h *Handler) serveTokenService(w http.ResponseWriter, r *http.Request) {
 	if len(r.Header.Values("Authorization")) > 1 {
 		httperr.WriteError(w, httperr.New(http.StatusBadRequest, typeInvalidRequest, "the request has more than one Authorization header"))
+		h.observe(PathTokenService, OutcomeBadCredentials)
 		return
 	}
 	name, password, ok := r.BasicAuth()
 	if !ok || name == "" {
 		h.basicChallenge(w, "HTTP Basic credentials are required")
+		h.observe(PathTokenService, OutcomeBadCredentials)
 		return
 	}
 	if !h.limitAddr(w, r) {
+		h.observe(PathTokenService, OutcomeRateLimited)
 		return
 	}
 	if d, ok := h.byUser.Take(userKey(name), h.now()); !ok {
 		tooMany(w, d)
+		h.observe(PathTokenService, OutcomeRateLimited)
 		return
 	}
 
@@ -38,6 +42,7 @@ func (h *Handler) serveTokenService(w http.ResponseWriter, r *http.Request) {
 	case h.checks <- struct{}{}:
 	case <-r.Context().Done():
 		httperr.Write(w, r, h.logger, r.Context().Err())
+		h.observe(PathTokenService, OutcomeError)
 		return
 	}
 	p, err := h.users.Authenticate(r.Context(), name, password)
@@ -48,12 +53,14 @@ func (h *Handler) serveTokenService(w http.ResponseWriter, r *http.Request) {
 		h.logger.LogAttrs(r.Context(), slog.LevelInfo, "tokens: authentication failed",
 			slog.String("user", name), slog.String("client", h.clientAddr(r)))
 		h.basicChallenge(w, "the user name or password is not correct")
+		h.observe(PathTokenService, OutcomeBadCredentials)
 		return
 	case err != nil:
 		httperr.Write(w, r, h.logger, err)
+		h.observe(PathTokenService, OutcomeError)
 		return
 	}
-	h.issue(w, r, p, "basic", true)
+	h.observe(PathTokenService, h.issue(w, r, p, "basic", true))
 }
 
 // basicChallenge answers 401 with a Basic challenge. message is the same

@@ -25,7 +25,8 @@ type User struct {
 	// Name is the user name, the subject of the user's tokens: non-empty,
 	// at most 256 bytes, no colon and no control characters.
 	Name string
-	// PasswordHash is a bcrypt hash of the password ($2a$, $2b$ or $2y$).
+	// PasswordHash is a bcrypt hash of the password ($2a$, $2b$ or $2y$)
+	// of a cost up to [MaxBcryptCost].
 	PasswordHash []byte
 	// Admin users may change the service.
 	Admin bool
@@ -87,7 +88,14 @@ func NewStaticUsers(users ...User) (*StaticUsers, error) {
 	return s, nil
 }
 
-// bcryptCost returns the cost of a bcrypt hash, refusing anything else.
+// MaxBcryptCost is the highest bcrypt cost accepted, as htpasswd's own
+// limit. Every step doubles the time each login takes; beyond it a single
+// password check would take minutes, or days at bcrypt's own maximum of 31.
+const MaxBcryptCost = 17
+
+// bcryptCost returns the cost of a bcrypt hash, refusing anything else:
+// another format, a cost outside bcrypt.MinCost to [MaxBcryptCost], or salt
+// and hash that are not bcrypt's base64, which no password would ever match.
 func bcryptCost(hash []byte) (int, error) {
 	const hashLen = 60 // "$2b$" + 2 cost digits + "$" + 53 of salt and hash
 	h := string(hash)
@@ -98,7 +106,22 @@ func bcryptCost(hash []byte) (int, error) {
 	if err != nil {
 		return 0, fmt.Errorf("bad bcrypt hash: %w", err)
 	}
+	if cost > MaxBcryptCost {
+		return 0, fmt.Errorf("bcrypt cost %d is above %d", cost, MaxBcryptCost)
+	}
+	if !isDigit(h[4]) || !isDigit(h[5]) || h[6] != '$' || strings.IndexFunc(h[7:], notBcryptBase64) >= 0 {
+		return 0, errors.New("bad bcrypt hash: the cost is not two digits, or salt and hash are not bcrypt's base64")
+	}
 	return cost, nil
+}
+
+// isDigit reports whether c is an ASCII digit. bcrypt reads the cost with
+// strconv.Atoi, which would also take "+9".
+func isDigit(c byte) bool { return '0' <= c && c <= '9' }
+
+// notBcryptBase64 reports whether r is outside bcrypt's base64 alphabet.
+func notBcryptBase64(r rune) bool {
+	return !('a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9' || r == '.' || r == '/')
 }
 
 func checkUserName(name string) error {
@@ -135,14 +158,15 @@ func (s *StaticUsers) Authenticate(ctx context.Context, name, password string) (
 func (s *StaticUsers) Len() int { return len(s.users) }
 
 // HashPassword returns the bcrypt hash of password at cost (zero means
-// bcrypt.DefaultCost), for building [User] values in code. Passwords longer
+// bcrypt.DefaultCost, at most [MaxBcryptCost]), for building [User] values
+// in code. Passwords longer
 // than 72 bytes are refused: bcrypt would ignore the rest.
 func HashPassword(password string, cost int) ([]byte, error) {
 	if cost == 0 {
 		cost = bcrypt.DefaultCost
 	}
-	if cost < bcrypt.MinCost || cost > bcrypt.MaxCost {
-		return nil, fmt.Errorf("tokens: bcrypt cost %d is outside %d to %d", cost, bcrypt.MinCost, bcrypt.MaxCost)
+	if cost < bcrypt.MinCost || cost > MaxBcryptCost {
+		return nil, fmt.Errorf("tokens: bcrypt cost %d is outside %d to %d", cost, bcrypt.MinCost, MaxBcryptCost)
 	}
 	h, err := bcrypt.GenerateFromPassword([]byte(password), cost)
 	if err != nil {

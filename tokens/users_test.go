@@ -3,6 +3,7 @@ package tokens_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -69,6 +70,9 @@ func TestNewStaticUsersRefuses(t *testing.T) {
 		{"plain text password", []tokens.User{{Name: "a", PasswordHash: []byte("secret")}}},
 		{"MD5-crypt hash", []tokens.User{{Name: "a", PasswordHash: []byte("$1$saltsalt$abcdefghijklmnopqrstuv")}}},
 		{"empty group", []tokens.User{{Name: "a", PasswordHash: h, Groups: []string{""}}}},
+		{"bcrypt cost 31, days per login", []tokens.User{{Name: "a", PasswordHash: []byte(withCost(h, 31))}}},
+		{"bcrypt salt outside its alphabet", []tokens.User{{Name: "a", PasswordHash: []byte(withChar(h, 59, '!'))}}},
+		{"bcrypt cost with a sign", []tokens.User{{Name: "a", PasswordHash: []byte(withChar(h, 4, '+'))}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -96,6 +100,9 @@ func TestHashPassword(t *testing.T) {
 	}
 	if _, err := tokens.HashPassword("x", 3); err == nil {
 		t.Error("HashPassword accepted cost 3")
+	}
+	if _, err := tokens.HashPassword("x", tokens.MaxBcryptCost+1); err == nil {
+		t.Errorf("HashPassword accepted cost %d", tokens.MaxBcryptCost+1)
 	}
 }
 
@@ -140,10 +147,13 @@ func TestParseHTPasswdRefuses(t *testing.T) {
 		{"crypt", "bob:rqXexS6ZhobKA", "crypt or plain text"},
 		{"plain text", "bob:hunter2", "crypt or plain text"},
 		{"SHA-512-crypt", "bob:$6$salt$hash", "SHA-512-crypt"},
-		{"truncated bcrypt", "bob:$2y$05$abc", "malformed bcrypt"},
 		{"no hash", "bob", "name:hash"},
 		{"too many fields", "bob:" + string(hash(t, "pw")) + ":g:extra", "name:hash"},
 		{"duplicate user", "alice:" + string(hash(t, "pw")), `"alice" already defined on line 2`},
+		{"bcrypt cost above the limit, which would hang the start", "bob:" + withCost(hash(t, "pw"), 31), "cost 31 is above 17"},
+		{"bcrypt salt outside its alphabet, which no password matches", "bob:" + withChar(hash(t, "pw"), 10, '!'), "not bcrypt's base64"},
+		{"truncated bcrypt", "bob:$2y$05$abc", "malformed bcrypt"},
+		{"line longer than 64 KiB", "bob:" + strings.Repeat("x", 64<<10), "longer than 65536 bytes"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -163,6 +173,31 @@ func TestParseHTPasswdRefuses(t *testing.T) {
 	}
 	if _, err := tokens.ParseHTPasswd(strings.NewReader("# nobody\n"), "empty"); err == nil {
 		t.Error("ParseHTPasswd accepted a file without users")
+	}
+}
+
+// withCost returns a bcrypt hash with its cost field set to cost: the
+// same hash as far as parsing goes, without the work of making it.
+func withCost(h []byte, cost int) string {
+	return fmt.Sprintf("%s%02d%s", h[:4], cost, h[6:])
+}
+
+// withChar returns h with the byte at i replaced by c.
+func withChar(h []byte, i int, c byte) string {
+	b := []byte(string(h))
+	b[i] = c
+	return string(b)
+}
+
+// TestParseHTPasswdByteOrderMark: a file saved with a UTF-8 byte order mark
+// defines its first user under the name that follows the mark.
+func TestParseHTPasswdByteOrderMark(t *testing.T) {
+	users, err := tokens.ParseHTPasswd(strings.NewReader("\ufeffalice:"+string(hash(t, "pw"))+"\n"), "users.htpasswd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := users.Authenticate(context.Background(), "alice", "pw"); err != nil {
+		t.Errorf("alice cannot log in: %v", err)
 	}
 }
 

@@ -121,7 +121,7 @@ func algorithmNames(algs, allowed []Algorithm) ([]string, error) {
 // Signature and key checks come first: a forged token is never told apart
 // by its claims.
 func (v *Verifier) Verify(_ context.Context, raw string) (*Claims, error) {
-	if err := checkRawSize(raw); err != nil {
+	if err := checkRaw(raw); err != nil {
 		return nil, err
 	}
 	var wc wireClaims
@@ -167,12 +167,22 @@ func (v *Verifier) Verify(_ context.Context, raw string) (*Claims, error) {
 	return c, nil
 }
 
-func checkRawSize(raw string) error {
+// checkRaw refuses what cannot be a compact JWS before any parsing: an
+// empty token, one larger than MaxTokenSize, or one with a byte other than
+// base64url's alphabet and the dots between segments. Base64 decoding skips
+// CR and LF, so without the last check a token with line breaks added to its
+// signature would verify as the token itself.
+func checkRaw(raw string) error {
 	if raw == "" {
 		return ErrMissing
 	}
 	if len(raw) > MaxTokenSize {
 		return fmt.Errorf("%w: %d bytes, at most %d accepted", ErrTooLarge, len(raw), MaxTokenSize)
+	}
+	for i := 0; i < len(raw); i++ {
+		if c := raw[i]; !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-' || c == '_' || c == '.') {
+			return fmt.Errorf("%w: byte %d is %q, outside base64url", ErrMalformed, i, c)
+		}
 	}
 	return nil
 }

@@ -191,6 +191,17 @@ func TestVerifyAttacks(t *testing.T) {
 			want: tokens.ErrMalformed,
 		},
 		{
+			// Base64 decoding skips line breaks: without a check of its own
+			// the verifier would take this for the valid token.
+			name: "line breaks in the signature of a valid token",
+			alg:  tokens.RS256,
+			token: func(t *testing.T, f *fixture) string {
+				raw := f.signer.sign(t, validClaims(f.clock.Now()), nil)
+				return raw[:len(raw)-20] + "\r\n" + raw[len(raw)-20:]
+			},
+			want: tokens.ErrMalformed,
+		},
+		{
 			name: "padded base64",
 			token: func(t *testing.T, f *fixture) string {
 				parts := strings.Split(f.signer.sign(t, validClaims(f.clock.Now()), nil), ".")

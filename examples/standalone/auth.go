@@ -32,7 +32,9 @@ type auth struct {
 	handler  *tokens.Handler
 }
 
-func newAuth(cfg config, getenv func(string) string, stdout io.Writer, logger *slog.Logger) (*auth, error) {
+// newAuth builds the token routes; observe, when not nil, is told how
+// each token request ended.
+func newAuth(cfg config, getenv func(string) string, stdout io.Writer, logger *slog.Logger, observe func(route, outcome string)) (*auth, error) {
 	keys, err := tokens.LoadOrCreateKeySet(filepath.Join(cfg.DataDir, keyFile), tokens.KeySetConfig{Retention: cfg.TokenValidity})
 	if err != nil {
 		return nil, err
@@ -61,7 +63,7 @@ func newAuth(cfg config, getenv func(string) string, stdout io.Writer, logger *s
 			return nil, err
 		}
 	}
-	h, err := tokens.New(tokens.Config{Issuer: issuer, Users: users, Provider: provider, Logger: logger})
+	h, err := tokens.New(tokens.Config{Issuer: issuer, Users: users, Provider: provider, Logger: logger, Observe: observe})
 	if err != nil {
 		return nil, err
 	}

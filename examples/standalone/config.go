@@ -34,6 +34,9 @@ type config struct {
 	// CORSOrigins are the origins whose pages may call the scoring
 	// endpoints; none by default.
 	CORSOrigins []string
+
+	// Metrics serves the Prometheus metrics, without a token, at /metrics.
+	Metrics bool
 }
 
 // reserved reports whether seg is the first path segment of routes the
@@ -60,6 +63,8 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 		JobRetention: 24 * time.Hour,
 
 		TokenValidity: 5 * time.Minute,
+
+		Metrics: true,
 	}
 	var audience, corsOrigins string
 	fs := flag.NewFlagSet("standalone", flag.ContinueOnError)
@@ -78,6 +83,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	fs.StringVar(&c.OIDCIssuer, "oidc-issuer", "", "OpenID Connect issuer whose access tokens /api/rest/saml/tokenservice exchanges (SCOREHUB_OIDC_ISSUER)")
 	fs.StringVar(&audience, "oidc-audience", "", "comma-separated audiences an access token must name (SCOREHUB_OIDC_AUDIENCE)")
 	fs.BoolVar(&c.OIDCInsecureHTTP, "oidc-insecure-http", false, "allow an http:// issuer that is not on loopback (SCOREHUB_OIDC_INSECURE_HTTP)")
+	fs.BoolVar(&c.Metrics, "metrics", c.Metrics, "serve Prometheus metrics at /metrics, without a token (SCOREHUB_METRICS)")
 	fs.StringVar(&corsOrigins, "cors-origins", "", "comma-separated origins (https://app.example.com) whose pages may call the scoring endpoints; none by default (SCOREHUB_CORS_ORIGINS)")
 
 	// Environment first, so that flags parsed afterwards override it.
@@ -93,6 +99,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 		{"SCOREHUB_OIDC_ISSUER", "oidc-issuer"}, {"SCOREHUB_OIDC_AUDIENCE", "oidc-audience"},
 		{"SCOREHUB_OIDC_INSECURE_HTTP", "oidc-insecure-http"},
 		{"SCOREHUB_CORS_ORIGINS", "cors-origins"},
+		{"SCOREHUB_METRICS", "metrics"},
 	}
 	for _, e := range env {
 		if v := getenv(e.name); v != "" {

@@ -1,8 +1,9 @@
 // Command standalone is scorehub's reference server: it mounts the scoring
 // handler under /webapi, the token routes under /api/rest/ and the
-// management API at the root and its endpoint test pages at /ui/, keeps its
-// registry in a data directory, and deploys a demo endpoint, an iris
-// classifier trained at start-up.
+// management API at the root and its endpoint test pages at /ui/, serves
+// Prometheus metrics at /metrics (without a token; -metrics=false turns
+// them off), keeps its registry in a data directory, and deploys a demo
+// endpoint, an iris classifier trained at start-up.
 //
 //	go run ./examples/standalone
 //
@@ -177,21 +178,7 @@ func newServer(ctx context.Context, cfg config, getenv func(string) string, stdo
 			reg.Close()
 		}
 	}()
-	authn, err := newAuth(cfg, getenv, stdout, logger)
-	if err != nil {
-		return nil, err
-	}
-	authorize, err := middleware.ScoringAuth(middleware.BearerConfig{Verifier: authn.verifier, Logger: logger})
-	if err != nil {
-		return nil, err
-	}
-	scorer, err := scoring.New(scoring.Config{
-		Registry:       reg,
-		Authorize:      authorize,
-		Limits:         scoring.Limits{MaxBodyBytes: cfg.MaxBody, MaxRows: cfg.MaxRows, MaxColumns: cfg.MaxColumns},
-		DefaultTimeout: cfg.Timeout,
-		Logger:         logger,
-	})
+	queues, err := scoring.NewQueues(reg)
 	if err != nil {
 		return nil, err
 	}
@@ -208,7 +195,7 @@ func newServer(ctx context.Context, cfg config, getenv func(string) string, stdo
 	}()
 	jobs, err := scoring.NewJobs(scoring.JobsConfig{
 		Registry:  reg,
-		Queues:    scorer.Queues(),
+		Queues:    queues,
 		Store:     jobStore,
 		Limits:    scoring.Limits{MaxBodyBytes: cfg.MaxBody, MaxRows: cfg.MaxRows, MaxColumns: cfg.MaxColumns},
 		Retention: cfg.JobRetention,
@@ -222,6 +209,38 @@ func newServer(ctx context.Context, cfg config, getenv func(string) string, stdo
 			jobs.Close()
 		}
 	}()
+	var (
+		observer       scoring.Observer
+		observeToken   func(route, outcome string)
+		metricsHandler http.Handler
+	)
+	if cfg.Metrics {
+		m, h, err := newMetrics(queues, jobs, logger)
+		if err != nil {
+			return nil, err
+		}
+		observer, observeToken, metricsHandler = m, m.ObserveToken, h
+	}
+	authn, err := newAuth(cfg, getenv, stdout, logger, observeToken)
+	if err != nil {
+		return nil, err
+	}
+	authorize, err := middleware.ScoringAuth(middleware.BearerConfig{Verifier: authn.verifier, Logger: logger})
+	if err != nil {
+		return nil, err
+	}
+	scorer, err := scoring.New(scoring.Config{
+		Registry:       reg,
+		Queues:         queues,
+		Authorize:      authorize,
+		Limits:         scoring.Limits{MaxBodyBytes: cfg.MaxBody, MaxRows: cfg.MaxRows, MaxColumns: cfg.MaxColumns},
+		DefaultTimeout: cfg.Timeout,
+		Logger:         logger,
+		Observer:       observer,
+	})
+	if err != nil {
+		return nil, err
+	}
 	api, err := management.New(management.Config{
 		Registry:      reg,
 		Queues:        scorer.Queues(),
@@ -250,6 +269,9 @@ func newServer(ctx context.Context, cfg config, getenv func(string) string, stdo
 	mux.Handle(cfg.Prefix+"/", http.StripPrefix(cfg.Prefix, cors(scorer)))
 	mux.Handle("/api/rest/", authn.handler)
 	mux.Handle(uiPath, http.StripPrefix(strings.TrimSuffix(uiPath, "/"), page)) // the mux sends /ui to /ui/
+	if metricsHandler != nil {
+		mux.Handle("GET "+metricsPath, metricsHandler)
+	}
 	mux.Handle("/", api)
 	return &server{handler: mux, reg: reg, store: store, jobs: jobs, jobStore: jobStore}, nil
 }

@@ -1,0 +1,46 @@
+// Package metrics exposes what a scorehub server does as Prometheus
+// metrics, registered on a [prometheus.Registerer] the host passes in;
+// nothing is registered anywhere by default, and serving the metrics
+// (promhttp on a route of the host's choosing) is the host's decision.
+//
+// The figures come from three places:
+//
+//	scoring.Handler ──Observer──▶ Metrics.ObserveRequest   requests, latency, rows
+//	tokens.Handler ───Observe───▶ Metrics.ObserveToken     token requests by outcome
+//	scrape ──▶ Queues.Stats, Jobs.Counts                    queue and job figures, read live
+//
+// Request figures are counted as requests are answered; queue and job
+// figures are read when Prometheus scrapes, so they cost nothing between
+// scrapes and are never stale.
+//
+// # Bounded labels
+//
+// Every label value is a name the registry holds (a web API group,
+// deployment path, endpoint alias or queue), a job state, or one of a fixed
+// set (status codes, outcomes, token routes); none is taken from a raw
+// request address. A request that does not resolve to an endpoint counts
+// under the group, path and alias "_unmatched", so a scan of random URLs
+// adds no series. Series of an endpoint that is later deleted stay until
+// the process restarts, like any Prometheus client's.
+//
+// # Metrics
+//
+//	scorehub_scoring_requests_total          counter    group, path, alias, status
+//	scorehub_scoring_request_duration_seconds histogram group, path, alias
+//	scorehub_scoring_rows_total              counter    group, path, alias
+//	scorehub_queue_running                   gauge      queue
+//	scorehub_queue_waiting                   gauge      queue
+//	scorehub_queue_max_concurrent            gauge      queue
+//	scorehub_queue_max_waiting               gauge      queue
+//	scorehub_queue_executions_total          counter    queue, outcome
+//	scorehub_jobs                            gauge      state
+//	scorehub_token_requests_total            counter    route, outcome
+//
+// status is the exact HTTP status for the codes the scoring handler answers
+// with (200, 400, 401, 403, 404, 405, 413, 415, 499, 500, 503, 504) and the
+// class ("2xx" … "5xx", "other") for any other code a process or an
+// Authorize function chose. Queue outcomes are completed, failed, rejected,
+// timed_out and cancelled; job states are those of registry.JobStates; token
+// routes are tokens.PathTokenService and tokens.PathExchange, their outcomes
+// those of tokens.Outcomes.
+package metrics

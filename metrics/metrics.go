@@ -1,0 +1,205 @@
+package metrics
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/scorehub/scorehub/registry"
+	"github.com/scorehub/scorehub/scoring"
+	"github.com/scorehub/scorehub/tokens"
+)
+
+// namespace prefixes every metric name.
+const namespace = "scorehub"
+
+// DefaultBuckets returns the latency buckets, in seconds, used when
+// [Config.Buckets] is nil: 0.5 ms to 10 s, the default execution timeout.
+func DefaultBuckets() []float64 {
+	return []float64{0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10}
+}
+
+// Config configures [New].
+type Config struct {
+	// Registerer is where the metrics are registered, typically a
+	// prometheus.NewRegistry() the host serves with promhttp.HandlerFor.
+	// Required: scorehub registers nothing on the global default registry
+	// unless the host passes prometheus.DefaultRegisterer here.
+	Registerer prometheus.Registerer
+
+	// Queues is read at every scrape for the queue figures. Required; give
+	// the Queues of the scoring handler (scoring.Handler.Queues).
+	Queues *scoring.Queues
+
+	// Jobs is read at every scrape for the number of jobs in each state.
+	// nil means no job figures.
+	Jobs *scoring.Jobs
+
+	// JobsTimeout bounds reading the job counts at a scrape. Zero means 5 s,
+	// within Prometheus's default scrape timeout.
+	JobsTimeout time.Duration
+
+	// Buckets are the upper bounds, in seconds, of the latency histogram,
+	// increasing. nil means DefaultBuckets().
+	Buckets []float64
+}
+
+// Metrics records scorehub's figures on the Registerer it was built with.
+// Pass it as scoring.Config.Observer and its ObserveToken method as
+// tokens.Config.Observe. It is safe for concurrent use.
+type Metrics struct {
+	requests *prometheus.CounterVec
+	duration *prometheus.HistogramVec
+	rows     *prometheus.CounterVec
+	tokens   *prometheus.CounterVec
+
+	reg        prometheus.Registerer
+	collectors []prometheus.Collector
+}
+
+var _ scoring.Observer = (*Metrics)(nil)
+
+// New registers scorehub's metrics on cfg.Registerer. It fails when
+// Registerer or Queues is missing, JobsTimeout is negative, Buckets are not
+// increasing, or a metric of the same name is registered already; then it
+// registers nothing.
+func New(cfg Config) (*Metrics, error) {
+	switch {
+	case cfg.Registerer == nil:
+		return nil, errors.New("metrics: Config.Registerer is required")
+	case cfg.Queues == nil:
+		return nil, errors.New("metrics: Config.Queues is required")
+	case cfg.JobsTimeout < 0:
+		return nil, fmt.Errorf("metrics: Config.JobsTimeout %v is negative", cfg.JobsTimeout)
+	}
+	buckets := cfg.Buckets
+	if buckets == nil {
+		buckets = DefaultBuckets()
+	}
+	if len(buckets) == 0 || !slices.IsSorted(buckets) || len(slices.Compact(slices.Clone(buckets))) != len(buckets) {
+		return nil, fmt.Errorf("metrics: Config.Buckets %v are not increasing", buckets)
+	}
+	endpoint := []string{"group", "path", "alias"}
+	m := &Metrics{
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: namespace, Subsystem: "scoring", Name: "requests_total",
+			Help: `Scoring requests answered, by endpoint and HTTP status; requests that resolve to no endpoint count under "_unmatched".`,
+		}, append(endpoint, "status")),
+		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Namespace: namespace, Subsystem: "scoring", Name: "request_duration_seconds",
+			Help:    "Time from a scoring request's arrival to its answer written, queue wait included.",
+			Buckets: buckets,
+		}, endpoint),
+		rows: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: namespace, Subsystem: "scoring", Name: "rows_total",
+			Help: "Input rows of successful scoring requests.",
+		}, endpoint),
+		tokens: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: namespace, Subsystem: "token", Name: "requests_total",
+			Help: "Requests to the token routes, by route and outcome.",
+		}, []string{"route", "outcome"}),
+		reg: cfg.Registerer,
+	}
+	m.collectors = []prometheus.Collector{m.requests, m.duration, m.rows, m.tokens, newQueueCollector(cfg.Queues)}
+	if cfg.Jobs != nil {
+		timeout := cfg.JobsTimeout
+		if timeout == 0 {
+			timeout = 5 * time.Second
+		}
+		m.collectors = append(m.collectors, newJobsCollector(cfg.Jobs, timeout))
+	}
+	for i, c := range m.collectors {
+		if err := cfg.Registerer.Register(c); err != nil {
+			for _, done := range m.collectors[:i] {
+				cfg.Registerer.Unregister(done)
+			}
+			return nil, fmt.Errorf("metrics: register: %w", err)
+		}
+	}
+	return m, nil
+}
+
+// Unregister removes the metrics from the Registerer, for a host that
+// builds a new [Metrics] on the same one (in tests, say).
+func (m *Metrics) Unregister() {
+	for _, c := range m.collectors {
+		m.reg.Unregister(c)
+	}
+}
+
+// ObserveRequest counts one answered scoring request; it implements
+// [scoring.Observer]. Rows are counted for status 200 only.
+func (m *Metrics) ObserveRequest(ep registry.EndpointRef, status int, rows int, d time.Duration) {
+	m.requests.WithLabelValues(ep.Group, ep.Path, ep.Alias, statusLabel(status)).Inc()
+	m.duration.WithLabelValues(ep.Group, ep.Path, ep.Alias).Observe(d.Seconds())
+	if status == 200 && rows > 0 {
+		m.rows.WithLabelValues(ep.Group, ep.Path, ep.Alias).Add(float64(rows))
+	}
+}
+
+// ObserveToken counts one request to a token route; pass it as
+// tokens.Config.Observe. A route other than tokens.PathTokenService and
+// tokens.PathExchange counts as "other", an outcome not in
+// tokens.Outcomes as tokens.OutcomeError, so that a caller cannot grow the
+// label set.
+func (m *Metrics) ObserveToken(route, outcome string) {
+	switch route {
+	case tokens.PathTokenService, tokens.PathExchange:
+	default:
+		route = "other"
+	}
+	switch outcome {
+	case tokens.OutcomeIssued, tokens.OutcomeBadCredentials, tokens.OutcomeInvalidToken, tokens.OutcomeRateLimited, tokens.OutcomeError:
+	default:
+		outcome = tokens.OutcomeError
+	}
+	m.tokens.WithLabelValues(route, outcome).Inc()
+}
+
+// statusLabel is the status label of code: the code itself for those the
+// scoring handler answers with, its class for any other, so the label's
+// values stay a small fixed set whatever a process returns.
+func statusLabel(code int) string {
+	switch code {
+	case 200:
+		return "200"
+	case 400:
+		return "400"
+	case 401:
+		return "401"
+	case 403:
+		return "403"
+	case 404:
+		return "404"
+	case 405:
+		return "405"
+	case 413:
+		return "413"
+	case 415:
+		return "415"
+	case 499:
+		return "499"
+	case 500:
+		return "500"
+	case 503:
+		return "503"
+	case 504:
+		return "504"
+	}
+	switch code / 100 {
+	case 1:
+		return "1xx"
+	case 2:
+		return "2xx"
+	case 3:
+		return "3xx"
+	case 4:
+		return "4xx"
+	case 5:
+		return "5xx"
+	}
+	return "other"
+}

@@ -1,0 +1,64 @@
+package scoring
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/scorehub/scorehub/registry"
+)
+
+// Observer is told about every request the [Handler] answers, once, after
+// the answer is written: the endpoint it resolved to, the HTTP status, the
+// input rows scored (zero unless the status is 200) and how long the
+// handler took, response writing included. It is called from many
+// goroutines at once and should return quickly; the metrics package
+// implements it.
+type Observer interface {
+	ObserveRequest(ep registry.EndpointRef, status int, rows int, d time.Duration)
+}
+
+// UnmatchedName is the group, path and alias an [Observer] is given for a
+// request that did not resolve to an endpoint: a malformed address, names
+// nothing is stored under, a disabled deployment, a process missing from
+// the catalog. It is not a valid registry name, so it never collides with
+// a real endpoint, and it keeps what an observer records bounded: however
+// many random addresses clients try, they all count as this one.
+const UnmatchedName = "_unmatched"
+
+// Unmatched returns the endpoint an [Observer] is given for a request that
+// did not resolve: [UnmatchedName] as group, path and alias.
+func Unmatched() registry.EndpointRef {
+	return registry.EndpointRef{Group: UnmatchedName, Path: UnmatchedName, Alias: UnmatchedName}
+}
+
+// observation is what the handler records of one request for its Observer.
+// A nil *observation records nothing, so the handler's steps need no
+// checks when no Observer is configured.
+type observation struct {
+	ep     registry.EndpointRef
+	status int
+	rows   int
+}
+
+// resolved records the endpoint the request resolved to: names taken from
+// the registry, never from the raw address.
+func (o *observation) resolved(t registry.Target) {
+	if o != nil {
+		o.ep = registry.EndpointRef{Group: t.Group.Name, Path: t.Deployment.Path, Alias: t.Endpoint.Alias}
+	}
+}
+
+// answered records the status of the answer and the rows it scored.
+func (o *observation) answered(status, rows int) {
+	if o != nil {
+		o.status, o.rows = status, rows
+	}
+}
+
+// serveObserved serves r and then tells the Observer about it.
+func (h *Handler) serveObserved(w http.ResponseWriter, r *http.Request) {
+	start := time.Now()
+	o := observation{ep: Unmatched()}
+	h.serve(w, r, &o)
+	h.observer.ObserveRequest(o.ep, o.status, o.rows, time.Since(start))
+}

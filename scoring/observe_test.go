@@ -1,0 +1,95 @@
+package scoring_test
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/scorehub/scorehub/registry"
+	"github.com/scorehub/scorehub/scoring"
+)
+
+// observed is one call of an Observer, without the duration.
+type observed struct {
+	EP     registry.EndpointRef
+	Status int
+	Rows   int
+}
+
+// recorder is an Observer that keeps what it is told.
+type recorder struct {
+	mu  sync.Mutex
+	got []observed
+}
+
+func (r *recorder) ObserveRequest(ep registry.EndpointRef, status, rows int, d time.Duration) {
+	if d < 0 {
+		panic("negative duration")
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.got = append(r.got, observed{ep, status, rows})
+}
+
+func (r *recorder) take() []observed {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	got := r.got
+	r.got = nil
+	return got
+}
+
+// TestObserverSeesEveryAnswer checks that the Observer is told about each
+// request exactly once, with the status the client got, the rows scored,
+// and the endpoint's registry names, or Unmatched when there was none.
+func TestObserverSeesEveryAnswer(t *testing.T) {
+	rec := &recorder{}
+	fails := registry.ProcessFunc(func(context.Context, registry.Input) (*registry.Table, error) {
+		return nil, errors.New("model server down")
+	})
+	teapot := registry.ProcessFunc(func(context.Context, registry.Input) (*registry.Table, error) {
+		return nil, &scoring.Error{Status: http.StatusTeapot, Type: "teapot", Message: "short and stout"}
+	})
+	f := newFixture(t, scoring.Config{Observer: rec},
+		registry.ProcessInfo{Name: "double", Process: double},
+		registry.ProcessInfo{Name: "fails", Process: fails},
+		registry.ProcessInfo{Name: "teapot", Process: teapot})
+	ep := func(alias string) registry.EndpointRef {
+		return registry.EndpointRef{Group: registry.DefaultGroup, Path: "demo", Alias: alias}
+	}
+	const demo = "/DEFAULT/api/v1/services/demo/"
+	tests := []struct {
+		name                     string
+		method, target, ct, body string
+		want                     observed
+	}{
+		{"three rows scored", "POST", demo + "double", "application/json", `{"data":[{"x":1},{"x":2},{"x":3}]}`,
+			observed{ep("double"), 200, 3}},
+		{"no rows", "POST", demo + "double", "application/json", `{"data":[]}`, observed{ep("double"), 200, 0}},
+		{"malformed JSON", "POST", demo + "double", "application/json", `{"data":[{"x":1},]}`, observed{ep("double"), 400, 0}},
+		{"wrong media type", "POST", demo + "double", "text/csv", "x\n1\n", observed{ep("double"), 415, 0}},
+		{"process fails", "POST", demo + "fails", "application/json", `{"data":[{"x":1}]}`, observed{ep("fails"), 500, 0}},
+		{"process chooses a status", "POST", demo + "teapot", "application/json", `{"data":[{"x":1}]}`, observed{ep("teapot"), 418, 0}},
+		{"unknown alias", "POST", demo + "nope", "application/json", `{"data":[{"x":1}]}`, observed{scoring.Unmatched(), 404, 0}},
+		{"unknown group", "POST", "/nope/api/v1/services/demo/double", "application/json", `{}`, observed{scoring.Unmatched(), 404, 0}},
+		{"not a scoring address", "POST", "/../etc/passwd", "application/json", `{}`, observed{scoring.Unmatched(), 404, 0}},
+		{"escaped slash", "POST", "/DEFAULT/api/v1/services/demo%2Fx/double", "application/json", `{}`, observed{scoring.Unmatched(), 404, 0}},
+		{"GET", "GET", demo + "double", "", "", observed{scoring.Unmatched(), 405, 0}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			w := serve(f.h, tt.method, tt.target, tt.ct, tt.body)
+			if w.Code != tt.want.Status {
+				t.Fatalf("status %d, want %d: %s", w.Code, tt.want.Status, w.Body)
+			}
+			if diff := cmp.Diff([]observed{tt.want}, rec.take()); diff != "" {
+				t.Errorf("observed (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
