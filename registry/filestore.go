@@ -72,12 +72,9 @@ func openFileStore(dir string, opts StoreOptions, fsys fileSystem) (*FileStore, 
 	if dir == "" {
 		return nil, errors.New("registry: OpenFileStore needs a directory")
 	}
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return nil, fmt.Errorf("registry: create store directory: %w", err)
-	}
-	lock, err := lockFile(filepath.Join(dir, lockFileName))
+	lock, err := lockDir(dir, lockFileName, "store")
 	if err != nil {
-		return nil, fmt.Errorf("registry: open store %s: %w", dir, err)
+		return nil, err
 	}
 	s := &FileStore{dir: dir, path: filepath.Join(dir, stateFileName), fs: fsys, lock: lock}
 	s.opts = opts
@@ -87,6 +84,20 @@ func openFileStore(dir string, opts StoreOptions, fsys fileSystem) (*FileStore, 
 	}
 	s.persist = s.commit
 	return s, nil
+}
+
+// lockDir creates dir (mode 0700) when it does not exist and takes the
+// lock file name in it, so that one store at a time has dir open. what
+// names the store in errors.
+func lockDir(dir, name, what string) (io.Closer, error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("registry: create %s directory: %w", what, err)
+	}
+	lock, err := lockFile(filepath.Join(dir, name))
+	if err != nil {
+		return nil, fmt.Errorf("registry: open %s %s: %w", what, dir, err)
+	}
+	return lock, nil
 }
 
 // load sets s.state from the state file, or writes a new one when there is

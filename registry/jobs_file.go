@@ -58,12 +58,9 @@ func openFileJobStore(dir string, opts StoreOptions, fsys fileSystem) (*FileJobS
 	if dir == "" {
 		return nil, errors.New("registry: OpenFileJobStore needs a directory")
 	}
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return nil, fmt.Errorf("registry: create job store directory: %w", err)
-	}
-	lock, err := lockFile(filepath.Join(dir, jobLockFileName))
+	lock, err := lockDir(dir, jobLockFileName, "job store")
 	if err != nil {
-		return nil, fmt.Errorf("registry: open job store %s: %w", dir, err)
+		return nil, err
 	}
 	s := &FileJobStore{dir: dir, fs: fsys, lock: lock}
 	s.init(opts)
