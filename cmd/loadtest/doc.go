@@ -1,0 +1,25 @@
+// Command loadtest measures scoring throughput over loopback against a
+// ceiling: it starts the standalone reference server (examples/standalone,
+// built with `go build` unless -server-bin names a binary), drives its iris
+// endpoint with N concurrent keep-alive clients for a fixed time, then sends
+// the same number of requests to a bare net/http handler in its own process
+// that reads the body and writes the same response bytes. It alternates the
+// two for -rounds rounds and reports, for each request size, requests,
+// errors, requests per second and p50/p90/p99 latency of both over all
+// rounds, and the median of the rounds' ratios of scoring to bare requests
+// per second: on a shared machine one disturbed round does not move it.
+//
+//	go run ./cmd/loadtest -clients 32 -duration 10s -rows 1,100
+//	go run ./cmd/loadtest -json > run.json
+//
+// Where it sits: it is the client side of the data flow DESIGN.md describes
+// (host mux → scoring handler → decode → queue → process → encode), run
+// against a real server process, so that the figure includes HTTP parsing,
+// the registry lookup and the execution queue. The bare handler shares the
+// machine and the client, so the ratio isolates what scoring adds.
+//
+// -server-url points it at a server that is already running instead; the
+// endpoint path is -path. The run ends by itself: every scenario is bounded
+// by -duration and -max-requests, the bare one also by a time cap, and
+// SIGINT stops it early.
+package main

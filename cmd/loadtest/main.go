@@ -1,0 +1,295 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, os.Args[1:], os.Stdout, os.Stderr); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			os.Exit(0)
+		}
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+}
+
+// config is what the command line sets.
+type config struct {
+	Clients     int
+	Rounds      int
+	Duration    time.Duration
+	Warmup      time.Duration
+	Timeout     time.Duration
+	Rows        []int
+	MaxRequests int64
+	ServerBin   string
+	ServerURL   string
+	ModuleDir   string
+	Path        string
+	JSON        bool
+}
+
+// Bounds of the flags, so that a typo cannot start a run that never ends
+// or exhausts the machine.
+const (
+	maxClients = 10_000
+	maxRounds  = 100
+	maxRows    = 1_000_000
+)
+
+func parseConfig(args []string, stderr io.Writer) (config, error) {
+	c := config{
+		Clients:     32,
+		Rounds:      3,
+		Duration:    10 * time.Second,
+		Warmup:      2 * time.Second,
+		Timeout:     10 * time.Second,
+		MaxRequests: 10_000_000,
+		ModuleDir:   ".",
+		Path:        "/webapi/DEFAULT/api/v1/services/iris/classify",
+	}
+	rows := "1,100"
+	fs := flag.NewFlagSet("loadtest", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.IntVar(&c.Clients, "clients", c.Clients, "concurrent clients, each with its own keep-alive connection")
+	fs.IntVar(&c.Rounds, "rounds", c.Rounds, "scoring and bare runs, alternated, per request size; the ratio is their median")
+	fs.DurationVar(&c.Duration, "duration", c.Duration, "how long each scoring run lasts")
+	fs.DurationVar(&c.Warmup, "warmup", c.Warmup, "unmeasured load before each scenario")
+	fs.DurationVar(&c.Timeout, "timeout", c.Timeout, "timeout of one request")
+	fs.StringVar(&rows, "rows", rows, "comma-separated rows per request, one scenario pair each")
+	fs.Int64Var(&c.MaxRequests, "max-requests", c.MaxRequests, "most requests of one scoring run")
+	fs.StringVar(&c.ServerBin, "server-bin", "", "standalone server binary to run (default: go build ./examples/standalone)")
+	fs.StringVar(&c.ServerURL, "server-url", "", "base URL of a server that is already running, instead of starting one")
+	fs.StringVar(&c.ModuleDir, "module", c.ModuleDir, "the scorehub module's directory, where the server is built")
+	fs.StringVar(&c.Path, "path", c.Path, "path of the scoring endpoint on the server")
+	fs.BoolVar(&c.JSON, "json", false, "write the report as JSON")
+	if err := fs.Parse(args); err != nil {
+		return c, err
+	}
+	if fs.NArg() > 0 {
+		return c, fmt.Errorf("loadtest: unexpected arguments: %s", strings.Join(fs.Args(), " "))
+	}
+	for _, f := range strings.Split(rows, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 1 || n > maxRows {
+			return c, fmt.Errorf("loadtest: -rows %q: each must be a number from 1 to %d", rows, maxRows)
+		}
+		c.Rows = append(c.Rows, n)
+	}
+	switch {
+	case c.Clients < 1 || c.Clients > maxClients:
+		return c, fmt.Errorf("loadtest: -clients must be from 1 to %d", maxClients)
+	case c.Rounds < 1 || c.Rounds > maxRounds:
+		return c, fmt.Errorf("loadtest: -rounds must be from 1 to %d", maxRounds)
+	case c.Duration <= 0 || c.Warmup < 0 || c.Timeout <= 0:
+		return c, errors.New("loadtest: -duration and -timeout must be positive, -warmup not negative")
+	case c.MaxRequests < 1:
+		return c, errors.New("loadtest: -max-requests must be positive")
+	case c.ServerBin != "" && c.ServerURL != "":
+		return c, errors.New("loadtest: give -server-bin or -server-url, not both")
+	case !strings.HasPrefix(c.Path, "/"):
+		return c, fmt.Errorf("loadtest: -path %q must start with /", c.Path)
+	}
+	return c, nil
+}
+
+// targetRatio is what 1-row scoring should reach of the bare handler's
+// requests per second.
+const targetRatio = 0.8
+
+// run measures and reports; progress goes to stderr, the report to stdout.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) (err error) {
+	cfg, err := parseConfig(args, stderr)
+	if err != nil {
+		return err
+	}
+	base, stop, err := serverUnderTest(ctx, cfg, stderr)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if serr := stop(); serr != nil {
+			fmt.Fprintln(stderr, serr)
+		}
+	}()
+
+	client := newClient(cfg.Clients, cfg.Timeout)
+	defer client.CloseIdleConnections()
+	responses := make(map[string][]byte, len(cfg.Rows))
+	for _, rows := range cfg.Rows {
+		resp, err := probe(ctx, client, target{url: base + cfg.Path, body: irisBody(rows)})
+		if err != nil {
+			return fmt.Errorf("loadtest: the scoring endpoint does not answer: %w", err)
+		}
+		if err := checkRows(resp, rows); err != nil {
+			return err
+		}
+		responses[barePath(rows)] = resp
+	}
+	bare, err := startBare(bareHandler(responses))
+	if err != nil {
+		return fmt.Errorf("loadtest: bare handler: %w", err)
+	}
+	defer bare.Close()
+	bareClient := newClient(cfg.Clients, cfg.Timeout)
+	defer bareClient.CloseIdleConnections()
+
+	rep := report{
+		Machine: currentMachine(), Clients: cfg.Clients, Rounds: cfg.Rounds,
+		Duration: cfg.Duration.String(), Warmup: cfg.Warmup.String(),
+		ScoringURL: base + cfg.Path, BareURL: bare.base + "/bare/{rows}",
+	}
+	for _, rows := range cfg.Rows {
+		st := target{url: base + cfg.Path, body: irisBody(rows)}
+		bt := target{url: bare.base + barePath(rows), body: st.body}
+		fmt.Fprintf(stderr, "loadtest: %d-row requests: %v warm-up each, then %d rounds of %v scoring and as many requests bare\n",
+			rows, cfg.Warmup, cfg.Rounds, cfg.Duration)
+		warm(ctx, client, st, cfg)
+		warm(ctx, bareClient, bt, cfg)
+
+		// Scoring and bare runs alternate, so that both see the same
+		// moments of a shared machine; the ratio is the median of the
+		// rounds' ratios, which one disturbed round does not move.
+		var scoredAll, bareAll result
+		ra := ratio{Rows: rows}
+		for round := range cfg.Rounds {
+			r := drive(ctx, client, st, cfg.Clients, bounds{duration: cfg.Duration, requests: cfg.MaxRequests})
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			sent := r.ok + r.errors
+			if sent == 0 {
+				return fmt.Errorf("%w: scoring, %d rows, round %d", errNoRequests, rows, round+1)
+			}
+			// As many requests as scoring sent; the time cap only guards
+			// against a bare run that stalls.
+			b := drive(ctx, bareClient, bt, cfg.Clients, bounds{duration: 4*cfg.Duration + 10*time.Second, requests: sent})
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			rs, bs := summarize("scoring", rows, cfg.Clients, r), summarize("bare", rows, cfg.Clients, b)
+			fmt.Fprintf(stderr, "loadtest: round %d: scoring %.0f req/s, bare %.0f req/s\n", round+1, rs.RPS, bs.RPS)
+			if bs.RPS > 0 {
+				ra.Rounds = append(ra.Rounds, rs.RPS/bs.RPS)
+			}
+			scoredAll, bareAll = scoredAll.merge(r), bareAll.merge(b)
+		}
+		ra.Ratio = median(ra.Rounds)
+		if rows == 1 {
+			ra.Target = targetRatio
+		}
+		rep.Scenarios = append(rep.Scenarios,
+			summarize("scoring", rows, cfg.Clients, scoredAll), summarize("bare", rows, cfg.Clients, bareAll))
+		rep.Ratios = append(rep.Ratios, ra)
+	}
+
+	if cfg.JSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		err = enc.Encode(rep)
+	} else {
+		err = rep.writeTable(stdout)
+	}
+	if err != nil {
+		return fmt.Errorf("loadtest: write the report: %w", err)
+	}
+	for _, s := range rep.Scenarios {
+		if s.Requests == 0 {
+			return fmt.Errorf("%w: %s, %d rows: %s", errNoRequests, s.Scenario, s.Rows, s.FirstError)
+		}
+	}
+	return nil
+}
+
+// serverUnderTest returns the base URL of the scoring server and how to
+// stop it: the one -server-url names, or a standalone server started here.
+func serverUnderTest(ctx context.Context, cfg config, stderr io.Writer) (base string, stop func() error, err error) {
+	if cfg.ServerURL != "" {
+		return strings.TrimRight(cfg.ServerURL, "/"), func() error { return nil }, nil
+	}
+	tmp, err := os.MkdirTemp("", "scorehub-loadtest-")
+	if err != nil {
+		return "", nil, fmt.Errorf("loadtest: %w", err)
+	}
+	defer func() {
+		if err != nil {
+			os.RemoveAll(tmp)
+		}
+	}()
+	bin := cfg.ServerBin
+	if bin == "" {
+		fmt.Fprintf(stderr, "loadtest: building ./examples/standalone in %s\n", cfg.ModuleDir)
+		if bin, err = buildServer(ctx, cfg.ModuleDir, tmp); err != nil {
+			return "", nil, err
+		}
+	}
+	srv, err := startServer(ctx, bin, filepath.Join(tmp, "data"), time.Minute)
+	if err != nil {
+		return "", nil, err
+	}
+	fmt.Fprintf(stderr, "loadtest: server listening on %s\n", srv.base)
+	return srv.base, func() error {
+		err := srv.stop(30 * time.Second)
+		return errors.Join(err, os.RemoveAll(tmp))
+	}, nil
+}
+
+// warm sends unmeasured load for cfg.Warmup.
+func warm(ctx context.Context, c *http.Client, t target, cfg config) {
+	if cfg.Warmup > 0 {
+		drive(ctx, c, t, cfg.Clients, bounds{duration: cfg.Warmup})
+	}
+}
+
+func barePath(rows int) string { return "/bare/" + strconv.Itoa(rows) }
+
+// irisFlowers are request rows of the iris endpoint, one per species and
+// one in between.
+var irisFlowers = [...]string{
+	`{"sepal_length":5.1,"sepal_width":3.5,"petal_length":1.4,"petal_width":0.2}`,
+	`{"sepal_length":6.4,"sepal_width":3.2,"petal_length":4.5,"petal_width":1.5}`,
+	`{"sepal_length":6.3,"sepal_width":3.3,"petal_length":6.0,"petal_width":2.5}`,
+	`{"sepal_length":5.9,"sepal_width":3.0,"petal_length":5.1,"petal_width":1.8}`,
+}
+
+// irisBody returns a scoring request of rows rows.
+func irisBody(rows int) []byte {
+	b := []byte(`{"data":[`)
+	for i := range rows {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, irisFlowers[i%len(irisFlowers)]...)
+	}
+	return append(b, "]}"...)
+}
+
+// checkRows makes sure a scoring response holds rows rows.
+func checkRows(resp []byte, rows int) error {
+	var v struct {
+		Data []json.RawMessage `json:"data"`
+	}
+	if err := json.Unmarshal(resp, &v); err != nil {
+		return fmt.Errorf("loadtest: the scoring response is not JSON: %w", err)
+	}
+	if len(v.Data) != rows {
+		return fmt.Errorf("loadtest: the scoring response has %d rows for %d sent", len(v.Data), rows)
+	}
+	return nil
+}

@@ -1,0 +1,347 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/signal"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// fakeServerEnv makes the test binary act as the standalone server, which
+// the harness runs as it would run the real one: "1" serves, "exit" fails
+// at start.
+const fakeServerEnv = "LOADTEST_FAKE_SERVER"
+
+func TestMain(m *testing.M) {
+	switch os.Getenv(fakeServerEnv) {
+	case "1":
+		os.Exit(fakeServer(os.Args[1:]))
+	case "exit":
+		fmt.Fprintln(os.Stderr, "standalone: cannot open the data directory")
+		os.Exit(1)
+	}
+	os.Exit(m.Run())
+}
+
+// fakeServer takes the flags the harness gives the standalone server,
+// prints the line it prints, serves irisLike until SIGINT, then exits 0.
+func fakeServer(args []string) int {
+	fs := flag.NewFlagSet("fake", flag.ContinueOnError)
+	addr := fs.String("addr", "", "")
+	fs.String("data", "", "")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if os.Getenv("SCOREHUB_ADMIN_PASSWORD") == "" {
+		fmt.Fprintln(os.Stderr, "no admin password given")
+		return 1
+	}
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	srv := &http.Server{Handler: irisLike(nil)}
+	go srv.Serve(ln)
+	fmt.Printf("some banner\n%shttp://%s\ndemo endpoint: ...\n", listeningPrefix, ln.Addr())
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, os.Interrupt)
+	<-sig
+	srv.Close()
+	return 0
+}
+
+// irisLike answers a POST to the iris endpoint with one object per row
+// sent, as the real endpoint does, and counts the requests in n.
+func irisLike(n *atomic.Int64) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost || r.URL.Path != "/webapi/DEFAULT/api/v1/services/iris/classify" {
+			http.Error(w, `{"error":{"type":"not_found","message":"no such endpoint"}}`, http.StatusNotFound)
+			return
+		}
+		var req struct{ Data []json.RawMessage }
+		if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		if n != nil {
+			n.Add(1)
+		}
+		out := make([]map[string]string, len(req.Data))
+		for i := range out {
+			out[i] = map[string]string{"prediction(species)": "setosa"}
+		}
+		w.Header().Set("Content-Type", "application/json")
+		json.NewEncoder(w).Encode(map[string]any{"data": out})
+	})
+}
+
+func TestPercentile(t *testing.T) {
+	ms := func(v ...int) []time.Duration {
+		out := make([]time.Duration, len(v))
+		for i, x := range v {
+			out[i] = time.Duration(x) * time.Millisecond
+		}
+		return out
+	}
+	hundred := make([]int, 100)
+	for i := range hundred {
+		hundred[i] = i + 1
+	}
+	tests := []struct {
+		name   string
+		sorted []time.Duration
+		p      float64
+		want   time.Duration
+	}{
+		{"empty", nil, 50, 0},
+		{"one value is every percentile", ms(7), 99, 7 * time.Millisecond},
+		{"median of an odd count is the middle", ms(1, 2, 3, 4, 5), 50, 3 * time.Millisecond},
+		{"median of an even count is the lower middle", ms(1, 2, 3, 4), 50, 2 * time.Millisecond},
+		{"p50 of 1..100", ms(hundred...), 50, 50 * time.Millisecond},
+		{"p90 of 1..100", ms(hundred...), 90, 90 * time.Millisecond},
+		{"p99 of 1..100", ms(hundred...), 99, 99 * time.Millisecond},
+		{"p99 of ten values is the largest", ms(1, 2, 3, 4, 5, 6, 7, 8, 9, 10), 99, 10 * time.Millisecond},
+		{"p100 is the largest", ms(1, 2, 3), 100, 3 * time.Millisecond},
+		{"a tiny percentile is the smallest", ms(4, 5, 6), 0.001, 4 * time.Millisecond},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := percentile(tt.sorted, tt.p); got != tt.want {
+				t.Errorf("percentile(%v, %v) = %v, want %v", tt.sorted, tt.p, got, tt.want)
+			}
+		})
+	}
+}
+
+func TestMedian(t *testing.T) {
+	tests := []struct {
+		in   []float64
+		want float64
+	}{
+		{nil, 0},
+		{[]float64{0.7}, 0.7},
+		{[]float64{0.9, 0.5, 0.7}, 0.7},
+		{[]float64{0.9, 0.5, 0.7, 0.6}, 0.65},
+	}
+	for _, tt := range tests {
+		in := slices.Clone(tt.in)
+		if got := median(tt.in); math.Abs(got-tt.want) > 1e-12 {
+			t.Errorf("median(%v) = %v, want %v", tt.in, got, tt.want)
+		}
+		if !slices.Equal(in, tt.in) {
+			t.Errorf("median reordered its input to %v", tt.in)
+		}
+	}
+}
+
+func TestMerge(t *testing.T) {
+	a := result{ok: 2, errors: 1, elapsed: time.Second, latencies: []time.Duration{1, 2}}
+	b := result{ok: 3, elapsed: 2 * time.Second, latencies: []time.Duration{3, 4, 5}, firstError: "status 503"}
+	got := a.merge(b)
+	if got.ok != 5 || got.errors != 1 || got.elapsed != 3*time.Second || len(got.latencies) != 5 || got.firstError != "status 503" {
+		t.Errorf("merge = %+v", got)
+	}
+	if s := summarize("scoring", 1, 1, got); s.RPS != 5.0/3 {
+		t.Errorf("requests per second over merged rounds = %v, want 5/3", s.RPS)
+	}
+}
+
+func TestSummarize(t *testing.T) {
+	r := result{ok: 4, errors: 1, elapsed: 2 * time.Second, firstError: "status 500",
+		latencies: []time.Duration{4 * time.Millisecond, time.Millisecond, 3 * time.Millisecond, 2 * time.Millisecond}}
+	got := summarize("scoring", 100, 8, r)
+	want := summary{Scenario: "scoring", Rows: 100, Clients: 8, Requests: 4, Errors: 1, Seconds: 2, RPS: 2,
+		P50ms: 2, P90ms: 4, P99ms: 4, FirstError: "status 500"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("summary (-want +got):\n%s", diff)
+	}
+}
+
+// TestDrive runs load against a test server, bounded by a request count,
+// and checks that every request is counted once, as a success or an error.
+func TestDrive(t *testing.T) {
+	var served atomic.Int64
+	srv := httptest.NewServer(irisLike(&served))
+	defer srv.Close()
+	c := newClient(4, 10*time.Second)
+	defer c.CloseIdleConnections()
+
+	good := target{url: srv.URL + "/webapi/DEFAULT/api/v1/services/iris/classify", body: irisBody(3)}
+	r := drive(context.Background(), c, good, 4, bounds{duration: time.Minute, requests: 200})
+	if r.ok != 200 || r.errors != 0 || len(r.latencies) != 200 || served.Load() != 200 {
+		t.Errorf("ok %d, errors %d, %d latencies, %d served; want 200 requests, all answered: %s",
+			r.ok, r.errors, len(r.latencies), served.Load(), r.firstError)
+	}
+
+	bad := target{url: srv.URL + "/elsewhere", body: irisBody(1)}
+	r = drive(context.Background(), c, bad, 2, bounds{duration: time.Minute, requests: 10})
+	if r.ok != 0 || r.errors != 10 || !strings.HasPrefix(r.firstError, "status 404") {
+		t.Errorf("ok %d, errors %d, first error %q; want 10 errors, a 404", r.ok, r.errors, r.firstError)
+	}
+}
+
+func TestBareHandler(t *testing.T) {
+	h := bareHandler(map[string][]byte{"/bare/1": []byte(`{"data":[{}]}` + "\n")})
+	tests := []struct {
+		name, method, path string
+		wantStatus         int
+		wantBody           string
+	}{
+		{"fixed response", http.MethodPost, "/bare/1", http.StatusOK, `{"data":[{}]}` + "\n"},
+		{"unknown size", http.MethodPost, "/bare/2", http.StatusNotFound, "not found\n"},
+		{"GET", http.MethodGet, "/bare/1", http.StatusNotFound, "not found\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			w := httptest.NewRecorder()
+			h.ServeHTTP(w, httptest.NewRequest(tt.method, tt.path, strings.NewReader(`{"data":[{"a":1}]}`)))
+			if w.Code != tt.wantStatus || w.Body.String() != tt.wantBody {
+				t.Errorf("%d %q, want %d %q", w.Code, w.Body, tt.wantStatus, tt.wantBody)
+			}
+		})
+	}
+}
+
+func TestParseConfig(t *testing.T) {
+	tests := []struct {
+		name    string
+		args    []string
+		wantErr string
+	}{
+		{"defaults", nil, ""},
+		{"zero clients", []string{"-clients", "0"}, "-clients"},
+		{"zero rounds", []string{"-rounds", "0"}, "-rounds"},
+		{"rows not a number", []string{"-rows", "1,x"}, "-rows"},
+		{"no rows", []string{"-rows", "0"}, "-rows"},
+		{"negative warm-up", []string{"-warmup", "-1s"}, "-warmup"},
+		{"binary and URL", []string{"-server-bin", "a", "-server-url", "http://b"}, "not both"},
+		{"relative path", []string{"-path", "webapi"}, "must start with /"},
+		{"stray argument", []string{"now"}, "unexpected"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, err := parseConfig(tt.args, io.Discard)
+			if tt.wantErr == "" {
+				if err != nil || c.Clients != 32 || c.Duration != 10*time.Second || !cmp.Equal(c.Rows, []int{1, 100}) {
+					t.Errorf("parseConfig = %+v, %v", c, err)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+				t.Errorf("err = %v, want one mentioning %q", err, tt.wantErr)
+			}
+		})
+	}
+}
+
+// TestRun runs the whole harness against a stand-in for the standalone
+// server (this test binary in fakeServer mode) for a fraction of a second,
+// and checks the JSON report: every scenario answered, and each bare run
+// sent exactly as many requests as its scoring run.
+func TestRun(t *testing.T) {
+	t.Setenv(fakeServerEnv, "1")
+	var stdout, stderr bytes.Buffer
+	err := run(context.Background(), []string{
+		"-server-bin", os.Args[0], "-clients", "3", "-rounds", "2", "-duration", "100ms", "-warmup", "20ms",
+		"-rows", "1,5", "-json",
+	}, &stdout, &stderr)
+	if err != nil {
+		t.Fatalf("run: %v\n%s", err, stderr.String())
+	}
+	var rep report
+	if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil {
+		t.Fatalf("report %q: %v", stdout.String(), err)
+	}
+	type shape struct {
+		Scenario string
+		Rows     int
+		Errors   int64
+	}
+	var got []shape
+	for _, s := range rep.Scenarios {
+		got = append(got, shape{s.Scenario, s.Rows, s.Errors})
+		if s.Requests == 0 || s.RPS <= 0 || s.P50ms <= 0 || s.P99ms < s.P50ms {
+			t.Errorf("%s %d rows: %+v", s.Scenario, s.Rows, s)
+		}
+	}
+	want := []shape{{"scoring", 1, 0}, {"bare", 1, 0}, {"scoring", 5, 0}, {"bare", 5, 0}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Fatalf("scenarios (-want +got):\n%s", diff)
+	}
+	for i := 0; i < len(rep.Scenarios); i += 2 {
+		if s, b := rep.Scenarios[i], rep.Scenarios[i+1]; s.Requests != b.Requests {
+			t.Errorf("%d rows: scoring answered %d requests, bare %d; want as many", s.Rows, s.Requests, b.Requests)
+		}
+	}
+	if len(rep.Ratios) != 2 || rep.Ratios[0].Target != targetRatio || rep.Ratios[1].Target != 0 {
+		t.Errorf("ratios %+v: want one per size, a target for 1 row", rep.Ratios)
+	}
+	for _, ra := range rep.Ratios {
+		if len(ra.Rounds) != 2 || ra.Ratio != median(ra.Rounds) || ra.Ratio <= 0 {
+			t.Errorf("%d rows: ratio %v of rounds %v, want the median of 2", ra.Rows, ra.Ratio, ra.Rounds)
+		}
+	}
+	if rep.Machine.CPUs < 1 || rep.Machine.Go == "" {
+		t.Errorf("machine %+v", rep.Machine)
+	}
+}
+
+// TestStartServerFails: a server that exits before it listens, or that
+// cannot be started, is reported with what it wrote to stderr.
+func TestStartServerFails(t *testing.T) {
+	t.Setenv(fakeServerEnv, "exit")
+	_, err := startServer(context.Background(), os.Args[0], t.TempDir(), time.Minute)
+	if err == nil || !strings.Contains(err.Error(), "exited before listening") || !strings.Contains(err.Error(), "cannot open the data directory") {
+		t.Errorf("a server that exits: %v", err)
+	}
+	_, err = startServer(context.Background(), os.Args[0]+"-missing", t.TempDir(), time.Minute)
+	if err == nil || !strings.Contains(err.Error(), "loadtest: start ") {
+		t.Errorf("a missing binary: %v", err)
+	}
+}
+
+func TestTableReport(t *testing.T) {
+	rep := report{
+		Machine: machine{CPU: "Test CPU", CPUs: 2, Go: "go1.25.0", OS: "linux/amd64"},
+		Clients: 32, Rounds: 3, Duration: "10s", Warmup: "2s", ScoringURL: "http://s/x", BareURL: "http://b/bare/{rows}",
+		Scenarios: []summary{
+			{Scenario: "scoring", Rows: 1, Requests: 1000, RPS: 100, P50ms: 1, P90ms: 2, P99ms: 3},
+			{Scenario: "bare", Rows: 1, Requests: 1000, RPS: 125, P50ms: 0.5, P90ms: 1, P99ms: 1.5},
+		},
+		Ratios: []ratio{{Rows: 1, Ratio: 0.8, Rounds: []float64{0.75, 0.8, 0.9}, Target: 0.8}},
+	}
+	var b bytes.Buffer
+	if err := rep.writeTable(&b); err != nil {
+		t.Fatal(err)
+	}
+	want := `clients 32, 3 rounds of a 10s scoring run and a bare run of as many requests, after 2s of warm-up
+scoring http://s/x
+bare    http://b/bare/{rows}
+machine Test CPU, 2 CPUs, go1.25.0 linux/amd64
+
+scenario  rows  requests  errors  req/s  p50 ms  p90 ms  p99 ms
+scoring   1     1000      0       100    1.000   2.000   3.000
+bare      1     1000      0       125    0.500   1.000   1.500
+
+scoring/bare req/s, 1 row: 0.80 median of 0.75, 0.80, 0.90 (target 0.80: met)
+`
+	if diff := cmp.Diff(want, b.String()); diff != "" {
+		t.Errorf("table (-want +got):\n%s", diff)
+	}
+}

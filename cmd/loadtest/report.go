@@ -1,0 +1,111 @@
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"strings"
+	"text/tabwriter"
+)
+
+// report is the outcome of a run, as -json writes it.
+type report struct {
+	Machine    machine   `json:"machine"`
+	Clients    int       `json:"clients"`
+	Rounds     int       `json:"rounds"`
+	Duration   string    `json:"duration"`
+	Warmup     string    `json:"warmup"`
+	ScoringURL string    `json:"scoringUrl"`
+	BareURL    string    `json:"bareUrl"`
+	Scenarios  []summary `json:"scenarios"`
+	Ratios     []ratio   `json:"ratios"`
+}
+
+// ratio compares scoring with the bare handler at one request size.
+type ratio struct {
+	Rows   int       `json:"rows"`
+	Ratio  float64   `json:"ratio"`            // the median of Rounds
+	Rounds []float64 `json:"rounds"`           // each round's scoring requests/s over bare requests/s
+	Target float64   `json:"target,omitempty"` // what Ratio should reach, where there is a target
+}
+
+// formatRatios lists ratios with two decimals.
+func formatRatios(v []float64) string {
+	parts := make([]string, len(v))
+	for i, x := range v {
+		parts[i] = fmt.Sprintf("%.2f", x)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// machine says where the figures come from.
+type machine struct {
+	CPU  string `json:"cpu"`
+	CPUs int    `json:"cpus"`
+	Go   string `json:"go"`
+	OS   string `json:"os"`
+}
+
+func currentMachine() machine {
+	return machine{CPU: cpuModel(), CPUs: runtime.NumCPU(), Go: runtime.Version(), OS: runtime.GOOS + "/" + runtime.GOARCH}
+}
+
+// cpuModel returns the processor's model name where the system says it
+// (Linux), else "unknown".
+func cpuModel() string {
+	f, err := os.Open("/proc/cpuinfo")
+	if err != nil {
+		return "unknown"
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if k, v, ok := strings.Cut(sc.Text(), ":"); ok && strings.TrimSpace(k) == "model name" {
+			return strings.TrimSpace(v)
+		}
+	}
+	return "unknown"
+}
+
+// writeTable writes the report for people.
+func (r *report) writeTable(w io.Writer) error {
+	bw := bufio.NewWriter(w)
+	fmt.Fprintf(bw, "clients %d, %d rounds of a %s scoring run and a bare run of as many requests, after %s of warm-up\n",
+		r.Clients, r.Rounds, r.Duration, r.Warmup)
+	fmt.Fprintf(bw, "scoring %s\n", r.ScoringURL)
+	fmt.Fprintf(bw, "bare    %s\n", r.BareURL)
+	fmt.Fprintf(bw, "machine %s, %d CPUs, %s %s\n\n", r.Machine.CPU, r.Machine.CPUs, r.Machine.Go, r.Machine.OS)
+	tw := tabwriter.NewWriter(bw, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "scenario\trows\trequests\terrors\treq/s\tp50 ms\tp90 ms\tp99 ms")
+	for _, s := range r.Scenarios {
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%.0f\t%.3f\t%.3f\t%.3f\n",
+			s.Scenario, s.Rows, s.Requests, s.Errors, s.RPS, s.P50ms, s.P90ms, s.P99ms)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintln(bw)
+	for _, ra := range r.Ratios {
+		unit := "rows"
+		if ra.Rows == 1 {
+			unit = "row"
+		}
+		fmt.Fprintf(bw, "scoring/bare req/s, %d %s: %.2f median of %s", ra.Rows, unit, ra.Ratio, formatRatios(ra.Rounds))
+		if ra.Target > 0 {
+			verdict := "met"
+			if ra.Ratio < ra.Target {
+				verdict = "not met"
+			}
+			fmt.Fprintf(bw, " (target %.2f: %s)", ra.Target, verdict)
+		}
+		fmt.Fprintln(bw)
+	}
+	for _, s := range r.Scenarios {
+		if s.FirstError != "" {
+			fmt.Fprintf(bw, "first error, %s %d rows: %s\n", s.Scenario, s.Rows, s.FirstError)
+		}
+	}
+	return bw.Flush()
+}

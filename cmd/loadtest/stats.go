@@ -1,0 +1,80 @@
+package main
+
+import (
+	"math"
+	"slices"
+	"time"
+)
+
+// percentile returns the p-th percentile (0 < p ≤ 100) of sorted, an
+// ascending slice, by the nearest-rank method: the smallest value that at
+// least p percent of the values do not exceed. It returns 0 for an empty
+// slice.
+func percentile(sorted []time.Duration, p float64) time.Duration {
+	if len(sorted) == 0 {
+		return 0
+	}
+	rank := int(math.Ceil(p / 100 * float64(len(sorted))))
+	rank = min(max(rank, 1), len(sorted))
+	return sorted[rank-1]
+}
+
+// median returns the middle value of v (the mean of the two middle ones
+// for an even count), 0 for none. It does not modify v.
+func median(v []float64) float64 {
+	if len(v) == 0 {
+		return 0
+	}
+	s := slices.Sorted(slices.Values(v))
+	if n := len(s); n%2 == 0 {
+		return (s[n/2-1] + s[n/2]) / 2
+	}
+	return s[len(s)/2]
+}
+
+// merge returns r and o as one run: counts and times added, latencies
+// together, r's first error if it had one.
+func (r result) merge(o result) result {
+	r.ok += o.ok
+	r.errors += o.errors
+	r.elapsed += o.elapsed
+	r.latencies = append(r.latencies, o.latencies...)
+	if r.firstError == "" {
+		r.firstError = o.firstError
+	}
+	return r
+}
+
+// summary is what a scenario reports.
+type summary struct {
+	Scenario   string  `json:"scenario"`
+	Rows       int     `json:"rows"`
+	Clients    int     `json:"clients"`
+	Requests   int64   `json:"requests"`          // answered 200
+	Errors     int64   `json:"errors"`            // failed or answered otherwise
+	Seconds    float64 `json:"seconds"`           // measured, over all rounds
+	RPS        float64 `json:"requestsPerSecond"` // of Requests
+	P50ms      float64 `json:"p50Ms"`
+	P90ms      float64 `json:"p90Ms"`
+	P99ms      float64 `json:"p99Ms"`
+	FirstError string  `json:"firstError,omitempty"`
+}
+
+// summarize turns a result into a summary; it sorts r.latencies.
+func summarize(scenario string, rows, clients int, r result) summary {
+	slices.Sort(r.latencies)
+	s := summary{
+		Scenario: scenario, Rows: rows, Clients: clients,
+		Requests: r.ok, Errors: r.errors, Seconds: r.elapsed.Seconds(),
+		P50ms:      ms(percentile(r.latencies, 50)),
+		P90ms:      ms(percentile(r.latencies, 90)),
+		P99ms:      ms(percentile(r.latencies, 99)),
+		FirstError: r.firstError,
+	}
+	if r.elapsed > 0 {
+		s.RPS = float64(r.ok) / r.elapsed.Seconds()
+	}
+	return s
+}
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
