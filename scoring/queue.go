@@ -89,6 +89,13 @@ type Slot struct {
 // [ErrNoQueue] when the registry does not define the queue, and with ctx's
 // error when ctx ends first.
 func (qs *Queues) Acquire(ctx context.Context, name string) (*Slot, error) {
+	return qs.acquire(ctx, nil, name)
+}
+
+// acquire is Acquire for an execution whose context ctx is detached from
+// the context of the request it serves, req (nil when there is none): it
+// also stops waiting when req ends, with req's error.
+func (qs *Queues) acquire(ctx, req context.Context, name string) (*Slot, error) {
 	def, ok := qs.reg.Snapshot().State().Queue(name)
 	if !ok {
 		return nil, fmt.Errorf("scoring: queue %q: %w", name, ErrNoQueue)
@@ -101,7 +108,7 @@ func (qs *Queues) Acquire(ctx context.Context, name string) (*Slot, error) {
 	}
 	q.def = def
 	q.grant() // the limits may have grown
-	if err := ctx.Err(); err != nil {
+	if err := ended(ctx, req); err != nil {
 		q.count(err)
 		qs.mu.Unlock()
 		return nil, fmt.Errorf("scoring: queue %q: %w", name, err)
@@ -120,10 +127,15 @@ func (qs *Queues) Acquire(ctx context.Context, name string) (*Slot, error) {
 	q.waiters = append(q.waiters, w)
 	qs.mu.Unlock()
 
+	var reqDone <-chan struct{}
+	if req != nil {
+		reqDone = req.Done()
+	}
 	select {
 	case <-w.ready:
 		return &Slot{qs: qs, name: name, q: q}, nil
 	case <-ctx.Done():
+	case <-reqDone:
 	}
 	qs.mu.Lock()
 	defer qs.mu.Unlock()
@@ -134,9 +146,17 @@ func (qs *Queues) Acquire(ctx context.Context, name string) (*Slot, error) {
 	} else {
 		q.remove(w)
 	}
-	err := ctx.Err()
+	err := ended(ctx, req)
 	q.count(err)
 	return nil, fmt.Errorf("scoring: queue %q: waiting: %w", name, err)
+}
+
+// ended returns ctx's error, or else req's when req is not nil.
+func ended(ctx, req context.Context) error {
+	if err := ctx.Err(); err != nil || req == nil {
+		return err
+	}
+	return req.Err()
 }
 
 // Release frees the slot and counts the execution by err: nil is completed,
