@@ -31,6 +31,7 @@ type result struct {
 	elapsed    time.Duration
 	latencies  []time.Duration // of the requests answered 200, in no order
 	firstError string
+	cpu        cpuUse // set by the caller, which knows whose time counts
 }
 
 // newClient returns a client for clients concurrent keep-alive connections

@@ -119,7 +119,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (err erro
 	if err != nil {
 		return err
 	}
-	base, stop, err := serverUnderTest(ctx, cfg, stderr)
+	base, pid, stop, err := serverUnderTest(ctx, cfg, stderr)
 	if err != nil {
 		return err
 	}
@@ -168,8 +168,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (err erro
 		// rounds' ratios, which one disturbed round does not move.
 		var scoredAll, bareAll result
 		ra := ratio{Rows: rows}
+		meter := cpuMeter{serverPID: pid}
 		for round := range cfg.Rounds {
+			s0 := meter.sample()
 			r := drive(ctx, client, st, cfg.Clients, bounds{duration: cfg.Duration, requests: cfg.MaxRequests})
+			s1 := meter.sample()
+			r.cpu = s0.until(s1)
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
@@ -180,6 +184,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (err erro
 			// As many requests as scoring sent; the time cap only guards
 			// against a bare run that stalls.
 			b := drive(ctx, bareClient, bt, cfg.Clients, bounds{duration: 4*cfg.Duration + 10*time.Second, requests: sent})
+			b.cpu = s1.until(meter.sample())
+			b.cpu.server = -1 // the scoring server idles meanwhile; its time is not the bare run's
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
@@ -194,8 +200,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (err erro
 		if rows == 1 {
 			ra.Target = targetRatio
 		}
-		rep.Scenarios = append(rep.Scenarios,
-			summarize("scoring", rows, cfg.Clients, scoredAll), summarize("bare", rows, cfg.Clients, bareAll))
+		scored, ceiling := summarize("scoring", rows, cfg.Clients, scoredAll), summarize("bare", rows, cfg.Clients, bareAll)
+		if scored.HarnessCPU > 0 && scored.ServerCPU > 0 && ceiling.HarnessCPU > 0 {
+			ra.CPURatio = ceiling.HarnessCPU / (scored.HarnessCPU + scored.ServerCPU)
+		}
+		rep.Scenarios = append(rep.Scenarios, scored, ceiling)
 		rep.Ratios = append(rep.Ratios, ra)
 	}
 
@@ -217,15 +226,16 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (err erro
 	return nil
 }
 
-// serverUnderTest returns the base URL of the scoring server and how to
-// stop it: the one -server-url names, or a standalone server started here.
-func serverUnderTest(ctx context.Context, cfg config, stderr io.Writer) (base string, stop func() error, err error) {
+// serverUnderTest returns the base URL of the scoring server, its process
+// ID (0 when it is not this harness's child) and how to stop it: the one
+// -server-url names, or a standalone server started here.
+func serverUnderTest(ctx context.Context, cfg config, stderr io.Writer) (base string, pid int, stop func() error, err error) {
 	if cfg.ServerURL != "" {
-		return strings.TrimRight(cfg.ServerURL, "/"), func() error { return nil }, nil
+		return strings.TrimRight(cfg.ServerURL, "/"), 0, func() error { return nil }, nil
 	}
 	tmp, err := os.MkdirTemp("", "scorehub-loadtest-")
 	if err != nil {
-		return "", nil, fmt.Errorf("loadtest: %w", err)
+		return "", 0, nil, fmt.Errorf("loadtest: %w", err)
 	}
 	defer func() {
 		if err != nil {
@@ -236,15 +246,15 @@ func serverUnderTest(ctx context.Context, cfg config, stderr io.Writer) (base st
 	if bin == "" {
 		fmt.Fprintf(stderr, "loadtest: building ./examples/standalone in %s\n", cfg.ModuleDir)
 		if bin, err = buildServer(ctx, cfg.ModuleDir, tmp); err != nil {
-			return "", nil, err
+			return "", 0, nil, err
 		}
 	}
 	srv, err := startServer(ctx, bin, filepath.Join(tmp, "data"), time.Minute)
 	if err != nil {
-		return "", nil, err
+		return "", 0, nil, err
 	}
 	fmt.Fprintf(stderr, "loadtest: server listening on %s\n", srv.base)
-	return srv.base, func() error {
+	return srv.base, srv.cmd.Process.Pid, func() error {
 		err := srv.stop(30 * time.Second)
 		return errors.Join(err, os.RemoveAll(tmp))
 	}, nil

@@ -162,12 +162,35 @@ func TestMerge(t *testing.T) {
 	}
 }
 
+func TestParseStat(t *testing.T) {
+	tests := []struct {
+		name   string
+		stat   string
+		want   time.Duration
+		wantOK bool
+	}{
+		{"plain", "4242 (standalone) S 1 4242 4242 0 -1 4194560 900 0 0 0 250 31 0 0 20 0 7 0", 2810 * time.Millisecond, true},
+		{"name with spaces and parentheses", "7 (a (b) c) R 1 7 7 0 -1 0 0 0 0 0 3 4 0 0 20 0 1 0", 70 * time.Millisecond, true},
+		{"cut short", "7 (x) R 1 7 7", 0, false},
+		{"no name", "garbage", 0, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, ok := parseStat([]byte(tt.stat))
+			if got != tt.want || ok != tt.wantOK {
+				t.Errorf("parseStat = %v, %v; want %v, %v", got, ok, tt.want, tt.wantOK)
+			}
+		})
+	}
+}
+
 func TestSummarize(t *testing.T) {
 	r := result{ok: 4, errors: 1, elapsed: 2 * time.Second, firstError: "status 500",
+		cpu:       cpuUse{harness: 8 * time.Millisecond, server: 4 * time.Millisecond},
 		latencies: []time.Duration{4 * time.Millisecond, time.Millisecond, 3 * time.Millisecond, 2 * time.Millisecond}}
 	got := summarize("scoring", 100, 8, r)
 	want := summary{Scenario: "scoring", Rows: 100, Clients: 8, Requests: 4, Errors: 1, Seconds: 2, RPS: 2,
-		P50ms: 2, P90ms: 4, P99ms: 4, FirstError: "status 500"}
+		P50ms: 2, P90ms: 4, P99ms: 4, HarnessCPU: 1600, ServerCPU: 800, FirstError: "status 500"}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("summary (-want +got):\n%s", diff)
 	}
@@ -297,6 +320,11 @@ func TestRun(t *testing.T) {
 			t.Errorf("%d rows: ratio %v of rounds %v, want the median of 2", ra.Rows, ra.Ratio, ra.Rounds)
 		}
 	}
+	for _, s := range rep.Scenarios {
+		if s.HarnessCPU < 0 || s.ServerCPU < 0 || (s.Scenario == "bare" && s.ServerCPU != 0) {
+			t.Errorf("%s %d rows: CPU per request %v harness, %v server", s.Scenario, s.Rows, s.HarnessCPU, s.ServerCPU)
+		}
+	}
 	if rep.Machine.CPUs < 1 || rep.Machine.Go == "" {
 		t.Errorf("machine %+v", rep.Machine)
 	}
@@ -321,10 +349,10 @@ func TestTableReport(t *testing.T) {
 		Machine: machine{CPU: "Test CPU", CPUs: 2, Go: "go1.25.0", OS: "linux/amd64"},
 		Clients: 32, Rounds: 3, Duration: "10s", Warmup: "2s", ScoringURL: "http://s/x", BareURL: "http://b/bare/{rows}",
 		Scenarios: []summary{
-			{Scenario: "scoring", Rows: 1, Requests: 1000, RPS: 100, P50ms: 1, P90ms: 2, P99ms: 3},
-			{Scenario: "bare", Rows: 1, Requests: 1000, RPS: 125, P50ms: 0.5, P90ms: 1, P99ms: 1.5},
+			{Scenario: "scoring", Rows: 1, Requests: 1000, RPS: 100, P50ms: 1, P90ms: 2, P99ms: 3, HarnessCPU: 40, ServerCPU: 60},
+			{Scenario: "bare", Rows: 1, Requests: 1000, RPS: 125, P50ms: 0.5, P90ms: 1, P99ms: 1.5, HarnessCPU: 75},
 		},
-		Ratios: []ratio{{Rows: 1, Ratio: 0.8, Rounds: []float64{0.75, 0.8, 0.9}, Target: 0.8}},
+		Ratios: []ratio{{Rows: 1, Ratio: 0.8, Rounds: []float64{0.75, 0.8, 0.9}, Target: 0.8, CPURatio: 0.75}},
 	}
 	var b bytes.Buffer
 	if err := rep.writeTable(&b); err != nil {
@@ -340,6 +368,7 @@ scoring   1     1000      0       100    1.000   2.000   3.000
 bare      1     1000      0       125    0.500   1.000   1.500
 
 scoring/bare req/s, 1 row: 0.80 median of 0.75, 0.80, 0.90 (target 0.80: met)
+CPU per request, 1 row: scoring 100.0 µs (clients 40.0 + server 60.0), bare 75.0 µs (clients and handler); bare/scoring 0.75
 `
 	if diff := cmp.Diff(want, b.String()); diff != "" {
 		t.Errorf("table (-want +got):\n%s", diff)

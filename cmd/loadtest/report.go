@@ -29,6 +29,18 @@ type ratio struct {
 	Ratio  float64   `json:"ratio"`            // the median of Rounds
 	Rounds []float64 `json:"rounds"`           // each round's scoring requests/s over bare requests/s
 	Target float64   `json:"target,omitempty"` // what Ratio should reach, where there is a target
+	// CPURatio is the bare run's CPU time per request over the scoring
+	// run's (harness and server): the throughput ratio the two would
+	// reach on CPUs of their own. Zero when not measured.
+	CPURatio float64 `json:"cpuRatio,omitempty"`
+}
+
+// rowsText is "1 row" or "n rows".
+func rowsText(n int) string {
+	if n == 1 {
+		return "1 row"
+	}
+	return fmt.Sprintf("%d rows", n)
 }
 
 // formatRatios lists ratios with two decimals.
@@ -88,11 +100,7 @@ func (r *report) writeTable(w io.Writer) error {
 	}
 	fmt.Fprintln(bw)
 	for _, ra := range r.Ratios {
-		unit := "rows"
-		if ra.Rows == 1 {
-			unit = "row"
-		}
-		fmt.Fprintf(bw, "scoring/bare req/s, %d %s: %.2f median of %s", ra.Rows, unit, ra.Ratio, formatRatios(ra.Rounds))
+		fmt.Fprintf(bw, "scoring/bare req/s, %s: %.2f median of %s", rowsText(ra.Rows), ra.Ratio, formatRatios(ra.Rounds))
 		if ra.Target > 0 {
 			verdict := "met"
 			if ra.Ratio < ra.Target {
@@ -101,6 +109,14 @@ func (r *report) writeTable(w io.Writer) error {
 			fmt.Fprintf(bw, " (target %.2f: %s)", ra.Target, verdict)
 		}
 		fmt.Fprintln(bw)
+	}
+	for i := 0; i+1 < len(r.Scenarios); i += 2 {
+		sc, b := r.Scenarios[i], r.Scenarios[i+1]
+		if sc.ServerCPU == 0 || b.HarnessCPU == 0 {
+			continue
+		}
+		fmt.Fprintf(bw, "CPU per request, %s: scoring %.1f µs (clients %.1f + server %.1f), bare %.1f µs (clients and handler); bare/scoring %.2f\n",
+			rowsText(sc.Rows), sc.HarnessCPU+sc.ServerCPU, sc.HarnessCPU, sc.ServerCPU, b.HarnessCPU, r.Ratios[i/2].CPURatio)
 	}
 	for _, s := range r.Scenarios {
 		if s.FirstError != "" {

@@ -39,6 +39,7 @@ func (r result) merge(o result) result {
 	r.errors += o.errors
 	r.elapsed += o.elapsed
 	r.latencies = append(r.latencies, o.latencies...)
+	r.cpu = r.cpu.add(o.cpu)
 	if r.firstError == "" {
 		r.firstError = o.firstError
 	}
@@ -47,16 +48,23 @@ func (r result) merge(o result) result {
 
 // summary is what a scenario reports.
 type summary struct {
-	Scenario   string  `json:"scenario"`
-	Rows       int     `json:"rows"`
-	Clients    int     `json:"clients"`
-	Requests   int64   `json:"requests"`          // answered 200
-	Errors     int64   `json:"errors"`            // failed or answered otherwise
-	Seconds    float64 `json:"seconds"`           // measured, over all rounds
-	RPS        float64 `json:"requestsPerSecond"` // of Requests
-	P50ms      float64 `json:"p50Ms"`
-	P90ms      float64 `json:"p90Ms"`
-	P99ms      float64 `json:"p99Ms"`
+	Scenario string  `json:"scenario"`
+	Rows     int     `json:"rows"`
+	Clients  int     `json:"clients"`
+	Requests int64   `json:"requests"`          // answered 200
+	Errors   int64   `json:"errors"`            // failed or answered otherwise
+	Seconds  float64 `json:"seconds"`           // measured, over all rounds
+	RPS      float64 `json:"requestsPerSecond"` // of Requests
+	P50ms    float64 `json:"p50Ms"`
+	P90ms    float64 `json:"p90Ms"`
+	P99ms    float64 `json:"p99Ms"`
+	// HarnessCPU is the CPU time of this process per request, µs: the
+	// clients, and in a bare run the bare handler too. ServerCPU is the
+	// scoring server's, when the harness started it (Linux only). Zero
+	// means not measured. Unlike requests per second they hardly depend on
+	// what else the machine runs.
+	HarnessCPU float64 `json:"harnessCpuUsPerRequest,omitempty"`
+	ServerCPU  float64 `json:"serverCpuUsPerRequest,omitempty"`
 	FirstError string  `json:"firstError,omitempty"`
 }
 
@@ -73,6 +81,14 @@ func summarize(scenario string, rows, clients int, r result) summary {
 	}
 	if r.elapsed > 0 {
 		s.RPS = float64(r.ok) / r.elapsed.Seconds()
+	}
+	if n := r.ok + r.errors; n > 0 {
+		if r.cpu.harness > 0 {
+			s.HarnessCPU = float64(r.cpu.harness) / float64(time.Microsecond) / float64(n)
+		}
+		if r.cpu.server > 0 {
+			s.ServerCPU = float64(r.cpu.server) / float64(time.Microsecond) / float64(n)
+		}
 	}
 	return s
 }
