@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/scorehub/scorehub/registry"
 )
@@ -131,5 +132,124 @@ func TestClassifierKeepsItsClasses(t *testing.T) {
 	}
 	if _, ok := out.Lookup("confidence(a)"); !ok {
 		t.Error(`column "confidence(a)" is gone after the caller changed its slice`)
+	}
+}
+
+// TestClassifierScratchArrivesZeroed scores twice with a predict function
+// that fills every probability the first time and only the first row's the
+// second time: the second result must not show the first call's values.
+func TestClassifierScratchArrivesZeroed(t *testing.T) {
+	calls := 0
+	p, err := registry.Classifier("y", []string{"a", "b"}, func(_ context.Context, _ registry.Input, probs []float64) error {
+		calls++
+		if calls == 1 {
+			for i := range probs {
+				probs[i] = 0.5
+			}
+			return nil
+		}
+		probs[0], probs[1] = 0.9, 0.1
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := registry.Input{Table: registry.MustTable(3, registry.NumberColumn("x", make([]float64, 3), nil))}
+	if _, err := p.Score(context.Background(), in); err != nil {
+		t.Fatal(err)
+	}
+	out, err := p.Score(context.Background(), in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	conf, _ := out.Lookup("confidence(a)")
+	if diff := cmp.Diff([]float64{0.9, 0, 0}, conf.Numbers); diff != "" {
+		t.Errorf("confidence(a) (-want +got):\n%s", diff)
+	}
+}
+
+// TestClassifierOneRowAndManyClasses covers the two shapes Score builds
+// differently: one row (predict writes into the result) and more classes
+// than a table keeps without a by-name index.
+func TestClassifierOneRowAndManyClasses(t *testing.T) {
+	classes := make([]string, 20)
+	probs := make([]float64, 20)
+	for k := range classes {
+		classes[k] = "c" + strings.Repeat("x", k)
+		probs[k] = float64(k) / 190
+	}
+	p, err := registry.Classifier("label", classes, fixedProbs(probs...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := p.Score(context.Background(), registry.Input{Table: registry.MustTable(1, registry.NumberColumn("x", []float64{1}, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := out.NumColumns(), 21; got != want {
+		t.Fatalf("%d columns, want %d", got, want)
+	}
+	if got, _ := out.Row(0).Text("prediction(label)"); got != classes[19] {
+		t.Errorf("prediction = %q, want %q", got, classes[19])
+	}
+	for k, c := range classes {
+		got, ok := out.Row(0).Number("confidence(" + c + ")")
+		if !ok || got != probs[k] {
+			t.Errorf("confidence(%s) = %v, %v; want %v", c, got, ok, probs[k])
+		}
+	}
+	if i := out.Index("confidence(" + classes[3] + ")"); i != 4 {
+		t.Errorf("Index = %d, want 4", i)
+	}
+}
+
+// TestClassifierOneRow covers the one-row result, built in one piece: the
+// prediction, a row without one, and the predict function's error.
+func TestClassifierOneRow(t *testing.T) {
+	nan := math.NaN()
+	fail := errors.New("model unavailable")
+	tests := []struct {
+		name    string
+		predict registry.PredictFunc
+		label   any // nil: missing
+		conf    []float64
+		err     error
+	}{
+		{name: "predicted", predict: fixedProbs(0.2, 0.5, 0.3), label: "b", conf: []float64{0.2, 0.5, 0.3}},
+		{name: "no prediction", predict: fixedProbs(nan, nan, nan), label: nil, conf: []float64{nan, nan, nan}},
+		{name: "error", predict: func(context.Context, registry.Input, []float64) error { return fail }, err: fail},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p, err := registry.Classifier("y", []string{"a", "b", "c"}, tt.predict)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out, err := p.Score(context.Background(), registry.Input{Table: registry.MustTable(1, registry.NumberColumn("x", []float64{1}, nil))})
+			if !errors.Is(err, tt.err) {
+				t.Fatalf("error %v, want %v", err, tt.err)
+			}
+			if tt.err != nil {
+				return
+			}
+			row := out.Row(0)
+			if got, _ := row.Value("prediction(y)"); got != tt.label {
+				t.Errorf("prediction = %v, want %v", got, tt.label)
+			}
+			var conf []float64
+			for _, c := range []string{"a", "b", "c"} {
+				col, ok := out.Lookup("confidence(" + c + ")")
+				if !ok {
+					t.Fatalf("no confidence(%s) column", c)
+				}
+				conf = append(conf, col.Numbers[0])
+			}
+			if diff := cmp.Diff(tt.conf, conf, cmpopts.EquateNaNs()); diff != "" {
+				t.Errorf("confidences (-want +got):\n%s", diff)
+			}
+			if out.NumColumns() != 4 || out.Rows() != 1 {
+				t.Errorf("shape %d×%d, want 1×4", out.Rows(), out.NumColumns())
+			}
+		})
 	}
 }

@@ -164,3 +164,22 @@ func ExampleOpenFileStore() {
 	// stored fraud at revision 1
 	// reopened: true Card fraud models revision 1
 }
+
+// A process that reads the same columns in every row looks their positions
+// up once per table.
+func ExampleTable_Index() {
+	t := registry.MustTable(2,
+		registry.NumberColumn("age", []float64{34, 51}, nil),
+		registry.TextColumn("city", []string{"Oslo", "Lyon"}, nil),
+	)
+	age := t.Column(t.Index("age"))
+	for i := range t.Rows() {
+		v, _ := age.Number(i)
+		fmt.Println(v)
+	}
+	fmt.Println(t.Index("income"))
+	// Output:
+	// 34
+	// 51
+	// -1
+}

@@ -110,10 +110,17 @@ func (c *Column) Text(i int) (string, bool) {
 // Table is a columnar table: named, typed columns of equal length. Build it
 // with [NewTable]; a built Table is immutable and safe for concurrent reads.
 type Table struct {
-	rows   int
-	cols   []Column
+	rows int
+	cols []Column
+	// byName indexes the columns of a wide table; a narrow one (at most
+	// indexThreshold columns) has none and is searched in order, which is
+	// faster than hashing for so few names and saves building a map for
+	// every table a request makes.
 	byName map[string]int
 }
+
+// indexThreshold is the most columns a table holds without a by-name index.
+const indexThreshold = 16
 
 // NewTable returns a table of rows rows holding cols, in order. It fails when
 // a name is empty or repeated, a kind is invalid, or a column's length
@@ -123,36 +130,56 @@ func NewTable(rows int, cols ...Column) (*Table, error) {
 	if rows < 0 {
 		return nil, errors.New("registry: negative row count")
 	}
-	t := &Table{rows: rows, cols: cols, byName: make(map[string]int, len(cols))}
+	t := &Table{rows: rows, cols: cols}
+	if err := t.check(); err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
+// check validates t's columns and indexes a wide table's names.
+func (t *Table) check() error {
+	cols := t.cols
+	if len(cols) > indexThreshold {
+		t.byName = make(map[string]int, len(cols))
+	}
 	for i := range cols {
 		c := &cols[i]
 		if c.Name == "" {
-			return nil, fmt.Errorf("registry: column %d has no name", i)
+			return fmt.Errorf("registry: column %d has no name", i)
 		}
-		if _, dup := t.byName[c.Name]; dup {
-			return nil, fmt.Errorf("registry: column %q appears twice", c.Name)
+		if t.byName != nil {
+			if _, dup := t.byName[c.Name]; dup {
+				return fmt.Errorf("registry: column %q appears twice", c.Name)
+			}
+			t.byName[c.Name] = i
+		} else {
+			for j := range i {
+				if cols[j].Name == c.Name {
+					return fmt.Errorf("registry: column %q appears twice", c.Name)
+				}
+			}
 		}
-		t.byName[c.Name] = i
 		switch c.Kind {
 		case Number:
 			if c.Texts != nil {
-				return nil, fmt.Errorf("registry: number column %q has text values", c.Name)
+				return fmt.Errorf("registry: number column %q has text values", c.Name)
 			}
 		case Text:
 			if c.Numbers != nil {
-				return nil, fmt.Errorf("registry: text column %q has number values", c.Name)
+				return fmt.Errorf("registry: text column %q has number values", c.Name)
 			}
 		default:
-			return nil, fmt.Errorf("registry: column %q has invalid kind %d", c.Name, c.Kind)
+			return fmt.Errorf("registry: column %q has invalid kind %d", c.Name, c.Kind)
 		}
-		if n := c.Len(); n != rows {
-			return nil, fmt.Errorf("registry: column %q has %d values, want %d", c.Name, n, rows)
+		if n := c.Len(); n != t.rows {
+			return fmt.Errorf("registry: column %q has %d values, want %d", c.Name, n, t.rows)
 		}
-		if c.Missing != nil && len(c.Missing) != rows {
-			return nil, fmt.Errorf("registry: column %q has %d missing marks, want %d", c.Name, len(c.Missing), rows)
+		if c.Missing != nil && len(c.Missing) != t.rows {
+			return fmt.Errorf("registry: column %q has %d missing marks, want %d", c.Name, len(c.Missing), t.rows)
 		}
 	}
-	return t, nil
+	return nil
 }
 
 // MustTable is like [NewTable] but panics on error. It is meant for tests and
@@ -177,11 +204,29 @@ func (t *Table) Column(i int) *Column { return &t.cols[i] }
 
 // Lookup returns the column named name. The column must not be modified.
 func (t *Table) Lookup(name string) (*Column, bool) {
-	i, ok := t.byName[name]
-	if !ok {
+	i := t.Index(name)
+	if i < 0 {
 		return nil, false
 	}
 	return &t.cols[i], true
+}
+
+// Index returns the position of the column named name, or -1 when the table
+// has none. A process that reads the same columns of many tables can look
+// their positions up once per table and read [Table.Column] after that.
+func (t *Table) Index(name string) int {
+	if t.byName != nil {
+		if i, ok := t.byName[name]; ok {
+			return i
+		}
+		return -1
+	}
+	for i := range t.cols {
+		if t.cols[i].Name == name {
+			return i
+		}
+	}
+	return -1
 }
 
 // Row returns a view of row i, 0 ≤ i < Rows.

@@ -1,6 +1,7 @@
 package registry_test
 
 import (
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -156,5 +157,37 @@ func TestKindText(t *testing.T) {
 	}
 	if got := registry.Kind(9).String(); got != "Kind(9)" {
 		t.Errorf("String of an invalid kind = %q", got)
+	}
+}
+
+// TestTableIndex looks columns up in a narrow table (searched in order) and
+// a wide one (indexed by name), and checks that both refuse a repeated name.
+func TestTableIndex(t *testing.T) {
+	for _, n := range []int{3, 40} {
+		t.Run(fmt.Sprintf("columns=%d", n), func(t *testing.T) {
+			cols := make([]registry.Column, n)
+			for i := range cols {
+				cols[i] = registry.NumberColumn(fmt.Sprintf("c%d", i), []float64{float64(i)}, nil)
+			}
+			tab, err := registry.NewTable(1, cols...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := range n {
+				if got := tab.Index(fmt.Sprintf("c%d", i)); got != i {
+					t.Errorf("Index(c%d) = %d", i, got)
+				}
+			}
+			if got := tab.Index("nope"); got != -1 {
+				t.Errorf("Index(nope) = %d, want -1", got)
+			}
+			if v, ok := tab.Row(0).Number(fmt.Sprintf("c%d", n-1)); !ok || v != float64(n-1) {
+				t.Errorf("last column reads %v, %v", v, ok)
+			}
+			dup := append(cols[:n:n], registry.NumberColumn("c1", []float64{0}, nil))
+			if _, err := registry.NewTable(1, dup...); err == nil || !strings.Contains(err.Error(), `"c1" appears twice`) {
+				t.Errorf("a repeated name gave %v", err)
+			}
+		})
 	}
 }

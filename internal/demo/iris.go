@@ -19,7 +19,7 @@ var irisCSV []byte
 const IrisName = "iris"
 
 // IrisFeatures are the input columns of the iris process, in centimetres.
-var irisFeatures = []string{"sepal_length", "sepal_width", "petal_length", "petal_width"}
+var irisFeatures = [...]string{"sepal_length", "sepal_width", "petal_length", "petal_width"}
 
 // IrisData returns the iris data set: feature rows, species indices, and the
 // species names those indices refer to.
@@ -58,7 +58,7 @@ func TrainIris() (*NaiveBayes, error) {
 	if err != nil {
 		return nil, err
 	}
-	return TrainNaiveBayes(irisFeatures, species, x, y)
+	return TrainNaiveBayes(irisFeatures[:], species, x, y)
 }
 
 // irisSample is the test page's starting point: one flower of each species
@@ -82,11 +82,14 @@ func Iris() (registry.ProcessInfo, error) {
 	}
 	classes := model.Classes()
 	proc, err := registry.Classifier("species", classes, func(ctx context.Context, in registry.Input, probs []float64) error {
-		cols := make([]*registry.Column, len(irisFeatures))
+		// Fixed-size arrays keep the call free of allocations.
+		var cols [len(irisFeatures)]*registry.Column
 		for f, name := range irisFeatures {
-			cols[f], _ = in.Table.Lookup(name) // an absent column is a missing value in every row
+			if j := in.Table.Index(name); j >= 0 { // an absent column is a missing value in every row
+				cols[f] = in.Table.Column(j)
+			}
 		}
-		x := make([]float64, len(irisFeatures))
+		var x [len(irisFeatures)]float64
 		k := len(classes)
 		for i := range in.Table.Rows() {
 			if i%4096 == 0 && ctx.Err() != nil {
@@ -100,7 +103,7 @@ func Iris() (registry.ProcessInfo, error) {
 					}
 				}
 			}
-			model.Predict(x, probs[i*k:(i+1)*k])
+			model.Predict(x[:], probs[i*k:(i+1)*k])
 		}
 		return nil
 	})

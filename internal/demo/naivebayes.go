@@ -15,6 +15,7 @@ type NaiveBayes struct {
 	logPrior []float64   // per class
 	mean     [][]float64 // [class][feature]
 	variance [][]float64 // [class][feature]
+	logNorm  [][]float64 // [class][feature]: log(2π·variance), computed once
 }
 
 // varSmoothing is added, scaled by the largest feature variance, to every
@@ -35,6 +36,7 @@ func TrainNaiveBayes(features, classes []string, x [][]float64, y []int) (*Naive
 	m := &NaiveBayes{
 		classes: append([]string(nil), classes...), features: append([]string(nil), features...),
 		logPrior: make([]float64, nc), mean: make([][]float64, nc), variance: make([][]float64, nc),
+		logNorm: make([][]float64, nc),
 	}
 	count := make([]int, nc)
 	for c := range nc {
@@ -84,8 +86,10 @@ func TrainNaiveBayes(features, classes []string, x [][]float64, y []int) (*Naive
 	}
 	eps := varSmoothing * maxVar
 	for c := range nc {
+		m.logNorm[c] = make([]float64, nf)
 		for f := range nf {
 			m.variance[c][f] = m.variance[c][f]/float64(count[c]) + eps
+			m.logNorm[c][f] = math.Log(2 * math.Pi * m.variance[c][f])
 		}
 	}
 	return m, nil
@@ -105,12 +109,13 @@ func (m *NaiveBayes) Predict(x []float64, probs []float64) {
 	best := math.Inf(-1)
 	for c := range m.classes {
 		lp := m.logPrior[c]
+		mean, variance, logNorm := m.mean[c], m.variance[c], m.logNorm[c]
 		for f, v := range x {
 			if math.IsNaN(v) {
 				continue
 			}
-			d := v - m.mean[c][f]
-			lp -= 0.5 * (math.Log(2*math.Pi*m.variance[c][f]) + d*d/m.variance[c][f])
+			d := v - mean[f]
+			lp -= 0.5 * (logNorm[f] + d*d/variance[f])
 		}
 		probs[c] = lp
 		best = math.Max(best, lp)
