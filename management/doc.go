@@ -95,6 +95,7 @@
 //	in_use                   409 deleting a queue an endpoint uses, a group with deployments, or DEFAULT
 //	conflict                 409 a PATCH without If-Match lost to other writes too many times in a row
 //	precondition_failed      412 If-Match or the body's revision names another revision
+//	request_timeout          408 the body did not arrive within the server's read timeout
 //	body_too_large           413
 //	unsupported_media_type   415 with Accept-Patch on PATCH routes
 //	invalid_reference        422 a group, queue or process that does not exist; "fields" lists each

@@ -13,6 +13,7 @@ import (
 
 	"github.com/scorehub/scorehub/internal/httperr"
 	"github.com/scorehub/scorehub/internal/muxcheck"
+	"github.com/scorehub/scorehub/internal/urlpath"
 	"github.com/scorehub/scorehub/middleware"
 	"github.com/scorehub/scorehub/registry"
 	"github.com/scorehub/scorehub/scoring"
@@ -202,8 +203,15 @@ func New(cfg Config) (*Handler, error) {
 	return h, nil
 }
 
-// ServeHTTP serves the management routes.
-func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) { h.mux.ServeHTTP(w, r) }
+// ServeHTTP serves the management routes. A path with dot segments or
+// "//" is a JSON 404, where the mux would redirect to the cleaned path.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if !urlpath.Canonical(r.URL.EscapedPath()) {
+		httperr.WriteError(w, errRouteNotFound)
+		return
+	}
+	h.mux.ServeHTTP(w, r)
+}
 
 // Routes lists the routes served, as http.ServeMux patterns ("GET
 // /api/v1/queues"), in the order of the package documentation, the job

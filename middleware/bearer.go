@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/scorehub/scorehub/internal/httperr"
 	"github.com/scorehub/scorehub/tokens"
 )
 
@@ -190,8 +191,8 @@ func (a *Authenticator) credentials(r *http.Request) (string, error) {
 	inForm, err := formHasAccessToken(r)
 	if err != nil {
 		var mb *http.MaxBytesError
-		if errors.As(err, &mb) {
-			return "", err
+		if errors.As(err, &mb) || httperr.From(err).Status == http.StatusRequestTimeout {
+			return "", err // 413, or 408 for the server's read timeout
 		}
 		return "", a.errBodyRead.wrap(err)
 	}

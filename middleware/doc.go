@@ -10,8 +10,9 @@
 //     token-only groups need a valid idToken, in one of the listed user
 //     groups if the group names any.
 //   - [RateLimit] (a token bucket per client), [BodyLimit], [RequestID],
-//     [AccessLog] (log/slog), [Recover] (a panic becomes a JSON 500) and
-//     [CORS].
+//     [AccessLog] (log/slog), [Recover] (a panic becomes a JSON 500),
+//     [CORS] and [CleanPath] (a JSON 404 for paths with dot segments,
+//     where a mux would redirect).
 //
 // Where it sits in the data flow:
 //

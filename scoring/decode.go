@@ -329,6 +329,9 @@ func (st *decodeState) read(r io.Reader, max, size int64) error {
 		if errors.As(err, &mb) {
 			return errBodyTooLarge(max)
 		}
+		if e := httperr.From(err); e.Status == http.StatusRequestTimeout {
+			return e // the server's read timeout: 408
+		}
 		return badRequest(TypeInvalidRequest, "", "the request body could not be read").Wrap(fmt.Errorf("scoring: read body: %w", err))
 	}
 	return nil

@@ -69,6 +69,7 @@
 //	mixed_types             400 a column holds numbers in one row and text in another
 //	schema_mismatch         400 a required column is missing from every row, or a column has the wrong kind
 //	duplicate_macro         400 a query parameter is given more than once
+//	request_timeout         408 the body did not arrive within the server's read timeout
 //	body_too_large          413 the body exceeds Limits.MaxBodyBytes
 //	too_many_rows           413 more rows than Limits.MaxRows
 //	too_many_columns        413 more distinct keys than Limits.MaxColumns

@@ -16,6 +16,7 @@ import (
 	"github.com/scorehub/scorehub/internal/httperr"
 	"github.com/scorehub/scorehub/internal/keyedlimit"
 	"github.com/scorehub/scorehub/internal/muxcheck"
+	"github.com/scorehub/scorehub/internal/urlpath"
 )
 
 // The routes [Handler] serves, relative to where the host mounts it.
@@ -190,8 +191,15 @@ func (h *Handler) route(path string, handler http.Handler) {
 
 var _ http.Handler = (*Handler)(nil)
 
-// ServeHTTP serves the token routes.
-func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) { h.mux.ServeHTTP(w, r) }
+// ServeHTTP serves the token routes. A path with dot segments or "//" is
+// a JSON 404, where the mux would redirect to the cleaned path.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if !urlpath.Canonical(r.URL.EscapedPath()) {
+		httperr.WriteError(w, httperr.New(http.StatusNotFound, httperr.TypeNotFound, "no such route"))
+		return
+	}
+	h.mux.ServeHTTP(w, r)
+}
 
 // Routes lists the routes served, as http.ServeMux patterns ("GET /path"),
 // for hosts that mount them one by one or document them.

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"os"
 
 	"github.com/scorehub/scorehub/registry"
 )
@@ -84,6 +85,7 @@ const (
 	TypeInvalidRef     = "invalid_reference"
 	TypeDisabled       = "endpoint_disabled"
 	TypeProcessMissing = "process_unavailable"
+	TypeRequestTimeout = "request_timeout"
 )
 
 // StatusClientClosedRequest is the status logged for a request whose client
@@ -92,7 +94,8 @@ const StatusClientClosedRequest = 499
 
 // From maps err to what the client is told. An *Error anywhere in err's chain
 // is used as it is; errors of the registry, of context and of
-// [http.MaxBytesReader] get their status; anything else is a 500 that says
+// [http.MaxBytesReader] get their status, as does a read past the
+// server's read deadline (408); anything else is a 500 that says
 // only "internal error".
 func From(err error) *Error {
 	var e *Error
@@ -106,6 +109,10 @@ func From(err error) *Error {
 	case errors.As(err, &mb):
 		return &Error{Status: http.StatusRequestEntityTooLarge, Type: TypeBodyTooLarge,
 			Message: fmt.Sprintf("the request body is larger than %d bytes", mb.Limit), Err: err}
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		// The server's read timeout passed while the request was read.
+		return &Error{Status: http.StatusRequestTimeout, Type: TypeRequestTimeout,
+			Message: "the request was not received in time", Err: err}
 	case errors.As(err, &conflict):
 		if conflict.Want == 0 {
 			return &Error{Status: http.StatusConflict, Type: TypeAlreadyExists, Message: fmt.Sprintf("%s %q already exists", conflict.Kind, conflict.Name), Err: err}

@@ -6,8 +6,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -26,6 +28,7 @@ func TestFromMapsEveryKnownError(t *testing.T) {
 		{"own error", New(http.StatusTeapot, "teapot", "short and stout"), http.StatusTeapot, "teapot", "", false},
 		{"wrapped own error", fmt.Errorf("ctx: %w", New(400, "bad", "bad")), 400, "bad", "", false},
 		{"body limit", &http.MaxBytesError{Limit: 10}, 413, TypeBodyTooLarge, "", false},
+		{"read timeout", &net.OpError{Op: "read", Net: "tcp", Err: os.ErrDeadlineExceeded}, 408, TypeRequestTimeout, "", true},
 		{"stale revision", &registry.ConflictError{Kind: "deployment", Name: "g/p", Want: 3, Current: 4}, 412, TypePrecondition, "", false},
 		{"create existing", &registry.ConflictError{Kind: "group", Name: "g", Want: 0, Current: 1}, 409, TypeAlreadyExists, "", false},
 		{"invalid reference", &registry.InvalidError{Pointer: "/endpoints/0/queue", Message: "no queue"}, 422, TypeInvalidRef, "/endpoints/0/queue", false},
