@@ -53,22 +53,27 @@ func mergeDocument(doc []byte, patch map[string]any) ([]byte, error) {
 // mergePatch applies a JSON merge patch (RFC 7396) to target, both as
 // decoded into any, and returns the result. A member the patch sets to null
 // is removed; an object merges member by member; anything else, arrays
-// included, replaces what was there. target may be changed in place.
+// included, replaces what was there. Neither target nor patch is changed:
+// each object the patch reaches is copied, so the same patch can be applied
+// again to a fresh read when a concurrent write made the first one stale.
+// The result shares what the patch leaves alone with target and what the
+// patch sets with patch, so it must not be changed either.
 func mergePatch(target, patch any) any {
 	p, ok := patch.(map[string]any)
 	if !ok {
 		return patch
 	}
-	t, ok := target.(map[string]any)
-	if !ok {
-		t = make(map[string]any, len(p))
+	t, _ := target.(map[string]any)
+	out := make(map[string]any, len(t)+len(p))
+	for name, v := range t {
+		out[name] = v
 	}
 	for name, v := range p {
 		if v == nil {
-			delete(t, name)
+			delete(out, name)
 			continue
 		}
-		t[name] = mergePatch(t[name], v)
+		out[name] = mergePatch(out[name], v)
 	}
-	return t
+	return out
 }

@@ -2,9 +2,14 @@ package management
 
 import (
 	"encoding/json"
+	"errors"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/scorehub/scorehub/internal/httperr"
 )
 
 // TestMergePatchRFC7396 runs the examples of RFC 7396, Appendix A.
@@ -54,5 +59,65 @@ func TestMergePatchLeavesThePatchAlone(t *testing.T) {
 	after, _ := json.Marshal(patch)
 	if string(before) != string(after) {
 		t.Errorf("patch became %s, was %s", after, before)
+	}
+}
+
+// Patches nested as deep as the decoder reads merge; one level deeper is
+// malformed JSON, in the patch or in the document. The fuzz corpus keeps
+// to shallower documents, which it runs thousands of times a second.
+func TestMergePatchNestingLimit(t *testing.T) {
+	deep := func(n int) []byte {
+		return []byte(strings.Repeat(`{"a":`, n-1) + `{"b":null}` + strings.Repeat(`}`, n-1))
+	}
+	for _, tt := range []struct {
+		name           string
+		target, patch  []byte
+		patchMalformed bool
+	}{
+		{"patch at the limit", []byte(`{"a":1}`), deep(maxNesting), false},
+		{"both at the limit", deep(maxNesting), deep(maxNesting), false},
+		{"patch over the limit", []byte(`{}`), deep(maxNesting + 1), true},
+		{"target over the limit", deep(maxNesting + 1), []byte(`{"a":1}`), false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := decodePatch(tt.patch)
+			if got := err != nil; got != tt.patchMalformed {
+				t.Fatalf("decodePatch: %v, want an error: %t", err, tt.patchMalformed)
+			}
+			checkMergePatch(t, tt.target, tt.patch)
+		})
+	}
+}
+
+// decodePatch answers a patch that is not a JSON object with the 400 the
+// PATCH route sends.
+func TestDecodePatchRefuses(t *testing.T) {
+	for _, tt := range []struct {
+		name, patch string
+		want        httperr.Error
+	}{
+		{"empty", " ", httperr.Error{Status: 400, Type: TypeMalformedJSON, Message: "the request body is empty; send a JSON object"}},
+		{"an array", `[{"a":1}]`, httperr.Error{Status: 400, Type: TypeValidationFailed, Message: "the body must be a JSON object",
+			Fields: []httperr.FieldError{{Pointer: "", Message: "must be a JSON object"}}}},
+		{"a name twice", `{"a":1,"\u0061":2}`, httperr.Error{Status: 400, Type: TypeMalformedJSON, Message: `the member "a" appears twice in one object`, Pointer: "/a"}},
+		// Found while writing FuzzMergePatch: the message said "has a value
+		// of the wrong type".
+		{"a number out of range", `{"a":{"b":1e400}}`, httperr.Error{Status: 400, Type: TypeValidationFailed, Message: "/a/b must be a number within range", Pointer: "/a/b",
+			Fields: []httperr.FieldError{{Pointer: "/a/b", Message: "must be a number within range"}}}},
+		// Found by FuzzMergePatch: a number out of range followed by bytes
+		// that are not JSON was validation_failed, as if the body were JSON.
+		{"a number out of range, then garbage", `2e700A`, httperr.Error{Status: 400, Type: TypeMalformedJSON, Message: "the request body is not valid JSON (at byte 5)"}},
+		{"an object out of range, then a second value", `{"a":1e400}{}`, httperr.Error{Status: 400, Type: TypeMalformedJSON, Message: "the request body is not valid JSON (at byte 11)"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := decodePatch([]byte(tt.patch))
+			var got *httperr.Error
+			if !errors.As(err, &got) {
+				t.Fatalf("decodePatch: %v (%T), want an *httperr.Error", err, err)
+			}
+			if d := cmp.Diff(tt.want, *got, cmpopts.IgnoreFields(httperr.Error{}, "Err")); d != "" {
+				t.Errorf("(-want +got):\n%s", d)
+			}
+		})
 	}
 }

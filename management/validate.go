@@ -37,8 +37,8 @@ func readBody(r *http.Request, mediaType string) ([]byte, error) {
 	data, err := io.ReadAll(r.Body)
 	if err != nil {
 		var mb *http.MaxBytesError
-		if errors.As(err, &mb) {
-			return nil, err
+		if errors.As(err, &mb) || httperr.From(err).Status == http.StatusRequestTimeout {
+			return nil, err // 413, or 408 for the server's read timeout
 		}
 		return nil, httperr.New(http.StatusBadRequest, TypeInvalidRequest, "the request body could not be read").Wrap(err)
 	}
@@ -75,6 +75,14 @@ func decodeStrict(data []byte, v any) error {
 	}
 	var syn *jsontext.SyntacticError
 	var sem *json.SemanticError
+	if errors.As(err, &sem) {
+		// Unmarshal reports a value it cannot hold before a syntax error
+		// after it; a body that is not JSON is malformed_json all the same.
+		var raw jsontext.Value
+		if serr := json.Unmarshal(data, &raw); serr != nil {
+			err = serr
+		}
+	}
 	switch {
 	case errors.As(err, &syn):
 		if errors.Is(syn.Err, jsontext.ErrDuplicateName) {
@@ -107,6 +115,8 @@ func typeMessage(e *json.SemanticError) string {
 		return "must be an integer within range"
 	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
 		return "must be a non-negative integer within range"
+	case reflect.Float32, reflect.Float64:
+		return "must be a number within range"
 	case reflect.Slice, reflect.Array:
 		return "must be an array"
 	case reflect.Struct, reflect.Map:
