@@ -22,6 +22,16 @@ type config struct {
 	Timeout    time.Duration
 	Grace      time.Duration
 
+	// The HTTP server's connection timeouts (http.Server fields of the
+	// same names). ReadHeaderTimeout and ReadTimeout bound how long a
+	// client may take to send a request's headers and the whole request,
+	// so that slow senders cannot hold connections; zero WriteTimeout
+	// means none, so that a long execution's answer is not cut off.
+	ReadHeaderTimeout time.Duration
+	ReadTimeout       time.Duration
+	WriteTimeout      time.Duration
+	IdleTimeout       time.Duration
+
 	// JobRetention is how long ended jobs and their results are kept.
 	JobRetention time.Duration
 
@@ -37,6 +47,11 @@ type config struct {
 
 	// Metrics serves the Prometheus metrics, without a token, at /metrics.
 	Metrics bool
+
+	// DebugAddr, when not empty, is where the Go runtime's profiles
+	// (net/http/pprof) are served, on a listener of their own; never on the
+	// public one. Off by default.
+	DebugAddr string
 }
 
 // reserved reports whether seg is the first path segment of routes the
@@ -60,6 +75,10 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 		Timeout:    10 * time.Second,
 		Grace:      30 * time.Second,
 
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       2 * time.Minute,
+		IdleTimeout:       2 * time.Minute,
+
 		JobRetention: 24 * time.Hour,
 
 		TokenValidity: 5 * time.Minute,
@@ -77,6 +96,10 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	fs.IntVar(&c.MaxColumns, "max-columns", c.MaxColumns, "most columns in one request (SCOREHUB_MAX_COLUMNS)")
 	fs.DurationVar(&c.Timeout, "timeout", c.Timeout, "default execution timeout (SCOREHUB_TIMEOUT)")
 	fs.DurationVar(&c.Grace, "grace", c.Grace, "how long shutdown waits for requests in flight and running jobs (SCOREHUB_GRACE)")
+	fs.DurationVar(&c.ReadHeaderTimeout, "read-header-timeout", c.ReadHeaderTimeout, "how long a client may take to send a request's headers (SCOREHUB_READ_HEADER_TIMEOUT)")
+	fs.DurationVar(&c.ReadTimeout, "read-timeout", c.ReadTimeout, "how long a client may take to send a whole request, body included (SCOREHUB_READ_TIMEOUT)")
+	fs.DurationVar(&c.WriteTimeout, "write-timeout", c.WriteTimeout, "how long answering a request may take from the end of its headers; 0 means no limit (SCOREHUB_WRITE_TIMEOUT)")
+	fs.DurationVar(&c.IdleTimeout, "idle-timeout", c.IdleTimeout, "how long an idle keep-alive connection is kept open (SCOREHUB_IDLE_TIMEOUT)")
 	fs.DurationVar(&c.JobRetention, "job-retention", c.JobRetention, "how long ended jobs and their results are kept (SCOREHUB_JOB_RETENTION)")
 	fs.DurationVar(&c.TokenValidity, "token-validity", c.TokenValidity, "how long an issued idToken is valid (SCOREHUB_TOKEN_VALIDITY)")
 	fs.StringVar(&c.UsersFile, "users", "", "htpasswd file of further users, bcrypt only (SCOREHUB_USERS)")
@@ -84,6 +107,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	fs.StringVar(&audience, "oidc-audience", "", "comma-separated audiences an access token must name (SCOREHUB_OIDC_AUDIENCE)")
 	fs.BoolVar(&c.OIDCInsecureHTTP, "oidc-insecure-http", false, "allow an http:// issuer that is not on loopback (SCOREHUB_OIDC_INSECURE_HTTP)")
 	fs.BoolVar(&c.Metrics, "metrics", c.Metrics, "serve Prometheus metrics at /metrics, without a token (SCOREHUB_METRICS)")
+	fs.StringVar(&c.DebugAddr, "debug-addr", "", "listen address of the profiling endpoints (/debug/pprof/), separate from -addr; off when empty (SCOREHUB_DEBUG_ADDR)")
 	fs.StringVar(&corsOrigins, "cors-origins", "", "comma-separated origins (https://app.example.com) whose pages may call the scoring endpoints; none by default (SCOREHUB_CORS_ORIGINS)")
 
 	// Environment first, so that flags parsed afterwards override it.
@@ -95,11 +119,14 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 		{"SCOREHUB_MAX_BODY", "max-body"}, {"SCOREHUB_MAX_ROWS", "max-rows"},
 		{"SCOREHUB_MAX_COLUMNS", "max-columns"}, {"SCOREHUB_TIMEOUT", "timeout"}, {"SCOREHUB_GRACE", "grace"},
 		{"SCOREHUB_JOB_RETENTION", "job-retention"},
+		{"SCOREHUB_READ_HEADER_TIMEOUT", "read-header-timeout"}, {"SCOREHUB_READ_TIMEOUT", "read-timeout"},
+		{"SCOREHUB_WRITE_TIMEOUT", "write-timeout"}, {"SCOREHUB_IDLE_TIMEOUT", "idle-timeout"},
 		{"SCOREHUB_TOKEN_VALIDITY", "token-validity"}, {"SCOREHUB_USERS", "users"},
 		{"SCOREHUB_OIDC_ISSUER", "oidc-issuer"}, {"SCOREHUB_OIDC_AUDIENCE", "oidc-audience"},
 		{"SCOREHUB_OIDC_INSECURE_HTTP", "oidc-insecure-http"},
 		{"SCOREHUB_CORS_ORIGINS", "cors-origins"},
 		{"SCOREHUB_METRICS", "metrics"},
+		{"SCOREHUB_DEBUG_ADDR", "debug-addr"},
 	}
 	for _, e := range env {
 		if v := getenv(e.name); v != "" {
@@ -150,6 +177,11 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	}
 	if c.Timeout <= 0 || c.Grace < 0 {
 		return c, errors.New("-timeout must be positive and -grace not negative")
+	}
+	// Zero would turn a read timeout off and let slow senders hold
+	// connections for ever: fail closed.
+	if c.ReadHeaderTimeout <= 0 || c.ReadTimeout <= 0 || c.IdleTimeout <= 0 || c.WriteTimeout < 0 {
+		return c, errors.New("-read-header-timeout, -read-timeout and -idle-timeout must be positive and -write-timeout not negative")
 	}
 	return c, nil
 }

@@ -26,7 +26,6 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
-	"time"
 
 	"github.com/scorehub/scorehub/internal/demo"
 	"github.com/scorehub/scorehub/management"
@@ -85,14 +84,24 @@ func runWith(ctx context.Context, args []string, getenv func(string) string, std
 	}
 	httpSrv := &http.Server{
 		Handler:           srv.handler,
-		ReadHeaderTimeout: 10 * time.Second,
-		ReadTimeout:       2 * time.Minute,
-		IdleTimeout:       2 * time.Minute,
+		ReadHeaderTimeout: cfg.ReadHeaderTimeout,
+		ReadTimeout:       cfg.ReadTimeout,
+		WriteTimeout:      cfg.WriteTimeout,
+		IdleTimeout:       cfg.IdleTimeout,
 		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
 	}
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- httpSrv.Serve(ln) }()
 
+	if cfg.DebugAddr != "" {
+		dbg, err := startDebug(cfg.DebugAddr, logger)
+		if err != nil {
+			httpSrv.Close()
+			return fmt.Errorf("debug address: %w", err)
+		}
+		defer dbg.Close()
+		fmt.Fprintf(stdout, "profiles (no token; keep this address private): http://%s/debug/pprof/\n", dbg.addr)
+	}
 	base := "http://" + ln.Addr().String()
 	printWelcome(stdout, base, cfg.Prefix)
 	if ready != nil {
@@ -273,7 +282,8 @@ func newServer(ctx context.Context, cfg config, getenv func(string) string, stdo
 		mux.Handle("GET "+metricsPath, metricsHandler)
 	}
 	mux.Handle("/", api)
-	return &server{handler: mux, reg: reg, store: store, jobs: jobs, jobStore: jobStore}, nil
+	// A path with dot segments is a JSON 404, not the mux's redirect.
+	return &server{handler: middleware.CleanPath(mux), reg: reg, store: store, jobs: jobs, jobStore: jobStore}, nil
 }
 
 // Close stops the jobs left (after a drain, none), then closes the stores.
