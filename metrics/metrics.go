@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -58,6 +59,7 @@ type Metrics struct {
 
 	reg        prometheus.Registerer
 	collectors []prometheus.Collector
+	endpoints  sync.Map // registry.EndpointRef -> *endpointSeries
 }
 
 var _ scoring.Observer = (*Metrics)(nil)
@@ -133,11 +135,57 @@ func (m *Metrics) Unregister() {
 // ObserveRequest counts one answered scoring request; it implements
 // [scoring.Observer]. Rows are counted for status 200 only.
 func (m *Metrics) ObserveRequest(ep registry.EndpointRef, status int, rows int, d time.Duration) {
-	m.requests.WithLabelValues(ep.Group, ep.Path, ep.Alias, statusLabel(status)).Inc()
-	m.duration.WithLabelValues(ep.Group, ep.Path, ep.Alias).Observe(d.Seconds())
+	s := m.series(ep)
+	s.requests(statusLabel(status)).Inc()
+	s.duration.Observe(d.Seconds())
 	if status == 200 && rows > 0 {
-		m.rows.WithLabelValues(ep.Group, ep.Path, ep.Alias).Add(float64(rows))
+		s.rowsCounter().Add(float64(rows))
 	}
+}
+
+// endpointSeries holds one endpoint's series, looked up once: finding a
+// series by its label values hashes and checks every value, which cost
+// more than the rest of the metrics together on every request.
+type endpointSeries struct {
+	ep       registry.EndpointRef
+	m        *Metrics
+	duration prometheus.Observer
+	byStatus sync.Map // status label -> prometheus.Counter
+
+	rowsOnce sync.Once // made at the first success, so that an endpoint without one exports no rows series
+	rows     prometheus.Counter
+}
+
+// series returns ep's series. They are kept for as long as the metrics:
+// the endpoints are names from the registry or [scoring.Unmatched], the
+// same set the exported series are kept for.
+func (m *Metrics) series(ep registry.EndpointRef) *endpointSeries {
+	if s, ok := m.endpoints.Load(ep); ok {
+		return s.(*endpointSeries)
+	}
+	s := &endpointSeries{
+		ep:       ep,
+		m:        m,
+		duration: m.duration.WithLabelValues(ep.Group, ep.Path, ep.Alias),
+	}
+	actual, _ := m.endpoints.LoadOrStore(ep, s)
+	return actual.(*endpointSeries)
+}
+
+// rowsCounter returns the counter of scored rows.
+func (s *endpointSeries) rowsCounter() prometheus.Counter {
+	s.rowsOnce.Do(func() { s.rows = s.m.rows.WithLabelValues(s.ep.Group, s.ep.Path, s.ep.Alias) })
+	return s.rows
+}
+
+// requests returns the counter of requests answered with the status label.
+func (s *endpointSeries) requests(status string) prometheus.Counter {
+	if c, ok := s.byStatus.Load(status); ok {
+		return c.(prometheus.Counter)
+	}
+	c := s.m.requests.WithLabelValues(s.ep.Group, s.ep.Path, s.ep.Alias, status)
+	s.byStatus.Store(status, c)
+	return c
 }
 
 // ObserveToken counts one request to a token route; pass it as
