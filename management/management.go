@@ -206,7 +206,7 @@ func New(cfg Config) (*Handler, error) {
 // ServeHTTP serves the management routes. A path with dot segments or
 // "//" is a JSON 404, where the mux would redirect to the cleaned path.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if !urlpath.Canonical(r.URL.EscapedPath()) {
+	if p, _ := urlpath.Sent(r.URL); !urlpath.Canonical(p) {
 		httperr.WriteError(w, errRouteNotFound)
 		return
 	}
@@ -397,17 +397,9 @@ func cleanPrefix(p string) (string, error) {
 	if p == "" {
 		return DefaultScoringPrefix, nil
 	}
-	if !strings.HasPrefix(p, "/") {
-		return "", fmt.Errorf("management: scoring prefix %q must start with /", p)
-	}
-	p = strings.TrimSuffix(p, "/")
-	if p == "" {
-		return "", nil
-	}
-	for _, seg := range strings.Split(p[1:], "/") {
-		if seg == "" || seg == "." || seg == ".." || strings.Trim(seg, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._~-") != "" {
-			return "", fmt.Errorf("management: scoring prefix %q: segment %q is empty, a dot segment, or has characters other than letters, digits, '.', '_', '-', '~'", p, seg)
-		}
+	p, err := urlpath.Prefix(p)
+	if err != nil {
+		return "", fmt.Errorf("management: scoring %w", err)
 	}
 	return p, nil
 }

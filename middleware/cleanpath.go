@@ -23,9 +23,11 @@ var errNotCanonical = httperr.New(http.StatusNotFound, httperr.TypeNotFound,
 // The middleware is safe for concurrent use.
 func CleanPath(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method != http.MethodConnect && !urlpath.Canonical(r.URL.EscapedPath()) {
-			httperr.WriteError(w, errNotCanonical)
-			return
+		if r.Method != http.MethodConnect {
+			if p, _ := urlpath.Sent(r.URL); !urlpath.Canonical(p) {
+				httperr.WriteError(w, errNotCanonical)
+				return
+			}
 		}
 		next.ServeHTTP(w, r)
 	})

@@ -194,7 +194,7 @@ var _ http.Handler = (*Handler)(nil)
 // ServeHTTP serves the token routes. A path with dot segments or "//" is
 // a JSON 404, where the mux would redirect to the cleaned path.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if !urlpath.Canonical(r.URL.EscapedPath()) {
+	if p, _ := urlpath.Sent(r.URL); !urlpath.Canonical(p) {
 		httperr.WriteError(w, httperr.New(http.StatusNotFound, httperr.TypeNotFound, "no such route"))
 		return
 	}

@@ -1,19 +1,59 @@
-// Package urlpath holds the one check of a request path's form shared by
-// the handlers that own an http.ServeMux (middleware.CleanPath, the
-// management API, the token service): a path the mux would answer with a
-// redirect to its cleaned form is refused with a JSON 404 instead.
+// Package urlpath holds the checks of paths shared by scorehub's handlers:
+// the form of a request path, for the handlers that own an http.ServeMux
+// (middleware.CleanPath, the management API, the token service), where a
+// path the mux would answer with a redirect to its cleaned form is refused
+// with a JSON 404 instead; and the form of a prefix a handler is mounted
+// under.
 package urlpath
 
 import (
+	"fmt"
+	"net/url"
 	"path"
 	"strings"
 )
 
-// Canonical reports whether p, a path as sent (URL.EscapedPath), is empty
+// Prefix checks a path prefix a handler is mounted under and returns it
+// without a trailing slash, "" for the root. It must start with "/"; each
+// segment must be non-empty, not a dot segment, and made of letters,
+// digits, '.', '_', '-' and '~' only, so that it reads the same escaped
+// and unescaped.
+func Prefix(p string) (string, error) {
+	if !strings.HasPrefix(p, "/") {
+		return "", fmt.Errorf("prefix %q must start with /", p)
+	}
+	p = strings.TrimSuffix(p, "/")
+	if p == "" {
+		return "", nil
+	}
+	for _, seg := range strings.Split(p[1:], "/") {
+		if seg == "" || seg == "." || seg == ".." || strings.Trim(seg, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._~-") != "" {
+			return "", fmt.Errorf("prefix %q: segment %q is empty, a dot segment, or has characters other than letters, digits, '.', '_', '-', '~'", p, seg)
+		}
+	}
+	return p, nil
+}
+
+// Canonical reports whether p, a path as sent (see [Sent]), is empty
 // or a path that path.Clean leaves as it is, a trailing slash allowed: it
 // has no "." or ".." segment and no empty segment ("//").
 func Canonical(p string) bool {
 	if p == "" {
+		return true
+	}
+	if p[0] == '/' {
+		// What path.Clean would check, without building its answer: this
+		// runs on every request.
+		for rest := p[1:]; rest != ""; {
+			seg, after, more := strings.Cut(rest, "/")
+			if seg == "" || seg == "." || seg == ".." {
+				return false
+			}
+			if !more {
+				break
+			}
+			rest = after
+		}
 		return true
 	}
 	c := path.Clean(p)
@@ -21,4 +61,17 @@ func Canonical(p string) bool {
 		c += "/"
 	}
 	return c == p
+}
+
+// Sent returns u's path as the client sent it as far as slashes and dots
+// go, which is what [Canonical] and the handlers' routing look at: the
+// escaped path when the request escaped anything the default encoding would
+// not, else the decoded path, which then escapes back to what was sent and
+// holds no slash or dot that was sent escaped. The second result reports
+// which: true for the escaped path.
+func Sent(u *url.URL) (string, bool) {
+	if u.RawPath == "" {
+		return u.Path, false
+	}
+	return u.EscapedPath(), true
 }
