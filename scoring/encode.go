@@ -46,6 +46,7 @@ type encoder struct {
 	res      []*registry.Column
 	keys     []byte        // `"name":` of every result column, back to back
 	keyEnd   []int         // where each result column's key ends in keys
+	keyNames []string      // the names keys holds, kept for the next response
 	replace  []replacement // result columns that take an input column's place, by input column
 	appended []int         // the other result columns, in result order
 }
@@ -73,12 +74,25 @@ func newEncoder(req *Request, result *registry.Table) (*encoder, error) {
 	}
 	e := &req.st.enc
 	*e = encoder{body: req.st.data, st: req.st,
-		res: e.res[:0], keys: e.keys[:0], keyEnd: e.keyEnd[:0], replace: e.replace[:0], appended: e.appended[:0]}
+		res: e.res[:0], keys: e.keys, keyEnd: e.keyEnd, keyNames: e.keyNames, replace: e.replace[:0], appended: e.appended[:0]}
+	// A process tends to return the same columns every time, their names
+	// the same strings, which compare at the cost of a pointer: the keys
+	// encoded for the last response of this state are then reused.
+	same := len(e.keyNames) == result.NumColumns()
+	for i := 0; same && i < len(e.keyNames); i++ {
+		same = e.keyNames[i] == result.Column(i).Name
+	}
+	if !same {
+		e.keys, e.keyEnd, e.keyNames = e.keys[:0], e.keyEnd[:0], e.keyNames[:0]
+	}
 	for i := range result.NumColumns() {
 		col := result.Column(i)
 		e.res = append(e.res, col)
-		e.keys = append(appendString(e.keys, col.Name), ':')
-		e.keyEnd = append(e.keyEnd, len(e.keys))
+		if !same {
+			e.keys = append(appendString(e.keys, col.Name), ':')
+			e.keyEnd = append(e.keyEnd, len(e.keys))
+			e.keyNames = append(e.keyNames, col.Name)
+		}
 		if in, ok := req.st.lookup(col.Name); ok {
 			e.replace = append(e.replace, replacement{in: in, res: i})
 		} else {

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -142,6 +143,34 @@ func TestHandlerEchoesInputsExactly(t *testing.T) {
 	}
 	if ct := w.Header().Get("Content-Type"); ct != "application/json" {
 		t.Errorf("Content-Type = %q", ct)
+	}
+}
+
+// TestHandlerResultNamesChange: a process whose result columns change
+// from one request to the next (here named by a macro) is answered with
+// the names of each request's own result, whatever the one before had.
+func TestHandlerResultNamesChange(t *testing.T) {
+	named := registry.ProcessFunc(func(_ context.Context, in registry.Input) (*registry.Table, error) {
+		names := strings.Split(in.Macros["names"], ",")
+		cols := make([]registry.Column, len(names))
+		for i, n := range names {
+			cols[i] = registry.NumberColumn(n, []float64{float64(i)}, nil)
+		}
+		return registry.NewTable(1, cols...)
+	})
+	f := newFixture(t, scoring.Config{}, registry.ProcessInfo{Name: "named", Process: named})
+	for _, names := range []string{"p,q", "p,q", "p,r", "r", "p,q", "q,p", `a\"b,q`} {
+		w := f.post("named", "names="+url.QueryEscape(names), `{"data":[{"x":1}]}`)
+		var want strings.Builder
+		want.WriteString(`{"data":[{"x":1`)
+		for i, n := range strings.Split(names, ",") {
+			b, _ := json.Marshal(n)
+			fmt.Fprintf(&want, ",%s:%d", b, i)
+		}
+		want.WriteString("}]}\n")
+		if w.Code != http.StatusOK || w.Body.String() != want.String() {
+			t.Errorf("names %q: %d %s, want %s", names, w.Code, w.Body, want.String())
+		}
 	}
 }
 
