@@ -34,6 +34,14 @@ type ProcessInfo struct {
 	Sample json.RawMessage
 	// Process scores requests. It must not be nil.
 	Process Process
+	// Prompt promises that Process only computes: it does not wait on the
+	// network, a disk, a lock held long or another goroutine, and it
+	// returns within moments of its context ending. The scoring handler
+	// then runs it on the request's own goroutine instead of handing it to
+	// a worker goroutine, which is a large part of the cost of a small
+	// request. A process that breaks the promise holds its request past
+	// the endpoint's timeout: the 504 is sent only when Score returns.
+	Prompt bool
 }
 
 // Catalog is the set of processes the host program registers by name. It is

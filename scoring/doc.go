@@ -40,14 +40,19 @@
 // answered with {"data":[]} without running the process.
 //
 // The endpoint's timeout (or Config.DefaultTimeout) covers the whole
-// execution, the wait for a queue slot included. The client is answered when
-// it passes, even by a process that does not heed its context; such a
-// process keeps its queue slot until it returns. A client that disconnects
-// cancels the process's context.
+// execution, the wait for a queue slot included. A process runs on a worker
+// goroutine, so that the client is answered when the timeout passes even by
+// a process that does not heed its context; such a process keeps its queue
+// slot until it returns. A process the catalog marks
+// [registry.ProcessInfo].Prompt runs on the request's goroutine instead,
+// which saves the hand-off, and is trusted to return soon after its context
+// ends. A client that disconnects cancels the process's context.
 //
 // The handler matches paths itself rather than through an http.ServeMux:
 // each segment is unescaped and checked with [registry.ValidName], so "..",
-// "." or an escaped slash is a 404, never a redirect or a lookup.
+// "." or an escaped slash is a 404, never a redirect or a lookup. Mount it
+// with http.StripPrefix, or set [Config.Prefix] and it strips the prefix
+// itself, without copying the request.
 //
 // # Errors
 //

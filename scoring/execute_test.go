@@ -3,6 +3,7 @@ package scoring_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -72,6 +73,12 @@ func TestHandlerClientLeavesWhileQueued(t *testing.T) {
 // context, earlier than the endpoint's timeout, bounds the execution: the
 // process sees it, the client gets 504 and the queue counts a timeout.
 func TestHandlerRequestDeadline(t *testing.T) {
+	for _, prompt := range []bool{false, true} {
+		t.Run(fmt.Sprintf("prompt=%v", prompt), func(t *testing.T) { testRequestDeadline(t, prompt) })
+	}
+}
+
+func testRequestDeadline(t *testing.T, prompt bool) {
 	seen := make(chan time.Time, 1)
 	stop := make(chan struct{}) // ends the process should the deadline not
 	p := registry.ProcessFunc(func(ctx context.Context, _ registry.Input) (*registry.Table, error) {
@@ -84,7 +91,7 @@ func TestHandlerRequestDeadline(t *testing.T) {
 			return nil, errors.New("stopped by the test")
 		}
 	})
-	f := newFixture(t, scoring.Config{DefaultTimeout: time.Hour}, registry.ProcessInfo{Name: "wait", Process: p})
+	f := newFixture(t, scoring.Config{DefaultTimeout: time.Hour}, registry.ProcessInfo{Name: "wait", Process: p, Prompt: prompt})
 	deadline := time.Now().Add(50 * time.Millisecond)
 	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx, cancel := context.WithDeadline(r.Context(), deadline)

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/scorehub/scorehub/internal/httperr"
+	"github.com/scorehub/scorehub/internal/urlpath"
 	"github.com/scorehub/scorehub/registry"
 )
 
@@ -64,13 +65,22 @@ type Config struct {
 	// Observer, when not nil, is told about every request once it is
 	// answered; see [Observer]. nil means none, at no cost per request.
 	Observer Observer
+
+	// Prefix is the path the handler is mounted under, such as /webapi,
+	// which it then strips itself: mount it at Prefix+"/" without
+	// http.StripPrefix, and save the copy of every request that makes.
+	// Empty means the handler sees paths from the root, either because it
+	// is mounted there or because http.StripPrefix removed the prefix.
+	// Each segment is made of letters, digits, '.', '_', '-' and '~'.
+	Prefix string
 }
 
 // Handler is the scoring endpoint handler:
 //
 //	POST /{group}/api/v1/services/{path}/{alias}
 //
-// relative to where it is mounted; mount it with http.StripPrefix. Every
+// under [Config.Prefix], or relative to where it is mounted with
+// http.StripPrefix. Every
 // other method on such a path is a 405 and every other path a 404, both as
 // JSON errors. It is safe for concurrent use.
 type Handler struct {
@@ -82,6 +92,7 @@ type Handler struct {
 	authorize      func(*http.Request, registry.AuthPolicy) error
 	log            *slog.Logger
 	observer       Observer
+	prefix         string
 
 	states statePool
 	bufs   sync.Pool  // *[]byte response buffers
@@ -103,6 +114,12 @@ func New(cfg Config) (*Handler, error) {
 	if cfg.DefaultTimeout < 0 || cfg.RetryAfter < 0 {
 		return nil, errors.New("scoring: Config.DefaultTimeout and Config.RetryAfter must not be negative")
 	}
+	prefix := ""
+	if cfg.Prefix != "" {
+		if prefix, err = urlpath.Prefix(cfg.Prefix); err != nil {
+			return nil, fmt.Errorf("scoring: Config.Prefix: %w", err)
+		}
+	}
 	q := cfg.Queues
 	if q == nil {
 		if q, err = NewQueues(cfg.Registry); err != nil {
@@ -120,6 +137,7 @@ func New(cfg Config) (*Handler, error) {
 		authorize:      cfg.Authorize,
 		log:            cfg.Logger,
 		observer:       cfg.Observer,
+		prefix:         prefix,
 		work:           make(chan *call),
 	}
 	if h.defaultTimeout == 0 {
@@ -153,7 +171,12 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // serve answers r, recording what o needs when o is not nil.
 func (h *Handler) serve(w http.ResponseWriter, r *http.Request, o *observation) {
-	group, path, alias, ok := parseRoute(r.URL.EscapedPath())
+	var group, path, alias string
+	p, escaped := urlpath.Sent(r.URL)
+	p, ok := strings.CutPrefix(p, h.prefix)
+	if ok {
+		group, path, alias, ok = parseRoute(p, escaped)
+	}
 	if !ok {
 		h.fail(w, r, o, errRouteNotFound)
 		return
@@ -277,17 +300,15 @@ type call struct {
 }
 
 // execute runs the target's process on a slot of its queue under the
-// endpoint's timeout, which covers the wait for the slot. When the deadline
-// passes or the client leaves, it returns at once; a process that does not
-// heed its context keeps its slot until it returns.
+// endpoint's timeout, which covers the wait for the slot.
 //
-// The execution's context has the request's values and the earlier of the
-// request's deadline and the endpoint's timeout, but it is not derived from
-// the request's context: a child context registers with its parent, which
-// costs every request a map and a lock in net/http's context, the largest
-// item of one-row requests' profiles after decoding. This goroutine waits
-// for the execution anyway, so it watches the request itself and cancels
-// the execution when the client leaves.
+// A process the catalog marks Prompt runs on this goroutine, and its
+// context tells it when the client leaves. Any other runs on a worker,
+// so that when the deadline passes or the client leaves execute returns at
+// once; a process that does not heed its context keeps its slot until it
+// returns. The execution's context has the request's values and the
+// earlier of the request's deadline and the endpoint's timeout (see
+// [execContext] for why it is not derived from the request's context).
 func (h *Handler) execute(req context.Context, target registry.Target, in registry.Input) (*registry.Table, error) {
 	timeout := target.Endpoint.Timeout
 	if timeout <= 0 {
@@ -297,11 +318,17 @@ func (h *Handler) execute(req context.Context, target registry.Target, in regist
 	if d, ok := req.Deadline(); ok && d.Before(deadline) {
 		deadline = d
 	}
-	ctx, cancel := context.WithDeadline(context.WithoutCancel(req), deadline)
-	defer cancel()
+	prompt := target.Process.Prompt
+	// A worker's execution is watched: the loop below cancels it when the
+	// client leaves.
+	ctx := newExecContext(req, deadline, !prompt)
+	defer ctx.release()
 	slot, err := h.queues.acquire(ctx, req, target.Endpoint.QueueName())
 	if err != nil {
 		return nil, err
+	}
+	if prompt {
+		return h.runProcess(ctx, slot, target.Process, in)
 	}
 	c, _ := h.calls.Get().(*call)
 	if c == nil {
@@ -319,7 +346,7 @@ func (h *Handler) execute(req context.Context, target registry.Target, in regist
 			if errors.Is(req.Err(), context.DeadlineExceeded) {
 				continue // ctx has that deadline too and ends with it
 			}
-			cancel() // the client left: the process hears of it
+			ctx.cancel(context.Canceled) // the client left: the process hears of it
 		case <-ctx.Done():
 		}
 		select {
@@ -381,32 +408,33 @@ func (h *Handler) finish(c *call) (*registry.Table, error) {
 	return result, err
 }
 
-// run calls the process, checks its result and releases the slot. It turns
-// a panic into an error, after logging it with its stack.
+// run runs the call's process on the worker and signals its outcome.
 func (c *call) run() {
-	var (
-		result *registry.Table
-		err    error
-	)
+	c.result, c.err = c.h.runProcess(c.ctx, c.slot, c.p, c.in)
+	c.done <- struct{}{}
+}
+
+// runProcess calls the process, checks its result and releases the slot.
+// It turns a panic into an error, after logging it with its stack.
+func (h *Handler) runProcess(ctx context.Context, slot *Slot, p registry.ProcessInfo, in registry.Input) (result *registry.Table, err error) {
 	defer func() {
 		if v := recover(); v != nil {
-			c.h.log.ErrorContext(c.ctx, "scoring: process panicked", "process", c.p.Name, "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
-			err = fmt.Errorf("scoring: process %q panicked: %v", c.p.Name, v)
+			h.log.ErrorContext(ctx, "scoring: process panicked", "process", p.Name, "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
+			err = fmt.Errorf("scoring: process %q panicked: %v", p.Name, v)
 		}
-		err = processError(c.ctx, c.p.Name, err)
+		err = processError(ctx, p.Name, err)
 		if err != nil {
 			result = nil
 		}
-		c.slot.Release(err)
-		c.result, c.err = result, err
-		c.done <- struct{}{}
+		slot.Release(err)
 	}()
-	result, err = c.p.Process.Score(c.ctx, c.in)
+	result, err = p.Process.Score(ctx, in)
 	if err == nil {
-		if cerr := checkResult(c.in.Table.Rows(), result); cerr != nil {
-			err = fmt.Errorf("scoring: process %q: %w", c.p.Name, cerr)
+		if cerr := checkResult(in.Table.Rows(), result); cerr != nil {
+			err = fmt.Errorf("scoring: process %q: %w", p.Name, cerr)
 		}
 	}
+	return result, err
 }
 
 // processError decides what a process's error means: the context's error
@@ -507,11 +535,11 @@ func (h *Handler) fail(w http.ResponseWriter, r *http.Request, o *observation, e
 	httperr.Write(w, r, h.log, e)
 }
 
-// parseRoute splits an escaped path /{group}/api/v1/services/{path}/{alias}
-// and unescapes the names. It reports false for any other shape and for a
-// name that is not valid once unescaped (so "%2F" and ".." never reach a
-// lookup).
-func parseRoute(p string) (group, path, alias string, ok bool) {
+// parseRoute splits a path /{group}/api/v1/services/{path}/{alias} and,
+// when it is escaped, unescapes the names. It reports false for any other
+// shape and for a name that is not valid once unescaped (so "%2F" and ".."
+// never reach a lookup).
+func parseRoute(p string, escaped bool) (group, path, alias string, ok bool) {
 	rest, ok := strings.CutPrefix(p, "/")
 	if !ok {
 		return "", "", "", false
@@ -528,7 +556,7 @@ func parseRoute(p string) (group, path, alias string, ok bool) {
 		return "", "", "", false
 	}
 	for _, s := range []*string{&group, &path, &alias} {
-		if strings.IndexByte(*s, '%') >= 0 {
+		if escaped && strings.IndexByte(*s, '%') >= 0 {
 			u, err := url.PathUnescape(*s)
 			if err != nil {
 				return "", "", "", false

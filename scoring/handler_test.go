@@ -53,6 +53,8 @@ func TestHandlerRoutes(t *testing.T) {
 		{"dot", "POST", "/DEFAULT/api/v1/services/demo/.", apiError{Status: 404, Type: "not_found"}},
 		{"a leading dash", "POST", "/-DEFAULT/api/v1/services/demo/echo", apiError{Status: 404, Type: "not_found"}},
 		{"a space", "POST", "/DEFAULT/api/v1/services/de%20mo/echo", apiError{Status: 404, Type: "not_found"}},
+		{"an escaped percent sign", "POST", "/DEFAULT/api/v1/services/de%25mo/echo", apiError{Status: 404, Type: "not_found"}},
+		{"an escaped percent sign before hex digits", "POST", "/DEFAULT/api/v1/services/de%2565mo/echo", apiError{Status: 404, Type: "not_found"}},
 		{"a name too long", "POST", "/DEFAULT/api/v1/services/" + long + "/echo", apiError{Status: 404, Type: "not_found"}},
 		{"an unknown group", "POST", "/other/api/v1/services/demo/echo", apiError{Status: 404, Type: "not_found"}},
 		{"an unknown deployment", "POST", "/DEFAULT/api/v1/services/other/echo", apiError{Status: 404, Type: "not_found"}},
@@ -78,26 +80,43 @@ func TestHandlerRoutes(t *testing.T) {
 	}
 }
 
+// TestHandlerMountedUnderPrefix: behind http.StripPrefix or with
+// Config.Prefix, the handler answers under the prefix only, and an escaped
+// slash in a name is a 404 either way.
 func TestHandlerMountedUnderPrefix(t *testing.T) {
-	f := newFixture(t, scoring.Config{}, registry.ProcessInfo{Name: "echo", Process: echo})
-	mux := http.NewServeMux()
-	mux.Handle("/webapi/", http.StripPrefix("/webapi", f.h))
-	srv := httptest.NewServer(mux)
-	defer srv.Close()
-	for target, want := range map[string]int{
-		"/webapi/DEFAULT/api/v1/services/demo/echo":        200,
-		"/webapi/DEFAULT/api/v1/services/de%2Fmo/echo":     404,
-		"/webapi/DEFAULT/api/v1/services/demo%2Fecho/echo": 404,
-		"/DEFAULT/api/v1/services/demo/echo":               404,
-	} {
-		resp, err := http.Post(srv.URL+target, "application/json", strings.NewReader(`{"data":[{"a":1}]}`))
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
-		if resp.StatusCode != want {
-			t.Errorf("POST %s: %d, want %d", target, resp.StatusCode, want)
-		}
+	for _, own := range []bool{false, true} {
+		t.Run(fmt.Sprintf("Config.Prefix=%v", own), func(t *testing.T) {
+			cfg := scoring.Config{}
+			if own {
+				cfg.Prefix = "/webapi/"
+			}
+			f := newFixture(t, cfg, registry.ProcessInfo{Name: "echo", Process: echo})
+			mux := http.NewServeMux()
+			if own {
+				mux.Handle("/", f.h) // sees every path, as a handler mounted at the root
+			} else {
+				mux.Handle("/webapi/", http.StripPrefix("/webapi", f.h))
+			}
+			srv := httptest.NewServer(mux)
+			defer srv.Close()
+			for target, want := range map[string]int{
+				"/webapi/DEFAULT/api/v1/services/demo/echo":        200,
+				"/webapi/DEFAULT/api/v1/services/de%2Fmo/echo":     404,
+				"/webapi/DEFAULT/api/v1/services/demo%2Fecho/echo": 404,
+				"/DEFAULT/api/v1/services/demo/echo":               404,
+				"/webapiDEFAULT/api/v1/services/demo/echo":         404,
+				"/webap%69/DEFAULT/api/v1/services/demo/echo":      404,
+			} {
+				resp, err := http.Post(srv.URL+target, "application/json", strings.NewReader(`{"data":[{"a":1}]}`))
+				if err != nil {
+					t.Fatal(err)
+				}
+				resp.Body.Close()
+				if resp.StatusCode != want {
+					t.Errorf("POST %s: %d, want %d", target, resp.StatusCode, want)
+				}
+			}
+		})
 	}
 }
 
@@ -382,7 +401,20 @@ func TestHandlerProcessFailures(t *testing.T) {
 			return nil, fmt.Errorf("checking input: %w", &scoring.Error{Status: 422, Type: "unknown_category", Message: "the category is unknown", Pointer: "/data/1/cat"})
 		})},
 	}
-	f := newFixture(t, scoring.Config{}, procs...)
+	for _, prompt := range []bool{false, true} {
+		t.Run(fmt.Sprintf("prompt=%v", prompt), func(t *testing.T) {
+			for i := range procs {
+				procs[i].Prompt = prompt
+			}
+			testProcessFailures(t, newFixture(t, scoring.Config{}, procs...))
+		})
+	}
+}
+
+// testProcessFailures checks the answers to the processes of
+// TestHandlerProcessFailures, run on a worker or on the request's
+// goroutine.
+func testProcessFailures(t *testing.T, f *fixture) {
 	internal := apiError{Status: 500, Type: "internal_error", Message: "internal error"}
 	tests := []struct {
 		alias string
@@ -454,6 +486,66 @@ func TestHandlerTimeout(t *testing.T) {
 	st, _ = f.h.Queues().Stat(registry.DefaultQueue)
 	if st.TimedOut != 2 || st.Completed != 0 {
 		t.Errorf("figures %+v, want 2 timed out", st)
+	}
+}
+
+// TestHandlerPromptTimeout: a process marked Prompt hears of the deadline
+// by Err as well as by Done and is answered 504; one that breaks the
+// promise by ignoring its context holds the answer until it returns.
+func TestHandlerPromptTimeout(t *testing.T) {
+	release := make(chan struct{})
+	returned := make(chan struct{})
+	procs := []registry.ProcessInfo{
+		{Name: "waits", Prompt: true, Process: registry.ProcessFunc(func(ctx context.Context, _ registry.Input) (*registry.Table, error) {
+			<-ctx.Done()
+			return nil, ctx.Err()
+		})},
+		{Name: "polls", Prompt: true, Process: registry.ProcessFunc(func(ctx context.Context, _ registry.Input) (*registry.Table, error) {
+			for ctx.Err() == nil {
+				time.Sleep(time.Millisecond)
+			}
+			return nil, ctx.Err()
+		})},
+		{Name: "ignores", Prompt: true, Process: registry.ProcessFunc(func(_ context.Context, in registry.Input) (*registry.Table, error) {
+			<-release
+			defer close(returned)
+			return registry.NewTable(in.Table.Rows())
+		})},
+	}
+	f := newFixture(t, scoring.Config{DefaultTimeout: 20 * time.Millisecond}, procs...)
+	for _, alias := range []string{"waits", "polls"} {
+		t.Run(alias, func(t *testing.T) {
+			got := errorOf(t, f.post(alias, "", `{"data":[{"a":1}]}`))
+			if got.Status != 504 || got.Type != "timeout" {
+				t.Errorf("answer %+v, want 504 timeout", got)
+			}
+		})
+	}
+	answer := make(chan apiError, 1)
+	go func() { answer <- errorOf(t, f.post("ignores", "", `{"data":[{"a":1}]}`)) }()
+	waitFor(t, "the ignoring process to pass its deadline", func() bool {
+		st, _ := f.h.Queues().Stat(registry.DefaultQueue)
+		return st.Running == 1
+	})
+	time.Sleep(40 * time.Millisecond) // past the 20 ms timeout
+	select {
+	case got := <-answer:
+		t.Fatalf("answered %+v before the prompt process returned", got)
+	default:
+	}
+	close(release)
+	got := <-answer
+	select {
+	case <-returned:
+	default:
+		t.Error("answered before the process returned")
+	}
+	if got.Status != 504 || got.Type != "timeout" {
+		t.Errorf("answer %+v, want 504 timeout", got)
+	}
+	st, _ := f.h.Queues().Stat(registry.DefaultQueue)
+	if st.TimedOut != 3 || st.Running != 0 {
+		t.Errorf("figures %+v, want 3 timed out, none running", st)
 	}
 }
 
@@ -530,16 +622,39 @@ func TestHandlerQueueFull(t *testing.T) {
 	}
 }
 
+// TestHandlerClientDisconnectCancelsTheProcess: when the client leaves, the
+// process's context ends with context.Canceled, whether the process waits
+// on Done or polls Err, on a worker or on the request's goroutine.
 func TestHandlerClientDisconnectCancelsTheProcess(t *testing.T) {
+	waits := func(ctx context.Context) error {
+		<-ctx.Done()
+		return ctx.Err()
+	}
+	polls := func(ctx context.Context) error {
+		for ctx.Err() == nil {
+			time.Sleep(time.Millisecond)
+		}
+		return ctx.Err()
+	}
+	for _, prompt := range []bool{false, true} {
+		for name, wait := range map[string]func(context.Context) error{"Done": waits, "Err": polls} {
+			t.Run(fmt.Sprintf("prompt=%v/%s", prompt, name), func(t *testing.T) {
+				testClientDisconnect(t, prompt, wait)
+			})
+		}
+	}
+}
+
+func testClientDisconnect(t *testing.T, prompt bool, wait func(context.Context) error) {
 	started := make(chan struct{})
 	cause := make(chan error, 1)
 	p := registry.ProcessFunc(func(ctx context.Context, in registry.Input) (*registry.Table, error) {
 		close(started)
-		<-ctx.Done()
-		cause <- ctx.Err()
-		return nil, ctx.Err()
+		err := wait(ctx)
+		cause <- err
+		return nil, err
 	})
-	f := newFixture(t, scoring.Config{DefaultTimeout: time.Hour}, registry.ProcessInfo{Name: "wait", Process: p})
+	f := newFixture(t, scoring.Config{DefaultTimeout: time.Hour}, registry.ProcessInfo{Name: "wait", Process: p, Prompt: prompt})
 	srv := httptest.NewServer(f.h)
 	defer srv.Close()
 
@@ -707,6 +822,9 @@ func TestNewRefusesIncompleteConfig(t *testing.T) {
 		"negative limit":             {Registry: f.reg, Limits: scoring.Limits{MaxRows: -1}},
 		"body limit over 4 GiB":      {Registry: f.reg, Limits: scoring.Limits{MaxBodyBytes: 1 << 40}},
 		"queues of another registry": {Registry: f.reg, Queues: other.h.Queues()},
+		"relative prefix":            {Registry: f.reg, Prefix: "webapi"},
+		"prefix with a dot segment":  {Registry: f.reg, Prefix: "/webapi/.."},
+		"prefix to escape":           {Registry: f.reg, Prefix: "/web api"},
 	}
 	for name, cfg := range tests {
 		t.Run(name, func(t *testing.T) {

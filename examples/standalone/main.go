@@ -246,6 +246,7 @@ func newServer(ctx context.Context, cfg config, getenv func(string) string, stdo
 		DefaultTimeout: cfg.Timeout,
 		Logger:         logger,
 		Observer:       observer,
+		Prefix:         cfg.Prefix,
 	})
 	if err != nil {
 		return nil, err
@@ -274,16 +275,28 @@ func newServer(ctx context.Context, cfg config, getenv func(string) string, stdo
 	if err != nil {
 		return nil, err
 	}
+	scoringRoutes := cors(scorer) // the handler strips cfg.Prefix itself
 	mux := http.NewServeMux()
-	mux.Handle(cfg.Prefix+"/", http.StripPrefix(cfg.Prefix, cors(scorer)))
+	mux.Handle(cfg.Prefix+"/", scoringRoutes)
 	mux.Handle("/api/rest/", authn.handler)
 	mux.Handle(uiPath, http.StripPrefix(strings.TrimSuffix(uiPath, "/"), page)) // the mux sends /ui to /ui/
 	if metricsHandler != nil {
 		mux.Handle("GET "+metricsPath, metricsHandler)
 	}
 	mux.Handle("/", api)
+	// Scoring requests, the ones that come by the thousand, go straight to
+	// the scoring routes: the mux would send them there too, after a
+	// pattern match that costs a twentieth of a one-row request.
+	scoringPath := cfg.Prefix + "/"
+	routes := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasPrefix(r.URL.Path, scoringPath) {
+			scoringRoutes.ServeHTTP(w, r)
+			return
+		}
+		mux.ServeHTTP(w, r)
+	})
 	// A path with dot segments is a JSON 404, not the mux's redirect.
-	return &server{handler: middleware.CleanPath(mux), reg: reg, store: store, jobs: jobs, jobStore: jobStore}, nil
+	return &server{handler: middleware.CleanPath(routes), reg: reg, store: store, jobs: jobs, jobStore: jobStore}, nil
 }
 
 // Close stops the jobs left (after a drain, none), then closes the stores.

@@ -125,5 +125,6 @@ func Iris() (registry.ProcessInfo, error) {
 		Output:      output,
 		Sample:      []byte(irisSample),
 		Process:     proc,
+		Prompt:      true, // arithmetic only, and it checks ctx every 4096 rows
 	}, nil
 }
