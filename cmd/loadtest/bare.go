@@ -1,10 +1,16 @@
 package main
 
 import (
+	"bytes"
+	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"os"
+	"os/exec"
 	"strconv"
 	"time"
 )
@@ -31,7 +37,7 @@ func bareHandler(responses map[string][]byte) http.Handler {
 }
 
 // bareServer is the bare handler served on a loopback port of this
-// process.
+// process: in the harness, or in the bare process.
 type bareServer struct {
 	srv  *http.Server
 	base string
@@ -60,4 +66,50 @@ func (b *bareServer) Close() error {
 		err = errors.Join(err, serr)
 	}
 	return err
+}
+
+// bareProcessEnv, set in the environment, makes this program the bare
+// handler's own process instead of the harness: it reads the responses
+// from standard input, a JSON object of the bodies by path, serves them on
+// a free loopback port, says where on standard output and serves until
+// SIGINT or SIGTERM. The harness starts itself so.
+const bareProcessEnv = "SCOREHUB_LOADTEST_BARE_PROCESS"
+
+// bareListening starts the line the bare process prints once it accepts
+// connections, followed by its base URL.
+const bareListening = "bare handler listening on "
+
+// serveBareProcess is the bare process's main: it serves until ctx ends.
+func serveBareProcess(ctx context.Context, stdin io.Reader, stdout io.Writer) error {
+	var responses map[string][]byte
+	if err := json.NewDecoder(stdin).Decode(&responses); err != nil {
+		return fmt.Errorf("loadtest: bare process: read the responses: %w", err)
+	}
+	srv, err := startBare(bareHandler(responses))
+	if err != nil {
+		return fmt.Errorf("loadtest: bare process: %w", err)
+	}
+	if _, err := fmt.Fprintf(stdout, "%s%s\n", bareListening, srv.base); err != nil {
+		srv.Close()
+		return err
+	}
+	<-ctx.Done()
+	return srv.Close()
+}
+
+// startBareProcess starts this program again as the bare process, serving
+// responses, and waits, at most timeout, until it listens.
+func startBareProcess(ctx context.Context, responses map[string][]byte, timeout time.Duration) (*serverProc, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, fmt.Errorf("loadtest: bare process: %w", err)
+	}
+	b, err := json.Marshal(responses)
+	if err != nil {
+		return nil, fmt.Errorf("loadtest: bare process: %w", err)
+	}
+	cmd := exec.Command(exe)
+	cmd.Env = append(os.Environ(), bareProcessEnv+"=1")
+	cmd.Stdin = bytes.NewReader(b)
+	return startProcess(ctx, cmd, bareListening, timeout)
 }

@@ -20,6 +20,13 @@ import (
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	if os.Getenv(bareProcessEnv) != "" {
+		if err := serveBareProcess(ctx, os.Stdin, os.Stdout); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		return
+	}
 	if err := run(ctx, os.Args[1:], os.Stdout, os.Stderr); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			os.Exit(0)
@@ -42,8 +49,20 @@ type config struct {
 	ServerURL   string
 	ModuleDir   string
 	Path        string
+	Bare        string // where the bare handler runs: bareProcess or bareHarness
 	JSON        bool
 }
+
+// Where the bare handler runs.
+const (
+	// bareProcess is a process of its own, as the scoring server has: the
+	// two ceilings compare like with like.
+	bareProcess = "process"
+	// bareHarness is the harness's process, where the bare handler shares
+	// the clients' Go runtime and spares the process boundary the scoring
+	// server pays.
+	bareHarness = "harness"
+)
 
 // Bounds of the flags, so that a typo cannot start a run that never ends
 // or exhausts the machine.
@@ -63,6 +82,7 @@ func parseConfig(args []string, stderr io.Writer) (config, error) {
 		MaxRequests: 10_000_000,
 		ModuleDir:   ".",
 		Path:        "/webapi/DEFAULT/api/v1/services/iris/classify",
+		Bare:        bareProcess,
 	}
 	rows := "1,100"
 	fs := flag.NewFlagSet("loadtest", flag.ContinueOnError)
@@ -78,6 +98,7 @@ func parseConfig(args []string, stderr io.Writer) (config, error) {
 	fs.StringVar(&c.ServerURL, "server-url", "", "base URL of a server that is already running, instead of starting one")
 	fs.StringVar(&c.ModuleDir, "module", c.ModuleDir, "the scorehub module's directory, where the server is built")
 	fs.StringVar(&c.Path, "path", c.Path, "path of the scoring endpoint on the server")
+	fs.StringVar(&c.Bare, "bare", c.Bare, "where the bare handler runs: \"process\", a process of its own like the scoring server, or \"harness\", this one")
 	fs.BoolVar(&c.JSON, "json", false, "write the report as JSON")
 	if err := fs.Parse(args); err != nil {
 		return c, err
@@ -105,6 +126,8 @@ func parseConfig(args []string, stderr io.Writer) (config, error) {
 		return c, errors.New("loadtest: give -server-bin or -server-url, not both")
 	case !strings.HasPrefix(c.Path, "/"):
 		return c, fmt.Errorf("loadtest: -path %q must start with /", c.Path)
+	case c.Bare != bareProcess && c.Bare != bareHarness:
+		return c, fmt.Errorf("loadtest: -bare %q must be %q or %q", c.Bare, bareProcess, bareHarness)
 	}
 	return c, nil
 }
@@ -142,22 +165,26 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (err erro
 		}
 		responses[barePath(rows)] = resp
 	}
-	bare, err := startBare(bareHandler(responses))
+	bareBase, barePID, stopBare, err := bareUnderTest(ctx, cfg, responses)
 	if err != nil {
-		return fmt.Errorf("loadtest: bare handler: %w", err)
+		return err
 	}
-	defer bare.Close()
+	defer func() {
+		if serr := stopBare(); serr != nil {
+			fmt.Fprintln(stderr, serr)
+		}
+	}()
 	bareClient := newClient(cfg.Clients, cfg.Timeout)
 	defer bareClient.CloseIdleConnections()
 
 	rep := report{
 		Machine: currentMachine(), Clients: cfg.Clients, Rounds: cfg.Rounds,
 		Duration: cfg.Duration.String(), Warmup: cfg.Warmup.String(),
-		ScoringURL: base + cfg.Path, BareURL: bare.base + "/bare/{rows}",
+		ScoringURL: base + cfg.Path, BareURL: bareBase + "/bare/{rows}", Bare: cfg.Bare,
 	}
 	for _, rows := range cfg.Rows {
 		st := target{url: base + cfg.Path, body: irisBody(rows)}
-		bt := target{url: bare.base + barePath(rows), body: st.body}
+		bt := target{url: bareBase + barePath(rows), body: st.body}
 		fmt.Fprintf(stderr, "loadtest: %d-row requests: %v warm-up each, then %d rounds of %v scoring and as many requests bare\n",
 			rows, cfg.Warmup, cfg.Rounds, cfg.Duration)
 		warm(ctx, client, st, cfg)
@@ -168,7 +195,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (err erro
 		// rounds' ratios, which one disturbed round does not move.
 		var scoredAll, bareAll result
 		ra := ratio{Rows: rows}
-		meter := cpuMeter{serverPID: pid}
+		meter, bareMeter := cpuMeter{serverPID: pid}, cpuMeter{serverPID: barePID}
 		for round := range cfg.Rounds {
 			s0 := meter.sample()
 			r := drive(ctx, client, st, cfg.Clients, bounds{duration: cfg.Duration, requests: cfg.MaxRequests})
@@ -182,10 +209,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (err erro
 				return fmt.Errorf("%w: scoring, %d rows, round %d", errNoRequests, rows, round+1)
 			}
 			// As many requests as scoring sent; the time cap only guards
-			// against a bare run that stalls.
+			// against a bare run that stalls. The scoring server idles
+			// meanwhile: its time is not the bare run's.
+			b0 := bareMeter.sample()
 			b := drive(ctx, bareClient, bt, cfg.Clients, bounds{duration: 4*cfg.Duration + 10*time.Second, requests: sent})
-			b.cpu = s1.until(meter.sample())
-			b.cpu.server = -1 // the scoring server idles meanwhile; its time is not the bare run's
+			b.cpu = b0.until(bareMeter.sample())
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
@@ -201,8 +229,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (err erro
 			ra.Target = targetRatio
 		}
 		scored, ceiling := summarize("scoring", rows, cfg.Clients, scoredAll), summarize("bare", rows, cfg.Clients, bareAll)
-		if scored.HarnessCPU > 0 && scored.ServerCPU > 0 && ceiling.HarnessCPU > 0 {
-			ra.CPURatio = ceiling.HarnessCPU / (scored.HarnessCPU + scored.ServerCPU)
+		if scored.HarnessCPU > 0 && scored.ServerCPU > 0 && ceiling.HarnessCPU > 0 && (cfg.Bare == bareHarness || ceiling.ServerCPU > 0) {
+			ra.CPURatio = (ceiling.HarnessCPU + ceiling.ServerCPU) / (scored.HarnessCPU + scored.ServerCPU)
 		}
 		rep.Scenarios = append(rep.Scenarios, scored, ceiling)
 		rep.Ratios = append(rep.Ratios, ra)
@@ -258,6 +286,24 @@ func serverUnderTest(ctx context.Context, cfg config, stderr io.Writer) (base st
 		err := srv.stop(30 * time.Second)
 		return errors.Join(err, os.RemoveAll(tmp))
 	}, nil
+}
+
+// bareUnderTest starts the bare handler, serving responses, where cfg.Bare
+// says, and returns its base URL, its process ID (0 in the harness) and
+// how to stop it.
+func bareUnderTest(ctx context.Context, cfg config, responses map[string][]byte) (base string, pid int, stop func() error, err error) {
+	if cfg.Bare == bareHarness {
+		b, err := startBare(bareHandler(responses))
+		if err != nil {
+			return "", 0, nil, fmt.Errorf("loadtest: bare handler: %w", err)
+		}
+		return b.base, 0, b.Close, nil
+	}
+	p, err := startBareProcess(ctx, responses, time.Minute)
+	if err != nil {
+		return "", 0, nil, err
+	}
+	return p.base, p.cmd.Process.Pid, func() error { return p.stop(30 * time.Second) }, nil
 }
 
 // warm sends unmeasured load for cfg.Warmup.

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -28,6 +29,16 @@ import (
 const fakeServerEnv = "LOADTEST_FAKE_SERVER"
 
 func TestMain(m *testing.M) {
+	if os.Getenv(bareProcessEnv) != "" { // the harness started the bare process
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+		err := serveBareProcess(ctx, os.Stdin, os.Stdout)
+		stop()
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
 	switch os.Getenv(fakeServerEnv) {
 	case "1":
 		os.Exit(fakeServer(os.Args[1:]))
@@ -256,12 +267,13 @@ func TestParseConfig(t *testing.T) {
 		{"binary and URL", []string{"-server-bin", "a", "-server-url", "http://b"}, "not both"},
 		{"relative path", []string{"-path", "webapi"}, "must start with /"},
 		{"stray argument", []string{"now"}, "unexpected"},
+		{"bare handler nowhere", []string{"-bare", "elsewhere"}, "-bare"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			c, err := parseConfig(tt.args, io.Discard)
 			if tt.wantErr == "" {
-				if err != nil || c.Clients != 32 || c.Duration != 10*time.Second || !cmp.Equal(c.Rows, []int{1, 100}) {
+				if err != nil || c.Clients != 32 || c.Duration != 10*time.Second || !cmp.Equal(c.Rows, []int{1, 100}) || c.Bare != bareProcess {
 					t.Errorf("parseConfig = %+v, %v", c, err)
 				}
 				return
@@ -275,14 +287,22 @@ func TestParseConfig(t *testing.T) {
 
 // TestRun runs the whole harness against a stand-in for the standalone
 // server (this test binary in fakeServer mode) for a fraction of a second,
-// and checks the JSON report: every scenario answered, and each bare run
-// sent exactly as many requests as its scoring run.
+// with the bare handler in a process of its own (this test binary again)
+// and in the harness, and checks the JSON report: every scenario answered,
+// and each bare run sent exactly as many requests as its scoring run. Once
+// the run is over, nothing serves at the bare handler's address.
 func TestRun(t *testing.T) {
+	for _, bare := range []string{bareProcess, bareHarness} {
+		t.Run(bare, func(t *testing.T) { testRun(t, bare) })
+	}
+}
+
+func testRun(t *testing.T, bare string) {
 	t.Setenv(fakeServerEnv, "1")
 	var stdout, stderr bytes.Buffer
 	err := run(context.Background(), []string{
 		"-server-bin", os.Args[0], "-clients", "3", "-rounds", "2", "-duration", "100ms", "-warmup", "20ms",
-		"-rows", "1,5", "-json",
+		"-rows", "1,5", "-bare", bare, "-json",
 	}, &stdout, &stderr)
 	if err != nil {
 		t.Fatalf("run: %v\n%s", err, stderr.String())
@@ -321,9 +341,17 @@ func TestRun(t *testing.T) {
 		}
 	}
 	for _, s := range rep.Scenarios {
-		if s.HarnessCPU < 0 || s.ServerCPU < 0 || (s.Scenario == "bare" && s.ServerCPU != 0) {
+		if s.HarnessCPU < 0 || s.ServerCPU < 0 || (s.Scenario == "bare" && bare == bareHarness && s.ServerCPU != 0) {
 			t.Errorf("%s %d rows: CPU per request %v harness, %v server", s.Scenario, s.Rows, s.HarnessCPU, s.ServerCPU)
 		}
+	}
+	if rep.Bare != bare {
+		t.Errorf("report says the bare handler ran in %q, want %q", rep.Bare, bare)
+	}
+	bareURL := strings.Replace(rep.BareURL, "{rows}", "1", 1)
+	if res, err := http.Post(bareURL, "application/json", strings.NewReader(string(irisBody(1)))); err == nil {
+		res.Body.Close()
+		t.Errorf("after the run, %s still answers %s", bareURL, res.Status)
 	}
 	if rep.Machine.CPUs < 1 || rep.Machine.Go == "" {
 		t.Errorf("machine %+v", rep.Machine)
@@ -344,33 +372,117 @@ func TestStartServerFails(t *testing.T) {
 	}
 }
 
+// TestBareUnderTest: the bare handler runs where -bare says, serves the
+// responses it is given, and is gone once stopped.
+func TestBareUnderTest(t *testing.T) {
+	responses := map[string][]byte{"/bare/1": []byte(`{"data":[{"p":"q"}]}` + "\n")}
+	for _, where := range []string{bareProcess, bareHarness} {
+		t.Run(where, func(t *testing.T) {
+			base, pid, stop, err := bareUnderTest(context.Background(), config{Bare: where}, responses)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if inProcess := where == bareProcess; inProcess != (pid != 0 && pid != os.Getpid()) {
+				t.Errorf("-bare %s: pid %d (the harness is %d)", where, pid, os.Getpid())
+			}
+			res, err := http.Post(base+"/bare/1", "application/json", strings.NewReader(`{"data":[{"x":1}]}`))
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, _ := io.ReadAll(res.Body)
+			res.Body.Close()
+			if res.StatusCode != http.StatusOK || !bytes.Equal(body, responses["/bare/1"]) {
+				t.Errorf("POST /bare/1: %s %q", res.Status, body)
+			}
+			if err := stop(); err != nil {
+				t.Errorf("stop: %v", err)
+			}
+			if res, err := http.Post(base+"/bare/1", "application/json", strings.NewReader(`{}`)); err == nil {
+				res.Body.Close()
+				t.Errorf("after stop, %s still answers %s", base, res.Status)
+			}
+		})
+	}
+}
+
+// TestServeBareProcess: the bare process serves the responses it reads
+// until its context ends, and refuses input that is not a JSON object of
+// bodies.
+func TestServeBareProcess(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	pr, pw := io.Pipe()
+	done := make(chan error, 1)
+	go func() { done <- serveBareProcess(ctx, strings.NewReader(`{"/bare/1":"eyJkYXRhIjpbXX0="}`), pw) }()
+	line, err := bufio.NewReader(pr).ReadString('\n')
+	if err != nil {
+		t.Fatal(err)
+	}
+	base, ok := strings.CutPrefix(strings.TrimSpace(line), bareListening)
+	if !ok {
+		t.Fatalf("first line %q, want %q and the base URL", line, bareListening)
+	}
+	res, err := http.Post(base+"/bare/1", "application/json", strings.NewReader(`{"data":[]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	if res.StatusCode != http.StatusOK || string(body) != `{"data":[]}` {
+		t.Errorf("POST /bare/1: %s %q, want 200 {\"data\":[]}", res.Status, body)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Errorf("serveBareProcess after its context ended: %v", err)
+	}
+
+	for _, in := range []string{"", "[1]", `{"/bare/1":1}`} {
+		if err := serveBareProcess(context.Background(), strings.NewReader(in), io.Discard); err == nil || !strings.Contains(err.Error(), "read the responses") {
+			t.Errorf("responses %q: %v, want an error about reading them", in, err)
+		}
+	}
+}
+
 func TestTableReport(t *testing.T) {
 	rep := report{
 		Machine: machine{CPU: "Test CPU", CPUs: 2, Go: "go1.25.0", OS: "linux/amd64"},
 		Clients: 32, Rounds: 3, Duration: "10s", Warmup: "2s", ScoringURL: "http://s/x", BareURL: "http://b/bare/{rows}",
+		Bare: bareProcess,
 		Scenarios: []summary{
 			{Scenario: "scoring", Rows: 1, Requests: 1000, RPS: 100, P50ms: 1, P90ms: 2, P99ms: 3, HarnessCPU: 40, ServerCPU: 60},
-			{Scenario: "bare", Rows: 1, Requests: 1000, RPS: 125, P50ms: 0.5, P90ms: 1, P99ms: 1.5, HarnessCPU: 75},
+			{Scenario: "bare", Rows: 1, Requests: 1000, RPS: 125, P50ms: 0.5, P90ms: 1, P99ms: 1.5, HarnessCPU: 35, ServerCPU: 40},
 		},
 		Ratios: []ratio{{Rows: 1, Ratio: 0.8, Rounds: []float64{0.75, 0.8, 0.9}, Target: 0.8, CPURatio: 0.75}},
 	}
-	var b bytes.Buffer
-	if err := rep.writeTable(&b); err != nil {
-		t.Fatal(err)
-	}
-	want := `clients 32, 3 rounds of a 10s scoring run and a bare run of as many requests, after 2s of warm-up
+	const head = `clients 32, 3 rounds of a 10s scoring run and a bare run of as many requests, after 2s of warm-up
 scoring http://s/x
-bare    http://b/bare/{rows}
-machine Test CPU, 2 CPUs, go1.25.0 linux/amd64
+`
+	const table = `machine Test CPU, 2 CPUs, go1.25.0 linux/amd64
 
 scenario  rows  requests  errors  req/s  p50 ms  p90 ms  p99 ms
 scoring   1     1000      0       100    1.000   2.000   3.000
 bare      1     1000      0       125    0.500   1.000   1.500
 
 scoring/bare req/s, 1 row: 0.80 median of 0.75, 0.80, 0.90 (target 0.80: met)
-CPU per request, 1 row: scoring 100.0 µs (clients 40.0 + server 60.0), bare 75.0 µs (clients and handler); bare/scoring 0.75
 `
+	want := head + "bare    http://b/bare/{rows} (in a process of its own)\n" + table +
+		"CPU per request, 1 row: scoring 100.0 µs (clients 40.0 + server 60.0), bare 75.0 µs (clients 35.0 + server 40.0); bare/scoring 0.75\n"
+	var b bytes.Buffer
+	if err := rep.writeTable(&b); err != nil {
+		t.Fatal(err)
+	}
 	if diff := cmp.Diff(want, b.String()); diff != "" {
-		t.Errorf("table (-want +got):\n%s", diff)
+		t.Errorf("bare in a process of its own: table (-want +got):\n%s", diff)
+	}
+
+	rep.Bare = bareHarness
+	rep.Scenarios[1].HarnessCPU, rep.Scenarios[1].ServerCPU = 75, 0
+	want = head + "bare    http://b/bare/{rows} (in the harness's process)\n" + table +
+		"CPU per request, 1 row: scoring 100.0 µs (clients 40.0 + server 60.0), bare 75.0 µs (clients and handler); bare/scoring 0.75\n"
+	b.Reset()
+	if err := rep.writeTable(&b); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(want, b.String()); diff != "" {
+		t.Errorf("bare in the harness: table (-want +got):\n%s", diff)
 	}
 }

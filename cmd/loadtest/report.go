@@ -19,6 +19,7 @@ type report struct {
 	Warmup     string    `json:"warmup"`
 	ScoringURL string    `json:"scoringUrl"`
 	BareURL    string    `json:"bareUrl"`
+	Bare       string    `json:"bare"` // where the bare handler ran: "process" or "harness"
 	Scenarios  []summary `json:"scenarios"`
 	Ratios     []ratio   `json:"ratios"`
 }
@@ -30,8 +31,8 @@ type ratio struct {
 	Rounds []float64 `json:"rounds"`           // each round's scoring requests/s over bare requests/s
 	Target float64   `json:"target,omitempty"` // what Ratio should reach, where there is a target
 	// CPURatio is the bare run's CPU time per request over the scoring
-	// run's (harness and server): the throughput ratio the two would
-	// reach on CPUs of their own. Zero when not measured.
+	// run's, each the harness's and the server's: the throughput ratio the
+	// two would reach on CPUs of their own. Zero when not measured.
 	CPURatio float64 `json:"cpuRatio,omitempty"`
 }
 
@@ -87,7 +88,11 @@ func (r *report) writeTable(w io.Writer) error {
 	fmt.Fprintf(bw, "clients %d, %d rounds of a %s scoring run and a bare run of as many requests, after %s of warm-up\n",
 		r.Clients, r.Rounds, r.Duration, r.Warmup)
 	fmt.Fprintf(bw, "scoring %s\n", r.ScoringURL)
-	fmt.Fprintf(bw, "bare    %s\n", r.BareURL)
+	where := "in a process of its own"
+	if r.Bare == bareHarness {
+		where = "in the harness's process"
+	}
+	fmt.Fprintf(bw, "bare    %s (%s)\n", r.BareURL, where)
 	fmt.Fprintf(bw, "machine %s, %d CPUs, %s %s\n\n", r.Machine.CPU, r.Machine.CPUs, r.Machine.Go, r.Machine.OS)
 	tw := tabwriter.NewWriter(bw, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "scenario\trows\trequests\terrors\treq/s\tp50 ms\tp90 ms\tp99 ms")
@@ -112,11 +117,15 @@ func (r *report) writeTable(w io.Writer) error {
 	}
 	for i := 0; i+1 < len(r.Scenarios); i += 2 {
 		sc, b := r.Scenarios[i], r.Scenarios[i+1]
-		if sc.ServerCPU == 0 || b.HarnessCPU == 0 {
+		if sc.ServerCPU == 0 || b.HarnessCPU == 0 || (r.Bare != bareHarness && b.ServerCPU == 0) {
 			continue
 		}
-		fmt.Fprintf(bw, "CPU per request, %s: scoring %.1f µs (clients %.1f + server %.1f), bare %.1f µs (clients and handler); bare/scoring %.2f\n",
-			rowsText(sc.Rows), sc.HarnessCPU+sc.ServerCPU, sc.HarnessCPU, sc.ServerCPU, b.HarnessCPU, r.Ratios[i/2].CPURatio)
+		bare := fmt.Sprintf("%.1f µs (clients and handler)", b.HarnessCPU)
+		if r.Bare != bareHarness {
+			bare = fmt.Sprintf("%.1f µs (clients %.1f + server %.1f)", b.HarnessCPU+b.ServerCPU, b.HarnessCPU, b.ServerCPU)
+		}
+		fmt.Fprintf(bw, "CPU per request, %s: scoring %.1f µs (clients %.1f + server %.1f), bare %s; bare/scoring %.2f\n",
+			rowsText(sc.Rows), sc.HarnessCPU+sc.ServerCPU, sc.HarnessCPU, sc.ServerCPU, bare, r.Ratios[i/2].CPURatio)
 	}
 	for _, s := range r.Scenarios {
 		if s.FirstError != "" {

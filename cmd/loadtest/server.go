@@ -36,7 +36,8 @@ func buildServer(ctx context.Context, moduleDir, dir string) (string, error) {
 	return bin, nil
 }
 
-// serverProc is a running standalone server.
+// serverProc is a running server process: the standalone server, or the
+// bare handler in a process of its own.
 type serverProc struct {
 	cmd    *exec.Cmd
 	base   string      // http://host:port
@@ -51,6 +52,13 @@ func startServer(ctx context.Context, bin, dataDir string, timeout time.Duration
 	// A fixed admin password keeps the server from generating and printing
 	// one; nothing here logs in.
 	cmd.Env = append(os.Environ(), "SCOREHUB_ADMIN_PASSWORD="+rand.Text())
+	return startProcess(ctx, cmd, listeningPrefix, timeout)
+}
+
+// startProcess starts cmd and waits, at most timeout, for the line of its
+// standard output that starts with prefix and goes on with its base URL.
+func startProcess(ctx context.Context, cmd *exec.Cmd, prefix string, timeout time.Duration) (*serverProc, error) {
+	bin := cmd.Path
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		return nil, fmt.Errorf("loadtest: %w", err)
@@ -64,7 +72,7 @@ func startServer(ctx context.Context, bin, dataDir string, timeout time.Duration
 	go func() {
 		sc := bufio.NewScanner(stdout)
 		for sc.Scan() {
-			if b, ok := strings.CutPrefix(sc.Text(), listeningPrefix); ok {
+			if b, ok := strings.CutPrefix(sc.Text(), prefix); ok {
 				select {
 				case base <- strings.TrimSpace(b):
 				default:
@@ -104,13 +112,13 @@ func (s *serverProc) stop(grace time.Duration) error {
 	select {
 	case err := <-s.done:
 		if err != nil {
-			return fmt.Errorf("loadtest: the server exited with %v:\n%s", err, s.stderr)
+			return fmt.Errorf("loadtest: %s exited with %v:\n%s", s.cmd.Path, err, s.stderr)
 		}
 		return nil
 	case <-t.C:
 		s.cmd.Process.Kill()
 		<-s.done
-		return fmt.Errorf("loadtest: the server did not exit within %v of SIGINT; killed", grace)
+		return fmt.Errorf("loadtest: %s did not exit within %v of SIGINT; killed", s.cmd.Path, grace)
 	}
 }
 

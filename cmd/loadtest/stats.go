@@ -59,9 +59,10 @@ type summary struct {
 	P90ms    float64 `json:"p90Ms"`
 	P99ms    float64 `json:"p99Ms"`
 	// HarnessCPU is the CPU time of this process per request, µs: the
-	// clients, and in a bare run the bare handler too. ServerCPU is the
-	// scoring server's, when the harness started it (Linux only). Zero
-	// means not measured. Unlike requests per second they hardly depend on
+	// clients, and the bare handler too when it runs in the harness.
+	// ServerCPU is the server process's, the scoring server's or the bare
+	// process's, when the harness started it (Linux only). Zero means not
+	// measured. Unlike requests per second they hardly depend on
 	// what else the machine runs.
 	HarnessCPU float64 `json:"harnessCpuUsPerRequest,omitempty"`
 	ServerCPU  float64 `json:"serverCpuUsPerRequest,omitempty"`
