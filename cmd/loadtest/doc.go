@@ -24,7 +24,11 @@
 // serves it from the harness's own process instead; there it shares the
 // clients' Go runtime and skips the hand-over between two processes on
 // every request, which on a 2-CPU machine makes it about a fifth faster
-// than the same handler in a process of its own.
+// than the same handler in a process of its own. -bare both runs one in
+// each place, reports scoring against each, and reports the process
+// boundary alone: the bare process's requests per second over the bare
+// handler's in the harness, the most any server in a process of its own
+// could reach against the latter.
 //
 // -server-url points it at a server that is already running instead; the
 // endpoint path is -path. The run ends by itself: every scenario is bounded

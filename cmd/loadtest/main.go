@@ -49,7 +49,7 @@ type config struct {
 	ServerURL   string
 	ModuleDir   string
 	Path        string
-	Bare        string // where the bare handler runs: bareProcess or bareHarness
+	Bare        string // where the bare handler runs: bareProcess, bareHarness or bareBoth
 	JSON        bool
 }
 
@@ -62,7 +62,18 @@ const (
 	// the clients' Go runtime and spares the process boundary the scoring
 	// server pays.
 	bareHarness = "harness"
+	// bareBoth runs one bare handler in each place, so that one run also
+	// measures what the process boundary alone costs.
+	bareBoth = "both"
 )
+
+// placements lists where bare handlers run, in the order they are driven.
+func (c config) placements() []string {
+	if c.Bare == bareBoth {
+		return []string{bareProcess, bareHarness}
+	}
+	return []string{c.Bare}
+}
 
 // Bounds of the flags, so that a typo cannot start a run that never ends
 // or exhausts the machine.
@@ -98,7 +109,7 @@ func parseConfig(args []string, stderr io.Writer) (config, error) {
 	fs.StringVar(&c.ServerURL, "server-url", "", "base URL of a server that is already running, instead of starting one")
 	fs.StringVar(&c.ModuleDir, "module", c.ModuleDir, "the scorehub module's directory, where the server is built")
 	fs.StringVar(&c.Path, "path", c.Path, "path of the scoring endpoint on the server")
-	fs.StringVar(&c.Bare, "bare", c.Bare, "where the bare handler runs: \"process\", a process of its own like the scoring server, or \"harness\", this one")
+	fs.StringVar(&c.Bare, "bare", c.Bare, "where the bare handler runs: \"process\", a process of its own like the scoring server; \"harness\", this one; or \"both\", one in each")
 	fs.BoolVar(&c.JSON, "json", false, "write the report as JSON")
 	if err := fs.Parse(args); err != nil {
 		return c, err
@@ -126,8 +137,8 @@ func parseConfig(args []string, stderr io.Writer) (config, error) {
 		return c, errors.New("loadtest: give -server-bin or -server-url, not both")
 	case !strings.HasPrefix(c.Path, "/"):
 		return c, fmt.Errorf("loadtest: -path %q must start with /", c.Path)
-	case c.Bare != bareProcess && c.Bare != bareHarness:
-		return c, fmt.Errorf("loadtest: -bare %q must be %q or %q", c.Bare, bareProcess, bareHarness)
+	case c.Bare != bareProcess && c.Bare != bareHarness && c.Bare != bareBoth:
+		return c, fmt.Errorf("loadtest: -bare %q must be %q, %q or %q", c.Bare, bareProcess, bareHarness, bareBoth)
 	}
 	return c, nil
 }
@@ -165,75 +176,32 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (err erro
 		}
 		responses[barePath(rows)] = resp
 	}
-	bareBase, barePID, stopBare, err := bareUnderTest(ctx, cfg, responses)
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if serr := stopBare(); serr != nil {
-			fmt.Fprintln(stderr, serr)
-		}
-	}()
-	bareClient := newClient(cfg.Clients, cfg.Timeout)
-	defer bareClient.CloseIdleConnections()
 
 	rep := report{
 		Machine: currentMachine(), Clients: cfg.Clients, Rounds: cfg.Rounds,
-		Duration: cfg.Duration.String(), Warmup: cfg.Warmup.String(),
-		ScoringURL: base + cfg.Path, BareURL: bareBase + "/bare/{rows}", Bare: cfg.Bare,
+		Duration: cfg.Duration.String(), Warmup: cfg.Warmup.String(), ScoringURL: base + cfg.Path,
 	}
-	for _, rows := range cfg.Rows {
-		st := target{url: base + cfg.Path, body: irisBody(rows)}
-		bt := target{url: bareBase + barePath(rows), body: st.body}
-		fmt.Fprintf(stderr, "loadtest: %d-row requests: %v warm-up each, then %d rounds of %v scoring and as many requests bare\n",
-			rows, cfg.Warmup, cfg.Rounds, cfg.Duration)
-		warm(ctx, client, st, cfg)
-		warm(ctx, bareClient, bt, cfg)
+	var ceilings []*ceiling
+	defer func() {
+		for _, c := range ceilings {
+			if serr := c.close(); serr != nil {
+				fmt.Fprintln(stderr, serr)
+			}
+		}
+	}()
+	for _, where := range cfg.placements() {
+		c, err := startCeiling(ctx, cfg, where, responses)
+		if err != nil {
+			return err
+		}
+		ceilings = append(ceilings, c)
+		rep.Bare = append(rep.Bare, bareInfo{Where: where, URL: c.base + "/bare/{rows}"})
+	}
 
-		// Scoring and bare runs alternate, so that both see the same
-		// moments of a shared machine; the ratio is the median of the
-		// rounds' ratios, which one disturbed round does not move.
-		var scoredAll, bareAll result
-		ra := ratio{Rows: rows}
-		meter, bareMeter := cpuMeter{serverPID: pid}, cpuMeter{serverPID: barePID}
-		for round := range cfg.Rounds {
-			s0 := meter.sample()
-			r := drive(ctx, client, st, cfg.Clients, bounds{duration: cfg.Duration, requests: cfg.MaxRequests})
-			s1 := meter.sample()
-			r.cpu = s0.until(s1)
-			if ctx.Err() != nil {
-				return ctx.Err()
-			}
-			sent := r.ok + r.errors
-			if sent == 0 {
-				return fmt.Errorf("%w: scoring, %d rows, round %d", errNoRequests, rows, round+1)
-			}
-			// As many requests as scoring sent; the time cap only guards
-			// against a bare run that stalls. The scoring server idles
-			// meanwhile: its time is not the bare run's.
-			b0 := bareMeter.sample()
-			b := drive(ctx, bareClient, bt, cfg.Clients, bounds{duration: 4*cfg.Duration + 10*time.Second, requests: sent})
-			b.cpu = b0.until(bareMeter.sample())
-			if ctx.Err() != nil {
-				return ctx.Err()
-			}
-			rs, bs := summarize("scoring", rows, cfg.Clients, r), summarize("bare", rows, cfg.Clients, b)
-			fmt.Fprintf(stderr, "loadtest: round %d: scoring %.0f req/s, bare %.0f req/s\n", round+1, rs.RPS, bs.RPS)
-			if bs.RPS > 0 {
-				ra.Rounds = append(ra.Rounds, rs.RPS/bs.RPS)
-			}
-			scoredAll, bareAll = scoredAll.merge(r), bareAll.merge(b)
+	for _, rows := range cfg.Rows {
+		if err := measure(ctx, cfg, rows, target{url: base + cfg.Path, body: irisBody(rows)}, client, pid, ceilings, &rep, stderr); err != nil {
+			return err
 		}
-		ra.Ratio = median(ra.Rounds)
-		if rows == 1 {
-			ra.Target = targetRatio
-		}
-		scored, ceiling := summarize("scoring", rows, cfg.Clients, scoredAll), summarize("bare", rows, cfg.Clients, bareAll)
-		if scored.HarnessCPU > 0 && scored.ServerCPU > 0 && ceiling.HarnessCPU > 0 && (cfg.Bare == bareHarness || ceiling.ServerCPU > 0) {
-			ra.CPURatio = (ceiling.HarnessCPU + ceiling.ServerCPU) / (scored.HarnessCPU + scored.ServerCPU)
-		}
-		rep.Scenarios = append(rep.Scenarios, scored, ceiling)
-		rep.Ratios = append(rep.Ratios, ra)
 	}
 
 	if cfg.JSON {
@@ -250,6 +218,115 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (err erro
 		if s.Requests == 0 {
 			return fmt.Errorf("%w: %s, %d rows: %s", errNoRequests, s.Scenario, s.Rows, s.FirstError)
 		}
+	}
+	return nil
+}
+
+// ceiling is one running bare handler and the clients that drive it.
+type ceiling struct {
+	where  string // bareProcess or bareHarness
+	base   string
+	pid    int // the bare process's; 0 in the harness
+	stop   func() error
+	client *http.Client
+}
+
+// startCeiling starts the bare handler where says, serving responses.
+func startCeiling(ctx context.Context, cfg config, where string, responses map[string][]byte) (*ceiling, error) {
+	base, pid, stop, err := bareUnderTest(ctx, where, responses)
+	if err != nil {
+		return nil, err
+	}
+	return &ceiling{where: where, base: base, pid: pid, stop: stop, client: newClient(cfg.Clients, cfg.Timeout)}, nil
+}
+
+func (c *ceiling) close() error {
+	c.client.CloseIdleConnections()
+	return c.stop()
+}
+
+// measure runs the rounds of one request size: a scoring run, then as
+// many requests to each bare handler, and adds their summaries and ratios
+// to rep.
+func measure(ctx context.Context, cfg config, rows int, st target, client *http.Client, pid int, ceilings []*ceiling, rep *report, stderr io.Writer) error {
+	fmt.Fprintf(stderr, "loadtest: %d-row requests: %v warm-up each, then %d rounds of %v scoring and as many requests bare\n",
+		rows, cfg.Warmup, cfg.Rounds, cfg.Duration)
+	bts := make([]target, len(ceilings))
+	warm(ctx, client, st, cfg)
+	for i, c := range ceilings {
+		bts[i] = target{url: c.base + barePath(rows), body: st.body}
+		warm(ctx, c.client, bts[i], cfg)
+	}
+
+	// Scoring and bare runs alternate, so that all see the same moments
+	// of a shared machine; a ratio is the median of the rounds' ratios,
+	// which one disturbed round does not move.
+	var scoredAll result
+	bareAll := make([]result, len(ceilings))
+	ratios := make([]ratio, len(ceilings))
+	for i, c := range ceilings {
+		ratios[i] = ratio{Rows: rows, Bare: c.where}
+	}
+	boundary := ratio{Rows: rows}
+	meter := cpuMeter{serverPID: pid}
+	for round := range cfg.Rounds {
+		s0 := meter.sample()
+		r := drive(ctx, client, st, cfg.Clients, bounds{duration: cfg.Duration, requests: cfg.MaxRequests})
+		r.cpu = s0.until(meter.sample())
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		sent := r.ok + r.errors
+		if sent == 0 {
+			return fmt.Errorf("%w: scoring, %d rows, round %d", errNoRequests, rows, round+1)
+		}
+		rs := summarize("scoring", rows, cfg.Clients, r)
+		progress := fmt.Sprintf("loadtest: round %d: scoring %.0f req/s", round+1, rs.RPS)
+		bareRPS := make([]float64, len(ceilings))
+		for i, c := range ceilings {
+			// As many requests as scoring sent; the time cap only guards
+			// against a bare run that stalls. The scoring server idles
+			// meanwhile: its time is not the bare run's.
+			bareMeter := cpuMeter{serverPID: c.pid}
+			b0 := bareMeter.sample()
+			b := drive(ctx, c.client, bts[i], cfg.Clients, bounds{duration: 4*cfg.Duration + 10*time.Second, requests: sent})
+			b.cpu = b0.until(bareMeter.sample())
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			bareRPS[i] = summarize("bare", rows, cfg.Clients, b).RPS
+			progress += fmt.Sprintf(", bare %s %.0f req/s", c.where, bareRPS[i])
+			if bareRPS[i] > 0 {
+				ratios[i].Rounds = append(ratios[i].Rounds, rs.RPS/bareRPS[i])
+			}
+			bareAll[i] = bareAll[i].merge(b)
+		}
+		fmt.Fprintln(stderr, progress)
+		if len(ceilings) == 2 && bareRPS[1] > 0 {
+			boundary.Rounds = append(boundary.Rounds, bareRPS[0]/bareRPS[1])
+		}
+		scoredAll = scoredAll.merge(r)
+	}
+
+	scored := summarize("scoring", rows, cfg.Clients, scoredAll)
+	rep.Scenarios = append(rep.Scenarios, scored)
+	for i, c := range ceilings {
+		b := summarize("bare", rows, cfg.Clients, bareAll[i])
+		b.Bare = c.where
+		ra := &ratios[i]
+		ra.Ratio = median(ra.Rounds)
+		if rows == 1 {
+			ra.Target = targetRatio
+		}
+		if scored.HarnessCPU > 0 && scored.ServerCPU > 0 && b.HarnessCPU > 0 && (c.where == bareHarness || b.ServerCPU > 0) {
+			ra.CPURatio = (b.HarnessCPU + b.ServerCPU) / (scored.HarnessCPU + scored.ServerCPU)
+		}
+		rep.Scenarios = append(rep.Scenarios, b)
+		rep.Ratios = append(rep.Ratios, *ra)
+	}
+	if len(boundary.Rounds) > 0 {
+		boundary.Ratio = median(boundary.Rounds)
+		rep.Boundary = append(rep.Boundary, boundary)
 	}
 	return nil
 }
@@ -288,11 +365,11 @@ func serverUnderTest(ctx context.Context, cfg config, stderr io.Writer) (base st
 	}, nil
 }
 
-// bareUnderTest starts the bare handler, serving responses, where cfg.Bare
-// says, and returns its base URL, its process ID (0 in the harness) and
-// how to stop it.
-func bareUnderTest(ctx context.Context, cfg config, responses map[string][]byte) (base string, pid int, stop func() error, err error) {
-	if cfg.Bare == bareHarness {
+// bareUnderTest starts the bare handler, serving responses, where says
+// (bareProcess or bareHarness), and returns its base URL, its process ID
+// (0 in the harness) and how to stop it.
+func bareUnderTest(ctx context.Context, where string, responses map[string][]byte) (base string, pid int, stop func() error, err error) {
+	if where == bareHarness {
 		b, err := startBare(bareHandler(responses))
 		if err != nil {
 			return "", 0, nil, fmt.Errorf("loadtest: bare handler: %w", err)

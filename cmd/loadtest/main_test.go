@@ -268,6 +268,7 @@ func TestParseConfig(t *testing.T) {
 		{"relative path", []string{"-path", "webapi"}, "must start with /"},
 		{"stray argument", []string{"now"}, "unexpected"},
 		{"bare handler nowhere", []string{"-bare", "elsewhere"}, "-bare"},
+		{"bare handler everywhere", []string{"-bare", "all"}, `"both"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -287,12 +288,13 @@ func TestParseConfig(t *testing.T) {
 
 // TestRun runs the whole harness against a stand-in for the standalone
 // server (this test binary in fakeServer mode) for a fraction of a second,
-// with the bare handler in a process of its own (this test binary again)
-// and in the harness, and checks the JSON report: every scenario answered,
-// and each bare run sent exactly as many requests as its scoring run. Once
-// the run is over, nothing serves at the bare handler's address.
+// with the bare handler in a process of its own (this test binary again),
+// in the harness, and in both, and checks the JSON report: every scenario
+// answered, each bare run sent exactly as many requests as its scoring
+// run, and a ratio per size and place. Once the run is over, nothing
+// serves at a bare handler's address.
 func TestRun(t *testing.T) {
-	for _, bare := range []string{bareProcess, bareHarness} {
+	for _, bare := range []string{bareProcess, bareHarness, bareBoth} {
 		t.Run(bare, func(t *testing.T) { testRun(t, bare) })
 	}
 }
@@ -311,47 +313,85 @@ func testRun(t *testing.T, bare string) {
 	if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil {
 		t.Fatalf("report %q: %v", stdout.String(), err)
 	}
+	places := config{Bare: bare}.placements()
 	type shape struct {
 		Scenario string
+		Bare     string
 		Rows     int
 		Errors   int64
 	}
-	var got []shape
-	for _, s := range rep.Scenarios {
-		got = append(got, shape{s.Scenario, s.Rows, s.Errors})
-		if s.Requests == 0 || s.RPS <= 0 || s.P50ms <= 0 || s.P99ms < s.P50ms {
-			t.Errorf("%s %d rows: %+v", s.Scenario, s.Rows, s)
+	var got, want []shape
+	for _, rows := range []int{1, 5} {
+		want = append(want, shape{"scoring", "", rows, 0})
+		for _, where := range places {
+			want = append(want, shape{"bare", where, rows, 0})
 		}
 	}
-	want := []shape{{"scoring", 1, 0}, {"bare", 1, 0}, {"scoring", 5, 0}, {"bare", 5, 0}}
+	for _, s := range rep.Scenarios {
+		got = append(got, shape{s.Scenario, s.Bare, s.Rows, s.Errors})
+		if s.Requests == 0 || s.RPS <= 0 || s.P50ms <= 0 || s.P99ms < s.P50ms {
+			t.Errorf("%s %s %d rows: %+v", s.Scenario, s.Bare, s.Rows, s)
+		}
+		if s.HarnessCPU < 0 || s.ServerCPU < 0 || (s.Bare == bareHarness && s.ServerCPU != 0) {
+			t.Errorf("%s %s %d rows: CPU per request %v harness, %v server", s.Scenario, s.Bare, s.Rows, s.HarnessCPU, s.ServerCPU)
+		}
+	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Fatalf("scenarios (-want +got):\n%s", diff)
 	}
-	for i := 0; i < len(rep.Scenarios); i += 2 {
-		if s, b := rep.Scenarios[i], rep.Scenarios[i+1]; s.Requests != b.Requests {
-			t.Errorf("%d rows: scoring answered %d requests, bare %d; want as many", s.Rows, s.Requests, b.Requests)
+	for i, s := range rep.Scenarios {
+		if s.Scenario != "scoring" {
+			continue
+		}
+		for _, b := range rep.Scenarios[i+1 : i+1+len(places)] {
+			if s.Requests != b.Requests {
+				t.Errorf("%d rows: scoring answered %d requests, bare %s %d; want as many", s.Rows, s.Requests, b.Bare, b.Requests)
+			}
 		}
 	}
-	if len(rep.Ratios) != 2 || rep.Ratios[0].Target != targetRatio || rep.Ratios[1].Target != 0 {
-		t.Errorf("ratios %+v: want one per size, a target for 1 row", rep.Ratios)
-	}
+	var ratios []shape
 	for _, ra := range rep.Ratios {
+		ratios = append(ratios, shape{"ratio", ra.Bare, ra.Rows, 0})
 		if len(ra.Rounds) != 2 || ra.Ratio != median(ra.Rounds) || ra.Ratio <= 0 {
-			t.Errorf("%d rows: ratio %v of rounds %v, want the median of 2", ra.Rows, ra.Ratio, ra.Rounds)
+			t.Errorf("%d rows, bare %s: ratio %v of rounds %v, want the median of 2", ra.Rows, ra.Bare, ra.Ratio, ra.Rounds)
+		}
+		if wantTarget := map[bool]float64{true: targetRatio}[ra.Rows == 1]; ra.Target != wantTarget {
+			t.Errorf("%d rows, bare %s: target %v, want %v", ra.Rows, ra.Bare, ra.Target, wantTarget)
 		}
 	}
-	for _, s := range rep.Scenarios {
-		if s.HarnessCPU < 0 || s.ServerCPU < 0 || (s.Scenario == "bare" && bare == bareHarness && s.ServerCPU != 0) {
-			t.Errorf("%s %d rows: CPU per request %v harness, %v server", s.Scenario, s.Rows, s.HarnessCPU, s.ServerCPU)
+	want = want[:0]
+	for _, rows := range []int{1, 5} {
+		for _, where := range places {
+			want = append(want, shape{"ratio", where, rows, 0})
 		}
 	}
-	if rep.Bare != bare {
-		t.Errorf("report says the bare handler ran in %q, want %q", rep.Bare, bare)
+	if diff := cmp.Diff(want, ratios); diff != "" {
+		t.Errorf("ratios (-want +got):\n%s", diff)
 	}
-	bareURL := strings.Replace(rep.BareURL, "{rows}", "1", 1)
-	if res, err := http.Post(bareURL, "application/json", strings.NewReader(string(irisBody(1)))); err == nil {
-		res.Body.Close()
-		t.Errorf("after the run, %s still answers %s", bareURL, res.Status)
+	wantBoundary := 0
+	if bare == bareBoth {
+		wantBoundary = 2
+	}
+	if len(rep.Boundary) != wantBoundary {
+		t.Errorf("%d process-boundary ratios, want %d", len(rep.Boundary), wantBoundary)
+	}
+	for _, ra := range rep.Boundary {
+		if len(ra.Rounds) != 2 || ra.Ratio != median(ra.Rounds) || ra.Ratio <= 0 {
+			t.Errorf("%d rows: process boundary %v of rounds %v, want the median of 2", ra.Rows, ra.Ratio, ra.Rounds)
+		}
+	}
+	if len(rep.Bare) != len(places) {
+		t.Fatalf("report names %d bare handlers, want %d: %+v", len(rep.Bare), len(places), rep.Bare)
+	}
+	for i, b := range rep.Bare {
+		if b.Where != places[i] {
+			t.Errorf("bare handler %d ran in %q, want %q", i, b.Where, places[i])
+		}
+		bareURL := strings.Replace(b.URL, "{rows}", "1", 1)
+		if res, err := http.Post(bareURL, "application/json", strings.NewReader(string(irisBody(1)))); err == nil {
+			res.Body.Close()
+			t.Errorf("after the run, %s still answers %s", bareURL, res.Status)
+		}
 	}
 	if rep.Machine.CPUs < 1 || rep.Machine.Go == "" {
 		t.Errorf("machine %+v", rep.Machine)
@@ -378,7 +418,7 @@ func TestBareUnderTest(t *testing.T) {
 	responses := map[string][]byte{"/bare/1": []byte(`{"data":[{"p":"q"}]}` + "\n")}
 	for _, where := range []string{bareProcess, bareHarness} {
 		t.Run(where, func(t *testing.T) {
-			base, pid, stop, err := bareUnderTest(context.Background(), config{Bare: where}, responses)
+			base, pid, stop, err := bareUnderTest(context.Background(), where, responses)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -445,44 +485,65 @@ func TestServeBareProcess(t *testing.T) {
 func TestTableReport(t *testing.T) {
 	rep := report{
 		Machine: machine{CPU: "Test CPU", CPUs: 2, Go: "go1.25.0", OS: "linux/amd64"},
-		Clients: 32, Rounds: 3, Duration: "10s", Warmup: "2s", ScoringURL: "http://s/x", BareURL: "http://b/bare/{rows}",
-		Bare: bareProcess,
+		Clients: 32, Rounds: 3, Duration: "10s", Warmup: "2s", ScoringURL: "http://s/x",
+		Bare: []bareInfo{{Where: bareProcess, URL: "http://b/bare/{rows}"}},
 		Scenarios: []summary{
 			{Scenario: "scoring", Rows: 1, Requests: 1000, RPS: 100, P50ms: 1, P90ms: 2, P99ms: 3, HarnessCPU: 40, ServerCPU: 60},
-			{Scenario: "bare", Rows: 1, Requests: 1000, RPS: 125, P50ms: 0.5, P90ms: 1, P99ms: 1.5, HarnessCPU: 35, ServerCPU: 40},
+			{Scenario: "bare", Bare: bareProcess, Rows: 1, Requests: 1000, RPS: 125, P50ms: 0.5, P90ms: 1, P99ms: 1.5, HarnessCPU: 35, ServerCPU: 40},
 		},
-		Ratios: []ratio{{Rows: 1, Ratio: 0.8, Rounds: []float64{0.75, 0.8, 0.9}, Target: 0.8, CPURatio: 0.75}},
+		Ratios: []ratio{{Rows: 1, Bare: bareProcess, Ratio: 0.8, Rounds: []float64{0.75, 0.8, 0.9}, Target: 0.8, CPURatio: 0.75}},
 	}
 	const head = `clients 32, 3 rounds of a 10s scoring run and a bare run of as many requests, after 2s of warm-up
 scoring http://s/x
 `
-	const table = `machine Test CPU, 2 CPUs, go1.25.0 linux/amd64
-
-scenario  rows  requests  errors  req/s  p50 ms  p90 ms  p99 ms
+	const machineLine = "machine Test CPU, 2 CPUs, go1.25.0 linux/amd64\n\n"
+	const table = machineLine + `scenario  rows  requests  errors  req/s  p50 ms  p90 ms  p99 ms
 scoring   1     1000      0       100    1.000   2.000   3.000
 bare      1     1000      0       125    0.500   1.000   1.500
 
 scoring/bare req/s, 1 row: 0.80 median of 0.75, 0.80, 0.90 (target 0.80: met)
 `
-	want := head + "bare    http://b/bare/{rows} (in a process of its own)\n" + table +
-		"CPU per request, 1 row: scoring 100.0 µs (clients 40.0 + server 60.0), bare 75.0 µs (clients 35.0 + server 40.0); bare/scoring 0.75\n"
-	var b bytes.Buffer
-	if err := rep.writeTable(&b); err != nil {
-		t.Fatal(err)
+	check := func(name, want string) {
+		t.Helper()
+		var b bytes.Buffer
+		if err := rep.writeTable(&b); err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(want, b.String()); diff != "" {
+			t.Errorf("%s: table (-want +got):\n%s", name, diff)
+		}
 	}
-	if diff := cmp.Diff(want, b.String()); diff != "" {
-		t.Errorf("bare in a process of its own: table (-want +got):\n%s", diff)
-	}
+	check("bare in a process of its own", head+"bare    http://b/bare/{rows} (in a process of its own)\n"+table+
+		"CPU per request, 1 row: scoring 100.0 µs (clients 40.0 + server 60.0), bare 75.0 µs (clients 35.0 + server 40.0); bare/scoring 0.75\n")
 
-	rep.Bare = bareHarness
-	rep.Scenarios[1].HarnessCPU, rep.Scenarios[1].ServerCPU = 75, 0
-	want = head + "bare    http://b/bare/{rows} (in the harness's process)\n" + table +
-		"CPU per request, 1 row: scoring 100.0 µs (clients 40.0 + server 60.0), bare 75.0 µs (clients and handler); bare/scoring 0.75\n"
-	b.Reset()
-	if err := rep.writeTable(&b); err != nil {
-		t.Fatal(err)
+	inHarness := summary{Scenario: "bare", Bare: bareHarness, Rows: 1, Requests: 1000, RPS: 125, P50ms: 0.5, P90ms: 1, P99ms: 1.5, HarnessCPU: 75}
+	rep.Bare = []bareInfo{{Where: bareHarness, URL: "http://b/bare/{rows}"}}
+	rep.Scenarios[1] = inHarness
+	rep.Ratios[0].Bare = bareHarness
+	check("bare in the harness", head+"bare    http://b/bare/{rows} (in the harness's process)\n"+table+
+		"CPU per request, 1 row: scoring 100.0 µs (clients 40.0 + server 60.0), bare 75.0 µs (clients and handler); bare/scoring 0.75\n")
+
+	inHarness.RPS, inHarness.HarnessCPU = 160, 60
+	rep.Bare = []bareInfo{{Where: bareProcess, URL: "http://b/bare/{rows}"}, {Where: bareHarness, URL: "http://h/bare/{rows}"}}
+	rep.Scenarios = append(rep.Scenarios[:1],
+		summary{Scenario: "bare", Bare: bareProcess, Rows: 1, Requests: 1000, RPS: 125, P50ms: 0.5, P90ms: 1, P99ms: 1.5, HarnessCPU: 35, ServerCPU: 40},
+		inHarness)
+	rep.Ratios = []ratio{
+		{Rows: 1, Bare: bareProcess, Ratio: 0.8, Rounds: []float64{0.75, 0.8, 0.9}, Target: 0.8, CPURatio: 0.75},
+		{Rows: 1, Bare: bareHarness, Ratio: 0.62, Rounds: []float64{0.6, 0.62, 0.7}, Target: 0.8, CPURatio: 0.6},
 	}
-	if diff := cmp.Diff(want, b.String()); diff != "" {
-		t.Errorf("bare in the harness: table (-want +got):\n%s", diff)
-	}
+	rep.Boundary = []ratio{{Rows: 1, Ratio: 0.78, Rounds: []float64{0.78, 0.8, 0.7}}}
+	check("bare in both places", head+`bare    http://b/bare/{rows} (in a process of its own)
+bare    http://h/bare/{rows} (in the harness's process)
+`+machineLine+`scenario        rows  requests  errors  req/s  p50 ms  p90 ms  p99 ms
+scoring         1     1000      0       100    1.000   2.000   3.000
+bare (process)  1     1000      0       125    0.500   1.000   1.500
+bare (harness)  1     1000      0       160    0.500   1.000   1.500
+
+scoring/bare (process) req/s, 1 row: 0.80 median of 0.75, 0.80, 0.90 (target 0.80: met)
+scoring/bare (harness) req/s, 1 row: 0.62 median of 0.60, 0.62, 0.70 (target 0.80: not met)
+bare (process)/bare (harness) req/s, 1 row: 0.78 median of 0.78, 0.80, 0.70 (the process boundary alone)
+CPU per request, 1 row: scoring 100.0 µs (clients 40.0 + server 60.0), bare (process) 75.0 µs (clients 35.0 + server 40.0); bare (process)/scoring 0.75
+CPU per request, 1 row: scoring 100.0 µs (clients 40.0 + server 60.0), bare (harness) 60.0 µs (clients and handler); bare (harness)/scoring 0.60
+`)
 }

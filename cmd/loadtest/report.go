@@ -12,21 +12,32 @@ import (
 
 // report is the outcome of a run, as -json writes it.
 type report struct {
-	Machine    machine   `json:"machine"`
-	Clients    int       `json:"clients"`
-	Rounds     int       `json:"rounds"`
-	Duration   string    `json:"duration"`
-	Warmup     string    `json:"warmup"`
-	ScoringURL string    `json:"scoringUrl"`
-	BareURL    string    `json:"bareUrl"`
-	Bare       string    `json:"bare"` // where the bare handler ran: "process" or "harness"
-	Scenarios  []summary `json:"scenarios"`
-	Ratios     []ratio   `json:"ratios"`
+	Machine    machine    `json:"machine"`
+	Clients    int        `json:"clients"`
+	Rounds     int        `json:"rounds"`
+	Duration   string     `json:"duration"`
+	Warmup     string     `json:"warmup"`
+	ScoringURL string     `json:"scoringUrl"`
+	Bare       []bareInfo `json:"bare"` // the bare handlers, in the order they ran
+	Scenarios  []summary  `json:"scenarios"`
+	Ratios     []ratio    `json:"ratios"`
+	// Boundary, when bare handlers ran in both places, is per request
+	// size the bare process's requests/s over the bare handler's in the
+	// harness: the most that any server in a process of its own, scoring
+	// included, can reach of the bare handler in the harness.
+	Boundary []ratio `json:"processBoundary,omitempty"`
 }
 
-// ratio compares scoring with the bare handler at one request size.
+// bareInfo says where a bare handler ran and at which URL.
+type bareInfo struct {
+	Where string `json:"where"` // "process" or "harness"
+	URL   string `json:"url"`
+}
+
+// ratio compares scoring with a bare handler at one request size.
 type ratio struct {
 	Rows   int       `json:"rows"`
+	Bare   string    `json:"bare,omitempty"`   // where the bare handler ran
 	Ratio  float64   `json:"ratio"`            // the median of Rounds
 	Rounds []float64 `json:"rounds"`           // each round's scoring requests/s over bare requests/s
 	Target float64   `json:"target,omitempty"` // what Ratio should reach, where there is a target
@@ -88,24 +99,22 @@ func (r *report) writeTable(w io.Writer) error {
 	fmt.Fprintf(bw, "clients %d, %d rounds of a %s scoring run and a bare run of as many requests, after %s of warm-up\n",
 		r.Clients, r.Rounds, r.Duration, r.Warmup)
 	fmt.Fprintf(bw, "scoring %s\n", r.ScoringURL)
-	where := "in a process of its own"
-	if r.Bare == bareHarness {
-		where = "in the harness's process"
+	for _, b := range r.Bare {
+		fmt.Fprintf(bw, "bare    %s (%s)\n", b.URL, placeText(b.Where))
 	}
-	fmt.Fprintf(bw, "bare    %s (%s)\n", r.BareURL, where)
 	fmt.Fprintf(bw, "machine %s, %d CPUs, %s %s\n\n", r.Machine.CPU, r.Machine.CPUs, r.Machine.Go, r.Machine.OS)
 	tw := tabwriter.NewWriter(bw, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "scenario\trows\trequests\terrors\treq/s\tp50 ms\tp90 ms\tp99 ms")
 	for _, s := range r.Scenarios {
 		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%.0f\t%.3f\t%.3f\t%.3f\n",
-			s.Scenario, s.Rows, s.Requests, s.Errors, s.RPS, s.P50ms, s.P90ms, s.P99ms)
+			r.label(s.Scenario, s.Bare), s.Rows, s.Requests, s.Errors, s.RPS, s.P50ms, s.P90ms, s.P99ms)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
 	fmt.Fprintln(bw)
 	for _, ra := range r.Ratios {
-		fmt.Fprintf(bw, "scoring/bare req/s, %s: %.2f median of %s", rowsText(ra.Rows), ra.Ratio, formatRatios(ra.Rounds))
+		fmt.Fprintf(bw, "scoring/%s req/s, %s: %.2f median of %s", r.label("bare", ra.Bare), rowsText(ra.Rows), ra.Ratio, formatRatios(ra.Rounds))
 		if ra.Target > 0 {
 			verdict := "met"
 			if ra.Ratio < ra.Target {
@@ -115,22 +124,58 @@ func (r *report) writeTable(w io.Writer) error {
 		}
 		fmt.Fprintln(bw)
 	}
-	for i := 0; i+1 < len(r.Scenarios); i += 2 {
-		sc, b := r.Scenarios[i], r.Scenarios[i+1]
-		if sc.ServerCPU == 0 || b.HarnessCPU == 0 || (r.Bare != bareHarness && b.ServerCPU == 0) {
+	for _, ra := range r.Boundary {
+		fmt.Fprintf(bw, "%s/%s req/s, %s: %.2f median of %s (the process boundary alone)\n",
+			r.label("bare", bareProcess), r.label("bare", bareHarness), rowsText(ra.Rows), ra.Ratio, formatRatios(ra.Rounds))
+	}
+	for _, ra := range r.Ratios {
+		sc, b, ok := r.pair(ra)
+		if !ok || sc.ServerCPU == 0 || b.HarnessCPU == 0 || (ra.Bare != bareHarness && b.ServerCPU == 0) {
 			continue
 		}
 		bare := fmt.Sprintf("%.1f µs (clients and handler)", b.HarnessCPU)
-		if r.Bare != bareHarness {
+		if ra.Bare != bareHarness {
 			bare = fmt.Sprintf("%.1f µs (clients %.1f + server %.1f)", b.HarnessCPU+b.ServerCPU, b.HarnessCPU, b.ServerCPU)
 		}
-		fmt.Fprintf(bw, "CPU per request, %s: scoring %.1f µs (clients %.1f + server %.1f), bare %s; bare/scoring %.2f\n",
-			rowsText(sc.Rows), sc.HarnessCPU+sc.ServerCPU, sc.HarnessCPU, sc.ServerCPU, bare, r.Ratios[i/2].CPURatio)
+		fmt.Fprintf(bw, "CPU per request, %s: scoring %.1f µs (clients %.1f + server %.1f), %s %s; %s/scoring %.2f\n",
+			rowsText(sc.Rows), sc.HarnessCPU+sc.ServerCPU, sc.HarnessCPU, sc.ServerCPU, r.label("bare", ra.Bare), bare, r.label("bare", ra.Bare), ra.CPURatio)
 	}
 	for _, s := range r.Scenarios {
 		if s.FirstError != "" {
-			fmt.Fprintf(bw, "first error, %s %d rows: %s\n", s.Scenario, s.Rows, s.FirstError)
+			fmt.Fprintf(bw, "first error, %s %d rows: %s\n", r.label(s.Scenario, s.Bare), s.Rows, s.FirstError)
 		}
 	}
 	return bw.Flush()
+}
+
+// placeText says in words where a bare handler ran.
+func placeText(where string) string {
+	if where == bareHarness {
+		return "in the harness's process"
+	}
+	return "in a process of its own"
+}
+
+// label names a scenario in the table: "bare" alone when one bare handler
+// ran, "bare (process)" and "bare (harness)" when two did.
+func (r *report) label(scenario, where string) string {
+	if where == "" || len(r.Bare) < 2 {
+		return scenario
+	}
+	return scenario + " (" + where + ")"
+}
+
+// pair returns the scoring and bare summaries that ra compares.
+func (r *report) pair(ra ratio) (scored, bare summary, ok bool) {
+	var haveScored, haveBare bool
+	for _, s := range r.Scenarios {
+		switch {
+		case s.Rows != ra.Rows:
+		case s.Bare == "" && s.Scenario == "scoring":
+			scored, haveScored = s, true
+		case s.Bare == ra.Bare:
+			bare, haveBare = s, true
+		}
+	}
+	return scored, bare, haveScored && haveBare
 }

@@ -48,7 +48,8 @@ func (r result) merge(o result) result {
 
 // summary is what a scenario reports.
 type summary struct {
-	Scenario string  `json:"scenario"`
+	Scenario string  `json:"scenario"`       // "scoring" or "bare"
+	Bare     string  `json:"bare,omitempty"` // where the bare handler ran, for "bare"
 	Rows     int     `json:"rows"`
 	Clients  int     `json:"clients"`
 	Requests int64   `json:"requests"`          // answered 200
