@@ -198,8 +198,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (err erro
 		rep.Bare = append(rep.Bare, bareInfo{Where: where, URL: c.base + "/bare/{rows}"})
 	}
 
+	h := harness{cfg: cfg, scoringURL: base + cfg.Path, client: client, pid: pid, ceilings: ceilings, stderr: stderr}
 	for _, rows := range cfg.Rows {
-		if err := measure(ctx, cfg, rows, target{url: base + cfg.Path, body: irisBody(rows)}, client, pid, ceilings, &rep, stderr); err != nil {
+		if err := h.measure(ctx, rows, &rep); err != nil {
 			return err
 		}
 	}
@@ -245,11 +246,24 @@ func (c *ceiling) close() error {
 	return c.stop()
 }
 
+// harness is what a run measures with: the scoring server, its clients
+// and the bare handlers.
+type harness struct {
+	cfg        config
+	scoringURL string
+	client     *http.Client // the scoring server's clients
+	pid        int          // the scoring server's, 0 when not started here
+	ceilings   []*ceiling
+	stderr     io.Writer // progress
+}
+
 // measure runs the rounds of one request size: a scoring run, then as
 // many requests to each bare handler, and adds their summaries and ratios
 // to rep.
-func measure(ctx context.Context, cfg config, rows int, st target, client *http.Client, pid int, ceilings []*ceiling, rep *report, stderr io.Writer) error {
-	fmt.Fprintf(stderr, "loadtest: %d-row requests: %v warm-up each, then %d rounds of %v scoring and as many requests bare\n",
+func (h *harness) measure(ctx context.Context, rows int, rep *report) error {
+	cfg, client, ceilings := h.cfg, h.client, h.ceilings
+	st := target{url: h.scoringURL, body: irisBody(rows)}
+	fmt.Fprintf(h.stderr, "loadtest: %d-row requests: %v warm-up each, then %d rounds of %v scoring and as many requests bare\n",
 		rows, cfg.Warmup, cfg.Rounds, cfg.Duration)
 	bts := make([]target, len(ceilings))
 	warm(ctx, client, st, cfg)
@@ -268,7 +282,7 @@ func measure(ctx context.Context, cfg config, rows int, st target, client *http.
 		ratios[i] = ratio{Rows: rows, Bare: c.where}
 	}
 	boundary := ratio{Rows: rows}
-	meter := cpuMeter{serverPID: pid}
+	meter := cpuMeter{serverPID: h.pid}
 	for round := range cfg.Rounds {
 		s0 := meter.sample()
 		r := drive(ctx, client, st, cfg.Clients, bounds{duration: cfg.Duration, requests: cfg.MaxRequests})
@@ -301,7 +315,7 @@ func measure(ctx context.Context, cfg config, rows int, st target, client *http.
 			}
 			bareAll[i] = bareAll[i].merge(b)
 		}
-		fmt.Fprintln(stderr, progress)
+		fmt.Fprintln(h.stderr, progress)
 		if len(ceilings) == 2 && bareRPS[1] > 0 {
 			boundary.Rounds = append(boundary.Rounds, bareRPS[0]/bareRPS[1])
 		}
