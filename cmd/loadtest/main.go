@@ -294,8 +294,8 @@ func (h *harness) measure(ctx context.Context, rows int, rep *report) error {
 		if sent == 0 {
 			return fmt.Errorf("%w: scoring, %d rows, round %d", errNoRequests, rows, round+1)
 		}
-		rs := summarize("scoring", rows, cfg.Clients, r)
-		progress := fmt.Sprintf("loadtest: round %d: scoring %.0f req/s", round+1, rs.RPS)
+		scoringRPS := r.rps()
+		progress := fmt.Sprintf("loadtest: round %d: scoring %.0f req/s", round+1, scoringRPS)
 		bareRPS := make([]float64, len(ceilings))
 		for i, c := range ceilings {
 			// As many requests as scoring sent; the time cap only guards
@@ -308,10 +308,10 @@ func (h *harness) measure(ctx context.Context, rows int, rep *report) error {
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
-			bareRPS[i] = summarize("bare", rows, cfg.Clients, b).RPS
+			bareRPS[i] = b.rps()
 			progress += fmt.Sprintf(", bare %s %.0f req/s", c.where, bareRPS[i])
 			if bareRPS[i] > 0 {
-				ratios[i].Rounds = append(ratios[i].Rounds, rs.RPS/bareRPS[i])
+				ratios[i].Rounds = append(ratios[i].Rounds, scoringRPS/bareRPS[i])
 			}
 			bareAll[i] = bareAll[i].merge(b)
 		}

@@ -46,6 +46,14 @@ func (r result) merge(o result) result {
 	return r
 }
 
+// rps is the requests answered 200 per second, 0 for a run of no time.
+func (r result) rps() float64 {
+	if r.elapsed <= 0 {
+		return 0
+	}
+	return float64(r.ok) / r.elapsed.Seconds()
+}
+
 // summary is what a scenario reports.
 type summary struct {
 	Scenario string  `json:"scenario"`       // "scoring" or "bare"
@@ -81,9 +89,7 @@ func summarize(scenario string, rows, clients int, r result) summary {
 		P99ms:      ms(percentile(r.latencies, 99)),
 		FirstError: r.firstError,
 	}
-	if r.elapsed > 0 {
-		s.RPS = float64(r.ok) / r.elapsed.Seconds()
-	}
+	s.RPS = r.rps()
 	if n := r.ok + r.errors; n > 0 {
 		if r.cpu.harness > 0 {
 			s.HarnessCPU = float64(r.cpu.harness) / float64(time.Microsecond) / float64(n)
