@@ -421,7 +421,7 @@ func testProcessFailures(t *testing.T, f *fixture) {
 		want  apiError
 		log   []string
 	}{
-		{"panics", internal, []string{"process panicked", "the model file is corrupt", "goroutine", "handler.go"}},
+		{"panics", internal, []string{"process panicked", "the model file is corrupt", "goroutine", "execute.go"}},
 		{"short", internal, []string{"returned 1 rows for 2 input rows"}},
 		{"nil", internal, []string{"no table"}},
 		{"fails", internal, []string{"database password is hunter2"}},
