@@ -33,15 +33,15 @@ const (
 const maxAttempts = 16
 
 var (
-	errRouteNotFound = httperr.New(http.StatusNotFound, httperr.TypeNotFound, "no management route has this address")
-	errTooContended  = httperr.New(http.StatusConflict, httperr.TypeConflict,
+	errRouteNotFound = httperr.New(httperr.TypeNotFound, "no management route has this address")
+	errTooContended  = httperr.New(httperr.TypeConflict,
 		"the record kept changing while this request was applied; retry")
 )
 
 // notFound is the 404 for a record that is not stored, or whose name in the
 // URL no record can have.
 func notFound(kind, name string) *httperr.Error {
-	return httperr.Newf(http.StatusNotFound, httperr.TypeNotFound, "no %s named %q", kind, name)
+	return httperr.Newf(httperr.TypeNotFound, "no %s named %q", kind, name)
 }
 
 // validationFailed is the 400 that lists every field at fault.
