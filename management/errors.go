@@ -13,19 +13,19 @@ import (
 const (
 	// TypeValidationFailed: the body breaks one or more field rules (400);
 	// "fields" lists every one.
-	TypeValidationFailed = "validation_failed"
+	TypeValidationFailed = httperr.TypeValidationFailed
 	// TypeMalformedJSON: the body is not strict JSON (400).
-	TypeMalformedJSON = "malformed_json"
+	TypeMalformedJSON = httperr.TypeMalformedJSON
 	// TypeInvalidParameter: a query parameter is not valid (400).
-	TypeInvalidParameter = "invalid_parameter"
+	TypeInvalidParameter = httperr.TypeInvalidParameter
 	// TypeInvalidRequest: a header such as If-Match is malformed (400).
-	TypeInvalidRequest = "invalid_request"
+	TypeInvalidRequest = httperr.TypeInvalidRequest
 	// TypeMethodNotAllowed: the route does not take the method (405, with
 	// Allow).
-	TypeMethodNotAllowed = "method_not_allowed"
+	TypeMethodNotAllowed = httperr.TypeMethodNotAllowed
 	// TypeUnsupportedMediaType: the body's Content-Type is not the one the
 	// route takes (415).
-	TypeUnsupportedMediaType = "unsupported_media_type"
+	TypeUnsupportedMediaType = httperr.TypeUnsupportedMediaType
 )
 
 // maxAttempts bounds how often a write that met a concurrent change is

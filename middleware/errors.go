@@ -12,22 +12,22 @@ import (
 const (
 	// TypeUnauthorized: the request carries no credentials the resource
 	// accepts (401, with a bare Bearer challenge).
-	TypeUnauthorized = "unauthorized"
+	TypeUnauthorized = httperr.TypeUnauthorized
 	// TypeInvalidRequest: the credentials are malformed or sent in a way
 	// that is refused (400, RFC 6750 invalid_request).
-	TypeInvalidRequest = "invalid_request"
+	TypeInvalidRequest = httperr.TypeInvalidRequest
 	// TypeInvalidToken: the token is expired, not valid yet, or not valid
 	// at all (401, RFC 6750 invalid_token).
-	TypeInvalidToken = "invalid_token"
+	TypeInvalidToken = httperr.TypeInvalidToken
 	// TypeForbidden: the token is valid but does not grant what the request
 	// needs (403, RFC 6750 insufficient_scope).
-	TypeForbidden = "forbidden"
+	TypeForbidden = httperr.TypeForbidden
 	// TypeRateLimited: the client sent too many requests (429, with
 	// Retry-After).
-	TypeRateLimited = "rate_limited"
+	TypeRateLimited = httperr.TypeRateLimited
 	// TypeCORSRejected: a CORS preflight asked for an origin, method or
 	// header that is not allowed (403).
-	TypeCORSRejected = "cors_rejected"
+	TypeCORSRejected = httperr.TypeCORSRejected
 )
 
 // RFC 6750 §3.1 error codes, as they appear in the challenge's error

@@ -23,21 +23,21 @@ type Error = httperr.Error
 // body_too_large, timeout, internal_error, unavailable) are listed in the
 // package documentation.
 const (
-	TypeMethodNotAllowed     = "method_not_allowed"
-	TypeUnsupportedMediaType = "unsupported_media_type"
-	TypeMalformedJSON        = "malformed_json"
-	TypeDuplicateKey         = "duplicate_key"
-	TypeInvalidRequest       = "invalid_request"
-	TypeInvalidValue         = "invalid_value"
-	TypeMixedTypes           = "mixed_types"
-	TypeSchemaMismatch       = "schema_mismatch"
-	TypeDuplicateMacro       = "duplicate_macro"
-	TypeTooManyRows          = "too_many_rows"
-	TypeTooManyColumns       = "too_many_columns"
-	TypeTooManyCells         = "too_many_cells"
-	TypeQueueFull            = "queue_full"
-	TypeUnauthorized         = "unauthorized"
-	TypeForbidden            = "forbidden"
+	TypeMethodNotAllowed     = httperr.TypeMethodNotAllowed
+	TypeUnsupportedMediaType = httperr.TypeUnsupportedMediaType
+	TypeMalformedJSON        = httperr.TypeMalformedJSON
+	TypeDuplicateKey         = httperr.TypeDuplicateKey
+	TypeInvalidRequest       = httperr.TypeInvalidRequest
+	TypeInvalidValue         = httperr.TypeInvalidValue
+	TypeMixedTypes           = httperr.TypeMixedTypes
+	TypeSchemaMismatch       = httperr.TypeSchemaMismatch
+	TypeDuplicateMacro       = httperr.TypeDuplicateMacro
+	TypeTooManyRows          = httperr.TypeTooManyRows
+	TypeTooManyColumns       = httperr.TypeTooManyColumns
+	TypeTooManyCells         = httperr.TypeTooManyCells
+	TypeQueueFull            = httperr.TypeQueueFull
+	TypeUnauthorized         = httperr.TypeUnauthorized
+	TypeForbidden            = httperr.TypeForbidden
 )
 
 // Sentinel errors. Match them with [errors.Is].

@@ -121,8 +121,8 @@ var (
 
 // Errors of the runner, as clients see them.
 var (
-	errJobNotFinished = httperr.New("job_not_finished", "the job has not finished; its result is available once it is FINISHED")
-	errJobEnded       = httperr.New("job_ended", "the job has already ended")
+	errJobNotFinished = httperr.New(httperr.TypeJobNotFinished, "the job has not finished; its result is available once it is FINISHED")
+	errJobEnded       = httperr.New(httperr.TypeJobEnded, "the job has already ended")
 	errJobsClosed     = httperr.New(httperr.TypeUnavailable, "the server is shutting down and takes no new jobs")
 	errJobQueueFull   = httperr.New(TypeQueueFull, "the execution queue's waiting list is full; retry later").WithRetryAfter(1)
 )
