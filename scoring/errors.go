@@ -10,34 +10,37 @@ import (
 	"github.com/scorehub/scorehub/internal/httperr"
 )
 
-// Error is the error the handler answers with: an HTTP status, a stable
-// snake_case Type, a Message safe to show the client, the JSON Pointer of the
-// place in the request at fault, if any, and the cause, for the log only.
-// [Decode] and [Request.Conform] return one for every fault of the request,
-// and a [registry.Process] or an Authorize function may return one to choose
-// what the client is told. Match it with [errors.As].
+// Error is the error the handler answers with, carrying the whole answer:
+// the HTTP status, a stable snake_case Type, a Message safe to show the
+// client, the JSON Pointer of the place in the request at fault (or Fields,
+// for several), the headers the answer needs (Challenge for
+// WWW-Authenticate, RetryAfter, Allow) and the cause, for the log only.
+// [Decode], [Request.Conform] and [Jobs.Submit] return one for every fault
+// of the request, and a [registry.Process] or an Authorize function may
+// return one, possibly wrapped, to choose what the client is told: a 401
+// with its Challenge, a 429 with its RetryAfter. Match it with [errors.As].
 type Error = httperr.Error
 
-// Stable type codes of this package's errors. The codes shared with other
-// scorehub packages (not_found, endpoint_disabled, process_unavailable,
-// body_too_large, timeout, internal_error, unavailable) are listed in the
-// package documentation.
+// FieldError is one place in a request at fault, an element of
+// [Error].Fields.
+type FieldError = httperr.FieldError
+
+// Type codes of the errors that Go callers of this package meet: those of
+// [Decode], [Request.Conform] and [Jobs.Submit]. The handler's answers use
+// more (method_not_allowed, unsupported_media_type, unauthorized, ...); the
+// package documentation lists them all.
 const (
-	TypeMethodNotAllowed     = "method_not_allowed"
-	TypeUnsupportedMediaType = "unsupported_media_type"
-	TypeMalformedJSON        = "malformed_json"
-	TypeDuplicateKey         = "duplicate_key"
-	TypeInvalidRequest       = "invalid_request"
-	TypeInvalidValue         = "invalid_value"
-	TypeMixedTypes           = "mixed_types"
-	TypeSchemaMismatch       = "schema_mismatch"
-	TypeDuplicateMacro       = "duplicate_macro"
-	TypeTooManyRows          = "too_many_rows"
-	TypeTooManyColumns       = "too_many_columns"
-	TypeTooManyCells         = "too_many_cells"
-	TypeQueueFull            = "queue_full"
-	TypeUnauthorized         = "unauthorized"
-	TypeForbidden            = "forbidden"
+	TypeMalformedJSON  = httperr.TypeMalformedJSON
+	TypeDuplicateKey   = httperr.TypeDuplicateKey
+	TypeInvalidRequest = httperr.TypeInvalidRequest
+	TypeInvalidValue   = httperr.TypeInvalidValue
+	TypeMixedTypes     = httperr.TypeMixedTypes
+	TypeSchemaMismatch = httperr.TypeSchemaMismatch
+	TypeBodyTooLarge   = httperr.TypeBodyTooLarge
+	TypeTooManyRows    = httperr.TypeTooManyRows
+	TypeTooManyColumns = httperr.TypeTooManyColumns
+	TypeTooManyCells   = httperr.TypeTooManyCells
+	TypeQueueFull      = httperr.TypeQueueFull
 )
 
 // Sentinel errors. Match them with [errors.Is].
@@ -58,17 +61,6 @@ var (
 	ErrForbidden = errors.New("scoring: forbidden")
 )
 
-// Challenger is implemented by an error an Authorize function returns to
-// set the WWW-Authenticate header of the 401 answer, for example
-// `Bearer realm="scorehub", error="invalid_token"`.
-type Challenger interface {
-	Challenge() string
-}
-
-// defaultChallenge is sent with a 401 whose error names no challenge:
-// RFC 9110 requires one on every 401.
-const defaultChallenge = "Bearer"
-
 func badRequest(typ, pointer, format string, args ...any) *Error {
 	return &Error{Status: http.StatusBadRequest, Type: typ, Message: fmt.Sprintf(format, args...), Pointer: pointer}
 }
@@ -79,8 +71,9 @@ func tooLarge(typ, format string, args ...any) *Error {
 
 var (
 	errRouteNotFound = &Error{Status: http.StatusNotFound, Type: httperr.TypeNotFound, Message: "no scoring endpoint has this address"}
-	errMethod        = &Error{Status: http.StatusMethodNotAllowed, Type: TypeMethodNotAllowed, Message: "scoring endpoints take POST requests only"}
-	errMediaType     = &Error{Status: http.StatusUnsupportedMediaType, Type: TypeUnsupportedMediaType,
+	errMethod        = &Error{Status: http.StatusMethodNotAllowed, Type: httperr.TypeMethodNotAllowed, Message: "scoring endpoints take POST requests only",
+		Allow: http.MethodPost}
+	errMediaType = &Error{Status: http.StatusUnsupportedMediaType, Type: httperr.TypeUnsupportedMediaType,
 		Message: "the request body must be sent as Content-Type: application/json (UTF-8)"}
 	errQueueFull = &Error{Status: http.StatusServiceUnavailable, Type: TypeQueueFull,
 		Message: "the endpoint's execution queue is full; retry later"}
@@ -88,24 +81,6 @@ var (
 		Message: "the endpoint's execution queue is not defined"}
 	errInternal = &Error{Status: http.StatusInternalServerError, Type: httperr.TypeInternal, Message: "internal error"}
 )
-
-// authError maps what an Authorize function returned to the answer:
-// an *Error as it is, the sentinels to 401 and 403, anything else to 500
-// (the request is refused either way).
-func authError(err error) *Error {
-	var e *Error
-	switch {
-	case errors.As(err, &e):
-		return e
-	case errors.Is(err, ErrUnauthorized):
-		return &Error{Status: http.StatusUnauthorized, Type: TypeUnauthorized,
-			Message: "this endpoint needs a valid token", Err: err}
-	case errors.Is(err, ErrForbidden):
-		return &Error{Status: http.StatusForbidden, Type: TypeForbidden,
-			Message: "the token does not allow using this web API group", Err: err}
-	}
-	return errInternal.Wrap(fmt.Errorf("scoring: authorize: %w", err))
-}
 
 // pointer returns the JSON Pointer (RFC 6901) of key in row row of "data".
 func pointer(row int, key string) string {

@@ -6,7 +6,6 @@ import (
 	"log/slog"
 	"math"
 	"net/http"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -45,8 +44,8 @@ type Config struct {
 	// through. Otherwise its error is the answer: an [*Error] as it is;
 	// [ErrUnauthorized] or [ErrForbidden] (possibly wrapped) as 401
 	// unauthorized or 403 forbidden; anything else as 500 internal_error.
-	// An error that implements [Challenger] sets WWW-Authenticate; a 401
-	// without one says "Bearer".
+	// An [*Error]'s Challenge is sent as WWW-Authenticate; a 401 without
+	// one says "Bearer".
 	//
 	// nil refuses every request to a token group with 401: the handler
 	// never lets a protected group through without a check.
@@ -82,7 +81,7 @@ type Handler struct {
 	engine         *engine
 	lim            Limits
 	defaultTimeout time.Duration
-	retryAfter     string
+	retryAfter     int
 	authorize      func(*http.Request, registry.AuthPolicy) error
 	log            *slog.Logger
 	observer       Observer
@@ -126,7 +125,7 @@ func New(cfg Config) (*Handler, error) {
 		engine:         eng,
 		lim:            lim,
 		defaultTimeout: cfg.DefaultTimeout,
-		retryAfter:     "1",
+		retryAfter:     1,
 		authorize:      cfg.Authorize,
 		log:            eng.log,
 		observer:       cfg.Observer,
@@ -136,7 +135,7 @@ func New(cfg Config) (*Handler, error) {
 		h.defaultTimeout = DefaultTimeout
 	}
 	if cfg.RetryAfter > 0 {
-		h.retryAfter = strconv.FormatInt(int64(math.Ceil(cfg.RetryAfter.Seconds())), 10)
+		h.retryAfter = int(math.Ceil(cfg.RetryAfter.Seconds()))
 	}
 	return h, nil
 }
@@ -171,7 +170,6 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, o *observation) 
 		return
 	}
 	if r.Method != http.MethodPost {
-		w.Header().Set("Allow", http.MethodPost)
 		h.fail(w, r, o, errMethod)
 		return
 	}
@@ -182,7 +180,7 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, o *observation) 
 	}
 	o.resolved(target)
 	if target.Group.Auth.Mode == registry.TokenRequired {
-		if err := h.checkAuth(w, r, target.Group.Auth); err != nil {
+		if err := h.checkAuth(r, target.Group.Auth); err != nil {
 			h.fail(w, r, o, err)
 			return
 		}
@@ -246,8 +244,7 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, o *observation) 
 func (h *Handler) fail(w http.ResponseWriter, r *http.Request, o *observation, err error) {
 	switch {
 	case errors.Is(err, ErrQueueFull):
-		w.Header().Set("Retry-After", h.retryAfter)
-		err = errQueueFull.Wrap(err)
+		err = errQueueFull.WithRetryAfter(h.retryAfter).Wrap(err)
 	case errors.Is(err, ErrNoQueue):
 		err = errNoQueue.Wrap(err)
 	}

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net/http"
 	"sync"
 	"time"
 
@@ -119,11 +118,11 @@ var (
 
 // Errors of the runner, as clients see them.
 var (
-	errJobNotFinished = httperr.New(http.StatusConflict, "job_not_finished", "the job has not finished; its result is available once it is FINISHED")
-	errJobEnded       = httperr.New(http.StatusConflict, "job_ended", "the job has already ended")
-	errJobsClosed     = httperr.New(http.StatusServiceUnavailable, httperr.TypeUnavailable, "the server is shutting down and takes no new jobs")
-	errJobQueueFull   = httperr.New(http.StatusServiceUnavailable, TypeQueueFull, "the execution queue's waiting list is full; retry later")
-	errNoInput        = httperr.New(http.StatusBadRequest, TypeInvalidRequest, "the job has no input rows")
+	errJobNotFinished = httperr.New(httperr.TypeJobNotFinished, "the job has not finished; its result is available once it is FINISHED")
+	errJobEnded       = httperr.New(httperr.TypeJobEnded, "the job has already ended")
+	errJobsClosed     = httperr.New(httperr.TypeUnavailable, "the server is shutting down and takes no new jobs")
+	errJobQueueFull   = httperr.New(TypeQueueFull, "the execution queue's waiting list is full; retry later").WithRetryAfter(1)
+	errNoInput        = httperr.New(TypeInvalidRequest, "the job has no input rows")
 )
 
 // NewJobs returns a runner configured by cfg and starts its janitor. It
@@ -250,12 +249,12 @@ func (j *Jobs) resolve(spec JobSpec) (*execution, error) {
 	var x execution
 	switch {
 	case (spec.Process == "") == (spec.Endpoint == nil):
-		return nil, httperr.New(http.StatusBadRequest, TypeInvalidRequest, "name either a process or an endpoint")
+		return nil, httperr.New(TypeInvalidRequest, "name either a process or an endpoint")
 	case spec.Endpoint != nil:
 		e := spec.Endpoint
 		target, err := snap.Resolve(e.Group, e.Path, e.Alias)
 		if errors.Is(err, registry.ErrNotFound) {
-			return nil, httperr.Newf(http.StatusUnprocessableEntity, httperr.TypeInvalidRef,
+			return nil, httperr.Newf(httperr.TypeInvalidRef,
 				"no endpoint %s/%s/%s is deployed", e.Group, e.Path, e.Alias).At("/endpoint").Wrap(err)
 		}
 		if err != nil {
@@ -268,7 +267,7 @@ func (j *Jobs) resolve(spec JobSpec) (*execution, error) {
 	default:
 		p, ok := j.engine.reg.Catalog().Lookup(spec.Process)
 		if !ok {
-			return nil, httperr.Newf(http.StatusUnprocessableEntity, httperr.TypeInvalidRef,
+			return nil, httperr.Newf(httperr.TypeInvalidRef,
 				"no process named %q is in the catalog", spec.Process).At("/process")
 		}
 		x = execution{process: p, queue: spec.Queue, timeout: j.timeout}
@@ -277,7 +276,7 @@ func (j *Jobs) resolve(spec JobSpec) (*execution, error) {
 		}
 	}
 	if _, ok := snap.State().Queue(x.queue); !ok {
-		return nil, httperr.Newf(http.StatusUnprocessableEntity, httperr.TypeInvalidRef,
+		return nil, httperr.Newf(httperr.TypeInvalidRef,
 			"no execution queue named %q is defined", x.queue).At("/queueName")
 	}
 	x.background = true

@@ -5,6 +5,8 @@ import (
 	"net/url"
 	"sort"
 	"strings"
+
+	"github.com/scorehub/scorehub/internal/httperr"
 )
 
 // isJSON reports whether a Content-Type header names JSON in UTF-8:
@@ -43,7 +45,7 @@ func parseMacros(raw string) (map[string]string, error) {
 		case name == "":
 			return nil, badRequest(TypeInvalidRequest, "", "a query parameter has no name")
 		case len(v) > 1:
-			return nil, badRequest(TypeDuplicateMacro, "", "the macro %q is given %d times; give it once", name, len(v))
+			return nil, badRequest(httperr.TypeDuplicateMacro, "", "the macro %q is given %d times; give it once", name, len(v))
 		}
 		macros[name] = v[0]
 	}
