@@ -377,3 +377,78 @@ func ExampleJobs() {
 	// PENDING
 	// {"data":[{"a":1,"seen":""}]}
 }
+
+// TestJobSubmitInput: a job needs rows, and rows decoded under more
+// generous limits than the runner's are refused as a request of that size
+// would be.
+func TestJobSubmitInput(t *testing.T) {
+	f := newJobsFixture(t)
+	tight, err := scoring.NewJobs(scoring.JobsConfig{Registry: f.reg, Queues: f.h.Queues(), Store: f.store,
+		Limits: scoring.Limits{MaxRows: 2, MaxColumns: 2}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { tight.Close() })
+	tests := []struct {
+		name   string
+		rows   string
+		status int
+		typ    string
+	}{
+		{"no rows", "", 400, scoring.TypeInvalidRequest},
+		{"within the limits", `[{"x":1},{"x":2}]`, 0, ""},
+		{"too many rows", `[{"x":1},{"x":2},{"x":3}]`, 413, scoring.TypeTooManyRows},
+		{"too many columns", `[{"x":1,"a":1,"b":2}]`, 413, scoring.TypeTooManyColumns},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			spec := scoring.JobSpec{Process: "double"}
+			if tt.rows != "" {
+				spec.Input = f.rows(t, tt.rows)
+			}
+			_, err := tight.Submit(context.Background(), spec)
+			if tt.status == 0 {
+				if err != nil {
+					t.Errorf("Submit: %v", err)
+				}
+				return
+			}
+			if e := httperr.From(err); e.Status != tt.status || e.Type != tt.typ {
+				t.Errorf("Submit: %d %s (%v), want %d %s", e.Status, e.Type, err, tt.status, tt.typ)
+			}
+		})
+	}
+}
+
+// TestCheckShared: a handler, a jobs runner and the management API must
+// run on the same queues over the same registry.
+func TestCheckShared(t *testing.T) {
+	f := newJobsFixture(t)
+	other := newFixture(t, scoring.Config{})
+	sameReg, err := scoring.NewQueues(f.reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name   string
+		queues *scoring.Queues
+		jobs   *scoring.Jobs
+		ok     bool
+	}{
+		{"the handler's queues and jobs", f.h.Queues(), f.jobs, true},
+		{"the queues alone", f.h.Queues(), nil, true},
+		{"no queues", nil, nil, false},
+		{"queues of another registry", other.h.Queues(), nil, false},
+		{"jobs on other queues", sameReg, f.jobs, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if err := scoring.CheckShared(f.reg, tt.queues, tt.jobs); (err == nil) != tt.ok {
+				t.Errorf("CheckShared = %v, want ok %v", err, tt.ok)
+			}
+		})
+	}
+	if _, err := scoring.NewJobs(scoring.JobsConfig{Registry: f.reg, Queues: other.h.Queues(), Store: f.store}); err == nil {
+		t.Error("NewJobs took queues of another registry")
+	}
+}
