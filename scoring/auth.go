@@ -23,25 +23,19 @@ func (h *Handler) checkAuth(r *http.Request, p registry.AuthPolicy) error {
 	return nil
 }
 
-// authError maps what an Authorize function returned to the answer: an
-// *Error as it is, the sentinels to 401 and 403, anything else to 500 (the
-// request is refused either way).
-func authError(err error) *Error {
+// authError is what an Authorize function's refusal is answered with: an
+// *Error or one of the sentinels ErrUnauthorized and ErrForbidden as it is,
+// anything else as 500 (the request is refused either way), whatever else
+// that error says it is.
+func authError(err error) error {
 	var e *Error
-	switch {
-	case errors.As(err, &e):
-		return e
-	case errors.Is(err, ErrUnauthorized):
-		return errNeedsToken.Wrap(err)
-	case errors.Is(err, ErrForbidden):
-		return errGroupForbidden.Wrap(err)
+	if errors.As(err, &e) || errors.Is(err, ErrUnauthorized) || errors.Is(err, ErrForbidden) {
+		return err
 	}
 	return errInternal.Wrap(fmt.Errorf("scoring: authorize: %w", err))
 }
 
-var (
-	errNeedsToken = &Error{Status: http.StatusUnauthorized, Type: httperr.TypeUnauthorized, Message: "this endpoint needs a valid token",
-		Challenge: "Bearer"}
-	errGroupForbidden = &Error{Status: http.StatusForbidden, Type: httperr.TypeForbidden,
-		Message: "the token does not allow using this web API group"}
-)
+// errNeedsToken refuses a request to a token group when the handler has no
+// Authorize function.
+var errNeedsToken = &Error{Status: http.StatusUnauthorized, Type: httperr.TypeUnauthorized, Message: "this endpoint needs a valid token",
+	Challenge: "Bearer"}

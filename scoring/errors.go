@@ -1,7 +1,6 @@
 package scoring
 
 import (
-	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -43,23 +42,37 @@ const (
 	TypeQueueFull      = httperr.TypeQueueFull
 )
 
-// Sentinel errors. Match them with [errors.Is].
+// Sentinel errors. Match them with [errors.Is]. Each also says what it is
+// to the HTTP edge, so the handler answers it without a mapping of its own.
 var (
 	// ErrQueueFull is returned by [Queues.Acquire] and [Queues.Run] when
 	// the queue's waiting list is full. The handler answers 503 queue_full
 	// with Retry-After.
-	ErrQueueFull = errors.New("scoring: queue full")
+	ErrQueueFull error = &sentinel{httperr.TypeQueueFull, "scoring: queue full",
+		"the endpoint's execution queue is full; retry later"}
 	// ErrNoQueue is returned by [Queues.Acquire] and [Queues.Run] for a
-	// queue the registry does not define.
-	ErrNoQueue = errors.New("scoring: no such queue")
+	// queue the registry does not define: 503 unavailable.
+	ErrNoQueue error = &sentinel{httperr.TypeUnavailable, "scoring: no such queue",
+		"the endpoint's execution queue is not defined"}
 	// ErrUnauthorized, returned (or wrapped) by an Authorize function,
 	// refuses a request that carries no acceptable credentials: 401
-	// unauthorized.
-	ErrUnauthorized = errors.New("scoring: unauthorized")
+	// unauthorized, with the challenge "Bearer".
+	ErrUnauthorized error = &sentinel{httperr.TypeUnauthorized, "scoring: unauthorized",
+		"this endpoint needs a valid token"}
 	// ErrForbidden, returned (or wrapped) by an Authorize function, refuses
 	// a request whose caller may not use the group: 403 forbidden.
-	ErrForbidden = errors.New("scoring: forbidden")
+	ErrForbidden error = &sentinel{httperr.TypeForbidden, "scoring: forbidden",
+		"the token does not allow using this web API group"}
 )
+
+// sentinel is the type of the package's sentinel errors: their text for
+// the log; their type code and the sentence a client is told for the HTTP
+// edge.
+type sentinel struct{ typ, text, msg string }
+
+func (e *sentinel) Error() string         { return e.text }
+func (e *sentinel) ErrorType() string     { return e.typ }
+func (e *sentinel) ClientMessage() string { return e.msg }
 
 func badRequest(typ, pointer, format string, args ...any) *Error {
 	return &Error{Status: http.StatusBadRequest, Type: typ, Message: fmt.Sprintf(format, args...), Pointer: pointer}
@@ -75,10 +88,6 @@ var (
 		Allow: http.MethodPost}
 	errMediaType = &Error{Status: http.StatusUnsupportedMediaType, Type: httperr.TypeUnsupportedMediaType,
 		Message: "the request body must be sent as Content-Type: application/json (UTF-8)"}
-	errQueueFull = &Error{Status: http.StatusServiceUnavailable, Type: TypeQueueFull,
-		Message: "the endpoint's execution queue is full; retry later"}
-	errNoQueue = &Error{Status: http.StatusServiceUnavailable, Type: httperr.TypeUnavailable,
-		Message: "the endpoint's execution queue is not defined"}
 	errInternal = &Error{Status: http.StatusInternalServerError, Type: httperr.TypeInternal, Message: "internal error"}
 )
 

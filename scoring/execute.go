@@ -31,7 +31,7 @@ type engine struct {
 // reg; field names the configuration field queues came from.
 func newEngine(reg *registry.Registry, queues *Queues, field string, log *slog.Logger) (*engine, error) {
 	if err := CheckShared(reg, queues, nil); err != nil {
-		return nil, fmt.Errorf("scoring: %s: %w", field, err)
+		return nil, fmt.Errorf("%w (%s)", err, field)
 	}
 	if log == nil {
 		log = slog.Default()

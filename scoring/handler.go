@@ -241,14 +241,13 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, o *observation) 
 	h.respond(w, r, newEncoder(req, result), req.Table.Rows())
 }
 
+// fail answers err. A full queue's answer tells the client when to retry,
+// as Config.RetryAfter says.
 func (h *Handler) fail(w http.ResponseWriter, r *http.Request, o *observation, err error) {
-	switch {
-	case errors.Is(err, ErrQueueFull):
-		err = errQueueFull.WithRetryAfter(h.retryAfter).Wrap(err)
-	case errors.Is(err, ErrNoQueue):
-		err = errNoQueue.Wrap(err)
-	}
 	e := httperr.From(err)
+	if e.Type == httperr.TypeQueueFull && e.RetryAfter == 0 {
+		e = e.WithRetryAfter(h.retryAfter)
+	}
 	o.answered(e.Status, 0)
 	httperr.Write(w, r, h.log, e)
 }
