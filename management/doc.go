@@ -10,7 +10,7 @@
 // A write goes through these steps, and the next scoring request sees it:
 //
 //	host mux → Handler (routes relative to "/")
-//	  → Bearer idToken (middleware.Authenticator) → RequireAdmin for writes
+//	  → Bearer idToken (middleware.Bearer) → RequireAdmin for writes
 //	  → body: Content-Type, at most 1 MiB, strict JSON, validator/v10
 //	  → references: group, queues, catalog processes (422)
 //	  → If-Match / revision → registry.Store (durable before the answer)

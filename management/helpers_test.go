@@ -128,7 +128,7 @@ func newFixture(t testing.TB, opts ...func(*fixtureOptions)) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tok, err := tokens.New(tokens.Config{Issuer: issuer, Users: users, Realm: testRealm, Logger: logger})
+	tok, err := tokens.NewService(tokens.ServiceConfig{Issuer: issuer, Users: users, Realm: testRealm, Logger: logger})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -480,4 +480,11 @@ func (b *lockedBuffer) records(t testing.TB, msg string) []map[string]any {
 		}
 	}
 	return out
+}
+
+// verifierFunc adapts a function to middleware.TokenVerifier.
+type verifierFunc func(ctx context.Context, raw string) (*tokens.Claims, error)
+
+func (f verifierFunc) Verify(ctx context.Context, raw string) (*tokens.Claims, error) {
+	return f(ctx, raw)
 }

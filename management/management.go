@@ -41,7 +41,7 @@ type Config struct {
 
 	// Verifier checks the idTokens of every route but the health probes and
 	// the OpenAPI document. Required; *tokens.Verifier implements it.
-	Verifier middleware.Verifier
+	Verifier middleware.TokenVerifier
 
 	// Realm names the protection space in WWW-Authenticate challenges.
 	// Empty means middleware.DefaultRealm. It must be printable ASCII.
@@ -135,7 +135,7 @@ func New(cfg Config) (*Handler, error) {
 	if logger == nil {
 		logger = slog.Default()
 	}
-	auth, err := middleware.NewAuthenticator(middleware.BearerConfig{Verifier: cfg.Verifier, Realm: cfg.Realm, Logger: logger})
+	bearer, err := middleware.Bearer(middleware.BearerConfig{Verifier: cfg.Verifier, Realm: cfg.Realm, Logger: logger})
 	if err != nil {
 		return nil, fmt.Errorf("management: %w", err)
 	}
@@ -177,15 +177,15 @@ func New(cfg Config) (*Handler, error) {
 		var next http.Handler = h.serve(rt)
 		switch rt.access {
 		case readAccess:
-			next = noStore(auth.Middleware(next))
+			next = noStore(bearer(next))
 		case writeAccess:
-			next = noStore(h.logWrite(rt, auth.Middleware(noteSubject(middleware.RequireAdmin(bodyLimit(next))))))
+			next = noStore(h.logWrite(rt, bearer(noteSubject(middleware.RequireAdmin(bodyLimit(next))))))
 		case jobAccess:
 			next = jobBodyLimit(next)
 			if cfg.JobsRequireAdmin {
 				next = middleware.RequireAdmin(next)
 			}
-			next = noStore(h.logWrite(rt, auth.Middleware(noteSubject(next))))
+			next = noStore(h.logWrite(rt, bearer(noteSubject(next))))
 		}
 		h.mux.Handle(rt.method+" "+rt.pattern, next)
 		h.routes = append(h.routes, rt.method+" "+rt.pattern)

@@ -16,7 +16,7 @@ import (
 	"github.com/scorehub/scorehub/tokens"
 )
 
-func newBearer(t *testing.T, v middleware.Verifier, logger *slog.Logger) http.Handler {
+func newBearer(t *testing.T, v middleware.TokenVerifier, logger *slog.Logger) http.Handler {
 	t.Helper()
 	mw, err := middleware.Bearer(middleware.BearerConfig{Verifier: v, Realm: testRealm, Logger: logger})
 	if err != nil {

@@ -11,15 +11,13 @@ import (
 	"strings"
 	"time"
 
-	"golang.org/x/time/rate"
-
 	"github.com/scorehub/scorehub/middleware"
 	"github.com/scorehub/scorehub/registry"
 	"github.com/scorehub/scorehub/tokens"
 )
 
 // exampleVerifier stands in for a *tokens.Verifier.
-var exampleVerifier = middleware.VerifierFunc(func(_ context.Context, raw string) (*tokens.Claims, error) {
+var exampleVerifier = verifierFunc(func(_ context.Context, raw string) (*tokens.Claims, error) {
 	switch raw {
 	case "admin-token":
 		return &tokens.Claims{Subject: "root", Admin: true}, nil
@@ -128,8 +126,7 @@ func ExampleScoringAuth() {
 func ExampleRateLimit() {
 	now := time.Date(2025, 1, 1, 12, 0, 0, 0, time.UTC)
 	limit, err := middleware.RateLimit(middleware.RateLimitConfig{
-		Rate:  rate.Every(30 * time.Second), // two a minute on average
-		Burst: 2,
+		Limit: tokens.RateLimit{Every: 30 * time.Second, Burst: 2}, // two a minute on average
 		Now:   func() time.Time { return now },
 	})
 	if err != nil {

@@ -8,18 +8,12 @@ import (
 )
 
 // ScoringAuth returns the check the scoring handler runs for a web API
-// group whose policy is registry.TokenRequired (scoring.Config.Authorize).
-// See [Authenticator.Authorize].
-func ScoringAuth(cfg BearerConfig) (func(*http.Request, registry.AuthPolicy) error, error) {
-	a, err := NewAuthenticator(cfg)
-	if err != nil {
-		return nil, err
-	}
-	return a.Authorize, nil
-}
-
-// Authorize reports whether r may call a scoring endpoint of a group with
-// policy p. A public policy (or an empty mode, which means public) lets
+// group's policy (scoring.Config.Authorize): the one function that decides
+// whether r may call a scoring endpoint of a group with policy p. It takes
+// the token as [Bearer] does, with the same refusals, and fails on the
+// same configurations. The function is safe for concurrent use.
+//
+// A public policy (or an empty mode, which means public) lets
 // every request through. A token-only policy needs a valid bearer token, and
 // when p.Groups is not empty, a token whose holder is in at least one of
 // those user groups. The token is always taken from r itself, even if a
@@ -30,7 +24,16 @@ func ScoringAuth(cfg BearerConfig) (func(*http.Request, registry.AuthPolicy) err
 // 403 forbidden (error="insufficient_scope"); the scoring handler sends the
 // challenge as WWW-Authenticate. A mode Authorize does not know is refused
 // as an internal error, never let through.
-func (a *Authenticator) Authorize(r *http.Request, p registry.AuthPolicy) error {
+func ScoringAuth(cfg BearerConfig) (func(*http.Request, registry.AuthPolicy) error, error) {
+	a, err := newAuthenticator(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return a.authorize, nil
+}
+
+// authorize is the function [ScoringAuth] returns.
+func (a *authenticator) authorize(r *http.Request, p registry.AuthPolicy) error {
 	switch p.Mode {
 	case "", registry.Public:
 		return nil
@@ -38,7 +41,7 @@ func (a *Authenticator) Authorize(r *http.Request, p registry.AuthPolicy) error 
 	default:
 		return fmt.Errorf("middleware: unknown scoring auth mode %q", p.Mode)
 	}
-	claims, err := a.Authenticate(r)
+	claims, err := a.authenticate(r)
 	if err != nil {
 		return err
 	}

@@ -63,7 +63,7 @@ const JWKSCacheControl = "public, max-age=300"
 
 // JWKSHandler serves keys' public keys as a JWKS (application/jwk-set+json)
 // with [JWKSCacheControl] and an ETag, answering a matching If-None-Match
-// with 304. It is what [Handler] serves at [PathJWKS]; use it on its own to
+// with 304. It is what [Service] serves at [PathJWKS]; use it on its own to
 // publish the keys elsewhere. keys must not be nil. The handler is safe for
 // concurrent use.
 func JWKSHandler(keys *KeySet) http.Handler {

@@ -2,9 +2,6 @@ package tokens
 
 import (
 	"fmt"
-	"net"
-	"net/http"
-	"net/netip"
 	"time"
 
 	"github.com/scorehub/scorehub/internal/keyedlimit"
@@ -13,6 +10,9 @@ import (
 
 // RateLimit configures a limit on attempts per key (a client address, a
 // user name): a token bucket of Burst attempts, refilled by one every Every.
+// It is the one shape of a limit in scorehub: the token service's
+// AddressLimit and UserLimit and the rate-limit middleware
+// (middleware.RateLimitConfig.Limit) take it.
 type RateLimit struct {
 	// Every is the time to regain one attempt. Zero means the default of
 	// the limit it configures.
@@ -46,21 +46,4 @@ func (l RateLimit) withDefaults(every time.Duration, burst int) (RateLimit, erro
 
 func (l RateLimit) limiter() *keyedlimit.Limiter {
 	return keyedlimit.New(rate.Every(l.Every), l.Burst, l.MaxKeys)
-}
-
-// RemoteAddrKey is the default client key for rate limits: the host of
-// r.RemoteAddr, with IPv6 addresses cut to their /64 prefix, since one
-// client usually holds a whole /64. Behind a reverse proxy every request
-// has the proxy's address; set [Config].ClientAddr to read the client's
-// from a header the proxy sets.
-func RemoteAddrKey(r *http.Request) string {
-	host, _, err := net.SplitHostPort(r.RemoteAddr)
-	if err != nil {
-		host = r.RemoteAddr
-	}
-	ip, err := netip.ParseAddr(host)
-	if err != nil {
-		return host
-	}
-	return keyedlimit.AddrKey(ip)
 }

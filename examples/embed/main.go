@@ -106,7 +106,7 @@ func newAdmin(reg *registry.Registry, queues *scoring.Queues) (http.Handler, err
 	if err != nil {
 		return nil, err
 	}
-	tokenService, err := tokens.New(tokens.Config{Issuer: issuer, Users: users})
+	tokenService, err := tokens.NewService(tokens.ServiceConfig{Issuer: issuer, Users: users})
 	if err != nil {
 		return nil, err
 	}

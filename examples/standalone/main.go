@@ -33,6 +33,7 @@ import (
 	"github.com/scorehub/scorehub/middleware"
 	"github.com/scorehub/scorehub/registry"
 	"github.com/scorehub/scorehub/scoring"
+	"github.com/scorehub/scorehub/tokens"
 )
 
 func main() {
@@ -220,7 +221,7 @@ func newServer(ctx context.Context, cfg config, getenv func(string) string, stdo
 	}()
 	var (
 		observer       scoring.Observer
-		observeToken   func(route, outcome string)
+		tokenObserver  tokens.Observer
 		metricsHandler http.Handler
 	)
 	if cfg.Metrics {
@@ -228,9 +229,9 @@ func newServer(ctx context.Context, cfg config, getenv func(string) string, stdo
 		if err != nil {
 			return nil, err
 		}
-		observer, observeToken, metricsHandler = m, m.ObserveToken, h
+		observer, tokenObserver, metricsHandler = m, m, h
 	}
-	authn, err := newAuth(cfg, getenv, stdout, logger, observeToken)
+	authn, err := newAuth(cfg, getenv, stdout, logger, tokenObserver)
 	if err != nil {
 		return nil, err
 	}
