@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"net/netip"
 	"slices"
-	"strconv"
 	"time"
 
 	"golang.org/x/time/rate"
@@ -116,13 +115,9 @@ func (l *rateLimiter) middleware(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		wait, ok := l.allow(l.key(r))
 		if !ok {
-			secs := int64(math.Ceil(wait.Seconds()))
-			if secs < 1 {
-				secs = 1
-			}
-			w.Header().Set("Retry-After", strconv.FormatInt(secs, 10))
-			httperr.Write(w, r, l.logger, httperr.Newf(http.StatusTooManyRequests, TypeRateLimited,
-				"too many requests; retry in %d seconds", secs))
+			secs := max(int(math.Ceil(wait.Seconds())), 1)
+			httperr.Write(w, r, l.logger, httperr.Newf(httperr.TypeRateLimited,
+				"too many requests; retry in %d seconds", secs).WithRetryAfter(secs))
 			return
 		}
 		next.ServeHTTP(w, r)
