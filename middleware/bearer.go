@@ -56,10 +56,10 @@ type authenticator struct {
 	realm    string
 	logger   *slog.Logger
 
-	errMissing, errScheme                             *AuthError
-	errQuery, errForm, errMultiple, errMalformed      *AuthError
-	errBodyRead                                       *AuthError
-	errExpired, errNotYet, errInvalid, errNotInGroups *AuthError
+	errMissing, errScheme                             *httperr.Error
+	errQuery, errForm, errMultiple, errMalformed      *httperr.Error
+	errBodyRead                                       *httperr.Error
+	errExpired, errNotYet, errInvalid, errNotInGroups *httperr.Error
 }
 
 // newAuthenticator returns an authenticator for cfg. It fails if the
@@ -80,10 +80,10 @@ func newAuthenticator(cfg BearerConfig) (*authenticator, error) {
 		logger = slog.Default()
 	}
 	bare := challenge(realm, "", "")
-	badRequest := func(msg string) *AuthError {
+	badRequest := func(msg string) *httperr.Error {
 		return newAuthError(TypeInvalidRequest, msg, challenge(realm, codeInvalidRequest, msg))
 	}
-	badToken := func(msg string) *AuthError {
+	badToken := func(msg string) *httperr.Error {
 		return newAuthError(TypeInvalidToken, msg, challenge(realm, codeInvalidToken, msg))
 	}
 	return &authenticator{
@@ -150,8 +150,8 @@ func (a *authenticator) middleware(next http.Handler) http.Handler {
 }
 
 // authenticate returns the claims of r's bearer token. A refusal is an
-// [*AuthError]; any other error is a failure of the verifier, to be
-// answered as httperr maps it.
+// *httperr.Error with its challenge; any other error is a failure of the
+// verifier, to be answered as httperr maps it.
 func (a *authenticator) authenticate(r *http.Request) (*tokens.Claims, error) {
 	raw, err := a.credentials(r)
 	if err != nil {
@@ -186,7 +186,7 @@ func (a *authenticator) credentials(r *http.Request) (string, error) {
 		if errors.As(err, &mb) || httperr.From(err).Status == http.StatusRequestTimeout {
 			return "", err // 413, or 408 for the server's read timeout
 		}
-		return "", a.errBodyRead.wrap(err)
+		return "", a.errBodyRead.Wrap(err)
 	}
 	if inForm {
 		return "", a.errForm
@@ -212,16 +212,16 @@ func (a *authenticator) credentials(r *http.Request) (string, error) {
 func (a *authenticator) refuseToken(err error) error {
 	switch {
 	case errors.Is(err, tokens.ErrExpired):
-		return a.errExpired.wrap(err)
+		return a.errExpired.Wrap(err)
 	case errors.Is(err, tokens.ErrNotYetValid):
-		return a.errNotYet.wrap(err)
+		return a.errNotYet.Wrap(err)
 	case errors.Is(err, tokens.ErrMissing):
-		return a.errMissing.wrap(err)
+		return a.errMissing.Wrap(err)
 	case errors.Is(err, tokens.ErrTooLarge), errors.Is(err, tokens.ErrMalformed),
 		errors.Is(err, tokens.ErrAlgorithm), errors.Is(err, tokens.ErrUnknownKey),
 		errors.Is(err, tokens.ErrSignature), errors.Is(err, tokens.ErrIssuer),
 		errors.Is(err, tokens.ErrAudience), errors.Is(err, tokens.ErrClaims):
-		return a.errInvalid.wrap(err)
+		return a.errInvalid.Wrap(err)
 	}
 	return fmt.Errorf("middleware: verify token: %w", err)
 }

@@ -31,11 +31,12 @@
 // their order for correctness: the access log learns the request ID and the
 // token's subject even when RequestID and Bearer run inside it.
 //
-// Every refusal is written through internal/httperr as
-// {"error":{"type":…,"message":…}} with one of the stable codes below or
-// httperr's own. Authentication refusals carry a WWW-Authenticate challenge
-// as well; the [AuthError] type holds both, so the scoring handler, which
-// writes ScoringAuth's errors itself, sends the same challenge Bearer does.
+// Every refusal is one error value that carries its whole answer, written
+// through internal/httperr as {"error":{"type":…,"message":…}} with one of
+// the stable codes below or httperr's own, and the headers it needs: the
+// WWW-Authenticate challenge of an authentication refusal, the Retry-After
+// of a rate limit. The scoring handler writes ScoringAuth's refusals the
+// same way, so it sends the same challenge Bearer does.
 //
 // Every middleware the package returns is safe for concurrent use by any
 // number of requests; configurations are read once, at construction.

@@ -13,6 +13,7 @@ import (
 
 	"github.com/scorehub/scorehub/middleware"
 	"github.com/scorehub/scorehub/registry"
+	"github.com/scorehub/scorehub/scoring"
 	"github.com/scorehub/scorehub/tokens"
 )
 
@@ -110,9 +111,9 @@ func ExampleScoringAuth() {
 		r := httptest.NewRequest(http.MethodPost, "/webapi/risk/api/v1/services/churn/predict", nil)
 		r.Header.Set("Authorization", "Bearer "+token)
 		err := authorize(r, policy)
-		var ae *middleware.AuthError
-		if errors.As(err, &ae) {
-			fmt.Printf("%s: %d %s\n", token, ae.Status(), ae.Challenge())
+		var refusal *scoring.Error
+		if errors.As(err, &refusal) {
+			fmt.Printf("%s: %d %s\n", token, refusal.Status, refusal.Challenge)
 			continue
 		}
 		fmt.Printf("%s: allowed (err=%v)\n", token, err)

@@ -19,11 +19,14 @@ import (
 // those user groups. The token is always taken from r itself, even if a
 // Bearer middleware in front of the scoring handler already checked one.
 //
-// Refusals are [*AuthError]s: no token is 401 with a bare Bearer challenge,
-// a bad or expired token 401 invalid_token, a holder in none of the groups
-// 403 forbidden (error="insufficient_scope"); the scoring handler sends the
-// challenge as WWW-Authenticate. A mode Authorize does not know is refused
-// as an internal error, never let through.
+// A refusal is an error that carries its whole answer, WWW-Authenticate
+// challenge included, which the scoring handler sends as it is (match it
+// with errors.As and a *scoring.Error): no token is 401 with a bare Bearer
+// challenge, a bad or expired token 401 invalid_token, a holder in none of
+// the groups 403 forbidden (error="insufficient_scope"). A token refused by
+// the verifier keeps the verifier's error in the chain, for errors.Is
+// (tokens.ErrExpired, …). A mode the function does not know is refused as
+// an internal error, never let through.
 func ScoringAuth(cfg BearerConfig) (func(*http.Request, registry.AuthPolicy) error, error) {
 	a, err := newAuthenticator(cfg)
 	if err != nil {
@@ -53,5 +56,5 @@ func (a *authenticator) authorize(r *http.Request, p registry.AuthPolicy) error 
 			return nil
 		}
 	}
-	return a.errNotInGroups.wrap(fmt.Errorf("middleware: %q is in none of the user groups %q", claims.Subject, p.Groups))
+	return a.errNotInGroups.Wrap(fmt.Errorf("middleware: %q is in none of the user groups %q", claims.Subject, p.Groups))
 }
