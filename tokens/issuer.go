@@ -110,6 +110,9 @@ type wireClaims struct {
 // without control characters, and the token may not exceed
 // [MaxTokenSize], which bounds the number of groups.
 func (i *Issuer) Issue(p Principal) (string, *Claims, error) {
+	if i.keys == nil {
+		return "", nil, errors.New("tokens: Issuer not made by NewIssuer")
+	}
 	if err := checkName("subject", p.Subject); err != nil {
 		return "", nil, err
 	}
@@ -139,6 +142,9 @@ func (i *Issuer) Issue(p Principal) (string, *Claims, error) {
 		c.Groups = []string{}
 	}
 	key := i.keys.Signing()
+	if key == nil {
+		return "", nil, errZeroKeySet
+	}
 	method, err := key.alg.method()
 	if err != nil {
 		return "", nil, err

@@ -37,11 +37,15 @@ type JWKS struct {
 
 // JWKS returns the set's public keys: the signing key first, then retired
 // keys that still verify, newest first. HS256 keys have no public half and
-// are never included.
+// are never included. A zero KeySet publishes none.
 func (s *KeySet) JWKS() JWKS {
-	now := s.now()
 	set := JWKS{Keys: []JWK{}}
-	for _, e := range s.state.Load().entries {
+	st := s.current()
+	if st == nil {
+		return set
+	}
+	now := s.now()
+	for _, e := range st.entries {
 		if e.key.alg == HS256 || e.expired(now) {
 			continue
 		}

@@ -193,6 +193,10 @@ var _ http.Handler = (*Service)(nil)
 // ServeHTTP serves the token routes. A path with dot segments or "//" is
 // a JSON 404, where the mux would redirect to the cleaned path.
 func (h *Service) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if h.mux == nil {
+		httperr.Write(w, r, nil, errors.New("tokens: Service not made by NewService"))
+		return
+	}
 	if p, _ := urlpath.Sent(r.URL); !urlpath.Canonical(p) {
 		httperr.Write(w, r, h.logger, errNoRoute)
 		return
