@@ -42,5 +42,5 @@
 // Authorize function chose. Queue outcomes are completed, failed, rejected,
 // timed_out and cancelled; job states are those of registry.JobStates; token
 // routes are tokens.PathTokenService and tokens.PathExchange, their outcomes
-// those of tokens.Outcomes.
+// the tokens.Outcome constants.
 package metrics

@@ -193,7 +193,7 @@ func (s *endpointSeries) requests(status string) prometheus.Counter {
 
 // ObserveToken counts one request to a token route (tokens.Observer). A
 // route other than tokens.PathTokenService and tokens.PathExchange counts
-// as "other", an outcome not in tokens.Outcomes as tokens.OutcomeError, so
+// as "other", an outcome not among the tokens.Outcome constants as tokens.OutcomeError, so
 // that a caller cannot grow the label set.
 func (m *Metrics) ObserveToken(route, outcome string) {
 	switch route {

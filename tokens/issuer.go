@@ -82,7 +82,7 @@ func NewIssuer(cfg IssuerConfig) (*Issuer, error) {
 	if i.validity > MaxValidity {
 		return nil, fmt.Errorf("tokens: validity %v is longer than %v", i.validity, MaxValidity)
 	}
-	if r := i.keys.Retention(); i.validity > r {
+	if r := i.keys.retention; i.validity > r {
 		return nil, fmt.Errorf("tokens: validity %v is longer than the key set's retention %v, so a rotation would cut tokens short; raise KeySetConfig.Retention", i.validity, r)
 	}
 	if i.now == nil {
@@ -91,12 +91,6 @@ func NewIssuer(cfg IssuerConfig) (*Issuer, error) {
 	i.random = randOrDefault(i.random)
 	return i, nil
 }
-
-// Validity is how long the tokens the Issuer signs are valid.
-func (i *Issuer) Validity() time.Duration { return i.validity }
-
-// Keys is the key set the Issuer signs with.
-func (i *Issuer) Keys() *KeySet { return i.keys }
 
 // wireClaims is the JSON payload of a scorehub token.
 type wireClaims struct {

@@ -381,9 +381,6 @@ func (s *KeySet) Signing() *Key {
 	return st.signing().key
 }
 
-// Retention is how long a replaced key keeps verifying.
-func (s *KeySet) Retention() time.Duration { return s.retention }
-
 // Keys describes the keys in the set, the signing key first, then retired
 // keys newest first. Retired keys past their NotAfter are left out. A zero
 // KeySet has none.

@@ -2,7 +2,7 @@ package tokens
 
 // Observer is told about every request on [PathTokenService] or
 // [PathExchange] that reached its handler, once, after the answer is
-// written: the route's path and one of the outcomes of [Outcomes]. It is
+// written: the route's path and one of the Outcome constants. It is
 // called from many goroutines at once and should return quickly; the
 // metrics package implements it, as it implements scoring's observer of
 // the same shape.
@@ -28,11 +28,6 @@ const (
 	// unreachable, the user store or the signing failed, the client left).
 	OutcomeError = "error"
 )
-
-// Outcomes lists every outcome an [Observer] may be told.
-func Outcomes() []string {
-	return []string{OutcomeIssued, OutcomeBadCredentials, OutcomeInvalidToken, OutcomeRateLimited, OutcomeError}
-}
 
 // observe tells the host's Observer, if any, how a request on route
 // ended.

@@ -170,7 +170,7 @@ func NewService(cfg ServiceConfig) (*Service, error) {
 	if h.provider != nil {
 		h.route(PathExchange, http.HandlerFunc(h.serveExchange))
 	}
-	h.route(PathJWKS, JWKSHandler(h.issuer.Keys()))
+	h.route(PathJWKS, JWKSHandler(h.issuer.keys))
 	h.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		httperr.Write(w, r, h.logger, errNoRoute)
 	})
