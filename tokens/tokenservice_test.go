@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -198,6 +199,35 @@ func TestTokenServiceRateLimits(t *testing.T) {
 			t.Errorf("%d password checks, want 4", n)
 		}
 	})
+	t.Run("per address behind trusted proxies", func(t *testing.T) {
+		s := newService(t, func(c *tokens.ServiceConfig) {
+			c.AddressLimit = tokens.RateLimit{Every: time.Minute, Burst: 1}
+			c.TrustedProxies = []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8")}
+		})
+		viaProxy := func(remote, xff string) *http.Request {
+			r := basicRequest("bob", "wrong")
+			r.RemoteAddr = remote
+			r.Header.Set("X-Forwarded-For", xff)
+			return r
+		}
+		steps := []struct {
+			name string
+			req  *http.Request
+			want int
+		}{
+			{"first client through the proxy", viaProxy("10.0.0.2:1", "203.0.113.1"), http.StatusUnauthorized},
+			{"second client through the proxy", viaProxy("10.0.0.3:1", "203.0.113.2"), http.StatusUnauthorized},
+			{"first client again", viaProxy("10.0.0.3:1", "203.0.113.1"), http.StatusTooManyRequests},
+			{"a spoofed entry does not help", viaProxy("10.0.0.3:1", "198.51.100.1, 203.0.113.1"), http.StatusTooManyRequests},
+			{"X-Forwarded-For from an untrusted peer is ignored", viaProxy("192.0.2.9:1", "203.0.113.3"), http.StatusUnauthorized},
+			{"that peer is one client", viaProxy("192.0.2.9:1", "203.0.113.4"), http.StatusTooManyRequests},
+		}
+		for _, st := range steps {
+			if rec := s.do(st.req); rec.Code != st.want {
+				t.Errorf("%s: status %d, want %d", st.name, rec.Code, st.want)
+			}
+		}
+	})
 }
 
 // gate is an Authenticator that holds every check until released, and
@@ -297,6 +327,7 @@ func TestNewRefuses(t *testing.T) {
 		{"quote in realm", tokens.ServiceConfig{Issuer: f.issuer, Users: users, Realm: `a"b`}},
 		{"negative rate", tokens.ServiceConfig{Issuer: f.issuer, Users: users, UserLimit: tokens.RateLimit{Burst: -1}}},
 		{"negative check cap", tokens.ServiceConfig{Issuer: f.issuer, Users: users, MaxConcurrentChecks: -1}},
+		{"invalid trusted proxy", tokens.ServiceConfig{Issuer: f.issuer, Users: users, TrustedProxies: []netip.Prefix{{}}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
