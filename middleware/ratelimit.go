@@ -10,16 +10,14 @@ import (
 	"slices"
 	"time"
 
-	"golang.org/x/time/rate"
-
 	"github.com/scorehub/scorehub/internal/httperr"
 	"github.com/scorehub/scorehub/internal/keyedlimit"
 	"github.com/scorehub/scorehub/tokens"
 )
 
 // DefaultMaxKeys is how many clients a rate limit tracks when
-// [tokens.RateLimit.MaxKeys] is zero.
-const DefaultMaxKeys = 10000
+// [tokens.RateLimit.MaxKeys] is zero, here as in the token service.
+const DefaultMaxKeys = keyedlimit.DefaultMaxKeys
 
 // RateLimitConfig configures [RateLimit].
 type RateLimitConfig struct {
@@ -63,29 +61,21 @@ type rateLimiter struct {
 // Every or Burst, a negative field, an invalid trusted proxy prefix, or
 // both Key and TrustedProxies set.
 func newRateLimiter(cfg RateLimitConfig) (*rateLimiter, error) {
-	lim := cfg.Limit
-	switch {
-	case lim.Every <= 0:
-		return nil, fmt.Errorf("middleware: rate limit needs a positive Every, not %v", lim.Every)
-	case lim.Burst < 1:
-		return nil, fmt.Errorf("middleware: rate limit needs a Burst of at least 1, not %d", lim.Burst)
-	case lim.MaxKeys < 0:
-		return nil, fmt.Errorf("middleware: rate limit MaxKeys must not be negative, not %d", lim.MaxKeys)
-	case cfg.Key != nil && len(cfg.TrustedProxies) > 0:
+	if cfg.Key != nil && len(cfg.TrustedProxies) > 0 {
 		return nil, errors.New("middleware: rate limit takes a Key or TrustedProxies, not both")
 	}
 	if err := keyedlimit.CheckProxies(cfg.TrustedProxies); err != nil {
 		return nil, fmt.Errorf("middleware: %w", err)
 	}
-	l := &rateLimiter{key: cfg.Key, now: cfg.Now, logger: cfg.Logger}
+	buckets, err := keyedlimit.New(cfg.Limit.Every, cfg.Limit.Burst, cfg.Limit.MaxKeys)
+	if err != nil {
+		return nil, fmt.Errorf("middleware: %w", err)
+	}
+	l := &rateLimiter{key: cfg.Key, now: cfg.Now, logger: cfg.Logger, buckets: buckets}
 	if l.key == nil {
 		trusted := slices.Clone(cfg.TrustedProxies)
 		l.key = func(r *http.Request) string { return keyedlimit.ClientKey(r, trusted) }
 	}
-	if lim.MaxKeys == 0 {
-		lim.MaxKeys = DefaultMaxKeys
-	}
-	l.buckets = keyedlimit.New(rate.Every(lim.Every), lim.Burst, lim.MaxKeys)
 	if l.now == nil {
 		l.now = time.Now
 	}

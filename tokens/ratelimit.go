@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/scorehub/scorehub/internal/keyedlimit"
-	"golang.org/x/time/rate"
 )
 
 // RateLimit configures a limit on attempts per key (a client address, a
@@ -15,10 +14,11 @@ import (
 // (middleware.RateLimitConfig.Limit) take it.
 type RateLimit struct {
 	// Every is the time to regain one attempt. Zero means the default of
-	// the limit it configures.
+	// the token service's limit it configures; the middleware requires it.
 	Every time.Duration
 	// Burst is the number of attempts a fresh key may make at once. Zero
-	// means the default of the limit it configures.
+	// means the default of the token service's limit it configures; the
+	// middleware requires it.
 	Burst int
 	// MaxKeys bounds how many keys are tracked at once, and so the memory
 	// used. When full, the key used least recently is forgotten (an idle key
@@ -26,24 +26,18 @@ type RateLimit struct {
 	MaxKeys int
 }
 
-const defaultMaxKeys = 10_000
-
-func (l RateLimit) withDefaults(every time.Duration, burst int) (RateLimit, error) {
-	if l.Every < 0 || l.Burst < 0 || l.MaxKeys < 0 {
-		return l, fmt.Errorf("tokens: rate limit %+v has a negative field", l)
-	}
+// limiter returns the limiter l describes, its zero Every and Burst taken
+// from every and burst.
+func (l RateLimit) limiter(every time.Duration, burst int) (*keyedlimit.Limiter, error) {
 	if l.Every == 0 {
 		l.Every = every
 	}
 	if l.Burst == 0 {
 		l.Burst = burst
 	}
-	if l.MaxKeys == 0 {
-		l.MaxKeys = defaultMaxKeys
+	lim, err := keyedlimit.New(l.Every, l.Burst, l.MaxKeys)
+	if err != nil {
+		return nil, fmt.Errorf("tokens: %w", err)
 	}
-	return l, nil
-}
-
-func (l RateLimit) limiter() *keyedlimit.Limiter {
-	return keyedlimit.New(rate.Every(l.Every), l.Burst, l.MaxKeys)
+	return lim, nil
 }

@@ -142,15 +142,13 @@ func NewService(cfg ServiceConfig) (*Service, error) {
 	if err := keyedlimit.CheckProxies(h.trusted); err != nil {
 		return nil, fmt.Errorf("tokens: %w", err)
 	}
-	addr, err := cfg.AddressLimit.withDefaults(defaultAddressEvery, defaultAddressBurst)
-	if err != nil {
+	var err error
+	if h.byAddr, err = cfg.AddressLimit.limiter(defaultAddressEvery, defaultAddressBurst); err != nil {
 		return nil, err
 	}
-	user, err := cfg.UserLimit.withDefaults(defaultUserEvery, defaultUserBurst)
-	if err != nil {
+	if h.byUser, err = cfg.UserLimit.limiter(defaultUserEvery, defaultUserBurst); err != nil {
 		return nil, err
 	}
-	h.byAddr, h.byUser = addr.limiter(), user.limiter()
 	n := cfg.MaxConcurrentChecks
 	if n == 0 {
 		n = runtime.GOMAXPROCS(0)

@@ -36,10 +36,25 @@ type bucket struct {
 	lim *rate.Limiter
 }
 
+// DefaultMaxKeys is how many keys a Limiter tracks when asked for zero.
+const DefaultMaxKeys = 10_000
+
 // New returns a limiter that lets each key take burst tokens at once and
-// limit more a second. maxKeys must be at least 1.
-func New(limit rate.Limit, burst, maxKeys int) *Limiter {
-	return &Limiter{limit: limit, burst: burst, maxKeys: max(maxKeys, 1), index: make(map[string]*list.Element)}
+// one more every every, tracking at most maxKeys keys (zero means
+// DefaultMaxKeys). It is the one check of a limit's shape for every
+// limiter: every must be positive, burst at least 1, maxKeys not negative.
+func New(every time.Duration, burst, maxKeys int) (*Limiter, error) {
+	switch {
+	case every <= 0:
+		return nil, fmt.Errorf("rate limit needs a positive Every, not %v", every)
+	case burst < 1:
+		return nil, fmt.Errorf("rate limit needs a Burst of at least 1, not %d", burst)
+	case maxKeys < 0:
+		return nil, fmt.Errorf("rate limit MaxKeys must not be negative, not %d", maxKeys)
+	case maxKeys == 0:
+		maxKeys = DefaultMaxKeys
+	}
+	return &Limiter{limit: rate.Every(every), burst: burst, maxKeys: maxKeys, index: make(map[string]*list.Element)}, nil
 }
 
 // Take takes one token of key at now. If there is none, it takes nothing
