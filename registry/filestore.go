@@ -9,8 +9,9 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
+
+	"github.com/scorehub/scorehub/internal/atomicfile"
 )
 
 // Names inside a FileStore's directory.
@@ -26,8 +27,8 @@ const (
 // A change that an older build would misread gets a new number.
 const fileFormat = 1
 
-// ErrLocked reports a FileStore directory that another open FileStore holds,
-// in this process or in another one.
+// ErrLocked reports a FileStore or FileJobStore directory that another open
+// store holds, in this process or in another one.
 var ErrLocked = errors.New("registry: store directory is in use by another process")
 
 // FileStore is a durable [Store]. It keeps every record in one JSON file,
@@ -53,7 +54,7 @@ type FileStore struct {
 	core
 	dir  string
 	path string
-	fs   fileSystem
+	fs   atomicfile.FS
 	lock io.Closer
 }
 
@@ -65,10 +66,10 @@ var _ Store = (*FileStore)(nil)
 // cannot be read, is not a state file of a known format version, or breaks a
 // rule of the store is an error naming it; it is never replaced.
 func OpenFileStore(dir string, opts StoreOptions) (*FileStore, error) {
-	return openFileStore(dir, opts, osFS{})
+	return openFileStore(dir, opts, atomicfile.OS{})
 }
 
-func openFileStore(dir string, opts StoreOptions, fsys fileSystem) (*FileStore, error) {
+func openFileStore(dir string, opts StoreOptions, fsys atomicfile.FS) (*FileStore, error) {
 	if dir == "" {
 		return nil, errors.New("registry: OpenFileStore needs a directory")
 	}
@@ -90,10 +91,10 @@ func openFileStore(dir string, opts StoreOptions, fsys fileSystem) (*FileStore, 
 // lock file name in it, so that one store at a time has dir open. what
 // names the store in errors.
 func lockDir(dir, name, what string) (io.Closer, error) {
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return nil, fmt.Errorf("registry: create %s directory: %w", what, err)
+	lock, err := atomicfile.LockDir(dir, name)
+	if errors.Is(err, atomicfile.ErrLocked) {
+		err = ErrLocked
 	}
-	lock, err := lockFile(filepath.Join(dir, name))
 	if err != nil {
 		return nil, fmt.Errorf("registry: open %s %s: %w", what, dir, err)
 	}
@@ -104,8 +105,8 @@ func lockDir(dir, name, what string) (io.Closer, error) {
 // none. It runs holding the directory lock, so any temporary file present
 // belongs to a writer that crashed.
 func (s *FileStore) load() error {
-	if err := s.removeTemps(); err != nil {
-		return err
+	if err := atomicfile.RemoveTemps(s.dir, tempPrefix); err != nil {
+		return fmt.Errorf("registry: %w", err)
 	}
 	b, err := os.ReadFile(s.path)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -125,29 +126,13 @@ func (s *FileStore) load() error {
 	}
 	// The last writer may have crashed after its rename but before its
 	// directory flush: make what was read durable before anyone relies on it.
-	if err := syncPath(s.path); err != nil {
+	if err := atomicfile.Sync(s.path); err != nil {
 		return fmt.Errorf("registry: sync %s: %w", s.path, err)
 	}
 	if err := s.fs.SyncDir(s.dir); err != nil {
 		return fmt.Errorf("registry: sync directory %s: %w", s.dir, err)
 	}
 	s.state = st
-	return nil
-}
-
-func (s *FileStore) removeTemps() error {
-	entries, err := os.ReadDir(s.dir)
-	if err != nil {
-		return fmt.Errorf("registry: read store directory: %w", err)
-	}
-	for _, e := range entries {
-		if !strings.HasPrefix(e.Name(), tempPrefix) {
-			continue
-		}
-		if err := os.Remove(filepath.Join(s.dir, e.Name())); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return fmt.Errorf("registry: remove leftover file: %w", err)
-		}
-	}
 	return nil
 }
 
@@ -158,60 +143,10 @@ func (s *FileStore) commit(st *State) error {
 	if err != nil {
 		return fmt.Errorf("registry: encode state: %w", err)
 	}
-	return writeAtomic(s.fs, s.dir, s.path, tempPrefix, b)
-}
-
-// writeAtomic replaces the file at path, in dir, with b: it writes b to a
-// temporary file named tempPrefix+random, flushes it to stable storage,
-// renames it over path and flushes dir. A crash at any point leaves the old
-// file or the new one, never a mix; a temporary file left behind is the
-// caller's to remove at its next open.
-func writeAtomic(fsys fileSystem, dir, path, tempPrefix string, b []byte) error {
-	f, err := fsys.CreateTemp(dir, tempPrefix+"*")
-	if err != nil {
-		return fmt.Errorf("registry: write %s: %w", path, err)
-	}
-	tmp := f.Name()
-	if err := writeSynced(f, b); err != nil {
-		// Best effort: a temporary file left behind is removed at the next open.
-		_ = fsys.Remove(tmp)
-		return fmt.Errorf("registry: write %s: %w", tmp, err)
-	}
-	if err := fsys.Rename(tmp, path); err != nil {
-		_ = fsys.Remove(tmp)
-		return fmt.Errorf("registry: replace %s: %w", path, err)
-	}
-	if err := fsys.SyncDir(dir); err != nil {
-		return fmt.Errorf("registry: sync directory %s: %w", dir, err)
+	if err := atomicfile.Write(s.fs, s.path, tempPrefix, b); err != nil {
+		return fmt.Errorf("registry: %w", err)
 	}
 	return nil
-}
-
-// writeSynced writes b to f, flushes it to stable storage and closes it.
-func writeSynced(f tempFile, b []byte) error {
-	_, err := f.Write(b)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	return err
-}
-
-// syncPath flushes the file or directory at path to stable storage; for a
-// directory, that is its entries, so a rename within it survives a power
-// loss.
-func syncPath(path string) error {
-	f, err := os.Open(path)
-	if err != nil {
-		return err
-	}
-	err = f.Sync()
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	return err
 }
 
 // Dir returns the directory the store keeps its files in.
@@ -229,37 +164,6 @@ func (s *FileStore) Close() error {
 	}
 	return nil
 }
-
-// fileSystem is what commit writes through. Tests replace it to fail, or to
-// stop as a crash would, at each step.
-type fileSystem interface {
-	CreateTemp(dir, pattern string) (tempFile, error)
-	Rename(oldpath, newpath string) error
-	SyncDir(dir string) error
-	Remove(name string) error
-}
-
-// tempFile is the part of *os.File that commit uses.
-type tempFile interface {
-	Name() string
-	Write(b []byte) (int, error)
-	Sync() error
-	Close() error
-}
-
-type osFS struct{}
-
-func (osFS) CreateTemp(dir, pattern string) (tempFile, error) {
-	f, err := os.CreateTemp(dir, pattern)
-	if err != nil {
-		return nil, err
-	}
-	return f, nil
-}
-
-func (osFS) Rename(oldpath, newpath string) error { return os.Rename(oldpath, newpath) }
-func (osFS) SyncDir(dir string) error             { return syncPath(dir) }
-func (osFS) Remove(name string) error             { return os.Remove(name) }
 
 // The state file's records. They are separate from the domain types so that
 // the file format changes only when fileFormat does, whatever becomes of the

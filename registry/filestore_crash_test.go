@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/scorehub/scorehub/internal/atomicfile"
 )
 
 var (
@@ -69,7 +71,7 @@ func (f *faultFS) hit(op string) (dead, fail, effect bool, err error) {
 	return false, true, f.effect, errInjected
 }
 
-func (f *faultFS) CreateTemp(dir, pattern string) (tempFile, error) {
+func (f *faultFS) CreateTemp(dir, pattern string) (atomicfile.File, error) {
 	dead, fail, effect, err := f.hit("create")
 	if dead || (fail && !effect) {
 		return nil, err
@@ -101,7 +103,7 @@ func (f *faultFS) SyncDir(dir string) error {
 	if dead || fail {
 		return err
 	}
-	return syncPath(dir)
+	return atomicfile.SyncDir(dir)
 }
 
 func (f *faultFS) Remove(name string) error {

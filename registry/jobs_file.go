@@ -13,6 +13,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/scorehub/scorehub/internal/atomicfile"
 )
 
 // Names inside a FileJobStore's directory.
@@ -41,7 +43,7 @@ const (
 type FileJobStore struct {
 	jobCore
 	dir  string
-	fs   fileSystem
+	fs   atomicfile.FS
 	lock io.Closer
 }
 
@@ -51,10 +53,10 @@ var _ JobStore = (*FileJobStore)(nil)
 // 0700) when it does not exist. A job file that cannot be read is an error
 // naming it; it is never replaced.
 func OpenFileJobStore(dir string, opts StoreOptions) (*FileJobStore, error) {
-	return openFileJobStore(dir, opts, osFS{})
+	return openFileJobStore(dir, opts, atomicfile.OS{})
 }
 
-func openFileJobStore(dir string, opts StoreOptions, fsys fileSystem) (*FileJobStore, error) {
+func openFileJobStore(dir string, opts StoreOptions, fsys atomicfile.FS) (*FileJobStore, error) {
 	if dir == "" {
 		return nil, errors.New("registry: OpenFileJobStore needs a directory")
 	}
@@ -140,15 +142,18 @@ func (s *FileJobStore) load() error {
 // write makes j durable, and result before it when j is FINISHED.
 func (s *FileJobStore) write(j *Job, result []byte) error {
 	if j.State == JobFinished {
-		if err := writeAtomic(s.fs, s.dir, filepath.Join(s.dir, j.ID+jobResultSuffix), jobTempPrefix, result); err != nil {
-			return err
+		if err := atomicfile.Write(s.fs, filepath.Join(s.dir, j.ID+jobResultSuffix), jobTempPrefix, result); err != nil {
+			return fmt.Errorf("registry: %w", err)
 		}
 	}
 	b, err := encodeJob(j)
 	if err != nil {
 		return fmt.Errorf("registry: encode job %q: %w", j.ID, err)
 	}
-	return writeAtomic(s.fs, s.dir, filepath.Join(s.dir, j.ID+jobFileSuffix), jobTempPrefix, b)
+	if err := atomicfile.Write(s.fs, filepath.Join(s.dir, j.ID+jobFileSuffix), jobTempPrefix, b); err != nil {
+		return fmt.Errorf("registry: %w", err)
+	}
+	return nil
 }
 
 // delete removes a job's files, the job's first so that a crash between
