@@ -9,7 +9,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"time"
 
 	"github.com/scorehub/scorehub/internal/atomicfile"
 )
@@ -32,14 +31,14 @@ const fileFormat = 1
 var ErrLocked = errors.New("registry: store directory is in use by another process")
 
 // FileStore is a durable [Store]. It keeps every record in one JSON file,
-// registry.json, in its directory, and commits a write by writing the whole
-// new state to a temporary file, flushing it to stable storage, renaming it
-// over registry.json and flushing the directory. Only then does the write
-// return and the new state become visible, so an acknowledged write survives
-// a crash or power loss, and a crash at any point leaves exactly the state
-// before a write or exactly the state after it, never a mix.
+// registry.json, in its directory, and commits by writing the whole new
+// state to a temporary file, flushing it to stable storage, renaming it over
+// registry.json and flushing the directory (see package internal/atomicfile).
+// Only then does Commit return, so an acknowledged write survives a crash or
+// power loss, and a crash at any point leaves exactly the state before a
+// write or exactly the state after it, never a mix.
 //
-// A write that fails before the rename changes nothing. One that fails
+// A commit that fails before the rename changes nothing. One that fails
 // flushing the directory after the rename returns an error and leaves the
 // store's state as it was, but the new file may be what the next
 // [OpenFileStore] finds.
@@ -49,9 +48,9 @@ var ErrLocked = errors.New("registry: store directory is in use by another proce
 // its process exits. FileStore needs flock(2) for that and is available on
 // Linux, macOS, the BSDs and illumos.
 //
-// A FileStore is safe for concurrent use; writes are serialised.
+// A FileStore is safe for concurrent use; commits are serialised.
 type FileStore struct {
-	core
+	image
 	dir  string
 	path string
 	fs   atomicfile.FS
@@ -64,7 +63,7 @@ var _ Store = (*FileStore)(nil)
 // it does not exist. A directory without a state file starts a new store,
 // holding what [NewMemStore] would, and writes it at once. A state file that
 // cannot be read, is not a state file of a known format version, or breaks a
-// rule of the store is an error naming it; it is never replaced.
+// rule of the records is an error naming it; it is never replaced.
 func OpenFileStore(dir string, opts StoreOptions) (*FileStore, error) {
 	return openFileStore(dir, opts, atomicfile.OS{})
 }
@@ -78,8 +77,7 @@ func openFileStore(dir string, opts StoreOptions, fsys atomicfile.FS) (*FileStor
 		return nil, err
 	}
 	s := &FileStore{dir: dir, path: filepath.Join(dir, stateFileName), fs: fsys, lock: lock}
-	s.opts = opts
-	if err := s.load(); err != nil {
+	if err := s.load(opts); err != nil {
 		lock.Close()
 		return nil, err
 	}
@@ -104,13 +102,13 @@ func lockDir(dir, name, what string) (io.Closer, error) {
 // load sets s.state from the state file, or writes a new one when there is
 // none. It runs holding the directory lock, so any temporary file present
 // belongs to a writer that crashed.
-func (s *FileStore) load() error {
+func (s *FileStore) load(opts StoreOptions) error {
 	if err := atomicfile.RemoveTemps(s.dir, tempPrefix); err != nil {
 		return fmt.Errorf("registry: %w", err)
 	}
 	b, err := os.ReadFile(s.path)
 	if errors.Is(err, fs.ErrNotExist) {
-		st := NewState(s.opts.now())
+		st := NewState(opts.now())
 		if err := s.commit(st); err != nil {
 			return err
 		}
@@ -136,8 +134,8 @@ func (s *FileStore) load() error {
 	return nil
 }
 
-// commit makes st the state on disk. It runs under core's lock (or before
-// the store is shared), so commits never interleave.
+// commit makes st the state on disk. It runs under the image's lock (or
+// before the store is shared), so commits never interleave.
 func (s *FileStore) commit(st *State) error {
 	b, err := encodeState(st)
 	if err != nil {
@@ -165,85 +163,18 @@ func (s *FileStore) Close() error {
 	return nil
 }
 
-// The state file's records. They are separate from the domain types so that
-// the file format changes only when fileFormat does, whatever becomes of the
-// domain types' JSON tags.
-type (
-	fileState struct {
-		Format      int              `json:"format"`
-		Seq         uint64           `json:"seq"`
-		Groups      []fileGroup      `json:"groups"`
-		Deployments []fileDeployment `json:"deployments"`
-		Queues      []fileQueue      `json:"queues"`
-	}
-	fileGroup struct {
-		Name        string    `json:"name"`
-		Description string    `json:"description,omitempty"`
-		Auth        fileAuth  `json:"auth"`
-		Revision    uint64    `json:"revision"`
-		CreatedAt   time.Time `json:"createdAt"`
-		UpdatedAt   time.Time `json:"updatedAt"`
-	}
-	fileAuth struct {
-		Mode   string   `json:"mode"`
-		Groups []string `json:"groups,omitempty"`
-	}
-	fileDeployment struct {
-		Group       string         `json:"group"`
-		Path        string         `json:"path"`
-		Description string         `json:"description,omitempty"`
-		Enabled     bool           `json:"enabled"`
-		Endpoints   []fileEndpoint `json:"endpoints"`
-		Revision    uint64         `json:"revision"`
-		CreatedAt   time.Time      `json:"createdAt"`
-		UpdatedAt   time.Time      `json:"updatedAt"`
-	}
-	fileEndpoint struct {
-		Alias       string `json:"alias"`
-		Process     string `json:"process"`
-		Queue       string `json:"queue,omitempty"`
-		TimeoutNs   int64  `json:"timeoutNs,omitempty"`
-		Description string `json:"description,omitempty"`
-	}
-	fileQueue struct {
-		Name          string    `json:"name"`
-		MaxConcurrent int       `json:"maxConcurrent"`
-		MaxWaiting    int       `json:"maxWaiting"`
-		Revision      uint64    `json:"revision"`
-		CreatedAt     time.Time `json:"createdAt"`
-		UpdatedAt     time.Time `json:"updatedAt"`
-	}
-)
+// fileState is the state file: its format version and the records, in the
+// JSON form of the record types, which is format 1.
+type fileState struct {
+	Format      int          `json:"format"`
+	Seq         uint64       `json:"seq"`
+	Groups      []Group      `json:"groups"`
+	Deployments []Deployment `json:"deployments"`
+	Queues      []Queue      `json:"queues"`
+}
 
 func encodeState(st *State) ([]byte, error) {
-	f := fileState{Format: fileFormat, Seq: st.Seq()}
-	groups, deployments, queues := st.Groups(), st.Deployments(), st.Queues()
-	f.Groups = make([]fileGroup, len(groups))
-	for i, g := range groups {
-		f.Groups[i] = fileGroup{
-			Name: g.Name, Description: g.Description,
-			Auth:     fileAuth{Mode: string(g.Auth.Mode), Groups: g.Auth.Groups},
-			Revision: g.Revision, CreatedAt: g.CreatedAt, UpdatedAt: g.UpdatedAt,
-		}
-	}
-	f.Deployments = make([]fileDeployment, len(deployments))
-	for i, d := range deployments {
-		eps := make([]fileEndpoint, len(d.Endpoints))
-		for j, e := range d.Endpoints {
-			eps[j] = fileEndpoint{Alias: e.Alias, Process: e.Process, Queue: e.Queue, TimeoutNs: int64(e.Timeout), Description: e.Description}
-		}
-		f.Deployments[i] = fileDeployment{
-			Group: d.Group, Path: d.Path, Description: d.Description, Enabled: d.Enabled, Endpoints: eps,
-			Revision: d.Revision, CreatedAt: d.CreatedAt, UpdatedAt: d.UpdatedAt,
-		}
-	}
-	f.Queues = make([]fileQueue, len(queues))
-	for i, q := range queues {
-		f.Queues[i] = fileQueue{
-			Name: q.Name, MaxConcurrent: q.MaxConcurrent, MaxWaiting: q.MaxWaiting,
-			Revision: q.Revision, CreatedAt: q.CreatedAt, UpdatedAt: q.UpdatedAt,
-		}
-	}
+	f := fileState{Format: fileFormat, Seq: st.Seq(), Groups: st.Groups(), Deployments: st.Deployments(), Queues: st.Queues()}
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false) // the file is for people to read, not for a browser
@@ -275,31 +206,5 @@ func decodeState(b []byte) (*State, error) {
 	if err := dec.Decode(&f); err != nil {
 		return nil, err
 	}
-	groups := make([]Group, len(f.Groups))
-	for i, g := range f.Groups {
-		groups[i] = Group{
-			Name: g.Name, Description: g.Description,
-			Auth:     AuthPolicy{Mode: AuthMode(g.Auth.Mode), Groups: g.Auth.Groups},
-			Revision: g.Revision, CreatedAt: g.CreatedAt, UpdatedAt: g.UpdatedAt,
-		}
-	}
-	deployments := make([]Deployment, len(f.Deployments))
-	for i, d := range f.Deployments {
-		eps := make([]Endpoint, len(d.Endpoints))
-		for j, e := range d.Endpoints {
-			eps[j] = Endpoint{Alias: e.Alias, Process: e.Process, Queue: e.Queue, Timeout: time.Duration(e.TimeoutNs), Description: e.Description}
-		}
-		deployments[i] = Deployment{
-			Group: d.Group, Path: d.Path, Description: d.Description, Enabled: d.Enabled, Endpoints: eps,
-			Revision: d.Revision, CreatedAt: d.CreatedAt, UpdatedAt: d.UpdatedAt,
-		}
-	}
-	queues := make([]Queue, len(f.Queues))
-	for i, q := range f.Queues {
-		queues[i] = Queue{
-			Name: q.Name, MaxConcurrent: q.MaxConcurrent, MaxWaiting: q.MaxWaiting,
-			Revision: q.Revision, CreatedAt: q.CreatedAt, UpdatedAt: q.UpdatedAt,
-		}
-	}
-	return BuildState(f.Seq, groups, deployments, queues)
+	return BuildState(f.Seq, f.Groups, f.Deployments, f.Queues)
 }
