@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/scorehub/scorehub/registry"
+	"github.com/scorehub/scorehub/registry/registrytest"
 )
 
 // clock is a settable StoreOptions.Now.
@@ -718,4 +719,28 @@ func TestErrorMessages(t *testing.T) {
 			t.Errorf("Error() = %q, want %q", got, tt.want)
 		}
 	}
+}
+
+func TestStoreConformance(t *testing.T) {
+	t.Run("MemStore", func(t *testing.T) {
+		registrytest.Run(t, registrytest.Opener{Open: func(t *testing.T, opts registry.StoreOptions) registry.Store {
+			s := registry.NewMemStore(opts)
+			t.Cleanup(func() { s.Close() })
+			return s
+		}})
+	})
+	t.Run("FileStore", func(t *testing.T) {
+		registrytest.Run(t, registrytest.Opener{
+			Open: func(t *testing.T, opts registry.StoreOptions) registry.Store {
+				return openFileStore(t, t.TempDir(), opts)
+			},
+			Reopen: func(t *testing.T, s registry.Store) registry.Store {
+				fs := s.(*registry.FileStore)
+				if err := fs.Close(); err != nil {
+					t.Fatal(err)
+				}
+				return openFileStore(t, fs.Dir(), registry.StoreOptions{})
+			},
+		})
+	})
 }
