@@ -93,7 +93,7 @@ func (c *Catalog) Register(p ProcessInfo) error {
 	defer c.mu.Unlock()
 	old := *c.m.Load()
 	if _, ok := old[p.Name]; ok {
-		return exists("process", p.Name)
+		return errorf(ErrExists, "process %q already exists", p.Name)
 	}
 	next := make(map[string]ProcessInfo, len(old)+1)
 	for k, v := range old {

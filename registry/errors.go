@@ -59,46 +59,23 @@ func (e *sentinel) Error() string         { return e.text }
 func (e *sentinel) ErrorType() string     { return e.typ }
 func (e *sentinel) ClientMessage() string { return e.client }
 
-// recordError is a sentinel about one named record. Its text, for logs,
-// is the Go chain; its client message names only what the client sent.
-type recordError struct {
-	err    error // a *sentinel
-	text   string
-	client string
+// detailed is a sentinel with a sentence about the record at fault: the
+// sentence is what a client is told, the sentinel what callers match.
+type detailed struct {
+	kind error // a *sentinel
+	msg  string
 }
 
-func (e *recordError) Error() string         { return e.text }
-func (e *recordError) Unwrap() error         { return e.err }
-func (e *recordError) ErrorType() string     { return e.err.(*sentinel).typ }
-func (e *recordError) ClientMessage() string { return e.client }
-
-// notFound reports that no kind is stored as name.
-func notFound(kind, name string) error {
-	return &recordError{ErrNotFound,
-		fmt.Sprintf("registry: %s %q: %v", kind, name, ErrNotFound),
-		fmt.Sprintf("%s %q does not exist", kind, name)}
+// errorf returns an error matching kind whose client message is the
+// formatted sentence.
+func errorf(kind error, format string, args ...any) error {
+	return &detailed{kind: kind, msg: fmt.Sprintf(format, args...)}
 }
 
-// exists reports a create of kind name, which is taken.
-func exists(kind, name string) error {
-	return &recordError{ErrExists,
-		fmt.Sprintf("registry: %s %q: %v", kind, name, ErrExists),
-		fmt.Sprintf("%s %q already exists", kind, name)}
-}
-
-// builtIn reports a delete of the built-in kind name.
-func builtIn(kind, name string) error {
-	return &recordError{ErrInUse,
-		fmt.Sprintf("registry: %s %q is built in: %v", kind, name, ErrInUse),
-		fmt.Sprintf("%s %q is built in and cannot be deleted", kind, name)}
-}
-
-// inUse reports a delete of kind name, which others refer to as why says.
-func inUse(kind, name, why string) error {
-	return &recordError{ErrInUse,
-		fmt.Sprintf("registry: %s %q cannot be deleted, %s: %v", kind, name, why, ErrInUse),
-		fmt.Sprintf("%s %q cannot be deleted: %s", kind, name, why)}
-}
+func (e *detailed) Error() string         { return "registry: " + e.msg }
+func (e *detailed) Unwrap() error         { return e.kind }
+func (e *detailed) ErrorType() string     { return e.kind.(*sentinel).typ }
+func (e *detailed) ClientMessage() string { return e.msg }
 
 // ConflictError is returned by a write whose revision is stale. It matches
 // [ErrConflict].
@@ -157,14 +134,8 @@ func (e *InvalidError) Error() string {
 // ErrorType is "invalid_reference".
 func (e *InvalidError) ErrorType() string { return typeInvalidRef }
 
-// ClientMessage is the field's pointer, when there is one, and what is
-// wrong there.
-func (e *InvalidError) ClientMessage() string {
-	if e.Pointer == "" {
-		return e.Message
-	}
-	return e.Pointer + " " + e.Message
-}
+// ClientMessage is the sentence about the field.
+func (e *InvalidError) ClientMessage() string { return e.Message }
 
 // ErrorPointer is Pointer.
 func (e *InvalidError) ErrorPointer() string { return e.Pointer }

@@ -179,7 +179,7 @@ func (s *FileJobStore) JobResult(ctx context.Context, id string) ([]byte, error)
 		return nil, err
 	}
 	if _, ok := s.results[id]; !ok {
-		return nil, notFound("result of job", id)
+		return nil, errorf(ErrNotFound, "job %q has no stored result", id)
 	}
 	b, err := os.ReadFile(filepath.Join(s.dir, id+jobResultSuffix))
 	if err != nil {

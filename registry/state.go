@@ -200,7 +200,7 @@ func checkRevision(kind, name string, want uint64, cur uint64, exists bool) erro
 	case want == 0 && !exists:
 		return nil
 	case !exists:
-		return notFound(kind, name)
+		return errorf(ErrNotFound, "%s %q does not exist", kind, name)
 	case want != cur:
 		return &ConflictError{Kind: kind, Name: name, Want: want, Current: cur}
 	}
@@ -239,17 +239,17 @@ func (s *State) withGroup(g Group, now time.Time) (*State, Change, error) {
 func (s *State) withoutGroup(name string, rev uint64) (*State, Change, error) {
 	cur, exists := s.groups[name]
 	if !exists {
-		return nil, Change{}, notFound("group", name)
+		return nil, Change{}, errorf(ErrNotFound, "group %q does not exist", name)
 	}
 	if err := checkRevision("group", name, rev, cur.Revision, true); err != nil {
 		return nil, Change{}, err
 	}
 	if name == DefaultGroup {
-		return nil, Change{}, builtIn("group", name)
+		return nil, Change{}, errorf(ErrInUse, "group %q is built in and cannot be deleted", name)
 	}
 	for k := range s.deployments {
 		if k.group == name {
-			return nil, Change{}, inUse("group", name, fmt.Sprintf("it still has deployments (%s)", k.path))
+			return nil, Change{}, errorf(ErrInUse, "group %q still has deployments (%s)", name, k.path)
 		}
 	}
 	n := s.next()
@@ -309,7 +309,7 @@ func (s *State) withoutDeployment(group, path string, rev uint64) (*State, Chang
 	key := deploymentKey{group, path}
 	cur, exists := s.deployments[key]
 	if !exists {
-		return nil, Change{}, notFound("deployment", group+"/"+path)
+		return nil, Change{}, errorf(ErrNotFound, "deployment %q does not exist", group+"/"+path)
 	}
 	if err := checkRevision("deployment", group+"/"+path, rev, cur.Revision, true); err != nil {
 		return nil, Change{}, err
@@ -344,18 +344,18 @@ func (s *State) withQueue(q Queue, now time.Time) (*State, Change, error) {
 func (s *State) withoutQueue(name string, rev uint64) (*State, Change, error) {
 	cur, exists := s.queues[name]
 	if !exists {
-		return nil, Change{}, notFound("queue", name)
+		return nil, Change{}, errorf(ErrNotFound, "queue %q does not exist", name)
 	}
 	if err := checkRevision("queue", name, rev, cur.Revision, true); err != nil {
 		return nil, Change{}, err
 	}
 	if name == DefaultQueue {
-		return nil, Change{}, builtIn("queue", name)
+		return nil, Change{}, errorf(ErrInUse, "queue %q is built in and cannot be deleted", name)
 	}
 	for _, d := range s.deployments {
 		for _, e := range d.Endpoints {
 			if e.QueueName() == name {
-				return nil, Change{}, inUse("queue", name, fmt.Sprintf("it is used by %s/%s/%s", d.Group, d.Path, e.Alias))
+				return nil, Change{}, errorf(ErrInUse, "queue %q is used by endpoint %s/%s/%s", name, d.Group, d.Path, e.Alias)
 			}
 		}
 	}

@@ -185,7 +185,10 @@ func writeSome(t *testing.T, r *registry.Registry) {
 				Auth: registry.AuthPolicy{Mode: registry.TokenRequired, Groups: []string{"analysts"}}})
 			return err
 		},
-		func() error { _, err := r.PutQueue(ctx, registry.Queue{Name: "batch", MaxConcurrent: 2, MaxWaiting: 5}); return err },
+		func() error {
+			_, err := r.PutQueue(ctx, registry.Queue{Name: "batch", MaxConcurrent: 2, MaxWaiting: 5})
+			return err
+		},
 		func() error {
 			_, err := r.PutDeployment(ctx, registry.Deployment{Group: "fraud", Path: "cards", Enabled: true,
 				Endpoints: []registry.Endpoint{
