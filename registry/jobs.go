@@ -87,25 +87,28 @@ type JobErrorInfo struct {
 // Job is one execution of a process on an execution queue, outside a
 // scoring request. Its input is held by the runner until the job starts and
 // is not stored; its result is stored apart from it (see [JobStore]).
+//
+// Its JSON form is how a [FileJobStore] keeps it, in format version 1 of
+// its job files: a change to a tag is a change of that format.
 type Job struct {
 	// ID is a name (see [ValidName]) unique in the store.
-	ID    string
-	State JobState
+	ID    string   `json:"id"`
+	State JobState `json:"state"`
 	// Queue is the execution queue the job runs on.
-	Queue string
+	Queue string `json:"queue"`
 	// Process is the catalog name of the process the job runs.
-	Process string
+	Process string `json:"process"`
 	// Endpoint is the endpoint the job was submitted for, if any.
-	Endpoint *EndpointRef
+	Endpoint *EndpointRef `json:"endpoint,omitempty"`
 	// Rows is the number of input rows.
-	Rows int
+	Rows int `json:"rows"`
 	// CreatedAt is when the job was stored; StartedAt when it got a slot;
 	// FinishedAt when it reached an end state. Unset times are zero.
-	CreatedAt  time.Time
-	StartedAt  time.Time
-	FinishedAt time.Time
+	CreatedAt  time.Time `json:"createdAt"`
+	StartedAt  time.Time `json:"startedAt,omitzero"`
+	FinishedAt time.Time `json:"finishedAt,omitzero"`
 	// Error says why the job ended other than FINISHED; nil otherwise.
-	Error *JobErrorInfo
+	Error *JobErrorInfo `json:"error,omitempty"`
 }
 
 // Transition returns j in state to, stamped at now: StartedAt when it
