@@ -147,9 +147,6 @@ func (s *FileStore) commit(st *State) error {
 	return nil
 }
 
-// Dir returns the directory the store keeps its files in.
-func (s *FileStore) Dir() string { return s.dir }
-
 // Close implements [Store]. It waits for a write in progress, then releases
 // the directory for the next [OpenFileStore]. Closing a closed store does
 // nothing.

@@ -187,9 +187,6 @@ func (s *FileJobStore) JobResult(ctx context.Context, id string) ([]byte, error)
 	return b, nil
 }
 
-// Dir returns the directory the store keeps its files in.
-func (s *FileJobStore) Dir() string { return s.dir }
-
 // Close implements [JobStore]. It waits for a write in progress, then
 // releases the directory. Closing a closed store does nothing.
 func (s *FileJobStore) Close() error {
