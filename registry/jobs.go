@@ -2,8 +2,6 @@ package registry
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"slices"
 	"sync"
 	"time"
@@ -46,22 +44,9 @@ func (s JobState) Final() bool {
 }
 
 // ErrJobTransition reports a change of a job's state that its life does not
-// allow (see [JobState]). The error is a [*TransitionError].
-var ErrJobTransition = errors.New("registry: job state change not allowed")
-
-// TransitionError is a job state change that is not allowed. It matches
-// [ErrJobTransition].
-type TransitionError struct {
-	ID       string
-	From, To JobState
-}
-
-func (e *TransitionError) Error() string {
-	return fmt.Sprintf("registry: job %q cannot go from %s to %s", e.ID, e.From, e.To)
-}
-
-// Is reports whether target is [ErrJobTransition].
-func (e *TransitionError) Is(target error) bool { return target == ErrJobTransition }
+// allow (see [JobState]); the error names the job and both states.
+var ErrJobTransition error = &sentinel{"registry: job state change not allowed", typeConflict,
+	"the job's state does not allow this change"}
 
 // CanTransition reports whether a job in state from may go to state to. It
 // is the one place the rule of [JobState] is written.
@@ -113,10 +98,10 @@ type Job struct {
 
 // Transition returns j in state to, stamped at now: StartedAt when it
 // starts running, FinishedAt when it ends, with jerr as its Error. It fails
-// with a [*TransitionError] when j's life does not allow the change.
+// with [ErrJobTransition] when j's life does not allow the change.
 func (j Job) Transition(to JobState, now time.Time, jerr *JobErrorInfo) (Job, error) {
 	if !CanTransition(j.State, to) {
-		return j, &TransitionError{ID: j.ID, From: j.State, To: to}
+		return j, errorf(ErrJobTransition, "job %q cannot go from %s to %s", j.ID, j.State, to)
 	}
 	j.State = to
 	if to == JobRunning {
@@ -201,7 +186,7 @@ type JobRetention struct {
 //     [*InvalidError] for a bad field) stamped with the store's time.
 //   - UpdateJob changes a job's state as [Job.Transition] allows, stamped
 //     with the store's time, and stores result with a FINISHED job; any
-//     other change is a [*TransitionError].
+//     other change fails with [ErrJobTransition].
 //   - Jobs lists the newest first (by CreatedAt, then ID) and returns the
 //     number of matching jobs before Offset and Limit.
 //   - An acknowledged write is committed (durable, for a durable store).
