@@ -21,9 +21,6 @@ const (
 	maxPageSize     = 1000
 )
 
-// maxTimeoutMs bounds an endpoint's timeout: one day.
-const maxTimeoutMs = 24 * 60 * 60 * 1000
-
 // deploymentJSON is a deployment as the API shows it.
 type deploymentJSON struct {
 	Group       string         `json:"group"`
