@@ -77,6 +77,7 @@ func openFileStore(dir string, opts StoreOptions, fsys atomicfile.FS) (*FileStor
 		return nil, err
 	}
 	s := &FileStore{dir: dir, path: filepath.Join(dir, stateFileName), fs: fsys, lock: lock}
+	s.opts = opts
 	if err := s.load(opts); err != nil {
 		lock.Close()
 		return nil, err

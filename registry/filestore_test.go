@@ -62,7 +62,7 @@ func TestFileStoreGolden(t *testing.T) {
 	golden := filepath.Join("testdata", "registry.v1.json")
 	clk := newClock()
 	dir := t.TempDir()
-	s := newWriter(t, openFileStore(t, dir, registry.StoreOptions{Now: clk.Now}), clk.Now)
+	s := newWriter(t, openFileStore(t, dir, registry.StoreOptions{Now: clk.Now}))
 	clk.Advance(time.Minute)
 	must[registry.Group](t)(s.PutGroup(ctx, registry.Group{Name: "fraud", Description: "Card fraud <& models>",
 		Auth: registry.AuthPolicy{Mode: registry.TokenRequired, Groups: []string{"analysts", "ops"}}}))
@@ -111,7 +111,7 @@ func TestFileStoreRoundTrip(t *testing.T) {
 	clk := &clock{t: time.Date(2025, 2, 3, 4, 5, 6, 123456789, zone)}
 	opts := registry.StoreOptions{Now: clk.Now}
 	dir := t.TempDir()
-	s := newWriter(t, openFileStore(t, dir, opts), clk.Now)
+	s := newWriter(t, openFileStore(t, dir, opts))
 
 	must[registry.Queue](t)(s.PutQueue(ctx, registry.Queue{Name: "gpu", MaxConcurrent: 1, MaxWaiting: 0}))
 	g := must[registry.Group](t)(s.PutGroup(ctx, registry.Group{Name: "Risk_2", Description: "ünïcödé \"quoted\"\n",
@@ -136,7 +136,7 @@ func TestFileStoreRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	re := newWriter(t, openFileStore(t, dir, opts), clk.Now)
+	re := newWriter(t, openFileStore(t, dir, opts))
 	after := mustState(t, re)
 	if diff := cmp.Diff(dump(before), dump(after)); diff != "" {
 		t.Fatalf("reopened state (-before +after):\n%s", diff)
@@ -284,7 +284,7 @@ func TestOpenFileStoreErrors(t *testing.T) {
 
 func TestOpenFileStoreRemovesLeftovers(t *testing.T) {
 	dir := t.TempDir()
-	s := newWriter(t, openFileStore(t, dir, registry.StoreOptions{}), time.Now)
+	s := newWriter(t, openFileStore(t, dir, registry.StoreOptions{}))
 	must[registry.Group](t)(s.PutGroup(context.Background(), registry.Group{Name: "kept"}))
 	want := mustState(t, s)
 	if err := s.Close(); err != nil {
@@ -317,7 +317,7 @@ func TestOpenFileStoreRemovesLeftovers(t *testing.T) {
 func TestFileStoreIsExclusive(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	s := newWriter(t, openFileStore(t, dir, registry.StoreOptions{}), time.Now)
+	s := newWriter(t, openFileStore(t, dir, registry.StoreOptions{}))
 
 	_, err := registry.OpenFileStore(dir, registry.StoreOptions{})
 	if !errors.Is(err, registry.ErrLocked) {
@@ -451,7 +451,7 @@ func BenchmarkFileStorePut(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer store.Close()
-	s := newWriter(b, store, time.Now)
+	s := newWriter(b, store)
 	for i := range 50 {
 		eps := []registry.Endpoint{{Alias: "score", Process: "gbm"}}
 		if _, err := s.PutDeployment(ctx, deployment("DEFAULT", fmt.Sprintf("path-%d", i), eps...)); err != nil {

@@ -24,7 +24,9 @@ import (
 //     there, any other value must equal the stored revision or the write
 //     fails with a [*ConflictError]; a named revision of a record that does
 //     not exist fails with [ErrNotFound]. A successful write returns the
-//     record as stored, its Revision one higher, stamped with the time.
+//     record as stored, its Revision one higher, stamped with the time
+//     (from the [StoreOptions] of a store of this package, else the wall
+//     clock, in UTC).
 //   - A record must be valid, and a deployment's group and its endpoints'
 //     queues must exist ([*InvalidError]).
 //   - A group with deployments, a queue an endpoint uses, and the built-in
@@ -54,6 +56,9 @@ func New(ctx context.Context, catalog *Catalog, store Store) (*Registry, error) 
 		return nil, errors.New("registry: New needs a catalog and a store")
 	}
 	r := &Registry{catalog: catalog, store: store, now: time.Now, cancel: func() {}}
+	if c, ok := store.(interface{ now() time.Time }); ok {
+		r.now = c.now // StoreOptions.Now of this package's stores
+	}
 	if n, ok := store.(Notifier); ok {
 		// Subscribe first so that no commit between the load and the
 		// subscription is missed; a newer state always wins.

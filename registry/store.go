@@ -89,8 +89,9 @@ type Change struct {
 
 // StoreOptions configure the stores of this package.
 type StoreOptions struct {
-	// Now returns the time stamped on the records of a new store and on
-	// jobs; nil means time.Now.
+	// Now returns the time stamped on records: the built-in records of a
+	// new store, the records a [Registry] over the store writes, and jobs.
+	// Nil means time.Now.
 	Now func() time.Time
 }
 
@@ -107,6 +108,7 @@ func (o StoreOptions) now() time.Time {
 // nothing changes.
 type image struct {
 	persist func(*State) error
+	opts    StoreOptions
 
 	mu     sync.Mutex // serialises commits; guards state and closed
 	state  *State
@@ -146,6 +148,9 @@ func (m *image) Commit(ctx context.Context, c Commit) error {
 	return nil
 }
 
+// now is the store's clock, which a Registry over it stamps records with.
+func (m *image) now() time.Time { return m.opts.now() }
+
 // close marks the store closed; it returns false when it already was.
 func (m *image) close() bool {
 	m.mu.Lock()
@@ -164,6 +169,7 @@ var _ Store = (*MemStore)(nil)
 // NewMemStore returns a store holding the built-in DEFAULT group and queue.
 func NewMemStore(opts StoreOptions) *MemStore {
 	s := &MemStore{}
+	s.opts = opts
 	s.state = NewState(opts.now())
 	return s
 }

@@ -73,14 +73,14 @@ type writer struct {
 	store registry.Store
 }
 
-// newWriter returns a Registry over s that stamps records with now.
-func newWriter(t testing.TB, s registry.Store, now func() time.Time) writer {
+// newWriter returns a Registry over s, which stamps records with the clock
+// of s's StoreOptions.
+func newWriter(t testing.TB, s registry.Store) writer {
 	t.Helper()
 	r, err := registry.New(context.Background(), registry.NewCatalog(), s)
 	if err != nil {
 		t.Fatal(err)
 	}
-	registry.SetNow(r, now)
 	t.Cleanup(func() { r.Close() })
 	return writer{r, s}
 }
@@ -100,7 +100,7 @@ func forEachStore(t *testing.T, fn func(t *testing.T, s writer, clk *clock)) {
 			clk := newClock()
 			opts := registry.StoreOptions{Now: clk.Now}
 			store, dir := k.open(t, opts)
-			s := newWriter(t, store, clk.Now)
+			s := newWriter(t, store)
 			fn(t, s, clk)
 			if dir == "" || t.Failed() {
 				return
