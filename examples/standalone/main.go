@@ -176,9 +176,6 @@ func newServer(ctx context.Context, cfg config, getenv func(string) string, stdo
 			store.Close()
 		}
 	}()
-	if err := ensureDemo(ctx, store); err != nil {
-		return nil, err
-	}
 	reg, err := registry.New(ctx, catalog, store)
 	if err != nil {
 		return nil, err
@@ -188,6 +185,9 @@ func newServer(ctx context.Context, cfg config, getenv func(string) string, stdo
 			reg.Close()
 		}
 	}()
+	if err := ensureDemo(ctx, reg); err != nil {
+		return nil, err
+	}
 	queues, err := scoring.NewQueues(reg)
 	if err != nil {
 		return nil, err
@@ -309,8 +309,8 @@ func (s *server) Close() error {
 
 // ensureDemo creates the demo deployment unless the store already has one
 // at its place; an operator's changes to it are kept across restarts.
-func ensureDemo(ctx context.Context, store registry.Store) error {
-	_, err := store.PutDeployment(ctx, registry.Deployment{
+func ensureDemo(ctx context.Context, reg *registry.Registry) error {
+	_, err := reg.PutDeployment(ctx, registry.Deployment{
 		Group:       registry.DefaultGroup,
 		Path:        demoPath,
 		Description: "Demo: iris species classifier",
