@@ -181,23 +181,6 @@ func Decode(r io.Reader, lim Limits) (*Request, error) {
 	return st.decode(lim)
 }
 
-// admit checks a request decoded elsewhere, perhaps under other limits,
-// against l.
-func (l Limits) admit(r *Request) error {
-	rows, cols := r.Table.Rows(), r.Table.NumColumns()
-	switch {
-	case int64(len(r.st.data)) > l.MaxBodyBytes:
-		return errBodyTooLarge(l.MaxBodyBytes)
-	case rows > l.MaxRows:
-		return tooLarge(TypeTooManyRows, "the request has more than %d rows", l.MaxRows)
-	case cols > l.MaxColumns:
-		return tooLarge(TypeTooManyColumns, "the request has more than %d columns", l.MaxColumns)
-	case cols > 0 && rows > l.MaxCells/cols:
-		return tooLarge(TypeTooManyCells, "the request has more than %d cells (rows × columns)", l.MaxCells)
-	}
-	return nil
-}
-
 // cellKind is what a row held under a key.
 type cellKind uint8
 
