@@ -17,7 +17,9 @@ import (
 // [Decode], [Request.Conform] and [Jobs.Submit] return one for every fault
 // of the request, and a [registry.Process] or an Authorize function may
 // return one, possibly wrapped, to choose what the client is told: a 401
-// with its Challenge, a 429 with its RetryAfter. Match it with [errors.As].
+// with its Challenge, a 429 with its RetryAfter. A zero Status means the one
+// scorehub gives Type, and 500 for a type of the host's own, which should
+// set it. Match it with [errors.As].
 type Error = httperr.Error
 
 // FieldError is one place in a request at fault, an element of
