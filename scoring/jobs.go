@@ -31,7 +31,9 @@ type JobsConfig struct {
 	// Required, built over Registry.
 	Queues *Queues
 	// Store keeps the jobs and their results. Required; the runner does
-	// not close it.
+	// not close it. It must not be shared with another runner: NewJobs
+	// ends the jobs it holds that have not ended (see
+	// [registry.NewJobRegistry]).
 	Store registry.JobStore
 
 	// Limits bound a job's input as they bound a scoring request; zero
@@ -86,7 +88,8 @@ type JobSpec struct {
 // jobs past the retention. Jobs is safe for concurrent use.
 type Jobs struct {
 	engine         *engine
-	store          registry.JobStore
+	store          registry.JobStore     // reads
+	writes         *registry.JobRegistry // every write, under its rules
 	lim            Limits
 	timeout        time.Duration
 	retention      time.Duration
@@ -125,9 +128,12 @@ var (
 	errNoInput        = httperr.New(TypeInvalidRequest, "the job has no input rows")
 )
 
-// NewJobs returns a runner configured by cfg and starts its janitor. It
-// fails when Registry, Queues or Store is missing, Queues belongs to
-// another registry, or a limit or duration is negative.
+// NewJobs returns a runner configured by cfg and starts its janitor. The
+// jobs Store holds that have not ended, interrupted by the stop of the
+// server that ran them, end ERROR with type "interrupted". NewJobs fails
+// when Registry, Queues or Store is missing, Queues belongs to another
+// registry, a limit or duration is negative, or those jobs cannot be
+// ended.
 func NewJobs(cfg JobsConfig) (*Jobs, error) {
 	switch {
 	case cfg.Registry == nil:
@@ -147,8 +153,12 @@ func NewJobs(cfg JobsConfig) (*Jobs, error) {
 	if err != nil {
 		return nil, err
 	}
+	writes, err := registry.NewJobRegistry(context.Background(), cfg.Store)
+	if err != nil {
+		return nil, fmt.Errorf("scoring: %w", err)
+	}
 	j := &Jobs{
-		engine: eng, store: cfg.Store, lim: lim,
+		engine: eng, store: cfg.Store, writes: writes, lim: lim,
 		timeout: cfg.Timeout, retention: cfg.Retention, maxJobs: cfg.MaxJobs,
 		now: cfg.Now, rand: cfg.Rand,
 		running:   make(map[string]*jobRun),
@@ -227,7 +237,7 @@ func (j *Jobs) Submit(ctx context.Context, spec JobSpec) (registry.Job, error) {
 	if j.closed {
 		return registry.Job{}, errJobsClosed
 	}
-	job, err = j.store.CreateJob(ctx, job)
+	job, err = j.writes.Create(ctx, job)
 	if err != nil {
 		return registry.Job{}, fmt.Errorf("scoring: store job: %w", err)
 	}
@@ -323,7 +333,7 @@ func (j *Jobs) run(ctx context.Context, run *jobRun, job registry.Job, x *execut
 	}()
 	var notStarted error
 	x.started = func() error {
-		_, notStarted = j.store.UpdateJob(context.Background(), job.ID, registry.JobRunning, nil, nil)
+		_, notStarted = j.writes.Update(context.Background(), job.ID, registry.JobRunning, nil, nil)
 		return notStarted
 	}
 	result, err := j.engine.execute(ctx, x)
@@ -375,7 +385,7 @@ func shutdownStop() *registry.JobErrorInfo {
 // end moves the job to its end state. A job Shutdown has already marked
 // STOPPED stays so.
 func (j *Jobs) end(id string, e ending, result []byte) {
-	_, err := j.store.UpdateJob(context.Background(), id, e.state, e.err, result)
+	_, err := j.writes.Update(context.Background(), id, e.state, e.err, result)
 	if err != nil && !errors.Is(err, registry.ErrJobTransition) {
 		j.logStoreError(id, err)
 	}
@@ -447,7 +457,7 @@ func (j *Jobs) Counts(ctx context.Context) (map[registry.JobState]int, error) {
 // Sweep removes the ended jobs past the retention or the count limit and
 // returns how many it removed. The janitor calls it every SweepInterval.
 func (j *Jobs) Sweep(ctx context.Context) (int, error) {
-	return j.store.DeleteJobs(ctx, registry.JobRetention{Before: j.now().Add(-j.retention), MaxEnded: j.maxJobs})
+	return j.writes.Delete(ctx, registry.JobRetention{Before: j.now().Add(-j.retention), MaxEnded: j.maxJobs})
 }
 
 func (j *Jobs) janitor(interval time.Duration) {

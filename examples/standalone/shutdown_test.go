@@ -123,7 +123,7 @@ func TestRestartEndsInterruptedJobs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := store.CreateJob(context.Background(), registry.Job{ID: "left-running", Queue: "DEFAULT", Process: "iris"}); err != nil {
+	if err := store.CreateJob(context.Background(), registry.Job{ID: "left-running", State: registry.JobPending, Queue: "DEFAULT", Process: "iris", CreatedAt: time.Now()}); err != nil {
 		t.Fatal(err)
 	}
 	store.Close() // as a crash would leave it: PENDING
