@@ -505,3 +505,29 @@ func TestFileJobStoreGolden(t *testing.T) {
 		t.Errorf("reopened job (-before +after):\n%s", diff)
 	}
 }
+
+func ExampleJobRegistry() {
+	ctx := context.Background()
+	store := registry.NewMemJobStore(registry.StoreOptions{})
+	defer store.Close()
+	jobs, err := registry.NewJobRegistry(ctx, store)
+	if err != nil {
+		panic(err)
+	}
+	j, _ := jobs.Create(ctx, registry.Job{ID: "j1", Queue: registry.DefaultQueue, Process: "iris", Rows: 3})
+	fmt.Println(j.State)
+	j, _ = jobs.Update(ctx, "j1", registry.JobRunning, nil, nil)
+	fmt.Println(j.State)
+	j, _ = jobs.Update(ctx, "j1", registry.JobFinished, nil, []byte(`{"data":[]}`))
+	fmt.Println(j.State)
+	_, err = jobs.Update(ctx, "j1", registry.JobStopped, nil, nil)
+	fmt.Println(errors.Is(err, registry.ErrJobTransition))
+	res, _ := store.JobResult(ctx, "j1")
+	fmt.Println(string(res))
+	// Output:
+	// PENDING
+	// RUNNING
+	// FINISHED
+	// true
+	// {"data":[]}
+}
