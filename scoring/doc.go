@@ -7,7 +7,8 @@
 //
 //	host mux → middleware → Handler
 //	  → route /{group}/api/v1/services/{path}/{alias}, names checked
-//	  → registry.Snapshot().Resolve (lock-free) → Authorize (token groups)
+//	  → Authorize (token groups, before any deployment is looked up)
+//	  → registry.Snapshot().Resolve (lock-free)
 //	  → Decode: body → columnar registry.Table, one pass, no map per row
 //	  → Request.Conform: the process's input schema
 //	  → Queues: a slot on the endpoint's execution queue

@@ -77,6 +77,14 @@ type Config struct {
 // http.StripPrefix. Every
 // other method on such a path is a 405 and every other path a 404, both as
 // JSON errors. It is safe for concurrent use.
+//
+// Under a group whose policy requires a token, a request without
+// credentials Authorize accepts gets the same refusal at every address,
+// whether a deployment or endpoint is there, enabled or not: a caller
+// cannot list a protected group's endpoints by probing. The names of the
+// groups themselves are not hidden: a group that does not exist is a 404,
+// as an address under a public group is, so do not put secrets in group
+// names.
 type Handler struct {
 	engine         *engine
 	lim            Limits
@@ -144,9 +152,9 @@ func New(cfg Config) (*Handler, error) {
 func (h *Handler) Queues() *Queues { return h.engine.queues }
 
 // ServeHTTP answers one scoring request. The steps, each of which may end it
-// with an error: route and names (404), method (405), the endpoint in the
-// current registry snapshot (404, 503), Authorize for token groups (401,
-// 403), Content-Type (415), macros, body and its decoding (400, 413), the
+// with an error: route and names (404), method (405), Authorize when the
+// group requires a token (401, 403), the endpoint in the current registry
+// snapshot (404, 503), Content-Type (415), macros, body and its decoding (400, 413), the
 // process's input schema (400), a slot on the endpoint's queue (503), the
 // process under the timeout (504, 500), the response.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -173,18 +181,23 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, o *observation) 
 		h.fail(w, r, o, errMethod)
 		return
 	}
-	target, err := h.engine.reg.Snapshot().Resolve(group, path, alias)
+	snap := h.engine.reg.Snapshot()
+	// A token group's policy is applied before its deployments are looked
+	// at, so that a caller without acceptable credentials gets the same
+	// answer at every address under it and cannot tell which exist or are
+	// enabled.
+	if g, ok := snap.State().Group(group); ok && g.Auth.Mode == registry.TokenRequired {
+		if err := h.checkAuth(r, g.Auth); err != nil {
+			h.fail(w, r, o, err)
+			return
+		}
+	}
+	target, err := snap.Resolve(group, path, alias)
 	if err != nil {
 		h.fail(w, r, o, err)
 		return
 	}
 	o.resolved(target)
-	if target.Group.Auth.Mode == registry.TokenRequired {
-		if err := h.checkAuth(r, target.Group.Auth); err != nil {
-			h.fail(w, r, o, err)
-			return
-		}
-	}
 	if !isJSON(r.Header.Get("Content-Type")) {
 		h.fail(w, r, o, errMediaType)
 		return

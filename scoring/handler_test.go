@@ -857,3 +857,79 @@ func TestNewRefusesIncompleteConfig(t *testing.T) {
 		})
 	}
 }
+
+// TestHandlerProtectedGroupHidesEndpoints replays an enumeration of a token
+// group's endpoints without a token: a missing deployment, a missing alias,
+// a disabled deployment, an endpoint whose process is unavailable and an
+// existing endpoint must all get the same 401, so that none can be told
+// apart. A public group still says which addresses do not exist.
+func TestHandlerProtectedGroupHidesEndpoints(t *testing.T) {
+	refuse := func(r *http.Request, _ registry.AuthPolicy) error {
+		if r.Header.Get("Authorization") == "Bearer good" {
+			return nil
+		}
+		return &scoring.Error{Status: 401, Type: "unauthorized", Message: "this endpoint needs a valid token",
+			Challenge: `Bearer realm="scorehub"`}
+	}
+	f := newFixture(t, scoring.Config{Authorize: refuse}, registry.ProcessInfo{Name: "echo", Process: echo})
+	if _, err := f.reg.PutGroup(context.Background(), registry.Group{Name: "secure",
+		Auth: registry.AuthPolicy{Mode: registry.TokenRequired}}); err != nil {
+		t.Fatal(err)
+	}
+	f.putDeployment(t, registry.Deployment{Group: "secure", Path: "live", Enabled: true,
+		Endpoints: []registry.Endpoint{{Alias: "echo", Process: "echo"}}})
+	f.putDeployment(t, registry.Deployment{Group: "secure", Path: "off", Enabled: false,
+		Endpoints: []registry.Endpoint{{Alias: "echo", Process: "echo"}}})
+	f.putDeployment(t, registry.Deployment{Group: "secure", Path: "gone", Enabled: true,
+		Endpoints: []registry.Endpoint{{Alias: "echo", Process: "not-registered"}}})
+
+	type answer struct {
+		Status    int
+		Body      string
+		Challenge string
+	}
+	send := func(target, token string) answer {
+		r := httptest.NewRequest("POST", target, strings.NewReader(`{"data":[{"a":1}]}`))
+		r.Header.Set("Content-Type", "application/json")
+		if token != "" {
+			r.Header.Set("Authorization", "Bearer "+token)
+		}
+		w := httptest.NewRecorder()
+		f.h.ServeHTTP(w, r)
+		return answer{w.Code, w.Body.String(), w.Header().Get("WWW-Authenticate")}
+	}
+	addresses := []string{
+		"/secure/api/v1/services/live/echo", // exists
+		"/secure/api/v1/services/live/nope", // unknown alias
+		"/secure/api/v1/services/nope/echo", // unknown deployment
+		"/secure/api/v1/services/off/echo",  // disabled
+		"/secure/api/v1/services/gone/echo", // process unavailable
+	}
+	for _, token := range []string{"", "bad"} {
+		want := send(addresses[0], token)
+		if want.Status != 401 || want.Challenge == "" {
+			t.Fatalf("token %q at an existing endpoint: %+v, want a 401 with a challenge", token, want)
+		}
+		for _, a := range addresses[1:] {
+			t.Run(a+" token "+token, func(t *testing.T) {
+				if diff := cmp.Diff(want, send(a, token)); diff != "" {
+					t.Errorf("answer differs from the existing endpoint's (-existing +this):\n%s", diff)
+				}
+			})
+		}
+	}
+	// With an accepted token the addresses answer as they always did.
+	for target, status := range map[string]int{
+		addresses[0]: 200, addresses[1]: 404, addresses[2]: 404, addresses[3]: 404, addresses[4]: 503,
+	} {
+		if got := send(target, "good"); got.Status != status {
+			t.Errorf("%s with a good token: %d, want %d", target, got.Status, status)
+		}
+	}
+	// A public group and a group that does not exist say what is missing.
+	for _, target := range []string{"/DEFAULT/api/v1/services/nope/echo", "/nosuch/api/v1/services/live/echo"} {
+		if got := send(target, ""); got.Status != 404 {
+			t.Errorf("%s without a token: %d, want 404", target, got.Status)
+		}
+	}
+}
