@@ -43,7 +43,11 @@
 // The job routes are served only when [Config.Jobs] is set. Submitting and
 // stopping a job needs any valid token, or an admin's with
 // [Config.JobsRequireAdmin]; a job's rows are bounded by the runner's
-// Limits, not by the 1 MiB of other bodies.
+// Limits, not by the 1 MiB of other bodies. What a job may run is the
+// runner's decision ([scoring.Jobs.Submit]): a job naming an endpoint
+// passes the check the scoring handler applies to the same token (give the
+// runner the scoring handler's Authorize), and only an admin may run a
+// catalog process directly or move an endpoint's job to another queue.
 //
 // [Handler.Routes] lists them as http.ServeMux patterns; the OpenAPI
 // document describes them, their bodies and their answers, together with

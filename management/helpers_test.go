@@ -144,7 +144,7 @@ func newFixture(t testing.TB, opts ...func(*fixtureOptions)) *fixture {
 	cfg.Registry, cfg.Queues, cfg.Verifier, cfg.Logger = f.reg, scorer.Queues(), verifier, logger
 	if !o.noJobs {
 		f.jobStore = registry.NewMemJobStore(registry.StoreOptions{})
-		if f.jobs, err = scoring.NewJobs(scoring.JobsConfig{Registry: f.reg, Queues: scorer.Queues(), Store: f.jobStore, Logger: logger}); err != nil {
+		if f.jobs, err = scoring.NewJobs(scoring.JobsConfig{Registry: f.reg, Queues: scorer.Queues(), Store: f.jobStore, Logger: logger, Authorize: authorize}); err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { f.jobs.Close(); f.jobStore.Close() })

@@ -10,6 +10,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/scorehub/scorehub/internal/httperr"
+	"github.com/scorehub/scorehub/middleware"
 	"github.com/scorehub/scorehub/registry"
 	"github.com/scorehub/scorehub/scoring"
 )
@@ -112,7 +113,15 @@ func (h *Handler) createJob(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	spec := scoring.JobSpec{Queue: in.QueueName, Process: in.Process, Input: rows, Macros: in.Macros}
+	// The runner decides what the caller may run, on the claims Bearer
+	// accepted and on this request's credentials, which it checks against
+	// an endpoint's group policy as the scoring handler would.
+	claims, _ := middleware.ClaimsFrom(r.Context())
+	if claims == nil {
+		return errNoClaims
+	}
+	spec := scoring.JobSpec{Queue: in.QueueName, Process: in.Process, Input: rows, Macros: in.Macros,
+		Caller: scoring.Caller{Subject: claims.Subject, Admin: claims.Admin, Request: r}}
 	if e := in.Endpoint; e != nil {
 		spec.Endpoint = &registry.EndpointRef{Group: e.Group, Path: e.Path, Alias: e.Alias}
 	}
@@ -209,3 +218,8 @@ func jobError(id string, err error) error {
 	}
 	return err
 }
+
+// errNoClaims answers a job route reached without the claims Bearer puts
+// in the request's context: a route wired without it, refused rather than
+// run as nobody.
+var errNoClaims = httperr.New(httperr.TypeUnauthorized, "this route needs a valid token")

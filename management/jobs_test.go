@@ -9,6 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/scorehub/scorehub/management"
+	"github.com/scorehub/scorehub/registry"
 )
 
 // waitJob polls GET /executions/jobs/{id} until the job has ended.
@@ -30,8 +31,8 @@ func TestJobRoutes(t *testing.T) {
 	f := newFixture(t)
 	seed(t, f)
 
-	// Any valid token submits; the answer is 201 with the job's address.
-	created := f.do(t, request{method: http.MethodPost, path: "/executions/jobs", token: f.reader,
+	// The answer is 201 with the job's address.
+	created := f.do(t, request{method: http.MethodPost, path: "/executions/jobs", token: f.admin,
 		body: `{"process":"double","data":[{"x":1},{"x":3}],"macros":{"m":"1"}}`})
 	created.want(t, 201, "")
 	id, _ := created.json["id"].(string)
@@ -82,7 +83,7 @@ func TestJobRoutes(t *testing.T) {
 		{"neither process nor endpoint", request{method: http.MethodPost, path: "/executions/jobs", token: f.reader, body: `{"data":[]}`}, 400, management.TypeValidationFailed},
 		{"unknown member", request{method: http.MethodPost, path: "/executions/jobs", token: f.reader, body: `{"process":"double","data":[],"priority":1}`}, 400, management.TypeValidationFailed},
 		{"rows strictly typed", request{method: http.MethodPost, path: "/executions/jobs", token: f.reader, body: `{"process":"double","data":[{"x":[1]}]}`}, 400, "invalid_value"},
-		{"unknown process", request{method: http.MethodPost, path: "/executions/jobs", token: f.reader, body: `{"process":"nope","data":[]}`}, 422, "invalid_reference"},
+		{"unknown process", request{method: http.MethodPost, path: "/executions/jobs", token: f.admin, body: `{"process":"nope","data":[]}`}, 422, "invalid_reference"},
 		{"not JSON", request{method: http.MethodPost, path: "/executions/jobs", token: f.reader, body: `x`, contentType: "text/plain"}, 415, management.TypeUnsupportedMediaType},
 	}
 	for _, tt := range tests {
@@ -97,7 +98,7 @@ func TestJobRoutes(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer slot.Release(nil)
-		r := f.do(t, request{method: http.MethodPost, path: "/executions/jobs", token: f.reader, body: `{"queueName":"spare","process":"double","data":[{"x":1}]}`})
+		r := f.do(t, request{method: http.MethodPost, path: "/executions/jobs", token: f.admin, body: `{"queueName":"spare","process":"double","data":[{"x":1}]}`})
 		r.want(t, 503, "queue_full")
 		if r.header.Get("Retry-After") == "" {
 			t.Error("no Retry-After")
@@ -125,4 +126,49 @@ func TestJobRoutesAccess(t *testing.T) {
 		}
 		f.do(t, request{method: http.MethodGet, path: "/executions/jobs", token: f.admin}).want(t, 404, "not_found")
 	})
+}
+
+// TestJobsFollowGroupPolicy replays jobs that ran what their submitter may
+// not run at the scoring address: ann, in the user group analysts only,
+// submits a job for an endpoint of a group open to quants, a job running a
+// catalog process directly, and a job moving an endpoint to another queue.
+func TestJobsFollowGroupPolicy(t *testing.T) {
+	f := newFixture(t)
+	seed(t, f)
+	f.putGroup(t, registry.Group{Name: "quant", Auth: registry.AuthPolicy{Mode: registry.TokenRequired, Groups: []string{"quants"}}})
+	f.putGroup(t, registry.Group{Name: "team", Auth: registry.AuthPolicy{Mode: registry.TokenRequired, Groups: []string{"analysts"}}})
+	f.putDeployment(t, registry.Deployment{Group: "quant", Path: "model", Enabled: true,
+		Endpoints: []registry.Endpoint{{Alias: "score", Process: "double"}}})
+	f.putDeployment(t, registry.Deployment{Group: "team", Path: "model", Enabled: true,
+		Endpoints: []registry.Endpoint{{Alias: "score", Process: "double"}}})
+
+	// The scoring address refuses ann.
+	f.score(t, "quant", "model", "score", `{"data":[{"x":1}]}`).want(t, 401, "unauthorized")
+	sc := f.do(t, request{method: http.MethodPost, path: "/webapi/quant/api/v1/services/model/score", token: f.reader, body: `{"data":[{"x":1}]}`})
+	sc.want(t, 403, "forbidden")
+
+	job := func(body string) string {
+		return `{"data":[{"x":1}],` + body + `}`
+	}
+	tests := []struct {
+		name   string
+		token  string
+		body   string
+		status int
+		typ    string
+	}{
+		{"endpoint of a group ann is not in", f.reader, job(`"endpoint":{"group":"quant","path":"model","alias":"score"}`), 403, "forbidden"},
+		{"unknown endpoint of that group", f.reader, job(`"endpoint":{"group":"quant","path":"nope","alias":"score"}`), 403, "forbidden"},
+		{"endpoint of ann's group", f.reader, job(`"endpoint":{"group":"team","path":"model","alias":"score"}`), 201, ""},
+		{"public endpoint", f.reader, job(`"endpoint":{"group":"risk","path":"churn","alias":"score"}`), 201, ""},
+		{"catalog process", f.reader, job(`"process":"double"`), 403, "forbidden"},
+		{"endpoint moved to another queue", f.reader, job(`"endpoint":{"group":"risk","path":"churn","alias":"score"},"queueName":"DEFAULT"`), 403, "forbidden"},
+		{"catalog process by an administrator", f.admin, job(`"process":"double"`), 201, ""},
+		{"endpoint moved by an administrator", f.admin, job(`"endpoint":{"group":"risk","path":"churn","alias":"score"},"queueName":"DEFAULT"`), 201, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f.do(t, request{method: http.MethodPost, path: "/executions/jobs", token: tt.token, body: tt.body}).want(t, tt.status, tt.typ)
+		})
+	}
 }

@@ -3,6 +3,7 @@ package scoring
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 
 	"github.com/scorehub/scorehub/internal/httperr"
@@ -12,12 +13,26 @@ import (
 // checkAuth applies the group's token policy and returns the refusal, which
 // carries its challenge when it is a 401.
 func (h *Handler) checkAuth(r *http.Request, p registry.AuthPolicy) error {
-	if h.authorize == nil {
-		h.log.WarnContext(r.Context(), "scoring: a web API group requires a token but the handler has no Authorize function; refusing",
-			"path", r.URL.Path)
+	return authorizeGroup(h.authorize, h.log, r, p)
+}
+
+// authorizeGroup is the one check of a caller against a web API group's
+// policy: the scoring handler runs it for every request to a group, and
+// [Jobs] for every job naming an endpoint, so that a job can do nothing its
+// submitter could not do at the endpoint's scoring address. A group that
+// needs no token lets everyone through. For one that does, authorize (the
+// host's [Config.Authorize] or [JobsConfig.Authorize]) decides on r's
+// credentials; without it, or without r, the caller is refused with a 401
+// carrying its challenge.
+func authorizeGroup(authorize func(*http.Request, registry.AuthPolicy) error, log *slog.Logger, r *http.Request, p registry.AuthPolicy) error {
+	if p.Mode != registry.TokenRequired {
+		return nil
+	}
+	if authorize == nil || r == nil {
+		log.Warn("scoring: a web API group requires a token but no Authorize function or request is given; refusing")
 		return errNeedsToken
 	}
-	if err := h.authorize(r, p); err != nil {
+	if err := authorize(r, p); err != nil {
 		return authError(err)
 	}
 	return nil

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
 	"sync"
 	"time"
 
@@ -59,6 +60,30 @@ type JobsConfig struct {
 	// Logger receives failures with their cause and process panics. nil
 	// means slog.Default().
 	Logger *slog.Logger
+
+	// Authorize decides, as [Config.Authorize] does for a scoring request,
+	// whether the submitter of a job naming an endpoint of a group whose
+	// Auth.Mode is registry.TokenRequired may use that group; it is given
+	// the request that submits the job ([Caller.Request]). Give it the
+	// function the scoring handler has, so that a job is allowed exactly
+	// what its submitter may do at the endpoint's scoring address. nil
+	// refuses every job naming an endpoint of a token group with 401.
+	Authorize func(r *http.Request, p registry.AuthPolicy) error
+}
+
+// Caller is who submits a job, as the host's authentication found them.
+type Caller struct {
+	// Subject names the caller (a token's subject).
+	Subject string
+	// Admin says the caller is an administrator: only an administrator
+	// may run a catalog process directly, or run an endpoint's process on
+	// a queue other than the endpoint's.
+	Admin bool
+	// Request is the request that submits the job. Its credentials are
+	// what [JobsConfig.Authorize] checks against the policy of the group
+	// of the endpoint a job names; without it a job naming an endpoint of
+	// a token group is refused.
+	Request *http.Request
 }
 
 // JobSpec is what a job runs: a catalog process by name, or the process of
@@ -79,6 +104,8 @@ type JobSpec struct {
 	Input *Request
 	// Macros are handed to the process.
 	Macros map[string]string
+	// Caller is who submits the job, and what they may run.
+	Caller Caller
 }
 
 // Jobs runs processes as jobs: each is stored PENDING, waits for a slot on
@@ -88,6 +115,7 @@ type JobSpec struct {
 // jobs past the retention. Jobs is safe for concurrent use.
 type Jobs struct {
 	engine         *engine
+	authorize      func(*http.Request, registry.AuthPolicy) error
 	store          registry.JobStore     // reads
 	writes         *registry.JobRegistry // every write, under its rules
 	lim            Limits
@@ -126,6 +154,8 @@ var (
 	errJobsClosed     = httperr.New(httperr.TypeUnavailable, "the server is shutting down and takes no new jobs")
 	errJobQueueFull   = httperr.New(TypeQueueFull, "the execution queue's waiting list is full; retry later").WithRetryAfter(1)
 	errNoInput        = httperr.New(TypeInvalidRequest, "the job has no input rows")
+	errProcessJob     = httperr.New(httperr.TypeForbidden, "only an administrator may run a catalog process as a job; name an endpoint instead").At("/process")
+	errJobQueue       = httperr.New(httperr.TypeForbidden, "only an administrator may run an endpoint's job on another queue than the endpoint's").At("/queueName")
 )
 
 // NewJobs returns a runner configured by cfg and starts its janitor. The
@@ -158,7 +188,7 @@ func NewJobs(cfg JobsConfig) (*Jobs, error) {
 		return nil, fmt.Errorf("scoring: %w", err)
 	}
 	j := &Jobs{
-		engine: eng, store: cfg.Store, writes: writes, lim: lim,
+		engine: eng, authorize: cfg.Authorize, store: cfg.Store, writes: writes, lim: lim,
 		timeout: cfg.Timeout, retention: cfg.Retention, maxJobs: cfg.MaxJobs,
 		now: cfg.Now, rand: cfg.Rand,
 		running:   make(map[string]*jobRun),
@@ -196,9 +226,14 @@ func (j *Jobs) Queues() *Queues { return j.engine.queues }
 // decode a job's rows with them.
 func (j *Jobs) Limits() Limits { return j.lim }
 
-// Submit checks spec, stores the job PENDING and starts it. It fails with
-// an [*Error]: 400 invalid_request without rows or without exactly one of
-// process and endpoint, 422 invalid_reference for an unknown process,
+// Submit checks spec, stores the job PENDING and starts it. A job naming an
+// endpoint must pass the check of the endpoint's group policy the scoring
+// handler applies to the same caller (see [JobsConfig.Authorize]), before
+// anything about the endpoint is looked up; a job naming a catalog process,
+// or moving an endpoint's execution to another queue, needs an
+// administrator ([Caller.Admin]). It fails with an [*Error]: 400
+// invalid_request without rows or without exactly one of process and
+// endpoint, 401 or 403 when the caller may not run it, 422 invalid_reference for an unknown process,
 // endpoint or queue, 404 endpoint_disabled, 413 for rows beyond the
 // runner's Limits, 400 schema_mismatch for rows the process's schema does
 // not accept, 503 queue_full when the queue's waiting list is full (no job
@@ -262,6 +297,13 @@ func (j *Jobs) resolve(spec JobSpec) (*execution, error) {
 		return nil, httperr.New(TypeInvalidRequest, "name either a process or an endpoint")
 	case spec.Endpoint != nil:
 		e := spec.Endpoint
+		// As at the scoring address: the policy first, so that a job
+		// cannot tell a caller which endpoints a protected group has.
+		if g, ok := snap.State().Group(e.Group); ok {
+			if err := authorizeGroup(j.authorize, j.engine.log, spec.Caller.Request, g.Auth); err != nil {
+				return nil, err
+			}
+		}
 		target, err := snap.Resolve(e.Group, e.Path, e.Alias)
 		if errors.Is(err, registry.ErrNotFound) {
 			return nil, httperr.Newf(httperr.TypeInvalidRef,
@@ -271,10 +313,16 @@ func (j *Jobs) resolve(spec JobSpec) (*execution, error) {
 			return nil, err
 		}
 		x = endpointExecution(target, j.timeout)
-		if spec.Queue != "" {
+		if spec.Queue != "" && spec.Queue != x.queue {
+			if !spec.Caller.Admin {
+				return nil, errJobQueue
+			}
 			x.queue = spec.Queue
 		}
 	default:
+		if !spec.Caller.Admin {
+			return nil, errProcessJob
+		}
 		p, ok := j.engine.reg.Catalog().Lookup(spec.Process)
 		if !ok {
 			return nil, httperr.Newf(httperr.TypeInvalidRef,

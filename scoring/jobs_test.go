@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -80,13 +81,24 @@ func (c *testClock) Advance(d time.Duration) {
 	c.t = c.t.Add(d)
 }
 
+// asAdmin is the caller of the job tests that are not about who may run
+// what.
+var asAdmin = scoring.Caller{Subject: "admin", Admin: true}
+
 func newJobsFixture(t *testing.T) *jobsFixture {
 	t.Helper()
+	return newJobsFixtureAuth(t, nil)
+}
+
+// newJobsFixtureAuth is newJobsFixture with authorize as the runner's
+// JobsConfig.Authorize and the scoring handler's Config.Authorize.
+func newJobsFixtureAuth(t *testing.T, authorize func(*http.Request, registry.AuthPolicy) error) *jobsFixture {
+	t.Helper()
 	p := &jobProcs{started: make(chan struct{}, 10), release: make(chan struct{})}
-	f := &jobsFixture{fixture: newFixture(t, scoring.Config{}, p.list()...), procs: p, now: &testClock{t: time.Date(2025, 3, 1, 0, 0, 0, 0, time.UTC)}}
+	f := &jobsFixture{fixture: newFixture(t, scoring.Config{Authorize: authorize}, p.list()...), procs: p, now: &testClock{t: time.Date(2025, 3, 1, 0, 0, 0, 0, time.UTC)}}
 	f.store = registry.NewMemJobStore(registry.StoreOptions{Now: f.now.Now})
 	var err error
-	f.jobs, err = scoring.NewJobs(scoring.JobsConfig{Registry: f.reg, Queues: f.h.Queues(), Store: f.store, Now: f.now.Now, Logger: slog.New(slog.NewTextHandler(f.log, nil))})
+	f.jobs, err = scoring.NewJobs(scoring.JobsConfig{Registry: f.reg, Queues: f.h.Queues(), Store: f.store, Now: f.now.Now, Authorize: authorize, Logger: slog.New(slog.NewTextHandler(f.log, nil))})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -148,7 +160,7 @@ func TestJobLifecycle(t *testing.T) {
 	ctx := context.Background()
 	t.Run("PENDING → RUNNING → FINISHED stores the result", func(t *testing.T) {
 		f := newJobsFixture(t)
-		j := f.submit(t, scoring.JobSpec{Process: "double", Input: f.rows(t, `[{"id":12345678901234567890,"x":1},{"x":2.5}]`)})
+		j := f.submit(t, scoring.JobSpec{Caller: asAdmin, Process: "double", Input: f.rows(t, `[{"id":12345678901234567890,"x":1},{"x":2.5}]`)})
 		done := f.wait(t, j.ID, registry.JobFinished)
 		if done.StartedAt.IsZero() || done.FinishedAt.IsZero() || done.Error != nil || done.Rows != 2 || done.Queue != registry.DefaultQueue {
 			t.Errorf("finished job %+v", done)
@@ -164,7 +176,7 @@ func TestJobLifecycle(t *testing.T) {
 	})
 	t.Run("RUNNING → ERROR says only what is safe", func(t *testing.T) {
 		f := newJobsFixture(t)
-		j := f.wait(t, f.submit(t, scoring.JobSpec{Process: "fail", Input: f.rows(t, `[{"a":"b"}]`)}).ID, registry.JobError)
+		j := f.wait(t, f.submit(t, scoring.JobSpec{Caller: asAdmin, Process: "fail", Input: f.rows(t, `[{"a":"b"}]`)}).ID, registry.JobError)
 		want := &registry.JobErrorInfo{Type: httperr.TypeInternal, Title: "Job failed", Message: "internal error"}
 		if d := cmp.Diff(want, j.Error); d != "" {
 			t.Errorf("error (-want +got):\n%s", d)
@@ -177,7 +189,7 @@ func TestJobLifecycle(t *testing.T) {
 		f := newJobsFixture(t)
 		f.putDeployment(t, registry.Deployment{Group: registry.DefaultGroup, Path: "slow", Enabled: true,
 			Endpoints: []registry.Endpoint{{Alias: "a", Process: "sleep", Timeout: 20 * time.Millisecond}}})
-		j := f.submit(t, scoring.JobSpec{Endpoint: &registry.EndpointRef{Group: registry.DefaultGroup, Path: "slow", Alias: "a"}, Input: f.rows(t, `[{"a":1}]`)})
+		j := f.submit(t, scoring.JobSpec{Caller: asAdmin, Endpoint: &registry.EndpointRef{Group: registry.DefaultGroup, Path: "slow", Alias: "a"}, Input: f.rows(t, `[{"a":1}]`)})
 		done := f.wait(t, j.ID, registry.JobTimedOut)
 		if done.Error == nil || done.Error.Type != httperr.TypeTimeout || done.Process != "sleep" {
 			t.Errorf("timed out job %+v", done)
@@ -188,7 +200,7 @@ func TestJobLifecycle(t *testing.T) {
 	})
 	t.Run("RUNNING → STOPPED when the process ignoring its context returns", func(t *testing.T) {
 		f := newJobsFixture(t)
-		j := f.submit(t, scoring.JobSpec{Process: "block", Input: f.rows(t, `[{"x":1}]`)})
+		j := f.submit(t, scoring.JobSpec{Caller: asAdmin, Process: "block", Input: f.rows(t, `[{"x":1}]`)})
 		<-f.procs.started
 		f.wait(t, j.ID, registry.JobRunning)
 		if _, err := f.jobs.Result(ctx, j.ID); httperr.From(err).Type != "job_not_finished" {
@@ -220,7 +232,7 @@ func TestJobLifecycle(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer slot.Release(nil)
-		j := f.submit(t, scoring.JobSpec{Queue: "one", Process: "double", Input: f.rows(t, `[{"x":1}]`)})
+		j := f.submit(t, scoring.JobSpec{Caller: asAdmin, Queue: "one", Process: "double", Input: f.rows(t, `[{"x":1}]`)})
 		for st, _ := f.h.Queues().Stat("one"); st.Waiting == 0; st, _ = f.h.Queues().Stat("one") {
 			time.Sleep(time.Millisecond)
 		}
@@ -250,15 +262,15 @@ func TestJobSubmitRefusals(t *testing.T) {
 		status int
 		typ    string
 	}{
-		{"neither process nor endpoint", scoring.JobSpec{}, `[]`, 400, scoring.TypeInvalidRequest},
-		{"both process and endpoint", scoring.JobSpec{Process: "double", Endpoint: &registry.EndpointRef{Group: "DEFAULT", Path: "demo", Alias: "double"}}, `[]`, 400, scoring.TypeInvalidRequest},
-		{"unknown process", scoring.JobSpec{Process: "nope"}, `[]`, 422, httperr.TypeInvalidRef},
-		{"unknown endpoint", scoring.JobSpec{Endpoint: &registry.EndpointRef{Group: "DEFAULT", Path: "demo", Alias: "nope"}}, `[]`, 422, httperr.TypeInvalidRef},
-		{"unknown queue", scoring.JobSpec{Queue: "nope", Process: "double"}, `[{"x":1}]`, 422, httperr.TypeInvalidRef},
-		{"strict JSON", scoring.JobSpec{Process: "double"}, `[{"x":1,}]`, 400, scoring.TypeMalformedJSON},
-		{"mixed types", scoring.JobSpec{Process: "double"}, `[{"x":1},{"x":"a"}]`, 400, scoring.TypeMixedTypes},
-		{"input schema", scoring.JobSpec{Process: "double"}, `[{"y":1}]`, 400, scoring.TypeSchemaMismatch},
-		{"full waiting list", scoring.JobSpec{Queue: "tight", Process: "double"}, `[{"x":1}]`, 503, scoring.TypeQueueFull},
+		{"neither process nor endpoint", scoring.JobSpec{Caller: asAdmin}, `[]`, 400, scoring.TypeInvalidRequest},
+		{"both process and endpoint", scoring.JobSpec{Caller: asAdmin, Process: "double", Endpoint: &registry.EndpointRef{Group: "DEFAULT", Path: "demo", Alias: "double"}}, `[]`, 400, scoring.TypeInvalidRequest},
+		{"unknown process", scoring.JobSpec{Caller: asAdmin, Process: "nope"}, `[]`, 422, httperr.TypeInvalidRef},
+		{"unknown endpoint", scoring.JobSpec{Caller: asAdmin, Endpoint: &registry.EndpointRef{Group: "DEFAULT", Path: "demo", Alias: "nope"}}, `[]`, 422, httperr.TypeInvalidRef},
+		{"unknown queue", scoring.JobSpec{Caller: asAdmin, Queue: "nope", Process: "double"}, `[{"x":1}]`, 422, httperr.TypeInvalidRef},
+		{"strict JSON", scoring.JobSpec{Caller: asAdmin, Process: "double"}, `[{"x":1,}]`, 400, scoring.TypeMalformedJSON},
+		{"mixed types", scoring.JobSpec{Caller: asAdmin, Process: "double"}, `[{"x":1},{"x":"a"}]`, 400, scoring.TypeMixedTypes},
+		{"input schema", scoring.JobSpec{Caller: asAdmin, Process: "double"}, `[{"y":1}]`, 400, scoring.TypeSchemaMismatch},
+		{"full waiting list", scoring.JobSpec{Caller: asAdmin, Queue: "tight", Process: "double"}, `[{"x":1}]`, 503, scoring.TypeQueueFull},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -283,8 +295,8 @@ func TestJobSubmitRefusals(t *testing.T) {
 func TestJobsShutdown(t *testing.T) {
 	ctx := context.Background()
 	f := newJobsFixture(t)
-	quick := f.submit(t, scoring.JobSpec{Process: "double", Input: f.rows(t, `[{"x":1}]`)})
-	stuck := f.submit(t, scoring.JobSpec{Process: "block", Input: f.rows(t, `[{"x":1}]`)})
+	quick := f.submit(t, scoring.JobSpec{Caller: asAdmin, Process: "double", Input: f.rows(t, `[{"x":1}]`)})
+	stuck := f.submit(t, scoring.JobSpec{Caller: asAdmin, Process: "block", Input: f.rows(t, `[{"x":1}]`)})
 	<-f.procs.started
 	f.wait(t, quick.ID, registry.JobFinished)
 	sctx, cancel := context.WithCancel(ctx)
@@ -296,7 +308,7 @@ func TestJobsShutdown(t *testing.T) {
 	if j.State != registry.JobStopped || j.Error == nil || !strings.Contains(j.Error.Message, "shut down") {
 		t.Errorf("job running at shutdown: %+v %+v", j, j.Error)
 	}
-	if _, err := f.jobs.Submit(ctx, scoring.JobSpec{Process: "double", Input: f.rows(t, `[{"x":1}]`)}); httperr.From(err).Status != http.StatusServiceUnavailable {
+	if _, err := f.jobs.Submit(ctx, scoring.JobSpec{Caller: asAdmin, Process: "double", Input: f.rows(t, `[{"x":1}]`)}); httperr.From(err).Status != http.StatusServiceUnavailable {
 		t.Errorf("Submit after Shutdown: %v, want 503", err)
 	}
 	close(f.procs.release)
@@ -308,7 +320,7 @@ func TestJobsShutdown(t *testing.T) {
 func TestJobsSweep(t *testing.T) {
 	ctx := context.Background()
 	f := newJobsFixture(t)
-	old := f.submit(t, scoring.JobSpec{Process: "double", Input: f.rows(t, `[{"x":1}]`)})
+	old := f.submit(t, scoring.JobSpec{Caller: asAdmin, Process: "double", Input: f.rows(t, `[{"x":1}]`)})
 	f.wait(t, old.ID, registry.JobFinished)
 	f.now.Advance(23 * time.Hour)
 	if n, err := f.jobs.Sweep(ctx); err != nil || n != 0 {
@@ -365,7 +377,7 @@ func ExampleJobs() {
 	defer jobs.Close()
 
 	rows, _ := scoring.Decode(strings.NewReader(`{"data":[{"a":1}]}`), jobs.Limits())
-	job, _ := jobs.Submit(context.Background(), scoring.JobSpec{Process: "count", Input: rows})
+	job, _ := jobs.Submit(context.Background(), scoring.JobSpec{Caller: asAdmin, Process: "count", Input: rows})
 	fmt.Println(job.State)
 	for job.State != registry.JobFinished {
 		time.Sleep(time.Millisecond)
@@ -402,7 +414,7 @@ func TestJobSubmitInput(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			spec := scoring.JobSpec{Process: "double"}
+			spec := scoring.JobSpec{Caller: asAdmin, Process: "double"}
 			if tt.rows != "" {
 				spec.Input = f.rows(t, tt.rows)
 			}
@@ -450,5 +462,92 @@ func TestCheckShared(t *testing.T) {
 	}
 	if _, err := scoring.NewJobs(scoring.JobsConfig{Registry: f.reg, Queues: other.h.Queues(), Store: f.store}); err == nil {
 		t.Error("NewJobs took queues of another registry")
+	}
+}
+
+// TestJobsApplyGroupPolicy replays jobs that ran what their submitter could
+// not run at the scoring address: an endpoint of a token group submitted
+// by a user outside its user groups, a catalog process submitted by a
+// non-administrator, and an endpoint's execution moved to another queue.
+// Each job must get the answer the scoring handler gives the same caller.
+func TestJobsApplyGroupPolicy(t *testing.T) {
+	// The caller named in "Authorization: Bearer <name>" is valid; alice
+	// is in the user group analysts, bob is not.
+	authorize := func(r *http.Request, p registry.AuthPolicy) error {
+		user, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+		if !ok {
+			return &scoring.Error{Status: 401, Type: "unauthorized", Message: "this endpoint needs a valid token", Challenge: "Bearer"}
+		}
+		if user != "alice" {
+			return scoring.ErrForbidden
+		}
+		return nil
+	}
+	f := newJobsFixtureAuth(t, authorize)
+	ctx := context.Background()
+	if _, err := f.reg.PutGroup(ctx, registry.Group{Name: "secure",
+		Auth: registry.AuthPolicy{Mode: registry.TokenRequired, Groups: []string{"analysts"}}}); err != nil {
+		t.Fatal(err)
+	}
+	f.putDeployment(t, registry.Deployment{Group: "secure", Path: "demo", Enabled: true,
+		Endpoints: []registry.Endpoint{{Alias: "double", Process: "double"}}})
+	f.putQueue(t, registry.Queue{Name: "fast", MaxConcurrent: 1, MaxWaiting: 5})
+
+	caller := func(user string, admin bool) scoring.Caller {
+		r := httptest.NewRequest("POST", "/executions/jobs", nil)
+		if user != "" {
+			r.Header.Set("Authorization", "Bearer "+user)
+		}
+		return scoring.Caller{Subject: user, Admin: admin, Request: r}
+	}
+	secure := &registry.EndpointRef{Group: "secure", Path: "demo", Alias: "double"}
+	public := &registry.EndpointRef{Group: registry.DefaultGroup, Path: "demo", Alias: "double"}
+	tests := []struct {
+		name   string
+		spec   scoring.JobSpec
+		status int // 0: the job is taken
+		typ    string
+	}{
+		{"member of the user group", scoring.JobSpec{Caller: caller("alice", false), Endpoint: secure}, 0, ""},
+		{"outside the user groups", scoring.JobSpec{Caller: caller("bob", false), Endpoint: secure}, 403, "forbidden"},
+		{"administrator outside the user groups", scoring.JobSpec{Caller: caller("bob", true), Endpoint: secure}, 403, "forbidden"},
+		{"no credentials", scoring.JobSpec{Caller: scoring.Caller{Subject: "alice"}, Endpoint: secure}, 401, "unauthorized"},
+		{"outside the user groups, unknown endpoint", scoring.JobSpec{Caller: caller("bob", false),
+			Endpoint: &registry.EndpointRef{Group: "secure", Path: "nope", Alias: "x"}}, 403, "forbidden"},
+		{"public endpoint", scoring.JobSpec{Caller: caller("bob", false), Endpoint: public}, 0, ""},
+		{"catalog process, not an administrator", scoring.JobSpec{Caller: caller("alice", false), Process: "double"}, 403, "forbidden"},
+		{"catalog process, administrator", scoring.JobSpec{Caller: caller("bob", true), Process: "double"}, 0, ""},
+		{"another queue, not an administrator", scoring.JobSpec{Caller: caller("bob", false), Endpoint: public, Queue: "fast"}, 403, "forbidden"},
+		{"the endpoint's own queue named", scoring.JobSpec{Caller: caller("bob", false), Endpoint: public, Queue: registry.DefaultQueue}, 0, ""},
+		{"another queue, administrator", scoring.JobSpec{Caller: caller("bob", true), Endpoint: public, Queue: "fast"}, 0, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tt.spec.Input = f.rows(t, `[{"x":1}]`)
+			j, err := f.jobs.Submit(ctx, tt.spec)
+			if e := httperr.From(err); err != nil && (e.Status != tt.status || e.Type != tt.typ) || err == nil && tt.status != 0 {
+				t.Fatalf("Submit = %+v, %v; want %d %s", j, err, tt.status, tt.typ)
+			}
+			if err == nil && tt.spec.Queue == "fast" && j.Queue != "fast" {
+				t.Errorf("job on queue %q, want fast", j.Queue)
+			}
+			// The scoring address answers the same caller the same.
+			if e := tt.spec.Endpoint; e != nil && e.Group == "secure" && e.Path == "demo" {
+				r := httptest.NewRequest("POST", "/secure/api/v1/services/demo/double", strings.NewReader(`{"data":[{"x":1}]}`))
+				r.Header.Set("Content-Type", "application/json")
+				if tt.spec.Caller.Request != nil {
+					r.Header["Authorization"] = tt.spec.Caller.Request.Header["Authorization"]
+				}
+				w := httptest.NewRecorder()
+				f.h.ServeHTTP(w, r)
+				want := tt.status
+				if want == 0 {
+					want = http.StatusOK
+				}
+				if w.Code != want {
+					t.Errorf("scoring address: %d, job: %d", w.Code, want)
+				}
+			}
+		})
 	}
 }

@@ -203,7 +203,12 @@ func newServer(ctx context.Context, cfg config, getenv func(string) string, stdo
 			jobStore.Close()
 		}
 	}()
+	// A job naming an endpoint passes the check the scoring handler
+	// applies, built below once the verifier exists (the metrics the
+	// token service reports to need the jobs first).
+	var authorize func(*http.Request, registry.AuthPolicy) error
 	jobs, err := scoring.NewJobs(scoring.JobsConfig{
+		Authorize: func(r *http.Request, p registry.AuthPolicy) error { return authorize(r, p) },
 		Registry:  reg,
 		Queues:    queues,
 		Store:     jobStore,
@@ -235,7 +240,7 @@ func newServer(ctx context.Context, cfg config, getenv func(string) string, stdo
 	if err != nil {
 		return nil, err
 	}
-	authorize, err := middleware.ScoringAuth(middleware.BearerConfig{Verifier: authn.verifier, Logger: logger})
+	authorize, err = middleware.ScoringAuth(middleware.BearerConfig{Verifier: authn.verifier, Logger: logger})
 	if err != nil {
 		return nil, err
 	}
