@@ -31,6 +31,7 @@ func jobRoutes() []route {
 // FINISHED.
 type jobJSON struct {
 	ID         string                 `json:"id"`
+	Owner      string                 `json:"owner"`
 	State      string                 `json:"state"`
 	QueueName  string                 `json:"queueName"`
 	Process    string                 `json:"process"`
@@ -53,7 +54,7 @@ type jobEndpointJSON struct {
 
 func jobView(j registry.Job) jobJSON {
 	v := jobJSON{
-		ID: j.ID, State: string(j.State), QueueName: j.Queue, Process: j.Process, Rows: j.Rows,
+		ID: j.ID, Owner: j.Owner, State: string(j.State), QueueName: j.Queue, Process: j.Process, Rows: j.Rows,
 		CreatedAt: j.CreatedAt, Error: j.Error,
 	}
 	if e := j.Endpoint; e != nil {
@@ -87,6 +88,18 @@ func (in *jobInput) unknown() []httperr.FieldError {
 	return out
 }
 
+// jobCaller is who calls a job route, for the runner to decide what they
+// may run and see: the claims Bearer accepted, and the request, whose
+// credentials the runner checks against an endpoint's group policy as the
+// scoring handler would.
+func jobCaller(r *http.Request) (scoring.Caller, error) {
+	claims, _ := middleware.ClaimsFrom(r.Context())
+	if claims == nil {
+		return scoring.Caller{}, errNoClaims
+	}
+	return scoring.Caller{Subject: claims.Subject, Admin: claims.Admin, Request: r}, nil
+}
+
 // createJob is POST /executions/jobs: 201 with the PENDING job and its
 // Location.
 func (h *Handler) createJob(w http.ResponseWriter, r *http.Request) error {
@@ -113,15 +126,11 @@ func (h *Handler) createJob(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	// The runner decides what the caller may run, on the claims Bearer
-	// accepted and on this request's credentials, which it checks against
-	// an endpoint's group policy as the scoring handler would.
-	claims, _ := middleware.ClaimsFrom(r.Context())
-	if claims == nil {
-		return errNoClaims
+	caller, err := jobCaller(r)
+	if err != nil {
+		return err
 	}
-	spec := scoring.JobSpec{Queue: in.QueueName, Process: in.Process, Input: rows, Macros: in.Macros,
-		Caller: scoring.Caller{Subject: claims.Subject, Admin: claims.Admin, Request: r}}
+	spec := scoring.JobSpec{Queue: in.QueueName, Process: in.Process, Input: rows, Macros: in.Macros, Caller: caller}
 	if e := in.Endpoint; e != nil {
 		spec.Endpoint = &registry.EndpointRef{Group: e.Group, Path: e.Path, Alias: e.Alias}
 	}
@@ -134,9 +143,14 @@ func (h *Handler) createJob(w http.ResponseWriter, r *http.Request) error {
 }
 
 // listJobs is GET /executions/jobs: newest first, of one state with
-// ?state= and one queue with ?queueName=, one page at a time (?page=, from
-// 0, and ?size=, 20 by default and at most 1000).
+// ?state=, one queue with ?queueName= and one owner with ?owner=, one page
+// at a time (?page=, from 0, and ?size=, 20 by default and at most 1000).
+// Only an admin sees every owner's jobs; anyone else sees their own.
 func (h *Handler) listJobs(w http.ResponseWriter, r *http.Request) error {
+	caller, err := jobCaller(r)
+	if err != nil {
+		return err
+	}
 	q := r.URL.Query()
 	page, err := intParam(q.Get("page"), "page", 0, 0, 1<<31-1)
 	if err != nil {
@@ -146,7 +160,11 @@ func (h *Handler) listJobs(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	f := registry.JobFilter{State: registry.JobState(q.Get("state")), Queue: q.Get("queueName"), Offset: page * size, Limit: size}
+	f := registry.JobFilter{State: registry.JobState(q.Get("state")), Queue: q.Get("queueName"), Owner: q.Get("owner"),
+		Offset: page * size, Limit: size}
+	if _, given := q["owner"]; given && (f.Owner == "" || len(f.Owner) > maxOwnerLength) {
+		return httperr.Newf(TypeInvalidParameter, "the owner parameter must name a user in 1 to %d bytes", maxOwnerLength)
+	}
 	if _, given := q["state"]; given && !f.State.Valid() {
 		return httperr.Newf(TypeInvalidParameter,
 			"the state parameter %q is not a job state (PENDING, RUNNING, FINISHED, ERROR, STOPPED, TIMED_OUT)", f.State)
@@ -154,7 +172,7 @@ func (h *Handler) listJobs(w http.ResponseWriter, r *http.Request) error {
 	if _, given := q["queueName"]; given && !registry.ValidName(f.Queue) {
 		return httperr.Newf(TypeInvalidParameter, "the queueName parameter %q is not a valid name", f.Queue)
 	}
-	jobs, total, err := h.jobs.List(r.Context(), f)
+	jobs, total, err := h.jobs.List(r.Context(), caller, f)
 	if err != nil {
 		return err
 	}
@@ -171,7 +189,11 @@ func (h *Handler) getJob(w http.ResponseWriter, r *http.Request) error {
 	if !registry.ValidName(id) {
 		return notFound("job", id)
 	}
-	j, err := h.jobs.Job(r.Context(), id)
+	caller, err := jobCaller(r)
+	if err != nil {
+		return err
+	}
+	j, err := h.jobs.Job(r.Context(), caller, id)
 	if err != nil {
 		return jobError(id, err)
 	}
@@ -185,7 +207,11 @@ func (h *Handler) getJobResult(w http.ResponseWriter, r *http.Request) error {
 	if !registry.ValidName(id) {
 		return notFound("job", id)
 	}
-	body, err := h.jobs.Result(r.Context(), id)
+	caller, err := jobCaller(r)
+	if err != nil {
+		return err
+	}
+	body, err := h.jobs.Result(r.Context(), caller, id)
 	if err != nil {
 		return jobError(id, err)
 	}
@@ -204,7 +230,11 @@ func (h *Handler) stopJob(w http.ResponseWriter, r *http.Request) error {
 	if !registry.ValidName(id) {
 		return notFound("job", id)
 	}
-	j, err := h.jobs.Stop(r.Context(), id)
+	caller, err := jobCaller(r)
+	if err != nil {
+		return err
+	}
+	j, err := h.jobs.Stop(r.Context(), caller, id)
 	if err != nil {
 		return jobError(id, err)
 	}
@@ -218,6 +248,10 @@ func jobError(id string, err error) error {
 	}
 	return err
 }
+
+// maxOwnerLength bounds the owner a job list is filtered by, well above
+// any user name the token service issues.
+const maxOwnerLength = 256
 
 // errNoClaims answers a job route reached without the claims Bearer puts
 // in the request's context: a route wired without it, refused rather than

@@ -12,11 +12,12 @@ import (
 	"github.com/scorehub/scorehub/registry"
 )
 
-// waitJob polls GET /executions/jobs/{id} until the job has ended.
+// waitJob polls GET /executions/jobs/{id}, as an admin, until the job has
+// ended.
 func (f *fixture) waitJob(t *testing.T, id string) response {
 	t.Helper()
 	for range 2000 {
-		r := f.do(t, request{method: http.MethodGet, path: "/executions/jobs/" + id, token: f.reader})
+		r := f.do(t, request{method: http.MethodGet, path: "/executions/jobs/" + id, token: f.admin})
 		r.want(t, 200, "")
 		if s := r.json["state"]; s != "PENDING" && s != "RUNNING" {
 			return r
@@ -43,7 +44,7 @@ func TestJobRoutes(t *testing.T) {
 	if done.json["state"] != "FINISHED" || done.json["queueName"] != "DEFAULT" || done.json["process"] != "double" || done.json["error"] != nil {
 		t.Errorf("finished job %s", done.body)
 	}
-	res := f.do(t, request{method: http.MethodGet, path: "/executions/jobs/" + id + "/result", token: f.reader})
+	res := f.do(t, request{method: http.MethodGet, path: "/executions/jobs/" + id + "/result", token: f.admin})
 	res.want(t, 200, "")
 	if d := cmp.Diff(`{"data":[{"x":1,"double":2},{"x":3,"double":6}]}`+"\n", string(res.body)); d != "" {
 		t.Errorf("result (-want +got):\n%s", d)
@@ -58,13 +59,13 @@ func TestJobRoutes(t *testing.T) {
 	}
 	f.waitJob(t, byEndpoint.json["id"].(string))
 
-	list := f.do(t, request{method: http.MethodGet, path: "/executions/jobs?queueName=batch&state=FINISHED", token: f.reader})
+	list := f.do(t, request{method: http.MethodGet, path: "/executions/jobs?queueName=batch&state=FINISHED", token: f.admin})
 	list.want(t, 200, "")
 	content, _ := list.json["content"].([]any)
 	if list.json["totalElements"] != 1.0 || len(content) != 1 || content[0].(map[string]any)["id"] != byEndpoint.json["id"] {
 		t.Errorf("filtered list %s", list.body)
 	}
-	all := f.do(t, request{method: http.MethodGet, path: "/executions/jobs?size=1", token: f.reader})
+	all := f.do(t, request{method: http.MethodGet, path: "/executions/jobs?size=1", token: f.admin})
 	if all.json["totalElements"] != 2.0 || all.json["totalPages"] != 2.0 {
 		t.Errorf("paged list %s", all.body)
 	}
@@ -75,7 +76,7 @@ func TestJobRoutes(t *testing.T) {
 		status int
 		typ    string
 	}{
-		{"stop an ended job", request{method: http.MethodPost, path: "/executions/jobs/" + id + "/stop", token: f.reader}, 409, "job_ended"},
+		{"stop an ended job", request{method: http.MethodPost, path: "/executions/jobs/" + id + "/stop", token: f.admin}, 409, "job_ended"},
 		{"unknown job", request{method: http.MethodGet, path: "/executions/jobs/nope", token: f.reader}, 404, "not_found"},
 		{"result of an unknown job", request{method: http.MethodGet, path: "/executions/jobs/nope/result", token: f.reader}, 404, "not_found"},
 		{"no token", request{method: http.MethodGet, path: "/executions/jobs"}, 401, "unauthorized"},
@@ -103,7 +104,7 @@ func TestJobRoutes(t *testing.T) {
 		if r.header.Get("Retry-After") == "" {
 			t.Error("no Retry-After")
 		}
-		if l := f.do(t, request{method: http.MethodGet, path: "/executions/jobs?queueName=spare", token: f.reader}); l.json["totalElements"] != 0.0 {
+		if l := f.do(t, request{method: http.MethodGet, path: "/executions/jobs?queueName=spare", token: f.admin}); l.json["totalElements"] != 0.0 {
 			t.Errorf("jobs on the full queue: %s", l.body)
 		}
 	})
@@ -171,4 +172,63 @@ func TestJobsFollowGroupPolicy(t *testing.T) {
 			f.do(t, request{method: http.MethodPost, path: "/executions/jobs", token: tt.token, body: tt.body}).want(t, tt.status, tt.typ)
 		})
 	}
+}
+
+// TestJobsOwned replays a token holder listing every job, reading another
+// user's job and result, and stopping it: jobs carry their owner, another
+// user's job is a 404 exactly like a job that does not exist, and only an
+// admin lists everyone's, filtering by owner.
+func TestJobsOwned(t *testing.T) {
+	f := newFixture(t)
+	seed(t, f)
+	body := `{"endpoint":{"group":"risk","path":"churn","alias":"score"},"data":[{"x":1}]}`
+	anns := f.do(t, request{method: http.MethodPost, path: "/executions/jobs", token: f.reader, body: body})
+	anns.want(t, 201, "")
+	roots := f.do(t, request{method: http.MethodPost, path: "/executions/jobs", token: f.admin, body: body})
+	roots.want(t, 201, "")
+	annID, rootID := anns.json["id"].(string), roots.json["id"].(string)
+	if anns.json["owner"] != "ann" || roots.json["owner"] != "root" {
+		t.Fatalf("owners %v and %v, want ann and root", anns.json["owner"], roots.json["owner"])
+	}
+	f.waitJob(t, annID)
+	f.waitJob(t, rootID)
+
+	// To ann, root's job answers exactly as one that does not exist.
+	for _, suffix := range []string{"", "/result"} {
+		got := f.do(t, request{method: http.MethodGet, path: "/executions/jobs/" + rootID + suffix, token: f.reader})
+		got.want(t, 404, "not_found")
+		f.do(t, request{method: http.MethodGet, path: "/executions/jobs/" + annID + suffix, token: f.reader}).want(t, 200, "")
+	}
+	f.do(t, request{method: http.MethodPost, path: "/executions/jobs/" + rootID + "/stop", token: f.reader}).want(t, 404, "not_found")
+	f.do(t, request{method: http.MethodPost, path: "/executions/jobs/" + annID + "/stop", token: f.reader}).want(t, 409, "job_ended")
+
+	ids := func(r response) []string {
+		r.want(t, 200, "")
+		var out []string
+		content, _ := r.json["content"].([]any)
+		for _, c := range content {
+			out = append(out, c.(map[string]any)["id"].(string))
+		}
+		return out
+	}
+	tests := []struct {
+		name  string
+		token string
+		query string
+		want  []string
+	}{
+		{"ann sees her own", f.reader, "", []string{annID}},
+		{"ann asks for root's", f.reader, "?owner=root", nil},
+		{"admin sees all", f.admin, "", []string{rootID, annID}},
+		{"admin filters by owner", f.admin, "?owner=ann", []string{annID}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := ids(f.do(t, request{method: http.MethodGet, path: "/executions/jobs" + tt.query, token: tt.token}))
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("listed (-want +got):\n%s", diff)
+			}
+		})
+	}
+	f.do(t, request{method: http.MethodGet, path: "/executions/jobs?owner=", token: f.admin}).want(t, 400, management.TypeInvalidParameter)
 }

@@ -73,12 +73,17 @@ type JobErrorInfo struct {
 // scoring request. Its input is held by the runner until the job starts and
 // is not stored; its result is stored apart from it (see [JobStore]).
 //
-// Its JSON form is how a [FileJobStore] keeps it, in format version 1 of
-// its job files: a change to a tag is a change of that format.
+// Its JSON form is how a [FileJobStore] keeps it, in format version 2 of
+// its job files (version 1 lacks Owner): a change to a tag is a change of
+// that format.
 type Job struct {
 	// ID is a name (see [ValidName]) unique in the store.
 	ID    string   `json:"id"`
 	State JobState `json:"state"`
+	// Owner is who submitted the job (a token's subject). Empty for a job
+	// stored without one, such as one written by a build that kept no
+	// owners: only administrators see such a job.
+	Owner string `json:"owner,omitempty"`
 	// Queue is the execution queue the job runs on.
 	Queue string `json:"queue"`
 	// Process is the catalog name of the process the job runs.
@@ -147,13 +152,16 @@ func (j *Job) validate() error {
 type JobFilter struct {
 	State JobState
 	Queue string
+	// Owner selects the jobs of one owner.
+	Owner string
 	// Offset skips that many matching jobs; Limit, when positive, returns
 	// at most that many.
 	Offset, Limit int
 }
 
 func (f JobFilter) match(j *Job) bool {
-	return (f.State == "" || j.State == f.State) && (f.Queue == "" || j.Queue == f.Queue)
+	return (f.State == "" || j.State == f.State) && (f.Queue == "" || j.Queue == f.Queue) &&
+		(f.Owner == "" || j.Owner == f.Owner)
 }
 
 // JobStore keeps jobs and the results of finished ones. It is separate from

@@ -21,7 +21,7 @@ const (
 	jobFileSuffix    = ".job.json"
 	jobResultSuffix  = ".result.json"
 	jobTempPrefix    = ".tmp-"
-	jobFileFormat    = 1
+	jobFileFormat    = 2 // 1 is read too: it lacks Job.Owner
 	maxJobFileLength = 1 << 20
 )
 
@@ -177,7 +177,7 @@ func (s *FileJobStore) Close() error {
 }
 
 // fileJob is a job file: its format version and the job, in the JSON form
-// of [Job], which is format 1.
+// of [Job], which is format 2. Format 1 is the same without "owner".
 type fileJob struct {
 	Format int `json:"format"`
 	Job
@@ -208,7 +208,7 @@ func readJobFile(path string) (*Job, error) {
 	if err := dec.Decode(&f); err != nil {
 		return nil, err
 	}
-	if f.Format != jobFileFormat {
+	if f.Format != jobFileFormat && f.Format != 1 {
 		return nil, fmt.Errorf("format version %d is not supported (this build reads %d)", f.Format, jobFileFormat)
 	}
 	j := &f.Job

@@ -441,15 +441,15 @@ func ExampleJob_Transition() {
 }
 
 // TestFileJobStoreGolden pins the job file format: a change to it needs a
-// new format version, and every job file written in format 1 must keep
-// opening.
+// new format version, and every job file written in an earlier format must
+// keep opening (TestFileJobStoreOpensFormat1).
 func TestFileJobStoreGolden(t *testing.T) {
 	ctx := context.Background()
 	clk := newClock()
 	dir := t.TempDir()
 	s := openFileJobStore(t, dir, registry.StoreOptions{Now: clk.Now})
 	r := newJobRegistry(t, s)
-	_, err := r.Create(ctx, registry.Job{ID: "ended", Queue: "batch", Process: "fraud-gbm", Rows: 3,
+	_, err := r.Create(ctx, registry.Job{ID: "ended", Owner: "ann", Queue: "batch", Process: "fraud-gbm", Rows: 3,
 		Endpoint: &registry.EndpointRef{Group: "fraud", Path: "cards", Alias: "score"}})
 	if err != nil {
 		t.Fatal(err)
@@ -463,7 +463,7 @@ func TestFileJobStoreGolden(t *testing.T) {
 	}
 	mustCreate(t, r, "waiting", "DEFAULT")
 	for _, id := range []string{"ended", "waiting"} {
-		golden := filepath.Join("testdata", id+".job.v1.json")
+		golden := filepath.Join("testdata", id+".job.v2.json")
 		got, err := os.ReadFile(filepath.Join(dir, id+".job.json"))
 		if err != nil {
 			t.Fatal(err)
@@ -503,6 +503,35 @@ func TestFileJobStoreGolden(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("reopened job (-before +after):\n%s", diff)
+	}
+}
+
+// TestFileJobStoreOpensFormat1 opens job files written before jobs had
+// owners: they open, with no owner, which leaves them to administrators.
+func TestFileJobStoreOpensFormat1(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	for _, id := range []string{"ended", "waiting"} {
+		b, err := os.ReadFile(filepath.Join("testdata", id+".job.v1.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, id+".job.json"), b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s := openFileJobStore(t, dir, registry.StoreOptions{})
+	jobs, total, err := s.Jobs(ctx, registry.JobFilter{})
+	if err != nil || total != 2 {
+		t.Fatalf("Jobs = %d jobs, %v; want the 2 of format 1", total, err)
+	}
+	for _, j := range jobs {
+		if j.Owner != "" {
+			t.Errorf("job %s of format 1 has owner %q", j.ID, j.Owner)
+		}
+	}
+	if _, n, _ := s.Jobs(ctx, registry.JobFilter{Owner: "ann"}); n != 0 {
+		t.Errorf("%d format-1 jobs listed as ann's", n)
 	}
 }
 

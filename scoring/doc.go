@@ -97,6 +97,14 @@
 // [AppendResponse] would answer it), ERROR, STOPPED or TIMED_OUT. The
 // management API serves it under /executions/jobs.
 //
+// A job can do nothing its submitter, the [Caller], could not do through
+// the handler: a job naming an endpoint passes the group policy check the
+// handler runs (give [JobsConfig.Authorize] the handler's Authorize);
+// running a catalog process directly, or an endpoint's process on another
+// queue, is an administrator's right. Each job belongs to its submitter:
+// [Jobs.Job], [Jobs.List], [Jobs.Result] and [Jobs.Stop] show a caller who
+// is not an administrator only their own jobs, and another's as not found.
+//
 // A request whose client left is logged as client_closed_request (499); no
 // client sees it. A process may return an [*Error] to choose the answer
 // itself, for example a 400 for input it cannot score.

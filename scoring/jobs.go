@@ -73,11 +73,14 @@ type JobsConfig struct {
 
 // Caller is who submits a job, as the host's authentication found them.
 type Caller struct {
-	// Subject names the caller (a token's subject).
+	// Subject names the caller (a token's subject). It is the owner of
+	// the jobs the caller submits, and a caller who is not an
+	// administrator sees and stops only the jobs it owns; empty, such a
+	// caller sees none.
 	Subject string
 	// Admin says the caller is an administrator: only an administrator
-	// may run a catalog process directly, or run an endpoint's process on
-	// a queue other than the endpoint's.
+	// may run a catalog process directly, run an endpoint's process on a
+	// queue other than the endpoint's, and see and stop every job.
 	Admin bool
 	// Request is the request that submits the job. Its credentials are
 	// what [JobsConfig.Authorize] checks against the policy of the group
@@ -265,7 +268,7 @@ func (j *Jobs) Submit(ctx context.Context, spec JobSpec) (registry.Job, error) {
 	if err != nil {
 		return registry.Job{}, err
 	}
-	job := registry.Job{ID: id, Queue: x.queue, Process: x.process.Name, Endpoint: spec.Endpoint, Rows: req.Table.Rows()}
+	job := registry.Job{ID: id, Owner: spec.Caller.Subject, Queue: x.queue, Process: x.process.Name, Endpoint: spec.Endpoint, Rows: req.Table.Rows()}
 
 	j.mu.Lock()
 	defer j.mu.Unlock()
@@ -447,21 +450,46 @@ func (j *Jobs) logStoreError(id string, err error) {
 	j.engine.log.Log(context.Background(), level, "scoring: job state not stored", "job", id, "cause", err.Error())
 }
 
-// Job returns the job id, or an error matching [registry.ErrNotFound].
-func (j *Jobs) Job(ctx context.Context, id string) (registry.Job, error) {
-	return j.store.Job(ctx, id)
+// Job returns the job id as c may see it: an administrator sees every job,
+// anyone else only the jobs they own. A job c may not see fails as one that
+// does not exist, with an error matching [registry.ErrNotFound], so that
+// its ID cannot be probed.
+func (j *Jobs) Job(ctx context.Context, c Caller, id string) (registry.Job, error) {
+	job, err := j.store.Job(ctx, id)
+	if err != nil {
+		return registry.Job{}, err
+	}
+	if !c.sees(job) {
+		return registry.Job{}, fmt.Errorf("scoring: job %q is not the caller's: %w", id, registry.ErrNotFound)
+	}
+	return job, nil
 }
 
-// List returns the jobs f selects, newest first, and how many match.
-func (j *Jobs) List(ctx context.Context, f registry.JobFilter) ([]registry.Job, int, error) {
+// sees reports whether c may see job: an administrator every job, anyone
+// else the jobs whose owner they are. A job without an owner is an
+// administrator's only.
+func (c Caller) sees(job registry.Job) bool {
+	return c.Admin || c.Subject != "" && job.Owner == c.Subject
+}
+
+// List returns the jobs f selects among those c may see, newest first, and
+// how many match: for a caller who is not an administrator, only the
+// caller's own.
+func (j *Jobs) List(ctx context.Context, c Caller, f registry.JobFilter) ([]registry.Job, int, error) {
+	if !c.Admin {
+		if c.Subject == "" || f.Owner != "" && f.Owner != c.Subject {
+			return nil, 0, nil
+		}
+		f.Owner = c.Subject
+	}
 	return j.store.Jobs(ctx, f)
 }
 
-// Result returns the result of a FINISHED job, the body a scoring request
-// would have been answered with. A job that has not finished is a 409
-// job_not_finished.
-func (j *Jobs) Result(ctx context.Context, id string) ([]byte, error) {
-	job, err := j.store.Job(ctx, id)
+// Result returns the result of a FINISHED job c may see (see [Jobs.Job]),
+// the body a scoring request would have been answered with. A job that has
+// not finished is a 409 job_not_finished.
+func (j *Jobs) Result(ctx context.Context, c Caller, id string) ([]byte, error) {
+	job, err := j.Job(ctx, c, id)
 	if err != nil {
 		return nil, err
 	}
@@ -471,11 +499,12 @@ func (j *Jobs) Result(ctx context.Context, id string) ([]byte, error) {
 	return j.store.JobResult(ctx, id)
 }
 
-// Stop cancels the job's context. It ends STOPPED once its process returns
-// (a job still waiting for a slot at once), whatever the process then
-// returns. Stopping an ended job is a 409 job_ended.
-func (j *Jobs) Stop(ctx context.Context, id string) (registry.Job, error) {
-	job, err := j.store.Job(ctx, id)
+// Stop cancels the context of a job c may see (see [Jobs.Job]). It ends
+// STOPPED once its process returns (a job still waiting for a slot at
+// once), whatever the process then returns. Stopping an ended job is a 409
+// job_ended.
+func (j *Jobs) Stop(ctx context.Context, c Caller, id string) (registry.Job, error) {
+	job, err := j.Job(ctx, c, id)
 	if err != nil {
 		return job, err
 	}

@@ -130,7 +130,7 @@ func (f *jobsFixture) submit(t *testing.T, spec scoring.JobSpec) registry.Job {
 func (f *jobsFixture) wait(t *testing.T, id string, want registry.JobState) registry.Job {
 	t.Helper()
 	for range 2000 {
-		j, err := f.jobs.Job(context.Background(), id)
+		j, err := f.jobs.Job(context.Background(), asAdmin, id)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -165,7 +165,7 @@ func TestJobLifecycle(t *testing.T) {
 		if done.StartedAt.IsZero() || done.FinishedAt.IsZero() || done.Error != nil || done.Rows != 2 || done.Queue != registry.DefaultQueue {
 			t.Errorf("finished job %+v", done)
 		}
-		res, err := f.jobs.Result(ctx, j.ID)
+		res, err := f.jobs.Result(ctx, asAdmin, j.ID)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -194,7 +194,7 @@ func TestJobLifecycle(t *testing.T) {
 		if done.Error == nil || done.Error.Type != httperr.TypeTimeout || done.Process != "sleep" {
 			t.Errorf("timed out job %+v", done)
 		}
-		if _, err := f.jobs.Result(ctx, j.ID); httperr.From(err).Status != http.StatusConflict {
+		if _, err := f.jobs.Result(ctx, asAdmin, j.ID); httperr.From(err).Status != http.StatusConflict {
 			t.Errorf("result of a timed out job: %v, want 409", err)
 		}
 	})
@@ -203,13 +203,13 @@ func TestJobLifecycle(t *testing.T) {
 		j := f.submit(t, scoring.JobSpec{Caller: asAdmin, Process: "block", Input: f.rows(t, `[{"x":1}]`)})
 		<-f.procs.started
 		f.wait(t, j.ID, registry.JobRunning)
-		if _, err := f.jobs.Result(ctx, j.ID); httperr.From(err).Type != "job_not_finished" {
+		if _, err := f.jobs.Result(ctx, asAdmin, j.ID); httperr.From(err).Type != "job_not_finished" {
 			t.Errorf("result of a running job: %v, want job_not_finished", err)
 		}
-		if _, err := f.jobs.Stop(ctx, j.ID); err != nil {
+		if _, err := f.jobs.Stop(ctx, asAdmin, j.ID); err != nil {
 			t.Fatal(err)
 		}
-		if still, _ := f.jobs.Job(ctx, j.ID); still.State != registry.JobRunning {
+		if still, _ := f.jobs.Job(ctx, asAdmin, j.ID); still.State != registry.JobRunning {
 			t.Errorf("state %s before the process returned, want RUNNING", still.State)
 		}
 		close(f.procs.release) // the process then succeeds: the job is STOPPED all the same
@@ -217,7 +217,7 @@ func TestJobLifecycle(t *testing.T) {
 		if done.Error == nil || done.Error.Type != "stopped" {
 			t.Errorf("stopped job %+v", done)
 		}
-		if _, err := f.jobs.Stop(ctx, j.ID); httperr.From(err).Type != "job_ended" {
+		if _, err := f.jobs.Stop(ctx, asAdmin, j.ID); httperr.From(err).Type != "job_ended" {
 			t.Errorf("stopping a stopped job: %v, want job_ended", err)
 		}
 		if st, _ := f.h.Queues().Stat(registry.DefaultQueue); st.Running != 0 {
@@ -236,7 +236,7 @@ func TestJobLifecycle(t *testing.T) {
 		for st, _ := f.h.Queues().Stat("one"); st.Waiting == 0; st, _ = f.h.Queues().Stat("one") {
 			time.Sleep(time.Millisecond)
 		}
-		if _, err := f.jobs.Stop(ctx, j.ID); err != nil {
+		if _, err := f.jobs.Stop(ctx, asAdmin, j.ID); err != nil {
 			t.Fatal(err)
 		}
 		done := f.wait(t, j.ID, registry.JobStopped)
@@ -285,7 +285,7 @@ func TestJobSubmitRefusals(t *testing.T) {
 			}
 		})
 	}
-	if _, total, _ := f.jobs.List(ctx, registry.JobFilter{}); total != 0 {
+	if _, total, _ := f.jobs.List(ctx, asAdmin, registry.JobFilter{}); total != 0 {
 		t.Errorf("%d jobs stored by refused submissions", total)
 	}
 }
@@ -304,7 +304,7 @@ func TestJobsShutdown(t *testing.T) {
 	if err := f.jobs.Shutdown(sctx); !errors.Is(err, context.Canceled) {
 		t.Errorf("Shutdown: %v, want context.Canceled for the job it stopped", err)
 	}
-	j, _ := f.jobs.Job(ctx, stuck.ID)
+	j, _ := f.jobs.Job(ctx, asAdmin, stuck.ID)
 	if j.State != registry.JobStopped || j.Error == nil || !strings.Contains(j.Error.Message, "shut down") {
 		t.Errorf("job running at shutdown: %+v %+v", j, j.Error)
 	}
@@ -312,7 +312,7 @@ func TestJobsShutdown(t *testing.T) {
 		t.Errorf("Submit after Shutdown: %v, want 503", err)
 	}
 	close(f.procs.release)
-	if done, _ := f.jobs.Job(ctx, quick.ID); done.State != registry.JobFinished {
+	if done, _ := f.jobs.Job(ctx, asAdmin, quick.ID); done.State != registry.JobFinished {
 		t.Errorf("a finished job became %s", done.State)
 	}
 }
@@ -330,7 +330,7 @@ func TestJobsSweep(t *testing.T) {
 	if n, err := f.jobs.Sweep(ctx); err != nil || n != 1 {
 		t.Fatalf("Sweep past the retention removed %d, %v; want 1", n, err)
 	}
-	if _, err := f.jobs.Job(ctx, old.ID); !errors.Is(err, registry.ErrNotFound) {
+	if _, err := f.jobs.Job(ctx, asAdmin, old.ID); !errors.Is(err, registry.ErrNotFound) {
 		t.Errorf("swept job: %v", err)
 	}
 }
@@ -376,14 +376,16 @@ func ExampleJobs() {
 	jobs, _ := scoring.NewJobs(scoring.JobsConfig{Registry: reg, Queues: queues, Store: registry.NewMemJobStore(registry.StoreOptions{})})
 	defer jobs.Close()
 
+	// Only an administrator runs a catalog process directly.
+	admin := scoring.Caller{Subject: "root", Admin: true}
 	rows, _ := scoring.Decode(strings.NewReader(`{"data":[{"a":1}]}`), jobs.Limits())
-	job, _ := jobs.Submit(context.Background(), scoring.JobSpec{Caller: asAdmin, Process: "count", Input: rows})
+	job, _ := jobs.Submit(context.Background(), scoring.JobSpec{Caller: admin, Process: "count", Input: rows})
 	fmt.Println(job.State)
 	for job.State != registry.JobFinished {
 		time.Sleep(time.Millisecond)
-		job, _ = jobs.Job(context.Background(), job.ID)
+		job, _ = jobs.Job(context.Background(), admin, job.ID)
 	}
-	result, _ := jobs.Result(context.Background(), job.ID)
+	result, _ := jobs.Result(context.Background(), admin, job.ID)
 	fmt.Print(string(result))
 	// Output:
 	// PENDING
@@ -549,5 +551,94 @@ func TestJobsApplyGroupPolicy(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestJobsOwnership replays a token holder reading, listing and stopping
+// another user's jobs: each job has its submitter as owner, another user
+// gets "not found" for it (as for a job that does not exist, so IDs cannot
+// be probed) and lists only their own, an administrator sees every job and
+// filters by owner, and a job without an owner is an administrator's only.
+func TestJobsOwnership(t *testing.T) {
+	ctx := context.Background()
+	f := newJobsFixture(t)
+	ann := scoring.Caller{Subject: "ann"}
+	bob := scoring.Caller{Subject: "bob"}
+	demo := &registry.EndpointRef{Group: registry.DefaultGroup, Path: "demo", Alias: "double"}
+	annJob := f.submit(t, scoring.JobSpec{Caller: ann, Endpoint: demo, Input: f.rows(t, `[{"x":1}]`)})
+	if annJob.Owner != "ann" {
+		t.Fatalf("job owner %q, want ann", annJob.Owner)
+	}
+	f.wait(t, annJob.ID, registry.JobFinished)
+	f.now.Advance(time.Second) // newest first
+	bobJob := f.submit(t, scoring.JobSpec{Caller: bob, Endpoint: &registry.EndpointRef{Group: registry.DefaultGroup, Path: "demo", Alias: "block"},
+		Input: f.rows(t, `[{"x":1}]`)})
+	<-f.procs.started
+
+	for _, c := range []struct {
+		name   string
+		caller scoring.Caller
+	}{{"another user", bob}, {"no subject", scoring.Caller{}}} {
+		t.Run(c.name, func(t *testing.T) {
+			if _, err := f.jobs.Job(ctx, c.caller, annJob.ID); !errors.Is(err, registry.ErrNotFound) {
+				t.Errorf("Job: %v, want not found", err)
+			}
+			if _, err := f.jobs.Result(ctx, c.caller, annJob.ID); !errors.Is(err, registry.ErrNotFound) {
+				t.Errorf("Result: %v, want not found", err)
+			}
+			list, total, err := f.jobs.List(ctx, c.caller, registry.JobFilter{Owner: "ann"})
+			if err != nil || total != 0 || len(list) != 0 {
+				t.Errorf("List(owner ann) = %d jobs, %v; want none", total, err)
+			}
+		})
+	}
+	if _, err := f.jobs.Stop(ctx, ann, bobJob.ID); !errors.Is(err, registry.ErrNotFound) {
+		t.Errorf("ann stops bob's job: %v, want not found", err)
+	}
+	if j, _ := f.jobs.Job(ctx, bob, bobJob.ID); j.State != registry.JobRunning {
+		t.Errorf("bob's job after ann's stop: %s", j.State)
+	}
+	ids := func(jobs []registry.Job) []string {
+		var out []string
+		for _, j := range jobs {
+			out = append(out, j.ID)
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		name   string
+		caller scoring.Caller
+		filter registry.JobFilter
+		want   []string
+	}{
+		{"ann's own", ann, registry.JobFilter{}, []string{annJob.ID}},
+		{"bob's own", bob, registry.JobFilter{}, []string{bobJob.ID}},
+		{"administrator, all", asAdmin, registry.JobFilter{}, []string{bobJob.ID, annJob.ID}},
+		{"administrator, ann's", asAdmin, registry.JobFilter{Owner: "ann"}, []string{annJob.ID}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, _, err := f.jobs.List(ctx, tc.caller, tc.filter)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.want, ids(got)); diff != "" {
+				t.Errorf("listed (-want +got):\n%s", diff)
+			}
+		})
+	}
+	if _, err := f.jobs.Result(ctx, ann, annJob.ID); err != nil {
+		t.Errorf("ann reads her result: %v", err)
+	}
+	if _, err := f.jobs.Stop(ctx, bob, bobJob.ID); err != nil {
+		t.Errorf("bob stops his job: %v", err)
+	}
+	// A job stored without an owner (written before jobs had owners) is
+	// an administrator's only.
+	legacy := f.submit(t, scoring.JobSpec{Caller: scoring.Caller{Admin: true}, Process: "double", Input: f.rows(t, `[{"x":1}]`)})
+	if _, err := f.jobs.Job(ctx, ann, legacy.ID); !errors.Is(err, registry.ErrNotFound) {
+		t.Errorf("ann reads a job without an owner: %v", err)
+	}
+	if _, err := f.jobs.Job(ctx, asAdmin, legacy.ID); err != nil {
+		t.Errorf("administrator reads a job without an owner: %v", err)
 	}
 }

@@ -156,6 +156,9 @@ func RunJobStore(t *testing.T, o JobOpener) {
 			if id == "j3" {
 				j.State = registry.JobRunning
 			}
+			if id == "j1" || id == "j3" {
+				j.Owner = "ann"
+			}
 			mustCreate(t, s, j)
 		}
 		// The same time: the greater ID first.
@@ -171,6 +174,9 @@ func RunJobStore(t *testing.T, o JobOpener) {
 			{registry.JobFilter{State: registry.JobPending, Queue: "DEFAULT"}, []string{"j4", "j1", "j0"}, 3},
 			{registry.JobFilter{Offset: 1, Limit: 2}, []string{"j3", "j2"}, 5},
 			{registry.JobFilter{Offset: 9}, []string{}, 5},
+			{registry.JobFilter{Owner: "ann"}, []string{"j3", "j1"}, 2},
+			{registry.JobFilter{Owner: "ann", State: registry.JobPending}, []string{"j1"}, 1},
+			{registry.JobFilter{Owner: "bob"}, []string{}, 0},
 		} {
 			t.Run(fmt.Sprintf("%+v", tt.f), func(t *testing.T) {
 				got, total, err := s.Jobs(ctx, tt.f)
