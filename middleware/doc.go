@@ -16,10 +16,16 @@
 //     [AccessLog] (log/slog), [Recover] (a panic becomes a JSON 500),
 //     [CORS] and [CleanPath] (a JSON 404 for paths with dot segments,
 //     where a mux would redirect).
+//   - [CloseChunked] closes an HTTP/1.1 connection after a request with a
+//     Transfer-Encoding, as RFC 9112 §6.1 requires when one also carries a
+//     Content-Length, which net/http does not do and hides from handlers.
+//     Hosts serving HTTP/1.1 should put it outermost: without it a request
+//     framed both ways can smuggle another behind it past a proxy that
+//     frames by Content-Length.
 //
 // Where it sits in the data flow:
 //
-//	host mux → RequestID → AccessLog → Recover → CORS → RateLimit → BodyLimit
+//	CloseChunked → host mux → RequestID → AccessLog → Recover → CORS → RateLimit → BodyLimit
 //	         → Bearer → RequireAdmin / RequireGroup → management handler
 //	host mux → … → scoring handler → ScoringAuth (only for token-only groups)
 //

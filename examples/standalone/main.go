@@ -301,8 +301,10 @@ func newServer(ctx context.Context, cfg config, getenv func(string) string, stdo
 		}
 		mux.ServeHTTP(w, r)
 	})
-	// A path with dot segments is a JSON 404, not the mux's redirect.
-	return &server{handler: middleware.CleanPath(routes), reg: reg, store: store, jobs: jobs, jobStore: jobStore}, nil
+	// A path with dot segments is a JSON 404, not the mux's redirect; a
+	// chunked request's connection is closed once it is answered, so that
+	// a request framed both ways cannot smuggle another behind it.
+	return &server{handler: middleware.CloseChunked(middleware.CleanPath(routes)), reg: reg, store: store, jobs: jobs, jobStore: jobStore}, nil
 }
 
 // Close stops the jobs left (after a drain, none), then closes the stores.
