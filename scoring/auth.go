@@ -28,8 +28,12 @@ func authorizeGroup(authorize func(*http.Request, registry.AuthPolicy) error, lo
 	if p.Mode != registry.TokenRequired {
 		return nil
 	}
-	if authorize == nil || r == nil {
-		log.Warn("scoring: a web API group requires a token but no Authorize function or request is given; refusing")
+	if r == nil { // a job submitted without its caller's request
+		return errNeedsToken
+	}
+	if authorize == nil {
+		log.WarnContext(r.Context(), "scoring: a web API group requires a token but no Authorize function is configured; refusing",
+			"path", r.URL.Path)
 		return errNeedsToken
 	}
 	if err := authorize(r, p); err != nil {
