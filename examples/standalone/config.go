@@ -52,6 +52,11 @@ type config struct {
 	// (net/http/pprof) are served, on a listener of their own; never on the
 	// public one. Off by default.
 	DebugAddr string
+
+	// DemoSleep adds the catalog process sleep (see demo.Sleep), which
+	// holds a queue slot for its macro ms milliseconds: for trying
+	// timeouts, full queues, draining and stopping jobs. Off by default.
+	DemoSleep bool
 }
 
 // reserved reports whether seg is the first path segment of routes the
@@ -108,6 +113,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	fs.BoolVar(&c.OIDCInsecureHTTP, "oidc-insecure-http", false, "allow an http:// issuer that is not on loopback (SCOREHUB_OIDC_INSECURE_HTTP)")
 	fs.BoolVar(&c.Metrics, "metrics", c.Metrics, "serve Prometheus metrics at /metrics, without a token (SCOREHUB_METRICS)")
 	fs.StringVar(&c.DebugAddr, "debug-addr", "", "listen address of the profiling endpoints (/debug/pprof/), separate from -addr; off when empty (SCOREHUB_DEBUG_ADDR)")
+	fs.BoolVar(&c.DemoSleep, "demo-sleep", false, "add the catalog process sleep, which waits for its macro ms milliseconds (SCOREHUB_DEMO_SLEEP)")
 	fs.StringVar(&corsOrigins, "cors-origins", "", "comma-separated origins (https://app.example.com) whose pages may call the scoring endpoints; none by default (SCOREHUB_CORS_ORIGINS)")
 
 	// Environment first, so that flags parsed afterwards override it.
@@ -127,6 +133,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 		{"SCOREHUB_CORS_ORIGINS", "cors-origins"},
 		{"SCOREHUB_METRICS", "metrics"},
 		{"SCOREHUB_DEBUG_ADDR", "debug-addr"},
+		{"SCOREHUB_DEMO_SLEEP", "demo-sleep"},
 	}
 	for _, e := range env {
 		if v := getenv(e.name); v != "" {
