@@ -223,7 +223,7 @@ func (h *Handler) listDeployments(w http.ResponseWriter, r *http.Request) error 
 	}
 	group := q.Get("group")
 	if _, given := q["group"]; given && !registry.ValidName(group) {
-		return httperr.Newf(http.StatusBadRequest, TypeInvalidParameter, "the group parameter %q is not a valid name", group)
+		return httperr.Newf(TypeInvalidParameter, "the group parameter %q is not a valid name", group)
 	}
 	var all []registry.Deployment
 	for _, d := range h.reg.Snapshot().State().Deployments() {
@@ -253,7 +253,7 @@ func intParam(s, name string, def, lo, hi int) (int, error) {
 	}
 	n, err := strconv.Atoi(s)
 	if err != nil || n < lo || n > hi {
-		return 0, httperr.Newf(http.StatusBadRequest, TypeInvalidParameter,
+		return 0, httperr.Newf(TypeInvalidParameter,
 			"the %s parameter must be an integer from %d to %d, not %q", name, lo, hi, s)
 	}
 	return n, nil

@@ -13,19 +13,19 @@ import (
 const (
 	// TypeValidationFailed: the body breaks one or more field rules (400);
 	// "fields" lists every one.
-	TypeValidationFailed = "validation_failed"
+	TypeValidationFailed = httperr.TypeValidationFailed
 	// TypeMalformedJSON: the body is not strict JSON (400).
-	TypeMalformedJSON = "malformed_json"
+	TypeMalformedJSON = httperr.TypeMalformedJSON
 	// TypeInvalidParameter: a query parameter is not valid (400).
-	TypeInvalidParameter = "invalid_parameter"
+	TypeInvalidParameter = httperr.TypeInvalidParameter
 	// TypeInvalidRequest: a header such as If-Match is malformed (400).
-	TypeInvalidRequest = "invalid_request"
+	TypeInvalidRequest = httperr.TypeInvalidRequest
 	// TypeMethodNotAllowed: the route does not take the method (405, with
 	// Allow).
-	TypeMethodNotAllowed = "method_not_allowed"
+	TypeMethodNotAllowed = httperr.TypeMethodNotAllowed
 	// TypeUnsupportedMediaType: the body's Content-Type is not the one the
 	// route takes (415).
-	TypeUnsupportedMediaType = "unsupported_media_type"
+	TypeUnsupportedMediaType = httperr.TypeUnsupportedMediaType
 )
 
 // maxAttempts bounds how often a write that met a concurrent change is
@@ -33,15 +33,15 @@ const (
 const maxAttempts = 16
 
 var (
-	errRouteNotFound = httperr.New(http.StatusNotFound, httperr.TypeNotFound, "no management route has this address")
-	errTooContended  = httperr.New(http.StatusConflict, httperr.TypeConflict,
+	errRouteNotFound = httperr.New(httperr.TypeNotFound, "no management route has this address")
+	errTooContended  = httperr.New(httperr.TypeConflict,
 		"the record kept changing while this request was applied; retry")
 )
 
 // notFound is the 404 for a record that is not stored, or whose name in the
 // URL no record can have.
 func notFound(kind, name string) *httperr.Error {
-	return httperr.Newf(http.StatusNotFound, httperr.TypeNotFound, "no %s named %q", kind, name)
+	return httperr.Newf(httperr.TypeNotFound, "no %s named %q", kind, name)
 }
 
 // validationFailed is the 400 that lists every field at fault.

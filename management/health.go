@@ -23,7 +23,7 @@ func (h *Handler) live(w http.ResponseWriter, r *http.Request) error {
 func (h *Handler) ready(w http.ResponseWriter, r *http.Request) error {
 	w.Header().Set("Cache-Control", "no-store")
 	if _, err := h.reg.Store().State(r.Context()); err != nil {
-		return httperr.New(http.StatusServiceUnavailable, httperr.TypeUnavailable, "the registry store cannot be read").Wrap(err)
+		return httperr.New(httperr.TypeUnavailable, "the registry store cannot be read").Wrap(err)
 	}
 	return writeJSON(w, http.StatusOK, healthJSON{Status: "ready"})
 }

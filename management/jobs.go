@@ -113,9 +113,6 @@ func (h *Handler) createJob(w http.ResponseWriter, r *http.Request) error {
 	spec.Body = append(append(append(spec.Body, `{"data":`...), in.Data...), '}')
 	job, err := h.jobs.Submit(r.Context(), spec)
 	if err != nil {
-		if httperr.From(err).Type == scoring.TypeQueueFull {
-			w.Header().Set("Retry-After", "1")
-		}
 		return err
 	}
 	w.Header().Set("Location", "/executions/jobs/"+url.PathEscape(job.ID))
@@ -137,11 +134,11 @@ func (h *Handler) listJobs(w http.ResponseWriter, r *http.Request) error {
 	}
 	f := registry.JobFilter{State: registry.JobState(q.Get("state")), Queue: q.Get("queueName"), Offset: page * size, Limit: size}
 	if _, given := q["state"]; given && !f.State.Valid() {
-		return httperr.Newf(http.StatusBadRequest, TypeInvalidParameter,
+		return httperr.Newf(TypeInvalidParameter,
 			"the state parameter %q is not a job state (PENDING, RUNNING, FINISHED, ERROR, STOPPED, TIMED_OUT)", f.State)
 	}
 	if _, given := q["queueName"]; given && !registry.ValidName(f.Queue) {
-		return httperr.Newf(http.StatusBadRequest, TypeInvalidParameter, "the queueName parameter %q is not a valid name", f.Queue)
+		return httperr.Newf(TypeInvalidParameter, "the queueName parameter %q is not a valid name", f.Queue)
 	}
 	jobs, total, err := h.jobs.List(r.Context(), f)
 	if err != nil {

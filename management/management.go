@@ -198,7 +198,7 @@ func New(cfg Config) (*Handler, error) {
 		h.mux.Handle(p, methodNotAllowed(methods[p]))
 	}
 	h.mux.Handle("/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		httperr.WriteError(w, errRouteNotFound)
+		httperr.Write(w, r, h.logger, errRouteNotFound)
 	}))
 	return h, nil
 }
@@ -207,7 +207,7 @@ func New(cfg Config) (*Handler, error) {
 // "//" is a JSON 404, where the mux would redirect to the cleaned path.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if p, _ := urlpath.Sent(r.URL); !urlpath.Canonical(p) {
-		httperr.WriteError(w, errRouteNotFound)
+		httperr.Write(w, r, h.logger, errRouteNotFound)
 		return
 	}
 	h.mux.ServeHTTP(w, r)
@@ -284,12 +284,8 @@ func (h *Handler) serve(rt route) http.Handler {
 	})
 }
 
-// fail answers err as httperr maps it, with Accept-Patch on a PATCH route's
-// 415 (RFC 5789).
+// fail answers err as httperr maps it.
 func (h *Handler) fail(w http.ResponseWriter, r *http.Request, err error) {
-	if r.Method == http.MethodPatch && httperr.From(err).Status == http.StatusUnsupportedMediaType {
-		w.Header().Set("Accept-Patch", mediaMergePatch)
-	}
 	httperr.Write(w, r, h.logger, err)
 }
 
@@ -304,9 +300,9 @@ func methodNotAllowed(methods []string) http.Handler {
 	}
 	list := strings.Join(allow, ", ")
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Allow", list)
-		httperr.WriteError(w, httperr.Newf(http.StatusMethodNotAllowed, TypeMethodNotAllowed,
-			"%s is not allowed here; use %s", r.Method, strings.Join(methods, " or ")))
+		e := httperr.Newf(httperr.TypeMethodNotAllowed, "%s is not allowed here; use %s", r.Method, strings.Join(methods, " or "))
+		e.Allow = list
+		httperr.Write(w, r, nil, e)
 	})
 }
 

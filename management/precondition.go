@@ -26,7 +26,7 @@ func etag(rev uint64) string { return `"` + strconv.FormatUint(rev, 10) + `"` }
 // setETag sends a record's revision as its ETag.
 func setETag(w http.ResponseWriter, rev uint64) { w.Header().Set("ETag", etag(rev)) }
 
-var errIfMatch = httperr.New(http.StatusBadRequest, TypeInvalidRequest,
+var errIfMatch = httperr.New(TypeInvalidRequest,
 	`If-Match must be * or a list of quoted revisions such as "3"`)
 
 // parsePrecondition reads r's If-Match header and joins it with the
@@ -84,12 +84,12 @@ func (p precondition) revision(kind, name string, exists bool, cur uint64, uncon
 	case !p.given:
 		return unconditional, nil
 	case !exists:
-		return 0, httperr.Newf(http.StatusPreconditionFailed, httperr.TypePrecondition,
+		return 0, httperr.Newf(httperr.TypePrecondition,
 			"%s %q does not exist, but the request names a revision of it", kind, name)
 	case p.any || slices.Contains(p.revs, cur):
 		return cur, nil
 	}
-	return 0, httperr.Newf(http.StatusPreconditionFailed, httperr.TypePrecondition,
+	return 0, httperr.Newf(httperr.TypePrecondition,
 		"%s %q is at revision %d, not one the request names", kind, name, cur)
 }
 

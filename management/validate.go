@@ -31,8 +31,11 @@ const (
 // BodyLimit in front of every write, whose error httperr answers with 413.
 func readBody(r *http.Request, mediaType string) ([]byte, error) {
 	if !isMediaType(r.Header.Get("Content-Type"), mediaType) {
-		return nil, httperr.Newf(http.StatusUnsupportedMediaType, TypeUnsupportedMediaType,
-			"the request body must be sent as Content-Type: %s", mediaType)
+		e := httperr.Newf(httperr.TypeUnsupportedMediaType, "the request body must be sent as Content-Type: %s", mediaType)
+		if r.Method == http.MethodPatch {
+			e.AcceptPatch = mediaMergePatch // RFC 5789 §2.2
+		}
+		return nil, e
 	}
 	data, err := io.ReadAll(r.Body)
 	if err != nil {
@@ -40,7 +43,7 @@ func readBody(r *http.Request, mediaType string) ([]byte, error) {
 		if errors.As(err, &mb) || httperr.From(err).Status == http.StatusRequestTimeout {
 			return nil, err // 413, or 408 for the server's read timeout
 		}
-		return nil, httperr.New(http.StatusBadRequest, TypeInvalidRequest, "the request body could not be read").Wrap(err)
+		return nil, httperr.New(TypeInvalidRequest, "the request body could not be read").Wrap(err)
 	}
 	return data, nil
 }
@@ -67,7 +70,7 @@ func isMediaType(header, want string) bool {
 // naming its place.
 func decodeStrict(data []byte, v any) error {
 	if len(bytes.TrimSpace(data)) == 0 {
-		return httperr.New(http.StatusBadRequest, TypeMalformedJSON, "the request body is empty; send a JSON object")
+		return httperr.New(TypeMalformedJSON, "the request body is empty; send a JSON object")
 	}
 	err := json.Unmarshal(data, v)
 	if err == nil {
@@ -86,15 +89,15 @@ func decodeStrict(data []byte, v any) error {
 	switch {
 	case errors.As(err, &syn):
 		if errors.Is(syn.Err, jsontext.ErrDuplicateName) {
-			return httperr.Newf(http.StatusBadRequest, TypeMalformedJSON, "the member %q appears twice in one object",
+			return httperr.Newf(TypeMalformedJSON, "the member %q appears twice in one object",
 				syn.JSONPointer.LastToken()).At(string(syn.JSONPointer)).Wrap(err)
 		}
-		return httperr.Newf(http.StatusBadRequest, TypeMalformedJSON, "the request body is not valid JSON (at byte %d)",
+		return httperr.Newf(TypeMalformedJSON, "the request body is not valid JSON (at byte %d)",
 			syn.ByteOffset).At(string(syn.JSONPointer)).Wrap(err)
 	case errors.As(err, &sem):
 		return validationFailed([]httperr.FieldError{{Pointer: string(sem.JSONPointer), Message: typeMessage(sem)}}).Wrap(err)
 	}
-	return httperr.New(http.StatusBadRequest, TypeMalformedJSON, "the request body is not valid JSON").Wrap(err)
+	return httperr.New(TypeMalformedJSON, "the request body is not valid JSON").Wrap(err)
 }
 
 // typeMessage says what a value of the wrong type should have been.

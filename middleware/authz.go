@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 
+	"github.com/scorehub/scorehub/internal/httperr"
 	"github.com/scorehub/scorehub/tokens"
 )
 
@@ -34,11 +35,11 @@ func require(next http.Handler, refusal string, allowed func(*tokens.Claims) boo
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		info := authFrom(r.Context())
 		if info == nil || info.claims == nil {
-			writeRefusal(w, r, nil, newAuthError(http.StatusUnauthorized, TypeUnauthorized, msgMissing, challenge("", "", "")))
+			httperr.Write(w, r, nil, newAuthError(TypeUnauthorized, msgMissing, challenge("", "", "")))
 			return
 		}
 		if !allowed(info.claims) {
-			writeRefusal(w, r, nil, forbidden(info.realm, refusal))
+			httperr.Write(w, r, nil, forbidden(info.realm, refusal))
 			return
 		}
 		next.ServeHTTP(w, r)
@@ -47,7 +48,7 @@ func require(next http.Handler, refusal string, allowed func(*tokens.Claims) boo
 
 // forbidden is the 403 for a valid token that does not grant enough.
 func forbidden(realm, msg string) *AuthError {
-	return newAuthError(http.StatusForbidden, TypeForbidden, msg, challenge(realm, codeInsufficientScope, msg))
+	return newAuthError(TypeForbidden, msg, challenge(realm, codeInsufficientScope, msg))
 }
 
 func authFrom(ctx context.Context) *authInfo {

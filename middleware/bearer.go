@@ -107,17 +107,17 @@ func NewAuthenticator(cfg BearerConfig) (*Authenticator, error) {
 	}
 	bare := challenge(realm, "", "")
 	badRequest := func(msg string) *AuthError {
-		return newAuthError(http.StatusBadRequest, TypeInvalidRequest, msg, challenge(realm, codeInvalidRequest, msg))
+		return newAuthError(TypeInvalidRequest, msg, challenge(realm, codeInvalidRequest, msg))
 	}
 	badToken := func(msg string) *AuthError {
-		return newAuthError(http.StatusUnauthorized, TypeInvalidToken, msg, challenge(realm, codeInvalidToken, msg))
+		return newAuthError(TypeInvalidToken, msg, challenge(realm, codeInvalidToken, msg))
 	}
 	return &Authenticator{
 		verifier:       cfg.Verifier,
 		realm:          realm,
 		logger:         logger,
-		errMissing:     newAuthError(http.StatusUnauthorized, TypeUnauthorized, msgMissing, bare),
-		errScheme:      newAuthError(http.StatusUnauthorized, TypeUnauthorized, msgScheme, bare),
+		errMissing:     newAuthError(TypeUnauthorized, msgMissing, bare),
+		errScheme:      newAuthError(TypeUnauthorized, msgScheme, bare),
 		errQuery:       badRequest(msgQuery),
 		errForm:        badRequest(msgForm),
 		errMultiple:    badRequest(msgMultiple),
@@ -147,7 +147,7 @@ func (a *Authenticator) Middleware(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		claims, err := a.Authenticate(r)
 		if err != nil {
-			writeRefusal(w, r, a.logger, err)
+			httperr.Write(w, r, a.logger, err)
 			return
 		}
 		next.ServeHTTP(w, r.WithContext(withAuth(r.Context(), claims, a.realm)))

@@ -7,7 +7,7 @@ import (
 	"github.com/scorehub/scorehub/internal/urlpath"
 )
 
-var errNotCanonical = httperr.New(http.StatusNotFound, httperr.TypeNotFound,
+var errNotCanonical = httperr.New(httperr.TypeNotFound,
 	"no route has this address: paths with '.' or '..' segments or '//' are not served")
 
 // CleanPath refuses, with a JSON 404 not_found, a request whose path, as
@@ -25,7 +25,7 @@ func CleanPath(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodConnect {
 			if p, _ := urlpath.Sent(r.URL); !urlpath.Canonical(p) {
-				httperr.WriteError(w, errNotCanonical)
+				httperr.Write(w, r, nil, errNotCanonical)
 				return
 			}
 		}

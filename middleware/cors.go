@@ -200,7 +200,7 @@ func (p *corsPolicy) allowed(origin string) (string, bool) {
 
 func (p *corsPolicy) middleware(next http.Handler) http.Handler {
 	rejected := func(w http.ResponseWriter, r *http.Request, msg string) {
-		httperr.Write(w, r, nil, httperr.New(http.StatusForbidden, TypeCORSRejected, msg))
+		httperr.Write(w, r, nil, httperr.New(TypeCORSRejected, msg))
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h := w.Header()

@@ -1,9 +1,6 @@
 package middleware
 
 import (
-	"errors"
-	"log/slog"
-	"net/http"
 	"strings"
 
 	"github.com/scorehub/scorehub/internal/httperr"
@@ -15,22 +12,22 @@ import (
 const (
 	// TypeUnauthorized: the request carries no credentials the resource
 	// accepts (401, with a bare Bearer challenge).
-	TypeUnauthorized = "unauthorized"
+	TypeUnauthorized = httperr.TypeUnauthorized
 	// TypeInvalidRequest: the credentials are malformed or sent in a way
 	// that is refused (400, RFC 6750 invalid_request).
-	TypeInvalidRequest = "invalid_request"
+	TypeInvalidRequest = httperr.TypeInvalidRequest
 	// TypeInvalidToken: the token is expired, not valid yet, or not valid
 	// at all (401, RFC 6750 invalid_token).
-	TypeInvalidToken = "invalid_token"
+	TypeInvalidToken = httperr.TypeInvalidToken
 	// TypeForbidden: the token is valid but does not grant what the request
 	// needs (403, RFC 6750 insufficient_scope).
-	TypeForbidden = "forbidden"
+	TypeForbidden = httperr.TypeForbidden
 	// TypeRateLimited: the client sent too many requests (429, with
 	// Retry-After).
-	TypeRateLimited = "rate_limited"
+	TypeRateLimited = httperr.TypeRateLimited
 	// TypeCORSRejected: a CORS preflight asked for an origin, method or
 	// header that is not allowed (403).
-	TypeCORSRejected = "cors_rejected"
+	TypeCORSRejected = httperr.TypeCORSRejected
 )
 
 // RFC 6750 §3.1 error codes, as they appear in the challenge's error
@@ -66,12 +63,11 @@ const (
 //
 // An AuthError is immutable and safe for concurrent use.
 type AuthError struct {
-	err       *httperr.Error
-	challenge string
+	err *httperr.Error
 }
 
-func newAuthError(status int, typ, message, challenge string) *AuthError {
-	return &AuthError{err: httperr.New(status, typ, message), challenge: challenge}
+func newAuthError(typ, message, challenge string) *AuthError {
+	return &AuthError{err: httperr.New(typ, message).WithChallenge(challenge)}
 }
 
 // Error returns the client-facing type and message, followed by the cause.
@@ -82,14 +78,14 @@ func (e *AuthError) Unwrap() error { return e.err }
 
 // Challenge returns the value of the WWW-Authenticate header to send with
 // the error.
-func (e *AuthError) Challenge() string { return e.challenge }
+func (e *AuthError) Challenge() string { return e.err.Challenge }
 
 // Status returns the HTTP status of the refusal.
 func (e *AuthError) Status() int { return e.err.Status }
 
 // wrap returns a copy of e with cause recorded for the log.
 func (e *AuthError) wrap(cause error) *AuthError {
-	return &AuthError{err: e.err.Wrap(cause), challenge: e.challenge}
+	return &AuthError{err: e.err.Wrap(cause)}
 }
 
 // challenge builds a Bearer challenge (RFC 6750 §3). Empty arguments are
@@ -138,18 +134,4 @@ func printableASCII(s string) bool {
 		}
 	}
 	return true
-}
-
-// challenger is what [writeRefusal] looks for in an error's chain; the
-// scoring handler looks for the same method.
-type challenger interface{ Challenge() string }
-
-// writeRefusal sends err through httperr, with its WWW-Authenticate
-// challenge when it has one.
-func writeRefusal(w http.ResponseWriter, r *http.Request, logger *slog.Logger, err error) {
-	var c challenger
-	if errors.As(err, &c) && c.Challenge() != "" {
-		w.Header().Set("WWW-Authenticate", c.Challenge())
-	}
-	httperr.Write(w, r, logger, err)
 }

@@ -7,7 +7,6 @@ import (
 	"math"
 	"net/http"
 	"net/netip"
-	"strconv"
 	"strings"
 	"time"
 
@@ -129,13 +128,9 @@ func (l *RateLimiter) Middleware(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		wait, ok := l.Allow(l.key(r))
 		if !ok {
-			secs := int64(math.Ceil(wait.Seconds()))
-			if secs < 1 {
-				secs = 1
-			}
-			w.Header().Set("Retry-After", strconv.FormatInt(secs, 10))
-			httperr.Write(w, r, l.logger, httperr.Newf(http.StatusTooManyRequests, TypeRateLimited,
-				"too many requests; retry in %d seconds", secs))
+			secs := max(int(math.Ceil(wait.Seconds())), 1)
+			httperr.Write(w, r, l.logger, httperr.Newf(httperr.TypeRateLimited,
+				"too many requests; retry in %d seconds", secs).WithRetryAfter(secs))
 			return
 		}
 		next.ServeHTTP(w, r)

@@ -46,9 +46,12 @@ func Recover(logger *slog.Logger) func(http.Handler) http.Handler {
 				if rw.status != 0 {
 					panic(http.ErrAbortHandler)
 				}
-				httperr.WriteError(rw, httperr.New(http.StatusInternalServerError, httperr.TypeInternal, "internal error"))
+				httperr.Write(rw, r, discard, httperr.New(httperr.TypeInternal, "internal error")) // logged above, with the stack
 			}()
 			next.ServeHTTP(rw, r)
 		})
 	}
 }
+
+// discard is the logger of answers whose cause is logged already.
+var discard = slog.New(slog.DiscardHandler)

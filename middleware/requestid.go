@@ -8,6 +8,8 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+
+	"github.com/scorehub/scorehub/internal/httperr"
 )
 
 // DefaultRequestIDHeader is the header [RequestID] reads and sets when
@@ -60,7 +62,7 @@ func RequestID(cfg RequestIDConfig) (func(http.Handler) http.Handler, error) {
 			} else {
 				var err error
 				if id, err = newUUID(rnd); err != nil {
-					writeRefusal(w, r, logger, err)
+					httperr.Write(w, r, logger, err)
 					return
 				}
 			}

@@ -93,7 +93,7 @@ func (c *Catalog) Register(p ProcessInfo) error {
 	defer c.mu.Unlock()
 	old := *c.m.Load()
 	if _, ok := old[p.Name]; ok {
-		return fmt.Errorf("registry: process %q: %w", p.Name, ErrExists)
+		return errorf(ErrExists, "process %q already exists", p.Name)
 	}
 	next := make(map[string]ProcessInfo, len(old)+1)
 	for k, v := range old {

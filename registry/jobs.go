@@ -258,7 +258,7 @@ func (c *jobCore) CreateJob(ctx context.Context, j Job) (Job, error) {
 		return Job{}, err
 	}
 	if _, ok := c.jobs[j.ID]; ok {
-		return Job{}, fmt.Errorf("registry: job %q: %w", j.ID, ErrExists)
+		return Job{}, errorf(ErrExists, "job %q already exists", j.ID)
 	}
 	j = j.clone()
 	j.State, j.CreatedAt, j.StartedAt, j.FinishedAt, j.Error = JobPending, c.opts.now(), time.Time{}, time.Time{}, nil
@@ -279,7 +279,7 @@ func (c *jobCore) Job(ctx context.Context, id string) (Job, error) {
 	}
 	j, ok := c.jobs[id]
 	if !ok {
-		return Job{}, fmt.Errorf("registry: job %q: %w", id, ErrNotFound)
+		return Job{}, errorf(ErrNotFound, "job %q does not exist", id)
 	}
 	return j.clone(), nil
 }
@@ -330,7 +330,7 @@ func (c *jobCore) UpdateJob(ctx context.Context, id string, to JobState, jerr *J
 	}
 	cur, ok := c.jobs[id]
 	if !ok {
-		return Job{}, fmt.Errorf("registry: job %q: %w", id, ErrNotFound)
+		return Job{}, errorf(ErrNotFound, "job %q does not exist", id)
 	}
 	if jerr != nil {
 		e := *jerr
@@ -427,7 +427,7 @@ func (s *MemJobStore) JobResult(ctx context.Context, id string) ([]byte, error) 
 	}
 	b, ok := s.results[id]
 	if !ok {
-		return nil, fmt.Errorf("registry: result of job %q: %w", id, ErrNotFound)
+		return nil, errorf(ErrNotFound, "job %q has no stored result", id)
 	}
 	return slices.Clone(b), nil
 }

@@ -174,7 +174,7 @@ func (s *FileJobStore) JobResult(ctx context.Context, id string) ([]byte, error)
 		return nil, err
 	}
 	if _, ok := s.results[id]; !ok {
-		return nil, fmt.Errorf("registry: result of job %q: %w", id, ErrNotFound)
+		return nil, errorf(ErrNotFound, "job %q has no stored result", id)
 	}
 	b, err := os.ReadFile(filepath.Join(s.dir, id+jobResultSuffix))
 	if err != nil {

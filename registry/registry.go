@@ -93,30 +93,30 @@ type Target struct {
 // modified.
 func (s *Snapshot) Resolve(group, path, alias string) (Target, error) {
 	if !ValidName(group) || !ValidName(path) || !ValidName(alias) {
-		return Target{}, fmt.Errorf("registry: endpoint: %w", ErrNotFound)
+		return Target{}, errorf(ErrNotFound, "no endpoint has this address")
 	}
 	g, ok := s.state.groups[group]
 	if !ok {
-		return Target{}, fmt.Errorf("registry: web API group %q: %w", group, ErrNotFound)
+		return Target{}, errorf(ErrNotFound, "web API group %q does not exist", group)
 	}
 	d, ok := s.state.deployments[deploymentKey{group, path}]
 	if !ok {
-		return Target{}, fmt.Errorf("registry: deployment %q: %w", group+"/"+path, ErrNotFound)
+		return Target{}, errorf(ErrNotFound, "deployment %q does not exist", group+"/"+path)
 	}
 	e, ok := d.Endpoint(alias)
 	if !ok {
-		return Target{}, fmt.Errorf("registry: endpoint %q: %w", group+"/"+path+"/"+alias, ErrNotFound)
+		return Target{}, errorf(ErrNotFound, "endpoint %q does not exist", group+"/"+path+"/"+alias)
 	}
 	if !d.Enabled {
-		return Target{}, fmt.Errorf("registry: deployment %q: %w", group+"/"+path, ErrDisabled)
+		return Target{}, errorf(ErrDisabled, "the endpoint's deployment is disabled")
 	}
 	p, ok := s.catalog.Lookup(e.Process)
 	if !ok {
-		return Target{}, fmt.Errorf("registry: process %q of endpoint %q: %w", e.Process, group+"/"+path+"/"+alias, ErrUnavailable)
+		return Target{}, errorf(ErrUnavailable, "the endpoint's process is not available in this server")
 	}
 	q, ok := s.state.queues[e.QueueName()]
 	if !ok { // the store's rules prevent it; a foreign Store might not
-		return Target{}, fmt.Errorf("registry: queue %q of endpoint %q: %w", e.QueueName(), group+"/"+path+"/"+alias, ErrUnavailable)
+		return Target{}, errorf(ErrUnavailable, "the endpoint's process is not available in this server")
 	}
 	return Target{Group: g, Deployment: d, Endpoint: e, Queue: q, Process: p}, nil
 }

@@ -199,7 +199,7 @@ func checkRevision(kind, name string, want uint64, cur uint64, exists bool) erro
 	case want == 0 && !exists:
 		return nil
 	case !exists:
-		return fmt.Errorf("registry: %s %q: %w", kind, name, ErrNotFound)
+		return errorf(ErrNotFound, "%s %q does not exist", kind, name)
 	case want != cur:
 		return &ConflictError{Kind: kind, Name: name, Want: want, Current: cur}
 	}
@@ -239,17 +239,17 @@ func (s *State) WithGroup(g Group, now time.Time) (*State, Group, error) {
 func (s *State) WithoutGroup(name string, rev uint64) (*State, error) {
 	cur, exists := s.groups[name]
 	if !exists {
-		return nil, fmt.Errorf("registry: group %q: %w", name, ErrNotFound)
+		return nil, errorf(ErrNotFound, "group %q does not exist", name)
 	}
 	if err := checkRevision("group", name, rev, cur.Revision, true); err != nil {
 		return nil, err
 	}
 	if name == DefaultGroup {
-		return nil, fmt.Errorf("registry: group %q is built in: %w", name, ErrInUse)
+		return nil, errorf(ErrInUse, "group %q is built in and cannot be deleted", name)
 	}
 	for k := range s.deployments {
 		if k.group == name {
-			return nil, fmt.Errorf("registry: group %q still has deployments (%s): %w", name, k.path, ErrInUse)
+			return nil, errorf(ErrInUse, "group %q still has deployments (%s)", name, k.path)
 		}
 	}
 	n := s.next()
@@ -296,7 +296,7 @@ func (s *State) WithoutDeployment(group, path string, rev uint64) (*State, error
 	key := deploymentKey{group, path}
 	cur, exists := s.deployments[key]
 	if !exists {
-		return nil, fmt.Errorf("registry: deployment %q: %w", group+"/"+path, ErrNotFound)
+		return nil, errorf(ErrNotFound, "deployment %q does not exist", group+"/"+path)
 	}
 	if err := checkRevision("deployment", group+"/"+path, rev, cur.Revision, true); err != nil {
 		return nil, err
@@ -330,18 +330,18 @@ func (s *State) WithQueue(q Queue, now time.Time) (*State, Queue, error) {
 func (s *State) WithoutQueue(name string, rev uint64) (*State, error) {
 	cur, exists := s.queues[name]
 	if !exists {
-		return nil, fmt.Errorf("registry: queue %q: %w", name, ErrNotFound)
+		return nil, errorf(ErrNotFound, "queue %q does not exist", name)
 	}
 	if err := checkRevision("queue", name, rev, cur.Revision, true); err != nil {
 		return nil, err
 	}
 	if name == DefaultQueue {
-		return nil, fmt.Errorf("registry: queue %q is built in: %w", name, ErrInUse)
+		return nil, errorf(ErrInUse, "queue %q is built in and cannot be deleted", name)
 	}
 	for _, d := range s.deployments {
 		for _, e := range d.Endpoints {
 			if e.QueueName() == name {
-				return nil, fmt.Errorf("registry: queue %q is used by %s/%s/%s: %w", name, d.Group, d.Path, e.Alias, ErrInUse)
+				return nil, errorf(ErrInUse, "queue %q is used by endpoint %s/%s/%s", name, d.Group, d.Path, e.Alias)
 			}
 		}
 	}

@@ -23,21 +23,21 @@ type Error = httperr.Error
 // body_too_large, timeout, internal_error, unavailable) are listed in the
 // package documentation.
 const (
-	TypeMethodNotAllowed     = "method_not_allowed"
-	TypeUnsupportedMediaType = "unsupported_media_type"
-	TypeMalformedJSON        = "malformed_json"
-	TypeDuplicateKey         = "duplicate_key"
-	TypeInvalidRequest       = "invalid_request"
-	TypeInvalidValue         = "invalid_value"
-	TypeMixedTypes           = "mixed_types"
-	TypeSchemaMismatch       = "schema_mismatch"
-	TypeDuplicateMacro       = "duplicate_macro"
-	TypeTooManyRows          = "too_many_rows"
-	TypeTooManyColumns       = "too_many_columns"
-	TypeTooManyCells         = "too_many_cells"
-	TypeQueueFull            = "queue_full"
-	TypeUnauthorized         = "unauthorized"
-	TypeForbidden            = "forbidden"
+	TypeMethodNotAllowed     = httperr.TypeMethodNotAllowed
+	TypeUnsupportedMediaType = httperr.TypeUnsupportedMediaType
+	TypeMalformedJSON        = httperr.TypeMalformedJSON
+	TypeDuplicateKey         = httperr.TypeDuplicateKey
+	TypeInvalidRequest       = httperr.TypeInvalidRequest
+	TypeInvalidValue         = httperr.TypeInvalidValue
+	TypeMixedTypes           = httperr.TypeMixedTypes
+	TypeSchemaMismatch       = httperr.TypeSchemaMismatch
+	TypeDuplicateMacro       = httperr.TypeDuplicateMacro
+	TypeTooManyRows          = httperr.TypeTooManyRows
+	TypeTooManyColumns       = httperr.TypeTooManyColumns
+	TypeTooManyCells         = httperr.TypeTooManyCells
+	TypeQueueFull            = httperr.TypeQueueFull
+	TypeUnauthorized         = httperr.TypeUnauthorized
+	TypeForbidden            = httperr.TypeForbidden
 )
 
 // Sentinel errors. Match them with [errors.Is].
@@ -58,17 +58,6 @@ var (
 	ErrForbidden = errors.New("scoring: forbidden")
 )
 
-// Challenger is implemented by an error an Authorize function returns to
-// set the WWW-Authenticate header of the 401 answer, for example
-// `Bearer realm="scorehub", error="invalid_token"`.
-type Challenger interface {
-	Challenge() string
-}
-
-// defaultChallenge is sent with a 401 whose error names no challenge:
-// RFC 9110 requires one on every 401.
-const defaultChallenge = "Bearer"
-
 func badRequest(typ, pointer, format string, args ...any) *Error {
 	return &Error{Status: http.StatusBadRequest, Type: typ, Message: fmt.Sprintf(format, args...), Pointer: pointer}
 }
@@ -79,8 +68,10 @@ func tooLarge(typ, format string, args ...any) *Error {
 
 var (
 	errRouteNotFound = &Error{Status: http.StatusNotFound, Type: httperr.TypeNotFound, Message: "no scoring endpoint has this address"}
-	errMethod        = &Error{Status: http.StatusMethodNotAllowed, Type: TypeMethodNotAllowed, Message: "scoring endpoints take POST requests only"}
-	errMediaType     = &Error{Status: http.StatusUnsupportedMediaType, Type: TypeUnsupportedMediaType,
+	errMethod        = &Error{Status: http.StatusMethodNotAllowed, Type: TypeMethodNotAllowed, Message: "scoring endpoints take POST requests only",
+		Allow: http.MethodPost}
+	errNeedsToken = &Error{Status: http.StatusUnauthorized, Type: TypeUnauthorized, Message: "this endpoint needs a valid token"}
+	errMediaType  = &Error{Status: http.StatusUnsupportedMediaType, Type: TypeUnsupportedMediaType,
 		Message: "the request body must be sent as Content-Type: application/json (UTF-8)"}
 	errQueueFull = &Error{Status: http.StatusServiceUnavailable, Type: TypeQueueFull,
 		Message: "the endpoint's execution queue is full; retry later"}

@@ -50,8 +50,8 @@ type Config struct {
 	// through. Otherwise its error is the answer: an [*Error] as it is;
 	// [ErrUnauthorized] or [ErrForbidden] (possibly wrapped) as 401
 	// unauthorized or 403 forbidden; anything else as 500 internal_error.
-	// An error that implements [Challenger] sets WWW-Authenticate; a 401
-	// without one says "Bearer".
+	// An [*Error]'s Challenge is sent as WWW-Authenticate; a 401 without
+	// one says "Bearer".
 	//
 	// nil refuses every request to a token group with 401: the handler
 	// never lets a protected group through without a check.
@@ -88,7 +88,7 @@ type Handler struct {
 	queues         *Queues
 	lim            Limits
 	defaultTimeout time.Duration
-	retryAfter     string
+	retryAfter     int
 	authorize      func(*http.Request, registry.AuthPolicy) error
 	log            *slog.Logger
 	observer       Observer
@@ -133,7 +133,7 @@ func New(cfg Config) (*Handler, error) {
 		queues:         q,
 		lim:            lim,
 		defaultTimeout: cfg.DefaultTimeout,
-		retryAfter:     "1",
+		retryAfter:     1,
 		authorize:      cfg.Authorize,
 		log:            cfg.Logger,
 		observer:       cfg.Observer,
@@ -144,7 +144,7 @@ func New(cfg Config) (*Handler, error) {
 		h.defaultTimeout = DefaultTimeout
 	}
 	if cfg.RetryAfter > 0 {
-		h.retryAfter = strconv.FormatInt(int64(math.Ceil(cfg.RetryAfter.Seconds())), 10)
+		h.retryAfter = int(math.Ceil(cfg.RetryAfter.Seconds()))
 	}
 	if h.log == nil {
 		h.log = slog.Default()
@@ -182,7 +182,6 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, o *observation) 
 		return
 	}
 	if r.Method != http.MethodPost {
-		w.Header().Set("Allow", http.MethodPost)
 		h.fail(w, r, o, errMethod)
 		return
 	}
@@ -193,7 +192,7 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, o *observation) 
 	}
 	o.resolved(target)
 	if target.Group.Auth.Mode == registry.TokenRequired {
-		if err := h.checkAuth(w, r, target.Group.Auth); err != nil {
+		if err := h.checkAuth(r, target.Group.Auth); err != nil {
 			h.fail(w, r, o, err)
 			return
 		}
@@ -258,28 +257,17 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, o *observation) 
 	h.respond(w, r, enc, req.Table.Rows())
 }
 
-// checkAuth applies the group's token policy; on refusal it sets the
-// challenge header and returns the answer.
-func (h *Handler) checkAuth(w http.ResponseWriter, r *http.Request, p registry.AuthPolicy) error {
+// checkAuth applies the group's token policy and returns the refusal.
+func (h *Handler) checkAuth(r *http.Request, p registry.AuthPolicy) error {
 	if h.authorize == nil {
 		h.log.WarnContext(r.Context(), "scoring: a web API group requires a token but the handler has no Authorize function; refusing",
 			"path", r.URL.Path)
-		w.Header().Set("WWW-Authenticate", defaultChallenge)
-		return &Error{Status: http.StatusUnauthorized, Type: TypeUnauthorized, Message: "this endpoint needs a valid token"}
+		return errNeedsToken
 	}
-	err := h.authorize(r, p)
-	if err == nil {
-		return nil
+	if err := h.authorize(r, p); err != nil {
+		return authError(err)
 	}
-	e := authError(err)
-	var ch Challenger
-	switch {
-	case errors.As(err, &ch):
-		w.Header().Set("WWW-Authenticate", ch.Challenge())
-	case e.Status == http.StatusUnauthorized:
-		w.Header().Set("WWW-Authenticate", defaultChallenge)
-	}
-	return e
+	return nil
 }
 
 // call is one execution of a process on a goroutine other than the
@@ -525,8 +513,7 @@ func writeJSON(w http.ResponseWriter, b []byte) {
 func (h *Handler) fail(w http.ResponseWriter, r *http.Request, o *observation, err error) {
 	switch {
 	case errors.Is(err, ErrQueueFull):
-		w.Header().Set("Retry-After", h.retryAfter)
-		err = errQueueFull.Wrap(err)
+		err = errQueueFull.WithRetryAfter(h.retryAfter).Wrap(err)
 	case errors.Is(err, ErrNoQueue):
 		err = errNoQueue.Wrap(err)
 	}

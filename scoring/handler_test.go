@@ -716,13 +716,6 @@ func TestHandlerSeesLiveChanges(t *testing.T) {
 	}
 }
 
-// authError carries a challenge, as a middleware's error would.
-type challengeError struct{ challenge string }
-
-func (e challengeError) Error() string     { return "bad token" }
-func (e challengeError) Challenge() string { return e.challenge }
-func (e challengeError) Unwrap() error     { return scoring.ErrUnauthorized }
-
 func TestHandlerAuthorize(t *testing.T) {
 	tests := []struct {
 		name      string
@@ -737,7 +730,8 @@ func TestHandlerAuthorize(t *testing.T) {
 		},
 			apiError{Status: 401, Type: "unauthorized"}, "Bearer"},
 		{"unauthorized with a challenge", func(*http.Request, registry.AuthPolicy) error {
-			return challengeError{`Bearer realm="scorehub", error="invalid_token"`}
+			return fmt.Errorf("bad token: %w", &scoring.Error{Status: 401, Type: "unauthorized",
+				Message: "this endpoint needs a valid token", Challenge: `Bearer realm="scorehub", error="invalid_token"`})
 		}, apiError{Status: 401, Type: "unauthorized"}, `Bearer realm="scorehub", error="invalid_token"`},
 		{"forbidden", func(*http.Request, registry.AuthPolicy) error { return scoring.ErrForbidden },
 			apiError{Status: 403, Type: "forbidden"}, ""},

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net/http"
 	"runtime/debug"
 	"sync"
 	"time"
@@ -122,10 +121,10 @@ var (
 
 // Errors of the runner, as clients see them.
 var (
-	errJobNotFinished = httperr.New(http.StatusConflict, "job_not_finished", "the job has not finished; its result is available once it is FINISHED")
-	errJobEnded       = httperr.New(http.StatusConflict, "job_ended", "the job has already ended")
-	errJobsClosed     = httperr.New(http.StatusServiceUnavailable, httperr.TypeUnavailable, "the server is shutting down and takes no new jobs")
-	errJobQueueFull   = httperr.New(http.StatusServiceUnavailable, TypeQueueFull, "the execution queue's waiting list is full; retry later")
+	errJobNotFinished = httperr.New(httperr.TypeJobNotFinished, "the job has not finished; its result is available once it is FINISHED")
+	errJobEnded       = httperr.New(httperr.TypeJobEnded, "the job has already ended")
+	errJobsClosed     = httperr.New(httperr.TypeUnavailable, "the server is shutting down and takes no new jobs")
+	errJobQueueFull   = httperr.New(TypeQueueFull, "the execution queue's waiting list is full; retry later").WithRetryAfter(1)
 )
 
 // NewJobs returns a runner configured by cfg and starts its janitor. It
@@ -248,12 +247,12 @@ func (j *Jobs) resolve(spec JobSpec) (registry.ProcessInfo, string, time.Duratio
 	queue, timeout := spec.Queue, j.timeout
 	switch {
 	case (spec.Process == "") == (spec.Endpoint == nil):
-		return p, "", 0, httperr.New(http.StatusBadRequest, TypeInvalidRequest, "name either a process or an endpoint")
+		return p, "", 0, httperr.New(TypeInvalidRequest, "name either a process or an endpoint")
 	case spec.Endpoint != nil:
 		e := spec.Endpoint
 		target, err := snap.Resolve(e.Group, e.Path, e.Alias)
 		if errors.Is(err, registry.ErrNotFound) {
-			return p, "", 0, httperr.Newf(http.StatusUnprocessableEntity, httperr.TypeInvalidRef,
+			return p, "", 0, httperr.Newf(httperr.TypeInvalidRef,
 				"no endpoint %s/%s/%s is deployed", e.Group, e.Path, e.Alias).At("/endpoint").Wrap(err)
 		}
 		if err != nil {
@@ -269,7 +268,7 @@ func (j *Jobs) resolve(spec JobSpec) (registry.ProcessInfo, string, time.Duratio
 	default:
 		var ok bool
 		if p, ok = j.reg.Catalog().Lookup(spec.Process); !ok {
-			return p, "", 0, httperr.Newf(http.StatusUnprocessableEntity, httperr.TypeInvalidRef,
+			return p, "", 0, httperr.Newf(httperr.TypeInvalidRef,
 				"no process named %q is in the catalog", spec.Process).At("/process")
 		}
 	}
@@ -277,7 +276,7 @@ func (j *Jobs) resolve(spec JobSpec) (registry.ProcessInfo, string, time.Duratio
 		queue = registry.DefaultQueue
 	}
 	if _, ok := snap.State().Queue(queue); !ok {
-		return p, "", 0, httperr.Newf(http.StatusUnprocessableEntity, httperr.TypeInvalidRef,
+		return p, "", 0, httperr.Newf(httperr.TypeInvalidRef,
 			"no execution queue named %q is defined", queue).At("/queueName")
 	}
 	return p, queue, timeout, nil

@@ -21,13 +21,13 @@ import (
 func (h *Handler) serveExchange(w http.ResponseWriter, r *http.Request) {
 	auth := r.Header.Values("Authorization")
 	if len(auth) > 1 {
-		h.bearerChallenge(w, http.StatusBadRequest, typeInvalidRequest, "invalid_request", "the request has more than one Authorization header")
+		httperr.Write(w, r, h.logger, h.bearerChallenge(httperr.TypeInvalidRequest, "invalid_request", "the request has more than one Authorization header"))
 		h.observe(PathExchange, OutcomeInvalidToken)
 		return
 	}
 	raw, ok := bearerToken(auth)
 	if !ok {
-		h.bearerChallenge(w, http.StatusUnauthorized, typeUnauthorized, "", "a Bearer access token from the identity provider is required")
+		httperr.Write(w, r, h.logger, h.bearerChallenge(httperr.TypeUnauthorized, "", "a Bearer access token from the identity provider is required"))
 		h.observe(PathExchange, OutcomeInvalidToken)
 		return
 	}
@@ -38,9 +38,9 @@ func (h *Handler) serveExchange(w http.ResponseWriter, r *http.Request) {
 	p, err := h.provider.Verify(r.Context(), raw)
 	switch {
 	case errors.Is(err, ErrProviderUnavailable):
-		w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(h.provider.refreshInterval.Seconds()))))
-		httperr.Write(w, r, h.logger, httperr.New(http.StatusServiceUnavailable, httperr.TypeUnavailable,
-			"the identity provider cannot be reached; retry later").Wrap(err))
+		httperr.Write(w, r, h.logger, httperr.New(httperr.TypeUnavailable,
+			"the identity provider cannot be reached; retry later").
+			WithRetryAfter(int(math.Ceil(h.provider.refreshInterval.Seconds()))).Wrap(err))
 		h.observe(PathExchange, OutcomeError)
 		return
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
@@ -50,22 +50,21 @@ func (h *Handler) serveExchange(w http.ResponseWriter, r *http.Request) {
 	case err != nil:
 		h.logger.LogAttrs(r.Context(), slog.LevelInfo, "tokens: access token refused",
 			slog.String("client", h.clientAddr(r)), slog.String("error", err.Error()))
-		h.bearerChallenge(w, http.StatusUnauthorized, typeInvalidToken, "invalid_token", describe(err))
+		httperr.Write(w, r, h.logger, h.bearerChallenge(httperr.TypeInvalidToken, "invalid_token", describe(err)))
 		h.observe(PathExchange, OutcomeInvalidToken)
 		return
 	}
 	h.observe(PathExchange, h.issue(w, r, p, "exchange", acceptsJSON(r)))
 }
 
-// bearerChallenge answers with a Bearer challenge (RFC 6750), naming code
-// when there is one.
-func (h *Handler) bearerChallenge(w http.ResponseWriter, status int, typ, code, message string) {
+// bearerChallenge is the refusal of type typ with a Bearer challenge (RFC
+// 6750), naming code when there is one.
+func (h *Handler) bearerChallenge(typ, code, message string) error {
 	c := `Bearer realm="` + h.realm + `"`
 	if code != "" {
 		c += `, error="` + code + `", error_description="` + message + `"`
 	}
-	w.Header().Set("WWW-Authenticate", c)
-	httperr.WriteError(w, httperr.New(status, typ, message))
+	return httperr.New(typ, message).WithChallenge(c)
 }
 
 // bearerToken reads the token of a single "Authorization: Bearer" header;

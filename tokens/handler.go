@@ -8,7 +8,6 @@ import (
 	"math"
 	"net/http"
 	"runtime"
-	"strconv"
 	"strings"
 	"time"
 	"unicode"
@@ -28,15 +27,6 @@ const (
 	PathExchange = "/api/rest/saml/tokenservice"
 	// PathJWKS publishes the public keys tokens are signed with (GET).
 	PathJWKS = "/api/rest/jwks.json"
-)
-
-// Error type codes the handlers send besides those of httperr.
-const (
-	typeUnauthorized     = "unauthorized"
-	typeInvalidToken     = "invalid_token"
-	typeInvalidRequest   = "invalid_request"
-	typeRateLimited      = "rate_limited"
-	typeMethodNotAllowed = "method_not_allowed"
 )
 
 // Defaults of [Config] rate limits.
@@ -174,7 +164,7 @@ func New(cfg Config) (*Handler, error) {
 	}
 	h.route(PathJWKS, JWKSHandler(h.issuer.Keys()))
 	h.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		httperr.WriteError(w, httperr.New(http.StatusNotFound, httperr.TypeNotFound, "no such route"))
+		httperr.Write(w, r, h.logger, errNoRoute)
 	})
 	return h, nil
 }
@@ -183,8 +173,9 @@ func New(cfg Config) (*Handler, error) {
 func (h *Handler) route(path string, handler http.Handler) {
 	h.mux.Handle("GET "+path, handler)
 	h.mux.HandleFunc(path, func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Allow", "GET, HEAD")
-		httperr.WriteError(w, httperr.Newf(http.StatusMethodNotAllowed, typeMethodNotAllowed, "%s is not allowed here; use GET", r.Method))
+		e := httperr.Newf(httperr.TypeMethodNotAllowed, "%s is not allowed here; use GET", r.Method)
+		e.Allow = "GET, HEAD"
+		httperr.Write(w, r, h.logger, e)
 	})
 	h.routes = append(h.routes, "GET "+path)
 }
@@ -195,7 +186,7 @@ var _ http.Handler = (*Handler)(nil)
 // a JSON 404, where the mux would redirect to the cleaned path.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if p, _ := urlpath.Sent(r.URL); !urlpath.Canonical(p) {
-		httperr.WriteError(w, httperr.New(http.StatusNotFound, httperr.TypeNotFound, "no such route"))
+		httperr.Write(w, r, h.logger, errNoRoute)
 		return
 	}
 	h.mux.ServeHTTP(w, r)
@@ -236,18 +227,21 @@ func (h *Handler) issue(w http.ResponseWriter, r *http.Request, p Principal, via
 	return OutcomeIssued
 }
 
-// tooMany answers 429 with Retry-After in whole seconds.
-func tooMany(w http.ResponseWriter, d time.Duration) {
-	secs := int(math.Ceil(d.Seconds()))
-	w.Header().Set("Retry-After", strconv.Itoa(max(secs, 1)))
-	httperr.WriteError(w, httperr.New(http.StatusTooManyRequests, typeRateLimited, "too many attempts; retry later"))
+// errNoRoute answers a path the token routes do not serve.
+var errNoRoute = httperr.New(httperr.TypeNotFound, "no such route")
+
+// tooMany is the 429 for an attempt past a limit, Retry-After in whole
+// seconds.
+func tooMany(d time.Duration) error {
+	return httperr.New(httperr.TypeRateLimited, "too many attempts; retry later").
+		WithRetryAfter(int(math.Ceil(d.Seconds())))
 }
 
 // limitAddr spends an attempt of r's client and answers 429 if it has none
 // left.
 func (h *Handler) limitAddr(w http.ResponseWriter, r *http.Request) bool {
 	if d, ok := h.byAddr.Take(h.clientAddr(r), h.now()); !ok {
-		tooMany(w, d)
+		httperr.Write(w, r, h.logger, tooMany(d))
 		return false
 	}
 	return true

@@ -196,8 +196,7 @@ func bearerOnly(v *tokens.Verifier) http.Handler {
 		}
 		c, err := v.Verify(r.Context(), raw)
 		if err != nil {
-			w.Header().Set("WWW-Authenticate", `Bearer realm="scorehub", error="invalid_token"`)
-			httperr.WriteError(w, httperr.New(http.StatusUnauthorized, "invalid_token", err.Error()))
+			httperr.Write(w, r, nil, httperr.New(httperr.TypeInvalidToken, err.Error()).WithChallenge(`Bearer realm="scorehub", error="invalid_token"`))
 			return
 		}
 		w.Header().Set("Content-Type", "application/json")

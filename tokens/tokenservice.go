@@ -18,13 +18,13 @@ import (
 // MaxConcurrentChecks slots, so a burst of logins cannot take every core.
 func (h *Handler) serveTokenService(w http.ResponseWriter, r *http.Request) {
 	if len(r.Header.Values("Authorization")) > 1 {
-		httperr.WriteError(w, httperr.New(http.StatusBadRequest, typeInvalidRequest, "the request has more than one Authorization header"))
+		httperr.Write(w, r, h.logger, httperr.New(httperr.TypeInvalidRequest, "the request has more than one Authorization header"))
 		h.observe(PathTokenService, OutcomeBadCredentials)
 		return
 	}
 	name, password, ok := r.BasicAuth()
 	if !ok || name == "" {
-		h.basicChallenge(w, "HTTP Basic credentials are required")
+		httperr.Write(w, r, h.logger, h.basicChallenge("HTTP Basic credentials are required"))
 		h.observe(PathTokenService, OutcomeBadCredentials)
 		return
 	}
@@ -33,7 +33,7 @@ func (h *Handler) serveTokenService(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if d, ok := h.byUser.Take(userKey(name), h.now()); !ok {
-		tooMany(w, d)
+		httperr.Write(w, r, h.logger, tooMany(d))
 		h.observe(PathTokenService, OutcomeRateLimited)
 		return
 	}
@@ -52,7 +52,7 @@ func (h *Handler) serveTokenService(w http.ResponseWriter, r *http.Request) {
 	case errors.Is(err, ErrBadCredentials):
 		h.logger.LogAttrs(r.Context(), slog.LevelInfo, "tokens: authentication failed",
 			slog.String("user", name), slog.String("client", h.clientAddr(r)))
-		h.basicChallenge(w, "the user name or password is not correct")
+		httperr.Write(w, r, h.logger, h.basicChallenge("the user name or password is not correct"))
 		h.observe(PathTokenService, OutcomeBadCredentials)
 		return
 	case err != nil:
@@ -63,11 +63,10 @@ func (h *Handler) serveTokenService(w http.ResponseWriter, r *http.Request) {
 	h.observe(PathTokenService, h.issue(w, r, p, "basic", true))
 }
 
-// basicChallenge answers 401 with a Basic challenge. message is the same
+// basicChallenge is the 401 with a Basic challenge. message is the same
 // whether the user exists or not.
-func (h *Handler) basicChallenge(w http.ResponseWriter, message string) {
-	w.Header().Set("WWW-Authenticate", `Basic realm="`+h.realm+`", charset="UTF-8"`)
-	httperr.WriteError(w, httperr.New(http.StatusUnauthorized, typeUnauthorized, message))
+func (h *Handler) basicChallenge(message string) error {
+	return httperr.New(httperr.TypeUnauthorized, message).WithChallenge(`Basic realm="` + h.realm + `", charset="UTF-8"`)
 }
 
 // userKey is the rate-limit key of a user name: case-folded, so that an

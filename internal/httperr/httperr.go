@@ -8,22 +8,36 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
-
-	"github.com/scorehub/scorehub/registry"
+	"strconv"
 )
 
-// Error is an error a client is told about. Type is a stable snake_case code
-// clients may branch on; Message is one human sentence safe to show; Pointer
-// is the JSON pointer of the place in the request at fault, if any. Fields,
-// when several places are at fault, lists every one of them, Pointer then
-// being the first. Err is the cause, for the log only.
+// Error is an error a client is told about, carrying its whole answer.
+//
+// Type is a stable snake_case code clients may branch on; Status is the HTTP
+// status, zero meaning the one [StatusOf] gives Type. Message is one human
+// sentence safe to show; Pointer is the JSON pointer of the place in the
+// request at fault, if any. Fields, when several places are at fault, lists
+// every one of them, Pointer then being the first.
+//
+// Challenge, RetryAfter, Allow and AcceptPatch are the headers the answer
+// needs: WWW-Authenticate (a 401 without one gets a bare "Bearer", as RFC
+// 9110 requires one), Retry-After in whole seconds (sent when positive),
+// Allow (405) and Accept-Patch (415 of a PATCH route). Err is the cause, for
+// the log only.
+//
+// An Error is a value: the methods return changed copies, so one may be
+// shared by concurrent requests.
 type Error struct {
-	Status  int
-	Type    string
-	Message string
-	Pointer string
-	Fields  []FieldError
-	Err     error
+	Status      int
+	Type        string
+	Message     string
+	Pointer     string
+	Fields      []FieldError
+	Challenge   string
+	RetryAfter  int
+	Allow       string
+	AcceptPatch string
+	Err         error
 }
 
 // FieldError is one place in a request at fault: its JSON pointer and a
@@ -33,14 +47,14 @@ type FieldError struct {
 	Message string `json:"message"`
 }
 
-// New returns an error with the given status, type and message.
-func New(status int, typ, message string) *Error {
-	return &Error{Status: status, Type: typ, Message: message}
+// New returns an error of type typ, with the status [StatusOf] gives it.
+func New(typ, message string) *Error {
+	return &Error{Status: StatusOf(typ), Type: typ, Message: message}
 }
 
 // Newf is New with a formatted message.
-func Newf(status int, typ, format string, args ...any) *Error {
-	return &Error{Status: status, Type: typ, Message: fmt.Sprintf(format, args...)}
+func Newf(typ, format string, args ...any) *Error {
+	return New(typ, fmt.Sprintf(format, args...))
 }
 
 // At returns a copy of e that points at pointer.
@@ -57,6 +71,21 @@ func (e *Error) Wrap(err error) *Error {
 	return &c
 }
 
+// WithChallenge returns a copy of e sent with WWW-Authenticate: challenge.
+func (e *Error) WithChallenge(challenge string) *Error {
+	c := *e
+	c.Challenge = challenge
+	return &c
+}
+
+// WithRetryAfter returns a copy of e sent with Retry-After: seconds (at
+// least 1).
+func (e *Error) WithRetryAfter(seconds int) *Error {
+	c := *e
+	c.RetryAfter = max(seconds, 1)
+	return &c
+}
+
 func (e *Error) Error() string {
 	s := e.Type + ": " + e.Message
 	if e.Pointer != "" {
@@ -70,41 +99,182 @@ func (e *Error) Error() string {
 
 func (e *Error) Unwrap() error { return e.Err }
 
-// Stable type codes shared by several packages.
+// status is the status e is sent with.
+func (e *Error) status() int {
+	if e.Status != 0 {
+		return e.Status
+	}
+	return StatusOf(e.Type)
+}
+
+// The stable type codes of scorehub's answers, each defined once. The
+// packages re-export those their Go callers match.
 const (
-	TypeInternal       = "internal_error"
-	TypeNotFound       = "not_found"
-	TypeBodyTooLarge   = "body_too_large"
-	TypeTimeout        = "timeout"
-	TypeClientGone     = "client_closed_request"
-	TypeUnavailable    = "unavailable"
+	TypeInternal             = "internal_error"
+	TypeNotFound             = "not_found"
+	TypeMethodNotAllowed     = "method_not_allowed"
+	TypeUnsupportedMediaType = "unsupported_media_type"
+	TypeBodyTooLarge         = "body_too_large"
+	TypeRequestTimeout       = "request_timeout"
+	TypeClientGone           = "client_closed_request"
+	TypeTimeout              = "timeout"
+	TypeUnavailable          = "unavailable"
+
+	// Requests that are not well formed (400).
+	TypeMalformedJSON    = "malformed_json"
+	TypeInvalidRequest   = "invalid_request"
+	TypeInvalidParameter = "invalid_parameter"
+	TypeValidationFailed = "validation_failed"
+	TypeDuplicateKey     = "duplicate_key"
+	TypeInvalidValue     = "invalid_value"
+	TypeMixedTypes       = "mixed_types"
+	TypeSchemaMismatch   = "schema_mismatch"
+	TypeDuplicateMacro   = "duplicate_macro"
+	TypeTooManyRows      = "too_many_rows"
+	TypeTooManyColumns   = "too_many_columns"
+	TypeTooManyCells     = "too_many_cells"
+	TypeInvalidRef       = "invalid_reference"
+	TypePrecondition     = "precondition_failed"
+
+	// Records and executions.
 	TypeConflict       = "conflict"
 	TypeAlreadyExists  = "already_exists"
 	TypeInUse          = "in_use"
-	TypePrecondition   = "precondition_failed"
-	TypeInvalidRef     = "invalid_reference"
 	TypeDisabled       = "endpoint_disabled"
 	TypeProcessMissing = "process_unavailable"
-	TypeRequestTimeout = "request_timeout"
+	TypeQueueFull      = "queue_full"
+	TypeJobNotFinished = "job_not_finished"
+	TypeJobEnded       = "job_ended"
+
+	// Credentials and limits.
+	TypeUnauthorized = "unauthorized"
+	TypeInvalidToken = "invalid_token"
+	TypeForbidden    = "forbidden"
+	TypeRateLimited  = "rate_limited"
+	TypeCORSRejected = "cors_rejected"
 )
 
 // StatusClientClosedRequest is the status logged for a request whose client
 // left before the answer (nginx's convention); the client never sees it.
 const StatusClientClosedRequest = 499
 
-// From maps err to what the client is told. An *Error anywhere in err's chain
-// is used as it is; errors of the registry, of context and of
-// [http.MaxBytesReader] get their status, as does a read past the
-// server's read deadline (408); anything else is a 500 that says
-// only "internal error".
+// StatusOf is the one mapping of type codes to HTTP statuses. A code it
+// does not know is a 500: an error of a host's own type sets Status.
+func StatusOf(typ string) int {
+	switch typ {
+	case TypeMalformedJSON, TypeInvalidRequest, TypeInvalidParameter, TypeValidationFailed,
+		TypeDuplicateKey, TypeInvalidValue, TypeMixedTypes, TypeSchemaMismatch, TypeDuplicateMacro:
+		return http.StatusBadRequest
+	case TypeUnauthorized, TypeInvalidToken:
+		return http.StatusUnauthorized
+	case TypeForbidden, TypeCORSRejected:
+		return http.StatusForbidden
+	case TypeNotFound, TypeDisabled:
+		return http.StatusNotFound
+	case TypeMethodNotAllowed:
+		return http.StatusMethodNotAllowed
+	case TypeRequestTimeout:
+		return http.StatusRequestTimeout
+	case TypeConflict, TypeAlreadyExists, TypeInUse, TypeJobNotFinished, TypeJobEnded:
+		return http.StatusConflict
+	case TypePrecondition:
+		return http.StatusPreconditionFailed
+	case TypeBodyTooLarge, TypeTooManyRows, TypeTooManyColumns, TypeTooManyCells:
+		return http.StatusRequestEntityTooLarge
+	case TypeUnsupportedMediaType:
+		return http.StatusUnsupportedMediaType
+	case TypeInvalidRef:
+		return http.StatusUnprocessableEntity
+	case TypeRateLimited:
+		return http.StatusTooManyRequests
+	case TypeClientGone:
+		return StatusClientClosedRequest
+	case TypeUnavailable, TypeProcessMissing, TypeQueueFull:
+		return http.StatusServiceUnavailable
+	case TypeTimeout:
+		return http.StatusGatewayTimeout
+	}
+	return http.StatusInternalServerError
+}
+
+// What a domain error says about itself. httperr looks for these methods on
+// every error in a chain, so domain packages need not import it.
+type (
+	// typed is an error that knows its type code.
+	typed interface {
+		error
+		ErrorType() string
+	}
+	// described is an error with a sentence safe to show the client.
+	described interface {
+		error
+		ClientMessage() string
+	}
+	// pointed is an error about one place in the request.
+	pointed interface {
+		error
+		ErrorPointer() string
+	}
+)
+
+// generic is the sentence a client is told for a domain error that brings
+// none of its own.
+func generic(typ string) string {
+	switch typ {
+	case TypeNotFound:
+		return "the resource does not exist"
+	case TypeAlreadyExists:
+		return "the resource already exists"
+	case TypeInUse:
+		return "the resource is in use"
+	case TypePrecondition:
+		return "the resource has changed since it was read"
+	case TypeInvalidRef:
+		return "the request names something that does not exist"
+	case TypeDisabled:
+		return "the endpoint's deployment is disabled"
+	case TypeProcessMissing:
+		return "the endpoint's process is not available in this server"
+	case TypeUnavailable:
+		return "the service is shutting down"
+	}
+	if StatusOf(typ) >= 500 {
+		return "internal error"
+	}
+	return "the request was refused"
+}
+
+// From maps err to what the client is told. An *Error anywhere in err's
+// chain is used as it is; an error with an ErrorType method (optionally
+// ClientMessage and ErrorPointer) gets that type's status; errors of context
+// and of [http.MaxBytesReader] get theirs, as does a read past the server's
+// read deadline (408); anything else is a 500 that says only "internal
+// error". The returned Error's Status is always set.
 func From(err error) *Error {
 	var e *Error
 	if errors.As(err, &e) {
+		if e.Status == 0 {
+			c := *e
+			c.Status = e.status()
+			return &c
+		}
 		return e
 	}
+	var t typed
+	if errors.As(err, &t) {
+		typ := t.ErrorType()
+		out := &Error{Status: StatusOf(typ), Type: typ, Message: generic(typ), Err: err}
+		var d described
+		if errors.As(err, &d) {
+			out.Message = d.ClientMessage()
+		}
+		var p pointed
+		if errors.As(err, &p) {
+			out.Pointer = p.ErrorPointer()
+		}
+		return out
+	}
 	var mb *http.MaxBytesError
-	var conflict *registry.ConflictError
-	var inv *registry.InvalidError
 	switch {
 	case errors.As(err, &mb):
 		return &Error{Status: http.StatusRequestEntityTooLarge, Type: TypeBodyTooLarge,
@@ -113,43 +283,12 @@ func From(err error) *Error {
 		// The server's read timeout passed while the request was read.
 		return &Error{Status: http.StatusRequestTimeout, Type: TypeRequestTimeout,
 			Message: "the request was not received in time", Err: err}
-	case errors.As(err, &conflict):
-		if conflict.Want == 0 {
-			return &Error{Status: http.StatusConflict, Type: TypeAlreadyExists, Message: fmt.Sprintf("%s %q already exists", conflict.Kind, conflict.Name), Err: err}
-		}
-		return &Error{Status: http.StatusPreconditionFailed, Type: TypePrecondition,
-			Message: fmt.Sprintf("%s %q is at revision %d, not %d", conflict.Kind, conflict.Name, conflict.Current, conflict.Want), Err: err}
-	case errors.As(err, &inv):
-		return &Error{Status: http.StatusUnprocessableEntity, Type: TypeInvalidRef, Message: inv.Message, Pointer: inv.Pointer, Err: err}
-	case errors.Is(err, registry.ErrDisabled):
-		return &Error{Status: http.StatusNotFound, Type: TypeDisabled, Message: "the endpoint's deployment is disabled", Err: err}
-	case errors.Is(err, registry.ErrNotFound):
-		return &Error{Status: http.StatusNotFound, Type: TypeNotFound, Message: trimPrefix(err), Err: err}
-	case errors.Is(err, registry.ErrExists):
-		return &Error{Status: http.StatusConflict, Type: TypeAlreadyExists, Message: trimPrefix(err), Err: err}
-	case errors.Is(err, registry.ErrInUse):
-		return &Error{Status: http.StatusConflict, Type: TypeInUse, Message: trimPrefix(err), Err: err}
-	case errors.Is(err, registry.ErrUnavailable):
-		return &Error{Status: http.StatusServiceUnavailable, Type: TypeProcessMissing, Message: "the endpoint's process is not available in this server", Err: err}
-	case errors.Is(err, registry.ErrClosed):
-		return &Error{Status: http.StatusServiceUnavailable, Type: TypeUnavailable, Message: "the service is shutting down", Err: err}
 	case errors.Is(err, context.DeadlineExceeded):
 		return &Error{Status: http.StatusGatewayTimeout, Type: TypeTimeout, Message: "the process did not finish in time", Err: err}
 	case errors.Is(err, context.Canceled):
 		return &Error{Status: StatusClientClosedRequest, Type: TypeClientGone, Message: "the request was cancelled", Err: err}
 	}
 	return &Error{Status: http.StatusInternalServerError, Type: TypeInternal, Message: "internal error", Err: err}
-}
-
-// trimPrefix turns a registry error's text into a sentence for the client:
-// registry messages name only what the client sent.
-func trimPrefix(err error) string {
-	s := err.Error()
-	const p = "registry: "
-	for len(s) > len(p) && s[:len(p)] == p {
-		s = s[len(p):]
-	}
-	return s
 }
 
 type body struct {
@@ -161,9 +300,10 @@ type body struct {
 	} `json:"error"`
 }
 
-// Write sends err to the client as the JSON error shape with the status From
-// gives it. Server faults (5xx) are logged at error level with their cause;
-// the rest at debug level. logger may be nil (slog.Default is used).
+// Write is the one way scorehub answers with an error: it sends err as the
+// JSON error shape with the status and headers [From] gives it. Server
+// faults (5xx) are logged at error level with their cause; the rest at debug
+// level. logger may be nil (slog.Default is used).
 func Write(w http.ResponseWriter, r *http.Request, logger *slog.Logger, err error) {
 	e := From(err)
 	if logger == nil {
@@ -180,11 +320,6 @@ func Write(w http.ResponseWriter, r *http.Request, logger *slog.Logger, err erro
 		}
 		logger.Log(r.Context(), level, "request failed", attrs...)
 	}
-	WriteError(w, e)
-}
-
-// WriteError sends e as it is, without logging.
-func WriteError(w http.ResponseWriter, e *Error) {
 	var b body
 	b.Error.Type, b.Error.Message, b.Error.Pointer, b.Error.Fields = e.Type, e.Message, e.Pointer, e.Fields
 	out, _ := json.Marshal(b) // strings only: cannot fail
@@ -192,6 +327,21 @@ func WriteError(w http.ResponseWriter, e *Error) {
 	h.Set("Content-Type", "application/json")
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Del("Content-Length")
+	switch {
+	case e.Challenge != "":
+		h.Set("WWW-Authenticate", e.Challenge)
+	case e.Status == http.StatusUnauthorized && h.Get("WWW-Authenticate") == "":
+		h.Set("WWW-Authenticate", "Bearer")
+	}
+	if e.RetryAfter > 0 {
+		h.Set("Retry-After", strconv.Itoa(e.RetryAfter))
+	}
+	if e.Allow != "" {
+		h.Set("Allow", e.Allow)
+	}
+	if e.AcceptPatch != "" {
+		h.Set("Accept-Patch", e.AcceptPatch)
+	}
 	w.WriteHeader(e.Status)
 	w.Write(append(out, '\n'))
 }

@@ -10,11 +10,23 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/scorehub/scorehub/registry"
 )
+
+// domainErr is an error of a package that does not import httperr: it says
+// what it is through ErrorType, and may bring a sentence and a pointer.
+type domainErr struct{ typ, msg, ptr string }
+
+func (e domainErr) Error() string     { return "domain: " + e.typ + ": internal detail" }
+func (e domainErr) ErrorType() string { return e.typ }
+
+type describedErr struct{ domainErr }
+
+func (e describedErr) ClientMessage() string { return e.msg }
+func (e describedErr) ErrorPointer() string  { return e.ptr }
 
 func TestFromMapsEveryKnownError(t *testing.T) {
 	tests := []struct {
@@ -22,25 +34,27 @@ func TestFromMapsEveryKnownError(t *testing.T) {
 		err        error
 		status     int
 		typ        string
+		message    string // "" = not checked
 		pointer    string
 		safeReason bool // the message must not repeat the cause
 	}{
-		{"own error", New(http.StatusTeapot, "teapot", "short and stout"), http.StatusTeapot, "teapot", "", false},
-		{"wrapped own error", fmt.Errorf("ctx: %w", New(400, "bad", "bad")), 400, "bad", "", false},
-		{"body limit", &http.MaxBytesError{Limit: 10}, 413, TypeBodyTooLarge, "", false},
-		{"read timeout", &net.OpError{Op: "read", Net: "tcp", Err: os.ErrDeadlineExceeded}, 408, TypeRequestTimeout, "", true},
-		{"stale revision", &registry.ConflictError{Kind: "deployment", Name: "g/p", Want: 3, Current: 4}, 412, TypePrecondition, "", false},
-		{"create existing", &registry.ConflictError{Kind: "group", Name: "g", Want: 0, Current: 1}, 409, TypeAlreadyExists, "", false},
-		{"invalid reference", &registry.InvalidError{Pointer: "/endpoints/0/queue", Message: "no queue"}, 422, TypeInvalidRef, "/endpoints/0/queue", false},
-		{"disabled", fmt.Errorf("x: %w", registry.ErrDisabled), 404, TypeDisabled, "", false},
-		{"not found", fmt.Errorf("registry: deployment %q: %w", "g/p", registry.ErrNotFound), 404, TypeNotFound, "", false},
-		{"in use", registry.ErrInUse, 409, TypeInUse, "", false},
-		{"exists", registry.ErrExists, 409, TypeAlreadyExists, "", false},
-		{"process missing", registry.ErrUnavailable, 503, TypeProcessMissing, "", true},
-		{"closed store", registry.ErrClosed, 503, TypeUnavailable, "", true},
-		{"deadline", context.DeadlineExceeded, 504, TypeTimeout, "", true},
-		{"cancelled", context.Canceled, StatusClientClosedRequest, TypeClientGone, "", true},
-		{"anything else", errors.New("disk on fire at /var/secret"), 500, TypeInternal, "", true},
+		{"own error", &Error{Status: http.StatusTeapot, Type: "teapot", Message: "short and stout"}, http.StatusTeapot, "teapot", "short and stout", "", false},
+		{"status from the type", New(TypeQueueFull, "full"), 503, TypeQueueFull, "full", "", false},
+		{"zero status from the type", &Error{Type: TypeInvalidToken, Message: "expired"}, 401, TypeInvalidToken, "expired", "", false},
+		{"wrapped own error", fmt.Errorf("ctx: %w", New(TypeInvalidRequest, "bad")), 400, TypeInvalidRequest, "bad", "", false},
+		{"body limit", &http.MaxBytesError{Limit: 10}, 413, TypeBodyTooLarge, "", "", false},
+		{"read timeout", &net.OpError{Op: "read", Net: "tcp", Err: os.ErrDeadlineExceeded}, 408, TypeRequestTimeout, "", "", true},
+		{"domain error with a sentence", fmt.Errorf("x: %w", describedErr{domainErr{TypePrecondition, "record \"g/p\" is at revision 4, not 3", ""}}),
+			412, TypePrecondition, "record \"g/p\" is at revision 4, not 3", "", false},
+		{"domain error with a pointer", describedErr{domainErr{TypeInvalidRef, "no queue", "/endpoints/0/queue"}}, 422, TypeInvalidRef, "no queue", "/endpoints/0/queue", false},
+		{"domain error without a sentence", fmt.Errorf("registry: deployment %q: %w", "g/p", domainErr{typ: TypeNotFound}), 404, TypeNotFound, "the resource does not exist", "", true},
+		{"disabled", domainErr{typ: TypeDisabled}, 404, TypeDisabled, "", "", true},
+		{"in use", domainErr{typ: TypeInUse}, 409, TypeInUse, "", "", true},
+		{"process missing", domainErr{typ: TypeProcessMissing}, 503, TypeProcessMissing, "", "", true},
+		{"unknown domain type", domainErr{typ: "mystery"}, 500, "mystery", "internal error", "", true},
+		{"deadline", context.DeadlineExceeded, 504, TypeTimeout, "", "", true},
+		{"cancelled", context.Canceled, StatusClientClosedRequest, TypeClientGone, "", "", true},
+		{"anything else", errors.New("disk on fire at /var/secret"), 500, TypeInternal, "internal error", "", true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -48,8 +62,43 @@ func TestFromMapsEveryKnownError(t *testing.T) {
 			if e.Status != tt.status || e.Type != tt.typ || e.Pointer != tt.pointer {
 				t.Errorf("From = %d %s %q, want %d %s %q", e.Status, e.Type, e.Pointer, tt.status, tt.typ, tt.pointer)
 			}
-			if tt.safeReason && e.Message == tt.err.Error() {
+			if tt.message != "" && e.Message != tt.message {
+				t.Errorf("message %q, want %q", e.Message, tt.message)
+			}
+			if tt.safeReason && (e.Message == tt.err.Error() || strings.Contains(e.Message, "internal detail")) {
 				t.Errorf("message %q repeats the cause", e.Message)
+			}
+		})
+	}
+}
+
+func TestWriteSendsTheHeadersTheErrorCarries(t *testing.T) {
+	tests := []struct {
+		name string
+		err  error
+		want http.Header
+	}{
+		{"challenge", New(TypeInvalidToken, "expired").WithChallenge(`Bearer error="invalid_token"`),
+			http.Header{"Www-Authenticate": {`Bearer error="invalid_token"`}}},
+		{"401 without a challenge", New(TypeUnauthorized, "no token"), http.Header{"Www-Authenticate": {"Bearer"}}},
+		{"retry after", fmt.Errorf("q: %w", New(TypeQueueFull, "full").WithRetryAfter(3)), http.Header{"Retry-After": {"3"}}},
+		{"retry after at least a second", New(TypeRateLimited, "slow").WithRetryAfter(0), http.Header{"Retry-After": {"1"}}},
+		{"allow", &Error{Type: TypeMethodNotAllowed, Message: "POST only", Allow: "POST"}, http.Header{"Allow": {"POST"}}},
+		{"accept patch", &Error{Type: TypeUnsupportedMediaType, Message: "m", AcceptPatch: "application/merge-patch+json"},
+			http.Header{"Accept-Patch": {"application/merge-patch+json"}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rec := httptest.NewRecorder()
+			Write(rec, httptest.NewRequest(http.MethodGet, "/x", nil), nil, tt.err)
+			got := http.Header{}
+			for _, k := range []string{"Www-Authenticate", "Retry-After", "Allow", "Accept-Patch"} {
+				if v := rec.Header().Values(k); v != nil {
+					got[k] = v
+				}
+			}
+			if d := cmp.Diff(tt.want, got); d != "" {
+				t.Errorf("headers (-want +got):\n%s", d)
 			}
 		})
 	}
@@ -58,7 +107,7 @@ func TestFromMapsEveryKnownError(t *testing.T) {
 func TestWriteShapeAndLogging(t *testing.T) {
 	rec := httptest.NewRecorder()
 	req := httptest.NewRequest(http.MethodPost, "/x", nil)
-	Write(rec, req, nil, New(http.StatusBadRequest, "invalid_value", "nested values are not allowed").At("/data/3/age"))
+	Write(rec, req, nil, New("invalid_value", "nested values are not allowed").At("/data/3/age"))
 	if rec.Code != http.StatusBadRequest {
 		t.Errorf("status %d, want 400", rec.Code)
 	}
@@ -89,7 +138,7 @@ func TestWriteShapeAndLogging(t *testing.T) {
 func TestWriteListsEveryField(t *testing.T) {
 	rec := httptest.NewRecorder()
 	req := httptest.NewRequest(http.MethodPost, "/x", nil)
-	e := New(http.StatusBadRequest, "validation_failed", "2 fields are invalid").At("/endpoints/0/alias")
+	e := New("validation_failed", "2 fields are invalid").At("/endpoints/0/alias")
 	e.Fields = []FieldError{
 		{Pointer: "/endpoints/0/alias", Message: "is required"},
 		{Pointer: "/endpoints/1/timeoutMs", Message: "must be at least 0"},
@@ -113,7 +162,7 @@ func TestWriteListsEveryField(t *testing.T) {
 	}
 
 	rec = httptest.NewRecorder()
-	Write(rec, req, nil, New(http.StatusNotFound, TypeNotFound, "no such thing"))
+	Write(rec, req, nil, New(TypeNotFound, "no such thing"))
 	if bytes.Contains(rec.Body.Bytes(), []byte(`"fields"`)) {
 		t.Errorf("an error without fields sent %s, want no fields member", rec.Body)
 	}

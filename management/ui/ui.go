@@ -193,8 +193,9 @@ func renderPage(d pageData) ([]byte, error) {
 }
 
 var (
-	errNotFound = httperr.New(http.StatusNotFound, httperr.TypeNotFound, "no page has this address")
-	errMethod   = httperr.New(http.StatusMethodNotAllowed, "method_not_allowed", "only GET and HEAD are allowed here")
+	errNotFound = httperr.New(httperr.TypeNotFound, "no page has this address")
+	errMethod   = &httperr.Error{Status: http.StatusMethodNotAllowed, Type: httperr.TypeMethodNotAllowed,
+		Message: "only GET and HEAD are allowed here", Allow: "GET, HEAD"}
 )
 
 // ServeHTTP serves the page and its assets.
@@ -205,12 +206,11 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	a, ok := h.assets[r.URL.Path]
 	if !ok {
-		httperr.WriteError(w, errNotFound)
+		httperr.Write(w, r, nil, errNotFound)
 		return
 	}
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
-		hd.Set("Allow", "GET, HEAD")
-		httperr.WriteError(w, errMethod)
+		httperr.Write(w, r, nil, errMethod)
 		return
 	}
 	hd.Set("Content-Type", a.contentType)
