@@ -20,9 +20,6 @@ const (
 	maxPageSize     = 1000
 )
 
-// maxTimeoutMs bounds an endpoint's timeout: one day.
-const maxTimeoutMs = 24 * 60 * 60 * 1000
-
 // deploymentJSON is a deployment as the API shows it.
 type deploymentJSON struct {
 	Group       string         `json:"group"`
@@ -87,7 +84,8 @@ type deploymentInput struct {
 }
 
 // endpointInput is one endpoint in a body. An empty queue means DEFAULT,
-// a zero timeoutMs the scoring handler's default.
+// a zero timeoutMs the scoring handler's default; a timeout is at most one
+// day (86,400,000 ms).
 type endpointInput struct {
 	Alias       string `json:"alias" validate:"required,name"`
 	Process     string `json:"process" validate:"required,name"`

@@ -335,10 +335,7 @@ func encodeState(st *State) ([]byte, error) {
 	}
 	f.Queues = make([]fileQueue, len(queues))
 	for i, q := range queues {
-		f.Queues[i] = fileQueue{
-			Name: q.Name, MaxConcurrent: q.MaxConcurrent, MaxWaiting: q.MaxWaiting,
-			Revision: q.Revision, CreatedAt: q.CreatedAt, UpdatedAt: q.UpdatedAt,
-		}
+		f.Queues[i] = fileQueue(q)
 	}
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
@@ -392,10 +389,7 @@ func decodeState(b []byte) (*State, error) {
 	}
 	queues := make([]Queue, len(f.Queues))
 	for i, q := range f.Queues {
-		queues[i] = Queue{
-			Name: q.Name, MaxConcurrent: q.MaxConcurrent, MaxWaiting: q.MaxWaiting,
-			Revision: q.Revision, CreatedAt: q.CreatedAt, UpdatedAt: q.UpdatedAt,
-		}
+		queues[i] = Queue(q)
 	}
 	return BuildState(f.Seq, groups, deployments, queues)
 }

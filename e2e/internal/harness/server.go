@@ -20,9 +20,9 @@ import (
 // runs, unless Options.Env says otherwise.
 const AdminPassword = "correct horse battery staple"
 
-// ListeningPrefix starts the line the server prints once it accepts
+// listeningPrefix starts the line the server prints once it accepts
 // connections, followed by its base URL.
-const ListeningPrefix = "scorehub listening on "
+const listeningPrefix = "scorehub listening on "
 
 // How long a server may take to start listening and to exit after a signal:
 // generous bounds for a loaded machine and a race-detector build, never
@@ -143,7 +143,7 @@ func launch(t testing.TB, opts Options) (*Server, <-chan string) {
 		for sc.Scan() {
 			line := sc.Text()
 			s.stdout.Write([]byte(line + "\n"))
-			if base, ok := strings.CutPrefix(line, ListeningPrefix); ok {
+			if base, ok := strings.CutPrefix(line, listeningPrefix); ok {
 				listening <- base
 			}
 		}
