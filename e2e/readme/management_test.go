@@ -161,8 +161,8 @@ func expand(w string, vars map[string]string) (string, error) {
 	return strings.Join(parts, ""), nil
 }
 
-// curl runs the curl command words against the server s, as curl -s would, and
-// returns the status and the body.
+// curl runs the curl command words against the server s, as curl -s
+// would, and returns the status and the body.
 func curl(t *testing.T, s *harness.Server, words []string, vars map[string]string) (int, []byte) {
 	t.Helper()
 	if len(words) == 0 || words[0] != "curl" {
