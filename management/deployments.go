@@ -1,6 +1,7 @@
 package management
 
 import (
+	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -163,29 +164,51 @@ func (in *deploymentInput) checkIdentity(group, path string) []httperr.FieldErro
 }
 
 // checkReferences lists every reference of d to something that does not
-// exist: its group, its endpoints' queues, and processes the catalog does
-// not hold. An endpoint that keeps the process it has in prev (the stored
-// deployment) is not checked against the catalog, so that a deployment
-// stored by a build with other processes can still be changed, for
-// example disabled.
+// exist: its group and its endpoints' queues, under the registry's rule
+// ([registry.State.CheckReferences]), and processes the catalog does not
+// hold, which the registry does not require but the API does. An endpoint
+// that keeps the process it has in prev (the stored deployment) is not
+// checked against the catalog, so that a deployment stored by a build with
+// other processes can still be changed, for example disabled. The faults
+// are listed together, in the order of the fields.
 func (h *Handler) checkReferences(st *registry.State, d registry.Deployment, prev *registry.Deployment) error {
-	var fields []httperr.FieldError
-	if _, ok := st.Group(d.Group); !ok {
-		fields = append(fields, httperr.FieldError{Pointer: "/group", Message: "names no web API group: " + quote(d.Group)})
+	refs := map[string]string{}
+	for _, err := range unjoin(st.CheckReferences(d)) {
+		var inv *registry.InvalidError
+		if !errors.As(err, &inv) {
+			return err
+		}
+		refs[inv.Pointer] = inv.Message
 	}
+	var fields []httperr.FieldError
+	add := func(pointer string) {
+		if msg, ok := refs[pointer]; ok {
+			fields = append(fields, httperr.FieldError{Pointer: pointer, Message: msg})
+		}
+	}
+	add("/group")
 	for i, e := range d.Endpoints {
 		p := "/endpoints/" + strconv.Itoa(i)
 		if _, ok := h.reg.Catalog().Lookup(e.Process); !ok && !keepsProcess(prev, e) {
 			fields = append(fields, httperr.FieldError{Pointer: p + "/process", Message: "names no process in the catalog: " + quote(e.Process)})
 		}
-		if _, ok := st.Queue(e.QueueName()); !ok {
-			fields = append(fields, httperr.FieldError{Pointer: p + "/queue", Message: "names no queue: " + quote(e.QueueName())})
-		}
+		add(p + "/queue")
 	}
 	if len(fields) > 0 {
 		return invalidReferences(fields)
 	}
 	return nil
+}
+
+// unjoin returns the errors err joins, or err alone.
+func unjoin(err error) []error {
+	if err == nil {
+		return nil
+	}
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		return j.Unwrap()
+	}
+	return []error{err}
 }
 
 func keepsProcess(prev *registry.Deployment, e registry.Endpoint) bool {
@@ -304,7 +327,7 @@ func (h *Handler) createDeployment(w http.ResponseWriter, r *http.Request) error
 	if err := h.checkReferences(h.reg.Snapshot().State(), d, nil); err != nil {
 		return err
 	}
-	stored, err := h.reg.Store().PutDeployment(r.Context(), d)
+	stored, err := h.reg.PutDeployment(r.Context(), d)
 	if err != nil {
 		return err
 	}
@@ -353,7 +376,7 @@ func (h *Handler) putDeployment(w http.ResponseWriter, r *http.Request) error {
 			d.Revision = cur.Revision
 			want = cur.Revision
 		}
-		stored, err = h.reg.Store().PutDeployment(r.Context(), d)
+		stored, err = h.reg.PutDeployment(r.Context(), d)
 		return want, err
 	})
 	if err != nil {
@@ -416,7 +439,7 @@ func (h *Handler) patchDeployment(w http.ResponseWriter, r *http.Request) error 
 		if err := h.checkReferences(st, d, &cur); err != nil {
 			return 0, err
 		}
-		stored, err = h.reg.Store().PutDeployment(r.Context(), d)
+		stored, err = h.reg.PutDeployment(r.Context(), d)
 		return want, err
 	})
 	if err != nil {
@@ -443,7 +466,7 @@ func (h *Handler) deleteDeployment(w http.ResponseWriter, r *http.Request) error
 		if err != nil {
 			return 0, err
 		}
-		return want, h.reg.Store().DeleteDeployment(r.Context(), group, path, want)
+		return want, h.reg.DeleteDeployment(r.Context(), group, path, want)
 	})
 	if err != nil {
 		return err

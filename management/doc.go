@@ -10,11 +10,12 @@
 // A write goes through these steps, and the next scoring request sees it:
 //
 //	host mux → Handler (routes relative to "/")
-//	  → Bearer idToken (middleware.Authenticator) → RequireAdmin for writes
+//	  → Bearer idToken (middleware.Bearer) → RequireAdmin for writes
 //	  → body: Content-Type, at most 1 MiB, strict JSON, validator/v10
 //	  → references: group, queues, catalog processes (422)
-//	  → If-Match / revision → registry.Store (durable before the answer)
-//	  → registry.Registry publishes a new Snapshot → scoring resolves in it
+//	  → If-Match / revision → registry.Registry: the rules of the write,
+//	    then its Store commits it (durable before the answer)
+//	  → the Registry publishes a new Snapshot → scoring resolves in it
 //
 // Reads take the registry's current Snapshot without a lock; queue figures
 // come live from the [scoring.Queues] the scoring handler runs on.

@@ -153,7 +153,7 @@ func (h *Handler) createGroup(w http.ResponseWriter, r *http.Request) error {
 	if in.Revision != 0 {
 		return validationFailed([]httperr.FieldError{{Pointer: "/revision", Message: "must be absent or 0 when creating"}})
 	}
-	g, err := h.reg.Store().PutGroup(r.Context(), in.record(0))
+	g, err := h.reg.PutGroup(r.Context(), in.record(0))
 	if err != nil {
 		return err
 	}
@@ -180,7 +180,7 @@ func (h *Handler) putGroup(w http.ResponseWriter, r *http.Request) error {
 		if err != nil {
 			return 0, err
 		}
-		stored, err = h.reg.Store().PutGroup(r.Context(), in.record(want))
+		stored, err = h.reg.PutGroup(r.Context(), in.record(want))
 		return want, err
 	})
 	if err != nil {
@@ -207,7 +207,7 @@ func (h *Handler) deleteGroup(w http.ResponseWriter, r *http.Request) error {
 		if err != nil {
 			return 0, err
 		}
-		return want, h.reg.Store().DeleteGroup(r.Context(), name, want)
+		return want, h.reg.DeleteGroup(r.Context(), name, want)
 	})
 	if err != nil {
 		return err

@@ -22,7 +22,7 @@ func (h *Handler) live(w http.ResponseWriter, r *http.Request) error {
 // logged.
 func (h *Handler) ready(w http.ResponseWriter, r *http.Request) error {
 	w.Header().Set("Cache-Control", "no-store")
-	if _, err := h.reg.Store().State(r.Context()); err != nil {
+	if err := h.reg.Ping(r.Context()); err != nil {
 		return httperr.New(httperr.TypeUnavailable, "the registry store cannot be read").Wrap(err)
 	}
 	return writeJSON(w, http.StatusOK, healthJSON{Status: "ready"})

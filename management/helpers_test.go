@@ -122,7 +122,7 @@ func newFixture(t testing.TB, opts ...func(*fixtureOptions)) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tok, err := tokens.New(tokens.Config{Issuer: issuer, Users: users, Realm: testRealm, Logger: logger})
+	tok, err := tokens.NewService(tokens.ServiceConfig{Issuer: issuer, Users: users, Realm: testRealm, Logger: logger})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -204,7 +204,7 @@ func doubler() registry.ProcessInfo {
 func (f *fixture) putDeployment(t testing.TB, d registry.Deployment) registry.Deployment {
 	t.Helper()
 	d.Revision = registry.AnyRevision
-	out, err := f.store.PutDeployment(context.Background(), d)
+	out, err := f.reg.PutDeployment(context.Background(), d)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -215,7 +215,7 @@ func (f *fixture) putDeployment(t testing.TB, d registry.Deployment) registry.De
 func (f *fixture) putGroup(t testing.TB, g registry.Group) registry.Group {
 	t.Helper()
 	g.Revision = registry.AnyRevision
-	out, err := f.store.PutGroup(context.Background(), g)
+	out, err := f.reg.PutGroup(context.Background(), g)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -226,7 +226,7 @@ func (f *fixture) putGroup(t testing.TB, g registry.Group) registry.Group {
 func (f *fixture) putQueue(t testing.TB, q registry.Queue) registry.Queue {
 	t.Helper()
 	q.Revision = registry.AnyRevision
-	out, err := f.store.PutQueue(context.Background(), q)
+	out, err := f.reg.PutQueue(context.Background(), q)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -338,4 +338,11 @@ func logRecords(t testing.TB, logs *testutil.LockedBuffer, msg string) []map[str
 		}
 	}
 	return out
+}
+
+// verifierFunc adapts a function to middleware.TokenVerifier.
+type verifierFunc func(ctx context.Context, raw string) (*tokens.Claims, error)
+
+func (f verifierFunc) Verify(ctx context.Context, raw string) (*tokens.Claims, error) {
+	return f(ctx, raw)
 }

@@ -1,7 +1,6 @@
 package management
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -41,7 +40,7 @@ type Config struct {
 
 	// Verifier checks the idTokens of every route but the health probes and
 	// the OpenAPI document. Required; *tokens.Verifier implements it.
-	Verifier middleware.Verifier
+	Verifier middleware.TokenVerifier
 
 	// Realm names the protection space in WWW-Authenticate challenges.
 	// Empty means middleware.DefaultRealm. It must be printable ASCII.
@@ -135,7 +134,7 @@ func New(cfg Config) (*Handler, error) {
 	if logger == nil {
 		logger = slog.Default()
 	}
-	auth, err := middleware.NewAuthenticator(middleware.BearerConfig{Verifier: cfg.Verifier, Realm: cfg.Realm, Logger: logger})
+	bearer, err := middleware.Bearer(middleware.BearerConfig{Verifier: cfg.Verifier, Realm: cfg.Realm, Logger: logger})
 	if err != nil {
 		return nil, fmt.Errorf("management: %w", err)
 	}
@@ -177,15 +176,15 @@ func New(cfg Config) (*Handler, error) {
 		var next http.Handler = h.serve(rt)
 		switch rt.access {
 		case readAccess:
-			next = noStore(auth.Middleware(next))
+			next = noStore(bearer(next))
 		case writeAccess:
-			next = noStore(h.logWrite(rt, auth.Middleware(noteSubject(middleware.RequireAdmin(bodyLimit(next))))))
+			next = noStore(h.writeLog(rt)(bearer(middleware.RequireAdmin(bodyLimit(next)))))
 		case jobAccess:
 			next = jobBodyLimit(next)
 			if cfg.JobsRequireAdmin {
 				next = middleware.RequireAdmin(next)
 			}
-			next = noStore(h.logWrite(rt, auth.Middleware(noteSubject(next))))
+			next = noStore(h.writeLog(rt)(bearer(next)))
 		}
 		h.mux.Handle(rt.method+" "+rt.pattern, next)
 		h.routes = append(h.routes, rt.method+" "+rt.pattern)
@@ -314,78 +313,18 @@ func noStore(next http.Handler) http.Handler {
 	})
 }
 
-// writeRecord is where noteSubject leaves the subject for logWrite, which
-// runs outside Bearer and so cannot see the claims itself.
-type writeRecord struct{ subject string }
-
-type writeRecordKey struct{}
-
-// logWrite logs one record per write once it is answered, whatever the
-// outcome, refusals included.
-func (h *Handler) logWrite(rt route, next http.Handler) http.Handler {
-	name := rt.method + " " + rt.pattern
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		rec := &writeRecord{}
-		sw := &statusWriter{ResponseWriter: w}
-		done := false
-		defer func() {
-			status := sw.status
-			if status == 0 {
-				status = http.StatusOK
-				if !done { // a panic on its way to the host's recovery
-					status = http.StatusInternalServerError
-				}
-			}
-			level := slog.LevelInfo
-			if status >= 500 {
-				level = slog.LevelError
-			}
-			h.logger.LogAttrs(r.Context(), level, "management: write",
-				slog.String("subject", rec.subject),
-				slog.String("method", r.Method),
-				slog.String("route", name),
-				slog.String("path", r.URL.Path),
-				slog.Int("status", status))
-		}()
-		next.ServeHTTP(sw, r.WithContext(context.WithValue(r.Context(), writeRecordKey{}, rec)))
-		done = true
+// writeLog logs one record per write once it is answered, whatever the
+// outcome, refusals included: "management: write" with the subject of the
+// token Bearer accepted ("" for none), the method, the route, the path and
+// the status, at info level (error for a 5xx).
+func (h *Handler) writeLog(rt route) func(http.Handler) http.Handler {
+	return middleware.AccessLog(middleware.AccessLogConfig{
+		Logger:  h.logger,
+		Message: "management: write",
+		Attrs:   []slog.Attr{slog.String("route", rt.method+" "+rt.pattern)},
+		Audit:   true,
 	})
 }
-
-// noteSubject tells logWrite whose token Bearer accepted.
-func noteSubject(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if rec, ok := r.Context().Value(writeRecordKey{}).(*writeRecord); ok {
-			if c, ok := middleware.ClaimsFrom(r.Context()); ok {
-				rec.subject = c.Subject
-			}
-		}
-		next.ServeHTTP(w, r)
-	})
-}
-
-// statusWriter records the status of a response for logWrite.
-type statusWriter struct {
-	http.ResponseWriter
-	status int
-}
-
-func (w *statusWriter) WriteHeader(code int) {
-	if w.status == 0 && code >= 200 {
-		w.status = code
-	}
-	w.ResponseWriter.WriteHeader(code)
-}
-
-func (w *statusWriter) Write(p []byte) (int, error) {
-	if w.status == 0 {
-		w.status = http.StatusOK
-	}
-	return w.ResponseWriter.Write(p)
-}
-
-// Unwrap lets http.ResponseController reach the writer underneath.
-func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // cleanPrefix checks a scoring prefix and returns it without a trailing
 // slash, "" for the root.

@@ -25,7 +25,7 @@ func TestNewFailsClosed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	verifier := middleware.VerifierFunc(func(context.Context, string) (*tokens.Claims, error) { return nil, tokens.ErrSignature })
+	verifier := verifierFunc(func(context.Context, string) (*tokens.Claims, error) { return nil, tokens.ErrSignature })
 	valid := management.Config{Registry: reg, Queues: queues, Verifier: verifier}
 
 	tests := []struct {

@@ -47,7 +47,7 @@ func FuzzPatchDeployment(f *testing.F) {
 	f.Fuzz(func(t *testing.T, body []byte) {
 		// A new record each time, at revision 1, so an input's answer does
 		// not depend on the inputs before it.
-		if err := fx.store.DeleteDeployment(context.Background(), "DEFAULT", "churn", registry.AnyRevision); err != nil && !errors.Is(err, registry.ErrNotFound) {
+		if err := fx.reg.DeleteDeployment(context.Background(), "DEFAULT", "churn", registry.AnyRevision); err != nil && !errors.Is(err, registry.ErrNotFound) {
 			t.Fatal(err)
 		}
 		if d := fx.putDeployment(t, original); d.Revision != 1 {

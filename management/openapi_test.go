@@ -142,7 +142,7 @@ func TestOpenAPIDescribesExactlyTheRoutesServed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	th, err := tokens.New(tokens.Config{Issuer: newIssuer(t, keys, nil), Users: users})
+	th, err := tokens.NewService(tokens.ServiceConfig{Issuer: newIssuer(t, keys, nil), Users: users})
 	if err != nil {
 		t.Fatal(err)
 	}

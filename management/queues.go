@@ -127,7 +127,7 @@ func (h *Handler) putQueue(w http.ResponseWriter, r *http.Request) error {
 		if err != nil {
 			return 0, err
 		}
-		stored, err = h.reg.Store().PutQueue(r.Context(), registry.Queue{
+		stored, err = h.reg.PutQueue(r.Context(), registry.Queue{
 			Name: name, MaxConcurrent: *in.MaxConcurrent, MaxWaiting: *in.MaxWaiting, Revision: want,
 		})
 		return want, err
@@ -156,7 +156,7 @@ func (h *Handler) deleteQueue(w http.ResponseWriter, r *http.Request) error {
 		if err != nil {
 			return 0, err
 		}
-		return want, h.reg.Store().DeleteQueue(r.Context(), name, want)
+		return want, h.reg.DeleteQueue(r.Context(), name, want)
 	})
 	if err != nil {
 		return err

@@ -50,8 +50,16 @@ func TestQueueLifecycle(t *testing.T) {
 	}
 
 	f.putDeployment(t, registry.Deployment{Group: "DEFAULT", Path: "d", Endpoints: []registry.Endpoint{{Alias: "a", Process: "double", Queue: "batch"}}})
-	admin("DELETE", "/api/v1/queues/batch", "", nil).want(t, 409, "in_use")
-	admin("DELETE", "/api/v1/queues/DEFAULT", "", nil).want(t, 409, "in_use")
+	for path, msg := range map[string]string{
+		"/api/v1/queues/batch":   `queue "batch" is used by endpoint DEFAULT/d/a`,
+		"/api/v1/queues/DEFAULT": `queue "DEFAULT" is built in and cannot be deleted`,
+	} {
+		r := admin("DELETE", path, "", nil)
+		r.want(t, 409, "in_use")
+		if got := r.errorField("message"); got != msg {
+			t.Errorf("DELETE %s: message %q, want %q", path, got, msg)
+		}
+	}
 	admin("DELETE", "/api/v1/deployments/DEFAULT/d", "", nil).want(t, 204, "")
 	admin("DELETE", "/api/v1/queues/batch", "", map[string]string{"If-Match": `"2"`}).want(t, 412, "precondition_failed")
 	admin("DELETE", "/api/v1/queues/batch", "", map[string]string{"If-Match": `"3"`}).want(t, 204, "")

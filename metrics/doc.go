@@ -6,7 +6,7 @@
 // The figures come from three places:
 //
 //	scoring.Handler ──Observer──▶ Metrics.ObserveRequest   requests, latency, rows
-//	tokens.Handler ───Observe───▶ Metrics.ObserveToken     token requests by outcome
+//	tokens.Service ───Observer──▶ Metrics.ObserveToken     token requests by outcome
 //	scrape ──▶ Queues.Stats, Jobs.Counts                    queue and job figures, read live
 //
 // Request figures are counted as requests are answered; queue and job
@@ -42,5 +42,5 @@
 // Authorize function chose. Queue outcomes are completed, failed, rejected,
 // timed_out and cancelled; job states are those of registry.JobStates; token
 // routes are tokens.PathTokenService and tokens.PathExchange, their outcomes
-// those of tokens.Outcomes.
+// the tokens.Outcome constants.
 package metrics

@@ -29,16 +29,15 @@ func ExampleNew() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	store := registry.NewMemStore(registry.StoreOptions{})
-	if _, err := store.PutDeployment(ctx, registry.Deployment{Group: registry.DefaultGroup, Path: "churn", Enabled: true,
-		Endpoints: []registry.Endpoint{{Alias: "score", Process: "constant"}}}); err != nil {
-		log.Fatal(err)
-	}
-	reg, err := registry.New(ctx, catalog, store)
+	reg, err := registry.New(ctx, catalog, registry.NewMemStore(registry.StoreOptions{}))
 	if err != nil {
 		log.Fatal(err)
 	}
 	defer reg.Close()
+	if _, err := reg.PutDeployment(ctx, registry.Deployment{Group: registry.DefaultGroup, Path: "churn", Enabled: true,
+		Endpoints: []registry.Endpoint{{Alias: "score", Process: "constant"}}}); err != nil {
+		log.Fatal(err)
+	}
 	queues, err := scoring.NewQueues(reg)
 	if err != nil {
 		log.Fatal(err)

@@ -49,8 +49,8 @@ type Config struct {
 }
 
 // Metrics records scorehub's figures on the Registerer it was built with.
-// Pass it as scoring.Config.Observer and its ObserveToken method as
-// tokens.Config.Observe. It is safe for concurrent use.
+// Pass it as scoring.Config.Observer and as tokens.ServiceConfig.Observer.
+// It is safe for concurrent use.
 type Metrics struct {
 	requests *prometheus.CounterVec
 	duration *prometheus.HistogramVec
@@ -62,7 +62,10 @@ type Metrics struct {
 	endpoints  sync.Map // registry.EndpointRef -> *endpointSeries
 }
 
-var _ scoring.Observer = (*Metrics)(nil)
+var (
+	_ scoring.Observer = (*Metrics)(nil)
+	_ tokens.Observer  = (*Metrics)(nil)
+)
 
 // New registers scorehub's metrics on cfg.Registerer. It fails when
 // Registerer or Queues is missing, JobsTimeout is negative, Buckets are not
@@ -188,11 +191,10 @@ func (s *endpointSeries) requests(status string) prometheus.Counter {
 	return c
 }
 
-// ObserveToken counts one request to a token route; pass it as
-// tokens.Config.Observe. A route other than tokens.PathTokenService and
-// tokens.PathExchange counts as "other", an outcome not in
-// tokens.Outcomes as tokens.OutcomeError, so that a caller cannot grow the
-// label set.
+// ObserveToken counts one request to a token route (tokens.Observer). A
+// route other than tokens.PathTokenService and tokens.PathExchange counts
+// as "other", an outcome not among the tokens.Outcome constants as tokens.OutcomeError, so
+// that a caller cannot grow the label set.
 func (m *Metrics) ObserveToken(route, outcome string) {
 	switch route {
 	case tokens.PathTokenService, tokens.PathExchange:

@@ -29,7 +29,6 @@ type setup struct {
 	prom    *prometheus.Registry
 	m       *metrics.Metrics
 	reg     *registry.Registry
-	store   *registry.MemStore
 	handler *scoring.Handler
 	jobs    *scoring.Jobs
 	jobDB   *registry.MemJobStore
@@ -55,23 +54,22 @@ func newSetup(t testing.TB, jobs bool) *setup {
 	if err != nil {
 		t.Fatal(err)
 	}
-	store := registry.NewMemStore(registry.StoreOptions{})
-	if _, err := store.PutDeployment(ctx, registry.Deployment{
+	reg, err := registry.New(ctx, cat, registry.NewMemStore(registry.StoreOptions{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { reg.Close() })
+	if _, err := reg.PutDeployment(ctx, registry.Deployment{
 		Group: registry.DefaultGroup, Path: "insurance", Enabled: true,
 		Endpoints: []registry.Endpoint{{Alias: "score", Process: "double"}},
 	}); err != nil {
 		t.Fatal(err)
 	}
-	reg, err := registry.New(ctx, cat, store)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { reg.Close() })
 	queues, err := scoring.NewQueues(reg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &setup{prom: prometheus.NewRegistry(), reg: reg, store: store}
+	s := &setup{prom: prometheus.NewRegistry(), reg: reg}
 	cfg := metrics.Config{Registerer: s.prom, Queues: queues}
 	if jobs {
 		s.jobDB = registry.NewMemJobStore(registry.StoreOptions{})
@@ -375,7 +373,7 @@ scorehub_scoring_request_duration_seconds_count{alias="a",group="g",path="p"} 4
 func TestQueueFigures(t *testing.T) {
 	s := newSetup(t, false)
 	ctx := context.Background()
-	if _, err := s.store.PutQueue(ctx, registry.Queue{Name: "batch", MaxConcurrent: 1, MaxWaiting: 0}); err != nil {
+	if _, err := s.reg.PutQueue(ctx, registry.Queue{Name: "batch", MaxConcurrent: 1, MaxWaiting: 0}); err != nil {
 		t.Fatal(err)
 	}
 	q := s.handler.Queues()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
+	"slices"
 	"time"
 )
 
@@ -13,19 +14,29 @@ type AccessLogConfig struct {
 	Logger *slog.Logger
 	// Level of the records. The zero value is slog.LevelInfo.
 	Level slog.Level
+	// Message is the message of every record. Empty means "http request".
+	Message string
+	// Attrs are added to every record after the request's own, such as the
+	// route of the one handler an AccessLog wraps.
+	Attrs []slog.Attr
+	// Audit makes every record name its subject, "" when no token was
+	// accepted, and logs answers with a 5xx status at error level when
+	// Level is lower: a trail of who did what, as the management API keeps
+	// of its writes.
+	Audit bool
 	// Now tells the time, to measure durations. Nil means time.Now.
 	Now func() time.Time
 }
 
-// AccessLog returns middleware that logs one "http request" record per
-// request once the handler is done, with the attributes method, path (never
-// the query, which may carry secrets), status, bytes (of the body sent),
-// duration, and, when known, request_id ([RequestID]) and subject (the
-// token's holder, from [Bearer] or [ScoringAuth]). Both are picked up
-// whether those pieces run outside or inside AccessLog. A handler that
-// panics before sending headers is logged with status 500, the answer
+// AccessLog returns middleware that logs one record per request once the
+// handler is done, with the attributes method, path (never the query, which
+// may carry secrets), status, bytes (of the body sent), duration, and, when
+// known, request_id ([RequestID]) and subject (the token's holder, from
+// [Bearer] or [ScoringAuth]), then cfg.Attrs. Request ID and subject are
+// picked up whether those pieces run outside or inside AccessLog. A handler
+// that panics before sending headers is logged with status 500, the answer
 // [Recover] gives it. When the logger is not enabled at the level, requests
-// pass through untouched.
+// pass through untouched. The middleware is safe for concurrent use.
 func AccessLog(cfg AccessLogConfig) func(http.Handler) http.Handler {
 	logger := cfg.Logger
 	if logger == nil {
@@ -36,10 +47,20 @@ func AccessLog(cfg AccessLogConfig) func(http.Handler) http.Handler {
 		now = time.Now
 	}
 	level := cfg.Level
+	msg := cfg.Message
+	if msg == "" {
+		msg = "http request"
+	}
+	extra := slices.Clone(cfg.Attrs)
+	audit := cfg.Audit
+	faultLevel := level
+	if audit {
+		faultLevel = max(level, slog.LevelError)
+	}
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			ctx := r.Context()
-			if !logger.Enabled(ctx, level) {
+			if !logger.Enabled(ctx, level) && !logger.Enabled(ctx, faultLevel) {
 				next.ServeHTTP(w, r)
 				return
 			}
@@ -58,7 +79,7 @@ func AccessLog(cfg AccessLogConfig) func(http.Handler) http.Handler {
 						status = http.StatusInternalServerError
 					}
 				}
-				attrs := make([]slog.Attr, 0, 8)
+				attrs := make([]slog.Attr, 0, 7+len(extra))
 				attrs = append(attrs,
 					slog.String("method", r.Method),
 					slog.String("path", r.URL.Path),
@@ -69,10 +90,15 @@ func AccessLog(cfg AccessLogConfig) func(http.Handler) http.Handler {
 				if li.requestID != "" {
 					attrs = append(attrs, slog.String("request_id", li.requestID))
 				}
-				if li.subject != "" {
+				if li.subject != "" || audit {
 					attrs = append(attrs, slog.String("subject", li.subject))
 				}
-				logger.LogAttrs(ctx, level, "http request", attrs...)
+				attrs = append(attrs, extra...)
+				lvl := level
+				if status >= 500 {
+					lvl = faultLevel
+				}
+				logger.LogAttrs(ctx, lvl, msg, attrs...)
 			}()
 			next.ServeHTTP(rw, r.WithContext(context.WithValue(ctx, logInfoKey{}, li)))
 			done = true

@@ -181,3 +181,46 @@ func TestAccessLogResponseWriter(t *testing.T) {
 		t.Errorf("client read %d bytes; log %v; want 4096 both", n, recs)
 	}
 }
+
+// TestAccessLogAudit checks the knobs a host uses for an audit trail, as
+// the management API keeps of its writes: its own message and attributes,
+// a subject on every record, and server faults at error level.
+func TestAccessLogAudit(t *testing.T) {
+	status := func(code int) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(code) })
+	}
+	tests := []struct {
+		name  string
+		audit bool
+		next  http.Handler
+		want  map[string]any
+	}{
+		{"audit names an empty subject", true, status(http.StatusCreated),
+			map[string]any{"level": "INFO", "msg": "write", "status": 201.0, "subject": "", "route": "PUT /x"}},
+		{"audit logs a 5xx as an error", true, status(http.StatusServiceUnavailable),
+			map[string]any{"level": "ERROR", "msg": "write", "status": 503.0, "subject": "", "route": "PUT /x"}},
+		{"without audit a 5xx keeps the level and no subject", false, status(http.StatusServiceUnavailable),
+			map[string]any{"level": "INFO", "msg": "write", "status": 503.0, "route": "PUT /x"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			logger, logs := newLogger(slog.LevelInfo)
+			h := middleware.AccessLog(middleware.AccessLogConfig{Logger: logger, Message: "write",
+				Attrs: []slog.Attr{slog.String("route", "PUT /x")}, Audit: tt.audit})(tt.next)
+			serve(h, httptest.NewRequest(http.MethodPut, "/x", nil))
+			recs := logs.records(t)
+			if len(recs) != 1 {
+				t.Fatalf("%d records, want 1: %s", len(recs), logs)
+			}
+			got := map[string]any{}
+			for _, k := range []string{"level", "msg", "status", "subject", "route"} {
+				if v, ok := recs[0][k]; ok {
+					got[k] = v
+				}
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("record (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

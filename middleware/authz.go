@@ -47,7 +47,7 @@ func require(next http.Handler, refusal string, allowed func(*tokens.Claims) boo
 }
 
 // forbidden is the 403 for a valid token that does not grant enough.
-func forbidden(realm, msg string) *AuthError {
+func forbidden(realm, msg string) *httperr.Error {
 	return newAuthError(TypeForbidden, msg, challenge(realm, codeInsufficientScope, msg))
 }
 

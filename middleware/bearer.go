@@ -15,25 +15,17 @@ import (
 	"github.com/scorehub/scorehub/tokens"
 )
 
-// Verifier checks a raw token and returns what it says. *tokens.Verifier
-// implements it. Errors match the tokens package's sentinels
-// (tokens.ErrExpired, tokens.ErrSignature, …); any other error is taken as
-// a failure of the verifier itself. Implementations must be safe for
-// concurrent use.
-type Verifier interface {
+// TokenVerifier checks a raw bearer token and returns what it says: the
+// pure check [Bearer] and [ScoringAuth] put in front of handlers.
+// *tokens.Verifier implements it. Errors match the tokens package's
+// sentinels (tokens.ErrExpired, tokens.ErrSignature, …); any other error is
+// taken as a failure of the verifier itself. Implementations must be safe
+// for concurrent use.
+type TokenVerifier interface {
 	Verify(ctx context.Context, raw string) (*tokens.Claims, error)
 }
 
-var _ Verifier = (*tokens.Verifier)(nil)
-
-// VerifierFunc adapts a function to [Verifier]. It is as safe for
-// concurrent use as the function is.
-type VerifierFunc func(ctx context.Context, raw string) (*tokens.Claims, error)
-
-// Verify calls f(ctx, raw).
-func (f VerifierFunc) Verify(ctx context.Context, raw string) (*tokens.Claims, error) {
-	return f(ctx, raw)
-}
+var _ TokenVerifier = (*tokens.Verifier)(nil)
 
 // DefaultRealm is the realm of challenges when [BearerConfig.Realm] is
 // empty.
@@ -43,11 +35,11 @@ const DefaultRealm = "scorehub"
 // refused access_token field.
 const maxFormScan = 64 << 10
 
-// BearerConfig configures bearer-token authentication ([Bearer],
-// [ScoringAuth], [NewAuthenticator]).
+// BearerConfig configures bearer-token authentication: [Bearer] in front of
+// handlers, [ScoringAuth] in front of the scoring handler's groups.
 type BearerConfig struct {
 	// Verifier checks tokens. Required.
-	Verifier Verifier
+	Verifier TokenVerifier
 	// Realm names the protection space in WWW-Authenticate challenges.
 	// Empty means DefaultRealm. It must be printable ASCII.
 	Realm string
@@ -56,41 +48,23 @@ type BearerConfig struct {
 	Logger *slog.Logger
 }
 
-// Authenticator checks the bearer token of requests (RFC 6750, header
-// method only). [Authenticator.Authenticate] is the check;
-// [Authenticator.Middleware] and [Authenticator.Authorize] put it in front
-// of handlers and of the scoring handler's policy. It is safe for
-// concurrent use.
-//
-// Refusals, all written as JSON errors:
-//
-//   - no Authorization header, or one with another scheme (Basic …):
-//     401 unauthorized, WWW-Authenticate: Bearer realm="…" with no error
-//     attribute (RFC 6750 §3.1: a client that did not try Bearer gets no
-//     error information);
-//   - an access_token in the URL query or in a form-encoded body, more than
-//     one Authorization header, or a header that is not "Bearer" plus one
-//     token (RFC 6750 b64token syntax): 400 invalid_request; a token in the
-//     URL is never used, since URLs end up in logs and browser history;
-//   - a token the verifier refuses: 401 invalid_token, with
-//     error_description "the token expired", "the token is not valid yet"
-//     or "the token is invalid" and nothing more about why;
-//   - a verifier that fails for any other reason: 500 internal_error (the
-//     cause is logged), or the status of a context error.
-type Authenticator struct {
-	verifier Verifier
+// authenticator checks the bearer token of requests (RFC 6750, header
+// method only) for [Bearer] and [ScoringAuth], with the refusals [Bearer]
+// lists. It is safe for concurrent use.
+type authenticator struct {
+	verifier TokenVerifier
 	realm    string
 	logger   *slog.Logger
 
-	errMissing, errScheme                             *AuthError
-	errQuery, errForm, errMultiple, errMalformed      *AuthError
-	errBodyRead                                       *AuthError
-	errExpired, errNotYet, errInvalid, errNotInGroups *AuthError
+	errMissing, errScheme                             *httperr.Error
+	errQuery, errForm, errMultiple, errMalformed      *httperr.Error
+	errBodyRead                                       *httperr.Error
+	errExpired, errNotYet, errInvalid, errNotInGroups *httperr.Error
 }
 
-// NewAuthenticator returns an Authenticator for cfg. It fails if the
+// newAuthenticator returns an authenticator for cfg. It fails if the
 // verifier is missing or the realm cannot be sent in a header.
-func NewAuthenticator(cfg BearerConfig) (*Authenticator, error) {
+func newAuthenticator(cfg BearerConfig) (*authenticator, error) {
 	if cfg.Verifier == nil {
 		return nil, errors.New("middleware: bearer authentication needs a Verifier")
 	}
@@ -106,13 +80,13 @@ func NewAuthenticator(cfg BearerConfig) (*Authenticator, error) {
 		logger = slog.Default()
 	}
 	bare := challenge(realm, "", "")
-	badRequest := func(msg string) *AuthError {
+	badRequest := func(msg string) *httperr.Error {
 		return newAuthError(TypeInvalidRequest, msg, challenge(realm, codeInvalidRequest, msg))
 	}
-	badToken := func(msg string) *AuthError {
+	badToken := func(msg string) *httperr.Error {
 		return newAuthError(TypeInvalidToken, msg, challenge(realm, codeInvalidToken, msg))
 	}
-	return &Authenticator{
+	return &authenticator{
 		verifier:       cfg.Verifier,
 		realm:          realm,
 		logger:         logger,
@@ -131,21 +105,42 @@ func NewAuthenticator(cfg BearerConfig) (*Authenticator, error) {
 }
 
 // Bearer returns middleware that lets a request through only with a valid
-// bearer token, and gives the handler its claims ([ClaimsFrom]). See
-// [Authenticator] for what is refused and how.
+// bearer token (RFC 6750, header method only), and gives the handler its
+// claims ([ClaimsFrom]). It fails if the verifier is missing or the realm
+// cannot be sent in a header. The middleware is safe for concurrent use.
+//
+// Refusals, all written as JSON errors:
+//
+//   - no Authorization header, or one with another scheme (Basic …):
+//     401 unauthorized, WWW-Authenticate: Bearer realm="…" with no error
+//     attribute (RFC 6750 §3.1: a client that did not try Bearer gets no
+//     error information);
+//   - an access_token in the URL query or in a form-encoded body, more than
+//     one Authorization header, or a header that is not "Bearer" plus one
+//     token (RFC 6750 b64token syntax): 400 invalid_request; a token in the
+//     URL is never used, since URLs end up in logs and browser history;
+//   - a token the verifier refuses: 401 invalid_token, with
+//     error_description "the token expired", "the token is not valid yet"
+//     or "the token is invalid" and nothing more about why;
+//   - a verifier that fails for any other reason: 500 internal_error (the
+//     cause is logged), or the status of a context error.
+//
+// When r has a form-encoded body, Bearer reads up to 64 KiB of it to look
+// for an access_token field and puts what it read back in front of r.Body.
+// On success it tells an enclosing [AccessLog] the token's subject.
 func Bearer(cfg BearerConfig) (func(http.Handler) http.Handler, error) {
-	a, err := NewAuthenticator(cfg)
+	a, err := newAuthenticator(cfg)
 	if err != nil {
 		return nil, err
 	}
-	return a.Middleware, nil
+	return a.middleware, nil
 }
 
-// Middleware lets a request through to next only with a valid bearer token,
+// middleware lets a request through to next only with a valid bearer token,
 // with the token's claims in its context ([ClaimsFrom]).
-func (a *Authenticator) Middleware(next http.Handler) http.Handler {
+func (a *authenticator) middleware(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		claims, err := a.Authenticate(r)
+		claims, err := a.authenticate(r)
 		if err != nil {
 			httperr.Write(w, r, a.logger, err)
 			return
@@ -154,13 +149,10 @@ func (a *Authenticator) Middleware(next http.Handler) http.Handler {
 	})
 }
 
-// Authenticate returns the claims of r's bearer token. A refusal is an
-// [*AuthError]; any other error is a failure of the verifier, to be
-// answered as httperr.From maps it. When r has a form-encoded body,
-// Authenticate reads up to 64 KiB of it to look for an access_token field
-// and puts what it read back in front of r.Body. On success it tells an
-// enclosing [AccessLog] the token's subject.
-func (a *Authenticator) Authenticate(r *http.Request) (*tokens.Claims, error) {
+// authenticate returns the claims of r's bearer token. A refusal is an
+// *httperr.Error with its challenge; any other error is a failure of the
+// verifier, to be answered as httperr maps it.
+func (a *authenticator) authenticate(r *http.Request) (*tokens.Claims, error) {
 	raw, err := a.credentials(r)
 	if err != nil {
 		return nil, err
@@ -180,7 +172,7 @@ func (a *Authenticator) Authenticate(r *http.Request) (*tokens.Claims, error) {
 
 // credentials returns the token r carries in its one Authorization header,
 // or the refusal.
-func (a *Authenticator) credentials(r *http.Request) (string, error) {
+func (a *authenticator) credentials(r *http.Request) (string, error) {
 	if hasAccessToken(r.URL.RawQuery, true) {
 		return "", a.errQuery
 	}
@@ -194,7 +186,7 @@ func (a *Authenticator) credentials(r *http.Request) (string, error) {
 		if errors.As(err, &mb) || httperr.From(err).Status == http.StatusRequestTimeout {
 			return "", err // 413, or 408 for the server's read timeout
 		}
-		return "", a.errBodyRead.wrap(err)
+		return "", a.errBodyRead.Wrap(err)
 	}
 	if inForm {
 		return "", a.errForm
@@ -217,19 +209,19 @@ func (a *Authenticator) credentials(r *http.Request) (string, error) {
 }
 
 // refuseToken maps a verification error to what the client is told.
-func (a *Authenticator) refuseToken(err error) error {
+func (a *authenticator) refuseToken(err error) error {
 	switch {
 	case errors.Is(err, tokens.ErrExpired):
-		return a.errExpired.wrap(err)
+		return a.errExpired.Wrap(err)
 	case errors.Is(err, tokens.ErrNotYetValid):
-		return a.errNotYet.wrap(err)
+		return a.errNotYet.Wrap(err)
 	case errors.Is(err, tokens.ErrMissing):
-		return a.errMissing.wrap(err)
+		return a.errMissing.Wrap(err)
 	case errors.Is(err, tokens.ErrTooLarge), errors.Is(err, tokens.ErrMalformed),
 		errors.Is(err, tokens.ErrAlgorithm), errors.Is(err, tokens.ErrUnknownKey),
 		errors.Is(err, tokens.ErrSignature), errors.Is(err, tokens.ErrIssuer),
 		errors.Is(err, tokens.ErrAudience), errors.Is(err, tokens.ErrClaims):
-		return a.errInvalid.wrap(err)
+		return a.errInvalid.Wrap(err)
 	}
 	return fmt.Errorf("middleware: verify token: %w", err)
 }

@@ -12,11 +12,12 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/scorehub/scorehub/internal/httperr"
 	"github.com/scorehub/scorehub/middleware"
 	"github.com/scorehub/scorehub/tokens"
 )
 
-func newBearer(t *testing.T, v middleware.Verifier, logger *slog.Logger) http.Handler {
+func newBearer(t *testing.T, v middleware.TokenVerifier, logger *slog.Logger) http.Handler {
 	t.Helper()
 	mw, err := middleware.Bearer(middleware.BearerConfig{Verifier: v, Realm: testRealm, Logger: logger})
 	if err != nil {
@@ -417,17 +418,17 @@ func TestAuthenticate(t *testing.T) {
 
 	r.Header.Set("Authorization", "Bearer expired")
 	_, err = a.Authenticate(r)
-	var ae *middleware.AuthError
+	var ae *httperr.Error
 	if !errors.As(err, &ae) {
-		t.Fatalf("err = %T %v, want *AuthError", err, err)
+		t.Fatalf("err = %T %v, want *httperr.Error", err, err)
 	}
-	if ae.Status() != http.StatusUnauthorized || ae.Challenge() != `Bearer realm="scorehub", error="invalid_token", error_description="the token expired"` {
-		t.Errorf("AuthError = %d %q", ae.Status(), ae.Challenge())
+	if ae.Status != http.StatusUnauthorized || ae.Challenge != `Bearer realm="scorehub", error="invalid_token", error_description="the token expired"` {
+		t.Errorf("refusal = %d %q", ae.Status, ae.Challenge)
 	}
 	if !errors.Is(err, tokens.ErrExpired) {
 		t.Errorf("errors.Is(%v, tokens.ErrExpired) = false", err)
 	}
-	if want := "middleware: invalid_token: the token expired: tokens: token expired: detail kid=k9 secret-detail"; err.Error() != want {
+	if want := "invalid_token: the token expired: tokens: token expired: detail kid=k9 secret-detail"; err.Error() != want {
 		t.Errorf("Error() = %q, want %q", err.Error(), want)
 	}
 }

@@ -9,8 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"golang.org/x/time/rate"
-
 	"github.com/scorehub/scorehub/middleware"
 	"github.com/scorehub/scorehub/tokens"
 )
@@ -28,7 +26,7 @@ func (d *discardWriter) WriteHeader(int)             {}
 // is not counted) and the claims' context.
 func BenchmarkBearer(b *testing.B) {
 	claims := &tokens.Claims{Subject: "ann", Groups: []string{"analysts"}}
-	v := middleware.VerifierFunc(func(context.Context, string) (*tokens.Claims, error) { return claims, nil })
+	v := verifierFunc(func(context.Context, string) (*tokens.Claims, error) { return claims, nil })
 	bearer, err := middleware.Bearer(middleware.BearerConfig{Verifier: v})
 	if err != nil {
 		b.Fatal(err)
@@ -60,7 +58,7 @@ func BenchmarkBearer(b *testing.B) {
 // BenchmarkRateLimit measures the limiter's cost per request when many
 // clients' requests arrive in parallel.
 func BenchmarkRateLimit(b *testing.B) {
-	l, err := middleware.NewRateLimiter(middleware.RateLimitConfig{Rate: rate.Inf / 2, Burst: 1 << 30})
+	l, err := middleware.NewRateLimiter(middleware.RateLimitConfig{Limit: tokens.RateLimit{Every: 1, Burst: 1 << 30}})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -85,10 +83,10 @@ func BenchmarkRateLimit(b *testing.B) {
 // handler.
 func BenchmarkChain(b *testing.B) {
 	claims := &tokens.Claims{Subject: "ann"}
-	v := middleware.VerifierFunc(func(context.Context, string) (*tokens.Claims, error) { return claims, nil })
+	v := verifierFunc(func(context.Context, string) (*tokens.Claims, error) { return claims, nil })
 	bearer, _ := middleware.Bearer(middleware.BearerConfig{Verifier: v})
 	rid, _ := middleware.RequestID(middleware.RequestIDConfig{})
-	rl, _ := middleware.RateLimit(middleware.RateLimitConfig{Rate: rate.Every(time.Nanosecond), Burst: 1 << 30})
+	rl, _ := middleware.RateLimit(middleware.RateLimitConfig{Limit: tokens.RateLimit{Every: time.Nanosecond, Burst: 1 << 30}})
 	bl, _ := middleware.BodyLimit(32 << 20)
 	cors, _ := middleware.CORS(middleware.CORSConfig{AllowedOrigins: []string{"https://app.example.com"}})
 	h := middleware.Chain(rid, middleware.Recover(nil), cors, rl, bl, bearer)(

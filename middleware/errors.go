@@ -55,37 +55,13 @@ const (
 	msgGroup     = "the token's holder is not in a user group allowed here"
 )
 
-// AuthError is a request refused for its credentials: what the client is
-// told, as an *httperr.Error that [errors.As] and httperr.From find through
-// [AuthError.Unwrap], and the WWW-Authenticate challenge to send with it.
-// The verification error that caused it, if any, stays in the chain for
-// [errors.Is] (errors.Is(err, tokens.ErrExpired)) and for the log.
-//
-// An AuthError is immutable and safe for concurrent use.
-type AuthError struct {
-	err *httperr.Error
-}
-
-func newAuthError(typ, message, challenge string) *AuthError {
-	return &AuthError{err: httperr.New(typ, message).WithChallenge(challenge)}
-}
-
-// Error returns the client-facing type and message, followed by the cause.
-func (e *AuthError) Error() string { return "middleware: " + e.err.Error() }
-
-// Unwrap returns the *httperr.Error the client is told.
-func (e *AuthError) Unwrap() error { return e.err }
-
-// Challenge returns the value of the WWW-Authenticate header to send with
-// the error.
-func (e *AuthError) Challenge() string { return e.err.Challenge }
-
-// Status returns the HTTP status of the refusal.
-func (e *AuthError) Status() int { return e.err.Status }
-
-// wrap returns a copy of e with cause recorded for the log.
-func (e *AuthError) wrap(cause error) *AuthError {
-	return &AuthError{err: e.err.Wrap(cause)}
+// newAuthError is a request refused for its credentials: the answer the
+// client gets, WWW-Authenticate challenge included, as one value that
+// httperr.Write sends. A refusal of a token keeps the verification error
+// as its cause (Wrap), so that errors.Is(err, tokens.ErrExpired) holds and
+// the log says why.
+func newAuthError(typ, message, challenge string) *httperr.Error {
+	return httperr.New(typ, message).WithChallenge(challenge)
 }
 
 // challenge builds a Bearer challenge (RFC 6750 §3). Empty arguments are

@@ -11,15 +11,14 @@ import (
 	"strings"
 	"time"
 
-	"golang.org/x/time/rate"
-
 	"github.com/scorehub/scorehub/middleware"
 	"github.com/scorehub/scorehub/registry"
+	"github.com/scorehub/scorehub/scoring"
 	"github.com/scorehub/scorehub/tokens"
 )
 
 // exampleVerifier stands in for a *tokens.Verifier.
-var exampleVerifier = middleware.VerifierFunc(func(_ context.Context, raw string) (*tokens.Claims, error) {
+var exampleVerifier = verifierFunc(func(_ context.Context, raw string) (*tokens.Claims, error) {
 	switch raw {
 	case "admin-token":
 		return &tokens.Claims{Subject: "root", Admin: true}, nil
@@ -112,9 +111,9 @@ func ExampleScoringAuth() {
 		r := httptest.NewRequest(http.MethodPost, "/webapi/risk/api/v1/services/churn/predict", nil)
 		r.Header.Set("Authorization", "Bearer "+token)
 		err := authorize(r, policy)
-		var ae *middleware.AuthError
-		if errors.As(err, &ae) {
-			fmt.Printf("%s: %d %s\n", token, ae.Status(), ae.Challenge())
+		var refusal *scoring.Error
+		if errors.As(err, &refusal) {
+			fmt.Printf("%s: %d %s\n", token, refusal.Status, refusal.Challenge)
 			continue
 		}
 		fmt.Printf("%s: allowed (err=%v)\n", token, err)
@@ -128,8 +127,7 @@ func ExampleScoringAuth() {
 func ExampleRateLimit() {
 	now := time.Date(2025, 1, 1, 12, 0, 0, 0, time.UTC)
 	limit, err := middleware.RateLimit(middleware.RateLimitConfig{
-		Rate:  rate.Every(30 * time.Second), // two a minute on average
-		Burst: 2,
+		Limit: tokens.RateLimit{Every: 30 * time.Second, Burst: 2}, // two a minute on average
 		Now:   func() time.Time { return now },
 	})
 	if err != nil {

@@ -93,15 +93,15 @@ func FuzzAuthorizationHeader(f *testing.F) {
 			t.Fatalf("headers %q and query %q refused: %v", lines, query, err)
 		}
 		if err != nil {
-			var ae *middleware.AuthError
+			var ae *httperr.Error
 			if !errors.As(err, &ae) {
-				t.Fatalf("refusal %T %v is not an *AuthError", err, err)
+				t.Fatalf("refusal %T %v is not an *httperr.Error", err, err)
 			}
-			if s := ae.Status(); s != http.StatusBadRequest && s != http.StatusUnauthorized {
+			if s := ae.Status; s != http.StatusBadRequest && s != http.StatusUnauthorized {
 				t.Fatalf("status %d for headers %q: %v", s, lines, err)
 			}
-			if s := httperr.From(err).Status; s != ae.Status() {
-				t.Fatalf("httperr maps the refusal to %d, the AuthError says %d", s, ae.Status())
+			if s := httperr.From(err).Status; s != ae.Status {
+				t.Fatalf("httperr maps the refusal to %d, the refusal says %d", s, ae.Status)
 			}
 		}
 

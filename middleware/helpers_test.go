@@ -187,3 +187,10 @@ func (c *fakeClock) Advance(d time.Duration) {
 	defer c.mu.Unlock()
 	c.now = c.now.Add(d)
 }
+
+// verifierFunc adapts a function to middleware.TokenVerifier.
+type verifierFunc func(ctx context.Context, raw string) (*tokens.Claims, error)
+
+func (f verifierFunc) Verify(ctx context.Context, raw string) (*tokens.Claims, error) {
+	return f(ctx, raw)
+}

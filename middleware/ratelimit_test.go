@@ -11,9 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"golang.org/x/time/rate"
-
 	"github.com/scorehub/scorehub/middleware"
+	"github.com/scorehub/scorehub/tokens"
 )
 
 func request(remote string, xff ...string) *http.Request {
@@ -27,7 +26,7 @@ func request(remote string, xff ...string) *http.Request {
 
 func TestRateLimit(t *testing.T) {
 	clock := newClock()
-	mw, err := middleware.RateLimit(middleware.RateLimitConfig{Rate: 1, Burst: 2, Now: clock.Now})
+	mw, err := middleware.RateLimit(middleware.RateLimitConfig{Limit: tokens.RateLimit{Every: time.Second, Burst: 2}, Now: clock.Now})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,7 +68,7 @@ func TestRateLimit(t *testing.T) {
 
 func TestRateLimitRetryAfterRoundsUp(t *testing.T) {
 	clock := newClock()
-	l, err := middleware.NewRateLimiter(middleware.RateLimitConfig{Rate: rate.Every(10 * time.Second), Burst: 1, Now: clock.Now})
+	l, err := middleware.NewRateLimiter(middleware.RateLimitConfig{Limit: tokens.RateLimit{Every: 10 * time.Second, Burst: 1}, Now: clock.Now})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,7 +89,7 @@ func TestRateLimitRetryAfterRoundsUp(t *testing.T) {
 func TestRateLimitForgetsLeastRecentlySeen(t *testing.T) {
 	clock := newClock()
 	l, err := middleware.NewRateLimiter(middleware.RateLimitConfig{
-		Rate: rate.Every(time.Hour), Burst: 1, MaxKeys: 2, Now: clock.Now,
+		Limit: tokens.RateLimit{Every: time.Hour, Burst: 1, MaxKeys: 2}, Now: clock.Now,
 		Key: func(r *http.Request) string { return r.Header.Get("X-Key") },
 	})
 	if err != nil {
@@ -122,7 +121,7 @@ func TestRateLimitForgetsLeastRecentlySeen(t *testing.T) {
 func TestRateLimitBoundedUnderChurn(t *testing.T) {
 	clock := newClock()
 	mw, err := middleware.RateLimit(middleware.RateLimitConfig{
-		Rate: rate.Every(time.Hour), Burst: 1, MaxKeys: 16, Now: clock.Now,
+		Limit: tokens.RateLimit{Every: time.Hour, Burst: 1, MaxKeys: 16}, Now: clock.Now,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -145,7 +144,7 @@ func TestRateLimitBoundedUnderChurn(t *testing.T) {
 	if n := refused.Load(); n != 0 {
 		t.Errorf("%d first requests of new clients refused", n)
 	}
-	l, err := middleware.NewRateLimiter(middleware.RateLimitConfig{Rate: 1, Burst: 1, MaxKeys: 16})
+	l, err := middleware.NewRateLimiter(middleware.RateLimitConfig{Limit: tokens.RateLimit{Every: time.Second, Burst: 1, MaxKeys: 16}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -159,7 +158,7 @@ func TestRateLimitBoundedUnderChurn(t *testing.T) {
 
 func TestRateLimitExact(t *testing.T) {
 	clock := newClock()
-	l, err := middleware.NewRateLimiter(middleware.RateLimitConfig{Rate: rate.Every(time.Hour), Burst: 100, Now: clock.Now})
+	l, err := middleware.NewRateLimiter(middleware.RateLimitConfig{Limit: tokens.RateLimit{Every: time.Hour, Burst: 100}, Now: clock.Now})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -189,14 +188,13 @@ func TestRateLimitConfig(t *testing.T) {
 		cfg  middleware.RateLimitConfig
 		want string
 	}{
-		{"no rate", middleware.RateLimitConfig{Burst: 1}, "positive, finite Rate"},
-		{"negative rate", middleware.RateLimitConfig{Rate: -1, Burst: 1}, "positive, finite Rate"},
-		{"infinite rate", middleware.RateLimitConfig{Rate: rate.Inf, Burst: 1}, "positive, finite Rate"},
-		{"no burst", middleware.RateLimitConfig{Rate: 1}, "Burst of at least 1"},
-		{"negative MaxKeys", middleware.RateLimitConfig{Rate: 1, Burst: 1, MaxKeys: -1}, "MaxKeys"},
-		{"Key and TrustedProxies", middleware.RateLimitConfig{Rate: 1, Burst: 1, Key: key,
+		{"no rate", middleware.RateLimitConfig{Limit: tokens.RateLimit{Burst: 1}}, "positive Every"},
+		{"negative rate", middleware.RateLimitConfig{Limit: tokens.RateLimit{Every: -1, Burst: 1}}, "positive Every"},
+		{"no burst", middleware.RateLimitConfig{Limit: tokens.RateLimit{Every: time.Second}}, "Burst of at least 1"},
+		{"negative MaxKeys", middleware.RateLimitConfig{Limit: tokens.RateLimit{Every: time.Second, Burst: 1, MaxKeys: -1}}, "MaxKeys"},
+		{"Key and TrustedProxies", middleware.RateLimitConfig{Limit: tokens.RateLimit{Every: time.Second, Burst: 1}, Key: key,
 			TrustedProxies: []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8")}}, "not both"},
-		{"invalid prefix", middleware.RateLimitConfig{Rate: 1, Burst: 1, TrustedProxies: []netip.Prefix{{}}}, "invalid trusted proxy"},
+		{"invalid prefix", middleware.RateLimitConfig{Limit: tokens.RateLimit{Every: time.Second, Burst: 1}, TrustedProxies: []netip.Prefix{{}}}, "invalid trusted proxy"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -208,41 +206,10 @@ func TestRateLimitConfig(t *testing.T) {
 	}
 }
 
-func TestClientIP(t *testing.T) {
-	proxies := []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8"), netip.MustParsePrefix("fd00::/8")}
-	tests := []struct {
-		name    string
-		remote  string
-		xff     []string
-		trusted []netip.Prefix
-		want    string
-	}{
-		{"remote address", "192.0.2.1:1234", nil, nil, "192.0.2.1"},
-		{"X-Forwarded-For ignored without trusted proxies", "192.0.2.1:1234", []string{"203.0.113.9"}, nil, "192.0.2.1"},
-		{"X-Forwarded-For ignored from an untrusted peer", "192.0.2.1:1234", []string{"203.0.113.9"}, proxies, "192.0.2.1"},
-		{"one trusted proxy", "10.0.0.2:1234", []string{"203.0.113.9"}, proxies, "203.0.113.9"},
-		{"spoofed entries left of the real one", "10.0.0.2:1234", []string{"1.1.1.1, 203.0.113.9"}, proxies, "203.0.113.9"},
-		{"chain of trusted proxies", "10.0.0.2:1234", []string{"203.0.113.9, 10.1.1.1", "10.2.2.2"}, proxies, "203.0.113.9"},
-		{"all trusted", "10.0.0.2:1234", []string{"10.9.9.9, 10.1.1.1"}, proxies, "10.9.9.9"},
-		{"unparsable entry stops at the last trusted hop", "10.0.0.2:1234", []string{"203.0.113.9, junk, 10.1.1.1"}, proxies, "10.1.1.1"},
-		{"empty header", "10.0.0.2:1234", nil, proxies, "10.0.0.2"},
-		{"entries with ports and brackets", "[fd00::1]:443", []string{"[2001:db8::7]:5555, 10.1.1.1:80"}, proxies, "2001:db8::7"},
-		{"IPv4-mapped IPv6 is unmapped", "[::ffff:192.0.2.1]:1234", nil, nil, "192.0.2.1"},
-		{"Unix socket", "@", nil, proxies, "invalid IP"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			if got := middleware.ClientIP(request(tt.remote, tt.xff...), tt.trusted).String(); got != tt.want {
-				t.Errorf("ClientIP = %s, want %s", got, tt.want)
-			}
-		})
-	}
-}
-
 func TestRateLimitTrustedProxies(t *testing.T) {
 	clock := newClock()
 	mw, err := middleware.RateLimit(middleware.RateLimitConfig{
-		Rate: rate.Every(time.Hour), Burst: 1, Now: clock.Now,
+		Limit: tokens.RateLimit{Every: time.Hour, Burst: 1}, Now: clock.Now,
 		TrustedProxies: []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8")},
 	})
 	if err != nil {

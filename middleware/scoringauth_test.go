@@ -64,17 +64,12 @@ func TestScoringAuth(t *testing.T) {
 				t.Fatal("let through")
 			}
 			// What the scoring handler does with it: httperr.From for the
-			// answer, Challenge() for WWW-Authenticate.
+			// answer, its Challenge for WWW-Authenticate.
 			e := httperr.From(err)
 			if e.Status != tt.wantStatus || e.Type != tt.wantType {
 				t.Errorf("answer = %d %s, want %d %s", e.Status, e.Type, tt.wantStatus, tt.wantType)
 			}
-			var c interface{ Challenge() string }
-			gotChallenge := ""
-			if errors.As(err, &c) {
-				gotChallenge = c.Challenge()
-			}
-			if gotChallenge != tt.wantChallenge {
+			if gotChallenge := e.Challenge; gotChallenge != tt.wantChallenge {
 				t.Errorf("challenge = %q, want %q", gotChallenge, tt.wantChallenge)
 			}
 			if tt.wantIs != nil && !errors.Is(err, tt.wantIs) {

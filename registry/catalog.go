@@ -44,18 +44,23 @@ type ProcessInfo struct {
 	Prompt bool
 }
 
-// Catalog is the set of processes the host program registers by name. It is
-// safe for concurrent use; lookups take no lock.
+// Catalog is the set of processes the host program registers by name. Its
+// zero value is an empty catalog ready to use. It is safe for concurrent
+// use; lookups take no lock.
 type Catalog struct {
 	mu sync.Mutex // serialises Register
 	m  atomic.Pointer[map[string]ProcessInfo]
 }
 
 // NewCatalog returns an empty catalog.
-func NewCatalog() *Catalog {
-	c := &Catalog{}
-	c.m.Store(&map[string]ProcessInfo{})
-	return c
+func NewCatalog() *Catalog { return &Catalog{} }
+
+// procs returns the registered processes; nil before the first Register.
+func (c *Catalog) procs() map[string]ProcessInfo {
+	if m := c.m.Load(); m != nil {
+		return *m
+	}
+	return nil
 }
 
 // Register adds p. It fails when the name is invalid or taken, the process is
@@ -91,7 +96,7 @@ func (c *Catalog) Register(p ProcessInfo) error {
 
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	old := *c.m.Load()
+	old := c.procs()
 	if _, ok := old[p.Name]; ok {
 		return errorf(ErrExists, "process %q already exists", p.Name)
 	}
@@ -106,13 +111,13 @@ func (c *Catalog) Register(p ProcessInfo) error {
 
 // Lookup returns the process registered as name.
 func (c *Catalog) Lookup(name string) (ProcessInfo, bool) {
-	p, ok := (*c.m.Load())[name]
+	p, ok := c.procs()[name]
 	return p, ok
 }
 
 // List returns every registered process, sorted by name.
 func (c *Catalog) List() []ProcessInfo {
-	m := *c.m.Load()
+	m := c.procs()
 	out := make([]ProcessInfo, 0, len(m))
 	for _, p := range m {
 		out = append(out, p)

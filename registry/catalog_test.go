@@ -98,3 +98,19 @@ func TestCatalogLookupAndList(t *testing.T) {
 		t.Error("Lookup ignores case; names are case-sensitive")
 	}
 }
+
+func TestCatalogZeroValue(t *testing.T) {
+	var c registry.Catalog
+	if _, ok := c.Lookup("p"); ok {
+		t.Error("Lookup found a process in an empty catalog")
+	}
+	if got := c.List(); len(got) != 0 {
+		t.Errorf("List of an empty catalog = %v", got)
+	}
+	if err := c.Register(registry.ProcessInfo{Name: "p", Process: echo}); err != nil {
+		t.Fatalf("Register on a zero Catalog: %v", err)
+	}
+	if _, ok := c.Lookup("p"); !ok || len(c.List()) != 1 {
+		t.Error("the registered process is not in the catalog")
+	}
+}

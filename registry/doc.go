@@ -4,23 +4,35 @@
 // web API [Group]s, [Deployment]s with their [Endpoint]s, and execution
 // [Queue]s.
 //
-// Records live in a [Store]. Two implementations ship: [MemStore] for tests
-// and ephemeral servers, and [FileStore], which makes every acknowledged
-// write durable. Writes use optimistic concurrency: a record carries the
-// revision its writer read, and a stale write fails with a [*ConflictError].
+// Records live in a [Store], which only loads them and commits one change
+// at a time. Two implementations ship: [MemStore] for tests and ephemeral
+// servers, and [FileStore], which makes every acknowledged write durable;
+// package registrytest holds the conformance suite any other store (one a
+// database shared by several replicas) must pass.
+//
+// A [Registry] is the one way to write records. It checks every rule of a
+// write once, above the store, on its immutable current [State]: revisions
+// (optimistic concurrency: a record carries the revision its writer read,
+// and a stale write fails with a [*ConflictError]), references, built-in
+// records and records in use. It then has the store commit the change and
+// publishes the new [Snapshot] through an atomic pointer before the write
+// returns.
 //
 // Execution jobs are kept apart, in a [JobStore] ([MemJobStore],
 // [FileJobStore]), so that their frequent changes never touch the State
 // scoring reads. A job's life, PENDING → RUNNING → an end state, is
 // enforced in one place, [CanTransition].
 //
-// A [Registry] joins a Catalog and a Store and publishes an immutable
-// [Snapshot] through an atomic pointer after every committed change. The
-// scoring handler resolves each request against the current Snapshot without
-// taking a lock:
+// The scoring handler resolves each request against the current Snapshot
+// without taking a lock:
 //
-//	management write → Store (durable) → new State → Snapshot published
+//	management write → Registry rules → Store commit (durable) → Snapshot published
 //	scoring request  → Registry.Snapshot().Resolve(group, path, alias)
 //
-// The package depends on the standard library only.
+// Errors say what they are to the HTTP edge through ErrorType and
+// ClientMessage methods, so a client is told what it sent was wrong, never
+// a Go error chain; match them with [errors.Is] against the sentinels.
+//
+// The package depends on the standard library only (and on the module's
+// internal/atomicfile, which does too).
 package registry

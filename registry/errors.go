@@ -1,49 +1,68 @@
 package registry
 
-import (
-	"fmt"
+import "fmt"
+
+// Type codes of this package's errors, as the HTTP edge reads them through
+// ErrorType. The table that turns them into statuses is the edge's.
+const (
+	typeNotFound       = "not_found"
+	typeAlreadyExists  = "already_exists"
+	typeConflict       = "conflict"
+	typeInUse          = "in_use"
+	typePrecondition   = "precondition_failed"
+	typeInvalidRef     = "invalid_reference"
+	typeDisabled       = "endpoint_disabled"
+	typeProcessMissing = "process_unavailable"
+	typeUnavailable    = "unavailable"
 )
 
 // Sentinel errors. Functions in this package wrap them with detail; match them
-// with [errors.Is]. Each also says what it is to an HTTP edge through an
-// ErrorType method (a stable snake_case code), and the errors that wrap them
-// carry a ClientMessage naming only what the caller sent, so no Go error
-// chain reaches a client.
+// with [errors.Is]. Each says what it is to an HTTP edge through
+// ErrorType() string and ClientMessage() string, as do the errors that wrap
+// them here.
 var (
 	// ErrNotFound reports that a named record or process does not exist.
-	ErrNotFound error = &sentinel{"not_found", "registry: not found"}
+	ErrNotFound error = &sentinel{"registry: not found", typeNotFound, "nothing is stored under that name"}
 	// ErrExists reports a create of a record or process name already taken.
-	ErrExists error = &sentinel{"already_exists", "registry: already exists"}
+	ErrExists error = &sentinel{"registry: already exists", typeAlreadyExists, "the name is already taken"}
 	// ErrConflict reports a write that named a revision other than the
 	// current one. The error is a [*ConflictError].
-	ErrConflict error = &sentinel{"precondition_failed", "registry: revision conflict"}
+	ErrConflict error = &sentinel{"registry: revision conflict", typePrecondition, "the record has changed since it was read"}
+	// ErrStale reports a [Commit] whose Base is no longer the stored state's
+	// Seq: another writer committed in between. A [Registry] loads the
+	// store again and retries; it returns ErrStale only when the store
+	// keeps changing under it.
+	ErrStale error = &sentinel{"registry: store changed by another writer", typeConflict,
+		"the records kept changing while this request was applied; retry"}
 	// ErrInUse reports a delete of a record that others still refer to, or of
 	// a built-in record (the DEFAULT group and queue).
-	ErrInUse error = &sentinel{"in_use", "registry: in use"}
+	ErrInUse error = &sentinel{"registry: in use", typeInUse, "the record is in use"}
 	// ErrInvalid reports a record that breaks a domain rule. The error is an
 	// [*InvalidError] naming the field.
-	ErrInvalid error = &sentinel{"invalid_reference", "registry: invalid"}
+	ErrInvalid error = &sentinel{"registry: invalid", typeInvalidRef, "the record is not valid"}
 	// ErrDisabled reports a lookup of an endpoint whose deployment is
 	// disabled.
-	ErrDisabled error = &sentinel{"endpoint_disabled", "registry: deployment disabled"}
+	ErrDisabled error = &sentinel{"registry: deployment disabled", typeDisabled, "the endpoint's deployment is disabled"}
 	// ErrUnavailable reports an endpoint whose process is not in the catalog
 	// (for example, a deployment stored by a build that registered it).
-	ErrUnavailable error = &sentinel{"process_unavailable", "registry: process unavailable"}
-	// ErrClosed reports use of a closed store.
-	ErrClosed error = &sentinel{"unavailable", "registry: store closed"}
+	ErrUnavailable error = &sentinel{"registry: process unavailable", typeProcessMissing,
+		"the endpoint's process is not available in this server"}
+	// ErrClosed reports use of a closed store or registry.
+	ErrClosed error = &sentinel{"registry: store closed", typeUnavailable, "the service is shutting down"}
 )
 
-// sentinel is the type of the package's sentinel errors: its text for the
-// log and its type code for the HTTP edge.
-type sentinel struct{ code, text string }
+// sentinel is one of the sentinel errors: its text for logs, its type code
+// and a sentence for a client that names nothing in particular.
+type sentinel struct{ text, typ, client string }
 
-func (e *sentinel) Error() string     { return e.text }
-func (e *sentinel) ErrorType() string { return e.code }
+func (e *sentinel) Error() string         { return e.text }
+func (e *sentinel) ErrorType() string     { return e.typ }
+func (e *sentinel) ClientMessage() string { return e.client }
 
 // detailed is a sentinel with a sentence about the record at fault: the
 // sentence is what a client is told, the sentinel what callers match.
 type detailed struct {
-	kind error
+	kind error // a *sentinel
 	msg  string
 }
 
@@ -55,10 +74,11 @@ func errorf(kind error, format string, args ...any) error {
 
 func (e *detailed) Error() string         { return "registry: " + e.msg }
 func (e *detailed) Unwrap() error         { return e.kind }
+func (e *detailed) ErrorType() string     { return e.kind.(*sentinel).typ }
 func (e *detailed) ClientMessage() string { return e.msg }
 
 // ConflictError is returned by a write whose revision is stale. It matches
-// [ErrConflict], or [ErrExists] when a create finds the record stored.
+// [ErrConflict].
 type ConflictError struct {
 	Kind    string // "group", "deployment" or "queue"
 	Name    string // the record's name; "group/path" for deployments
@@ -67,30 +87,30 @@ type ConflictError struct {
 }
 
 func (e *ConflictError) Error() string {
-	if e.Want == 0 && e.Current != 0 {
+	if e.Want == 0 {
 		return fmt.Sprintf("registry: %s %q already exists at revision %d", e.Kind, e.Name, e.Current)
 	}
 	return "registry: " + e.ClientMessage()
 }
 
-// ClientMessage says what is stored and what the writer named.
+// ClientMessage says what failed in terms of the request.
 func (e *ConflictError) ClientMessage() string {
-	if e.Current == 0 {
-		return fmt.Sprintf("%s %q does not exist (revision %d named)", e.Kind, e.Name, e.Want)
-	}
-	if e.Want == 0 {
+	switch {
+	case e.Want == 0:
 		return fmt.Sprintf("%s %q already exists", e.Kind, e.Name)
+	case e.Current == 0:
+		return fmt.Sprintf("%s %q does not exist (revision %d named)", e.Kind, e.Name, e.Want)
 	}
 	return fmt.Sprintf("%s %q is at revision %d, not %d", e.Kind, e.Name, e.Current, e.Want)
 }
 
-// ErrorType is already_exists for a create that found the record stored,
-// precondition_failed otherwise.
+// ErrorType is "already_exists" for a create of a record that exists, and
+// "precondition_failed" for a write that named another revision.
 func (e *ConflictError) ErrorType() string {
 	if e.Want == 0 {
-		return "already_exists"
+		return typeAlreadyExists
 	}
-	return "precondition_failed"
+	return typePrecondition
 }
 
 // Is reports whether target is [ErrConflict].
@@ -111,17 +131,17 @@ func (e *InvalidError) Error() string {
 	return fmt.Sprintf("registry: %s: %s", e.Pointer, e.Message)
 }
 
-// Is reports whether target is [ErrInvalid].
-func (e *InvalidError) Is(target error) bool { return target == ErrInvalid }
-
-// ErrorType is invalid_reference.
-func (e *InvalidError) ErrorType() string { return "invalid_reference" }
+// ErrorType is "invalid_reference".
+func (e *InvalidError) ErrorType() string { return typeInvalidRef }
 
 // ClientMessage is the sentence about the field.
 func (e *InvalidError) ClientMessage() string { return e.Message }
 
-// ErrorPointer is the JSON pointer of the field.
+// ErrorPointer is Pointer.
 func (e *InvalidError) ErrorPointer() string { return e.Pointer }
+
+// Is reports whether target is [ErrInvalid].
+func (e *InvalidError) Is(target error) bool { return target == ErrInvalid }
 
 func invalid(pointer, format string, args ...any) error {
 	return &InvalidError{Pointer: pointer, Message: fmt.Sprintf(format, args...)}

@@ -97,7 +97,7 @@ func ExampleSnapshot_Resolve() {
 	}
 	defer reg.Close()
 
-	_, err = store.PutDeployment(ctx, registry.Deployment{
+	_, err = reg.PutDeployment(ctx, registry.Deployment{
 		Group: registry.DefaultGroup, Path: "math", Enabled: true,
 		Endpoints: []registry.Endpoint{{Alias: "double", Process: "double"}},
 	})
@@ -139,11 +139,16 @@ func ExampleOpenFileStore() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	g, err := store.PutGroup(ctx, registry.Group{Name: "fraud", Description: "Card fraud models"})
+	reg, err := registry.New(ctx, registry.NewCatalog(), store)
+	if err != nil {
+		log.Fatal(err)
+	}
+	g, err := reg.PutGroup(ctx, registry.Group{Name: "fraud", Description: "Card fraud models"})
 	if err != nil {
 		log.Fatal(err)
 	}
 	fmt.Println("stored", g.Name, "at revision", g.Revision)
+	reg.Close()
 	if err := store.Close(); err != nil {
 		log.Fatal(err)
 	}
@@ -154,11 +159,12 @@ func ExampleOpenFileStore() {
 		log.Fatal(err)
 	}
 	defer store.Close()
-	st, err := store.State(ctx)
+	reg, err = registry.New(ctx, registry.NewCatalog(), store)
 	if err != nil {
 		log.Fatal(err)
 	}
-	g, ok := st.Group("fraud")
+	defer reg.Close()
+	g, ok := reg.Snapshot().State().Group("fraud")
 	fmt.Println("reopened:", ok, g.Description, "revision", g.Revision)
 	// Output:
 	// stored fraud at revision 1

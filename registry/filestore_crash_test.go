@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/scorehub/scorehub/internal/atomicfile"
 )
 
 var (
@@ -69,7 +71,7 @@ func (f *faultFS) hit(op string) (dead, fail, effect bool, err error) {
 	return false, true, f.effect, errInjected
 }
 
-func (f *faultFS) CreateTemp(dir, pattern string) (tempFile, error) {
+func (f *faultFS) CreateTemp(dir, pattern string) (atomicfile.File, error) {
 	dead, fail, effect, err := f.hit("create")
 	if dead || (fail && !effect) {
 		return nil, err
@@ -101,7 +103,7 @@ func (f *faultFS) SyncDir(dir string) error {
 	if dead || fail {
 		return err
 	}
-	return syncPath(dir)
+	return atomicfile.SyncDir(dir)
 }
 
 func (f *faultFS) Remove(name string) error {
@@ -191,6 +193,17 @@ func tempFiles(t *testing.T, dir string) []string {
 	return out
 }
 
+// over returns a Registry over s stamping records at now.
+func over(t *testing.T, s Store, now time.Time) *Registry {
+	t.Helper()
+	r, err := New(context.Background(), NewCatalog(), s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.now = func() time.Time { return now }
+	return r
+}
+
 // abandon drops s as a killed process would: nothing is flushed or cleaned
 // up; only the kernel's release of its lock happens.
 func abandon(t *testing.T, s *FileStore) {
@@ -238,22 +251,22 @@ func TestFileStoreCommitFaults(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer s.Close()
-			if _, err := s.PutQueue(ctx, Queue{Name: "batch", MaxConcurrent: 2, MaxWaiting: 10}); err != nil {
+			r := over(t, s, now)
+			if _, err := r.PutQueue(ctx, Queue{Name: "batch", MaxConcurrent: 2, MaxWaiting: 10}); err != nil {
 				t.Fatal(err)
 			}
-			before, err := s.State(ctx)
+			before, err := s.Load(ctx)
 			if err != nil {
 				t.Fatal(err)
 			}
-			after, _, err := before.WithGroup(write, now)
+			after, _, err := before.withGroup(write, now)
 			if err != nil {
 				t.Fatal(err)
 			}
-			notified := 0
-			s.Subscribe(func(*State) { notified++ })
+			published := r.Snapshot()
 
 			ffs.arm(tt.op, tt.effect, tt.crash)
-			_, err = s.PutGroup(ctx, write)
+			_, err = r.PutGroup(ctx, write)
 			want := errInjected
 			if tt.crash {
 				want = errCrashed
@@ -261,11 +274,11 @@ func TestFileStoreCommitFaults(t *testing.T) {
 			if !errors.Is(err, want) {
 				t.Fatalf("PutGroup error = %v, want %v", err, want)
 			}
-			if cur, _ := s.State(ctx); cur != before {
+			if cur, _ := s.Load(ctx); cur != before {
 				t.Errorf("state changed by a failed write:\n%s", cmp.Diff(dumpOf(before), dumpOf(cur)))
 			}
-			if notified != 0 {
-				t.Errorf("subscribers called %d times for a failed write", notified)
+			if r.Snapshot() != published {
+				t.Error("a failed write published a snapshot")
 			}
 			wantDisk := before
 			if tt.landed {
@@ -279,14 +292,14 @@ func TestFileStoreCommitFaults(t *testing.T) {
 					t.Fatalf("reopen after crash: %v", err)
 				}
 				defer re.Close()
-				got, _ := re.State(ctx)
+				got, _ := re.Load(ctx)
 				if diff := cmp.Diff(dumpOf(wantDisk), dumpOf(got)); diff != "" {
 					t.Errorf("reopened state (-want +got):\n%s", diff)
 				}
 				if left := tempFiles(t, dir); len(left) > 0 {
 					t.Errorf("temporary files left after reopen: %v", left)
 				}
-				if _, err := re.PutGroup(ctx, Group{Name: "after"}); err != nil {
+				if _, err := over(t, re, now).PutGroup(ctx, Group{Name: "after"}); err != nil {
 					t.Errorf("write after recovery: %v", err)
 				}
 				return
@@ -299,10 +312,10 @@ func TestFileStoreCommitFaults(t *testing.T) {
 				t.Errorf("temporary files left by a failed write: %v", left)
 			}
 			// The store carries on from its unchanged state.
-			if _, err := s.PutGroup(ctx, Group{Name: "after"}); err != nil {
+			if _, err := r.PutGroup(ctx, Group{Name: "after"}); err != nil {
 				t.Fatalf("write after a failed one: %v", err)
 			}
-			final, _ := s.State(ctx)
+			final, _ := s.Load(ctx)
 			if err := s.Close(); err != nil {
 				t.Fatal(err)
 			}
@@ -311,7 +324,7 @@ func TestFileStoreCommitFaults(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer re.Close()
-			got, _ := re.State(ctx)
+			got, _ := re.Load(ctx)
 			if diff := cmp.Diff(dumpOf(final), dumpOf(got)); diff != "" {
 				t.Errorf("reopened state (-want +got):\n%s", diff)
 			}
@@ -323,8 +336,8 @@ func TestFileStoreCommitFaults(t *testing.T) {
 }
 
 // TestFileStoreCommitOrder checks the steps that make a write durable run in
-// the one safe order, and that subscribers see the new state only once it is
-// on disk.
+// the one safe order, and that the Registry publishes the new state only
+// once it is on disk.
 func TestFileStoreCommitOrder(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
@@ -339,23 +352,32 @@ func TestFileStoreCommitOrder(t *testing.T) {
 	}
 	ffs.log = nil
 
-	var onDisk uint64
-	s.Subscribe(func(st *State) {
-		ffs.record("publish")
-		onDisk = diskState(t, dir).Seq()
-	})
-	out, err := s.PutQueue(ctx, Queue{Name: "batch", MaxConcurrent: 1})
+	// A store that records when its commits return: the Registry publishes
+	// after that, never before.
+	r := over(t, &observed{Store: s, ffs: ffs}, time.Now())
+	out, err := r.PutQueue(ctx, Queue{Name: "batch", MaxConcurrent: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff([]string{"create", "write", "sync", "close", "rename", "syncdir", "publish"}, ffs.ops()); diff != "" {
+	if diff := cmp.Diff([]string{"create", "write", "sync", "close", "rename", "syncdir", "committed"}, ffs.ops()); diff != "" {
 		t.Errorf("steps of one write (-want +got):\n%s", diff)
 	}
-	st, _ := s.State(ctx)
-	if onDisk != st.Seq() {
-		t.Errorf("subscriber saw seq %d on disk, want %d", onDisk, st.Seq())
+	if onDisk := diskState(t, dir).Seq(); onDisk != r.Snapshot().State().Seq() {
+		t.Errorf("published seq %d, on disk %d", r.Snapshot().State().Seq(), onDisk)
 	}
 	if out.Revision != 1 {
 		t.Errorf("revision = %d, want 1", out.Revision)
 	}
+}
+
+// observed is a Store that logs to ffs when a commit returns.
+type observed struct {
+	Store
+	ffs *faultFS
+}
+
+func (o *observed) Commit(ctx context.Context, c Commit) error {
+	err := o.Store.Commit(ctx, c)
+	o.ffs.record("committed")
+	return err
 }

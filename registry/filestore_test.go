@@ -62,7 +62,7 @@ func TestFileStoreGolden(t *testing.T) {
 	golden := filepath.Join("testdata", "registry.v1.json")
 	clk := newClock()
 	dir := t.TempDir()
-	s := openFileStore(t, dir, registry.StoreOptions{Now: clk.Now})
+	s := newWriter(t, openFileStore(t, dir, registry.StoreOptions{Now: clk.Now}))
 	clk.Advance(time.Minute)
 	must[registry.Group](t)(s.PutGroup(ctx, registry.Group{Name: "fraud", Description: "Card fraud <& models>",
 		Auth: registry.AuthPolicy{Mode: registry.TokenRequired, Groups: []string{"analysts", "ops"}}}))
@@ -111,7 +111,7 @@ func TestFileStoreRoundTrip(t *testing.T) {
 	clk := &clock{t: time.Date(2025, 2, 3, 4, 5, 6, 123456789, zone)}
 	opts := registry.StoreOptions{Now: clk.Now}
 	dir := t.TempDir()
-	s := openFileStore(t, dir, opts)
+	s := newWriter(t, openFileStore(t, dir, opts))
 
 	must[registry.Queue](t)(s.PutQueue(ctx, registry.Queue{Name: "gpu", MaxConcurrent: 1, MaxWaiting: 0}))
 	g := must[registry.Group](t)(s.PutGroup(ctx, registry.Group{Name: "Risk_2", Description: "ünïcödé \"quoted\"\n",
@@ -136,7 +136,7 @@ func TestFileStoreRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	re := openFileStore(t, dir, opts)
+	re := newWriter(t, openFileStore(t, dir, opts))
 	after := mustState(t, re)
 	if diff := cmp.Diff(dump(before), dump(after)); diff != "" {
 		t.Fatalf("reopened state (-before +after):\n%s", diff)
@@ -284,7 +284,7 @@ func TestOpenFileStoreErrors(t *testing.T) {
 
 func TestOpenFileStoreRemovesLeftovers(t *testing.T) {
 	dir := t.TempDir()
-	s := openFileStore(t, dir, registry.StoreOptions{})
+	s := newWriter(t, openFileStore(t, dir, registry.StoreOptions{}))
 	must[registry.Group](t)(s.PutGroup(context.Background(), registry.Group{Name: "kept"}))
 	want := mustState(t, s)
 	if err := s.Close(); err != nil {
@@ -317,7 +317,7 @@ func TestOpenFileStoreRemovesLeftovers(t *testing.T) {
 func TestFileStoreIsExclusive(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	s := openFileStore(t, dir, registry.StoreOptions{})
+	s := newWriter(t, openFileStore(t, dir, registry.StoreOptions{}))
 
 	_, err := registry.OpenFileStore(dir, registry.StoreOptions{})
 	if !errors.Is(err, registry.ErrLocked) {
@@ -349,7 +349,12 @@ func TestFileStoreWriterProcess(t *testing.T) {
 	if dir == "" {
 		t.Skip("runs only as the writer process of TestFileStoreSurvivesKill")
 	}
-	s, err := registry.OpenFileStore(dir, registry.StoreOptions{})
+	store, err := registry.OpenFileStore(dir, registry.StoreOptions{})
+	if err != nil {
+		fmt.Println("error", err)
+		os.Exit(1)
+	}
+	s, err := registry.New(context.Background(), registry.NewCatalog(), store)
 	if err != nil {
 		fmt.Println("error", err)
 		os.Exit(1)
@@ -441,11 +446,12 @@ func TestFileStoreSurvivesKill(t *testing.T) {
 // fsyncs and a rename, on the file system of the test's temporary directory.
 func BenchmarkFileStorePut(b *testing.B) {
 	ctx := context.Background()
-	s, err := registry.OpenFileStore(b.TempDir(), registry.StoreOptions{})
+	store, err := registry.OpenFileStore(b.TempDir(), registry.StoreOptions{})
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer s.Close()
+	defer store.Close()
+	s := newWriter(b, store)
 	for i := range 50 {
 		eps := []registry.Endpoint{{Alias: "score", Process: "gbm"}}
 		if _, err := s.PutDeployment(ctx, deployment("DEFAULT", fmt.Sprintf("path-%d", i), eps...)); err != nil {

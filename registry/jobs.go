@@ -2,8 +2,6 @@ package registry
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"slices"
 	"sync"
 	"time"
@@ -46,22 +44,9 @@ func (s JobState) Final() bool {
 }
 
 // ErrJobTransition reports a change of a job's state that its life does not
-// allow (see [JobState]). The error is a [*TransitionError].
-var ErrJobTransition = errors.New("registry: job state change not allowed")
-
-// TransitionError is a job state change that is not allowed. It matches
-// [ErrJobTransition].
-type TransitionError struct {
-	ID       string
-	From, To JobState
-}
-
-func (e *TransitionError) Error() string {
-	return fmt.Sprintf("registry: job %q cannot go from %s to %s", e.ID, e.From, e.To)
-}
-
-// Is reports whether target is [ErrJobTransition].
-func (e *TransitionError) Is(target error) bool { return target == ErrJobTransition }
+// allow (see [JobState]); the error names the job and both states.
+var ErrJobTransition error = &sentinel{"registry: job state change not allowed", typeConflict,
+	"the job's state does not allow this change"}
 
 // CanTransition reports whether a job in state from may go to state to. It
 // is the one place the rule of [JobState] is written.
@@ -87,33 +72,36 @@ type JobErrorInfo struct {
 // Job is one execution of a process on an execution queue, outside a
 // scoring request. Its input is held by the runner until the job starts and
 // is not stored; its result is stored apart from it (see [JobStore]).
+//
+// Its JSON form is how a [FileJobStore] keeps it, in format version 1 of
+// its job files: a change to a tag is a change of that format.
 type Job struct {
 	// ID is a name (see [ValidName]) unique in the store.
-	ID    string
-	State JobState
+	ID    string   `json:"id"`
+	State JobState `json:"state"`
 	// Queue is the execution queue the job runs on.
-	Queue string
+	Queue string `json:"queue"`
 	// Process is the catalog name of the process the job runs.
-	Process string
+	Process string `json:"process"`
 	// Endpoint is the endpoint the job was submitted for, if any.
-	Endpoint *EndpointRef
+	Endpoint *EndpointRef `json:"endpoint,omitempty"`
 	// Rows is the number of input rows.
-	Rows int
+	Rows int `json:"rows"`
 	// CreatedAt is when the job was stored; StartedAt when it got a slot;
 	// FinishedAt when it reached an end state. Unset times are zero.
-	CreatedAt  time.Time
-	StartedAt  time.Time
-	FinishedAt time.Time
+	CreatedAt  time.Time `json:"createdAt"`
+	StartedAt  time.Time `json:"startedAt,omitzero"`
+	FinishedAt time.Time `json:"finishedAt,omitzero"`
 	// Error says why the job ended other than FINISHED; nil otherwise.
-	Error *JobErrorInfo
+	Error *JobErrorInfo `json:"error,omitempty"`
 }
 
 // Transition returns j in state to, stamped at now: StartedAt when it
 // starts running, FinishedAt when it ends, with jerr as its Error. It fails
-// with a [*TransitionError] when j's life does not allow the change.
+// with [ErrJobTransition] when j's life does not allow the change.
 func (j Job) Transition(to JobState, now time.Time, jerr *JobErrorInfo) (Job, error) {
 	if !CanTransition(j.State, to) {
-		return j, &TransitionError{ID: j.ID, From: j.State, To: to}
+		return j, errorf(ErrJobTransition, "job %q cannot go from %s to %s", j.ID, j.State, to)
 	}
 	j.State = to
 	if to == JobRunning {
@@ -198,7 +186,7 @@ type JobRetention struct {
 //     [*InvalidError] for a bad field) stamped with the store's time.
 //   - UpdateJob changes a job's state as [Job.Transition] allows, stamped
 //     with the store's time, and stores result with a FINISHED job; any
-//     other change is a [*TransitionError].
+//     other change fails with [ErrJobTransition].
 //   - Jobs lists the newest first (by CreatedAt, then ID) and returns the
 //     number of matching jobs before Offset and Limit.
 //   - An acknowledged write is committed (durable, for a durable store).

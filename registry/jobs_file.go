@@ -12,7 +12,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"time"
+
+	"github.com/scorehub/scorehub/internal/atomicfile"
 )
 
 // Names inside a FileJobStore's directory.
@@ -41,7 +42,7 @@ const (
 type FileJobStore struct {
 	jobCore
 	dir  string
-	fs   fileSystem
+	fs   atomicfile.FS
 	lock io.Closer
 }
 
@@ -51,10 +52,10 @@ var _ JobStore = (*FileJobStore)(nil)
 // 0700) when it does not exist. A job file that cannot be read is an error
 // naming it; it is never replaced.
 func OpenFileJobStore(dir string, opts StoreOptions) (*FileJobStore, error) {
-	return openFileJobStore(dir, opts, osFS{})
+	return openFileJobStore(dir, opts, atomicfile.OS{})
 }
 
-func openFileJobStore(dir string, opts StoreOptions, fsys fileSystem) (*FileJobStore, error) {
+func openFileJobStore(dir string, opts StoreOptions, fsys atomicfile.FS) (*FileJobStore, error) {
 	if dir == "" {
 		return nil, errors.New("registry: OpenFileJobStore needs a directory")
 	}
@@ -140,15 +141,18 @@ func (s *FileJobStore) load() error {
 // write makes j durable, and result before it when j is FINISHED.
 func (s *FileJobStore) write(j *Job, result []byte) error {
 	if j.State == JobFinished {
-		if err := writeAtomic(s.fs, s.dir, filepath.Join(s.dir, j.ID+jobResultSuffix), jobTempPrefix, result); err != nil {
-			return err
+		if err := atomicfile.Write(s.fs, filepath.Join(s.dir, j.ID+jobResultSuffix), jobTempPrefix, result); err != nil {
+			return fmt.Errorf("registry: %w", err)
 		}
 	}
 	b, err := encodeJob(j)
 	if err != nil {
 		return fmt.Errorf("registry: encode job %q: %w", j.ID, err)
 	}
-	return writeAtomic(s.fs, s.dir, filepath.Join(s.dir, j.ID+jobFileSuffix), jobTempPrefix, b)
+	if err := atomicfile.Write(s.fs, filepath.Join(s.dir, j.ID+jobFileSuffix), jobTempPrefix, b); err != nil {
+		return fmt.Errorf("registry: %w", err)
+	}
+	return nil
 }
 
 // delete removes a job's files, the job's first so that a crash between
@@ -183,9 +187,6 @@ func (s *FileJobStore) JobResult(ctx context.Context, id string) ([]byte, error)
 	return b, nil
 }
 
-// Dir returns the directory the store keeps its files in.
-func (s *FileJobStore) Dir() string { return s.dir }
-
 // Close implements [JobStore]. It waits for a write in progress, then
 // releases the directory. Closing a closed store does nothing.
 func (s *FileJobStore) Close() error {
@@ -198,49 +199,19 @@ func (s *FileJobStore) Close() error {
 	return nil
 }
 
-// fileJob is a job file's record, separate from [Job] so that the format
-// changes only with jobFileFormat.
+// fileJob is a job file: its format version and the job, in the JSON form
+// of [Job], which is format 1.
 type fileJob struct {
-	Format     int              `json:"format"`
-	ID         string           `json:"id"`
-	State      string           `json:"state"`
-	Queue      string           `json:"queue"`
-	Process    string           `json:"process"`
-	Endpoint   *fileEndpointRef `json:"endpoint,omitempty"`
-	Rows       int              `json:"rows"`
-	CreatedAt  time.Time        `json:"createdAt"`
-	StartedAt  *time.Time       `json:"startedAt,omitempty"`
-	FinishedAt *time.Time       `json:"finishedAt,omitempty"`
-	Error      *JobErrorInfo    `json:"error,omitempty"`
-}
-
-// fileEndpointRef names the endpoint a job was submitted for.
-type fileEndpointRef struct {
-	Group string `json:"group"`
-	Path  string `json:"path"`
-	Alias string `json:"alias"`
-}
-
-func timePtr(t time.Time) *time.Time {
-	if t.IsZero() {
-		return nil
-	}
-	return &t
+	Format int `json:"format"`
+	Job
 }
 
 func encodeJob(j *Job) ([]byte, error) {
-	f := fileJob{
-		Format: jobFileFormat, ID: j.ID, State: string(j.State), Queue: j.Queue, Process: j.Process, Rows: j.Rows,
-		CreatedAt: j.CreatedAt, StartedAt: timePtr(j.StartedAt), FinishedAt: timePtr(j.FinishedAt), Error: j.Error,
-	}
-	if e := j.Endpoint; e != nil {
-		f.Endpoint = &fileEndpointRef{Group: e.Group, Path: e.Path, Alias: e.Alias}
-	}
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
 	enc.SetIndent("", "\t")
-	if err := enc.Encode(f); err != nil {
+	if err := enc.Encode(fileJob{Format: jobFileFormat, Job: *j}); err != nil {
 		return nil, err
 	}
 	return buf.Bytes(), nil
@@ -263,18 +234,9 @@ func readJobFile(path string) (*Job, error) {
 	if f.Format != jobFileFormat {
 		return nil, fmt.Errorf("format version %d is not supported (this build reads %d)", f.Format, jobFileFormat)
 	}
-	j := &Job{ID: f.ID, State: JobState(f.State), Queue: f.Queue, Process: f.Process, Rows: f.Rows, CreatedAt: f.CreatedAt, Error: f.Error}
-	if f.StartedAt != nil {
-		j.StartedAt = *f.StartedAt
-	}
-	if f.FinishedAt != nil {
-		j.FinishedAt = *f.FinishedAt
-	}
-	if e := f.Endpoint; e != nil {
-		j.Endpoint = &EndpointRef{Group: e.Group, Path: e.Path, Alias: e.Alias}
-	}
+	j := &f.Job
 	if !j.State.Valid() {
-		return nil, fmt.Errorf("unknown state %q", f.State)
+		return nil, fmt.Errorf("unknown state %q", j.State)
 	}
 	if err := j.validate(); err != nil {
 		return nil, err

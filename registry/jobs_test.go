@@ -37,9 +37,9 @@ func TestJobTransitions(t *testing.T) {
 				jerr := &registry.JobErrorInfo{Type: "x", Title: "X", Message: "x."}
 				next, err := j.Transition(to, now, jerr)
 				if !want {
-					var te *registry.TransitionError
-					if !errors.Is(err, registry.ErrJobTransition) || !errors.As(err, &te) || te.From != from || te.To != to {
-						t.Fatalf("Transition error %v, want a TransitionError %s→%s", err, from, to)
+					wantMsg := fmt.Sprintf(`registry: job "j" cannot go from %s to %s`, from, to)
+					if !errors.Is(err, registry.ErrJobTransition) || err.Error() != wantMsg {
+						t.Fatalf("Transition error %v, want ErrJobTransition saying %q", err, wantMsg)
 					}
 					return
 				}
@@ -338,4 +338,68 @@ func ExampleCanTransition() {
 	// Output:
 	// PENDING → RUNNING: true
 	// PENDING → FINISHED: false
+}
+
+// TestFileJobStoreGolden pins the job file format: a change to it needs a
+// new format version, and every job file written in format 1 must keep
+// opening.
+func TestFileJobStoreGolden(t *testing.T) {
+	ctx := context.Background()
+	clk := newClock()
+	dir := t.TempDir()
+	s := openFileJobStore(t, dir, registry.StoreOptions{Now: clk.Now})
+	_, err := s.CreateJob(ctx, registry.Job{ID: "ended", Queue: "batch", Process: "fraud-gbm", Rows: 3,
+		Endpoint: &registry.EndpointRef{Group: "fraud", Path: "cards", Alias: "score"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	clk.Advance(time.Second)
+	mustUpdate(t, s, "ended", registry.JobRunning, nil)
+	clk.Advance(time.Second)
+	jerr := &registry.JobErrorInfo{Type: "timeout", Title: "Timed out", Message: "the process <did not> finish in time"}
+	if _, err := s.UpdateJob(ctx, "ended", registry.JobTimedOut, jerr, nil); err != nil {
+		t.Fatal(err)
+	}
+	mustCreate(t, s, "waiting", "DEFAULT")
+	for _, id := range []string{"ended", "waiting"} {
+		golden := filepath.Join("testdata", id+".job.v1.json")
+		got, err := os.ReadFile(filepath.Join(dir, id+".job.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if *update {
+			if err := os.WriteFile(golden, got, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		want, err := os.ReadFile(golden)
+		if err != nil {
+			t.Fatalf("%v (run with -update to create it)", err)
+		}
+		if diff := cmp.Diff(string(want), string(got)); diff != "" {
+			t.Errorf("job file differs from %s (-golden +written):\n%s", golden, diff)
+		}
+	}
+	before, _, err := s.Jobs(ctx, registry.JobFilter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// Reopened, the waiting job was interrupted; the ended one is as it was.
+	re := openFileJobStore(t, dir, registry.StoreOptions{Now: clk.Now})
+	got, err := re.Job(ctx, "ended")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want registry.Job
+	for _, j := range before {
+		if j.ID == "ended" {
+			want = j
+		}
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("reopened job (-before +after):\n%s", diff)
+	}
 }

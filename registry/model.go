@@ -69,11 +69,16 @@ type AuthPolicy struct {
 	Groups []string `json:"groups,omitempty"`
 }
 
+// The JSON form of the record types ([Group], [AuthPolicy], [Deployment],
+// [Endpoint], [Queue]) is how a [FileStore] keeps them, in format version 1
+// of its file: a change to a tag is a change of that format. The management
+// API shows records in a shape of its own.
+
 // Group is a web API group: the first segment after the scoring prefix, and
 // the unit of scoring access control.
 type Group struct {
 	Name        string     `json:"name"`
-	Description string     `json:"description"`
+	Description string     `json:"description,omitempty"`
 	Auth        AuthPolicy `json:"auth"`
 	Revision    uint64     `json:"revision"`
 	CreatedAt   time.Time  `json:"createdAt"`
@@ -88,8 +93,8 @@ type Endpoint struct {
 	// DefaultQueue.
 	Queue string `json:"queue,omitempty"`
 	// Timeout bounds one execution; zero means the scoring handler's
-	// default.
-	Timeout     time.Duration `json:"timeout,omitempty"`
+	// default. It is kept in nanoseconds.
+	Timeout     time.Duration `json:"timeoutNs,omitempty"`
 	Description string        `json:"description,omitempty"`
 }
 
@@ -106,7 +111,7 @@ func (e Endpoint) QueueName() string {
 type Deployment struct {
 	Group       string     `json:"group"`
 	Path        string     `json:"path"`
-	Description string     `json:"description"`
+	Description string     `json:"description,omitempty"`
 	Enabled     bool       `json:"enabled"`
 	Endpoints   []Endpoint `json:"endpoints"`
 	Revision    uint64     `json:"revision"`

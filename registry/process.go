@@ -4,9 +4,9 @@ import "context"
 
 // EndpointRef names the endpoint a request came through.
 type EndpointRef struct {
-	Group string
-	Path  string
-	Alias string
+	Group string `json:"group"`
+	Path  string `json:"path"`
+	Alias string `json:"alias"`
 }
 
 // Input is what a [Process] scores: the request's rows as a table, the

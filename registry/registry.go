@@ -4,31 +4,67 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"sync/atomic"
+	"time"
 )
 
-// Registry joins a [Catalog] and a [Store] and keeps an immutable [Snapshot]
-// of both current: every write committed to the store publishes a new one
-// before the write returns. It is safe for concurrent use; Snapshot takes no
-// lock.
+// Registry joins a [Catalog] and a [Store]. It is the one way to change the
+// records: each write checks every rule of the records against the current
+// [State], has the store commit the one change, and publishes the new
+// immutable [Snapshot] before it returns, so the next [Registry.Snapshot]
+// (the next scoring request) sees it. Over a [Notifier] store it also
+// publishes what other writers commit.
+//
+// The rules of a write:
+//
+//   - A write names the revision its writer read in the record's Revision
+//     field (or the revision argument of a delete): 0 creates (and
+//     conflicts when the record exists), [AnyRevision] writes whatever is
+//     there, any other value must equal the stored revision or the write
+//     fails with a [*ConflictError]; a named revision of a record that does
+//     not exist fails with [ErrNotFound]. A successful write returns the
+//     record as stored, its Revision one higher, stamped with the time
+//     (from the [StoreOptions] of a store of this package, else the wall
+//     clock, in UTC).
+//   - A record must be valid, and a deployment's group and its endpoints'
+//     queues must exist ([*InvalidError]).
+//   - A group with deployments, a queue an endpoint uses, and the built-in
+//     DEFAULT group and queue cannot be deleted ([ErrInUse]).
+//
+// A Registry is safe for concurrent use: its writes are serialised, and
+// Snapshot takes no lock.
 type Registry struct {
 	catalog *Catalog
 	store   Store
-	snap    atomic.Pointer[Snapshot]
-	cancel  func()
+	now     func() time.Time
+
+	mu     sync.Mutex // serialises writes; guards closed
+	closed bool
+	snap   atomic.Pointer[Snapshot]
+	cancel func()
 }
 
-// New returns a Registry over catalog and store. Close it to stop following
-// the store; closing the Registry does not close the store.
+// maxStale bounds how often a write whose commit met another writer's is
+// decided afresh before it fails with ErrStale.
+const maxStale = 16
+
+// New returns a Registry over catalog and store, holding what the store
+// holds. Close it to stop it; closing the Registry does not close the store.
 func New(ctx context.Context, catalog *Catalog, store Store) (*Registry, error) {
 	if catalog == nil || store == nil {
 		return nil, errors.New("registry: New needs a catalog and a store")
 	}
-	r := &Registry{catalog: catalog, store: store}
-	// Subscribe first so that no write between the read and the
-	// subscription is missed; a newer state always wins.
-	r.cancel = store.Subscribe(r.publish)
-	st, err := store.State(ctx)
+	r := &Registry{catalog: catalog, store: store, now: time.Now, cancel: func() {}}
+	if c, ok := store.(interface{ now() time.Time }); ok {
+		r.now = c.now // StoreOptions.Now of this package's stores
+	}
+	if n, ok := store.(Notifier); ok {
+		// Subscribe first so that no commit between the load and the
+		// subscription is missed; a newer state always wins.
+		r.cancel = n.Subscribe(r.publish)
+	}
+	st, err := store.Load(ctx)
 	if err != nil {
 		r.cancel()
 		return nil, fmt.Errorf("registry: read store: %w", err)
@@ -37,6 +73,7 @@ func New(ctx context.Context, catalog *Catalog, store Store) (*Registry, error) 
 	return r, nil
 }
 
+// publish makes st the current snapshot unless a newer one is.
 func (r *Registry) publish(st *State) {
 	next := &Snapshot{state: st, catalog: r.catalog}
 	for {
@@ -50,18 +87,132 @@ func (r *Registry) publish(st *State) {
 	}
 }
 
+// write decides one write with decide on the current state and commits
+// it. When another writer of a shared store committed first, it loads the
+// store and decides again.
+func (r *Registry) write(ctx context.Context, decide func(st *State, now time.Time) (*State, Change, error)) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closed {
+		return ErrClosed
+	}
+	for attempt := 1; ; attempt++ {
+		base := r.snap.Load().state
+		next, change, err := decide(base, r.now().UTC())
+		if err != nil {
+			return err
+		}
+		err = r.store.Commit(ctx, Commit{Base: base.seq, Change: change, State: next})
+		if err == nil {
+			r.publish(next)
+			return nil
+		}
+		if !errors.Is(err, ErrStale) || attempt == maxStale {
+			return err
+		}
+		st, err := r.store.Load(ctx)
+		if err != nil {
+			return fmt.Errorf("registry: read store: %w", err)
+		}
+		r.publish(st)
+	}
+}
+
+// PutGroup writes g under the rules of [Registry] and returns it as stored.
+// An empty Auth.Mode is stored as Public.
+func (r *Registry) PutGroup(ctx context.Context, g Group) (Group, error) {
+	var out Group
+	err := r.write(ctx, func(st *State, now time.Time) (*State, Change, error) {
+		next, c, err := st.withGroup(g, now)
+		if err == nil {
+			out = *c.Group
+			out.Auth.Groups = append([]string(nil), out.Auth.Groups...)
+		}
+		return next, c, err
+	})
+	return out, err
+}
+
+// DeleteGroup removes the group name, which must be at revision (or
+// [AnyRevision]).
+func (r *Registry) DeleteGroup(ctx context.Context, name string, revision uint64) error {
+	return r.write(ctx, func(st *State, _ time.Time) (*State, Change, error) { return st.withoutGroup(name, revision) })
+}
+
+// PutDeployment writes d under the rules of [Registry] and returns it as
+// stored. Its endpoints' processes need not be in the catalog: a
+// deployment may name processes another build registers, and resolves to
+// [ErrUnavailable] here.
+func (r *Registry) PutDeployment(ctx context.Context, d Deployment) (Deployment, error) {
+	var out Deployment
+	err := r.write(ctx, func(st *State, now time.Time) (*State, Change, error) {
+		next, c, err := st.withDeployment(d, now)
+		if err == nil {
+			out = c.Deployment.clone()
+		}
+		return next, c, err
+	})
+	return out, err
+}
+
+// DeleteDeployment removes the deployment group/path, which must be at
+// revision (or [AnyRevision]). Its endpoints resolve to [ErrNotFound] from
+// then on.
+func (r *Registry) DeleteDeployment(ctx context.Context, group, path string, revision uint64) error {
+	return r.write(ctx, func(st *State, _ time.Time) (*State, Change, error) {
+		return st.withoutDeployment(group, path, revision)
+	})
+}
+
+// PutQueue writes q under the rules of [Registry] and returns it as stored.
+func (r *Registry) PutQueue(ctx context.Context, q Queue) (Queue, error) {
+	var out Queue
+	err := r.write(ctx, func(st *State, now time.Time) (*State, Change, error) {
+		next, c, err := st.withQueue(q, now)
+		if err == nil {
+			out = *c.Queue
+		}
+		return next, c, err
+	})
+	return out, err
+}
+
+// DeleteQueue removes the queue name, which must be at revision (or
+// [AnyRevision]).
+func (r *Registry) DeleteQueue(ctx context.Context, name string, revision uint64) error {
+	return r.write(ctx, func(st *State, _ time.Time) (*State, Change, error) { return st.withoutQueue(name, revision) })
+}
+
 // Snapshot returns the current snapshot.
 func (r *Registry) Snapshot() *Snapshot { return r.snap.Load() }
 
 // Catalog returns the registry's catalog.
 func (r *Registry) Catalog() *Catalog { return r.catalog }
 
-// Store returns the registry's store.
-func (r *Registry) Store() Store { return r.store }
+// Ping reports whether the store can be read, as a readiness check would
+// ask; it publishes what it reads when that is newer.
+func (r *Registry) Ping(ctx context.Context) error {
+	st, err := r.store.Load(ctx)
+	if err != nil {
+		return fmt.Errorf("registry: read store: %w", err)
+	}
+	r.publish(st)
+	return nil
+}
 
-// Close stops following the store.
+// Close stops the registry: later writes fail with [ErrClosed], and it no
+// longer follows a [Notifier] store. Snapshot keeps returning the last
+// state. Closing a closed registry does nothing.
 func (r *Registry) Close() error {
-	r.cancel()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if !r.closed {
+		r.closed = true
+		r.cancel()
+	}
 	return nil
 }
 
@@ -115,7 +266,7 @@ func (s *Snapshot) Resolve(group, path, alias string) (Target, error) {
 		return Target{}, errorf(ErrUnavailable, "the endpoint's process is not available in this server")
 	}
 	q, ok := s.state.queues[e.QueueName()]
-	if !ok { // the store's rules prevent it; a foreign Store might not
+	if !ok { // the Registry's rules prevent it; a store written by another build might not
 		return Target{}, errorf(ErrUnavailable, "the endpoint's process is not available in this server")
 	}
 	return Target{Group: g, Deployment: d, Endpoint: e, Queue: q, Process: p}, nil

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -27,51 +28,130 @@ func TestNewRegistryErrors(t *testing.T) {
 	}
 }
 
-func TestRegistryFollowsStore(t *testing.T) {
+// shared is a backend several stores share, as replicas share a database:
+// each replica's store commits only on the state it was decided on, and
+// tells the other replicas' subscribers about its commits.
+type shared struct {
+	mu    sync.Mutex
+	state *registry.State
+	subs  map[*replica]func(*registry.State)
+}
+
+func newShared() *shared {
+	return &shared{state: registry.NewState(time.Now()), subs: map[*replica]func(*registry.State){}}
+}
+
+// replica is one process's store over a shared backend. With quiet set it
+// tells no one of its commits, as a replica whose notification was lost.
+type replica struct {
+	b     *shared
+	quiet bool
+}
+
+var _ registry.Notifier = (*replica)(nil)
+
+func (r *replica) Load(ctx context.Context) (*registry.State, error) {
+	r.b.mu.Lock()
+	defer r.b.mu.Unlock()
+	return r.b.state, nil
+}
+
+func (r *replica) Commit(ctx context.Context, c registry.Commit) error {
+	r.b.mu.Lock()
+	defer r.b.mu.Unlock()
+	if c.Base != r.b.state.Seq() {
+		return registry.ErrStale
+	}
+	r.b.state = c.State
+	if !r.quiet {
+		for other, fn := range r.b.subs {
+			if other != r {
+				fn(c.State)
+			}
+		}
+	}
+	return nil
+}
+
+func (r *replica) Subscribe(fn func(*registry.State)) (cancel func()) {
+	r.b.mu.Lock()
+	defer r.b.mu.Unlock()
+	r.b.subs[r] = fn
+	return func() {
+		r.b.mu.Lock()
+		defer r.b.mu.Unlock()
+		delete(r.b.subs, r)
+	}
+}
+
+func (r *replica) Close() error { return nil }
+
+func TestRegistryFollowsOtherWriters(t *testing.T) {
 	ctx := context.Background()
-	forEachStore(t, func(t *testing.T, s registry.Store, clk *clock) {
-		cat := registry.NewCatalog()
-		if err := cat.Register(registry.ProcessInfo{Name: "gbm", Process: echo}); err != nil {
-			t.Fatal(err)
-		}
-		r, err := registry.New(ctx, cat, s)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if r.Catalog() != cat || r.Store() != s {
-			t.Error("Catalog or Store is not the one given to New")
-		}
-		first := r.Snapshot()
-		if _, err := first.Resolve("DEFAULT", "cards", "score"); !errors.Is(err, registry.ErrNotFound) {
-			t.Fatalf("Resolve before the write: %v, want ErrNotFound", err)
-		}
+	cat := registry.NewCatalog()
+	if err := cat.Register(registry.ProcessInfo{Name: "gbm", Process: echo}); err != nil {
+		t.Fatal(err)
+	}
+	b := newShared()
+	one := &replica{b: b}
+	two := &replica{b: b}
+	r1, err := registry.New(ctx, cat, one)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r1.Close()
+	r2, err := registry.New(ctx, cat, two)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r1.Catalog() != cat {
+		t.Error("Catalog is not the one given to New")
+	}
+	first := r2.Snapshot()
 
-		// A subscriber registered after the Registry runs after it: the new
-		// snapshot is out before the write returns.
-		var during *registry.Snapshot
-		defer s.Subscribe(func(*registry.State) { during = r.Snapshot() })()
-		must[registry.Deployment](t)(s.PutDeployment(ctx, deployment("DEFAULT", "cards", registry.Endpoint{Alias: "score", Process: "gbm"})))
-		if during == nil || during == first {
-			t.Fatal("the snapshot had not changed when the write's subscribers ran")
-		}
-		if _, err := during.Resolve("DEFAULT", "cards", "score"); err != nil {
-			t.Errorf("Resolve right after the write: %v", err)
-		}
-		if during.State() != mustState(t, s) {
-			t.Error("the snapshot's state is not the store's")
-		}
-		if _, err := first.Resolve("DEFAULT", "cards", "score"); !errors.Is(err, registry.ErrNotFound) {
-			t.Errorf("an old snapshot changed: %v", err)
-		}
+	// A write on one replica reaches the other's scoring.
+	must[registry.Deployment](t)(r1.PutDeployment(ctx, deployment("DEFAULT", "cards", registry.Endpoint{Alias: "score", Process: "gbm"})))
+	if _, err := r2.Snapshot().Resolve("DEFAULT", "cards", "score"); err != nil {
+		t.Errorf("Resolve on the other replica after the write: %v", err)
+	}
+	if _, err := first.Resolve("DEFAULT", "cards", "score"); !errors.Is(err, registry.ErrNotFound) {
+		t.Errorf("an old snapshot changed: %v", err)
+	}
 
-		if err := r.Close(); err != nil {
-			t.Fatal(err)
-		}
-		must[registry.Deployment](t)(s.PutDeployment(ctx, deployment("DEFAULT", "other")))
-		if _, ok := r.Snapshot().State().Deployment("DEFAULT", "other"); ok {
-			t.Error("a closed Registry still follows the store")
-		}
-	})
+	// A write decided on a stale state is decided again on the stored one:
+	// nothing the other replica committed is lost, and a revision the
+	// writer read before the other's change conflicts.
+	one.quiet = true
+	q := must[registry.Queue](t)(r1.PutQueue(ctx, registry.Queue{Name: "batch", MaxConcurrent: 1}))
+	if _, ok := r2.Snapshot().State().Queue("batch"); ok {
+		t.Fatal("the quiet replica's write reached the other replica")
+	}
+	must[registry.Group](t)(r2.PutGroup(ctx, registry.Group{Name: "fraud"}))
+	st := r2.Snapshot().State()
+	_, hasQueue := st.Queue("batch")
+	_, hasGroup := st.Group("fraud")
+	_, hasDeployment := st.Deployment("DEFAULT", "cards")
+	if !hasQueue || !hasGroup || !hasDeployment {
+		t.Errorf("after a write on a stale state: queue %v, group %v, deployment %v; want all", hasQueue, hasGroup, hasDeployment)
+	}
+	q.MaxConcurrent = 2
+	must[registry.Queue](t)(r1.PutQueue(ctx, q))
+	q.MaxConcurrent = 3
+	_, err = r2.PutQueue(ctx, q) // at revision 1, which the store no longer holds
+	wantConflict(t, err, registry.ConflictError{Kind: "queue", Name: "batch", Want: 1, Current: 2})
+
+	// A closed Registry no longer follows, and no longer writes.
+	one.quiet = false
+	if err := r2.Close(); err != nil {
+		t.Fatal(err)
+	}
+	before := r2.Snapshot()
+	must[registry.Deployment](t)(r1.PutDeployment(ctx, deployment("DEFAULT", "other")))
+	if r2.Snapshot() != before {
+		t.Error("a closed Registry still follows the store")
+	}
+	_, err = r2.PutGroup(ctx, registry.Group{Name: "late"})
+	wantIs(t, err, registry.ErrClosed)
 }
 
 // resolveFixture is a registry holding every case Resolve tells apart.
@@ -82,7 +162,10 @@ func resolveFixture(t testing.TB) *registry.Registry {
 	if err := cat.Register(registry.ProcessInfo{Name: "gbm", Description: "gradient boosting", Process: echo}); err != nil {
 		t.Fatal(err)
 	}
-	s := registry.NewMemStore(registry.StoreOptions{})
+	s, err := registry.New(ctx, cat, registry.NewMemStore(registry.StoreOptions{}))
+	if err != nil {
+		t.Fatal(err)
+	}
 	steps := []error{
 		func() error { _, err := s.PutGroup(ctx, registry.Group{Name: "fraud"}); return err }(),
 		func() error { _, err := s.PutQueue(ctx, registry.Queue{Name: "batch", MaxConcurrent: 1}); return err }(),
@@ -103,11 +186,7 @@ func resolveFixture(t testing.TB) *registry.Registry {
 	if err := errors.Join(steps...); err != nil {
 		t.Fatal(err)
 	}
-	r, err := registry.New(ctx, cat, s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return r
+	return s
 }
 
 func TestSnapshotResolve(t *testing.T) {
@@ -159,7 +238,6 @@ func TestSnapshotResolve(t *testing.T) {
 func TestResolveDuringWrites(t *testing.T) {
 	ctx := context.Background()
 	r := resolveFixture(t)
-	s := r.Store()
 	const writes = 201 // odd: the deployment ends enabled
 
 	var wg sync.WaitGroup
@@ -195,16 +273,12 @@ func TestResolveDuringWrites(t *testing.T) {
 		})
 	}
 	for range writes {
-		st, err := s.State(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		d, _ := st.Deployment("fraud", "off")
+		d, _ := r.Snapshot().State().Deployment("fraud", "off")
 		d.Enabled = !d.Enabled
 		// Description carries the revision the write will store, so readers
 		// can tell a torn record from a whole one.
 		d.Description = fmt.Sprint(d.Revision + 1)
-		if _, err := s.PutDeployment(ctx, d); err != nil {
+		if _, err := r.PutDeployment(ctx, d); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -223,10 +297,13 @@ func BenchmarkSnapshotResolve(b *testing.B) {
 	if err := cat.Register(registry.ProcessInfo{Name: "gbm", Process: echo}); err != nil {
 		b.Fatal(err)
 	}
-	s := registry.NewMemStore(registry.StoreOptions{})
+	r, err := registry.New(ctx, cat, registry.NewMemStore(registry.StoreOptions{}))
+	if err != nil {
+		b.Fatal(err)
+	}
 	for g := range 10 {
 		group := fmt.Sprintf("group-%d", g)
-		if _, err := s.PutGroup(ctx, registry.Group{Name: group}); err != nil {
+		if _, err := r.PutGroup(ctx, registry.Group{Name: group}); err != nil {
 			b.Fatal(err)
 		}
 		for d := range 100 {
@@ -234,14 +311,10 @@ func BenchmarkSnapshotResolve(b *testing.B) {
 			for e := range eps {
 				eps[e] = registry.Endpoint{Alias: fmt.Sprintf("alias-%d", e), Process: "gbm"}
 			}
-			if _, err := s.PutDeployment(ctx, deployment(group, fmt.Sprintf("path-%d", d), eps...)); err != nil {
+			if _, err := r.PutDeployment(ctx, deployment(group, fmt.Sprintf("path-%d", d), eps...)); err != nil {
 				b.Fatal(err)
 			}
 		}
-	}
-	r, err := registry.New(ctx, cat, s)
-	if err != nil {
-		b.Fatal(err)
 	}
 	b.Run("serial", func(b *testing.B) {
 		b.ReportAllocs()

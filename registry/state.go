@@ -1,6 +1,7 @@
 package registry
 
 import (
+	"errors"
 	"fmt"
 	"sort"
 	"time"
@@ -206,19 +207,18 @@ func checkRevision(kind, name string, want uint64, cur uint64, exists bool) erro
 	return nil
 }
 
-// The With and Without methods apply one write to s under the rules
-// documented on [Store] and return the next state, leaving s as it was. They
-// are what this package's stores run under their lock; a Store kept
-// elsewhere can run them too.
+// The with and without methods apply one write to s under the rules
+// documented on [Registry] and return the next state and the change a
+// [Store] commits, leaving s as it was.
 
-// WithGroup returns s with g written, and g as stored.
-func (s *State) WithGroup(g Group, now time.Time) (*State, Group, error) {
+// withGroup returns s with g written, the change, and g as stored.
+func (s *State) withGroup(g Group, now time.Time) (*State, Change, error) {
 	if err := g.validate(); err != nil {
-		return nil, Group{}, err
+		return nil, Change{}, err
 	}
 	cur, exists := s.groups[g.Name]
 	if err := checkRevision("group", g.Name, g.Revision, cur.Revision, exists); err != nil {
-		return nil, Group{}, err
+		return nil, Change{}, err
 	}
 	if g.Auth.Mode == "" {
 		g.Auth.Mode = Public
@@ -231,56 +231,68 @@ func (s *State) WithGroup(g Group, now time.Time) (*State, Group, error) {
 	n := s.next()
 	n.groups = copyMap(s.groups)
 	n.groups[g.Name] = g
-	g.Auth.Groups = append([]string(nil), g.Auth.Groups...) // the caller's copy
-	return n, g, nil
+	g.Auth.Groups = append([]string(nil), g.Auth.Groups...) // the change's copy
+	return n, Change{Group: &g, Revision: cur.Revision}, nil
 }
 
-// WithoutGroup returns s without the group name.
-func (s *State) WithoutGroup(name string, rev uint64) (*State, error) {
+// withoutGroup returns s without the group name.
+func (s *State) withoutGroup(name string, rev uint64) (*State, Change, error) {
 	cur, exists := s.groups[name]
 	if !exists {
-		return nil, errorf(ErrNotFound, "group %q does not exist", name)
+		return nil, Change{}, errorf(ErrNotFound, "group %q does not exist", name)
 	}
 	if err := checkRevision("group", name, rev, cur.Revision, true); err != nil {
-		return nil, err
+		return nil, Change{}, err
 	}
 	if name == DefaultGroup {
-		return nil, errorf(ErrInUse, "group %q is built in and cannot be deleted", name)
+		return nil, Change{}, errorf(ErrInUse, "group %q is built in and cannot be deleted", name)
 	}
 	for k := range s.deployments {
 		if k.group == name {
-			return nil, errorf(ErrInUse, "group %q still has deployments (%s)", name, k.path)
+			return nil, Change{}, errorf(ErrInUse, "group %q still has deployments (%s)", name, k.path)
 		}
 	}
 	n := s.next()
 	n.groups = copyMap(s.groups)
 	delete(n.groups, name)
-	return n, nil
+	cur.Auth.Groups = append([]string(nil), cur.Auth.Groups...)
+	return n, Change{Group: &cur, Delete: true, Revision: cur.Revision}, nil
 }
 
-// WithDeployment returns s with d written, and d as stored.
-func (s *State) WithDeployment(d Deployment, now time.Time) (*State, Deployment, error) {
-	if err := d.validate(); err != nil {
-		return nil, Deployment{}, err
-	}
+// CheckReferences reports every reference of d to a record s does not
+// hold: its group and its endpoints' queues, each as an [*InvalidError]
+// pointing at the field, joined with [errors.Join] in the order of the
+// fields. It returns nil when every reference holds. It is the rule
+// [Registry.PutDeployment] applies; a caller that checks more (such as
+// processes against a catalog) calls it to report every fault at once.
+func (s *State) CheckReferences(d Deployment) error {
+	var errs []error
 	if _, ok := s.groups[d.Group]; !ok {
-		return nil, Deployment{}, invalid("/group", "no web API group named %q", d.Group)
+		errs = append(errs, invalid("/group", "names no web API group: %q", d.Group))
 	}
 	for i, e := range d.Endpoints {
 		if _, ok := s.queues[e.QueueName()]; !ok {
-			return nil, Deployment{}, invalid(fmt.Sprintf("/endpoints/%d/queue", i), "no queue named %q", e.Queue)
+			errs = append(errs, invalid(fmt.Sprintf("/endpoints/%d/queue", i), "names no queue: %q", e.QueueName()))
 		}
+	}
+	return errors.Join(errs...)
+}
+
+// withDeployment returns s with d written, the change, and d as stored.
+func (s *State) withDeployment(d Deployment, now time.Time) (*State, Change, error) {
+	if err := d.validate(); err != nil {
+		return nil, Change{}, err
+	}
+	if err := s.CheckReferences(d); err != nil {
+		return nil, Change{}, err
 	}
 	key := deploymentKey{d.Group, d.Path}
 	name := d.Group + "/" + d.Path
 	cur, exists := s.deployments[key]
 	if err := checkRevision("deployment", name, d.Revision, cur.Revision, exists); err != nil {
-		return nil, Deployment{}, err
+		return nil, Change{}, err
 	}
 	d = d.clone()
-	if d.Endpoints == nil {
-		d.Endpoints = []Endpoint{}
-	}
 	d.Revision, d.CreatedAt, d.UpdatedAt = cur.Revision+1, now, now
 	if exists {
 		d.CreatedAt = cur.CreatedAt
@@ -288,33 +300,35 @@ func (s *State) WithDeployment(d Deployment, now time.Time) (*State, Deployment,
 	n := s.next()
 	n.deployments = copyMap(s.deployments)
 	n.deployments[key] = d
-	return n, d.clone(), nil
+	d = d.clone() // the change's copy
+	return n, Change{Deployment: &d, Revision: cur.Revision}, nil
 }
 
-// WithoutDeployment returns s without the deployment group/path.
-func (s *State) WithoutDeployment(group, path string, rev uint64) (*State, error) {
+// withoutDeployment returns s without the deployment group/path.
+func (s *State) withoutDeployment(group, path string, rev uint64) (*State, Change, error) {
 	key := deploymentKey{group, path}
 	cur, exists := s.deployments[key]
 	if !exists {
-		return nil, errorf(ErrNotFound, "deployment %q does not exist", group+"/"+path)
+		return nil, Change{}, errorf(ErrNotFound, "deployment %q does not exist", group+"/"+path)
 	}
 	if err := checkRevision("deployment", group+"/"+path, rev, cur.Revision, true); err != nil {
-		return nil, err
+		return nil, Change{}, err
 	}
 	n := s.next()
 	n.deployments = copyMap(s.deployments)
 	delete(n.deployments, key)
-	return n, nil
+	cur = cur.clone()
+	return n, Change{Deployment: &cur, Delete: true, Revision: cur.Revision}, nil
 }
 
-// WithQueue returns s with q written, and q as stored.
-func (s *State) WithQueue(q Queue, now time.Time) (*State, Queue, error) {
+// withQueue returns s with q written, the change, and q as stored.
+func (s *State) withQueue(q Queue, now time.Time) (*State, Change, error) {
 	if err := q.validate(); err != nil {
-		return nil, Queue{}, err
+		return nil, Change{}, err
 	}
 	cur, exists := s.queues[q.Name]
 	if err := checkRevision("queue", q.Name, q.Revision, cur.Revision, exists); err != nil {
-		return nil, Queue{}, err
+		return nil, Change{}, err
 	}
 	q.Revision, q.CreatedAt, q.UpdatedAt = cur.Revision+1, now, now
 	if exists {
@@ -323,30 +337,30 @@ func (s *State) WithQueue(q Queue, now time.Time) (*State, Queue, error) {
 	n := s.next()
 	n.queues = copyMap(s.queues)
 	n.queues[q.Name] = q
-	return n, q, nil
+	return n, Change{Queue: &q, Revision: cur.Revision}, nil
 }
 
-// WithoutQueue returns s without the queue name.
-func (s *State) WithoutQueue(name string, rev uint64) (*State, error) {
+// withoutQueue returns s without the queue name.
+func (s *State) withoutQueue(name string, rev uint64) (*State, Change, error) {
 	cur, exists := s.queues[name]
 	if !exists {
-		return nil, errorf(ErrNotFound, "queue %q does not exist", name)
+		return nil, Change{}, errorf(ErrNotFound, "queue %q does not exist", name)
 	}
 	if err := checkRevision("queue", name, rev, cur.Revision, true); err != nil {
-		return nil, err
+		return nil, Change{}, err
 	}
 	if name == DefaultQueue {
-		return nil, errorf(ErrInUse, "queue %q is built in and cannot be deleted", name)
+		return nil, Change{}, errorf(ErrInUse, "queue %q is built in and cannot be deleted", name)
 	}
 	for _, d := range s.deployments {
 		for _, e := range d.Endpoints {
 			if e.QueueName() == name {
-				return nil, errorf(ErrInUse, "queue %q is used by endpoint %s/%s/%s", name, d.Group, d.Path, e.Alias)
+				return nil, Change{}, errorf(ErrInUse, "queue %q is used by endpoint %s/%s/%s", name, d.Group, d.Path, e.Alias)
 			}
 		}
 	}
 	n := s.next()
 	n.queues = copyMap(s.queues)
 	delete(n.queues, name)
-	return n, nil
+	return n, Change{Queue: &cur, Delete: true, Revision: cur.Revision}, nil
 }

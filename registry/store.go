@@ -6,42 +6,92 @@ import (
 	"time"
 )
 
-// Store keeps groups, deployments and queues. Implementations must be safe
-// for concurrent use and apply the rules of [MemStore]:
+// Store keeps the records of a [Registry]: it loads them and commits one
+// change at a time. It applies no rule of its own: the Registry checks every
+// rule of a write (revisions, references, built-in records, records in use)
+// on its current [State] before it asks the store to commit, so a store is
+// only persistence, and one conformance suite (package registrytest) proves
+// any implementation.
 //
-//   - A write names the revision its writer read in the record's Revision
-//     field: 0 creates (and conflicts when the record exists), AnyRevision
-//     writes whatever is there, any other value must equal the stored
-//     revision or the write fails with a [*ConflictError]. A successful write
-//     returns the record as stored, its Revision one higher.
-//   - A deployment's group and its endpoints' queues must exist
-//     ([*InvalidError]); a group with deployments, a queue an endpoint uses,
-//     and the built-in DEFAULT group and queue cannot be deleted ([ErrInUse]).
-//   - A write is committed (durable, for a durable store) before it returns
-//     nil, and every subscriber has then been called with the new [State].
+// A commit is conditional, so that a store several writers share (several
+// server replicas on one database) stays consistent without trusting any
+// writer's view: the [Commit] names the Seq of the State its rules were
+// checked on (Base) and the one record it changes together with that
+// record's revision before the change. A store that keeps one image of the
+// state (as [MemStore] and [FileStore] do) compares Base with the Seq it
+// holds; a database store can do the same in the transaction that writes the
+// record (UPDATE of a sequence row WHERE seq = Base), which also keeps rules
+// that span records (a deployment's group exists, a queue in use is not
+// deleted) true under concurrent writers, or, when the schema enforces those
+// with constraints, make the record write alone conditional (UPDATE … WHERE
+// revision = Change.Revision, INSERT when it is 0). Either way a commit whose
+// condition no longer holds fails with [ErrStale] and changes nothing; the
+// Registry then loads the store again and decides the write afresh.
+//
+// Implementations must be safe for concurrent use. Commit returns only once
+// the change is committed (durable, for a durable store); a failed Commit
+// leaves the stored state as it was, or, where a failure after the point of
+// no return cannot be ruled out, as it would be after the commit.
 type Store interface {
-	// State returns the current state.
-	State(ctx context.Context) (*State, error)
+	// Load returns the state as last committed.
+	Load(ctx context.Context) (*State, error)
 
-	PutGroup(ctx context.Context, g Group) (Group, error)
-	DeleteGroup(ctx context.Context, name string, revision uint64) error
-	PutDeployment(ctx context.Context, d Deployment) (Deployment, error)
-	DeleteDeployment(ctx context.Context, group, path string, revision uint64) error
-	PutQueue(ctx context.Context, q Queue) (Queue, error)
-	DeleteQueue(ctx context.Context, name string, revision uint64) error
-
-	// Subscribe calls fn with the new state after every committed write, in
-	// commit order, before the write returns. fn must be quick and must not
-	// call the store. cancel stops the calls.
-	Subscribe(fn func(*State)) (cancel func())
+	// Commit makes c.State the stored state if the stored state's Seq is
+	// still c.Base, and fails with [ErrStale] otherwise.
+	Commit(ctx context.Context, c Commit) error
 
 	// Close releases the store. Later calls fail with [ErrClosed].
 	Close() error
 }
 
+// Notifier is a [Store] that other writers share. A [Registry] over a
+// Notifier subscribes to it and publishes every newer state it is given, so
+// that what other writers commit (another replica's management write)
+// reaches this process's scoring without waiting for a write of its own.
+// The Registry publishes its own writes itself, before they return, and
+// needs no notification for them.
+type Notifier interface {
+	Store
+	// Subscribe calls fn with the stored state after changes committed by
+	// other writers. fn must be quick and must not call the store. A state
+	// no newer than the last one published is ignored, so a store may also
+	// report its own writers' commits, or report a change twice. cancel
+	// stops the calls.
+	Subscribe(fn func(*State)) (cancel func())
+}
+
+// Commit is one write as a [Registry] decided it, for a [Store] to make
+// durable.
+type Commit struct {
+	// Base is the Seq of the state the write's rules were checked on.
+	Base uint64
+	// Change is the one record the write stores or removes.
+	Change Change
+	// State is the whole state after the write: the state at Base with
+	// Change applied, its Seq Base+1. A store that keeps one image writes
+	// it; a store that keeps rows writes Change.
+	State *State
+}
+
+// Change is the one record a [Commit] stores or removes. Exactly one of
+// Group, Deployment and Queue is set: the record as the commit stores it or,
+// when Delete is set, as it was stored before its removal.
+type Change struct {
+	Group      *Group
+	Deployment *Deployment
+	Queue      *Queue
+	// Delete reports that the record is removed.
+	Delete bool
+	// Revision is the record's stored revision before the commit; 0 when
+	// the commit creates it.
+	Revision uint64
+}
+
 // StoreOptions configure the stores of this package.
 type StoreOptions struct {
-	// Now returns the time stamped on written records; nil means time.Now.
+	// Now returns the time stamped on records: the built-in records of a
+	// new store, the records a [Registry] over the store writes, and jobs.
+	// Nil means time.Now.
 	Now func() time.Time
 }
 
@@ -52,106 +102,67 @@ func (o StoreOptions) now() time.Time {
 	return time.Now().UTC()
 }
 
-// core is the part of a store that does not depend on where state is kept:
-// locking, the domain rules in State, and subscriptions. persist, when set,
-// makes a new state durable before it is published; when it fails, nothing
-// changes.
-type core struct {
-	opts    StoreOptions
+// image is the part of a store that keeps the state as one value in
+// memory: locking, the commit condition and closing. persist, when set,
+// makes a state durable before it becomes the stored one; when it fails,
+// nothing changes.
+type image struct {
 	persist func(*State) error
+	opts    StoreOptions
 
-	mu     sync.Mutex // serialises writes; guards state and closed
+	mu     sync.Mutex // serialises commits; guards state and closed
 	state  *State
 	closed bool
-	subs   subscribers[*State]
 }
 
-func (c *core) State(ctx context.Context) (*State, error) {
+func (m *image) Load(ctx context.Context) (*State, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.closed {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closed {
 		return nil, ErrClosed
 	}
-	return c.state, nil
+	return m.state, nil
 }
 
-// write runs fn on the current state and commits what it returns.
-func (c *core) write(ctx context.Context, fn func(s *State, now time.Time) (*State, error)) error {
+func (m *image) Commit(ctx context.Context, c Commit) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.closed {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closed {
 		return ErrClosed
 	}
-	next, err := fn(c.state, c.opts.now())
-	if err != nil {
-		return err
+	if c.State == nil || c.Base != m.state.seq || c.State.seq != c.Base+1 {
+		return ErrStale
 	}
-	if c.persist != nil {
-		if err := c.persist(next); err != nil {
+	if m.persist != nil {
+		if err := m.persist(c.State); err != nil {
 			return err
 		}
 	}
-	c.state = next
-	c.subs.notify(next)
+	m.state = c.State
 	return nil
 }
 
-func (c *core) PutGroup(ctx context.Context, g Group) (out Group, err error) {
-	err = c.write(ctx, func(s *State, now time.Time) (n *State, err error) {
-		n, out, err = s.WithGroup(g, now)
-		return n, err
-	})
-	return out, err
-}
-
-func (c *core) DeleteGroup(ctx context.Context, name string, revision uint64) error {
-	return c.write(ctx, func(s *State, _ time.Time) (*State, error) { return s.WithoutGroup(name, revision) })
-}
-
-func (c *core) PutDeployment(ctx context.Context, d Deployment) (out Deployment, err error) {
-	err = c.write(ctx, func(s *State, now time.Time) (n *State, err error) {
-		n, out, err = s.WithDeployment(d, now)
-		return n, err
-	})
-	return out, err
-}
-
-func (c *core) DeleteDeployment(ctx context.Context, group, path string, revision uint64) error {
-	return c.write(ctx, func(s *State, _ time.Time) (*State, error) { return s.WithoutDeployment(group, path, revision) })
-}
-
-func (c *core) PutQueue(ctx context.Context, q Queue) (out Queue, err error) {
-	err = c.write(ctx, func(s *State, now time.Time) (n *State, err error) {
-		n, out, err = s.WithQueue(q, now)
-		return n, err
-	})
-	return out, err
-}
-
-func (c *core) DeleteQueue(ctx context.Context, name string, revision uint64) error {
-	return c.write(ctx, func(s *State, _ time.Time) (*State, error) { return s.WithoutQueue(name, revision) })
-}
-
-func (c *core) Subscribe(fn func(*State)) (cancel func()) { return c.subs.add(fn) }
+// now is the store's clock, which a Registry over it stamps records with.
+func (m *image) now() time.Time { return m.opts.now() }
 
 // close marks the store closed; it returns false when it already was.
-func (c *core) close() bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	was := c.closed
-	c.closed = true
+func (m *image) close() bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	was := m.closed
+	m.closed = true
 	return !was
 }
 
 // MemStore is a [Store] that keeps records in memory only. It is safe for
 // concurrent use.
-type MemStore struct{ core }
+type MemStore struct{ image }
 
 var _ Store = (*MemStore)(nil)
 

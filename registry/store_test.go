@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/scorehub/scorehub/registry"
+	"github.com/scorehub/scorehub/registry/registrytest"
 )
 
 // clock is a settable StoreOptions.Now.
@@ -36,18 +37,20 @@ func (c *clock) Advance(d time.Duration) time.Time {
 
 type storeKind struct {
 	name string
-	open func(t *testing.T, opts registry.StoreOptions) registry.Store
+	// open returns a new store and, for a durable one, its directory.
+	open func(t *testing.T, opts registry.StoreOptions) (registry.Store, string)
 }
 
 func storeKinds() []storeKind {
 	return []storeKind{
-		{"MemStore", func(t *testing.T, opts registry.StoreOptions) registry.Store {
+		{"MemStore", func(t *testing.T, opts registry.StoreOptions) (registry.Store, string) {
 			s := registry.NewMemStore(opts)
 			t.Cleanup(func() { s.Close() })
-			return s
+			return s, ""
 		}},
-		{"FileStore", func(t *testing.T, opts registry.StoreOptions) registry.Store {
-			return openFileStore(t, t.TempDir(), opts)
+		{"FileStore", func(t *testing.T, opts registry.StoreOptions) (registry.Store, string) {
+			dir := t.TempDir()
+			return openFileStore(t, dir, opts), dir
 		}},
 	}
 }
@@ -62,29 +65,58 @@ func openFileStore(t *testing.T, dir string, opts registry.StoreOptions) *regist
 	return s
 }
 
-// forEachStore runs fn against a new store of every kind. Afterwards a
-// FileStore is reopened and must hold exactly what it held in memory: every
-// acknowledged write is on disk.
-func forEachStore(t *testing.T, fn func(t *testing.T, s registry.Store, clk *clock)) {
+// writer is what the rules tests drive: a Registry, the one write API,
+// over a store of one kind. Its State is what the store loads, which must
+// be what the Registry published.
+type writer struct {
+	*registry.Registry
+	store registry.Store
+}
+
+// newWriter returns a Registry over s, which stamps records with the clock
+// of s's StoreOptions.
+func newWriter(t testing.TB, s registry.Store) writer {
+	t.Helper()
+	r, err := registry.New(context.Background(), registry.NewCatalog(), s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.Close() })
+	return writer{r, s}
+}
+
+// State loads the store's state.
+func (w writer) State(ctx context.Context) (*registry.State, error) { return w.store.Load(ctx) }
+
+// Close closes the store under the Registry.
+func (w writer) Close() error { return w.store.Close() }
+
+// forEachStore runs fn against a Registry over a new store of every kind.
+// Afterwards a FileStore is reopened and must hold exactly what it held in
+// memory: every acknowledged write is on disk.
+func forEachStore(t *testing.T, fn func(t *testing.T, s writer, clk *clock)) {
 	for _, k := range storeKinds() {
 		t.Run(k.name, func(t *testing.T) {
 			clk := newClock()
 			opts := registry.StoreOptions{Now: clk.Now}
-			s := k.open(t, opts)
+			store, dir := k.open(t, opts)
+			s := newWriter(t, store)
 			fn(t, s, clk)
-			fs, ok := s.(*registry.FileStore)
-			if !ok || t.Failed() {
+			if dir == "" || t.Failed() {
 				return
 			}
 			st, err := s.State(context.Background())
 			if errors.Is(err, registry.ErrClosed) {
 				return
 			}
-			if err := fs.Close(); err != nil {
+			if err := store.Close(); err != nil {
 				t.Fatal(err)
 			}
-			re := openFileStore(t, fs.Dir(), opts)
-			got := mustState(t, re)
+			re := openFileStore(t, dir, opts)
+			got, err := re.Load(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
 			if diff := cmp.Diff(dump(st), dump(got)); diff != "" {
 				t.Errorf("reopened store differs from the one closed (-closed +reopened):\n%s", diff)
 			}
@@ -103,9 +135,24 @@ func dump(st *registry.State) stateDump {
 	return stateDump{st.Seq(), st.Groups(), st.Deployments(), st.Queues()}
 }
 
-func mustState(t *testing.T, s registry.Store) *registry.State {
+// mustState returns the state s, a writer or a Store, holds.
+func mustState(t *testing.T, s any) *registry.State {
 	t.Helper()
-	st, err := s.State(context.Background())
+	var (
+		st  *registry.State
+		err error
+	)
+	switch s := s.(type) {
+	case writer:
+		st, err = s.State(context.Background())
+		if err == nil && s.Snapshot().State().Seq() != st.Seq() {
+			t.Errorf("the registry published seq %d, the store holds %d", s.Snapshot().State().Seq(), st.Seq())
+		}
+	case registry.Store:
+		st, err = s.Load(context.Background())
+	default:
+		t.Fatalf("mustState of a %T", s)
+	}
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -159,9 +206,9 @@ func TestStoreRules(t *testing.T) {
 	ctx := context.Background()
 	tests := []struct {
 		name string
-		run  func(t *testing.T, s registry.Store, clk *clock)
+		run  func(t *testing.T, s writer, clk *clock)
 	}{
-		{"a new store holds the built-in group and queue", func(t *testing.T, s registry.Store, clk *clock) {
+		{"a new store holds the built-in group and queue", func(t *testing.T, s writer, clk *clock) {
 			now := clk.Now()
 			want := stateDump{
 				Groups: []registry.Group{{
@@ -179,7 +226,7 @@ func TestStoreRules(t *testing.T) {
 			}
 		}},
 
-		{"create stores revision 1 stamped now", func(t *testing.T, s registry.Store, clk *clock) {
+		{"create stores revision 1 stamped now", func(t *testing.T, s writer, clk *clock) {
 			now := clk.Now()
 			g := must[registry.Group](t)(s.PutGroup(ctx, registry.Group{Name: "fraud", Description: "Fraud models"}))
 			q := must[registry.Queue](t)(s.PutQueue(ctx, registry.Queue{Name: "batch", MaxConcurrent: 2, MaxWaiting: 5}))
@@ -211,7 +258,7 @@ func TestStoreRules(t *testing.T) {
 			}
 		}},
 
-		{"a deployment without endpoints lists none", func(t *testing.T, s registry.Store, clk *clock) {
+		{"a deployment without endpoints lists none", func(t *testing.T, s writer, clk *clock) {
 			d := must[registry.Deployment](t)(s.PutDeployment(ctx, registry.Deployment{Group: "DEFAULT", Path: "empty"}))
 			if d.Endpoints == nil {
 				t.Error("returned Endpoints is nil, want an empty list")
@@ -221,7 +268,7 @@ func TestStoreRules(t *testing.T) {
 			}
 		}},
 
-		{"update keeps CreatedAt and moves UpdatedAt", func(t *testing.T, s registry.Store, clk *clock) {
+		{"update keeps CreatedAt and moves UpdatedAt", func(t *testing.T, s writer, clk *clock) {
 			created := clk.Now()
 			g := must[registry.Group](t)(s.PutGroup(ctx, registry.Group{Name: "fraud"}))
 			q := must[registry.Queue](t)(s.PutQueue(ctx, registry.Queue{Name: "batch", MaxConcurrent: 1}))
@@ -251,7 +298,7 @@ func TestStoreRules(t *testing.T) {
 			}
 		}},
 
-		{"a stale revision conflicts", func(t *testing.T, s registry.Store, clk *clock) {
+		{"a stale revision conflicts", func(t *testing.T, s writer, clk *clock) {
 			g := must[registry.Group](t)(s.PutGroup(ctx, registry.Group{Name: "fraud"}))
 			must[registry.Group](t)(s.PutGroup(ctx, g)) // now at 2
 			_, err := s.PutGroup(ctx, g)
@@ -271,7 +318,7 @@ func TestStoreRules(t *testing.T) {
 			wantConflict(t, s.DeleteDeployment(ctx, "fraud", "cards", 1), registry.ConflictError{Kind: "deployment", Name: "fraud/cards", Want: 1, Current: 2})
 		}},
 
-		{"create of an existing record conflicts", func(t *testing.T, s registry.Store, clk *clock) {
+		{"create of an existing record conflicts", func(t *testing.T, s writer, clk *clock) {
 			_, err := s.PutGroup(ctx, registry.Group{Name: "DEFAULT"})
 			wantConflict(t, err, registry.ConflictError{Kind: "group", Name: "DEFAULT", Want: 0, Current: 1})
 			_, err = s.PutQueue(ctx, registry.Queue{Name: "DEFAULT", MaxConcurrent: 1})
@@ -284,7 +331,7 @@ func TestStoreRules(t *testing.T) {
 			}
 		}},
 
-		{"AnyRevision writes whatever is stored", func(t *testing.T, s registry.Store, clk *clock) {
+		{"AnyRevision writes whatever is stored", func(t *testing.T, s writer, clk *clock) {
 			for want := uint64(1); want <= 3; want++ {
 				g := must[registry.Group](t)(s.PutGroup(ctx, registry.Group{Name: "fraud", Revision: registry.AnyRevision}))
 				q := must[registry.Queue](t)(s.PutQueue(ctx, registry.Queue{Name: "batch", MaxConcurrent: 1, Revision: registry.AnyRevision}))
@@ -308,7 +355,7 @@ func TestStoreRules(t *testing.T) {
 			}
 		}},
 
-		{"delete with the current revision removes the record", func(t *testing.T, s registry.Store, clk *clock) {
+		{"delete with the current revision removes the record", func(t *testing.T, s writer, clk *clock) {
 			g := must[registry.Group](t)(s.PutGroup(ctx, registry.Group{Name: "fraud"}))
 			if err := s.DeleteGroup(ctx, "fraud", g.Revision); err != nil {
 				t.Fatal(err)
@@ -318,7 +365,7 @@ func TestStoreRules(t *testing.T) {
 			}
 		}},
 
-		{"update or delete of a missing record is not found", func(t *testing.T, s registry.Store, clk *clock) {
+		{"update or delete of a missing record is not found", func(t *testing.T, s writer, clk *clock) {
 			_, err := s.PutGroup(ctx, registry.Group{Name: "ghost", Revision: 3})
 			wantIs(t, err, registry.ErrNotFound)
 			_, err = s.PutQueue(ctx, registry.Queue{Name: "ghost", MaxConcurrent: 1, Revision: 3})
@@ -334,7 +381,7 @@ func TestStoreRules(t *testing.T) {
 			}
 		}},
 
-		{"a group with deployments cannot be deleted", func(t *testing.T, s registry.Store, clk *clock) {
+		{"a group with deployments cannot be deleted", func(t *testing.T, s writer, clk *clock) {
 			must[registry.Group](t)(s.PutGroup(ctx, registry.Group{Name: "fraud"}))
 			d := must[registry.Deployment](t)(s.PutDeployment(ctx, deployment("fraud", "cards")))
 			wantIs(t, s.DeleteGroup(ctx, "fraud", registry.AnyRevision), registry.ErrInUse)
@@ -346,7 +393,7 @@ func TestStoreRules(t *testing.T) {
 			}
 		}},
 
-		{"a queue an endpoint uses cannot be deleted", func(t *testing.T, s registry.Store, clk *clock) {
+		{"a queue an endpoint uses cannot be deleted", func(t *testing.T, s writer, clk *clock) {
 			must[registry.Queue](t)(s.PutQueue(ctx, registry.Queue{Name: "batch", MaxConcurrent: 1}))
 			d := must[registry.Deployment](t)(s.PutDeployment(ctx, deployment("DEFAULT", "cards",
 				registry.Endpoint{Alias: "a", Process: "p"}, registry.Endpoint{Alias: "b", Process: "p", Queue: "batch"})))
@@ -362,7 +409,7 @@ func TestStoreRules(t *testing.T) {
 			}
 		}},
 
-		{"the built-in group and queue can change but not go", func(t *testing.T, s registry.Store, clk *clock) {
+		{"the built-in group and queue can change but not go", func(t *testing.T, s writer, clk *clock) {
 			wantIs(t, s.DeleteGroup(ctx, registry.DefaultGroup, registry.AnyRevision), registry.ErrInUse)
 			wantIs(t, s.DeleteGroup(ctx, registry.DefaultGroup, 1), registry.ErrInUse)
 			wantIs(t, s.DeleteQueue(ctx, registry.DefaultQueue, registry.AnyRevision), registry.ErrInUse)
@@ -373,7 +420,7 @@ func TestStoreRules(t *testing.T) {
 			}
 		}},
 
-		{"a deployment refers to an existing group and queues", func(t *testing.T, s registry.Store, clk *clock) {
+		{"a deployment refers to an existing group and queues", func(t *testing.T, s writer, clk *clock) {
 			_, err := s.PutDeployment(ctx, deployment("nope", "cards"))
 			wantInvalid(t, err, "/group")
 			_, err = s.PutDeployment(ctx, deployment("DEFAULT", "cards",
@@ -384,7 +431,7 @@ func TestStoreRules(t *testing.T) {
 			}
 		}},
 
-		{"invalid records are refused with a pointer", func(t *testing.T, s registry.Store, clk *clock) {
+		{"invalid records are refused with a pointer", func(t *testing.T, s writer, clk *clock) {
 			before := mustState(t, s)
 			long := strings.Repeat("a", 129)
 			ep := func(e registry.Endpoint) registry.Deployment { return deployment("DEFAULT", "cards", e) }
@@ -439,20 +486,15 @@ func TestStoreRules(t *testing.T) {
 					return err
 				}, "/endpoints/0/timeoutMs"},
 			}
-			notified := 0
-			defer s.Subscribe(func(*registry.State) { notified++ })()
 			for _, c := range cases {
 				t.Run(c.name, func(t *testing.T) { wantInvalid(t, c.write(), c.pointer) })
 			}
 			if after := mustState(t, s); after.Seq() != before.Seq() {
 				t.Errorf("Seq moved from %d to %d on refused writes", before.Seq(), after.Seq())
 			}
-			if notified != 0 {
-				t.Errorf("subscribers called %d times for refused writes", notified)
-			}
 		}},
 
-		{"records handed out are copies", func(t *testing.T, s registry.Store, clk *clock) {
+		{"records handed out are copies", func(t *testing.T, s writer, clk *clock) {
 			in := deployment("DEFAULT", "cards", registry.Endpoint{Alias: "a", Process: "p"})
 			out := must[registry.Deployment](t)(s.PutDeployment(ctx, in))
 			in.Endpoints[0].Process = "changed-input"
@@ -483,7 +525,7 @@ func TestStoreRules(t *testing.T) {
 			}
 		}},
 
-		{"seq counts committed writes", func(t *testing.T, s registry.Store, clk *clock) {
+		{"seq counts committed writes", func(t *testing.T, s writer, clk *clock) {
 			start := mustState(t, s).Seq()
 			must[registry.Group](t)(s.PutGroup(ctx, registry.Group{Name: "a"}))
 			s.PutGroup(ctx, registry.Group{Name: "a"}) // conflict
@@ -497,43 +539,34 @@ func TestStoreRules(t *testing.T) {
 			}
 		}},
 
-		{"subscribers are called in order until cancelled", func(t *testing.T, s registry.Store, clk *clock) {
-			type call struct {
-				Sub string
-				Seq uint64
-			}
-			var calls []call
-			cancelA := s.Subscribe(func(st *registry.State) { calls = append(calls, call{"a", st.Seq()}) })
-			cancelB := s.Subscribe(func(st *registry.State) { calls = append(calls, call{"b", st.Seq()}) })
-			defer cancelB()
-			var seen *registry.State
-			s.Subscribe(func(st *registry.State) { seen = st })
-
+		{"a write is published before it returns", func(t *testing.T, s writer, clk *clock) {
+			before := s.Snapshot()
 			must[registry.Group](t)(s.PutGroup(ctx, registry.Group{Name: "g1"}))
-			if _, ok := seen.Group("g1"); !ok || seen != mustState(t, s) {
-				t.Error("subscriber did not get the committed state before the write returned")
+			after := s.Snapshot()
+			if _, ok := after.State().Group("g1"); !ok || after == before {
+				t.Error("the snapshot after the write does not hold it")
 			}
-			s.PutGroup(ctx, registry.Group{Name: "g1"}) // conflict: no call
-			must[registry.Group](t)(s.PutGroup(ctx, registry.Group{Name: "g2"}))
-			cancelA()
-			must[registry.Group](t)(s.PutGroup(ctx, registry.Group{Name: "g3"}))
-			want := []call{{"a", 1}, {"b", 1}, {"a", 2}, {"b", 2}, {"b", 3}}
-			if diff := cmp.Diff(want, calls); diff != "" {
-				t.Errorf("subscriber calls (-want +got):\n%s", diff)
+			s.PutGroup(ctx, registry.Group{Name: "g1"}) // conflict: nothing published
+			if s.Snapshot() != after {
+				t.Error("a refused write published a snapshot")
 			}
 		}},
 
-		{"a closed store refuses every call", func(t *testing.T, s registry.Store, clk *clock) {
+		{"a closed store refuses every call", func(t *testing.T, s writer, clk *clock) {
+			// Records that exist, so that every write gets as far as the store.
+			must[registry.Group](t)(s.PutGroup(ctx, registry.Group{Name: "g"}))
+			must[registry.Queue](t)(s.PutQueue(ctx, registry.Queue{Name: "q", MaxConcurrent: 1}))
+			must[registry.Deployment](t)(s.PutDeployment(ctx, deployment("DEFAULT", "d")))
 			if err := s.Close(); err != nil {
 				t.Fatal(err)
 			}
 			_, err := s.State(ctx)
 			wantIs(t, err, registry.ErrClosed)
-			_, err = s.PutGroup(ctx, registry.Group{Name: "g"})
+			_, err = s.PutGroup(ctx, registry.Group{Name: "g2"})
 			wantIs(t, err, registry.ErrClosed)
-			_, err = s.PutQueue(ctx, registry.Queue{Name: "q", MaxConcurrent: 1})
+			_, err = s.PutQueue(ctx, registry.Queue{Name: "q2", MaxConcurrent: 1})
 			wantIs(t, err, registry.ErrClosed)
-			_, err = s.PutDeployment(ctx, deployment("DEFAULT", "d"))
+			_, err = s.PutDeployment(ctx, deployment("DEFAULT", "d2"))
 			wantIs(t, err, registry.ErrClosed)
 			wantIs(t, s.DeleteGroup(ctx, "g", 1), registry.ErrClosed)
 			wantIs(t, s.DeleteQueue(ctx, "q", 1), registry.ErrClosed)
@@ -543,7 +576,7 @@ func TestStoreRules(t *testing.T) {
 			}
 		}},
 
-		{"a cancelled context writes nothing", func(t *testing.T, s registry.Store, clk *clock) {
+		{"a cancelled context writes nothing", func(t *testing.T, s writer, clk *clock) {
 			cctx, cancel := context.WithCancel(ctx)
 			cancel()
 			_, err := s.PutGroup(cctx, registry.Group{Name: "g"})
@@ -565,7 +598,7 @@ func TestStoreConcurrentWriters(t *testing.T) {
 	const writers = 8
 
 	t.Run("AnyRevision loses no write", func(t *testing.T) {
-		forEachStore(t, func(t *testing.T, s registry.Store, clk *clock) {
+		forEachStore(t, func(t *testing.T, s writer, clk *clock) {
 			const each = 10
 			var wg sync.WaitGroup
 			revs := make(chan uint64, writers*each)
@@ -598,7 +631,7 @@ func TestStoreConcurrentWriters(t *testing.T) {
 	})
 
 	t.Run("one of many writers of the same revision wins", func(t *testing.T) {
-		forEachStore(t, func(t *testing.T, s registry.Store, clk *clock) {
+		forEachStore(t, func(t *testing.T, s writer, clk *clock) {
 			base := must[registry.Queue](t)(s.PutQueue(ctx, registry.Queue{Name: "shared", MaxConcurrent: 1}))
 			var (
 				wg               sync.WaitGroup
@@ -638,7 +671,7 @@ func TestStoreConcurrentWriters(t *testing.T) {
 	})
 
 	t.Run("read-modify-write with revisions loses no update", func(t *testing.T) {
-		forEachStore(t, func(t *testing.T, s registry.Store, clk *clock) {
+		forEachStore(t, func(t *testing.T, s writer, clk *clock) {
 			const each = 5
 			must[registry.Queue](t)(s.PutQueue(ctx, registry.Queue{Name: "counter", MaxConcurrent: 1}))
 			var wg sync.WaitGroup
@@ -688,4 +721,31 @@ func TestErrorMessages(t *testing.T) {
 			t.Errorf("Error() = %q, want %q", got, tt.want)
 		}
 	}
+}
+
+func TestStoreConformance(t *testing.T) {
+	t.Run("MemStore", func(t *testing.T) {
+		registrytest.Run(t, registrytest.Opener{Open: func(t *testing.T, opts registry.StoreOptions) registry.Store {
+			s := registry.NewMemStore(opts)
+			t.Cleanup(func() { s.Close() })
+			return s
+		}})
+	})
+	t.Run("FileStore", func(t *testing.T) {
+		dirs := map[registry.Store]string{}
+		registrytest.Run(t, registrytest.Opener{
+			Open: func(t *testing.T, opts registry.StoreOptions) registry.Store {
+				dir := t.TempDir()
+				s := openFileStore(t, dir, opts)
+				dirs[s] = dir
+				return s
+			},
+			Reopen: func(t *testing.T, s registry.Store) registry.Store {
+				if err := s.Close(); err != nil {
+					t.Fatal(err)
+				}
+				return openFileStore(t, dirs[s], registry.StoreOptions{})
+			},
+		})
+	})
 }

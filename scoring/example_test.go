@@ -35,19 +35,18 @@ func Example() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	store := registry.NewMemStore(registry.StoreOptions{})
-	_, err = store.PutDeployment(ctx, registry.Deployment{
+	reg, err := registry.New(ctx, catalog, registry.NewMemStore(registry.StoreOptions{}))
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer reg.Close()
+	_, err = reg.PutDeployment(ctx, registry.Deployment{
 		Group: registry.DefaultGroup, Path: "insurance", Enabled: true,
 		Endpoints: []registry.Endpoint{{Alias: "score", Process: "risk"}},
 	})
 	if err != nil {
 		log.Fatal(err)
 	}
-	reg, err := registry.New(ctx, catalog, store)
-	if err != nil {
-		log.Fatal(err)
-	}
-	defer reg.Close()
 
 	h, err := scoring.New(scoring.Config{Registry: reg})
 	if err != nil {

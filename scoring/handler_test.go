@@ -754,7 +754,7 @@ func TestHandlerAuthorize(t *testing.T) {
 				}
 			}
 			f := newFixture(t, cfg, registry.ProcessInfo{Name: "echo", Process: echo})
-			if _, err := f.store.PutGroup(context.Background(), registry.Group{Name: "secure",
+			if _, err := f.reg.PutGroup(context.Background(), registry.Group{Name: "secure",
 				Auth: registry.AuthPolicy{Mode: registry.TokenRequired, Groups: []string{"analysts"}}}); err != nil {
 				t.Fatal(err)
 			}

@@ -38,16 +38,16 @@ func newFixture(t testing.TB, cfg scoring.Config, procs ...registry.ProcessInfo)
 		eps = append(eps, registry.Endpoint{Alias: p.Name, Process: p.Name})
 	}
 	store := registry.NewMemStore(registry.StoreOptions{})
-	if _, err := store.PutDeployment(context.Background(), registry.Deployment{
-		Group: registry.DefaultGroup, Path: "demo", Enabled: true, Endpoints: eps,
-	}); err != nil {
-		t.Fatal(err)
-	}
 	reg, err := registry.New(context.Background(), cat, store)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { reg.Close() })
+	if _, err := reg.PutDeployment(context.Background(), registry.Deployment{
+		Group: registry.DefaultGroup, Path: "demo", Enabled: true, Endpoints: eps,
+	}); err != nil {
+		t.Fatal(err)
+	}
 	f := &fixture{store: store, reg: reg, log: &testutil.LockedBuffer{}}
 	cfg.Registry = reg
 	cfg.Logger = slog.New(slog.NewTextHandler(f.log, &slog.HandlerOptions{Level: slog.LevelDebug}))
@@ -61,7 +61,7 @@ func newFixture(t testing.TB, cfg scoring.Config, procs ...registry.ProcessInfo)
 func (f *fixture) putDeployment(t testing.TB, d registry.Deployment) {
 	t.Helper()
 	d.Revision = registry.AnyRevision
-	if _, err := f.store.PutDeployment(context.Background(), d); err != nil {
+	if _, err := f.reg.PutDeployment(context.Background(), d); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -70,7 +70,7 @@ func (f *fixture) putDeployment(t testing.TB, d registry.Deployment) {
 func (f *fixture) putQueue(t testing.TB, q registry.Queue) {
 	t.Helper()
 	q.Revision = registry.AnyRevision
-	if _, err := f.store.PutQueue(context.Background(), q); err != nil {
+	if _, err := f.reg.PutQueue(context.Background(), q); err != nil {
 		t.Fatal(err)
 	}
 }

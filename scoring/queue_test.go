@@ -229,7 +229,7 @@ func TestQueuesStats(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := f.store.DeleteQueue(ctx, "idle", registry.AnyRevision); err != nil {
+	if err := f.reg.DeleteQueue(ctx, "idle", registry.AnyRevision); err != nil {
 		t.Fatal(err)
 	}
 	if s, ok := qs.Stat("idle"); !ok || s.Running != 1 {

@@ -4,7 +4,7 @@
 //
 // # Data flow
 //
-// A client gets a token in one of two ways, both served by [Handler]:
+// A client gets a token in one of two ways, both served by [Service]:
 //
 //	GET /api/rest/tokenservice        HTTP Basic → Authenticator → Issuer → {"idToken","expirationDate"}
 //	GET /api/rest/saml/tokenservice   Bearer access token of an OpenID Connect provider

@@ -119,7 +119,7 @@ func ExampleNew() {
 		Audience: []string{"scorehub"}, Now: now})
 	hash, _ := tokens.HashPassword("wonderland", 4) // cost 4 keeps the example quick; production wants 0 (bcrypt's default) or more
 	users, _ := tokens.NewStaticUsers(tokens.User{Name: "alice", PasswordHash: hash, Admin: true})
-	h, err := tokens.New(tokens.Config{Issuer: issuer, Users: users, Now: now,
+	h, err := tokens.NewService(tokens.ServiceConfig{Issuer: issuer, Users: users, Now: now,
 		Logger: slog.New(slog.DiscardHandler)}) // failed logins and issued tokens are logged at info
 	if err != nil {
 		panic(err)

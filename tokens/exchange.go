@@ -18,7 +18,7 @@ import (
 // out. The body is the JSON object when Accept names application/json, and
 // otherwise the bare JWT as text/plain, which AI Hub's own tooling reads as
 // the whole body.
-func (h *Handler) serveExchange(w http.ResponseWriter, r *http.Request) {
+func (h *Service) serveExchange(w http.ResponseWriter, r *http.Request) {
 	auth := r.Header.Values("Authorization")
 	if len(auth) > 1 {
 		httperr.Write(w, r, h.logger, h.bearerChallenge(httperr.TypeInvalidRequest, "invalid_request", "the request has more than one Authorization header"))
@@ -49,7 +49,7 @@ func (h *Handler) serveExchange(w http.ResponseWriter, r *http.Request) {
 		return
 	case err != nil:
 		h.logger.LogAttrs(r.Context(), slog.LevelInfo, "tokens: access token refused",
-			slog.String("client", h.clientAddr(r)), slog.String("error", err.Error()))
+			slog.String("client", h.client(r)), slog.String("error", err.Error()))
 		httperr.Write(w, r, h.logger, h.bearerChallenge(httperr.TypeInvalidToken, "invalid_token", describe(err)))
 		h.observe(PathExchange, OutcomeInvalidToken)
 		return
@@ -59,7 +59,7 @@ func (h *Handler) serveExchange(w http.ResponseWriter, r *http.Request) {
 
 // bearerChallenge is the refusal of type typ with a Bearer challenge (RFC
 // 6750), naming code when there is one.
-func (h *Handler) bearerChallenge(typ, code, message string) error {
+func (h *Service) bearerChallenge(typ, code, message string) error {
 	c := `Bearer realm="` + h.realm + `"`
 	if code != "" {
 		c += `, error="` + code + `", error_description="` + message + `"`

@@ -18,7 +18,7 @@ type exchangeFixture struct {
 	*fixture
 	idp     *fakeIdP
 	rs      signer
-	handler *tokens.Handler
+	handler *tokens.Service
 }
 
 func newExchange(t *testing.T) *exchangeFixture {
@@ -27,7 +27,7 @@ func newExchange(t *testing.T) *exchangeFixture {
 	rs := newSigner(t, tokens.RS256, 0)
 	idp := newFakeIdP(t, rs)
 	p := newProvider(t, idp, f.clock, nil)
-	h, err := tokens.New(tokens.Config{Issuer: f.issuer, Provider: p, Now: f.clock.Now})
+	h, err := tokens.NewService(tokens.ServiceConfig{Issuer: f.issuer, Provider: p, Now: f.clock.Now})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -21,7 +21,7 @@ func TestDotSegmentsAreNotFoundNotRedirected(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, err := tokens.New(tokens.Config{Issuer: f.issuer, Users: users, Now: f.clock.Now})
+	h, err := tokens.NewService(tokens.ServiceConfig{Issuer: f.issuer, Users: users, Now: f.clock.Now})
 	if err != nil {
 		t.Fatal(err)
 	}

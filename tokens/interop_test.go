@@ -216,7 +216,7 @@ func TestInteropOIDCProvider(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, err := tokens.New(tokens.Config{Issuer: issuer, Provider: provider})
+	h, err := tokens.NewService(tokens.ServiceConfig{Issuer: issuer, Provider: provider})
 	if err != nil {
 		t.Fatal(err)
 	}

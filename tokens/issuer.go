@@ -82,7 +82,7 @@ func NewIssuer(cfg IssuerConfig) (*Issuer, error) {
 	if i.validity > MaxValidity {
 		return nil, fmt.Errorf("tokens: validity %v is longer than %v", i.validity, MaxValidity)
 	}
-	if r := i.keys.Retention(); i.validity > r {
+	if r := i.keys.retention; i.validity > r {
 		return nil, fmt.Errorf("tokens: validity %v is longer than the key set's retention %v, so a rotation would cut tokens short; raise KeySetConfig.Retention", i.validity, r)
 	}
 	if i.now == nil {
@@ -91,12 +91,6 @@ func NewIssuer(cfg IssuerConfig) (*Issuer, error) {
 	i.random = randOrDefault(i.random)
 	return i, nil
 }
-
-// Validity is how long the tokens the Issuer signs are valid.
-func (i *Issuer) Validity() time.Duration { return i.validity }
-
-// Keys is the key set the Issuer signs with.
-func (i *Issuer) Keys() *KeySet { return i.keys }
 
 // wireClaims is the JSON payload of a scorehub token.
 type wireClaims struct {
@@ -110,6 +104,9 @@ type wireClaims struct {
 // without control characters, and the token may not exceed
 // [MaxTokenSize], which bounds the number of groups.
 func (i *Issuer) Issue(p Principal) (string, *Claims, error) {
+	if i.keys == nil {
+		return "", nil, errors.New("tokens: Issuer not made by NewIssuer")
+	}
 	if err := checkName("subject", p.Subject); err != nil {
 		return "", nil, err
 	}
@@ -139,6 +136,9 @@ func (i *Issuer) Issue(p Principal) (string, *Claims, error) {
 		c.Groups = []string{}
 	}
 	key := i.keys.Signing()
+	if key == nil {
+		return "", nil, errZeroKeySet
+	}
 	method, err := key.alg.method()
 	if err != nil {
 		return "", nil, err

@@ -37,11 +37,15 @@ type JWKS struct {
 
 // JWKS returns the set's public keys: the signing key first, then retired
 // keys that still verify, newest first. HS256 keys have no public half and
-// are never included.
+// are never included. A zero KeySet publishes none.
 func (s *KeySet) JWKS() JWKS {
-	now := s.now()
 	set := JWKS{Keys: []JWK{}}
-	for _, e := range s.state.Load().entries {
+	st := s.current()
+	if st == nil {
+		return set
+	}
+	now := s.now()
+	for _, e := range st.entries {
 		if e.key.alg == HS256 || e.expired(now) {
 			continue
 		}
@@ -55,15 +59,15 @@ func (s *KeySet) JWKS() JWKS {
 	return set
 }
 
-// JWKSCacheControl is the Cache-Control of the JWKS response. Five minutes
+// jwksCacheControl is the Cache-Control of the JWKS response. Five minutes
 // keeps verifiers elsewhere from asking on every token, and is short next to
 // a retired key's retention; a verifier that meets an unknown kid should
 // fetch the set again rather than wait for the cache to expire.
-const JWKSCacheControl = "public, max-age=300"
+const jwksCacheControl = "public, max-age=300"
 
 // JWKSHandler serves keys' public keys as a JWKS (application/jwk-set+json)
-// with [JWKSCacheControl] and an ETag, answering a matching If-None-Match
-// with 304. It is what [Handler] serves at [PathJWKS]; use it on its own to
+// with a Cache-Control of five minutes and an ETag, answering a matching If-None-Match
+// with 304. It is what [Service] serves at [PathJWKS]; use it on its own to
 // publish the keys elsewhere. keys must not be nil. The handler is safe for
 // concurrent use.
 func JWKSHandler(keys *KeySet) http.Handler {
@@ -76,7 +80,7 @@ func JWKSHandler(keys *KeySet) http.Handler {
 		sum := sha256.Sum256(body)
 		etag := `"` + base64.RawURLEncoding.EncodeToString(sum[:16]) + `"`
 		h := w.Header()
-		h.Set("Cache-Control", JWKSCacheControl)
+		h.Set("Cache-Control", jwksCacheControl)
 		h.Set("ETag", etag)
 		h.Set("X-Content-Type-Options", "nosniff")
 		if etagMatch(r.Header.Get("If-None-Match"), etag) {

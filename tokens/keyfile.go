@@ -13,6 +13,8 @@ import (
 	"path/filepath"
 	"runtime"
 	"time"
+
+	"github.com/scorehub/scorehub/internal/atomicfile"
 )
 
 // keyFileVersion is the format version written to and required of key files.
@@ -216,40 +218,15 @@ func encodeKeyFile(st *keyState) ([]byte, error) {
 	return append(b, '\n'), nil
 }
 
-// writeKeyFile replaces the file at path with st, atomically and durably:
-// a temporary file (os.CreateTemp makes it 0600) in the same directory, synced,
-// renamed over path, and the directory synced.
-func writeKeyFile(path string, st *keyState) (err error) {
+// writeKeyFile replaces the file at path with st, atomically and durably
+// (see [atomicfile.Write]); the file is created with mode 0600.
+func writeKeyFile(path string, st *keyState) error {
 	data, err := encodeKeyFile(st)
 	if err != nil {
 		return err
 	}
-	dir := filepath.Dir(path)
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*.tmp")
-	if err != nil {
+	if err := atomicfile.Write(atomicfile.OS{}, path, "."+filepath.Base(path)+".tmp-", data); err != nil {
 		return fmt.Errorf("tokens: write key file: %w", err)
-	}
-	defer func() {
-		if err != nil {
-			tmp.Close()
-			os.Remove(tmp.Name())
-		}
-	}()
-	if _, err = tmp.Write(data); err != nil {
-		return fmt.Errorf("tokens: write key file: %w", err)
-	}
-	if err = tmp.Sync(); err != nil {
-		return fmt.Errorf("tokens: write key file: %w", err)
-	}
-	if err = tmp.Close(); err != nil {
-		return fmt.Errorf("tokens: write key file: %w", err)
-	}
-	if err = os.Rename(tmp.Name(), path); err != nil {
-		return fmt.Errorf("tokens: write key file: %w", err)
-	}
-	if d, derr := os.Open(dir); derr == nil {
-		d.Sync() // best effort: not every platform can sync a directory
-		d.Close()
 	}
 	return nil
 }

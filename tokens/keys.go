@@ -365,18 +365,33 @@ func (st *keyState) index() {
 	}
 }
 
-// Signing is the key new tokens are signed with.
-func (s *KeySet) Signing() *Key { return s.state.Load().signing().key }
+// current is the set's state; nil for a zero KeySet, which holds no keys.
+func (s *KeySet) current() *keyState { return s.state.Load() }
 
-// Retention is how long a replaced key keeps verifying.
-func (s *KeySet) Retention() time.Duration { return s.retention }
+// errZeroKeySet refuses changes to a KeySet not made by NewKeySet or
+// LoadOrCreateKeySet.
+var errZeroKeySet = errors.New("tokens: KeySet not made by NewKeySet or LoadOrCreateKeySet")
+
+// Signing is the key new tokens are signed with; nil for a zero KeySet.
+func (s *KeySet) Signing() *Key {
+	st := s.current()
+	if st == nil {
+		return nil
+	}
+	return st.signing().key
+}
 
 // Keys describes the keys in the set, the signing key first, then retired
-// keys newest first. Retired keys past their NotAfter are left out.
+// keys newest first. Retired keys past their NotAfter are left out. A zero
+// KeySet has none.
 func (s *KeySet) Keys() []KeyInfo {
+	st := s.current()
+	if st == nil {
+		return nil
+	}
 	now := s.now()
 	var out []KeyInfo
-	for _, e := range s.state.Load().entries {
+	for _, e := range st.entries {
 		if e.expired(now) {
 			continue
 		}
@@ -395,6 +410,9 @@ func (e *keyEntry) expired(now time.Time) bool {
 // loaded from a file writes the file before the new key signs anything; if
 // that fails the set is unchanged.
 func (s *KeySet) Rotate() (*Key, error) {
+	if s.current() == nil {
+		return nil, errZeroKeySet
+	}
 	k, err := GenerateKey(s.alg, s.random)
 	if err != nil {
 		return nil, err
@@ -408,12 +426,15 @@ func (s *KeySet) Rotate() (*Key, error) {
 // RotateTo makes k the signing key, as [KeySet.Rotate] does with a new key.
 // A key already in the set is refused.
 func (s *KeySet) RotateTo(k *Key) error {
-	if k == nil {
-		return errors.New("tokens: rotate to a nil key")
+	if k == nil || k.alg == "" {
+		return errors.New("tokens: rotate to a nil or zero key")
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	old := s.state.Load()
+	old := s.current()
+	if old == nil {
+		return errZeroKeySet
+	}
 	if _, ok := old.byID[k.id]; ok {
 		return fmt.Errorf("tokens: key %s is already in the set", k.id)
 	}
@@ -438,7 +459,10 @@ func (s *KeySet) RotateTo(k *Key) error {
 func (s *KeySet) Prune() (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	old := s.state.Load()
+	old := s.current()
+	if old == nil {
+		return 0, errZeroKeySet
+	}
 	now := s.now()
 	next := &keyState{}
 	for _, e := range old.entries {
@@ -473,7 +497,11 @@ func (s *KeySet) publish(next *keyState) error {
 // tokens issued before its retirement, and nothing after its NotAfter;
 // leeway widens both bounds as it does the token's own times.
 func (s *KeySet) verifyingKey(kid string, alg string, issuedAt time.Time, now time.Time, leeway time.Duration) (*Key, error) {
-	e, ok := s.state.Load().byID[kid]
+	st := s.current()
+	if st == nil {
+		return nil, errZeroKeySet
+	}
+	e, ok := st.byID[kid]
 	if !ok {
 		return nil, fmt.Errorf("%w: no key %q", ErrUnknownKey, kid)
 	}

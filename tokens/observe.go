@@ -1,6 +1,16 @@
 package tokens
 
-// Outcomes of a token request, as [Config.Observe] is told them. The set is
+// Observer is told about every request on [PathTokenService] or
+// [PathExchange] that reached its handler, once, after the answer is
+// written: the route's path and one of the Outcome constants. It is
+// called from many goroutines at once and should return quickly; the
+// metrics package implements it, as it implements scoring's observer of
+// the same shape.
+type Observer interface {
+	ObserveToken(route, outcome string)
+}
+
+// Outcomes of a token request, as an [Observer] is told them. The set is
 // fixed, so that a metric labelled with them stays bounded.
 const (
 	// OutcomeIssued: a token was issued.
@@ -19,15 +29,10 @@ const (
 	OutcomeError = "error"
 )
 
-// Outcomes lists every outcome [Config.Observe] may be told.
-func Outcomes() []string {
-	return []string{OutcomeIssued, OutcomeBadCredentials, OutcomeInvalidToken, OutcomeRateLimited, OutcomeError}
-}
-
-// observe tells the host's Observe function, if any, how a request on
-// route ended.
-func (h *Handler) observe(route, outcome string) {
-	if h.observeFn != nil {
-		h.observeFn(route, outcome)
+// observe tells the host's Observer, if any, how a request on route
+// ended.
+func (h *Service) observe(route, outcome string) {
+	if h.observer != nil {
+		h.observer.ObserveToken(route, outcome)
 	}
 }

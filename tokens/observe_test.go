@@ -11,13 +11,13 @@ import (
 	"github.com/scorehub/scorehub/tokens"
 )
 
-// outcomes records what Config.Observe is told.
+// outcomes records what a tokens.Observer is told.
 type outcomes struct {
 	mu  sync.Mutex
 	got []string
 }
 
-func (o *outcomes) observe(route, outcome string) {
+func (o *outcomes) ObserveToken(route, outcome string) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	o.got = append(o.got, route+" "+outcome)
@@ -35,8 +35,8 @@ func (o *outcomes) take() []string {
 // reported once, with the outcome an operator would count it under.
 func TestObserveTokenService(t *testing.T) {
 	rec := &outcomes{}
-	s := newService(t, func(c *tokens.Config) {
-		c.Observe = rec.observe
+	s := newService(t, func(c *tokens.ServiceConfig) {
+		c.Observer = rec
 		c.UserLimit = tokens.RateLimit{Every: 1 << 40, Burst: 2} // bob gets two attempts
 	})
 	twoHeaders := basicRequest("alice", "wonderland")
@@ -83,7 +83,7 @@ func TestObserveExchange(t *testing.T) {
 	rs := newSigner(t, tokens.RS256, 0)
 	idp := newFakeIdP(t, rs)
 	rec := &outcomes{}
-	h, err := tokens.New(tokens.Config{Issuer: f.issuer, Provider: newProvider(t, idp, f.clock, nil), Now: f.clock.Now, Observe: rec.observe})
+	h, err := tokens.NewService(tokens.ServiceConfig{Issuer: f.issuer, Provider: newProvider(t, idp, f.clock, nil), Now: f.clock.Now, Observer: rec})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -298,6 +298,9 @@ func (p *Provider) Issuer() string { return p.issuer }
 // provider's keys could not be had, and a context error that ctx ended
 // while waiting for them.
 func (p *Provider) Verify(ctx context.Context, raw string) (Principal, error) {
+	if p.parser == nil {
+		return Principal{}, errors.New("tokens: Provider not made by NewProvider")
+	}
 	if err := checkRaw(raw); err != nil {
 		return Principal{}, err
 	}

@@ -2,23 +2,23 @@ package tokens
 
 import (
 	"fmt"
-	"net"
-	"net/http"
-	"net/netip"
 	"time"
 
 	"github.com/scorehub/scorehub/internal/keyedlimit"
-	"golang.org/x/time/rate"
 )
 
 // RateLimit configures a limit on attempts per key (a client address, a
 // user name): a token bucket of Burst attempts, refilled by one every Every.
+// It is the one shape of a limit in scorehub: the token service's
+// AddressLimit and UserLimit and the rate-limit middleware
+// (middleware.RateLimitConfig.Limit) take it.
 type RateLimit struct {
 	// Every is the time to regain one attempt. Zero means the default of
-	// the limit it configures.
+	// the token service's limit it configures; the middleware requires it.
 	Every time.Duration
 	// Burst is the number of attempts a fresh key may make at once. Zero
-	// means the default of the limit it configures.
+	// means the default of the token service's limit it configures; the
+	// middleware requires it.
 	Burst int
 	// MaxKeys bounds how many keys are tracked at once, and so the memory
 	// used. When full, the key used least recently is forgotten (an idle key
@@ -26,41 +26,18 @@ type RateLimit struct {
 	MaxKeys int
 }
 
-const defaultMaxKeys = 10_000
-
-func (l RateLimit) withDefaults(every time.Duration, burst int) (RateLimit, error) {
-	if l.Every < 0 || l.Burst < 0 || l.MaxKeys < 0 {
-		return l, fmt.Errorf("tokens: rate limit %+v has a negative field", l)
-	}
+// limiter returns the limiter l describes, its zero Every and Burst taken
+// from every and burst.
+func (l RateLimit) limiter(every time.Duration, burst int) (*keyedlimit.Limiter, error) {
 	if l.Every == 0 {
 		l.Every = every
 	}
 	if l.Burst == 0 {
 		l.Burst = burst
 	}
-	if l.MaxKeys == 0 {
-		l.MaxKeys = defaultMaxKeys
-	}
-	return l, nil
-}
-
-func (l RateLimit) limiter() *keyedlimit.Limiter {
-	return keyedlimit.New(rate.Every(l.Every), l.Burst, l.MaxKeys)
-}
-
-// RemoteAddrKey is the default client key for rate limits: the host of
-// r.RemoteAddr, with IPv6 addresses cut to their /64 prefix, since one
-// client usually holds a whole /64. Behind a reverse proxy every request
-// has the proxy's address; set [Config].ClientAddr to read the client's
-// from a header the proxy sets.
-func RemoteAddrKey(r *http.Request) string {
-	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	lim, err := keyedlimit.New(l.Every, l.Burst, l.MaxKeys)
 	if err != nil {
-		host = r.RemoteAddr
+		return nil, fmt.Errorf("tokens: %w", err)
 	}
-	ip, err := netip.ParseAddr(host)
-	if err != nil {
-		return host
-	}
-	return keyedlimit.AddrKey(ip)
+	return lim, nil
 }

@@ -16,7 +16,7 @@ import (
 // then per user name; a request past either is answered 429 without
 // touching the password. Password checks then queue for one of
 // MaxConcurrentChecks slots, so a burst of logins cannot take every core.
-func (h *Handler) serveTokenService(w http.ResponseWriter, r *http.Request) {
+func (h *Service) serveTokenService(w http.ResponseWriter, r *http.Request) {
 	if len(r.Header.Values("Authorization")) > 1 {
 		httperr.Write(w, r, h.logger, httperr.New(httperr.TypeInvalidRequest, "the request has more than one Authorization header"))
 		h.observe(PathTokenService, OutcomeBadCredentials)
@@ -51,7 +51,7 @@ func (h *Handler) serveTokenService(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case errors.Is(err, ErrBadCredentials):
 		h.logger.LogAttrs(r.Context(), slog.LevelInfo, "tokens: authentication failed",
-			slog.String("user", name), slog.String("client", h.clientAddr(r)))
+			slog.String("user", name), slog.String("client", h.client(r)))
 		httperr.Write(w, r, h.logger, h.basicChallenge("the user name or password is not correct"))
 		h.observe(PathTokenService, OutcomeBadCredentials)
 		return
@@ -65,7 +65,7 @@ func (h *Handler) serveTokenService(w http.ResponseWriter, r *http.Request) {
 
 // basicChallenge is the 401 with a Basic challenge. message is the same
 // whether the user exists or not.
-func (h *Handler) basicChallenge(message string) error {
+func (h *Service) basicChallenge(message string) error {
 	return httperr.New(httperr.TypeUnauthorized, message).WithChallenge(`Basic realm="` + h.realm + `", charset="UTF-8"`)
 }
 

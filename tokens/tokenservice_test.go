@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -29,10 +30,10 @@ func (c *counting) Authenticate(ctx context.Context, name, password string) (tok
 type serviceFixture struct {
 	*fixture
 	users   *counting
-	handler *tokens.Handler
+	handler *tokens.Service
 }
 
-func newService(t *testing.T, edit func(*tokens.Config)) *serviceFixture {
+func newService(t *testing.T, edit func(*tokens.ServiceConfig)) *serviceFixture {
 	t.Helper()
 	f := newFixture(t, tokens.EdDSA, 0)
 	users, err := tokens.NewStaticUsers(
@@ -43,11 +44,11 @@ func newService(t *testing.T, edit func(*tokens.Config)) *serviceFixture {
 		t.Fatal(err)
 	}
 	c := &counting{Authenticator: users}
-	cfg := tokens.Config{Issuer: f.issuer, Users: c, Now: f.clock.Now}
+	cfg := tokens.ServiceConfig{Issuer: f.issuer, Users: c, Now: f.clock.Now}
 	if edit != nil {
 		edit(&cfg)
 	}
-	h, err := tokens.New(cfg)
+	h, err := tokens.NewService(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -154,7 +155,7 @@ func TestTokenServiceRefuses(t *testing.T) {
 // Retry-After and never reach the password check.
 func TestTokenServiceRateLimits(t *testing.T) {
 	t.Run("per user", func(t *testing.T) {
-		s := newService(t, func(c *tokens.Config) { c.UserLimit = tokens.RateLimit{Every: 10 * time.Second, Burst: 2} })
+		s := newService(t, func(c *tokens.ServiceConfig) { c.UserLimit = tokens.RateLimit{Every: 10 * time.Second, Burst: 2} })
 		for range 2 {
 			if rec := s.do(basicRequest("alice", "guess")); rec.Code != http.StatusUnauthorized {
 				t.Fatalf("attempt within the burst: status %d", rec.Code)
@@ -179,7 +180,7 @@ func TestTokenServiceRateLimits(t *testing.T) {
 		}
 	})
 	t.Run("per address", func(t *testing.T) {
-		s := newService(t, func(c *tokens.Config) { c.AddressLimit = tokens.RateLimit{Every: time.Minute, Burst: 3} })
+		s := newService(t, func(c *tokens.ServiceConfig) { c.AddressLimit = tokens.RateLimit{Every: time.Minute, Burst: 3} })
 		for i, user := range []string{"u1", "u2", "u3"} {
 			if rec := s.do(basicRequest(user, "pw")); rec.Code != http.StatusUnauthorized {
 				t.Fatalf("attempt %d: status %d", i+1, rec.Code)
@@ -196,6 +197,35 @@ func TestTokenServiceRateLimits(t *testing.T) {
 		}
 		if n := s.users.n.Load(); n != 4 {
 			t.Errorf("%d password checks, want 4", n)
+		}
+	})
+	t.Run("per address behind trusted proxies", func(t *testing.T) {
+		s := newService(t, func(c *tokens.ServiceConfig) {
+			c.AddressLimit = tokens.RateLimit{Every: time.Minute, Burst: 1}
+			c.TrustedProxies = []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8")}
+		})
+		viaProxy := func(remote, xff string) *http.Request {
+			r := basicRequest("bob", "wrong")
+			r.RemoteAddr = remote
+			r.Header.Set("X-Forwarded-For", xff)
+			return r
+		}
+		steps := []struct {
+			name string
+			req  *http.Request
+			want int
+		}{
+			{"first client through the proxy", viaProxy("10.0.0.2:1", "203.0.113.1"), http.StatusUnauthorized},
+			{"second client through the proxy", viaProxy("10.0.0.3:1", "203.0.113.2"), http.StatusUnauthorized},
+			{"first client again", viaProxy("10.0.0.3:1", "203.0.113.1"), http.StatusTooManyRequests},
+			{"a spoofed entry does not help", viaProxy("10.0.0.3:1", "198.51.100.1, 203.0.113.1"), http.StatusTooManyRequests},
+			{"X-Forwarded-For from an untrusted peer is ignored", viaProxy("192.0.2.9:1", "203.0.113.3"), http.StatusUnauthorized},
+			{"that peer is one client", viaProxy("192.0.2.9:1", "203.0.113.4"), http.StatusTooManyRequests},
+		}
+		for _, st := range steps {
+			if rec := s.do(st.req); rec.Code != st.want {
+				t.Errorf("%s: status %d, want %d", st.name, rec.Code, st.want)
+			}
 		}
 	})
 }
@@ -229,7 +259,7 @@ func TestTokenServiceCapsConcurrentChecks(t *testing.T) {
 	const n, limit = 6, 2
 	g := &gate{entered: make(chan struct{}, n), release: make(chan struct{})}
 	f := newFixture(t, tokens.EdDSA, 0)
-	h, err := tokens.New(tokens.Config{Issuer: f.issuer, Users: g, MaxConcurrentChecks: limit, Now: f.clock.Now})
+	h, err := tokens.NewService(tokens.ServiceConfig{Issuer: f.issuer, Users: g, MaxConcurrentChecks: limit, Now: f.clock.Now})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -290,17 +320,18 @@ func TestNewRefuses(t *testing.T) {
 	}
 	tests := []struct {
 		name string
-		cfg  tokens.Config
+		cfg  tokens.ServiceConfig
 	}{
-		{"no issuer", tokens.Config{Users: users}},
-		{"neither users nor provider", tokens.Config{Issuer: f.issuer}},
-		{"quote in realm", tokens.Config{Issuer: f.issuer, Users: users, Realm: `a"b`}},
-		{"negative rate", tokens.Config{Issuer: f.issuer, Users: users, UserLimit: tokens.RateLimit{Burst: -1}}},
-		{"negative check cap", tokens.Config{Issuer: f.issuer, Users: users, MaxConcurrentChecks: -1}},
+		{"no issuer", tokens.ServiceConfig{Users: users}},
+		{"neither users nor provider", tokens.ServiceConfig{Issuer: f.issuer}},
+		{"quote in realm", tokens.ServiceConfig{Issuer: f.issuer, Users: users, Realm: `a"b`}},
+		{"negative rate", tokens.ServiceConfig{Issuer: f.issuer, Users: users, UserLimit: tokens.RateLimit{Burst: -1}}},
+		{"negative check cap", tokens.ServiceConfig{Issuer: f.issuer, Users: users, MaxConcurrentChecks: -1}},
+		{"invalid trusted proxy", tokens.ServiceConfig{Issuer: f.issuer, Users: users, TrustedProxies: []netip.Prefix{{}}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if _, err := tokens.New(tt.cfg); err == nil {
+			if _, err := tokens.NewService(tt.cfg); err == nil {
 				t.Error("New accepted the config")
 			}
 		})

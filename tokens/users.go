@@ -154,9 +154,6 @@ func (s *StaticUsers) Authenticate(ctx context.Context, name, password string) (
 	return Principal{Subject: u.Name, Admin: u.Admin, Groups: slices.Clone(u.Groups)}, nil
 }
 
-// Len is the number of users.
-func (s *StaticUsers) Len() int { return len(s.users) }
-
 // HashPassword returns the bcrypt hash of password at cost (zero means
 // bcrypt.DefaultCost, at most [MaxBcryptCost]), for building [User] values
 // in code. Passwords longer

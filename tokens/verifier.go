@@ -121,6 +121,9 @@ func algorithmNames(algs, allowed []Algorithm) ([]string, error) {
 // Signature and key checks come first: a forged token is never told apart
 // by its claims.
 func (v *Verifier) Verify(_ context.Context, raw string) (*Claims, error) {
+	if v.parser == nil {
+		return nil, errors.New("tokens: Verifier not made by NewVerifier")
+	}
 	if err := checkRaw(raw); err != nil {
 		return nil, err
 	}

@@ -53,15 +53,14 @@ func newHandler(ctx context.Context) (http.Handler, error) {
 	if err != nil {
 		return nil, err
 	}
-	store := registry.NewMemStore(registry.StoreOptions{})
-	_, err = store.PutDeployment(ctx, registry.Deployment{
-		Group: registry.DefaultGroup, Path: "tools", Enabled: true,
-		Endpoints: []registry.Endpoint{{Alias: "double", Process: "double"}},
-	})
+	reg, err := registry.New(ctx, catalog, registry.NewMemStore(registry.StoreOptions{}))
 	if err != nil {
 		return nil, err
 	}
-	reg, err := registry.New(ctx, catalog, store)
+	_, err = reg.PutDeployment(ctx, registry.Deployment{
+		Group: registry.DefaultGroup, Path: "tools", Enabled: true,
+		Endpoints: []registry.Endpoint{{Alias: "double", Process: "double"}},
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -106,7 +105,7 @@ func newAdmin(reg *registry.Registry, queues *scoring.Queues) (http.Handler, err
 	if err != nil {
 		return nil, err
 	}
-	tokenService, err := tokens.New(tokens.Config{Issuer: issuer, Users: users})
+	tokenService, err := tokens.NewService(tokens.ServiceConfig{Issuer: issuer, Users: users})
 	if err != nil {
 		return nil, err
 	}

@@ -29,12 +29,12 @@ const (
 type auth struct {
 	issuer   *tokens.Issuer
 	verifier *tokens.Verifier
-	handler  *tokens.Handler
+	handler  *tokens.Service
 }
 
-// newAuth builds the token routes; observe, when not nil, is told how
+// newAuth builds the token routes; observer, when not nil, is told how
 // each token request ended.
-func newAuth(cfg config, getenv func(string) string, stdout io.Writer, logger *slog.Logger, observe func(route, outcome string)) (*auth, error) {
+func newAuth(cfg config, getenv func(string) string, stdout io.Writer, logger *slog.Logger, observer tokens.Observer) (*auth, error) {
 	keys, err := tokens.LoadOrCreateKeySet(filepath.Join(cfg.DataDir, keyFile), tokens.KeySetConfig{Retention: cfg.TokenValidity})
 	if err != nil {
 		return nil, err
@@ -63,7 +63,7 @@ func newAuth(cfg config, getenv func(string) string, stdout io.Writer, logger *s
 			return nil, err
 		}
 	}
-	h, err := tokens.New(tokens.Config{Issuer: issuer, Users: users, Provider: provider, Logger: logger, Observe: observe})
+	h, err := tokens.NewService(tokens.ServiceConfig{Issuer: issuer, Users: users, Provider: provider, Logger: logger, Observer: observer})
 	if err != nil {
 		return nil, err
 	}

@@ -33,6 +33,7 @@ import (
 	"github.com/scorehub/scorehub/middleware"
 	"github.com/scorehub/scorehub/registry"
 	"github.com/scorehub/scorehub/scoring"
+	"github.com/scorehub/scorehub/tokens"
 )
 
 func main() {
@@ -173,9 +174,6 @@ func newServer(ctx context.Context, cfg config, getenv func(string) string, stdo
 			store.Close()
 		}
 	}()
-	if err := ensureDemo(ctx, store); err != nil {
-		return nil, err
-	}
 	reg, err := registry.New(ctx, catalog, store)
 	if err != nil {
 		return nil, err
@@ -185,6 +183,9 @@ func newServer(ctx context.Context, cfg config, getenv func(string) string, stdo
 			reg.Close()
 		}
 	}()
+	if err := ensureDemo(ctx, reg); err != nil {
+		return nil, err
+	}
 	queues, err := scoring.NewQueues(reg)
 	if err != nil {
 		return nil, err
@@ -218,7 +219,7 @@ func newServer(ctx context.Context, cfg config, getenv func(string) string, stdo
 	}()
 	var (
 		observer       scoring.Observer
-		observeToken   func(route, outcome string)
+		tokenObserver  tokens.Observer
 		metricsHandler http.Handler
 	)
 	if cfg.Metrics {
@@ -226,9 +227,9 @@ func newServer(ctx context.Context, cfg config, getenv func(string) string, stdo
 		if err != nil {
 			return nil, err
 		}
-		observer, observeToken, metricsHandler = m, m.ObserveToken, h
+		observer, tokenObserver, metricsHandler = m, m, h
 	}
-	authn, err := newAuth(cfg, getenv, stdout, logger, observeToken)
+	authn, err := newAuth(cfg, getenv, stdout, logger, tokenObserver)
 	if err != nil {
 		return nil, err
 	}
@@ -306,8 +307,8 @@ func (s *server) Close() error {
 
 // ensureDemo creates the demo deployment unless the store already has one
 // at its place; an operator's changes to it are kept across restarts.
-func ensureDemo(ctx context.Context, store registry.Store) error {
-	_, err := store.PutDeployment(ctx, registry.Deployment{
+func ensureDemo(ctx context.Context, reg *registry.Registry) error {
+	_, err := reg.PutDeployment(ctx, registry.Deployment{
 		Group:       registry.DefaultGroup,
 		Path:        demoPath,
 		Description: "Demo: iris species classifier",

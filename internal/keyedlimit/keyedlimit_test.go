@@ -4,12 +4,13 @@ import (
 	"net/netip"
 	"testing"
 	"time"
-
-	"golang.org/x/time/rate"
 )
 
 func TestTakeSpendsBurstThenWaits(t *testing.T) {
-	l := New(rate.Every(10*time.Second), 2, 10)
+	l, err := New(10*time.Second, 2, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
 	now := time.Unix(1000, 0)
 	for i := range 2 {
 		if _, ok := l.Take("a", now); !ok {
@@ -33,7 +34,10 @@ func TestTakeSpendsBurstThenWaits(t *testing.T) {
 }
 
 func TestMemoryIsBoundedByEvictingLeastRecentlyUsed(t *testing.T) {
-	l := New(rate.Every(time.Hour), 1, 2)
+	l, err := New(time.Hour, 1, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
 	now := time.Unix(1000, 0)
 	l.Take("a", now)
 	l.Take("b", now)

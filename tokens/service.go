@@ -7,7 +7,9 @@ import (
 	"log/slog"
 	"math"
 	"net/http"
+	"net/netip"
 	"runtime"
+	"slices"
 	"strings"
 	"time"
 	"unicode"
@@ -18,7 +20,7 @@ import (
 	"github.com/scorehub/scorehub/internal/urlpath"
 )
 
-// The routes [Handler] serves, relative to where the host mounts it.
+// The routes [Service] serves, relative to where the host mounts it.
 const (
 	// PathTokenService issues a token for HTTP Basic credentials (GET).
 	PathTokenService = "/api/rest/tokenservice"
@@ -29,7 +31,7 @@ const (
 	PathJWKS = "/api/rest/jwks.json"
 )
 
-// Defaults of [Config] rate limits.
+// Defaults of [ServiceConfig] rate limits.
 const (
 	defaultAddressEvery = time.Second
 	defaultAddressBurst = 30
@@ -37,9 +39,10 @@ const (
 	defaultUserBurst    = 10
 )
 
-// Config configures a [Handler]. The token service is served when Users is
-// set, the exchange when Provider is set; at least one is required.
-type Config struct {
+// ServiceConfig configures a [Service]. The token service is served when
+// Users is set, the exchange when Provider is set; at least one is
+// required.
+type ServiceConfig struct {
 	// Issuer signs the tokens handed out. Required. The JWKS route
 	// publishes its key set.
 	Issuer *Issuer
@@ -57,9 +60,13 @@ type Config struct {
 	// characters.
 	Realm string
 
-	// ClientAddr names the client of a request for rate limiting. Nil
-	// means [RemoteAddrKey].
-	ClientAddr func(*http.Request) string
+	// TrustedProxies are the addresses of reverse proxies whose
+	// X-Forwarded-For entries are believed when naming the client of a
+	// request for AddressLimit: the client is the last address before
+	// them. Empty means none: every request is the client at its
+	// RemoteAddr, IPv6 addresses grouped by their /64 prefix. The rate-limit
+	// middleware names clients the same way.
+	TrustedProxies []netip.Prefix
 
 	// AddressLimit limits attempts on both token routes per client
 	// address. Zero fields mean a burst of 30 and one more a second.
@@ -82,46 +89,47 @@ type Config struct {
 	// means slog.Default().
 	Logger *slog.Logger
 
-	// Observe, when not nil, is called once for every request on
-	// [PathTokenService] or [PathExchange] that reached its handler, with
-	// that path and one of the outcomes of [Outcomes], after the answer is
-	// written. It is called from many goroutines at once. nil means none.
-	Observe func(route, outcome string)
+	// Observer, when not nil, is told about every request on
+	// [PathTokenService] or [PathExchange] that reached its handler, after
+	// the answer is written. Nil means none.
+	Observer Observer
 }
 
-// Handler serves the token routes: [PathTokenService] (when Users is
+// Service serves the token routes: [PathTokenService] (when Users is
 // configured), [PathExchange] (when a Provider is) and [PathJWKS]. Routes
-// are relative to "/", so a host mounts the Handler where it likes, with
+// are relative to "/", so a host mounts the Service where it likes, with
 // http.StripPrefix for a prefix. Other paths get a JSON 404, other methods a
-// JSON 405. A Handler is safe for concurrent use.
-type Handler struct {
-	mux        *http.ServeMux
-	issuer     *Issuer
-	users      Authenticator
-	provider   *Provider
-	realm      string
-	clientAddr func(*http.Request) string
-	byAddr     *keyedlimit.Limiter
-	byUser     *keyedlimit.Limiter
-	checks     chan struct{}
-	now        func() time.Time
-	logger     *slog.Logger
-	observeFn  func(route, outcome string)
-	routes     []string
+// JSON 405. A Service is safe for concurrent use.
+type Service struct {
+	mux      *http.ServeMux
+	issuer   *Issuer
+	users    Authenticator
+	provider *Provider
+	realm    string
+	trusted  []netip.Prefix
+	byAddr   *keyedlimit.Limiter
+	byUser   *keyedlimit.Limiter
+	checks   chan struct{}
+	now      func() time.Time
+	logger   *slog.Logger
+	observer Observer
+	routes   []string
 }
 
-// New checks cfg and returns a Handler.
-func New(cfg Config) (*Handler, error) {
+// NewService checks cfg and returns a Service. It fails closed: a missing
+// Issuer, neither Users nor Provider, a negative limit, a realm that cannot
+// be sent in a header or an invalid trusted proxy prefix is an error.
+func NewService(cfg ServiceConfig) (*Service, error) {
 	if err := muxcheck.Check(); err != nil {
 		return nil, fmt.Errorf("tokens: %w", err)
 	}
-	h := &Handler{issuer: cfg.Issuer, users: cfg.Users, provider: cfg.Provider, realm: cfg.Realm,
-		clientAddr: cfg.ClientAddr, now: cfg.Now, logger: cfg.Logger, observeFn: cfg.Observe}
+	h := &Service{issuer: cfg.Issuer, users: cfg.Users, provider: cfg.Provider, realm: cfg.Realm,
+		trusted: slices.Clone(cfg.TrustedProxies), now: cfg.Now, logger: cfg.Logger, observer: cfg.Observer}
 	switch {
 	case h.issuer == nil:
-		return nil, errors.New("tokens: Config.Issuer is required")
+		return nil, errors.New("tokens: ServiceConfig.Issuer is required")
 	case h.users == nil && h.provider == nil:
-		return nil, errors.New("tokens: Config needs Users, Provider or both")
+		return nil, errors.New("tokens: ServiceConfig needs Users, Provider or both")
 	case cfg.MaxConcurrentChecks < 0:
 		return nil, fmt.Errorf("tokens: MaxConcurrentChecks %d is negative", cfg.MaxConcurrentChecks)
 	}
@@ -131,23 +139,21 @@ func New(cfg Config) (*Handler, error) {
 	if strings.ContainsAny(h.realm, `"\`) || strings.IndexFunc(h.realm, unicode.IsControl) >= 0 {
 		return nil, fmt.Errorf("tokens: realm %q has a quote, backslash or control character", h.realm)
 	}
-	addr, err := cfg.AddressLimit.withDefaults(defaultAddressEvery, defaultAddressBurst)
-	if err != nil {
+	if err := keyedlimit.CheckProxies(h.trusted); err != nil {
+		return nil, fmt.Errorf("tokens: %w", err)
+	}
+	var err error
+	if h.byAddr, err = cfg.AddressLimit.limiter(defaultAddressEvery, defaultAddressBurst); err != nil {
 		return nil, err
 	}
-	user, err := cfg.UserLimit.withDefaults(defaultUserEvery, defaultUserBurst)
-	if err != nil {
+	if h.byUser, err = cfg.UserLimit.limiter(defaultUserEvery, defaultUserBurst); err != nil {
 		return nil, err
 	}
-	h.byAddr, h.byUser = addr.limiter(), user.limiter()
 	n := cfg.MaxConcurrentChecks
 	if n == 0 {
 		n = runtime.GOMAXPROCS(0)
 	}
 	h.checks = make(chan struct{}, n)
-	if h.clientAddr == nil {
-		h.clientAddr = RemoteAddrKey
-	}
 	if h.now == nil {
 		h.now = time.Now
 	}
@@ -162,7 +168,7 @@ func New(cfg Config) (*Handler, error) {
 	if h.provider != nil {
 		h.route(PathExchange, http.HandlerFunc(h.serveExchange))
 	}
-	h.route(PathJWKS, JWKSHandler(h.issuer.Keys()))
+	h.route(PathJWKS, JWKSHandler(h.issuer.keys))
 	h.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		httperr.Write(w, r, h.logger, errNoRoute)
 	})
@@ -170,7 +176,7 @@ func New(cfg Config) (*Handler, error) {
 }
 
 // route serves GET (and so HEAD) on path, and a JSON 405 for other methods.
-func (h *Handler) route(path string, handler http.Handler) {
+func (h *Service) route(path string, handler http.Handler) {
 	h.mux.Handle("GET "+path, handler)
 	h.mux.HandleFunc(path, func(w http.ResponseWriter, r *http.Request) {
 		e := httperr.Newf(httperr.TypeMethodNotAllowed, "%s is not allowed here; use GET", r.Method)
@@ -180,11 +186,15 @@ func (h *Handler) route(path string, handler http.Handler) {
 	h.routes = append(h.routes, "GET "+path)
 }
 
-var _ http.Handler = (*Handler)(nil)
+var _ http.Handler = (*Service)(nil)
 
 // ServeHTTP serves the token routes. A path with dot segments or "//" is
 // a JSON 404, where the mux would redirect to the cleaned path.
-func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+func (h *Service) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if h.mux == nil {
+		httperr.Write(w, r, nil, errors.New("tokens: Service not made by NewService"))
+		return
+	}
 	if p, _ := urlpath.Sent(r.URL); !urlpath.Canonical(p) {
 		httperr.Write(w, r, h.logger, errNoRoute)
 		return
@@ -194,7 +204,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // Routes lists the routes served, as http.ServeMux patterns ("GET /path"),
 // for hosts that mount them one by one or document them.
-func (h *Handler) Routes() []string { return append([]string(nil), h.routes...) }
+func (h *Service) Routes() []string { return append([]string(nil), h.routes...) }
 
 // tokenResponse is the body both token routes answer with in JSON.
 type tokenResponse struct {
@@ -204,7 +214,7 @@ type tokenResponse struct {
 
 // issue signs a token for p and sends it, as the JSON object or, when
 // asJSON is false, as the bare JWT in text/plain. It returns the outcome.
-func (h *Handler) issue(w http.ResponseWriter, r *http.Request, p Principal, via string, asJSON bool) string {
+func (h *Service) issue(w http.ResponseWriter, r *http.Request, p Principal, via string, asJSON bool) string {
 	raw, c, err := h.issuer.Issue(p)
 	if err != nil {
 		httperr.Write(w, r, h.logger, fmt.Errorf("tokens: issue for %q: %w", p.Subject, err))
@@ -239,10 +249,15 @@ func tooMany(d time.Duration) error {
 
 // limitAddr spends an attempt of r's client and answers 429 if it has none
 // left.
-func (h *Handler) limitAddr(w http.ResponseWriter, r *http.Request) bool {
-	if d, ok := h.byAddr.Take(h.clientAddr(r), h.now()); !ok {
+func (h *Service) limitAddr(w http.ResponseWriter, r *http.Request) bool {
+	if d, ok := h.byAddr.Take(h.client(r), h.now()); !ok {
 		httperr.Write(w, r, h.logger, tooMany(d))
 		return false
 	}
 	return true
+}
+
+// client names the client of r, for the address limit and the log.
+func (h *Service) client(r *http.Request) string {
+	return keyedlimit.ClientKey(r, h.trusted)
 }

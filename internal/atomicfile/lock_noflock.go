@@ -1,6 +1,6 @@
 //go:build !(darwin || dragonfly || freebsd || illumos || linux || netbsd || openbsd)
 
-package registry
+package atomicfile
 
 import (
 	"fmt"
@@ -9,7 +9,7 @@ import (
 )
 
 // lockFile fails: without flock(2) nothing keeps a second process from
-// writing the same directory, and FileStore does not open unguarded.
+// writing the same directory, and a durable store does not open unguarded.
 func lockFile(path string) (*os.File, error) {
-	return nil, fmt.Errorf("FileStore is not available on %s: it needs flock(2) to keep %s to one process", runtime.GOOS, path)
+	return nil, fmt.Errorf("atomicfile: not available on %s: it needs flock(2) to keep %s to one process", runtime.GOOS, path)
 }
