@@ -85,8 +85,7 @@ type deploymentInput struct {
 }
 
 // endpointInput is one endpoint in a body. An empty queue means DEFAULT,
-// a zero timeoutMs the scoring handler's default; a timeout is at most one
-// day (86,400,000 ms).
+// a zero timeoutMs the scoring handler's default.
 type endpointInput struct {
 	Alias       string `json:"alias" validate:"required,name"`
 	Process     string `json:"process" validate:"required,name"`
