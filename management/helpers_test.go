@@ -299,6 +299,16 @@ func (f *fixture) do(t testing.TB, rq request) response {
 	return out
 }
 
+// page returns a list answer's page, failing the test unless it is one.
+func (r response) page(t testing.TB) *testutil.Page {
+	t.Helper()
+	_, p, err := testutil.DecodeList(r.body)
+	if err != nil || p == nil {
+		t.Fatalf("not a page (%v): %s", err, r.body)
+	}
+	return p
+}
+
 // errorType returns the type of a JSON error answer.
 func (r response) errorType() string {
 	e, _ := r.json["error"].(map[string]any)
