@@ -13,10 +13,10 @@ import (
 // TestReadmeTokenWalkthrough does what the README's Tokens section shows:
 // get a token with the admin password, call a protected route with it, and
 // see the same call refused once the token has expired. The server issues
-// tokens valid for one second so the test need not wait five minutes.
+// tokens valid for three seconds so the test need not wait five minutes.
 func TestReadmeTokenWalkthrough(t *testing.T) {
 	t.Parallel()
-	s := harness.Start(t, harness.Options{Args: []string{"-token-validity", "1s"}})
+	s := harness.Start(t, harness.Options{Args: []string{"-token-validity", "3s"}})
 
 	status, tok := s.Token(t, "admin", harness.AdminPassword)
 	token, _ := tok["idToken"].(string)

@@ -59,13 +59,13 @@ func waitRunning(t *testing.T, s *harness.Server, tok string, n int) {
 func TestShutdownDrainsRequestsAndStopsLongJobs(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	s, tok := sleepy(t, harness.Options{Dir: dir, Args: []string{"-grace", "3s"}})
+	s, tok := sleepy(t, harness.Options{Dir: dir, Args: []string{"-grace", "10s"}})
 
 	const requests = 3
 	answers := make(chan int, requests)
 	for range requests {
 		go func() {
-			res, err := http.Post(s.Base+"/webapi/DEFAULT/api/v1/services/slow/sleep?ms=1500", "application/json", strings.NewReader(`{"data":[{"x":1}]}`))
+			res, err := http.Post(s.Base+"/webapi/DEFAULT/api/v1/services/slow/sleep?ms=5000", "application/json", strings.NewReader(`{"data":[{"x":1}]}`))
 			if err != nil {
 				answers <- 0
 				return
@@ -74,8 +74,9 @@ func TestShutdownDrainsRequestsAndStopsLongJobs(t *testing.T) {
 			answers <- res.StatusCode
 		}()
 	}
-	// Long enough to be seen running together, short enough for the grace.
-	short, long := submitSleep(t, s, tok, 1500), submitSleep(t, s, tok, 600000)
+	// Long enough to be seen running together on a loaded machine, short
+	// enough for the grace period.
+	short, long := submitSleep(t, s, tok, 5000), submitSleep(t, s, tok, 600000)
 	waitRunning(t, s, tok, requests+2)
 
 	if err := s.Stop(); err != nil {
