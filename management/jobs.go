@@ -1,6 +1,7 @@
 package management
 
 import (
+	"bytes"
 	"errors"
 	"net/http"
 	"net/url"
@@ -103,14 +104,18 @@ func (h *Handler) createJob(w http.ResponseWriter, r *http.Request) error {
 	if err := h.check(&in, extra...); err != nil {
 		return err
 	}
-	spec := scoring.JobSpec{Queue: in.QueueName, Process: in.Process, Macros: in.Macros}
+	// The rows go through the scoring decoder, so that a job's input is
+	// typed exactly as a scoring request's. It reads "data" and ignores the
+	// other members, so it takes the job's body as it is, and its pointers
+	// (/data/3/age) name the places in it.
+	rows, err := scoring.Decode(bytes.NewReader(data), h.jobs.Limits())
+	if err != nil {
+		return err
+	}
+	spec := scoring.JobSpec{Queue: in.QueueName, Process: in.Process, Input: rows, Macros: in.Macros}
 	if e := in.Endpoint; e != nil {
 		spec.Endpoint = &registry.EndpointRef{Group: e.Group, Path: e.Path, Alias: e.Alias}
 	}
-	// The rows go through the scoring decoder, so a job's input is typed
-	// exactly as a scoring request's.
-	spec.Body = make([]byte, 0, len(in.Data)+len(`{"data":}`))
-	spec.Body = append(append(append(spec.Body, `{"data":`...), in.Data...), '}')
 	job, err := h.jobs.Submit(r.Context(), spec)
 	if err != nil {
 		return err

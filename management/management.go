@@ -117,10 +117,11 @@ func New(cfg Config) (*Handler, error) {
 		return nil, errors.New("management: Config.Queues is required")
 	case cfg.Verifier == nil:
 		return nil, errors.New("management: Config.Verifier is required")
-	case cfg.Jobs != nil && cfg.Jobs.Queues() != cfg.Queues:
-		return nil, errors.New("management: Config.Jobs runs on other queues than Config.Queues")
 	case cfg.MaxBodyBytes < 0:
 		return nil, fmt.Errorf("management: Config.MaxBodyBytes %d is negative", cfg.MaxBodyBytes)
+	}
+	if err := scoring.CheckShared(cfg.Registry, cfg.Queues, cfg.Jobs); err != nil {
+		return nil, fmt.Errorf("management: Config.Queues, Config.Jobs: %w", err)
 	}
 	prefix, err := cleanPrefix(cfg.ScoringPrefix)
 	if err != nil {
@@ -168,7 +169,7 @@ func New(cfg Config) (*Handler, error) {
 	if cfg.Jobs != nil {
 		routes = append(routes, jobRoutes()...)
 		// A job's body holds rows, bounded as a scoring request's are.
-		if jobBodyLimit, err = middleware.BodyLimit(cfg.Jobs.MaxBodyBytes()); err != nil {
+		if jobBodyLimit, err = middleware.BodyLimit(cfg.Jobs.Limits().MaxBodyBytes); err != nil {
 			return nil, fmt.Errorf("management: %w", err)
 		}
 	}

@@ -459,7 +459,11 @@ func TestJobsByState(t *testing.T) {
 	s := newSetup(t, true)
 	ctx := context.Background()
 	for _, body := range []string{`{"data":[{"x":1}]}`, `{"data":[{"x":2},{"x":3}]}`, `{"data":[{"z":1}]}`} {
-		if _, err := s.jobs.Submit(ctx, scoring.JobSpec{Process: "double", Body: []byte(body)}); err != nil {
+		rows, err := scoring.Decode(strings.NewReader(body), s.jobs.Limits())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.jobs.Submit(ctx, scoring.JobSpec{Process: "double", Input: rows}); err != nil {
 			t.Fatal(err)
 		}
 	}

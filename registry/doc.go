@@ -20,8 +20,11 @@
 //
 // Execution jobs are kept apart, in a [JobStore] ([MemJobStore],
 // [FileJobStore]), so that their frequent changes never touch the State
-// scoring reads. A job's life, PENDING → RUNNING → an end state, is
-// enforced in one place, [CanTransition].
+// scoring reads. As with records, a job store only persists (its own
+// conformance suite is in package registrytest) and a [JobRegistry] applies
+// every rule of a job write above it: a job's life, PENDING → RUNNING → an
+// end state ([Job.Transition]), retention, and the end of jobs a stopped
+// server interrupted.
 //
 // The scoring handler resolves each request against the current Snapshot
 // without taking a lock:

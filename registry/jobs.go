@@ -48,9 +48,9 @@ func (s JobState) Final() bool {
 var ErrJobTransition error = &sentinel{"registry: job state change not allowed", typeConflict,
 	"the job's state does not allow this change"}
 
-// CanTransition reports whether a job in state from may go to state to. It
+// canTransition reports whether a job in state from may go to state to. It
 // is the one place the rule of [JobState] is written.
-func CanTransition(from, to JobState) bool {
+func canTransition(from, to JobState) bool {
 	switch from {
 	case JobPending:
 		return to == JobRunning || to == JobError || to == JobStopped
@@ -100,7 +100,7 @@ type Job struct {
 // starts running, FinishedAt when it ends, with jerr as its Error. It fails
 // with [ErrJobTransition] when j's life does not allow the change.
 func (j Job) Transition(to JobState, now time.Time, jerr *JobErrorInfo) (Job, error) {
-	if !CanTransition(j.State, to) {
+	if !canTransition(j.State, to) {
 		return j, errorf(ErrJobTransition, "job %q cannot go from %s to %s", j.ID, j.State, to)
 	}
 	j.State = to
@@ -143,17 +143,6 @@ func (j *Job) validate() error {
 	return nil
 }
 
-// InterruptedJobError returns the Error of a job that was PENDING or
-// RUNNING when its server stopped: a durable [JobStore] gives it to such
-// jobs, which become ERROR, when it is opened again.
-func InterruptedJobError() JobErrorInfo {
-	return JobErrorInfo{
-		Type:    "interrupted",
-		Title:   "Job interrupted",
-		Message: "the server stopped before the job finished",
-	}
-}
-
 // JobFilter selects jobs from a [JobStore]. Zero fields select everything.
 type JobFilter struct {
 	State JobState
@@ -167,47 +156,58 @@ func (f JobFilter) match(j *Job) bool {
 	return (f.State == "" || j.State == f.State) && (f.Queue == "" || j.Queue == f.Queue)
 }
 
-// JobRetention says which ended jobs [JobStore.DeleteJobs] removes: those
-// that ended before Before, and beyond the MaxEnded most recently ended
-// ones. Zero fields remove nothing by that rule. Jobs that have not ended
-// are never removed.
-type JobRetention struct {
-	Before   time.Time
-	MaxEnded int
-}
-
 // JobStore keeps jobs and the results of finished ones. It is separate from
 // [Store]: jobs change far more often than the records scoring reads, and
 // are not part of the [State] every scoring request resolves against.
-// Implementations must be safe for concurrent use and apply the rules of
-// [MemJobStore]:
 //
-//   - CreateJob stores a new PENDING job ([ErrExists] when its ID is taken,
-//     [*InvalidError] for a bad field) stamped with the store's time.
-//   - UpdateJob changes a job's state as [Job.Transition] allows, stamped
-//     with the store's time, and stores result with a FINISHED job; any
-//     other change fails with [ErrJobTransition].
-//   - Jobs lists the newest first (by CreatedAt, then ID) and returns the
-//     number of matching jobs before Offset and Limit.
-//   - An acknowledged write is committed (durable, for a durable store).
+// A JobStore only persists: it stores what it is given and applies no rule
+// of a job's life. A [JobRegistry] decides every write (a new job's fields
+// and times, the changes of [JobState], which ended jobs retention removes,
+// jobs a stopped server interrupted) and reads go to the store directly.
+// So a store is small, and package registrytest's job conformance suite
+// proves any implementation.
+//
+// An update is conditional: it names the state the job was in when its
+// change was decided, and the store refuses it with [ErrStale] when the
+// stored job is no longer in that state. The state serves as the job's
+// revision because a job never returns to a state it has left, so two
+// writers (two replicas on one database) cannot both move a job: a database
+// store runs UPDATE … WHERE id = $1 AND state = $from and reports ErrStale
+// when no row changed, and the JobRegistry reads the job again and decides
+// afresh. Creating is conditional on the ID (an INSERT under a primary key),
+// deleting needs no condition (only ended jobs, which never change, are
+// deleted).
+//
+// Implementations must be safe for concurrent use; a call with a done
+// context fails with its error and changes nothing; a store keeps its own
+// copies of what it is given and returns copies. An acknowledged write is
+// committed (durable, for a durable store); a failed write leaves the job
+// as it was.
 type JobStore interface {
-	CreateJob(ctx context.Context, j Job) (Job, error)
+	// CreateJob stores j, or fails with [ErrExists] when a job with its ID
+	// is stored.
+	CreateJob(ctx context.Context, j Job) error
+	// UpdateJob replaces the stored job j.ID with j if that job is still in
+	// state from, and fails with [ErrStale] otherwise (or with
+	// [ErrNotFound] when no job j.ID is stored). A non-nil result is stored
+	// with j (only a FINISHED job is given one), committed no later than j.
+	UpdateJob(ctx context.Context, from JobState, j Job, result []byte) error
 	// Job returns the job id, or [ErrNotFound].
 	Job(ctx context.Context, id string) (Job, error)
+	// Jobs lists the jobs f selects, newest first (by CreatedAt, then ID
+	// descending), and returns how many match before Offset and Limit.
 	Jobs(ctx context.Context, f JobFilter) (jobs []Job, total int, err error)
-	UpdateJob(ctx context.Context, id string, to JobState, jerr *JobErrorInfo, result []byte) (Job, error)
-	// JobResult returns the stored result of a FINISHED job, or
-	// [ErrNotFound].
+	// JobResult returns the stored result of a job, or [ErrNotFound].
 	JobResult(ctx context.Context, id string) ([]byte, error)
-	// DeleteJobs removes the ended jobs r selects, with their results, and
-	// returns how many it removed.
-	DeleteJobs(ctx context.Context, r JobRetention) (int, error)
+	// DeleteJobs removes the jobs ids names, with their results, and
+	// returns how many it removed; IDs not stored are skipped.
+	DeleteJobs(ctx context.Context, ids []string) (int, error)
 	// Close releases the store. Later calls fail with [ErrClosed].
 	Close() error
 }
 
 // jobCore is the part of a job store that does not depend on where jobs
-// are kept. persist, when set, makes a changed job (and a new result)
+// are kept. persist, when set, makes a job (and its result, when non-nil)
 // durable before it is published; remove deletes a job's files.
 type jobCore struct {
 	opts    StoreOptions
@@ -226,6 +226,9 @@ func (c *jobCore) init(opts StoreOptions) {
 	c.results = make(map[string][]byte)
 }
 
+// now is the store's clock, which a JobRegistry over it stamps jobs with.
+func (c *jobCore) now() time.Time { return c.opts.now() }
+
 func (c *jobCore) check(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
 		return err
@@ -236,27 +239,23 @@ func (c *jobCore) check(ctx context.Context) error {
 	return nil
 }
 
-func (c *jobCore) CreateJob(ctx context.Context, j Job) (Job, error) {
+func (c *jobCore) CreateJob(ctx context.Context, j Job) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if err := c.check(ctx); err != nil {
-		return Job{}, err
-	}
-	if err := j.validate(); err != nil {
-		return Job{}, err
+		return err
 	}
 	if _, ok := c.jobs[j.ID]; ok {
-		return Job{}, errorf(ErrExists, "job %q already exists", j.ID)
+		return errorf(ErrExists, "job %q already exists", j.ID)
 	}
 	j = j.clone()
-	j.State, j.CreatedAt, j.StartedAt, j.FinishedAt, j.Error = JobPending, c.opts.now(), time.Time{}, time.Time{}, nil
 	if c.persist != nil {
 		if err := c.persist(&j, nil); err != nil {
-			return Job{}, err
+			return err
 		}
 	}
 	c.jobs[j.ID] = &j
-	return j.clone(), nil
+	return nil
 }
 
 func (c *jobCore) Job(ctx context.Context, id string) (Job, error) {
@@ -310,77 +309,56 @@ func newestFirst(a, b *Job) int {
 	return 0
 }
 
-func (c *jobCore) UpdateJob(ctx context.Context, id string, to JobState, jerr *JobErrorInfo, result []byte) (Job, error) {
+func (c *jobCore) UpdateJob(ctx context.Context, from JobState, j Job, result []byte) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if err := c.check(ctx); err != nil {
-		return Job{}, err
+		return err
 	}
-	cur, ok := c.jobs[id]
+	cur, ok := c.jobs[j.ID]
 	if !ok {
-		return Job{}, errorf(ErrNotFound, "job %q does not exist", id)
+		return errorf(ErrNotFound, "job %q does not exist", j.ID)
 	}
-	if jerr != nil {
-		e := *jerr
-		jerr = &e
+	if cur.State != from {
+		return errorf(ErrStale, "job %q is %s, not %s", j.ID, cur.State, from)
 	}
-	next, err := cur.Transition(to, c.opts.now(), jerr)
-	if err != nil {
-		return Job{}, err
-	}
-	if to != JobFinished {
-		result = nil
-	} else if result == nil {
-		result = []byte{}
-	}
+	j = j.clone()
 	if c.persist != nil {
-		if err := c.persist(&next, result); err != nil {
-			return Job{}, err
+		if err := c.persist(&j, result); err != nil {
+			return err
 		}
 	}
-	c.jobs[id] = &next
-	if to == JobFinished {
-		if c.persist != nil {
-			c.results[id] = nil // on disk
-		} else {
-			c.results[id] = slices.Clone(result)
-		}
+	c.jobs[j.ID] = &j
+	switch {
+	case result == nil:
+	case c.persist != nil:
+		c.results[j.ID] = nil // on disk
+	default:
+		c.results[j.ID] = slices.Clone(result)
 	}
-	return next.clone(), nil
+	return nil
 }
 
-// DeleteJobs implements [JobStore].
-func (c *jobCore) DeleteJobs(ctx context.Context, r JobRetention) (int, error) {
+func (c *jobCore) DeleteJobs(ctx context.Context, ids []string) (int, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if err := c.check(ctx); err != nil {
 		return 0, err
 	}
-	var ended []*Job
-	for _, j := range c.jobs {
-		if j.State.Final() {
-			ended = append(ended, j)
-		}
-	}
-	slices.SortFunc(ended, func(a, b *Job) int {
-		if c := b.FinishedAt.Compare(a.FinishedAt); c != 0 {
-			return c
-		}
-		return newestFirst(a, b)
-	})
 	n := 0
-	for i, j := range ended {
-		if (r.MaxEnded > 0 && i >= r.MaxEnded) || (!r.Before.IsZero() && j.FinishedAt.Before(r.Before)) {
-			_, hasResult := c.results[j.ID]
-			if c.remove != nil {
-				if err := c.remove(j.ID, hasResult); err != nil {
-					return n, err
-				}
-			}
-			delete(c.jobs, j.ID)
-			delete(c.results, j.ID)
-			n++
+	for _, id := range ids {
+		if _, ok := c.jobs[id]; !ok {
+			continue
 		}
+		_, hasResult := c.results[id]
+		if c.remove != nil {
+			if err := c.remove(id, hasResult); err != nil {
+				return n, err
+			}
+		}
+		delete(c.jobs, id)
+		delete(c.results, id)
+		n++
 	}
 	return n, nil
 }
@@ -399,7 +377,8 @@ type MemJobStore struct{ jobCore }
 
 var _ JobStore = (*MemJobStore)(nil)
 
-// NewMemJobStore returns an empty job store.
+// NewMemJobStore returns an empty job store. opts.Now is the clock a
+// [JobRegistry] over it stamps jobs with.
 func NewMemJobStore(opts StoreOptions) *MemJobStore {
 	s := &MemJobStore{}
 	s.init(opts)

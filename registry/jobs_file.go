@@ -10,7 +10,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 
 	"github.com/scorehub/scorehub/internal/atomicfile"
@@ -31,11 +30,11 @@ const (
 // <id>.result.json, both written as [FileStore] writes its state: to a
 // temporary file, flushed, renamed into place, the directory flushed. A
 // result is made durable before its job is marked FINISHED, so a FINISHED
-// job always has its result.
+// job always has its result, and a result whose job file does not say
+// FINISHED is what a crash left between the two writes: opening removes it.
 //
-// [OpenFileJobStore] turns every job that was PENDING or RUNNING, whose
-// server stopped before it ended, into ERROR with
-// [InterruptedJobError]: no job vanishes, and none stays running forever.
+// The jobs a crash interrupted are still PENDING or RUNNING when the store
+// is opened again; the [JobRegistry] over it ends them.
 //
 // One FileJobStore at a time may have a directory open, as with FileStore.
 // A FileJobStore is safe for concurrent use; writes are serialised.
@@ -74,8 +73,7 @@ func openFileJobStore(dir string, opts StoreOptions, fsys atomicfile.FS) (*FileJ
 	return s, nil
 }
 
-// load reads every job, removes what a crashed writer left behind and ends
-// the jobs that were interrupted.
+// load reads every job and removes what a crashed writer left behind.
 func (s *FileJobStore) load() error {
 	entries, err := os.ReadDir(s.dir)
 	if err != nil {
@@ -114,33 +112,12 @@ func (s *FileJobStore) load() error {
 			return fmt.Errorf("registry: remove leftover result: %w", err)
 		}
 	}
-	ids := make([]string, 0, len(s.jobs))
-	for id := range s.jobs {
-		ids = append(ids, id)
-	}
-	slices.Sort(ids)
-	now := s.opts.now()
-	interrupted := InterruptedJobError()
-	for _, id := range ids {
-		j := s.jobs[id]
-		if j.State.Final() {
-			continue
-		}
-		next, err := j.Transition(JobError, now, &interrupted)
-		if err != nil {
-			return err
-		}
-		if err := s.write(&next, nil); err != nil {
-			return err
-		}
-		s.jobs[id] = &next
-	}
 	return nil
 }
 
-// write makes j durable, and result before it when j is FINISHED.
+// write makes j durable, and result, when non-nil, before it.
 func (s *FileJobStore) write(j *Job, result []byte) error {
-	if j.State == JobFinished {
+	if result != nil {
 		if err := atomicfile.Write(s.fs, filepath.Join(s.dir, j.ID+jobResultSuffix), jobTempPrefix, result); err != nil {
 			return fmt.Errorf("registry: %w", err)
 		}

@@ -6,12 +6,14 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/scorehub/scorehub/registry"
+	"github.com/scorehub/scorehub/registry/registrytest"
 )
 
 // Every pair of states: only the changes of a job's life are allowed.
@@ -30,9 +32,6 @@ func TestJobTransitions(t *testing.T) {
 		for _, to := range registry.JobStates() {
 			t.Run(string(from)+"→"+string(to), func(t *testing.T) {
 				want := allowed[[2]registry.JobState{from, to}]
-				if got := registry.CanTransition(from, to); got != want {
-					t.Fatalf("CanTransition = %v, want %v", got, want)
-				}
 				j := registry.Job{ID: "j", State: from}
 				jerr := &registry.JobErrorInfo{Type: "x", Title: "X", Message: "x."}
 				next, err := j.Transition(to, now, jerr)
@@ -63,6 +62,39 @@ func TestJobTransitions(t *testing.T) {
 	}
 }
 
+func TestJobStoreConformance(t *testing.T) {
+	t.Run("MemJobStore", func(t *testing.T) {
+		registrytest.RunJobStore(t, registrytest.JobOpener{Open: func(t *testing.T) registry.JobStore {
+			s := registry.NewMemJobStore(registry.StoreOptions{})
+			t.Cleanup(func() { s.Close() })
+			return s
+		}})
+	})
+	t.Run("FileJobStore", func(t *testing.T) {
+		var mu sync.Mutex
+		dirs := make(map[registry.JobStore]string)
+		registrytest.RunJobStore(t, registrytest.JobOpener{
+			Open: func(t *testing.T) registry.JobStore {
+				dir := t.TempDir()
+				s := openFileJobStore(t, dir, registry.StoreOptions{})
+				mu.Lock()
+				dirs[s] = dir
+				mu.Unlock()
+				return s
+			},
+			Reopen: func(t *testing.T, s registry.JobStore) registry.JobStore {
+				if err := s.Close(); err != nil {
+					t.Fatal(err)
+				}
+				mu.Lock()
+				dir := dirs[s]
+				mu.Unlock()
+				return openFileJobStore(t, dir, registry.StoreOptions{})
+			},
+		})
+	})
+}
+
 type jobStoreKind struct {
 	name string
 	open func(t *testing.T, dir string, opts registry.StoreOptions) registry.JobStore
@@ -91,22 +123,31 @@ func openFileJobStore(t *testing.T, dir string, opts registry.StoreOptions) *reg
 	return s
 }
 
-func mustCreate(t *testing.T, s registry.JobStore, id, queue string) registry.Job {
+func newJobRegistry(t *testing.T, s registry.JobStore) *registry.JobRegistry {
 	t.Helper()
-	j, err := s.CreateJob(context.Background(), registry.Job{ID: id, Queue: queue, Process: "iris", Rows: 1})
+	r, err := registry.NewJobRegistry(context.Background(), s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func mustCreate(t *testing.T, r *registry.JobRegistry, id, queue string) registry.Job {
+	t.Helper()
+	j, err := r.Create(context.Background(), registry.Job{ID: id, Queue: queue, Process: "iris", Rows: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
 	return j
 }
 
-func mustUpdate(t *testing.T, s registry.JobStore, id string, to registry.JobState, result []byte) registry.Job {
+func mustUpdate(t *testing.T, r *registry.JobRegistry, id string, to registry.JobState, result []byte) registry.Job {
 	t.Helper()
 	var jerr *registry.JobErrorInfo
 	if to != registry.JobFinished && to.Final() {
 		jerr = &registry.JobErrorInfo{Type: "failed", Title: "Failed", Message: "it failed."}
 	}
-	j, err := s.UpdateJob(context.Background(), id, to, jerr, result)
+	j, err := r.Update(context.Background(), id, to, jerr, result)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -121,16 +162,20 @@ func ids(jobs []registry.Job) []string {
 	return out
 }
 
-func TestJobStores(t *testing.T) {
+// interrupted is the Error a restart gives the jobs it ends.
+var interrupted = registry.JobErrorInfo{Type: "interrupted", Title: "Job interrupted", Message: "the server stopped before the job finished"}
+
+// The rules of a job write, over every job store of the package.
+func TestJobRegistry(t *testing.T) {
 	ctx := context.Background()
 	for _, k := range jobStoreKinds() {
 		t.Run(k.name, func(t *testing.T) {
 			tests := []struct {
 				name string
-				run  func(t *testing.T, s registry.JobStore, clk *clock)
+				run  func(t *testing.T, s registry.JobStore, r *registry.JobRegistry, clk *clock)
 			}{
-				{"create stamps a pending job", func(t *testing.T, s registry.JobStore, clk *clock) {
-					j, err := s.CreateJob(ctx, registry.Job{ID: "a", State: registry.JobFinished, Queue: "DEFAULT", Process: "iris",
+				{"create stamps a pending job", func(t *testing.T, s registry.JobStore, r *registry.JobRegistry, clk *clock) {
+					j, err := r.Create(ctx, registry.Job{ID: "a", State: registry.JobFinished, Queue: "DEFAULT", Process: "iris",
 						Endpoint: &registry.EndpointRef{Group: "DEFAULT", Path: "p", Alias: "x"}})
 					if err != nil {
 						t.Fatal(err)
@@ -148,95 +193,78 @@ func TestJobStores(t *testing.T) {
 						t.Errorf("read back (-want +got):\n%s", d)
 					}
 				}},
-				{"an id is used once", func(t *testing.T, s registry.JobStore, _ *clock) {
-					mustCreate(t, s, "a", "DEFAULT")
-					if _, err := s.CreateJob(ctx, registry.Job{ID: "a", Queue: "DEFAULT", Process: "iris"}); !errors.Is(err, registry.ErrExists) {
+				{"an id is used once", func(t *testing.T, _ registry.JobStore, r *registry.JobRegistry, _ *clock) {
+					mustCreate(t, r, "a", "DEFAULT")
+					if _, err := r.Create(ctx, registry.Job{ID: "a", Queue: "DEFAULT", Process: "iris"}); !errors.Is(err, registry.ErrExists) {
 						t.Errorf("second create: %v, want ErrExists", err)
 					}
 				}},
-				{"invalid fields are refused", func(t *testing.T, s registry.JobStore, _ *clock) {
+				{"invalid fields are refused", func(t *testing.T, s registry.JobStore, r *registry.JobRegistry, _ *clock) {
 					for _, j := range []registry.Job{{ID: "../x", Queue: "DEFAULT", Process: "iris"}, {ID: "a", Queue: "", Process: "iris"}, {ID: "a", Queue: "DEFAULT"}} {
-						if _, err := s.CreateJob(ctx, j); !errors.Is(err, registry.ErrInvalid) {
+						if _, err := r.Create(ctx, j); !errors.Is(err, registry.ErrInvalid) {
 							t.Errorf("create %+v: %v, want ErrInvalid", j, err)
 						}
 					}
-				}},
-				{"unknown jobs are not found", func(t *testing.T, s registry.JobStore, _ *clock) {
-					if _, err := s.Job(ctx, "nope"); !errors.Is(err, registry.ErrNotFound) {
-						t.Errorf("Job: %v", err)
-					}
-					if _, err := s.UpdateJob(ctx, "nope", registry.JobRunning, nil, nil); !errors.Is(err, registry.ErrNotFound) {
-						t.Errorf("UpdateJob: %v", err)
-					}
-					if _, err := s.JobResult(ctx, "nope"); !errors.Is(err, registry.ErrNotFound) {
-						t.Errorf("JobResult: %v", err)
+					if _, n, _ := s.Jobs(ctx, registry.JobFilter{}); n != 0 {
+						t.Errorf("%d invalid jobs stored", n)
 					}
 				}},
-				{"updates stamp times and keep the result", func(t *testing.T, s registry.JobStore, clk *clock) {
-					mustCreate(t, s, "a", "DEFAULT")
+				{"unknown jobs are not found", func(t *testing.T, _ registry.JobStore, r *registry.JobRegistry, _ *clock) {
+					if _, err := r.Update(ctx, "nope", registry.JobRunning, nil, nil); !errors.Is(err, registry.ErrNotFound) {
+						t.Errorf("Update: %v", err)
+					}
+				}},
+				{"updates stamp times and keep the result", func(t *testing.T, s registry.JobStore, r *registry.JobRegistry, clk *clock) {
+					mustCreate(t, r, "a", "DEFAULT")
 					started := clk.Advance(time.Second)
-					mustUpdate(t, s, "a", registry.JobRunning, nil)
+					mustUpdate(t, r, "a", registry.JobRunning, nil)
 					if _, err := s.JobResult(ctx, "a"); !errors.Is(err, registry.ErrNotFound) {
 						t.Errorf("result of a running job: %v", err)
 					}
 					finished := clk.Advance(time.Second)
-					j := mustUpdate(t, s, "a", registry.JobFinished, []byte(`{"data":[]}`))
+					j := mustUpdate(t, r, "a", registry.JobFinished, []byte(`{"data":[]}`))
 					if !j.StartedAt.Equal(started) || !j.FinishedAt.Equal(finished) || j.State != registry.JobFinished {
 						t.Errorf("job %+v", j)
+					}
+					if got, err := s.Job(ctx, "a"); err != nil || !cmp.Equal(got, j) {
+						t.Errorf("stored %+v, %v; want %+v", got, err, j)
 					}
 					res, err := s.JobResult(ctx, "a")
 					if err != nil || string(res) != `{"data":[]}` {
 						t.Errorf("result %q, %v", res, err)
 					}
-					if _, err := s.UpdateJob(ctx, "a", registry.JobStopped, nil, nil); !errors.Is(err, registry.ErrJobTransition) {
+					if _, err := r.Update(ctx, "a", registry.JobStopped, nil, nil); !errors.Is(err, registry.ErrJobTransition) {
 						t.Errorf("stopping a finished job: %v, want ErrJobTransition", err)
 					}
 				}},
-				{"list is newest first, filtered and paged", func(t *testing.T, s registry.JobStore, clk *clock) {
-					for _, id := range []string{"j1", "j2", "j3", "j4"} {
-						q := "DEFAULT"
-						if id == "j2" {
-							q = "batch"
-						}
-						mustCreate(t, s, id, q)
-						clk.Advance(time.Second)
+				{"only a finished job has a result", func(t *testing.T, s registry.JobStore, r *registry.JobRegistry, _ *clock) {
+					mustCreate(t, r, "failed", "DEFAULT")
+					mustUpdate(t, r, "failed", registry.JobRunning, nil)
+					mustUpdate(t, r, "failed", registry.JobError, []byte(`{"data":[]}`))
+					if _, err := s.JobResult(ctx, "failed"); !errors.Is(err, registry.ErrNotFound) {
+						t.Errorf("result of a failed job: %v, want ErrNotFound", err)
 					}
-					mustUpdate(t, s, "j3", registry.JobRunning, nil)
-					for _, tt := range []struct {
-						f     registry.JobFilter
-						want  []string
-						total int
-					}{
-						{registry.JobFilter{}, []string{"j4", "j3", "j2", "j1"}, 4},
-						{registry.JobFilter{Queue: "batch"}, []string{"j2"}, 1},
-						{registry.JobFilter{State: registry.JobRunning}, []string{"j3"}, 1},
-						{registry.JobFilter{State: registry.JobPending, Queue: "DEFAULT"}, []string{"j4", "j1"}, 2},
-						{registry.JobFilter{Offset: 1, Limit: 2}, []string{"j3", "j2"}, 4},
-						{registry.JobFilter{Offset: 9}, []string{}, 4},
-					} {
-						got, total, err := s.Jobs(ctx, tt.f)
-						if err != nil {
-							t.Fatal(err)
-						}
-						if d := cmp.Diff(tt.want, ids(got)); d != "" || total != tt.total {
-							t.Errorf("%+v: total %d (want %d), ids (-want +got):\n%s", tt.f, total, tt.total, d)
-						}
+					mustCreate(t, r, "empty", "DEFAULT")
+					mustUpdate(t, r, "empty", registry.JobRunning, nil)
+					mustUpdate(t, r, "empty", registry.JobFinished, nil)
+					if res, err := s.JobResult(ctx, "empty"); err != nil || len(res) != 0 {
+						t.Errorf("result of a job finished without one: %q, %v; want empty", res, err)
 					}
 				}},
-				{"retention removes old and surplus ended jobs only", func(t *testing.T, s registry.JobStore, clk *clock) {
+				{"retention removes old and surplus ended jobs only", func(t *testing.T, s registry.JobStore, r *registry.JobRegistry, clk *clock) {
 					for _, id := range []string{"old", "mid", "new", "run"} {
-						mustCreate(t, s, id, "DEFAULT")
-						mustUpdate(t, s, id, registry.JobRunning, nil)
+						mustCreate(t, r, id, "DEFAULT")
+						mustUpdate(t, r, id, registry.JobRunning, nil)
 						if id != "run" {
-							mustUpdate(t, s, id, registry.JobFinished, []byte(`{"data":[]}`))
+							mustUpdate(t, r, id, registry.JobFinished, []byte(`{"data":[]}`))
 						}
 						clk.Advance(time.Hour)
 					}
-					n, err := s.DeleteJobs(ctx, registry.JobRetention{Before: clk.Now().Add(-3 * time.Hour)})
+					n, err := r.Delete(ctx, registry.JobRetention{Before: clk.Now().Add(-3 * time.Hour)})
 					if err != nil || n != 1 {
 						t.Fatalf("by age: removed %d, %v; want 1", n, err)
 					}
-					n, err = s.DeleteJobs(ctx, registry.JobRetention{MaxEnded: 1})
+					n, err = r.Delete(ctx, registry.JobRetention{MaxEnded: 1})
 					if err != nil || n != 1 {
 						t.Fatalf("by count: removed %d, %v; want 1", n, err)
 					}
@@ -248,21 +276,89 @@ func TestJobStores(t *testing.T) {
 						t.Errorf("result of a removed job: %v", err)
 					}
 				}},
-				{"closed stores refuse", func(t *testing.T, s registry.JobStore, _ *clock) {
+				{"a new registry ends the jobs that had not ended", func(t *testing.T, s registry.JobStore, r *registry.JobRegistry, clk *clock) {
+					mustCreate(t, r, "pending", "DEFAULT")
+					mustCreate(t, r, "running", "DEFAULT")
+					mustUpdate(t, r, "running", registry.JobRunning, nil)
+					mustCreate(t, r, "done", "DEFAULT")
+					mustUpdate(t, r, "done", registry.JobRunning, nil)
+					done := mustUpdate(t, r, "done", registry.JobFinished, nil)
+					restarted := clk.Advance(time.Minute)
+					newJobRegistry(t, s)
+					for _, id := range []string{"pending", "running"} {
+						j, err := s.Job(ctx, id)
+						if err != nil {
+							t.Fatal(err)
+						}
+						if j.State != registry.JobError || !j.FinishedAt.Equal(restarted) || j.Error == nil || *j.Error != interrupted {
+							t.Errorf("%s after restart: %+v", id, j)
+						}
+					}
+					if j, err := s.Job(ctx, "done"); err != nil || !cmp.Equal(j, done) {
+						t.Errorf("done after restart: %+v, %v; want %+v", j, err, done)
+					}
+				}},
+				{"closed stores refuse", func(t *testing.T, s registry.JobStore, r *registry.JobRegistry, _ *clock) {
 					s.Close()
-					if _, err := s.CreateJob(ctx, registry.Job{ID: "a", Queue: "DEFAULT", Process: "iris"}); !errors.Is(err, registry.ErrClosed) {
+					if _, err := r.Create(ctx, registry.Job{ID: "a", Queue: "DEFAULT", Process: "iris"}); !errors.Is(err, registry.ErrClosed) {
 						t.Errorf("create on a closed store: %v", err)
+					}
+					if _, err := registry.NewJobRegistry(ctx, s); !errors.Is(err, registry.ErrClosed) {
+						t.Errorf("NewJobRegistry on a closed store: %v", err)
 					}
 				}},
 			}
 			for _, tt := range tests {
 				t.Run(tt.name, func(t *testing.T) {
 					clk := newClock()
-					tt.run(t, k.open(t, t.TempDir(), registry.StoreOptions{Now: clk.Now}), clk)
+					s := k.open(t, t.TempDir(), registry.StoreOptions{Now: clk.Now})
+					tt.run(t, s, newJobRegistry(t, s), clk)
 				})
 			}
 		})
 	}
+}
+
+// A racing writer that moves a job between a JobRegistry's read and its
+// write makes the registry decide afresh, on the state the writer left.
+func TestJobRegistryDecidesAfreshOnStale(t *testing.T) {
+	ctx := context.Background()
+	s := &racingJobStore{JobStore: registry.NewMemJobStore(registry.StoreOptions{})}
+	r := newJobRegistry(t, s)
+	mustCreate(t, r, "a", "DEFAULT")
+	mustUpdate(t, r, "a", registry.JobRunning, nil)
+	// Between the registry's read and its write, another writer stops
+	// the job: finishing it is then no longer allowed.
+	s.race = func() {
+		stopped, _ := s.JobStore.Job(ctx, "a")
+		stopped.State = registry.JobStopped
+		if err := s.JobStore.UpdateJob(ctx, registry.JobRunning, stopped, nil); err != nil {
+			t.Error(err)
+		}
+	}
+	if _, err := r.Update(ctx, "a", registry.JobFinished, nil, []byte(`{}`)); !errors.Is(err, registry.ErrJobTransition) {
+		t.Errorf("finishing a job stopped meanwhile: %v, want ErrJobTransition", err)
+	}
+	if j, _ := s.Job(ctx, "a"); j.State != registry.JobStopped {
+		t.Errorf("job is %s, want STOPPED", j.State)
+	}
+	if _, err := s.JobResult(ctx, "a"); !errors.Is(err, registry.ErrNotFound) {
+		t.Errorf("a stopped job got a result: %v", err)
+	}
+}
+
+// racingJobStore runs race once, before the first update it is given.
+type racingJobStore struct {
+	registry.JobStore
+	race func()
+}
+
+func (s *racingJobStore) UpdateJob(ctx context.Context, from registry.JobState, j registry.Job, result []byte) error {
+	if race := s.race; race != nil {
+		s.race = nil
+		race()
+	}
+	return s.JobStore.UpdateJob(ctx, from, j, result)
 }
 
 // A restart ends the jobs it interrupted as ERROR, keeps the others with
@@ -275,18 +371,20 @@ func TestFileJobStoreReopen(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mustCreate(t, s, "pending", "DEFAULT")
-	mustCreate(t, s, "running", "DEFAULT")
-	mustUpdate(t, s, "running", registry.JobRunning, nil)
-	mustCreate(t, s, "done", "DEFAULT")
-	mustUpdate(t, s, "done", registry.JobRunning, nil)
-	mustUpdate(t, s, "done", registry.JobFinished, []byte(`{"data":[{"a":1}]}`))
+	r := newJobRegistry(t, s)
+	mustCreate(t, r, "pending", "DEFAULT")
+	mustCreate(t, r, "running", "DEFAULT")
+	mustUpdate(t, r, "running", registry.JobRunning, nil)
+	mustCreate(t, r, "done", "DEFAULT")
+	mustUpdate(t, r, "done", registry.JobRunning, nil)
+	mustUpdate(t, r, "done", registry.JobFinished, []byte(`{"data":[{"a":1}]}`))
 	if _, err := registry.OpenFileJobStore(dir, registry.StoreOptions{}); !errors.Is(err, registry.ErrLocked) {
 		t.Errorf("second open: %v, want ErrLocked", err)
 	}
 	s.Close()
-	// What a crash can leave: a temporary file, a result without its job.
-	for _, name := range []string{".tmp-123", "ghost.result.json"} {
+	// What a crash can leave: a temporary file, a result without its job,
+	// a result written for a job the crash kept from being marked FINISHED.
+	for _, name := range []string{".tmp-123", "ghost.result.json", "running.result.json"} {
 		if err := os.WriteFile(filepath.Join(dir, name), []byte("{}"), 0o600); err != nil {
 			t.Fatal(err)
 		}
@@ -294,7 +392,7 @@ func TestFileJobStoreReopen(t *testing.T) {
 
 	restarted := clk.Advance(time.Minute)
 	s2 := openFileJobStore(t, dir, registry.StoreOptions{Now: clk.Now})
-	interrupted := registry.InterruptedJobError()
+	newJobRegistry(t, s2)
 	for _, id := range []string{"pending", "running"} {
 		j, err := s2.Job(ctx, id)
 		if err != nil {
@@ -311,7 +409,7 @@ func TestFileJobStoreReopen(t *testing.T) {
 	if res, err := s2.JobResult(ctx, "done"); err != nil || string(res) != `{"data":[{"a":1}]}` {
 		t.Errorf("result after restart: %q, %v", res, err)
 	}
-	for _, name := range []string{".tmp-123", "ghost.result.json"} {
+	for _, name := range []string{".tmp-123", "ghost.result.json", "running.result.json"} {
 		if _, err := os.Stat(filepath.Join(dir, name)); !errors.Is(err, os.ErrNotExist) {
 			t.Errorf("%s was not removed: %v", name, err)
 		}
@@ -331,9 +429,11 @@ func TestFileJobStoreRefusesCorruptFile(t *testing.T) {
 	}
 }
 
-func ExampleCanTransition() {
+func ExampleJob_Transition() {
+	j := registry.Job{ID: "j", State: registry.JobPending}
 	for _, to := range []registry.JobState{registry.JobRunning, registry.JobFinished} {
-		fmt.Printf("PENDING → %s: %v\n", to, registry.CanTransition(registry.JobPending, to))
+		_, err := j.Transition(to, time.Now(), nil)
+		fmt.Printf("PENDING → %s: %v\n", to, err == nil)
 	}
 	// Output:
 	// PENDING → RUNNING: true
@@ -348,19 +448,20 @@ func TestFileJobStoreGolden(t *testing.T) {
 	clk := newClock()
 	dir := t.TempDir()
 	s := openFileJobStore(t, dir, registry.StoreOptions{Now: clk.Now})
-	_, err := s.CreateJob(ctx, registry.Job{ID: "ended", Queue: "batch", Process: "fraud-gbm", Rows: 3,
+	r := newJobRegistry(t, s)
+	_, err := r.Create(ctx, registry.Job{ID: "ended", Queue: "batch", Process: "fraud-gbm", Rows: 3,
 		Endpoint: &registry.EndpointRef{Group: "fraud", Path: "cards", Alias: "score"}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	clk.Advance(time.Second)
-	mustUpdate(t, s, "ended", registry.JobRunning, nil)
+	mustUpdate(t, r, "ended", registry.JobRunning, nil)
 	clk.Advance(time.Second)
 	jerr := &registry.JobErrorInfo{Type: "timeout", Title: "Timed out", Message: "the process <did not> finish in time"}
-	if _, err := s.UpdateJob(ctx, "ended", registry.JobTimedOut, jerr, nil); err != nil {
+	if _, err := r.Update(ctx, "ended", registry.JobTimedOut, jerr, nil); err != nil {
 		t.Fatal(err)
 	}
-	mustCreate(t, s, "waiting", "DEFAULT")
+	mustCreate(t, r, "waiting", "DEFAULT")
 	for _, id := range []string{"ended", "waiting"} {
 		golden := filepath.Join("testdata", id+".job.v1.json")
 		got, err := os.ReadFile(filepath.Join(dir, id+".job.json"))
@@ -389,6 +490,7 @@ func TestFileJobStoreGolden(t *testing.T) {
 	}
 	// Reopened, the waiting job was interrupted; the ended one is as it was.
 	re := openFileJobStore(t, dir, registry.StoreOptions{Now: clk.Now})
+	newJobRegistry(t, re)
 	got, err := re.Job(ctx, "ended")
 	if err != nil {
 		t.Fatal(err)
@@ -402,4 +504,30 @@ func TestFileJobStoreGolden(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("reopened job (-before +after):\n%s", diff)
 	}
+}
+
+func ExampleJobRegistry() {
+	ctx := context.Background()
+	store := registry.NewMemJobStore(registry.StoreOptions{})
+	defer store.Close()
+	jobs, err := registry.NewJobRegistry(ctx, store)
+	if err != nil {
+		panic(err)
+	}
+	j, _ := jobs.Create(ctx, registry.Job{ID: "j1", Queue: registry.DefaultQueue, Process: "iris", Rows: 3})
+	fmt.Println(j.State)
+	j, _ = jobs.Update(ctx, "j1", registry.JobRunning, nil, nil)
+	fmt.Println(j.State)
+	j, _ = jobs.Update(ctx, "j1", registry.JobFinished, nil, []byte(`{"data":[]}`))
+	fmt.Println(j.State)
+	_, err = jobs.Update(ctx, "j1", registry.JobStopped, nil, nil)
+	fmt.Println(errors.Is(err, registry.ErrJobTransition))
+	res, _ := store.JobResult(ctx, "j1")
+	fmt.Println(string(res))
+	// Output:
+	// PENDING
+	// RUNNING
+	// FINISHED
+	// true
+	// {"data":[]}
 }

@@ -90,8 +90,8 @@ type Change struct {
 // StoreOptions configure the stores of this package.
 type StoreOptions struct {
 	// Now returns the time stamped on records: the built-in records of a
-	// new store, the records a [Registry] over the store writes, and jobs.
-	// Nil means time.Now.
+	// new store, the records a [Registry] over the store writes, and the
+	// jobs a [JobRegistry] over a job store writes. Nil means time.Now.
 	Now func() time.Time
 }
 

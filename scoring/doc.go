@@ -87,11 +87,14 @@
 //
 // # Jobs
 //
-// [Jobs] runs a process outside a request, on the same [Queues]: a job's
-// rows go through [Decode], the job is kept in a [registry.JobStore], waits
-// PENDING for a slot, runs RUNNING under its timeout and ends FINISHED (its
-// result encoded as [AppendResponse] would answer it), ERROR, STOPPED or
-// TIMED_OUT. The management API serves it under /executions/jobs.
+// [Jobs] runs a process outside a request, on the same [Queues] and along
+// the same path as the handler (a slot, the process under its timeout with
+// its panics recovered, the result checked): a job's rows are a [Request]
+// from [Decode], the job is kept in a [registry.JobStore], waits PENDING for
+// a slot, runs RUNNING under its timeout (which, unlike a request's, starts
+// once it has the slot) and ends FINISHED (its result encoded as
+// [AppendResponse] would answer it), ERROR, STOPPED or TIMED_OUT. The
+// management API serves it under /executions/jobs.
 //
 // A request whose client left is logged as client_closed_request (499); no
 // client sees it. A process may return an [*Error] to choose the answer

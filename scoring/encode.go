@@ -21,15 +21,20 @@ import (
 //
 // It fails when result is nil or does not have one row per input row.
 func AppendResponse(dst []byte, req *Request, result *registry.Table) ([]byte, error) {
-	e, err := newEncoder(req, result)
-	if err != nil {
+	if err := checkResult(req.Table.Rows(), result); err != nil {
 		return dst, err
 	}
+	return appendResponse(dst, req, result), nil
+}
+
+// appendResponse is AppendResponse for a result checked already.
+func appendResponse(dst []byte, req *Request, result *registry.Table) []byte {
+	e := newEncoder(req, result)
 	dst = append(dst, responseStart...)
 	for i := range req.Table.Rows() {
 		dst = e.appendRow(dst, i)
 	}
-	return append(dst, responseEnd...), nil
+	return append(dst, responseEnd...)
 }
 
 const (
@@ -68,10 +73,9 @@ func checkResult(rows int, result *registry.Table) error {
 	return nil
 }
 
-func newEncoder(req *Request, result *registry.Table) (*encoder, error) {
-	if err := checkResult(req.Table.Rows(), result); err != nil {
-		return nil, err
-	}
+// newEncoder returns the encoder of req's response with result, which
+// must have one row per input row (see checkResult).
+func newEncoder(req *Request, result *registry.Table) *encoder {
 	e := &req.st.enc
 	*e = encoder{body: req.st.data, st: req.st,
 		res: e.res[:0], keys: e.keys, keyEnd: e.keyEnd, keyNames: e.keyNames, replace: e.replace[:0], appended: e.appended[:0]}
@@ -100,7 +104,7 @@ func newEncoder(req *Request, result *registry.Table) (*encoder, error) {
 		}
 	}
 	slices.SortFunc(e.replace, func(a, b replacement) int { return int(a.in) - int(b.in) })
-	return e, nil
+	return e
 }
 
 // appendRow appends row i, preceded by a comma unless it is the first.

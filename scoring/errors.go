@@ -1,7 +1,6 @@
 package scoring
 
 import (
-	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -10,53 +9,72 @@ import (
 	"github.com/scorehub/scorehub/internal/httperr"
 )
 
-// Error is the error the handler answers with: an HTTP status, a stable
-// snake_case Type, a Message safe to show the client, the JSON Pointer of the
-// place in the request at fault, if any, and the cause, for the log only.
-// [Decode] and [Request.Conform] return one for every fault of the request,
-// and a [registry.Process] or an Authorize function may return one to choose
-// what the client is told. Match it with [errors.As].
+// Error is the error the handler answers with, carrying the whole answer:
+// the HTTP status, a stable snake_case Type, a Message safe to show the
+// client, the JSON Pointer of the place in the request at fault (or Fields,
+// for several), the headers the answer needs (Challenge for
+// WWW-Authenticate, RetryAfter, Allow) and the cause, for the log only.
+// [Decode], [Request.Conform] and [Jobs.Submit] return one for every fault
+// of the request, and a [registry.Process] or an Authorize function may
+// return one, possibly wrapped, to choose what the client is told: a 401
+// with its Challenge, a 429 with its RetryAfter. A zero Status means the one
+// scorehub gives Type, and 500 for a type of the host's own, which should
+// set it. Match it with [errors.As].
 type Error = httperr.Error
 
-// Stable type codes of this package's errors. The codes shared with other
-// scorehub packages (not_found, endpoint_disabled, process_unavailable,
-// body_too_large, timeout, internal_error, unavailable) are listed in the
-// package documentation.
+// FieldError is one place in a request at fault, an element of
+// [Error].Fields.
+type FieldError = httperr.FieldError
+
+// Type codes of the errors that Go callers of this package meet: those of
+// [Decode], [Request.Conform] and [Jobs.Submit]. The handler's answers use
+// more (method_not_allowed, unsupported_media_type, unauthorized, ...); the
+// package documentation lists them all.
 const (
-	TypeMethodNotAllowed     = httperr.TypeMethodNotAllowed
-	TypeUnsupportedMediaType = httperr.TypeUnsupportedMediaType
-	TypeMalformedJSON        = httperr.TypeMalformedJSON
-	TypeDuplicateKey         = httperr.TypeDuplicateKey
-	TypeInvalidRequest       = httperr.TypeInvalidRequest
-	TypeInvalidValue         = httperr.TypeInvalidValue
-	TypeMixedTypes           = httperr.TypeMixedTypes
-	TypeSchemaMismatch       = httperr.TypeSchemaMismatch
-	TypeDuplicateMacro       = httperr.TypeDuplicateMacro
-	TypeTooManyRows          = httperr.TypeTooManyRows
-	TypeTooManyColumns       = httperr.TypeTooManyColumns
-	TypeTooManyCells         = httperr.TypeTooManyCells
-	TypeQueueFull            = httperr.TypeQueueFull
-	TypeUnauthorized         = httperr.TypeUnauthorized
-	TypeForbidden            = httperr.TypeForbidden
+	TypeMalformedJSON  = httperr.TypeMalformedJSON
+	TypeDuplicateKey   = httperr.TypeDuplicateKey
+	TypeInvalidRequest = httperr.TypeInvalidRequest
+	TypeInvalidValue   = httperr.TypeInvalidValue
+	TypeMixedTypes     = httperr.TypeMixedTypes
+	TypeSchemaMismatch = httperr.TypeSchemaMismatch
+	TypeBodyTooLarge   = httperr.TypeBodyTooLarge
+	TypeTooManyRows    = httperr.TypeTooManyRows
+	TypeTooManyColumns = httperr.TypeTooManyColumns
+	TypeTooManyCells   = httperr.TypeTooManyCells
+	TypeQueueFull      = httperr.TypeQueueFull
 )
 
-// Sentinel errors. Match them with [errors.Is].
+// Sentinel errors. Match them with [errors.Is]. Each also says what it is
+// to the HTTP edge, so the handler answers it without a mapping of its own.
 var (
 	// ErrQueueFull is returned by [Queues.Acquire] and [Queues.Run] when
 	// the queue's waiting list is full. The handler answers 503 queue_full
 	// with Retry-After.
-	ErrQueueFull = errors.New("scoring: queue full")
+	ErrQueueFull error = &sentinel{httperr.TypeQueueFull, "scoring: queue full",
+		"the endpoint's execution queue is full; retry later"}
 	// ErrNoQueue is returned by [Queues.Acquire] and [Queues.Run] for a
-	// queue the registry does not define.
-	ErrNoQueue = errors.New("scoring: no such queue")
+	// queue the registry does not define: 503 unavailable.
+	ErrNoQueue error = &sentinel{httperr.TypeUnavailable, "scoring: no such queue",
+		"the endpoint's execution queue is not defined"}
 	// ErrUnauthorized, returned (or wrapped) by an Authorize function,
 	// refuses a request that carries no acceptable credentials: 401
-	// unauthorized.
-	ErrUnauthorized = errors.New("scoring: unauthorized")
+	// unauthorized, with the challenge "Bearer".
+	ErrUnauthorized error = &sentinel{httperr.TypeUnauthorized, "scoring: unauthorized",
+		"this endpoint needs a valid token"}
 	// ErrForbidden, returned (or wrapped) by an Authorize function, refuses
 	// a request whose caller may not use the group: 403 forbidden.
-	ErrForbidden = errors.New("scoring: forbidden")
+	ErrForbidden error = &sentinel{httperr.TypeForbidden, "scoring: forbidden",
+		"the token does not allow using this web API group"}
 )
+
+// sentinel is the type of the package's sentinel errors: their text for
+// the log; their type code and the sentence a client is told for the HTTP
+// edge.
+type sentinel struct{ typ, text, msg string }
+
+func (e *sentinel) Error() string         { return e.text }
+func (e *sentinel) ErrorType() string     { return e.typ }
+func (e *sentinel) ClientMessage() string { return e.msg }
 
 func badRequest(typ, pointer, format string, args ...any) *Error {
 	return &Error{Status: http.StatusBadRequest, Type: typ, Message: fmt.Sprintf(format, args...), Pointer: pointer}
@@ -68,35 +86,12 @@ func tooLarge(typ, format string, args ...any) *Error {
 
 var (
 	errRouteNotFound = &Error{Status: http.StatusNotFound, Type: httperr.TypeNotFound, Message: "no scoring endpoint has this address"}
-	errMethod        = &Error{Status: http.StatusMethodNotAllowed, Type: TypeMethodNotAllowed, Message: "scoring endpoints take POST requests only",
+	errMethod        = &Error{Status: http.StatusMethodNotAllowed, Type: httperr.TypeMethodNotAllowed, Message: "scoring endpoints take POST requests only",
 		Allow: http.MethodPost}
-	errNeedsToken = &Error{Status: http.StatusUnauthorized, Type: TypeUnauthorized, Message: "this endpoint needs a valid token"}
-	errMediaType  = &Error{Status: http.StatusUnsupportedMediaType, Type: TypeUnsupportedMediaType,
+	errMediaType = &Error{Status: http.StatusUnsupportedMediaType, Type: httperr.TypeUnsupportedMediaType,
 		Message: "the request body must be sent as Content-Type: application/json (UTF-8)"}
-	errQueueFull = &Error{Status: http.StatusServiceUnavailable, Type: TypeQueueFull,
-		Message: "the endpoint's execution queue is full; retry later"}
-	errNoQueue = &Error{Status: http.StatusServiceUnavailable, Type: httperr.TypeUnavailable,
-		Message: "the endpoint's execution queue is not defined"}
 	errInternal = &Error{Status: http.StatusInternalServerError, Type: httperr.TypeInternal, Message: "internal error"}
 )
-
-// authError maps what an Authorize function returned to the answer:
-// an *Error as it is, the sentinels to 401 and 403, anything else to 500
-// (the request is refused either way).
-func authError(err error) *Error {
-	var e *Error
-	switch {
-	case errors.As(err, &e):
-		return e
-	case errors.Is(err, ErrUnauthorized):
-		return &Error{Status: http.StatusUnauthorized, Type: TypeUnauthorized,
-			Message: "this endpoint needs a valid token", Err: err}
-	case errors.Is(err, ErrForbidden):
-		return &Error{Status: http.StatusForbidden, Type: TypeForbidden,
-			Message: "the token does not allow using this web API group", Err: err}
-	}
-	return errInternal.Wrap(fmt.Errorf("scoring: authorize: %w", err))
-}
 
 // pointer returns the JSON Pointer (RFC 6901) of key in row row of "data".
 func pointer(row int, key string) string {

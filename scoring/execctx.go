@@ -49,8 +49,11 @@ func (c *execContext) Done() <-chan struct{} {
 		return c.done
 	}
 	c.done = make(chan struct{})
-	if c.checkLocked() != nil {
+	if c.err != nil { // ended before anyone asked for Done
 		close(c.done)
+		return c.done
+	}
+	if c.checkLocked() != nil { // ends it now, closing done
 		return c.done
 	}
 	c.timer = time.AfterFunc(time.Until(c.deadline), func() { c.cancel(context.DeadlineExceeded) })

@@ -66,6 +66,27 @@ func TestExecContext(t *testing.T) {
 			}
 		}
 	})
+	t.Run("Done asked first once it has ended", func(t *testing.T) {
+		// Nothing asked Err when the request ended or the deadline
+		// passed, as when a client leaves before the handler first
+		// waits on Done.
+		req, cancel := context.WithCancel(context.Background())
+		cancel()
+		for name, c := range map[string]*execContext{
+			"request ended":   newExecContext(req, time.Now().Add(time.Hour), false),
+			"deadline passed": newExecContext(context.Background(), time.Now().Add(-time.Millisecond), true),
+		} {
+			select {
+			case <-c.Done():
+			default:
+				t.Errorf("%s: Done is open", name)
+			}
+			if c.Err() == nil {
+				t.Errorf("%s: Err = nil after Done closed", name)
+			}
+			c.release()
+		}
+	})
 	t.Run("watched", func(t *testing.T) {
 		req, cancel := context.WithCancel(context.Background())
 		c := newExecContext(req, time.Now().Add(time.Hour), true)

@@ -421,7 +421,7 @@ func testProcessFailures(t *testing.T, f *fixture) {
 		want  apiError
 		log   []string
 	}{
-		{"panics", internal, []string{"process panicked", "the model file is corrupt", "goroutine", "handler.go"}},
+		{"panics", internal, []string{"process panicked", "the model file is corrupt", "goroutine", "execute.go"}},
 		{"short", internal, []string{"returned 1 rows for 2 input rows"}},
 		{"nil", internal, []string{"no table"}},
 		{"fails", internal, []string{"database password is hunter2"}},
@@ -684,6 +684,35 @@ func testClientDisconnect(t *testing.T, prompt bool, wait func(context.Context) 
 		st, _ := f.h.Queues().Stat(registry.DefaultQueue)
 		return st.Cancelled == 1 && st.Running == 0
 	})
+}
+
+// TestHandlerNotFoundSaysNoMore: an address that resolves to nothing is
+// answered with a sentence about what the client sent, never with the Go
+// error chain behind it, which goes to the log.
+func TestHandlerNotFoundSaysNoMore(t *testing.T) {
+	f := newFixture(t, scoring.Config{}, registry.ProcessInfo{Name: "echo", Process: echo})
+	f.putDeployment(t, registry.Deployment{Group: "DEFAULT", Path: "off", Enabled: false,
+		Endpoints: []registry.Endpoint{{Alias: "echo", Process: "echo"}}})
+	tests := []struct {
+		name, target string
+		typ          string
+	}{
+		{"unknown group", "/nope/api/v1/services/demo/echo", "not_found"},
+		{"unknown deployment", "/DEFAULT/api/v1/services/nope/echo", "not_found"},
+		{"unknown alias", "/DEFAULT/api/v1/services/demo/nope", "not_found"},
+		{"disabled deployment", "/DEFAULT/api/v1/services/off/echo", "endpoint_disabled"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got := errorOf(t, serve(f.h, "POST", tc.target, "application/json", `{"data":[{"a":1}]}`))
+			if got.Status != 404 || got.Type != tc.typ {
+				t.Fatalf("answer %+v, want 404 %s", got, tc.typ)
+			}
+			if got.Message == "" || strings.Contains(got.Message, "registry") || strings.Contains(got.Message, "scoring:") {
+				t.Errorf("message %q, want one sentence without the error chain", got.Message)
+			}
+		})
+	}
 }
 
 func TestHandlerSeesLiveChanges(t *testing.T) {

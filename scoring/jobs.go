@@ -1,14 +1,12 @@
 package scoring
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
-	"runtime/debug"
 	"sync"
 	"time"
 
@@ -33,7 +31,9 @@ type JobsConfig struct {
 	// Required, built over Registry.
 	Queues *Queues
 	// Store keeps the jobs and their results. Required; the runner does
-	// not close it.
+	// not close it. It must not be shared with another runner: NewJobs
+	// ends the jobs it holds that have not ended (see
+	// [registry.NewJobRegistry]).
 	Store registry.JobStore
 
 	// Limits bound a job's input as they bound a scoring request; zero
@@ -62,7 +62,7 @@ type JobsConfig struct {
 }
 
 // JobSpec is what a job runs: a catalog process by name, or the process of
-// an endpoint, on input in the body of a scoring request.
+// an endpoint, on decoded rows.
 type JobSpec struct {
 	// Queue is the execution queue; empty means the endpoint's, or
 	// DEFAULT.
@@ -73,9 +73,10 @@ type JobSpec struct {
 	// Endpoint names a deployed endpoint, whose process, queue and timeout
 	// the job takes.
 	Endpoint *registry.EndpointRef
-	// Body is a scoring request body, {"data":[…]}, decoded by [Decode]
-	// with the runner's Limits.
-	Body []byte
+	// Input is the rows, decoded by [Decode] with the runner's
+	// [Jobs.Limits]. Required. The job's result echoes them as a scoring
+	// response would; the runner owns the Request from Submit on.
+	Input *Request
 	// Macros are handed to the process.
 	Macros map[string]string
 }
@@ -86,16 +87,15 @@ type JobSpec struct {
 // STOPPED or TIMED_OUT (see [registry.JobState]). A janitor removes ended
 // jobs past the retention. Jobs is safe for concurrent use.
 type Jobs struct {
-	reg            *registry.Registry
-	queues         *Queues
-	store          registry.JobStore
+	engine         *engine
+	store          registry.JobStore     // reads
+	writes         *registry.JobRegistry // every write, under its rules
 	lim            Limits
 	timeout        time.Duration
 	retention      time.Duration
 	maxJobs        int
 	now            func() time.Time
 	rand           io.Reader
-	log            *slog.Logger
 	base           context.Context // cancelled when shutdown gives up waiting
 	cancelAll      context.CancelFunc
 	stopSweep      chan struct{}
@@ -125,32 +125,42 @@ var (
 	errJobEnded       = httperr.New(httperr.TypeJobEnded, "the job has already ended")
 	errJobsClosed     = httperr.New(httperr.TypeUnavailable, "the server is shutting down and takes no new jobs")
 	errJobQueueFull   = httperr.New(TypeQueueFull, "the execution queue's waiting list is full; retry later").WithRetryAfter(1)
+	errNoInput        = httperr.New(TypeInvalidRequest, "the job has no input rows")
 )
 
-// NewJobs returns a runner configured by cfg and starts its janitor. It
-// fails when Registry, Queues or Store is missing, Queues belongs to
-// another registry, or a limit or duration is negative.
+// NewJobs returns a runner configured by cfg and starts its janitor. The
+// jobs Store holds that have not ended, interrupted by the stop of the
+// server that ran them, end ERROR with type "interrupted". NewJobs fails
+// when Registry, Queues or Store is missing, Queues belongs to another
+// registry, a limit or duration is negative, or those jobs cannot be
+// ended.
 func NewJobs(cfg JobsConfig) (*Jobs, error) {
 	switch {
 	case cfg.Registry == nil:
 		return nil, errors.New("scoring: JobsConfig.Registry is required")
 	case cfg.Queues == nil:
 		return nil, errors.New("scoring: JobsConfig.Queues is required")
-	case cfg.Queues.reg != cfg.Registry:
-		return nil, errors.New("scoring: JobsConfig.Queues is built over another registry")
 	case cfg.Store == nil:
 		return nil, errors.New("scoring: JobsConfig.Store is required")
 	case cfg.Timeout < 0 || cfg.Retention < 0 || cfg.SweepInterval < 0 || cfg.MaxJobs < 0:
 		return nil, errors.New("scoring: JobsConfig durations and MaxJobs must not be negative")
 	}
+	eng, err := newEngine(cfg.Registry, cfg.Queues, "JobsConfig.Queues", cfg.Logger)
+	if err != nil {
+		return nil, err
+	}
 	lim, err := cfg.Limits.resolve()
 	if err != nil {
 		return nil, err
 	}
+	writes, err := registry.NewJobRegistry(context.Background(), cfg.Store)
+	if err != nil {
+		return nil, fmt.Errorf("scoring: %w", err)
+	}
 	j := &Jobs{
-		reg: cfg.Registry, queues: cfg.Queues, store: cfg.Store, lim: lim,
+		engine: eng, store: cfg.Store, writes: writes, lim: lim,
 		timeout: cfg.Timeout, retention: cfg.Retention, maxJobs: cfg.MaxJobs,
-		now: cfg.Now, rand: cfg.Rand, log: cfg.Logger,
+		now: cfg.Now, rand: cfg.Rand,
 		running:   make(map[string]*jobRun),
 		stopSweep: make(chan struct{}),
 		sweepDone: make(chan struct{}),
@@ -170,9 +180,6 @@ func NewJobs(cfg JobsConfig) (*Jobs, error) {
 	if j.rand == nil {
 		j.rand = rand.Reader
 	}
-	if j.log == nil {
-		j.log = slog.Default()
-	}
 	interval := cfg.SweepInterval
 	if interval == 0 {
 		interval = DefaultJobSweep
@@ -183,48 +190,54 @@ func NewJobs(cfg JobsConfig) (*Jobs, error) {
 }
 
 // Queues returns the queues the runner runs jobs on.
-func (j *Jobs) Queues() *Queues { return j.queues }
+func (j *Jobs) Queues() *Queues { return j.engine.queues }
 
-// MaxBodyBytes is the largest scoring body a job takes.
-func (j *Jobs) MaxBodyBytes() int64 { return j.lim.MaxBodyBytes }
+// Limits returns the runner's limits on a job's input, defaults filled in:
+// decode a job's rows with them.
+func (j *Jobs) Limits() Limits { return j.lim }
 
 // Submit checks spec, stores the job PENDING and starts it. It fails with
-// an [*Error]: 400 for a body [Decode] refuses or input the process's
-// schema does not accept, 422 invalid_reference for an unknown process,
-// endpoint or queue, 404 endpoint_disabled, 503 queue_full when the queue's
-// waiting list is full (no job is then stored), 503 unavailable once
-// Shutdown has begun.
+// an [*Error]: 400 invalid_request without rows or without exactly one of
+// process and endpoint, 422 invalid_reference for an unknown process,
+// endpoint or queue, 404 endpoint_disabled, 413 for rows beyond the
+// runner's Limits, 400 schema_mismatch for rows the process's schema does
+// not accept, 503 queue_full when the queue's waiting list is full (no job
+// is then stored), 503 unavailable once Shutdown has begun.
 //
 // The waiting list is checked when the job is submitted. A job that then
 // loses the last waiting place to a scoring request ends ERROR with type
 // queue_full.
 func (j *Jobs) Submit(ctx context.Context, spec JobSpec) (registry.Job, error) {
-	target, queue, timeout, err := j.resolve(spec)
+	x, err := j.resolve(spec)
 	if err != nil {
 		return registry.Job{}, err
 	}
-	req, err := Decode(bytes.NewReader(spec.Body), j.lim)
-	if err != nil {
+	req := spec.Input
+	if req == nil {
+		return registry.Job{}, errNoInput
+	}
+	if err := j.lim.admit(req); err != nil {
 		return registry.Job{}, err
 	}
-	if err := req.Conform(target.Input); err != nil {
+	if err := req.Conform(x.process.Input); err != nil {
 		return registry.Job{}, err
 	}
-	if st, ok := j.queues.Stat(queue); ok && st.Waiting >= st.MaxWaiting && (st.Waiting > 0 || st.Running >= st.MaxConcurrent) {
-		return registry.Job{}, errJobQueueFull.Wrap(fmt.Errorf("scoring: queue %q: %w", queue, ErrQueueFull))
+	queues := j.engine.queues
+	if st, ok := queues.Stat(x.queue); ok && st.Waiting >= st.MaxWaiting && (st.Waiting > 0 || st.Running >= st.MaxConcurrent) {
+		return registry.Job{}, errJobQueueFull.Wrap(fmt.Errorf("scoring: queue %q: %w", x.queue, ErrQueueFull))
 	}
 	id, err := j.newID()
 	if err != nil {
 		return registry.Job{}, err
 	}
-	job := registry.Job{ID: id, Queue: queue, Process: target.Name, Endpoint: spec.Endpoint, Rows: req.Table.Rows()}
+	job := registry.Job{ID: id, Queue: x.queue, Process: x.process.Name, Endpoint: spec.Endpoint, Rows: req.Table.Rows()}
 
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	if j.closed {
 		return registry.Job{}, errJobsClosed
 	}
-	job, err = j.store.CreateJob(ctx, job)
+	job, err = j.writes.Create(ctx, job)
 	if err != nil {
 		return registry.Job{}, fmt.Errorf("scoring: store job: %w", err)
 	}
@@ -232,54 +245,69 @@ func (j *Jobs) Submit(ctx context.Context, spec JobSpec) (registry.Job, error) {
 	run := &jobRun{cancel: cancel}
 	j.running[id] = run
 	j.wg.Add(1)
-	in := registry.Input{Table: req.Table, Macros: spec.Macros}
+	x.in = registry.Input{Table: req.Table, Macros: spec.Macros}
 	if spec.Endpoint != nil {
-		in.Endpoint = *spec.Endpoint
+		x.in.Endpoint = *spec.Endpoint
 	}
-	go j.run(runCtx, run, job, target, timeout, req, in)
+	go j.run(runCtx, run, job, x, req)
 	return job, nil
 }
 
-// resolve finds the process, queue and timeout of spec.
-func (j *Jobs) resolve(spec JobSpec) (registry.ProcessInfo, string, time.Duration, error) {
-	snap := j.reg.Snapshot()
-	var p registry.ProcessInfo
-	queue, timeout := spec.Queue, j.timeout
+// resolve finds what spec runs: the process, its queue and its timeout.
+func (j *Jobs) resolve(spec JobSpec) (*execution, error) {
+	snap := j.engine.reg.Snapshot()
+	var x execution
 	switch {
 	case (spec.Process == "") == (spec.Endpoint == nil):
-		return p, "", 0, httperr.New(TypeInvalidRequest, "name either a process or an endpoint")
+		return nil, httperr.New(TypeInvalidRequest, "name either a process or an endpoint")
 	case spec.Endpoint != nil:
 		e := spec.Endpoint
 		target, err := snap.Resolve(e.Group, e.Path, e.Alias)
 		if errors.Is(err, registry.ErrNotFound) {
-			return p, "", 0, httperr.Newf(httperr.TypeInvalidRef,
+			return nil, httperr.Newf(httperr.TypeInvalidRef,
 				"no endpoint %s/%s/%s is deployed", e.Group, e.Path, e.Alias).At("/endpoint").Wrap(err)
 		}
 		if err != nil {
-			return p, "", 0, err
+			return nil, err
 		}
-		p = target.Process
-		if queue == "" {
-			queue = target.Endpoint.QueueName()
-		}
-		if target.Endpoint.Timeout > 0 {
-			timeout = target.Endpoint.Timeout
+		x = endpointExecution(target, j.timeout)
+		if spec.Queue != "" {
+			x.queue = spec.Queue
 		}
 	default:
-		var ok bool
-		if p, ok = j.reg.Catalog().Lookup(spec.Process); !ok {
-			return p, "", 0, httperr.Newf(httperr.TypeInvalidRef,
+		p, ok := j.engine.reg.Catalog().Lookup(spec.Process)
+		if !ok {
+			return nil, httperr.Newf(httperr.TypeInvalidRef,
 				"no process named %q is in the catalog", spec.Process).At("/process")
 		}
+		x = execution{process: p, queue: spec.Queue, timeout: j.timeout}
+		if x.queue == "" {
+			x.queue = registry.DefaultQueue
+		}
 	}
-	if queue == "" {
-		queue = registry.DefaultQueue
+	if _, ok := snap.State().Queue(x.queue); !ok {
+		return nil, httperr.Newf(httperr.TypeInvalidRef,
+			"no execution queue named %q is defined", x.queue).At("/queueName")
 	}
-	if _, ok := snap.State().Queue(queue); !ok {
-		return p, "", 0, httperr.Newf(httperr.TypeInvalidRef,
-			"no execution queue named %q is defined", queue).At("/queueName")
+	x.background = true
+	return &x, nil
+}
+
+// admit checks a request decoded elsewhere, perhaps under other limits,
+// against l.
+func (l Limits) admit(r *Request) error {
+	rows, cols := r.Table.Rows(), r.Table.NumColumns()
+	switch {
+	case int64(len(r.st.data)) > l.MaxBodyBytes:
+		return errBodyTooLarge(l.MaxBodyBytes)
+	case rows > l.MaxRows:
+		return tooLarge(TypeTooManyRows, "the request has more than %d rows", l.MaxRows)
+	case cols > l.MaxColumns:
+		return tooLarge(TypeTooManyColumns, "the request has more than %d columns", l.MaxColumns)
+	case cols > 0 && rows > l.MaxCells/cols:
+		return tooLarge(TypeTooManyCells, "the request has more than %d cells (rows × columns)", l.MaxCells)
 	}
-	return p, queue, timeout, nil
+	return nil
 }
 
 // newID returns a random UUID (version 4).
@@ -293,10 +321,9 @@ func (j *Jobs) newID() (string, error) {
 	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16]), nil
 }
 
-// run takes the job through its life. It waits for the process to return
-// even when the process does not heed its context, so that the slot is
-// held as long as the process runs.
-func (j *Jobs) run(ctx context.Context, run *jobRun, job registry.Job, p registry.ProcessInfo, timeout time.Duration, req *Request, in registry.Input) {
+// run takes the job through its life: PENDING until x holds a slot,
+// RUNNING until its process returns, then its end state.
+func (j *Jobs) run(ctx context.Context, run *jobRun, job registry.Job, x *execution, req *Request) {
 	defer j.wg.Done()
 	defer func() {
 		j.mu.Lock()
@@ -304,50 +331,22 @@ func (j *Jobs) run(ctx context.Context, run *jobRun, job registry.Job, p registr
 		j.mu.Unlock()
 		run.cancel(nil)
 	}()
-	slot, err := j.queues.Acquire(ctx, job.Queue)
-	if err != nil {
-		j.end(job.ID, j.failure(ctx, err, timeout), nil)
-		return
+	var notStarted error
+	x.started = func() error {
+		_, notStarted = j.writes.Update(context.Background(), job.ID, registry.JobRunning, nil, nil)
+		return notStarted
 	}
-	if _, err := j.store.UpdateJob(context.Background(), job.ID, registry.JobRunning, nil, nil); err != nil {
-		slot.Release(context.Canceled)
-		if !errors.Is(err, registry.ErrJobTransition) { // else Shutdown marked it STOPPED
-			j.logStoreError(job.ID, err)
+	result, err := j.engine.execute(ctx, x)
+	switch {
+	case notStarted != nil:
+		if !errors.Is(notStarted, registry.ErrJobTransition) { // else Shutdown marked it STOPPED
+			j.logStoreError(job.ID, notStarted)
 		}
-		return
+	case err != nil:
+		j.end(job.ID, j.failure(ctx, err, x.timeout), nil)
+	default:
+		j.end(job.ID, ending{state: registry.JobFinished}, appendResponse(nil, req, result))
 	}
-	tctx, cancel := context.WithTimeout(ctx, timeout)
-	result, err := j.score(tctx, p, in)
-	err = processError(tctx, p.Name, err)
-	cancel()
-	slot.Release(err)
-	if err != nil {
-		j.end(job.ID, j.failure(ctx, err, timeout), nil)
-		return
-	}
-	body, err := AppendResponse(nil, req, result)
-	if err != nil { // checked by score already
-		j.end(job.ID, j.failure(ctx, err, timeout), nil)
-		return
-	}
-	j.end(job.ID, ending{state: registry.JobFinished}, body)
-}
-
-// score calls the process and checks its result; a panic is an error.
-func (j *Jobs) score(ctx context.Context, p registry.ProcessInfo, in registry.Input) (result *registry.Table, err error) {
-	defer func() {
-		if v := recover(); v != nil {
-			j.log.ErrorContext(ctx, "scoring: job process panicked", "process", p.Name, "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
-			result, err = nil, fmt.Errorf("scoring: process %q panicked: %v", p.Name, v)
-		}
-	}()
-	result, err = p.Process.Score(ctx, in)
-	if err == nil {
-		if cerr := checkResult(in.Table.Rows(), result); cerr != nil {
-			result, err = nil, fmt.Errorf("scoring: process %q: %w", p.Name, cerr)
-		}
-	}
-	return result, err
 }
 
 // ending is the end state a job reaches and why.
@@ -374,7 +373,7 @@ func (j *Jobs) failure(ctx context.Context, err error, timeout time.Duration) en
 	}
 	e := httperr.From(err)
 	if e.Status >= 500 {
-		j.log.Error("scoring: job failed", "cause", err.Error())
+		j.engine.log.Error("scoring: job failed", "cause", err.Error())
 	}
 	return ending{registry.JobError, &registry.JobErrorInfo{Type: e.Type, Title: "Job failed", Message: e.Message}}
 }
@@ -386,7 +385,7 @@ func shutdownStop() *registry.JobErrorInfo {
 // end moves the job to its end state. A job Shutdown has already marked
 // STOPPED stays so.
 func (j *Jobs) end(id string, e ending, result []byte) {
-	_, err := j.store.UpdateJob(context.Background(), id, e.state, e.err, result)
+	_, err := j.writes.Update(context.Background(), id, e.state, e.err, result)
 	if err != nil && !errors.Is(err, registry.ErrJobTransition) {
 		j.logStoreError(id, err)
 	}
@@ -397,7 +396,7 @@ func (j *Jobs) logStoreError(id string, err error) {
 	if errors.Is(err, registry.ErrClosed) {
 		level = slog.LevelDebug // shutting down
 	}
-	j.log.Log(context.Background(), level, "scoring: job state not stored", "job", id, "cause", err.Error())
+	j.engine.log.Log(context.Background(), level, "scoring: job state not stored", "job", id, "cause", err.Error())
 }
 
 // Job returns the job id, or an error matching [registry.ErrNotFound].
@@ -458,7 +457,7 @@ func (j *Jobs) Counts(ctx context.Context) (map[registry.JobState]int, error) {
 // Sweep removes the ended jobs past the retention or the count limit and
 // returns how many it removed. The janitor calls it every SweepInterval.
 func (j *Jobs) Sweep(ctx context.Context) (int, error) {
-	return j.store.DeleteJobs(ctx, registry.JobRetention{Before: j.now().Add(-j.retention), MaxEnded: j.maxJobs})
+	return j.writes.Delete(ctx, registry.JobRetention{Before: j.now().Add(-j.retention), MaxEnded: j.maxJobs})
 }
 
 func (j *Jobs) janitor(interval time.Duration) {
@@ -471,7 +470,7 @@ func (j *Jobs) janitor(interval time.Duration) {
 			return
 		case <-t.C:
 			if _, err := j.Sweep(context.Background()); err != nil && !errors.Is(err, registry.ErrClosed) {
-				j.log.Error("scoring: removing old jobs failed", "cause", err.Error())
+				j.engine.log.Error("scoring: removing old jobs failed", "cause", err.Error())
 			}
 		}
 	}

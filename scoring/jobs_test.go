@@ -134,13 +134,21 @@ func (f *jobsFixture) wait(t *testing.T, id string, want registry.JobState) regi
 	return registry.Job{}
 }
 
-func body(rows string) []byte { return []byte(`{"data":` + rows + `}`) }
+// rows decodes {"data":rows} with the runner's limits.
+func (f *jobsFixture) rows(t *testing.T, rows string) *scoring.Request {
+	t.Helper()
+	req, err := scoring.Decode(strings.NewReader(`{"data":`+rows+`}`), f.jobs.Limits())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return req
+}
 
 func TestJobLifecycle(t *testing.T) {
 	ctx := context.Background()
 	t.Run("PENDING → RUNNING → FINISHED stores the result", func(t *testing.T) {
 		f := newJobsFixture(t)
-		j := f.submit(t, scoring.JobSpec{Process: "double", Body: body(`[{"id":12345678901234567890,"x":1},{"x":2.5}]`)})
+		j := f.submit(t, scoring.JobSpec{Process: "double", Input: f.rows(t, `[{"id":12345678901234567890,"x":1},{"x":2.5}]`)})
 		done := f.wait(t, j.ID, registry.JobFinished)
 		if done.StartedAt.IsZero() || done.FinishedAt.IsZero() || done.Error != nil || done.Rows != 2 || done.Queue != registry.DefaultQueue {
 			t.Errorf("finished job %+v", done)
@@ -156,7 +164,7 @@ func TestJobLifecycle(t *testing.T) {
 	})
 	t.Run("RUNNING → ERROR says only what is safe", func(t *testing.T) {
 		f := newJobsFixture(t)
-		j := f.wait(t, f.submit(t, scoring.JobSpec{Process: "fail", Body: body(`[{"a":"b"}]`)}).ID, registry.JobError)
+		j := f.wait(t, f.submit(t, scoring.JobSpec{Process: "fail", Input: f.rows(t, `[{"a":"b"}]`)}).ID, registry.JobError)
 		want := &registry.JobErrorInfo{Type: httperr.TypeInternal, Title: "Job failed", Message: "internal error"}
 		if d := cmp.Diff(want, j.Error); d != "" {
 			t.Errorf("error (-want +got):\n%s", d)
@@ -169,7 +177,7 @@ func TestJobLifecycle(t *testing.T) {
 		f := newJobsFixture(t)
 		f.putDeployment(t, registry.Deployment{Group: registry.DefaultGroup, Path: "slow", Enabled: true,
 			Endpoints: []registry.Endpoint{{Alias: "a", Process: "sleep", Timeout: 20 * time.Millisecond}}})
-		j := f.submit(t, scoring.JobSpec{Endpoint: &registry.EndpointRef{Group: registry.DefaultGroup, Path: "slow", Alias: "a"}, Body: body(`[{"a":1}]`)})
+		j := f.submit(t, scoring.JobSpec{Endpoint: &registry.EndpointRef{Group: registry.DefaultGroup, Path: "slow", Alias: "a"}, Input: f.rows(t, `[{"a":1}]`)})
 		done := f.wait(t, j.ID, registry.JobTimedOut)
 		if done.Error == nil || done.Error.Type != httperr.TypeTimeout || done.Process != "sleep" {
 			t.Errorf("timed out job %+v", done)
@@ -180,7 +188,7 @@ func TestJobLifecycle(t *testing.T) {
 	})
 	t.Run("RUNNING → STOPPED when the process ignoring its context returns", func(t *testing.T) {
 		f := newJobsFixture(t)
-		j := f.submit(t, scoring.JobSpec{Process: "block", Body: body(`[{"x":1}]`)})
+		j := f.submit(t, scoring.JobSpec{Process: "block", Input: f.rows(t, `[{"x":1}]`)})
 		<-f.procs.started
 		f.wait(t, j.ID, registry.JobRunning)
 		if _, err := f.jobs.Result(ctx, j.ID); httperr.From(err).Type != "job_not_finished" {
@@ -212,7 +220,7 @@ func TestJobLifecycle(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer slot.Release(nil)
-		j := f.submit(t, scoring.JobSpec{Queue: "one", Process: "double", Body: body(`[{"x":1}]`)})
+		j := f.submit(t, scoring.JobSpec{Queue: "one", Process: "double", Input: f.rows(t, `[{"x":1}]`)})
 		for st, _ := f.h.Queues().Stat("one"); st.Waiting == 0; st, _ = f.h.Queues().Stat("one") {
 			time.Sleep(time.Millisecond)
 		}
@@ -238,22 +246,28 @@ func TestJobSubmitRefusals(t *testing.T) {
 	tests := []struct {
 		name   string
 		spec   scoring.JobSpec
+		rows   string
 		status int
 		typ    string
 	}{
-		{"neither process nor endpoint", scoring.JobSpec{Body: body(`[]`)}, 400, scoring.TypeInvalidRequest},
-		{"both process and endpoint", scoring.JobSpec{Process: "double", Endpoint: &registry.EndpointRef{Group: "DEFAULT", Path: "demo", Alias: "double"}, Body: body(`[]`)}, 400, scoring.TypeInvalidRequest},
-		{"unknown process", scoring.JobSpec{Process: "nope", Body: body(`[]`)}, 422, httperr.TypeInvalidRef},
-		{"unknown endpoint", scoring.JobSpec{Endpoint: &registry.EndpointRef{Group: "DEFAULT", Path: "demo", Alias: "nope"}, Body: body(`[]`)}, 422, httperr.TypeInvalidRef},
-		{"unknown queue", scoring.JobSpec{Queue: "nope", Process: "double", Body: body(`[{"x":1}]`)}, 422, httperr.TypeInvalidRef},
-		{"strict JSON", scoring.JobSpec{Process: "double", Body: body(`[{"x":1,}]`)}, 400, scoring.TypeMalformedJSON},
-		{"mixed types", scoring.JobSpec{Process: "double", Body: body(`[{"x":1},{"x":"a"}]`)}, 400, scoring.TypeMixedTypes},
-		{"input schema", scoring.JobSpec{Process: "double", Body: body(`[{"y":1}]`)}, 400, scoring.TypeSchemaMismatch},
-		{"full waiting list", scoring.JobSpec{Queue: "tight", Process: "double", Body: body(`[{"x":1}]`)}, 503, scoring.TypeQueueFull},
+		{"neither process nor endpoint", scoring.JobSpec{}, `[]`, 400, scoring.TypeInvalidRequest},
+		{"both process and endpoint", scoring.JobSpec{Process: "double", Endpoint: &registry.EndpointRef{Group: "DEFAULT", Path: "demo", Alias: "double"}}, `[]`, 400, scoring.TypeInvalidRequest},
+		{"unknown process", scoring.JobSpec{Process: "nope"}, `[]`, 422, httperr.TypeInvalidRef},
+		{"unknown endpoint", scoring.JobSpec{Endpoint: &registry.EndpointRef{Group: "DEFAULT", Path: "demo", Alias: "nope"}}, `[]`, 422, httperr.TypeInvalidRef},
+		{"unknown queue", scoring.JobSpec{Queue: "nope", Process: "double"}, `[{"x":1}]`, 422, httperr.TypeInvalidRef},
+		{"strict JSON", scoring.JobSpec{Process: "double"}, `[{"x":1,}]`, 400, scoring.TypeMalformedJSON},
+		{"mixed types", scoring.JobSpec{Process: "double"}, `[{"x":1},{"x":"a"}]`, 400, scoring.TypeMixedTypes},
+		{"input schema", scoring.JobSpec{Process: "double"}, `[{"y":1}]`, 400, scoring.TypeSchemaMismatch},
+		{"full waiting list", scoring.JobSpec{Queue: "tight", Process: "double"}, `[{"x":1}]`, 503, scoring.TypeQueueFull},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := f.jobs.Submit(ctx, tt.spec)
+			// The rows go through Decode first, as a host's would.
+			req, err := scoring.Decode(strings.NewReader(`{"data":`+tt.rows+`}`), f.jobs.Limits())
+			if err == nil {
+				tt.spec.Input = req
+				_, err = f.jobs.Submit(ctx, tt.spec)
+			}
 			if e := httperr.From(err); e.Status != tt.status || e.Type != tt.typ {
 				t.Errorf("Submit: %d %s (%v), want %d %s", e.Status, e.Type, err, tt.status, tt.typ)
 			}
@@ -269,8 +283,8 @@ func TestJobSubmitRefusals(t *testing.T) {
 func TestJobsShutdown(t *testing.T) {
 	ctx := context.Background()
 	f := newJobsFixture(t)
-	quick := f.submit(t, scoring.JobSpec{Process: "double", Body: body(`[{"x":1}]`)})
-	stuck := f.submit(t, scoring.JobSpec{Process: "block", Body: body(`[{"x":1}]`)})
+	quick := f.submit(t, scoring.JobSpec{Process: "double", Input: f.rows(t, `[{"x":1}]`)})
+	stuck := f.submit(t, scoring.JobSpec{Process: "block", Input: f.rows(t, `[{"x":1}]`)})
 	<-f.procs.started
 	f.wait(t, quick.ID, registry.JobFinished)
 	sctx, cancel := context.WithCancel(ctx)
@@ -282,7 +296,7 @@ func TestJobsShutdown(t *testing.T) {
 	if j.State != registry.JobStopped || j.Error == nil || !strings.Contains(j.Error.Message, "shut down") {
 		t.Errorf("job running at shutdown: %+v %+v", j, j.Error)
 	}
-	if _, err := f.jobs.Submit(ctx, scoring.JobSpec{Process: "double", Body: body(`[{"x":1}]`)}); httperr.From(err).Status != http.StatusServiceUnavailable {
+	if _, err := f.jobs.Submit(ctx, scoring.JobSpec{Process: "double", Input: f.rows(t, `[{"x":1}]`)}); httperr.From(err).Status != http.StatusServiceUnavailable {
 		t.Errorf("Submit after Shutdown: %v, want 503", err)
 	}
 	close(f.procs.release)
@@ -294,7 +308,7 @@ func TestJobsShutdown(t *testing.T) {
 func TestJobsSweep(t *testing.T) {
 	ctx := context.Background()
 	f := newJobsFixture(t)
-	old := f.submit(t, scoring.JobSpec{Process: "double", Body: body(`[{"x":1}]`)})
+	old := f.submit(t, scoring.JobSpec{Process: "double", Input: f.rows(t, `[{"x":1}]`)})
 	f.wait(t, old.ID, registry.JobFinished)
 	f.now.Advance(23 * time.Hour)
 	if n, err := f.jobs.Sweep(ctx); err != nil || n != 0 {
@@ -350,7 +364,8 @@ func ExampleJobs() {
 	jobs, _ := scoring.NewJobs(scoring.JobsConfig{Registry: reg, Queues: queues, Store: registry.NewMemJobStore(registry.StoreOptions{})})
 	defer jobs.Close()
 
-	job, _ := jobs.Submit(context.Background(), scoring.JobSpec{Process: "count", Body: []byte(`{"data":[{"a":1}]}`)})
+	rows, _ := scoring.Decode(strings.NewReader(`{"data":[{"a":1}]}`), jobs.Limits())
+	job, _ := jobs.Submit(context.Background(), scoring.JobSpec{Process: "count", Input: rows})
 	fmt.Println(job.State)
 	for job.State != registry.JobFinished {
 		time.Sleep(time.Millisecond)
@@ -361,4 +376,79 @@ func ExampleJobs() {
 	// Output:
 	// PENDING
 	// {"data":[{"a":1,"seen":""}]}
+}
+
+// TestJobSubmitInput: a job needs rows, and rows decoded under more
+// generous limits than the runner's are refused as a request of that size
+// would be.
+func TestJobSubmitInput(t *testing.T) {
+	f := newJobsFixture(t)
+	tight, err := scoring.NewJobs(scoring.JobsConfig{Registry: f.reg, Queues: f.h.Queues(), Store: f.store,
+		Limits: scoring.Limits{MaxRows: 2, MaxColumns: 2}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { tight.Close() })
+	tests := []struct {
+		name   string
+		rows   string
+		status int
+		typ    string
+	}{
+		{"no rows", "", 400, scoring.TypeInvalidRequest},
+		{"within the limits", `[{"x":1},{"x":2}]`, 0, ""},
+		{"too many rows", `[{"x":1},{"x":2},{"x":3}]`, 413, scoring.TypeTooManyRows},
+		{"too many columns", `[{"x":1,"a":1,"b":2}]`, 413, scoring.TypeTooManyColumns},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			spec := scoring.JobSpec{Process: "double"}
+			if tt.rows != "" {
+				spec.Input = f.rows(t, tt.rows)
+			}
+			_, err := tight.Submit(context.Background(), spec)
+			if tt.status == 0 {
+				if err != nil {
+					t.Errorf("Submit: %v", err)
+				}
+				return
+			}
+			if e := httperr.From(err); e.Status != tt.status || e.Type != tt.typ {
+				t.Errorf("Submit: %d %s (%v), want %d %s", e.Status, e.Type, err, tt.status, tt.typ)
+			}
+		})
+	}
+}
+
+// TestCheckShared: a handler, a jobs runner and the management API must
+// run on the same queues over the same registry.
+func TestCheckShared(t *testing.T) {
+	f := newJobsFixture(t)
+	other := newFixture(t, scoring.Config{})
+	sameReg, err := scoring.NewQueues(f.reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name   string
+		queues *scoring.Queues
+		jobs   *scoring.Jobs
+		ok     bool
+	}{
+		{"the handler's queues and jobs", f.h.Queues(), f.jobs, true},
+		{"the queues alone", f.h.Queues(), nil, true},
+		{"no queues", nil, nil, false},
+		{"queues of another registry", other.h.Queues(), nil, false},
+		{"jobs on other queues", sameReg, f.jobs, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if err := scoring.CheckShared(f.reg, tt.queues, tt.jobs); (err == nil) != tt.ok {
+				t.Errorf("CheckShared = %v, want ok %v", err, tt.ok)
+			}
+		})
+	}
+	if _, err := scoring.NewJobs(scoring.JobsConfig{Registry: f.reg, Queues: other.h.Queues(), Store: f.store}); err == nil {
+		t.Error("NewJobs took queues of another registry")
+	}
 }

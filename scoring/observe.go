@@ -17,19 +17,18 @@ type Observer interface {
 	ObserveRequest(ep registry.EndpointRef, status int, rows int, d time.Duration)
 }
 
-// UnmatchedName is the group, path and alias an [Observer] is given for a
-// request that did not resolve to an endpoint: a malformed address, names
-// nothing is stored under, a disabled deployment, a process missing from
-// the catalog. It is not a valid registry name, so it never collides with
-// a real endpoint, and it keeps what an observer records bounded: however
-// many random addresses clients try, they all count as this one.
-const UnmatchedName = "_unmatched"
-
 // Unmatched returns the endpoint an [Observer] is given for a request that
-// did not resolve: [UnmatchedName] as group, path and alias.
+// did not resolve to an endpoint: a malformed address, names nothing is
+// stored under, a disabled deployment, a process missing from the catalog.
+// Its group, path and alias are "_unmatched", which is not a valid registry
+// name, so it never collides with a real endpoint; and it keeps what an
+// observer records bounded: however many random addresses clients try, they
+// all count as this one. Compare an endpoint with it by ==.
 func Unmatched() registry.EndpointRef {
-	return registry.EndpointRef{Group: UnmatchedName, Path: UnmatchedName, Alias: UnmatchedName}
+	return registry.EndpointRef{Group: unmatchedName, Path: unmatchedName, Alias: unmatchedName}
 }
+
+const unmatchedName = "_unmatched"
 
 // observation is what the handler records of one request for its Observer.
 // A nil *observation records nothing, so the handler's steps need no

@@ -1,10 +1,15 @@
-// Package registrytest is the conformance suite of [registry.Store]: the
-// contract a [registry.Registry] relies on, which every store, the ones of
-// package registry and any other (a database store in a package of its
-// own), must keep. A store's test calls [Run]:
+// Package registrytest holds the conformance suites of [registry.Store]
+// and [registry.JobStore]: the contracts a [registry.Registry] and a
+// [registry.JobRegistry] rely on, which every store, the ones of package
+// registry and any other (a database store in a package of its own), must
+// keep. A store's test calls [Run], a job store's [RunJobStore]:
 //
 //	func TestConformance(t *testing.T) {
 //		registrytest.Run(t, registrytest.Opener{Open: open, Reopen: reopen})
+//	}
+//
+//	func TestJobStoreConformance(t *testing.T) {
+//		registrytest.RunJobStore(t, registrytest.JobOpener{Open: openJobs, Reopen: reopenJobs})
 //	}
 //
 // The rules of a write are not the store's and are not checked here; the

@@ -1,0 +1,195 @@
+package scoring
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"runtime/debug"
+	"sync"
+	"time"
+
+	"github.com/scorehub/scorehub/registry"
+)
+
+// engine is the one path every execution takes, a scoring request's and a
+// job's alike: a slot on the execution queue, the process run under its
+// deadline with its panics recovered, the result checked, the slot released
+// and the execution counted. The [Handler] and [Jobs] differ only in how
+// they receive the rows and hand on the result. It is safe for concurrent
+// use.
+type engine struct {
+	reg    *registry.Registry
+	queues *Queues
+	log    *slog.Logger
+
+	calls sync.Pool  // *call, with their channels
+	work  chan *call // hands calls to idle workers; unbuffered
+}
+
+// newEngine returns an engine running on queues, which must be built over
+// reg; field names the configuration field queues came from.
+func newEngine(reg *registry.Registry, queues *Queues, field string, log *slog.Logger) (*engine, error) {
+	if err := CheckShared(reg, queues, nil); err != nil {
+		return nil, fmt.Errorf("%w (%s)", err, field)
+	}
+	if log == nil {
+		log = slog.Default()
+	}
+	return &engine{reg: reg, queues: queues, log: log, work: make(chan *call)}, nil
+}
+
+// CheckShared returns an error unless queues is built over reg and jobs,
+// when not nil, runs on queues. A [Handler], a [Jobs] runner and the
+// management API that serve one registry must share one set of queues, or
+// each would enforce the queues' limits on its own executions only. New
+// and NewJobs check their configuration with it; a host that hands these
+// pieces to another package checks them there.
+func CheckShared(reg *registry.Registry, queues *Queues, jobs *Jobs) error {
+	switch {
+	case queues == nil:
+		return errors.New("scoring: no queues given")
+	case queues.reg != reg:
+		return errors.New("scoring: the queues are built over another registry")
+	case jobs != nil && jobs.engine.queues != queues:
+		return errors.New("scoring: the jobs runner runs on other queues")
+	}
+	return nil
+}
+
+// execution is one run of a process: what runs, on which queue, on what
+// input and for how long.
+type execution struct {
+	process registry.ProcessInfo
+	queue   string
+	in      registry.Input
+	timeout time.Duration
+
+	// background marks a job's execution. No client waits for it, so its
+	// timeout starts once it holds a slot, and it runs on the caller's
+	// goroutine to its end: the job ends when its process returns, never
+	// before. A request's timeout covers its wait for a slot too, and the
+	// client is answered at the deadline even if the process runs on.
+	background bool
+	// started, when not nil, is called once the execution holds its slot,
+	// before the process runs. An error from it ends the execution with
+	// that error, the slot released unused.
+	started func() error
+}
+
+// execute runs x and returns the process's result, checked to have one row
+// per input row, or the error that ended it: the queue's ([ErrQueueFull],
+// [ErrNoQueue]), the context's when the deadline passed or req ended (even
+// if the process then succeeded), an [*Error] the process returned, or an
+// internal error for anything else the process did.
+//
+// req is the caller's context: its values reach the process, its deadline
+// bounds the execution, and its end cancels the process. A process that
+// runs on a worker (neither [registry.ProcessInfo].Prompt nor background)
+// is watched so that execute returns at once when the deadline passes or
+// req ends; one that does not heed its context keeps its slot until it
+// returns.
+func (e *engine) execute(req context.Context, x *execution) (*registry.Table, error) {
+	if x.background {
+		slot, err := e.queues.acquire(req, nil, x.queue)
+		if err != nil {
+			return nil, err
+		}
+		if err := x.begin(slot); err != nil {
+			return nil, err
+		}
+		ctx := newExecContext(req, deadline(req, x.timeout), false)
+		defer ctx.release()
+		return e.run(ctx, slot, x)
+	}
+	prompt := x.process.Prompt
+	// A worker's execution is watched: the loop in await cancels it when
+	// the client leaves.
+	ctx := newExecContext(req, deadline(req, x.timeout), !prompt)
+	defer ctx.release()
+	slot, err := e.queues.acquire(ctx, req, x.queue)
+	if err != nil {
+		return nil, err
+	}
+	if err := x.begin(slot); err != nil {
+		return nil, err
+	}
+	if prompt {
+		return e.run(ctx, slot, x)
+	}
+	return e.await(req, ctx, slot, x)
+}
+
+// begin calls x.started, if any, on the slot x holds.
+func (x *execution) begin(slot *Slot) error {
+	if x.started == nil {
+		return nil
+	}
+	if err := x.started(); err != nil {
+		slot.Release(context.Canceled)
+		return err
+	}
+	return nil
+}
+
+// deadline is the earlier of req's deadline and timeout from now.
+func deadline(req context.Context, timeout time.Duration) time.Time {
+	d := time.Now().Add(timeout)
+	if rd, ok := req.Deadline(); ok && rd.Before(d) {
+		return rd
+	}
+	return d
+}
+
+// run calls the process on slot, checks its result and releases the slot.
+// It turns a panic into an error, after logging it with its stack.
+func (e *engine) run(ctx context.Context, slot *Slot, x *execution) (result *registry.Table, err error) {
+	name := x.process.Name
+	defer func() {
+		if v := recover(); v != nil {
+			e.log.ErrorContext(ctx, "scoring: process panicked", "process", name, "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
+			err = fmt.Errorf("scoring: process %q panicked: %v", name, v)
+		}
+		err = processError(ctx, name, err)
+		if err != nil {
+			result = nil
+		}
+		slot.Release(err)
+	}()
+	result, err = x.process.Process.Score(ctx, x.in)
+	if err == nil {
+		if cerr := checkResult(x.in.Table.Rows(), result); cerr != nil {
+			err = fmt.Errorf("scoring: process %q: %w", name, cerr)
+		}
+	}
+	return result, err
+}
+
+// processError decides what a process's error means: the context's error
+// when the deadline passed or the caller left (even if the process then
+// succeeded), an *Error as it is, anything else an internal error.
+func processError(ctx context.Context, name string, err error) error {
+	if cerr := ctx.Err(); cerr != nil {
+		return cerr
+	}
+	if err == nil {
+		return nil
+	}
+	var e *Error
+	if errors.As(err, &e) {
+		return e
+	}
+	// A context error of the process's own (not ours) is a failure like any
+	// other; %v keeps it from being taken for a timeout.
+	return errInternal.Wrap(fmt.Errorf("scoring: process %q: %v", name, err))
+}
+
+// endpointExecution is the execution of t's process on its endpoint's
+// queue, under the endpoint's timeout or, when it sets none, dflt.
+func endpointExecution(t registry.Target, dflt time.Duration) execution {
+	x := execution{process: t.Process, queue: t.Endpoint.QueueName(), timeout: t.Endpoint.Timeout}
+	if x.timeout <= 0 {
+		x.timeout = dflt
+	}
+	return x
+}
