@@ -31,7 +31,9 @@
 //
 // [Verifier.Verify] refuses tokens over [MaxTokenSize] before parsing,
 // pins the algorithm to the one of the key the token names, requires "exp",
-// "iat", "sub" and "jti", checks "iss" and "aud", and allows at most
+// "iat", "sub" and "jti", checks "iss" and "aud", refuses a token whose
+// "exp" minus "iat" exceeds VerifierConfig.MaxValidity (by default
+// [MaxValidity], the longest any Issuer grants), and allows at most
 // [MaxLeeway] of clock skew. Failures wrap exactly one sentinel
 // ([ErrExpired], [ErrSignature], …) for [errors.Is]; no claims come with an
 // error. [Provider.Verify] does the same for the OpenID Connect provider's

@@ -165,6 +165,15 @@ func TestVerifyAttacks(t *testing.T) {
 			want: tokens.ErrClaims,
 		},
 		{
+			name: "valid for longer than any issuer issues",
+			token: func(t *testing.T, f *fixture) string {
+				c := validClaims(f.clock.Now())
+				c["exp"] = f.clock.Now().Add(tokens.MaxValidity + time.Second).Unix()
+				return f.signer.sign(t, c, nil)
+			},
+			want: tokens.ErrClaims,
+		},
+		{
 			name: "admin of the wrong type",
 			token: func(t *testing.T, f *fixture) string {
 				c := validClaims(f.clock.Now())
@@ -392,6 +401,8 @@ func TestNewVerifierRefuses(t *testing.T) {
 		{"negative leeway", func(c *tokens.VerifierConfig) { c.Leeway = -time.Second }},
 		{"empty algorithm list", func(c *tokens.VerifierConfig) { c.Algorithms = []tokens.Algorithm{} }},
 		{"unknown algorithm", func(c *tokens.VerifierConfig) { c.Algorithms = []tokens.Algorithm{"none"} }},
+		{"negative max validity", func(c *tokens.VerifierConfig) { c.MaxValidity = -time.Second }},
+		{"max validity over a day", func(c *tokens.VerifierConfig) { c.MaxValidity = tokens.MaxValidity + time.Second }},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -404,6 +415,43 @@ func TestNewVerifierRefuses(t *testing.T) {
 	}
 	if _, err := tokens.NewVerifier(ok); err != nil {
 		t.Fatalf("NewVerifier refused a good config: %v", err)
+	}
+}
+
+// TestVerifyBoundsValidity: a validly signed token whose exp - iat exceeds
+// the verifier's MaxValidity is refused however little of it is left, and
+// one within it is accepted.
+func TestVerifyBoundsValidity(t *testing.T) {
+	tests := []struct {
+		name     string
+		bound    time.Duration // VerifierConfig.MaxValidity
+		lifetime time.Duration // exp - iat of the token
+		want     error
+	}{
+		{"default bound, a day", 0, tokens.MaxValidity, nil},
+		{"default bound, a day and a second", 0, tokens.MaxValidity + time.Second, tokens.ErrClaims},
+		{"a year", 0, 365 * 24 * time.Hour, tokens.ErrClaims},
+		{"bound of 5 minutes, 5 minutes", 5 * time.Minute, 5 * time.Minute, nil},
+		{"bound of 5 minutes, 5 minutes and a second", 5 * time.Minute, 5*time.Minute + time.Second, tokens.ErrClaims},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFixture(t, tokens.EdDSA, 0)
+			v, err := tokens.NewVerifier(tokens.VerifierConfig{Keys: f.keys, Issuer: testIssuer, Audience: testAudience,
+				MaxValidity: tt.bound, Now: f.clock.Now})
+			if err != nil {
+				t.Fatal(err)
+			}
+			c := validClaims(f.clock.Now())
+			c["exp"] = f.clock.Now().Add(tt.lifetime).Unix()
+			raw := f.signer.sign(t, c, nil)
+			// Near the end of its life the token is still refused: the
+			// bound is on what it claims, not on what is left.
+			f.clock.Advance(tt.lifetime - time.Minute)
+			if _, err := v.Verify(context.Background(), raw); !errors.Is(err, tt.want) || (err == nil) != (tt.want == nil) {
+				t.Fatalf("Verify: %v, want %v", err, tt.want)
+			}
+		})
 	}
 }
 
