@@ -30,7 +30,9 @@
 // # Verification
 //
 // [Verifier.Verify] refuses tokens over [MaxTokenSize] before parsing,
-// pins the algorithm to the one of the key the token names, requires "exp",
+// and tokens whose header or claims repeat a member name (at any depth, or
+// at the top in other case) or whose header has "crit": scorehub
+// understands no JWS extension. It then pins the algorithm to the one of the key the token names, requires "exp",
 // "iat", "sub" and "jti", checks "iss" and "aud", refuses a token whose
 // "exp" minus "iat" exceeds VerifierConfig.MaxValidity (by default
 // [MaxValidity], the longest any Issuer grants), and allows at most

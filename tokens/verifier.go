@@ -193,10 +193,11 @@ func (v *Verifier) Verify(_ context.Context, raw string) (*Claims, error) {
 }
 
 // checkRaw refuses what cannot be a compact JWS before any parsing: an
-// empty token, one larger than MaxTokenSize, or one with a byte other than
-// base64url's alphabet and the dots between segments. Base64 decoding skips
-// CR and LF, so without the last check a token with line breaks added to its
-// signature would verify as the token itself.
+// empty token, one larger than MaxTokenSize, one with a byte other than
+// base64url's alphabet and the dots between segments, or one whose header or
+// claims [checkSegments] refuses. Base64 decoding skips CR and LF, so
+// without the byte check a token with line breaks added to its signature
+// would verify as the token itself.
 func checkRaw(raw string) error {
 	if raw == "" {
 		return ErrMissing
@@ -209,7 +210,7 @@ func checkRaw(raw string) error {
 			return fmt.Errorf("%w: byte %d is %q, outside base64url", ErrMalformed, i, c)
 		}
 	}
-	return nil
+	return checkSegments(raw)
 }
 
 func headerKeyID(t *jwt.Token) (string, error) {
