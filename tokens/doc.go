@@ -50,7 +50,9 @@
 // htpasswd file ([LoadHTPasswd]); an unknown user costs the same bcrypt work
 // as a wrong password. The token service rate-limits attempts per client
 // address and per user name before any bcrypt work, and caps how many
-// checks run at once.
+// checks run at once. A failed login is logged with only the first two
+// characters of the name tried and a keyed hash of it, since a name that
+// failed may be a password typed into the wrong field.
 //
 // Errors sent to clients have the JSON shape of internal/httperr.
 package tokens

@@ -1,6 +1,7 @@
 package tokens
 
 import (
+	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -86,7 +87,11 @@ type ServiceConfig struct {
 	Now func() time.Time
 
 	// Logger receives failed logins, issued tokens and server faults; nil
-	// means slog.Default().
+	// means slog.Default(). A failed login is logged with at most the first
+	// two characters of the name tried (user_prefix) and a keyed hash of it
+	// (user_ref, the same for every failure of one name while the Service
+	// lives), never the whole name: it may be a password typed into the
+	// wrong field.
 	Logger *slog.Logger
 
 	// Observer, when not nil, is told about every request on
@@ -114,6 +119,7 @@ type Service struct {
 	logger   *slog.Logger
 	observer Observer
 	routes   []string
+	refKey   [32]byte // of nameRef
 }
 
 // NewService checks cfg and returns a Service. It fails closed: a missing
@@ -160,6 +166,7 @@ func NewService(cfg ServiceConfig) (*Service, error) {
 	if h.logger == nil {
 		h.logger = slog.Default()
 	}
+	rand.Read(h.refKey[:]) // never fails: crypto/rand panics rather than return an error
 
 	h.mux = http.NewServeMux()
 	if h.users != nil {

@@ -1,10 +1,14 @@
 package tokens
 
 import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"log/slog"
 	"net/http"
 	"strings"
+	"unicode"
 
 	"github.com/scorehub/scorehub/internal/httperr"
 )
@@ -51,7 +55,8 @@ func (h *Service) serveTokenService(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case errors.Is(err, ErrBadCredentials):
 		h.logger.LogAttrs(r.Context(), slog.LevelInfo, "tokens: authentication failed",
-			slog.String("user", name), slog.String("client", h.client(r)))
+			slog.String("user_prefix", namePrefix(name)), slog.String("user_ref", h.nameRef(name)),
+			slog.String("client", h.client(r)))
 		httperr.Write(w, r, h.logger, h.basicChallenge("the user name or password is not correct"))
 		h.observe(PathTokenService, OutcomeBadCredentials)
 		return
@@ -77,4 +82,39 @@ func userKey(name string) string {
 		name = name[:maxName]
 	}
 	return strings.ToLower(name)
+}
+
+// namePrefixRunes is how much of a refused user name is logged. A name
+// that failed may be a password typed into the wrong field, so no more is
+// kept than an operator needs to recognise a name they know.
+const namePrefixRunes = 2
+
+// namePrefix is the start of a refused user name for the log: at most
+// namePrefixRunes runes, with anything unprintable replaced, so that a
+// name of any size or content makes a short line that cannot forge others.
+func namePrefix(name string) string {
+	var b strings.Builder
+	n := 0
+	for _, r := range name {
+		if n == namePrefixRunes {
+			b.WriteString("…")
+			break
+		}
+		if !unicode.IsPrint(r) {
+			r = '?'
+		}
+		b.WriteRune(r)
+		n++
+	}
+	return b.String()
+}
+
+// nameRef is a short keyed hash of a refused user name for the log: the
+// failures of one name share it, so they can be counted and followed,
+// while the name cannot be recovered or guessed from it offline. The key
+// is drawn when the Service is made, so refs change on a restart.
+func (h *Service) nameRef(name string) string {
+	m := hmac.New(sha256.New, h.refKey[:])
+	m.Write([]byte(name))
+	return hex.EncodeToString(m.Sum(nil)[:8])
 }

@@ -3,6 +3,7 @@ package tokens_test
 import (
 	"context"
 	"encoding/json"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
@@ -351,5 +352,84 @@ func TestHandlerRoutes(t *testing.T) {
 	mux.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/auth"+tokens.PathJWKS, nil))
 	if rec.Code != http.StatusOK || !strings.Contains(rec.Body.String(), s.keys.Signing().ID()) {
 		t.Errorf("JWKS under a prefix: status %d, body %s", rec.Code, rec.Body)
+	}
+}
+
+// TestFailedLoginLog: a failed login logs a bounded line that holds neither
+// the name tried nor more than its first two characters, whatever its
+// size or content (a 100 KB name, a password typed as the name, a name
+// that would forge a log line), and the failures of one name can still be
+// followed by their user_ref.
+func TestFailedLoginLog(t *testing.T) {
+	tests := []struct {
+		name, user string
+		prefix     string // the user_prefix logged
+	}{
+		{"100 KB name", strings.Repeat("a", 100<<10), "aa…"},
+		{"password typed as the name", "Tr0ub4dor&3", "Tr…"},
+		{"unknown short name", "z", "z"},
+		{"known name, wrong password", "alice", "al…"},
+		{"name forging a log line", "\n{\"level\":\"ERROR\",\"msg\":\"forged\"}", "?{…"},
+		{"terminal escape", "\x1b]0;owned\x07", "?]…"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var buf strings.Builder
+			s := newService(t, func(c *tokens.ServiceConfig) {
+				c.Logger = slog.New(slog.NewJSONHandler(&buf, nil))
+			})
+			refs := map[string]bool{}
+			for range 2 {
+				if rec := s.do(basicRequest(tt.user, "not the password")); rec.Code != http.StatusUnauthorized {
+					t.Fatalf("status %d, want 401", rec.Code)
+				}
+			}
+			lines := strings.Split(strings.TrimSuffix(buf.String(), "\n"), "\n")
+			if len(lines) != 2 {
+				t.Fatalf("%d log lines for 2 failures, want 2:\n%.2000s", len(lines), buf.String())
+			}
+			for _, line := range lines {
+				if len(line) > 512 {
+					t.Errorf("log line of %d bytes: %.300s…", len(line), line)
+				}
+				if len(tt.user) > 2 && strings.Contains(line, tt.user[:3]) {
+					t.Errorf("log line %q holds the start of the name beyond two characters", line)
+				}
+				var rec struct {
+					Prefix string `json:"user_prefix"`
+					Ref    string `json:"user_ref"`
+				}
+				if err := json.Unmarshal([]byte(line), &rec); err != nil {
+					t.Fatalf("log line %q: %v", line, err)
+				}
+				if rec.Prefix != tt.prefix {
+					t.Errorf("user_prefix %q, want %q", rec.Prefix, tt.prefix)
+				}
+				refs[rec.Ref] = true
+			}
+			if len(refs) != 1 {
+				t.Errorf("two failures of one name logged refs %v, want one", refs)
+			}
+		})
+	}
+}
+
+// TestFailedLoginRefsDiffer: different names get different user_refs.
+func TestFailedLoginRefsDiffer(t *testing.T) {
+	var buf strings.Builder
+	s := newService(t, func(c *tokens.ServiceConfig) { c.Logger = slog.New(slog.NewJSONHandler(&buf, nil)) })
+	for _, name := range []string{"alice", "alicf", "Alice"} {
+		s.do(basicRequest(name, "not the password"))
+	}
+	refs := map[string]bool{}
+	for _, line := range strings.Split(strings.TrimSuffix(buf.String(), "\n"), "\n") {
+		var rec struct {
+			Ref string `json:"user_ref"`
+		}
+		json.Unmarshal([]byte(line), &rec)
+		refs[rec.Ref] = true
+	}
+	if len(refs) != 3 {
+		t.Errorf("3 names logged %d distinct refs", len(refs))
 	}
 }
