@@ -48,9 +48,12 @@
 // An [Authenticator] turns a user name and password into a [Principal].
 // [StaticUsers] holds bcrypt hashes, from code ([NewStaticUsers]) or from an
 // htpasswd file ([LoadHTPasswd]); an unknown user costs the same bcrypt work
-// as a wrong password. The token service rate-limits attempts per client
-// address and per user name before any bcrypt work, and caps how many
-// checks run at once. A failed login is logged with only the first two
+// as a wrong password. Before any bcrypt work the token service limits
+// attempts per client address, failed logins per address, and failed
+// logins per user name and address. Failures count only against the
+// address they came from, so guessing a user's password from one address
+// cannot lock that user out of the others. It also caps how many checks
+// run at once. A failed login is logged with only the first two
 // characters of the name tried and a keyed hash of it, since a name that
 // failed may be a password typed into the wrong field.
 //
