@@ -350,8 +350,8 @@ func soakLogin(c *crashClient, user, password string) (int, string) {
 	return res.StatusCode, got.IDToken
 }
 
-// bcryptMinCost is golang.org/x/crypto/bcrypt's MinCost.
-const bcryptMinCost = 4
+// bcryptMinCost is the least bcrypt cost a users file may have.
+const bcryptMinCost = 10
 
 func soakPassword(user string) string { return "password of " + user }
 
@@ -362,8 +362,8 @@ func soakUsersFile(t *testing.T, dir string) string {
 	var b strings.Builder
 	for i := range soakUsers {
 		user := "soak" + strconv.Itoa(i)
-		// The least cost bcrypt allows: under the race detector a login
-		// at the default cost takes seconds.
+		// The least cost a users file may have: under the race detector
+		// every step up doubles a login's seconds.
 		hash, err := tokens.HashPassword(soakPassword(user), bcryptMinCost)
 		if err != nil {
 			t.Fatal(err)

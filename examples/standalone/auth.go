@@ -43,7 +43,9 @@ func newAuth(cfg config, getenv func(string) string, stdout io.Writer, logger *s
 	if err != nil {
 		return nil, err
 	}
-	verifier, err := tokens.NewVerifier(tokens.VerifierConfig{Keys: keys, Issuer: tokenIssuer, Audience: tokenAudience})
+	// A token claiming a longer life than this server grants is refused,
+	// whoever signed it.
+	verifier, err := tokens.NewVerifier(tokens.VerifierConfig{Keys: keys, Issuer: tokenIssuer, Audience: tokenAudience, MaxValidity: cfg.TokenValidity})
 	if err != nil {
 		return nil, err
 	}

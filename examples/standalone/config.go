@@ -107,7 +107,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	fs.DurationVar(&c.IdleTimeout, "idle-timeout", c.IdleTimeout, "how long an idle keep-alive connection is kept open (SCOREHUB_IDLE_TIMEOUT)")
 	fs.DurationVar(&c.JobRetention, "job-retention", c.JobRetention, "how long ended jobs and their results are kept (SCOREHUB_JOB_RETENTION)")
 	fs.DurationVar(&c.TokenValidity, "token-validity", c.TokenValidity, "how long an issued idToken is valid (SCOREHUB_TOKEN_VALIDITY)")
-	fs.StringVar(&c.UsersFile, "users", "", "htpasswd file of further users, bcrypt only (SCOREHUB_USERS)")
+	fs.StringVar(&c.UsersFile, "users", "", "htpasswd file of further users, bcrypt of cost 10 or more only (SCOREHUB_USERS)")
 	fs.StringVar(&c.OIDCIssuer, "oidc-issuer", "", "OpenID Connect issuer whose access tokens /api/rest/saml/tokenservice exchanges (SCOREHUB_OIDC_ISSUER)")
 	fs.StringVar(&audience, "oidc-audience", "", "comma-separated audiences an access token must name (SCOREHUB_OIDC_AUDIENCE)")
 	fs.BoolVar(&c.OIDCInsecureHTTP, "oidc-insecure-http", false, "allow an http:// issuer that is not on loopback (SCOREHUB_OIDC_INSECURE_HTTP)")
