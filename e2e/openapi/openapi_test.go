@@ -235,7 +235,7 @@ func readerFile(t *testing.T, dir string) string {
 	t.Helper()
 	// The least cost bcrypt allows: under the race detector a login at
 	// the default cost takes seconds.
-	hash, err := tokens.HashPassword(readerPassword, 4)
+	hash, err := tokens.HashPassword(readerPassword, 10)
 	if err != nil {
 		t.Fatal(err)
 	}
