@@ -65,7 +65,8 @@ func newAuth(cfg config, getenv func(string) string, stdout io.Writer, logger *s
 			return nil, err
 		}
 	}
-	h, err := tokens.NewService(tokens.ServiceConfig{Issuer: issuer, Users: users, Provider: provider, Logger: logger, Observer: observer})
+	h, err := tokens.NewService(tokens.ServiceConfig{Issuer: issuer, Users: users, Provider: provider,
+		TrustedProxies: cfg.TrustedProxies, Logger: logger, Observer: observer})
 	if err != nil {
 		return nil, err
 	}

@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net/netip"
 	"strconv"
 	"strings"
 	"time"
@@ -40,6 +41,12 @@ type config struct {
 	OIDCIssuer       string
 	OIDCAudience     []string
 	OIDCInsecureHTTP bool
+
+	// TrustedProxies are the reverse proxies whose X-Forwarded-For entries
+	// name a request's client for the token service's per-address limits.
+	// None by default: behind a proxy every client would otherwise share
+	// the proxy's limit.
+	TrustedProxies []netip.Prefix
 
 	// CORSOrigins are the origins whose pages may call the scoring
 	// endpoints; none by default.
@@ -90,7 +97,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 
 		Metrics: true,
 	}
-	var audience, corsOrigins string
+	var audience, corsOrigins, proxies string
 	fs := flag.NewFlagSet("standalone", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.StringVar(&c.Addr, "addr", c.Addr, "listen address (SCOREHUB_ADDR)")
@@ -114,6 +121,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	fs.BoolVar(&c.Metrics, "metrics", c.Metrics, "serve Prometheus metrics at /metrics, without a token (SCOREHUB_METRICS)")
 	fs.StringVar(&c.DebugAddr, "debug-addr", "", "listen address of the profiling endpoints (/debug/pprof/), separate from -addr; off when empty (SCOREHUB_DEBUG_ADDR)")
 	fs.BoolVar(&c.DemoSleep, "demo-sleep", false, "add the catalog process sleep, which waits for its macro ms milliseconds (SCOREHUB_DEMO_SLEEP)")
+	fs.StringVar(&proxies, "trusted-proxies", "", "comma-separated addresses or prefixes (10.0.0.5, 10.1.0.0/16) of reverse proxies whose X-Forwarded-For names the client; none by default (SCOREHUB_TRUSTED_PROXIES)")
 	fs.StringVar(&corsOrigins, "cors-origins", "", "comma-separated origins (https://app.example.com) whose pages may call the scoring endpoints; none by default (SCOREHUB_CORS_ORIGINS)")
 
 	// Environment first, so that flags parsed afterwards override it.
@@ -130,7 +138,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 		{"SCOREHUB_TOKEN_VALIDITY", "token-validity"}, {"SCOREHUB_USERS", "users"},
 		{"SCOREHUB_OIDC_ISSUER", "oidc-issuer"}, {"SCOREHUB_OIDC_AUDIENCE", "oidc-audience"},
 		{"SCOREHUB_OIDC_INSECURE_HTTP", "oidc-insecure-http"},
-		{"SCOREHUB_CORS_ORIGINS", "cors-origins"},
+		{"SCOREHUB_CORS_ORIGINS", "cors-origins"}, {"SCOREHUB_TRUSTED_PROXIES", "trusted-proxies"},
 		{"SCOREHUB_METRICS", "metrics"},
 		{"SCOREHUB_DEBUG_ADDR", "debug-addr"},
 		{"SCOREHUB_DEMO_SLEEP", "demo-sleep"},
@@ -173,6 +181,16 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 			c.CORSOrigins = append(c.CORSOrigins, o)
 		}
 	}
+	for _, p := range strings.Split(proxies, ",") {
+		if p = strings.TrimSpace(p); p == "" {
+			continue
+		}
+		prefix, err := parsePrefix(p)
+		if err != nil {
+			return c, fmt.Errorf("-trusted-proxies: %q is neither an address nor a prefix", p)
+		}
+		c.TrustedProxies = append(c.TrustedProxies, prefix)
+	}
 	if c.OIDCIssuer != "" && len(c.OIDCAudience) == 0 {
 		return c, errors.New("-oidc-issuer needs -oidc-audience: the audience an access token must name")
 	}
@@ -191,4 +209,17 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 		return c, errors.New("-read-header-timeout, -read-timeout and -idle-timeout must be positive and -write-timeout not negative")
 	}
 	return c, nil
+}
+
+// parsePrefix reads an address (a prefix of its full length) or a prefix.
+func parsePrefix(s string) (netip.Prefix, error) {
+	if strings.Contains(s, "/") {
+		p, err := netip.ParsePrefix(s)
+		return p.Masked(), err
+	}
+	a, err := netip.ParseAddr(s)
+	if err != nil {
+		return netip.Prefix{}, err
+	}
+	return netip.PrefixFrom(a, a.BitLen()), nil
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"io"
+	"net/netip"
 	"strings"
 	"testing"
 	"time"
@@ -31,6 +32,21 @@ func TestConfigFlagsAndEnvironment(t *testing.T) {
 		return ""
 	}, io.Discard); err == nil || !strings.Contains(err.Error(), "SCOREHUB_MAX_BODY") {
 		t.Errorf("a bad environment value gave %v, want an error naming the variable", err)
+	}
+}
+
+func TestTrustedProxiesFlag(t *testing.T) {
+	env := map[string]string{"SCOREHUB_TRUSTED_PROXIES": "10.0.0.5, 10.1.2.3/16,::1"}
+	c, err := parseConfig(nil, func(k string) string { return env[k] }, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []netip.Prefix{netip.MustParsePrefix("10.0.0.5/32"), netip.MustParsePrefix("10.1.0.0/16"), netip.MustParsePrefix("::1/128")}
+	if d := cmp.Diff(want, c.TrustedProxies, cmp.Comparer(func(a, b netip.Prefix) bool { return a == b })); d != "" {
+		t.Errorf("trusted proxies (-want +got):\n%s", d)
+	}
+	if _, err := parseConfig([]string{"-trusted-proxies", "proxy.internal"}, func(string) string { return "" }, io.Discard); err == nil {
+		t.Error("a host name as a trusted proxy was accepted, want an error")
 	}
 }
 

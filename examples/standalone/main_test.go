@@ -3,11 +3,15 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/scorehub/scorehub/internal/testutil"
 )
 
 // TestSmoke runs the server in-process for a moment: it listens, the demo
@@ -15,30 +19,7 @@ import (
 // password, and it stops cleanly when its context ends. The end-to-end
 // suites, which run the built server as a process, are in the e2e module.
 func TestSmoke(t *testing.T) {
-	const password = "correct horse battery staple"
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	addr := make(chan string, 1)
-	done := make(chan error, 1)
-	getenv := func(k string) string {
-		if k == "SCOREHUB_ADMIN_PASSWORD" {
-			return password
-		}
-		return ""
-	}
-	go func() {
-		done <- run(ctx, []string{"-addr", "127.0.0.1:0", "-data", t.TempDir()}, getenv, io.Discard, io.Discard, func(a string) { addr <- a })
-	}()
-	var base string
-	select {
-	case a := <-addr:
-		base = "http://" + a
-	case err := <-done:
-		t.Fatalf("the server stopped before listening: %v", err)
-	case <-time.After(time.Minute):
-		t.Fatal("the server did not listen within a minute")
-	}
-
+	base, stop := startInProcess(t, io.Discard)
 	res, err := http.Post(base+"/webapi/DEFAULT/api/v1/services/iris/classify", "application/json",
 		strings.NewReader(`{"data":[{"sepal_length":5.1,"sepal_width":3.5,"petal_length":1.4,"petal_width":0.2}]}`))
 	if err != nil {
@@ -52,7 +33,7 @@ func TestSmoke(t *testing.T) {
 	}
 
 	req, _ := http.NewRequest(http.MethodGet, base+"/api/rest/tokenservice", nil)
-	req.SetBasicAuth("admin", password)
+	req.SetBasicAuth("admin", smokePassword)
 	res, err = http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
@@ -64,13 +45,94 @@ func TestSmoke(t *testing.T) {
 		t.Errorf("the token service answered %d (%v), want an idToken", res.StatusCode, err)
 	}
 
-	cancel()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Errorf("run returned %v after its context ended, want nil", err)
+	if err := stop(); err != nil {
+		t.Error(err)
+	}
+}
+
+// smokePassword is the admin password of the servers these tests start.
+const smokePassword = "correct horse battery staple"
+
+// startInProcess runs the server in this process on a free port with a data
+// directory of its own and the admin password smokePassword, logging to
+// logs. stop ends its
+// context and reports how it ended.
+func startInProcess(t *testing.T, logs io.Writer, args ...string) (base string, stop func() error) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	addr := make(chan string, 1)
+	done := make(chan error, 1)
+	getenv := func(k string) string {
+		if k == "SCOREHUB_ADMIN_PASSWORD" {
+			return smokePassword
 		}
+		return ""
+	}
+	args = append([]string{"-addr", "127.0.0.1:0", "-data", t.TempDir()}, args...)
+	go func() { done <- run(ctx, args, getenv, io.Discard, logs, func(a string) { addr <- a }) }()
+	select {
+	case a := <-addr:
+		base = "http://" + a
+	case err := <-done:
+		t.Fatalf("the server stopped before listening: %v", err)
 	case <-time.After(time.Minute):
-		t.Fatal("the server did not stop within a minute of its context ending")
+		t.Fatal("the server did not listen within a minute")
+	}
+	return base, func() error {
+		cancel()
+		select {
+		case err := <-done:
+			if err != nil {
+				return fmt.Errorf("run returned %v after its context ended, want nil", err)
+			}
+			return nil
+		case <-time.After(time.Minute):
+			return errors.New("the server did not stop within a minute of its context ending")
+		}
+	}
+}
+
+// TestTrustedProxiesNameTheClient: behind a reverse proxy the token
+// service's per-address limits and its log must name the client, not the
+// proxy, or one client's failed logins would lock out everyone behind the
+// proxy. With -trusted-proxies X-Forwarded-For names the client; without
+// it the header is not believed. (The limits themselves are tested in the
+// tokens package; this checks the flag reaches them.)
+func TestTrustedProxiesNameTheClient(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		args   []string
+		client string
+	}{
+		{"no trusted proxy", nil, "127.0.0.1"},
+		{"the proxy trusted", []string{"-trusted-proxies", "127.0.0.1"}, "203.0.113.7"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var logs testutil.LockedBuffer
+			base, stop := startInProcess(t, &logs, tc.args...)
+			defer stop()
+			req, _ := http.NewRequest(http.MethodGet, base+"/api/rest/tokenservice", nil)
+			req.SetBasicAuth("admin", "wrong")
+			req.Header.Set("X-Forwarded-For", "203.0.113.7")
+			res, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			res.Body.Close()
+			if res.StatusCode != http.StatusUnauthorized {
+				t.Fatalf("a wrong password got %d, want 401", res.StatusCode)
+			}
+			var line string
+			for _, l := range strings.Split(logs.String(), "\n") {
+				if strings.Contains(l, "authentication failed") {
+					line = l
+				}
+			}
+			if !strings.Contains(line, "client="+tc.client+" ") && !strings.HasSuffix(line, "client="+tc.client) &&
+				!strings.Contains(line, `"client":"`+tc.client+`"`) {
+				t.Errorf("the failed login was logged as %q, want the client %s", line, tc.client)
+			}
+		})
 	}
 }
