@@ -156,16 +156,16 @@ func TestDeploymentPages(t *testing.T) {
 		t.Run(tt.query, func(t *testing.T) {
 			r := f.do(t, request{method: "GET", path: "/api/v1/deployments" + tt.query, token: f.reader})
 			r.want(t, 200, "")
+			p := r.page(t)
 			var paths []string
-			for _, d := range r.json["content"].([]any) {
-				m := d.(map[string]any)
-				paths = append(paths, m["group"].(string)+"/"+m["path"].(string))
+			for _, d := range p.Content {
+				paths = append(paths, d["group"].(string)+"/"+d["path"].(string))
 			}
 			if d := cmp.Diff(tt.paths, paths); d != "" {
 				t.Errorf("content (-want +got):\n%s", d)
 			}
-			got := []any{r.json["totalElements"], r.json["totalPages"], r.json["number"], r.json["size"]}
-			if d := cmp.Diff([]any{float64(tt.total), float64(tt.pages), float64(tt.page), float64(tt.size)}, got); d != "" {
+			got := []int{p.TotalElements, p.TotalPages, p.Number, p.Size}
+			if d := cmp.Diff([]int{tt.total, tt.pages, tt.page, tt.size}, got); d != "" {
 				t.Errorf("totalElements, totalPages, number, size (-want +got):\n%s", d)
 			}
 		})

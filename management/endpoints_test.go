@@ -92,7 +92,6 @@ func TestEndpointURLs(t *testing.T) {
 			req.Header.Set("Authorization", "Bearer "+f.reader)
 			rec := httptest.NewRecorder()
 			f.handler.ServeHTTP(rec, req)
-			f.checkRecorded(t, req, rec)
 			var got []struct{ URL string }
 			if err := json.Unmarshal(rec.Body.Bytes(), &got); err != nil || rec.Code != 200 || len(got) != 1 {
 				t.Fatalf("answered %d %s (%v)", rec.Code, rec.Body, err)

@@ -10,16 +10,11 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
-	"github.com/getkin/kin-openapi/openapi3"
-	"github.com/getkin/kin-openapi/openapi3filter"
-	"github.com/getkin/kin-openapi/routers"
-	"github.com/getkin/kin-openapi/routers/legacy"
-
 	"github.com/scorehub/scorehub/internal/demo"
+	"github.com/scorehub/scorehub/internal/testutil"
 	"github.com/scorehub/scorehub/management"
 	"github.com/scorehub/scorehub/middleware"
 	"github.com/scorehub/scorehub/registry"
@@ -35,8 +30,7 @@ const (
 
 // fixture is a server laid out as the standalone one: the management API at
 // the root, the token routes under /api/rest/ and the scoring handler under
-// /webapi, over a memory store. Its client checks every response against
-// the management API's OpenAPI document.
+// /webapi, over a memory store.
 type fixture struct {
 	store    *registry.MemStore
 	reg      *registry.Registry
@@ -45,7 +39,7 @@ type fixture struct {
 	jobStore *registry.MemJobStore
 	srv      *httptest.Server
 	client   *http.Client
-	logs     *lockedBuffer
+	logs     *testutil.LockedBuffer
 
 	admin, reader, expired, forged string // bearer tokens
 }
@@ -91,7 +85,7 @@ func newFixture(t testing.TB, opts ...func(*fixtureOptions)) *fixture {
 			t.Fatal(err)
 		}
 	}
-	f := &fixture{store: registry.NewMemStore(registry.StoreOptions{}), logs: &lockedBuffer{}}
+	f := &fixture{store: registry.NewMemStore(registry.StoreOptions{}), logs: &testutil.LockedBuffer{}}
 	if f.reg, err = registry.New(ctx, cat, f.store); err != nil {
 		t.Fatal(err)
 	}
@@ -162,7 +156,7 @@ func newFixture(t testing.TB, opts ...func(*fixtureOptions)) *fixture {
 	mux.Handle("/webapi/", http.StripPrefix("/webapi", scorer))
 	f.srv = httptest.NewServer(mux)
 	t.Cleanup(f.srv.Close)
-	f.client = &http.Client{Transport: newConformance(t, f.handler.OpenAPI(), f.srv.Client().Transport)}
+	f.client = f.srv.Client()
 	return f
 }
 
@@ -263,7 +257,7 @@ type response struct {
 	list   []any
 }
 
-// do sends rq through the conforming client.
+// do sends rq through the fixture's client.
 func (f *fixture) do(t testing.TB, rq request) response {
 	t.Helper()
 	var body io.Reader
@@ -305,14 +299,14 @@ func (f *fixture) do(t testing.TB, rq request) response {
 	return out
 }
 
-// checkRecorded checks a response a test got from the handler without the
-// client, against the handler's OpenAPI document.
-func (f *fixture) checkRecorded(t testing.TB, req *http.Request, rec *httptest.ResponseRecorder) {
+// page returns a list answer's page, failing the test unless it is one.
+func (r response) page(t testing.TB) *testutil.Page {
 	t.Helper()
-	c := newConformance(t, f.handler.OpenAPI(), nil)
-	if err := c.check(req, rec.Result(), rec.Body.Bytes()); err != nil {
-		t.Errorf("%s %s answered %d, which the OpenAPI document does not allow: %v\nbody: %s", req.Method, req.URL.Path, rec.Code, err, rec.Body)
+	_, p, err := testutil.DecodeList(r.body)
+	if err != nil || p == nil {
+		t.Fatalf("not a page (%v): %s", err, r.body)
 	}
+	return p
 }
 
 // errorType returns the type of a JSON error answer.
@@ -337,137 +331,11 @@ func (r response) want(t testing.TB, status int, typ string) {
 	}
 }
 
-// conformance is an http.RoundTripper that checks every response against
-// an OpenAPI document: status, headers and body of the operation the
-// request routes to, or the Error schema when no operation matches (an
-// unknown path, a method a path does not take).
-type conformance struct {
-	t      testing.TB
-	doc    *openapi3.T
-	router routers.Router
-	next   http.RoundTripper
-}
-
-// loadedSpec is a parsed, validated document and its router.
-type loadedSpec struct {
-	doc    *openapi3.T
-	router routers.Router
-}
-
-// loadedSpecs caches loadSpec by document text: loading and validating one
-// takes a large part of a fixture's set-up, under the race detector most.
-var loadedSpecs sync.Map // string → *loadedSpec
-
-// loadSpec parses and validates spec and builds a router that matches
-// request paths alone: the servers section (which names where the document
-// was read from, or the public base URL) is tested on its own.
-func loadSpec(t testing.TB, spec []byte) *loadedSpec {
+// logRecords returns the JSON log records in logs with the given message.
+func logRecords(t testing.TB, logs *testutil.LockedBuffer, msg string) []map[string]any {
 	t.Helper()
-	if l, ok := loadedSpecs.Load(string(spec)); ok {
-		return l.(*loadedSpec)
-	}
-	doc, err := openapi3.NewLoader().LoadFromData(spec)
-	if err != nil {
-		t.Fatalf("load the OpenAPI document: %v", err)
-	}
-	if err := doc.Validate(context.Background()); err != nil {
-		t.Fatalf("the OpenAPI document is not valid: %v", err)
-	}
-	doc.Servers = nil
-	router, err := legacy.NewRouter(doc)
-	if err != nil {
-		t.Fatalf("route the OpenAPI document: %v", err)
-	}
-	l, _ := loadedSpecs.LoadOrStore(string(spec), &loadedSpec{doc: doc, router: router})
-	return l.(*loadedSpec)
-}
-
-// newConformance checks responses against spec.
-func newConformance(t testing.TB, spec []byte, next http.RoundTripper) *conformance {
-	t.Helper()
-	l := loadSpec(t, spec)
-	return &conformance{t: t, doc: l.doc, router: l.router, next: next}
-}
-
-func (c *conformance) RoundTrip(req *http.Request) (*http.Response, error) {
-	res, err := c.next.RoundTrip(req)
-	if err != nil {
-		return nil, err
-	}
-	body, err := io.ReadAll(res.Body)
-	res.Body.Close()
-	if err != nil {
-		return nil, err
-	}
-	res.Body = io.NopCloser(bytes.NewReader(body))
-	if err := c.check(req, res, body); err != nil {
-		c.t.Errorf("%s %s answered %d, which the OpenAPI document does not allow: %v\nbody: %s", req.Method, req.URL.Path, res.StatusCode, err, body)
-	}
-	return res, nil
-}
-
-func (c *conformance) check(req *http.Request, res *http.Response, body []byte) error {
-	if req.Method == http.MethodHead {
-		return nil
-	}
-	// Route on the escaped path, as the mux does: a%2Fb is one segment.
-	routed := req.Clone(req.Context())
-	routed.URL.Path, routed.URL.RawPath = req.URL.EscapedPath(), ""
-	route, params, err := c.router.FindRoute(routed)
-	for _, v := range params {
-		if v == "" && err == nil {
-			// The legacy router lets a path variable match nothing
-			// (/api/v1/queues for /api/v1/queues/{name}); the mux does not.
-			err = routers.ErrPathNotFound
-		}
-	}
-	if err != nil {
-		// No operation: the answer must be a JSON 404 or 405.
-		if res.StatusCode != http.StatusNotFound && res.StatusCode != http.StatusMethodNotAllowed {
-			return &checkError{"the document has no operation for the request (" + err.Error() + ")"}
-		}
-		if ct := res.Header.Get("Content-Type"); ct != "application/json" {
-			return &checkError{"Content-Type " + ct + ", want application/json"}
-		}
-		var v any
-		if err := json.Unmarshal(body, &v); err != nil {
-			return err
-		}
-		return c.doc.Components.Schemas["Error"].Value.VisitJSON(v)
-	}
-	return openapi3filter.ValidateResponse(req.Context(), &openapi3filter.ResponseValidationInput{
-		RequestValidationInput: &openapi3filter.RequestValidationInput{Request: routed, PathParams: params, Route: route},
-		Status:                 res.StatusCode,
-		Header:                 res.Header,
-		Body:                   io.NopCloser(bytes.NewReader(body)),
-		Options:                &openapi3filter.Options{IncludeResponseStatus: true, MultiError: true},
-	})
-}
-
-type checkError struct{ msg string }
-
-func (e *checkError) Error() string { return e.msg }
-
-// lockedBuffer is a bytes.Buffer safe for the concurrent writes of a
-// logger.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-// records returns the JSON log records with the given message.
-func (b *lockedBuffer) records(t testing.TB, msg string) []map[string]any {
-	t.Helper()
-	b.mu.Lock()
-	defer b.mu.Unlock()
 	var out []map[string]any
-	for _, line := range bytes.Split(b.buf.Bytes(), []byte("\n")) {
+	for _, line := range bytes.Split(logs.Bytes(), []byte("\n")) {
 		if len(line) == 0 {
 			continue
 		}

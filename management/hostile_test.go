@@ -45,7 +45,6 @@ func TestBodyCutOffByTheReadTimeoutIs408(t *testing.T) {
 			if rec.Code != http.StatusRequestTimeout || got.Error.Type != "request_timeout" {
 				t.Errorf("answered %d %s, want 408 request_timeout", rec.Code, rec.Body)
 			}
-			f.checkRecorded(t, req, rec)
 			if _, ok := f.reg.Snapshot().State().Group("slo"); ok {
 				t.Errorf("a group was created from a body that never arrived")
 			}

@@ -61,12 +61,11 @@ func TestJobRoutes(t *testing.T) {
 
 	list := f.do(t, request{method: http.MethodGet, path: "/executions/jobs?queueName=batch&state=FINISHED", token: f.admin})
 	list.want(t, 200, "")
-	content, _ := list.json["content"].([]any)
-	if list.json["totalElements"] != 1.0 || len(content) != 1 || content[0].(map[string]any)["id"] != byEndpoint.json["id"] {
+	if p := list.page(t); p.TotalElements != 1 || len(p.Content) != 1 || p.Content[0]["id"] != byEndpoint.json["id"] {
 		t.Errorf("filtered list %s", list.body)
 	}
 	all := f.do(t, request{method: http.MethodGet, path: "/executions/jobs?size=1", token: f.admin})
-	if all.json["totalElements"] != 2.0 || all.json["totalPages"] != 2.0 {
+	if p := all.page(t); p.TotalElements != 2 || p.TotalPages != 2 {
 		t.Errorf("paged list %s", all.body)
 	}
 
@@ -104,7 +103,7 @@ func TestJobRoutes(t *testing.T) {
 		if r.header.Get("Retry-After") == "" {
 			t.Error("no Retry-After")
 		}
-		if l := f.do(t, request{method: http.MethodGet, path: "/executions/jobs?queueName=spare", token: f.admin}); l.json["totalElements"] != 0.0 {
+		if l := f.do(t, request{method: http.MethodGet, path: "/executions/jobs?queueName=spare", token: f.admin}); l.page(t).TotalElements != 0 {
 			t.Errorf("jobs on the full queue: %s", l.body)
 		}
 	})

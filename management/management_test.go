@@ -220,7 +220,7 @@ func TestEveryWriteIsLogged(t *testing.T) {
 	f.do(t, request{method: "GET", path: "/api/v1/queues", token: f.admin}).want(t, 200, "")
 
 	var got []map[string]any
-	for _, rec := range f.logs.records(t, "management: write") {
+	for _, rec := range logRecords(t, f.logs, "management: write") {
 		got = append(got, map[string]any{"subject": rec["subject"], "method": rec["method"], "route": rec["route"],
 			"path": rec["path"], "status": rec["status"], "level": rec["level"]})
 	}

@@ -2,43 +2,109 @@ package management_test
 
 import (
 	"bytes"
-	"context"
-	"io"
+	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"sort"
 	"strings"
 	"testing"
 
-	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/scorehub/scorehub/management"
 	"github.com/scorehub/scorehub/tokens"
 )
 
-func loadDoc(t *testing.T, spec []byte) *openapi3.T {
+// The OpenAPI document is checked here for what the standard library can
+// read: which operations it lists and what their error answers refer to.
+// Its validity as OpenAPI 3.0 and every answer of the real server against
+// it are checked in the e2e module, whose dependencies the library does not
+// take on.
+
+// apiDoc is the part of an OpenAPI document these tests read.
+type apiDoc struct {
+	OpenAPI string `json:"openapi"`
+	Servers []struct {
+		URL string `json:"url"`
+	} `json:"servers"`
+	// Paths maps a path to its members: operations by lower-case method,
+	// and the path's common parameters.
+	Paths      map[string]map[string]json.RawMessage `json:"paths"`
+	Components struct {
+		Responses map[string]apiResponse `json:"responses"`
+	} `json:"components"`
+}
+
+// apiOperation is an operation's answers by status.
+type apiOperation struct {
+	Responses map[string]apiResponse `json:"responses"`
+}
+
+// apiResponse is one answer, or a reference to one in the components.
+type apiResponse struct {
+	Ref     string `json:"$ref"`
+	Content map[string]struct {
+		Schema struct {
+			Ref string `json:"$ref"`
+		} `json:"schema"`
+	} `json:"content"`
+}
+
+// apiMethods are the members of a path item that are operations.
+var apiMethods = []string{"get", "put", "post", "delete", "options", "head", "patch", "trace"}
+
+func parseDoc(t *testing.T, spec []byte) *apiDoc {
 	t.Helper()
-	doc, err := openapi3.NewLoader().LoadFromData(spec)
-	if err != nil {
-		t.Fatalf("load: %v", err)
+	var doc apiDoc
+	if err := json.Unmarshal(spec, &doc); err != nil {
+		t.Fatalf("the OpenAPI document is not JSON of the expected shape: %v", err)
 	}
-	if err := doc.Validate(context.Background()); err != nil {
-		t.Fatalf("the document is not valid OpenAPI: %v", err)
+	return &doc
+}
+
+// operations returns the document's operations by mux pattern.
+func (d *apiDoc) operations(t *testing.T) map[string]apiOperation {
+	t.Helper()
+	out := map[string]apiOperation{}
+	for path, item := range d.Paths {
+		for _, m := range apiMethods {
+			raw, ok := item[m]
+			if !ok {
+				continue
+			}
+			var op apiOperation
+			if err := json.Unmarshal(raw, &op); err != nil {
+				t.Fatalf("%s %s: %v", m, path, err)
+			}
+			out[strings.ToUpper(m)+" "+path] = op
+		}
 	}
-	return doc
+	return out
 }
 
 // documented lists the document's operations as mux patterns.
-func documented(doc *openapi3.T) []string {
+func (d *apiDoc) documented(t *testing.T) []string {
+	t.Helper()
 	var out []string
-	for path, item := range doc.Paths.Map() {
-		for method := range item.Operations() {
-			out = append(out, method+" "+path)
-		}
+	for op := range d.operations(t) {
+		out = append(out, op)
 	}
 	sort.Strings(out)
 	return out
+}
+
+// resolve returns r, or the component response it refers to.
+func (d *apiDoc) resolve(t *testing.T, r apiResponse) apiResponse {
+	t.Helper()
+	if r.Ref == "" {
+		return r
+	}
+	name, ok := strings.CutPrefix(r.Ref, "#/components/responses/")
+	c, found := d.Components.Responses[name]
+	if !ok || !found {
+		t.Fatalf("response reference %q resolves to nothing", r.Ref)
+	}
+	return c
 }
 
 // TestOpenAPIDescribesExactlyTheRoutesServed compares the document with the
@@ -46,7 +112,7 @@ func documented(doc *openapi3.T) []string {
 // token routes and the scoring route are documented, and nothing else is.
 func TestOpenAPIDescribesExactlyTheRoutesServed(t *testing.T) {
 	f := newFixture(t)
-	doc := loadDoc(t, f.handler.OpenAPI())
+	doc := parseDoc(t, f.handler.OpenAPI())
 	if doc.OpenAPI != "3.0.3" {
 		t.Errorf("openapi %q, want 3.0.3", doc.OpenAPI)
 	}
@@ -59,7 +125,7 @@ func TestOpenAPIDescribesExactlyTheRoutesServed(t *testing.T) {
 		"POST "+management.DefaultScoringPrefix+"/{group}/api/v1/services/{path}/{alias}",
 	)
 	sort.Strings(served)
-	if d := cmp.Diff(served, documented(doc)); d != "" {
+	if d := cmp.Diff(served, doc.documented(t)); d != "" {
 		t.Errorf("routes served (-) and documented (+):\n%s", d)
 	}
 
@@ -87,18 +153,16 @@ func TestOpenAPIDescribesExactlyTheRoutesServed(t *testing.T) {
 	}
 
 	// Every operation says what it answers on error, in the one error shape.
-	for _, op := range documented(doc) {
-		method, path, _ := strings.Cut(op, " ")
-		o := doc.Paths.Find(path).GetOperation(method)
-		if o.Responses.Status(500) == nil {
-			t.Errorf("%s documents no 500", op)
+	for name, op := range doc.operations(t) {
+		if _, ok := op.Responses["500"]; !ok {
+			t.Errorf("%s documents no 500", name)
 		}
-		for code, rr := range o.Responses.Map() {
+		for code, r := range op.Responses {
 			if code[0] < '4' {
 				continue
 			}
-			if s := rr.Value.Content.Get("application/json"); s == nil || s.Schema.Ref != "#/components/schemas/Error" {
-				t.Errorf("%s %s is not documented as the Error schema", op, code)
+			if s, ok := doc.resolve(t, r).Content["application/json"]; !ok || s.Schema.Ref != "#/components/schemas/Error" {
+				t.Errorf("%s %s is not documented as the Error schema", name, code)
 			}
 		}
 	}
@@ -122,73 +186,19 @@ func TestOpenAPIServedWithConfiguredPrefixAndServer(t *testing.T) {
 			rec := httptest.NewRecorder()
 			req := httptest.NewRequest(http.MethodGet, "/api/v1/openapi.json", nil)
 			f.handler.ServeHTTP(rec, req)
-			f.checkRecorded(t, req, rec)
 			if rec.Code != 200 || rec.Header().Get("Content-Type") != "application/json" {
 				t.Fatalf("answered %d %s", rec.Code, rec.Header().Get("Content-Type"))
 			}
 			if !bytes.Equal(rec.Body.Bytes(), f.handler.OpenAPI()) {
 				t.Error("the document served is not Handler.OpenAPI()")
 			}
-			doc := loadDoc(t, rec.Body.Bytes())
-			if doc.Paths.Value(tt.scoringPath) == nil || doc.Paths.Value(tt.scoringPath).Post == nil {
-				t.Errorf("no POST %s in %v", tt.scoringPath, documented(doc))
+			doc := parseDoc(t, rec.Body.Bytes())
+			if _, ok := doc.operations(t)["POST "+tt.scoringPath]; !ok {
+				t.Errorf("no POST %s in %v", tt.scoringPath, doc.documented(t))
 			}
 			if len(doc.Servers) != 1 || doc.Servers[0].URL != tt.server {
 				t.Errorf("servers %v, want %s", doc.Servers, tt.server)
 			}
 		})
-	}
-}
-
-// The conformance check the other tests rely on does catch a response the
-// document does not allow.
-func TestConformanceCatchesDrift(t *testing.T) {
-	f := newFixture(t)
-	c := newConformance(t, f.handler.OpenAPI(), nil)
-	tests := []struct {
-		name, method, path string
-		status             int
-		contentType, body  string
-	}{
-		{"undocumented status", "GET", "/api/v1/queues", 418, "application/json", `{"error":{"type":"teapot","message":"short"}}`},
-		{"missing member", "GET", "/api/v1/queues/DEFAULT", 200, "application/json", `{"name":"DEFAULT"}`},
-		{"extra member", "GET", "/health/live", 200, "application/json", `{"status":"up","uptime":3}`},
-		{"error of another shape", "GET", "/api/v1/queues/x", 404, "application/json", `{"message":"not found"}`},
-		{"not JSON for an unknown path", "GET", "/nowhere", 404, "text/plain", `404 page not found`},
-		{"answer for an unknown path that is not an error", "GET", "/nowhere", 200, "application/json", `{}`},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			req := httptest.NewRequest(tt.method, f.srv.URL+tt.path, nil)
-			res := &http.Response{StatusCode: tt.status, Header: http.Header{"Content-Type": {tt.contentType}},
-				Body: io.NopCloser(strings.NewReader(tt.body))}
-			if err := c.check(req, res, []byte(tt.body)); err == nil {
-				t.Error("check passed a response the document does not allow")
-			}
-		})
-	}
-}
-
-// The token routes answer as documented too.
-func TestTokenRoutesConform(t *testing.T) {
-	f := newFixture(t)
-	get := func(path string, set func(*http.Request)) *http.Response {
-		req, _ := http.NewRequest(http.MethodGet, f.srv.URL+path, nil)
-		set(req)
-		res, err := f.client.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		res.Body.Close()
-		return res
-	}
-	if res := get(tokens.PathTokenService, func(r *http.Request) { r.SetBasicAuth("root", adminPassword) }); res.StatusCode != 200 {
-		t.Errorf("token service: %d", res.StatusCode)
-	}
-	if res := get(tokens.PathTokenService, func(r *http.Request) { r.SetBasicAuth("root", "wrong") }); res.StatusCode != 401 {
-		t.Errorf("token service with a wrong password: %d", res.StatusCode)
-	}
-	if res := get(tokens.PathJWKS, func(*http.Request) {}); res.StatusCode != 200 {
-		t.Errorf("JWKS: %d", res.StatusCode)
 	}
 }

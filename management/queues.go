@@ -8,24 +8,16 @@ import (
 
 	"github.com/scorehub/scorehub/internal/httperr"
 	"github.com/scorehub/scorehub/registry"
+	"github.com/scorehub/scorehub/scoring"
 )
 
 // queueJSON is a queue as the API shows it: its definition, its live
 // figures from the scoring queues, and its record's revision and times.
 type queueJSON struct {
-	Name          string    `json:"name"`
-	MaxConcurrent int       `json:"maxConcurrent"`
-	MaxWaiting    int       `json:"maxWaiting"`
-	Running       int       `json:"running"`
-	Waiting       int       `json:"waiting"`
-	Completed     uint64    `json:"completed"`
-	Failed        uint64    `json:"failed"`
-	Rejected      uint64    `json:"rejected"`
-	TimedOut      uint64    `json:"timedOut"`
-	Cancelled     uint64    `json:"cancelled"`
-	Revision      uint64    `json:"revision"`
-	CreatedAt     time.Time `json:"createdAt"`
-	UpdatedAt     time.Time `json:"updatedAt"`
+	scoring.QueueStats
+	Revision  uint64    `json:"revision"`
+	CreatedAt time.Time `json:"createdAt"`
+	UpdatedAt time.Time `json:"updatedAt"`
 }
 
 // queueInput is the body of PUT /api/v1/queues/{name}. The figures a GET
@@ -54,21 +46,9 @@ func (in *queueInput) unknown() []httperr.FieldError { return unknownMembers("",
 // queueView joins q's definition with the live figures of the queue.
 func (h *Handler) queueView(q registry.Queue) queueJSON {
 	s, _ := h.queues.Stat(q.Name)
-	return queueJSON{
-		Name:          q.Name,
-		MaxConcurrent: q.MaxConcurrent,
-		MaxWaiting:    q.MaxWaiting,
-		Running:       s.Running,
-		Waiting:       s.Waiting,
-		Completed:     s.Completed,
-		Failed:        s.Failed,
-		Rejected:      s.Rejected,
-		TimedOut:      s.TimedOut,
-		Cancelled:     s.Cancelled,
-		Revision:      q.Revision,
-		CreatedAt:     q.CreatedAt,
-		UpdatedAt:     q.UpdatedAt,
-	}
+	// The record is the definition; the live figures may lag a write.
+	s.Name, s.MaxConcurrent, s.MaxWaiting = q.Name, q.MaxConcurrent, q.MaxWaiting
+	return queueJSON{QueueStats: s, Revision: q.Revision, CreatedAt: q.CreatedAt, UpdatedAt: q.UpdatedAt}
 }
 
 // listQueues is GET /executions/queues (AI Hub 9) and GET /api/v1/queues

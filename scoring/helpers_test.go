@@ -1,7 +1,6 @@
 package scoring_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"log/slog"
@@ -9,9 +8,9 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 
+	"github.com/scorehub/scorehub/internal/testutil"
 	"github.com/scorehub/scorehub/registry"
 	"github.com/scorehub/scorehub/scoring"
 )
@@ -22,7 +21,7 @@ type fixture struct {
 	store *registry.MemStore
 	reg   *registry.Registry
 	h     *scoring.Handler
-	log   *lockedBuffer
+	log   *testutil.LockedBuffer
 }
 
 // newFixture registers procs and deploys DEFAULT/demo with one endpoint per
@@ -49,7 +48,7 @@ func newFixture(t testing.TB, cfg scoring.Config, procs ...registry.ProcessInfo)
 	}); err != nil {
 		t.Fatal(err)
 	}
-	f := &fixture{store: store, reg: reg, log: &lockedBuffer{}}
+	f := &fixture{store: store, reg: reg, log: &testutil.LockedBuffer{}}
 	cfg.Registry = reg
 	cfg.Logger = slog.New(slog.NewTextHandler(f.log, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	if f.h, err = scoring.New(cfg); err != nil {
@@ -140,24 +139,6 @@ var double = registry.ProcessFunc(func(_ context.Context, in registry.Input) (*r
 	}
 	return registry.NewTable(n, registry.NumberColumn("double", out, nil))
 })
-
-// lockedBuffer is a log sink safe for the handler's goroutines.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
-}
 
 // colView is a column as tests compare it: missing values are nil.
 type colView struct {

@@ -30,8 +30,12 @@
 // # Verification
 //
 // [Verifier.Verify] refuses tokens over [MaxTokenSize] before parsing,
-// pins the algorithm to the one of the key the token names, requires "exp",
-// "iat", "sub" and "jti", checks "iss" and "aud", and allows at most
+// and tokens whose header or claims repeat a member name (at any depth, or
+// at the top in other case) or whose header has "crit": scorehub
+// understands no JWS extension. It then pins the algorithm to the one of the key the token names, requires "exp",
+// "iat", "sub" and "jti", checks "iss" and "aud", refuses a token whose
+// "exp" minus "iat" exceeds VerifierConfig.MaxValidity (by default
+// [MaxValidity], the longest any Issuer grants), and allows at most
 // [MaxLeeway] of clock skew. Failures wrap exactly one sentinel
 // ([ErrExpired], [ErrSignature], …) for [errors.Is]; no claims come with an
 // error. [Provider.Verify] does the same for the OpenID Connect provider's
@@ -44,9 +48,14 @@
 // An [Authenticator] turns a user name and password into a [Principal].
 // [StaticUsers] holds bcrypt hashes, from code ([NewStaticUsers]) or from an
 // htpasswd file ([LoadHTPasswd]); an unknown user costs the same bcrypt work
-// as a wrong password. The token service rate-limits attempts per client
-// address and per user name before any bcrypt work, and caps how many
-// checks run at once.
+// as a wrong password. Before any bcrypt work the token service limits
+// attempts per client address, failed logins per address, and failed
+// logins per user name and address. Failures count only against the
+// address they came from, so guessing a user's password from one address
+// cannot lock that user out of the others. It also caps how many checks
+// run at once. A failed login is logged with only the first two
+// characters of the name tried and a keyed hash of it, since a name that
+// failed may be a password typed into the wrong field.
 //
 // Errors sent to clients have the JSON shape of internal/httperr.
 package tokens

@@ -87,12 +87,13 @@ func ExampleKeySet_Rotate() {
 	// published after retention: 1
 }
 
-// Users from an htpasswd file made with `htpasswd -B`; a third field lists
-// groups, and the admin group makes an admin.
+// Users from an htpasswd file made with `htpasswd -B -C 10`; a third field
+// lists groups, and the admin group makes an admin. Other hash formats and
+// bcrypt costs below 10 are refused, naming the line.
 func ExampleParseHTPasswd() {
 	const file = `# scorehub users
-alice:$2y$05$V1UFRmJg7IOOPFZlP65Tz.QYHH68AsUThu.72I/LIheL1K7DiU1N.:admin,analysts
-bob:$2y$05$F/.v7bj/wHqr6YKQx0X7ee3bHk1gjgbptH.RjXxPZ7ycxTwa7WUOS
+alice:$2y$10$IPyhGZhGKsmI2KqAidBU0Ot1Rl.PU.z2M5QdthkvC/bNL1bU9.7B2:admin,analysts
+bob:$2y$10$8IT0D4jhrfr.sBGF64Wd8e9BWz93oNxgCNa632vAlGT.fKZrGh2qa
 `
 	users, err := tokens.ParseHTPasswd(strings.NewReader(file), "users.htpasswd")
 	if err != nil {
@@ -105,10 +106,13 @@ bob:$2y$05$F/.v7bj/wHqr6YKQx0X7ee3bHk1gjgbptH.RjXxPZ7ycxTwa7WUOS
 
 	_, err = tokens.ParseHTPasswd(strings.NewReader("carol:$apr1$w6D0cJ1e$BnLuWBRV3VtdE1WeX3rUo/\n"), "users.htpasswd")
 	fmt.Println(err)
+	_, err = tokens.ParseHTPasswd(strings.NewReader("dave:$2y$05$cuL6KU6uffP3XeF4bregDO/RzkE3B/XtS3ADvOnZQ4HM7.0nsvEK6\n"), "users.htpasswd")
+	fmt.Println(err)
 	// Output:
 	// {Subject:alice Admin:true Groups:[admin analysts]} <nil>
 	// true
-	// tokens: users.htpasswd:1: user "carol": password hash is Apache MD5 ($apr1$); only bcrypt is accepted (create it with htpasswd -B)
+	// tokens: users.htpasswd:1: user "carol": password hash is Apache MD5 ($apr1$); only bcrypt is accepted (create it with htpasswd -B -C 10)
+	// tokens: users.htpasswd:1: user "dave": bcrypt cost 5 is below 10; hash the password again with htpasswd -B -C 10
 }
 
 // The token service: HTTP Basic in, {"idToken","expirationDate"} out.

@@ -25,15 +25,16 @@ var lineError = regexp.MustCompile(`^tokens: fuzz:([0-9]+): `)
 // it accepts has a well-formed bcrypt hash, a valid name and valid groups,
 // one user per line that is neither blank nor a comment; and that every
 // refusal names a line of the input (or says the file has no users) without
-// repeating a password hash. Inputs with a bcrypt cost above 5 are skipped:
-// the loader hashes a dummy password at the highest cost it sees, which
-// would make each run take seconds (TestParseHTPasswdRefuses covers the
-// cost limit). The seed corpus is in testdata/fuzz/FuzzParseHTPasswd.
+// repeating a password hash; and that no user it accepts has a bcrypt cost
+// below 10. Inputs with a bcrypt cost above 10 are skipped: the loader
+// hashes a dummy password at a cost its users have, which would make each
+// run take seconds (TestParseHTPasswdRefuses covers the cost limits). The
+// seed corpus is in testdata/fuzz/FuzzParseHTPasswd.
 func FuzzParseHTPasswd(f *testing.F) {
 	f.Fuzz(func(t *testing.T, file []byte) {
 		for _, m := range htpasswdCost.FindAllSubmatch(file, -1) {
-			if cost, err := strconv.Atoi(string(m[1])); err == nil && cost > 5 {
-				t.Skip("bcrypt cost above 5")
+			if cost, err := strconv.Atoi(string(m[1])); err == nil && cost > minHTPasswdCost {
+				t.Skip("bcrypt cost above 10")
 			}
 		}
 		lines := strings.Split(string(file), "\n")
@@ -77,6 +78,9 @@ func FuzzParseHTPasswd(f *testing.F) {
 			}
 			if !bcryptHash.Match(u.PasswordHash) {
 				t.Fatalf("user %q has the hash %q, which is not bcrypt", name, u.PasswordHash)
+			}
+			if cost, _ := strconv.Atoi(string(u.PasswordHash[4:6])); cost < minHTPasswdCost {
+				t.Fatalf("user %q has the hash %q, of a cost below %d", name, u.PasswordHash, minHTPasswdCost)
 			}
 			for _, g := range u.Groups {
 				if checkName("group", g) != nil || g != strings.TrimSpace(g) {

@@ -6,6 +6,7 @@ import (
 	"crypto/elliptic"
 	crand "crypto/rand"
 	"crypto/rsa"
+	"encoding/base64"
 	"encoding/json"
 	"io"
 	"math/rand/v2"
@@ -72,6 +73,18 @@ func (s signer) sign(t testing.TB, claims jwt.MapClaims, header map[string]any) 
 		h[k] = v
 	}
 	return mint(t, s.method, s.priv, h, claims)
+}
+
+// signRaw signs a header and claims given as JSON text, byte for byte, so
+// a test can send JSON no encoder would write.
+func (s signer) signRaw(t testing.TB, header, claims string) string {
+	t.Helper()
+	input := base64.RawURLEncoding.EncodeToString([]byte(header)) + "." + base64.RawURLEncoding.EncodeToString([]byte(claims))
+	sig, err := s.method.Sign(input, s.priv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return input + "." + base64.RawURLEncoding.EncodeToString(sig)
 }
 
 // rsaPrivate caches one RSA key per test binary: generating one costs more
@@ -217,6 +230,17 @@ func errorBody(t testing.TB, body io.Reader) (typ, message string) {
 		t.Fatalf("error body is not the JSON error shape: %v", err)
 	}
 	return e.Error.Type, e.Error.Message
+}
+
+// fileHash is a bcrypt hash of password at the least cost an htpasswd file
+// may have. Each costs tens of milliseconds, so tests make few.
+func fileHash(t testing.TB, password string) []byte {
+	t.Helper()
+	h, err := bcrypt.GenerateFromPassword([]byte(password), bcrypt.DefaultCost)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
 }
 
 // hash is a cheap bcrypt hash for tests.

@@ -12,6 +12,12 @@ import (
 // AdminGroup is the group that makes a user of an htpasswd file an admin.
 const AdminGroup = "admin"
 
+// minHTPasswdCost is the lowest bcrypt cost accepted from an htpasswd
+// file: bcrypt's default (htpasswd -B writes 5 unless given -C). A cheaper
+// hash lets a stolen file be guessed quickly, and makes the user's logins
+// faster than an unknown name's, which tells the two apart.
+const minHTPasswdCost = 10
+
 // maxHTPasswdLine bounds a line of an htpasswd file, in bytes: room for a
 // name, a hash and a few hundred groups.
 const maxHTPasswdLine = 64 << 10
@@ -31,8 +37,10 @@ func LoadHTPasswd(path string) (*StaticUsers, error) {
 //
 //	name:bcrypt-hash[:group,group,…]
 //
-// The hash must be bcrypt, as `htpasswd -B` writes it; other formats (Apache
-// MD5, SHA-1, crypt, plain text) are refused with an error naming the line.
+// The hash must be bcrypt, as `htpasswd -B` writes it, of a cost of at least
+// 10 (bcrypt's default); other formats (Apache MD5, SHA-1, crypt, plain
+// text) and cheaper hashes are refused with an error naming the line. Give
+// every user the same cost: see [StaticUsers] for why.
 // The optional third field lists the user's groups; a user in [AdminGroup]
 // is an admin. Blank lines and lines starting with # are ignored. name names
 // the source in errors.
@@ -86,13 +94,17 @@ func parseHTPasswdLine(line string) (User, error) {
 	if err := checkUserName(u.Name); err != nil {
 		return User{}, err
 	}
-	if _, err := bcryptCost(u.PasswordHash); err != nil {
+	cost, err := bcryptCost(u.PasswordHash)
+	if err != nil {
 		if len(fields[1]) == 60 && strings.HasPrefix(fields[1], "$2") {
 			// bcrypt in form: say what is wrong with it. No reason
 			// repeats more than two characters of the hash.
 			return User{}, fmt.Errorf("user %q: %w", u.Name, err)
 		}
-		return User{}, fmt.Errorf("user %q: password hash is %s; only bcrypt is accepted (create it with htpasswd -B)", u.Name, hashFormat(fields[1]))
+		return User{}, fmt.Errorf("user %q: password hash is %s; only bcrypt is accepted (create it with htpasswd -B -C 10)", u.Name, hashFormat(fields[1]))
+	}
+	if cost < minHTPasswdCost {
+		return User{}, fmt.Errorf("user %q: bcrypt cost %d is below %d; hash the password again with htpasswd -B -C %d", u.Name, cost, minHTPasswdCost, minHTPasswdCost)
 	}
 	if len(fields) == 3 && fields[2] != "" {
 		for _, g := range strings.Split(fields[2], ",") {

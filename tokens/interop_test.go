@@ -2,7 +2,6 @@ package tokens_test
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
@@ -17,12 +16,13 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
 	"github.com/scorehub/scorehub/internal/testenv"
+	"github.com/scorehub/scorehub/internal/testutil"
 	"github.com/scorehub/scorehub/tokens"
 )
 
@@ -32,24 +32,6 @@ type oidcServer struct {
 	ClientID    string `json:"clientId"`
 	RedirectURI string `json:"redirectUri"`
 	Audience    string `json:"audience"`
-}
-
-// lockedBuffer collects the provider's stderr for the test log.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
 
 // startOIDCProvider runs the real OpenID Connect provider on 127.0.0.1 for
@@ -76,7 +58,7 @@ func startOIDCProvider(t *testing.T) oidcServer {
 	if err != nil {
 		t.Fatal(err)
 	}
-	stderr := &lockedBuffer{}
+	stderr := &testutil.LockedBuffer{} // the provider's stderr, for the test log
 	cmd.Stderr = stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("start the provider: %v", err)

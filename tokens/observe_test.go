@@ -37,7 +37,7 @@ func TestObserveTokenService(t *testing.T) {
 	rec := &outcomes{}
 	s := newService(t, func(c *tokens.ServiceConfig) {
 		c.Observer = rec
-		c.UserLimit = tokens.RateLimit{Every: 1 << 40, Burst: 2} // bob gets two attempts
+		c.UserAddressLimit = tokens.RateLimit{Every: 1 << 40, Burst: 2} // bob gets two attempts
 	})
 	twoHeaders := basicRequest("alice", "wonderland")
 	twoHeaders.Header.Add("Authorization", "Basic Zm9vOmJhcg==")

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -217,6 +218,17 @@ func TestProviderAttacks(t *testing.T) {
 			c["azp"] = "some-other-app"
 			return rs.sign(t, c, nil)
 		}, tokens.ErrAudience},
+		{"preferred_username twice", func(t *testing.T, iss string, now time.Time) string {
+			claims, err := json.Marshal(keycloakClaims(iss, now))
+			if err != nil {
+				t.Fatal(err)
+			}
+			return rs.signRaw(t, `{"alg":"RS256","kid":"`+rs.key.ID()+`"}`,
+				strings.Replace(string(claims), `"preferred_username":"alice"`, `"preferred_username":"alice","preferred_username":"admin"`, 1))
+		}, tokens.ErrMalformed},
+		{"crit in the header", func(t *testing.T, iss string, now time.Time) string {
+			return rs.sign(t, keycloakClaims(iss, now), map[string]any{"crit": []string{"x-ext"}, "x-ext": true})
+		}, tokens.ErrMalformed},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

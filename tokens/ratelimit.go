@@ -10,8 +10,8 @@ import (
 // RateLimit configures a limit on attempts per key (a client address, a
 // user name): a token bucket of Burst attempts, refilled by one every Every.
 // It is the one shape of a limit in scorehub: the token service's
-// AddressLimit and UserLimit and the rate-limit middleware
-// (middleware.RateLimitConfig.Limit) take it.
+// AddressLimit, AddressFailureLimit and UserAddressLimit and the rate-limit
+// middleware (middleware.RateLimitConfig.Limit) take it.
 type RateLimit struct {
 	// Every is the time to regain one attempt. Zero means the default of
 	// the token service's limit it configures; the middleware requires it.

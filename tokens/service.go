@@ -1,6 +1,7 @@
 package tokens
 
 import (
+	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -33,10 +34,12 @@ const (
 
 // Defaults of [ServiceConfig] rate limits.
 const (
-	defaultAddressEvery = time.Second
-	defaultAddressBurst = 30
-	defaultUserEvery    = 6 * time.Second
-	defaultUserBurst    = 10
+	defaultAddressEvery        = time.Second
+	defaultAddressBurst        = 30
+	defaultAddressFailureEvery = 6 * time.Second
+	defaultAddressFailureBurst = 20
+	defaultUserEvery           = 6 * time.Second
+	defaultUserBurst           = 10
 )
 
 // ServiceConfig configures a [Service]. The token service is served when
@@ -69,13 +72,23 @@ type ServiceConfig struct {
 	TrustedProxies []netip.Prefix
 
 	// AddressLimit limits attempts on both token routes per client
-	// address. Zero fields mean a burst of 30 and one more a second.
+	// address, whatever their outcome. Zero fields mean a burst of 30 and
+	// one more a second.
 	AddressLimit RateLimit
 
-	// UserLimit limits token service attempts per user name (compared
-	// without case). Zero fields mean a burst of 10 and one more every 6
+	// AddressFailureLimit limits failed logins on the token service per
+	// client address, whatever the user names tried, so that one address
+	// cannot try a password against every user. Zero fields mean a burst of
+	// 20 and one more every 6 seconds.
+	AddressFailureLimit RateLimit
+
+	// UserAddressLimit limits failed logins on the token service per user
+	// name (compared without case) and client address. Failures count only
+	// against the address they came from, so nobody can lock a user out by
+	// failing for them: the user still gets in from any address without
+	// recent failures. Zero fields mean a burst of 10 and one more every 6
 	// seconds.
-	UserLimit RateLimit
+	UserAddressLimit RateLimit
 
 	// MaxConcurrentChecks caps how many password checks run at once;
 	// more wait their turn. Zero means GOMAXPROCS.
@@ -86,7 +99,11 @@ type ServiceConfig struct {
 	Now func() time.Time
 
 	// Logger receives failed logins, issued tokens and server faults; nil
-	// means slog.Default().
+	// means slog.Default(). A failed login is logged with at most the first
+	// two characters of the name tried (user_prefix) and a keyed hash of it
+	// (user_ref, the same for every failure of one name while the Service
+	// lives), never the whole name: it may be a password typed into the
+	// wrong field.
 	Logger *slog.Logger
 
 	// Observer, when not nil, is told about every request on
@@ -107,13 +124,15 @@ type Service struct {
 	provider *Provider
 	realm    string
 	trusted  []netip.Prefix
-	byAddr   *keyedlimit.Limiter
-	byUser   *keyedlimit.Limiter
+	byAddr   *keyedlimit.Limiter // every attempt, per address
+	failAddr *keyedlimit.Limiter // failed logins, per address
+	failUser *keyedlimit.Limiter // failed logins, per user name and address
 	checks   chan struct{}
 	now      func() time.Time
 	logger   *slog.Logger
 	observer Observer
 	routes   []string
+	refKey   [32]byte // of nameRef
 }
 
 // NewService checks cfg and returns a Service. It fails closed: a missing
@@ -146,7 +165,10 @@ func NewService(cfg ServiceConfig) (*Service, error) {
 	if h.byAddr, err = cfg.AddressLimit.limiter(defaultAddressEvery, defaultAddressBurst); err != nil {
 		return nil, err
 	}
-	if h.byUser, err = cfg.UserLimit.limiter(defaultUserEvery, defaultUserBurst); err != nil {
+	if h.failAddr, err = cfg.AddressFailureLimit.limiter(defaultAddressFailureEvery, defaultAddressFailureBurst); err != nil {
+		return nil, err
+	}
+	if h.failUser, err = cfg.UserAddressLimit.limiter(defaultUserEvery, defaultUserBurst); err != nil {
 		return nil, err
 	}
 	n := cfg.MaxConcurrentChecks
@@ -160,6 +182,7 @@ func NewService(cfg ServiceConfig) (*Service, error) {
 	if h.logger == nil {
 		h.logger = slog.Default()
 	}
+	rand.Read(h.refKey[:]) // never fails: crypto/rand panics rather than return an error
 
 	h.mux = http.NewServeMux()
 	if h.users != nil {

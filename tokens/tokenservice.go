@@ -1,21 +1,30 @@
 package tokens
 
 import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"log/slog"
 	"net/http"
 	"strings"
+	"unicode"
 
 	"github.com/scorehub/scorehub/internal/httperr"
+	"github.com/scorehub/scorehub/internal/keyedlimit"
 )
 
 // serveTokenService is GET PathTokenService: HTTP Basic credentials in, a
 // token out as {"idToken":…,"expirationDate":…}.
 //
-// Rate limits are checked before any password is, per client address and
-// then per user name; a request past either is answered 429 without
-// touching the password. Password checks then queue for one of
-// MaxConcurrentChecks slots, so a burst of logins cannot take every core.
+// Rate limits are checked before any password is: attempts per client
+// address, then failures per address and failures per user name and
+// address; a request past any is answered 429 without touching the
+// password. Only a failure is charged to the failure limits, after the
+// check, so a user's right password is refused only from an address that
+// has failed too often, never because others failed for that name
+// elsewhere. Password checks queue for one of MaxConcurrentChecks slots,
+// so a burst of logins cannot take every core.
 func (h *Service) serveTokenService(w http.ResponseWriter, r *http.Request) {
 	if len(r.Header.Values("Authorization")) > 1 {
 		httperr.Write(w, r, h.logger, httperr.New(httperr.TypeInvalidRequest, "the request has more than one Authorization header"))
@@ -32,10 +41,17 @@ func (h *Service) serveTokenService(w http.ResponseWriter, r *http.Request) {
 		h.observe(PathTokenService, OutcomeRateLimited)
 		return
 	}
-	if d, ok := h.byUser.Take(userKey(name), h.now()); !ok {
-		httperr.Write(w, r, h.logger, tooMany(d))
-		h.observe(PathTokenService, OutcomeRateLimited)
-		return
+	client := h.client(r)
+	pair := client + " " + userKey(name) // the address has no space: unambiguous
+	for _, c := range []struct {
+		lim *keyedlimit.Limiter
+		key string
+	}{{h.failAddr, client}, {h.failUser, pair}} {
+		if d, ok := c.lim.Check(c.key, h.now()); !ok {
+			httperr.Write(w, r, h.logger, tooMany(d))
+			h.observe(PathTokenService, OutcomeRateLimited)
+			return
+		}
 	}
 
 	select {
@@ -50,8 +66,14 @@ func (h *Service) serveTokenService(w http.ResponseWriter, r *http.Request) {
 
 	switch {
 	case errors.Is(err, ErrBadCredentials):
+		// Charged after the check, whatever others did meanwhile: a burst
+		// of guesses checked at once leaves the limits in debt.
+		now := h.now()
+		h.failAddr.Charge(client, now)
+		h.failUser.Charge(pair, now)
 		h.logger.LogAttrs(r.Context(), slog.LevelInfo, "tokens: authentication failed",
-			slog.String("user", name), slog.String("client", h.client(r)))
+			slog.String("user_prefix", namePrefix(name)), slog.String("user_ref", h.nameRef(name)),
+			slog.String("client", client))
 		httperr.Write(w, r, h.logger, h.basicChallenge("the user name or password is not correct"))
 		h.observe(PathTokenService, OutcomeBadCredentials)
 		return
@@ -77,4 +99,39 @@ func userKey(name string) string {
 		name = name[:maxName]
 	}
 	return strings.ToLower(name)
+}
+
+// namePrefixRunes is how much of a refused user name is logged. A name
+// that failed may be a password typed into the wrong field, so no more is
+// kept than an operator needs to recognise a name they know.
+const namePrefixRunes = 2
+
+// namePrefix is the start of a refused user name for the log: at most
+// namePrefixRunes runes, with anything unprintable replaced, so that a
+// name of any size or content makes a short line that cannot forge others.
+func namePrefix(name string) string {
+	var b strings.Builder
+	n := 0
+	for _, r := range name {
+		if n == namePrefixRunes {
+			b.WriteString("…")
+			break
+		}
+		if !unicode.IsPrint(r) {
+			r = '?'
+		}
+		b.WriteRune(r)
+		n++
+	}
+	return b.String()
+}
+
+// nameRef is a short keyed hash of a refused user name for the log: the
+// failures of one name share it, so they can be counted and followed,
+// while the name cannot be recovered or guessed from it offline. The key
+// is drawn when the Service is made, so refs change on a restart.
+func (h *Service) nameRef(name string) string {
+	m := hmac.New(sha256.New, h.refKey[:])
+	m.Write([]byte(name))
+	return hex.EncodeToString(m.Sum(nil)[:8])
 }

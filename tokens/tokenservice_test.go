@@ -3,9 +3,11 @@ package tokens_test
 import (
 	"context"
 	"encoding/json"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -154,8 +156,10 @@ func TestTokenServiceRefuses(t *testing.T) {
 // TestTokenServiceRateLimits: attempts past a limit get 429 with
 // Retry-After and never reach the password check.
 func TestTokenServiceRateLimits(t *testing.T) {
-	t.Run("per user", func(t *testing.T) {
-		s := newService(t, func(c *tokens.ServiceConfig) { c.UserLimit = tokens.RateLimit{Every: 10 * time.Second, Burst: 2} })
+	t.Run("per user name and address", func(t *testing.T) {
+		s := newService(t, func(c *tokens.ServiceConfig) {
+			c.UserAddressLimit = tokens.RateLimit{Every: 10 * time.Second, Burst: 2}
+		})
 		for range 2 {
 			if rec := s.do(basicRequest("alice", "guess")); rec.Code != http.StatusUnauthorized {
 				t.Fatalf("attempt within the burst: status %d", rec.Code)
@@ -225,6 +229,78 @@ func TestTokenServiceRateLimits(t *testing.T) {
 		for _, st := range steps {
 			if rec := s.do(st.req); rec.Code != st.want {
 				t.Errorf("%s: status %d, want %d", st.name, rec.Code, st.want)
+			}
+		}
+	})
+}
+
+// TestTokenServiceLockout replays the lockout attack: ten wrong passwords
+// for a user from one address, then one more every 6 s, must not keep the
+// user out from another address, while the attacking address stays
+// limited. Guessing many names from one address is limited too, and right
+// passwords never count against a limit of failures.
+func TestTokenServiceLockout(t *testing.T) {
+	from := func(addr, user, password string) *http.Request {
+		r := basicRequest(user, password)
+		r.RemoteAddr = addr + ":4242"
+		return r
+	}
+	const attacker, user = "203.0.113.66", "198.51.100.7"
+
+	t.Run("guessing one user's password", func(t *testing.T) {
+		s := newService(t, nil)
+		for i := range 10 {
+			if rec := s.do(from(attacker, "alice", "guess")); rec.Code != http.StatusUnauthorized {
+				t.Fatalf("guess %d: status %d, want 401", i+1, rec.Code)
+			}
+		}
+		for minute := range 3 {
+			if rec := s.do(from(attacker, "ALICE", "guess")); rec.Code != http.StatusTooManyRequests {
+				t.Fatalf("minute %d: the attacker's next guess: status %d, want 429", minute, rec.Code)
+			}
+			if rec := s.do(from(user, "alice", "wonderland")); rec.Code != http.StatusOK {
+				t.Fatalf("minute %d: the user from another address: status %d, want 200", minute, rec.Code)
+			}
+			// One guess every 6 s, each let through as the bucket refills.
+			for range 10 {
+				s.clock.Advance(6 * time.Second)
+				if rec := s.do(from(attacker, "alice", "guess")); rec.Code != http.StatusUnauthorized {
+					t.Fatalf("minute %d: a guess after 6 s: status %d, want 401", minute, rec.Code)
+				}
+			}
+		}
+		if rec := s.do(from(attacker, "alice", "wonderland")); rec.Code != http.StatusTooManyRequests {
+			t.Errorf("the right password from the attacking address: status %d, want 429", rec.Code)
+		}
+		if rec := s.do(from(attacker, "bob", "builder")); rec.Code != http.StatusOK {
+			t.Errorf("another user from the attacking address: status %d, want 200", rec.Code)
+		}
+	})
+	t.Run("guessing many names from one address", func(t *testing.T) {
+		s := newService(t, func(c *tokens.ServiceConfig) {
+			c.AddressFailureLimit = tokens.RateLimit{Every: time.Minute, Burst: 5}
+		})
+		for i := range 5 {
+			if rec := s.do(from(attacker, "user"+strconv.Itoa(i), "guess")); rec.Code != http.StatusUnauthorized {
+				t.Fatalf("name %d: status %d, want 401", i, rec.Code)
+			}
+		}
+		rec := s.do(from(attacker, "bob", "guess"))
+		if rec.Code != http.StatusTooManyRequests || rec.Header().Get("Retry-After") != "60" {
+			t.Fatalf("sixth name: status %d, Retry-After %q; want 429 and 60", rec.Code, rec.Header().Get("Retry-After"))
+		}
+		if rec := s.do(from(user, "bob", "builder")); rec.Code != http.StatusOK {
+			t.Errorf("another address: status %d, want 200", rec.Code)
+		}
+		if n := s.users.n.Load(); n != 6 {
+			t.Errorf("%d password checks, want 6: a limited attempt must not be checked", n)
+		}
+	})
+	t.Run("right passwords do not count", func(t *testing.T) {
+		s := newService(t, nil)
+		for i := range 25 {
+			if rec := s.do(from(user, "alice", "wonderland")); rec.Code != http.StatusOK {
+				t.Fatalf("login %d: status %d, want 200", i+1, rec.Code)
 			}
 		}
 	})
@@ -325,7 +401,7 @@ func TestNewRefuses(t *testing.T) {
 		{"no issuer", tokens.ServiceConfig{Users: users}},
 		{"neither users nor provider", tokens.ServiceConfig{Issuer: f.issuer}},
 		{"quote in realm", tokens.ServiceConfig{Issuer: f.issuer, Users: users, Realm: `a"b`}},
-		{"negative rate", tokens.ServiceConfig{Issuer: f.issuer, Users: users, UserLimit: tokens.RateLimit{Burst: -1}}},
+		{"negative rate", tokens.ServiceConfig{Issuer: f.issuer, Users: users, UserAddressLimit: tokens.RateLimit{Burst: -1}}},
 		{"negative check cap", tokens.ServiceConfig{Issuer: f.issuer, Users: users, MaxConcurrentChecks: -1}},
 		{"invalid trusted proxy", tokens.ServiceConfig{Issuer: f.issuer, Users: users, TrustedProxies: []netip.Prefix{{}}}},
 	}
@@ -351,5 +427,84 @@ func TestHandlerRoutes(t *testing.T) {
 	mux.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/auth"+tokens.PathJWKS, nil))
 	if rec.Code != http.StatusOK || !strings.Contains(rec.Body.String(), s.keys.Signing().ID()) {
 		t.Errorf("JWKS under a prefix: status %d, body %s", rec.Code, rec.Body)
+	}
+}
+
+// TestFailedLoginLog: a failed login logs a bounded line that holds neither
+// the name tried nor more than its first two characters, whatever its
+// size or content (a 100 KB name, a password typed as the name, a name
+// that would forge a log line), and the failures of one name can still be
+// followed by their user_ref.
+func TestFailedLoginLog(t *testing.T) {
+	tests := []struct {
+		name, user string
+		prefix     string // the user_prefix logged
+	}{
+		{"100 KB name", strings.Repeat("a", 100<<10), "aa…"},
+		{"password typed as the name", "Tr0ub4dor&3", "Tr…"},
+		{"unknown short name", "z", "z"},
+		{"known name, wrong password", "alice", "al…"},
+		{"name forging a log line", "\n{\"level\":\"ERROR\",\"msg\":\"forged\"}", "?{…"},
+		{"terminal escape", "\x1b]0;owned\x07", "?]…"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var buf strings.Builder
+			s := newService(t, func(c *tokens.ServiceConfig) {
+				c.Logger = slog.New(slog.NewJSONHandler(&buf, nil))
+			})
+			refs := map[string]bool{}
+			for range 2 {
+				if rec := s.do(basicRequest(tt.user, "not the password")); rec.Code != http.StatusUnauthorized {
+					t.Fatalf("status %d, want 401", rec.Code)
+				}
+			}
+			lines := strings.Split(strings.TrimSuffix(buf.String(), "\n"), "\n")
+			if len(lines) != 2 {
+				t.Fatalf("%d log lines for 2 failures, want 2:\n%.2000s", len(lines), buf.String())
+			}
+			for _, line := range lines {
+				if len(line) > 512 {
+					t.Errorf("log line of %d bytes: %.300s…", len(line), line)
+				}
+				if len(tt.user) > 2 && strings.Contains(line, tt.user[:3]) {
+					t.Errorf("log line %q holds the start of the name beyond two characters", line)
+				}
+				var rec struct {
+					Prefix string `json:"user_prefix"`
+					Ref    string `json:"user_ref"`
+				}
+				if err := json.Unmarshal([]byte(line), &rec); err != nil {
+					t.Fatalf("log line %q: %v", line, err)
+				}
+				if rec.Prefix != tt.prefix {
+					t.Errorf("user_prefix %q, want %q", rec.Prefix, tt.prefix)
+				}
+				refs[rec.Ref] = true
+			}
+			if len(refs) != 1 {
+				t.Errorf("two failures of one name logged refs %v, want one", refs)
+			}
+		})
+	}
+}
+
+// TestFailedLoginRefsDiffer: different names get different user_refs.
+func TestFailedLoginRefsDiffer(t *testing.T) {
+	var buf strings.Builder
+	s := newService(t, func(c *tokens.ServiceConfig) { c.Logger = slog.New(slog.NewJSONHandler(&buf, nil)) })
+	for _, name := range []string{"alice", "alicf", "Alice"} {
+		s.do(basicRequest(name, "not the password"))
+	}
+	refs := map[string]bool{}
+	for _, line := range strings.Split(strings.TrimSuffix(buf.String(), "\n"), "\n") {
+		var rec struct {
+			Ref string `json:"user_ref"`
+		}
+		json.Unmarshal([]byte(line), &rec)
+		refs[rec.Ref] = true
+	}
+	if len(refs) != 3 {
+		t.Errorf("3 names logged %d distinct refs", len(refs))
 	}
 }

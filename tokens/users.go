@@ -40,9 +40,11 @@ const maxPassword = 72
 
 // StaticUsers authenticates against a fixed set of users, from code or from
 // an htpasswd file ([LoadHTPasswd]). An unknown name costs a bcrypt
-// comparison against a dummy hash as costly as the costliest user's, so it
-// takes as long as a wrong password; give every user the same cost to make
-// the two indistinguishable. StaticUsers is safe for concurrent use.
+// comparison against a dummy hash of the cost most users have (the higher
+// on a tie), so it takes as long as a wrong password for them. A user of
+// another cost answers in another time than an unknown name, which tells
+// that the user exists: give every user the same cost. StaticUsers is safe
+// for concurrent use.
 type StaticUsers struct {
 	users map[string]User
 	dummy []byte
@@ -58,7 +60,7 @@ func NewStaticUsers(users ...User) (*StaticUsers, error) {
 		return nil, errors.New("tokens: no users")
 	}
 	s := &StaticUsers{users: make(map[string]User, len(users))}
-	maxCost := bcrypt.MinCost
+	costs := map[int]int{} // users by cost
 	for _, u := range users {
 		if err := checkUserName(u.Name); err != nil {
 			return nil, err
@@ -70,7 +72,7 @@ func NewStaticUsers(users ...User) (*StaticUsers, error) {
 		if err != nil {
 			return nil, fmt.Errorf("tokens: user %q: %w", u.Name, err)
 		}
-		maxCost = max(maxCost, cost)
+		costs[cost]++
 		for _, g := range u.Groups {
 			if err := checkName("group", g); err != nil {
 				return nil, fmt.Errorf("tokens: user %q: %w", u.Name, err)
@@ -80,12 +82,24 @@ func NewStaticUsers(users ...User) (*StaticUsers, error) {
 		u.Groups = slices.Clone(u.Groups)
 		s.users[u.Name] = u
 	}
-	dummy, err := bcrypt.GenerateFromPassword([]byte(rand.Text()), maxCost)
+	dummy, err := bcrypt.GenerateFromPassword([]byte(rand.Text()), commonest(costs))
 	if err != nil {
 		return nil, fmt.Errorf("tokens: dummy hash: %w", err)
 	}
 	s.dummy = dummy
 	return s, nil
+}
+
+// commonest returns the key of counts with the highest count, the highest
+// key on a tie.
+func commonest(counts map[int]int) int {
+	best := 0
+	for k, n := range counts {
+		if n > counts[best] || n == counts[best] && k > best {
+			best = k
+		}
+	}
+	return best
 }
 
 // MaxBcryptCost is the highest bcrypt cost accepted, as htpasswd's own

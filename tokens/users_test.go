@@ -107,7 +107,8 @@ func TestHashPassword(t *testing.T) {
 }
 
 func TestParseHTPasswd(t *testing.T) {
-	a, b := string(hash(t, "alice-pw")), string(hash(t, "bob-pw"))
+	t.Parallel() // bcrypt at a file's cost takes a second under the race detector
+	a, b := string(fileHash(t, "alice-pw")), string(fileHash(t, "bob-pw"))
 	file := "# scorehub users\n\n" +
 		"alice:" + a + ":admin, analysts\r\n" +
 		"  # indented comment\n" +
@@ -138,7 +139,9 @@ func TestParseHTPasswd(t *testing.T) {
 // TestParseHTPasswdRefuses: other hash formats are refused at load with an
 // error naming the line and the format, never repeating the hash.
 func TestParseHTPasswdRefuses(t *testing.T) {
-	good := "alice:" + string(hash(t, "pw")) + "\n"
+	t.Parallel() // bcrypt at a file's cost takes a second under the race detector
+	h := fileHash(t, "pw")
+	good := "alice:" + string(h) + "\n"
 	tests := []struct {
 		name, line, want string
 	}{
@@ -148,10 +151,12 @@ func TestParseHTPasswdRefuses(t *testing.T) {
 		{"plain text", "bob:hunter2", "crypt or plain text"},
 		{"SHA-512-crypt", "bob:$6$salt$hash", "SHA-512-crypt"},
 		{"no hash", "bob", "name:hash"},
-		{"too many fields", "bob:" + string(hash(t, "pw")) + ":g:extra", "name:hash"},
-		{"duplicate user", "alice:" + string(hash(t, "pw")), `"alice" already defined on line 2`},
-		{"bcrypt cost above the limit, which would hang the start", "bob:" + withCost(hash(t, "pw"), 31), "cost 31 is above 17"},
-		{"bcrypt salt outside its alphabet, which no password matches", "bob:" + withChar(hash(t, "pw"), 10, '!'), "not bcrypt's base64"},
+		{"too many fields", "bob:" + string(h) + ":g:extra", "name:hash"},
+		{"duplicate user", "alice:" + string(h), `"alice" already defined on line 2`},
+		{"bcrypt cost above the limit, which would hang the start", "bob:" + withCost(h, 31), "cost 31 is above 17"},
+		{"bcrypt cost 4, guessed a thousand times a second", "bob:" + string(hash(t, "pw")), "bcrypt cost 4 is below 10"},
+		{"bcrypt cost 9", "bob:" + withCost(h, 9), "bcrypt cost 9 is below 10"},
+		{"bcrypt salt outside its alphabet, which no password matches", "bob:" + withChar(h, 10, '!'), "not bcrypt's base64"},
 		{"truncated bcrypt", "bob:$2y$05$abc", "malformed bcrypt"},
 		{"line longer than 64 KiB", "bob:" + strings.Repeat("x", 64<<10), "longer than 65536 bytes"},
 	}
@@ -192,7 +197,8 @@ func withChar(h []byte, i int, c byte) string {
 // TestParseHTPasswdByteOrderMark: a file saved with a UTF-8 byte order mark
 // defines its first user under the name that follows the mark.
 func TestParseHTPasswdByteOrderMark(t *testing.T) {
-	users, err := tokens.ParseHTPasswd(strings.NewReader("\ufeffalice:"+string(hash(t, "pw"))+"\n"), "users.htpasswd")
+	t.Parallel() // bcrypt at a file's cost takes a second under the race detector
+	users, err := tokens.ParseHTPasswd(strings.NewReader("\ufeffalice:"+string(fileHash(t, "pw"))+"\n"), "users.htpasswd")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -202,8 +208,9 @@ func TestParseHTPasswdByteOrderMark(t *testing.T) {
 }
 
 func TestLoadHTPasswd(t *testing.T) {
+	t.Parallel() // bcrypt at a file's cost takes a second under the race detector
 	path := filepath.Join(t.TempDir(), "users.htpasswd")
-	if err := os.WriteFile(path, []byte("alice:"+string(hash(t, "pw"))+"\n"), 0o600); err != nil {
+	if err := os.WriteFile(path, []byte("alice:"+string(fileHash(t, "pw"))+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	users, err := tokens.LoadHTPasswd(path)

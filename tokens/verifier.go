@@ -38,19 +38,30 @@ type VerifierConfig struct {
 	// "kid" names.
 	Algorithms []Algorithm
 
+	// MaxValidity bounds a token's lifetime, its "exp" minus its "iat": a
+	// token that claims to live longer is refused with [ErrClaims], even
+	// though it is signed by a known key. Zero means [MaxValidity], the
+	// longest validity any [Issuer] issues; a host whose issuer issues
+	// shorter tokens should set its IssuerConfig.Validity here, so that a
+	// token minted with a stolen or misused key cannot outlive what the
+	// issuer would ever have granted. It may not be negative nor exceed
+	// [MaxValidity].
+	MaxValidity time.Duration
+
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 }
 
 // Verifier checks scorehub tokens: size, signature with a pinned algorithm,
-// issuer, audience, expiry and required claims. A Verifier is safe for
+// issuer, audience, expiry, lifetime and required claims. A Verifier is safe for
 // concurrent use.
 type Verifier struct {
-	keys       *KeySet
-	leeway     time.Duration
-	algorithms []string
-	now        func() time.Time
-	parser     *jwt.Parser
+	keys        *KeySet
+	leeway      time.Duration
+	maxValidity time.Duration
+	algorithms  []string
+	now         func() time.Time
+	parser      *jwt.Parser
 }
 
 // NewVerifier checks cfg and returns a Verifier.
@@ -71,7 +82,14 @@ func NewVerifier(cfg VerifierConfig) (*Verifier, error) {
 	if err != nil {
 		return nil, err
 	}
-	v := &Verifier{keys: cfg.Keys, leeway: leeway, algorithms: algs, now: cfg.Now}
+	maxValidity := cfg.MaxValidity
+	switch {
+	case maxValidity < 0 || maxValidity > MaxValidity:
+		return nil, fmt.Errorf("tokens: VerifierConfig.MaxValidity %v is outside 0 to %v", maxValidity, MaxValidity)
+	case maxValidity == 0:
+		maxValidity = MaxValidity
+	}
+	v := &Verifier{keys: cfg.Keys, leeway: leeway, maxValidity: maxValidity, algorithms: algs, now: cfg.Now}
 	if v.now == nil {
 		v.now = time.Now
 	}
@@ -153,6 +171,10 @@ func (v *Verifier) Verify(_ context.Context, raw string) (*Claims, error) {
 		return nil, fmt.Errorf("%w: no iat", ErrClaims)
 	case wc.ID == "":
 		return nil, fmt.Errorf("%w: no jti", ErrClaims)
+	case wc.ExpiresAt.Sub(wc.IssuedAt.Time) > v.maxValidity:
+		// No leeway: both times come from the issuer's one clock.
+		return nil, fmt.Errorf("%w: valid for %v, longer than the %v allowed", ErrClaims,
+			wc.ExpiresAt.Sub(wc.IssuedAt.Time), v.maxValidity)
 	}
 	c := &Claims{
 		Subject:   wc.Subject,
@@ -171,10 +193,11 @@ func (v *Verifier) Verify(_ context.Context, raw string) (*Claims, error) {
 }
 
 // checkRaw refuses what cannot be a compact JWS before any parsing: an
-// empty token, one larger than MaxTokenSize, or one with a byte other than
-// base64url's alphabet and the dots between segments. Base64 decoding skips
-// CR and LF, so without the last check a token with line breaks added to its
-// signature would verify as the token itself.
+// empty token, one larger than MaxTokenSize, one with a byte other than
+// base64url's alphabet and the dots between segments, or one whose header or
+// claims [checkSegments] refuses. Base64 decoding skips CR and LF, so
+// without the byte check a token with line breaks added to its signature
+// would verify as the token itself.
 func checkRaw(raw string) error {
 	if raw == "" {
 		return ErrMissing
@@ -187,7 +210,7 @@ func checkRaw(raw string) error {
 			return fmt.Errorf("%w: byte %d is %q, outside base64url", ErrMalformed, i, c)
 		}
 	}
-	return nil
+	return checkSegments(raw)
 }
 
 func headerKeyID(t *jwt.Token) (string, error) {

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -160,6 +161,15 @@ func TestVerifyAttacks(t *testing.T) {
 			token: func(t *testing.T, f *fixture) string {
 				c := validClaims(f.clock.Now())
 				delete(c, "sub")
+				return f.signer.sign(t, c, nil)
+			},
+			want: tokens.ErrClaims,
+		},
+		{
+			name: "valid for longer than any issuer issues",
+			token: func(t *testing.T, f *fixture) string {
+				c := validClaims(f.clock.Now())
+				c["exp"] = f.clock.Now().Add(tokens.MaxValidity + time.Second).Unix()
 				return f.signer.sign(t, c, nil)
 			},
 			want: tokens.ErrClaims,
@@ -392,6 +402,8 @@ func TestNewVerifierRefuses(t *testing.T) {
 		{"negative leeway", func(c *tokens.VerifierConfig) { c.Leeway = -time.Second }},
 		{"empty algorithm list", func(c *tokens.VerifierConfig) { c.Algorithms = []tokens.Algorithm{} }},
 		{"unknown algorithm", func(c *tokens.VerifierConfig) { c.Algorithms = []tokens.Algorithm{"none"} }},
+		{"negative max validity", func(c *tokens.VerifierConfig) { c.MaxValidity = -time.Second }},
+		{"max validity over a day", func(c *tokens.VerifierConfig) { c.MaxValidity = tokens.MaxValidity + time.Second }},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -404,6 +416,88 @@ func TestNewVerifierRefuses(t *testing.T) {
 	}
 	if _, err := tokens.NewVerifier(ok); err != nil {
 		t.Fatalf("NewVerifier refused a good config: %v", err)
+	}
+}
+
+// TestVerifyStrictJSON: tokens validly signed by the verifier's own key
+// whose header or claims a lenient JSON reader takes one way and a strict
+// one another (a member twice, once in other case), or that name an
+// extension in crit, are refused as malformed. The first case proves that
+// the same construction makes a token the verifier accepts.
+func TestVerifyStrictJSON(t *testing.T) {
+	const (
+		header = `{"alg":"EdDSA","typ":"JWT","kid":"KID"}`
+		rest   = `"iss":"https://scorehub.example","aud":["scorehub"],"jti":"id-1","iat":IAT,"exp":EXP}`
+		claims = `{"sub":"alice",` + rest
+	)
+	tests := []struct {
+		name, header, claims string
+		want                 error
+	}{
+		{"well formed", header, claims, nil},
+		{"sub twice", header, `{"sub":"alice","sub":"admin",` + rest, tokens.ErrMalformed},
+		{"sub and SUB", header, `{"sub":"alice","SUB":"admin",` + rest, tokens.ErrMalformed},
+		{"sub twice, once escaped", header, `{"sub":"alice","s\u0075b":"admin",` + rest, tokens.ErrMalformed},
+		{"admin twice", header, `{"admin":false,"admin":true,"sub":"alice",` + rest, tokens.ErrMalformed},
+		{"a member twice in a nested object", header, `{"x":{"a":1,"a":2},"sub":"alice",` + rest, tokens.ErrMalformed},
+		{"kid twice", `{"alg":"EdDSA","kid":"other","kid":"KID"}`, claims, tokens.ErrMalformed},
+		{"alg twice", `{"alg":"none","alg":"EdDSA","kid":"KID"}`, claims, tokens.ErrMalformed},
+		{"crit naming a claim", `{"alg":"EdDSA","kid":"KID","crit":["exp"],"exp":1}`, claims, tokens.ErrMalformed},
+		{"crit naming an unknown extension", `{"alg":"EdDSA","kid":"KID","crit":["x-scope"],"x-scope":"all"}`, claims, tokens.ErrMalformed},
+		{"crit empty", `{"alg":"EdDSA","kid":"KID","crit":[]}`, claims, tokens.ErrMalformed},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFixture(t, tokens.EdDSA, 0)
+			now := f.clock.Now()
+			r := strings.NewReplacer("KID", f.signer.key.ID(), "IAT", strconv.FormatInt(now.Unix(), 10),
+				"EXP", strconv.FormatInt(now.Add(5*time.Minute).Unix(), 10))
+			raw := f.signer.signRaw(t, r.Replace(tt.header), r.Replace(tt.claims))
+			c, err := f.verifier.Verify(context.Background(), raw)
+			if !errors.Is(err, tt.want) || (err == nil) != (tt.want == nil) {
+				t.Fatalf("Verify: %v, want %v", err, tt.want)
+			}
+			if err == nil && c.Subject != "alice" {
+				t.Errorf("subject %q, want alice", c.Subject)
+			}
+		})
+	}
+}
+
+// TestVerifyBoundsValidity: a validly signed token whose exp - iat exceeds
+// the verifier's MaxValidity is refused however little of it is left, and
+// one within it is accepted.
+func TestVerifyBoundsValidity(t *testing.T) {
+	tests := []struct {
+		name     string
+		bound    time.Duration // VerifierConfig.MaxValidity
+		lifetime time.Duration // exp - iat of the token
+		want     error
+	}{
+		{"default bound, a day", 0, tokens.MaxValidity, nil},
+		{"default bound, a day and a second", 0, tokens.MaxValidity + time.Second, tokens.ErrClaims},
+		{"a year", 0, 365 * 24 * time.Hour, tokens.ErrClaims},
+		{"bound of 5 minutes, 5 minutes", 5 * time.Minute, 5 * time.Minute, nil},
+		{"bound of 5 minutes, 5 minutes and a second", 5 * time.Minute, 5*time.Minute + time.Second, tokens.ErrClaims},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFixture(t, tokens.EdDSA, 0)
+			v, err := tokens.NewVerifier(tokens.VerifierConfig{Keys: f.keys, Issuer: testIssuer, Audience: testAudience,
+				MaxValidity: tt.bound, Now: f.clock.Now})
+			if err != nil {
+				t.Fatal(err)
+			}
+			c := validClaims(f.clock.Now())
+			c["exp"] = f.clock.Now().Add(tt.lifetime).Unix()
+			raw := f.signer.sign(t, c, nil)
+			// Near the end of its life the token is still refused: the
+			// bound is on what it claims, not on what is left.
+			f.clock.Advance(tt.lifetime - time.Minute)
+			if _, err := v.Verify(context.Background(), raw); !errors.Is(err, tt.want) || (err == nil) != (tt.want == nil) {
+				t.Fatalf("Verify: %v, want %v", err, tt.want)
+			}
+		})
 	}
 }
 

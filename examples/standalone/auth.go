@@ -43,7 +43,9 @@ func newAuth(cfg config, getenv func(string) string, stdout io.Writer, logger *s
 	if err != nil {
 		return nil, err
 	}
-	verifier, err := tokens.NewVerifier(tokens.VerifierConfig{Keys: keys, Issuer: tokenIssuer, Audience: tokenAudience})
+	// A token claiming a longer life than this server grants is refused,
+	// whoever signed it.
+	verifier, err := tokens.NewVerifier(tokens.VerifierConfig{Keys: keys, Issuer: tokenIssuer, Audience: tokenAudience, MaxValidity: cfg.TokenValidity})
 	if err != nil {
 		return nil, err
 	}
@@ -63,7 +65,8 @@ func newAuth(cfg config, getenv func(string) string, stdout io.Writer, logger *s
 			return nil, err
 		}
 	}
-	h, err := tokens.NewService(tokens.ServiceConfig{Issuer: issuer, Users: users, Provider: provider, Logger: logger, Observer: observer})
+	h, err := tokens.NewService(tokens.ServiceConfig{Issuer: issuer, Users: users, Provider: provider,
+		TrustedProxies: cfg.TrustedProxies, Logger: logger, Observer: observer})
 	if err != nil {
 		return nil, err
 	}

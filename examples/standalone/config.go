@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net/netip"
 	"strconv"
 	"strings"
 	"time"
@@ -41,6 +42,12 @@ type config struct {
 	OIDCAudience     []string
 	OIDCInsecureHTTP bool
 
+	// TrustedProxies are the reverse proxies whose X-Forwarded-For entries
+	// name a request's client for the token service's per-address limits.
+	// None by default: behind a proxy every client would otherwise share
+	// the proxy's limit.
+	TrustedProxies []netip.Prefix
+
 	// CORSOrigins are the origins whose pages may call the scoring
 	// endpoints; none by default.
 	CORSOrigins []string
@@ -52,6 +59,11 @@ type config struct {
 	// (net/http/pprof) are served, on a listener of their own; never on the
 	// public one. Off by default.
 	DebugAddr string
+
+	// DemoSleep adds the catalog process sleep (see demo.Sleep), which
+	// holds a queue slot for its macro ms milliseconds: for trying
+	// timeouts, full queues, draining and stopping jobs. Off by default.
+	DemoSleep bool
 }
 
 // reserved reports whether seg is the first path segment of routes the
@@ -85,7 +97,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 
 		Metrics: true,
 	}
-	var audience, corsOrigins string
+	var audience, corsOrigins, proxies string
 	fs := flag.NewFlagSet("standalone", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.StringVar(&c.Addr, "addr", c.Addr, "listen address (SCOREHUB_ADDR)")
@@ -102,12 +114,14 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	fs.DurationVar(&c.IdleTimeout, "idle-timeout", c.IdleTimeout, "how long an idle keep-alive connection is kept open (SCOREHUB_IDLE_TIMEOUT)")
 	fs.DurationVar(&c.JobRetention, "job-retention", c.JobRetention, "how long ended jobs and their results are kept (SCOREHUB_JOB_RETENTION)")
 	fs.DurationVar(&c.TokenValidity, "token-validity", c.TokenValidity, "how long an issued idToken is valid (SCOREHUB_TOKEN_VALIDITY)")
-	fs.StringVar(&c.UsersFile, "users", "", "htpasswd file of further users, bcrypt only (SCOREHUB_USERS)")
+	fs.StringVar(&c.UsersFile, "users", "", "htpasswd file of further users, bcrypt of cost 10 or more only (SCOREHUB_USERS)")
 	fs.StringVar(&c.OIDCIssuer, "oidc-issuer", "", "OpenID Connect issuer whose access tokens /api/rest/saml/tokenservice exchanges (SCOREHUB_OIDC_ISSUER)")
 	fs.StringVar(&audience, "oidc-audience", "", "comma-separated audiences an access token must name (SCOREHUB_OIDC_AUDIENCE)")
 	fs.BoolVar(&c.OIDCInsecureHTTP, "oidc-insecure-http", false, "allow an http:// issuer that is not on loopback (SCOREHUB_OIDC_INSECURE_HTTP)")
 	fs.BoolVar(&c.Metrics, "metrics", c.Metrics, "serve Prometheus metrics at /metrics, without a token (SCOREHUB_METRICS)")
 	fs.StringVar(&c.DebugAddr, "debug-addr", "", "listen address of the profiling endpoints (/debug/pprof/), separate from -addr; off when empty (SCOREHUB_DEBUG_ADDR)")
+	fs.BoolVar(&c.DemoSleep, "demo-sleep", false, "add the catalog process sleep, which waits for its macro ms milliseconds (SCOREHUB_DEMO_SLEEP)")
+	fs.StringVar(&proxies, "trusted-proxies", "", "comma-separated addresses or prefixes (10.0.0.5, 10.1.0.0/16) of reverse proxies whose X-Forwarded-For names the client; none by default (SCOREHUB_TRUSTED_PROXIES)")
 	fs.StringVar(&corsOrigins, "cors-origins", "", "comma-separated origins (https://app.example.com) whose pages may call the scoring endpoints; none by default (SCOREHUB_CORS_ORIGINS)")
 
 	// Environment first, so that flags parsed afterwards override it.
@@ -124,9 +138,10 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 		{"SCOREHUB_TOKEN_VALIDITY", "token-validity"}, {"SCOREHUB_USERS", "users"},
 		{"SCOREHUB_OIDC_ISSUER", "oidc-issuer"}, {"SCOREHUB_OIDC_AUDIENCE", "oidc-audience"},
 		{"SCOREHUB_OIDC_INSECURE_HTTP", "oidc-insecure-http"},
-		{"SCOREHUB_CORS_ORIGINS", "cors-origins"},
+		{"SCOREHUB_CORS_ORIGINS", "cors-origins"}, {"SCOREHUB_TRUSTED_PROXIES", "trusted-proxies"},
 		{"SCOREHUB_METRICS", "metrics"},
 		{"SCOREHUB_DEBUG_ADDR", "debug-addr"},
+		{"SCOREHUB_DEMO_SLEEP", "demo-sleep"},
 	}
 	for _, e := range env {
 		if v := getenv(e.name); v != "" {
@@ -166,6 +181,16 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 			c.CORSOrigins = append(c.CORSOrigins, o)
 		}
 	}
+	for _, p := range strings.Split(proxies, ",") {
+		if p = strings.TrimSpace(p); p == "" {
+			continue
+		}
+		prefix, err := parsePrefix(p)
+		if err != nil {
+			return c, fmt.Errorf("-trusted-proxies: %q is neither an address nor a prefix", p)
+		}
+		c.TrustedProxies = append(c.TrustedProxies, prefix)
+	}
 	if c.OIDCIssuer != "" && len(c.OIDCAudience) == 0 {
 		return c, errors.New("-oidc-issuer needs -oidc-audience: the audience an access token must name")
 	}
@@ -184,4 +209,17 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 		return c, errors.New("-read-header-timeout, -read-timeout and -idle-timeout must be positive and -write-timeout not negative")
 	}
 	return c, nil
+}
+
+// parsePrefix reads an address (a prefix of its full length) or a prefix.
+func parsePrefix(s string) (netip.Prefix, error) {
+	if strings.Contains(s, "/") {
+		p, err := netip.ParsePrefix(s)
+		return p.Masked(), err
+	}
+	a, err := netip.ParseAddr(s)
+	if err != nil {
+		return netip.Prefix{}, err
+	}
+	return netip.PrefixFrom(a, a.BitLen()), nil
 }

@@ -57,12 +57,6 @@ var errUsage = errors.New("usage")
 // closed, which cancels their requests, and the remaining jobs are
 // cancelled and marked STOPPED. run returns nil either way.
 func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer, ready func(addr string)) error {
-	return runWith(ctx, args, getenv, stdout, stderr, ready, nil)
-}
-
-// runWith is run with extra processes in the catalog; tests use it to
-// deploy processes the demo does not have.
-func runWith(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer, ready func(addr string), extra []registry.ProcessInfo) error {
 	cfg, err := parseConfig(args, getenv, stderr)
 	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -73,7 +67,7 @@ func runWith(ctx context.Context, args []string, getenv func(string) string, std
 	}
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
 
-	srv, err := newServer(ctx, cfg, getenv, stdout, logger, extra...)
+	srv, err := newServer(ctx, cfg, getenv, stdout, logger)
 	if err != nil {
 		return err
 	}
@@ -156,13 +150,17 @@ type server struct {
 	jobStore registry.JobStore
 }
 
-func newServer(ctx context.Context, cfg config, getenv func(string) string, stdout io.Writer, logger *slog.Logger, extra ...registry.ProcessInfo) (_ *server, err error) {
+func newServer(ctx context.Context, cfg config, getenv func(string) string, stdout io.Writer, logger *slog.Logger) (_ *server, err error) {
 	catalog := registry.NewCatalog()
 	iris, err := demo.Iris()
 	if err != nil {
 		return nil, err
 	}
-	for _, p := range append([]registry.ProcessInfo{iris}, extra...) {
+	procs := []registry.ProcessInfo{iris}
+	if cfg.DemoSleep {
+		procs = append(procs, demo.Sleep())
+	}
+	for _, p := range procs {
 		if err := catalog.Register(p); err != nil {
 			return nil, err
 		}

@@ -71,6 +71,32 @@ func (l *Limiter) Take(key string, now time.Time) (wait time.Duration, ok bool) 
 	return 0, true
 }
 
+// Check reports whether key has a token at now, without taking it, and if
+// not, how long until it will. A key not tracked has its whole burst.
+// With [Limiter.Charge] it limits attempts that count only once their
+// outcome is known, such as failed logins.
+func (l *Limiter) Check(key string, now time.Time) (wait time.Duration, ok bool) {
+	l.mu.Lock()
+	e, tracked := l.index[key]
+	l.mu.Unlock()
+	if !tracked {
+		return 0, true
+	}
+	tokens := e.Value.(*bucket).lim.TokensAt(now)
+	if tokens >= 1 {
+		return 0, true
+	}
+	return time.Duration((1 - tokens) / float64(l.limit) * float64(time.Second)).Round(time.Millisecond), false
+}
+
+// Charge takes one token of key at now whether there is one or not: a key
+// charged past its burst owes tokens, and [Limiter.Check] refuses it until
+// they are repaid. So attempts checked at once, before any of them is
+// charged, cannot escape the limit: they only delay the key's next chance.
+func (l *Limiter) Charge(key string, now time.Time) {
+	l.bucket(key).ReserveN(now, 1) // never refused: the wait for a debt is unbounded
+}
+
 // Len returns how many keys are tracked.
 func (l *Limiter) Len() int {
 	l.mu.Lock()

@@ -33,6 +33,45 @@ func TestTakeSpendsBurstThenWaits(t *testing.T) {
 	}
 }
 
+// TestCheckAndCharge: Check takes nothing; Charge takes whether or not
+// there is a token, and what is owed delays the key's next chance.
+func TestCheckAndCharge(t *testing.T) {
+	l, err := New(10*time.Second, 2, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Unix(1000, 0)
+	for i := range 3 {
+		if _, ok := l.Check("a", now); !ok {
+			t.Fatalf("check %d of a fresh key refused", i+1)
+		}
+	}
+	if l.Len() != 0 {
+		t.Errorf("Check tracks %d keys, want 0", l.Len())
+	}
+	// Four attempts checked at once, all charged after: two over the burst.
+	for range 4 {
+		l.Charge("a", now)
+	}
+	steps := []struct {
+		after time.Duration
+		ok    bool
+		wait  time.Duration
+	}{
+		{0, false, 30 * time.Second},
+		{20 * time.Second, false, 10 * time.Second},
+		{30 * time.Second, true, 0},
+	}
+	for _, st := range steps {
+		if wait, ok := l.Check("a", now.Add(st.after)); ok != st.ok || wait != st.wait {
+			t.Errorf("after %v: ok=%v wait=%v, want ok=%v wait=%v", st.after, ok, wait, st.ok, st.wait)
+		}
+	}
+	if _, ok := l.Check("b", now); !ok {
+		t.Error("another key shares a's debt")
+	}
+}
+
 func TestMemoryIsBoundedByEvictingLeastRecentlyUsed(t *testing.T) {
 	l, err := New(time.Hour, 1, 2)
 	if err != nil {

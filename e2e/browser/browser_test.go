@@ -1,10 +1,12 @@
-package main
+// Package browser drives Debian's chromium, headless, through the Chrome
+// DevTools Protocol against the reference server, as a person would use
+// the endpoint test page.
+package browser
 
 import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -19,6 +21,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/scorehub/scorehub/e2e/internal/harness"
 	"github.com/scorehub/scorehub/internal/testenv"
 )
 
@@ -261,8 +264,8 @@ const irisKey = "DEFAULT/iris/classify"
 // use an endpoint of a group that needs a token.
 func TestBrowserEndpointTestPage(t *testing.T) {
 	tab := newTab(t)
-	base, stop := startServer(t, t.TempDir())
-	defer stop()
+	srv := harness.Start(t, harness.Options{})
+	base := srv.Base
 	b := browser{t: t, ctx: tab}
 
 	b.do("open /ui", chromedp.Navigate(base+"/ui"))
@@ -287,7 +290,7 @@ func TestBrowserEndpointTestPage(t *testing.T) {
 
 	t.Run("sign in and find the iris endpoint with its URL", func(t *testing.T) {
 		b := browser{t: t, ctx: tab}
-		b.typeInto("#password", testAdminPassword)
+		b.typeInto("#password", harness.AdminPassword)
 		b.do("submit the sign-in form", chromedp.Click(chromedp.CSS("#signin-submit")))
 		b.do("wait for the menu", chromedp.WaitVisible(chromedp.CSS(`button[data-endpoint="`+irisKey+`"]`)))
 		if user := b.text("#session-user"); user != "admin" {
@@ -302,7 +305,7 @@ func TestBrowserEndpointTestPage(t *testing.T) {
 		b.do("open the iris endpoint", chromedp.Click(chromedp.CSS(`button[data-endpoint="`+irisKey+`"]`)))
 		b.waitFor("the sample input", `document.getElementById('body').value.includes('sepal_length')`)
 		url := eval[string](b, "document.getElementById('endpoint-url').value")
-		if want := base + irisURL; url != want {
+		if want := base + harness.IrisURL; url != want {
 			t.Errorf("endpoint URL %q, want %q", url, want)
 		}
 		if stored := eval[int](b, "localStorage.length + sessionStorage.length + document.cookie.length"); stored != 0 {
@@ -338,7 +341,7 @@ func TestBrowserEndpointTestPage(t *testing.T) {
 		b.do("show the curl command", chromedp.Click(chromedp.CSS("#show-curl")))
 		b.do("wait for the curl command", chromedp.WaitVisible(chromedp.CSS("#curl")))
 		command := b.text("#curl")
-		for _, want := range []string{"curl ", "'" + base + irisURL + "'", "-H 'Content-Type: application/json'", "--data-raw '"} {
+		for _, want := range []string{"curl ", "'" + base + harness.IrisURL + "'", "-H 'Content-Type: application/json'", "--data-raw '"} {
 			if !strings.Contains(command, want) {
 				t.Errorf("curl command lacks %q:\n%s", want, command)
 			}
@@ -393,12 +396,12 @@ func TestBrowserEndpointTestPage(t *testing.T) {
 
 	t.Run("a group that needs a token: the page sends it, the curl command says where it goes", func(t *testing.T) {
 		b := browser{t: t, ctx: tab}
-		token := adminToken(t, base)
+		token := srv.AdminToken(t)
 		for _, w := range []struct{ path, body string }{
 			{"/api/v1/webapigroups", `{"name":"secure","description":"Needs an idToken","auth":{"mode":"token"}}`},
 			{"/api/v1/deployments", `{"group":"secure","path":"iris","enabled":true,"endpoints":[{"alias":"classify","process":"iris"}]}`},
 		} {
-			if status, got := api(t, base, token, http.MethodPost, w.path, "application/json", w.body); status != http.StatusCreated {
+			if status, got := srv.API(t, token, http.MethodPost, w.path, "application/json", w.body); status != http.StatusCreated {
 				t.Fatalf("POST %s: %d %v", w.path, status, got)
 			}
 		}
@@ -421,7 +424,7 @@ func TestBrowserEndpointTestPage(t *testing.T) {
 			}
 		}
 		// As pasted, after giving the password curl asks for.
-		withPassword := strings.Replace(command, "-u 'admin'", "-u 'admin:"+testAdminPassword+"'", 1)
+		withPassword := strings.Replace(command, "-u 'admin'", "-u 'admin:"+harness.AdminPassword+"'", 1)
 		if d := cmp.Diff(shown, decodeJSON(t, "curl's answer", runShell(t, withPassword))); d != "" {
 			t.Errorf("the page showed (-) and the curl command with $TOKEN answered (+):\n%s", d)
 		}
@@ -445,12 +448,12 @@ func TestBrowserEndpointTestPage(t *testing.T) {
 // whose tokens live two seconds and waits for the page to notice.
 func TestBrowserAsksToSignInAgainWhenTheTokenExpires(t *testing.T) {
 	tab := newTab(t)
-	base, stop := startServer(t, t.TempDir(), "-token-validity", "2s")
-	defer stop()
+	srv := harness.Start(t, harness.Options{Args: []string{"-token-validity", "2s"}})
+	base := srv.Base
 	b := browser{t: t, ctx: tab}
 
 	b.do("open the page", chromedp.Navigate(base+"/ui/"))
-	b.signIn("admin", testAdminPassword)
+	b.signIn("admin", harness.AdminPassword)
 	b.waitFor("the expiry message", `!document.getElementById('signin').hidden && document.getElementById('signin-message').textContent.includes('expired')`)
 	if msg := b.text("#signin-message"); msg != "Your session expired — sign in again." {
 		t.Errorf("message %q, want the page to ask to sign in again", msg)
@@ -464,39 +467,10 @@ func TestBrowserAsksToSignInAgainWhenTheTokenExpires(t *testing.T) {
 	b.screenshot("ui-session-expired.png")
 
 	// Signing in again brings the menu back.
-	b.typeInto("#password", testAdminPassword)
+	b.typeInto("#password", harness.AdminPassword)
 	b.do("sign in again", chromedp.Click(chromedp.CSS("#signin-submit")))
 	b.waitFor("the menu or a second expiry", `!document.getElementById('app').hidden || document.getElementById('signin-message').textContent.includes('expired')`)
 	if p := eval[[]string](b, "window.__problems"); len(p) > 0 {
 		t.Errorf("the page had problems:\n  %s", strings.Join(p, "\n  "))
-	}
-}
-
-// TestTestPagesAreMountedAtUI checks, without a browser, where the pages
-// are: /ui/ serves the page with its CSP, /ui is sent there, and the
-// scoring prefix cannot take the place.
-func TestTestPagesAreMountedAtUI(t *testing.T) {
-	base, stop := startServer(t, t.TempDir())
-	defer stop()
-	client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	res, err := client.Get(base + "/ui")
-	if err != nil {
-		t.Fatal(err)
-	}
-	res.Body.Close()
-	if loc := res.Header.Get("Location"); res.StatusCode/100 != 3 || loc != "/ui/" {
-		t.Errorf("GET /ui: %d to %q, want a redirect to /ui/", res.StatusCode, loc)
-	}
-	res, err = client.Get(base + "/ui/")
-	if err != nil {
-		t.Fatal(err)
-	}
-	res.Body.Close()
-	if ct, csp := res.Header.Get("Content-Type"), res.Header.Get("Content-Security-Policy"); res.StatusCode != http.StatusOK ||
-		ct != "text/html; charset=utf-8" || !strings.Contains(csp, "frame-ancestors 'none'") {
-		t.Errorf("GET /ui/: %d %q, CSP %q; want the page with its policy", res.StatusCode, ct, csp)
-	}
-	if _, err := parseConfig([]string{"-prefix", "/ui/"}, func(string) string { return "" }, io.Discard); err == nil {
-		t.Error("-prefix /ui was accepted: scoring would take the test pages' place")
 	}
 }

@@ -1,4 +1,7 @@
-package main
+// Package readme runs what the repository's README shows against the
+// reference server: its commands, as written there, and the answers it
+// shows after them.
+package readme
 
 import (
 	"encoding/json"
@@ -11,7 +14,12 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/scorehub/scorehub/e2e/internal/harness"
 )
+
+// readmePath is the README, from this package's directory.
+const readmePath = "../../README.md"
 
 // readmeBase is the address the README's commands use.
 const readmeBase = "http://127.0.0.1:8080"
@@ -32,7 +40,7 @@ type readmeStep struct {
 // section: every sh block, with the json block that follows it.
 func readmeSteps(t *testing.T) []readmeStep {
 	t.Helper()
-	b, err := os.ReadFile("../../README.md")
+	b, err := os.ReadFile(readmePath)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -153,9 +161,9 @@ func expand(w string, vars map[string]string) (string, error) {
 	return strings.Join(parts, ""), nil
 }
 
-// curl runs the curl command words against base, as curl -s would, and
-// returns the status and the body.
-func curl(t *testing.T, words []string, vars map[string]string, base string) (int, []byte) {
+// curl runs the curl command words against the server s, as curl -s
+// would, and returns the status and the body.
+func curl(t *testing.T, s *harness.Server, words []string, vars map[string]string) (int, []byte) {
 	t.Helper()
 	if len(words) == 0 || words[0] != "curl" {
 		t.Fatalf("not a curl command: %q", words)
@@ -203,7 +211,7 @@ func curl(t *testing.T, words []string, vars map[string]string, base string) (in
 	if !strings.HasPrefix(url, readmeBase+"/") {
 		t.Fatalf("URL %q does not start with %s", url, readmeBase)
 	}
-	url = base + strings.TrimPrefix(url, readmeBase)
+	url = s.Base + strings.TrimPrefix(url, readmeBase)
 	if method == "" {
 		method = http.MethodGet
 		if body != "" {
@@ -225,7 +233,7 @@ func curl(t *testing.T, words []string, vars map[string]string, base string) (in
 	if user != "" {
 		req.SetBasicAuth(user, password)
 	}
-	res, err := http.DefaultClient.Do(req)
+	res, err := s.Client(t).Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -262,8 +270,8 @@ func withoutVolatile(v any) any {
 // as written there, against a fresh server, and compares what each answers
 // with what the README shows (times aside).
 func TestReadmeManagementWalkthrough(t *testing.T) {
-	base, stop := startServer(t, t.TempDir())
-	defer stop()
+	t.Parallel()
+	srv := harness.Start(t, harness.Options{})
 	steps := readmeSteps(t)
 	if len(steps) < 6 {
 		t.Fatalf("the README's management section has %d commands, want the token, the group, the deployment, scoring, disabling and scoring again", len(steps))
@@ -271,9 +279,9 @@ func TestReadmeManagementWalkthrough(t *testing.T) {
 	if !strings.Contains(steps[len(steps)-1].want, `"endpoint_disabled"`) {
 		t.Errorf("the walk-through does not end by showing the disabled endpoint's 404 type")
 	}
-	vars := map[string]string{"SCOREHUB_ADMIN_PASSWORD": testAdminPassword}
+	vars := map[string]string{"SCOREHUB_ADMIN_PASSWORD": harness.AdminPassword}
 	for i, s := range steps {
-		status, body := curl(t, s.words, vars, base)
+		status, body := curl(t, srv, s.words, vars)
 		if s.assign != "" {
 			var out map[string]any
 			if err := json.Unmarshal(body, &out); err != nil {
@@ -294,7 +302,7 @@ func TestReadmeManagementWalkthrough(t *testing.T) {
 		if err := json.Unmarshal(body, &got); err != nil {
 			t.Fatalf("step %d (%s): answer %d %s is not JSON", i, s.text, status, body)
 		}
-		if err := json.Unmarshal([]byte(strings.ReplaceAll(s.want, readmeBase, base)), &want); err != nil {
+		if err := json.Unmarshal([]byte(strings.ReplaceAll(s.want, readmeBase, srv.Base)), &want); err != nil {
 			t.Fatalf("step %d: the README's answer is not JSON: %v", i, err)
 		}
 		if d := cmp.Diff(withoutVolatile(want), withoutVolatile(got)); d != "" {
@@ -304,6 +312,7 @@ func TestReadmeManagementWalkthrough(t *testing.T) {
 }
 
 func TestShellWords(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		line string
 		want []string
@@ -325,95 +334,5 @@ func TestShellWords(t *testing.T) {
 		if d := cmp.Diff(tt.want, got); d != "" && !tt.err {
 			t.Errorf("shellWords(%q) (-want +got):\n%s", tt.line, d)
 		}
-	}
-}
-
-// api sends a management request with token and returns the status and the
-// JSON answer.
-func api(t *testing.T, base, token, method, path, contentType, body string) (int, map[string]any) {
-	t.Helper()
-	req, err := http.NewRequest(method, base+path, strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Authorization", "Bearer "+token)
-	if contentType != "" {
-		req.Header.Set("Content-Type", contentType)
-	}
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer res.Body.Close()
-	var got map[string]any
-	if res.StatusCode != http.StatusNoContent {
-		if err := json.NewDecoder(res.Body).Decode(&got); err != nil {
-			t.Fatalf("%s %s answered %d with no JSON: %v", method, path, res.StatusCode, err)
-		}
-	}
-	return res.StatusCode, got
-}
-
-func adminToken(t *testing.T, base string) string {
-	t.Helper()
-	status, got := getToken(t, base, "admin", testAdminPassword)
-	tok, _ := got["idToken"].(string)
-	if status != 200 || tok == "" {
-		t.Fatalf("token service: %d %v", status, got)
-	}
-	return tok
-}
-
-// TestManagementWritesSurviveRestart writes through the API, stops the
-// server, starts it again on the same data, and reads and scores.
-func TestManagementWritesSurviveRestart(t *testing.T) {
-	dir := t.TempDir()
-	const row = `{"data":[{"sepal_length":6.3,"sepal_width":3.3,"petal_length":6.0,"petal_width":2.5}]}`
-	const scoreURL = "/webapi/flowers/api/v1/services/iris/species"
-
-	base, stop := startServer(t, dir)
-	tok := adminToken(t, base)
-	writes := []struct {
-		method, path, contentType, body string
-		status                          int
-	}{
-		{"PUT", "/api/v1/queues/batch", "application/json", `{"maxConcurrent":2,"maxWaiting":7}`, 201},
-		{"POST", "/api/v1/webapigroups", "application/json", `{"name":"flowers","description":"Flower models"}`, 201},
-		{"POST", "/api/v1/deployments", "application/json",
-			`{"group":"flowers","path":"iris","description":"Species","endpoints":[{"alias":"species","process":"iris","queue":"batch","timeoutMs":3000}]}`, 201},
-		{"PATCH", "/api/v1/deployments/DEFAULT/iris", "application/merge-patch+json", `{"enabled":false}`, 200},
-	}
-	for _, w := range writes {
-		if status, got := api(t, base, tok, w.method, w.path, w.contentType, w.body); status != w.status {
-			t.Fatalf("%s %s: %d %v, want %d", w.method, w.path, status, got, w.status)
-		}
-	}
-	if status, got := postJSON(t, base+scoreURL, row); status != 200 {
-		t.Fatalf("scoring before the restart: %d %v", status, got)
-	}
-	_, before := api(t, base, tok, "GET", "/api/v1/deployments/flowers/iris", "", "")
-	if err := stop(); err != nil {
-		t.Fatal(err)
-	}
-
-	base, stop = startServer(t, dir)
-	defer stop()
-	tok = adminToken(t, base)
-	status, after := api(t, base, tok, "GET", "/api/v1/deployments/flowers/iris", "", "")
-	if status != 200 {
-		t.Fatalf("the deployment after the restart: %d %v", status, after)
-	}
-	if d := cmp.Diff(before, after); d != "" {
-		t.Errorf("the deployment changed across the restart (-before +after):\n%s", d)
-	}
-	if status, q := api(t, base, tok, "GET", "/api/v1/queues/batch", "", ""); status != 200 || q["maxWaiting"] != 7.0 {
-		t.Errorf("the queue after the restart: %d %v", status, q)
-	}
-	status, got := postJSON(t, base+scoreURL, row)
-	if status != 200 || got["data"].([]any)[0].(map[string]any)["prediction(species)"] != "virginica" {
-		t.Errorf("scoring after the restart: %d %v", status, got)
-	}
-	if status, got := postJSON(t, base+irisURL, row); status != 404 || got["error"].(map[string]any)["type"] != "endpoint_disabled" {
-		t.Errorf("the demo disabled before the restart answered %d %v, want 404 endpoint_disabled", status, got)
 	}
 }

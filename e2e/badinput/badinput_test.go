@@ -1,9 +1,11 @@
-package main
+// Package badinput sends the reference server a catalogue of malformed and
+// hostile requests and checks each answer, and that the server is as it
+// was afterwards.
+package badinput
 
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/base64"
@@ -14,7 +16,6 @@ import (
 	"net"
 	"net/http"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -24,6 +25,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/scorehub/scorehub/e2e/internal/harness"
+	"github.com/scorehub/scorehub/internal/testutil"
 	"github.com/scorehub/scorehub/tokens"
 )
 
@@ -46,7 +49,7 @@ const badHang = 30 * time.Second
 const badPlain = "(net/http)"
 
 // badIrisRow is one valid row for the demo endpoint.
-const badIrisRow = `{"sepal_length":5.1,"sepal_width":3.5,"petal_length":1.4,"petal_width":0.2}`
+const badIrisRow = harness.IrisRow
 
 // badEnv is what the cases build their requests from.
 type badEnv struct {
@@ -93,7 +96,7 @@ func badReq(method, target, body string, headers ...string) string {
 // badScore is a scoring request for the demo endpoint with a JSON body.
 func badScore(body string, headers ...string) func(*badEnv) string {
 	return func(*badEnv) string {
-		return badReq(http.MethodPost, irisURL, body, append([]string{"Content-Type: application/json"}, headers...)...)
+		return badReq(http.MethodPost, harness.IrisURL, body, append([]string{"Content-Type: application/json"}, headers...)...)
 	}
 }
 
@@ -225,34 +228,34 @@ func badCatalogue() []badCase {
 		{name: "10,000 columns (at the limit)", req: badScore(badColumns(10_000)), status: 200, body: `"c9999":9999`},
 		{name: "10,001 columns", req: badScore(badColumns(10_001)), status: 413, typ: "too_many_columns", body: "10000"},
 		{name: "33 MiB body with its length", req: func(*badEnv) string {
-			return badReq(http.MethodPost, irisURL, `{"data":[],"pad":"`+strings.Repeat("x", 33<<20)+`"}`, "Content-Type: application/json")
+			return badReq(http.MethodPost, harness.IrisURL, `{"data":[],"pad":"`+strings.Repeat("x", 33<<20)+`"}`, "Content-Type: application/json")
 		}, status: 413, typ: "body_too_large", body: "33554432"},
 		{name: "33 MiB body chunked", req: func(*badEnv) string {
-			return badReq(http.MethodPost, irisURL, badChunked(`{"data":[],"pad":"`+strings.Repeat("x", 33<<20)+`"}`, 1<<20),
+			return badReq(http.MethodPost, harness.IrisURL, badChunked(`{"data":[],"pad":"`+strings.Repeat("x", 33<<20)+`"}`, 1<<20),
 				"Content-Type: application/json", "Transfer-Encoding: chunked")
 		}, status: 413, typ: "body_too_large", body: "33554432"},
-		{name: "body longer than Content-Length", req: badFixed(badReq(http.MethodPost, irisURL, `{"data":[`+badIrisRow+`]}`+"GET /health/live HTTP/1.1\r\nHost: x\r\n\r\n",
+		{name: "body longer than Content-Length", req: badFixed(badReq(http.MethodPost, harness.IrisURL, `{"data":[`+badIrisRow+`]}`+"GET /health/live HTTP/1.1\r\nHost: x\r\n\r\n",
 			"Content-Type: application/json", "Content-Length: 20")), status: 400, typ: "malformed_json"},
-		{name: "chunked without a length", req: badFixed(badReq(http.MethodPost, irisURL, badChunked(`{"data":[`+badIrisRow+`]}`, 7),
+		{name: "chunked without a length", req: badFixed(badReq(http.MethodPost, harness.IrisURL, badChunked(`{"data":[`+badIrisRow+`]}`, 7),
 			"Content-Type: application/json", "Transfer-Encoding: chunked")), status: 200, body: `"prediction(species)":"setosa"`},
 		// RFC 9112 §6.3: Transfer-Encoding overrides Content-Length, and
 		// net/http then closes the connection, so nothing is smuggled.
-		{name: "Content-Length and chunked at once", req: badFixed(badReq(http.MethodPost, irisURL, badChunked(`{"data":[`+badIrisRow+`]}`, 7),
+		{name: "Content-Length and chunked at once", req: badFixed(badReq(http.MethodPost, harness.IrisURL, badChunked(`{"data":[`+badIrisRow+`]}`, 7),
 			"Content-Type: application/json", "Content-Length: 5", "Transfer-Encoding: chunked")), status: 200, body: `"prediction(species)":"setosa"`},
-		{name: "two different Content-Lengths", req: badFixed(badReq(http.MethodPost, irisURL, `{"data":[]}`,
+		{name: "two different Content-Lengths", req: badFixed(badReq(http.MethodPost, harness.IrisURL, `{"data":[]}`,
 			"Content-Type: application/json", "Content-Length: 11", "Content-Length: 12")), status: 400, typ: badPlain},
 
 		// Content type.
-		{name: "text/plain", req: badFixed(badReq(http.MethodPost, irisURL, `{"data":[]}`, "Content-Type: text/plain")), status: 415, typ: "unsupported_media_type"},
-		{name: "no Content-Type", req: badFixed(badReq(http.MethodPost, irisURL, `{"data":[]}`)), status: 415, typ: "unsupported_media_type"},
-		{name: "charset latin1", req: badFixed(badReq(http.MethodPost, irisURL, `{"data":[]}`, "Content-Type: application/json; charset=iso-8859-1")),
+		{name: "text/plain", req: badFixed(badReq(http.MethodPost, harness.IrisURL, `{"data":[]}`, "Content-Type: text/plain")), status: 415, typ: "unsupported_media_type"},
+		{name: "no Content-Type", req: badFixed(badReq(http.MethodPost, harness.IrisURL, `{"data":[]}`)), status: 415, typ: "unsupported_media_type"},
+		{name: "charset latin1", req: badFixed(badReq(http.MethodPost, harness.IrisURL, `{"data":[]}`, "Content-Type: application/json; charset=iso-8859-1")),
 			status: 415, typ: "unsupported_media_type"},
-		{name: "malformed media type", req: badFixed(badReq(http.MethodPost, irisURL, `{"data":[]}`, "Content-Type: application/json; ;;=")),
+		{name: "malformed media type", req: badFixed(badReq(http.MethodPost, harness.IrisURL, `{"data":[]}`, "Content-Type: application/json; ;;=")),
 			status: 415, typ: "unsupported_media_type"},
 
 		// Methods.
-		{name: "GET on a scoring endpoint", req: badFixed(badReq(http.MethodGet, irisURL, "")), status: 405, typ: "method_not_allowed", header: map[string]string{"Allow": "POST"}},
-		{name: "unknown method on a scoring endpoint", req: badFixed(badReq("BREW", irisURL, `{"data":[]}`, "Content-Type: application/json")),
+		{name: "GET on a scoring endpoint", req: badFixed(badReq(http.MethodGet, harness.IrisURL, "")), status: 405, typ: "method_not_allowed", header: map[string]string{"Allow": "POST"}},
+		{name: "unknown method on a scoring endpoint", req: badFixed(badReq("BREW", harness.IrisURL, `{"data":[]}`, "Content-Type: application/json")),
 			status: 405, typ: "method_not_allowed", header: map[string]string{"Allow": "POST"}},
 		{name: "unknown method on a management route", req: badAPI("BREW", "/api/v1/webapigroups", "", ""),
 			status: 405, typ: "method_not_allowed", header: map[string]string{"Allow": "GET, POST"}},
@@ -283,18 +286,18 @@ func badCatalogue() []badCase {
 		// Header tricks.
 		// A folded line is joined to the header it continues: no header
 		// is injected.
-		{name: "CR LF in a header value (obsolete line folding)", req: badFixed(badReq(http.MethodPost, irisURL, `{"data":[`+badIrisRow+`]}`,
+		{name: "CR LF in a header value (obsolete line folding)", req: badFixed(badReq(http.MethodPost, harness.IrisURL, `{"data":[`+badIrisRow+`]}`,
 			"Content-Type: application/json", "X-Note: a\r\n Content-Type: text/plain")), status: 200, body: `"prediction(species)":"setosa"`},
-		{name: "bare CR in a header value", req: badFixed(badReq(http.MethodPost, irisURL, `{"data":[]}`, "Content-Type: application/json", "X-Note: a\rSet-Cookie: b=c")),
+		{name: "bare CR in a header value", req: badFixed(badReq(http.MethodPost, harness.IrisURL, `{"data":[]}`, "Content-Type: application/json", "X-Note: a\rSet-Cookie: b=c")),
 			status: 400, typ: badPlain},
-		{name: "bare LF line ends", req: badFixed("POST " + irisURL + " HTTP/1.1\nHost: x\nContent-Type: application/json\nContent-Length: " +
+		{name: "bare LF line ends", req: badFixed("POST " + harness.IrisURL + " HTTP/1.1\nHost: x\nContent-Type: application/json\nContent-Length: " +
 			strconv.Itoa(len(badIrisRow)+11) + "\nConnection: close\n\n{\"data\":[" + badIrisRow + "]}"), status: 200, body: `"prediction(species)":"setosa"`},
 		{name: "header name with a space", req: badFixed(badReq(http.MethodGet, "/health/live", "", "Bad Name: x")), status: 400, typ: badPlain},
 		{name: "2 MiB of headers", req: badFixed(badReq(http.MethodGet, "/health/live", "", "X-Big: "+strings.Repeat("a", 2<<20))),
 			status: 431, typ: badPlain},
-		{name: "macro name empty", req: badFixed(badReq(http.MethodPost, irisURL+"?=1", `{"data":[]}`, "Content-Type: application/json")),
+		{name: "macro name empty", req: badFixed(badReq(http.MethodPost, harness.IrisURL+"?=1", `{"data":[]}`, "Content-Type: application/json")),
 			status: 400, typ: "invalid_request"},
-		{name: "malformed query", req: badFixed(badReq(http.MethodPost, irisURL+"?a=%zz", `{"data":[]}`, "Content-Type: application/json")),
+		{name: "malformed query", req: badFixed(badReq(http.MethodPost, harness.IrisURL+"?a=%zz", `{"data":[]}`, "Content-Type: application/json")),
 			status: 400, typ: "invalid_request"},
 
 		// The token service.
@@ -306,10 +309,10 @@ func badCatalogue() []badCase {
 			status: 401, typ: "unauthorized", header: map[string]string{"WWW-Authenticate": "Basic realm="}},
 		{name: "Basic with a 10 KiB credential", req: badBasic("Basic " + badB64(strings.Repeat("u", 5<<10)+":"+strings.Repeat("p", 5<<10))),
 			status: 401, typ: "unauthorized", header: map[string]string{"WWW-Authenticate": "Basic realm="}},
-		{name: "Basic with an empty user", req: badBasic("Basic " + badB64(":"+testAdminPassword)),
+		{name: "Basic with an empty user", req: badBasic("Basic " + badB64(":"+harness.AdminPassword)),
 			status: 401, typ: "unauthorized", header: map[string]string{"WWW-Authenticate": "Basic realm="}},
 		{name: "two Authorization headers on the token service", req: badFixed(badReq(http.MethodGet, "/api/rest/tokenservice", "",
-			"Authorization: Basic "+badB64("admin:"+testAdminPassword), "Authorization: Basic "+badB64("admin:x"))),
+			"Authorization: Basic "+badB64("admin:"+harness.AdminPassword), "Authorization: Basic "+badB64("admin:x"))),
 			status: 400, typ: "invalid_request"},
 		{name: "Bearer on the token service", req: badBasic("Bearer abc.def.ghi"),
 			status: 401, typ: "unauthorized", header: map[string]string{"WWW-Authenticate": "Basic realm="}},
@@ -420,7 +423,7 @@ func badCatalogue() []badCase {
 // wrong algorithm, altered, and signed with the server's own key (read from
 // its data directory) but expired, for another issuer or audience, or too
 // large.
-func badForge(t *testing.T, base, dir, valid string) map[string]string {
+func badForge(t *testing.T, s *harness.Server, valid string) map[string]string {
 	t.Helper()
 	enc := base64.RawURLEncoding
 	parts := strings.Split(valid, ".")
@@ -438,6 +441,17 @@ func badForge(t *testing.T, base, dir, valid string) map[string]string {
 		return enc.EncodeToString(b)
 	}
 	now := time.Now().Unix()
+	var payload map[string]any
+	pb, _ := enc.DecodeString(parts[1])
+	if err := json.Unmarshal(pb, &payload); err != nil {
+		t.Fatalf("token payload: %v", err)
+	}
+	// The server's own issuer and audience, as its valid token names them.
+	tokenIssuer, _ := payload["iss"].(string)
+	tokenAudience := fmt.Sprint(payload["aud"])
+	if aud, ok := payload["aud"].([]any); ok && len(aud) == 1 {
+		tokenAudience = fmt.Sprint(aud[0])
+	}
 	claims := map[string]any{"sub": "admin", "admin": true, "grp": []string{"admin"}, "iss": tokenIssuer, "aud": tokenAudience,
 		"iat": now, "exp": now + 300, "jti": "forged"}
 	out := map[string]string{}
@@ -447,7 +461,7 @@ func badForge(t *testing.T, base, dir, valid string) map[string]string {
 	var jwks struct {
 		Keys []map[string]string `json:"keys"`
 	}
-	if err := json.Unmarshal([]byte(getBody(t, base+"/api/rest/jwks.json")), &jwks); err != nil || len(jwks.Keys) == 0 {
+	if err := json.Unmarshal([]byte(s.Get(t, "/api/rest/jwks.json")), &jwks); err != nil || len(jwks.Keys) == 0 {
 		t.Fatalf("JWKS: %v %v", err, jwks)
 	}
 	pub := jwks.Keys[0]["x"]
@@ -460,18 +474,13 @@ func badForge(t *testing.T, base, dir, valid string) map[string]string {
 	mac.Write([]byte(signing))
 	out["hs256"] = signing + "." + enc.EncodeToString(mac.Sum(nil))
 
-	var payload map[string]any
-	pb, _ := enc.DecodeString(parts[1])
-	if err := json.Unmarshal(pb, &payload); err != nil {
-		t.Fatalf("token payload: %v", err)
-	}
 	payload["sub"] = "mallory"
 	out["tampered"] = parts[0] + "." + segment(payload) + "." + parts[2]
 	// Base64 decoders that skip padding or accept the standard alphabet
 	// would verify this as the token itself.
 	out["padded"] = valid + "=="
 
-	keys, err := tokens.LoadOrCreateKeySet(filepath.Join(dir, keyFile), tokens.KeySetConfig{Retention: 5 * time.Minute})
+	keys, err := tokens.LoadOrCreateKeySet(filepath.Join(s.Dir, keyFile), tokens.KeySetConfig{Retention: 5 * time.Minute})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -502,40 +511,31 @@ func badForge(t *testing.T, base, dir, valid string) map[string]string {
 	return out
 }
 
-// badStart runs the server in-process with the catalogue's short timeouts.
-func badStart(t *testing.T, dir string, log io.Writer) (addr string, stop func() error) {
+// keyFile is where the standalone server keeps its signing keys in its data
+// directory.
+const keyFile = "keys.json"
+
+// badStart runs the server with the catalogue's short timeouts, and its
+// profiles on a listener of their own, where the test counts its
+// goroutines.
+func badStart(t *testing.T) (*harness.Server, *harness.Profiles) {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	ready := make(chan string, 1)
-	done := make(chan error, 1)
-	args := []string{"-addr", "127.0.0.1:0", "-data", dir,
+	s := harness.Start(t, harness.Options{Args: []string{
 		"-read-header-timeout", badReadHeaderTimeout.String(), "-read-timeout", badReadTimeout.String(),
-		"-write-timeout", badWriteTimeout.String(), "-idle-timeout", badIdleTimeout.String(), "-grace", "5s"}
-	env := map[string]string{"SCOREHUB_ADMIN_PASSWORD": testAdminPassword}
-	go func() {
-		done <- runWith(ctx, args, func(k string) string { return env[k] }, io.Discard, log, func(a string) { ready <- a }, nil)
-	}()
-	select {
-	case addr = <-ready:
-	case err := <-done:
-		cancel()
-		t.Fatalf("server stopped before listening: %v", err)
-	}
-	return addr, func() error {
-		cancel()
-		return <-done
-	}
+		"-write-timeout", badWriteTimeout.String(), "-idle-timeout", badIdleTimeout.String(), "-grace", "5s",
+		"-debug-addr", "127.0.0.1:0"}})
+	return s, s.Profiles(t)
 }
 
 // badState is what the management API lists: groups, deployments and
 // queues, by name.
-func badState(t *testing.T, base, token string) map[string][]string {
+func badState(t *testing.T, s *harness.Server, token string) map[string][]string {
 	t.Helper()
 	state := map[string][]string{}
 	for kind, path := range map[string]string{"groups": "/api/v1/webapigroups", "deployments": "/api/v1/deployments", "queues": "/api/v1/queues"} {
-		req, _ := http.NewRequest(http.MethodGet, base+path, nil)
+		req, _ := http.NewRequest(http.MethodGet, s.Base+path, nil)
 		req.Header.Set("Authorization", "Bearer "+token)
-		res, err := http.DefaultClient.Do(req)
+		res, err := s.Client(t).Do(req)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -545,22 +545,12 @@ func badState(t *testing.T, base, token string) map[string][]string {
 		if err != nil || res.StatusCode != 200 {
 			t.Fatalf("GET %s: %d %v", path, res.StatusCode, err)
 		}
-		var items []map[string]any
-		if bytes.HasPrefix(raw, []byte("{")) { // a page
-			var page struct {
-				Content       []map[string]any `json:"content"`
-				TotalElements int              `json:"totalElements"`
-			}
-			err = json.Unmarshal(raw, &page)
-			if page.TotalElements != len(page.Content) {
-				t.Fatalf("GET %s: %d of %d on the first page", path, len(page.Content), page.TotalElements)
-			}
-			items = page.Content
-		} else {
-			err = json.Unmarshal(raw, &items)
-		}
+		items, page, err := testutil.DecodeList(raw)
 		if err != nil {
 			t.Fatalf("GET %s: %v", path, err)
+		}
+		if page != nil && page.TotalElements != len(page.Content) {
+			t.Fatalf("GET %s: %d of %d on the first page", path, len(page.Content), page.TotalElements)
 		}
 		var names []string
 		for _, it := range items {
@@ -578,14 +568,13 @@ func badState(t *testing.T, base, token string) map[string][]string {
 	return state
 }
 
-// badStable returns the goroutine count once it stops changing, idle
-// client connections closed.
-func badStable() int {
+// badStable returns the server's goroutine count once it stops changing,
+// the test's idle connections closed.
+func badStable(t *testing.T, p *harness.Profiles) int {
 	last := -1
 	for range 50 {
 		http.DefaultClient.CloseIdleConnections()
-		runtime.GC()
-		n := runtime.NumGoroutine()
+		n := p.Goroutines(t)
 		if n == last {
 			return n
 		}
@@ -595,13 +584,13 @@ func badStable() int {
 	return last
 }
 
-// badSettle waits until the goroutine count is back within slack of want.
-func badSettle(want, slack int) (int, bool) {
+// badSettle waits until the server's goroutine count is back within slack
+// of want.
+func badSettle(t *testing.T, p *harness.Profiles, want, slack int) (int, bool) {
 	deadline := time.Now().Add(20 * time.Second)
 	for {
 		http.DefaultClient.CloseIdleConnections()
-		runtime.GC()
-		n := runtime.NumGoroutine()
+		n := p.Goroutines(t)
 		if n <= want+slack {
 			return n, true
 		}
@@ -619,22 +608,16 @@ func badSettle(want, slack int) (int, bool) {
 // service is as it was: it still scores, issues tokens and writes, holds no
 // more goroutines than before and kept nothing a refused request sent.
 func TestBadInputCatalogue(t *testing.T) {
-	dir := t.TempDir()
-	var log lockedBuffer
-	addr, stop := badStart(t, dir, &log)
-	defer func() {
-		if err := stop(); err != nil {
-			t.Errorf("stop: %v", err)
-		}
-	}()
-	base := "http://" + addr
-	token := adminToken(t, base)
-	before := badState(t, base, token)
-	env := &badEnv{token: token, forged: badForge(t, base, dir, token)}
-	if status, got := postJSON(t, base+irisURL, `{"data":[`+badIrisRow+`]}`); status != 200 {
+	s, profiles := badStart(t)
+	addr := s.Addr
+	token := s.AdminToken(t)
+	before := badState(t, s, token)
+	env := &badEnv{token: token, forged: badForge(t, s, token)}
+	if status, got := s.PostJSON(t, harness.IrisURL, `{"data":[`+badIrisRow+`]}`); status != 200 {
 		t.Fatalf("warm-up scoring: %d %v", status, got)
 	}
-	baseline := badStable()
+	baseline := badStable(t, profiles)
+	conf := s.Conformance(t)
 
 	cases := badCatalogue()
 	if len(cases) < 40 {
@@ -642,43 +625,46 @@ func TestBadInputCatalogue(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			res, body, err := badRoundTrip(addr, c.req(env))
+			raw := c.req(env)
+			res, body, err := badRoundTrip(addr, raw)
 			if err != nil {
 				t.Fatalf("no answer: %v", err)
 			}
 			badCheck(t, res, body, c)
+			badConforms(t, conf, raw, res, body, c)
 		})
 	}
 
 	t.Run("slow senders", func(t *testing.T) { badSlowSenders(t, addr, token) })
 
 	// The service is not degraded.
-	status, got := postJSON(t, base+irisURL, `{"data":[`+badIrisRow+`]}`)
+	status, got := s.PostJSON(t, harness.IrisURL, `{"data":[`+badIrisRow+`]}`)
 	if status != 200 || got["data"].([]any)[0].(map[string]any)["prediction(species)"] != "setosa" {
 		t.Errorf("the demo endpoint after the catalogue: %d %v", status, got)
 	}
-	token = adminToken(t, base)
-	after := badState(t, base, token)
+	token = s.AdminToken(t)
+	after := badState(t, s, token)
 	if d := cmp.Diff(before, after); d != "" {
 		t.Errorf("the catalogue left state behind (-before +after):\n%s", d)
 	}
-	if status, got := api(t, base, token, http.MethodPost, "/api/v1/webapigroups", "application/json", `{"name":"badafter","description":"written after the catalogue"}`); status != 201 {
+	if status, got := s.API(t, token, http.MethodPost, "/api/v1/webapigroups", "application/json", `{"name":"badafter","description":"written after the catalogue"}`); status != 201 {
 		t.Errorf("a management write after the catalogue: %d %v", status, got)
 	}
-	if status, got := api(t, base, token, http.MethodGet, "/api/v1/webapigroups/badafter", "", ""); status != 200 || got["description"] != "written after the catalogue" {
+	if status, got := s.API(t, token, http.MethodGet, "/api/v1/webapigroups/badafter", "", ""); status != 200 || got["description"] != "written after the catalogue" {
 		t.Errorf("reading the write back: %d %v", status, got)
 	}
-	if status, got := api(t, base, token, http.MethodDelete, "/api/v1/webapigroups/badafter", "", ""); status != 204 {
+	if status, got := s.API(t, token, http.MethodDelete, "/api/v1/webapigroups/badafter", "", ""); status != 204 {
 		t.Errorf("deleting it: %d %v", status, got)
 	}
-	n, ok := badSettle(baseline, 8)
+	n, ok := badSettle(t, profiles, baseline, 8)
 	if !ok {
-		buf := make([]byte, 1<<20)
-		buf = buf[:runtime.Stack(buf, true)]
-		t.Errorf("%d goroutines after the catalogue, %d before:\n%s", n, baseline, buf)
+		t.Errorf("%d goroutines in the server after the catalogue, %d before:\n%s", n, baseline, profiles.GoroutineDump(t))
 	}
 	t.Logf("%d requests; goroutines: %d before, %d after", len(cases), baseline, n)
-	logged := log.String()
+	if err := s.Stop(); err != nil {
+		t.Errorf("stop: %v", err)
+	}
+	logged := s.Stderr()
 	for _, bad := range []string{"panic", "level=ERROR"} {
 		if strings.Contains(logged, bad) {
 			t.Errorf("the server logged %q during the catalogue:\n%s", bad, logged)
@@ -737,6 +723,23 @@ func badCheck(t *testing.T, res *http.Response, body []byte, c badCase) {
 	}
 }
 
+// badConforms checks an answer against the server's OpenAPI document,
+// where the request is one the document can route (net/http reads it) and
+// the answer is the server's own, not net/http's plain one.
+func badConforms(t *testing.T, conf *harness.Conformance, raw string, res *http.Response, body []byte, c badCase) {
+	t.Helper()
+	if c.typ == badPlain {
+		return
+	}
+	req, err := http.ReadRequest(bufio.NewReader(strings.NewReader(raw)))
+	if err != nil {
+		return
+	}
+	if _, err := conf.Check(req, res, body); err != nil {
+		t.Errorf("answered %d, which the OpenAPI document does not allow: %v\nbody: %.300s", res.StatusCode, err, body)
+	}
+}
+
 // badSlowSenders opens connections that send their headers, or their body,
 // a byte at a time and never finish, and checks that each is cut off by
 // the server's timeouts without an answer or with a 408, while the server
@@ -751,9 +754,9 @@ func badSlowSenders(t *testing.T, addr, token string) {
 	}
 	starts := map[string]string{
 		// Headers that never end.
-		"headers": "POST " + irisURL + " HTTP/1.1\r\nHost: scorehub.test\r\nContent-Type: application/json\r\nX-Slow: ",
+		"headers": "POST " + harness.IrisURL + " HTTP/1.1\r\nHost: scorehub.test\r\nContent-Type: application/json\r\nX-Slow: ",
 		// A scoring body that never arrives in full.
-		"scoring body": "POST " + irisURL + " HTTP/1.1\r\nHost: scorehub.test\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n{\"data\":[",
+		"scoring body": "POST " + harness.IrisURL + " HTTP/1.1\r\nHost: scorehub.test\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n{\"data\":[",
 		// A management body that never arrives in full.
 		"management body": "POST /api/v1/webapigroups HTTP/1.1\r\nHost: scorehub.test\r\nAuthorization: Bearer " + token +
 			"\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n{\"name\":\"badslow\",\"description\":\"",
@@ -761,7 +764,7 @@ func badSlowSenders(t *testing.T, addr, token string) {
 		"form body": "POST /api/v1/webapigroups HTTP/1.1\r\nHost: scorehub.test\r\nAuthorization: Bearer " + token +
 			"\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: 100000\r\n\r\nname=",
 		// A chunked scoring body whose chunk never ends.
-		"chunked body": "POST " + irisURL + " HTTP/1.1\r\nHost: scorehub.test\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n100000\r\n{\"data\":[",
+		"chunked body": "POST " + harness.IrisURL + " HTTP/1.1\r\nHost: scorehub.test\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n100000\r\n{\"data\":[",
 	}
 	results := make(chan outcome, each*len(starts))
 	stopTrickle := make(chan struct{})
@@ -817,7 +820,7 @@ func badSlowSenders(t *testing.T, addr, token string) {
 	// While every slow sender holds its connection, others are served.
 	started.Wait()
 	for i := range 3 {
-		res, body, err := badRoundTrip(addr, badReq(http.MethodPost, irisURL, `{"data":[`+badIrisRow+`]}`, "Content-Type: application/json"))
+		res, body, err := badRoundTrip(addr, badReq(http.MethodPost, harness.IrisURL, `{"data":[`+badIrisRow+`]}`, "Content-Type: application/json"))
 		if err != nil || res.StatusCode != 200 {
 			t.Errorf("scoring request %d beside the slow senders: %v %v %s", i, err, res, body)
 		}
@@ -845,37 +848,6 @@ func badSlowSenders(t *testing.T, addr, token string) {
 				!strings.HasPrefix(o.res.Header.Get("Content-Type"), "application/json") {
 				t.Errorf("%s: answered %d %q %s, want 408 request_timeout as JSON", o.kind, o.res.StatusCode, o.res.Header.Get("Content-Type"), o.body)
 			}
-		}
-	}
-}
-
-// TestBadTimeoutFlags: the server timeouts default to what the server
-// always had, are set by flag or SCOREHUB_* variable, the flag winning, and
-// a zero read timeout, which would let slow senders hold connections for
-// ever, is refused.
-func TestBadTimeoutFlags(t *testing.T) {
-	none := func(string) string { return "" }
-	c, err := parseConfig(nil, none, io.Discard)
-	if err != nil {
-		t.Fatal(err)
-	}
-	type timeouts struct{ ReadHeader, Read, Write, Idle time.Duration }
-	got := timeouts{c.ReadHeaderTimeout, c.ReadTimeout, c.WriteTimeout, c.IdleTimeout}
-	if d := cmp.Diff(timeouts{10 * time.Second, 2 * time.Minute, 0, 2 * time.Minute}, got); d != "" {
-		t.Errorf("defaults (-want +got):\n%s", d)
-	}
-	env := map[string]string{"SCOREHUB_READ_HEADER_TIMEOUT": "3s", "SCOREHUB_READ_TIMEOUT": "4s", "SCOREHUB_WRITE_TIMEOUT": "5s", "SCOREHUB_IDLE_TIMEOUT": "6s"}
-	c, err = parseConfig([]string{"-read-timeout", "7s"}, func(k string) string { return env[k] }, io.Discard)
-	if err != nil {
-		t.Fatal(err)
-	}
-	got = timeouts{c.ReadHeaderTimeout, c.ReadTimeout, c.WriteTimeout, c.IdleTimeout}
-	if d := cmp.Diff(timeouts{3 * time.Second, 7 * time.Second, 5 * time.Second, 6 * time.Second}, got); d != "" {
-		t.Errorf("from the environment and a flag (-want +got):\n%s", d)
-	}
-	for _, bad := range [][]string{{"-read-header-timeout", "0"}, {"-read-timeout", "0"}, {"-idle-timeout", "0"}, {"-write-timeout", "-1s"}} {
-		if _, err := parseConfig(bad, none, io.Discard); err == nil {
-			t.Errorf("parseConfig(%q) succeeded, want an error", bad)
 		}
 	}
 }

@@ -1,8 +1,6 @@
-package main
+package durability
 
 import (
-	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -10,8 +8,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"runtime"
-	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
@@ -20,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/scorehub/scorehub/e2e/internal/harness"
 	"github.com/scorehub/scorehub/internal/testenv"
 	"github.com/scorehub/scorehub/registry"
 	"github.com/scorehub/scorehub/tokens"
@@ -45,7 +42,7 @@ const (
 // the warm-up.
 const soakHeapSlack = 64 << 20
 
-// TestSoak runs the server in-process and, for the duration SCOREHUB_SOAK
+// TestSoak runs the server and, for the duration SCOREHUB_SOAK
 // gives, scores on the iris endpoint (1 and 100 rows, and bad requests),
 // fills a small queue so that it answers 503, writes groups and
 // deployments through the management API, issues and uses tokens, and runs
@@ -66,24 +63,11 @@ func TestSoak(t *testing.T) {
 
 	dir := t.TempDir()
 	users := soakUsersFile(t, dir)
-	serverLog := &soakLog{}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	addr := make(chan string, 1)
-	done := make(chan error, 1)
-	env := map[string]string{"SCOREHUB_ADMIN_PASSWORD": testAdminPassword}
 	validity := max(time.Hour, 2*duration)
-	go func() {
-		done <- runWith(ctx, []string{"-addr", "127.0.0.1:0", "-data", dir, "-users", users, "-grace", "10s", "-token-validity", validity.String()},
-			func(k string) string { return env[k] }, io.Discard, serverLog, func(a string) { addr <- a }, []registry.ProcessInfo{soakSleep()})
-	}()
-	var base string
-	select {
-	case a := <-addr:
-		base = "http://" + a
-	case err := <-done:
-		t.Fatalf("server stopped before listening: %v", err)
-	}
+	srv := harness.Start(t, harness.Options{Dir: dir, Args: []string{"-users", users, "-grace", "10s",
+		"-token-validity", validity.String(), "-demo-sleep", "-debug-addr", "127.0.0.1:0"}})
+	profiles := srv.Profiles(t)
+	base := srv.Base
 
 	stats := &soakStats{t: t, counts: map[string]map[int]int{}, took: map[string][]time.Duration{}}
 	c := newCrashClient(base)
@@ -94,7 +78,7 @@ func TestSoak(t *testing.T) {
 	for _, w := range []struct{ method, path, body string }{
 		{"PUT", "/api/v1/queues/soak-slow", `{"maxConcurrent":1,"maxWaiting":1}`},
 		{"POST", "/api/v1/webapigroups", `{"name":"soak"}`},
-		{"POST", "/api/v1/deployments", `{"group":"soak","path":"slow","endpoints":[{"alias":"sleep","process":"soak-sleep","queue":"soak-slow"}]}`},
+		{"POST", "/api/v1/deployments", `{"group":"soak","path":"slow","endpoints":[{"alias":"sleep","process":"sleep","queue":"soak-slow"}]}`},
 	} {
 		if status, got, err := c.do(w.method, w.path, "application/json", "", w.body); err != nil || status != http.StatusCreated {
 			t.Fatalf("%s %s: %d %v %v", w.method, w.path, status, got, err)
@@ -111,8 +95,8 @@ func TestSoak(t *testing.T) {
 		}
 	}
 	c.close()
-	baseline := soakSettledGoroutines()
-	warmHeap := soakHeapInuse()
+	baseline := soakSettledGoroutines(t, profiles)
+	warmHeap := profiles.HeapInuse(t)
 	t.Logf("after the warm-up: %d goroutines, %.1f MiB heap in use", baseline, float64(warmHeap)/(1<<20))
 
 	until := time.Now().Add(duration)
@@ -121,12 +105,10 @@ func TestSoak(t *testing.T) {
 	sampled := make(chan struct{})
 	go func() {
 		defer close(sampled)
-		var m runtime.MemStats
 		for time.Now().Before(until) {
-			time.Sleep(500 * time.Millisecond)
-			runtime.ReadMemStats(&m)
-			if m.HeapInuse > maxHeap.Load() {
-				maxHeap.Store(m.HeapInuse)
+			time.Sleep(time.Second)
+			if h := profiles.HeapInuse(t); h > maxHeap.Load() {
+				maxHeap.Store(h)
 			}
 		}
 	}()
@@ -162,11 +144,11 @@ func TestSoak(t *testing.T) {
 	}
 	c.close()
 
-	endHeap := soakHeapInuse()
+	endHeap := profiles.HeapInuse(t)
 	if m := maxHeap.Load(); endHeap > m {
 		maxHeap.Store(endHeap)
 	}
-	goroutines, dump := soakGoroutinesBackTo(baseline)
+	goroutines, dump := soakGoroutinesBackTo(t, profiles, baseline)
 	stats.report(t, acked.Load())
 	t.Logf("heap in use: %.1f MiB after the warm-up, %.1f MiB at most, %.1f MiB at the end; goroutines: %d before, %d after",
 		float64(warmHeap)/(1<<20), float64(maxHeap.Load())/(1<<20), float64(endHeap)/(1<<20), baseline, goroutines)
@@ -177,16 +159,10 @@ func TestSoak(t *testing.T) {
 		t.Errorf("%d goroutines after the load, %d before it:\n%s", goroutines, baseline, dump)
 	}
 
-	cancel()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Errorf("run returned %v after the soak, want nil", err)
-		}
-	case <-time.After(time.Minute):
-		t.Fatalf("the server did not stop within a minute of the cancel")
+	if err := srv.Stop(); err != nil {
+		t.Error(err)
 	}
-	if errs := serverLog.errors(); len(errs) > 0 {
+	if errs := soakLogErrors(srv.Stderr()); len(errs) > 0 {
 		t.Errorf("the server logged %d errors other than full queues, the first:\n%s", len(errs), strings.Join(errs, "\n"))
 	}
 }
@@ -227,7 +203,7 @@ func soakClients(c *crashClient, stats *soakStats, usersFile string) []soakClien
 			kind = fmt.Sprintf("POST iris, %d rows", rows)
 		}
 		return func() {
-			status, got, err := soakPost(c, stats, kind, irisURL, "application/json", body)
+			status, got, err := soakPost(c, stats, kind, harness.IrisURL, "application/json", body)
 			if err != nil {
 				stats.fail("%d-row scoring: %v", rows, err)
 				return
@@ -242,11 +218,11 @@ func soakClients(c *crashClient, stats *soakStats, usersFile string) []soakClien
 		status                  int
 		errType                 string
 	}{
-		{"application/json", irisURL, `{"data":[{"sepal_length":`, http.StatusBadRequest, ""},
-		{"text/plain", irisURL, one, http.StatusUnsupportedMediaType, ""},
+		{"application/json", harness.IrisURL, `{"data":[{"sepal_length":`, http.StatusBadRequest, ""},
+		{"text/plain", harness.IrisURL, one, http.StatusUnsupportedMediaType, ""},
 		{"application/json", "/webapi/DEFAULT/api/v1/services/nowhere/none", one, http.StatusNotFound, ""},
-		{"application/json", irisURL, `{"data":[{"sepal_length":"long","sepal_width":3.5,"petal_length":1.4,"petal_width":0.2}]}`, http.StatusBadRequest, ""},
-		{"application/json", irisURL, `{"data":[{"sepal_length":{"cm":5}}]}`, http.StatusBadRequest, ""},
+		{"application/json", harness.IrisURL, `{"data":[{"sepal_length":"long","sepal_width":3.5,"petal_length":1.4,"petal_width":0.2}]}`, http.StatusBadRequest, ""},
+		{"application/json", harness.IrisURL, `{"data":[{"sepal_length":{"cm":5}}]}`, http.StatusBadRequest, ""},
 	}
 	var next atomic.Int64
 	var issued atomic.Int64
@@ -374,8 +350,8 @@ func soakLogin(c *crashClient, user, password string) (int, string) {
 	return res.StatusCode, got.IDToken
 }
 
-// bcryptMinCost is golang.org/x/crypto/bcrypt's MinCost.
-const bcryptMinCost = 4
+// bcryptMinCost is the least bcrypt cost a users file may have.
+const bcryptMinCost = 10
 
 func soakPassword(user string) string { return "password of " + user }
 
@@ -386,8 +362,8 @@ func soakUsersFile(t *testing.T, dir string) string {
 	var b strings.Builder
 	for i := range soakUsers {
 		user := "soak" + strconv.Itoa(i)
-		// The least cost bcrypt allows: under the race detector a login
-		// at the default cost takes seconds.
+		// The least cost a users file may have: under the race detector
+		// every step up doubles a login's seconds.
 		hash, err := tokens.HashPassword(soakPassword(user), bcryptMinCost)
 		if err != nil {
 			t.Fatal(err)
@@ -399,23 +375,6 @@ func soakUsersFile(t *testing.T, dir string) string {
 		t.Fatal(err)
 	}
 	return path
-}
-
-// soakSleep is a process that sleeps for its macro ms (or until its
-// context ends) and returns one column.
-func soakSleep() registry.ProcessInfo {
-	return registry.ProcessInfo{Name: "soak-sleep", Process: registry.ProcessFunc(func(ctx context.Context, in registry.Input) (*registry.Table, error) {
-		ms, err := strconv.Atoi(in.Macros["ms"])
-		if err != nil {
-			return nil, err
-		}
-		select {
-		case <-time.After(time.Duration(ms) * time.Millisecond):
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		}
-		return registry.NewTable(in.Table.Rows(), registry.NumberColumn("slept", make([]float64, in.Table.Rows()), nil))
-	})}
 }
 
 // soakSlowKind is the route of the requests to the endpoint on the small
@@ -509,13 +468,14 @@ func (s *soakStats) report(t *testing.T, acked int64) {
 	}
 }
 
-// soakSettledGoroutines returns the number of goroutines once it has
-// stopped falling: connections closed a moment ago take a moment to end.
-func soakSettledGoroutines() int {
-	n := runtime.NumGoroutine()
+// soakSettledGoroutines returns the number of goroutines in the server once
+// it has stopped falling: connections closed a moment ago take a moment to
+// end.
+func soakSettledGoroutines(t *testing.T, p *harness.Profiles) int {
+	n := p.Goroutines(t)
 	for range 40 {
 		time.Sleep(50 * time.Millisecond)
-		m := runtime.NumGoroutine()
+		m := p.Goroutines(t)
 		if m >= n {
 			return n
 		}
@@ -524,55 +484,30 @@ func soakSettledGoroutines() int {
 	return n
 }
 
-// soakGoroutinesBackTo waits up to 30 s for the number of goroutines to
-// fall to baseline, and returns it, with a dump of them when it did not.
-func soakGoroutinesBackTo(baseline int) (int, string) {
+// soakGoroutinesBackTo waits up to 30 s for the number of goroutines in the
+// server to fall to baseline, and returns it, with a dump of them when it
+// did not.
+func soakGoroutinesBackTo(t *testing.T, p *harness.Profiles, baseline int) (int, string) {
 	end := time.Now().Add(30 * time.Second)
-	n := runtime.NumGoroutine()
+	n := p.Goroutines(t)
 	for n > baseline && time.Now().Before(end) {
 		time.Sleep(50 * time.Millisecond)
-		n = runtime.NumGoroutine()
+		n = p.Goroutines(t)
 	}
 	if n <= baseline {
 		return n, ""
 	}
-	var dump bytes.Buffer
-	pprof.Lookup("goroutine").WriteTo(&dump, 1)
-	return n, dump.String()
+	return n, p.GoroutineDump(t)
 }
 
-// soakHeapInuse returns the heap in use after a collection.
-func soakHeapInuse() uint64 {
-	runtime.GC()
-	var m runtime.MemStats
-	runtime.ReadMemStats(&m)
-	return m.HeapInuse
-}
-
-// soakLog is the server's log: it keeps the first error records other than
-// full queues'. It is safe for concurrent use.
-type soakLog struct {
-	mu    sync.Mutex
-	n     int
-	first []string
-}
-
-func (l *soakLog) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	for _, line := range strings.Split(string(p), "\n") {
-		if strings.Contains(line, "level=ERROR") && !strings.Contains(line, "type=queue_full") {
-			l.n++
-			if len(l.first) < 10 {
-				l.first = append(l.first, line)
-			}
+// soakLogErrors returns the first error records of the server's log other
+// than full queues'.
+func soakLogErrors(log string) []string {
+	var first []string
+	for _, line := range strings.Split(log, "\n") {
+		if strings.Contains(line, "level=ERROR") && !strings.Contains(line, "type=queue_full") && len(first) < 10 {
+			first = append(first, line)
 		}
 	}
-	return len(p), nil
-}
-
-func (l *soakLog) errors() []string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return append([]string(nil), l.first...)
+	return first
 }

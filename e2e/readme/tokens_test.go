@@ -1,4 +1,4 @@
-package main
+package readme
 
 import (
 	"encoding/json"
@@ -6,17 +6,19 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/scorehub/scorehub/e2e/internal/harness"
 )
 
 // TestReadmeTokenWalkthrough does what the README's Tokens section shows:
 // get a token with the admin password, call a protected route with it, and
 // see the same call refused once the token has expired. The server issues
-// tokens valid for one second so the test need not wait five minutes.
+// tokens valid for three seconds so the test need not wait five minutes.
 func TestReadmeTokenWalkthrough(t *testing.T) {
-	base, stop := startServer(t, t.TempDir(), "-token-validity", "1s")
-	defer stop()
+	t.Parallel()
+	s := harness.Start(t, harness.Options{Args: []string{"-token-validity", "3s"}})
 
-	status, tok := getToken(t, base, "admin", testAdminPassword)
+	status, tok := s.Token(t, "admin", harness.AdminPassword)
 	token, _ := tok["idToken"].(string)
 	if status != http.StatusOK || token == "" {
 		t.Fatalf("token service: %d %v", status, tok)
@@ -28,11 +30,11 @@ func TestReadmeTokenWalkthrough(t *testing.T) {
 
 	call := func(auth string) (*http.Response, map[string]any, []map[string]any) {
 		t.Helper()
-		req, _ := http.NewRequest(http.MethodGet, base+"/executions/queues", nil)
+		req, _ := http.NewRequest(http.MethodGet, s.Base+"/executions/queues", nil)
 		if auth != "" {
 			req.Header.Set("Authorization", auth)
 		}
-		res, err := http.DefaultClient.Do(req)
+		res, err := s.Client(t).Do(req)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -68,20 +70,5 @@ func TestReadmeTokenWalkthrough(t *testing.T) {
 	}
 	if e, _ := body["error"].(map[string]any); e["type"] != "invalid_token" || !strings.Contains(e["message"].(string), "expired") {
 		t.Errorf("expired token answer %v, want type invalid_token saying it expired", body)
-	}
-}
-
-func TestWrongPasswordGetsBasicChallenge(t *testing.T) {
-	base, stop := startServer(t, t.TempDir())
-	defer stop()
-	req, _ := http.NewRequest(http.MethodGet, base+"/api/rest/tokenservice", nil)
-	req.SetBasicAuth("admin", "not the password")
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	res.Body.Close()
-	if res.StatusCode != http.StatusUnauthorized || !strings.HasPrefix(res.Header.Get("WWW-Authenticate"), "Basic realm=") {
-		t.Errorf("wrong password: %d %q, want 401 with a Basic challenge", res.StatusCode, res.Header.Get("WWW-Authenticate"))
 	}
 }

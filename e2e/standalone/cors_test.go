@@ -1,19 +1,21 @@
-package main
+package standalone
 
 import (
-	"context"
 	"io"
 	"net/http"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/scorehub/scorehub/e2e/internal/harness"
 )
 
 // TestCORSOriginsLetOtherPagesCallScoring sends the preflight a browser
 // sends before a page on another origin POSTs to the iris endpoint with a
 // token, and then the POST itself.
 func TestCORSOriginsLetOtherPagesCallScoring(t *testing.T) {
+	t.Parallel()
 	const allowed = "http://app.example.com:3000"
 	tests := []struct {
 		name          string
@@ -33,14 +35,10 @@ func TestCORSOriginsLetOtherPagesCallScoring(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			env := map[string]string{"SCOREHUB_ADMIN_PASSWORD": testAdminPassword}
-			for k, v := range tt.env {
-				env[k] = v
-			}
-			base, _, stop := startServerEnv(t, t.TempDir(), env, tt.args...)
-			defer stop()
+			t.Parallel()
+			s := harness.Start(t, harness.Options{Args: tt.args, Env: tt.env})
 
-			req, _ := http.NewRequest(http.MethodOptions, base+irisURL, nil)
+			req, _ := http.NewRequest(http.MethodOptions, s.Base+harness.IrisURL, nil)
 			req.Header.Set("Origin", tt.origin)
 			req.Header.Set("Access-Control-Request-Method", "POST")
 			req.Header.Set("Access-Control-Request-Headers", "authorization,content-type")
@@ -65,10 +63,10 @@ func TestCORSOriginsLetOtherPagesCallScoring(t *testing.T) {
 				t.Errorf("preflight headers (-want +got):\n%s", d)
 			}
 
-			req, _ = http.NewRequest(http.MethodPost, base+irisURL, strings.NewReader(`{"data":[{"sepal_length":5.1,"sepal_width":3.5,"petal_length":1.4,"petal_width":0.2}]}`))
+			req, _ = http.NewRequest(http.MethodPost, s.Base+harness.IrisURL, strings.NewReader(`{"data":[`+harness.IrisRow+`]}`))
 			req.Header.Set("Origin", tt.origin)
 			req.Header.Set("Content-Type", "application/json")
-			res, err = http.DefaultClient.Do(req)
+			res, err = s.Client(t).Do(req)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -85,28 +83,9 @@ func TestCORSOriginsLetOtherPagesCallScoring(t *testing.T) {
 }
 
 func TestCORSOriginsMustBeOrigins(t *testing.T) {
-	_, err := newServerForTest(t, "-cors-origins", "https://app.example.com/path")
-	if err == nil || !strings.Contains(err.Error(), "CORS origin") {
-		t.Errorf("run with an origin that has a path: %v, want an error naming the CORS origin", err)
+	t.Parallel()
+	_, stderr, err := harness.RunToExit(t, harness.Options{Args: []string{"-cors-origins", "https://app.example.com/path"}})
+	if err == nil || !strings.Contains(stderr, "CORS origin") {
+		t.Errorf("the server with an origin that has a path exited with %v, stderr:\n%s\nwant a failure naming the CORS origin", err, stderr)
 	}
-}
-
-// newServerForTest runs the server with args and returns run's error once
-// it stops by itself, which a bad configuration makes it do at once.
-func newServerForTest(t *testing.T, args ...string) (string, error) {
-	t.Helper()
-	ctx, cancel := context.WithCancel(t.Context())
-	defer cancel()
-	var out strings.Builder
-	err := run(ctx, append([]string{"-addr", "127.0.0.1:0", "-data", t.TempDir()}, args...),
-		func(k string) string {
-			if k == "SCOREHUB_ADMIN_PASSWORD" {
-				return testAdminPassword
-			}
-			return ""
-		}, &out, io.Discard, func(string) {
-			t.Error("the server started listening with a bad configuration")
-			cancel()
-		})
-	return out.String(), err
 }

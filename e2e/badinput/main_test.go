@@ -1,0 +1,10 @@
+package badinput
+
+import (
+	"os"
+	"testing"
+
+	"github.com/scorehub/scorehub/e2e/internal/harness"
+)
+
+func TestMain(m *testing.M) { os.Exit(harness.Main(m)) }

@@ -1,0 +1,160 @@
+package harness
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"sort"
+	"sync"
+	"testing"
+
+	"github.com/getkin/kin-openapi/openapi3"
+	"github.com/getkin/kin-openapi/openapi3filter"
+	"github.com/getkin/kin-openapi/routers"
+	"github.com/getkin/kin-openapi/routers/legacy"
+)
+
+// Conformance checks answers against an OpenAPI document: the status,
+// headers and body of the operation a request routes to, or, where no
+// operation matches (an unknown path, a method a path does not take), a
+// JSON 404 or 405 in the Error schema. It is safe for concurrent use.
+type Conformance struct {
+	doc    *openapi3.T
+	router routers.Router
+}
+
+// LoadConformance parses spec, fails unless it is a valid OpenAPI 3.0
+// document, and routes request paths alone: the document's servers section
+// names where it was read from or the public base URL, which the
+// management package's own tests check.
+func LoadConformance(spec []byte) (*Conformance, error) {
+	doc, err := openapi3.NewLoader().LoadFromData(spec)
+	if err != nil {
+		return nil, fmt.Errorf("harness: load the OpenAPI document: %w", err)
+	}
+	if err := doc.Validate(context.Background()); err != nil {
+		return nil, fmt.Errorf("harness: the OpenAPI document is not valid: %w", err)
+	}
+	doc.Servers = nil
+	router, err := legacy.NewRouter(doc)
+	if err != nil {
+		return nil, fmt.Errorf("harness: route the OpenAPI document: %w", err)
+	}
+	return &Conformance{doc: doc, router: router}, nil
+}
+
+// Version returns the document's openapi member.
+func (c *Conformance) Version() string { return c.doc.OpenAPI }
+
+// Operations lists the document's operations as mux patterns
+// ("GET /api/v1/queues/{name}"), sorted.
+func (c *Conformance) Operations() []string {
+	var out []string
+	for path, item := range c.doc.Paths.Map() {
+		for method := range item.Operations() {
+			out = append(out, method+" "+path)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Check checks one answer, whose body was read into body, to req. It
+// returns the operation req routes to ("" for none) and what the document
+// does not allow in the answer.
+func (c *Conformance) Check(req *http.Request, res *http.Response, body []byte) (string, error) {
+	if req.Method == http.MethodHead {
+		return "", nil
+	}
+	// Route on the escaped path, as the mux does: a%2Fb is one segment.
+	routed := req.Clone(req.Context())
+	routed.URL.Path, routed.URL.RawPath = req.URL.EscapedPath(), ""
+	route, params, err := c.router.FindRoute(routed)
+	for _, v := range params {
+		if v == "" && err == nil {
+			// The legacy router lets a path variable match nothing
+			// (/api/v1/queues for /api/v1/queues/{name}); the mux does not.
+			err = routers.ErrPathNotFound
+		}
+	}
+	if err != nil {
+		// No operation: the answer must be a JSON 404 or 405.
+		if res.StatusCode != http.StatusNotFound && res.StatusCode != http.StatusMethodNotAllowed {
+			return "", fmt.Errorf("the document has no operation for the request (%v)", err)
+		}
+		if ct := res.Header.Get("Content-Type"); ct != "application/json" {
+			return "", fmt.Errorf("Content-Type %s, want application/json", ct)
+		}
+		var v any
+		if err := json.Unmarshal(body, &v); err != nil {
+			return "", err
+		}
+		return "", c.doc.Components.Schemas["Error"].Value.VisitJSON(v)
+	}
+	op := route.Method + " " + route.Path
+	return op, openapi3filter.ValidateResponse(req.Context(), &openapi3filter.ResponseValidationInput{
+		RequestValidationInput: &openapi3filter.RequestValidationInput{Request: routed, PathParams: params, Route: route},
+		Status:                 res.StatusCode,
+		Header:                 res.Header,
+		Body:                   io.NopCloser(bytes.NewReader(body)),
+		Options:                &openapi3filter.Options{IncludeResponseStatus: true, MultiError: true},
+	})
+}
+
+// Transport returns an http.RoundTripper that sends requests through next
+// and checks every answer, failing t for one the document does not allow.
+func (c *Conformance) Transport(t testing.TB, next http.RoundTripper) *CheckingTransport {
+	return &CheckingTransport{t: t, c: c, next: next, seen: map[string]bool{}}
+}
+
+// CheckingTransport is the http.RoundTripper of [Conformance.Transport]. It
+// is safe for concurrent use.
+type CheckingTransport struct {
+	t    testing.TB
+	c    *Conformance
+	next http.RoundTripper
+
+	mu   sync.Mutex
+	seen map[string]bool // operations answered
+}
+
+// RoundTrip sends req and checks the answer. The answer's body is read
+// whole and handed on.
+func (ct *CheckingTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	res, err := ct.next.RoundTrip(req)
+	if err != nil {
+		return nil, err
+	}
+	body, err := io.ReadAll(res.Body)
+	res.Body.Close()
+	if err != nil {
+		return nil, err
+	}
+	res.Body = io.NopCloser(bytes.NewReader(body))
+	op, err := ct.c.Check(req, res, body)
+	if err != nil {
+		ct.t.Errorf("%s %s answered %d, which the OpenAPI document does not allow: %v\nbody: %.2000s", req.Method, req.URL.Path, res.StatusCode, err, body)
+	}
+	if op != "" {
+		ct.mu.Lock()
+		ct.seen[op] = true
+		ct.mu.Unlock()
+	}
+	return res, nil
+}
+
+// Seen lists the operations whose answers went through the transport,
+// sorted.
+func (ct *CheckingTransport) Seen() []string {
+	ct.mu.Lock()
+	defer ct.mu.Unlock()
+	out := make([]string, 0, len(ct.seen))
+	for op := range ct.seen {
+		out = append(out, op)
+	}
+	sort.Strings(out)
+	return out
+}

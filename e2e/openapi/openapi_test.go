@@ -1,0 +1,278 @@
+package openapi
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/scorehub/scorehub/e2e/internal/harness"
+	"github.com/scorehub/scorehub/tokens"
+)
+
+func TestDocumentIsValidOpenAPI(t *testing.T) {
+	t.Parallel()
+	s := harness.Start(t, harness.Options{})
+	c := s.Conformance(t) // fails the test unless the document is valid
+	if v := c.Version(); v != "3.0.3" {
+		t.Errorf("openapi %q, want 3.0.3", v)
+	}
+}
+
+// The conformance check the suites rely on does catch an answer the
+// document does not allow.
+func TestConformanceCatchesDrift(t *testing.T) {
+	t.Parallel()
+	s := harness.Start(t, harness.Options{})
+	c := s.Conformance(t)
+	tests := []struct {
+		name, method, path string
+		status             int
+		contentType, body  string
+	}{
+		{"undocumented status", "GET", "/api/v1/queues", 418, "application/json", `{"error":{"type":"teapot","message":"short"}}`},
+		{"missing member", "GET", "/api/v1/queues/DEFAULT", 200, "application/json", `{"name":"DEFAULT"}`},
+		{"extra member", "GET", "/health/live", 200, "application/json", `{"status":"up","uptime":3}`},
+		{"error of another shape", "GET", "/api/v1/queues/x", 404, "application/json", `{"message":"not found"}`},
+		{"not JSON for an unknown path", "GET", "/nowhere", 404, "text/plain", `404 page not found`},
+		{"answer for an unknown path that is not an error", "GET", "/nowhere", 200, "application/json", `{}`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			req := httptest.NewRequest(tt.method, s.Base+tt.path, nil)
+			res := &http.Response{StatusCode: tt.status, Header: http.Header{"Content-Type": {tt.contentType}},
+				Body: io.NopCloser(strings.NewReader(tt.body))}
+			if _, err := c.Check(req, res, []byte(tt.body)); err == nil {
+				t.Error("check passed an answer the document does not allow")
+			}
+		})
+	}
+}
+
+// step is one request of TestEveryOperationAnswersAsDocumented.
+type step struct {
+	method, path string
+	as           string // "admin", "reader" or "" for no token
+	contentType  string // application/json when body is set and this is not
+	body         string
+	header       map[string]string
+	status       int
+	keep         string // the name under which the answer's id is kept for later paths ({name})
+}
+
+// TestEveryOperationAnswersAsDocumented sends the server, through the
+// checking client, a request for every operation of its OpenAPI document
+// and the usual errors of each kind (no token, a reader writing, unknown
+// names, conflicts, stale revisions, bad bodies), each of which must get
+// its status and an answer the document allows; then checks that no
+// operation of the document went unanswered.
+func TestEveryOperationAnswersAsDocumented(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	s := harness.Start(t, harness.Options{Dir: dir, Args: []string{"-demo-sleep", "-users", readerFile(t, dir)}})
+	tr := s.Conformance(t).Transport(t, http.DefaultTransport)
+	client := &http.Client{Transport: tr}
+	tokensBy := map[string]string{"admin": s.AdminToken(t), "reader": readerToken(t, s)}
+	kept := map[string]string{}
+
+	const dep = `{"group":"traffic","path":"iris","description":"Species","endpoints":[{"alias":"species","process":"iris","timeoutMs":3000}]}`
+	steps := []step{
+		{method: "GET", path: "/health/live", status: 200},
+		{method: "GET", path: "/health/ready", status: 200},
+		{method: "GET", path: "/api/v1/openapi.json", status: 200},
+		{method: "GET", path: "/api/rest/jwks.json", status: 200},
+		{method: "GET", path: "/api/rest/saml/tokenservice", status: 404}, // no provider configured
+		{method: "GET", path: "/api/rest/tokenservice", header: basic("admin", harness.AdminPassword), status: 200},
+		{method: "GET", path: "/api/rest/tokenservice", header: basic("admin", "wrong"), status: 401},
+
+		{method: "GET", path: "/executions/queues", as: "reader", status: 200},
+		{method: "GET", path: "/executions/queues", status: 401},
+		{method: "GET", path: "/api/v1/queues", as: "reader", status: 200},
+		{method: "PUT", path: "/api/v1/queues/traffic", as: "admin", body: `{"maxConcurrent":1,"maxWaiting":4}`, status: 201},
+		{method: "PUT", path: "/api/v1/queues/traffic", as: "admin", body: `{"maxConcurrent":2,"maxWaiting":4}`, header: map[string]string{"If-Match": `"1"`}, status: 200},
+		{method: "PUT", path: "/api/v1/queues/traffic", as: "admin", body: `{"maxConcurrent":2,"maxWaiting":4}`, header: map[string]string{"If-Match": `"1"`}, status: 412},
+		{method: "PUT", path: "/api/v1/queues/traffic", as: "reader", body: `{"maxConcurrent":2,"maxWaiting":4}`, status: 403},
+		{method: "PUT", path: "/api/v1/queues/traffic", as: "admin", contentType: "text/plain", body: `{}`, status: 415},
+		{method: "PUT", path: "/api/v1/queues/traffic", as: "admin", body: `{"maxConcurrent":-1}`, status: 400},
+		{method: "GET", path: "/api/v1/queues/traffic", as: "reader", status: 200},
+		{method: "GET", path: "/api/v1/queues/nowhere", as: "reader", status: 404},
+		{method: "DELETE", path: "/api/v1/queues/DEFAULT", as: "admin", status: 409},
+
+		{method: "GET", path: "/api/v1/webapigroups", as: "reader", status: 200},
+		{method: "POST", path: "/api/v1/webapigroups", as: "admin", body: `{"name":"traffic","description":"Traffic"}`, status: 201},
+		{method: "POST", path: "/api/v1/webapigroups", as: "admin", body: `{"name":"traffic"}`, status: 409},
+		{method: "POST", path: "/api/v1/webapigroups", as: "admin", body: `{"name":`, status: 400},
+		{method: "GET", path: "/api/v1/webapigroups/traffic", as: "reader", status: 200},
+		{method: "PUT", path: "/api/v1/webapigroups/spare", as: "admin", body: `{"description":"Spare"}`, status: 201},
+		{method: "DELETE", path: "/api/v1/webapigroups/spare", as: "admin", status: 204},
+		{method: "DELETE", path: "/api/v1/webapigroups/spare", as: "admin", status: 404},
+
+		{method: "POST", path: "/api/v1/deployments", as: "admin", body: dep, status: 201},
+		{method: "POST", path: "/api/v1/deployments", as: "admin", body: strings.NewReplacer(`"path":"iris"`, `"path":"other"`, `"process":"iris"`, `"process":"missing"`).Replace(dep), status: 422},
+		{method: "GET", path: "/api/v1/deployments", as: "reader", status: 200},
+		{method: "GET", path: "/api/v1/deployments/traffic/iris", as: "reader", status: 200},
+		{method: "PATCH", path: "/api/v1/deployments/traffic/iris", as: "admin", contentType: "application/merge-patch+json", body: `{"description":"Patched"}`, status: 200},
+		{method: "PATCH", path: "/api/v1/deployments/traffic/iris", as: "admin", body: `{"description":"x"}`, status: 415},
+		{method: "PUT", path: "/api/v1/deployments/traffic/slow", as: "admin",
+			body: `{"enabled":true,"endpoints":[{"alias":"sleep","process":"sleep","queue":"traffic"}]}`, status: 201},
+		{method: "DELETE", path: "/api/v1/queues/traffic", as: "admin", status: 409}, // in use by traffic/slow
+		{method: "GET", path: "/api/v1/endpoints", as: "reader", status: 200},
+		{method: "GET", path: "/api/v1/processes", as: "reader", status: 200},
+		{method: "GET", path: "/api/v1/processes/iris", as: "reader", status: 200},
+		{method: "GET", path: "/api/v1/processes/nowhere", as: "reader", status: 404},
+
+		{method: "POST", path: "/webapi/traffic/api/v1/services/iris/species", body: `{"data":[` + harness.IrisRow + `]}`, status: 200},
+		{method: "POST", path: "/webapi/traffic/api/v1/services/iris/species", body: `{"data":[{"sepal_length":"long"}]}`, status: 400},
+		{method: "POST", path: "/webapi/traffic/api/v1/services/iris/species", contentType: "text/plain", body: `{"data":[]}`, status: 415},
+		{method: "POST", path: "/webapi/traffic/api/v1/services/iris/nowhere", body: `{"data":[]}`, status: 404},
+		{method: "POST", path: "/webapi/traffic/api/v1/services/slow/sleep?ms=10", body: `{"data":[{"x":1}]}`, status: 200},
+
+		{method: "POST", path: "/executions/jobs", as: "reader", body: `{"process":"iris","data":[` + harness.IrisRow + `]}`, status: 201, keep: "done"},
+		{method: "POST", path: "/executions/jobs", as: "reader", body: `{"process":"sleep","macros":{"ms":"600000"},"data":[{"x":1}]}`, status: 201, keep: "slow"},
+		{method: "POST", path: "/executions/jobs", as: "reader", body: `{"process":"missing","data":[{"x":1}]}`, status: 422},
+		{method: "GET", path: "/executions/jobs", as: "reader", status: 200},
+		{method: "GET", path: "/executions/jobs/{slow}", as: "reader", status: 200},
+		{method: "GET", path: "/executions/jobs/{slow}/result", as: "reader", status: 409},
+		{method: "POST", path: "/executions/jobs/{slow}/stop", as: "reader", status: 202},
+		{method: "GET", path: "/executions/jobs/nowhere", as: "reader", status: 404},
+
+		{method: "DELETE", path: "/api/v1/deployments/traffic/slow", as: "admin", status: 204},
+		{method: "DELETE", path: "/api/v1/deployments/traffic/iris", as: "admin", header: map[string]string{"If-Match": `"1"`}, status: 412},
+		{method: "DELETE", path: "/api/v1/deployments/traffic/iris", as: "admin", status: 204},
+		{method: "DELETE", path: "/api/v1/queues/traffic", as: "admin", status: 204},
+	}
+	for i, st := range steps {
+		status, body := send(t, client, s.Base, tokensBy[st.as], st, kept)
+		if status != st.status {
+			t.Errorf("step %d: %s %s as %q answered %d, want %d: %.300s", i, st.method, st.path, st.as, status, st.status, body)
+			continue
+		}
+		if st.keep != "" {
+			var got struct{ ID string }
+			if err := json.Unmarshal(body, &got); err != nil || got.ID == "" {
+				t.Fatalf("step %d: no id in %s", i, body)
+			}
+			kept[st.keep] = got.ID
+		}
+	}
+
+	// The finished job's result, once it has finished.
+	deadline := time.Now().Add(time.Minute)
+	for {
+		status, body := send(t, client, s.Base, tokensBy["reader"], step{method: "GET", path: "/executions/jobs/{done}/result"}, kept)
+		if status == http.StatusOK {
+			break
+		}
+		if status != http.StatusConflict || time.Now().After(deadline) {
+			t.Fatalf("the iris job's result: %d %s", status, body)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+
+	if d := cmp.Diff(s.Conformance(t).Operations(), tr.Seen()); d != "" {
+		t.Errorf("operations of the document (-) that no request reached (+: reached but not documented):\n%s", d)
+	}
+}
+
+// basic is the Authorization header of HTTP Basic.
+func basic(user, password string) map[string]string {
+	return map[string]string{"Authorization": "Basic " + base64.StdEncoding.EncodeToString([]byte(user+":"+password))}
+}
+
+// send sends one step with token and returns the status and the body.
+func send(t *testing.T, client *http.Client, base, token string, st step, kept map[string]string) (int, []byte) {
+	t.Helper()
+	path := st.path
+	for k, v := range kept {
+		path = strings.ReplaceAll(path, "{"+k+"}", v)
+	}
+	var body io.Reader
+	if st.body != "" {
+		body = strings.NewReader(st.body)
+	}
+	req, err := http.NewRequest(st.method, base+path, body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ct := st.contentType; ct != "" {
+		req.Header.Set("Content-Type", ct)
+	} else if st.body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	for k, v := range st.header {
+		req.Header.Set(k, v)
+	}
+	res, err := client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	b, err := io.ReadAll(res.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res.StatusCode, b
+}
+
+// readerPassword is the password of the user reader, who is no admin.
+const readerPassword = "reader's password"
+
+// readerFile writes an htpasswd file with the user reader and returns its
+// path.
+func readerFile(t *testing.T, dir string) string {
+	t.Helper()
+	// The least cost bcrypt allows: under the race detector a login at
+	// the default cost takes seconds.
+	hash, err := tokens.HashPassword(readerPassword, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "users.htpasswd")
+	if err := os.WriteFile(path, append(append([]byte("reader:"), hash...), '\n'), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func readerToken(t *testing.T, s *harness.Server) string {
+	t.Helper()
+	status, got := s.Token(t, "reader", readerPassword)
+	tok, _ := got["idToken"].(string)
+	if status != http.StatusOK || tok == "" {
+		t.Fatalf("token for reader: %d %v", status, got)
+	}
+	return tok
+}
+
+// The token routes answer as documented: a token, a wrong password, the
+// published keys.
+func TestTokenRoutesConform(t *testing.T) {
+	t.Parallel()
+	s := harness.Start(t, harness.Options{})
+	if status, got := s.Token(t, "admin", harness.AdminPassword); status != 200 {
+		t.Errorf("token service: %d %v", status, got)
+	}
+	if status, got := s.Token(t, "admin", "wrong"); status != 401 {
+		t.Errorf("token service with a wrong password: %d %v", status, got)
+	}
+	res, err := s.Client(t).Get(s.Base + tokens.PathJWKS)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != 200 {
+		t.Errorf("JWKS: %d", res.StatusCode)
+	}
+}

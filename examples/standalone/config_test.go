@@ -1,0 +1,127 @@
+package main
+
+import (
+	"bytes"
+	"io"
+	"net/netip"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestConfigFlagsAndEnvironment(t *testing.T) {
+	env := map[string]string{"SCOREHUB_ADDR": "127.0.0.1:9999", "SCOREHUB_MAX_ROWS": "7", "SCOREHUB_PREFIX": "scoring/"}
+	c, err := parseConfig([]string{"-addr", "127.0.0.1:1234"}, func(k string) string { return env[k] }, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Addr != "127.0.0.1:1234" || c.MaxRows != 7 || c.Prefix != "/scoring" || c.DataDir != "./scorehub-data" {
+		t.Errorf("config %+v: want the flag over the environment, the environment over defaults", c)
+	}
+	for _, bad := range [][]string{{"-max-rows", "0"}, {"-prefix", "/"}, {"-prefix", "/api/score"}, {"-prefix", "health"}, {"-prefix", "/executions"}, {"-prefix", "/ui/"}, {"-timeout", "-1s"}, {"stray"}} {
+		if _, err := parseConfig(bad, func(string) string { return "" }, io.Discard); err == nil {
+			t.Errorf("parseConfig(%q) succeeded, want an error", bad)
+		}
+	}
+	if _, err := parseConfig(nil, func(k string) string {
+		if k == "SCOREHUB_MAX_BODY" {
+			return "lots"
+		}
+		return ""
+	}, io.Discard); err == nil || !strings.Contains(err.Error(), "SCOREHUB_MAX_BODY") {
+		t.Errorf("a bad environment value gave %v, want an error naming the variable", err)
+	}
+}
+
+func TestTrustedProxiesFlag(t *testing.T) {
+	env := map[string]string{"SCOREHUB_TRUSTED_PROXIES": "10.0.0.5, 10.1.2.3/16,::1"}
+	c, err := parseConfig(nil, func(k string) string { return env[k] }, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []netip.Prefix{netip.MustParsePrefix("10.0.0.5/32"), netip.MustParsePrefix("10.1.0.0/16"), netip.MustParsePrefix("::1/128")}
+	if d := cmp.Diff(want, c.TrustedProxies, cmp.Comparer(func(a, b netip.Prefix) bool { return a == b })); d != "" {
+		t.Errorf("trusted proxies (-want +got):\n%s", d)
+	}
+	if _, err := parseConfig([]string{"-trusted-proxies", "proxy.internal"}, func(string) string { return "" }, io.Discard); err == nil {
+		t.Error("a host name as a trusted proxy was accepted, want an error")
+	}
+}
+
+// TestTimeoutFlags: the server timeouts default to what the server always
+// had, are set by flag or SCOREHUB_* variable, the flag winning, and a zero
+// read timeout, which would let slow senders hold connections for ever, is
+// refused.
+func TestTimeoutFlags(t *testing.T) {
+	none := func(string) string { return "" }
+	c, err := parseConfig(nil, none, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type timeouts struct{ ReadHeader, Read, Write, Idle time.Duration }
+	got := timeouts{c.ReadHeaderTimeout, c.ReadTimeout, c.WriteTimeout, c.IdleTimeout}
+	if d := cmp.Diff(timeouts{10 * time.Second, 2 * time.Minute, 0, 2 * time.Minute}, got); d != "" {
+		t.Errorf("defaults (-want +got):\n%s", d)
+	}
+	env := map[string]string{"SCOREHUB_READ_HEADER_TIMEOUT": "3s", "SCOREHUB_READ_TIMEOUT": "4s", "SCOREHUB_WRITE_TIMEOUT": "5s", "SCOREHUB_IDLE_TIMEOUT": "6s"}
+	c, err = parseConfig([]string{"-read-timeout", "7s"}, func(k string) string { return env[k] }, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got = timeouts{c.ReadHeaderTimeout, c.ReadTimeout, c.WriteTimeout, c.IdleTimeout}
+	if d := cmp.Diff(timeouts{3 * time.Second, 7 * time.Second, 5 * time.Second, 6 * time.Second}, got); d != "" {
+		t.Errorf("from the environment and a flag (-want +got):\n%s", d)
+	}
+	for _, bad := range [][]string{{"-read-header-timeout", "0"}, {"-read-timeout", "0"}, {"-idle-timeout", "0"}, {"-write-timeout", "-1s"}} {
+		if _, err := parseConfig(bad, none, io.Discard); err == nil {
+			t.Errorf("parseConfig(%q) succeeded, want an error", bad)
+		}
+	}
+}
+
+// The switches: metrics on by default, the demo sleep process off.
+func TestSwitchFlags(t *testing.T) {
+	tests := []struct {
+		args      []string
+		env       map[string]string
+		metrics   bool
+		demoSleep bool
+	}{
+		{metrics: true},
+		{args: []string{"-metrics=false"}},
+		{env: map[string]string{"SCOREHUB_METRICS": "false"}},
+		{args: []string{"-metrics"}, env: map[string]string{"SCOREHUB_METRICS": "false"}, metrics: true},
+		{args: []string{"-demo-sleep"}, metrics: true, demoSleep: true},
+		{env: map[string]string{"SCOREHUB_DEMO_SLEEP": "true"}, metrics: true, demoSleep: true},
+	}
+	for _, tt := range tests {
+		t.Run(strings.Join(tt.args, " ")+" "+strings.Join(keys(tt.env), " "), func(t *testing.T) {
+			c, err := parseConfig(tt.args, func(k string) string { return tt.env[k] }, io.Discard)
+			if err != nil || c.Metrics != tt.metrics || c.DemoSleep != tt.demoSleep {
+				t.Errorf("Metrics %v, DemoSleep %v, error %v; want %v, %v", c.Metrics, c.DemoSleep, err, tt.metrics, tt.demoSleep)
+			}
+		})
+	}
+}
+
+func keys(m map[string]string) []string {
+	var out []string
+	for k, v := range m {
+		out = append(out, k+"="+v)
+	}
+	return out
+}
+
+func TestWelcomeNamesTheEndpoint(t *testing.T) {
+	var out bytes.Buffer
+	printWelcome(&out, "http://127.0.0.1:8080", "/webapi")
+	want := "demo endpoint: http://127.0.0.1:8080/webapi/DEFAULT/api/v1/services/iris/classify\n"
+	if !strings.Contains(out.String(), want) {
+		t.Errorf("welcome text:\n%s\nwant the line %q", out.String(), want)
+	}
+	if d := cmp.Diff(1, strings.Count(out.String(), "curl ")); d != "" {
+		t.Errorf("curl commands printed (-want +got):\n%s", d)
+	}
+}
