@@ -136,13 +136,17 @@ func TestEveryOperationAnswersAsDocumented(t *testing.T) {
 		{method: "POST", path: "/webapi/traffic/api/v1/services/iris/nowhere", body: `{"data":[]}`, status: 404},
 		{method: "POST", path: "/webapi/traffic/api/v1/services/slow/sleep?ms=10", body: `{"data":[{"x":1}]}`, status: 200},
 
-		{method: "POST", path: "/executions/jobs", as: "reader", body: `{"process":"iris","data":[` + harness.IrisRow + `]}`, status: 201, keep: "done"},
-		{method: "POST", path: "/executions/jobs", as: "reader", body: `{"process":"sleep","macros":{"ms":"600000"},"data":[{"x":1}]}`, status: 201, keep: "slow"},
-		{method: "POST", path: "/executions/jobs", as: "reader", body: `{"process":"missing","data":[{"x":1}]}`, status: 422},
+		// A catalog process is for admins; a reader sees only its own jobs.
+		{method: "POST", path: "/executions/jobs", as: "reader", body: `{"process":"iris","data":[` + harness.IrisRow + `]}`, status: 403},
+		{method: "POST", path: "/executions/jobs", as: "admin", body: `{"process":"iris","data":[` + harness.IrisRow + `]}`, status: 201, keep: "done"},
+		{method: "POST", path: "/executions/jobs", as: "admin", body: `{"process":"sleep","macros":{"ms":"600000"},"data":[{"x":1}]}`, status: 201, keep: "slow"},
+		{method: "POST", path: "/executions/jobs", as: "admin", body: `{"process":"missing","data":[{"x":1}]}`, status: 422},
 		{method: "GET", path: "/executions/jobs", as: "reader", status: 200},
-		{method: "GET", path: "/executions/jobs/{slow}", as: "reader", status: 200},
-		{method: "GET", path: "/executions/jobs/{slow}/result", as: "reader", status: 409},
-		{method: "POST", path: "/executions/jobs/{slow}/stop", as: "reader", status: 202},
+		{method: "GET", path: "/executions/jobs/{slow}", as: "reader", status: 404},
+		{method: "GET", path: "/executions/jobs?owner=admin", as: "admin", status: 200},
+		{method: "GET", path: "/executions/jobs/{slow}", as: "admin", status: 200},
+		{method: "GET", path: "/executions/jobs/{slow}/result", as: "admin", status: 409},
+		{method: "POST", path: "/executions/jobs/{slow}/stop", as: "admin", status: 202},
 		{method: "GET", path: "/executions/jobs/nowhere", as: "reader", status: 404},
 
 		{method: "DELETE", path: "/api/v1/deployments/traffic/slow", as: "admin", status: 204},
@@ -168,7 +172,7 @@ func TestEveryOperationAnswersAsDocumented(t *testing.T) {
 	// The finished job's result, once it has finished.
 	deadline := time.Now().Add(time.Minute)
 	for {
-		status, body := send(t, client, s.Base, tokensBy["reader"], step{method: "GET", path: "/executions/jobs/{done}/result"}, kept)
+		status, body := send(t, client, s.Base, tokensBy["admin"], step{method: "GET", path: "/executions/jobs/{done}/result"}, kept)
 		if status == http.StatusOK {
 			break
 		}
