@@ -14,6 +14,8 @@ const (
 	typeDisabled       = "endpoint_disabled"
 	typeProcessMissing = "process_unavailable"
 	typeUnavailable    = "unavailable"
+	typeJobQuota       = "job_quota_exceeded"
+	typeStorageFull    = "storage_full"
 )
 
 // Sentinel errors. Functions in this package wrap them with detail; match them

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -20,7 +21,10 @@ import (
 //     state, times and error it was given.
 //   - A job changes state only as its life allows ([ErrJobTransition]; see
 //     [Job.Transition]), stamped with the time; only a FINISHED job gets a
-//     result (an empty one when none is given).
+//     result (an empty one when none is given), whose length it records
+//     as [Job.ResultBytes].
+//   - [JobRegistry.Finish] stores a result only within a [ResultQuota];
+//     a job whose result would exceed it ends ERROR without one.
 //   - Retention removes ended jobs only.
 //   - Jobs that had not ended when the registry was made were interrupted
 //     by the stop of the server that ran them: [NewJobRegistry] ends them
@@ -34,6 +38,19 @@ import (
 type JobRegistry struct {
 	store JobStore
 	now   func() time.Time
+	// finish serializes the quota check and the write of Finish, so that
+	// two results cannot both fit the last room.
+	finish sync.Mutex
+}
+
+// ResultQuota bounds the bytes of stored results (see [Job.ResultBytes])
+// a job's result may bring the store to. Zero fields are no limit.
+type ResultQuota struct {
+	// Owner bounds the results of the jobs of the finishing job's owner,
+	// its own included.
+	Owner int64
+	// Total bounds the results of every job the store holds.
+	Total int64
 }
 
 // JobRetention says which ended jobs [JobRegistry.Delete] removes: those
@@ -118,6 +135,9 @@ func (r *JobRegistry) Update(ctx context.Context, id string, to JobState, jerr *
 			return Job{}, err
 		}
 		next = next.clone() // jerr is the caller's
+		if to == JobFinished {
+			next.ResultBytes = int64(len(result))
+		}
 		switch err := r.store.UpdateJob(ctx, cur.State, next, result); {
 		case errors.Is(err, ErrStale):
 			continue // another writer moved the job: decide again
@@ -158,4 +178,53 @@ func (r *JobRegistry) Delete(ctx context.Context, rt JobRetention) (int, error) 
 		return 0, nil
 	}
 	return r.store.DeleteJobs(ctx, ids)
+}
+
+// ResultBytes returns the bytes of stored results (see [Job.ResultBytes])
+// of owner's jobs and of every job. It reads the store's finished jobs.
+func (r *JobRegistry) ResultBytes(ctx context.Context, owner string) (ofOwner, total int64, err error) {
+	finished, _, err := r.store.Jobs(ctx, JobFilter{State: JobFinished})
+	if err != nil {
+		return 0, 0, err
+	}
+	for _, j := range finished {
+		total += j.ResultBytes
+		if j.Owner == owner {
+			ofOwner += j.ResultBytes
+		}
+	}
+	return ofOwner, total, nil
+}
+
+// Finish ends the job id FINISHED with result when the result fits q, and
+// ERROR without it otherwise, with type "job_quota_exceeded" (over
+// q.Owner) or "storage_full" (over q.Total); it returns the job as stored. It
+// fails as [JobRegistry.Update] does. The check and the write are one step
+// for the callers of this JobRegistry; writers through other registries
+// over the same store may overshoot a quota by the results they finish at
+// the same moment.
+func (r *JobRegistry) Finish(ctx context.Context, id string, result []byte, q ResultQuota) (Job, error) {
+	if q.Owner <= 0 && q.Total <= 0 {
+		return r.Update(ctx, id, JobFinished, nil, result)
+	}
+	r.finish.Lock()
+	defer r.finish.Unlock()
+	cur, err := r.store.Job(ctx, id)
+	if err != nil {
+		return Job{}, err
+	}
+	ofOwner, total, err := r.ResultBytes(ctx, cur.Owner)
+	if err != nil {
+		return Job{}, err
+	}
+	n := int64(len(result))
+	switch {
+	case q.Owner > 0 && ofOwner+n > q.Owner:
+		return r.Update(ctx, id, JobError, &JobErrorInfo{Type: typeJobQuota, Title: "Result quota exceeded",
+			Message: fmt.Sprintf("the result (%d bytes) would take the owner's stored results past %d bytes; it was not stored", n, q.Owner)}, nil)
+	case q.Total > 0 && total+n > q.Total:
+		return r.Update(ctx, id, JobError, &JobErrorInfo{Type: typeStorageFull, Title: "Result storage full",
+			Message: fmt.Sprintf("the result (%d bytes) would take the stored results past %d bytes; it was not stored", n, q.Total)}, nil)
+	}
+	return r.Update(ctx, id, JobFinished, nil, result)
 }

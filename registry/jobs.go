@@ -74,8 +74,8 @@ type JobErrorInfo struct {
 // is not stored; its result is stored apart from it (see [JobStore]).
 //
 // Its JSON form is how a [FileJobStore] keeps it, in format version 2 of
-// its job files (version 1 lacks Owner): a change to a tag is a change of
-// that format.
+// its job files (version 3; 2 lacks ResultBytes, 1 Owner too): a change to
+// a tag is a change of that format.
 type Job struct {
 	// ID is a name (see [ValidName]) unique in the store.
 	ID    string   `json:"id"`
@@ -99,6 +99,9 @@ type Job struct {
 	FinishedAt time.Time `json:"finishedAt,omitzero"`
 	// Error says why the job ended other than FINISHED; nil otherwise.
 	Error *JobErrorInfo `json:"error,omitempty"`
+	// ResultBytes is the length of a FINISHED job's stored result, set by
+	// the [JobRegistry]: what the job counts against a [ResultQuota].
+	ResultBytes int64 `json:"resultBytes,omitempty"`
 }
 
 // Transition returns j in state to, stamped at now: StartedAt when it

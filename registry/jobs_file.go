@@ -21,7 +21,7 @@ const (
 	jobFileSuffix    = ".job.json"
 	jobResultSuffix  = ".result.json"
 	jobTempPrefix    = ".tmp-"
-	jobFileFormat    = 2 // 1 is read too: it lacks Job.Owner
+	jobFileFormat    = 3 // 1 and 2 are read too: 1 lacks Job.Owner, 2 Job.ResultBytes
 	maxJobFileLength = 1 << 20
 )
 
@@ -177,7 +177,9 @@ func (s *FileJobStore) Close() error {
 }
 
 // fileJob is a job file: its format version and the job, in the JSON form
-// of [Job], which is format 2. Format 1 is the same without "owner".
+// of [Job], which is format 3. Format 2 is the same without "resultBytes"
+// (its results count as empty against a [ResultQuota]), format 1 without
+// "owner" either.
 type fileJob struct {
 	Format int `json:"format"`
 	Job
@@ -208,7 +210,7 @@ func readJobFile(path string) (*Job, error) {
 	if err := dec.Decode(&f); err != nil {
 		return nil, err
 	}
-	if f.Format != jobFileFormat && f.Format != 1 {
+	if f.Format < 1 || f.Format > jobFileFormat {
 		return nil, fmt.Errorf("format version %d is not supported (this build reads %d)", f.Format, jobFileFormat)
 	}
 	j := &f.Job

@@ -462,8 +462,13 @@ func TestFileJobStoreGolden(t *testing.T) {
 		t.Fatal(err)
 	}
 	mustCreate(t, r, "waiting", "DEFAULT")
-	for _, id := range []string{"ended", "waiting"} {
-		golden := filepath.Join("testdata", id+".job.v2.json")
+	mustCreate(t, r, "finished", "DEFAULT")
+	mustUpdate(t, r, "finished", registry.JobRunning, nil)
+	if _, err := r.Update(ctx, "finished", registry.JobFinished, nil, []byte(`{"data":[]}`)); err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{"ended", "waiting", "finished"} {
+		golden := filepath.Join("testdata", id+".job.v3.json")
 		got, err := os.ReadFile(filepath.Join(dir, id+".job.json"))
 		if err != nil {
 			t.Fatal(err)
@@ -535,6 +540,35 @@ func TestFileJobStoreOpensFormat1(t *testing.T) {
 	}
 }
 
+// TestFileJobStoreOpensFormat2 opens job files written before results
+// were counted: they open with their owners and no ResultBytes.
+func TestFileJobStoreOpensFormat2(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	for _, id := range []string{"ended", "waiting"} {
+		b, err := os.ReadFile(filepath.Join("testdata", id+".job.v2.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, id+".job.json"), b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s := openFileJobStore(t, dir, registry.StoreOptions{})
+	jobs, total, err := s.Jobs(ctx, registry.JobFilter{})
+	if err != nil || total != 2 {
+		t.Fatalf("Jobs = %d jobs, %v; want the 2 of format 2", total, err)
+	}
+	for _, j := range jobs {
+		if j.ResultBytes != 0 {
+			t.Errorf("job %s of format 2 has ResultBytes %d", j.ID, j.ResultBytes)
+		}
+	}
+	if _, n, _ := s.Jobs(ctx, registry.JobFilter{Owner: "ann"}); n != 1 {
+		t.Errorf("%d format-2 jobs listed as ann's, want 1", n)
+	}
+}
+
 func ExampleJobRegistry() {
 	ctx := context.Background()
 	store := registry.NewMemJobStore(registry.StoreOptions{})
@@ -559,4 +593,55 @@ func ExampleJobRegistry() {
 	// FINISHED
 	// true
 	// {"data":[]}
+}
+
+// TestJobRegistryFinishQuota fills the results of one owner and of the
+// store: a result past a quota ends its job ERROR and is not stored, and
+// another owner's results still fit their own quota.
+func TestJobRegistryFinishQuota(t *testing.T) {
+	ctx := context.Background()
+	result := []byte(`0123456789`) // 10 bytes
+	q := registry.ResultQuota{Owner: 25, Total: 45}
+	tests := []struct {
+		owner     string
+		wantState registry.JobState
+		wantType  string
+	}{
+		{"ann", registry.JobFinished, ""},
+		{"ann", registry.JobFinished, ""},
+		{"ann", registry.JobError, "job_quota_exceeded"}, // 30 > 25
+		{"bob", registry.JobFinished, ""},
+		{"bob", registry.JobFinished, ""}, // 40 in all
+		{"cyd", registry.JobError, "storage_full"}, // 50 > 45
+	}
+	s := registry.NewMemJobStore(registry.StoreOptions{})
+	t.Cleanup(func() { s.Close() })
+	r := newJobRegistry(t, s)
+	for i, tt := range tests {
+		t.Run(fmt.Sprintf("%d %s", i, tt.owner), func(t *testing.T) {
+			id := fmt.Sprintf("j%d", i)
+			if _, err := r.Create(ctx, registry.Job{ID: id, Owner: tt.owner, Queue: "DEFAULT", Process: "iris"}); err != nil {
+				t.Fatal(err)
+			}
+			mustUpdate(t, r, id, registry.JobRunning, nil)
+			j, err := r.Finish(ctx, id, result, q)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if j.State != tt.wantState || (j.Error != nil) != (tt.wantType != "") || j.Error != nil && j.Error.Type != tt.wantType {
+				t.Fatalf("Finish = %s %+v, want %s %q", j.State, j.Error, tt.wantState, tt.wantType)
+			}
+			res, err := s.JobResult(ctx, id)
+			if tt.wantState == registry.JobFinished && (err != nil || string(res) != string(result)) {
+				t.Errorf("result = %q, %v; want it stored", res, err)
+			}
+			if tt.wantState != registry.JobFinished && len(res) != 0 {
+				t.Errorf("refused result stored: %q", res)
+			}
+		})
+	}
+	ann, total, err := r.ResultBytes(ctx, "ann")
+	if err != nil || ann != 20 || total != 40 {
+		t.Errorf("ResultBytes(ann) = %d, %d, %v; want 20, 40", ann, total, err)
+	}
 }

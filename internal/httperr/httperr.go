@@ -152,6 +152,10 @@ const (
 	TypeForbidden    = "forbidden"
 	TypeRateLimited  = "rate_limited"
 	TypeCORSRejected = "cors_rejected"
+	// A caller's share of the job store is used up (429), or the store's
+	// room for job results is (507).
+	TypeJobQuota    = "job_quota_exceeded"
+	TypeStorageFull = "storage_full"
 )
 
 // StatusClientClosedRequest is the status logged for a request whose client
@@ -185,7 +189,7 @@ func StatusOf(typ string) int {
 		return http.StatusUnsupportedMediaType
 	case TypeInvalidRef:
 		return http.StatusUnprocessableEntity
-	case TypeRateLimited:
+	case TypeRateLimited, TypeJobQuota:
 		return http.StatusTooManyRequests
 	case TypeClientGone:
 		return StatusClientClosedRequest
@@ -193,6 +197,8 @@ func StatusOf(typ string) int {
 		return http.StatusServiceUnavailable
 	case TypeTimeout:
 		return http.StatusGatewayTimeout
+	case TypeStorageFull:
+		return http.StatusInsufficientStorage
 	}
 	return http.StatusInternalServerError
 }
