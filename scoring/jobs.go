@@ -1,6 +1,7 @@
 package scoring
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"errors"
@@ -21,6 +22,20 @@ const (
 	DefaultJobRetention = 24 * time.Hour
 	DefaultMaxJobs      = 10_000
 	DefaultJobSweep     = time.Minute
+	// DefaultMaxJobBodyBytes bounds a job's body: below a scoring
+	// request's, as a job's input and result are kept.
+	DefaultMaxJobBodyBytes = 8 << 20
+	// DefaultMaxActiveJobsPerOwner bounds the jobs one owner has PENDING
+	// or RUNNING.
+	DefaultMaxActiveJobsPerOwner = 8
+	// DefaultMaxOwnerResultBytes bounds the stored results of one owner's
+	// jobs (256 MiB).
+	DefaultMaxOwnerResultBytes = 256 << 20
+	// DefaultMaxResultBytes bounds the stored results of every job (2 GiB).
+	DefaultMaxResultBytes = 2 << 30
+	// activeQuotaRetry is the Retry-After, in seconds, of a submission over
+	// the active jobs quota: about when a short job has made room.
+	activeQuotaRetry = 10
 )
 
 // JobsConfig configures a [Jobs] runner.
@@ -38,8 +53,29 @@ type JobsConfig struct {
 	Store registry.JobStore
 
 	// Limits bound a job's input as they bound a scoring request; zero
-	// fields mean the defaults.
+	// fields mean the defaults, except MaxBodyBytes, whose zero means
+	// DefaultMaxJobBodyBytes (8 MiB): a job's body is kept until it runs
+	// and echoed in its stored result, so it is bounded below a scoring
+	// request's.
 	Limits Limits
+
+	// MaxActiveJobsPerOwner bounds the jobs one owner ([Caller.Subject])
+	// has PENDING or RUNNING at once; a submission past it is a 429
+	// job_quota_exceeded with Retry-After. Zero means
+	// DefaultMaxActiveJobsPerOwner (8). Administrators are not bound.
+	MaxActiveJobsPerOwner int
+	// MaxOwnerResultBytes bounds the bytes of the stored results of one
+	// owner's jobs. A submission while they are at or past it is a 429
+	// job_quota_exceeded; a job whose result would pass it ends ERROR with
+	// type job_quota_exceeded and no result stored. Zero means
+	// DefaultMaxOwnerResultBytes (256 MiB). Administrators are not bound.
+	MaxOwnerResultBytes int64
+	// MaxResultBytes bounds the bytes of the stored results of every job,
+	// administrators' included. A submission while they are at or past it
+	// is a 507 storage_full; a job whose result would pass it ends ERROR
+	// with type storage_full and no result stored. Zero means
+	// DefaultMaxResultBytes (2 GiB).
+	MaxResultBytes int64
 	// Timeout bounds a job's run once it has a slot, when its endpoint sets
 	// no Timeout. Zero means DefaultJobTimeout (1 h).
 	Timeout time.Duration
@@ -125,6 +161,8 @@ type Jobs struct {
 	timeout        time.Duration
 	retention      time.Duration
 	maxJobs        int
+	maxActive      int
+	quota          registry.ResultQuota // of an owner who is not an administrator
 	now            func() time.Time
 	rand           io.Reader
 	base           context.Context // cancelled when shutdown gives up waiting
@@ -138,9 +176,10 @@ type Jobs struct {
 	shutdownSignal sync.Once
 }
 
-// jobRun is how to stop a job the runner holds.
+// jobRun is how to stop a job the runner holds, and whose it is.
 type jobRun struct {
 	cancel context.CancelCauseFunc
+	owner  string
 }
 
 // errStopRequested and errShutdown are the causes a job's context is
@@ -159,6 +198,9 @@ var (
 	errNoInput        = httperr.New(TypeInvalidRequest, "the job has no input rows")
 	errProcessJob     = httperr.New(httperr.TypeForbidden, "only an administrator may run a catalog process as a job; name an endpoint instead").At("/process")
 	errJobQueue       = httperr.New(httperr.TypeForbidden, "only an administrator may run an endpoint's job on another queue than the endpoint's").At("/queueName")
+	errActiveQuota    = httperr.New(httperr.TypeJobQuota, "too many of your jobs are pending or running; retry once one has ended").WithRetryAfter(activeQuotaRetry)
+	errResultQuota    = httperr.New(httperr.TypeJobQuota, "your jobs' stored results use up your quota; retry once older jobs have been removed")
+	errStorageFull    = httperr.New(httperr.TypeStorageFull, "the job store has no room for more results; retry later")
 )
 
 // NewJobs returns a runner configured by cfg and starts its janitor. The
@@ -177,6 +219,11 @@ func NewJobs(cfg JobsConfig) (*Jobs, error) {
 		return nil, errors.New("scoring: JobsConfig.Store is required")
 	case cfg.Timeout < 0 || cfg.Retention < 0 || cfg.SweepInterval < 0 || cfg.MaxJobs < 0:
 		return nil, errors.New("scoring: JobsConfig durations and MaxJobs must not be negative")
+	case cfg.MaxActiveJobsPerOwner < 0 || cfg.MaxOwnerResultBytes < 0 || cfg.MaxResultBytes < 0:
+		return nil, errors.New("scoring: JobsConfig quotas must not be negative")
+	}
+	if cfg.Limits.MaxBodyBytes == 0 {
+		cfg.Limits.MaxBodyBytes = DefaultMaxJobBodyBytes
 	}
 	eng, err := newEngine(cfg.Registry, cfg.Queues, "JobsConfig.Queues", cfg.Logger)
 	if err != nil {
@@ -193,6 +240,11 @@ func NewJobs(cfg JobsConfig) (*Jobs, error) {
 	j := &Jobs{
 		engine: eng, authorize: cfg.Authorize, store: cfg.Store, writes: writes, lim: lim,
 		timeout: cfg.Timeout, retention: cfg.Retention, maxJobs: cfg.MaxJobs,
+		maxActive: cmp.Or(cfg.MaxActiveJobsPerOwner, DefaultMaxActiveJobsPerOwner),
+		quota: registry.ResultQuota{
+			Owner: cmp.Or(cfg.MaxOwnerResultBytes, DefaultMaxOwnerResultBytes),
+			Total: cmp.Or(cfg.MaxResultBytes, DefaultMaxResultBytes),
+		},
 		now: cfg.Now, rand: cfg.Rand,
 		running:   make(map[string]*jobRun),
 		stopSweep: make(chan struct{}),
@@ -240,7 +292,13 @@ func (j *Jobs) Limits() Limits { return j.lim }
 // endpoint or queue, 404 endpoint_disabled, 413 for rows beyond the
 // runner's Limits, 400 schema_mismatch for rows the process's schema does
 // not accept, 503 queue_full when the queue's waiting list is full (no job
-// is then stored), 503 unavailable once Shutdown has begun.
+// is then stored), 503 unavailable once Shutdown has begun. A caller who is
+// not an administrator gets 429 job_quota_exceeded with as many jobs
+// PENDING or RUNNING as [JobsConfig.MaxActiveJobsPerOwner] allows (with
+// Retry-After) or stored results at [JobsConfig.MaxOwnerResultBytes];
+// anyone gets 507 storage_full with the store's results at
+// [JobsConfig.MaxResultBytes]. A job whose result would pass either byte
+// quota when it finishes ends ERROR with that type and no result.
 //
 // The waiting list is checked when the job is submitted. A job that then
 // loses the last waiting place to a scoring request ends ERROR with type
@@ -270,25 +328,66 @@ func (j *Jobs) Submit(ctx context.Context, spec JobSpec) (registry.Job, error) {
 	}
 	job := registry.Job{ID: id, Owner: spec.Caller.Subject, Queue: x.queue, Process: x.process.Name, Endpoint: spec.Endpoint, Rows: req.Table.Rows()}
 
+	if err := j.checkResultQuota(ctx, spec.Caller); err != nil {
+		return registry.Job{}, err
+	}
+
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	if j.closed {
 		return registry.Job{}, errJobsClosed
+	}
+	// Counted under mu with the job about to join them: j.running holds
+	// every job of the store that has not ended, as no other runner shares
+	// the store.
+	if !spec.Caller.Admin && j.activeOf(spec.Caller.Subject) >= j.maxActive {
+		return registry.Job{}, errActiveQuota
 	}
 	job, err = j.writes.Create(ctx, job)
 	if err != nil {
 		return registry.Job{}, fmt.Errorf("scoring: store job: %w", err)
 	}
 	runCtx, cancel := context.WithCancelCause(j.base)
-	run := &jobRun{cancel: cancel}
+	run := &jobRun{cancel: cancel, owner: job.Owner}
 	j.running[id] = run
 	j.wg.Add(1)
 	x.in = registry.Input{Table: req.Table, Macros: spec.Macros}
 	if spec.Endpoint != nil {
 		x.in.Endpoint = *spec.Endpoint
 	}
-	go j.run(runCtx, run, job, x, req)
+	quota := j.quota
+	if spec.Caller.Admin {
+		quota.Owner = 0
+	}
+	go j.run(runCtx, run, job, x, req, quota)
 	return job, nil
+}
+
+// activeOf counts owner's jobs that have not ended. j.mu must be held.
+func (j *Jobs) activeOf(owner string) int {
+	n := 0
+	for _, run := range j.running {
+		if run.owner == owner {
+			n++
+		}
+	}
+	return n
+}
+
+// checkResultQuota refuses a job of c while the stored results are at a
+// byte quota: the job's result could not be stored.
+func (j *Jobs) checkResultQuota(ctx context.Context, c Caller) error {
+	ofOwner, total, err := j.writes.ResultBytes(ctx, c.Subject)
+	if err != nil {
+		return fmt.Errorf("scoring: job results: %w", err)
+	}
+	switch {
+	case total >= j.quota.Total:
+		return errStorageFull
+	case !c.Admin && ofOwner >= j.quota.Owner:
+		return errResultQuota
+	}
+	return nil
 }
 
 // resolve finds what spec runs: the process, its queue and its timeout.
@@ -374,7 +473,7 @@ func (j *Jobs) newID() (string, error) {
 
 // run takes the job through its life: PENDING until x holds a slot,
 // RUNNING until its process returns, then its end state.
-func (j *Jobs) run(ctx context.Context, run *jobRun, job registry.Job, x *execution, req *Request) {
+func (j *Jobs) run(ctx context.Context, run *jobRun, job registry.Job, x *execution, req *Request, quota registry.ResultQuota) {
 	defer j.wg.Done()
 	defer func() {
 		j.mu.Lock()
@@ -396,7 +495,10 @@ func (j *Jobs) run(ctx context.Context, run *jobRun, job registry.Job, x *execut
 	case err != nil:
 		j.end(job.ID, j.failure(ctx, err, x.timeout), nil)
 	default:
-		j.end(job.ID, ending{state: registry.JobFinished}, appendResponse(nil, req, result))
+		_, err := j.writes.Finish(context.Background(), job.ID, appendResponse(nil, req, result), quota)
+		if err != nil && !errors.Is(err, registry.ErrJobTransition) { // else Shutdown marked it STOPPED
+			j.logStoreError(job.ID, err)
+		}
 	}
 }
 
