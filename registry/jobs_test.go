@@ -611,7 +611,7 @@ func TestJobRegistryFinishQuota(t *testing.T) {
 		{"ann", registry.JobFinished, ""},
 		{"ann", registry.JobError, "job_quota_exceeded"}, // 30 > 25
 		{"bob", registry.JobFinished, ""},
-		{"bob", registry.JobFinished, ""}, // 40 in all
+		{"bob", registry.JobFinished, ""},          // 40 in all
 		{"cyd", registry.JobError, "storage_full"}, // 50 > 45
 	}
 	s := registry.NewMemJobStore(registry.StoreOptions{})
