@@ -94,11 +94,20 @@ func newJobsFixture(t *testing.T) *jobsFixture {
 // JobsConfig.Authorize and the scoring handler's Config.Authorize.
 func newJobsFixtureAuth(t *testing.T, authorize func(*http.Request, registry.AuthPolicy) error) *jobsFixture {
 	t.Helper()
+	return newJobsFixtureWith(t, authorize, func(*scoring.JobsConfig) {})
+}
+
+// newJobsFixtureWith is newJobsFixtureAuth with the runner's config changed
+// by edit.
+func newJobsFixtureWith(t *testing.T, authorize func(*http.Request, registry.AuthPolicy) error, edit func(*scoring.JobsConfig)) *jobsFixture {
+	t.Helper()
 	p := &jobProcs{started: make(chan struct{}, 10), release: make(chan struct{})}
 	f := &jobsFixture{fixture: newFixture(t, scoring.Config{Authorize: authorize}, p.list()...), procs: p, now: &testClock{t: time.Date(2025, 3, 1, 0, 0, 0, 0, time.UTC)}}
 	f.store = registry.NewMemJobStore(registry.StoreOptions{Now: f.now.Now})
 	var err error
-	f.jobs, err = scoring.NewJobs(scoring.JobsConfig{Registry: f.reg, Queues: f.h.Queues(), Store: f.store, Now: f.now.Now, Authorize: authorize, Logger: slog.New(slog.NewTextHandler(f.log, nil))})
+	cfg := scoring.JobsConfig{Registry: f.reg, Queues: f.h.Queues(), Store: f.store, Now: f.now.Now, Authorize: authorize, Logger: slog.New(slog.NewTextHandler(f.log, nil))}
+	edit(&cfg)
+	f.jobs, err = scoring.NewJobs(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -640,5 +649,129 @@ func TestJobsOwnership(t *testing.T) {
 	}
 	if _, err := f.jobs.Job(ctx, asAdmin, legacy.ID); err != nil {
 		t.Errorf("administrator reads a job without an owner: %v", err)
+	}
+}
+
+// TestJobsQuotas replays filling the job store: an owner past the active
+// jobs quota gets 429 with Retry-After, a result past the owner's bytes
+// ends its job ERROR unstored and further submissions get 429, the store's
+// total gives 507 to everyone, administrators included, and another owner
+// is unaffected by the first one's quotas.
+func TestJobsQuotas(t *testing.T) {
+	ctx := context.Background()
+	ann, bob, cyd := scoring.Caller{Subject: "ann"}, scoring.Caller{Subject: "bob"}, scoring.Caller{Subject: "cyd"}
+	double := &registry.EndpointRef{Group: registry.DefaultGroup, Path: "demo", Alias: "double"}
+	block := &registry.EndpointRef{Group: registry.DefaultGroup, Path: "demo", Alias: "block"}
+	refused := func(t *testing.T, f *jobsFixture, c scoring.Caller, status int, typ string) *httperr.Error {
+		t.Helper()
+		_, err := f.jobs.Submit(ctx, scoring.JobSpec{Caller: c, Endpoint: double, Input: f.rows(t, `[{"x":1}]`)})
+		e := httperr.From(err)
+		if err == nil || e.Status != status || e.Type != typ {
+			t.Fatalf("%s submits: %v, want %d %s", c.Subject, err, status, typ)
+		}
+		return e
+	}
+
+	t.Run("active jobs", func(t *testing.T) {
+		f := newJobsFixtureWith(t, nil, func(c *scoring.JobsConfig) { c.MaxActiveJobsPerOwner = 2 })
+		var held []registry.Job
+		for range 2 {
+			held = append(held, f.submit(t, scoring.JobSpec{Caller: ann, Endpoint: block, Input: f.rows(t, `[{"x":1}]`)}))
+		}
+		e := refused(t, f, ann, http.StatusTooManyRequests, httperr.TypeJobQuota)
+		if e.RetryAfter <= 0 {
+			t.Errorf("429 without Retry-After")
+		}
+		f.submit(t, scoring.JobSpec{Caller: bob, Endpoint: double, Input: f.rows(t, `[{"x":1}]`)})
+		f.submit(t, scoring.JobSpec{Caller: asAdmin, Endpoint: double, Input: f.rows(t, `[{"x":1}]`)})
+		close(f.procs.release)
+		for _, j := range held {
+			f.wait(t, j.ID, registry.JobFinished)
+		}
+		f.submit(t, scoring.JobSpec{Caller: ann, Endpoint: double, Input: f.rows(t, `[{"x":1}]`)})
+	})
+
+	// n is the size of one result of these tests.
+	probe := newJobsFixture(t)
+	j := probe.submit(t, scoring.JobSpec{Caller: ann, Endpoint: double, Input: probe.rows(t, `[{"x":1}]`)})
+	probe.wait(t, j.ID, registry.JobFinished)
+	res, err := probe.jobs.Result(ctx, ann, j.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := int64(len(res))
+
+	t.Run("result bytes", func(t *testing.T) {
+		f := newJobsFixtureWith(t, nil, func(c *scoring.JobsConfig) {
+			c.MaxOwnerResultBytes, c.MaxResultBytes = 2*n, 4*n
+		})
+		first := f.submit(t, scoring.JobSpec{Caller: ann, Endpoint: double, Input: f.rows(t, `[{"x":1}]`)})
+		f.wait(t, first.ID, registry.JobFinished)
+		// Both fit when submitted; only one result fits when they end.
+		a := f.submit(t, scoring.JobSpec{Caller: ann, Endpoint: block, Input: f.rows(t, `[{"x":1}]`)})
+		b := f.submit(t, scoring.JobSpec{Caller: ann, Endpoint: block, Input: f.rows(t, `[{"x":1}]`)})
+		close(f.procs.release)
+		ends := map[registry.JobState]int{}
+		for _, id := range []string{a.ID, b.ID} {
+			var got registry.Job
+			for got = f.wait1(t, id); !got.State.Final(); got = f.wait1(t, id) {
+			}
+			ends[got.State]++
+			if got.State == registry.JobError {
+				if got.Error == nil || got.Error.Type != httperr.TypeJobQuota {
+					t.Errorf("refused result's job error %+v, want type %s", got.Error, httperr.TypeJobQuota)
+				}
+				if _, err := f.jobs.Result(ctx, ann, id); err == nil {
+					t.Errorf("a refused result is readable")
+				}
+			}
+		}
+		if ends[registry.JobFinished] != 1 || ends[registry.JobError] != 1 {
+			t.Fatalf("ends %v, want one FINISHED and one ERROR", ends)
+		}
+		refused(t, f, ann, http.StatusTooManyRequests, httperr.TypeJobQuota)
+		// Another owner is unaffected by ann's quota, up to the total.
+		for _, c := range []scoring.Caller{bob, cyd} {
+			j := f.submit(t, scoring.JobSpec{Caller: c, Endpoint: double, Input: f.rows(t, `[{"x":1}]`)})
+			f.wait(t, j.ID, registry.JobFinished)
+		}
+		for _, c := range []scoring.Caller{bob, ann, asAdmin} {
+			refused(t, f, c, http.StatusInsufficientStorage, httperr.TypeStorageFull)
+		}
+	})
+}
+
+// wait1 reads the job id as an administrator.
+func (f *jobsFixture) wait1(t *testing.T, id string) registry.Job {
+	t.Helper()
+	time.Sleep(time.Millisecond)
+	j, err := f.jobs.Job(context.Background(), asAdmin, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return j
+}
+
+// TestJobsBodyLimit checks that a job's body is bounded below a scoring
+// request's unless configured otherwise.
+func TestJobsBodyLimit(t *testing.T) {
+	tests := []struct {
+		name string
+		set  int64
+		want int64
+	}{
+		{"default", 0, scoring.DefaultMaxJobBodyBytes},
+		{"configured", 1 << 20, 1 << 20},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newJobsFixtureWith(t, nil, func(c *scoring.JobsConfig) { c.Limits.MaxBodyBytes = tt.set })
+			if got := f.jobs.Limits().MaxBodyBytes; got != tt.want {
+				t.Errorf("MaxBodyBytes = %d, want %d", got, tt.want)
+			}
+		})
+	}
+	if scoring.DefaultMaxJobBodyBytes >= scoring.DefaultMaxBodyBytes {
+		t.Errorf("a job's default body limit %d is not below a scoring request's %d", scoring.DefaultMaxJobBodyBytes, scoring.DefaultMaxBodyBytes)
 	}
 }
