@@ -42,9 +42,13 @@
 //
 // The job routes are served only when [Config.Jobs] is set. Submitting and
 // stopping a job needs any valid token, or an admin's with
-// [Config.JobsRequireAdmin]; a job's rows are bounded by the runner's
-// Limits, not by the 1 MiB of other bodies. What a job may run is the
-// runner's decision ([scoring.Jobs.Submit]): a job naming an endpoint
+// [Config.JobsRequireAdmin]; a job's body is bounded by the runner's
+// Limits (8 MiB by default, below a scoring request's 32 MiB), not by the
+// 1 MiB of other bodies. The runner's quotas answer a user with too many
+// jobs PENDING or RUNNING, or too many stored results, 429
+// job_quota_exceeded, and anyone 507 storage_full when all stored results
+// fill the runner's total (see [scoring.JobsConfig]). What a job may run
+// is the runner's decision ([scoring.Jobs.Submit]): a job naming an endpoint
 // passes the check the scoring handler applies to the same token (give the
 // runner the scoring handler's Authorize), and only an admin may run a
 // catalog process directly or move an endpoint's job to another queue.

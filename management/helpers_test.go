@@ -45,9 +45,15 @@ type fixture struct {
 }
 
 type fixtureOptions struct {
-	cfg    management.Config      // Registry, Queues, Verifier, Logger and Jobs are filled in
-	procs  []registry.ProcessInfo // registered besides iris and double
-	noJobs bool                   // leave Config.Jobs nil
+	cfg    management.Config         // Registry, Queues, Verifier, Logger and Jobs are filled in
+	procs  []registry.ProcessInfo    // registered besides iris and double
+	noJobs bool                      // leave Config.Jobs nil
+	jobs   func(*scoring.JobsConfig) // changes the runner's configuration
+}
+
+// withJobsConfig changes the jobs runner's configuration with edit.
+func withJobsConfig(edit func(*scoring.JobsConfig)) func(*fixtureOptions) {
+	return func(o *fixtureOptions) { o.jobs = edit }
 }
 
 // withoutJobs leaves the management configuration without a jobs runner.
@@ -138,7 +144,11 @@ func newFixture(t testing.TB, opts ...func(*fixtureOptions)) *fixture {
 	cfg.Registry, cfg.Queues, cfg.Verifier, cfg.Logger = f.reg, scorer.Queues(), verifier, logger
 	if !o.noJobs {
 		f.jobStore = registry.NewMemJobStore(registry.StoreOptions{})
-		if f.jobs, err = scoring.NewJobs(scoring.JobsConfig{Registry: f.reg, Queues: scorer.Queues(), Store: f.jobStore, Logger: logger, Authorize: authorize}); err != nil {
+		jcfg := scoring.JobsConfig{Registry: f.reg, Queues: scorer.Queues(), Store: f.jobStore, Logger: logger, Authorize: authorize}
+		if o.jobs != nil {
+			o.jobs(&jcfg)
+		}
+		if f.jobs, err = scoring.NewJobs(jcfg); err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { f.jobs.Close(); f.jobStore.Close() })

@@ -1,6 +1,7 @@
 package management_test
 
 import (
+	"context"
 	"net/http"
 	"strings"
 	"testing"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/scorehub/scorehub/management"
 	"github.com/scorehub/scorehub/registry"
+	"github.com/scorehub/scorehub/scoring"
 )
 
 // waitJob polls GET /executions/jobs/{id}, as an admin, until the job has
@@ -230,4 +232,70 @@ func TestJobsOwned(t *testing.T) {
 		})
 	}
 	f.do(t, request{method: http.MethodGet, path: "/executions/jobs?owner=", token: f.admin}).want(t, 400, management.TypeInvalidParameter)
+}
+
+// TestJobQuotas replays filling the job store over HTTP: a user past the
+// active jobs quota gets 429 job_quota_exceeded with Retry-After while an
+// administrator is not bound by it, a result past the user's bytes ends the
+// job ERROR unstored, and results at the store's total give 507
+// storage_full to everyone.
+func TestJobQuotas(t *testing.T) {
+	release := make(chan struct{})
+	block := registry.ProcessInfo{Name: "block", Process: registry.ProcessFunc(func(_ context.Context, in registry.Input) (*registry.Table, error) {
+		<-release
+		return registry.NewTable(in.Table.Rows())
+	})}
+	body := func(alias string) string {
+		return `{"endpoint":{"group":"risk","path":"churn","alias":"` + alias + `"},"data":[{"x":1}]}`
+	}
+	post := func(f *fixture, token, alias string) response {
+		return f.do(t, request{method: http.MethodPost, path: "/executions/jobs", token: token, body: body(alias)})
+	}
+	deploy := func(f *fixture) {
+		seed(t, f)
+		f.putDeployment(t, registry.Deployment{Group: "risk", Path: "churn", Enabled: true, Endpoints: []registry.Endpoint{
+			{Alias: "score", Process: "double", Queue: "batch"}, {Alias: "block", Process: "block", Queue: "batch"}}})
+	}
+
+	t.Run("active jobs", func(t *testing.T) {
+		f := newFixture(t, withProcess(block), withJobsConfig(func(c *scoring.JobsConfig) { c.MaxActiveJobsPerOwner = 1 }))
+		deploy(f)
+		t.Cleanup(func() { close(release) })
+		post(f, f.reader, "block").want(t, 201, "")
+		over := post(f, f.reader, "score")
+		over.want(t, 429, "job_quota_exceeded")
+		if over.header.Get("Retry-After") == "" {
+			t.Errorf("429 without Retry-After")
+		}
+		post(f, f.admin, "score").want(t, 201, "")
+	})
+
+	// size is the length of one result of the score endpoint.
+	probe := newFixture(t)
+	seed(t, probe)
+	done := probe.waitJob(t, post(probe, probe.reader, "score").json["id"].(string))
+	res := probe.do(t, request{method: http.MethodGet, path: "/executions/jobs/" + done.json["id"].(string) + "/result", token: probe.reader})
+	res.want(t, 200, "")
+	size := int64(len(res.body))
+
+	t.Run("result bytes", func(t *testing.T) {
+		f := newFixture(t, withJobsConfig(func(c *scoring.JobsConfig) { c.MaxOwnerResultBytes, c.MaxResultBytes = size+1, 2*size }))
+		seed(t, f)
+		if j := f.waitJob(t, post(f, f.reader, "score").json["id"].(string)); j.json["state"] != "FINISHED" {
+			t.Fatalf("first job %v", j.json)
+		}
+		// Under her quota when submitted, past it when it ends.
+		j := f.waitJob(t, post(f, f.reader, "score").json["id"].(string))
+		if e, _ := j.json["error"].(map[string]any); j.json["state"] != "ERROR" || e["type"] != "job_quota_exceeded" {
+			t.Fatalf("job past the quota: %v", j.json)
+		}
+		f.do(t, request{method: http.MethodGet, path: "/executions/jobs/" + j.json["id"].(string) + "/result", token: f.reader}).want(t, 409, "job_not_finished")
+		// The administrator is bound only by the total, which its result
+		// fills.
+		if j := f.waitJob(t, post(f, f.admin, "score").json["id"].(string)); j.json["state"] != "FINISHED" {
+			t.Fatalf("admin's job %v", j.json)
+		}
+		post(f, f.admin, "score").want(t, 507, "storage_full")
+		post(f, f.reader, "score").want(t, 507, "storage_full")
+	})
 }

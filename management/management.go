@@ -168,7 +168,8 @@ func New(cfg Config) (*Handler, error) {
 	var jobBodyLimit func(http.Handler) http.Handler
 	if cfg.Jobs != nil {
 		routes = append(routes, jobRoutes()...)
-		// A job's body holds rows, bounded as a scoring request's are.
+		// A job's body holds rows, bounded by the runner's limit for jobs,
+		// which is below a scoring request's as jobs are kept.
 		if jobBodyLimit, err = middleware.BodyLimit(cfg.Jobs.Limits().MaxBodyBytes); err != nil {
 			return nil, fmt.Errorf("management: %w", err)
 		}

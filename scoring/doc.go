@@ -105,6 +105,16 @@
 // [Jobs.Job], [Jobs.List], [Jobs.Result] and [Jobs.Stop] show a caller who
 // is not an administrator only their own jobs, and another's as not found.
 //
+// Jobs are kept, so what one submitter may keep is bounded: a job's body
+// (8 MiB by default, below a request's), the jobs an owner has PENDING or
+// RUNNING (8; past it 429 job_quota_exceeded with Retry-After), the bytes
+// of an owner's stored results (256 MiB; 429 job_quota_exceeded) and of
+// everyone's (2 GiB; 507 storage_full). The result bytes are counted by the
+// [registry.JobRegistry], which records each result's length; a job whose
+// result would pass a byte quota when it finishes ends ERROR with that
+// type and its result is not stored. Administrators are bound by the total
+// only. See [JobsConfig].
+//
 // A request whose client left is logged as client_closed_request (499); no
 // client sees it. A process may return an [*Error] to choose the answer
 // itself, for example a 400 for input it cannot score.
