@@ -299,3 +299,13 @@ func TestJobQuotas(t *testing.T) {
 		post(f, f.reader, "score").want(t, 507, "storage_full")
 	})
 }
+
+// TestJobBodyLimit: a job's body is bounded by the runner's limit for
+// jobs, not by a scoring request's.
+func TestJobBodyLimit(t *testing.T) {
+	f := newFixture(t, withJobsConfig(func(c *scoring.JobsConfig) { c.Limits.MaxBodyBytes = 64 << 10 }))
+	seed(t, f)
+	rows := strings.Repeat(`{"x":1},`, 10_000) // 80 KB
+	body := `{"endpoint":{"group":"risk","path":"churn","alias":"score"},"data":[` + rows + `{"x":1}]}`
+	f.do(t, request{method: http.MethodPost, path: "/executions/jobs", token: f.reader, body: body}).want(t, 413, "body_too_large")
+}

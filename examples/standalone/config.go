@@ -20,6 +20,7 @@ type config struct {
 	MaxBody    int64
 	MaxRows    int
 	MaxColumns int
+	MaxJobBody int64 // a job's body, below MaxBody as jobs are kept
 	Timeout    time.Duration
 	Grace      time.Duration
 
@@ -84,6 +85,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 		MaxBody:    32 << 20,
 		MaxRows:    1_000_000,
 		MaxColumns: 10_000,
+		MaxJobBody: 8 << 20,
 		Timeout:    10 * time.Second,
 		Grace:      30 * time.Second,
 
@@ -106,6 +108,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	fs.Int64Var(&c.MaxBody, "max-body", c.MaxBody, "largest request body in bytes (SCOREHUB_MAX_BODY)")
 	fs.IntVar(&c.MaxRows, "max-rows", c.MaxRows, "most rows in one request (SCOREHUB_MAX_ROWS)")
 	fs.IntVar(&c.MaxColumns, "max-columns", c.MaxColumns, "most columns in one request (SCOREHUB_MAX_COLUMNS)")
+	fs.Int64Var(&c.MaxJobBody, "max-job-body", c.MaxJobBody, "largest job body in bytes (SCOREHUB_MAX_JOB_BODY)")
 	fs.DurationVar(&c.Timeout, "timeout", c.Timeout, "default execution timeout (SCOREHUB_TIMEOUT)")
 	fs.DurationVar(&c.Grace, "grace", c.Grace, "how long shutdown waits for requests in flight and running jobs (SCOREHUB_GRACE)")
 	fs.DurationVar(&c.ReadHeaderTimeout, "read-header-timeout", c.ReadHeaderTimeout, "how long a client may take to send a request's headers (SCOREHUB_READ_HEADER_TIMEOUT)")
@@ -132,6 +135,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 		{"SCOREHUB_ADDR", "addr"}, {"SCOREHUB_DATA", "data"}, {"SCOREHUB_PREFIX", "prefix"},
 		{"SCOREHUB_MAX_BODY", "max-body"}, {"SCOREHUB_MAX_ROWS", "max-rows"},
 		{"SCOREHUB_MAX_COLUMNS", "max-columns"}, {"SCOREHUB_TIMEOUT", "timeout"}, {"SCOREHUB_GRACE", "grace"},
+		{"SCOREHUB_MAX_JOB_BODY", "max-job-body"},
 		{"SCOREHUB_JOB_RETENTION", "job-retention"},
 		{"SCOREHUB_READ_HEADER_TIMEOUT", "read-header-timeout"}, {"SCOREHUB_READ_TIMEOUT", "read-timeout"},
 		{"SCOREHUB_WRITE_TIMEOUT", "write-timeout"}, {"SCOREHUB_IDLE_TIMEOUT", "idle-timeout"},
@@ -166,7 +170,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	for _, n := range []struct {
 		name string
 		v    int64
-	}{{"max-body", c.MaxBody}, {"max-rows", int64(c.MaxRows)}, {"max-columns", int64(c.MaxColumns)}} {
+	}{{"max-body", c.MaxBody}, {"max-rows", int64(c.MaxRows)}, {"max-columns", int64(c.MaxColumns)}, {"max-job-body", c.MaxJobBody}} {
 		if n.v <= 0 {
 			return c, fmt.Errorf("-%s must be positive, not %s", n.name, strconv.FormatInt(n.v, 10))
 		}

@@ -125,3 +125,32 @@ func TestWelcomeNamesTheEndpoint(t *testing.T) {
 		t.Errorf("curl commands printed (-want +got):\n%s", d)
 	}
 }
+
+// TestMaxJobBodyFlag: a job's body has a limit of its own, below a scoring
+// request's by default, set by -max-job-body or SCOREHUB_MAX_JOB_BODY.
+func TestMaxJobBodyFlag(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		env  map[string]string
+		want int64
+	}{
+		{"default", nil, nil, 8 << 20},
+		{"environment", nil, map[string]string{"SCOREHUB_MAX_JOB_BODY": "1024"}, 1024},
+		{"flag over environment", []string{"-max-job-body", "2048"}, map[string]string{"SCOREHUB_MAX_JOB_BODY": "1024"}, 2048},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, err := parseConfig(tt.args, func(k string) string { return tt.env[k] }, io.Discard)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.MaxJobBody != tt.want || c.MaxJobBody >= c.MaxBody {
+				t.Errorf("MaxJobBody = %d (MaxBody %d), want %d", c.MaxJobBody, c.MaxBody, tt.want)
+			}
+		})
+	}
+	if _, err := parseConfig([]string{"-max-job-body", "0"}, func(string) string { return "" }, io.Discard); err == nil {
+		t.Error("-max-job-body 0 was accepted, want an error")
+	}
+}

@@ -210,7 +210,7 @@ func newServer(ctx context.Context, cfg config, getenv func(string) string, stdo
 		Registry:  reg,
 		Queues:    queues,
 		Store:     jobStore,
-		Limits:    scoring.Limits{MaxBodyBytes: cfg.MaxBody, MaxRows: cfg.MaxRows, MaxColumns: cfg.MaxColumns},
+		Limits:    scoring.Limits{MaxBodyBytes: cfg.MaxJobBody, MaxRows: cfg.MaxRows, MaxColumns: cfg.MaxColumns},
 		Retention: cfg.JobRetention,
 		Logger:    logger,
 	})
