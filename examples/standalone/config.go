@@ -36,6 +36,10 @@ type config struct {
 	// JobRetention is how long ended jobs and their results are kept.
 	JobRetention time.Duration
 
+	// KeyRotation is the age at which the token signing key is replaced;
+	// the replaced key keeps verifying until its tokens have expired.
+	KeyRotation time.Duration
+
 	TokenValidity    time.Duration
 	UsersFile        string
 	OIDCIssuer       string
@@ -94,6 +98,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 		JobRetention: 24 * time.Hour,
 
 		TokenValidity: 5 * time.Minute,
+		KeyRotation:   30 * 24 * time.Hour,
 
 		Metrics: true,
 	}
@@ -114,6 +119,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	fs.DurationVar(&c.IdleTimeout, "idle-timeout", c.IdleTimeout, "how long an idle keep-alive connection is kept open (SCOREHUB_IDLE_TIMEOUT)")
 	fs.DurationVar(&c.JobRetention, "job-retention", c.JobRetention, "how long ended jobs and their results are kept (SCOREHUB_JOB_RETENTION)")
 	fs.DurationVar(&c.TokenValidity, "token-validity", c.TokenValidity, "how long an issued idToken is valid (SCOREHUB_TOKEN_VALIDITY)")
+	fs.DurationVar(&c.KeyRotation, "key-rotation", c.KeyRotation, "age at which the token signing key is replaced, at least -token-validity (SCOREHUB_KEY_ROTATION)")
 	fs.StringVar(&c.UsersFile, "users", "", "htpasswd file of further users, bcrypt of cost 10 or more only (SCOREHUB_USERS)")
 	fs.StringVar(&c.OIDCIssuer, "oidc-issuer", "", "OpenID Connect issuer whose access tokens /api/rest/saml/tokenservice exchanges (SCOREHUB_OIDC_ISSUER)")
 	fs.StringVar(&audience, "oidc-audience", "", "comma-separated audiences an access token must name (SCOREHUB_OIDC_AUDIENCE)")
@@ -135,7 +141,8 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 		{"SCOREHUB_JOB_RETENTION", "job-retention"},
 		{"SCOREHUB_READ_HEADER_TIMEOUT", "read-header-timeout"}, {"SCOREHUB_READ_TIMEOUT", "read-timeout"},
 		{"SCOREHUB_WRITE_TIMEOUT", "write-timeout"}, {"SCOREHUB_IDLE_TIMEOUT", "idle-timeout"},
-		{"SCOREHUB_TOKEN_VALIDITY", "token-validity"}, {"SCOREHUB_USERS", "users"},
+		{"SCOREHUB_TOKEN_VALIDITY", "token-validity"}, {"SCOREHUB_KEY_ROTATION", "key-rotation"},
+		{"SCOREHUB_USERS", "users"},
 		{"SCOREHUB_OIDC_ISSUER", "oidc-issuer"}, {"SCOREHUB_OIDC_AUDIENCE", "oidc-audience"},
 		{"SCOREHUB_OIDC_INSECURE_HTTP", "oidc-insecure-http"},
 		{"SCOREHUB_CORS_ORIGINS", "cors-origins"}, {"SCOREHUB_TRUSTED_PROXIES", "trusted-proxies"},
@@ -196,6 +203,11 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	}
 	if c.TokenValidity <= 0 {
 		return c, errors.New("-token-validity must be positive")
+	}
+	// A shorter period would keep more than two keys verifying at once,
+	// and a key file growing without bound.
+	if c.KeyRotation < c.TokenValidity {
+		return c, fmt.Errorf("-key-rotation %v must be at least -token-validity %v", c.KeyRotation, c.TokenValidity)
 	}
 	if c.JobRetention <= 0 {
 		return c, errors.New("-job-retention must be positive")
