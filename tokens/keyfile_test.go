@@ -220,7 +220,7 @@ func TestRotateIfOlderAcrossRestart(t *testing.T) {
 	}
 
 	c.Advance(2 * time.Hour)
-	keys, iss, v := restartable(t, path, c, tokens.EdDSA)
+	keys, iss, _ := restartable(t, path, c, tokens.EdDSA)
 	before, _, err := iss.Issue(alice)
 	if err != nil {
 		t.Fatal(err)
@@ -239,7 +239,7 @@ func TestRotateIfOlderAcrossRestart(t *testing.T) {
 	// A restart sees the new key's age and still verifies the old key's
 	// token until it expires.
 	c.Advance(time.Minute)
-	keys, _, v = restartable(t, path, c, tokens.EdDSA)
+	keys, _, v := restartable(t, path, c, tokens.EdDSA)
 	if kids := jwksKIDs(keys); len(kids) != 2 || kids[0] != k.ID() || kids[1] != first {
 		t.Errorf("JWKS after rotation has %v, want %s then %s", kids, k.ID(), first)
 	}
