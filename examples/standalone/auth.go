@@ -70,6 +70,8 @@ func newAuth(cfg config, getenv func(string) string, stdout io.Writer, logger *s
 		provider, err = tokens.NewProvider(tokens.ProviderConfig{
 			Issuer:            cfg.OIDCIssuer,
 			Audience:          cfg.OIDCAudience,
+			ClientIDs:         cfg.OIDCClients,
+			TokenTypes:        cfg.OIDCTokenTypes,
 			InsecureAllowHTTP: cfg.OIDCInsecureHTTP,
 			Logger:            logger,
 		})

@@ -5,6 +5,7 @@ import (
 	"io"
 	"log/slog"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -124,5 +125,44 @@ func TestRotateKeysOnSchedule(t *testing.T) {
 	<-done
 	if keys.Signing().ID() == first {
 		t.Error("the signing key was not replaced after reaching the rotation age")
+	}
+}
+
+// TestOIDCFlags: an OpenID Connect issuer needs the clients its access
+// tokens may be issued to; the token type defaults to Keycloak's Bearer.
+func TestOIDCFlags(t *testing.T) {
+	base := []string{"-oidc-issuer", "https://idp.example.com/realms/hub", "-oidc-audience", "scorehub"}
+	tests := []struct {
+		name        string
+		args        []string
+		env         map[string]string
+		wantClients []string
+		wantTypes   []string
+		bad         bool
+	}{
+		{name: "no clients", args: base, bad: true},
+		{name: "clients by flag", args: append(base[:len(base):len(base)], "-oidc-clients", "scorehub-cli, hub-ui"),
+			wantClients: []string{"scorehub-cli", "hub-ui"}, wantTypes: []string{"Bearer"}},
+		{name: "clients and type by environment", args: base,
+			env:         map[string]string{"SCOREHUB_OIDC_CLIENTS": "scorehub-cli", "SCOREHUB_OIDC_TOKEN_TYPE": "at+jwt"},
+			wantClients: []string{"scorehub-cli"}, wantTypes: []string{"at+jwt"}},
+		{name: "empty type", args: append(base[:len(base):len(base)], "-oidc-clients", "scorehub-cli", "-oidc-token-type", " "), bad: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, err := parseConfig(tt.args, func(k string) string { return tt.env[k] }, io.Discard)
+			if tt.bad {
+				if err == nil {
+					t.Errorf("parseConfig(%q) succeeded, want an error", tt.args)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(c.OIDCClients, tt.wantClients) || !slices.Equal(c.OIDCTokenTypes, tt.wantTypes) {
+				t.Errorf("clients %q, types %q; want %q, %q", c.OIDCClients, c.OIDCTokenTypes, tt.wantClients, tt.wantTypes)
+			}
+		})
 	}
 }
