@@ -41,7 +41,9 @@
 // error. [Provider.Verify] does the same for the OpenID Connect provider's
 // access tokens against its published keys, which it caches and fetches
 // again, one fetch at a time and rate-limited, when a token names an
-// unknown key.
+// unknown key. It can limit the clients ("azp") and token types ("typ") it
+// accepts, and prefixes the subjects it maps ("oidc:alice"), so that a
+// provider's user never passes for a local user of the same name.
 //
 // # Users
 //

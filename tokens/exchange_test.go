@@ -53,7 +53,7 @@ func exchangeRequest(auth ...string) *http.Request {
 func TestExchangeIssues(t *testing.T) {
 	x := newExchange(t)
 	wantClaims := func(c *tokens.Claims) *tokens.Claims {
-		return &tokens.Claims{Subject: "alice", Admin: true, Groups: []string{"analysts", "scoring"}, Issuer: testIssuer,
+		return &tokens.Claims{Subject: "oidc:alice", Admin: true, Groups: []string{"analysts", "scoring"}, Issuer: testIssuer,
 			Audience: []string{testAudience}, ID: c.ID, IssuedAt: t0, ExpiresAt: t0.Add(5 * time.Minute)}
 	}
 	tests := []struct {

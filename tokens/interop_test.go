@@ -212,7 +212,7 @@ func TestInteropOIDCProvider(t *testing.T) {
 		t.Fatal(err)
 	}
 	provider, err := tokens.NewProvider(tokens.ProviderConfig{Issuer: op.Issuer, Audience: []string{op.Audience},
-		ClientIDs: []string{op.ClientID}, Leeway: 5 * time.Second})
+		ClientIDs: []string{op.ClientID}, TokenTypes: []string{"at+jwt"}, Leeway: 5 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -280,7 +280,7 @@ func TestInteropOIDCProvider(t *testing.T) {
 	if err := json.NewDecoder(resp.Body).Decode(&who); err != nil || resp.StatusCode != http.StatusOK {
 		t.Fatalf("protected route: status %d, %v", resp.StatusCode, err)
 	}
-	want := map[string]any{"sub": "alice", "admin": true, "groups": []any{"analysts", "scoring"}}
+	want := map[string]any{"sub": "oidc:alice", "admin": true, "groups": []any{"analysts", "scoring"}}
 	if diff := cmp.Diff(want, who); diff != "" {
 		t.Errorf("the protected route saw (-want +got):\n%s", diff)
 	}

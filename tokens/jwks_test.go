@@ -92,7 +92,7 @@ func TestJWKSVerifiesElsewhere(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got.Subject != "alice" || len(got.Groups) != 2 {
+			if got.Subject != "oidc:alice" || len(got.Groups) != 2 {
 				t.Errorf("principal %+v", got)
 			}
 		})

@@ -3,6 +3,7 @@ package tokens_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -198,5 +199,75 @@ func TestKeyFileSigningMismatch(t *testing.T) {
 	other := newSigner(t, tokens.EdDSA, 42).key
 	if _, err := tokens.LoadOrCreateKeySet(path, tokens.KeySetConfig{Signing: other}); err == nil {
 		t.Error("LoadOrCreateKeySet ignored a Signing key that differs from the file's")
+	}
+}
+
+// TestRotateIfOlderAcrossRestart: the age that triggers a rotation counts
+// from the key's creation as the key file keeps it, so a restart does not
+// reset it; the replaced key keeps verifying, and stays published, until
+// the tokens it signed have expired.
+func TestRotateIfOlderAcrossRestart(t *testing.T) {
+	const period = 30 * 24 * time.Hour
+	path := filepath.Join(t.TempDir(), "keys.json")
+	c := newClock()
+	keys, _, _ := restartable(t, path, c, tokens.EdDSA)
+	first := keys.Signing().ID()
+
+	c.Advance(period - time.Hour)
+	keys, _, _ = restartable(t, path, c, tokens.EdDSA)
+	if k, err := keys.RotateIfOlder(period); err != nil || k != nil {
+		t.Fatalf("a key younger than the period: RotateIfOlder = %v, %v; want no rotation", k, err)
+	}
+
+	c.Advance(2 * time.Hour)
+	keys, iss, _ := restartable(t, path, c, tokens.EdDSA)
+	before, _, err := iss.Issue(alice)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, err := keys.RotateIfOlder(period)
+	if err != nil || k == nil {
+		t.Fatalf("a key older than the period: RotateIfOlder = %v, %v; want a rotation", k, err)
+	}
+	if k.ID() == first || keys.Signing().ID() != k.ID() {
+		t.Fatalf("signing key %s after rotating away from %s to %s", keys.Signing().ID(), first, k.ID())
+	}
+	if again, err := keys.RotateIfOlder(period); err != nil || again != nil {
+		t.Errorf("right after a rotation: RotateIfOlder = %v, %v; want none", again, err)
+	}
+
+	// A restart sees the new key's age and still verifies the old key's
+	// token until it expires.
+	c.Advance(time.Minute)
+	keys, _, v := restartable(t, path, c, tokens.EdDSA)
+	if kids := jwksKIDs(keys); len(kids) != 2 || kids[0] != k.ID() || kids[1] != first {
+		t.Errorf("JWKS after rotation has %v, want %s then %s", kids, k.ID(), first)
+	}
+	if _, err := v.Verify(context.Background(), before); err != nil {
+		t.Errorf("token of the replaced key before it expired: %v", err)
+	}
+	if rotated, err := keys.RotateIfOlder(period); err != nil || rotated != nil {
+		t.Errorf("after a restart: RotateIfOlder = %v, %v; want none", rotated, err)
+	}
+
+	c.Advance(keys.Retention())
+	if rotated, err := keys.RotateIfOlder(period); err != nil || rotated != nil {
+		t.Errorf("after the retention: RotateIfOlder = %v, %v; want none", rotated, err)
+	}
+	if kids := jwksKIDs(keys); len(kids) != 1 || kids[0] != k.ID() {
+		t.Errorf("JWKS after the retention has %v, want only %s", kids, k.ID())
+	}
+	if _, err := v.Verify(context.Background(), before); !errors.Is(err, tokens.ErrUnknownKey) && !errors.Is(err, tokens.ErrExpired) {
+		t.Errorf("token of the replaced key after the retention: %v, want refused", err)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(string(data), `"kid"`); n != 1 {
+		t.Errorf("key file after the retention holds %d keys, want the expired one pruned", n)
+	}
+	if _, err := keys.RotateIfOlder(0); err == nil {
+		t.Error("RotateIfOlder accepted a zero age")
 	}
 }

@@ -275,7 +275,7 @@ type KeySet struct {
 	random    io.Reader
 	path      string // the key file changes are written to; "" when in memory only
 
-	mu    sync.Mutex // serialises Rotate, RotateTo and Prune
+	mu    sync.Mutex // serialises Rotate, RotateTo, RotateIfOlder and Prune
 	state atomic.Pointer[keyState]
 }
 
@@ -431,6 +431,43 @@ func (s *KeySet) RotateTo(k *Key) error {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	return s.rotateToLocked(k)
+}
+
+// RotateIfOlder rotates, as [KeySet.Rotate] does, when the signing key was
+// created maxAge or longer ago, and otherwise drops retired keys past their
+// NotAfter, as [KeySet.Prune] does. It returns the new signing key, or nil
+// when the current one is younger than maxAge. The age counts from the
+// key's creation time, which the key file keeps, so a restart neither
+// resets the clock nor rotates early; calling it often (on a ticker) costs
+// a clock read unless there is something to do. Concurrent calls rotate
+// once.
+func (s *KeySet) RotateIfOlder(maxAge time.Duration) (*Key, error) {
+	if maxAge <= 0 {
+		return nil, fmt.Errorf("tokens: key age %v is not positive", maxAge)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st := s.current()
+	if st == nil {
+		return nil, errZeroKeySet
+	}
+	if s.now().Before(st.signing().created.Add(maxAge)) {
+		_, err := s.pruneLocked()
+		return nil, err
+	}
+	k, err := GenerateKey(s.alg, s.random)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.rotateToLocked(k); err != nil {
+		return nil, err
+	}
+	return k, nil
+}
+
+// rotateToLocked is RotateTo with s.mu held.
+func (s *KeySet) rotateToLocked(k *Key) error {
 	old := s.current()
 	if old == nil {
 		return errZeroKeySet
@@ -459,6 +496,11 @@ func (s *KeySet) RotateTo(k *Key) error {
 func (s *KeySet) Prune() (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	return s.pruneLocked()
+}
+
+// pruneLocked is Prune with s.mu held.
+func (s *KeySet) pruneLocked() (int, error) {
 	old := s.current()
 	if old == nil {
 		return 0, errZeroKeySet

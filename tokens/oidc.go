@@ -45,6 +45,15 @@ type ProviderConfig struct {
 	// (RFC 9068).
 	ClientIDs []string
 
+	// TokenTypes, when set, limits tokens to these types, so that an ID or
+	// refresh token of the same provider is not taken for an access token.
+	// A token's type is its "typ" claim (Keycloak writes "Bearer" in access
+	// tokens, "ID" in ID tokens, "Refresh" in refresh tokens) or, lacking
+	// one, its JOSE header's "typ" (RFC 9068 access tokens say "at+jwt").
+	// Types compare case-insensitively, and a header's "application/"
+	// prefix is ignored.
+	TokenTypes []string
+
 	// Algorithms are the accepted signing algorithms. Nil means RS256, what
 	// Keycloak signs with by default. HS256 is not allowed: its key is a
 	// secret no provider publishes.
@@ -99,6 +108,13 @@ type ClaimMapping struct {
 	// "preferred_username". A token without it is refused.
 	Subject string
 
+	// SubjectPrefix is put before the user name to make the subject of
+	// the principal, so that a provider's user never has the name of a
+	// local user: the provider's "admin" becomes "oidc:admin", not the
+	// local admin, in tokens, logs and ownership. It must end in ":",
+	// which no htpasswd user name holds. Default "oidc:".
+	SubjectPrefix string
+
 	// Roles is the claim holding the user's roles, an array of strings.
 	// Default "realm_access.roles". A token without it has no roles.
 	Roles string
@@ -117,6 +133,9 @@ func (m ClaimMapping) withDefaults() ClaimMapping {
 	if m.Subject == "" {
 		m.Subject = "preferred_username"
 	}
+	if m.SubjectPrefix == "" {
+		m.SubjectPrefix = DefaultSubjectPrefix
+	}
 	if m.Roles == "" {
 		m.Roles = "realm_access.roles"
 	}
@@ -128,6 +147,10 @@ func (m ClaimMapping) withDefaults() ClaimMapping {
 	}
 	return m
 }
+
+// DefaultSubjectPrefix is the default [ClaimMapping.SubjectPrefix]: a
+// provider's user alice is the subject "oidc:alice".
+const DefaultSubjectPrefix = "oidc:"
 
 // maxProviderDocument bounds the discovery document and the JWKS.
 const maxProviderDocument = 1 << 20
@@ -143,6 +166,7 @@ type Provider struct {
 	issuer          string
 	discoveryURL    string
 	clientIDs       []string
+	tokenTypes      []string
 	algorithms      []string
 	leeway          time.Duration
 	claims          ClaimMapping
@@ -183,6 +207,7 @@ func NewProvider(cfg ProviderConfig) (*Provider, error) {
 	p := &Provider{
 		issuer:          cfg.Issuer,
 		clientIDs:       slices.Clone(cfg.ClientIDs),
+		tokenTypes:      slices.Clone(cfg.TokenTypes),
 		claims:          cfg.Claims.withDefaults(),
 		client:          cfg.HTTPClient,
 		fetchTimeout:    cfg.FetchTimeout,
@@ -210,6 +235,12 @@ func NewProvider(cfg ProviderConfig) (*Provider, error) {
 	}
 	if slices.Contains(p.clientIDs, "") {
 		return nil, errors.New("tokens: ProviderConfig.ClientIDs has an empty name")
+	}
+	if slices.Contains(p.tokenTypes, "") {
+		return nil, errors.New("tokens: ProviderConfig.TokenTypes has an empty type")
+	}
+	if !strings.HasSuffix(p.claims.SubjectPrefix, ":") {
+		return nil, fmt.Errorf("tokens: ClaimMapping.SubjectPrefix %q does not end in \":\"", p.claims.SubjectPrefix)
 	}
 	algs := cfg.Algorithms
 	if algs == nil {
@@ -293,7 +324,7 @@ func (p *Provider) Issuer() string { return p.issuer }
 
 // Verify checks an access token the provider issued (size, signature against
 // the provider's keys with a pinned algorithm, issuer, audience, client,
-// expiry) and maps its claims to a principal. Errors match the package's
+// token type, expiry) and maps its claims to a principal. Errors match the package's
 // verification sentinels with [errors.Is]; [ErrProviderUnavailable] says the
 // provider's keys could not be had, and a context error that ctx ended
 // while waiting for them.
@@ -324,6 +355,18 @@ func (p *Provider) Verify(ctx context.Context, raw string) (Principal, error) {
 			return Principal{}, fmt.Errorf("%w: issued to client %q", ErrAudience, client)
 		}
 	}
+	if len(p.tokenTypes) > 0 {
+		typ, _ := claims["typ"].(string)
+		if typ == "" {
+			typ, _ = tok.Header["typ"].(string)
+			if len(typ) > len("application/") && strings.EqualFold(typ[:len("application/")], "application/") {
+				typ = typ[len("application/"):]
+			}
+		}
+		if !slices.ContainsFunc(p.tokenTypes, func(t string) bool { return strings.EqualFold(t, typ) }) {
+			return Principal{}, fmt.Errorf("%w: token type %q", ErrAudience, typ)
+		}
+	}
 	return p.claims.principal(claims)
 }
 
@@ -340,6 +383,10 @@ func (m ClaimMapping) principal(claims map[string]any) (Principal, error) {
 	groups, err := stringList(claims, m.Groups)
 	if err != nil {
 		return Principal{}, err
+	}
+	sub = m.SubjectPrefix + sub
+	if err := checkName("subject", sub); err != nil {
+		return Principal{}, fmt.Errorf("%w: claim %s: %v", ErrClaims, m.Subject, err)
 	}
 	p := Principal{Subject: sub, Groups: []string{}}
 	for _, r := range roles {

@@ -133,13 +133,13 @@ func TestProviderMapsClaims(t *testing.T) {
 		wantErr error
 	}{
 		{name: "Keycloak defaults",
-			want: tokens.Principal{Subject: "alice", Admin: true, Groups: []string{"analysts", "scoring"}}},
+			want: tokens.Principal{Subject: "oidc:alice", Admin: true, Groups: []string{"analysts", "scoring"}}},
 		{name: "not an admin",
 			edit: func(c jwt.MapClaims) { c["realm_access"] = map[string]any{"roles": []string{"user"}} },
-			want: tokens.Principal{Subject: "alice", Groups: []string{"analysts", "scoring"}}},
+			want: tokens.Principal{Subject: "oidc:alice", Groups: []string{"analysts", "scoring"}}},
 		{name: "no roles, no groups",
 			edit: func(c jwt.MapClaims) { delete(c, "realm_access"); delete(c, "groups") },
-			want: tokens.Principal{Subject: "alice", Groups: []string{}}},
+			want: tokens.Principal{Subject: "oidc:alice", Groups: []string{}}},
 		{name: "client roles and another subject claim",
 			mapping: tokens.ClaimMapping{Subject: "email", Roles: "resource_access.scorehub.roles",
 				AdminRoles: []string{"scorehub-admin"}, Groups: "teams"},
@@ -148,7 +148,7 @@ func TestProviderMapsClaims(t *testing.T) {
 				c["resource_access"] = map[string]any{"scorehub": map[string]any{"roles": []string{"scorehub-admin"}}}
 				c["teams"] = []string{"red"}
 			},
-			want: tokens.Principal{Subject: "alice@example.com", Admin: true, Groups: []string{"red"}}},
+			want: tokens.Principal{Subject: "oidc:alice@example.com", Admin: true, Groups: []string{"red"}}},
 		{name: "no preferred_username",
 			edit:    func(c jwt.MapClaims) { delete(c, "preferred_username") },
 			wantErr: tokens.ErrClaims},
@@ -218,6 +218,26 @@ func TestProviderAttacks(t *testing.T) {
 			c["azp"] = "some-other-app"
 			return rs.sign(t, c, nil)
 		}, tokens.ErrAudience},
+		{"a Keycloak ID token of another client", func(t *testing.T, iss string, now time.Time) string {
+			c := keycloakClaims(iss, now)
+			c["azp"], c["aud"], c["typ"] = "some-other-app", "scorehub", "ID"
+			return rs.sign(t, c, nil)
+		}, tokens.ErrAudience},
+		{"a Keycloak ID token of the allowed client", func(t *testing.T, iss string, now time.Time) string {
+			c := keycloakClaims(iss, now)
+			c["typ"] = "ID"
+			return rs.sign(t, c, nil)
+		}, tokens.ErrAudience},
+		{"a Keycloak refresh token", func(t *testing.T, iss string, now time.Time) string {
+			c := keycloakClaims(iss, now)
+			c["typ"] = "Refresh"
+			return rs.sign(t, c, nil)
+		}, tokens.ErrAudience},
+		{"no token type", func(t *testing.T, iss string, now time.Time) string {
+			c := keycloakClaims(iss, now)
+			delete(c, "typ")
+			return rs.sign(t, c, map[string]any{"typ": "JWT"})
+		}, tokens.ErrAudience},
 		{"preferred_username twice", func(t *testing.T, iss string, now time.Time) string {
 			claims, err := json.Marshal(keycloakClaims(iss, now))
 			if err != nil {
@@ -234,13 +254,97 @@ func TestProviderAttacks(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			idp := newFakeIdP(t, rs)
 			c := newClock()
-			p := newProvider(t, idp, c, func(cfg *tokens.ProviderConfig) { cfg.ClientIDs = []string{"scorehub-cli"} })
+			p := newProvider(t, idp, c, func(cfg *tokens.ProviderConfig) {
+				cfg.ClientIDs, cfg.TokenTypes = []string{"scorehub-cli"}, []string{"Bearer"}
+			})
 			got, err := p.Verify(context.Background(), tt.token(t, idp.Issuer(), c.Now()))
 			if !errors.Is(err, tt.want) {
 				t.Fatalf("Verify: %v, want %v", err, tt.want)
 			}
 			if !cmp.Equal(got, tokens.Principal{}) {
 				t.Errorf("principal %+v returned with an error", got)
+			}
+		})
+	}
+}
+
+// TestProviderUserIsNotLocal: a provider's user named admin, even with the
+// admin role, gets a subject of its own, never the local admin's.
+func TestProviderUserIsNotLocal(t *testing.T) {
+	rs := newSigner(t, tokens.RS256, 0)
+	tests := []struct {
+		name   string
+		prefix string
+		want   string
+	}{
+		{"default prefix", "", "oidc:admin"},
+		{"prefix of the host's choice", "keycloak:", "keycloak:admin"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			idp := newFakeIdP(t, rs)
+			c := newClock()
+			p := newProvider(t, idp, c, func(cfg *tokens.ProviderConfig) { cfg.Claims.SubjectPrefix = tt.prefix })
+			claims := keycloakClaims(idp.Issuer(), c.Now())
+			claims["preferred_username"] = "admin"
+			got, err := p.Verify(context.Background(), rs.sign(t, claims, nil))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.Subject != tt.want || !got.Admin {
+				t.Errorf("principal %+v, want the admin role as subject %q", got, tt.want)
+			}
+		})
+	}
+	idp := newFakeIdP(t, rs)
+	for _, prefix := range []string{"kc", "oidc-", "adm"} {
+		cfg := tokens.ProviderConfig{Issuer: idp.Issuer(), Audience: []string{"scorehub"}, Claims: tokens.ClaimMapping{SubjectPrefix: prefix}}
+		if _, err := tokens.NewProvider(cfg); err == nil {
+			t.Errorf("NewProvider accepted the subject prefix %q, which does not end in a colon", prefix)
+		}
+	}
+}
+
+// TestProviderTokenTypes: the type is the "typ" claim or, lacking one, the
+// JOSE header's, compared without regard to case or "application/".
+func TestProviderTokenTypes(t *testing.T) {
+	rs := newSigner(t, tokens.RS256, 0)
+	tests := []struct {
+		name   string
+		types  []string
+		claim  string
+		header string
+		ok     bool
+	}{
+		{"Keycloak access token", []string{"Bearer"}, "Bearer", "JWT", true},
+		{"case does not matter", []string{"bearer"}, "Bearer", "", true},
+		{"RFC 9068 header", []string{"at+jwt"}, "", "at+jwt", true},
+		{"RFC 9068 media type", []string{"at+jwt"}, "", "application/at+JWT", true},
+		{"the claim decides over the header", []string{"at+jwt"}, "ID", "at+jwt", false},
+		{"ID token", []string{"Bearer", "at+jwt"}, "ID", "JWT", false},
+		{"no type at all", []string{"Bearer"}, "", "", false},
+		{"no check configured", nil, "ID", "", true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			idp := newFakeIdP(t, rs)
+			c := newClock()
+			p := newProvider(t, idp, c, func(cfg *tokens.ProviderConfig) { cfg.TokenTypes = tt.types })
+			claims := keycloakClaims(idp.Issuer(), c.Now())
+			delete(claims, "typ")
+			if tt.claim != "" {
+				claims["typ"] = tt.claim
+			}
+			header := map[string]any{}
+			if tt.header != "" {
+				header["typ"] = tt.header
+			}
+			_, err := p.Verify(context.Background(), rs.sign(t, claims, header))
+			if tt.ok && err != nil {
+				t.Errorf("Verify: %v, want the token accepted", err)
+			}
+			if !tt.ok && !errors.Is(err, tokens.ErrAudience) {
+				t.Errorf("Verify: %v, want ErrAudience", err)
 			}
 		})
 	}

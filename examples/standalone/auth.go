@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/scorehub/scorehub/tokens"
 )
@@ -30,13 +31,24 @@ type auth struct {
 	issuer   *tokens.Issuer
 	verifier *tokens.Verifier
 	handler  *tokens.Service
+	keys     *tokens.KeySet
+	// stop ends the key rotation; Close calls it.
+	stop context.CancelFunc
 }
+
+// Close stops rotating the signing key.
+func (a *auth) Close() { a.stop() }
 
 // newAuth builds the token routes; observer, when not nil, is told how
 // each token request ended.
 func newAuth(cfg config, getenv func(string) string, stdout io.Writer, logger *slog.Logger, observer tokens.Observer) (*auth, error) {
 	keys, err := tokens.LoadOrCreateKeySet(filepath.Join(cfg.DataDir, keyFile), tokens.KeySetConfig{Retention: cfg.TokenValidity})
 	if err != nil {
+		return nil, err
+	}
+	// At start, so that a key that aged while the server was down is
+	// replaced before it signs anything more.
+	if _, err := keys.RotateIfOlder(cfg.KeyRotation); err != nil {
 		return nil, err
 	}
 	issuer, err := tokens.NewIssuer(tokens.IssuerConfig{Keys: keys, Issuer: tokenIssuer, Audience: []string{tokenAudience}, Validity: cfg.TokenValidity})
@@ -58,6 +70,8 @@ func newAuth(cfg config, getenv func(string) string, stdout io.Writer, logger *s
 		provider, err = tokens.NewProvider(tokens.ProviderConfig{
 			Issuer:            cfg.OIDCIssuer,
 			Audience:          cfg.OIDCAudience,
+			ClientIDs:         cfg.OIDCClients,
+			TokenTypes:        cfg.OIDCTokenTypes,
 			InsecureAllowHTTP: cfg.OIDCInsecureHTTP,
 			Logger:            logger,
 		})
@@ -70,7 +84,37 @@ func newAuth(cfg config, getenv func(string) string, stdout io.Writer, logger *s
 	if err != nil {
 		return nil, err
 	}
-	return &auth{issuer: issuer, verifier: verifier, handler: h}, nil
+	ctx, stop := context.WithCancel(context.Background())
+	go rotateKeys(ctx, keys, cfg.KeyRotation, logger)
+	return &auth{issuer: issuer, verifier: verifier, handler: h, keys: keys, stop: stop}, nil
+}
+
+// maxRotationCheck bounds the time between two checks of the signing
+// key's age: a key is replaced at most this long after it reached the
+// rotation age.
+const maxRotationCheck = time.Hour
+
+// rotateKeys replaces the signing key whenever it is period old, until ctx
+// is done. The age comes from the key file, so restarts do not delay it.
+// A failed rotation (a full disk) is logged and tried again at the next
+// check; the current key keeps signing meanwhile.
+func rotateKeys(ctx context.Context, keys *tokens.KeySet, period time.Duration, logger *slog.Logger) {
+	t := time.NewTicker(min(period/10, maxRotationCheck))
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		k, err := keys.RotateIfOlder(period)
+		switch {
+		case err != nil:
+			logger.Error("token signing key rotation failed; the current key keeps signing", "cause", err.Error())
+		case k != nil:
+			logger.Info("token signing key rotated", "kid", k.ID(), "period", period)
+		}
+	}
 }
 
 // loadUsers returns the built-in admin and, when configured, the users of

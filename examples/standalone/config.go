@@ -37,10 +37,16 @@ type config struct {
 	// JobRetention is how long ended jobs and their results are kept.
 	JobRetention time.Duration
 
+	// KeyRotation is the age at which the token signing key is replaced;
+	// the replaced key keeps verifying until its tokens have expired.
+	KeyRotation time.Duration
+
 	TokenValidity    time.Duration
 	UsersFile        string
 	OIDCIssuer       string
 	OIDCAudience     []string
+	OIDCClients      []string
+	OIDCTokenTypes   []string
 	OIDCInsecureHTTP bool
 
 	// TrustedProxies are the reverse proxies whose X-Forwarded-For entries
@@ -96,10 +102,11 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 		JobRetention: 24 * time.Hour,
 
 		TokenValidity: 5 * time.Minute,
+		KeyRotation:   30 * 24 * time.Hour,
 
 		Metrics: true,
 	}
-	var audience, corsOrigins, proxies string
+	var audience, clients, tokenTypes, corsOrigins, proxies string
 	fs := flag.NewFlagSet("standalone", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.StringVar(&c.Addr, "addr", c.Addr, "listen address (SCOREHUB_ADDR)")
@@ -117,9 +124,12 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	fs.DurationVar(&c.IdleTimeout, "idle-timeout", c.IdleTimeout, "how long an idle keep-alive connection is kept open (SCOREHUB_IDLE_TIMEOUT)")
 	fs.DurationVar(&c.JobRetention, "job-retention", c.JobRetention, "how long ended jobs and their results are kept (SCOREHUB_JOB_RETENTION)")
 	fs.DurationVar(&c.TokenValidity, "token-validity", c.TokenValidity, "how long an issued idToken is valid (SCOREHUB_TOKEN_VALIDITY)")
+	fs.DurationVar(&c.KeyRotation, "key-rotation", c.KeyRotation, "age at which the token signing key is replaced, at least -token-validity (SCOREHUB_KEY_ROTATION)")
 	fs.StringVar(&c.UsersFile, "users", "", "htpasswd file of further users, bcrypt of cost 10 or more only (SCOREHUB_USERS)")
 	fs.StringVar(&c.OIDCIssuer, "oidc-issuer", "", "OpenID Connect issuer whose access tokens /api/rest/saml/tokenservice exchanges (SCOREHUB_OIDC_ISSUER)")
 	fs.StringVar(&audience, "oidc-audience", "", "comma-separated audiences an access token must name (SCOREHUB_OIDC_AUDIENCE)")
+	fs.StringVar(&clients, "oidc-clients", "", "comma-separated client IDs (azp) an access token must be issued to (SCOREHUB_OIDC_CLIENTS)")
+	fs.StringVar(&tokenTypes, "oidc-token-type", "Bearer", "comma-separated types (typ claim, else header; Keycloak: Bearer, RFC 9068: at+jwt) an access token must have (SCOREHUB_OIDC_TOKEN_TYPE)")
 	fs.BoolVar(&c.OIDCInsecureHTTP, "oidc-insecure-http", false, "allow an http:// issuer that is not on loopback (SCOREHUB_OIDC_INSECURE_HTTP)")
 	fs.BoolVar(&c.Metrics, "metrics", c.Metrics, "serve Prometheus metrics at /metrics, without a token (SCOREHUB_METRICS)")
 	fs.StringVar(&c.DebugAddr, "debug-addr", "", "listen address of the profiling endpoints (/debug/pprof/), separate from -addr; off when empty (SCOREHUB_DEBUG_ADDR)")
@@ -139,8 +149,10 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 		{"SCOREHUB_JOB_RETENTION", "job-retention"},
 		{"SCOREHUB_READ_HEADER_TIMEOUT", "read-header-timeout"}, {"SCOREHUB_READ_TIMEOUT", "read-timeout"},
 		{"SCOREHUB_WRITE_TIMEOUT", "write-timeout"}, {"SCOREHUB_IDLE_TIMEOUT", "idle-timeout"},
-		{"SCOREHUB_TOKEN_VALIDITY", "token-validity"}, {"SCOREHUB_USERS", "users"},
+		{"SCOREHUB_TOKEN_VALIDITY", "token-validity"}, {"SCOREHUB_KEY_ROTATION", "key-rotation"},
+		{"SCOREHUB_USERS", "users"},
 		{"SCOREHUB_OIDC_ISSUER", "oidc-issuer"}, {"SCOREHUB_OIDC_AUDIENCE", "oidc-audience"},
+		{"SCOREHUB_OIDC_CLIENTS", "oidc-clients"}, {"SCOREHUB_OIDC_TOKEN_TYPE", "oidc-token-type"},
 		{"SCOREHUB_OIDC_INSECURE_HTTP", "oidc-insecure-http"},
 		{"SCOREHUB_CORS_ORIGINS", "cors-origins"}, {"SCOREHUB_TRUSTED_PROXIES", "trusted-proxies"},
 		{"SCOREHUB_METRICS", "metrics"},
@@ -180,6 +192,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 			c.OIDCAudience = append(c.OIDCAudience, a)
 		}
 	}
+	c.OIDCClients, c.OIDCTokenTypes = splitList(clients), splitList(tokenTypes)
 	for _, o := range strings.Split(corsOrigins, ",") {
 		if o = strings.TrimSpace(o); o != "" {
 			c.CORSOrigins = append(c.CORSOrigins, o)
@@ -198,8 +211,18 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	if c.OIDCIssuer != "" && len(c.OIDCAudience) == 0 {
 		return c, errors.New("-oidc-issuer needs -oidc-audience: the audience an access token must name")
 	}
+	// Without them any client's token of the realm, an ID token included,
+	// would be exchanged.
+	if c.OIDCIssuer != "" && (len(c.OIDCClients) == 0 || len(c.OIDCTokenTypes) == 0) {
+		return c, errors.New("-oidc-issuer needs -oidc-clients and -oidc-token-type: the clients an access token may be issued to, and its type")
+	}
 	if c.TokenValidity <= 0 {
 		return c, errors.New("-token-validity must be positive")
+	}
+	// A shorter period would keep more than two keys verifying at once,
+	// and a key file growing without bound.
+	if c.KeyRotation < c.TokenValidity {
+		return c, fmt.Errorf("-key-rotation %v must be at least -token-validity %v", c.KeyRotation, c.TokenValidity)
 	}
 	if c.JobRetention <= 0 {
 		return c, errors.New("-job-retention must be positive")
@@ -213,6 +236,17 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 		return c, errors.New("-read-header-timeout, -read-timeout and -idle-timeout must be positive and -write-timeout not negative")
 	}
 	return c, nil
+}
+
+// splitList is the non-empty items of a comma-separated list.
+func splitList(s string) []string {
+	var out []string
+	for _, v := range strings.Split(s, ",") {
+		if v = strings.TrimSpace(v); v != "" {
+			out = append(out, v)
+		}
+	}
+	return out
 }
 
 // parsePrefix reads an address (a prefix of its full length) or a prefix.

@@ -148,6 +148,7 @@ type server struct {
 	store    registry.Store
 	jobs     *scoring.Jobs
 	jobStore registry.JobStore
+	auth     *auth
 }
 
 func newServer(ctx context.Context, cfg config, getenv func(string) string, stdout io.Writer, logger *slog.Logger) (_ *server, err error) {
@@ -238,6 +239,11 @@ func newServer(ctx context.Context, cfg config, getenv func(string) string, stdo
 	if err != nil {
 		return nil, err
 	}
+	defer func() {
+		if err != nil {
+			authn.Close()
+		}
+	}()
 	authorize, err = middleware.ScoringAuth(middleware.BearerConfig{Verifier: authn.verifier, Logger: logger})
 	if err != nil {
 		return nil, err
@@ -302,11 +308,12 @@ func newServer(ctx context.Context, cfg config, getenv func(string) string, stdo
 	// A path with dot segments is a JSON 404, not the mux's redirect; a
 	// chunked request's connection is closed once it is answered, so that
 	// a request framed both ways cannot smuggle another behind it.
-	return &server{handler: middleware.CloseChunked(middleware.CleanPath(routes)), reg: reg, store: store, jobs: jobs, jobStore: jobStore}, nil
+	return &server{handler: middleware.CloseChunked(middleware.CleanPath(routes)), reg: reg, store: store, jobs: jobs, jobStore: jobStore, auth: authn}, nil
 }
 
 // Close stops the jobs left (after a drain, none), then closes the stores.
 func (s *server) Close() error {
+	s.auth.Close()
 	s.jobs.Close()
 	s.reg.Close()
 	return errors.Join(s.jobStore.Close(), s.store.Close())
