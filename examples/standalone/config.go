@@ -54,6 +54,10 @@ type config struct {
 
 	// Metrics serves the Prometheus metrics, without a token, at /metrics.
 	Metrics bool
+	// MetricsAddr, when not empty, is where the metrics are served, on a
+	// listener of their own instead of the public one: they name protected
+	// groups and endpoints.
+	MetricsAddr string
 
 	// DebugAddr, when not empty, is where the Go runtime's profiles
 	// (net/http/pprof) are served, on a listener of their own; never on the
@@ -119,6 +123,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	fs.StringVar(&audience, "oidc-audience", "", "comma-separated audiences an access token must name (SCOREHUB_OIDC_AUDIENCE)")
 	fs.BoolVar(&c.OIDCInsecureHTTP, "oidc-insecure-http", false, "allow an http:// issuer that is not on loopback (SCOREHUB_OIDC_INSECURE_HTTP)")
 	fs.BoolVar(&c.Metrics, "metrics", c.Metrics, "serve Prometheus metrics at /metrics, without a token (SCOREHUB_METRICS)")
+	fs.StringVar(&c.MetricsAddr, "metrics-addr", "", "listen address of /metrics, separate from -addr, which then does not serve it; empty means -addr (SCOREHUB_METRICS_ADDR)")
 	fs.StringVar(&c.DebugAddr, "debug-addr", "", "listen address of the profiling endpoints (/debug/pprof/), separate from -addr; off when empty (SCOREHUB_DEBUG_ADDR)")
 	fs.BoolVar(&c.DemoSleep, "demo-sleep", false, "add the catalog process sleep, which waits for its macro ms milliseconds (SCOREHUB_DEMO_SLEEP)")
 	fs.StringVar(&proxies, "trusted-proxies", "", "comma-separated addresses or prefixes (10.0.0.5, 10.1.0.0/16) of reverse proxies whose X-Forwarded-For names the client; none by default (SCOREHUB_TRUSTED_PROXIES)")
@@ -139,7 +144,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 		{"SCOREHUB_OIDC_ISSUER", "oidc-issuer"}, {"SCOREHUB_OIDC_AUDIENCE", "oidc-audience"},
 		{"SCOREHUB_OIDC_INSECURE_HTTP", "oidc-insecure-http"},
 		{"SCOREHUB_CORS_ORIGINS", "cors-origins"}, {"SCOREHUB_TRUSTED_PROXIES", "trusted-proxies"},
-		{"SCOREHUB_METRICS", "metrics"},
+		{"SCOREHUB_METRICS", "metrics"}, {"SCOREHUB_METRICS_ADDR", "metrics-addr"},
 		{"SCOREHUB_DEBUG_ADDR", "debug-addr"},
 		{"SCOREHUB_DEMO_SLEEP", "demo-sleep"},
 	}
@@ -190,6 +195,9 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 			return c, fmt.Errorf("-trusted-proxies: %q is neither an address nor a prefix", p)
 		}
 		c.TrustedProxies = append(c.TrustedProxies, prefix)
+	}
+	if c.MetricsAddr != "" && !c.Metrics {
+		return c, errors.New("-metrics-addr needs the metrics on: drop -metrics=false or -metrics-addr")
 	}
 	if c.OIDCIssuer != "" && len(c.OIDCAudience) == 0 {
 		return c, errors.New("-oidc-issuer needs -oidc-audience: the audience an access token must name")
