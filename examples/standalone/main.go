@@ -250,7 +250,7 @@ func newServer(ctx context.Context, cfg config, getenv func(string) string, stdo
 	if err != nil {
 		return nil, err
 	}
-	authorize, err = middleware.ScoringAuth(middleware.BearerConfig{Verifier: authn.verifier, Logger: logger})
+	authorize, err = middleware.ScoringAuth(middleware.BearerConfig{Verifier: authn.verifier, Logger: logger, TrustedProxies: cfg.TrustedProxies})
 	if err != nil {
 		return nil, err
 	}
@@ -314,7 +314,13 @@ func newServer(ctx context.Context, cfg config, getenv func(string) string, stdo
 	// A path with dot segments is a JSON 404, not the mux's redirect; a
 	// chunked request's connection is closed once it is answered, so that
 	// a request framed both ways cannot smuggle another behind it.
-	return &server{handler: middleware.CloseChunked(middleware.CleanPath(routes)), reg: reg, store: store, jobs: jobs, jobStore: jobStore, metrics: metricsHandler}, nil
+	handler := middleware.CloseChunked(middleware.CleanPath(routes))
+	if cfg.AccessLog {
+		// Outermost, so that every request is logged, those refused before
+		// any route included.
+		handler = middleware.AccessLog(middleware.AccessLogConfig{Logger: logger})(handler)
+	}
+	return &server{handler: handler, reg: reg, store: store, jobs: jobs, jobStore: jobStore, metrics: metricsHandler}, nil
 }
 
 // Close stops the jobs left (after a drain, none), then closes the stores.
