@@ -42,7 +42,7 @@ func TestAccessLog(t *testing.T) {
 				}
 				return
 			}
-			for _, want := range []string{"method=GET", "status=200", "subject=admin", "duration="} {
+			for _, want := range []string{"method=GET", "status=200", "subject=admin", "client=127.0.0.1", "duration="} {
 				if !strings.Contains(line, want) {
 					t.Errorf("access log line %q lacks %s", line, want)
 				}

@@ -127,7 +127,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	fs.BoolVar(&c.OIDCInsecureHTTP, "oidc-insecure-http", false, "allow an http:// issuer that is not on loopback (SCOREHUB_OIDC_INSECURE_HTTP)")
 	fs.BoolVar(&c.Metrics, "metrics", c.Metrics, "serve Prometheus metrics at /metrics, without a token (SCOREHUB_METRICS)")
 	fs.StringVar(&c.MetricsAddr, "metrics-addr", "", "listen address of /metrics, separate from -addr, which then does not serve it; empty means -addr (SCOREHUB_METRICS_ADDR)")
-	fs.BoolVar(&c.AccessLog, "access-log", c.AccessLog, "log one line per request: method, path, status, bytes, duration, subject (SCOREHUB_ACCESS_LOG)")
+	fs.BoolVar(&c.AccessLog, "access-log", c.AccessLog, "log one line per request: method, path, status, bytes, duration, subject, client (SCOREHUB_ACCESS_LOG)")
 	fs.StringVar(&c.DebugAddr, "debug-addr", "", "listen address of the profiling endpoints (/debug/pprof/), separate from -addr; off when empty (SCOREHUB_DEBUG_ADDR)")
 	fs.BoolVar(&c.DemoSleep, "demo-sleep", false, "add the catalog process sleep, which waits for its macro ms milliseconds (SCOREHUB_DEMO_SLEEP)")
 	fs.StringVar(&proxies, "trusted-proxies", "", "comma-separated addresses or prefixes (10.0.0.5, 10.1.0.0/16) of reverse proxies whose X-Forwarded-For names the client; none by default (SCOREHUB_TRUSTED_PROXIES)")

@@ -318,7 +318,7 @@ func newServer(ctx context.Context, cfg config, getenv func(string) string, stdo
 	if cfg.AccessLog {
 		// Outermost, so that every request is logged, those refused before
 		// any route included.
-		handler = middleware.AccessLog(middleware.AccessLogConfig{Logger: logger})(handler)
+		handler = middleware.AccessLog(middleware.AccessLogConfig{Logger: logger, Client: true, TrustedProxies: cfg.TrustedProxies})(handler)
 	}
 	return &server{handler: handler, reg: reg, store: store, jobs: jobs, jobStore: jobStore, metrics: metricsHandler}, nil
 }
