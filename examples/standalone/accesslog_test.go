@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -49,6 +50,34 @@ func TestAccessLog(t *testing.T) {
 			}
 			if strings.Contains(logs.String(), token) {
 				t.Error("the log holds the token")
+			}
+		})
+	}
+}
+
+// TestAccessLogFlag: the access log is on by default; the flag or
+// SCOREHUB_ACCESS_LOG turns it off, the flag winning.
+func TestAccessLogFlag(t *testing.T) {
+	tests := []struct {
+		args []string
+		env  string
+		want bool
+	}{
+		{nil, "", true},
+		{[]string{"-access-log=false"}, "", false},
+		{nil, "false", false},
+		{[]string{"-access-log"}, "false", true},
+	}
+	for _, tt := range tests {
+		t.Run(strings.Join(tt.args, " ")+" SCOREHUB_ACCESS_LOG="+tt.env, func(t *testing.T) {
+			c, err := parseConfig(tt.args, func(k string) string {
+				if k == "SCOREHUB_ACCESS_LOG" {
+					return tt.env
+				}
+				return ""
+			}, io.Discard)
+			if err != nil || c.AccessLog != tt.want {
+				t.Errorf("AccessLog %v, error %v; want %v", c.AccessLog, err, tt.want)
 			}
 		})
 	}
