@@ -2,8 +2,10 @@
 // handler under /webapi, the token routes under /api/rest/ and the
 // management API at the root and its endpoint test pages at /ui/, serves
 // Prometheus metrics at /metrics (without a token; -metrics-addr moves them
-// to a listener of their own, -metrics=false turns them off), keeps its registry in a data directory, and deploys a demo
-// endpoint, an iris classifier trained at start-up.
+// to a listener of their own, -metrics=false turns them off), logs one line
+// per request (-access-log=false turns that off), keeps its registry in a
+// data directory, and deploys a demo endpoint, an iris classifier trained at
+// start-up.
 //
 //	go run ./examples/standalone
 //
