@@ -4,8 +4,11 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
+	"net/netip"
 	"slices"
 	"time"
+
+	"github.com/scorehub/scorehub/internal/keyedlimit"
 )
 
 // AccessLogConfig configures [AccessLog].
@@ -24,6 +27,16 @@ type AccessLogConfig struct {
 	// Level is lower: a trail of who did what, as the management API keeps
 	// of its writes.
 	Audit bool
+	// Client adds the client's address to every record, after the
+	// subject: who sent a request matters to an access log as much as what
+	// it was.
+	Client bool
+	// TrustedProxies are the reverse proxies whose X-Forwarded-For entries
+	// are believed when Client names the client, as for
+	// [RateLimitConfig.TrustedProxies]. None by default: the client is the
+	// request's RemoteAddr, as any client can send X-Forwarded-For. A
+	// prefix that is not valid matches no address.
+	TrustedProxies []netip.Prefix
 	// Now tells the time, to measure durations. Nil means time.Now.
 	Now func() time.Time
 }
@@ -32,7 +45,7 @@ type AccessLogConfig struct {
 // handler is done, with the attributes method, path (never the query, which
 // may carry secrets), status, bytes (of the body sent), duration, and, when
 // known, request_id ([RequestID]) and subject (the token's holder, from
-// [Bearer] or [ScoringAuth]), then cfg.Attrs. Request ID and subject are
+// [Bearer] or [ScoringAuth]), client with cfg.Client, then cfg.Attrs. Request ID and subject are
 // picked up whether those pieces run outside or inside AccessLog. A handler
 // that panics before sending headers is logged with status 500, the answer
 // [Recover] gives it. When the logger is not enabled at the level, requests
@@ -52,6 +65,7 @@ func AccessLog(cfg AccessLogConfig) func(http.Handler) http.Handler {
 		msg = "http request"
 	}
 	extra := slices.Clone(cfg.Attrs)
+	logClient, trusted := cfg.Client, slices.Clone(cfg.TrustedProxies)
 	audit := cfg.Audit
 	faultLevel := level
 	if audit {
@@ -79,7 +93,7 @@ func AccessLog(cfg AccessLogConfig) func(http.Handler) http.Handler {
 						status = http.StatusInternalServerError
 					}
 				}
-				attrs := make([]slog.Attr, 0, 7+len(extra))
+				attrs := make([]slog.Attr, 0, 8+len(extra))
 				attrs = append(attrs,
 					slog.String("method", r.Method),
 					slog.String("path", r.URL.Path),
@@ -92,6 +106,13 @@ func AccessLog(cfg AccessLogConfig) func(http.Handler) http.Handler {
 				}
 				if li.subject != "" || audit {
 					attrs = append(attrs, slog.String("subject", li.subject))
+				}
+				if logClient {
+					if a := keyedlimit.ClientAddr(r, trusted); a.IsValid() {
+						attrs = append(attrs, slog.String("client", a.String()))
+					} else {
+						attrs = append(attrs, slog.String("client", r.RemoteAddr))
+					}
 				}
 				attrs = append(attrs, extra...)
 				lvl := level

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"testing"
 	"time"
 
@@ -220,6 +221,35 @@ func TestAccessLogAudit(t *testing.T) {
 			}
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("record (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestAccessLogClient: with Client, every record names the client, read from
+// X-Forwarded-For only when the request came through a trusted proxy.
+func TestAccessLogClient(t *testing.T) {
+	proxy := []netip.Prefix{netip.MustParsePrefix("192.0.2.0/24")}
+	tests := []struct {
+		name    string
+		client  bool
+		trusted []netip.Prefix
+		want    any // nil: no client attribute
+	}{
+		{"off by default", false, nil, nil},
+		{"the connection's address", true, nil, "192.0.2.1"},
+		{"behind a trusted proxy", true, proxy, "203.0.113.9"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			logger, logs := newLogger(slog.LevelInfo)
+			h := middleware.AccessLog(middleware.AccessLogConfig{Logger: logger, Client: tt.client, TrustedProxies: tt.trusted})(okHandler)
+			r := httptest.NewRequest(http.MethodGet, "/", nil)
+			r.Header.Set("X-Forwarded-For", "203.0.113.9")
+			serve(h, r)
+			recs := logs.records(t)
+			if len(recs) != 1 || recs[0]["client"] != tt.want {
+				t.Errorf("records %v, want one with client %v", recs, tt.want)
 			}
 		})
 	}

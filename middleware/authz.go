@@ -2,6 +2,7 @@ package middleware
 
 import (
 	"context"
+	"log/slog"
 	"net/http"
 
 	"github.com/scorehub/scorehub/internal/httperr"
@@ -13,6 +14,8 @@ import (
 // (RequireAdmin mounted without Bearer in front of it) the answer is 401
 // unauthorized; with claims of someone else it is 403 forbidden. Both carry
 // a WWW-Authenticate challenge, the 403 with error="insufficient_scope".
+// The 403 is logged with the subject, as [BearerConfig.Logger] of the
+// Bearer in front says.
 func RequireAdmin(next http.Handler) http.Handler {
 	return require(next, msgAdmin, func(c *tokens.Claims) bool { return c.Admin })
 }
@@ -39,7 +42,12 @@ func require(next http.Handler, refusal string, allowed func(*tokens.Claims) boo
 			return
 		}
 		if !allowed(info.claims) {
-			httperr.Write(w, r, nil, forbidden(info.realm, refusal))
+			err := forbidden(info.realm(), refusal)
+			var logger *slog.Logger
+			if info.auth != nil && info.auth.logRefusal(r, err, info.claims.Subject) {
+				logger = discard // logged above, at its own level
+			}
+			httperr.Write(w, r, logger, err)
 			return
 		}
 		next.ServeHTTP(w, r)

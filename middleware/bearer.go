@@ -8,10 +8,13 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"net/netip"
 	"net/url"
+	"slices"
 	"strings"
 
 	"github.com/scorehub/scorehub/internal/httperr"
+	"github.com/scorehub/scorehub/internal/keyedlimit"
 	"github.com/scorehub/scorehub/tokens"
 )
 
@@ -43,9 +46,18 @@ type BearerConfig struct {
 	// Realm names the protection space in WWW-Authenticate challenges.
 	// Empty means DefaultRealm. It must be printable ASCII.
 	Realm string
-	// Logger receives refusals (at debug level, with their cause) and
-	// failures of the verifier (at error level). Nil means slog.Default().
+	// Logger receives refused credentials (401, 403, and 400 for a token
+	// sent the wrong way): at warn level for a token presented and refused,
+	// at info level for a request without usable credentials, naming the
+	// route, the reason, the client and the subject when known, never the
+	// token. It also receives failures of the verifier (at error level). Nil
+	// means slog.Default().
 	Logger *slog.Logger
+	// TrustedProxies are the reverse proxies whose X-Forwarded-For entries
+	// are believed when a refusal's record names the client, as for
+	// [RateLimitConfig.TrustedProxies]. None by default: the client is the
+	// request's RemoteAddr, as any client can send X-Forwarded-For.
+	TrustedProxies []netip.Prefix
 }
 
 // authenticator checks the bearer token of requests (RFC 6750, header
@@ -55,6 +67,7 @@ type authenticator struct {
 	verifier TokenVerifier
 	realm    string
 	logger   *slog.Logger
+	trusted  []netip.Prefix
 
 	errMissing, errScheme                             *httperr.Error
 	errQuery, errForm, errMultiple, errMalformed      *httperr.Error
@@ -75,6 +88,9 @@ func newAuthenticator(cfg BearerConfig) (*authenticator, error) {
 	if !printableASCII(realm) {
 		return nil, fmt.Errorf("middleware: realm %q must be printable ASCII", realm)
 	}
+	if err := keyedlimit.CheckProxies(cfg.TrustedProxies); err != nil {
+		return nil, fmt.Errorf("middleware: %w", err)
+	}
 	logger := cfg.Logger
 	if logger == nil {
 		logger = slog.Default()
@@ -90,6 +106,7 @@ func newAuthenticator(cfg BearerConfig) (*authenticator, error) {
 		verifier:       cfg.Verifier,
 		realm:          realm,
 		logger:         logger,
+		trusted:        slices.Clone(cfg.TrustedProxies),
 		errMissing:     newAuthError(TypeUnauthorized, msgMissing, bare),
 		errScheme:      newAuthError(TypeUnauthorized, msgScheme, bare),
 		errQuery:       badRequest(msgQuery),
@@ -125,6 +142,8 @@ func newAuthenticator(cfg BearerConfig) (*authenticator, error) {
 //   - a verifier that fails for any other reason: 500 internal_error (the
 //     cause is logged), or the status of a context error.
 //
+// Each refusal is logged as [BearerConfig.Logger] says.
+//
 // When r has a form-encoded body, Bearer reads up to 64 KiB of it to look
 // for an access_token field and puts what it read back in front of r.Body.
 // On success it tells an enclosing [AccessLog] the token's subject.
@@ -142,10 +161,14 @@ func (a *authenticator) middleware(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		claims, err := a.authenticate(r)
 		if err != nil {
-			httperr.Write(w, r, a.logger, err)
+			logger := a.logger
+			if a.logRefusal(r, err, "") {
+				logger = discard // logged above, at its own level
+			}
+			httperr.Write(w, r, logger, err)
 			return
 		}
-		next.ServeHTTP(w, r.WithContext(withAuth(r.Context(), claims, a.realm)))
+		next.ServeHTTP(w, r.WithContext(withAuth(r.Context(), claims, a)))
 	})
 }
 
@@ -342,18 +365,29 @@ type authKey struct{}
 // authInfo is what Bearer leaves in a request's context.
 type authInfo struct {
 	claims *tokens.Claims
-	realm  string // "" when the claims were put there by WithClaims
+	// auth is the Bearer that accepted the claims, whose realm and logger
+	// the checks behind it use; nil when WithClaims put them there.
+	auth *authenticator
 }
 
-func withAuth(ctx context.Context, c *tokens.Claims, realm string) context.Context {
-	return context.WithValue(ctx, authKey{}, &authInfo{claims: c, realm: realm})
+// realm is the realm of challenges about the claims, "" when WithClaims put
+// them there.
+func (i *authInfo) realm() string {
+	if i.auth == nil {
+		return ""
+	}
+	return i.auth.realm
+}
+
+func withAuth(ctx context.Context, c *tokens.Claims, a *authenticator) context.Context {
+	return context.WithValue(ctx, authKey{}, &authInfo{claims: c, auth: a})
 }
 
 // WithClaims returns a copy of ctx that carries c, as [Bearer] does for the
 // requests it lets through. It is for handlers that authenticate by other
 // means, and for tests.
 func WithClaims(ctx context.Context, c *tokens.Claims) context.Context {
-	return withAuth(ctx, c, "")
+	return withAuth(ctx, c, nil)
 }
 
 // ClaimsFrom returns the claims [Bearer] (or [WithClaims]) put in ctx.

@@ -215,14 +215,14 @@ func TestBearerVerifierErrors(t *testing.T) {
 		levelLogged string
 	}
 	invalid := want{http.StatusUnauthorized, "invalid_token", "the token is invalid",
-		`Bearer realm="scorehub-test", error="invalid_token", error_description="the token is invalid"`, "DEBUG"}
+		`Bearer realm="scorehub-test", error="invalid_token", error_description="the token is invalid"`, "WARN"}
 	tests := map[string]want{
 		"expired": {http.StatusUnauthorized, "invalid_token", "the token expired",
-			`Bearer realm="scorehub-test", error="invalid_token", error_description="the token expired"`, "DEBUG"},
+			`Bearer realm="scorehub-test", error="invalid_token", error_description="the token expired"`, "WARN"},
 		"not-yet": {http.StatusUnauthorized, "invalid_token", "the token is not valid yet",
-			`Bearer realm="scorehub-test", error="invalid_token", error_description="the token is not valid yet"`, "DEBUG"},
+			`Bearer realm="scorehub-test", error="invalid_token", error_description="the token is not valid yet"`, "WARN"},
 		"missing": {http.StatusUnauthorized, "unauthorized", "this request needs a bearer token in the Authorization header",
-			`Bearer realm="scorehub-test"`, "DEBUG"},
+			`Bearer realm="scorehub-test"`, "INFO"},
 		"too-large":   invalid,
 		"malformed":   invalid,
 		"algorithm":   invalid,
@@ -268,6 +268,11 @@ func TestBearerVerifierErrors(t *testing.T) {
 				if cause, _ := recs[0]["cause"].(string); cause == "" {
 					t.Errorf("log record %v has no cause", recs[0])
 				}
+			}
+			// A refusal's record names the sentinel, never the detail a
+			// verifier wraps it with, which could quote the token.
+			if w.status < 500 && w.status != 499 && strings.Contains(logs.String(), "secret-detail") {
+				t.Errorf("the refusal's log record carries the verifier's detail: %s", logs.String())
 			}
 		})
 	}

@@ -45,6 +45,8 @@ func exampleLogger() *slog.Logger {
 
 // A management API behind the usual chain: request IDs, an access log,
 // panic recovery, a body limit, bearer authentication and an admin check.
+// Each refused credential leaves a record of its own, before the access
+// log's line, naming the client and, for a valid token, its subject.
 func Example() {
 	logger := exampleLogger()
 	requestID, err := middleware.RequestID(middleware.RequestIDConfig{})
@@ -87,12 +89,15 @@ func Example() {
 	// level=INFO msg="http request" method=DELETE path=/api/v1/groups/risk status=200 bytes=22 request_id=req-1 subject=root
 	// → 200
 	// group deleted by root
+	// level=WARN msg="middleware: credentials refused" method=DELETE path=/api/v1/groups/risk status=403 type=forbidden reason="this request needs an administrator's token" client=192.0.2.1 request_id=req-2 subject=ann
 	// level=INFO msg="http request" method=DELETE path=/api/v1/groups/risk status=403 bytes=87 request_id=req-2 subject=ann
 	// → 403 Bearer realm="example", error="insufficient_scope", error_description="this request needs an administrator's token"
 	// {"error":{"type":"forbidden","message":"this request needs an administrator's token"}}
+	// level=WARN msg="middleware: credentials refused" method=DELETE path=/api/v1/groups/risk status=401 type=invalid_token reason="the token expired" cause="tokens: token expired" client=192.0.2.1 request_id=req-3
 	// level=INFO msg="http request" method=DELETE path=/api/v1/groups/risk status=401 bytes=65 request_id=req-3
 	// → 401 Bearer realm="example", error="invalid_token", error_description="the token expired"
 	// {"error":{"type":"invalid_token","message":"the token expired"}}
+	// level=INFO msg="middleware: credentials refused" method=DELETE path=/api/v1/groups/risk status=401 type=unauthorized reason="this request needs a bearer token in the Authorization header" client=192.0.2.1 request_id=req-4
 	// level=INFO msg="http request" method=DELETE path=/api/v1/groups/risk status=401 bytes=108 request_id=req-4
 	// → 401 Bearer realm="example"
 	// {"error":{"type":"unauthorized","message":"this request needs a bearer token in the Authorization header"}}

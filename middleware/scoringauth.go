@@ -26,7 +26,8 @@ import (
 // the groups 403 forbidden (error="insufficient_scope"). A token refused by
 // the verifier keeps the verifier's error in the chain, for errors.Is
 // (tokens.ErrExpired, …). A mode the function does not know is refused as
-// an internal error, never let through.
+// an internal error, never let through. Each refusal is logged as
+// [BearerConfig.Logger] says, whoever then writes the answer.
 func ScoringAuth(cfg BearerConfig) (func(*http.Request, registry.AuthPolicy) error, error) {
 	a, err := newAuthenticator(cfg)
 	if err != nil {
@@ -46,6 +47,7 @@ func (a *authenticator) authorize(r *http.Request, p registry.AuthPolicy) error 
 	}
 	claims, err := a.authenticate(r)
 	if err != nil {
+		a.logRefusal(r, err, "")
 		return err
 	}
 	if len(p.Groups) == 0 {
@@ -56,5 +58,7 @@ func (a *authenticator) authorize(r *http.Request, p registry.AuthPolicy) error 
 			return nil
 		}
 	}
-	return a.errNotInGroups.Wrap(fmt.Errorf("middleware: %q is in none of the user groups %q", claims.Subject, p.Groups))
+	err = a.errNotInGroups.Wrap(fmt.Errorf("middleware: %q is in none of the user groups %q", claims.Subject, p.Groups))
+	a.logRefusal(r, err, claims.Subject)
+	return err
 }

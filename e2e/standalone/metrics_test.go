@@ -2,6 +2,7 @@ package standalone
 
 import (
 	"net/http"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -64,5 +65,33 @@ func TestMetricsCanBeTurnedOff(t *testing.T) {
 	}
 	if status, got := s.PostJSON(t, harness.IrisURL, `{"data":[`+harness.IrisRow+`]}`); status != http.StatusOK {
 		t.Errorf("scoring without metrics: %d %v", status, got)
+	}
+}
+
+// metricsURL is the metrics listener's address as the server prints it.
+var metricsURL = regexp.MustCompile(`metrics \(no token[^)]*\): (http://127\.0\.0\.1:\d+/metrics)`)
+
+// TestMetricsAddrServesMetricsOnItsOwnListener checks SCOREHUB_METRICS_ADDR:
+// /metrics names protected groups and endpoints, so with it the public
+// address answers 404 for /metrics and the metrics are served on the
+// address printed at start, until shutdown.
+func TestMetricsAddrServesMetricsOnItsOwnListener(t *testing.T) {
+	t.Parallel()
+	s := harness.Start(t, harness.Options{Env: map[string]string{"SCOREHUB_METRICS_ADDR": "127.0.0.1:0"}})
+	m := metricsURL.FindStringSubmatch(s.Stdout())
+	if m == nil {
+		t.Fatalf("no metrics address printed:\n%s", s.Stdout())
+	}
+	if code, body := getStatus(t, s.Base+"/metrics"); code != http.StatusNotFound || strings.Contains(body, "scorehub_") {
+		t.Errorf("GET /metrics on the public address: %d %.200s; want 404", code, body)
+	}
+	if code, body := getStatus(t, m[1]); code != http.StatusOK || !strings.Contains(body, "scorehub_queue_running") {
+		t.Errorf("GET %s: %d %.200s; want the metrics", m[1], code, body)
+	}
+	if err := s.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	if code, _ := getStatus(t, m[1]); code != 0 {
+		t.Errorf("the metrics are still served after shutdown: %d", code)
 	}
 }

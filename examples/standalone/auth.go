@@ -120,7 +120,11 @@ func rotateKeys(ctx context.Context, keys *tokens.KeySet, period time.Duration, 
 // loadUsers returns the built-in admin and, when configured, the users of
 // an htpasswd file. The name admin always means the built-in admin.
 func loadUsers(cfg config, getenv func(string) string, stdout io.Writer) (tokens.Authenticator, error) {
-	hash, err := adminHash(cfg.DataDir, getenv("SCOREHUB_ADMIN_PASSWORD"), stdout)
+	password, err := adminPassword(getenv)
+	if err != nil {
+		return nil, err
+	}
+	hash, err := adminHash(cfg.DataDir, password, stdout)
 	if err != nil {
 		return nil, err
 	}
@@ -135,6 +139,32 @@ func loadUsers(cfg config, getenv func(string) string, stdout io.Writer) (tokens
 		}
 	}
 	return u, nil
+}
+
+// adminPassword returns the admin password given by SCOREHUB_ADMIN_PASSWORD
+// or, better, by the file SCOREHUB_ADMIN_PASSWORD_FILE names (its content
+// without the trailing line break): a process's environment is readable in
+// /proc/<pid>/environ, a file can be readable by the server alone. Setting
+// both is refused rather than letting one silently win, and so is an empty
+// file, which would otherwise fall back to the stored or a random password
+// unnoticed. "" means neither is set.
+func adminPassword(getenv func(string) string) (string, error) {
+	password, file := getenv("SCOREHUB_ADMIN_PASSWORD"), getenv("SCOREHUB_ADMIN_PASSWORD_FILE")
+	if file == "" {
+		return password, nil
+	}
+	if password != "" {
+		return "", errors.New("set SCOREHUB_ADMIN_PASSWORD or SCOREHUB_ADMIN_PASSWORD_FILE, not both")
+	}
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return "", fmt.Errorf("SCOREHUB_ADMIN_PASSWORD_FILE: %w", err)
+	}
+	password = strings.TrimSuffix(strings.TrimSuffix(string(b), "\n"), "\r")
+	if password == "" {
+		return "", fmt.Errorf("SCOREHUB_ADMIN_PASSWORD_FILE: %s is empty", file)
+	}
+	return password, nil
 }
 
 // adminHash returns the bcrypt hash of the admin password: the one given,

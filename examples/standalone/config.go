@@ -61,6 +61,12 @@ type config struct {
 
 	// Metrics serves the Prometheus metrics, without a token, at /metrics.
 	Metrics bool
+	// MetricsAddr, when not empty, is where the metrics are served, on a
+	// listener of their own instead of the public one: they name protected
+	// groups and endpoints.
+	MetricsAddr string
+	// AccessLog logs one line per request at info level. On by default.
+	AccessLog bool
 
 	// DebugAddr, when not empty, is where the Go runtime's profiles
 	// (net/http/pprof) are served, on a listener of their own; never on the
@@ -104,7 +110,8 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 		TokenValidity: 5 * time.Minute,
 		KeyRotation:   30 * 24 * time.Hour,
 
-		Metrics: true,
+		Metrics:   true,
+		AccessLog: true,
 	}
 	var audience, clients, tokenTypes, corsOrigins, proxies string
 	fs := flag.NewFlagSet("standalone", flag.ContinueOnError)
@@ -132,6 +139,8 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	fs.StringVar(&tokenTypes, "oidc-token-type", "Bearer", "comma-separated types (typ claim, else header; Keycloak: Bearer, RFC 9068: at+jwt) an access token must have (SCOREHUB_OIDC_TOKEN_TYPE)")
 	fs.BoolVar(&c.OIDCInsecureHTTP, "oidc-insecure-http", false, "allow an http:// issuer that is not on loopback (SCOREHUB_OIDC_INSECURE_HTTP)")
 	fs.BoolVar(&c.Metrics, "metrics", c.Metrics, "serve Prometheus metrics at /metrics, without a token (SCOREHUB_METRICS)")
+	fs.StringVar(&c.MetricsAddr, "metrics-addr", "", "listen address of /metrics, separate from -addr, which then does not serve it; empty means -addr (SCOREHUB_METRICS_ADDR)")
+	fs.BoolVar(&c.AccessLog, "access-log", c.AccessLog, "log one line per request: method, path, status, bytes, duration, subject, client (SCOREHUB_ACCESS_LOG)")
 	fs.StringVar(&c.DebugAddr, "debug-addr", "", "listen address of the profiling endpoints (/debug/pprof/), separate from -addr; off when empty (SCOREHUB_DEBUG_ADDR)")
 	fs.BoolVar(&c.DemoSleep, "demo-sleep", false, "add the catalog process sleep, which waits for its macro ms milliseconds (SCOREHUB_DEMO_SLEEP)")
 	fs.StringVar(&proxies, "trusted-proxies", "", "comma-separated addresses or prefixes (10.0.0.5, 10.1.0.0/16) of reverse proxies whose X-Forwarded-For names the client; none by default (SCOREHUB_TRUSTED_PROXIES)")
@@ -155,7 +164,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 		{"SCOREHUB_OIDC_CLIENTS", "oidc-clients"}, {"SCOREHUB_OIDC_TOKEN_TYPE", "oidc-token-type"},
 		{"SCOREHUB_OIDC_INSECURE_HTTP", "oidc-insecure-http"},
 		{"SCOREHUB_CORS_ORIGINS", "cors-origins"}, {"SCOREHUB_TRUSTED_PROXIES", "trusted-proxies"},
-		{"SCOREHUB_METRICS", "metrics"},
+		{"SCOREHUB_METRICS", "metrics"}, {"SCOREHUB_METRICS_ADDR", "metrics-addr"}, {"SCOREHUB_ACCESS_LOG", "access-log"},
 		{"SCOREHUB_DEBUG_ADDR", "debug-addr"},
 		{"SCOREHUB_DEMO_SLEEP", "demo-sleep"},
 	}
@@ -207,6 +216,9 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 			return c, fmt.Errorf("-trusted-proxies: %q is neither an address nor a prefix", p)
 		}
 		c.TrustedProxies = append(c.TrustedProxies, prefix)
+	}
+	if c.MetricsAddr != "" && !c.Metrics {
+		return c, errors.New("-metrics-addr needs the metrics on: drop -metrics=false or -metrics-addr")
 	}
 	if c.OIDCIssuer != "" && len(c.OIDCAudience) == 0 {
 		return c, errors.New("-oidc-issuer needs -oidc-audience: the audience an access token must name")

@@ -1,9 +1,11 @@
 // Command standalone is scorehub's reference server: it mounts the scoring
 // handler under /webapi, the token routes under /api/rest/ and the
 // management API at the root and its endpoint test pages at /ui/, serves
-// Prometheus metrics at /metrics (without a token; -metrics=false turns
-// them off), keeps its registry in a data directory, and deploys a demo
-// endpoint, an iris classifier trained at start-up.
+// Prometheus metrics at /metrics (without a token; -metrics-addr moves them
+// to a listener of their own, -metrics=false turns them off), logs one line
+// per request (-access-log=false turns that off), keeps its registry in a
+// data directory, and deploys a demo endpoint, an iris classifier trained at
+// start-up.
 //
 //	go run ./examples/standalone
 //
@@ -89,13 +91,22 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	go func() { serveErr <- httpSrv.Serve(ln) }()
 
 	if cfg.DebugAddr != "" {
-		dbg, err := startDebug(cfg.DebugAddr, logger)
+		dbg, err := startSide(cfg.DebugAddr, "debug", debugHandler(), logger)
 		if err != nil {
 			httpSrv.Close()
 			return fmt.Errorf("debug address: %w", err)
 		}
 		defer dbg.Close()
 		fmt.Fprintf(stdout, "profiles (no token; keep this address private): http://%s/debug/pprof/\n", dbg.addr)
+	}
+	if cfg.MetricsAddr != "" && srv.metrics != nil {
+		ms, err := startSide(cfg.MetricsAddr, "metrics", metricsMux(srv.metrics), logger)
+		if err != nil {
+			httpSrv.Close()
+			return fmt.Errorf("metrics address: %w", err)
+		}
+		defer ms.Close()
+		fmt.Fprintf(stdout, "metrics (no token; keep this address private): http://%s%s\n", ms.addr, metricsPath)
 	}
 	base := "http://" + ln.Addr().String()
 	printWelcome(stdout, base, cfg.Prefix)
@@ -149,6 +160,9 @@ type server struct {
 	jobs     *scoring.Jobs
 	jobStore registry.JobStore
 	auth     *auth
+	// metrics serves the metrics; nil when they are off. It is mounted on
+	// handler unless -metrics-addr gives them a listener of their own.
+	metrics http.Handler
 }
 
 func newServer(ctx context.Context, cfg config, getenv func(string) string, stdout io.Writer, logger *slog.Logger) (_ *server, err error) {
@@ -244,7 +258,7 @@ func newServer(ctx context.Context, cfg config, getenv func(string) string, stdo
 			authn.Close()
 		}
 	}()
-	authorize, err = middleware.ScoringAuth(middleware.BearerConfig{Verifier: authn.verifier, Logger: logger})
+	authorize, err = middleware.ScoringAuth(middleware.BearerConfig{Verifier: authn.verifier, Logger: logger, TrustedProxies: cfg.TrustedProxies})
 	if err != nil {
 		return nil, err
 	}
@@ -290,7 +304,7 @@ func newServer(ctx context.Context, cfg config, getenv func(string) string, stdo
 	mux.Handle(cfg.Prefix+"/", scoringRoutes)
 	mux.Handle("/api/rest/", authn.handler)
 	mux.Handle(uiPath, http.StripPrefix(strings.TrimSuffix(uiPath, "/"), page)) // the mux sends /ui to /ui/
-	if metricsHandler != nil {
+	if metricsHandler != nil && cfg.MetricsAddr == "" {
 		mux.Handle("GET "+metricsPath, metricsHandler)
 	}
 	mux.Handle("/", api)
@@ -308,7 +322,13 @@ func newServer(ctx context.Context, cfg config, getenv func(string) string, stdo
 	// A path with dot segments is a JSON 404, not the mux's redirect; a
 	// chunked request's connection is closed once it is answered, so that
 	// a request framed both ways cannot smuggle another behind it.
-	return &server{handler: middleware.CloseChunked(middleware.CleanPath(routes)), reg: reg, store: store, jobs: jobs, jobStore: jobStore, auth: authn}, nil
+	handler := middleware.CloseChunked(middleware.CleanPath(routes))
+	if cfg.AccessLog {
+		// Outermost, so that every request is logged, those refused before
+		// any route included.
+		handler = middleware.AccessLog(middleware.AccessLogConfig{Logger: logger, Client: true, TrustedProxies: cfg.TrustedProxies})(handler)
+	}
+	return &server{handler: handler, reg: reg, store: store, jobs: jobs, jobStore: jobStore, auth: authn, metrics: metricsHandler}, nil
 }
 
 // Close stops the jobs left (after a drain, none), then closes the stores.

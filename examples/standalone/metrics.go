@@ -15,9 +15,17 @@ import (
 // metricsPath is where the Prometheus metrics are served. It takes no
 // token, like the metrics port of AI Hub's agents: the figures name
 // endpoints and queues but hold no data or credentials. An operator who
-// does not want them reachable turns them off with -metrics=false or keeps
-// the path off the public side of the reverse proxy.
+// does not want them reachable from the public side serves them on a
+// listener of their own with -metrics-addr, or turns them off with
+// -metrics=false.
 const metricsPath = "/metrics"
+
+// metricsMux serves h at GET metricsPath alone, for the metrics listener.
+func metricsMux(h http.Handler) http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("GET "+metricsPath, h)
+	return mux
+}
 
 // newMetrics registers scorehub's metrics and the Go runtime and process
 // collectors on a registry of the server's own, and returns the metrics and
