@@ -49,6 +49,14 @@
 // which saves the hand-off, and is trusted to return soon after its context
 // ends. A client that disconnects cancels the process's context.
 //
+// A client is not trusted to read its answer: a streamed answer that makes
+// no write progress for Config.WriteProgressTimeout (60 s by default) has
+// its connection closed, which ends the handler and frees the request's
+// table and buffers. The bodies of requests in flight are bounded together
+// by Config.MaxDecodingBytes (256 MiB by default): a request whose body
+// would pass it is answered 503 server_busy with Retry-After rather than
+// let the server's memory grow.
+//
 // The handler matches paths itself rather than through an http.ServeMux:
 // each segment is unescaped and checked with [registry.ValidName], so "..",
 // "." or an escaped slash is a 404, never a redirect or a lookup. Mount it
@@ -81,6 +89,7 @@
 //	too_many_columns        413 more distinct keys than Limits.MaxColumns
 //	too_many_cells          413 rows × columns exceed Limits.MaxCells
 //	queue_full              503 the queue's waiting list is full (with Retry-After)
+//	server_busy             503 the bodies being read and decoded would pass Config.MaxDecodingBytes (with Retry-After)
 //	unavailable             503 the endpoint's queue is not defined
 //	process_unavailable     503 the endpoint's process is not in this server's catalog
 //	timeout                 504 the execution did not finish in time

@@ -3,11 +3,13 @@ package scoring
 import (
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"math"
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/scorehub/scorehub/internal/httperr"
@@ -17,6 +19,13 @@ import (
 
 // DefaultTimeout bounds an execution whose endpoint sets no timeout.
 const DefaultTimeout = 10 * time.Second
+
+// Defaults of the bounds on what clients may make the handler hold; see
+// [Config].
+const (
+	DefaultWriteProgressTimeout = 60 * time.Second
+	DefaultMaxDecodingBytes     = 256 << 20
+)
 
 // Config configures a [Handler].
 type Config struct {
@@ -34,9 +43,32 @@ type Config struct {
 	// endpoint sets no Timeout. Zero means 10 s.
 	DefaultTimeout time.Duration
 
-	// RetryAfter is what a client refused because a queue is full is told
-	// to wait, rounded up to whole seconds. Zero means 1 s.
+	// RetryAfter is what a client refused because a queue is full, or
+	// because MaxDecodingBytes is used up, is told to wait, rounded up to
+	// whole seconds. Zero means 1 s.
 	RetryAfter time.Duration
+
+	// WriteProgressTimeout bounds how long a streamed answer may go
+	// without a write making progress: each write of the answer must
+	// finish within it, so a client that reads slowly but steadily is
+	// served however long its answer takes, while one that stops reading
+	// has its connection closed, and the handler returns and frees the
+	// request. It needs a ResponseWriter that supports write deadlines
+	// (http.ResponseController), as the net/http server's does. Zero means
+	// 60 s; a negative value turns it off. An answer that fits in one
+	// 32 KiB buffer is written at once and left to the server's
+	// WriteTimeout.
+	WriteProgressTimeout time.Duration
+
+	// MaxDecodingBytes bounds the bytes of the request bodies the handler
+	// holds at once, from when a body is read until its answer is
+	// written: a body of announced length counts in full before it is
+	// read, a chunked one as it arrives. A request that would pass it is
+	// answered 503 server_busy with Retry-After. Zero means 256 MiB, or
+	// Limits.MaxBodyBytes when that is larger; a negative value turns it
+	// off. A positive value below Limits.MaxBodyBytes is refused by New,
+	// as a body the limits allow could then never be served.
+	MaxDecodingBytes int64
 
 	// Authorize decides whether r may call an endpoint of a group whose
 	// Auth.Mode is registry.TokenRequired; it is called with the group's
@@ -94,9 +126,12 @@ type Handler struct {
 	log            *slog.Logger
 	observer       Observer
 	prefix         string
+	writeProgress  time.Duration // 0: no write deadlines
+	maxDecoding    int64         // 0: no bound
 
-	states statePool
-	bufs   sync.Pool // *[]byte response buffers
+	decoding atomic.Int64 // body bytes held by requests in flight
+	states   statePool
+	bufs     sync.Pool // *[]byte response buffers
 }
 
 // New returns a handler configured by cfg. It fails when Registry is
@@ -112,6 +147,9 @@ func New(cfg Config) (*Handler, error) {
 	}
 	if cfg.DefaultTimeout < 0 || cfg.RetryAfter < 0 {
 		return nil, errors.New("scoring: Config.DefaultTimeout and Config.RetryAfter must not be negative")
+	}
+	if cfg.MaxDecodingBytes > 0 && cfg.MaxDecodingBytes < lim.MaxBodyBytes {
+		return nil, fmt.Errorf("scoring: Config.MaxDecodingBytes %d is below Limits.MaxBodyBytes %d", cfg.MaxDecodingBytes, lim.MaxBodyBytes)
 	}
 	prefix := ""
 	if cfg.Prefix != "" {
@@ -141,6 +179,18 @@ func New(cfg Config) (*Handler, error) {
 	}
 	if h.defaultTimeout == 0 {
 		h.defaultTimeout = DefaultTimeout
+	}
+	switch {
+	case cfg.WriteProgressTimeout == 0:
+		h.writeProgress = DefaultWriteProgressTimeout
+	case cfg.WriteProgressTimeout > 0:
+		h.writeProgress = cfg.WriteProgressTimeout
+	}
+	switch {
+	case cfg.MaxDecodingBytes == 0:
+		h.maxDecoding = max(DefaultMaxDecodingBytes, lim.MaxBodyBytes)
+	case cfg.MaxDecodingBytes > 0:
+		h.maxDecoding = cfg.MaxDecodingBytes
 	}
 	if cfg.RetryAfter > 0 {
 		h.retryAfter = int(math.Ceil(cfg.RetryAfter.Seconds()))
@@ -220,7 +270,23 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, o *observation) 
 		// that also makes the server close the connection.
 		body = http.MaxBytesReader(w, body, h.lim.MaxBodyBytes)
 	}
-	if err := st.read(body, h.lim.MaxBodyBytes, r.ContentLength); err != nil {
+	var in io.Reader = body
+	if h.maxDecoding > 0 {
+		// The bytes are held until the answer is written: the body, the
+		// table decoded from it and the result all live until then.
+		if r.ContentLength < 0 {
+			b := &budgetReader{r: body, h: h}
+			defer b.release()
+			in = b
+		} else if r.ContentLength <= h.lim.MaxBodyBytes {
+			if !h.reserve(r.ContentLength) {
+				h.fail(w, r, o, errServerBusy)
+				return
+			}
+			defer h.decoding.Add(-r.ContentLength)
+		}
+	}
+	if err := st.read(in, h.lim.MaxBodyBytes, r.ContentLength); err != nil {
 		h.fail(w, r, o, err)
 		return
 	}
@@ -254,11 +320,50 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, o *observation) 
 	h.respond(w, r, newEncoder(req, result), req.Table.Rows())
 }
 
+// errServerBusy refuses a request whose body would pass MaxDecodingBytes.
+var errServerBusy = &Error{Type: httperr.TypeServerBusy, Message: "the server holds as many request bodies as it may; retry later"}
+
+// reserve counts n more body bytes as held, unless that would pass
+// maxDecoding.
+func (h *Handler) reserve(n int64) bool {
+	for {
+		cur := h.decoding.Load()
+		if cur+n > h.maxDecoding {
+			return false
+		}
+		if h.decoding.CompareAndSwap(cur, cur+n) {
+			return true
+		}
+	}
+}
+
+// budgetReader counts a chunked body's bytes against MaxDecodingBytes as
+// they are read; release gives them back. It is used by one request's
+// goroutine only.
+type budgetReader struct {
+	r    io.Reader
+	h    *Handler
+	held int64
+}
+
+func (b *budgetReader) Read(p []byte) (int, error) {
+	n, err := b.r.Read(p)
+	if n > 0 {
+		if !b.h.reserve(int64(n)) {
+			return 0, errServerBusy
+		}
+		b.held += int64(n)
+	}
+	return n, err
+}
+
+func (b *budgetReader) release() { b.h.decoding.Add(-b.held) }
+
 // fail answers err. A full queue's answer tells the client when to retry,
 // as Config.RetryAfter says.
 func (h *Handler) fail(w http.ResponseWriter, r *http.Request, o *observation, err error) {
 	e := httperr.From(err)
-	if e.Type == httperr.TypeQueueFull && e.RetryAfter == 0 {
+	if (e.Type == httperr.TypeQueueFull || e.Type == httperr.TypeServerBusy) && e.RetryAfter == 0 {
 		e = e.WithRetryAfter(h.retryAfter)
 	}
 	o.answered(e.Status, 0)

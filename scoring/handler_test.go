@@ -848,6 +848,8 @@ func TestNewRefusesIncompleteConfig(t *testing.T) {
 		"relative prefix":            {Registry: f.reg, Prefix: "webapi"},
 		"prefix with a dot segment":  {Registry: f.reg, Prefix: "/webapi/.."},
 		"prefix to escape":           {Registry: f.reg, Prefix: "/web api"},
+		"decoding budget below body limit": {Registry: f.reg, MaxDecodingBytes: 1 << 20,
+			Limits: scoring.Limits{MaxBodyBytes: 2 << 20}},
 	}
 	for name, cfg := range tests {
 		t.Run(name, func(t *testing.T) {

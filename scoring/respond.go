@@ -3,13 +3,18 @@ package scoring
 import (
 	"net/http"
 	"strconv"
+	"time"
 )
 
 // flushSize is how much of a response is buffered before it is written.
 const flushSize = 32 << 10
 
 // respond writes the rows. A response that fits in one buffer goes out with
-// Content-Length; a longer one is streamed.
+// Content-Length; a longer one is streamed, each write under a deadline of
+// h.writeProgress from its start, so that a client that stops reading
+// loses its connection instead of holding the handler, its table and its
+// buffers. The last deadline stays set for the server's final flush, and
+// the server clears it before the connection's next request.
 func (h *Handler) respond(w http.ResponseWriter, r *http.Request, enc *encoder, rows int) {
 	bp, _ := h.bufs.Get().(*[]byte)
 	if bp == nil {
@@ -35,7 +40,16 @@ func (h *Handler) respond(w http.ResponseWriter, r *http.Request, enc *encoder, 
 	hd.Set("Content-Type", "application/json")
 	hd.Set("X-Content-Type-Options", "nosniff")
 	w.WriteHeader(http.StatusOK)
+	var rc *http.ResponseController
+	if h.writeProgress > 0 {
+		rc = http.NewResponseController(w)
+	}
 	for {
+		if rc != nil && rc.SetWriteDeadline(time.Now().Add(h.writeProgress)) != nil {
+			// A ResponseWriter without deadlines (a recorder, a
+			// wrapper without Unwrap) is written to as before.
+			rc = nil
+		}
 		if _, err := w.Write(buf); err != nil {
 			h.log.DebugContext(r.Context(), "scoring: response not delivered", "path", r.URL.Path, "cause", err.Error())
 			*bp = buf

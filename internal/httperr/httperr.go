@@ -119,6 +119,9 @@ const (
 	TypeClientGone           = "client_closed_request"
 	TypeTimeout              = "timeout"
 	TypeUnavailable          = "unavailable"
+	// The server holds as many request bodies as it may at once (503,
+	// with Retry-After).
+	TypeServerBusy = "server_busy"
 
 	// Requests that are not well formed (400).
 	TypeMalformedJSON    = "malformed_json"
@@ -193,7 +196,7 @@ func StatusOf(typ string) int {
 		return http.StatusTooManyRequests
 	case TypeClientGone:
 		return StatusClientClosedRequest
-	case TypeUnavailable, TypeProcessMissing, TypeQueueFull:
+	case TypeUnavailable, TypeProcessMissing, TypeQueueFull, TypeServerBusy:
 		return http.StatusServiceUnavailable
 	case TypeTimeout:
 		return http.StatusGatewayTimeout
@@ -243,6 +246,8 @@ func generic(typ string) string {
 		return "the endpoint's process is not available in this server"
 	case TypeUnavailable:
 		return "the service is shutting down"
+	case TypeServerBusy:
+		return "the server is busy; retry later"
 	}
 	if StatusOf(typ) >= 500 {
 		return "internal error"
