@@ -34,6 +34,11 @@ type config struct {
 	WriteTimeout      time.Duration
 	IdleTimeout       time.Duration
 
+	// WriteProgressTimeout closes the connection of a scoring answer
+	// whose writes make no progress for this long, so that a client that
+	// never reads cannot hold its request's memory; 0 means none.
+	WriteProgressTimeout time.Duration
+
 	// JobRetention is how long ended jobs and their results are kept.
 	JobRetention time.Duration
 
@@ -105,6 +110,8 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 		ReadTimeout:       2 * time.Minute,
 		IdleTimeout:       2 * time.Minute,
 
+		WriteProgressTimeout: time.Minute,
+
 		JobRetention: 24 * time.Hour,
 
 		TokenValidity: 5 * time.Minute,
@@ -128,6 +135,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	fs.DurationVar(&c.ReadHeaderTimeout, "read-header-timeout", c.ReadHeaderTimeout, "how long a client may take to send a request's headers (SCOREHUB_READ_HEADER_TIMEOUT)")
 	fs.DurationVar(&c.ReadTimeout, "read-timeout", c.ReadTimeout, "how long a client may take to send a whole request, body included (SCOREHUB_READ_TIMEOUT)")
 	fs.DurationVar(&c.WriteTimeout, "write-timeout", c.WriteTimeout, "how long answering a request may take from the end of its headers; 0 means no limit (SCOREHUB_WRITE_TIMEOUT)")
+	fs.DurationVar(&c.WriteProgressTimeout, "write-progress-timeout", c.WriteProgressTimeout, "how long a scoring answer may go without a write making progress before its connection is closed; 0 means no limit (SCOREHUB_WRITE_PROGRESS_TIMEOUT)")
 	fs.DurationVar(&c.IdleTimeout, "idle-timeout", c.IdleTimeout, "how long an idle keep-alive connection is kept open (SCOREHUB_IDLE_TIMEOUT)")
 	fs.DurationVar(&c.JobRetention, "job-retention", c.JobRetention, "how long ended jobs and their results are kept (SCOREHUB_JOB_RETENTION)")
 	fs.DurationVar(&c.TokenValidity, "token-validity", c.TokenValidity, "how long an issued idToken is valid (SCOREHUB_TOKEN_VALIDITY)")
@@ -158,6 +166,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 		{"SCOREHUB_JOB_RETENTION", "job-retention"},
 		{"SCOREHUB_READ_HEADER_TIMEOUT", "read-header-timeout"}, {"SCOREHUB_READ_TIMEOUT", "read-timeout"},
 		{"SCOREHUB_WRITE_TIMEOUT", "write-timeout"}, {"SCOREHUB_IDLE_TIMEOUT", "idle-timeout"},
+		{"SCOREHUB_WRITE_PROGRESS_TIMEOUT", "write-progress-timeout"},
 		{"SCOREHUB_TOKEN_VALIDITY", "token-validity"}, {"SCOREHUB_KEY_ROTATION", "key-rotation"},
 		{"SCOREHUB_USERS", "users"},
 		{"SCOREHUB_OIDC_ISSUER", "oidc-issuer"}, {"SCOREHUB_OIDC_AUDIENCE", "oidc-audience"},
@@ -244,8 +253,8 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	}
 	// Zero would turn a read timeout off and let slow senders hold
 	// connections for ever: fail closed.
-	if c.ReadHeaderTimeout <= 0 || c.ReadTimeout <= 0 || c.IdleTimeout <= 0 || c.WriteTimeout < 0 {
-		return c, errors.New("-read-header-timeout, -read-timeout and -idle-timeout must be positive and -write-timeout not negative")
+	if c.ReadHeaderTimeout <= 0 || c.ReadTimeout <= 0 || c.IdleTimeout <= 0 || c.WriteTimeout < 0 || c.WriteProgressTimeout < 0 {
+		return c, errors.New("-read-header-timeout, -read-timeout and -idle-timeout must be positive and -write-timeout and -write-progress-timeout not negative")
 	}
 	return c, nil
 }

@@ -154,3 +154,38 @@ func TestMaxJobBodyFlag(t *testing.T) {
 		t.Error("-max-job-body 0 was accepted, want an error")
 	}
 }
+
+// -write-progress-timeout: one minute by default, from the environment, the
+// flag winning over it, 0 for none and a negative value refused.
+func TestWriteProgressTimeoutFlag(t *testing.T) {
+	tests := []struct {
+		name    string
+		args    []string
+		env     map[string]string
+		want    time.Duration
+		wantErr bool
+	}{
+		{"default", nil, nil, time.Minute, false},
+		{"environment", nil, map[string]string{"SCOREHUB_WRITE_PROGRESS_TIMEOUT": "5s"}, 5 * time.Second, false},
+		{"flag wins", []string{"-write-progress-timeout", "7s"}, map[string]string{"SCOREHUB_WRITE_PROGRESS_TIMEOUT": "5s"}, 7 * time.Second, false},
+		{"none", []string{"-write-progress-timeout", "0"}, nil, 0, false},
+		{"negative", []string{"-write-progress-timeout", "-1s"}, nil, 0, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, err := parseConfig(tt.args, func(k string) string { return tt.env[k] }, io.Discard)
+			if tt.wantErr {
+				if err == nil {
+					t.Fatalf("parseConfig(%q) succeeded, want an error", tt.args)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.WriteProgressTimeout != tt.want {
+				t.Errorf("WriteProgressTimeout = %v, want %v", c.WriteProgressTimeout, tt.want)
+			}
+		})
+	}
+}

@@ -15,6 +15,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -271,6 +272,8 @@ func newServer(ctx context.Context, cfg config, getenv func(string) string, stdo
 		Logger:         logger,
 		Observer:       observer,
 		Prefix:         cfg.Prefix,
+		// The flag's 0 is "none", the Config's is "the default".
+		WriteProgressTimeout: cmp.Or(cfg.WriteProgressTimeout, -1),
 	})
 	if err != nil {
 		return nil, err
