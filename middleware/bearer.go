@@ -73,6 +73,7 @@ type authenticator struct {
 	errQuery, errForm, errMultiple, errMalformed      *httperr.Error
 	errBodyRead                                       *httperr.Error
 	errExpired, errNotYet, errInvalid, errNotInGroups *httperr.Error
+	errRevoked                                        *httperr.Error
 }
 
 // newAuthenticator returns an authenticator for cfg. It fails if the
@@ -117,6 +118,7 @@ func newAuthenticator(cfg BearerConfig) (*authenticator, error) {
 		errExpired:     badToken(msgExpired),
 		errNotYet:      badToken(msgNotYet),
 		errInvalid:     badToken(msgInvalid),
+		errRevoked:     badToken(msgRevoked),
 		errNotInGroups: forbidden(realm, msgGroup),
 	}, nil
 }
@@ -137,7 +139,8 @@ func newAuthenticator(cfg BearerConfig) (*authenticator, error) {
 //     token (RFC 6750 b64token syntax): 400 invalid_request; a token in the
 //     URL is never used, since URLs end up in logs and browser history;
 //   - a token the verifier refuses: 401 invalid_token, with
-//     error_description "the token expired", "the token is not valid yet"
+//     error_description "the token expired", "the token is not valid yet",
+//     "the token was revoked" (its holder was removed or changed password)
 //     or "the token is invalid" and nothing more about why;
 //   - a verifier that fails for any other reason: 500 internal_error (the
 //     cause is logged), or the status of a context error.
@@ -240,6 +243,8 @@ func (a *authenticator) refuseToken(err error) error {
 		return a.errNotYet.Wrap(err)
 	case errors.Is(err, tokens.ErrMissing):
 		return a.errMissing.Wrap(err)
+	case errors.Is(err, tokens.ErrRevoked):
+		return a.errRevoked.Wrap(err)
 	case errors.Is(err, tokens.ErrTooLarge), errors.Is(err, tokens.ErrMalformed),
 		errors.Is(err, tokens.ErrAlgorithm), errors.Is(err, tokens.ErrUnknownKey),
 		errors.Is(err, tokens.ErrSignature), errors.Is(err, tokens.ErrIssuer),

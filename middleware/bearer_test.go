@@ -203,7 +203,7 @@ func TestBearer(t *testing.T) {
 }
 
 // TestBearerVerifierErrors holds each verification error to its answer: only
-// expiry and "not valid yet" are told apart, nothing about why a token is
+// expiry, "not valid yet" and revocation are told apart, nothing about why a token is
 // invalid reaches the client, and a verifier that breaks is a 5xx, never a
 // way in.
 func TestBearerVerifierErrors(t *testing.T) {
@@ -231,9 +231,11 @@ func TestBearerVerifierErrors(t *testing.T) {
 		"issuer":      invalid,
 		"audience":    invalid,
 		"claims":      invalid,
-		"broken":      {http.StatusInternalServerError, "internal_error", "internal error", "", "ERROR"},
-		"nil-claims":  {http.StatusInternalServerError, "internal_error", "internal error", "", "ERROR"},
-		"cancelled":   {499, "client_closed_request", "the request was cancelled", "", "DEBUG"},
+		"revoked": {http.StatusUnauthorized, "invalid_token", "the token was revoked",
+			`Bearer realm="scorehub-test", error="invalid_token", error_description="the token was revoked"`, "WARN"},
+		"broken":     {http.StatusInternalServerError, "internal_error", "internal error", "", "ERROR"},
+		"nil-claims": {http.StatusInternalServerError, "internal_error", "internal error", "", "ERROR"},
+		"cancelled":  {499, "client_closed_request", "the request was cancelled", "", "DEBUG"},
 	}
 	if len(tests) != len(sentinelTokens)+3 {
 		t.Fatalf("the table misses a sentinel: %d cases for %d sentinels", len(tests), len(sentinelTokens))

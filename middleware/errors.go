@@ -51,6 +51,7 @@ const (
 	msgExpired   = "the token expired"
 	msgNotYet    = "the token is not valid yet"
 	msgInvalid   = "the token is invalid"
+	msgRevoked   = "the token was revoked"
 	msgAdmin     = "this request needs an administrator's token"
 	msgGroup     = "the token's holder is not in a user group allowed here"
 )

@@ -10,7 +10,7 @@ import (
 // sent in a challenge as well as in the JSON body.
 func TestDescriptionsAreSendable(t *testing.T) {
 	for _, msg := range []string{msgMissing, msgScheme, msgQuery, msgForm, msgMultiple, msgMalformed,
-		msgBodyRead, msgExpired, msgNotYet, msgInvalid, msgAdmin, msgGroup} {
+		msgBodyRead, msgExpired, msgNotYet, msgInvalid, msgRevoked, msgAdmin, msgGroup} {
 		for i := 0; i < len(msg); i++ {
 			if c := msg[i]; c < 0x20 || c > 0x7e || c == '"' || c == '\\' {
 				t.Errorf("%q: byte %q at %d is not allowed in error_description", msg, c, i)

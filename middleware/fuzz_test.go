@@ -33,7 +33,7 @@ type fuzzVerifier struct{ t *testing.T }
 var fuzzSentinels = []error{
 	tokens.ErrMissing, tokens.ErrTooLarge, tokens.ErrMalformed, tokens.ErrAlgorithm,
 	tokens.ErrUnknownKey, tokens.ErrSignature, tokens.ErrExpired, tokens.ErrNotYetValid,
-	tokens.ErrIssuer, tokens.ErrAudience, tokens.ErrClaims,
+	tokens.ErrIssuer, tokens.ErrAudience, tokens.ErrClaims, tokens.ErrRevoked,
 }
 
 func (v fuzzVerifier) Verify(_ context.Context, raw string) (*tokens.Claims, error) {

@@ -42,6 +42,7 @@ var sentinelTokens = map[string]error{
 	"issuer":      tokens.ErrIssuer,
 	"audience":    tokens.ErrAudience,
 	"claims":      tokens.ErrClaims,
+	"revoked":     tokens.ErrRevoked,
 }
 
 // fakeVerifier accepts "ann-token", "root-token" and "bob-token", refuses

@@ -20,7 +20,7 @@ const maxLoggedPath = 256
 var tokenSentinels = [...]error{
 	tokens.ErrMissing, tokens.ErrTooLarge, tokens.ErrMalformed, tokens.ErrAlgorithm,
 	tokens.ErrUnknownKey, tokens.ErrSignature, tokens.ErrExpired, tokens.ErrNotYetValid,
-	tokens.ErrIssuer, tokens.ErrAudience, tokens.ErrClaims,
+	tokens.ErrIssuer, tokens.ErrAudience, tokens.ErrClaims, tokens.ErrRevoked,
 }
 
 // logRefusal records err if it refuses r's credentials and reports whether

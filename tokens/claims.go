@@ -12,6 +12,12 @@ type Claims struct {
 	ID        string    // "jti"
 	IssuedAt  time.Time // "iat"
 	ExpiresAt time.Time // "exp"
+
+	// CredentialVersion ("cv") names the password the holder logged in
+	// with (see [CredentialVersion]); empty for a token that was not
+	// issued for a password, such as one exchanged for an OpenID Connect
+	// provider's token.
+	CredentialVersion string
 }
 
 // InGroup reports whether the holder is in the user group name.
@@ -29,4 +35,10 @@ type Principal struct {
 	Subject string
 	Admin   bool
 	Groups  []string
+
+	// CredentialVersion, when not empty, is put in the token as "cv", so
+	// that a [Verifier] with VerifierConfig.Credentials refuses the token
+	// once the subject's password changes or the subject is removed.
+	// [StaticUsers] sets it to [CredentialVersion] of the user's hash.
+	CredentialVersion string
 }

@@ -59,5 +59,21 @@
 // characters of the name tried and a keyed hash of it, since a name that
 // failed may be a password typed into the wrong field.
 //
+// # Revocation
+//
+// A token is a signed statement, valid until it expires; to end it sooner
+// the verifier must ask. A [Principal] can carry a credential version,
+// which [StaticUsers] sets to [CredentialVersion] of the user's bcrypt
+// hash and the [Issuer] puts in the token's "cv" claim. A [Verifier] given
+// a [CredentialSource] (VerifierConfig.Credentials) looks the token's
+// subject up after every other check and refuses it with [ErrRevoked] when
+// the subject is unknown or has another version: the user was removed or
+// the password changed, since bcrypt salts every new hash afresh. The
+// lookup is a map read for [StaticUsers]; a host that reloads its users
+// swaps the source's contents, and a source shared by several servers
+// makes a revocation hold on all of them. Tokens without "cv", such as
+// those exchanged for an OpenID Connect provider's token, are not looked
+// up and end at their expiry.
+//
 // Errors sent to clients have the JSON shape of internal/httperr.
 package tokens

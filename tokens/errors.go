@@ -17,6 +17,10 @@ var (
 	ErrAudience    = errors.New("tokens: wrong audience")
 	ErrClaims      = errors.New("tokens: required claim missing or invalid")
 
+	// ErrRevoked reports a token whose holder was removed, or whose
+	// password changed, after it was issued (VerifierConfig.Credentials).
+	ErrRevoked = errors.New("tokens: token revoked")
+
 	// ErrProviderUnavailable reports that an OpenID Connect provider's
 	// discovery document or keys could not be fetched, so a token it issued
 	// could not be checked. Unlike the others it is not the token's fault.

@@ -97,6 +97,8 @@ type wireClaims struct {
 	jwt.RegisteredClaims
 	Admin  bool     `json:"admin"`
 	Groups []string `json:"grp"`
+	// CredentialVersion is absent from tokens issued for no password.
+	CredentialVersion string `json:"cv,omitempty"`
 }
 
 // Issue signs a token for p and returns it with the claims it carries.
@@ -115,6 +117,9 @@ func (i *Issuer) Issue(p Principal) (string, *Claims, error) {
 			return "", nil, err
 		}
 	}
+	if len(p.CredentialVersion) > maxName || strings.IndexFunc(p.CredentialVersion, unicode.IsControl) >= 0 {
+		return "", nil, errors.New("tokens: credential version longer than 256 bytes or with a control character")
+	}
 	var id [16]byte
 	if _, err := io.ReadFull(i.random, id[:]); err != nil {
 		return "", nil, fmt.Errorf("tokens: token id: %w", err)
@@ -131,6 +136,8 @@ func (i *Issuer) Issue(p Principal) (string, *Claims, error) {
 		ID:        b64(id[:]),
 		IssuedAt:  now,
 		ExpiresAt: now.Add(i.validity),
+
+		CredentialVersion: p.CredentialVersion,
 	}
 	if c.Groups == nil {
 		c.Groups = []string{}
@@ -152,8 +159,9 @@ func (i *Issuer) Issue(p Principal) (string, *Claims, error) {
 			IssuedAt:  jwt.NewNumericDate(c.IssuedAt),
 			ID:        c.ID,
 		},
-		Admin:  c.Admin,
-		Groups: c.Groups,
+		Admin:             c.Admin,
+		Groups:            c.Groups,
+		CredentialVersion: c.CredentialVersion,
 	})
 	tok.Header["kid"] = key.id
 	raw, err := tok.SignedString(key.signingKey())

@@ -95,7 +95,11 @@ func TestTokenServiceIssues(t *testing.T) {
 		t.Fatalf("idToken does not verify: %v", err)
 	}
 	want := &tokens.Claims{Subject: "alice", Admin: true, Groups: []string{"analysts", "scoring"}, Issuer: testIssuer,
-		Audience: []string{testAudience}, ID: c.ID, IssuedAt: t0, ExpiresAt: t0.Add(5 * time.Minute)}
+		Audience: []string{testAudience}, ID: c.ID, IssuedAt: t0, ExpiresAt: t0.Add(5 * time.Minute),
+		CredentialVersion: c.CredentialVersion}
+	if c.CredentialVersion == "" {
+		t.Error("a token issued for a password carries no credential version")
+	}
 	if diff := cmp.Diff(want, c); diff != "" {
 		t.Errorf("claims (-want +got):\n%s", diff)
 	}

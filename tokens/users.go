@@ -43,11 +43,18 @@ const maxPassword = 72
 // comparison against a dummy hash of the cost most users have (the higher
 // on a tie), so it takes as long as a wrong password for them. A user of
 // another cost answers in another time than an unknown name, which tells
-// that the user exists: give every user the same cost. StaticUsers is safe
-// for concurrent use.
+// that the user exists: give every user the same cost. Its principals carry
+// the user's [CredentialVersion], and it is a [CredentialSource] that knows
+// them. StaticUsers is safe for concurrent use.
 type StaticUsers struct {
-	users map[string]User
+	users map[string]staticUser
 	dummy []byte
+}
+
+// staticUser is a User with its credential version, computed once.
+type staticUser struct {
+	User
+	version string
 }
 
 var _ Authenticator = (*StaticUsers)(nil)
@@ -59,7 +66,7 @@ func NewStaticUsers(users ...User) (*StaticUsers, error) {
 	if len(users) == 0 {
 		return nil, errors.New("tokens: no users")
 	}
-	s := &StaticUsers{users: make(map[string]User, len(users))}
+	s := &StaticUsers{users: make(map[string]staticUser, len(users))}
 	costs := map[int]int{} // users by cost
 	for _, u := range users {
 		if err := checkUserName(u.Name); err != nil {
@@ -80,7 +87,7 @@ func NewStaticUsers(users ...User) (*StaticUsers, error) {
 		}
 		u.PasswordHash = slices.Clone(u.PasswordHash)
 		u.Groups = slices.Clone(u.Groups)
-		s.users[u.Name] = u
+		s.users[u.Name] = staticUser{User: u, version: CredentialVersion(u.PasswordHash)}
 	}
 	dummy, err := bcrypt.GenerateFromPassword([]byte(rand.Text()), commonest(costs))
 	if err != nil {
@@ -165,7 +172,7 @@ func (s *StaticUsers) Authenticate(ctx context.Context, name, password string) (
 	if !known || !match || len(password) > maxPassword {
 		return Principal{}, ErrBadCredentials
 	}
-	return Principal{Subject: u.Name, Admin: u.Admin, Groups: slices.Clone(u.Groups)}, nil
+	return Principal{Subject: u.Name, Admin: u.Admin, Groups: slices.Clone(u.Groups), CredentialVersion: u.version}, nil
 }
 
 // HashPassword returns the bcrypt hash of password at cost (zero means

@@ -15,9 +15,10 @@ import (
 
 func TestStaticUsersAuthenticate(t *testing.T) {
 	long := strings.Repeat("p", 72)
+	aliceHash, bobHash := hash(t, "wonderland"), hash(t, long)
 	users, err := tokens.NewStaticUsers(
-		tokens.User{Name: "alice", PasswordHash: hash(t, "wonderland"), Admin: true, Groups: []string{"analysts"}},
-		tokens.User{Name: "bob", PasswordHash: hash(t, long)},
+		tokens.User{Name: "alice", PasswordHash: aliceHash, Admin: true, Groups: []string{"analysts"}},
+		tokens.User{Name: "bob", PasswordHash: bobHash},
 	)
 	if err != nil {
 		t.Fatal(err)
@@ -26,12 +27,13 @@ func TestStaticUsersAuthenticate(t *testing.T) {
 		name, user, password string
 		want                 *tokens.Principal
 	}{
-		{"right password", "alice", "wonderland", &tokens.Principal{Subject: "alice", Admin: true, Groups: []string{"analysts"}}},
+		{"right password", "alice", "wonderland", &tokens.Principal{Subject: "alice", Admin: true, Groups: []string{"analysts"},
+			CredentialVersion: tokens.CredentialVersion(aliceHash)}},
 		{"wrong password", "alice", "Wonderland", nil},
 		{"unknown user", "mallory", "wonderland", nil},
 		{"name differs in case", "Alice", "wonderland", nil},
 		{"empty password", "alice", "", nil},
-		{"72-byte password", "bob", long, &tokens.Principal{Subject: "bob"}},
+		{"72-byte password", "bob", long, &tokens.Principal{Subject: "bob", CredentialVersion: tokens.CredentialVersion(bobHash)}},
 		{"password bcrypt would truncate", "bob", long + "extra", nil},
 	}
 	for _, tt := range tests {
@@ -124,7 +126,8 @@ func TestParseHTPasswd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff(tokens.Principal{Subject: "alice", Admin: true, Groups: []string{"admin", "analysts"}}, got); diff != "" {
+	if diff := cmp.Diff(tokens.Principal{Subject: "alice", Admin: true, Groups: []string{"admin", "analysts"},
+		CredentialVersion: tokens.CredentialVersion([]byte(a))}, got); diff != "" {
 		t.Errorf("alice (-want +got):\n%s", diff)
 	}
 	got, err = users.Authenticate(context.Background(), "bob", "bob-pw")

@@ -48,6 +48,14 @@ type VerifierConfig struct {
 	// [MaxValidity].
 	MaxValidity time.Duration
 
+	// Credentials, when not nil, is asked about every token that carries
+	// a credential version ("cv", set by the issuer from
+	// Principal.CredentialVersion): a token whose subject it does not know,
+	// or whose version is no longer the subject's, is refused with
+	// [ErrRevoked]. Tokens without one, such as those exchanged for an
+	// OpenID Connect provider's token, are not asked about.
+	Credentials CredentialSource
+
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 }
@@ -62,6 +70,7 @@ type Verifier struct {
 	algorithms  []string
 	now         func() time.Time
 	parser      *jwt.Parser
+	credentials CredentialSource
 }
 
 // NewVerifier checks cfg and returns a Verifier.
@@ -89,7 +98,8 @@ func NewVerifier(cfg VerifierConfig) (*Verifier, error) {
 	case maxValidity == 0:
 		maxValidity = MaxValidity
 	}
-	v := &Verifier{keys: cfg.Keys, leeway: leeway, maxValidity: maxValidity, algorithms: algs, now: cfg.Now}
+	v := &Verifier{keys: cfg.Keys, leeway: leeway, maxValidity: maxValidity, algorithms: algs, now: cfg.Now,
+		credentials: cfg.Credentials}
 	if v.now == nil {
 		v.now = time.Now
 	}
@@ -135,10 +145,12 @@ func algorithmNames(algs, allowed []Algorithm) ([]string, error) {
 // Verify checks raw and returns its claims, or an error matching one of
 // [ErrMissing], [ErrTooLarge], [ErrMalformed], [ErrAlgorithm],
 // [ErrUnknownKey], [ErrSignature], [ErrExpired], [ErrNotYetValid],
-// [ErrIssuer], [ErrAudience] or [ErrClaims] with [errors.Is], and no claims.
-// Signature and key checks come first: a forged token is never told apart
-// by its claims.
-func (v *Verifier) Verify(_ context.Context, raw string) (*Claims, error) {
+// [ErrIssuer], [ErrAudience], [ErrClaims] or [ErrRevoked] with
+// [errors.Is], and no claims; an error of VerifierConfig.Credentials is
+// returned wrapped as it is. Signature and key checks come first: a forged
+// token is never told apart by its claims, and the credential source is
+// asked only about tokens that passed every other check.
+func (v *Verifier) Verify(ctx context.Context, raw string) (*Claims, error) {
 	if v.parser == nil {
 		return nil, errors.New("tokens: Verifier not made by NewVerifier")
 	}
@@ -176,6 +188,17 @@ func (v *Verifier) Verify(_ context.Context, raw string) (*Claims, error) {
 		return nil, fmt.Errorf("%w: valid for %v, longer than the %v allowed", ErrClaims,
 			wc.ExpiresAt.Sub(wc.IssuedAt.Time), v.maxValidity)
 	}
+	if wc.CredentialVersion != "" && v.credentials != nil {
+		current, known, err := v.credentials.CredentialVersion(ctx, wc.Subject)
+		switch {
+		case err != nil:
+			return nil, fmt.Errorf("tokens: credential version of %q: %w", wc.Subject, err)
+		case !known:
+			return nil, fmt.Errorf("%w: user %q no longer exists", ErrRevoked, wc.Subject)
+		case current != wc.CredentialVersion:
+			return nil, fmt.Errorf("%w: the password of %q changed", ErrRevoked, wc.Subject)
+		}
+	}
 	c := &Claims{
 		Subject:   wc.Subject,
 		Admin:     wc.Admin,
@@ -185,6 +208,8 @@ func (v *Verifier) Verify(_ context.Context, raw string) (*Claims, error) {
 		ID:        wc.ID,
 		IssuedAt:  wc.IssuedAt.UTC(),
 		ExpiresAt: wc.ExpiresAt.UTC(),
+
+		CredentialVersion: wc.CredentialVersion,
 	}
 	if c.Groups == nil {
 		c.Groups = []string{}

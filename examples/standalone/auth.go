@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/scorehub/scorehub/tokens"
@@ -55,13 +56,16 @@ func newAuth(cfg config, getenv func(string) string, stdout io.Writer, logger *s
 	if err != nil {
 		return nil, err
 	}
-	// A token claiming a longer life than this server grants is refused,
-	// whoever signed it.
-	verifier, err := tokens.NewVerifier(tokens.VerifierConfig{Keys: keys, Issuer: tokenIssuer, Audience: tokenAudience, MaxValidity: cfg.TokenValidity})
+	users, err := loadUsers(cfg, getenv, stdout)
 	if err != nil {
 		return nil, err
 	}
-	users, err := loadUsers(cfg, getenv, stdout)
+	users.logger = logger
+	// A token claiming a longer life than this server grants is refused,
+	// whoever signed it; so is one whose user was removed or changed
+	// password since.
+	verifier, err := tokens.NewVerifier(tokens.VerifierConfig{Keys: keys, Issuer: tokenIssuer, Audience: tokenAudience,
+		MaxValidity: cfg.TokenValidity, Credentials: users})
 	if err != nil {
 		return nil, err
 	}
@@ -86,6 +90,7 @@ func newAuth(cfg config, getenv func(string) string, stdout io.Writer, logger *s
 	}
 	ctx, stop := context.WithCancel(context.Background())
 	go rotateKeys(ctx, keys, cfg.KeyRotation, logger)
+	go users.watch(ctx, usersCheck)
 	return &auth{issuer: issuer, verifier: verifier, handler: h, keys: keys, stop: stop}, nil
 }
 
@@ -119,26 +124,45 @@ func rotateKeys(ctx context.Context, keys *tokens.KeySet, period time.Duration, 
 
 // loadUsers returns the built-in admin and, when configured, the users of
 // an htpasswd file. The name admin always means the built-in admin.
-func loadUsers(cfg config, getenv func(string) string, stdout io.Writer) (tokens.Authenticator, error) {
+func loadUsers(cfg config, getenv func(string) string, stdout io.Writer) (*users, error) {
 	password, err := adminPassword(getenv)
 	if err != nil {
 		return nil, err
 	}
+	// The stamp is taken before the file is read, so that a change in
+	// between is seen at the first check.
+	adminFile := filepath.Join(cfg.DataDir, adminHashFile)
+	adminStamp := stat(adminFile)
 	hash, err := adminHash(cfg.DataDir, password, stdout)
 	if err != nil {
 		return nil, err
 	}
-	admin, err := tokens.NewStaticUsers(tokens.User{Name: adminName, PasswordHash: hash, Admin: true, Groups: []string{tokens.AdminGroup}})
+	if adminStamp == nil {
+		adminStamp = stat(adminFile) // made just now
+	}
+	admin, err := newAdmin(hash)
 	if err != nil {
 		return nil, err
 	}
-	u := byName{admin: admin}
-	if cfg.UsersFile != "" {
-		if u.others, err = tokens.LoadHTPasswd(cfg.UsersFile); err != nil {
+	u := &users{usersFile: cfg.UsersFile, logger: slog.Default()}
+	set := &userSet{admin: admin}
+	// A password given at start is the admin's until the next start; the
+	// stored hash is the admin's only when no password is given.
+	if password == "" {
+		u.adminFile, set.adminStamp = adminFile, adminStamp
+	}
+	if u.usersFile != "" {
+		set.usersStamp = stat(u.usersFile)
+		if set.others, err = tokens.LoadHTPasswd(u.usersFile); err != nil {
 			return nil, err
 		}
 	}
+	u.current.Store(set)
 	return u, nil
+}
+
+func newAdmin(hash []byte) (*tokens.StaticUsers, error) {
+	return tokens.NewStaticUsers(tokens.User{Name: adminName, PasswordHash: hash, Admin: true, Groups: []string{tokens.AdminGroup}})
 }
 
 // adminPassword returns the admin password given by SCOREHUB_ADMIN_PASSWORD
@@ -207,16 +231,145 @@ func adminHash(dir, password string, stdout io.Writer) ([]byte, error) {
 	return hash, nil
 }
 
-// byName sends the admin's logins to the built-in admin and the rest to
-// the users file, if there is one.
-type byName struct {
-	admin  tokens.Authenticator
-	others tokens.Authenticator
+// usersCheck is how often the users file and the admin's stored hash are
+// looked at for changes: a user removed, or a password changed, loses
+// their tokens at most this long (plus the time to read the file) later.
+const usersCheck = 250 * time.Millisecond
+
+// users are the server's users: the built-in admin and, when configured,
+// the users of an htpasswd file, each read again when its file changes
+// ([users.watch]). Logins for the name admin go to the built-in admin, the
+// rest to the users file. It is the verifier's credential source, so a
+// token of a user since removed, or issued before the password changed, is
+// refused. It is safe for concurrent use: a lookup reads the current set,
+// which a reload replaces whole.
+type users struct {
+	current atomic.Pointer[userSet]
+	// adminFile is the admin's stored hash, "" when the password was
+	// given at start; usersFile is the htpasswd file, "" when none.
+	adminFile, usersFile string
+	// logger is told of reloads; set before watch starts.
+	logger *slog.Logger
 }
 
-func (b byName) Authenticate(ctx context.Context, name, password string) (tokens.Principal, error) {
-	if name == adminName || b.others == nil {
-		return b.admin.Authenticate(ctx, name, password)
+// userSet is one reading of the users' files. Its stamps are the files'
+// state when read, nil for a file that was absent.
+type userSet struct {
+	admin, others          *tokens.StaticUsers
+	adminStamp, usersStamp fs.FileInfo
+}
+
+var (
+	_ tokens.Authenticator    = (*users)(nil)
+	_ tokens.CredentialSource = (*users)(nil)
+)
+
+// pick returns the users that name belongs to.
+func (s *userSet) pick(name string) *tokens.StaticUsers {
+	if name == adminName || s.others == nil {
+		return s.admin
 	}
-	return b.others.Authenticate(ctx, name, password)
+	return s.others
+}
+
+// Authenticate checks name and password against the current users.
+func (u *users) Authenticate(ctx context.Context, name, password string) (tokens.Principal, error) {
+	return u.current.Load().pick(name).Authenticate(ctx, name, password)
+}
+
+// CredentialVersion returns the current credential version of the user
+// subject, and false for a user who is not (or no longer) known.
+func (u *users) CredentialVersion(ctx context.Context, subject string) (string, bool, error) {
+	return u.current.Load().pick(subject).CredentialVersion(ctx, subject)
+}
+
+// watch reads the users file and the admin's stored hash again whenever
+// one of them changes (size, modification time, or a new file in its
+// place), every interval until ctx is done.
+func (u *users) watch(ctx context.Context, interval time.Duration) {
+	if u.adminFile == "" && u.usersFile == "" {
+		return
+	}
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		u.reload()
+	}
+}
+
+// reload replaces the current set with one read from the files that
+// changed. A file that cannot be read or is invalid leaves its users as
+// they were, is logged, and is tried again when it changes again: an
+// editor caught halfway through a save must not lock everyone out.
+func (u *users) reload() {
+	old := u.current.Load()
+	next := *old
+	if u.adminFile != "" {
+		if fi := stat(u.adminFile); changed(old.adminStamp, fi) {
+			next.adminStamp = fi
+			if admin, err := readAdmin(u.adminFile, fi); err != nil {
+				u.logger.Error("the admin's stored password hash could not be read again; the admin keeps the previous password", "path", u.adminFile, "cause", err.Error())
+			} else {
+				next.admin = admin
+				u.logger.Info("the admin's password hash changed; tokens issued for the previous password no longer work", "path", u.adminFile)
+			}
+		}
+	}
+	if u.usersFile != "" {
+		if fi := stat(u.usersFile); changed(old.usersStamp, fi) {
+			next.usersStamp = fi
+			others, err := readUsers(u.usersFile, fi)
+			if err != nil {
+				u.logger.Error("the users file could not be read again; its previous users stay", "path", u.usersFile, "cause", err.Error())
+			} else {
+				next.others = others
+				u.logger.Info("the users file changed; tokens of removed users and of changed passwords no longer work", "path", u.usersFile)
+			}
+		}
+	}
+	if next != *old {
+		u.current.Store(&next)
+	}
+}
+
+// stat returns path's file info, nil if it cannot be had.
+func stat(path string) fs.FileInfo {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return nil
+	}
+	return fi
+}
+
+// changed reports whether a file now is another state than before.
+func changed(before, now fs.FileInfo) bool {
+	switch {
+	case before == nil || now == nil:
+		return before != now
+	default:
+		return !os.SameFile(before, now) || before.Size() != now.Size() || !before.ModTime().Equal(now.ModTime())
+	}
+}
+
+func readAdmin(path string, fi fs.FileInfo) (*tokens.StaticUsers, error) {
+	if fi == nil {
+		return nil, errors.New("the file is gone")
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return newAdmin([]byte(strings.TrimSpace(string(b))))
+}
+
+func readUsers(path string, fi fs.FileInfo) (*tokens.StaticUsers, error) {
+	if fi == nil {
+		return nil, errors.New("the file is gone")
+	}
+	return tokens.LoadHTPasswd(path)
 }

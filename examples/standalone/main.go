@@ -9,6 +9,10 @@
 //
 //	go run ./examples/standalone
 //
+// The users file (-users) and the admin's stored password hash are read
+// again when they change: a user removed, or a password changed, loses the
+// tokens already issued within a second.
+//
 // Flags and SCOREHUB_* environment variables set the address, data
 // directory, scoring prefix and limits; -h lists them. SIGINT or SIGTERM
 // drains the requests in flight and exits 0.

@@ -59,16 +59,22 @@ const smokePassword = "correct horse battery staple"
 // context and reports how it ended.
 func startInProcess(t *testing.T, logs io.Writer, args ...string) (base string, stop func() error) {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
-	addr := make(chan string, 1)
-	done := make(chan error, 1)
 	getenv := func(k string) string {
 		if k == "SCOREHUB_ADMIN_PASSWORD" {
 			return smokePassword
 		}
 		return ""
 	}
+	return startWithEnv(t, logs, getenv, args...)
+}
+
+// startWithEnv is startInProcess with the environment getenv.
+func startWithEnv(t *testing.T, logs io.Writer, getenv func(string) string, args ...string) (base string, stop func() error) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	addr := make(chan string, 1)
+	done := make(chan error, 1)
 	args = append([]string{"-addr", "127.0.0.1:0", "-data", t.TempDir()}, args...)
 	go func() { done <- run(ctx, args, getenv, io.Discard, logs, func(a string) { addr <- a }) }()
 	select {

@@ -1,0 +1,7 @@
+//go:build !race
+
+package main
+
+// raceEnabled reports whether the tests run under the race detector, which
+// makes bcrypt, and so reading a users file, many times slower.
+const raceEnabled = false
