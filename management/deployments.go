@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"strconv"
 	"time"
 
@@ -233,11 +234,7 @@ type pageJSON[T any] struct {
 // last is empty.
 func (h *Handler) listDeployments(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
-	page, err := intParam(q.Get("page"), "page", 0, 0, 1<<31-1)
-	if err != nil {
-		return err
-	}
-	size, err := intParam(q.Get("size"), "size", defaultPageSize, 1, maxPageSize)
+	page, size, err := pageParams(q)
 	if err != nil {
 		return err
 	}
@@ -264,6 +261,18 @@ func (h *Handler) listDeployments(w http.ResponseWriter, r *http.Request) error 
 		}
 	}
 	return writeJSON(w, http.StatusOK, out)
+}
+
+// pageParams reads a list route's ?page= (from 0) and ?size= (20 by
+// default, at most maxPageSize).
+func pageParams(q url.Values) (page, size int, err error) {
+	if page, err = intParam(q.Get("page"), "page", 0, 0, 1<<31-1); err != nil {
+		return 0, 0, err
+	}
+	if size, err = intParam(q.Get("size"), "size", defaultPageSize, 1, maxPageSize); err != nil {
+		return 0, 0, err
+	}
+	return page, size, nil
 }
 
 // intParam reads an integer query parameter within [lo, hi]; empty is def.

@@ -152,11 +152,7 @@ func (h *Handler) listJobs(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	q := r.URL.Query()
-	page, err := intParam(q.Get("page"), "page", 0, 0, 1<<31-1)
-	if err != nil {
-		return err
-	}
-	size, err := intParam(q.Get("size"), "size", defaultPageSize, 1, maxPageSize)
+	page, size, err := pageParams(q)
 	if err != nil {
 		return err
 	}
