@@ -38,7 +38,7 @@ func require(next http.Handler, refusal string, allowed func(*tokens.Claims) boo
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		info := authFrom(r.Context())
 		if info == nil || info.claims == nil {
-			httperr.Write(w, r, nil, newAuthError(TypeUnauthorized, msgMissing, challenge("", "", "")))
+			httperr.Write(w, r, nil, newAuthError(TypeUnauthorized, msgMissing, httperr.BearerChallenge("", "", "")))
 			return
 		}
 		if !allowed(info.claims) {
@@ -56,7 +56,7 @@ func require(next http.Handler, refusal string, allowed func(*tokens.Claims) boo
 
 // forbidden is the 403 for a valid token that does not grant enough.
 func forbidden(realm, msg string) *httperr.Error {
-	return newAuthError(TypeForbidden, msg, challenge(realm, codeInsufficientScope, msg))
+	return newAuthError(TypeForbidden, msg, httperr.BearerChallenge(realm, codeInsufficientScope, msg))
 }
 
 func authFrom(ctx context.Context) *authInfo {

@@ -96,12 +96,12 @@ func newAuthenticator(cfg BearerConfig) (*authenticator, error) {
 	if logger == nil {
 		logger = slog.Default()
 	}
-	bare := challenge(realm, "", "")
+	bare := httperr.BearerChallenge(realm, "", "")
 	badRequest := func(msg string) *httperr.Error {
-		return newAuthError(TypeInvalidRequest, msg, challenge(realm, codeInvalidRequest, msg))
+		return newAuthError(TypeInvalidRequest, msg, httperr.BearerChallenge(realm, codeInvalidRequest, msg))
 	}
 	badToken := func(msg string) *httperr.Error {
-		return newAuthError(TypeInvalidToken, msg, challenge(realm, codeInvalidToken, msg))
+		return newAuthError(TypeInvalidToken, msg, httperr.BearerChallenge(realm, codeInvalidToken, msg))
 	}
 	return &authenticator{
 		verifier:       cfg.Verifier,

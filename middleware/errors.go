@@ -1,8 +1,6 @@
 package middleware
 
 import (
-	"strings"
-
 	"github.com/scorehub/scorehub/internal/httperr"
 )
 
@@ -63,40 +61,6 @@ const (
 // the log says why.
 func newAuthError(typ, message, challenge string) *httperr.Error {
 	return httperr.New(typ, message).WithChallenge(challenge)
-}
-
-// challenge builds a Bearer challenge (RFC 6750 §3). Empty arguments are
-// left out; values are sent as quoted strings.
-func challenge(realm, code, description string) string {
-	var b strings.Builder
-	b.WriteString("Bearer")
-	sep := " "
-	param := func(name, value string) {
-		if value == "" {
-			return
-		}
-		b.WriteString(sep)
-		b.WriteString(name)
-		b.WriteString(`="`)
-		writeQuoted(&b, value)
-		b.WriteByte('"')
-		sep = ", "
-	}
-	param("realm", realm)
-	param("error", code)
-	param("error_description", description)
-	return b.String()
-}
-
-// writeQuoted writes s as the inside of an RFC 9110 quoted-string. Callers
-// have made sure s holds printable ASCII only.
-func writeQuoted(b *strings.Builder, s string) {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c == '"' || c == '\\' {
-			b.WriteByte('\\')
-		}
-		b.WriteByte(s[i])
-	}
 }
 
 // printableASCII reports whether s is non-empty and holds only the

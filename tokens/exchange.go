@@ -60,11 +60,11 @@ func (h *Service) serveExchange(w http.ResponseWriter, r *http.Request) {
 // bearerChallenge is the refusal of type typ with a Bearer challenge (RFC
 // 6750), naming code when there is one.
 func (h *Service) bearerChallenge(typ, code, message string) error {
-	c := `Bearer realm="` + h.realm + `"`
-	if code != "" {
-		c += `, error="` + code + `", error_description="` + message + `"`
+	description := message
+	if code == "" {
+		description = "" // RFC 6750 §3: no error, no description
 	}
-	return httperr.New(typ, message).WithChallenge(c)
+	return httperr.New(typ, message).WithChallenge(httperr.BearerChallenge(h.realm, code, description))
 }
 
 // bearerToken reads the token of a single "Authorization: Bearer" header;

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"strconv"
+	"strings"
 )
 
 // Error is an error a client is told about, carrying its whole answer.
@@ -355,4 +356,33 @@ func Write(w http.ResponseWriter, r *http.Request, logger *slog.Logger, err erro
 	}
 	w.WriteHeader(e.Status)
 	w.Write(append(out, '\n'))
+}
+
+// BearerChallenge builds a Bearer challenge (RFC 6750 §3) for an error's
+// Challenge. Empty arguments are left out; values are sent as quoted
+// strings, so callers pass printable ASCII only.
+func BearerChallenge(realm, code, description string) string {
+	var b strings.Builder
+	b.WriteString("Bearer")
+	sep := " "
+	param := func(name, value string) {
+		if value == "" {
+			return
+		}
+		b.WriteString(sep)
+		b.WriteString(name)
+		b.WriteString(`="`)
+		for i := 0; i < len(value); i++ {
+			if c := value[i]; c == '"' || c == '\\' {
+				b.WriteByte('\\')
+			}
+			b.WriteByte(value[i])
+		}
+		b.WriteByte('"')
+		sep = ", "
+	}
+	param("realm", realm)
+	param("error", code)
+	param("error_description", description)
+	return b.String()
 }

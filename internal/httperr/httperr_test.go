@@ -167,3 +167,19 @@ func TestWriteListsEveryField(t *testing.T) {
 		t.Errorf("an error without fields sent %s, want no fields member", rec.Body)
 	}
 }
+
+func TestBearerChallenge(t *testing.T) {
+	tests := []struct {
+		realm, code, description, want string
+	}{
+		{"", "", "", "Bearer"},
+		{"scorehub", "", "", `Bearer realm="scorehub"`},
+		{"scorehub", "invalid_token", "the token expired", `Bearer realm="scorehub", error="invalid_token", error_description="the token expired"`},
+		{"", "insufficient_scope", `a "quoted" \ word`, `Bearer error="insufficient_scope", error_description="a \"quoted\" \\ word"`},
+	}
+	for _, tt := range tests {
+		if got := BearerChallenge(tt.realm, tt.code, tt.description); got != tt.want {
+			t.Errorf("BearerChallenge(%q, %q, %q) = %s, want %s", tt.realm, tt.code, tt.description, got, tt.want)
+		}
+	}
+}
