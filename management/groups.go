@@ -22,11 +22,12 @@ type groupJSON struct {
 }
 
 // authJSON is a group's scoring access policy: mode "public" (anyone) or
-// "token" (a valid idToken, of a holder in one of groups when groups is not
-// empty).
+// "token" (valid credentials of a kind schemes lists, of a holder in one of
+// groups when groups is not empty).
 type authJSON struct {
-	Mode   string   `json:"mode"`
-	Groups []string `json:"groups"`
+	Mode    string   `json:"mode"`
+	Groups  []string `json:"groups"`
+	Schemes []string `json:"schemes"`
 }
 
 func groupView(g registry.Group) groupJSON {
@@ -38,10 +39,16 @@ func groupView(g registry.Group) groupJSON {
 	if groups == nil {
 		groups = []string{}
 	}
+	schemes := []string{}
+	if mode == registry.TokenRequired {
+		for _, s := range g.Auth.Accepted() {
+			schemes = append(schemes, string(s))
+		}
+	}
 	return groupJSON{
 		Name:        g.Name,
 		Description: g.Description,
-		Auth:        authJSON{Mode: string(mode), Groups: groups},
+		Auth:        authJSON{Mode: string(mode), Groups: groups, Schemes: schemes},
 		Revision:    g.Revision,
 		CreatedAt:   g.CreatedAt,
 		UpdatedAt:   g.UpdatedAt,
@@ -62,10 +69,12 @@ type groupInput struct {
 	Unknown map[string]jsontext.Value `json:",unknown" validate:"-"`
 }
 
-// authInput is a group's policy in a body; an absent mode is public.
+// authInput is a group's policy in a body; an absent mode is public, and a
+// token group without schemes takes every kind of credential.
 type authInput struct {
-	Mode   string   `json:"mode" validate:"omitempty,oneof=public token"`
-	Groups []string `json:"groups" validate:"max=1000,dive,required,max=256,nocontrol"`
+	Mode    string   `json:"mode" validate:"omitempty,oneof=public token"`
+	Groups  []string `json:"groups" validate:"max=1000,dive,required,max=256,nocontrol"`
+	Schemes []string `json:"schemes" validate:"unique,dive,oneof=basic apitoken bearer"`
 
 	Unknown map[string]jsontext.Value `json:",unknown" validate:"-"`
 }
@@ -75,11 +84,17 @@ func (in *groupInput) unknown() []httperr.FieldError {
 }
 
 // checkAuthPolicy is the rule the tags cannot say: a public group names no
-// user groups.
+// user groups and no credential kinds.
 func checkAuthPolicy(sl validator.StructLevel) {
 	a := sl.Current().Interface().(authInput)
-	if a.Mode != string(registry.TokenRequired) && len(a.Groups) > 0 {
+	if a.Mode == string(registry.TokenRequired) {
+		return
+	}
+	if len(a.Groups) > 0 {
 		sl.ReportError(a.Groups, "groups", "Groups", "publicgroups", "")
+	}
+	if len(a.Schemes) > 0 {
+		sl.ReportError(a.Schemes, "schemes", "Schemes", "publicschemes", "")
 	}
 }
 
@@ -88,10 +103,22 @@ func (in *groupInput) record(rev uint64) registry.Group {
 	if mode == "" {
 		mode = registry.Public
 	}
+	// A protected group lists the kinds it takes, every kind unless the
+	// body names some, so that a kind added later is not taken without
+	// the group's say.
+	var schemes []registry.Scheme
+	if mode == registry.TokenRequired {
+		for _, s := range in.Auth.Schemes {
+			schemes = append(schemes, registry.Scheme(s))
+		}
+		if len(schemes) == 0 {
+			schemes = registry.AllSchemes()
+		}
+	}
 	return registry.Group{
 		Name:        in.Name,
 		Description: in.Description,
-		Auth:        registry.AuthPolicy{Mode: mode, Groups: in.Auth.Groups},
+		Auth:        registry.AuthPolicy{Mode: mode, Groups: in.Auth.Groups, Schemes: schemes},
 		Revision:    rev,
 	}
 }

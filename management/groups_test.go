@@ -28,7 +28,7 @@ func TestGroupLifecycle(t *testing.T) {
 
 	r = f.do(t, request{method: "GET", path: "/api/v1/webapigroups/risk", token: f.reader})
 	r.want(t, 200, "")
-	want := map[string]any{"name": "risk", "description": "Risk models", "auth": map[string]any{"mode": "token", "groups": []any{"analysts"}}, "revision": 1.0}
+	want := map[string]any{"name": "risk", "description": "Risk models", "auth": map[string]any{"mode": "token", "groups": []any{"analysts"}, "schemes": []any{"basic", "apitoken", "bearer"}}, "revision": 1.0}
 	got := map[string]any{"name": r.json["name"], "description": r.json["description"], "auth": r.json["auth"], "revision": r.json["revision"]}
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("GET (-want +got):\n%s", d)
@@ -37,7 +37,7 @@ func TestGroupLifecycle(t *testing.T) {
 	// PUT replaces: an absent auth is public, with no user groups.
 	r = admin("PUT", "/api/v1/webapigroups/risk", `{"description":"Credit risk"}`, map[string]string{"If-Match": `"1"`})
 	r.want(t, 200, "")
-	if d := cmp.Diff(map[string]any{"mode": "public", "groups": []any{}}, r.json["auth"]); d != "" {
+	if d := cmp.Diff(map[string]any{"mode": "public", "groups": []any{}, "schemes": []any{}}, r.json["auth"]); d != "" {
 		t.Errorf("auth after PUT (-want +got):\n%s", d)
 	}
 	admin("PUT", "/api/v1/webapigroups/risk", `{"description":"x"}`, map[string]string{"If-Match": `"1"`}).want(t, 412, "precondition_failed")
@@ -85,4 +85,32 @@ func TestGroupPolicyIsLiveForScoring(t *testing.T) {
 	scoreAs("").want(t, 401, middleware.TypeUnauthorized)
 	scoreAs(f.admin).want(t, 403, middleware.TypeForbidden) // an administrator is in no user group
 	scoreAs(f.reader).want(t, 200, "")
+}
+
+func TestGroupCredentialKinds(t *testing.T) {
+	f := newFixture(t)
+	admin := func(method, path, body string) response {
+		return f.do(t, request{method: method, path: path, token: f.admin, body: body})
+	}
+	r := admin("POST", "/api/v1/webapigroups", `{"name":"basic-only","auth":{"mode":"token","schemes":["basic"]}}`)
+	r.want(t, 201, "")
+	if d := cmp.Diff([]any{"basic"}, r.json["auth"].(map[string]any)["schemes"]); d != "" {
+		t.Errorf("schemes (-want +got):\n%s", d)
+	}
+	g, _ := f.reg.Snapshot().State().Group("basic-only")
+	if !g.Auth.Accepts(registry.SchemeBasic) || g.Auth.Accepts(registry.SchemeBearer) {
+		t.Errorf("stored policy %+v: want Basic accepted and Bearer refused", g.Auth)
+	}
+
+	for _, c := range []struct{ body, pointer string }{
+		{`{"name":"g1","auth":{"mode":"public","schemes":["basic"]}}`, "/auth/schemes"},
+		{`{"name":"g2","auth":{"mode":"token","schemes":["digest"]}}`, "/auth/schemes/0"},
+		{`{"name":"g3","auth":{"mode":"token","schemes":["basic","basic"]}}`, "/auth/schemes"},
+	} {
+		r := admin("POST", "/api/v1/webapigroups", c.body)
+		r.want(t, 400, "validation_failed")
+		if fs := r.fields(); len(fs) != 1 || fs[0][0] != c.pointer {
+			t.Errorf("%s: fields %q, want one at %s", c.body, fs, c.pointer)
+		}
+	}
 }

@@ -246,6 +246,8 @@ func ruleMessage(fe validator.FieldError) string {
 		return "appears more than once"
 	case "publicgroups":
 		return "must be empty unless mode is token: a public group cannot restrict user groups"
+	case "publicschemes":
+		return "must be empty unless mode is token: a public group takes no credentials"
 	case "min", "max":
 		bound := "at least"
 		if fe.Tag() == "max" {

@@ -56,17 +56,69 @@ type AuthMode string
 const (
 	// Public groups take requests without credentials. It is the default.
 	Public AuthMode = "public"
-	// TokenRequired groups take requests with a valid idToken only.
+	// TokenRequired groups take requests with valid credentials only, of
+	// a kind the policy's Schemes accept.
 	TokenRequired AuthMode = "token"
 )
+
+// Scheme is a kind of credential a protected group may accept, named as
+// the Authorization header's scheme.
+type Scheme string
+
+const (
+	// SchemeBasic is HTTP Basic: a user name and password.
+	SchemeBasic Scheme = "basic"
+	// SchemeAPIToken is a long-lived API token: "Authorization: apitoken
+	// <token>".
+	SchemeAPIToken Scheme = "apitoken"
+	// SchemeBearer is a bearer JWT: the service's own idToken, or an access
+	// token of the configured OpenID Connect provider.
+	SchemeBearer Scheme = "bearer"
+)
+
+// schemes are every [Scheme], in the order challenges list them.
+var schemes = [...]Scheme{SchemeBasic, SchemeAPIToken, SchemeBearer}
+
+// AllSchemes returns every [Scheme], in the order challenges list them.
+func AllSchemes() []Scheme { return append([]Scheme(nil), schemes[:]...) }
 
 // AuthPolicy is a group's scoring access rule.
 type AuthPolicy struct {
 	// Mode is Public (or empty) or TokenRequired.
 	Mode AuthMode `json:"mode"`
-	// Groups, with TokenRequired, lists user groups of which the token's
-	// holder must be in at least one. Empty means any valid token.
+	// Groups, with TokenRequired, lists user groups of which the caller
+	// must be in at least one. Empty means any authenticated caller.
 	Groups []string `json:"groups,omitempty"`
+	// Schemes, with TokenRequired, lists the kinds of credentials the group
+	// takes. Empty means every kind.
+	Schemes []Scheme `json:"schemes,omitempty"`
+}
+
+// Accepts reports whether a caller presenting a credential of kind s may
+// get through p, as far as the kind goes: every kind for a public policy
+// or one that lists none, else the kinds listed.
+func (p AuthPolicy) Accepts(s Scheme) bool {
+	if p.Mode != TokenRequired || len(p.Schemes) == 0 {
+		return true
+	}
+	for _, x := range p.Schemes {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// Accepted returns the kinds of credentials p takes, in the order of
+// [AllSchemes]: every kind when p lists none.
+func (p AuthPolicy) Accepted() []Scheme {
+	out := make([]Scheme, 0, len(schemes))
+	for _, s := range schemes {
+		if p.Accepts(s) {
+			out = append(out, s)
+		}
+	}
+	return out
 }
 
 // The JSON form of the record types ([Group], [AuthPolicy], [Deployment],
@@ -159,11 +211,24 @@ func (g *Group) validate() error {
 		if len(g.Auth.Groups) > 0 {
 			return invalid("/auth/groups", "a public group cannot restrict user groups")
 		}
+		if len(g.Auth.Schemes) > 0 {
+			return invalid("/auth/schemes", "a public group takes no credentials")
+		}
 	case TokenRequired:
 		for i, n := range g.Auth.Groups {
 			if n == "" {
 				return invalid(fmt.Sprintf("/auth/groups/%d", i), "empty user group name")
 			}
+		}
+		seen := make(map[Scheme]bool, len(g.Auth.Schemes))
+		for i, s := range g.Auth.Schemes {
+			switch {
+			case s != SchemeBasic && s != SchemeAPIToken && s != SchemeBearer:
+				return invalid(fmt.Sprintf("/auth/schemes/%d", i), "unknown credential kind %q (want %q, %q or %q)", s, SchemeBasic, SchemeAPIToken, SchemeBearer)
+			case seen[s]:
+				return invalid(fmt.Sprintf("/auth/schemes/%d", i), "credential kind %q appears twice", s)
+			}
+			seen[s] = true
 		}
 	default:
 		return invalid("/auth/mode", "unknown mode %q (want %q or %q)", g.Auth.Mode, Public, TokenRequired)
@@ -214,4 +279,11 @@ func (q *Queue) validate() error {
 		return invalid("/maxWaiting", "must not be negative")
 	}
 	return nil
+}
+
+// clone returns a copy of p that shares no memory with it.
+func (p AuthPolicy) clone() AuthPolicy {
+	p.Groups = append([]string(nil), p.Groups...)
+	p.Schemes = append([]Scheme(nil), p.Schemes...)
+	return p
 }

@@ -129,7 +129,7 @@ func (r *Registry) PutGroup(ctx context.Context, g Group) (Group, error) {
 		next, c, err := st.withGroup(g, now)
 		if err == nil {
 			out = *c.Group
-			out.Auth.Groups = append([]string(nil), out.Auth.Groups...)
+			out.Auth = out.Auth.clone()
 		}
 		return next, c, err
 	})

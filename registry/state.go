@@ -57,7 +57,7 @@ func BuildState(seq uint64, groups []Group, deployments []Deployment, queues []Q
 		if _, dup := s.groups[g.Name]; dup {
 			return nil, fmt.Errorf("registry: group %q appears twice", g.Name)
 		}
-		g.Auth.Groups = append([]string(nil), g.Auth.Groups...)
+		g.Auth = g.Auth.clone()
 		s.groups[g.Name] = g
 	}
 	for i, q := range queues {
@@ -123,7 +123,7 @@ func (s *State) Seq() uint64 { return s.seq }
 // Group returns the group named name.
 func (s *State) Group(name string) (Group, bool) {
 	g, ok := s.groups[name]
-	g.Auth.Groups = append([]string(nil), g.Auth.Groups...)
+	g.Auth = g.Auth.clone()
 	return g, ok
 }
 
@@ -223,7 +223,7 @@ func (s *State) withGroup(g Group, now time.Time) (*State, Change, error) {
 	if g.Auth.Mode == "" {
 		g.Auth.Mode = Public
 	}
-	g.Auth.Groups = append([]string(nil), g.Auth.Groups...)
+	g.Auth = g.Auth.clone()
 	g.Revision, g.CreatedAt, g.UpdatedAt = cur.Revision+1, now, now
 	if exists {
 		g.CreatedAt = cur.CreatedAt
@@ -231,7 +231,7 @@ func (s *State) withGroup(g Group, now time.Time) (*State, Change, error) {
 	n := s.next()
 	n.groups = copyMap(s.groups)
 	n.groups[g.Name] = g
-	g.Auth.Groups = append([]string(nil), g.Auth.Groups...) // the change's copy
+	g.Auth = g.Auth.clone() // the change's copy
 	return n, Change{Group: &g, Revision: cur.Revision}, nil
 }
 
@@ -255,7 +255,7 @@ func (s *State) withoutGroup(name string, rev uint64) (*State, Change, error) {
 	n := s.next()
 	n.groups = copyMap(s.groups)
 	delete(n.groups, name)
-	cur.Auth.Groups = append([]string(nil), cur.Auth.Groups...)
+	cur.Auth = cur.Auth.clone()
 	return n, Change{Group: &cur, Delete: true, Revision: cur.Revision}, nil
 }
 

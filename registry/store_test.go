@@ -457,6 +457,18 @@ func TestStoreRules(t *testing.T) {
 					_, err := s.PutGroup(ctx, registry.Group{Name: "g", Auth: registry.AuthPolicy{Mode: registry.TokenRequired, Groups: []string{"x", ""}}})
 					return err
 				}, "/auth/groups/1"},
+				{"public group with credential kinds", func() error {
+					_, err := s.PutGroup(ctx, registry.Group{Name: "g", Auth: registry.AuthPolicy{Schemes: []registry.Scheme{registry.SchemeBasic}}})
+					return err
+				}, "/auth/schemes"},
+				{"unknown credential kind", func() error {
+					_, err := s.PutGroup(ctx, registry.Group{Name: "g", Auth: registry.AuthPolicy{Mode: registry.TokenRequired, Schemes: []registry.Scheme{"bearer", "digest"}}})
+					return err
+				}, "/auth/schemes/1"},
+				{"credential kind twice", func() error {
+					_, err := s.PutGroup(ctx, registry.Group{Name: "g", Auth: registry.AuthPolicy{Mode: registry.TokenRequired, Schemes: []registry.Scheme{"basic", "apitoken", "basic"}}})
+					return err
+				}, "/auth/schemes/2"},
 				{"queue -x", func() error { _, err := s.PutQueue(ctx, registry.Queue{Name: "-x", MaxConcurrent: 1}); return err }, "/name"},
 				{"queue without slots", func() error { _, err := s.PutQueue(ctx, registry.Queue{Name: "q"}); return err }, "/maxConcurrent"},
 				{"queue negative waiting", func() error {
