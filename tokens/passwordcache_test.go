@@ -105,7 +105,9 @@ func (manyUsers) Authenticate(context.Context, string, string) (tokens.Principal
 	return tokens.Principal{Subject: "ann", CredentialVersion: "v"}, nil
 }
 
-func (manyUsers) CredentialVersion(context.Context, string) (string, bool, error) { return "v", true, nil }
+func (manyUsers) CredentialVersion(context.Context, string) (string, bool, error) {
+	return "v", true, nil
+}
 
 func TestPasswordCacheConfig(t *testing.T) {
 	users := &countingUsers{}
