@@ -185,6 +185,12 @@ const (
 // holds. It fails on a config out of range. Close it to stop its
 // background writer.
 func NewAccounts(ctx context.Context, cfg AccountsConfig) (*Accounts, error) {
+	return newAccounts(ctx, cfg, bcrypt.DefaultCost)
+}
+
+// newAccounts is NewAccounts with lowestCost the lowest bcrypt cost
+// allowed, which tests lower to run fast.
+func newAccounts(ctx context.Context, cfg AccountsConfig, lowestCost int) (*Accounts, error) {
 	if cfg.Store == nil {
 		return nil, errors.New("tokens: NewAccounts needs a store")
 	}
@@ -204,8 +210,8 @@ func NewAccounts(ctx context.Context, cfg AccountsConfig) (*Accounts, error) {
 	if a.cost == 0 {
 		a.cost = bcrypt.DefaultCost
 	}
-	if a.cost < bcrypt.DefaultCost || a.cost > MaxBcryptCost {
-		return nil, fmt.Errorf("tokens: bcrypt cost %d is outside %d to %d", a.cost, bcrypt.DefaultCost, MaxBcryptCost)
+	if a.cost < lowestCost || a.cost > MaxBcryptCost {
+		return nil, fmt.Errorf("tokens: bcrypt cost %d is outside %d to %d", a.cost, lowestCost, MaxBcryptCost)
 	}
 	if a.minPassword == 0 {
 		a.minPassword = DefaultMinPasswordLength
