@@ -77,9 +77,17 @@ func apiTokenWellFormed(token string) bool {
 			sum = sum*62 + uint64(d)
 		}
 	}
-	crc := crc32.NewIEEE()
-	io.WriteString(crc, body[:apiTokenRandom])
-	return sum == uint64(crc.Sum32())
+	return sum == uint64(crc32String(body[:apiTokenRandom]))
+}
+
+// crc32String is crc32.ChecksumIEEE of s, which would need s as a slice
+// that escapes to the heap.
+func crc32String(s string) uint32 {
+	crc := ^uint32(0)
+	for i := 0; i < len(s); i++ {
+		crc = crc32.IEEETable[byte(crc)^s[i]] ^ crc>>8
+	}
+	return ^crc
 }
 
 // base62Digit returns the value of the base62 character c, or -1.
@@ -99,13 +107,12 @@ func base62Digit(c byte) int {
 // the whole token.
 type apiTokenHash [sha256.Size]byte
 
-// hashAPIToken returns the SHA-256 of token.
+// hashAPIToken returns the SHA-256 of token, which must be well formed.
+// It does not allocate.
 func hashAPIToken(token string) apiTokenHash {
-	h := sha256.New()
-	io.WriteString(h, token)
-	var sum apiTokenHash
-	h.Sum(sum[:0])
-	return sum
+	var b [apiTokenLen]byte // on the stack, where []byte(token) would allocate
+	copy(b[:], token)
+	return sha256.Sum256(b[:])
 }
 
 // String is the hash in lower-case hex, as StoredAPIToken.Hash keeps it.
