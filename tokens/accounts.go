@@ -100,7 +100,9 @@ type NewAPIToken struct {
 type ReadOnlyUsers interface {
 	Authenticator
 	CredentialSource
-	// Principals returns the current users, sorted by name.
+	// Principals returns the current users, sorted by name. Accounts
+	// calls it to list users and to verify an API token of a read-only
+	// user, so it should answer from memory.
 	Principals() []Principal
 }
 
@@ -110,7 +112,9 @@ type AccountsConfig struct {
 	// close it: the host that opened it does, after Accounts.Close.
 	Store AccountStore
 	// ReadOnly, when set, are users listed and authenticated beside the
-	// stored ones. Their names shadow stored users and cannot be created.
+	// stored ones. Their names cannot be created, and a stored user of the
+	// same name (the file gained it later) is hidden, unchangeable, until
+	// the file drops it again.
 	ReadOnly ReadOnlyUsers
 	// BcryptCost is the cost of new password hashes: 10 to
 	// [MaxBcryptCost]. Zero means bcrypt's default, 10.
