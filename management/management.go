@@ -77,6 +77,15 @@ type Config struct {
 	// must be built over Registry and Queues.
 	Jobs *scoring.Jobs
 
+	// Credentials, when set, checks the credentials of the job routes in
+	// place of Verifier: every kind it takes (HTTP Basic, API tokens, an
+	// OpenID Connect provider's access tokens, idTokens), so that a job can
+	// be submitted with what the scoring endpoint it names takes. The job's
+	// endpoint is then checked against its group's policy as scoring checks
+	// it (scoring.JobsConfig.Authorize). Nil means idTokens only, as on
+	// every other route.
+	Credentials *middleware.Credentials
+
 	// JobsRequireAdmin makes submitting and stopping jobs an
 	// administrator's right. False lets any valid token do it; reading
 	// jobs needs a valid token either way.
@@ -166,6 +175,10 @@ func New(cfg Config) (*Handler, error) {
 	methods := map[string][]string{}
 	routes := routeTable()
 	var jobBodyLimit func(http.Handler) http.Handler
+	jobAuth := bearer
+	if cfg.Credentials != nil {
+		jobAuth = cfg.Credentials.Middleware
+	}
 	if cfg.Jobs != nil {
 		routes = append(routes, jobRoutes()...)
 		// A job's body holds rows, bounded by the runner's limit for jobs,
@@ -186,7 +199,7 @@ func New(cfg Config) (*Handler, error) {
 			if cfg.JobsRequireAdmin {
 				next = middleware.RequireAdmin(next)
 			}
-			next = noStore(h.writeLog(rt)(bearer(next)))
+			next = noStore(h.writeLog(rt)(jobAuth(next)))
 		}
 		h.mux.Handle(rt.method+" "+rt.pattern, next)
 		h.routes = append(h.routes, rt.method+" "+rt.pattern)

@@ -285,6 +285,7 @@ func newServer(ctx context.Context, cfg config, getenv func(string) string, stdo
 		Queues:        scorer.Queues(),
 		Jobs:          jobs,
 		Verifier:      authn.verifier,
+		Credentials:   authn.credentials,
 		ScoringPrefix: cfg.Prefix,
 		Logger:        logger,
 	})
