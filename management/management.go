@@ -147,10 +147,6 @@ func New(cfg Config) (*Handler, error) {
 	if err != nil {
 		return nil, fmt.Errorf("management: %w", err)
 	}
-	doc, err := renderOpenAPI(prefix, base)
-	if err != nil {
-		return nil, err
-	}
 	h := &Handler{
 		reg:      cfg.Registry,
 		queues:   cfg.Queues,
@@ -159,12 +155,12 @@ func New(cfg Config) (*Handler, error) {
 		prefix:   prefix,
 		baseURL:  base,
 		validate: newValidator(),
-		openapi:  doc,
 	}
 	h.mux = http.NewServeMux()
 	var paths []string
 	methods := map[string][]string{}
 	routes := routeTable()
+	var unserved []string // patterns of optional routes left out
 	var jobBodyLimit func(http.Handler) http.Handler
 	if cfg.Jobs != nil {
 		routes = append(routes, jobRoutes()...)
@@ -173,6 +169,13 @@ func New(cfg Config) (*Handler, error) {
 		if jobBodyLimit, err = middleware.BodyLimit(cfg.Jobs.Limits().MaxBodyBytes); err != nil {
 			return nil, fmt.Errorf("management: %w", err)
 		}
+	} else {
+		for _, rt := range jobRoutes() {
+			unserved = append(unserved, rt.pattern)
+		}
+	}
+	if h.openapi, err = renderOpenAPI(prefix, base, unserved); err != nil {
+		return nil, err
 	}
 	for _, rt := range routes {
 		var next http.Handler = h.serve(rt)
@@ -220,7 +223,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func (h *Handler) Routes() []string { return append([]string(nil), h.routes...) }
 
 // OpenAPI returns the OpenAPI 3.0.3 document the Handler serves at GET
-// /api/v1/openapi.json, with the configured scoring prefix and base URL.
+// /api/v1/openapi.json, with the configured scoring prefix and base URL. It
+// describes the routes the Handler serves: without [Config.Jobs], it has no
+// job routes.
 func (h *Handler) OpenAPI() []byte { return append([]byte(nil), h.openapi...) }
 
 // access is who may call a route.
