@@ -1,5 +1,7 @@
 package tokens
 
+import "fmt"
+
 // Type codes of the errors of [Accounts], as the HTTP edge reads them
 // through ErrorType (the codes of internal/httperr). The table that turns
 // them into statuses is the edge's.
@@ -60,3 +62,49 @@ type accountSentinel struct{ text, typ, client string }
 func (e *accountSentinel) Error() string         { return e.text }
 func (e *accountSentinel) ErrorType() string     { return e.typ }
 func (e *accountSentinel) ClientMessage() string { return e.client }
+
+// accountError is a sentinel with a sentence about the user, token or field
+// at fault: the sentence is what a client is told, the sentinel what callers
+// match. typ, when set, replaces the sentinel's type code.
+type accountError struct {
+	kind    error // an *accountSentinel
+	typ     string
+	pointer string
+	msg     string
+}
+
+// accountErrorf returns an error matching kind whose client message is the
+// formatted sentence.
+func accountErrorf(kind error, format string, args ...any) error {
+	return &accountError{kind: kind, msg: fmt.Sprintf(format, args...)}
+}
+
+// invalidField returns an error matching [ErrInvalid] about the field at
+// pointer.
+func invalidField(pointer, format string, args ...any) error {
+	return &accountError{kind: ErrInvalid, pointer: pointer, msg: fmt.Sprintf(format, args...)}
+}
+
+func (e *accountError) Error() string {
+	if e.pointer != "" {
+		return fmt.Sprintf("tokens: %s: %s", e.pointer, e.msg)
+	}
+	return "tokens: " + e.msg
+}
+
+func (e *accountError) Unwrap() error { return e.kind }
+
+// ErrorType is the type code of the sentinel the error matches, unless the
+// error has one of its own.
+func (e *accountError) ErrorType() string {
+	if e.typ != "" {
+		return e.typ
+	}
+	return e.kind.(*accountSentinel).typ
+}
+
+// ClientMessage is the sentence about the user, token or field.
+func (e *accountError) ClientMessage() string { return e.msg }
+
+// ErrorPointer is the JSON pointer of the field at fault, or "".
+func (e *accountError) ErrorPointer() string { return e.pointer }

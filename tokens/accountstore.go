@@ -2,6 +2,8 @@ package tokens
 
 import (
 	"context"
+	"slices"
+	"strings"
 	"time"
 )
 
@@ -101,4 +103,72 @@ type AccountChange struct {
 	// Revision is User's stored revision before the commit; 0 when the
 	// commit creates the user.
 	Revision uint64
+}
+
+// withUser returns a copy of st, Seq unset, holding u in place of the user
+// of its name.
+func (st *AccountState) withUser(u StoredUser) *AccountState {
+	next := &AccountState{Users: make([]StoredUser, 0, len(st.Users)+1), APITokens: st.APITokens}
+	placed := false
+	for _, old := range st.Users {
+		switch c := strings.Compare(old.Name, u.Name); {
+		case c == 0:
+			continue
+		case c > 0 && !placed:
+			next.Users = append(next.Users, u)
+			placed = true
+		}
+		next.Users = append(next.Users, old)
+	}
+	if !placed {
+		next.Users = append(next.Users, u)
+	}
+	return next
+}
+
+// withoutUser returns a copy of st, Seq unset, without the user name and
+// the API tokens the user owns.
+func (st *AccountState) withoutUser(name string) *AccountState {
+	next := &AccountState{}
+	for _, u := range st.Users {
+		if u.Name != name {
+			next.Users = append(next.Users, u)
+		}
+	}
+	for _, t := range st.APITokens {
+		if t.Owner != name {
+			next.APITokens = append(next.APITokens, t)
+		}
+	}
+	return next
+}
+
+// withAPIToken returns a copy of st, Seq unset, holding the new token t.
+func (st *AccountState) withAPIToken(t StoredAPIToken) *AccountState {
+	next := &AccountState{Users: st.Users, APITokens: append(slices.Clone(st.APITokens), t)}
+	slices.SortFunc(next.APITokens, func(x, y StoredAPIToken) int { return strings.Compare(x.ID, y.ID) })
+	return next
+}
+
+// withoutAPIToken returns a copy of st, Seq unset, without the token id.
+func (st *AccountState) withoutAPIToken(id string) *AccountState {
+	next := &AccountState{Users: st.Users}
+	for _, t := range st.APITokens {
+		if t.ID != id {
+			next.APITokens = append(next.APITokens, t)
+		}
+	}
+	return next
+}
+
+// withLastUsed returns a copy of st, Seq unset, with the last-used times of
+// used.
+func (st *AccountState) withLastUsed(used map[string]time.Time) *AccountState {
+	next := &AccountState{Users: st.Users, APITokens: slices.Clone(st.APITokens)}
+	for i := range next.APITokens {
+		if at, ok := used[next.APITokens[i].ID]; ok {
+			next.APITokens[i].LastUsedAt = at
+		}
+	}
+	return next
 }
