@@ -126,8 +126,9 @@ func TestOpenAPIDescribesExactlyTheRoutesServed(t *testing.T) {
 		name string
 		opts []func(*fixtureOptions)
 	}{
-		{"every route", nil},
-		{"without jobs", []func(*fixtureOptions){withoutJobs()}},
+		{"every route", []func(*fixtureOptions){withAccounts()}},
+		{"without accounts", nil},
+		{"without jobs", []func(*fixtureOptions){withoutJobs(), withAccounts()}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			f := newFixture(t, tt.opts...)
@@ -140,7 +141,7 @@ func TestOpenAPIDescribesExactlyTheRoutesServed(t *testing.T) {
 		})
 	}
 
-	f := newFixture(t)
+	f := newFixture(t, withAccounts())
 	doc := parseDoc(t, f.handler.OpenAPI())
 	if doc.OpenAPI != "3.0.3" {
 		t.Errorf("openapi %q, want 3.0.3", doc.OpenAPI)
