@@ -286,6 +286,7 @@ func newServer(ctx context.Context, cfg config, getenv func(string) string, stdo
 		Jobs:          jobs,
 		Verifier:      authn.verifier,
 		Credentials:   authn.credentials,
+		Accounts:      authn.accounts,
 		ScoringPrefix: cfg.Prefix,
 		Logger:        logger,
 	})
