@@ -224,9 +224,9 @@ func newServer(ctx context.Context, cfg config, getenv func(string) string, stdo
 	// A job naming an endpoint passes the check the scoring handler
 	// applies, built below once the verifier exists (the metrics the
 	// token service reports to need the jobs first).
-	var authorize func(*http.Request, registry.AuthPolicy) error
+	var authorize func(*http.Request, string, registry.AuthPolicy) error
 	jobs, err := scoring.NewJobs(scoring.JobsConfig{
-		Authorize: func(r *http.Request, p registry.AuthPolicy) error { return authorize(r, p) },
+		Authorize: func(r *http.Request, group string, p registry.AuthPolicy) error { return authorize(r, group, p) },
 		Registry:  reg,
 		Queues:    queues,
 		Store:     jobStore,
