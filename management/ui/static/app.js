@@ -545,7 +545,7 @@
 
     const notes = [];
     if (ep.auth === 'token') {
-      notes.push(`The group ${ep.group} takes ${listText(schemesOf(ep).map((k) => kinds[k].name))}: choose under Call as which one Run Test sends.`);
+      notes.push(`The group ${ep.group} takes ${listText(schemesOf(ep).map((k) => kinds[k].name))}: Run Test sends the one chosen under Call as.`);
     }
     if (ep.state === 'disabled') notes.push('The deployment is disabled: requests are answered 404 endpoint_disabled.');
     if (ep.state === 'unavailable') notes.push(`The process ${ep.process} is not in this server's catalog: requests are answered 503.`);
