@@ -37,6 +37,8 @@ type fixture struct {
 	handler  *management.Handler
 	jobs     *scoring.Jobs // nil withoutJobs
 	jobStore *registry.MemJobStore
+	accounts *tokens.Accounts // nil unless withAccounts
+	issuer   *tokens.Issuer
 	srv      *httptest.Server
 	client   *http.Client
 	logs     *testutil.LockedBuffer
@@ -45,10 +47,26 @@ type fixture struct {
 }
 
 type fixtureOptions struct {
-	cfg    management.Config         // Registry, Queues, Verifier, Logger and Jobs are filled in
-	procs  []registry.ProcessInfo    // registered besides iris and double
-	noJobs bool                      // leave Config.Jobs nil
-	jobs   func(*scoring.JobsConfig) // changes the runner's configuration
+	cfg      management.Config         // Registry, Queues, Verifier, Logger and Jobs are filled in
+	procs    []registry.ProcessInfo    // registered besides iris and double
+	noJobs   bool                      // leave Config.Jobs nil
+	jobs     func(*scoring.JobsConfig) // changes the runner's configuration
+	accounts bool                      // set Config.Accounts
+	debug    bool                      // log at debug level
+}
+
+// withAccounts sets Config.Accounts: users and API tokens in memory, with
+// root and ann as the read-only users of a users file. Bcrypt at the
+// lowest cost Accounts takes is slow under the race detector, so only the
+// tests of these routes ask for it.
+func withAccounts() func(*fixtureOptions) {
+	return func(o *fixtureOptions) { o.accounts = true }
+}
+
+// withDebugLogs keeps the records of every level, refusals' causes
+// included.
+func withDebugLogs() func(*fixtureOptions) {
+	return func(o *fixtureOptions) { o.debug = true }
 }
 
 // withJobsConfig changes the jobs runner's configuration with edit.
@@ -96,13 +114,18 @@ func newFixture(t testing.TB, opts ...func(*fixtureOptions)) *fixture {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { f.reg.Close() })
-	logger := slog.New(slog.NewJSONHandler(f.logs, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	level := slog.LevelInfo
+	if o.debug {
+		level = slog.LevelDebug
+	}
+	logger := slog.New(slog.NewJSONHandler(f.logs, &slog.HandlerOptions{Level: level}))
 
 	keys, err := tokens.NewKeySet(tokens.KeySetConfig{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	issuer := newIssuer(t, keys, time.Now)
+	f.issuer = issuer
 	verifier, err := tokens.NewVerifier(tokens.VerifierConfig{Keys: keys, Issuer: testIssuer, Audience: testAudience})
 	if err != nil {
 		t.Fatal(err)
@@ -154,6 +177,15 @@ func newFixture(t testing.TB, opts ...func(*fixtureOptions)) *fixture {
 		t.Cleanup(func() { f.jobs.Close(); f.jobStore.Close() })
 		cfg.Jobs = f.jobs
 	}
+	if o.accounts {
+		if f.accounts, err = tokens.NewAccounts(ctx, tokens.AccountsConfig{
+			Store: tokens.NewMemoryAccountStore(), ReadOnly: users, BcryptCost: 10, Logger: logger,
+		}); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { f.accounts.Close() })
+		cfg.Accounts = f.accounts
+	}
 	if cfg.Realm == "" {
 		cfg.Realm = testRealm
 	}
@@ -186,6 +218,12 @@ func issue(t testing.TB, iss *tokens.Issuer, p tokens.Principal) string {
 		t.Fatal(err)
 	}
 	return raw
+}
+
+// tokenFor returns an idToken of the fixture's issuer for subject.
+func (f *fixture) tokenFor(t testing.TB, subject string, admin bool) string {
+	t.Helper()
+	return issue(t, f.issuer, tokens.Principal{Subject: subject, Admin: admin})
 }
 
 // doubler is a catalog process that doubles the number column x.

@@ -16,6 +16,7 @@ import (
 	"github.com/scorehub/scorehub/middleware"
 	"github.com/scorehub/scorehub/registry"
 	"github.com/scorehub/scorehub/scoring"
+	"github.com/scorehub/scorehub/tokens"
 )
 
 // DefaultScoringPrefix is where the scoring handler is taken to be mounted
@@ -77,6 +78,21 @@ type Config struct {
 	// must be built over Registry and Queues.
 	Jobs *scoring.Jobs
 
+	// Credentials, when set, checks the credentials of the job routes in
+	// place of Verifier: every kind it takes (HTTP Basic, API tokens, an
+	// OpenID Connect provider's access tokens, idTokens), so that a job can
+	// be submitted with what the scoring endpoint it names takes. The job's
+	// endpoint is then checked against its group's policy as scoring checks
+	// it (scoring.JobsConfig.Authorize). Nil means idTokens only, as on
+	// every other route.
+	Credentials *middleware.Credentials
+
+	// Accounts keeps the users and API tokens that the /api/v1/users and
+	// /api/v1/apitokens routes manage. Nil means those routes are not
+	// served (they answer 404, and Routes and the OpenAPI document leave
+	// them out).
+	Accounts *tokens.Accounts
+
 	// JobsRequireAdmin makes submitting and stopping jobs an
 	// administrator's right. False lets any valid token do it; reading
 	// jobs needs a valid token either way.
@@ -94,6 +110,7 @@ type Handler struct {
 	reg      *registry.Registry
 	queues   *scoring.Queues
 	jobs     *scoring.Jobs
+	accounts *tokens.Accounts
 	logger   *slog.Logger
 	prefix   string // "" for the root
 	baseURL  string // "" to take it from each request
@@ -147,25 +164,33 @@ func New(cfg Config) (*Handler, error) {
 	if err != nil {
 		return nil, fmt.Errorf("management: %w", err)
 	}
-	doc, err := renderOpenAPI(prefix, base)
-	if err != nil {
-		return nil, err
-	}
 	h := &Handler{
 		reg:      cfg.Registry,
 		queues:   cfg.Queues,
 		jobs:     cfg.Jobs,
+		accounts: cfg.Accounts,
 		logger:   logger,
 		prefix:   prefix,
 		baseURL:  base,
 		validate: newValidator(),
-		openapi:  doc,
 	}
 	h.mux = http.NewServeMux()
 	var paths []string
 	methods := map[string][]string{}
 	routes := routeTable()
+	var unserved []string // patterns of optional routes left out
+	if cfg.Accounts != nil {
+		routes = append(routes, accountRoutes()...)
+	} else {
+		for _, rt := range accountRoutes() {
+			unserved = append(unserved, rt.pattern)
+		}
+	}
 	var jobBodyLimit func(http.Handler) http.Handler
+	jobAuth := bearer
+	if cfg.Credentials != nil {
+		jobAuth = cfg.Credentials.Middleware
+	}
 	if cfg.Jobs != nil {
 		routes = append(routes, jobRoutes()...)
 		// A job's body holds rows, bounded by the runner's limit for jobs,
@@ -173,6 +198,13 @@ func New(cfg Config) (*Handler, error) {
 		if jobBodyLimit, err = middleware.BodyLimit(cfg.Jobs.Limits().MaxBodyBytes); err != nil {
 			return nil, fmt.Errorf("management: %w", err)
 		}
+	} else {
+		for _, rt := range jobRoutes() {
+			unserved = append(unserved, rt.pattern)
+		}
+	}
+	if h.openapi, err = renderOpenAPI(prefix, base, unserved); err != nil {
+		return nil, err
 	}
 	for _, rt := range routes {
 		var next http.Handler = h.serve(rt)
@@ -181,12 +213,18 @@ func New(cfg Config) (*Handler, error) {
 			next = noStore(bearer(next))
 		case writeAccess:
 			next = noStore(h.writeLog(rt)(bearer(middleware.RequireAdmin(bodyLimit(next)))))
+		case adminReadAccess:
+			next = noStore(bearer(middleware.RequireAdmin(next)))
+		case ownReadAccess:
+			next = noStore(bearer(next))
+		case ownWriteAccess:
+			next = noStore(h.writeLog(rt)(bearer(bodyLimit(next))))
 		case jobAccess:
 			next = jobBodyLimit(next)
 			if cfg.JobsRequireAdmin {
 				next = middleware.RequireAdmin(next)
 			}
-			next = noStore(h.writeLog(rt)(bearer(next)))
+			next = noStore(h.writeLog(rt)(jobAuth(next)))
 		}
 		h.mux.Handle(rt.method+" "+rt.pattern, next)
 		h.routes = append(h.routes, rt.method+" "+rt.pattern)
@@ -215,22 +253,28 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // Routes lists the routes served, as http.ServeMux patterns ("GET
-// /api/v1/queues"), in the order of the package documentation, the job
+// /api/v1/queues"), in the order of the package documentation: then the
+// user and API token routes when [Config.Accounts] is set, and the job
 // routes last when [Config.Jobs] is set. A GET route answers HEAD too.
 func (h *Handler) Routes() []string { return append([]string(nil), h.routes...) }
 
 // OpenAPI returns the OpenAPI 3.0.3 document the Handler serves at GET
-// /api/v1/openapi.json, with the configured scoring prefix and base URL.
+// /api/v1/openapi.json, with the configured scoring prefix and base URL. It
+// describes the routes the Handler serves: without [Config.Jobs] it has no
+// job routes, without [Config.Accounts] no user and API token routes.
 func (h *Handler) OpenAPI() []byte { return append([]byte(nil), h.openapi...) }
 
 // access is who may call a route.
 type access uint8
 
 const (
-	publicAccess access = iota // anyone
-	readAccess                 // any valid token
-	writeAccess                // an administrator's token; the write is logged
-	jobAccess                  // any valid token, or an administrator's with Config.JobsRequireAdmin; logged
+	publicAccess    access = iota // anyone
+	readAccess                    // any valid token
+	writeAccess                   // an administrator's token; the write is logged
+	jobAccess                     // any valid token, or an administrator's with Config.JobsRequireAdmin; logged
+	adminReadAccess               // an administrator's token
+	ownReadAccess                 // any valid token; the route shows an administrator anything, anyone else their own
+	ownWriteAccess                // any valid token; the route lets an administrator change anything, anyone else their own; logged
 )
 
 // route is one entry of the route table: the mux pattern and the method

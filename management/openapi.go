@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+
+	"github.com/go-json-experiment/json/jsontext"
 )
 
 // openapiJSON is the OpenAPI 3.0.3 document of the management routes, the
@@ -23,10 +25,22 @@ const (
 	openapiServerURL   = `"url": "/"`
 )
 
-// renderOpenAPI returns the document with the scoring route under prefix
-// and, when base is not empty, base as its server.
-func renderOpenAPI(prefix, base string) ([]byte, error) {
+// renderOpenAPI returns the document with the scoring route under prefix,
+// when base is not empty base as its server, and without the paths of
+// unserved: the patterns of optional routes the Handler does not serve, so
+// that the document describes what this server answers.
+func renderOpenAPI(prefix, base string, unserved []string) ([]byte, error) {
 	doc := openapiJSON
+	if len(unserved) > 0 {
+		drop := map[string]bool{}
+		for _, p := range unserved {
+			drop[p] = true
+		}
+		var err error
+		if doc, err = withoutPaths(doc, drop); err != nil {
+			return nil, fmt.Errorf("management: the embedded OpenAPI document: %w", err)
+		}
+	}
 	for _, r := range []struct{ old, new string }{
 		{openapiScoringPath, jsonString(prefix+"/{group}/api/v1/services/{path}/{alias}") + ":"},
 		{openapiServerURL, `"url": ` + jsonString(base)},
@@ -43,6 +57,71 @@ func renderOpenAPI(prefix, base string) ([]byte, error) {
 		return nil, fmt.Errorf("management: the OpenAPI document is not valid JSON")
 	}
 	return append([]byte(nil), doc...), nil
+}
+
+// withoutPaths returns the OpenAPI document doc without the path items
+// named in drop, everything else in its order, indented as the file is.
+func withoutPaths(doc []byte, drop map[string]bool) ([]byte, error) {
+	dec := jsontext.NewDecoder(bytes.NewReader(doc))
+	var out bytes.Buffer
+	enc := jsontext.NewEncoder(&out, jsontext.Multiline(true), jsontext.WithIndent("  "))
+	copyToken := func() (jsontext.Token, error) {
+		tok, err := dec.ReadToken()
+		if err != nil {
+			return tok, err
+		}
+		return tok, enc.WriteToken(tok)
+	}
+	copyValue := func() error {
+		v, err := dec.ReadValue()
+		if err != nil {
+			return err
+		}
+		return enc.WriteValue(v)
+	}
+	if _, err := copyToken(); err != nil { // {
+		return nil, err
+	}
+	for dec.PeekKind() == '"' {
+		name, err := copyToken()
+		if err != nil {
+			return nil, err
+		}
+		if name.String() != "paths" {
+			if err := copyValue(); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		if _, err := copyToken(); err != nil { // {
+			return nil, err
+		}
+		for dec.PeekKind() == '"' {
+			path, err := dec.ReadToken()
+			if err != nil {
+				return nil, err
+			}
+			if drop[path.String()] {
+				if err := dec.SkipValue(); err != nil {
+					return nil, err
+				}
+				continue
+			}
+			if err := enc.WriteToken(path); err != nil {
+				return nil, err
+			}
+			if err := copyValue(); err != nil {
+				return nil, err
+			}
+		}
+		if _, err := copyToken(); err != nil { // }
+			return nil, err
+		}
+	}
+	if _, err := copyToken(); err != nil { // }
+		return nil, err
+	}
+	return out.Bytes(), nil
 }
 
 // jsonString encodes s as a JSON string.

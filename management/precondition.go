@@ -9,6 +9,7 @@ import (
 
 	"github.com/scorehub/scorehub/internal/httperr"
 	"github.com/scorehub/scorehub/registry"
+	"github.com/scorehub/scorehub/tokens"
 )
 
 // precondition is what a write asks of the stored record: nothing, that it
@@ -95,12 +96,13 @@ func (p precondition) revision(kind, name string, exists bool, cur uint64, uncon
 
 // retryable reports whether a write with revision want failed only because
 // another write came in between its read and its commit, so that reading
-// again and deciding afresh is right. Creates (0) and blind writes
-// (AnyRevision) never are.
+// again and deciding afresh is right. Creates and unconditional writes of
+// the registry (0 and AnyRevision) and of users (0) never are.
 func retryable(err error, want uint64) bool {
 	if want == 0 || want == registry.AnyRevision {
 		return false
 	}
 	var c *registry.ConflictError
-	return errors.As(err, &c) || errors.Is(err, registry.ErrNotFound)
+	return errors.As(err, &c) || errors.Is(err, registry.ErrNotFound) ||
+		errors.Is(err, tokens.ErrRevision) || errors.Is(err, tokens.ErrNotFound)
 }

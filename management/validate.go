@@ -10,6 +10,7 @@ import (
 	"reflect"
 	"sort"
 	"strings"
+	"time"
 	"unicode"
 
 	"github.com/go-json-experiment/json"
@@ -183,8 +184,9 @@ func (h *Handler) check(in input, extra ...httperr.FieldError) error {
 }
 
 // newValidator returns the validator of request bodies: field names are
-// their JSON names, and two rules are added, name (registry.ValidName) and
-// nocontrol (no control characters).
+// their JSON names, and these rules are added: name (registry.ValidName),
+// nocontrol (no control characters), username (validUserName), password
+// (at most the 72 bytes bcrypt reads) and timestamp (RFC 3339).
 func newValidator() *validator.Validate {
 	v := validator.New(validator.WithRequiredStructEnabled())
 	v.RegisterTagNameFunc(func(f reflect.StructField) string {
@@ -203,6 +205,16 @@ func newValidator() *validator.Validate {
 	})
 	_ = v.RegisterValidation("nocontrol", func(fl validator.FieldLevel) bool {
 		return strings.IndexFunc(fl.Field().String(), unicode.IsControl) < 0
+	})
+	_ = v.RegisterValidation("username", func(fl validator.FieldLevel) bool {
+		return validUserName(fl.Field().String())
+	})
+	_ = v.RegisterValidation("password", func(fl validator.FieldLevel) bool {
+		return len(fl.Field().String()) <= maxPasswordBytes
+	})
+	_ = v.RegisterValidation("timestamp", func(fl validator.FieldLevel) bool {
+		_, err := time.Parse(time.RFC3339, fl.Field().String())
+		return err == nil
 	})
 	v.RegisterStructValidation(checkAuthPolicy, authInput{})
 	v.RegisterStructValidation(checkAliases, deploymentInput{})
@@ -240,6 +252,12 @@ func ruleMessage(fe validator.FieldError) string {
 		return "must be a name: 1 to 128 letters, digits, '.', '_' or '-', starting with a letter or digit"
 	case "nocontrol":
 		return "must not contain control characters"
+	case "username":
+		return "must be a user name: at most 256 bytes, no colon and no control characters"
+	case "password":
+		return fmt.Sprintf("must be at most %d bytes long: bcrypt reads no more", maxPasswordBytes)
+	case "timestamp":
+		return "must be a date and time in RFC 3339, such as 2030-01-31T00:00:00Z"
 	case "oneof":
 		return "must be one of: " + strings.ReplaceAll(p, " ", ", ")
 	case "unique":

@@ -2,6 +2,7 @@ package tokens_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 
 	"github.com/scorehub/scorehub/tokens"
@@ -73,5 +74,22 @@ func BenchmarkAuthenticate(b *testing.B) {
 				users.Authenticate(context.Background(), tt.user, "guess")
 			}
 		})
+	}
+}
+
+// BenchmarkVerifyAPIToken measures what an "apitoken" credential costs each
+// scoring request.
+func BenchmarkVerifyAPIToken(b *testing.B) {
+	f := newAccountsFixture(b, nil)
+	for i := range 1000 {
+		f.createUser(b, fmt.Sprintf("user%04d", i), "analysts")
+	}
+	_, secret := f.createToken(b, "user0500")
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, _, err := f.a.VerifyAPIToken(ctx, secret); err != nil {
+			b.Fatal(err)
+		}
 	}
 }

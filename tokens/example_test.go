@@ -152,3 +152,49 @@ func ExampleNew() {
 	// 401 Basic realm="scorehub", charset="UTF-8"
 	// {"error":{"type":"unauthorized","message":"the user name or password is not correct"}}
 }
+
+// Users and API tokens kept by Accounts: an admin creates a user and an
+// API token for them; the token, sent as "Authorization: apitoken <token>",
+// names the user as they are now, until the user's password changes.
+func ExampleAccounts() {
+	ctx := context.Background()
+	store := tokens.NewMemoryAccountStore() // tokens.OpenFileAccountStore(dir) keeps them across restarts
+	defer store.Close()
+	accounts, err := tokens.NewAccounts(ctx, tokens.AccountsConfig{Store: store})
+	if err != nil {
+		panic(err)
+	}
+	defer accounts.Close()
+
+	bob, err := accounts.CreateUser(ctx, tokens.NewUser{Name: "bob", Password: "a long passphrase", Groups: []string{"analysts"}})
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(bob.Name, bob.Source, bob.Revision)
+
+	tok, secret, err := accounts.CreateAPIToken(ctx, tokens.NewAPIToken{Name: "nightly batch", Owner: "bob",
+		WebAPIGroups: []string{"risk"}})
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(tok.Name, strings.HasPrefix(secret, tokens.APITokenPrefix))
+
+	p, groups, err := accounts.VerifyAPIToken(ctx, secret)
+	fmt.Println(p.Subject, p.Groups, groups, err)
+
+	_, err = accounts.CreateUser(ctx, tokens.NewUser{Name: "carol", Password: "short"})
+	fmt.Println(err)
+
+	password := "another long passphrase"
+	if _, err := accounts.UpdateUser(ctx, "bob", bob.Revision, tokens.UserUpdate{Password: &password}); err != nil {
+		panic(err)
+	}
+	_, _, err = accounts.VerifyAPIToken(ctx, secret)
+	fmt.Println(errors.Is(err, tokens.ErrRevoked))
+	// Output:
+	// bob api 1
+	// nightly batch true
+	// bob [analysts] [risk] <nil>
+	// tokens: /password: the password has 5 characters; at least 12 are required
+	// true
+}

@@ -1,6 +1,11 @@
 package tokens
 
-import "time"
+import (
+	"context"
+	"time"
+
+	"golang.org/x/crypto/bcrypt"
+)
 
 // What the external tests read of a value's configuration, which hosts
 // have no need to read back.
@@ -10,3 +15,9 @@ func (i *Issuer) Validity() time.Duration { return i.validity }
 func (s *KeySet) Retention() time.Duration { return s.retention }
 
 func (s *StaticUsers) Len() int { return len(s.users) }
+
+// NewCheapAccounts is NewAccounts allowing bcrypt costs down to
+// bcrypt.MinCost, so that tests creating many users run fast.
+func NewCheapAccounts(ctx context.Context, cfg AccountsConfig) (*Accounts, error) {
+	return newAccounts(ctx, cfg, bcrypt.MinCost)
+}

@@ -192,3 +192,16 @@ func HashPassword(password string, cost int) ([]byte, error) {
 	}
 	return h, nil
 }
+
+var _ ReadOnlyUsers = (*StaticUsers)(nil)
+
+// Principals returns every user as [StaticUsers.Authenticate] would,
+// sorted by name.
+func (s *StaticUsers) Principals() []Principal {
+	out := make([]Principal, 0, len(s.users))
+	for _, u := range s.users {
+		out = append(out, Principal{Subject: u.Name, Admin: u.Admin, Groups: slices.Clone(u.Groups), CredentialVersion: u.version})
+	}
+	slices.SortFunc(out, func(a, b Principal) int { return strings.Compare(a.Subject, b.Subject) })
+	return out
+}

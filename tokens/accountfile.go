@@ -1,0 +1,338 @@
+package tokens
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/scorehub/scorehub/internal/atomicfile"
+)
+
+// Names inside a FileAccountStore's directory.
+const (
+	accountFileName = "accounts.json"
+	accountLockName = "accounts.lock"
+	// accountTempPrefix starts the name of an accounts file being
+	// written. One left behind by a crash was never renamed into place,
+	// so open removes it.
+	accountTempPrefix = accountFileName + ".tmp-"
+)
+
+// accountFileFormat is the version of the accounts file this build reads
+// and writes. A change that an older build would misread gets a new
+// number.
+const accountFileFormat = 1
+
+// ErrAccountStoreLocked reports a FileAccountStore directory that another
+// open store holds, in this process or in another one.
+var ErrAccountStoreLocked = errors.New("tokens: account store directory is in use by another process")
+
+// FileAccountStore is a durable [AccountStore]. It keeps every user and API
+// token in one JSON file, accounts.json (mode 0600: it holds password
+// hashes), in its directory, and commits by writing the whole new state to
+// a temporary file, flushing it, renaming it over accounts.json and
+// flushing the directory (see package internal/atomicfile). Only then does
+// Commit return, so an acknowledged write survives a crash or power loss,
+// and a crash at any point leaves exactly the state before a commit or
+// exactly the state after it.
+//
+// One FileAccountStore at a time may have a directory open: another
+// [OpenFileAccountStore] of it, in any process, fails with
+// [ErrAccountStoreLocked] until this one is closed or its process exits
+// (flock(2): Linux, macOS, the BSDs and illumos).
+//
+// A FileAccountStore is safe for concurrent use; commits are serialised.
+type FileAccountStore struct {
+	memoryImage
+	dir  string
+	path string
+	fs   atomicfile.FS
+	lock io.Closer
+}
+
+var _ AccountStore = (*FileAccountStore)(nil)
+
+// OpenFileAccountStore opens the store kept in dir, creating dir (mode
+// 0700) and an empty store when they do not exist. A file that cannot be
+// read, is open to group or others, is of an unknown format version, or
+// holds what no store writes (a malformed name or hash, a name twice) is an
+// error naming it; it is never replaced.
+func OpenFileAccountStore(dir string) (*FileAccountStore, error) {
+	return openFileAccountStore(dir, atomicfile.OS{})
+}
+
+func openFileAccountStore(dir string, fsys atomicfile.FS) (*FileAccountStore, error) {
+	if dir == "" {
+		return nil, errors.New("tokens: OpenFileAccountStore needs a directory")
+	}
+	lock, err := atomicfile.LockDir(dir, accountLockName)
+	if errors.Is(err, atomicfile.ErrLocked) {
+		err = ErrAccountStoreLocked
+	}
+	if err != nil {
+		return nil, fmt.Errorf("tokens: open account store %s: %w", dir, err)
+	}
+	s := &FileAccountStore{dir: dir, path: filepath.Join(dir, accountFileName), fs: fsys, lock: lock}
+	if err := s.load(); err != nil {
+		lock.Close()
+		return nil, err
+	}
+	s.persist = s.write
+	return s, nil
+}
+
+// load sets s.state from the accounts file, or writes an empty one when
+// there is none. It runs holding the directory lock, so any temporary file
+// present belongs to a writer that crashed.
+func (s *FileAccountStore) load() error {
+	if err := atomicfile.RemoveTemps(s.dir, accountTempPrefix); err != nil {
+		return fmt.Errorf("tokens: %w", err)
+	}
+	f, err := os.Open(s.path)
+	if errors.Is(err, fs.ErrNotExist) {
+		st := &AccountState{}
+		if err := s.write(st); err != nil {
+			return err
+		}
+		s.state = st
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("tokens: open accounts file: %w", err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return fmt.Errorf("tokens: accounts file %s: %w", s.path, err)
+	}
+	if !fi.Mode().IsRegular() {
+		return fmt.Errorf("tokens: accounts file %s is not a regular file", s.path)
+	}
+	if perm := fi.Mode().Perm(); perm&0o077 != 0 && runtime.GOOS != "windows" {
+		return fmt.Errorf("tokens: accounts file %s holds password hashes but has mode %04o, open to group or others; run chmod 600 %s", s.path, perm, s.path)
+	}
+	b, err := io.ReadAll(f)
+	if err != nil {
+		return fmt.Errorf("tokens: read accounts file %s: %w", s.path, err)
+	}
+	st, err := decodeAccounts(b)
+	if err != nil {
+		return fmt.Errorf("tokens: %s is not a valid accounts file: %w", s.path, err)
+	}
+	// The last writer may have crashed after its rename but before its
+	// directory flush: make what was read durable before anyone relies on it.
+	if err := f.Sync(); err != nil {
+		return fmt.Errorf("tokens: sync %s: %w", s.path, err)
+	}
+	if err := s.fs.SyncDir(s.dir); err != nil {
+		return fmt.Errorf("tokens: sync directory %s: %w", s.dir, err)
+	}
+	s.state = st
+	return nil
+}
+
+// write makes st the state on disk. It runs under the image's lock (or
+// before the store is shared), so writes never interleave.
+func (s *FileAccountStore) write(st *AccountState) error {
+	b, err := encodeAccounts(st)
+	if err != nil {
+		return fmt.Errorf("tokens: encode accounts: %w", err)
+	}
+	if err := atomicfile.Write(s.fs, s.path, accountTempPrefix, b); err != nil {
+		return fmt.Errorf("tokens: %w", err)
+	}
+	return nil
+}
+
+// Close implements [AccountStore]. It waits for a commit in progress, then
+// releases the directory for the next [OpenFileAccountStore]. Closing a
+// closed store does nothing.
+func (s *FileAccountStore) Close() error {
+	if !s.close() {
+		return nil
+	}
+	if err := s.lock.Close(); err != nil {
+		return fmt.Errorf("tokens: release account store %s: %w", s.dir, err)
+	}
+	return nil
+}
+
+// accountFile is the accounts file, format 1.
+type accountFile struct {
+	Format    int                `json:"format"`
+	Seq       uint64             `json:"seq"`
+	Users     []accountFileUser  `json:"users"`
+	APITokens []accountFileToken `json:"apiTokens"`
+}
+
+type accountFileUser struct {
+	Name              string    `json:"name"`
+	PasswordHash      string    `json:"passwordHash"`
+	Admin             bool      `json:"admin"`
+	Groups            []string  `json:"groups"`
+	CredentialVersion string    `json:"credentialVersion"`
+	Revision          uint64    `json:"revision"`
+	CreatedAt         time.Time `json:"createdAt"`
+	UpdatedAt         time.Time `json:"updatedAt"`
+}
+
+type accountFileToken struct {
+	ID                string     `json:"id"`
+	Name              string     `json:"name"`
+	Owner             string     `json:"owner"`
+	WebAPIGroups      []string   `json:"webApiGroups"`
+	CreatedAt         time.Time  `json:"createdAt"`
+	ExpiresAt         *time.Time `json:"expiresAt,omitempty"`
+	LastUsedAt        *time.Time `json:"lastUsedAt,omitempty"`
+	Hash              string     `json:"sha256"`
+	CredentialVersion string     `json:"credentialVersion"`
+}
+
+func encodeAccounts(st *AccountState) ([]byte, error) {
+	f := accountFile{Format: accountFileFormat, Seq: st.Seq,
+		Users: make([]accountFileUser, len(st.Users)), APITokens: make([]accountFileToken, len(st.APITokens))}
+	for i, u := range st.Users {
+		f.Users[i] = accountFileUser{Name: u.Name, PasswordHash: string(u.PasswordHash), Admin: u.Admin,
+			Groups: nonNil(u.Groups), CredentialVersion: u.CredentialVersion, Revision: u.Revision,
+			CreatedAt: u.CreatedAt, UpdatedAt: u.UpdatedAt}
+	}
+	for i, t := range st.APITokens {
+		f.APITokens[i] = accountFileToken{ID: t.ID, Name: t.Name, Owner: t.Owner, WebAPIGroups: nonNil(t.WebAPIGroups),
+			CreatedAt: t.CreatedAt, ExpiresAt: timeOrNil(t.ExpiresAt), LastUsedAt: timeOrNil(t.LastUsedAt),
+			Hash: t.Hash, CredentialVersion: t.CredentialVersion}
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false) // the file is for people to read, not for a browser
+	enc.SetIndent("", "\t")
+	if err := enc.Encode(f); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+func timeOrNil(t time.Time) *time.Time {
+	if t.IsZero() {
+		return nil
+	}
+	return &t
+}
+
+func decodeAccounts(b []byte) (*AccountState, error) {
+	// The version comes first so that a file of another format is reported
+	// as such, not as a field this build does not know.
+	var v struct {
+		Format *int `json:"format"`
+	}
+	if err := json.Unmarshal(b, &v); err != nil {
+		return nil, err
+	}
+	if v.Format == nil {
+		return nil, errors.New("no format version")
+	}
+	if *v.Format != accountFileFormat {
+		return nil, fmt.Errorf("format version %d is not supported (this build reads %d)", *v.Format, accountFileFormat)
+	}
+	var f accountFile
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&f); err != nil {
+		return nil, err
+	}
+	st := &AccountState{Seq: f.Seq}
+	for _, u := range f.Users {
+		st.Users = append(st.Users, StoredUser{Name: u.Name, PasswordHash: []byte(u.PasswordHash), Admin: u.Admin,
+			Groups: cloneNames(u.Groups), CredentialVersion: u.CredentialVersion, Revision: u.Revision,
+			CreatedAt: u.CreatedAt, UpdatedAt: u.UpdatedAt})
+	}
+	for _, t := range f.APITokens {
+		st.APITokens = append(st.APITokens, StoredAPIToken{
+			APIToken: APIToken{ID: t.ID, Name: t.Name, Owner: t.Owner, WebAPIGroups: cloneNames(t.WebAPIGroups),
+				CreatedAt: t.CreatedAt, ExpiresAt: derefTime(t.ExpiresAt), LastUsedAt: derefTime(t.LastUsedAt)},
+			Hash: t.Hash, CredentialVersion: t.CredentialVersion})
+	}
+	if err := checkAccountState(st); err != nil {
+		return nil, err
+	}
+	return st, nil
+}
+
+func derefTime(t *time.Time) time.Time {
+	if t == nil {
+		return time.Time{}
+	}
+	return *t
+}
+
+// checkAccountState refuses a state that no Accounts commits: it is
+// corrupt, or edited by hand.
+func checkAccountState(st *AccountState) error {
+	if !slices.IsSortedFunc(st.Users, func(x, y StoredUser) int { return strings.Compare(x.Name, y.Name) }) {
+		return errors.New("users are not sorted by name")
+	}
+	for i, u := range st.Users {
+		if err := checkUserName(u.Name); err != nil {
+			return fmt.Errorf("user %d: %w", i, err)
+		}
+		if i > 0 && st.Users[i-1].Name == u.Name {
+			return fmt.Errorf("user %q appears twice", u.Name)
+		}
+		if _, err := bcryptCost(u.PasswordHash); err != nil {
+			return fmt.Errorf("user %q: %w", u.Name, err)
+		}
+		if err := checkGroups("/groups", u.Groups); err != nil {
+			return fmt.Errorf("user %q: %w", u.Name, err)
+		}
+		if u.CredentialVersion == "" || u.Revision == 0 {
+			return fmt.Errorf("user %q has no credential version or revision", u.Name)
+		}
+	}
+	if !slices.IsSortedFunc(st.APITokens, func(x, y StoredAPIToken) int { return strings.Compare(x.ID, y.ID) }) {
+		return errors.New("API tokens are not sorted by ID")
+	}
+	hashes := make(map[string]bool, len(st.APITokens))
+	for i, t := range st.APITokens {
+		if len(t.ID) != apiTokenIDLen {
+			return fmt.Errorf("API token %d: ID %q is not %d characters", i, t.ID, apiTokenIDLen)
+		}
+		if i > 0 && st.APITokens[i-1].ID == t.ID {
+			return fmt.Errorf("API token %q appears twice", t.ID)
+		}
+		if err := checkAPITokenName(t.Name); err != nil {
+			return fmt.Errorf("API token %q: %w", t.ID, err)
+		}
+		if err := checkUserName(t.Owner); err != nil {
+			return fmt.Errorf("API token %q: owner: %w", t.ID, err)
+		}
+		if err := checkGroups("/webApiGroups", t.WebAPIGroups); err != nil {
+			return fmt.Errorf("API token %q: %w", t.ID, err)
+		}
+		if _, err := parseAPITokenHash(t.Hash); err != nil {
+			return fmt.Errorf("API token %q: %w", t.ID, err)
+		}
+		if hashes[t.Hash] {
+			return fmt.Errorf("API token %q has the hash of another", t.ID)
+		}
+		hashes[t.Hash] = true
+		if t.CredentialVersion == "" {
+			return fmt.Errorf("API token %q has no credential version", t.ID)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,646 @@
+package tokens
+
+import (
+	"cmp"
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+	"unicode/utf8"
+
+	"golang.org/x/crypto/bcrypt"
+)
+
+// APITokenPrefix starts every API token, so that a leaked token is found by
+// a search of logs, repositories or pastes.
+const APITokenPrefix = "scorehub_"
+
+// DefaultMinPasswordLength is the shortest password [Accounts] accepts when
+// AccountsConfig.MinPasswordLength is zero.
+const DefaultMinPasswordLength = 12
+
+// Sources of an [Account].
+const (
+	// AccountSourceAPI is a user kept by [Accounts] and managed through it.
+	AccountSourceAPI = "api"
+	// AccountSourceFile is a user of AccountsConfig.ReadOnly, managed
+	// where it comes from (the users file), never through Accounts.
+	AccountSourceFile = "file"
+)
+
+// Account is a user as [Accounts] shows it: never the password or its hash.
+type Account struct {
+	Name   string
+	Admin  bool
+	Groups []string
+	// Source is AccountSourceAPI for a stored user, AccountSourceFile for
+	// a user of AccountsConfig.ReadOnly, which cannot be changed.
+	Source string
+	// Revision is 1 when the user is created and grows by one with every
+	// change; 0 for read-only users.
+	Revision uint64
+	// CreatedAt and UpdatedAt are zero for read-only users.
+	CreatedAt time.Time
+	UpdatedAt time.Time
+}
+
+// NewUser is a user to create with [Accounts.CreateUser].
+type NewUser struct {
+	Name     string
+	Password string
+	Admin    bool
+	Groups   []string
+}
+
+// UserUpdate is a change of a user for [Accounts.UpdateUser]; a nil field
+// is left as it is.
+type UserUpdate struct {
+	Password *string
+	Admin    *bool
+	Groups   *[]string
+}
+
+// APIToken is an API token as [Accounts] shows it: never the secret.
+type APIToken struct {
+	// ID names the token in URLs: 16 random lower-case base32 characters.
+	ID string
+	// Name is the owner's label for the token: 1 to 128 characters, no
+	// control characters.
+	Name  string
+	Owner string
+	// WebAPIGroups, when not empty, are the only web API groups the token
+	// may call.
+	WebAPIGroups []string
+	CreatedAt    time.Time
+	// ExpiresAt is zero for a token that never expires.
+	ExpiresAt time.Time
+	// LastUsedAt is zero for a token never used.
+	LastUsedAt time.Time
+}
+
+// NewAPIToken is an API token to create with [Accounts.CreateAPIToken].
+type NewAPIToken struct {
+	Name  string
+	Owner string
+	// ExpiresAt, when not zero, must be in the future.
+	ExpiresAt    time.Time
+	WebAPIGroups []string
+}
+
+// ReadOnlyUsers are users managed elsewhere (an htpasswd file, a built-in
+// admin) that [Accounts] lists and authenticates but never changes.
+// [StaticUsers] is one. Implementations must be safe for concurrent use.
+type ReadOnlyUsers interface {
+	Authenticator
+	CredentialSource
+	// Principals returns the current users, sorted by name. Accounts
+	// calls it to list users and to verify an API token of a read-only
+	// user, so it should answer from memory.
+	Principals() []Principal
+}
+
+// AccountsConfig configures [NewAccounts].
+type AccountsConfig struct {
+	// Store keeps the users and API tokens. Required. Accounts does not
+	// close it: the host that opened it does, after Accounts.Close.
+	Store AccountStore
+	// ReadOnly, when set, are users listed and authenticated beside the
+	// stored ones. Their names cannot be created, and a stored user of the
+	// same name (the file gained it later) is hidden, unchangeable, until
+	// the file drops it again.
+	ReadOnly ReadOnlyUsers
+	// BcryptCost is the cost of new password hashes: 10 to
+	// [MaxBcryptCost]. Zero means bcrypt's default, 10.
+	BcryptCost int
+	// MinPasswordLength is the shortest password accepted, in bytes. Zero
+	// means [DefaultMinPasswordLength]. Passwords longer than 72 bytes are
+	// always refused: bcrypt would ignore the rest.
+	MinPasswordLength int
+	// MaxAPITokensPerUser bounds the API tokens of one owner. Zero means
+	// 100.
+	MaxAPITokensPerUser int
+	// LastUsedInterval is how often changed last-used times of API tokens
+	// are made durable. Zero means one minute.
+	LastUsedInterval time.Duration
+	// Now returns the current time. Nil means time.Now.
+	Now func() time.Time
+	// Logger receives failures of background writes. Nil means
+	// slog.Default().
+	Logger *slog.Logger
+}
+
+// Accounts keeps users and API tokens durably in an [AccountStore], beside
+// optional read-only users, and checks their passwords and tokens. Reads
+// (Users, Authenticate, VerifyAPIToken, CredentialVersion) answer from an
+// immutable snapshot and never wait for a write; writes are serialised, and
+// durable before they return, except last-used times of API tokens, which a
+// background writer makes durable every AccountsConfig.LastUsedInterval.
+// Accounts is an [Authenticator] and a [CredentialSource]. It sees what
+// other writers of a shared store commit when its own next write meets
+// their change. It is safe for concurrent use.
+type Accounts struct {
+	store       AccountStore
+	readOnly    ReadOnlyUsers
+	cost        int
+	minPassword int
+	maxTokens   int
+	interval    time.Duration
+	now         func() time.Time
+	logger      *slog.Logger
+	random      io.Reader
+	dummy       []byte // a bcrypt hash no password matches, for unknown names
+
+	snap atomic.Pointer[accountSnapshot]
+
+	mu     sync.Mutex // serialises writes; guards closed
+	closed bool
+
+	stop chan struct{} // closed by Close to stop the last-used writer
+	done chan struct{} // closed when the last-used writer has stopped
+}
+
+var (
+	_ Authenticator    = (*Accounts)(nil)
+	_ CredentialSource = (*Accounts)(nil)
+)
+
+// Defaults of AccountsConfig.
+const (
+	defaultMaxAPITokens     = 100
+	defaultLastUsedInterval = time.Minute
+	// maxAccountGroups bounds the groups of a user and the web API groups
+	// of an API token.
+	maxAccountGroups = 1000
+	// maxAPITokenName bounds an API token's name, in characters.
+	maxAPITokenName = 128
+	// maxWriteAttempts bounds how often a write whose commit met another
+	// writer's is decided afresh before it fails with ErrAccountsStale.
+	maxWriteAttempts = 16
+)
+
+// NewAccounts returns Accounts over cfg.Store, holding what the store
+// holds. It fails on a config out of range. Close it to stop its
+// background writer.
+func NewAccounts(ctx context.Context, cfg AccountsConfig) (*Accounts, error) {
+	return newAccounts(ctx, cfg, bcrypt.DefaultCost)
+}
+
+// newAccounts is NewAccounts with lowestCost the lowest bcrypt cost
+// allowed, which tests lower to run fast.
+func newAccounts(ctx context.Context, cfg AccountsConfig, lowestCost int) (*Accounts, error) {
+	if cfg.Store == nil {
+		return nil, errors.New("tokens: NewAccounts needs a store")
+	}
+	a := &Accounts{
+		store:       cfg.Store,
+		readOnly:    cfg.ReadOnly,
+		cost:        cfg.BcryptCost,
+		minPassword: cfg.MinPasswordLength,
+		maxTokens:   cfg.MaxAPITokensPerUser,
+		interval:    cfg.LastUsedInterval,
+		now:         cfg.Now,
+		logger:      cfg.Logger,
+		random:      rand.Reader,
+		stop:        make(chan struct{}),
+		done:        make(chan struct{}),
+	}
+	if a.cost == 0 {
+		a.cost = bcrypt.DefaultCost
+	}
+	if a.cost < lowestCost || a.cost > MaxBcryptCost {
+		return nil, fmt.Errorf("tokens: bcrypt cost %d is outside %d to %d", a.cost, lowestCost, MaxBcryptCost)
+	}
+	if a.minPassword == 0 {
+		a.minPassword = DefaultMinPasswordLength
+	}
+	if a.minPassword < 1 || a.minPassword > maxPassword {
+		return nil, fmt.Errorf("tokens: minimum password length %d is outside 1 to %d", a.minPassword, maxPassword)
+	}
+	if a.maxTokens == 0 {
+		a.maxTokens = defaultMaxAPITokens
+	}
+	if a.maxTokens < 0 {
+		return nil, fmt.Errorf("tokens: negative MaxAPITokensPerUser %d", a.maxTokens)
+	}
+	if a.interval == 0 {
+		a.interval = defaultLastUsedInterval
+	}
+	if a.interval < 0 {
+		return nil, fmt.Errorf("tokens: negative LastUsedInterval %v", a.interval)
+	}
+	if a.now == nil {
+		a.now = time.Now
+	}
+	if a.logger == nil {
+		a.logger = slog.Default()
+	}
+	dummy, err := bcrypt.GenerateFromPassword([]byte(rand.Text()), a.cost)
+	if err != nil {
+		return nil, fmt.Errorf("tokens: dummy hash: %w", err)
+	}
+	a.dummy = dummy
+	st, err := a.store.Load(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("tokens: read account store: %w", err)
+	}
+	if err := a.publish(st); err != nil {
+		return nil, err
+	}
+	go a.writeLastUsed()
+	return a, nil
+}
+
+// Close makes pending last-used times durable and stops the background
+// writer. It does not close the store. Later writes fail with
+// [ErrAccountsClosed]; reads go on answering from what was last
+// published. Closing a closed Accounts does nothing.
+func (a *Accounts) Close() error {
+	a.mu.Lock()
+	if a.closed {
+		a.mu.Unlock()
+		return nil
+	}
+	a.closed = true
+	a.mu.Unlock()
+	close(a.stop)
+	<-a.done
+	return a.flushLastUsed(context.Background())
+}
+
+// clock returns the current time in UTC without a monotonic reading, as
+// it is stored.
+func (a *Accounts) clock() time.Time { return a.now().UTC().Round(0) }
+
+// accountSnapshot is one published AccountState with the indexes reads use.
+// It is never changed.
+type accountSnapshot struct {
+	state   *AccountState
+	users   map[string]*StoredUser
+	tokens  map[apiTokenHash]*liveAPIToken
+	byID    map[string]*liveAPIToken
+	ordered []*liveAPIToken // by owner, creation time, ID
+	owned   map[string]int  // API tokens by owner
+}
+
+// liveAPIToken is a stored API token with its last use as verification
+// records it. lastUsed is shared by every snapshot that holds the token.
+type liveAPIToken struct {
+	*StoredAPIToken
+	lastUsed *atomic.Int64 // Unix nanoseconds, 0 for never
+}
+
+// view returns the token as Accounts shows it.
+func (t *liveAPIToken) view() APIToken {
+	v := t.APIToken
+	v.WebAPIGroups = slices.Clone(v.WebAPIGroups)
+	if n := t.lastUsed.Load(); n != 0 {
+		if used := time.Unix(0, n).UTC(); used.After(v.LastUsedAt) {
+			v.LastUsedAt = used
+		}
+	}
+	return v
+}
+
+// publish indexes st and makes it what reads see, carrying the recorded
+// last uses of tokens it still holds. It refuses a state older than the
+// one published.
+func (a *Accounts) publish(st *AccountState) error {
+	prev := a.snap.Load()
+	if prev != nil && st.Seq < prev.state.Seq {
+		return nil
+	}
+	s := &accountSnapshot{
+		state:  st,
+		users:  make(map[string]*StoredUser, len(st.Users)),
+		tokens: make(map[apiTokenHash]*liveAPIToken, len(st.APITokens)),
+		byID:   make(map[string]*liveAPIToken, len(st.APITokens)),
+		owned:  make(map[string]int),
+	}
+	for i := range st.Users {
+		s.users[st.Users[i].Name] = &st.Users[i]
+	}
+	for i := range st.APITokens {
+		t := &st.APITokens[i]
+		h, err := parseAPITokenHash(t.Hash)
+		if err != nil {
+			return fmt.Errorf("tokens: account store: API token %q: %w", t.ID, err)
+		}
+		lt := &liveAPIToken{StoredAPIToken: t}
+		if old := prev.token(t.ID); old != nil {
+			lt.lastUsed = old.lastUsed
+		} else {
+			lt.lastUsed = new(atomic.Int64)
+		}
+		s.tokens[h] = lt
+		s.byID[t.ID] = lt
+		s.ordered = append(s.ordered, lt)
+		s.owned[t.Owner]++
+	}
+	slices.SortFunc(s.ordered, func(x, y *liveAPIToken) int {
+		return cmp.Or(strings.Compare(x.Owner, y.Owner), x.CreatedAt.Compare(y.CreatedAt), strings.Compare(x.ID, y.ID))
+	})
+	a.snap.Store(s)
+	return nil
+}
+
+// token returns the token id of s, or nil; s may be nil.
+func (s *accountSnapshot) token(id string) *liveAPIToken {
+	if s == nil {
+		return nil
+	}
+	return s.byID[id]
+}
+
+// readOnlyVersion returns the credential version of the read-only user
+// name, and whether there is one.
+func (a *Accounts) readOnlyVersion(ctx context.Context, name string) (string, bool, error) {
+	if a.readOnly == nil {
+		return "", false, nil
+	}
+	return a.readOnly.CredentialVersion(ctx, name)
+}
+
+// readOnlyPrincipal returns the read-only user name, and whether there is
+// one.
+func (a *Accounts) readOnlyPrincipal(name string) (Principal, bool) {
+	if a.readOnly == nil {
+		return Principal{}, false
+	}
+	ps := a.readOnly.Principals()
+	i, ok := slices.BinarySearchFunc(ps, name, func(p Principal, name string) int { return strings.Compare(p.Subject, name) })
+	if !ok {
+		return Principal{}, false
+	}
+	return ps[i], true
+}
+
+// Users returns the stored and the read-only users, sorted by name. A
+// read-only user hides a stored user of the same name.
+func (a *Accounts) Users() []Account {
+	s := a.snap.Load()
+	var out []Account
+	shadowed := map[string]bool{}
+	if a.readOnly != nil {
+		for _, p := range a.readOnly.Principals() {
+			out = append(out, readOnlyAccount(p))
+			shadowed[p.Subject] = true
+		}
+	}
+	for i := range s.state.Users {
+		if u := &s.state.Users[i]; !shadowed[u.Name] {
+			out = append(out, storedAccount(u))
+		}
+	}
+	slices.SortFunc(out, func(x, y Account) int { return strings.Compare(x.Name, y.Name) })
+	return out
+}
+
+// User returns the user name and whether there is one.
+func (a *Accounts) User(name string) (Account, bool) {
+	if p, ok := a.readOnlyPrincipal(name); ok {
+		return readOnlyAccount(p), true
+	}
+	if u, ok := a.snap.Load().users[name]; ok {
+		return storedAccount(u), true
+	}
+	return Account{}, false
+}
+
+func readOnlyAccount(p Principal) Account {
+	return Account{Name: p.Subject, Admin: p.Admin, Groups: slices.Clone(p.Groups), Source: AccountSourceFile}
+}
+
+func storedAccount(u *StoredUser) Account {
+	return Account{Name: u.Name, Admin: u.Admin, Groups: slices.Clone(u.Groups), Source: AccountSourceAPI,
+		Revision: u.Revision, CreatedAt: u.CreatedAt, UpdatedAt: u.UpdatedAt}
+}
+
+// checkPassword applies the rules of a new password.
+func (a *Accounts) checkPassword(password string) error {
+	if n := utf8.RuneCountInString(password); n < a.minPassword {
+		return invalidField("/password", "the password has %d characters; at least %d are required", n, a.minPassword)
+	}
+	if len(password) > maxPassword {
+		return invalidField("/password", "the password is longer than %d bytes, the most bcrypt reads", maxPassword)
+	}
+	return nil
+}
+
+// checkGroups applies the rules of a list of group names at pointer.
+func checkGroups(pointer string, groups []string) error {
+	if len(groups) > maxAccountGroups {
+		return invalidField(pointer, "%d groups are more than the %d allowed", len(groups), maxAccountGroups)
+	}
+	for i, g := range groups {
+		if err := checkName("group", g); err != nil {
+			return invalidField(fmt.Sprintf("%s/%d", pointer, i), "%s", strings.TrimPrefix(err.Error(), "tokens: "))
+		}
+		if slices.Index(groups, g) < i {
+			return invalidField(fmt.Sprintf("%s/%d", pointer, i), "group %q appears twice", g)
+		}
+	}
+	return nil
+}
+
+// hash returns the bcrypt hash of a password that passed checkPassword.
+func (a *Accounts) hash(password string) ([]byte, error) {
+	h, err := bcrypt.GenerateFromPassword([]byte(password), a.cost)
+	if err != nil {
+		return nil, fmt.Errorf("tokens: hash password: %w", err)
+	}
+	return h, nil
+}
+
+// CreateUser stores a new user. Errors: [ErrInvalid] pointing at "/name",
+// "/password" or "/groups/<i>"; [ErrExists] for a name taken by a stored
+// or a read-only user.
+func (a *Accounts) CreateUser(ctx context.Context, u NewUser) (Account, error) {
+	if err := checkUserName(u.Name); err != nil {
+		return Account{}, invalidField("/name", "%s", strings.TrimPrefix(err.Error(), "tokens: "))
+	}
+	if err := a.checkPassword(u.Password); err != nil {
+		return Account{}, err
+	}
+	if err := checkGroups("/groups", u.Groups); err != nil {
+		return Account{}, err
+	}
+	hash, err := a.hash(u.Password)
+	if err != nil {
+		return Account{}, err
+	}
+	var created *StoredUser
+	err = a.write(ctx, func(s *accountSnapshot) (AccountChange, *AccountState, error) {
+		if _, ro, err := a.readOnlyVersion(ctx, u.Name); err != nil {
+			return AccountChange{}, nil, err
+		} else if _, stored := s.users[u.Name]; ro || stored {
+			return AccountChange{}, nil, accountErrorf(ErrExists, "user %q already exists", u.Name)
+		}
+		cv, err := newCredentialVersion(a.random)
+		if err != nil {
+			return AccountChange{}, nil, err
+		}
+		now := a.clock()
+		created = &StoredUser{Name: u.Name, PasswordHash: hash, Admin: u.Admin, Groups: cloneNames(u.Groups),
+			CredentialVersion: cv, Revision: 1, CreatedAt: now, UpdatedAt: now}
+		next := s.state.withUser(*created)
+		return AccountChange{User: created}, next, nil
+	})
+	if err != nil {
+		return Account{}, err
+	}
+	return storedAccount(created), nil
+}
+
+// storedUser returns the stored user name for a change named at
+// ifRevision, or the error that refuses the change.
+func (a *Accounts) storedUser(ctx context.Context, s *accountSnapshot, name string, ifRevision uint64) (*StoredUser, error) {
+	if _, ro, err := a.readOnlyVersion(ctx, name); err != nil {
+		return nil, err
+	} else if ro {
+		return nil, accountErrorf(ErrReadOnly, "user %q is managed in the users file and cannot be changed here", name)
+	}
+	u, ok := s.users[name]
+	if !ok {
+		return nil, accountErrorf(ErrNotFound, "user %q does not exist", name)
+	}
+	if ifRevision != 0 && ifRevision != u.Revision {
+		return nil, accountErrorf(ErrRevision, "user %q is at revision %d, not %d", name, u.Revision, ifRevision)
+	}
+	return u, nil
+}
+
+// UpdateUser changes the fields of u that are set. ifRevision 0 changes
+// the user whatever its revision; otherwise it must be the current one.
+// Every update adds one to the revision. A change of password, groups or
+// admin flag gives the user a new credential version, which revokes the
+// user's tokens and the effect of the user's API tokens. Errors:
+// [ErrNotFound], [ErrReadOnly], [ErrRevision], [ErrInvalid] pointing at
+// "/password" or "/groups/<i>".
+func (a *Accounts) UpdateUser(ctx context.Context, name string, ifRevision uint64, u UserUpdate) (Account, error) {
+	// Refuse what is refused anyway before the bcrypt work.
+	if _, err := a.storedUser(ctx, a.snap.Load(), name, ifRevision); err != nil {
+		return Account{}, err
+	}
+	var hash []byte
+	if u.Password != nil {
+		if err := a.checkPassword(*u.Password); err != nil {
+			return Account{}, err
+		}
+		h, err := a.hash(*u.Password)
+		if err != nil {
+			return Account{}, err
+		}
+		hash = h
+	}
+	if u.Groups != nil {
+		if err := checkGroups("/groups", *u.Groups); err != nil {
+			return Account{}, err
+		}
+	}
+	var updated *StoredUser
+	err := a.write(ctx, func(s *accountSnapshot) (AccountChange, *AccountState, error) {
+		old, err := a.storedUser(ctx, s, name, ifRevision)
+		if err != nil {
+			return AccountChange{}, nil, err
+		}
+		nu := *old
+		if hash != nil {
+			nu.PasswordHash = hash
+		}
+		if u.Admin != nil {
+			nu.Admin = *u.Admin
+		}
+		if u.Groups != nil {
+			nu.Groups = cloneNames(*u.Groups)
+		}
+		if hash != nil || nu.Admin != old.Admin || !slices.Equal(nu.Groups, old.Groups) {
+			if nu.CredentialVersion, err = newCredentialVersion(a.random); err != nil {
+				return AccountChange{}, nil, err
+			}
+		}
+		nu.Revision++
+		nu.UpdatedAt = a.clock()
+		updated = &nu
+		return AccountChange{User: updated, Revision: old.Revision}, s.state.withUser(nu), nil
+	})
+	if err != nil {
+		return Account{}, err
+	}
+	return storedAccount(updated), nil
+}
+
+// DeleteUser removes the user name and the user's API tokens. ifRevision
+// is as for UpdateUser. Errors: [ErrNotFound], [ErrReadOnly],
+// [ErrRevision].
+func (a *Accounts) DeleteUser(ctx context.Context, name string, ifRevision uint64) error {
+	return a.write(ctx, func(s *accountSnapshot) (AccountChange, *AccountState, error) {
+		old, err := a.storedUser(ctx, s, name, ifRevision)
+		if err != nil {
+			return AccountChange{}, nil, err
+		}
+		return AccountChange{User: old, Delete: true, Revision: old.Revision}, s.state.withoutUser(name), nil
+	})
+}
+
+// CheckPassword returns nil if password is the user name's, and an error
+// matching [ErrBadCredentials] otherwise, for a user who changes their own
+// password.
+func (a *Accounts) CheckPassword(ctx context.Context, name, password string) error {
+	_, err := a.Authenticate(ctx, name, password)
+	return err
+}
+
+// Authenticate implements [Authenticator] over the read-only users, then
+// the stored ones. An unknown name costs a bcrypt comparison as a wrong
+// password does. The principal carries the user's credential version.
+func (a *Accounts) Authenticate(ctx context.Context, name, password string) (Principal, error) {
+	if err := ctx.Err(); err != nil {
+		return Principal{}, err
+	}
+	if _, ro, err := a.readOnlyVersion(ctx, name); err != nil {
+		return Principal{}, err
+	} else if ro {
+		return a.readOnly.Authenticate(ctx, name, password)
+	}
+	u, known := a.snap.Load().users[name]
+	hash := a.dummy
+	if known {
+		hash = u.PasswordHash
+	}
+	// The comparison runs whatever else is wrong, so every failure costs
+	// the same.
+	match := bcrypt.CompareHashAndPassword(hash, []byte(password)) == nil
+	if !known || !match || len(password) > maxPassword {
+		return Principal{}, ErrBadCredentials
+	}
+	return Principal{Subject: u.Name, Admin: u.Admin, Groups: slices.Clone(u.Groups), CredentialVersion: u.CredentialVersion}, nil
+}
+
+// CredentialVersion implements [CredentialSource] over the read-only
+// users, then the stored ones. A stored user's version changes with every
+// change of the user's password, groups or admin flag.
+func (a *Accounts) CredentialVersion(ctx context.Context, subject string) (string, bool, error) {
+	if v, ro, err := a.readOnlyVersion(ctx, subject); err != nil || ro {
+		return v, ro, err
+	}
+	if u, ok := a.snap.Load().users[subject]; ok {
+		return u.CredentialVersion, true, nil
+	}
+	return "", false, nil
+}
+
+// cloneNames copies a list of group names, none for an empty list, so that
+// a user or token reads the same before and after a store's round trip.
+func cloneNames(names []string) []string {
+	if len(names) == 0 {
+		return nil
+	}
+	return slices.Clone(names)
+}

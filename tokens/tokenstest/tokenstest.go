@@ -1,0 +1,289 @@
+// Package tokenstest holds the conformance suite of [tokens.AccountStore]:
+// the contract [tokens.Accounts] relies on, which every account store, the
+// ones of package tokens and any other (a database store in a package of
+// its own), must keep. A store's test calls [RunAccountStore]:
+//
+//	func TestAccountStoreConformance(t *testing.T) {
+//		tokenstest.RunAccountStore(t, open)
+//	}
+//
+// The rules of a write are not the store's and are not checked here; the
+// tests of package tokens check them over every store it has.
+package tokenstest
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"golang.org/x/crypto/bcrypt"
+
+	"github.com/scorehub/scorehub/tokens"
+)
+
+var epoch = time.Date(2025, 1, 2, 3, 4, 5, 6000, time.UTC)
+
+// RunAccountStore runs the suite on stores open makes. open returns a new,
+// empty store and arranges its closing at the end of the test (t.Cleanup).
+func RunAccountStore(t *testing.T, open func(t *testing.T) tokens.AccountStore) {
+	ctx := context.Background()
+
+	t.Run("a new store is empty at seq 0", func(t *testing.T) {
+		st := load(t, open(t))
+		if st.Seq != 0 || len(st.Users) != 0 || len(st.APITokens) != 0 {
+			t.Errorf("new store holds %s, want nothing at seq 0", dump(st))
+		}
+	})
+
+	t.Run("what is committed loads back", func(t *testing.T) {
+		s := open(t)
+		want := state(1, user(t, "alice", "analysts"), user(t, "bob"))
+		want.APITokens = []tokens.StoredAPIToken{apiToken("alice", 1), apiToken("bob", 2)}
+		want.APITokens[0].ExpiresAt = epoch.Add(time.Hour)
+		want.APITokens[1].WebAPIGroups = []string{"risk", "fraud"}
+		commit(t, s, tokens.AccountCommit{Base: 0, Change: tokens.AccountChange{User: &want.Users[0]}, State: want})
+		if got := load(t, s); dump(got) != dump(want) {
+			t.Errorf("store holds\n%s\nwant\n%s", dump(got), dump(want))
+		}
+		next := state(2, want.Users[1])
+		commit(t, s, tokens.AccountCommit{Base: 1, Change: tokens.AccountChange{User: &want.Users[0], Delete: true, Revision: 1}, State: next})
+		if got := load(t, s); dump(got) != dump(next) {
+			t.Errorf("after a delete the store holds\n%s\nwant\n%s", dump(got), dump(next))
+		}
+	})
+
+	t.Run("last-used times commit", func(t *testing.T) {
+		s := open(t)
+		st := state(1, user(t, "alice"))
+		st.APITokens = []tokens.StoredAPIToken{apiToken("alice", 1)}
+		commit(t, s, tokens.AccountCommit{Base: 0, Change: tokens.AccountChange{APIToken: &st.APITokens[0]}, State: st})
+		used := epoch.Add(90 * time.Second)
+		next := state(2, st.Users...)
+		next.APITokens = []tokens.StoredAPIToken{st.APITokens[0]}
+		next.APITokens[0].LastUsedAt = used
+		commit(t, s, tokens.AccountCommit{Base: 1, Change: tokens.AccountChange{LastUsed: map[string]time.Time{next.APITokens[0].ID: used}}, State: next})
+		if got := load(t, s).APITokens[0].LastUsedAt; !got.Equal(used) {
+			t.Errorf("last used at %v, want %v", got, used)
+		}
+	})
+
+	t.Run("a commit on a stale base fails and changes nothing", func(t *testing.T) {
+		s := open(t)
+		first := state(1, user(t, "alice"))
+		commit(t, s, tokens.AccountCommit{Base: 0, Change: tokens.AccountChange{User: &first.Users[0]}, State: first})
+		for _, c := range []tokens.AccountCommit{
+			{Base: 0, State: state(1, user(t, "bob"))}, // another writer's view
+			{Base: 5, State: state(6, user(t, "bob"))}, // a base the store never had
+			{Base: 1, State: state(3, user(t, "bob"))}, // a state that skips a seq
+		} {
+			bob := c.State.Users[0]
+			c.Change = tokens.AccountChange{User: &bob}
+			if err := s.Commit(ctx, c); !errors.Is(err, tokens.ErrAccountsStale) {
+				t.Errorf("commit on base %d as seq %d: %v, want ErrAccountsStale", c.Base, c.State.Seq, err)
+			}
+		}
+		if got := load(t, s); dump(got) != dump(first) {
+			t.Errorf("after refused commits the store holds\n%s\nwant\n%s", dump(got), dump(first))
+		}
+	})
+
+	t.Run("of commits racing on one base exactly one wins", func(t *testing.T) {
+		s := open(t)
+		const writers = 8
+		var wg sync.WaitGroup
+		errs := make([]error, writers)
+		for i := range writers {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				st := state(1, user(t, fmt.Sprintf("user%d", i)))
+				errs[i] = s.Commit(ctx, tokens.AccountCommit{Base: 0, Change: tokens.AccountChange{User: &st.Users[0]}, State: st})
+			}()
+		}
+		wg.Wait()
+		won := 0
+		for _, err := range errs {
+			switch {
+			case err == nil:
+				won++
+			case !errors.Is(err, tokens.ErrAccountsStale):
+				t.Errorf("a losing commit failed with %v, want ErrAccountsStale", err)
+			}
+		}
+		if won != 1 {
+			t.Errorf("%d commits on base 0 succeeded, want 1", won)
+		}
+		if st := load(t, s); st.Seq != 1 || len(st.Users) != 1 {
+			t.Errorf("store holds %s, want one user at seq 1", dump(st))
+		}
+	})
+
+	t.Run("a cancelled context commits nothing", func(t *testing.T) {
+		s := open(t)
+		cctx, cancel := context.WithCancel(ctx)
+		cancel()
+		st := state(1, user(t, "alice"))
+		if err := s.Commit(cctx, tokens.AccountCommit{Base: 0, Change: tokens.AccountChange{User: &st.Users[0]}, State: st}); err == nil {
+			t.Error("commit with a cancelled context succeeded")
+		}
+		if got := load(t, s); got.Seq != 0 {
+			t.Errorf("after a cancelled commit the store is at seq %d, want 0", got.Seq)
+		}
+	})
+
+	t.Run("a closed store refuses every call", func(t *testing.T) {
+		s := open(t)
+		if err := s.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Load(ctx); !errors.Is(err, tokens.ErrAccountsClosed) {
+			t.Errorf("Load after Close: %v, want ErrAccountsClosed", err)
+		}
+		st := state(1, user(t, "alice"))
+		if err := s.Commit(ctx, tokens.AccountCommit{Base: 0, Change: tokens.AccountChange{User: &st.Users[0]}, State: st}); !errors.Is(err, tokens.ErrAccountsClosed) {
+			t.Errorf("Commit after Close: %v, want ErrAccountsClosed", err)
+		}
+		if err := s.Close(); err != nil {
+			t.Errorf("second Close: %v", err)
+		}
+	})
+
+	t.Run("accounts sharing a store lose no write", func(t *testing.T) {
+		s := open(t)
+		a1, a2 := newAccounts(t, s), newAccounts(t, s)
+		if _, err := a1.CreateUser(ctx, tokens.NewUser{Name: "alice", Password: "correct horse battery"}); err != nil {
+			t.Fatal(err)
+		}
+		// a2 decided on seq 0; its commit is refused, it reloads and
+		// decides again.
+		if _, err := a2.CreateUser(ctx, tokens.NewUser{Name: "bob", Password: "correct horse battery"}); err != nil {
+			t.Fatal(err)
+		}
+		st := load(t, s)
+		if st.Seq != 2 || len(st.Users) != 2 || st.Users[0].Name != "alice" || st.Users[1].Name != "bob" {
+			t.Fatalf("store holds %s, want alice and bob at seq 2", dump(st))
+		}
+		if _, ok := a2.User("alice"); !ok {
+			t.Error("the second writer does not show the first writer's user after its own write")
+		}
+	})
+
+	t.Run("what Accounts commits works after a new start", func(t *testing.T) {
+		s := open(t)
+		a := newAccounts(t, s)
+		if _, err := a.CreateUser(ctx, tokens.NewUser{Name: "alice", Password: "correct horse battery", Groups: []string{"analysts"}}); err != nil {
+			t.Fatal(err)
+		}
+		tok, secret, err := a.CreateAPIToken(ctx, tokens.NewAPIToken{Name: "ci", Owner: "alice"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		st := load(t, s)
+		if len(st.Users) != 1 || len(st.APITokens) != 1 {
+			t.Fatalf("store holds %s, want one user and one token", dump(st))
+		}
+		if string(st.Users[0].PasswordHash) == "correct horse battery" || st.APITokens[0].Hash == secret {
+			t.Error("the store holds a password or a token secret in the clear")
+		}
+		a.Close()
+		b := newAccounts(t, s)
+		if _, err := b.Authenticate(ctx, "alice", "correct horse battery"); err != nil {
+			t.Errorf("the stored user's password no longer works: %v", err)
+		}
+		p, _, err := b.VerifyAPIToken(ctx, secret)
+		if err != nil || p.Subject != "alice" {
+			t.Errorf("the stored API token %s verifies as %q, %v; want alice", tok.ID, p.Subject, err)
+		}
+	})
+}
+
+// newAccounts returns Accounts over s at the lowest bcrypt cost allowed,
+// closed at the end of the test.
+func newAccounts(t *testing.T, s tokens.AccountStore) *tokens.Accounts {
+	t.Helper()
+	a, err := tokens.NewAccounts(context.Background(), tokens.AccountsConfig{Store: s, BcryptCost: bcrypt.DefaultCost,
+		Now: func() time.Time { return epoch }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { a.Close() })
+	return a
+}
+
+func load(t *testing.T, s tokens.AccountStore) *tokens.AccountState {
+	t.Helper()
+	st, err := s.Load(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
+func commit(t *testing.T, s tokens.AccountStore, c tokens.AccountCommit) {
+	t.Helper()
+	if err := s.Commit(context.Background(), c); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func state(seq uint64, users ...tokens.StoredUser) *tokens.AccountState {
+	return &tokens.AccountState{Seq: seq, Users: users}
+}
+
+// hash is one bcrypt hash for every user of the suite, made once: the
+// store keeps it as it is and never checks a password.
+var hash = sync.OnceValue(func() []byte {
+	h, err := bcrypt.GenerateFromPassword([]byte("correct horse battery"), bcrypt.MinCost)
+	if err != nil {
+		panic(err)
+	}
+	return h
+})
+
+func user(t *testing.T, name string, groups ...string) tokens.StoredUser {
+	t.Helper()
+	return tokens.StoredUser{Name: name, PasswordHash: hash(), Groups: groups, CredentialVersion: "cv-" + name,
+		Revision: 1, CreatedAt: epoch, UpdatedAt: epoch}
+}
+
+// apiToken returns a token of owner with ID and hash made from n.
+func apiToken(owner string, n int) tokens.StoredAPIToken {
+	return tokens.StoredAPIToken{
+		APIToken:          tokens.APIToken{ID: fmt.Sprintf("tok%013d", n), Name: "token " + owner, Owner: owner, CreatedAt: epoch},
+		Hash:              fmt.Sprintf("%064x", n),
+		CredentialVersion: "cv-" + owner,
+	}
+}
+
+// dump is the state as JSON, an empty list and none alike, for comparing
+// and showing.
+func dump(st *tokens.AccountState) string {
+	c := *st
+	c.Users = append([]tokens.StoredUser(nil), st.Users...)
+	for i := range c.Users {
+		if len(c.Users[i].Groups) == 0 {
+			c.Users[i].Groups = nil
+		}
+	}
+	c.APITokens = append([]tokens.StoredAPIToken(nil), st.APITokens...)
+	for i := range c.APITokens {
+		if len(c.APITokens[i].WebAPIGroups) == 0 {
+			c.APITokens[i].WebAPIGroups = nil
+		}
+	}
+	if len(c.Users) == 0 {
+		c.Users = nil
+	}
+	if len(c.APITokens) == 0 {
+		c.APITokens = nil
+	}
+	b, err := json.MarshalIndent(c, "", "  ")
+	if err != nil {
+		return err.Error()
+	}
+	return string(b)
+}
