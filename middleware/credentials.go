@@ -241,7 +241,11 @@ func (c *Credentials) Middleware(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		who, err := c.authenticate(r, c.all)
 		if err != nil {
-			httperr.Write(w, r, discard, err) // logged by refuse
+			logger := c.bearer.logger
+			if httperr.From(err).Status < http.StatusInternalServerError {
+				logger = discard // a refusal, logged by refuse
+			}
+			httperr.Write(w, r, logger, err)
 			return
 		}
 		next.ServeHTTP(w, r.WithContext(withAuth(r.Context(), who.claims, c.bearer)))
