@@ -213,6 +213,9 @@ func New(cfg Config) (*Handler, error) {
 			}
 			next = noStore(h.writeLog(rt)(bearer(next)))
 		}
+		if rt.pattern == apiTokenPattern {
+			next = hideSecretInPath(next)
+		}
 		h.mux.Handle(rt.method+" "+rt.pattern, next)
 		h.routes = append(h.routes, rt.method+" "+rt.pattern)
 		if methods[rt.pattern] == nil {

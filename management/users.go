@@ -31,10 +31,14 @@ func accountRoutes() []route {
 
 		{http.MethodGet, "/api/v1/apitokens", ownReadAccess, (*Handler).listAPITokens},
 		{http.MethodPost, "/api/v1/apitokens", ownWriteAccess, (*Handler).createAPIToken},
-		{http.MethodGet, "/api/v1/apitokens/{id}", ownReadAccess, (*Handler).getAPIToken},
-		{http.MethodDelete, "/api/v1/apitokens/{id}", ownWriteAccess, (*Handler).deleteAPIToken},
+		{http.MethodGet, apiTokenPattern, ownReadAccess, (*Handler).getAPIToken},
+		{http.MethodDelete, apiTokenPattern, ownWriteAccess, (*Handler).deleteAPIToken},
 	}
 }
+
+// apiTokenPattern is the address of one API token, which
+// [hideSecretInPath] guards.
+const apiTokenPattern = "/api/v1/apitokens/{id}"
 
 // maxPasswordBytes is the longest password bcrypt reads; tokens.Accounts
 // refuses longer ones rather than ignore the rest.
@@ -81,7 +85,7 @@ type userInput struct {
 	Name     string   `json:"name" validate:"required,username"`
 	Password *string  `json:"password" validate:"omitnil,password"`
 	Admin    bool     `json:"admin"`
-	Groups   []string `json:"groups" validate:"max=1000,dive,required,max=256,nocontrol"`
+	Groups   []string `json:"groups" validate:"max=1000,unique,dive,required,max=256,nocontrol"`
 	Revision uint64   `json:"revision"`
 
 	// CurrentPassword is read from a PATCH only; elsewhere it is unknown.
