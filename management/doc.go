@@ -1,8 +1,8 @@
 // Package management is scorehub's management REST API: one [Handler] that
 // reads and changes what the scoring handler serves — execution queues, web
-// API groups, deployments and their endpoints — lists the process catalog,
-// answers health probes and publishes an OpenAPI 3.0.3 document of every
-// route. The queue routes are those of RapidMiner / Altair AI Hub 9
+// API groups, deployments and their endpoints — manages the users who get
+// tokens and their API tokens, lists the process catalog, answers health
+// probes and publishes an OpenAPI 3.0.3 document of every route. The queue routes are those of RapidMiner / Altair AI Hub 9
 // (/executions/queues) and 10 (/api/v1/queues).
 //
 // # Data flow
