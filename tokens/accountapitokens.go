@@ -60,7 +60,7 @@ func (a *Accounts) CreateAPIToken(ctx context.Context, t NewAPIToken) (APIToken,
 			return AccountChange{}, nil, fmt.Errorf("tokens: API token ID %q drawn twice", id)
 		}
 		created = &StoredAPIToken{
-			APIToken: APIToken{ID: id, Name: t.Name, Owner: t.Owner, WebAPIGroups: slices.Clone(t.WebAPIGroups),
+			APIToken: APIToken{ID: id, Name: t.Name, Owner: t.Owner, WebAPIGroups: cloneNames(t.WebAPIGroups),
 				CreatedAt: a.clock()},
 			Hash:              hashAPIToken(secret).String(),
 			CredentialVersion: cv,

@@ -258,12 +258,12 @@ func decodeAccounts(b []byte) (*AccountState, error) {
 	st := &AccountState{Seq: f.Seq}
 	for _, u := range f.Users {
 		st.Users = append(st.Users, StoredUser{Name: u.Name, PasswordHash: []byte(u.PasswordHash), Admin: u.Admin,
-			Groups: u.Groups, CredentialVersion: u.CredentialVersion, Revision: u.Revision,
+			Groups: cloneNames(u.Groups), CredentialVersion: u.CredentialVersion, Revision: u.Revision,
 			CreatedAt: u.CreatedAt, UpdatedAt: u.UpdatedAt})
 	}
 	for _, t := range f.APITokens {
 		st.APITokens = append(st.APITokens, StoredAPIToken{
-			APIToken: APIToken{ID: t.ID, Name: t.Name, Owner: t.Owner, WebAPIGroups: t.WebAPIGroups,
+			APIToken: APIToken{ID: t.ID, Name: t.Name, Owner: t.Owner, WebAPIGroups: cloneNames(t.WebAPIGroups),
 				CreatedAt: t.CreatedAt, ExpiresAt: derefTime(t.ExpiresAt), LastUsedAt: derefTime(t.LastUsedAt)},
 			Hash: t.Hash, CredentialVersion: t.CredentialVersion})
 	}

@@ -38,6 +38,13 @@ func TestFileAccountStoreKeepsUsersAndTokens(t *testing.T) {
 	if _, err := a.CreateUser(ctx, tokens.NewUser{Name: "alice", Password: goodPassword, Admin: true, Groups: []string{"analysts"}}); err != nil {
 		t.Fatal(err)
 	}
+	// No groups read the same before and after a restart, however given.
+	if _, err := a.CreateUser(ctx, tokens.NewUser{Name: "bob", Password: goodPassword, Groups: []string{}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := a.CreateAPIToken(ctx, tokens.NewAPIToken{Name: "any group", Owner: "bob", WebAPIGroups: []string{}}); err != nil {
+		t.Fatal(err)
+	}
 	tok, secret, err := a.CreateAPIToken(ctx, tokens.NewAPIToken{Name: "ci", Owner: "alice", WebAPIGroups: []string{"risk"}, ExpiresAt: t0.Add(48 * time.Hour)})
 	if err != nil {
 		t.Fatal(err)

@@ -100,7 +100,9 @@ type NewAPIToken struct {
 type ReadOnlyUsers interface {
 	Authenticator
 	CredentialSource
-	// Principals returns the current users, sorted by name.
+	// Principals returns the current users, sorted by name. Accounts
+	// calls it to list users and to verify an API token of a read-only
+	// user, so it should answer from memory.
 	Principals() []Principal
 }
 
@@ -110,7 +112,9 @@ type AccountsConfig struct {
 	// close it: the host that opened it does, after Accounts.Close.
 	Store AccountStore
 	// ReadOnly, when set, are users listed and authenticated beside the
-	// stored ones. Their names shadow stored users and cannot be created.
+	// stored ones. Their names cannot be created, and a stored user of the
+	// same name (the file gained it later) is hidden, unchangeable, until
+	// the file drops it again.
 	ReadOnly ReadOnlyUsers
 	// BcryptCost is the cost of new password hashes: 10 to
 	// [MaxBcryptCost]. Zero means bcrypt's default, 10.
@@ -483,7 +487,7 @@ func (a *Accounts) CreateUser(ctx context.Context, u NewUser) (Account, error) {
 			return AccountChange{}, nil, err
 		}
 		now := a.clock()
-		created = &StoredUser{Name: u.Name, PasswordHash: hash, Admin: u.Admin, Groups: slices.Clone(u.Groups),
+		created = &StoredUser{Name: u.Name, PasswordHash: hash, Admin: u.Admin, Groups: cloneNames(u.Groups),
 			CredentialVersion: cv, Revision: 1, CreatedAt: now, UpdatedAt: now}
 		next := s.state.withUser(*created)
 		return AccountChange{User: created}, next, nil
@@ -554,7 +558,7 @@ func (a *Accounts) UpdateUser(ctx context.Context, name string, ifRevision uint6
 			nu.Admin = *u.Admin
 		}
 		if u.Groups != nil {
-			nu.Groups = slices.Clone(*u.Groups)
+			nu.Groups = cloneNames(*u.Groups)
 		}
 		if hash != nil || nu.Admin != old.Admin || !slices.Equal(nu.Groups, old.Groups) {
 			if nu.CredentialVersion, err = newCredentialVersion(a.random); err != nil {
@@ -630,4 +634,13 @@ func (a *Accounts) CredentialVersion(ctx context.Context, subject string) (strin
 		return u.CredentialVersion, true, nil
 	}
 	return "", false, nil
+}
+
+// cloneNames copies a list of group names, none for an empty list, so that
+// a user or token reads the same before and after a store's round trip.
+func cloneNames(names []string) []string {
+	if len(names) == 0 {
+		return nil
+	}
+	return slices.Clone(names)
 }

@@ -48,9 +48,10 @@
 // # Users
 //
 // An [Authenticator] turns a user name and password into a [Principal].
-// [StaticUsers] holds bcrypt hashes, from code ([NewStaticUsers]) or from an
-// htpasswd file ([LoadHTPasswd]); an unknown user costs the same bcrypt work
-// as a wrong password. Before any bcrypt work the token service limits
+// [Accounts] (below) keeps users that change at run time; [StaticUsers]
+// holds bcrypt hashes, from code ([NewStaticUsers]) or from an htpasswd
+// file ([LoadHTPasswd]). Either way an unknown user costs the same bcrypt
+// work as a wrong password. Before any bcrypt work the token service limits
 // attempts per client address, failed logins per address, and failed
 // logins per user name and address. Failures count only against the
 // address they came from, so guessing a user's password from one address
@@ -58,6 +59,31 @@
 // run at once. A failed login is logged with only the first two
 // characters of the name tried and a keyed hash of it, since a name that
 // failed may be a password typed into the wrong field.
+//
+// # Accounts
+//
+// [Accounts] keeps users and API tokens that an admin manages through the
+// management API, in an [AccountStore]: [NewMemoryAccountStore], or
+// [OpenFileAccountStore], one JSON file of mode 0600 in the data directory,
+// replaced atomically on every write. Accounts checks every rule of a
+// write (names, password length, revisions, owners, limits) and the store
+// only loads and commits, conditionally on the state the rules were checked
+// on, so package tokenstest proves any store with one suite. Users of an
+// htpasswd file stay beside them as AccountsConfig.ReadOnly, listed with
+// source "file" and never changed. Errors describe themselves to the HTTP
+// edge (type, message naming the user or token, JSON pointer of the field).
+//
+// An API token is [APITokenPrefix], 256 random bits in base62 and a CRC-32
+// check, so leaked tokens are easy to find and a mistyped one is refused
+// before any lookup. Only its SHA-256 is kept. [Accounts.VerifyAPIToken]
+// looks the hash up in an immutable in-memory snapshot, without allocating
+// and without a write: it records the last use in memory, and a background
+// writer makes it durable. Every stored user has a random credential
+// version, new whenever their password, groups or admin flag change; the
+// principals Accounts authenticates carry it, and every API token keeps the
+// one its owner had when it was made, so such a change, or the owner's
+// removal, revokes the user's idTokens (through a [Verifier] with
+// Accounts as its [CredentialSource]) and their API tokens at once.
 //
 // # Revocation
 //
