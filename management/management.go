@@ -78,6 +78,15 @@ type Config struct {
 	// must be built over Registry and Queues.
 	Jobs *scoring.Jobs
 
+	// Credentials, when set, checks the credentials of the job routes in
+	// place of Verifier: every kind it takes (HTTP Basic, API tokens, an
+	// OpenID Connect provider's access tokens, idTokens), so that a job can
+	// be submitted with what the scoring endpoint it names takes. The job's
+	// endpoint is then checked against its group's policy as scoring checks
+	// it (scoring.JobsConfig.Authorize). Nil means idTokens only, as on
+	// every other route.
+	Credentials *middleware.Credentials
+
 	// Accounts keeps the users and API tokens that the /api/v1/users and
 	// /api/v1/apitokens routes manage. Nil means those routes are not
 	// served (they answer 404, and Routes and the OpenAPI document leave
@@ -178,6 +187,10 @@ func New(cfg Config) (*Handler, error) {
 		}
 	}
 	var jobBodyLimit func(http.Handler) http.Handler
+	jobAuth := bearer
+	if cfg.Credentials != nil {
+		jobAuth = cfg.Credentials.Middleware
+	}
 	if cfg.Jobs != nil {
 		routes = append(routes, jobRoutes()...)
 		// A job's body holds rows, bounded by the runner's limit for jobs,
@@ -211,7 +224,7 @@ func New(cfg Config) (*Handler, error) {
 			if cfg.JobsRequireAdmin {
 				next = middleware.RequireAdmin(next)
 			}
-			next = noStore(h.writeLog(rt)(bearer(next)))
+			next = noStore(h.writeLog(rt)(jobAuth(next)))
 		}
 		if rt.pattern == apiTokenPattern {
 			next = hideSecretInPath(next)

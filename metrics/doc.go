@@ -35,6 +35,7 @@
 //	scorehub_queue_executions_total          counter    queue, outcome
 //	scorehub_jobs                            gauge      state
 //	scorehub_token_requests_total            counter    route, outcome
+//	scorehub_auth_checks_total               counter    scheme, outcome
 //
 // status is the exact HTTP status for the codes the scoring handler answers
 // with (200, 400, 401, 403, 404, 405, 413, 415, 499, 500, 503, 504) and the
@@ -42,5 +43,7 @@
 // Authorize function chose. Queue outcomes are completed, failed, rejected,
 // timed_out and cancelled; job states are those of registry.JobStates; token
 // routes are tokens.PathTokenService and tokens.PathExchange, their outcomes
-// the tokens.Outcome constants.
+// the tokens.Outcome constants. Credential checks (middleware.Credentials)
+// count by the kind presented (basic, apitoken, bearer, none or other) and
+// the middleware.Auth outcome constants.
 package metrics

@@ -9,6 +9,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/scorehub/scorehub/middleware"
 	"github.com/scorehub/scorehub/registry"
 	"github.com/scorehub/scorehub/scoring"
 	"github.com/scorehub/scorehub/tokens"
@@ -56,6 +57,7 @@ type Metrics struct {
 	duration *prometheus.HistogramVec
 	rows     *prometheus.CounterVec
 	tokens   *prometheus.CounterVec
+	auth     *prometheus.CounterVec
 
 	reg        prometheus.Registerer
 	collectors []prometheus.Collector
@@ -106,9 +108,13 @@ func New(cfg Config) (*Metrics, error) {
 			Namespace: namespace, Subsystem: "token", Name: "requests_total",
 			Help: "Requests to the token routes, by route and outcome.",
 		}, []string{"route", "outcome"}),
+		auth: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: namespace, Subsystem: "auth", Name: "checks_total",
+			Help: "Credential checks of protected web API groups and job routes, by kind of credential presented and outcome.",
+		}, []string{"scheme", "outcome"}),
 		reg: cfg.Registerer,
 	}
-	m.collectors = []prometheus.Collector{m.requests, m.duration, m.rows, m.tokens, newQueueCollector(cfg.Queues)}
+	m.collectors = []prometheus.Collector{m.requests, m.duration, m.rows, m.tokens, m.auth, newQueueCollector(cfg.Queues)}
 	if cfg.Jobs != nil {
 		timeout := cfg.JobsTimeout
 		if timeout == 0 {
@@ -207,6 +213,26 @@ func (m *Metrics) ObserveToken(route, outcome string) {
 		outcome = tokens.OutcomeError
 	}
 	m.tokens.WithLabelValues(route, outcome).Inc()
+}
+
+// ObserveAuth counts one credential check (middleware.AuthObserver). A
+// scheme other than the registry.Scheme values and "none" counts as
+// "other", an outcome not among the middleware.Auth constants as
+// "error", so that a caller cannot grow the label set.
+func (m *Metrics) ObserveAuth(scheme, outcome string) {
+	switch scheme {
+	case string(registry.SchemeBasic), string(registry.SchemeAPIToken), string(registry.SchemeBearer), middleware.SchemeNone:
+	default:
+		scheme = middleware.SchemeOther
+	}
+	switch outcome {
+	case middleware.AuthAccepted, middleware.AuthMissing, middleware.AuthKindRefused, middleware.AuthMalformed,
+		middleware.AuthBadCredentials, middleware.AuthExpired, middleware.AuthRevoked, middleware.AuthForbidden,
+		middleware.AuthRateLimited, middleware.AuthError:
+	default:
+		outcome = middleware.AuthError
+	}
+	m.auth.WithLabelValues(scheme, outcome).Inc()
 }
 
 // statusLabel is the status label of code: the code itself for those the

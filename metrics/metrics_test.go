@@ -17,6 +17,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/scorehub/scorehub/metrics"
+	"github.com/scorehub/scorehub/middleware"
 	"github.com/scorehub/scorehub/registry"
 	"github.com/scorehub/scorehub/scoring"
 	"github.com/scorehub/scorehub/tokens"
@@ -524,6 +525,31 @@ scorehub_token_requests_total{outcome="rate_limited",route="/api/rest/saml/token
 	}
 }
 
+// TestAuthOutcomes checks the credential-check counters and that labels a
+// caller invents are folded into the fixed set.
+func TestAuthOutcomes(t *testing.T) {
+	s := newSetup(t, false)
+	var _ middleware.AuthObserver = s.m
+	s.m.ObserveAuth("basic", middleware.AuthAccepted)
+	s.m.ObserveAuth("basic", middleware.AuthAccepted)
+	s.m.ObserveAuth("apitoken", middleware.AuthRevoked)
+	s.m.ObserveAuth("bearer", middleware.AuthExpired)
+	s.m.ObserveAuth("none", middleware.AuthMissing)
+	s.m.ObserveAuth("Negotiate", "exploded")
+	want := `
+# HELP scorehub_auth_checks_total Credential checks of protected web API groups and job routes, by kind of credential presented and outcome.
+# TYPE scorehub_auth_checks_total counter
+scorehub_auth_checks_total{outcome="accepted",scheme="basic"} 2
+scorehub_auth_checks_total{outcome="error",scheme="other"} 1
+scorehub_auth_checks_total{outcome="expired",scheme="bearer"} 1
+scorehub_auth_checks_total{outcome="missing",scheme="none"} 1
+scorehub_auth_checks_total{outcome="revoked",scheme="apitoken"} 1
+`
+	if err := testutil.GatherAndCompare(s.prom, strings.NewReader(want), "scorehub_auth_checks_total"); err != nil {
+		t.Error(err)
+	}
+}
+
 // TestMetricNamesPassLint runs promlint over everything registered, so the
 // names, units and help texts follow Prometheus conventions.
 func TestMetricNamesPassLint(t *testing.T) {
@@ -531,6 +557,7 @@ func TestMetricNamesPassLint(t *testing.T) {
 	s.m.ObserveRequest(scoring.Unmatched(), 404, 0, time.Millisecond)
 	s.m.ObserveRequest(registry.EndpointRef{Group: "g", Path: "p", Alias: "a"}, 200, 3, time.Millisecond)
 	s.m.ObserveToken(tokens.PathTokenService, tokens.OutcomeIssued)
+	s.m.ObserveAuth("basic", middleware.AuthAccepted)
 	problems, err := testutil.GatherAndLint(s.prom)
 	if err != nil {
 		t.Fatal(err)
@@ -542,8 +569,8 @@ func TestMetricNamesPassLint(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(mfs) != 10 {
-		t.Errorf("%d metric families, want the 10 the package documents", len(mfs))
+	if len(mfs) != 11 {
+		t.Errorf("%d metric families, want the 11 the package documents", len(mfs))
 	}
 	for _, mf := range mfs {
 		if !strings.HasPrefix(mf.GetName(), "scorehub_") {

@@ -52,6 +52,17 @@ const (
 	msgRevoked   = "the token was revoked"
 	msgAdmin     = "this request needs an administrator's token"
 	msgGroup     = "the token's holder is not in a user group allowed here"
+
+	msgHeaderSyntax    = "the Authorization header must be a scheme, one space and the credentials"
+	msgBasicSyntax     = "the Basic credentials must be the base64 of a user name, a colon and a password"
+	msgBadPassword     = "the user name or password is not correct"
+	msgTooManyFailures = "too many failed attempts; retry later"
+	msgAPITokenSyntax  = "the Authorization header must be the word apitoken, one space and one token"
+	msgAPITokenInvalid = "the API token is not valid"
+	msgAPITokenExpired = "the API token expired"
+	msgAPITokenRevoked = "the API token was revoked: its owner was removed or changed"
+	msgAPITokenGroup   = "this API token may not call the web API group "
+	msgProviderDown    = "the identity provider cannot be reached to check the token; retry later"
 )
 
 // newAuthError is a request refused for its credentials: the answer the

@@ -115,7 +115,7 @@ func ExampleScoringAuth() {
 	for _, token := range []string{"analyst-token", "admin-token", "old-token"} {
 		r := httptest.NewRequest(http.MethodPost, "/webapi/risk/api/v1/services/churn/predict", nil)
 		r.Header.Set("Authorization", "Bearer "+token)
-		err := authorize(r, policy)
+		err := authorize(r, "risk", policy)
 		var refusal *scoring.Error
 		if errors.As(err, &refusal) {
 			fmt.Printf("%s: %d %s\n", token, refusal.Status, refusal.Challenge)

@@ -58,7 +58,7 @@ func TestRefusedCredentialsAreLogged(t *testing.T) {
 				"type": "forbidden", "reason": "this request needs an administrator's token", "client": "192.0.2.1", "subject": "ann"}},
 		{name: "protected scoring, no token", door: "scoring", target: "/webapi/risk/api/v1/services/churn/predict",
 			want: want{"level": "INFO", "method": "GET", "path": "/webapi/risk/api/v1/services/churn/predict", "status": 401.0,
-				"type": "unauthorized", "reason": "this request needs a bearer token in the Authorization header", "client": "192.0.2.1"}},
+				"type": "unauthorized", "reason": "this endpoint needs credentials in the Authorization header: Bearer", "client": "192.0.2.1"}},
 		{name: "protected scoring, forged token", door: "scoring", target: "/webapi/risk/api/v1/services/churn/predict",
 			auth: "Bearer " + forged, secret: forged,
 			want: want{"level": "WARN", "method": "GET", "path": "/webapi/risk/api/v1/services/churn/predict", "status": 401.0,
@@ -94,7 +94,7 @@ func TestRefusedCredentialsAreLogged(t *testing.T) {
 				}
 				policy := registry.AuthPolicy{Mode: registry.TokenRequired, Groups: []string{"risk-analysts"}}
 				h = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-					if err := authorize(r, policy); err != nil {
+					if err := authorize(r, "risk", policy); err != nil {
 						httperr.Write(w, r, nil, err)
 					}
 				})

@@ -53,7 +53,7 @@ func TestScoringAuth(t *testing.T) {
 			if tt.auth != "" {
 				r.Header.Set("Authorization", tt.auth)
 			}
-			err := authorize(r, tt.policy)
+			err := authorize(r, "DEFAULT", tt.policy)
 			if tt.wantStatus == 0 {
 				if err != nil {
 					t.Fatalf("refused: %v", err)

@@ -12,8 +12,8 @@ import (
 
 // checkAuth applies the group's token policy and returns the refusal, which
 // carries its challenge when it is a 401.
-func (h *Handler) checkAuth(r *http.Request, p registry.AuthPolicy) error {
-	return authorizeGroup(h.authorize, h.log, r, p)
+func (h *Handler) checkAuth(r *http.Request, group string, p registry.AuthPolicy) error {
+	return authorizeGroup(h.authorize, h.log, r, group, p)
 }
 
 // authorizeGroup is the one check of a caller against a web API group's
@@ -24,7 +24,7 @@ func (h *Handler) checkAuth(r *http.Request, p registry.AuthPolicy) error {
 // host's [Config.Authorize] or [JobsConfig.Authorize]) decides on r's
 // credentials; without it, or without r, the caller is refused with a 401
 // carrying its challenge.
-func authorizeGroup(authorize func(*http.Request, registry.AuthPolicy) error, log *slog.Logger, r *http.Request, p registry.AuthPolicy) error {
+func authorizeGroup(authorize func(*http.Request, string, registry.AuthPolicy) error, log *slog.Logger, r *http.Request, group string, p registry.AuthPolicy) error {
 	if p.Mode != registry.TokenRequired {
 		return nil
 	}
@@ -36,7 +36,7 @@ func authorizeGroup(authorize func(*http.Request, registry.AuthPolicy) error, lo
 			"path", r.URL.Path)
 		return errNeedsToken
 	}
-	if err := authorize(r, p); err != nil {
+	if err := authorize(r, group, p); err != nil {
 		return authError(err)
 	}
 	return nil

@@ -72,7 +72,7 @@ type Config struct {
 
 	// Authorize decides whether r may call an endpoint of a group whose
 	// Auth.Mode is registry.TokenRequired; it is called with the group's
-	// policy, and only for such groups. It returns nil to let the request
+	// name and policy, and only for such groups. It returns nil to let the request
 	// through. Otherwise its error is the answer: an [*Error] as it is;
 	// [ErrUnauthorized] or [ErrForbidden] (possibly wrapped) as 401
 	// unauthorized or 403 forbidden; anything else as 500 internal_error.
@@ -81,7 +81,7 @@ type Config struct {
 	//
 	// nil refuses every request to a token group with 401: the handler
 	// never lets a protected group through without a check.
-	Authorize func(r *http.Request, p registry.AuthPolicy) error
+	Authorize func(r *http.Request, group string, p registry.AuthPolicy) error
 
 	// Logger receives failed requests (server faults at error level, with
 	// their cause) and process panics with their stack. nil means
@@ -122,7 +122,7 @@ type Handler struct {
 	lim            Limits
 	defaultTimeout time.Duration
 	retryAfter     int
-	authorize      func(*http.Request, registry.AuthPolicy) error
+	authorize      func(*http.Request, string, registry.AuthPolicy) error
 	log            *slog.Logger
 	observer       Observer
 	prefix         string
@@ -237,7 +237,7 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, o *observation) 
 	// answer at every address under it and cannot tell which exist or are
 	// enabled.
 	if g, ok := snap.State().Group(group); ok && g.Auth.Mode == registry.TokenRequired {
-		if err := h.checkAuth(r, g.Auth); err != nil {
+		if err := h.checkAuth(r, g.Name, g.Auth); err != nil {
 			h.fail(w, r, o, err)
 			return
 		}

@@ -748,26 +748,26 @@ func TestHandlerSeesLiveChanges(t *testing.T) {
 func TestHandlerAuthorize(t *testing.T) {
 	tests := []struct {
 		name      string
-		authorize func(*http.Request, registry.AuthPolicy) error
+		authorize func(*http.Request, string, registry.AuthPolicy) error
 		want      apiError
 		challenge string
 	}{
 		{"no Authorize refuses", nil, apiError{Status: 401, Type: "unauthorized"}, "Bearer"},
-		{"allowed", func(*http.Request, registry.AuthPolicy) error { return nil }, apiError{}, ""},
-		{"unauthorized", func(*http.Request, registry.AuthPolicy) error {
+		{"allowed", func(*http.Request, string, registry.AuthPolicy) error { return nil }, apiError{}, ""},
+		{"unauthorized", func(*http.Request, string, registry.AuthPolicy) error {
 			return fmt.Errorf("no token: %w", scoring.ErrUnauthorized)
 		},
 			apiError{Status: 401, Type: "unauthorized"}, "Bearer"},
-		{"unauthorized with a challenge", func(*http.Request, registry.AuthPolicy) error {
+		{"unauthorized with a challenge", func(*http.Request, string, registry.AuthPolicy) error {
 			return fmt.Errorf("bad token: %w", &scoring.Error{Status: 401, Type: "unauthorized",
 				Message: "this endpoint needs a valid token", Challenge: `Bearer realm="scorehub", error="invalid_token"`})
 		}, apiError{Status: 401, Type: "unauthorized"}, `Bearer realm="scorehub", error="invalid_token"`},
-		{"forbidden", func(*http.Request, registry.AuthPolicy) error { return scoring.ErrForbidden },
+		{"forbidden", func(*http.Request, string, registry.AuthPolicy) error { return scoring.ErrForbidden },
 			apiError{Status: 403, Type: "forbidden"}, ""},
-		{"an *Error as it is", func(*http.Request, registry.AuthPolicy) error {
+		{"an *Error as it is", func(*http.Request, string, registry.AuthPolicy) error {
 			return &scoring.Error{Status: 429, Type: "rate_limited", Message: "slow down"}
 		}, apiError{Status: 429, Type: "rate_limited", Message: "slow down"}, ""},
-		{"any other error fails closed", func(*http.Request, registry.AuthPolicy) error { return errors.New("key store down") },
+		{"any other error fails closed", func(*http.Request, string, registry.AuthPolicy) error { return errors.New("key store down") },
 			apiError{Status: 500, Type: "internal_error", Message: "internal error"}, ""},
 	}
 	for _, tc := range tests {
@@ -776,10 +776,10 @@ func TestHandlerAuthorize(t *testing.T) {
 			var policy atomic.Pointer[registry.AuthPolicy]
 			cfg := scoring.Config{}
 			if tc.authorize != nil {
-				cfg.Authorize = func(r *http.Request, p registry.AuthPolicy) error {
+				cfg.Authorize = func(r *http.Request, group string, p registry.AuthPolicy) error {
 					calls.Add(1)
 					policy.Store(&p)
-					return tc.authorize(r, p)
+					return tc.authorize(r, group, p)
 				}
 			}
 			f := newFixture(t, cfg, registry.ProcessInfo{Name: "echo", Process: echo})
@@ -866,7 +866,7 @@ func TestNewRefusesIncompleteConfig(t *testing.T) {
 // existing endpoint must all get the same 401, so that none can be told
 // apart. A public group still says which addresses do not exist.
 func TestHandlerProtectedGroupHidesEndpoints(t *testing.T) {
-	refuse := func(r *http.Request, _ registry.AuthPolicy) error {
+	refuse := func(r *http.Request, _ string, _ registry.AuthPolicy) error {
 		if r.Header.Get("Authorization") == "Bearer good" {
 			return nil
 		}

@@ -104,7 +104,7 @@ type JobsConfig struct {
 	// function the scoring handler has, so that a job is allowed exactly
 	// what its submitter may do at the endpoint's scoring address. nil
 	// refuses every job naming an endpoint of a token group with 401.
-	Authorize func(r *http.Request, p registry.AuthPolicy) error
+	Authorize func(r *http.Request, group string, p registry.AuthPolicy) error
 }
 
 // Caller is who submits a job, as the host's authentication found them.
@@ -154,7 +154,7 @@ type JobSpec struct {
 // jobs past the retention. Jobs is safe for concurrent use.
 type Jobs struct {
 	engine         *engine
-	authorize      func(*http.Request, registry.AuthPolicy) error
+	authorize      func(*http.Request, string, registry.AuthPolicy) error
 	store          registry.JobStore     // reads
 	writes         *registry.JobRegistry // every write, under its rules
 	lim            Limits
@@ -402,7 +402,7 @@ func (j *Jobs) resolve(spec JobSpec) (*execution, error) {
 		// As at the scoring address: the policy first, so that a job
 		// cannot tell a caller which endpoints a protected group has.
 		if g, ok := snap.State().Group(e.Group); ok {
-			if err := authorizeGroup(j.authorize, j.engine.log, spec.Caller.Request, g.Auth); err != nil {
+			if err := authorizeGroup(j.authorize, j.engine.log, spec.Caller.Request, g.Name, g.Auth); err != nil {
 				return nil, err
 			}
 		}

@@ -92,14 +92,14 @@ func newJobsFixture(t *testing.T) *jobsFixture {
 
 // newJobsFixtureAuth is newJobsFixture with authorize as the runner's
 // JobsConfig.Authorize and the scoring handler's Config.Authorize.
-func newJobsFixtureAuth(t *testing.T, authorize func(*http.Request, registry.AuthPolicy) error) *jobsFixture {
+func newJobsFixtureAuth(t *testing.T, authorize func(*http.Request, string, registry.AuthPolicy) error) *jobsFixture {
 	t.Helper()
 	return newJobsFixtureWith(t, authorize, func(*scoring.JobsConfig) {})
 }
 
 // newJobsFixtureWith is newJobsFixtureAuth with the runner's config changed
 // by edit.
-func newJobsFixtureWith(t *testing.T, authorize func(*http.Request, registry.AuthPolicy) error, edit func(*scoring.JobsConfig)) *jobsFixture {
+func newJobsFixtureWith(t *testing.T, authorize func(*http.Request, string, registry.AuthPolicy) error, edit func(*scoring.JobsConfig)) *jobsFixture {
 	t.Helper()
 	p := &jobProcs{started: make(chan struct{}, 10), release: make(chan struct{})}
 	f := &jobsFixture{fixture: newFixture(t, scoring.Config{Authorize: authorize}, p.list()...), procs: p, now: &testClock{t: time.Date(2025, 3, 1, 0, 0, 0, 0, time.UTC)}}
@@ -484,7 +484,7 @@ func TestCheckShared(t *testing.T) {
 func TestJobsApplyGroupPolicy(t *testing.T) {
 	// The caller named in "Authorization: Bearer <name>" is valid; alice
 	// is in the user group analysts, bob is not.
-	authorize := func(r *http.Request, p registry.AuthPolicy) error {
+	authorize := func(r *http.Request, group string, p registry.AuthPolicy) error {
 		user, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 		if !ok {
 			return &scoring.Error{Status: 401, Type: "unauthorized", Message: "this endpoint needs a valid token", Challenge: "Bearer"}

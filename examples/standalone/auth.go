@@ -11,10 +11,12 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
 
+	"github.com/scorehub/scorehub/middleware"
 	"github.com/scorehub/scorehub/tokens"
 )
 
@@ -27,22 +29,36 @@ const (
 	keyFile       = "keys.json"
 )
 
-// auth is what the server needs to issue and check tokens.
+// auth is what the server needs to issue and check credentials.
 type auth struct {
 	issuer   *tokens.Issuer
 	verifier *tokens.Verifier
 	handler  *tokens.Service
 	keys     *tokens.KeySet
-	// stop ends the key rotation; Close calls it.
+	// accounts are the users kept in the data directory beside the
+	// built-in admin and the users file, and their API tokens.
+	accounts *tokens.Accounts
+	store    *tokens.FileAccountStore
+	// credentials checks every kind of credential on protected web API
+	// groups and the job routes.
+	credentials *middleware.Credentials
+	// stop ends the key rotation and the watch of the users files; Close
+	// calls it.
 	stop context.CancelFunc
 }
 
-// Close stops rotating the signing key.
-func (a *auth) Close() { a.stop() }
+// Close stops rotating the signing key, makes the API tokens' last use
+// durable and closes the accounts file.
+func (a *auth) Close() error {
+	a.stop()
+	return errors.Join(a.accounts.Close(), a.store.Close())
+}
 
-// newAuth builds the token routes; observer, when not nil, is told how
-// each token request ended.
-func newAuth(cfg config, getenv func(string) string, stdout io.Writer, logger *slog.Logger, observer tokens.Observer) (*auth, error) {
+// newAuth builds the token routes and the credential checks; observer and
+// authObserver, when not nil, are told how each token request and each
+// credential check ended.
+func newAuth(cfg config, getenv func(string) string, stdout io.Writer, logger *slog.Logger,
+	observer tokens.Observer, authObserver middleware.AuthObserver) (_ *auth, err error) {
 	keys, err := tokens.LoadOrCreateKeySet(filepath.Join(cfg.DataDir, keyFile), tokens.KeySetConfig{Retention: cfg.TokenValidity})
 	if err != nil {
 		return nil, err
@@ -61,11 +77,32 @@ func newAuth(cfg config, getenv func(string) string, stdout io.Writer, logger *s
 		return nil, err
 	}
 	users.logger = logger
+	// Users and API tokens made over the management API are kept in the
+	// data directory; the admin and the users file are read-only beside
+	// them.
+	store, err := tokens.OpenFileAccountStore(cfg.DataDir)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err != nil {
+			store.Close()
+		}
+	}()
+	accounts, err := tokens.NewAccounts(context.Background(), tokens.AccountsConfig{Store: store, ReadOnly: users, Logger: logger})
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err != nil {
+			accounts.Close()
+		}
+	}()
 	// A token claiming a longer life than this server grants is refused,
 	// whoever signed it; so is one whose user was removed or changed
-	// password since.
+	// password or groups since.
 	verifier, err := tokens.NewVerifier(tokens.VerifierConfig{Keys: keys, Issuer: tokenIssuer, Audience: tokenAudience,
-		MaxValidity: cfg.TokenValidity, Credentials: users})
+		MaxValidity: cfg.TokenValidity, Credentials: accounts})
 	if err != nil {
 		return nil, err
 	}
@@ -83,15 +120,35 @@ func newAuth(cfg config, getenv func(string) string, stdout io.Writer, logger *s
 			return nil, err
 		}
 	}
-	h, err := tokens.NewService(tokens.ServiceConfig{Issuer: issuer, Users: users, Provider: provider,
+	h, err := tokens.NewService(tokens.ServiceConfig{Issuer: issuer, Users: accounts, Provider: provider,
 		TrustedProxies: cfg.TrustedProxies, Logger: logger, Observer: observer})
+	if err != nil {
+		return nil, err
+	}
+	// Basic credentials on scoring are checked with bcrypt once a minute
+	// per user, not on every request.
+	passwords, err := tokens.NewPasswordCache(tokens.PasswordCacheConfig{Users: accounts, Credentials: accounts})
+	if err != nil {
+		return nil, err
+	}
+	creds := middleware.CredentialsConfig{
+		BearerConfig: middleware.BearerConfig{Verifier: verifier, Logger: logger, TrustedProxies: cfg.TrustedProxies},
+		Passwords:    passwords,
+		APITokens:    accounts,
+		Observer:     authObserver,
+	}
+	if provider != nil {
+		creds.Provider = provider
+	}
+	credentials, err := middleware.NewCredentials(creds)
 	if err != nil {
 		return nil, err
 	}
 	ctx, stop := context.WithCancel(context.Background())
 	go rotateKeys(ctx, keys, cfg.KeyRotation, logger)
 	go users.watch(ctx, usersCheck)
-	return &auth{issuer: issuer, verifier: verifier, handler: h, keys: keys, stop: stop}, nil
+	return &auth{issuer: issuer, verifier: verifier, handler: h, keys: keys, accounts: accounts, store: store,
+		credentials: credentials, stop: stop}, nil
 }
 
 // maxRotationCheck bounds the time between two checks of the signing
@@ -259,10 +316,7 @@ type userSet struct {
 	adminStamp, usersStamp fs.FileInfo
 }
 
-var (
-	_ tokens.Authenticator    = (*users)(nil)
-	_ tokens.CredentialSource = (*users)(nil)
-)
+var _ tokens.ReadOnlyUsers = (*users)(nil)
 
 // pick returns the users that name belongs to.
 func (s *userSet) pick(name string) *tokens.StaticUsers {
@@ -281,6 +335,22 @@ func (u *users) Authenticate(ctx context.Context, name, password string) (tokens
 // subject, and false for a user who is not (or no longer) known.
 func (u *users) CredentialVersion(ctx context.Context, subject string) (string, bool, error) {
 	return u.current.Load().pick(subject).CredentialVersion(ctx, subject)
+}
+
+// Principals returns the current users, sorted by name: the admin, and the
+// users file's but for one it may name admin.
+func (u *users) Principals() []tokens.Principal {
+	s := u.current.Load()
+	out := s.admin.Principals()
+	if s.others != nil {
+		for _, p := range s.others.Principals() {
+			if p.Subject != adminName {
+				out = append(out, p)
+			}
+		}
+	}
+	slices.SortFunc(out, func(a, b tokens.Principal) int { return strings.Compare(a.Subject, b.Subject) })
+	return out
 }
 
 // watch reads the users file and the admin's stored hash again whenever

@@ -224,9 +224,9 @@ func newServer(ctx context.Context, cfg config, getenv func(string) string, stdo
 	// A job naming an endpoint passes the check the scoring handler
 	// applies, built below once the verifier exists (the metrics the
 	// token service reports to need the jobs first).
-	var authorize func(*http.Request, registry.AuthPolicy) error
+	var authorize func(*http.Request, string, registry.AuthPolicy) error
 	jobs, err := scoring.NewJobs(scoring.JobsConfig{
-		Authorize: func(r *http.Request, p registry.AuthPolicy) error { return authorize(r, p) },
+		Authorize: func(r *http.Request, group string, p registry.AuthPolicy) error { return authorize(r, group, p) },
 		Registry:  reg,
 		Queues:    queues,
 		Store:     jobStore,
@@ -245,6 +245,7 @@ func newServer(ctx context.Context, cfg config, getenv func(string) string, stdo
 	var (
 		observer       scoring.Observer
 		tokenObserver  tokens.Observer
+		authObserver   middleware.AuthObserver
 		metricsHandler http.Handler
 	)
 	if cfg.Metrics {
@@ -252,9 +253,9 @@ func newServer(ctx context.Context, cfg config, getenv func(string) string, stdo
 		if err != nil {
 			return nil, err
 		}
-		observer, tokenObserver, metricsHandler = m, m, h
+		observer, tokenObserver, authObserver, metricsHandler = m, m, m, h
 	}
-	authn, err := newAuth(cfg, getenv, stdout, logger, tokenObserver)
+	authn, err := newAuth(cfg, getenv, stdout, logger, tokenObserver, authObserver)
 	if err != nil {
 		return nil, err
 	}
@@ -263,10 +264,7 @@ func newServer(ctx context.Context, cfg config, getenv func(string) string, stdo
 			authn.Close()
 		}
 	}()
-	authorize, err = middleware.ScoringAuth(middleware.BearerConfig{Verifier: authn.verifier, Logger: logger, TrustedProxies: cfg.TrustedProxies})
-	if err != nil {
-		return nil, err
-	}
+	authorize = authn.credentials.Authorize
 	scorer, err := scoring.New(scoring.Config{
 		Registry:       reg,
 		Queues:         queues,
@@ -287,6 +285,8 @@ func newServer(ctx context.Context, cfg config, getenv func(string) string, stdo
 		Queues:        scorer.Queues(),
 		Jobs:          jobs,
 		Verifier:      authn.verifier,
+		Credentials:   authn.credentials,
+		Accounts:      authn.accounts,
 		ScoringPrefix: cfg.Prefix,
 		Logger:        logger,
 	})
@@ -340,10 +340,9 @@ func newServer(ctx context.Context, cfg config, getenv func(string) string, stdo
 
 // Close stops the jobs left (after a drain, none), then closes the stores.
 func (s *server) Close() error {
-	s.auth.Close()
 	s.jobs.Close()
 	s.reg.Close()
-	return errors.Join(s.jobStore.Close(), s.store.Close())
+	return errors.Join(s.auth.Close(), s.jobStore.Close(), s.store.Close())
 }
 
 // ensureDemo creates the demo deployment unless the store already has one
