@@ -226,6 +226,9 @@ func New(cfg Config) (*Handler, error) {
 			}
 			next = noStore(h.writeLog(rt)(jobAuth(next)))
 		}
+		if rt.pattern == apiTokenPattern {
+			next = hideSecretInPath(next)
+		}
 		h.mux.Handle(rt.method+" "+rt.pattern, next)
 		h.routes = append(h.routes, rt.method+" "+rt.pattern)
 		if methods[rt.pattern] == nil {
@@ -253,9 +256,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // Routes lists the routes served, as http.ServeMux patterns ("GET
-// /api/v1/queues"), in the order of the package documentation: then the
-// user and API token routes when [Config.Accounts] is set, and the job
-// routes last when [Config.Jobs] is set. A GET route answers HEAD too.
+// /api/v1/queues"), in the order of the package documentation: the user
+// and API token routes only when [Config.Accounts] is set, the job routes,
+// last, only when [Config.Jobs] is. A GET route answers HEAD too.
 func (h *Handler) Routes() []string { return append([]string(nil), h.routes...) }
 
 // OpenAPI returns the OpenAPI 3.0.3 document the Handler serves at GET
