@@ -65,7 +65,7 @@ type PasswordCache struct {
 	max     int
 	now     func() time.Time
 	checks  chan struct{}
-	hashers sync.Pool // of hash.Hash: HMAC-SHA-256 under key
+	hashers sync.Pool // of *keyHasher
 
 	mu      sync.RWMutex
 	entries map[[sha256.Size]byte]cachedCheck
@@ -109,22 +109,28 @@ func NewPasswordCache(cfg PasswordCacheConfig) (*PasswordCache, error) {
 	c.checks = make(chan struct{}, n)
 	key := make([]byte, 32)
 	rand.Read(key) // never fails: crypto/rand panics rather than return an error
-	c.hashers.New = func() any { return hmac.New(sha256.New, key) }
+	c.hashers.New = func() any { return &keyHasher{mac: hmac.New(sha256.New, key)} }
 	return c, nil
+}
+
+// keyHasher computes keys: an HMAC and a buffer for its input and output,
+// reused so that a lookup allocates nothing.
+type keyHasher struct {
+	mac hash.Hash
+	buf []byte
 }
 
 // key is the keyed hash a check of name and password is remembered under.
 // The name's length comes first, so that no two pairs share an input.
 func (c *PasswordCache) key(name, password string) [sha256.Size]byte {
-	h := c.hashers.Get().(hash.Hash)
-	h.Reset()
-	var n [4]byte
-	binary.BigEndian.PutUint32(n[:], uint32(len(name)))
-	h.Write(n[:])
-	h.Write([]byte(name))
-	h.Write([]byte(password))
+	h := c.hashers.Get().(*keyHasher)
+	h.mac.Reset()
+	h.buf = binary.BigEndian.AppendUint32(h.buf[:0], uint32(len(name)))
+	h.buf = append(append(h.buf, name...), password...)
+	h.mac.Write(h.buf)
+	clear(h.buf) // the password does not outlive the call in the pool
 	var k [sha256.Size]byte
-	h.Sum(k[:0])
+	copy(k[:], h.mac.Sum(h.buf[:0]))
 	c.hashers.Put(h)
 	return k
 }

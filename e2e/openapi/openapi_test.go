@@ -66,7 +66,8 @@ type step struct {
 	body         string
 	header       map[string]string
 	status       int
-	keep         string // the name under which the answer's id is kept for later paths ({name})
+	keep         string // the name under which the answer's id is kept for later paths and headers ({name})
+	keepField    string // the member of the answer kept, when not "id"
 }
 
 // TestEveryOperationAnswersAsDocumented sends the server, through the
@@ -149,6 +150,39 @@ func TestEveryOperationAnswersAsDocumented(t *testing.T) {
 		{method: "POST", path: "/executions/jobs/{slow}/stop", as: "admin", status: 202},
 		{method: "GET", path: "/executions/jobs/nowhere", as: "reader", status: 404},
 
+		// Users and API tokens, and a protected group called with each kind
+		// of credential.
+		{method: "GET", path: "/api/v1/users", as: "admin", status: 200},
+		{method: "GET", path: "/api/v1/users", as: "reader", status: 403},
+		{method: "POST", path: "/api/v1/users", as: "admin", body: `{"name":"ann","password":"ann's password","groups":["analysts"]}`, status: 201},
+		{method: "POST", path: "/api/v1/users", as: "admin", body: `{"name":"ann","password":"ann's password"}`, status: 409},
+		{method: "POST", path: "/api/v1/users", as: "admin", body: `{"name":"short","password":"x"}`, status: 400},
+		{method: "GET", path: "/api/v1/users/ann", as: "admin", status: 200},
+		{method: "GET", path: "/api/v1/users/nobody", as: "admin", status: 404},
+		{method: "PUT", path: "/api/v1/users/ann", as: "admin", body: `{"groups":["analysts","risk"]}`, header: map[string]string{"If-Match": `"1"`}, status: 200},
+		{method: "PUT", path: "/api/v1/users/ann", as: "admin", body: `{"groups":["analysts"]}`, header: map[string]string{"If-Match": `"1"`}, status: 412},
+		{method: "PATCH", path: "/api/v1/users/ann", as: "admin", contentType: "application/merge-patch+json", body: `{"groups":["analysts"]}`, status: 200},
+		{method: "PUT", path: "/api/v1/users/reader", as: "admin", body: `{"groups":[]}`, status: 409}, // from the users file
+		{method: "POST", path: "/api/v1/apitokens", as: "admin", body: `{"name":"ci","owner":"ann"}`, status: 201, keep: "token", keepField: "token"},
+		{method: "POST", path: "/api/v1/apitokens", as: "admin", body: `{"name":"spare","owner":"ann","webApiGroups":["traffic"]}`, status: 201, keep: "spare"},
+		{method: "POST", path: "/api/v1/apitokens", as: "reader", body: `{"name":"x","owner":"ann"}`, status: 403},
+		{method: "GET", path: "/api/v1/apitokens", as: "admin", status: 200},
+		{method: "GET", path: "/api/v1/apitokens/{spare}", as: "admin", status: 200},
+		{method: "GET", path: "/api/v1/apitokens/{spare}", as: "reader", status: 404},
+		{method: "DELETE", path: "/api/v1/apitokens/{spare}", as: "admin", status: 204},
+		{method: "POST", path: "/api/v1/webapigroups", as: "admin", body: `{"name":"secure","auth":{"mode":"token","groups":["analysts"],"schemes":["basic","apitoken","bearer"]}}`, status: 201},
+		{method: "PUT", path: "/api/v1/deployments/secure/iris", as: "admin", body: `{"enabled":true,"endpoints":[{"alias":"species","process":"iris"}]}`, status: 201},
+		{method: "POST", path: "/webapi/secure/api/v1/services/iris/species", body: `{"data":[` + harness.IrisRow + `]}`, status: 401},
+		{method: "POST", path: "/webapi/secure/api/v1/services/iris/species", header: basic("ann", "ann's password"), body: `{"data":[` + harness.IrisRow + `]}`, status: 200},
+		{method: "POST", path: "/webapi/secure/api/v1/services/iris/species", header: basic("ann", "wrong"), body: `{"data":[` + harness.IrisRow + `]}`, status: 401},
+		{method: "POST", path: "/webapi/secure/api/v1/services/iris/species", header: map[string]string{"Authorization": "apitoken {token}"}, body: `{"data":[` + harness.IrisRow + `]}`, status: 200},
+		{method: "POST", path: "/webapi/secure/api/v1/services/iris/species", as: "reader", body: `{"data":[` + harness.IrisRow + `]}`, status: 403},
+		{method: "POST", path: "/executions/jobs", header: basic("ann", "ann's password"), body: `{"endpoint":{"group":"secure","path":"iris","alias":"species"},"data":[` + harness.IrisRow + `]}`, status: 201},
+		{method: "DELETE", path: "/api/v1/deployments/secure/iris", as: "admin", status: 204},
+		{method: "DELETE", path: "/api/v1/users/ann", as: "reader", status: 403},
+		{method: "DELETE", path: "/api/v1/users/ann", as: "admin", status: 204},
+		{method: "DELETE", path: "/api/v1/users/ann", as: "admin", status: 404},
+
 		{method: "DELETE", path: "/api/v1/deployments/traffic/slow", as: "admin", status: 204},
 		{method: "DELETE", path: "/api/v1/deployments/traffic/iris", as: "admin", header: map[string]string{"If-Match": `"1"`}, status: 412},
 		{method: "DELETE", path: "/api/v1/deployments/traffic/iris", as: "admin", status: 204},
@@ -161,11 +195,19 @@ func TestEveryOperationAnswersAsDocumented(t *testing.T) {
 			continue
 		}
 		if st.keep != "" {
-			var got struct{ ID string }
-			if err := json.Unmarshal(body, &got); err != nil || got.ID == "" {
-				t.Fatalf("step %d: no id in %s", i, body)
+			var got map[string]any
+			field := "id"
+			if st.keepField != "" {
+				field = st.keepField
 			}
-			kept[st.keep] = got.ID
+			if err := json.Unmarshal(body, &got); err != nil {
+				t.Fatalf("step %d: %v in %s", i, err, body)
+			}
+			v, _ := got[field].(string)
+			if v == "" {
+				t.Fatalf("step %d: no %s in %s", i, field, body)
+			}
+			kept[st.keep] = v
 		}
 	}
 
@@ -216,6 +258,9 @@ func send(t *testing.T, client *http.Client, base, token string, st step, kept m
 		req.Header.Set("Authorization", "Bearer "+token)
 	}
 	for k, v := range st.header {
+		for name, value := range kept {
+			v = strings.ReplaceAll(v, "{"+name+"}", value)
+		}
 		req.Header.Set(k, v)
 	}
 	res, err := client.Do(req)

@@ -36,17 +36,18 @@ type readmeStep struct {
 	want   string
 }
 
-// readmeSteps reads the commands of the README's "## Management API"
-// section: every sh block, with the json block that follows it.
-func readmeSteps(t *testing.T) []readmeStep {
+// readmeSteps reads the commands of the README's section under heading
+// ("## Management API"): every sh block, with the json block that follows
+// it.
+func readmeSteps(t *testing.T, heading string) []readmeStep {
 	t.Helper()
 	b, err := os.ReadFile(readmePath)
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, section, ok := strings.Cut(string(b), "\n## Management API\n")
+	_, section, ok := strings.Cut(string(b), "\n"+heading+"\n")
 	if !ok {
-		t.Fatal("README.md has no ## Management API section")
+		t.Fatalf("README.md has no %s section", heading)
 	}
 	section, _, _ = strings.Cut(section, "\n## ")
 	var steps []readmeStep
@@ -246,7 +247,7 @@ func curl(t *testing.T, s *harness.Server, words []string, vars map[string]strin
 }
 
 // volatile are the members whose values differ from run to run.
-var volatile = map[string]bool{"createdAt": true, "updatedAt": true}
+var volatile = map[string]bool{"createdAt": true, "updatedAt": true, "lastUsedAt": true, "id": true}
 
 func withoutVolatile(v any) any {
 	switch v := v.(type) {
@@ -272,13 +273,33 @@ func withoutVolatile(v any) any {
 func TestReadmeManagementWalkthrough(t *testing.T) {
 	t.Parallel()
 	srv := harness.Start(t, harness.Options{})
-	steps := readmeSteps(t)
+	steps := readmeSteps(t, "## Management API")
 	if len(steps) < 6 {
 		t.Fatalf("the README's management section has %d commands, want the token, the group, the deployment, scoring, disabling and scoring again", len(steps))
 	}
 	if !strings.Contains(steps[len(steps)-1].want, `"endpoint_disabled"`) {
 		t.Errorf("the walk-through does not end by showing the disabled endpoint's 404 type")
 	}
+	runSteps(t, srv, steps)
+}
+
+// TestReadmeProtectedEndpointsWalkthrough runs the README's commands that
+// make a user, a protected group and an API token, and call the group's
+// endpoint without credentials, with Basic and with the API token.
+func TestReadmeProtectedEndpointsWalkthrough(t *testing.T) {
+	t.Parallel()
+	srv := harness.Start(t, harness.Options{})
+	steps := readmeSteps(t, "## Protected endpoints")
+	if len(steps) < 8 {
+		t.Fatalf("the README's protected endpoints section has %d commands, want at least 8", len(steps))
+	}
+	runSteps(t, srv, steps)
+}
+
+// runSteps runs steps against srv and compares each answer with what the
+// README shows.
+func runSteps(t *testing.T, srv *harness.Server, steps []readmeStep) {
+	t.Helper()
 	vars := map[string]string{"SCOREHUB_ADMIN_PASSWORD": harness.AdminPassword}
 	for i, s := range steps {
 		status, body := curl(t, srv, s.words, vars)
