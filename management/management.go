@@ -7,10 +7,12 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"time"
 
 	"github.com/go-playground/validator/v10"
 
 	"github.com/scorehub/scorehub/internal/httperr"
+	"github.com/scorehub/scorehub/internal/keyedlimit"
 	"github.com/scorehub/scorehub/internal/muxcheck"
 	"github.com/scorehub/scorehub/internal/urlpath"
 	"github.com/scorehub/scorehub/middleware"
@@ -111,6 +113,9 @@ type Handler struct {
 	queues   *scoring.Queues
 	jobs     *scoring.Jobs
 	accounts *tokens.Accounts
+	// wrongPasswords limits wrong currentPassword members per user, so
+	// that a stolen idToken cannot guess its holder's password.
+	wrongPasswords *keyedlimit.Limiter
 	logger   *slog.Logger
 	prefix   string // "" for the root
 	baseURL  string // "" to take it from each request
@@ -169,6 +174,8 @@ func New(cfg Config) (*Handler, error) {
 		queues:   cfg.Queues,
 		jobs:     cfg.Jobs,
 		accounts: cfg.Accounts,
+		// Five wrong current passwords, then one more every minute.
+		wrongPasswords: must(keyedlimit.New(time.Minute, 5, 0)),
 		logger:   logger,
 		prefix:   prefix,
 		baseURL:  base,
@@ -425,4 +432,13 @@ func (h *Handler) base(r *http.Request) string {
 		scheme = "https"
 	}
 	return scheme + "://" + r.Host
+}
+
+// must returns v, panicking on err: for values built from constants, where
+// an error is a mistake in the program.
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
 }

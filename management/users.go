@@ -332,8 +332,13 @@ func (h *Handler) patchUser(w http.ResponseWriter, r *http.Request) error {
 		if _, exists := h.accounts.User(name); !exists {
 			return notFound("user", name)
 		}
+		if d, ok := h.wrongPasswords.Check(name, time.Now()); !ok {
+			return httperr.New(httperr.TypeRateLimited, "too many wrong current passwords; retry later").
+				WithRetryAfter(int((d + time.Second - 1) / time.Second))
+		}
 		if err := h.accounts.CheckPassword(r.Context(), name, *in.CurrentPassword); err != nil {
 			if errors.Is(err, tokens.ErrBadCredentials) {
+				h.wrongPasswords.Charge(name, time.Now())
 				return errWrongPassword
 			}
 			return err

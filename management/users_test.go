@@ -3,6 +3,7 @@ package management_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -209,6 +210,31 @@ func TestOwnPasswordChange(t *testing.T) {
 	}
 	if _, err := f.accounts.Authenticate(ctx, "bob", newPassword); err != nil {
 		t.Errorf("the new password: %v", err)
+	}
+}
+
+// TestWrongCurrentPasswordsAreLimited: a holder of a user's idToken cannot
+// guess the user's password through the password change: after five wrong
+// current passwords the route answers 429, the right one included.
+func TestWrongCurrentPasswordsAreLimited(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, withAccounts())
+	f.createBob(t)
+	bob := f.tokenFor(t, "bob", false)
+	send := func(current string) response {
+		return f.do(t, request{method: http.MethodPatch, path: "/api/v1/users/bob", token: bob,
+			contentType: "application/merge-patch+json", body: `{"password":"a new password for bob","currentPassword":"` + current + `"}`})
+	}
+	for i := range 5 {
+		send(fmt.Sprintf("guess %d", i)).want(t, 403, "forbidden")
+	}
+	r := send(bobPassword)
+	r.want(t, 429, "rate_limited")
+	if r.header.Get("Retry-After") == "" {
+		t.Error("429 without Retry-After")
+	}
+	if _, err := f.accounts.Authenticate(context.Background(), "bob", bobPassword); err != nil {
+		t.Errorf("bob's password changed though the change was refused: %v", err)
 	}
 }
 
