@@ -116,12 +116,12 @@ type Handler struct {
 	// wrongPasswords limits wrong currentPassword members per user, so
 	// that a stolen idToken cannot guess its holder's password.
 	wrongPasswords *keyedlimit.Limiter
-	logger   *slog.Logger
-	prefix   string // "" for the root
-	baseURL  string // "" to take it from each request
-	validate *validator.Validate
-	openapi  []byte
-	routes   []string
+	logger         *slog.Logger
+	prefix         string // "" for the root
+	baseURL        string // "" to take it from each request
+	validate       *validator.Validate
+	openapi        []byte
+	routes         []string
 }
 
 // New checks cfg and returns a Handler. It fails when Registry, Queues or
@@ -176,10 +176,10 @@ func New(cfg Config) (*Handler, error) {
 		accounts: cfg.Accounts,
 		// Five wrong current passwords, then one more every minute.
 		wrongPasswords: must(keyedlimit.New(time.Minute, 5, 0)),
-		logger:   logger,
-		prefix:   prefix,
-		baseURL:  base,
-		validate: newValidator(),
+		logger:         logger,
+		prefix:         prefix,
+		baseURL:        base,
+		validate:       newValidator(),
 	}
 	h.mux = http.NewServeMux()
 	var paths []string
