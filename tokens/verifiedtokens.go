@@ -52,13 +52,6 @@ func (m *verifiedTokens) forget(sum [sha256.Size]byte) {
 	m.mu.Unlock()
 }
 
-// len is how many tokens are remembered.
-func (m *verifiedTokens) len() int {
-	m.mu.RLock()
-	defer m.mu.RUnlock()
-	return len(m.entries)
-}
-
 // clone returns a copy of c that shares no memory with it, so that what a
 // caller does to its claims does not reach the ones remembered.
 func (c *Claims) clone() *Claims {
