@@ -37,7 +37,8 @@
 // timeout), plus an API token or an idToken of the user's for the other
 // two kinds. It then alternates runs of the protected copy, called with
 // the credentials, with as many requests to the endpoint itself, and
-// reports their ratio (target 0.9 at 1 row) in place of the bare one.
+// reports their ratio (for Basic, target 0.9 at 1 row) in place of the
+// bare one.
 // What it made is deleted when the run ends. It knows the admin password
 // of a server it starts; at -server-url it needs -admin-password.
 //
