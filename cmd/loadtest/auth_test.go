@@ -145,8 +145,8 @@ func TestProtect(t *testing.T) {
 // started by the harness (-server-bin) and already running (-server-url),
 // for a fraction of a second, and checks the report: a protected and an
 // unprotected scenario per size, without errors, as many requests each, a
-// ratio per size with the target at 1 row for Basic; and that nothing the run made
-// is left on the running server.
+// ratio per size with the target at 1 row for Basic; and that nothing the
+// run made is left on the running server.
 func TestRunProtected(t *testing.T) {
 	const password = "loadtest-admin-password"
 	srv := startStandalone(t, password)
