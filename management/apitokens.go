@@ -3,6 +3,7 @@ package management
 import (
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/go-json-experiment/json/jsontext"
@@ -150,6 +151,9 @@ func (h *Handler) apiTokenOf(r *http.Request, id string) (tokens.APIToken, error
 	if err != nil {
 		return tokens.APIToken{}, err
 	}
+	if id == hiddenSecret {
+		return tokens.APIToken{}, errSecretInPath
+	}
 	if !registry.ValidName(id) {
 		return tokens.APIToken{}, notFound("API token", id)
 	}
@@ -182,6 +186,31 @@ func (h *Handler) deleteAPIToken(w http.ResponseWriter, r *http.Request) error {
 	w.WriteHeader(http.StatusNoContent)
 	return nil
 }
+
+// hideSecretInPath keeps an API token's secret sent in place of its ID
+// (/api/v1/apitokens/scorehub_…) out of every log line: the request goes
+// on with the secret cut from its path, and is answered 404.
+func hideSecretInPath(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		id := r.PathValue("id")
+		if !strings.HasPrefix(id, tokens.APITokenPrefix) {
+			next.ServeHTTP(w, r)
+			return
+		}
+		r = r.Clone(r.Context())
+		r.URL.Path = strings.TrimSuffix(r.URL.Path, id) + hiddenSecret
+		r.URL.RawPath = ""
+		r.SetPathValue("id", hiddenSecret)
+		next.ServeHTTP(w, r)
+	})
+}
+
+// hiddenSecret stands for a secret hideSecretInPath cut from a path; no
+// ID is written so.
+const hiddenSecret = tokens.APITokenPrefix + "(hidden)"
+
+var errSecretInPath = httperr.New(httperr.TypeNotFound,
+	"the path holds an API token's secret, not its ID; find the ID with GET /api/v1/apitokens, and revoke the token, as the secret has been sent in a URL")
 
 var errOtherOwner = httperr.New(httperr.TypeForbidden,
 	"only an administrator may create an API token for another user").At("/owner")

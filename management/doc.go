@@ -1,8 +1,8 @@
 // Package management is scorehub's management REST API: one [Handler] that
 // reads and changes what the scoring handler serves — execution queues, web
-// API groups, deployments and their endpoints — lists the process catalog,
-// answers health probes and publishes an OpenAPI 3.0.3 document of every
-// route. The queue routes are those of RapidMiner / Altair AI Hub 9
+// API groups, deployments and their endpoints — manages the users who get
+// tokens and their API tokens, lists the process catalog, answers health
+// probes and publishes an OpenAPI 3.0.3 document of every route. The queue routes are those of RapidMiner / Altair AI Hub 9
 // (/executions/queues) and 10 (/api/v1/queues).
 //
 // # Data flow
@@ -24,7 +24,8 @@
 //
 // Every route needs "Authorization: Bearer <idToken>" except the health
 // probes and the OpenAPI document. Any valid token may read; writes (POST,
-// PUT, PATCH, DELETE) need a token with the admin claim.
+// PUT, PATCH, DELETE) need a token with the admin claim, except where the
+// user and API token routes below say otherwise.
 //
 //	GET    /health/live, /health/ready                     no token
 //	GET    /api/v1/openapi.json                            no token
@@ -36,6 +37,10 @@
 //	GET    /api/v1/deployments/{group}/{path}    PUT, PATCH, DELETE
 //	GET    /api/v1/endpoints                               every endpoint with its scoring URL
 //	GET    /api/v1/processes, /api/v1/processes/{name}     the process catalog
+//	GET    /api/v1/users            POST                   users, page, size (admins; with Config.Accounts)
+//	GET    /api/v1/users/{name}     PUT, PATCH, DELETE
+//	GET    /api/v1/apitokens        POST                   API tokens, ?owner=, page, size
+//	GET    /api/v1/apitokens/{id}   DELETE
 //	GET    /executions/jobs         POST                   execution jobs (with Config.Jobs)
 //	GET    /executions/jobs/{id}, /executions/jobs/{id}/result
 //	POST   /executions/jobs/{id}/stop
@@ -52,6 +57,20 @@
 // passes the check the scoring handler applies to the same token (give the
 // runner the scoring handler's Authorize), and only an admin may run a
 // catalog process directly or move an endpoint's job to another queue.
+//
+// The user and API token routes are served only when [Config.Accounts] is
+// set. Only an admin lists, creates, replaces (PUT) and removes users; a
+// user reads their own record and changes their own password with PATCH
+// {"password":…,"currentPassword":…}, nothing else (403 otherwise, and 403
+// for a wrong currentPassword, so that the client keeps its token). Users
+// of the users file are listed with source "file" and cannot be changed
+// here (409 conflict); nor can an admin remove themself or their own admin
+// flag (409 conflict). Passwords are write-only: no answer and no log line
+// holds one. Anyone may create, list, read and revoke their own API tokens,
+// an admin anyone's; another user's token is a 404 to anyone else. The
+// answer to POST /api/v1/apitokens is the only one that shows the token's
+// secret; a secret sent in a path where an ID goes is cut from the path
+// before anything logs it.
 //
 // [Handler.Routes] lists them as http.ServeMux patterns; the OpenAPI
 // document describes them, their bodies and their answers, together with
@@ -102,18 +121,20 @@
 //	method_not_allowed       405 with Allow
 //	already_exists           409 POST of a record that exists
 //	in_use                   409 deleting a queue an endpoint uses, a group with deployments, or DEFAULT
-//	conflict                 409 a PATCH without If-Match lost to other writes too many times in a row
+//	conflict                 409 a PATCH without If-Match lost to other writes too many times in a row;
+//	                             a change to a user of the users file, or to one's own admin account
 //	precondition_failed      412 If-Match or the body's revision names another revision
 //	request_timeout          408 the body did not arrive within the server's read timeout
 //	body_too_large           413
 //	unsupported_media_type   415 with Accept-Patch on PATCH routes
-//	invalid_reference        422 a group, queue or process that does not exist; "fields" lists each
+//	invalid_reference        422 a group, queue, process or API token owner that does not exist
 //	unavailable              503 the store cannot be read (readiness) or is closed
 //	internal_error           500 the cause is logged, never sent
 //
 // # Logging
 //
-// Every write is logged once through log/slog, at info level (error for a
+// Every write, a user's change of their own password and their API tokens'
+// included, is logged once through log/slog, at info level (error for a
 // 5xx), as "management: write" with the token's subject (empty when there
 // was no valid token), the method, the route pattern, the path and the
 // status.

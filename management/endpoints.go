@@ -16,31 +16,36 @@ const (
 // endpointInfo is one scoring endpoint with what a client or the test page
 // needs to call it.
 type endpointInfo struct {
-	URL                string `json:"url"`
-	Group              string `json:"group"`
-	Path               string `json:"path"`
-	Alias              string `json:"alias"`
-	Process            string `json:"process"`
-	ProcessDescription string `json:"processDescription"`
-	Description        string `json:"description"`
-	Queue              string `json:"queue"`
-	TimeoutMs          int64  `json:"timeoutMs"`
-	State              string `json:"state"`
-	Auth               string `json:"auth"`
+	URL                string   `json:"url"`
+	Group              string   `json:"group"`
+	Path               string   `json:"path"`
+	Alias              string   `json:"alias"`
+	Process            string   `json:"process"`
+	ProcessDescription string   `json:"processDescription"`
+	Description        string   `json:"description"`
+	Queue              string   `json:"queue"`
+	TimeoutMs          int64    `json:"timeoutMs"`
+	State              string   `json:"state"`
+	Auth               string   `json:"auth"`
+	Schemes            []string `json:"schemes"`
 }
 
 // listEndpoints is GET /api/v1/endpoints: every endpoint of every
 // deployment, sorted by group, path and then in the deployment's order,
 // with its full scoring URL (see Config.BaseURL and Config.ScoringPrefix),
-// its state and its group's auth mode.
+// its state, and its group's auth mode and credential kinds.
 func (h *Handler) listEndpoints(w http.ResponseWriter, r *http.Request) error {
 	st := h.reg.Snapshot().State()
 	base := h.base(r) + h.prefix
 	out := []endpointInfo{}
 	for _, d := range st.Deployments() {
 		auth := string(registry.Public)
-		if g, ok := st.Group(d.Group); ok && g.Auth.Mode != "" {
+		schemes := []string{}
+		if g, ok := st.Group(d.Group); ok && g.Auth.Mode == registry.TokenRequired {
 			auth = string(g.Auth.Mode)
+			for _, s := range g.Auth.Accepted() {
+				schemes = append(schemes, string(s))
+			}
 		}
 		for _, e := range d.Endpoints {
 			info := endpointInfo{
@@ -55,6 +60,7 @@ func (h *Handler) listEndpoints(w http.ResponseWriter, r *http.Request) error {
 				TimeoutMs:   e.Timeout.Milliseconds(),
 				State:       stateEnabled,
 				Auth:        auth,
+				Schemes:     schemes,
 			}
 			p, known := h.reg.Catalog().Lookup(e.Process)
 			if known {

@@ -14,10 +14,15 @@ import (
 	"github.com/scorehub/scorehub/registry"
 )
 
-// seedEndpoints stores three deployments: one enabled in a token group,
-// one disabled, and one whose process the catalog lacks.
+// seedEndpoints stores four deployments: one enabled in a token group that
+// takes every kind of credential, one in a token group that takes API
+// tokens and Basic only, one disabled, and one whose process the catalog
+// lacks.
 func seedEndpoints(t *testing.T, f *fixture) {
 	f.putGroup(t, registry.Group{Name: "risk", Auth: registry.AuthPolicy{Mode: registry.TokenRequired}})
+	f.putGroup(t, registry.Group{Name: "kiosk", Auth: registry.AuthPolicy{Mode: registry.TokenRequired,
+		Schemes: []registry.Scheme{registry.SchemeAPIToken, registry.SchemeBasic}}})
+	f.putDeployment(t, registry.Deployment{Group: "kiosk", Path: "shop", Enabled: true, Endpoints: []registry.Endpoint{{Alias: "a", Process: "double"}}})
 	f.putQueue(t, registry.Queue{Name: "batch", MaxConcurrent: 1, MaxWaiting: 1})
 	f.putDeployment(t, registry.Deployment{Group: "risk", Path: "churn", Enabled: true, Endpoints: []registry.Endpoint{
 		{Alias: "predict", Process: "iris", Queue: "batch", Timeout: 2 * time.Second, Description: "Species"},
@@ -39,20 +44,22 @@ func TestEndpointsList(t *testing.T) {
 	base := f.srv.URL + "/webapi"
 	want := []map[string]any{
 		{"url": base + "/DEFAULT/api/v1/services/off/a", "group": "DEFAULT", "path": "off", "alias": "a", "process": "double",
-			"processDescription": "Doubles x.", "description": "", "queue": "DEFAULT", "timeoutMs": 0.0, "state": "disabled", "auth": "public"},
+			"processDescription": "Doubles x.", "description": "", "queue": "DEFAULT", "timeoutMs": 0.0, "state": "disabled", "auth": "public", "schemes": []any{}},
 		{"url": base + "/DEFAULT/api/v1/services/orphan/a", "group": "DEFAULT", "path": "orphan", "alias": "a", "process": "retired",
-			"processDescription": "", "description": "", "queue": "DEFAULT", "timeoutMs": 0.0, "state": "unavailable", "auth": "public"},
+			"processDescription": "", "description": "", "queue": "DEFAULT", "timeoutMs": 0.0, "state": "unavailable", "auth": "public", "schemes": []any{}},
+		{"url": base + "/kiosk/api/v1/services/shop/a", "group": "kiosk", "path": "shop", "alias": "a", "process": "double",
+			"processDescription": "Doubles x.", "description": "", "queue": "DEFAULT", "timeoutMs": 0.0, "state": "enabled", "auth": "token", "schemes": []any{"basic", "apitoken"}},
 		{"url": base + "/risk/api/v1/services/churn/predict", "group": "risk", "path": "churn", "alias": "predict", "process": "iris",
-			"processDescription": irisDescription(t, f), "description": "Species", "queue": "batch", "timeoutMs": 2000.0, "state": "enabled", "auth": "token"},
+			"processDescription": irisDescription(t, f), "description": "Species", "queue": "batch", "timeoutMs": 2000.0, "state": "enabled", "auth": "token", "schemes": []any{"basic", "apitoken", "bearer"}},
 		{"url": base + "/risk/api/v1/services/churn/double", "group": "risk", "path": "churn", "alias": "double", "process": "double",
-			"processDescription": "Doubles x.", "description": "", "queue": "DEFAULT", "timeoutMs": 0.0, "state": "enabled", "auth": "token"},
+			"processDescription": "Doubles x.", "description": "", "queue": "DEFAULT", "timeoutMs": 0.0, "state": "enabled", "auth": "token", "schemes": []any{"basic", "apitoken", "bearer"}},
 	}
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("endpoints (-want +got):\n%s", d)
 	}
 
 	// The URLs it lists are where scoring answers.
-	res := f.do(t, request{method: "POST", path: strings.TrimPrefix(got[3]["url"].(string), f.srv.URL), token: f.reader, body: `{"data":[{"x":2}]}`})
+	res := f.do(t, request{method: "POST", path: strings.TrimPrefix(got[4]["url"].(string), f.srv.URL), token: f.reader, body: `{"data":[{"x":2}]}`})
 	res.want(t, 200, "")
 }
 

@@ -7,10 +7,12 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"time"
 
 	"github.com/go-playground/validator/v10"
 
 	"github.com/scorehub/scorehub/internal/httperr"
+	"github.com/scorehub/scorehub/internal/keyedlimit"
 	"github.com/scorehub/scorehub/internal/muxcheck"
 	"github.com/scorehub/scorehub/internal/urlpath"
 	"github.com/scorehub/scorehub/middleware"
@@ -111,12 +113,15 @@ type Handler struct {
 	queues   *scoring.Queues
 	jobs     *scoring.Jobs
 	accounts *tokens.Accounts
-	logger   *slog.Logger
-	prefix   string // "" for the root
-	baseURL  string // "" to take it from each request
-	validate *validator.Validate
-	openapi  []byte
-	routes   []string
+	// wrongPasswords limits wrong currentPassword members per user, so
+	// that a stolen idToken cannot guess its holder's password.
+	wrongPasswords *keyedlimit.Limiter
+	logger         *slog.Logger
+	prefix         string // "" for the root
+	baseURL        string // "" to take it from each request
+	validate       *validator.Validate
+	openapi        []byte
+	routes         []string
 }
 
 // New checks cfg and returns a Handler. It fails when Registry, Queues or
@@ -169,10 +174,12 @@ func New(cfg Config) (*Handler, error) {
 		queues:   cfg.Queues,
 		jobs:     cfg.Jobs,
 		accounts: cfg.Accounts,
-		logger:   logger,
-		prefix:   prefix,
-		baseURL:  base,
-		validate: newValidator(),
+		// Five wrong current passwords, then one more every minute.
+		wrongPasswords: must(keyedlimit.New(time.Minute, 5, 0)),
+		logger:         logger,
+		prefix:         prefix,
+		baseURL:        base,
+		validate:       newValidator(),
 	}
 	h.mux = http.NewServeMux()
 	var paths []string
@@ -226,6 +233,9 @@ func New(cfg Config) (*Handler, error) {
 			}
 			next = noStore(h.writeLog(rt)(jobAuth(next)))
 		}
+		if rt.pattern == apiTokenPattern {
+			next = hideSecretInPath(next)
+		}
 		h.mux.Handle(rt.method+" "+rt.pattern, next)
 		h.routes = append(h.routes, rt.method+" "+rt.pattern)
 		if methods[rt.pattern] == nil {
@@ -253,9 +263,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // Routes lists the routes served, as http.ServeMux patterns ("GET
-// /api/v1/queues"), in the order of the package documentation: then the
-// user and API token routes when [Config.Accounts] is set, and the job
-// routes last when [Config.Jobs] is set. A GET route answers HEAD too.
+// /api/v1/queues"), in the order of the package documentation: the user
+// and API token routes only when [Config.Accounts] is set, the job routes,
+// last, only when [Config.Jobs] is. A GET route answers HEAD too.
 func (h *Handler) Routes() []string { return append([]string(nil), h.routes...) }
 
 // OpenAPI returns the OpenAPI 3.0.3 document the Handler serves at GET
@@ -422,4 +432,13 @@ func (h *Handler) base(r *http.Request) string {
 		scheme = "https"
 	}
 	return scheme + "://" + r.Host
+}
+
+// must returns v, panicking on err: for values built from constants, where
+// an error is a mistake in the program.
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
 }

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"net/http"
 	"net/url"
-	"slices"
 	"strings"
 	"time"
 	"unicode"
@@ -31,10 +30,14 @@ func accountRoutes() []route {
 
 		{http.MethodGet, "/api/v1/apitokens", ownReadAccess, (*Handler).listAPITokens},
 		{http.MethodPost, "/api/v1/apitokens", ownWriteAccess, (*Handler).createAPIToken},
-		{http.MethodGet, "/api/v1/apitokens/{id}", ownReadAccess, (*Handler).getAPIToken},
-		{http.MethodDelete, "/api/v1/apitokens/{id}", ownWriteAccess, (*Handler).deleteAPIToken},
+		{http.MethodGet, apiTokenPattern, ownReadAccess, (*Handler).getAPIToken},
+		{http.MethodDelete, apiTokenPattern, ownWriteAccess, (*Handler).deleteAPIToken},
 	}
 }
+
+// apiTokenPattern is the address of one API token, which
+// [hideSecretInPath] guards.
+const apiTokenPattern = "/api/v1/apitokens/{id}"
 
 // maxPasswordBytes is the longest password bcrypt reads; tokens.Accounts
 // refuses longer ones rather than ignore the rest.
@@ -81,7 +84,7 @@ type userInput struct {
 	Name     string   `json:"name" validate:"required,username"`
 	Password *string  `json:"password" validate:"omitnil,password"`
 	Admin    bool     `json:"admin"`
-	Groups   []string `json:"groups" validate:"max=1000,dive,required,max=256,nocontrol"`
+	Groups   []string `json:"groups" validate:"max=1000,unique,dive,required,max=256,nocontrol"`
 	Revision uint64   `json:"revision"`
 
 	// CurrentPassword is read from a PATCH only; elsewhere it is unknown.
@@ -304,17 +307,10 @@ func (h *Handler) patchUser(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	if !c.Admin {
-		var others []string
 		for m := range patch {
 			if m != "password" && m != "currentPassword" {
-				others = append(others, m)
+				return errOwnPasswordOnly
 			}
-		}
-		if len(others) > 0 {
-			slices.Sort(others)
-			return httperr.Newf(httperr.TypeForbidden,
-				"without the admin claim a user may change only their own password, sending password and currentPassword; not %s",
-				strings.Join(others, ", "))
 		}
 	}
 	patchRev, err := patchRevision(patch)
@@ -336,8 +332,13 @@ func (h *Handler) patchUser(w http.ResponseWriter, r *http.Request) error {
 		if _, exists := h.accounts.User(name); !exists {
 			return notFound("user", name)
 		}
+		if d, ok := h.wrongPasswords.Check(name, time.Now()); !ok {
+			return httperr.New(httperr.TypeRateLimited, "too many wrong current passwords; retry later").
+				WithRetryAfter(int((d + time.Second - 1) / time.Second))
+		}
 		if err := h.accounts.CheckPassword(r.Context(), name, *in.CurrentPassword); err != nil {
 			if errors.Is(err, tokens.ErrBadCredentials) {
+				h.wrongPasswords.Charge(name, time.Now())
 				return errWrongPassword
 			}
 			return err
@@ -442,6 +443,8 @@ func (h *Handler) deleteUser(w http.ResponseWriter, r *http.Request) error {
 var (
 	errOtherUser = httperr.New(httperr.TypeForbidden,
 		"only an administrator may read or change another user")
+	errOwnPasswordOnly = httperr.New(httperr.TypeForbidden,
+		"without the admin claim a user may change only their own password, sending password and currentPassword and nothing else")
 	errWrongPassword = httperr.New(httperr.TypeForbidden,
 		"currentPassword is not the user's password").At("/currentPassword")
 	errSelfDelete = httperr.New(httperr.TypeConflict,

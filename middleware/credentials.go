@@ -80,8 +80,9 @@ type CredentialsConfig struct {
 	Provider ProviderVerifier
 
 	// Passwords, when set, checks HTTP Basic credentials. Give it a
-	// *tokens.PasswordCache: it runs on every request. Nil means Basic is
-	// not taken.
+	// *tokens.PasswordCache: it runs on every request, and a check the
+	// cache remembers is let through before the failure limits are looked
+	// at. Nil means Basic is not taken.
 	Passwords tokens.Authenticator
 
 	// APITokens, when set, checks "apitoken" credentials. Nil means API
@@ -241,7 +242,11 @@ func (c *Credentials) Middleware(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		who, err := c.authenticate(r, c.all)
 		if err != nil {
-			httperr.Write(w, r, discard, err) // logged by refuse
+			logger := c.bearer.logger
+			if httperr.From(err).Status < http.StatusInternalServerError {
+				logger = discard // a refusal, logged by refuse
+			}
+			httperr.Write(w, r, logger, err)
 			return
 		}
 		next.ServeHTTP(w, r.WithContext(withAuth(r.Context(), who.claims, c.bearer)))
@@ -321,6 +326,17 @@ func (c *Credentials) basic(r *http.Request, p registry.AuthPolicy, value string
 	if err != nil || !ok || name == "" {
 		return caller{}, c.refuse(r, string(kind), AuthMalformed, "", c.badRequest(p, kind, msgBasicSyntax))
 	}
+	// A check remembered proves the password right: no limit holds it.
+	if rc, ok := c.passwords.(rememberer); ok {
+		pr, ok, err := rc.Remembered(r.Context(), name, password)
+		if err != nil {
+			c.observe(string(kind), AuthError)
+			return caller{}, fmt.Errorf("middleware: check a password: %w", err)
+		}
+		if ok {
+			return caller{claims: claimsOf(pr)}, nil
+		}
+	}
 	client := keyedlimit.ClientKey(r, c.bearer.trusted)
 	pair := client + " " + strings.ToLower(name) // the address has no space: unambiguous
 	now := c.now()
@@ -346,6 +362,14 @@ func (c *Credentials) basic(r *http.Request, p registry.AuthPolicy, value string
 	}
 	return caller{claims: claimsOf(pr)}, nil
 }
+
+// rememberer is a password check that can say, cheaply, whether it
+// accepted a name and password lately, as *tokens.PasswordCache does.
+type rememberer interface {
+	Remembered(ctx context.Context, name, password string) (tokens.Principal, bool, error)
+}
+
+var _ rememberer = (*tokens.PasswordCache)(nil)
 
 // apiToken checks an API token.
 func (c *Credentials) apiToken(r *http.Request, p registry.AuthPolicy, value string) (caller, error) {

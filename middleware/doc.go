@@ -7,10 +7,16 @@
 //     ([ClaimsFrom]); [RequireAdmin] and [RequireGroup] check them. The
 //     check of the token itself is the pure [TokenVerifier] it is given,
 //     tokens.Verifier.Verify(ctx, raw).
-//   - [ScoringAuth] is the same check shaped for the scoring handler's
-//     per-group policy ([registry.AuthPolicy]): public groups stay open,
-//     token-only groups need a valid idToken, in one of the listed user
-//     groups if the group names any.
+//   - [Credentials] checks every kind of credential AI Hub's clients send
+//     against a web API group's policy ([registry.AuthPolicy]): HTTP Basic
+//     (through a tokens.PasswordCache, so bcrypt runs once a minute per
+//     user), "apitoken <token>" and Bearer (an idToken, or an access token
+//     of an OpenID Connect provider). [Credentials.Authorize] is the one
+//     check for scoring and jobs; [Credentials.Middleware] takes any kind in
+//     front of a route. Public groups stay open; protected ones take the
+//     kinds they list, of a caller in one of their user groups if they name
+//     any. [ScoringAuth] is the same check for a service that takes bearer
+//     idTokens only.
 //   - [RateLimit] (a token bucket per client, the client named and the
 //     bucket shaped as the token service's own limits), [BodyLimit], [RequestID],
 //     [AccessLog] (log/slog), [Recover] (a panic becomes a JSON 500),
@@ -27,7 +33,7 @@
 //
 //	CloseChunked → host mux → RequestID → AccessLog → Recover → CORS → RateLimit → BodyLimit
 //	         → Bearer → RequireAdmin / RequireGroup → management handler
-//	host mux → … → scoring handler → ScoringAuth (only for token-only groups)
+//	host mux → … → scoring handler → Credentials.Authorize (only for protected groups)
 //
 // That order is the one [Chain] reads best in and the one to prefer: the
 // request ID and access log see every request, panics anywhere below are
@@ -41,8 +47,8 @@
 // through internal/httperr as {"error":{"type":…,"message":…}} with one of
 // the stable codes below or httperr's own, and the headers it needs: the
 // WWW-Authenticate challenge of an authentication refusal, the Retry-After
-// of a rate limit. The scoring handler writes ScoringAuth's refusals the
-// same way, so it sends the same challenge Bearer does.
+// of a rate limit. The scoring handler writes Credentials' refusals the
+// same way; their 401s carry one challenge per kind the group takes.
 //
 // Every middleware the package returns is safe for concurrent use by any
 // number of requests; configurations are read once, at construction.

@@ -2,6 +2,7 @@ package middleware_test
 
 import (
 	"context"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -127,6 +128,52 @@ func ExampleScoringAuth() {
 	// analyst-token: allowed (err=<nil>)
 	// admin-token: 403 Bearer realm="scoring", error="insufficient_scope", error_description="the token's holder is not in a user group allowed here"
 	// old-token: 401 Bearer realm="scoring", error="invalid_token", error_description="the token expired"
+}
+
+// Credentials checks what AI Hub's clients send to a protected group: here
+// HTTP Basic, checked through a tokens.PasswordCache so that bcrypt runs once
+// a minute per user, and bearer idTokens; the group takes Basic only.
+func ExampleCredentials() {
+	users, err := tokens.NewAccounts(context.Background(), tokens.AccountsConfig{Store: tokens.NewMemoryAccountStore(), BcryptCost: 10})
+	if err != nil {
+		panic(err)
+	}
+	defer users.Close()
+	if _, err := users.CreateUser(context.Background(), tokens.NewUser{Name: "ann", Password: "ann-password-1", Groups: []string{"analysts"}}); err != nil {
+		panic(err)
+	}
+	passwords, err := tokens.NewPasswordCache(tokens.PasswordCacheConfig{Users: users, Credentials: users})
+	if err != nil {
+		panic(err)
+	}
+	creds, err := middleware.NewCredentials(middleware.CredentialsConfig{
+		BearerConfig: middleware.BearerConfig{Verifier: exampleVerifier, Realm: "scoring", Logger: slog.New(slog.DiscardHandler)},
+		Passwords:    passwords,
+		APITokens:    users,
+	})
+	if err != nil {
+		panic(err)
+	}
+	policy := registry.AuthPolicy{Mode: registry.TokenRequired, Groups: []string{"analysts"},
+		Schemes: []registry.Scheme{registry.SchemeBasic}}
+	for _, auth := range []string{
+		"Basic " + base64.StdEncoding.EncodeToString([]byte("ann:ann-password-1")),
+		"Basic " + base64.StdEncoding.EncodeToString([]byte("ann:guess")),
+		"Bearer analyst-token",
+	} {
+		r := httptest.NewRequest(http.MethodPost, "/webapi/risk/api/v1/services/churn/predict", nil)
+		r.Header.Set("Authorization", auth)
+		var refusal *scoring.Error
+		if err := creds.Authorize(r, "risk", policy); errors.As(err, &refusal) {
+			fmt.Printf("%.12s…: %d %s\n", auth, refusal.Status, refusal.Challenge)
+			continue
+		}
+		fmt.Printf("%.12s…: allowed\n", auth)
+	}
+	// Output:
+	// Basic YW5uOm…: allowed
+	// Basic YW5uOm…: 401 Basic realm="scoring", charset="UTF-8"
+	// Bearer analy…: 401 Basic realm="scoring", charset="UTF-8"
 }
 
 func ExampleRateLimit() {

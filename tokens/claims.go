@@ -38,7 +38,8 @@ type Principal struct {
 
 	// CredentialVersion, when not empty, is put in the token as "cv", so
 	// that a [Verifier] with VerifierConfig.Credentials refuses the token
-	// once the subject's password changes or the subject is removed.
-	// [StaticUsers] sets it to [CredentialVersion] of the user's hash.
+	// once the subject's password, groups or admin flag change or the
+	// subject is removed. [StaticUsers] makes it with [CredentialVersion]
+	// from the user's hash, admin flag and groups.
 	CredentialVersion string
 }

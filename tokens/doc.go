@@ -89,12 +89,14 @@
 //
 // A token is a signed statement, valid until it expires; to end it sooner
 // the verifier must ask. A [Principal] can carry a credential version,
-// which [StaticUsers] sets to [CredentialVersion] of the user's bcrypt
-// hash and the [Issuer] puts in the token's "cv" claim. A [Verifier] given
+// which [StaticUsers] makes with [CredentialVersion] from the user's bcrypt
+// hash, admin flag and groups, and the [Issuer] puts in the token's "cv"
+// claim. A [Verifier] given
 // a [CredentialSource] (VerifierConfig.Credentials) looks the token's
 // subject up after every other check and refuses it with [ErrRevoked] when
-// the subject is unknown or has another version: the user was removed or
-// the password changed, since bcrypt salts every new hash afresh. The
+// the subject is unknown or has another version: the user was removed, or
+// the password (bcrypt salts every new hash afresh), the groups or the
+// admin flag changed. The
 // lookup is a map read for [StaticUsers]; a host that reloads its users
 // swaps the source's contents, and a source shared by several servers
 // makes a revocation hold on all of them. Tokens without "cv", such as

@@ -109,7 +109,7 @@ bob:$2y$10$8IT0D4jhrfr.sBGF64Wd8e9BWz93oNxgCNa632vAlGT.fKZrGh2qa
 	_, err = tokens.ParseHTPasswd(strings.NewReader("dave:$2y$05$cuL6KU6uffP3XeF4bregDO/RzkE3B/XtS3ADvOnZQ4HM7.0nsvEK6\n"), "users.htpasswd")
 	fmt.Println(err)
 	// Output:
-	// {Subject:alice Admin:true Groups:[admin analysts] CredentialVersion:1fuCwum3t0slW-MGPEpUvA} <nil>
+	// {Subject:alice Admin:true Groups:[admin analysts] CredentialVersion:fXL_0BbpIBfT7h8KL_nvog} <nil>
 	// true
 	// tokens: users.htpasswd:1: user "carol": password hash is Apache MD5 ($apr1$); only bcrypt is accepted (create it with htpasswd -B -C 10)
 	// tokens: users.htpasswd:1: user "dave": bcrypt cost 5 is below 10; hash the password again with htpasswd -B -C 10

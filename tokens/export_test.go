@@ -21,3 +21,6 @@ func (s *StaticUsers) Len() int { return len(s.users) }
 func NewCheapAccounts(ctx context.Context, cfg AccountsConfig) (*Accounts, error) {
 	return newAccounts(ctx, cfg, bcrypt.MinCost)
 }
+
+// StaticVersion is the credential version StaticUsers gives u.
+func StaticVersion(u User) string { return staticVersion(u) }

@@ -143,21 +143,9 @@ func (c *PasswordCache) key(name, password string) [sha256.Size]byte {
 // The principal's Groups must not be modified.
 func (c *PasswordCache) Authenticate(ctx context.Context, name, password string) (Principal, error) {
 	k := c.key(name, password)
-	now := c.now()
-	c.mu.RLock()
-	e, ok := c.entries[k]
-	c.mu.RUnlock()
-	if ok && now.Before(e.expires) {
-		v, known, err := c.creds.CredentialVersion(ctx, e.principal.Subject)
-		if err != nil {
-			return Principal{}, err
-		}
-		if known && v == e.principal.CredentialVersion {
-			return e.principal, nil
-		}
-	}
-	if ok {
-		c.forget(k)
+	p, ok, err := c.remembered(ctx, k)
+	if ok || err != nil {
+		return p, err
 	}
 
 	select {
@@ -165,13 +153,44 @@ func (c *PasswordCache) Authenticate(ctx context.Context, name, password string)
 	case <-ctx.Done():
 		return Principal{}, ctx.Err()
 	}
-	p, err := c.users.Authenticate(ctx, name, password)
+	p, err = c.users.Authenticate(ctx, name, password)
 	<-c.checks
 	if err != nil || p.CredentialVersion == "" {
 		return p, err
 	}
 	c.remember(k, p, c.now().Add(c.ttl))
 	return p, nil
+}
+
+// Remembered returns the principal of name if the same name and password
+// were accepted within the TTL and the user's credential version has not
+// changed since, without asking Users: ok is false when no such check is
+// remembered. A caller that limits failed attempts can let a remembered
+// check through before it looks at its limits, since it proves the
+// password right. The principal's Groups must not be modified.
+func (c *PasswordCache) Remembered(ctx context.Context, name, password string) (p Principal, ok bool, err error) {
+	return c.remembered(ctx, c.key(name, password))
+}
+
+// remembered looks up the check under k, forgetting it if it is stale.
+func (c *PasswordCache) remembered(ctx context.Context, k [sha256.Size]byte) (Principal, bool, error) {
+	c.mu.RLock()
+	e, ok := c.entries[k]
+	c.mu.RUnlock()
+	if !ok {
+		return Principal{}, false, nil
+	}
+	if c.now().Before(e.expires) {
+		v, known, err := c.creds.CredentialVersion(ctx, e.principal.Subject)
+		if err != nil {
+			return Principal{}, false, err
+		}
+		if known && v == e.principal.CredentialVersion {
+			return e.principal, true, nil
+		}
+	}
+	c.forget(k)
+	return Principal{}, false, nil
 }
 
 // remember adds a check, forgetting the oldest ones when full.

@@ -139,3 +139,31 @@ func BenchmarkPasswordCacheHit(b *testing.B) {
 		}
 	})
 }
+
+func TestPasswordCacheRemembered(t *testing.T) {
+	ctx := context.Background()
+	users := &countingUsers{version: "v1"}
+	c, err := tokens.NewPasswordCache(tokens.PasswordCacheConfig{Users: users, Credentials: users})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok, err := c.Remembered(ctx, "ann", "right"); ok || err != nil {
+		t.Fatalf("Remembered before any check = %v, %v", ok, err)
+	}
+	if _, err := c.Authenticate(ctx, "ann", "right"); err != nil {
+		t.Fatal(err)
+	}
+	if p, ok, err := c.Remembered(ctx, "ann", "right"); !ok || err != nil || p.Subject != "ann" {
+		t.Errorf("Remembered after a check = %+v, %v, %v", p, ok, err)
+	}
+	if _, ok, _ := c.Remembered(ctx, "ann", "wrong"); ok {
+		t.Error("a wrong password is remembered")
+	}
+	users.set("v2")
+	if _, ok, _ := c.Remembered(ctx, "ann", "right"); ok {
+		t.Error("remembered after the user's credentials changed")
+	}
+	if got := users.checks.Load(); got != 1 {
+		t.Errorf("Users checked %d times, want 1: Remembered never asks it", got)
+	}
+}

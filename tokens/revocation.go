@@ -38,8 +38,9 @@ func CredentialVersion(passwordHash []byte) string {
 
 var _ CredentialSource = (*StaticUsers)(nil)
 
-// CredentialVersion returns the credential version of the user subject's
-// password hash, and whether there is such a user. It never fails.
+// CredentialVersion returns the credential version of the user subject (of
+// their password hash, admin flag and groups), and whether there is such a
+// user. It never fails.
 func (s *StaticUsers) CredentialVersion(_ context.Context, subject string) (string, bool, error) {
 	u, ok := s.users[subject]
 	if !ok {

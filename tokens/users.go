@@ -87,7 +87,7 @@ func NewStaticUsers(users ...User) (*StaticUsers, error) {
 		}
 		u.PasswordHash = slices.Clone(u.PasswordHash)
 		u.Groups = slices.Clone(u.Groups)
-		s.users[u.Name] = staticUser{User: u, version: CredentialVersion(u.PasswordHash)}
+		s.users[u.Name] = staticUser{User: u, version: staticVersion(u)}
 	}
 	dummy, err := bcrypt.GenerateFromPassword([]byte(rand.Text()), commonest(costs))
 	if err != nil {
@@ -95,6 +95,21 @@ func NewStaticUsers(users ...User) (*StaticUsers, error) {
 	}
 	s.dummy = dummy
 	return s, nil
+}
+
+// staticVersion is the credential version of a user of [StaticUsers]: of
+// the password hash, the admin flag and the groups, so that a change of
+// any of them in a users file ends the tokens issued before it. Parts are
+// separated by a NUL, which none of them holds.
+func staticVersion(u User) string {
+	b := append([]byte(nil), u.PasswordHash...)
+	if u.Admin {
+		b = append(b, 0, 'a')
+	}
+	for _, g := range u.Groups {
+		b = append(append(b, 0, 'g'), g...)
+	}
+	return CredentialVersion(b)
 }
 
 // commonest returns the key of counts with the highest count, the highest

@@ -28,12 +28,12 @@ func TestStaticUsersAuthenticate(t *testing.T) {
 		want                 *tokens.Principal
 	}{
 		{"right password", "alice", "wonderland", &tokens.Principal{Subject: "alice", Admin: true, Groups: []string{"analysts"},
-			CredentialVersion: tokens.CredentialVersion(aliceHash)}},
+			CredentialVersion: tokens.StaticVersion(tokens.User{PasswordHash: aliceHash, Admin: true, Groups: []string{"analysts"}})}},
 		{"wrong password", "alice", "Wonderland", nil},
 		{"unknown user", "mallory", "wonderland", nil},
 		{"name differs in case", "Alice", "wonderland", nil},
 		{"empty password", "alice", "", nil},
-		{"72-byte password", "bob", long, &tokens.Principal{Subject: "bob", CredentialVersion: tokens.CredentialVersion(bobHash)}},
+		{"72-byte password", "bob", long, &tokens.Principal{Subject: "bob", CredentialVersion: tokens.StaticVersion(tokens.User{PasswordHash: bobHash})}},
 		{"password bcrypt would truncate", "bob", long + "extra", nil},
 	}
 	for _, tt := range tests {
@@ -127,7 +127,7 @@ func TestParseHTPasswd(t *testing.T) {
 		t.Fatal(err)
 	}
 	if diff := cmp.Diff(tokens.Principal{Subject: "alice", Admin: true, Groups: []string{"admin", "analysts"},
-		CredentialVersion: tokens.CredentialVersion([]byte(a))}, got); diff != "" {
+		CredentialVersion: tokens.StaticVersion(tokens.User{PasswordHash: []byte(a), Admin: true, Groups: []string{"admin", "analysts"}})}, got); diff != "" {
 		t.Errorf("alice (-want +got):\n%s", diff)
 	}
 	got, err = users.Authenticate(context.Background(), "bob", "bob-pw")

@@ -2,6 +2,7 @@ package tokens
 
 import (
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"slices"
@@ -56,9 +57,22 @@ type VerifierConfig struct {
 	// OpenID Connect provider's token, are not asked about.
 	Credentials CredentialSource
 
+	// CacheSize is how many verified tokens the Verifier remembers, so
+	// that a client sending the same token on every request pays for its
+	// signature check once: a remembered token is checked again for expiry,
+	// for its key (still known, not retired before it was issued) and for
+	// its credential version, but not for its signature. Remembered tokens
+	// are kept as their SHA-256, never as themselves. Zero means
+	// [DefaultVerifierCacheSize]; a negative value turns the memory off.
+	CacheSize int
+
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 }
+
+// DefaultVerifierCacheSize is how many verified tokens a [Verifier]
+// remembers when VerifierConfig.CacheSize is zero.
+const DefaultVerifierCacheSize = 10_000
 
 // Verifier checks scorehub tokens: size, signature with a pinned algorithm,
 // issuer, audience, expiry, lifetime and required claims. A Verifier is safe for
@@ -71,6 +85,7 @@ type Verifier struct {
 	now         func() time.Time
 	parser      *jwt.Parser
 	credentials CredentialSource
+	cache       *verifiedTokens // nil when off
 }
 
 // NewVerifier checks cfg and returns a Verifier.
@@ -102,6 +117,12 @@ func NewVerifier(cfg VerifierConfig) (*Verifier, error) {
 		credentials: cfg.Credentials}
 	if v.now == nil {
 		v.now = time.Now
+	}
+	switch {
+	case cfg.CacheSize == 0:
+		v.cache = newVerifiedTokens(DefaultVerifierCacheSize)
+	case cfg.CacheSize > 0:
+		v.cache = newVerifiedTokens(cfg.CacheSize)
 	}
 	v.parser = jwt.NewParser(
 		jwt.WithValidMethods(algs),
@@ -150,19 +171,87 @@ func algorithmNames(algs, allowed []Algorithm) ([]string, error) {
 // returned wrapped as it is. Signature and key checks come first: a forged
 // token is never told apart by its claims, and the credential source is
 // asked only about tokens that passed every other check.
+//
+// A token verified before (VerifierConfig.CacheSize) is not checked for
+// its signature again, only for its key, its expiry and its credential
+// version; the claims returned are a copy of their own either way.
 func (v *Verifier) Verify(ctx context.Context, raw string) (*Claims, error) {
 	if v.parser == nil {
 		return nil, errors.New("tokens: Verifier not made by NewVerifier")
 	}
+	// A remembered token passed every check of its bytes, checkRaw's
+	// included, when it was first seen.
+	var sum [sha256.Size]byte
+	if v.cache != nil && raw != "" && len(raw) <= MaxTokenSize {
+		sum = sha256.Sum256([]byte(raw))
+		if e, ok := v.cache.get(sum); ok {
+			if c, ok, err := v.recheck(ctx, e); ok {
+				return c, err
+			}
+			v.cache.forget(sum)
+		}
+	}
 	if err := checkRaw(raw); err != nil {
 		return nil, err
 	}
+	c, kid, alg, err := v.verify(ctx, raw)
+	if err != nil {
+		return nil, err
+	}
+	if v.cache != nil {
+		v.cache.put(sum, verifiedToken{claims: c, kid: kid, alg: alg})
+	}
+	return c.clone(), nil
+}
+
+// recheck decides on a remembered token what its signature no longer
+// needs to: expiry, key and credential version. ok false means the token
+// must be verified afresh (its key is no longer good for it), which then
+// says why it is refused.
+func (v *Verifier) recheck(ctx context.Context, e verifiedToken) (c *Claims, ok bool, err error) {
+	// The key first, as in a full check.
+	now := v.now()
+	if _, err := v.keys.verifyingKey(e.kid, e.alg, e.claims.IssuedAt, now, v.leeway); err != nil {
+		return nil, false, nil
+	}
+	if !now.Before(e.claims.ExpiresAt.Add(v.leeway)) {
+		return nil, true, fmt.Errorf("%w: at %s", ErrExpired, e.claims.ExpiresAt.Format(time.RFC3339))
+	}
+	if err := v.checkCredentials(ctx, e.claims.Subject, e.claims.CredentialVersion); err != nil {
+		return nil, true, err
+	}
+	return e.claims.clone(), true, nil
+}
+
+// checkCredentials refuses a token whose credential version is no longer
+// its subject's.
+func (v *Verifier) checkCredentials(ctx context.Context, subject, version string) error {
+	if version == "" || v.credentials == nil {
+		return nil
+	}
+	current, known, err := v.credentials.CredentialVersion(ctx, subject)
+	switch {
+	case err != nil:
+		return fmt.Errorf("tokens: credential version of %q: %w", subject, err)
+	case !known:
+		return fmt.Errorf("%w: user %q no longer exists", ErrRevoked, subject)
+	case current != version:
+		return fmt.Errorf("%w: the password of %q changed", ErrRevoked, subject)
+	}
+	return nil
+}
+
+// verify checks raw in full and returns its claims and the key ID and
+// algorithm it was signed with.
+func (v *Verifier) verify(ctx context.Context, raw string) (_ *Claims, kid, alg string, _ error) {
 	var wc wireClaims
 	tok, err := v.parser.ParseWithClaims(raw, &wc, func(t *jwt.Token) (any, error) {
-		kid, err := headerKeyID(t)
+		var err error
+		kid, err = headerKeyID(t)
 		if err != nil {
 			return nil, err
 		}
+		alg = t.Method.Alg()
 		var issued time.Time
 		if wc.IssuedAt != nil {
 			issued = wc.IssuedAt.Time
@@ -174,30 +263,22 @@ func (v *Verifier) Verify(ctx context.Context, raw string) (*Claims, error) {
 		return k.verifyingKey(), nil
 	})
 	if err != nil {
-		return nil, classify(err, tok, v.algorithms)
+		return nil, "", "", classify(err, tok, v.algorithms)
 	}
 	switch {
 	case wc.Subject == "":
-		return nil, fmt.Errorf("%w: no sub", ErrClaims)
+		return nil, "", "", fmt.Errorf("%w: no sub", ErrClaims)
 	case wc.IssuedAt == nil:
-		return nil, fmt.Errorf("%w: no iat", ErrClaims)
+		return nil, "", "", fmt.Errorf("%w: no iat", ErrClaims)
 	case wc.ID == "":
-		return nil, fmt.Errorf("%w: no jti", ErrClaims)
+		return nil, "", "", fmt.Errorf("%w: no jti", ErrClaims)
 	case wc.ExpiresAt.Sub(wc.IssuedAt.Time) > v.maxValidity:
 		// No leeway: both times come from the issuer's one clock.
-		return nil, fmt.Errorf("%w: valid for %v, longer than the %v allowed", ErrClaims,
+		return nil, "", "", fmt.Errorf("%w: valid for %v, longer than the %v allowed", ErrClaims,
 			wc.ExpiresAt.Sub(wc.IssuedAt.Time), v.maxValidity)
 	}
-	if wc.CredentialVersion != "" && v.credentials != nil {
-		current, known, err := v.credentials.CredentialVersion(ctx, wc.Subject)
-		switch {
-		case err != nil:
-			return nil, fmt.Errorf("tokens: credential version of %q: %w", wc.Subject, err)
-		case !known:
-			return nil, fmt.Errorf("%w: user %q no longer exists", ErrRevoked, wc.Subject)
-		case current != wc.CredentialVersion:
-			return nil, fmt.Errorf("%w: the password of %q changed", ErrRevoked, wc.Subject)
-		}
+	if err := v.checkCredentials(ctx, wc.Subject, wc.CredentialVersion); err != nil {
+		return nil, "", "", err
 	}
 	c := &Claims{
 		Subject:   wc.Subject,
@@ -214,7 +295,7 @@ func (v *Verifier) Verify(ctx context.Context, raw string) (*Claims, error) {
 	if c.Groups == nil {
 		c.Groups = []string{}
 	}
-	return c, nil
+	return c, kid, alg, nil
 }
 
 // checkRaw refuses what cannot be a compact JWS before any parsing: an

@@ -61,7 +61,7 @@ func TestConformanceCatchesDrift(t *testing.T) {
 // step is one request of TestEveryOperationAnswersAsDocumented.
 type step struct {
 	method, path string
-	as           string // "admin", "reader" or "" for no token
+	as           string // "admin", "reader", "bob" or "" for no token
 	contentType  string // application/json when body is set and this is not
 	body         string
 	header       map[string]string
@@ -131,6 +131,35 @@ func TestEveryOperationAnswersAsDocumented(t *testing.T) {
 		{method: "GET", path: "/api/v1/processes/iris", as: "reader", status: 200},
 		{method: "GET", path: "/api/v1/processes/nowhere", as: "reader", status: 404},
 
+		// What a user does for themself (bob reads himself, keeps API
+		// tokens and changes his password, which ends his idToken) and what
+		// the user routes refuse; admins' work is further down.
+		{method: "GET", path: "/api/v1/users?size=0", as: "admin", status: 400},
+		{method: "POST", path: "/api/v1/users", as: "admin", body: `{"name":"bob","password":"` + bobPassword + `","groups":["analysts"]}`, status: 201},
+		{method: "POST", path: "/api/v1/users", as: "admin", body: `{"name":"a:b","password":"short","role":"x"}`, status: 400},
+		{method: "POST", path: "/api/v1/users", as: "reader", body: `{"name":"eve","password":"` + bobPassword + `"}`, status: 403},
+		{method: "POST", path: "/api/v1/users", as: "admin", contentType: "text/plain", body: `{}`, status: 415},
+		{method: "GET", path: "/api/v1/users/admin", as: "reader", status: 403},
+		{method: "PUT", path: "/api/v1/users/nobody", as: "admin", body: `{}`, status: 404},
+		{method: "PATCH", path: "/api/v1/users/bob", as: "admin", contentType: "application/merge-patch+json", body: `{"password":null}`, status: 400},
+		{method: "PATCH", path: "/api/v1/users/admin", as: "reader", contentType: "application/merge-patch+json", body: `{"admin":false}`, status: 403},
+		{method: "GET", path: "/api/v1/users/bob", as: "bob", status: 200},
+		{method: "GET", path: "/api/v1/apitokens", as: "bob", status: 200},
+		{method: "POST", path: "/api/v1/apitokens", as: "bob", body: `{"name":"notebook","expiresAt":"2099-01-01T00:00:00Z"}`, status: 201, keep: "apitoken"},
+		{method: "POST", path: "/api/v1/apitokens", as: "admin", body: `{"name":"ghost's","owner":"ghost"}`, status: 422},
+		{method: "POST", path: "/api/v1/apitokens", as: "admin", body: `{"name":"x","expiresAt":"tomorrow"}`, status: 400},
+		{method: "GET", path: "/api/v1/apitokens/{apitoken}", as: "bob", status: 200},
+		{method: "DELETE", path: "/api/v1/apitokens/{apitoken}", as: "reader", status: 404},
+		{method: "DELETE", path: "/api/v1/apitokens/{apitoken}", as: "bob", status: 204},
+		{method: "PATCH", path: "/api/v1/users/bob", as: "bob", contentType: "application/merge-patch+json",
+			body: `{"password":"bob's new longer password","currentPassword":"wrong"}`, status: 403},
+		{method: "PATCH", path: "/api/v1/users/bob", as: "bob", contentType: "application/merge-patch+json",
+			body: `{"password":"bob's new longer password","currentPassword":"` + bobPassword + `"}`, status: 200},
+		{method: "GET", path: "/api/v1/users/bob", as: "bob", status: 401}, // the change ended the token
+		{method: "DELETE", path: "/api/v1/users/reader", as: "admin", status: 409},
+		{method: "DELETE", path: "/api/v1/users/bob", as: "admin", header: map[string]string{"If-Match": `"1"`}, status: 412},
+		{method: "DELETE", path: "/api/v1/users/bob", as: "admin", status: 204},
+
 		{method: "POST", path: "/webapi/traffic/api/v1/services/iris/species", body: `{"data":[` + harness.IrisRow + `]}`, status: 200},
 		{method: "POST", path: "/webapi/traffic/api/v1/services/iris/species", body: `{"data":[{"sepal_length":"long"}]}`, status: 400},
 		{method: "POST", path: "/webapi/traffic/api/v1/services/iris/species", contentType: "text/plain", body: `{"data":[]}`, status: 415},
@@ -189,6 +218,10 @@ func TestEveryOperationAnswersAsDocumented(t *testing.T) {
 		{method: "DELETE", path: "/api/v1/queues/traffic", as: "admin", status: 204},
 	}
 	for i, st := range steps {
+		if st.as == "bob" && tokensBy["bob"] == "" {
+			// bob exists from his first step on; his token is got once.
+			tokensBy["bob"] = userToken(t, s, "bob", bobPassword)
+		}
 		status, body := send(t, client, s.Base, tokensBy[st.as], st, kept)
 		if status != st.status {
 			t.Errorf("step %d: %s %s as %q answered %d, want %d: %.300s", i, st.method, st.path, st.as, status, st.status, body)
@@ -297,10 +330,19 @@ func readerFile(t *testing.T, dir string) string {
 
 func readerToken(t *testing.T, s *harness.Server) string {
 	t.Helper()
-	status, got := s.Token(t, "reader", readerPassword)
+	return userToken(t, s, "reader", readerPassword)
+}
+
+// bobPassword is the password of the user bob, whom the API creates.
+const bobPassword = "bob's long enough password"
+
+// userToken returns an idToken of the token service for user.
+func userToken(t *testing.T, s *harness.Server, user, password string) string {
+	t.Helper()
+	status, got := s.Token(t, user, password)
 	tok, _ := got["idToken"].(string)
 	if status != http.StatusOK || tok == "" {
-		t.Fatalf("token for reader: %d %v", status, got)
+		t.Fatalf("token for %s: %d %v", user, status, got)
 	}
 	return tok
 }

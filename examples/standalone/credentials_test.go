@@ -7,9 +7,12 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/scorehub/scorehub/tokens"
 )
 
 // irisRow is one row the demo classifier scores.
@@ -195,13 +198,10 @@ func TestEveryKindOfCredentialAgainstEveryPolicy(t *testing.T) {
 // idToken, and every kind after its user's password changed are refused,
 // at the scoring endpoint and on the job route alike.
 func TestRefusedCredentialsOfEveryKind(t *testing.T) {
-	a, admin := credentialsServer(t, "-token-validity", "2s")
-	bearer := func(user, password string) string { return "Bearer " + login(t, a.base, user, password) }
-	soon := time.Now().Add(1500 * time.Millisecond).UTC().Format(time.RFC3339Nano)
-	expiring, _ := a.apiToken(admin, "ann", `,"expiresAt":"`+soon+`"`)
+	data := t.TempDir()
+	a, admin := credentialsServer(t, "-data", data)
 	deleted, deletedID := a.apiToken(admin, "ann", "")
 	elsewhere, _ := a.apiToken(admin, "ann", `,"webApiGroups":["basic"]`)
-	expiringBearer := bearer("ann", "ann-password-1")
 	a.must(204, "DELETE", "/api/v1/apitokens/"+deletedID, admin, "")
 
 	// ok stands for success: 200 at the scoring endpoint, 201 for a job.
@@ -223,18 +223,37 @@ func TestRefusedCredentialsOfEveryKind(t *testing.T) {
 	check("deleted API token", deleted, 401)
 	check("API token for other groups", elsewhere, 403)
 	check("unknown API token", "apitoken scorehub_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", 401)
+
+	expiry := time.Now().Add(2 * time.Second)
+	expiring, _ := a.apiToken(admin, "ann", `,"expiresAt":"`+expiry.UTC().Format(time.RFC3339Nano)+`"`)
 	check("API token before it expires", expiring, ok)
-	check("idToken before it expires", expiringBearer, ok)
-	time.Sleep(2500 * time.Millisecond)
-	admin = bearer("admin", smokePassword)
+	time.Sleep(time.Until(expiry) + 100*time.Millisecond)
 	check("expired API token", expiring, 401)
-	check("expired idToken", expiringBearer, 401)
+
+	// An idToken signed with the server's own key, expired a minute ago.
+	keys, err := tokens.LoadOrCreateKeySet(filepath.Join(data, keyFile), tokens.KeySetConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	issuer, err := tokens.NewIssuer(tokens.IssuerConfig{Keys: keys, Issuer: tokenIssuer, Audience: []string{tokenAudience},
+		Now: func() time.Time { return time.Now().Add(-6 * time.Minute) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	old, _, err := issuer.Issue(tokens.Principal{Subject: "ann", Groups: []string{"analysts"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	check("expired idToken", "Bearer "+old, 401)
+	if _, challenge := a.score("all", "Bearer "+old); !strings.Contains(challenge, `error_description="the token expired"`) {
+		t.Errorf("expired idToken: challenge %q does not say it expired", challenge)
+	}
 
 	// A password change ends every credential of its user: the old
 	// password, the idTokens and the API tokens issued before it.
 	basic := basicHeader("ann", "ann-password-1")
 	token, _ := a.apiToken(admin, "ann", "")
-	fresh := bearer("ann", "ann-password-1")
+	fresh := "Bearer " + login(t, a.base, "ann", "ann-password-1")
 	check("Basic before the change", basic, ok) // now remembered by the cache
 	a.must(200, "PATCH", "/api/v1/users/ann", admin, `{"password":"ann-password-2"}`)
 	check("old password", basic, 401)

@@ -27,8 +27,8 @@ func revocationDeadline() time.Duration {
 }
 
 // TestTokensRevokedWhenUsersChange replays the attacks: a user removed from
-// the users file, and the admin's stored password hash replaced, each while
-// holding a token. Their tokens must stop working within a second, while
+// the users file or moved to other groups in it, and the admin's stored
+// password hash replaced, each while holding a token. Their tokens must stop working within a second, while
 // an unchanged user's token and a token for the new admin password work.
 func TestTokensRevokedWhenUsersChange(t *testing.T) {
 	dir := t.TempDir()
@@ -75,6 +75,15 @@ func TestTokensRevokedWhenUsersChange(t *testing.T) {
 		time.Sleep(2 * usersCheck)
 		if status := readWith(t, base, bobToken); status != http.StatusOK {
 			t.Errorf("bob's token got %d after the users file broke, want 200 (the last good users)", status)
+		}
+	})
+	t.Run("groups changed", func(t *testing.T) {
+		writeFile(t, usersFile, bob+"\n")
+		bobToken := login(t, base, "bob", "bob-pw")
+		writeFile(t, usersFile, bob+":analysts\n")
+		waitRefused(t, base, bobToken)
+		if status := readWith(t, base, login(t, base, "bob", "bob-pw")); status != http.StatusOK {
+			t.Errorf("a token of bob in his new groups got %d, want 200", status)
 		}
 	})
 }

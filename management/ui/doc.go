@@ -13,12 +13,21 @@
 //	           GET  /api/v1/webapigroups          (management, Bearer idToken)
 //	           GET  /executions/queues            queue figures
 //	           GET  /api/v1/processes/{name}      the sample input the body starts from
-//	        ── POST {endpoint URL}                Run Test (scoring; the idToken for
-//	                                              groups that need one)
+//	        ── POST {endpoint URL}                Run Test (scoring; for a protected
+//	                                              group, the credential chosen)
 //
 // The idToken is kept in the page's memory only, never in storage or a
-// cookie. When it expires, or any call answers 401, the page forgets it and
-// asks for a sign-in again, saying why.
+// cookie. When it expires, or any call with it answers 401, the page
+// forgets it and asks for a sign-in again, saying why.
+//
+// For an endpoint of a protected group the page offers, under "Call as",
+// the kinds of credentials the group takes (the endpoint list's schemes):
+// the signed-in user's idToken (Bearer), a user name and password (Basic)
+// or a pasted API token (apitoken). The password and the API token live in
+// their form fields only and are cleared when another endpoint is opened or
+// the session ends. A 401 or 403 answer is shown with which credential was
+// refused and, from the answer's WWW-Authenticate challenges, what the
+// group takes.
 //
 // Run Test sends the editor's text as it is, so the server's own errors
 // (such as 400 malformed_json for a trailing comma) are shown with their
@@ -30,9 +39,10 @@
 //
 //	--data-raw '{"data":[{"note":"it'\''s"}]}'
 //
-// For a group that needs a token the command reads it from $TOKEN and first
-// shows how to get one; the real token goes in only when the user ticks the
-// box for it.
+// The command holds no secret unless the user ticks the box for it: with
+// an idToken it reads it from $TOKEN and first shows how to get one; with
+// Basic it names the user and curl asks for the password; with an API
+// token it reads it from $SCOREHUB_API_TOKEN.
 //
 // A host mounts the Handler with http.StripPrefix; the standalone server
 // does so at /ui/. If the management API or the token service is elsewhere

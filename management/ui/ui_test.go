@@ -271,6 +271,26 @@ func TestPageIsAccessibleAndKeepsNothingInStorage(t *testing.T) {
 			t.Errorf("page lacks the live region %s", live)
 		}
 	}
+	// How a protected endpoint is called is one group of radio buttons
+	// under a legend, and the password and API token typed there are
+	// hidden as typed and kept out of the browser's form memory.
+	callAs := regexp.MustCompile(`(?s)<fieldset id="call-as"[^>]*>\s*<legend>Call as</legend>(.*?)</fieldset>`).FindStringSubmatch(page)
+	if callAs == nil {
+		t.Error("no fieldset call-as with the legend Call as")
+	} else {
+		var radios []string
+		for _, m := range regexp.MustCompile(`<input type="radio" name="call-as" id="[^"]+" value="([^"]+)">`).FindAllStringSubmatch(callAs[1], -1) {
+			radios = append(radios, m[1])
+		}
+		if d := cmp.Diff([]string{"bearer", "basic", "apitoken"}, radios); d != "" {
+			t.Errorf("the Call as choices (-want +got):\n%s", d)
+		}
+	}
+	for _, id := range []string{"call-password", "call-token"} {
+		if !strings.Contains(page, `<input id="`+id+`" type="password" autocomplete="off"`) {
+			t.Errorf("%s is not a password field with autocomplete off", id)
+		}
+	}
 	if regexp.MustCompile(`<script[^>]*>[^<]`).MatchString(page) || regexp.MustCompile(`\s(?:on[a-z]+|style)=`).MatchString(page) {
 		t.Error("the page has an inline script, handler or style: the CSP would block it")
 	}

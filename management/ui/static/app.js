@@ -3,9 +3,13 @@
 // Sign in with the token service (HTTP Basic), list the endpoints of the
 // management API, and for one endpoint: show its URL, send it a request,
 // show the answer as a table and as JSON, and build the same request as a
-// curl command. The idToken lives in this script's memory only: never in
-// storage, never in a cookie. Everything the page shows comes from the
-// server and is put in the page as text, never as markup.
+// curl command. An endpoint of a protected group is called with the
+// credential the tester chooses among those its group takes: their idToken,
+// a user name and password, or an API token. The idToken lives in this
+// script's memory only, the password and the API token in their form
+// fields only: never in storage, never in a cookie or a URL. Everything the
+// page shows comes from the server and is put in the page as text, never
+// as markup.
 'use strict';
 
 (() => {
@@ -296,6 +300,7 @@
 
   function startSession(token, login, expiresAt) {
     clearTimeout(session.timer);
+    if (login !== session.login) $('call-user').value = login;
     session.gen++;
     session.token = token;
     session.login = login;
@@ -326,14 +331,16 @@
     session.timer = setTimeout(armTimer, Math.min(left + 50, MAX_TIMER));
   }
 
-  // endSession forgets the token and asks for a sign-in, with message. The
-  // endpoint in view and the bodies typed are kept for the next session.
+  // endSession forgets the token and the secrets typed to call an endpoint,
+  // and asks for a sign-in, with message. The endpoint in view and the
+  // bodies typed are kept for the next session.
   function endSession(message, kind = 'error') {
     clearTimeout(session.timer);
     const wasSignedIn = session.token !== null;
     session.gen++;
     session.token = null;
     session.expiresAt = 0;
+    clearSecrets();
     show('app', false);
     show('session', false);
     show('signin', true);
@@ -519,7 +526,8 @@
   async function openEndpoint(key, fromMenu) {
     const ep = state.endpoints.find((e) => keyOf(e) === key);
     if (!ep) return;
-    if (state.current && state.current !== key) state.bodies.set(state.current, $('body').value);
+    const another = state.current !== key;
+    if (state.current && another) state.bodies.set(state.current, $('body').value);
     state.current = key;
     history.replaceState(null, '', '#' + encodeURIComponent(key).replace(/%2F/g, '/'));
     for (const b of document.querySelectorAll('.menu-endpoint')) {
@@ -536,11 +544,14 @@
     $('endpoint-url').value = ep.url;
 
     const notes = [];
-    if (ep.auth === 'token') notes.push(`The group ${ep.group} needs an idToken: Run Test sends yours in the Authorization header.`);
+    if (ep.auth === 'token') {
+      notes.push(`The group ${ep.group} takes ${listText(schemesOf(ep).map((k) => kinds[k].name))}: Run Test sends the one chosen under Call as.`);
+    }
     if (ep.state === 'disabled') notes.push('The deployment is disabled: requests are answered 404 endpoint_disabled.');
     if (ep.state === 'unavailable') notes.push(`The process ${ep.process} is not in this server's catalog: requests are answered 503.`);
     notice('endpoint-auth-note', notes.join(' '));
 
+    showCallAs(ep, another);
     $('curl-token').checked = false;
     show('curl-token-row', ep.auth === 'token');
     show('welcome', false);
@@ -583,11 +594,145 @@
   }
 
   // ---------------------------------------------------------------------
+  // Call as: the credential Run Test and the curl command send to an
+  // endpoint of a protected group.
+
+  // kinds are the kinds of credentials a group may take, by the name its
+  // auth.schemes gives them, in the order the page offers them.
+  const kinds = {
+    bearer: { name: 'idToken (Bearer)' },
+    basic: { name: 'user name and password (Basic)' },
+    apitoken: { name: 'API token (apitoken)' },
+  };
+  const kindOrder = ['bearer', 'basic', 'apitoken'];
+
+  // schemesOf returns the kinds of credentials ep's group takes, in the
+  // page's order: none for a public group; the idToken alone from a server
+  // that does not list them.
+  function schemesOf(ep) {
+    if (ep.auth !== 'token') return [];
+    const listed = Array.isArray(ep.schemes) ? ep.schemes : ['bearer'];
+    return kindOrder.filter((k) => listed.includes(k));
+  }
+
+  function listText(items) {
+    if (items.length <= 1) return items.join('');
+    return items.slice(0, -1).join(', ') + ' or ' + items[items.length - 1];
+  }
+
+  function callKind() {
+    const r = document.querySelector('input[name="call-as"]:checked');
+    return r ? r.value : '';
+  }
+
+  // showCallAs offers the kinds of credentials ep's group takes. A choice
+  // made stays while the group takes it; otherwise the idToken is the
+  // default, else the first kind offered. The secrets typed do not outlive
+  // the endpoint they were typed for.
+  function showCallAs(ep, another) {
+    if (another) clearSecrets();
+    notice('call-as-message', '');
+    const offered = schemesOf(ep);
+    for (const k of kindOrder) show(`call-as-${k}-row`, offered.includes(k));
+    show('call-as', offered.length > 0);
+    if (offered.length > 0 && !offered.includes(callKind())) {
+      const kind = signedIn() && offered.includes('bearer') ? 'bearer' : offered.find((k) => k !== 'bearer') || offered[0];
+      $(`call-as-${kind}`).checked = true;
+    }
+    if (!$('call-user').value) $('call-user').value = session.login;
+    showCredentialFields();
+  }
+
+  function showCredentialFields() {
+    const kind = callKind();
+    show('call-basic', kind === 'basic');
+    show('call-apitoken', kind === 'apitoken');
+  }
+
+  function changeCallKind() {
+    showCredentialFields();
+    notice('call-as-message', '');
+    // A tick given to put one kind of secret in the command is not one to
+    // put another there.
+    $('curl-token').checked = false;
+    updateCurl();
+  }
+
+  function clearSecrets() {
+    $('call-password').value = '';
+    $('call-token').value = '';
+  }
+
+  // authorization returns the Authorization header Run Test sends to ep and
+  // what it is, for a refusal's message: null for a public endpoint, or
+  // {missing, field} when the tester has a field to fill in first.
+  function authorization(ep) {
+    switch (ep.auth === 'token' ? callKind() : '') {
+      case 'bearer':
+        return { kind: 'bearer', value: 'Bearer ' + session.token, who: session.subject };
+      case 'basic': {
+        const user = $('call-user').value.trim();
+        const password = $('call-password').value;
+        if (!user) return { missing: 'Enter the user name to call as.', field: 'call-user' };
+        if (!password) return { missing: `Enter the password of ${user}.`, field: 'call-password' };
+        return { kind: 'basic', value: 'Basic ' + basicCredentials(user, password), who: user };
+      }
+      case 'apitoken': {
+        const token = $('call-token').value.trim();
+        if (!token) return { missing: 'Paste the API token to call with.', field: 'call-token' };
+        if (!/^[\x21-\x7e]+$/.test(token)) {
+          return { missing: 'An API token is printable ASCII without spaces: check what was pasted.', field: 'call-token' };
+        }
+        return { kind: 'apitoken', value: 'apitoken ' + token, who: '' };
+      }
+      default:
+        return null;
+    }
+  }
+
+  // challengeSchemes returns the auth schemes a WWW-Authenticate header's
+  // challenges name, in lower case: 'Basic realm="x", Bearer' gives basic,
+  // bearer.
+  function challengeSchemes(header) {
+    const out = [];
+    // A comma or a word inside a quoted string is not the header's own.
+    const bare = header.replace(/"(?:[^"\\]|\\.)*"/g, '""');
+    for (const item of bare.split(',')) {
+      // A challenge starts with its scheme; an auth-param is name=value.
+      const m = /^\s*([!#$%&'*+.^_`|~0-9A-Za-z-]+)(?:\s|$)/.exec(item);
+      if (!m || /^\s*[^\s=]+\s*=/.test(item)) continue;
+      const scheme = m[1].toLowerCase();
+      if (!out.includes(scheme)) out.push(scheme);
+    }
+    return out;
+  }
+
+  // refusalText says which credential a 401 or 403 answer refused and what
+  // the group takes: the schemes of the answer's challenges, else those the
+  // endpoint list named.
+  function refusalText(result) {
+    const a = result.auth;
+    const named = challengeSchemes(result.challenge);
+    const takes = (named.length > 0 ? named : result.offered).map((k) => (kinds[k] ? kinds[k].name : k));
+    const takesText = takes.length > 0 ? ` The group ${result.group} takes ${listText(takes)}.` : '';
+    if (!a) return `The endpoint wants credentials the page did not send: refresh the menu to choose one.${takesText}`;
+    const what = {
+      bearer: `your idToken as "${a.who}" (Bearer)`,
+      basic: `the user name and password of "${a.who}" (Basic)`,
+      apitoken: 'the API token (apitoken)',
+    }[a.kind];
+    if (result.status === 403) {
+      return `Not allowed: ${what} was accepted, but may not call the group ${result.group}.`;
+    }
+    return `Refused: ${what}.${takesText}`;
+  }
+
+  // ---------------------------------------------------------------------
   // Run Test: the request the curl command shows, sent from the page.
 
-  function requestHeaders(ep, token) {
+  function requestHeaders(auth) {
     const h = [['Content-Type', 'application/json']];
-    if (ep.auth === 'token') h.push(['Authorization', 'Bearer ' + token]);
+    if (auth) h.push(['Authorization', auth.value]);
     return h;
   }
 
@@ -598,6 +743,13 @@
       endSession('Your session expired — sign in again.');
       return;
     }
+    const auth = authorization(ep);
+    if (auth && auth.missing) {
+      notice('call-as-message', auth.missing, 'error');
+      $(auth.field).focus();
+      return;
+    }
+    notice('call-as-message', '');
     const key = keyOf(ep);
     const text = $('body').value;
     state.bodies.set(key, text);
@@ -611,13 +763,16 @@
     try {
       const res = await fetch(ep.url, {
         method: 'POST',
-        headers: requestHeaders(ep, session.token),
+        headers: requestHeaders(auth),
         body: text,
         credentials: 'omit',
         cache: 'no-store',
       });
       const answer = await res.text();
-      result = { status: res.status, statusText: res.statusText, ms: performance.now() - started, text: answer, request: text, process: ep.process };
+      result = {
+        status: res.status, statusText: res.statusText, ms: performance.now() - started, text: answer, request: text, process: ep.process,
+        auth: auth && { kind: auth.kind, who: auth.who }, challenge: res.headers.get('WWW-Authenticate') || '', group: ep.group, offered: schemesOf(ep),
+      };
     } catch (e) {
       result = { failed: `The request did not reach the endpoint (${e.message}). ` +
         'If the endpoint is on another origin, that origin must allow this page in its CORS settings.', ms: performance.now() - started };
@@ -626,7 +781,10 @@
       $('result').removeAttribute('aria-busy');
     }
     if (gen !== session.gen) return;
-    if (result.status === 401 && ep.auth === 'token') {
+    // A refused idToken is an ended session, unless the group no longer
+    // takes idTokens at all.
+    const named = result.status === 401 ? challengeSchemes(result.challenge) : [];
+    if (result.status === 401 && auth && auth.kind === 'bearer' && (named.length === 0 || named.includes('bearer'))) {
       endSession('Your session expired — sign in again.');
       return;
     }
@@ -647,6 +805,9 @@
     const status = $('result-status');
     status.replaceChildren();
     show('result-error', false);
+    const refusal = result.status === 401 || result.status === 403 ? refusalText(result) : '';
+    $('result-error-auth').textContent = refusal;
+    show('result-error-auth', refusal !== '');
     show('result-table-wrap', false);
     $('raw-json').textContent = '';
     const duration = `${Math.round(result.ms)} ms`;
@@ -778,26 +939,77 @@
   // ---------------------------------------------------------------------
   // curl: the request Run Test sends, as a command for a POSIX shell.
 
-  function curlCommand(ep, body, withToken) {
+  // curlCommand builds the command for the credential chosen under Call
+  // as. By default it holds no secret: curl asks for the password, and the
+  // idToken and the API token come from shell variables. With include, the
+  // secret the page has is written in the command itself.
+  function curlCommand(ep, body, include) {
     const lines = [];
-    if (ep.auth === 'token' && !withToken) {
-      lines.push(`# ${ep.group} needs an idToken. Get one first (curl asks for the password):`);
-      lines.push(`TOKEN=$(curl -sS -u ${shellQuote(session.login || 'USER')} ${shellQuote(tokenServiceURL.href)} | sed -E 's/.*"idToken":"([^"]+)".*/\\1/')`);
-    }
     const parts = [`curl -sS -X POST ${shellQuote(ep.url)}`];
-    for (const [name, value] of requestHeaders(ep, withToken ? session.token : '$TOKEN')) {
-      // $TOKEN goes in double quotes so the shell puts the token in.
-      parts.push(`-H ${withToken || name !== 'Authorization' ? shellQuote(`${name}: ${value}`) : `"${name}: ${value}"`}`);
+    const headers = [`-H ${shellQuote('Content-Type: application/json')}`];
+    // A variable goes in double quotes, so the shell puts its value in.
+    switch (ep.auth === 'token' ? callKind() : '') {
+      case 'bearer':
+        if (include && signedIn()) {
+          headers.push(`-H ${shellQuote('Authorization: Bearer ' + session.token)}`);
+          break;
+        }
+        lines.push(`# ${ep.group} takes an idToken. Get one first (curl asks for the password):`);
+        lines.push(`TOKEN=$(curl -sS -u ${shellQuote(session.login || 'USER')} ${shellQuote(tokenServiceURL.href)} | sed -E 's/.*"idToken":"([^"]+)".*/\\1/')`);
+        headers.push('-H "Authorization: Bearer $TOKEN"');
+        break;
+      case 'basic': {
+        const user = $('call-user').value.trim() || 'USER';
+        const password = $('call-password').value;
+        if (include && password) {
+          parts.push(`-u ${shellQuote(user + ':' + password)}`);
+          break;
+        }
+        lines.push('# curl asks for the password.');
+        parts.push(`-u ${shellQuote(user)}`);
+        break;
+      }
+      case 'apitoken': {
+        const token = $('call-token').value.trim();
+        if (include && token) {
+          headers.push(`-H ${shellQuote('Authorization: apitoken ' + token)}`);
+          break;
+        }
+        lines.push('# Set SCOREHUB_API_TOKEN to your API token first (in bash: read -rs SCOREHUB_API_TOKEN, then paste it).');
+        headers.push('-H "Authorization: apitoken $SCOREHUB_API_TOKEN"');
+        break;
+      }
     }
-    parts.push(`--data-raw ${shellQuote(body)}`);
+    parts.push(...headers, `--data-raw ${shellQuote(body)}`);
     lines.push(parts.join(' \\\n  '));
     return lines.join('\n');
   }
 
+  // includeLabels are what the box that puts the secret in the command
+  // says, for each kind of credential.
+  const includeLabels = {
+    bearer: () => ['Put my current idToken in the command instead of ', el('code', {}, '$TOKEN'), ' (it expires with this session)'],
+    basic: () => ['Put the password in the command instead of letting curl ask for it (anyone who sees the command can read it)'],
+    apitoken: () => ['Put the API token in the command instead of ', el('code', {}, '$SCOREHUB_API_TOKEN'), ' (anyone who sees the command can use it)'],
+  };
+
   function updateCurl() {
     const ep = currentEndpoint();
     if (!ep || $('curl-panel').hidden) return;
-    $('curl').textContent = curlCommand(ep, $('body').value, $('curl-token').checked && signedIn());
+    const kind = ep.auth === 'token' ? callKind() : '';
+    const label = $('curl-token-label');
+    if (kind && label.dataset.kind !== kind) {
+      label.replaceChildren(...includeLabels[kind]());
+      label.dataset.kind = kind;
+    }
+    // Nothing to put in the command, nothing to tick.
+    const box = $('curl-token');
+    box.disabled = !{
+      bearer: () => signedIn(),
+      basic: () => $('call-password').value !== '',
+      apitoken: () => $('call-token').value.trim() !== '',
+    }[kind || 'bearer']();
+    $('curl').textContent = curlCommand(ep, $('body').value, box.checked && !box.disabled);
   }
 
   function toggleCurl() {
@@ -841,6 +1053,16 @@
   $('run').addEventListener('click', runTest);
   $('show-curl').addEventListener('click', toggleCurl);
   $('curl-token').addEventListener('change', updateCurl);
+  for (const k of kindOrder) $(`call-as-${k}`).addEventListener('change', changeCallKind);
+  for (const id of ['call-user', 'call-password', 'call-token']) {
+    $(id).addEventListener('input', updateCurl);
+    $(id).addEventListener('keydown', (e) => {
+      if (e.key === 'Enter') {
+        e.preventDefault();
+        runTest();
+      }
+    });
+  }
   $('reset-body').addEventListener('click', resetBody);
   $('copy-url').addEventListener('click', (e) => copy($('endpoint-url').value, e.currentTarget, 'The endpoint URL'));
   $('copy-curl').addEventListener('click', (e) => {

@@ -1,8 +1,9 @@
 // A real OpenID Connect provider (oidc-provider, a certified implementation)
-// for the tokens package's interop test. It plays the part Keycloak plays for
-// AI Hub: users log in through the authorization-code flow, a client asks for
-// offline_access and gets an offline (refresh) token, and the refresh_token
-// grant turns that into a JWT access token for the scorehub resource, carrying
+// for the interop tests, which start it through internal/oidctest. It plays
+// the part Keycloak plays for AI Hub: users log in through the
+// authorization-code flow, a client asks for offline_access and gets an
+// offline (refresh) token, and the refresh_token grant turns that into a
+// JWT access token for the scorehub resource, carrying
 // Keycloak-shaped claims (preferred_username, realm_access.roles, groups).
 //
 // Usage: node server.mjs [port]
