@@ -30,6 +30,20 @@
 // handler's in the harness, the most any server in a process of its own
 // could reach against the latter.
 //
+// -auth basic, apitoken or bearer measures what credentials cost instead:
+// through the management API, logged in as the admin, the harness makes a
+// user, a web API group that takes only that kind of credentials from that
+// user's group, and in it a copy of the endpoint (same process, queue and
+// timeout), plus an API token or an idToken of the user's for the other
+// two kinds. It then alternates runs of the protected copy, called with
+// the credentials, with as many requests to the endpoint itself, and
+// reports their ratio (for Basic, target 0.9 at 1 row) in place of the
+// bare one.
+// What it made is deleted when the run ends. It knows the admin password
+// of a server it starts; at -server-url it needs -admin-password.
+//
+//	go run ./cmd/loadtest -auth basic -rows 1
+//
 // -server-url points it at a server that is already running instead; the
 // endpoint path is -path. The run ends by itself: every scenario is bounded
 // by -duration and -max-requests, the bare one also by a time cap, and

@@ -15,8 +15,9 @@ import (
 
 // target is one endpoint under load and the request sent to it.
 type target struct {
-	url  string
-	body []byte
+	url           string
+	body          []byte
+	authorization string // the Authorization header, if any
 }
 
 // bounds end a load run at whichever comes first.
@@ -118,6 +119,9 @@ func send(ctx context.Context, c *http.Client, t target) error {
 		return err
 	}
 	req.Header.Set("Content-Type", "application/json")
+	if t.authorization != "" {
+		req.Header.Set("Authorization", t.authorization)
+	}
 	resp, err := c.Do(req)
 	if err != nil {
 		return err
@@ -142,6 +146,9 @@ func probe(ctx context.Context, c *http.Client, t target) ([]byte, error) {
 		return nil, err
 	}
 	req.Header.Set("Content-Type", "application/json")
+	if t.authorization != "" {
+		req.Header.Set("Authorization", t.authorization)
+	}
 	resp, err := c.Do(req)
 	if err != nil {
 		return nil, err

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -11,6 +12,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -50,7 +52,12 @@ type config struct {
 	ModuleDir   string
 	Path        string
 	Bare        string // where the bare handler runs: bareProcess, bareHarness or bareBoth
-	JSON        bool
+	// Auth, when set, is the kind of credentials (authBasic, authAPIToken
+	// or authBearer) a protected copy of the endpoint is called with, and
+	// measured against the endpoint itself instead of a bare handler.
+	Auth          string
+	AdminPassword string // of the -server-url server's admin, for -auth
+	JSON          bool
 }
 
 // Where the bare handler runs.
@@ -110,9 +117,16 @@ func parseConfig(args []string, stderr io.Writer) (config, error) {
 	fs.StringVar(&c.ModuleDir, "module", c.ModuleDir, "the scorehub module's directory, where the server is built")
 	fs.StringVar(&c.Path, "path", c.Path, "path of the scoring endpoint on the server")
 	fs.StringVar(&c.Bare, "bare", c.Bare, "where the bare handler runs: \"process\", a process of its own like the scoring server; \"harness\", this one; or \"both\", one in each")
+	fs.StringVar(&c.Auth, "auth", "none", "measure a protected copy of the endpoint, called with \"basic\", \"apitoken\" or \"bearer\" credentials, against the endpoint itself instead of a bare handler; \"none\" measures against a bare handler")
+	fs.StringVar(&c.AdminPassword, "admin-password", "", "the admin password of the -server-url server, with which -auth makes the user, group and deployment it measures")
 	fs.BoolVar(&c.JSON, "json", false, "write the report as JSON")
 	if err := fs.Parse(args); err != nil {
 		return c, err
+	}
+	bareSet := false
+	fs.Visit(func(f *flag.Flag) { bareSet = bareSet || f.Name == "bare" })
+	if c.Auth == "none" {
+		c.Auth = ""
 	}
 	if fs.NArg() > 0 {
 		return c, fmt.Errorf("loadtest: unexpected arguments: %s", strings.Join(fs.Args(), " "))
@@ -139,6 +153,14 @@ func parseConfig(args []string, stderr io.Writer) (config, error) {
 		return c, fmt.Errorf("loadtest: -path %q must start with /", c.Path)
 	case c.Bare != bareProcess && c.Bare != bareHarness && c.Bare != bareBoth:
 		return c, fmt.Errorf("loadtest: -bare %q must be %q, %q or %q", c.Bare, bareProcess, bareHarness, bareBoth)
+	case c.Auth != "" && !slices.Contains(authKinds, c.Auth):
+		return c, fmt.Errorf("loadtest: -auth %q must be \"none\", %q, %q or %q", c.Auth, authBasic, authAPIToken, authBearer)
+	case c.Auth != "" && bareSet:
+		return c, errors.New("loadtest: give -auth or -bare, not both: -auth measures against the unprotected endpoint, not a bare handler")
+	case c.Auth != "" && c.ServerURL != "" && c.AdminPassword == "":
+		return c, errors.New("loadtest: -auth with -server-url needs -admin-password, the server's admin password, to make the user, group and deployment it measures")
+	case c.AdminPassword != "" && (c.Auth == "" || c.ServerURL == ""):
+		return c, errors.New("loadtest: -admin-password is for -auth with -server-url; a server the harness starts gets a password from the harness")
 	}
 	return c, nil
 }
@@ -147,18 +169,23 @@ func parseConfig(args []string, stderr io.Writer) (config, error) {
 // requests per second.
 const targetRatio = 0.8
 
+// authTargetRatio is what an endpoint called with Basic credentials
+// should reach, at 1 row, of its requests per second unprotected; the
+// other kinds have no target.
+const authTargetRatio = 0.9
+
 // run measures and reports; progress goes to stderr, the report to stdout.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) (err error) {
 	cfg, err := parseConfig(args, stderr)
 	if err != nil {
 		return err
 	}
-	base, pid, stop, err := serverUnderTest(ctx, cfg, stderr)
+	srv, err := serverUnderTest(ctx, cfg, stderr)
 	if err != nil {
 		return err
 	}
 	defer func() {
-		if serr := stop(); serr != nil {
+		if serr := srv.stop(); serr != nil {
 			fmt.Fprintln(stderr, serr)
 		}
 	}()
@@ -167,7 +194,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (err erro
 	defer client.CloseIdleConnections()
 	responses := make(map[string][]byte, len(cfg.Rows))
 	for _, rows := range cfg.Rows {
-		resp, err := probe(ctx, client, target{url: base + cfg.Path, body: irisBody(rows)})
+		resp, err := probe(ctx, client, target{url: srv.base + cfg.Path, body: irisBody(rows)})
 		if err != nil {
 			return fmt.Errorf("loadtest: the scoring endpoint does not answer: %w", err)
 		}
@@ -179,26 +206,43 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (err erro
 
 	rep := report{
 		Machine: currentMachine(), Clients: cfg.Clients, Rounds: cfg.Rounds,
-		Duration: cfg.Duration.String(), Warmup: cfg.Warmup.String(), ScoringURL: base + cfg.Path,
+		Duration: cfg.Duration.String(), Warmup: cfg.Warmup.String(), ScoringURL: srv.base + cfg.Path,
 	}
-	var ceilings []*ceiling
+	h := harness{cfg: cfg, scoringURL: srv.base + cfg.Path, client: client, pid: srv.pid, stderr: stderr}
 	defer func() {
-		for _, c := range ceilings {
+		for _, c := range h.ceilings {
 			if serr := c.close(); serr != nil {
 				fmt.Fprintln(stderr, serr)
 			}
 		}
 	}()
-	for _, where := range cfg.placements() {
-		c, err := startCeiling(ctx, cfg, where, responses)
+	if cfg.Auth != "" {
+		p, err := protectForRun(ctx, cfg, srv, client, stderr)
 		if err != nil {
 			return err
 		}
-		ceilings = append(ceilings, c)
-		rep.Bare = append(rep.Bare, bareInfo{Where: where, URL: c.base + "/bare/{rows}"})
+		defer func() {
+			if serr := p.remove(context.WithoutCancel(ctx)); serr != nil {
+				fmt.Fprintln(stderr, serr)
+			}
+		}()
+		h.scoringURL, h.cred = p.url, p.cred
+		rep.Auth, rep.ScoringURL, rep.UnprotectedURL = cfg.Auth, p.url, srv.base+cfg.Path
+		// The endpoint unprotected is the ceiling: same server, same
+		// process, same queue, no credentials.
+		h.ceilings = append(h.ceilings, &ceiling{scenario: "unprotected", base: srv.base, path: cfg.Path, pid: srv.pid,
+			stop: func() error { return nil }, client: newClient(cfg.Clients, cfg.Timeout)})
+	} else {
+		for _, where := range cfg.placements() {
+			c, err := startCeiling(ctx, cfg, where, responses)
+			if err != nil {
+				return err
+			}
+			h.ceilings = append(h.ceilings, c)
+			rep.Bare = append(rep.Bare, bareInfo{Where: where, URL: c.base + "/bare/{rows}"})
+		}
 	}
 
-	h := harness{cfg: cfg, scoringURL: base + cfg.Path, client: client, pid: pid, ceilings: ceilings, stderr: stderr}
 	for _, rows := range cfg.Rows {
 		if err := h.measure(ctx, rows, &rep); err != nil {
 			return err
@@ -223,13 +267,51 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (err erro
 	return nil
 }
 
-// ceiling is one running bare handler and the clients that drive it.
+// protectForRun makes the protected copy of the endpoint under test and
+// checks, for each request size, that it refuses a request without
+// credentials and answers one with them.
+func protectForRun(ctx context.Context, cfg config, srv *underTest, client *http.Client, stderr io.Writer) (p *protected, err error) {
+	setup := newClient(1, cfg.Timeout)
+	defer setup.CloseIdleConnections()
+	if p, err = protect(ctx, setup, srv.base, cfg.Path, cfg.Auth, srv.adminPassword); err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err != nil {
+			err = errors.Join(err, p.remove(context.WithoutCancel(ctx)))
+		}
+	}()
+	fmt.Fprintf(stderr, "loadtest: protected copy of the endpoint at %s, called with %s\n", p.url, authText(cfg.Auth))
+	auth, err := p.cred.fresh(ctx, time.Now().Add(cfg.Timeout))
+	if err != nil {
+		return nil, err
+	}
+	for _, rows := range cfg.Rows {
+		if _, err := probe(ctx, client, target{url: p.url, body: irisBody(rows)}); err == nil || !strings.Contains(err.Error(), "status 401") {
+			return nil, fmt.Errorf("loadtest: the protected endpoint %s must refuse a request without credentials with a 401, not answer %v", p.url, err)
+		}
+		resp, err := probe(ctx, client, target{url: p.url, body: irisBody(rows), authorization: auth})
+		if err != nil {
+			return nil, fmt.Errorf("loadtest: the protected endpoint does not answer: %w", err)
+		}
+		if err := checkRows(resp, rows); err != nil {
+			return nil, err
+		}
+	}
+	return p, nil
+}
+
+// ceiling is what scoring is measured against: a running bare handler,
+// or under -auth the endpoint itself unprotected; and the clients that
+// drive it.
 type ceiling struct {
-	where  string // bareProcess or bareHarness
-	base   string
-	pid    int // the bare process's; 0 in the harness
-	stop   func() error
-	client *http.Client
+	scenario string // "bare" or "unprotected"
+	where    string // of a bare handler: bareProcess or bareHarness
+	base     string
+	path     string // of the unprotected endpoint; a bare handler's depends on the rows
+	pid      int    // the server process's; 0 in the harness
+	stop     func() error
+	client   *http.Client
 }
 
 // startCeiling starts the bare handler where says, serving responses.
@@ -238,7 +320,20 @@ func startCeiling(ctx context.Context, cfg config, where string, responses map[s
 	if err != nil {
 		return nil, err
 	}
-	return &ceiling{where: where, base: base, pid: pid, stop: stop, client: newClient(cfg.Clients, cfg.Timeout)}, nil
+	return &ceiling{scenario: "bare", where: where, base: base, pid: pid, stop: stop, client: newClient(cfg.Clients, cfg.Timeout)}, nil
+}
+
+// url is where requests of rows rows go.
+func (c *ceiling) url(rows int) string {
+	if c.path != "" {
+		return c.base + c.path
+	}
+	return c.base + barePath(rows)
+}
+
+// name is how progress names the ceiling: "bare process", "unprotected".
+func (c *ceiling) name() string {
+	return strings.TrimSpace(c.scenario + " " + c.where)
 }
 
 func (c *ceiling) close() error {
@@ -247,34 +342,63 @@ func (c *ceiling) close() error {
 }
 
 // harness is what a run measures with: the scoring server, its clients
-// and the bare handlers.
+// and the ceilings.
 type harness struct {
 	cfg        config
-	scoringURL string
+	scoringURL string       // the endpoint measured: under -auth, its protected copy
+	cred       *credential  // what the endpoint is called with under -auth, else nil
 	client     *http.Client // the scoring server's clients
 	pid        int          // the scoring server's, 0 when not started here
 	ceilings   []*ceiling
 	stderr     io.Writer // progress
 }
 
-// measure runs the rounds of one request size: a scoring run, then as
-// many requests to each bare handler, and adds their summaries and ratios
-// to rep.
+// scenario names the runs of the endpoint measured.
+func (h *harness) scenario() string {
+	if h.cred != nil {
+		return "protected"
+	}
+	return "scoring"
+}
+
+// target returns the request of rows rows to the endpoint measured, with
+// credentials valid for a run of d.
+func (h *harness) target(ctx context.Context, rows int, d time.Duration) (target, error) {
+	t := target{url: h.scoringURL, body: irisBody(rows)}
+	if h.cred != nil {
+		var err error
+		if t.authorization, err = h.cred.fresh(ctx, time.Now().Add(d+h.cfg.Timeout)); err != nil {
+			return t, err
+		}
+	}
+	return t, nil
+}
+
+// measure runs the rounds of one request size: a run of the endpoint,
+// then as many requests to each ceiling, and adds their summaries and
+// ratios to rep.
 func (h *harness) measure(ctx context.Context, rows int, rep *report) error {
-	cfg, client, ceilings := h.cfg, h.client, h.ceilings
-	st := target{url: h.scoringURL, body: irisBody(rows)}
-	fmt.Fprintf(h.stderr, "loadtest: %d-row requests: %v warm-up each, then %d rounds of %v scoring and as many requests bare\n",
-		rows, cfg.Warmup, cfg.Rounds, cfg.Duration)
+	cfg, client, ceilings, name := h.cfg, h.client, h.ceilings, h.scenario()
+	refs := make([]string, len(ceilings))
+	for i, c := range ceilings {
+		refs[i] = c.scenario
+	}
+	fmt.Fprintf(h.stderr, "loadtest: %d-row requests: %v warm-up each, then %d rounds of %v %s and as many requests %s\n",
+		rows, cfg.Warmup, cfg.Rounds, cfg.Duration, name, strings.Join(slices.Compact(refs), " and "))
 	bts := make([]target, len(ceilings))
+	st, err := h.target(ctx, rows, cfg.Warmup)
+	if err != nil {
+		return err
+	}
 	warm(ctx, client, st, cfg)
 	for i, c := range ceilings {
-		bts[i] = target{url: c.base + barePath(rows), body: st.body}
+		bts[i] = target{url: c.url(rows), body: st.body}
 		warm(ctx, c.client, bts[i], cfg)
 	}
 
-	// Scoring and bare runs alternate, so that all see the same moments
-	// of a shared machine; a ratio is the median of the rounds' ratios,
-	// which one disturbed round does not move.
+	// The endpoint's and the ceilings' runs alternate, so that all see
+	// the same moments of a shared machine; a ratio is the median of the
+	// rounds' ratios, which one disturbed round does not move.
 	var scoredAll result
 	bareAll := make([]result, len(ceilings))
 	ratios := make([]ratio, len(ceilings))
@@ -284,6 +408,9 @@ func (h *harness) measure(ctx context.Context, rows int, rep *report) error {
 	boundary := ratio{Rows: rows}
 	meter := cpuMeter{serverPID: h.pid}
 	for round := range cfg.Rounds {
+		if st, err = h.target(ctx, rows, cfg.Duration); err != nil {
+			return err
+		}
 		s0 := meter.sample()
 		r := drive(ctx, client, st, cfg.Clients, bounds{duration: cfg.Duration, requests: cfg.MaxRequests})
 		r.cpu = s0.until(meter.sample())
@@ -292,15 +419,16 @@ func (h *harness) measure(ctx context.Context, rows int, rep *report) error {
 		}
 		sent := r.ok + r.errors
 		if sent == 0 {
-			return fmt.Errorf("%w: scoring, %d rows, round %d", errNoRequests, rows, round+1)
+			return fmt.Errorf("%w: %s, %d rows, round %d", errNoRequests, name, rows, round+1)
 		}
 		scoringRPS := r.rps()
-		progress := fmt.Sprintf("loadtest: round %d: scoring %.0f req/s", round+1, scoringRPS)
+		progress := fmt.Sprintf("loadtest: round %d: %s %.0f req/s", round+1, name, scoringRPS)
 		bareRPS := make([]float64, len(ceilings))
 		for i, c := range ceilings {
-			// As many requests as scoring sent; the time cap only guards
-			// against a bare run that stalls. The scoring server idles
-			// meanwhile: its time is not the bare run's.
+			// As many requests as the endpoint's run sent; the time cap
+			// only guards against a run that stalls. A bare handler's run
+			// counts the CPU time of its own process, not the scoring
+			// server's, which idles meanwhile.
 			bareMeter := cpuMeter{serverPID: c.pid}
 			b0 := bareMeter.sample()
 			b := drive(ctx, c.client, bts[i], cfg.Clients, bounds{duration: 4*cfg.Duration + 10*time.Second, requests: sent})
@@ -309,7 +437,7 @@ func (h *harness) measure(ctx context.Context, rows int, rep *report) error {
 				return ctx.Err()
 			}
 			bareRPS[i] = b.rps()
-			progress += fmt.Sprintf(", bare %s %.0f req/s", c.where, bareRPS[i])
+			progress += fmt.Sprintf(", %s %.0f req/s", c.name(), bareRPS[i])
 			if bareRPS[i] > 0 {
 				ratios[i].Rounds = append(ratios[i].Rounds, scoringRPS/bareRPS[i])
 			}
@@ -322,14 +450,18 @@ func (h *harness) measure(ctx context.Context, rows int, rep *report) error {
 		scoredAll = scoredAll.merge(r)
 	}
 
-	scored := summarize("scoring", rows, cfg.Clients, scoredAll)
+	scored := summarize(name, rows, cfg.Clients, scoredAll)
 	rep.Scenarios = append(rep.Scenarios, scored)
 	for i, c := range ceilings {
-		b := summarize("bare", rows, cfg.Clients, bareAll[i])
+		b := summarize(c.scenario, rows, cfg.Clients, bareAll[i])
 		b.Bare = c.where
 		ra := &ratios[i]
 		ra.Ratio = median(ra.Rounds)
-		if rows == 1 {
+		switch {
+		case rows != 1:
+		case cfg.Auth == authBasic:
+			ra.Target = authTargetRatio
+		case cfg.Auth == "":
 			ra.Target = targetRatio
 		}
 		if scored.HarnessCPU > 0 && scored.ServerCPU > 0 && b.HarnessCPU > 0 && (c.where == bareHarness || b.ServerCPU > 0) {
@@ -345,16 +477,23 @@ func (h *harness) measure(ctx context.Context, rows int, rep *report) error {
 	return nil
 }
 
-// serverUnderTest returns the base URL of the scoring server, its process
-// ID (0 when it is not this harness's child) and how to stop it: the one
-// -server-url names, or a standalone server started here.
-func serverUnderTest(ctx context.Context, cfg config, stderr io.Writer) (base string, pid int, stop func() error, err error) {
+// underTest is the scoring server a run measures.
+type underTest struct {
+	base          string
+	pid           int    // 0 when it is not this harness's child
+	adminPassword string // the one given to the server started here, else -admin-password
+	stop          func() error
+}
+
+// serverUnderTest returns the scoring server: the one -server-url names,
+// or a standalone server started here.
+func serverUnderTest(ctx context.Context, cfg config, stderr io.Writer) (_ *underTest, err error) {
 	if cfg.ServerURL != "" {
-		return strings.TrimRight(cfg.ServerURL, "/"), 0, func() error { return nil }, nil
+		return &underTest{base: strings.TrimRight(cfg.ServerURL, "/"), adminPassword: cfg.AdminPassword, stop: func() error { return nil }}, nil
 	}
 	tmp, err := os.MkdirTemp("", "scorehub-loadtest-")
 	if err != nil {
-		return "", 0, nil, fmt.Errorf("loadtest: %w", err)
+		return nil, fmt.Errorf("loadtest: %w", err)
 	}
 	defer func() {
 		if err != nil {
@@ -365,18 +504,25 @@ func serverUnderTest(ctx context.Context, cfg config, stderr io.Writer) (base st
 	if bin == "" {
 		fmt.Fprintf(stderr, "loadtest: building ./examples/standalone in %s\n", cfg.ModuleDir)
 		if bin, err = buildServer(ctx, cfg.ModuleDir, tmp); err != nil {
-			return "", 0, nil, err
+			return nil, err
 		}
 	}
-	srv, err := startServer(ctx, bin, filepath.Join(tmp, "data"), time.Minute)
+	var extra []string
+	if cfg.Auth == authBearer {
+		// Long enough for any run, so that the idToken is renewed between
+		// runs, never during one.
+		extra = append(extra, "-token-validity", max(5*time.Minute, 2*(cfg.Warmup+cfg.Duration+cfg.Timeout)).String())
+	}
+	password := rand.Text()
+	srv, err := startServer(ctx, bin, filepath.Join(tmp, "data"), password, time.Minute, extra...)
 	if err != nil {
-		return "", 0, nil, err
+		return nil, err
 	}
 	fmt.Fprintf(stderr, "loadtest: server listening on %s\n", srv.base)
-	return srv.base, srv.cmd.Process.Pid, func() error {
+	return &underTest{base: srv.base, pid: srv.cmd.Process.Pid, adminPassword: password, stop: func() error {
 		err := srv.stop(30 * time.Second)
 		return errors.Join(err, os.RemoveAll(tmp))
-	}, nil
+	}}, nil
 }
 
 // bareUnderTest starts the bare handler, serving responses, where says

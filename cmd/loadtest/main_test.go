@@ -46,7 +46,11 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, "standalone: cannot open the data directory")
 		os.Exit(1)
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	if standaloneDir != "" {
+		os.RemoveAll(standaloneDir)
+	}
+	os.Exit(code)
 }
 
 // fakeServer takes the flags the harness gives the standalone server,
@@ -269,12 +273,17 @@ func TestParseConfig(t *testing.T) {
 		{"stray argument", []string{"now"}, "unexpected"},
 		{"bare handler nowhere", []string{"-bare", "elsewhere"}, "-bare"},
 		{"bare handler everywhere", []string{"-bare", "all"}, `"both"`},
+		{"unknown credentials", []string{"-auth", "digest"}, `-auth "digest" must be`},
+		{"credentials and a bare handler", []string{"-auth", "basic", "-bare", "harness"}, "-auth or -bare"},
+		{"credentials at a server without its password", []string{"-auth", "apitoken", "-server-url", "http://b"}, "needs -admin-password"},
+		{"admin password for a server started here", []string{"-auth", "basic", "-admin-password", "x"}, "-admin-password is for -auth with -server-url"},
+		{"admin password without credentials", []string{"-server-url", "http://b", "-admin-password", "x"}, "-admin-password is for -auth with -server-url"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			c, err := parseConfig(tt.args, io.Discard)
 			if tt.wantErr == "" {
-				if err != nil || c.Clients != 32 || c.Duration != 10*time.Second || !cmp.Equal(c.Rows, []int{1, 100}) || c.Bare != bareProcess {
+				if err != nil || c.Clients != 32 || c.Duration != 10*time.Second || !cmp.Equal(c.Rows, []int{1, 100}) || c.Bare != bareProcess || c.Auth != "" {
 					t.Errorf("parseConfig = %+v, %v", c, err)
 				}
 				return
@@ -402,11 +411,11 @@ func testRun(t *testing.T, bare string) {
 // cannot be started, is reported with what it wrote to stderr.
 func TestStartServerFails(t *testing.T) {
 	t.Setenv(fakeServerEnv, "exit")
-	_, err := startServer(context.Background(), os.Args[0], t.TempDir(), time.Minute)
+	_, err := startServer(context.Background(), os.Args[0], t.TempDir(), "pw", time.Minute)
 	if err == nil || !strings.Contains(err.Error(), "exited before listening") || !strings.Contains(err.Error(), "cannot open the data directory") {
 		t.Errorf("a server that exits: %v", err)
 	}
-	_, err = startServer(context.Background(), os.Args[0]+"-missing", t.TempDir(), time.Minute)
+	_, err = startServer(context.Background(), os.Args[0]+"-missing", t.TempDir(), "pw", time.Minute)
 	if err == nil || !strings.Contains(err.Error(), "loadtest: start ") {
 		t.Errorf("a missing binary: %v", err)
 	}
@@ -482,6 +491,27 @@ func TestServeBareProcess(t *testing.T) {
 	}
 }
 
+// TestParseAuth: -auth takes each kind of credentials, and none, which is
+// the default; at a running server it takes the admin password too.
+func TestParseAuth(t *testing.T) {
+	tests := []struct {
+		args     []string
+		wantAuth string
+	}{
+		{[]string{"-auth", "none"}, ""},
+		{[]string{"-auth", "basic"}, authBasic},
+		{[]string{"-auth", "apitoken"}, authAPIToken},
+		{[]string{"-auth", "bearer"}, authBearer},
+		{[]string{"-auth", "basic", "-server-url", "http://b", "-admin-password", "secret"}, authBasic},
+	}
+	for _, tt := range tests {
+		c, err := parseConfig(tt.args, io.Discard)
+		if err != nil || c.Auth != tt.wantAuth {
+			t.Errorf("parseConfig(%q): -auth %q, %v; want %q", tt.args, c.Auth, err, tt.wantAuth)
+		}
+	}
+}
+
 func TestTableReport(t *testing.T) {
 	rep := report{
 		Machine: machine{CPU: "Test CPU", CPUs: 2, Go: "go1.25.0", OS: "linux/amd64"},
@@ -545,5 +575,23 @@ scoring/bare (harness) req/s, 1 row: 0.62 median of 0.60, 0.62, 0.70 (target 0.8
 bare (process)/bare (harness) req/s, 1 row: 0.78 median of 0.78, 0.80, 0.70 (the process boundary alone)
 CPU per request, 1 row: scoring 100.0 µs (clients 40.0 + server 60.0), bare (process) 75.0 µs (clients 35.0 + server 40.0); bare (process)/scoring 0.75
 CPU per request, 1 row: scoring 100.0 µs (clients 40.0 + server 60.0), bare (harness) 60.0 µs (clients and handler); bare (harness)/scoring 0.60
+`)
+
+	rep.Bare, rep.Boundary = nil, nil
+	rep.Auth, rep.ScoringURL, rep.UnprotectedURL = authBasic, "http://s/webapi/loadtest-x/api/v1/services/iris/classify", "http://s/webapi/DEFAULT/api/v1/services/iris/classify"
+	rep.Scenarios = []summary{
+		{Scenario: "protected", Rows: 1, Requests: 1000, RPS: 95, P50ms: 1, P90ms: 2, P99ms: 3, HarnessCPU: 40, ServerCPU: 65},
+		{Scenario: "unprotected", Rows: 1, Requests: 1000, RPS: 100, P50ms: 0.9, P90ms: 1.8, P99ms: 2.7, HarnessCPU: 40, ServerCPU: 60},
+	}
+	rep.Ratios = []ratio{{Rows: 1, Ratio: 0.95, Rounds: []float64{0.95, 0.93, 0.97}, Target: authTargetRatio, CPURatio: 100.0 / 105}}
+	check("protected against unprotected", `clients 32, 3 rounds of a 10s protected run and an unprotected run of as many requests, after 2s of warm-up
+protected   http://s/webapi/loadtest-x/api/v1/services/iris/classify (Authorization: Basic)
+unprotected http://s/webapi/DEFAULT/api/v1/services/iris/classify
+`+machineLine+`scenario     rows  requests  errors  req/s  p50 ms  p90 ms  p99 ms
+protected    1     1000      0       95     1.000   2.000   3.000
+unprotected  1     1000      0       100    0.900   1.800   2.700
+
+protected/unprotected req/s, 1 row: 0.95 median of 0.95, 0.93, 0.97 (target 0.90: met)
+CPU per request, 1 row: protected 105.0 µs (clients 40.0 + server 65.0), unprotected 100.0 µs (clients 40.0 + server 60.0); unprotected/protected 0.95
 `)
 }

@@ -17,10 +17,18 @@ type report struct {
 	Rounds     int        `json:"rounds"`
 	Duration   string     `json:"duration"`
 	Warmup     string     `json:"warmup"`
-	ScoringURL string     `json:"scoringUrl"`
-	Bare       []bareInfo `json:"bare"` // the bare handlers, in the order they ran
+	ScoringURL string     `json:"scoringUrl"`     // the endpoint measured: under -auth, the protected one
+	Bare       []bareInfo `json:"bare,omitempty"` // the bare handlers, in the order they ran; none under -auth
 	Scenarios  []summary  `json:"scenarios"`
 	Ratios     []ratio    `json:"ratios"`
+	// Auth, under -auth, is the kind of credentials ("basic", "apitoken",
+	// "bearer") the protected endpoint was called with. Its scenarios are
+	// then "protected" and "unprotected" instead of "scoring" and "bare",
+	// and each ratio is protected over unprotected requests per second.
+	Auth string `json:"auth,omitempty"`
+	// UnprotectedURL, under -auth, is the endpoint the protected one is a
+	// copy of, in a group that takes no credentials.
+	UnprotectedURL string `json:"unprotectedUrl,omitempty"`
 	// Boundary, when bare handlers ran in both places, is per request
 	// size the bare process's requests/s over the bare handler's in the
 	// harness: the most that any server in a process of its own, scoring
@@ -34,16 +42,18 @@ type bareInfo struct {
 	URL   string `json:"url"`
 }
 
-// ratio compares scoring with a bare handler at one request size.
+// ratio compares scoring with a bare handler, or a protected endpoint
+// with the same one unprotected, at one request size.
 type ratio struct {
 	Rows   int       `json:"rows"`
 	Bare   string    `json:"bare,omitempty"`   // where the bare handler ran
 	Ratio  float64   `json:"ratio"`            // the median of Rounds
-	Rounds []float64 `json:"rounds"`           // each round's scoring requests/s over bare requests/s
+	Rounds []float64 `json:"rounds"`           // each round's scoring (protected) requests/s over bare (unprotected) requests/s
 	Target float64   `json:"target,omitempty"` // what Ratio should reach, where there is a target
-	// CPURatio is the bare run's CPU time per request over the scoring
-	// run's, each the harness's and the server's: the throughput ratio the
-	// two would reach on CPUs of their own. Zero when not measured.
+	// CPURatio is the bare (unprotected) run's CPU time per request over
+	// the scoring (protected) run's, each the harness's and the server's:
+	// the throughput ratio the two would reach on CPUs of their own. Zero
+	// when not measured.
 	CPURatio float64 `json:"cpuRatio,omitempty"`
 }
 
@@ -96,9 +106,19 @@ func cpuModel() string {
 // writeTable writes the report for people.
 func (r *report) writeTable(w io.Writer) error {
 	bw := bufio.NewWriter(w)
-	fmt.Fprintf(bw, "clients %d, %d rounds of a %s scoring run and a bare run of as many requests, after %s of warm-up\n",
-		r.Clients, r.Rounds, r.Duration, r.Warmup)
-	fmt.Fprintf(bw, "scoring %s\n", r.ScoringURL)
+	primary, reference := r.names()
+	runs := "scoring run and a bare run"
+	if r.Auth != "" {
+		runs = "protected run and an unprotected run"
+	}
+	fmt.Fprintf(bw, "clients %d, %d rounds of a %s %s of as many requests, after %s of warm-up\n",
+		r.Clients, r.Rounds, r.Duration, runs, r.Warmup)
+	if r.Auth != "" {
+		fmt.Fprintf(bw, "protected   %s (Authorization: %s)\n", r.ScoringURL, authText(r.Auth))
+		fmt.Fprintf(bw, "unprotected %s\n", r.UnprotectedURL)
+	} else {
+		fmt.Fprintf(bw, "scoring %s\n", r.ScoringURL)
+	}
 	for _, b := range r.Bare {
 		fmt.Fprintf(bw, "bare    %s (%s)\n", b.URL, placeText(b.Where))
 	}
@@ -114,7 +134,7 @@ func (r *report) writeTable(w io.Writer) error {
 	}
 	fmt.Fprintln(bw)
 	for _, ra := range r.Ratios {
-		fmt.Fprintf(bw, "scoring/%s req/s, %s: %.2f median of %s", r.label("bare", ra.Bare), rowsText(ra.Rows), ra.Ratio, formatRatios(ra.Rounds))
+		fmt.Fprintf(bw, "%s/%s req/s, %s: %.2f median of %s", primary, r.label(reference, ra.Bare), rowsText(ra.Rows), ra.Ratio, formatRatios(ra.Rounds))
 		if ra.Target > 0 {
 			verdict := "met"
 			if ra.Ratio < ra.Target {
@@ -137,8 +157,9 @@ func (r *report) writeTable(w io.Writer) error {
 		if ra.Bare != bareHarness {
 			bare = fmt.Sprintf("%.1f µs (clients %.1f + server %.1f)", b.HarnessCPU+b.ServerCPU, b.HarnessCPU, b.ServerCPU)
 		}
-		fmt.Fprintf(bw, "CPU per request, %s: scoring %.1f µs (clients %.1f + server %.1f), %s %s; %s/scoring %.2f\n",
-			rowsText(sc.Rows), sc.HarnessCPU+sc.ServerCPU, sc.HarnessCPU, sc.ServerCPU, r.label("bare", ra.Bare), bare, r.label("bare", ra.Bare), ra.CPURatio)
+		ref := r.label(reference, ra.Bare)
+		fmt.Fprintf(bw, "CPU per request, %s: %s %.1f µs (clients %.1f + server %.1f), %s %s; %s/%s %.2f\n",
+			rowsText(sc.Rows), primary, sc.HarnessCPU+sc.ServerCPU, sc.HarnessCPU, sc.ServerCPU, ref, bare, ref, primary, ra.CPURatio)
 	}
 	for _, s := range r.Scenarios {
 		if s.FirstError != "" {
@@ -165,15 +186,26 @@ func (r *report) label(scenario, where string) string {
 	return scenario + " (" + where + ")"
 }
 
-// pair returns the scoring and bare summaries that ra compares.
+// names returns the scenarios a ratio compares: "scoring" and "bare", or
+// under -auth "protected" and "unprotected".
+func (r *report) names() (primary, reference string) {
+	if r.Auth != "" {
+		return "protected", "unprotected"
+	}
+	return "scoring", "bare"
+}
+
+// pair returns the summaries that ra compares: scoring and bare, or
+// protected and unprotected.
 func (r *report) pair(ra ratio) (scored, bare summary, ok bool) {
+	primary, reference := r.names()
 	var haveScored, haveBare bool
 	for _, s := range r.Scenarios {
 		switch {
 		case s.Rows != ra.Rows:
-		case s.Bare == "" && s.Scenario == "scoring":
+		case s.Scenario == primary:
 			scored, haveScored = s, true
-		case s.Bare == ra.Bare:
+		case s.Scenario == reference && s.Bare == ra.Bare:
 			bare, haveBare = s, true
 		}
 	}

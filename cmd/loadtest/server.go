@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"crypto/rand"
 	"fmt"
 	"io"
 	"os"
@@ -45,13 +44,14 @@ type serverProc struct {
 	done   chan error  // receives Wait's result once stdout is drained
 }
 
-// startServer runs bin on a free loopback port with its data in dataDir
-// and waits, at most timeout, for the line that says where it listens.
-func startServer(ctx context.Context, bin, dataDir string, timeout time.Duration) (*serverProc, error) {
-	cmd := exec.Command(bin, "-addr", "127.0.0.1:0", "-data", dataDir)
-	// A fixed admin password keeps the server from generating and printing
-	// one; nothing here logs in.
-	cmd.Env = append(os.Environ(), "SCOREHUB_ADMIN_PASSWORD="+rand.Text())
+// startServer runs bin on a free loopback port with its data in dataDir,
+// the admin password adminPassword and the flags extra, and waits, at most
+// timeout, for the line that says where it listens.
+func startServer(ctx context.Context, bin, dataDir, adminPassword string, timeout time.Duration, extra ...string) (*serverProc, error) {
+	cmd := exec.Command(bin, append([]string{"-addr", "127.0.0.1:0", "-data", dataDir}, extra...)...)
+	// A given admin password also keeps the server from generating and
+	// printing one.
+	cmd.Env = append(os.Environ(), "SCOREHUB_ADMIN_PASSWORD="+adminPassword)
 	return startProcess(ctx, cmd, listeningPrefix, timeout)
 }
 
