@@ -315,6 +315,7 @@ func newServer(ctx context.Context, cfg config, getenv func(string) string, stdo
 		mux.Handle("GET "+metricsPath, metricsHandler)
 	}
 	mux.Handle("/", api)
+	mux.Handle("/{$}", root(api))
 	// Scoring requests, the ones that come by the thousand, go straight to
 	// the scoring routes: the mux would send them there too, after a
 	// pattern match that costs a twentieth of a one-row request.
