@@ -809,6 +809,7 @@
     $('result-error-auth').textContent = refusal;
     show('result-error-auth', refusal !== '');
     show('result-table-wrap', false);
+    show('result-table-hint', false);
     $('raw-json').textContent = '';
     const duration = `${Math.round(result.ms)} ms`;
 
@@ -860,18 +861,6 @@
     show('result-error', true);
   }
 
-  // shortNumber shortens a long fraction for reading in the table, to six
-  // significant digits; integers and short numbers stay exactly as sent. The
-  // raw JSON and the cell's title keep every digit.
-  function shortNumber(raw) {
-    if (raw.length <= 10 || !/[.eE]/.test(raw)) return raw;
-    const x = Number(raw);
-    if (!Number.isFinite(x) || (x === 0 && /[1-9]/.test(raw.split(/[eE]/)[0]))) return raw; // out of a double's range
-    const a = Math.abs(x);
-    const s = a !== 0 && (a < 1e-4 || a >= 1e9) ? x.toExponential(5) : x.toPrecision(6);
-    return s.replace(/(\.\d*?)0+(e|$)/, '$1$2').replace(/\.(e|$)/, '$1');
-  }
-
   function inputColumns(requestText) {
     const cols = new Set();
     try {
@@ -920,8 +909,7 @@
           text = v === null ? 'missing' : '';
         } else if (v instanceof JNum) {
           classes.push('num');
-          text = shortNumber(v.raw);
-          if (text !== v.raw) attrs.title = v.raw;
+          text = v.raw; // every digit sent: a confidence of 0.9999999999 is not 1
         } else if (isScalar(v)) {
           text = String(v);
         } else {
@@ -934,7 +922,17 @@
     });
     table.append(el('thead', {}, head), body);
     show('result-table-wrap', true);
+    showScrollHint();
   }
+
+  // showScrollHint says so when the table is wider than its frame: where
+  // scroll bars are drawn only while scrolling, the columns past the
+  // frame's edge would otherwise go unnoticed.
+  function showScrollHint() {
+    const wrap = $('result-table-wrap');
+    show('result-table-hint', !wrap.hidden && wrap.scrollWidth > wrap.clientWidth + 1);
+  }
+  new ResizeObserver(showScrollHint).observe($('result-table-wrap'));
 
   // ---------------------------------------------------------------------
   // curl: the request Run Test sends, as a command for a POSIX shell.
