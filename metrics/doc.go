@@ -42,7 +42,7 @@
 // class ("2xx" … "5xx", "other") for any other code a process or an
 // Authorize function chose. Queue outcomes are completed, failed, rejected,
 // timed_out and cancelled; job states are those of registry.JobStates; token
-// routes are tokens.PathTokenService and tokens.PathExchange, their outcomes
+// routes are tokens.PathTokenService, tokens.PathExchange and tokens.PathRenew, their outcomes
 // the tokens.Outcome constants. Credential checks (middleware.Credentials)
 // count by the kind presented (basic, apitoken, bearer, none or other) and
 // the middleware.Auth outcome constants.

@@ -198,12 +198,13 @@ func (s *endpointSeries) requests(status string) prometheus.Counter {
 }
 
 // ObserveToken counts one request to a token route (tokens.Observer). A
-// route other than tokens.PathTokenService and tokens.PathExchange counts
+// route other than tokens.PathTokenService, tokens.PathExchange and
+// tokens.PathRenew counts
 // as "other", an outcome not among the tokens.Outcome constants as tokens.OutcomeError, so
 // that a caller cannot grow the label set.
 func (m *Metrics) ObserveToken(route, outcome string) {
 	switch route {
-	case tokens.PathTokenService, tokens.PathExchange:
+	case tokens.PathTokenService, tokens.PathExchange, tokens.PathRenew:
 	default:
 		route = "other"
 	}

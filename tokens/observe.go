@@ -1,7 +1,7 @@
 package tokens
 
-// Observer is told about every request on [PathTokenService] or
-// [PathExchange] that reached its handler, once, after the answer is
+// Observer is told about every request on [PathTokenService],
+// [PathExchange] or [PathRenew] that reached its handler, once, after the answer is
 // written: the route's path and one of the Outcome constants. It is
 // called from many goroutines at once and should return quickly; the
 // metrics package implements it, as it implements scoring's observer of

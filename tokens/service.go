@@ -28,6 +28,10 @@ const (
 	// PathExchange issues a token for an OpenID Connect provider's access
 	// token (GET with Authorization: Bearer).
 	PathExchange = "/api/rest/saml/tokenservice"
+	// PathRenew issues a fresh token for a valid one this service issued
+	// (GET with Authorization: Bearer), so that a client keeps its
+	// session without keeping the password.
+	PathRenew = "/api/rest/tokenservice/renew"
 	// PathJWKS publishes the public keys tokens are signed with (GET).
 	PathJWKS = "/api/rest/jwks.json"
 )
@@ -57,6 +61,14 @@ type ServiceConfig struct {
 	// Provider verifies the access tokens of GET [PathExchange]. Nil means
 	// the route is not served.
 	Provider *Provider
+
+	// Renewer verifies the idTokens of GET [PathRenew], which answers a
+	// valid one with a fresh token for the same subject, groups, admin
+	// flag and credential version. It should be the Verifier the host's
+	// routes check tokens with, with VerifierConfig.Credentials, so that a
+	// changed password ends every chain of renewals. Nil means the route
+	// is not served.
+	Renewer *Verifier
 
 	// Realm is the realm of WWW-Authenticate challenges. Zero means
 	// "scorehub". It may not hold quotes, backslashes or control
@@ -107,13 +119,14 @@ type ServiceConfig struct {
 	Logger *slog.Logger
 
 	// Observer, when not nil, is told about every request on
-	// [PathTokenService] or [PathExchange] that reached its handler, after
+	// [PathTokenService], [PathExchange] or [PathRenew] that reached its handler, after
 	// the answer is written. Nil means none.
 	Observer Observer
 }
 
 // Service serves the token routes: [PathTokenService] (when Users is
-// configured), [PathExchange] (when a Provider is) and [PathJWKS]. Routes
+// configured), [PathExchange] (when a Provider is), [PathRenew] (when a
+// Renewer is) and [PathJWKS]. Routes
 // are relative to "/", so a host mounts the Service where it likes, with
 // http.StripPrefix for a prefix. Other paths get a JSON 404, other methods a
 // JSON 405. A Service is safe for concurrent use.
@@ -122,6 +135,7 @@ type Service struct {
 	issuer   *Issuer
 	users    Authenticator
 	provider *Provider
+	renewer  *Verifier
 	realm    string
 	trusted  []netip.Prefix
 	byAddr   *keyedlimit.Limiter // every attempt, per address
@@ -142,7 +156,7 @@ func NewService(cfg ServiceConfig) (*Service, error) {
 	if err := muxcheck.Check(); err != nil {
 		return nil, fmt.Errorf("tokens: %w", err)
 	}
-	h := &Service{issuer: cfg.Issuer, users: cfg.Users, provider: cfg.Provider, realm: cfg.Realm,
+	h := &Service{issuer: cfg.Issuer, users: cfg.Users, provider: cfg.Provider, renewer: cfg.Renewer, realm: cfg.Realm,
 		trusted: slices.Clone(cfg.TrustedProxies), now: cfg.Now, logger: cfg.Logger, observer: cfg.Observer}
 	switch {
 	case h.issuer == nil:
@@ -190,6 +204,9 @@ func NewService(cfg ServiceConfig) (*Service, error) {
 	}
 	if h.provider != nil {
 		h.route(PathExchange, http.HandlerFunc(h.serveExchange))
+	}
+	if h.renewer != nil {
+		h.route(PathRenew, http.HandlerFunc(h.serveRenew))
 	}
 	h.route(PathJWKS, JWKSHandler(h.issuer.keys))
 	h.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
