@@ -151,7 +151,7 @@ func newFixture(t testing.TB, opts ...func(*fixtureOptions)) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tok, err := tokens.NewService(tokens.ServiceConfig{Issuer: issuer, Users: users, Realm: testRealm, Logger: logger})
+	tok, err := tokens.NewService(tokens.ServiceConfig{Issuer: issuer, Users: users, Renewer: verifier, Realm: testRealm, Logger: logger})
 	if err != nil {
 		t.Fatal(err)
 	}

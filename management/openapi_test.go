@@ -112,6 +112,7 @@ func (d *apiDoc) resolve(t *testing.T, r apiResponse) apiResponse {
 // token routes and the scoring route.
 var otherRoutes = []string{
 	"GET " + tokens.PathTokenService,
+	"GET " + tokens.PathRenew,
 	"GET " + tokens.PathExchange,
 	"GET " + tokens.PathJWKS,
 	"POST " + management.DefaultScoringPrefix + "/{group}/api/v1/services/{path}/{alias}",

@@ -13,7 +13,14 @@
 // and then sends it as "Authorization: Bearer <idToken>" on every management
 // request, where the middleware package calls [Verifier.Verify] and hands
 // the [Claims] on. The public keys are published at GET /api/rest/jwks.json
-// for verifiers in other processes.
+// for verifiers in other processes. Before it expires, a client that
+// wants to stay signed in without keeping the password trades it for a
+// fresh one:
+//
+//	GET /api/rest/tokenservice/renew  Bearer idToken → Verifier → Issuer → {"idToken","expirationDate"}
+//
+// served when [ServiceConfig.Renewer] is set; a changed password ends the
+// chain.
 //
 // # Keys
 //

@@ -121,7 +121,7 @@ func newAuth(cfg config, getenv func(string) string, stdout io.Writer, logger *s
 		}
 	}
 	h, err := tokens.NewService(tokens.ServiceConfig{Issuer: issuer, Users: accounts, Provider: provider,
-		TrustedProxies: cfg.TrustedProxies, Logger: logger, Observer: observer})
+		Renewer: verifier, TrustedProxies: cfg.TrustedProxies, Logger: logger, Observer: observer})
 	if err != nil {
 		return nil, err
 	}
