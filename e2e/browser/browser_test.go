@@ -12,11 +12,13 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 	"github.com/google/go-cmp/cmp"
@@ -444,9 +446,12 @@ func TestBrowserEndpointTestPage(t *testing.T) {
 	}
 }
 
-// TestBrowserAsksToSignInAgainWhenTheTokenExpires signs in on a server
-// whose tokens live two seconds and waits for the page to notice.
-func TestBrowserAsksToSignInAgainWhenTheTokenExpires(t *testing.T) {
+// TestBrowserStaysSignedInAndAsksAgainWhenRenewalFails signs in on a
+// server whose tokens live two seconds: the page renews its token and
+// stays signed in for several lifetimes, without the password; once the
+// token service cannot be reached the token expires and the page asks to
+// sign in again.
+func TestBrowserStaysSignedInAndAsksAgainWhenRenewalFails(t *testing.T) {
 	tab := newTab(t)
 	srv := harness.Start(t, harness.Options{Args: []string{"-token-validity", "2s"}})
 	base := srv.Base
@@ -454,6 +459,33 @@ func TestBrowserAsksToSignInAgainWhenTheTokenExpires(t *testing.T) {
 
 	b.do("open the page", chromedp.Navigate(base+"/ui/"))
 	b.signIn("admin", harness.AdminPassword)
+	b.do("wait for the menu", chromedp.WaitVisible(chromedp.CSS(`button[data-endpoint="`+irisKey+`"]`)))
+	first := b.text("#session-expiry")
+	time.Sleep(5 * time.Second) // two and a half lifetimes of a token
+	if eval[bool](b, "document.getElementById('app').hidden") {
+		t.Fatalf("signed out after 5 s with 2 s tokens: the page did not renew its token (%s)%s", b.text("#signin-message"), b.problems())
+	}
+	if b.text("#session-expiry") == first {
+		t.Errorf("the session still ends at %s: renewal did not move it", first)
+	}
+	if pw := eval[string](b, "document.getElementById('password').value"); pw != "" {
+		t.Error("the password is still in its field after signing in")
+	}
+
+	// Refresh renews too, and keeps the menu.
+	before := eval[string](b, "document.getElementById('session-expiry').dateTime")
+	time.Sleep(1100 * time.Millisecond) // expiry times are in whole seconds
+	b.do("press Refresh", chromedp.Click(chromedp.CSS("#refresh")))
+	b.waitFor("a later expiry", `document.getElementById('session-expiry').dateTime > `+strconv.Quote(before))
+
+	b.do("cut the page off from renewal", func(ctx context.Context, tg *chromedp.Target) (chromedp.Void, error) {
+		if _, err := cdp.Call(ctx, tg, network.Enable, network.EnableParams{}); err != nil {
+			return chromedp.Void{}, err
+		}
+		_, err := cdp.Call(ctx, tg, network.SetBlockedURLs, network.SetBlockedURLsParams{
+			URLPatterns: []*network.BlockPattern{{URLPattern: base + "/api/rest/tokenservice/renew", Block: true}}})
+		return chromedp.Void{}, err
+	})
 	b.waitFor("the expiry message", `!document.getElementById('signin').hidden && document.getElementById('signin-message').textContent.includes('expired')`)
 	if msg := b.text("#signin-message"); msg != "Your session expired — sign in again." {
 		t.Errorf("message %q, want the page to ask to sign in again", msg)

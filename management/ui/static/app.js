@@ -214,6 +214,7 @@
     login: '',     // the name signed in with, for the curl command
     subject: '',
     expiresAt: 0,  // by this browser's clock
+    lifetime: 0,   // of the current token, in milliseconds
     timer: 0,
     gen: 0,        // bumped at every sign-in and sign-out: stale answers are dropped
   };
@@ -306,14 +307,12 @@
     session.login = login;
     session.subject = subjectOf(token) || login;
     session.expiresAt = expiresAt;
+    session.lifetime = expiresAt - Date.now();
     armTimer();
 
     notice('signin-message', '');
     $('session-user').textContent = session.subject;
-    const t = $('session-expiry');
-    const at = new Date(expiresAt);
-    t.dateTime = at.toISOString();
-    t.textContent = at.toLocaleTimeString();
+    showExpiry();
     show('signin', false);
     show('session', true);
     show('app', true);
@@ -321,6 +320,9 @@
     loadMenu();
   }
 
+  // armTimer schedules the next renewal of the idToken, a quarter of its
+  // lifetime before it expires (at most a minute before, at least a
+  // second), and the end of the session should it expire all the same.
   function armTimer() {
     clearTimeout(session.timer);
     const left = session.expiresAt - Date.now();
@@ -328,7 +330,64 @@
       endSession('Your session expired — sign in again.');
       return;
     }
-    session.timer = setTimeout(armTimer, Math.min(left + 50, MAX_TIMER));
+    const margin = Math.max(1000, Math.min(60000, session.lifetime / 4));
+    if (left > margin) {
+      session.timer = setTimeout(() => renew(), Math.min(left - margin, MAX_TIMER));
+    } else {
+      // Renewal failed so far: try again shortly, and end the session when
+      // the token expires.
+      session.timer = setTimeout(() => renew(), Math.min(left + 50, Math.max(250, left / 2)));
+    }
+  }
+
+  // renew trades the idToken for a fresh one at the token service, so the
+  // tester stays signed in while the page is open without the page keeping
+  // the password. A refusal (the password changed, the token was revoked)
+  // ends the session; a network failure or a rate limit is retried until
+  // the token expires. It reports whether the token was renewed.
+  async function renew() {
+    if (session.token === null) return false;
+    const gen = session.gen;
+    let res, text;
+    try {
+      res = await fetch(new URL(tokenServiceURL.pathname.replace(/\/?$/, '/renew'), tokenServiceURL), {
+        headers: { Authorization: 'Bearer ' + session.token, Accept: 'application/json' },
+        credentials: 'omit',
+        cache: 'no-store',
+      });
+      text = await res.text();
+    } catch {
+      res = null;
+    }
+    if (gen !== session.gen) return false; // signed out or in again meanwhile
+    if (res && res.status === 200) {
+      let body;
+      try { body = JSON.parse(text); } catch { body = null; }
+      const expires = body ? Date.parse(body.expirationDate) : NaN;
+      if (body && typeof body.idToken === 'string' && !Number.isNaN(expires)) {
+        const serverNow = Date.parse(res.headers.get('Date') || '');
+        const lifetime = Number.isNaN(serverNow) ? expires - Date.now() : expires - serverNow;
+        session.token = body.idToken;
+        session.expiresAt = Date.now() + lifetime;
+        session.lifetime = lifetime;
+        showExpiry();
+        armTimer();
+        return true;
+      }
+    }
+    if (res && (res.status === 401 || res.status === 403)) {
+      endSession('Your session ended (the token can no longer be renewed) — sign in again.');
+      return false;
+    }
+    armTimer(); // retried shortly; the session ends when the token expires
+    return false;
+  }
+
+  function showExpiry() {
+    const t = $('session-expiry');
+    const at = new Date(session.expiresAt);
+    t.dateTime = at.toISOString();
+    t.textContent = at.toLocaleTimeString();
   }
 
   // endSession forgets the token and the secrets typed to call an endpoint,
@@ -1047,7 +1106,18 @@
 
   $('signin-form').addEventListener('submit', signIn);
   $('sign-out').addEventListener('click', () => endSession('You are signed out.', 'info'));
-  $('refresh').addEventListener('click', () => loadMenu());
+  // Refresh renews the idToken and reloads the menu; should renewal fail
+  // for the network's sake, the menu is reloaded with the token there is.
+  $('refresh').addEventListener('click', async () => {
+    const button = $('refresh');
+    busy(button, true, 'Refreshing…');
+    try {
+      await renew();
+      if (signedIn()) loadMenu();
+    } finally {
+      busy(button, false);
+    }
+  });
   $('run').addEventListener('click', runTest);
   $('show-curl').addEventListener('click', toggleCurl);
   $('curl-token').addEventListener('change', updateCurl);
