@@ -35,7 +35,7 @@
 //	GET    /api/v1/webapigroups/{group}    PUT, DELETE
 //	GET    /api/v1/deployments      POST                   ?group=, page, size
 //	GET    /api/v1/deployments/{group}/{path}    PUT, PATCH, DELETE
-//	GET    /api/v1/endpoints                               every endpoint with its scoring URL
+//	GET    /api/v1/endpoints                               every endpoint with its scoring URL (no token: public groups' only)
 //	GET    /api/v1/processes, /api/v1/processes/{name}     the process catalog
 //	GET    /api/v1/users            POST                   users, page, size (admins; with Config.Accounts)
 //	GET    /api/v1/users/{name}     PUT, PATCH, DELETE

@@ -3,6 +3,7 @@ package management
 import (
 	"net/http"
 
+	"github.com/scorehub/scorehub/middleware"
 	"github.com/scorehub/scorehub/registry"
 )
 
@@ -33,8 +34,12 @@ type endpointInfo struct {
 // listEndpoints is GET /api/v1/endpoints: every endpoint of every
 // deployment, sorted by group, path and then in the deployment's order,
 // with its full scoring URL (see Config.BaseURL and Config.ScoringPrefix),
-// its state, and its group's auth mode and credential kinds.
+// its state, and its group's auth mode and credential kinds. Without a
+// token it lists only the endpoints of public groups, which anyone may call
+// anyway, so that the test page can offer them before anyone signs in; the
+// endpoints of protected groups are not enumerable without credentials.
 func (h *Handler) listEndpoints(w http.ResponseWriter, r *http.Request) error {
+	_, signedIn := middleware.ClaimsFrom(r.Context())
 	st := h.reg.Snapshot().State()
 	base := h.base(r) + h.prefix
 	out := []endpointInfo{}
@@ -46,6 +51,9 @@ func (h *Handler) listEndpoints(w http.ResponseWriter, r *http.Request) error {
 			for _, s := range g.Auth.Accepted() {
 				schemes = append(schemes, string(s))
 			}
+		}
+		if !signedIn && auth != string(registry.Public) {
+			continue
 		}
 		for _, e := range d.Endpoints {
 			info := endpointInfo{

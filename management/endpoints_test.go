@@ -63,6 +63,33 @@ func TestEndpointsList(t *testing.T) {
 	res.want(t, 200, "")
 }
 
+// Without a token the list holds the endpoints of public groups only:
+// anyone may call those, and the test page offers them before anyone signs
+// in. A protected group's endpoints are not enumerable without credentials,
+// and a token that is sent is checked, not ignored.
+func TestEndpointsListWithoutAToken(t *testing.T) {
+	f := newFixture(t)
+	seedEndpoints(t, f)
+	r := f.do(t, request{method: "GET", path: "/api/v1/endpoints"})
+	r.want(t, 200, "")
+	var got []struct{ Group, Path, Auth string }
+	if err := json.Unmarshal(r.body, &got); err != nil {
+		t.Fatal(err)
+	}
+	want := []struct{ Group, Path, Auth string }{{"DEFAULT", "off", "public"}, {"DEFAULT", "orphan", "public"}}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("endpoints without a token (-want +got):\n%s", d)
+	}
+	if cc, vary := r.header.Get("Cache-Control"), r.header.Values("Vary"); cc != "no-store" || !strings.Contains(strings.Join(vary, ","), "Authorization") {
+		t.Errorf("Cache-Control %q, Vary %q: a cache must not hand the anonymous list to a signed-in client or the reverse", cc, vary)
+	}
+	for _, tc := range []struct{ name, token string }{{"expired", f.expired}, {"forged", f.forged}} {
+		if r := f.do(t, request{method: "GET", path: "/api/v1/endpoints", token: tc.token}); r.status != http.StatusUnauthorized {
+			t.Errorf("%s token: %d, want 401: a token sent is never ignored", tc.name, r.status)
+		}
+	}
+}
+
 func irisDescription(t *testing.T, f *fixture) string {
 	p, ok := f.reg.Catalog().Lookup("iris")
 	if !ok {

@@ -218,6 +218,8 @@ func New(cfg Config) (*Handler, error) {
 		switch rt.access {
 		case readAccess:
 			next = noStore(bearer(next))
+		case anyoneReadAccess:
+			next = noStore(optionalBearer(bearer, next))
 		case writeAccess:
 			next = noStore(h.writeLog(rt)(bearer(middleware.RequireAdmin(bodyLimit(next)))))
 		case adminReadAccess:
@@ -278,13 +280,14 @@ func (h *Handler) OpenAPI() []byte { return append([]byte(nil), h.openapi...) }
 type access uint8
 
 const (
-	publicAccess    access = iota // anyone
-	readAccess                    // any valid token
-	writeAccess                   // an administrator's token; the write is logged
-	jobAccess                     // any valid token, or an administrator's with Config.JobsRequireAdmin; logged
-	adminReadAccess               // an administrator's token
-	ownReadAccess                 // any valid token; the route shows an administrator anything, anyone else their own
-	ownWriteAccess                // any valid token; the route lets an administrator change anything, anyone else their own; logged
+	publicAccess     access = iota // anyone
+	readAccess                     // any valid token
+	writeAccess                    // an administrator's token; the write is logged
+	jobAccess                      // any valid token, or an administrator's with Config.JobsRequireAdmin; logged
+	adminReadAccess                // an administrator's token
+	ownReadAccess                  // any valid token; the route shows an administrator anything, anyone else their own
+	ownWriteAccess                 // any valid token; the route lets an administrator change anything, anyone else their own; logged
+	anyoneReadAccess               // anyone; a request with credentials needs a valid token, and the route shows it more
 )
 
 // route is one entry of the route table: the mux pattern and the method
@@ -323,7 +326,7 @@ func routeTable() []route {
 		{http.MethodPatch, "/api/v1/deployments/{group}/{path}", writeAccess, (*Handler).patchDeployment},
 		{http.MethodDelete, "/api/v1/deployments/{group}/{path}", writeAccess, (*Handler).deleteDeployment},
 
-		{http.MethodGet, "/api/v1/endpoints", readAccess, (*Handler).listEndpoints},
+		{http.MethodGet, "/api/v1/endpoints", anyoneReadAccess, (*Handler).listEndpoints},
 
 		{http.MethodGet, "/api/v1/processes", readAccess, (*Handler).listProcesses},
 		{http.MethodGet, "/api/v1/processes/{name}", readAccess, (*Handler).getProcess},
@@ -358,6 +361,22 @@ func methodNotAllowed(methods []string) http.Handler {
 		e := httperr.Newf(httperr.TypeMethodNotAllowed, "%s is not allowed here; use %s", r.Method, strings.Join(methods, " or "))
 		e.Allow = list
 		httperr.Write(w, r, nil, e)
+	})
+}
+
+// optionalBearer serves a request that carries no credentials (no
+// Authorization header, no query) as the anonymous, without claims, and
+// checks any other with bearer, so that a token sent is never ignored,
+// even an expired one.
+func optionalBearer(bearer func(http.Handler) http.Handler, next http.Handler) http.Handler {
+	checked := bearer(next)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Add("Vary", "Authorization")
+		if len(r.Header.Values("Authorization")) == 0 && r.URL.RawQuery == "" {
+			next.ServeHTTP(w, r)
+			return
+		}
+		checked.ServeHTTP(w, r)
 	})
 }
 
