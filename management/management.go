@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
@@ -94,6 +95,13 @@ type Config struct {
 	// served (they answer 404, and Routes and the OpenAPI document leave
 	// them out).
 	Accounts *tokens.Accounts
+
+	// TokenRoutes are the routes of the token service the host serves
+	// beside the Handler, as [tokens.Service.Routes] lists them ("GET
+	// /api/rest/tokenservice"). The OpenAPI document describes these token
+	// routes and leaves the others out. Nil means none: a host without a
+	// tokens.Service. A route that is not a token route is an error.
+	TokenRoutes []string
 
 	// JobsRequireAdmin makes submitting and stopping jobs an
 	// administrator's right. False lets any valid token do it; reading
@@ -193,6 +201,11 @@ func New(cfg Config) (*Handler, error) {
 			unserved = append(unserved, rt.pattern)
 		}
 	}
+	unservedTokens, err := unservedTokenRoutes(cfg.TokenRoutes)
+	if err != nil {
+		return nil, err
+	}
+	unserved = append(unserved, unservedTokens...)
 	var jobBodyLimit func(http.Handler) http.Handler
 	jobAuth := bearer
 	if cfg.Credentials != nil {
@@ -250,6 +263,32 @@ func New(cfg Config) (*Handler, error) {
 		httperr.Write(w, r, h.logger, errRouteNotFound)
 	}))
 	return h, nil
+}
+
+// tokenPaths are the token routes the OpenAPI document describes, by the
+// pattern tokens.Service.Routes lists them under.
+var tokenPaths = map[string]string{
+	"GET " + tokens.PathTokenService: tokens.PathTokenService,
+	"GET " + tokens.PathExchange:     tokens.PathExchange,
+	"GET " + tokens.PathJWKS:         tokens.PathJWKS,
+}
+
+// unservedTokenRoutes returns the paths of the token routes not in served,
+// for the OpenAPI document to leave out; a served route that is not a token
+// route is an error.
+func unservedTokenRoutes(served []string) ([]string, error) {
+	for _, r := range served {
+		if _, ok := tokenPaths[r]; !ok {
+			return nil, fmt.Errorf("management: Config.TokenRoutes: %q is not a token route", r)
+		}
+	}
+	var out []string
+	for route, path := range tokenPaths {
+		if !slices.Contains(served, route) {
+			out = append(out, path)
+		}
+	}
+	return out, nil
 }
 
 // ServeHTTP serves the management routes. A path with dot segments or
