@@ -310,7 +310,8 @@ func (h *Handler) Routes() []string { return append([]string(nil), h.routes...) 
 // OpenAPI returns the OpenAPI 3.0.3 document the Handler serves at GET
 // /api/v1/openapi.json, with the configured scoring prefix and base URL. It
 // describes the routes the Handler serves: without [Config.Jobs] it has no
-// job routes, without [Config.Accounts] no user and API token routes.
+// job routes, without [Config.Accounts] no user and API token routes, and
+// of the token routes only those of [Config.TokenRoutes].
 func (h *Handler) OpenAPI() []byte { return append([]byte(nil), h.openapi...) }
 
 // access is who may call a route.
