@@ -74,7 +74,7 @@
 //
 // [Handler.Routes] lists them as http.ServeMux patterns; the OpenAPI
 // document describes them, their bodies and their answers, together with
-// the token service routes and the scoring route.
+// the token service routes of [Config.TokenRoutes] and the scoring route.
 //
 // # Bodies
 //

@@ -189,6 +189,9 @@ func newFixture(t testing.TB, opts ...func(*fixtureOptions)) *fixture {
 	if cfg.Realm == "" {
 		cfg.Realm = testRealm
 	}
+	if cfg.TokenRoutes == nil {
+		cfg.TokenRoutes = tok.Routes()
+	}
 	if f.handler, err = management.New(cfg); err != nil {
 		t.Fatal(err)
 	}

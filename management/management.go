@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
@@ -94,6 +95,13 @@ type Config struct {
 	// served (they answer 404, and Routes and the OpenAPI document leave
 	// them out).
 	Accounts *tokens.Accounts
+
+	// TokenRoutes are the routes of the token service the host serves
+	// beside the Handler, as [tokens.Service.Routes] lists them ("GET
+	// /api/rest/tokenservice"). The OpenAPI document describes these token
+	// routes and leaves the others out. Nil means none: a host without a
+	// tokens.Service. A route that is not a token route is an error.
+	TokenRoutes []string
 
 	// JobsRequireAdmin makes submitting and stopping jobs an
 	// administrator's right. False lets any valid token do it; reading
@@ -193,6 +201,11 @@ func New(cfg Config) (*Handler, error) {
 			unserved = append(unserved, rt.pattern)
 		}
 	}
+	unservedTokens, err := unservedTokenRoutes(cfg.TokenRoutes)
+	if err != nil {
+		return nil, err
+	}
+	unserved = append(unserved, unservedTokens...)
 	var jobBodyLimit func(http.Handler) http.Handler
 	jobAuth := bearer
 	if cfg.Credentials != nil {
@@ -254,6 +267,33 @@ func New(cfg Config) (*Handler, error) {
 	return h, nil
 }
 
+// tokenPaths are the token routes the OpenAPI document describes, by the
+// pattern tokens.Service.Routes lists them under.
+var tokenPaths = map[string]string{
+	"GET " + tokens.PathTokenService: tokens.PathTokenService,
+	"GET " + tokens.PathRenew:        tokens.PathRenew,
+	"GET " + tokens.PathExchange:     tokens.PathExchange,
+	"GET " + tokens.PathJWKS:         tokens.PathJWKS,
+}
+
+// unservedTokenRoutes returns the paths of the token routes not in served,
+// for the OpenAPI document to leave out; a served route that is not a token
+// route is an error.
+func unservedTokenRoutes(served []string) ([]string, error) {
+	for _, r := range served {
+		if _, ok := tokenPaths[r]; !ok {
+			return nil, fmt.Errorf("management: Config.TokenRoutes: %q is not a token route", r)
+		}
+	}
+	var out []string
+	for route, path := range tokenPaths {
+		if !slices.Contains(served, route) {
+			out = append(out, path)
+		}
+	}
+	return out, nil
+}
+
 // ServeHTTP serves the management routes. A path with dot segments or
 // "//" is a JSON 404, where the mux would redirect to the cleaned path.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -273,7 +313,8 @@ func (h *Handler) Routes() []string { return append([]string(nil), h.routes...) 
 // OpenAPI returns the OpenAPI 3.0.3 document the Handler serves at GET
 // /api/v1/openapi.json, with the configured scoring prefix and base URL. It
 // describes the routes the Handler serves: without [Config.Jobs] it has no
-// job routes, without [Config.Accounts] no user and API token routes.
+// job routes, without [Config.Accounts] no user and API token routes, and
+// of the token routes only those of [Config.TokenRoutes].
 func (h *Handler) OpenAPI() []byte { return append([]byte(nil), h.openapi...) }
 
 // access is who may call a route.

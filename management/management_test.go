@@ -46,6 +46,7 @@ func TestNewFailsClosed(t *testing.T) {
 		{"base URL without host", func(c *management.Config) { c.BaseURL = "https://" }, "no host"},
 		{"base URL with query", func(c *management.Config) { c.BaseURL = "https://scorehub.example/?x=1" }, "only a scheme"},
 		{"base URL with credentials", func(c *management.Config) { c.BaseURL = "https://u:p@scorehub.example" }, "only a scheme"},
+		{"token route that is not one", func(c *management.Config) { c.TokenRoutes = []string{"GET /api/v1/queues"} }, "TokenRoutes"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

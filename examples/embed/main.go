@@ -109,7 +109,7 @@ func newAdmin(reg *registry.Registry, queues *scoring.Queues) (http.Handler, err
 	if err != nil {
 		return nil, err
 	}
-	api, err := management.New(management.Config{Registry: reg, Queues: queues, Verifier: verifier, ScoringPrefix: "/ml"})
+	api, err := management.New(management.Config{Registry: reg, Queues: queues, Verifier: verifier, ScoringPrefix: "/ml", TokenRoutes: tokenService.Routes()})
 	if err != nil {
 		return nil, err
 	}

@@ -58,13 +58,13 @@ func TestManagementUnderThePrefix(t *testing.T) {
 	srv := httptest.NewServer(h)
 	defer srv.Close()
 
-	res, err := http.Get(srv.URL + "/ml-admin/api/v1/endpoints")
+	res, err := http.Get(srv.URL + "/ml-admin/api/v1/webapigroups")
 	if err != nil {
 		t.Fatal(err)
 	}
 	res.Body.Close()
 	if res.StatusCode != http.StatusUnauthorized {
-		t.Errorf("endpoints without a token: %d, want 401", res.StatusCode)
+		t.Errorf("web API groups without a token: %d, want 401", res.StatusCode)
 	}
 
 	req, _ := http.NewRequest(http.MethodGet, srv.URL+"/ml-admin/api/rest/tokenservice", nil)

@@ -287,6 +287,7 @@ func newServer(ctx context.Context, cfg config, getenv func(string) string, stdo
 		Verifier:      authn.verifier,
 		Credentials:   authn.credentials,
 		Accounts:      authn.accounts,
+		TokenRoutes:   authn.handler.Routes(),
 		ScoringPrefix: cfg.Prefix,
 		Logger:        logger,
 	})

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/scorehub/scorehub/internal/testutil"
+	"github.com/scorehub/scorehub/tokens"
 )
 
 // TestSmoke runs the server in-process for a moment: it listens, the demo
@@ -45,9 +46,32 @@ func TestSmoke(t *testing.T) {
 		t.Errorf("the token service answered %d (%v), want an idToken", res.StatusCode, err)
 	}
 
+	// Without an OpenID Connect provider the exchange is not served, so
+	// the document does not describe it.
+	if documentsExchange(t, base) {
+		t.Errorf("the OpenAPI document describes %s, which a server without -oidc-issuer does not serve", tokens.PathExchange)
+	}
+
 	if err := stop(); err != nil {
 		t.Error(err)
 	}
+}
+
+// documentsExchange reports whether the OpenAPI document the server at base
+// serves describes the token exchange route.
+func documentsExchange(t *testing.T, base string) bool {
+	t.Helper()
+	res, err := http.Get(base + "/api/v1/openapi.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	var doc struct{ Paths map[string]json.RawMessage }
+	if err := json.NewDecoder(res.Body).Decode(&doc); err != nil || res.StatusCode != http.StatusOK || len(doc.Paths) == 0 {
+		t.Fatalf("GET /api/v1/openapi.json: %d, %d paths (%v)", res.StatusCode, len(doc.Paths), err)
+	}
+	_, ok := doc.Paths[tokens.PathExchange]
+	return ok
 }
 
 // smokePassword is the admin password of the servers these tests start.

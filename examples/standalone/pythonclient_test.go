@@ -18,6 +18,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/scorehub/scorehub/internal/oidctest"
+	"github.com/scorehub/scorehub/tokens"
 )
 
 // pandasIris is what the AI Hub Python client sends for three iris rows:
@@ -155,6 +156,9 @@ func TestPythonClientModes(t *testing.T) {
 			t.Error(err)
 		}
 	})
+	if !documentsExchange(t, base) {
+		t.Errorf("the OpenAPI document leaves out %s, which a server with -oidc-issuer serves", tokens.PathExchange)
+	}
 	a := api{t: t, base: base}
 	admin := "Bearer " + login(t, base, "admin", smokePassword)
 	// The provider puts alice in /analysts and /scoring, bob in /analysts
