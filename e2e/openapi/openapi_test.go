@@ -94,6 +94,9 @@ func TestEveryOperationAnswersAsDocumented(t *testing.T) {
 		{method: "GET", path: "/api/rest/saml/tokenservice", status: 404}, // no provider configured
 		{method: "GET", path: "/api/rest/tokenservice", header: basic("admin", harness.AdminPassword), status: 200},
 		{method: "GET", path: "/api/rest/tokenservice", header: basic("admin", "wrong"), status: 401},
+		{method: "GET", path: "/api/rest/tokenservice/renew", as: "reader", status: 200},
+		{method: "GET", path: "/api/rest/tokenservice/renew", status: 401},
+		{method: "GET", path: "/api/rest/tokenservice/renew", header: map[string]string{"Authorization": "Bearer not.a.token"}, status: 401},
 
 		{method: "GET", path: "/executions/queues", as: "reader", status: 200},
 		{method: "GET", path: "/executions/queues", status: 401},
@@ -127,6 +130,7 @@ func TestEveryOperationAnswersAsDocumented(t *testing.T) {
 			body: `{"enabled":true,"endpoints":[{"alias":"sleep","process":"sleep","queue":"traffic"}]}`, status: 201},
 		{method: "DELETE", path: "/api/v1/queues/traffic", as: "admin", status: 409}, // in use by traffic/slow
 		{method: "GET", path: "/api/v1/endpoints", as: "reader", status: 200},
+		{method: "GET", path: "/api/v1/endpoints", status: 200}, // public groups' endpoints only
 		{method: "GET", path: "/api/v1/processes", as: "reader", status: 200},
 		{method: "GET", path: "/api/v1/processes/iris", as: "reader", status: 200},
 		{method: "GET", path: "/api/v1/processes/nowhere", as: "reader", status: 404},
