@@ -83,9 +83,10 @@ type Config struct {
 	// never lets a protected group through without a check.
 	Authorize func(r *http.Request, group string, p registry.AuthPolicy) error
 
-	// Logger receives failed requests (server faults at error level, with
-	// their cause) and process panics with their stack. nil means
-	// slog.Default().
+	// Logger receives failed requests with their cause (server faults at
+	// error level, an endpoint's timeout at warn, what the client caused at
+	// info; see httperr.LogLevel) and process panics with their stack. nil
+	// means slog.Default().
 	Logger *slog.Logger
 
 	// Observer, when not nil, is told about every request once it is

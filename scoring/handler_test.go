@@ -470,6 +470,20 @@ func TestHandlerTimeout(t *testing.T) {
 			}
 		})
 	}
+	// The endpoint ran out of its own time: the server is well, so the
+	// answer is no level=ERROR line an operator would be paged for.
+	var timeouts int
+	for _, line := range strings.Split(f.log.String(), "\n") {
+		if strings.Contains(line, "status=504") {
+			timeouts++
+			if !strings.Contains(line, "level=WARN") {
+				t.Errorf("504 logged as %q, want level=WARN", line)
+			}
+		}
+	}
+	if timeouts != 2 {
+		t.Errorf("%d answers of 504 logged, want 2; log:\n%s", timeouts, f.log)
+	}
 	waitFor(t, "the heeding process to return", func() bool {
 		st, _ := f.h.Queues().Stat(registry.DefaultQueue)
 		return st.TimedOut == 1

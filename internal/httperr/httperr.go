@@ -303,6 +303,21 @@ func From(err error) *Error {
 	return &Error{Status: http.StatusInternalServerError, Type: TypeInternal, Message: "internal error", Err: err}
 }
 
+// LogLevel is the level an answer with status is logged at: error for a
+// fault of the server (5xx), warn for 504, which says an endpoint's process
+// ran past its own timeout, and info for what the client caused (4xx, 499
+// included: the client left), so that level=ERROR means the server needs
+// looking at.
+func LogLevel(status int) slog.Level {
+	switch {
+	case status == http.StatusGatewayTimeout:
+		return slog.LevelWarn
+	case status >= 500:
+		return slog.LevelError
+	}
+	return slog.LevelInfo
+}
+
 type body struct {
 	Error struct {
 		Type    string       `json:"type"`
@@ -313,18 +328,15 @@ type body struct {
 }
 
 // Write is the one way scorehub answers with an error: it sends err as the
-// JSON error shape with the status and headers [From] gives it. Server
-// faults (5xx) are logged at error level with their cause; the rest at debug
-// level. logger may be nil (slog.Default is used).
+// JSON error shape with the status and headers [From] gives it, and logs
+// it with its cause at the level [LogLevel] gives. logger may be nil
+// (slog.Default is used).
 func Write(w http.ResponseWriter, r *http.Request, logger *slog.Logger, err error) {
 	e := From(err)
 	if logger == nil {
 		logger = slog.Default()
 	}
-	level := slog.LevelDebug
-	if e.Status >= 500 {
-		level = slog.LevelError
-	}
+	level := LogLevel(e.Status)
 	if logger.Enabled(r.Context(), level) {
 		attrs := []any{"status", e.Status, "type", e.Type, "method", r.Method, "path", r.URL.Path}
 		if e.Err != nil {

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -132,6 +133,33 @@ func TestWriteShapeAndLogging(t *testing.T) {
 	}
 	if _, ok := got["error"]["pointer"]; ok {
 		t.Errorf("pointer present without a place at fault: %v", got)
+	}
+}
+
+// TestWriteLogLevels checks that only faults of the server are logged at
+// error level: an endpoint's timeout is a warning, what the client caused
+// (a bad body, a missing token, leaving early) is information.
+func TestWriteLogLevels(t *testing.T) {
+	tests := []struct {
+		name string
+		err  error
+		want string
+	}{
+		{"internal", errors.New("disk on fire"), "level=ERROR"},
+		{"endpoint timeout", context.DeadlineExceeded, "level=WARN"},
+		{"client gone", context.Canceled, "level=INFO"},
+		{"bad value", New("invalid_value", "nested values are not allowed"), "level=INFO"},
+		{"unauthorized", &Error{Status: http.StatusUnauthorized, Type: "unauthorized", Message: "no token"}, "level=INFO"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var buf strings.Builder
+			logger := slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}))
+			Write(httptest.NewRecorder(), httptest.NewRequest(http.MethodPost, "/x", nil), logger, tt.err)
+			if !strings.HasPrefix(buf.String(), "time=") || !strings.Contains(buf.String(), " "+tt.want+" ") {
+				t.Errorf("logged %q, want %s", buf.String(), tt.want)
+			}
+		})
 	}
 }
 
