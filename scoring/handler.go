@@ -249,8 +249,8 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, o *observation) 
 		return
 	}
 	o.resolved(target)
-	if !isJSON(r.Header.Get("Content-Type")) {
-		h.fail(w, r, o, errMediaType)
+	if ct := r.Header.Get("Content-Type"); !isJSON(ct) {
+		h.fail(w, r, o, mediaTypeError(ct))
 		return
 	}
 	macros, err := parseMacros(r.URL.RawQuery)

@@ -145,6 +145,15 @@ func TestHandlerContentType(t *testing.T) {
 			if !ok && (got.Status != 415 || got.Type != "unsupported_media_type") {
 				t.Errorf("answer %+v, want 415 unsupported_media_type", got)
 			}
+			// The answer names what was sent, so that a form posted by
+			// curl -d is recognised for what it is.
+			wantTail := "; got " + ct
+			if ct == "" {
+				wantTail = "; the request has no Content-Type"
+			}
+			if !ok && (!strings.HasPrefix(got.Message, "the request body must be JSON in UTF-8 (Content-Type: application/json)") || !strings.HasSuffix(got.Message, wantTail)) {
+				t.Errorf("message %q, want one naming application/json and ending %q", got.Message, wantTail)
+			}
 		})
 	}
 }

@@ -303,6 +303,19 @@ func From(err error) *Error {
 	return &Error{Status: http.StatusInternalServerError, Type: TypeInternal, Message: "internal error", Err: err}
 }
 
+// MediaTypeMessage is the message of a 415: want, what the route takes,
+// then the Content-Type the request declared, so that a client sending a
+// form (as curl -d does) sees what went wrong. A long header is cut short.
+func MediaTypeMessage(want, got string) string {
+	if got == "" {
+		return want + "; the request has no Content-Type"
+	}
+	if len(got) > 80 {
+		got = strings.ToValidUTF8(got[:80], "") + "…"
+	}
+	return want + "; got " + got
+}
+
 // LogLevel is the level an answer with status is logged at: error for a
 // fault of the server (5xx), warn for 504, which says an endpoint's process
 // ran past its own timeout, and info for what the client caused (4xx, 499

@@ -136,6 +136,20 @@ func TestWriteShapeAndLogging(t *testing.T) {
 	}
 }
 
+func TestMediaTypeMessage(t *testing.T) {
+	const want = "the body must be JSON"
+	tests := []struct{ got, msg string }{
+		{"application/x-www-form-urlencoded", want + "; got application/x-www-form-urlencoded"},
+		{"", want + "; the request has no Content-Type"},
+		{"text/plain; x=" + strings.Repeat("é", 60), want + "; got text/plain; x=" + strings.Repeat("é", 33) + "…"},
+	}
+	for _, tt := range tests {
+		if got := MediaTypeMessage(want, tt.got); got != tt.msg {
+			t.Errorf("MediaTypeMessage(%q) = %q, want %q", tt.got, got, tt.msg)
+		}
+	}
+}
+
 // TestWriteLogLevels checks that only faults of the server are logged at
 // error level: an endpoint's timeout is a warning, what the client caused
 // (a bad body, a missing token, leaving early) is information.
