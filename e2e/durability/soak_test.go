@@ -17,7 +17,6 @@ import (
 	"time"
 
 	"github.com/scorehub/scorehub/e2e/internal/harness"
-	"github.com/scorehub/scorehub/internal/testenv"
 	"github.com/scorehub/scorehub/registry"
 	"github.com/scorehub/scorehub/tokens"
 )
@@ -53,8 +52,10 @@ const soakHeapSlack = 64 << 20
 func TestSoak(t *testing.T) {
 	raw := os.Getenv(soakEnv)
 	if raw == "" {
-		// CI sets it: there a missing soak is a failure, not a skip.
-		testenv.SkipOrFail(t, "set %s to a duration (%s=60s) to run the soak test", soakEnv, soakEnv)
+		// The soak is opt-in, also where SCOREHUB_REQUIRE_ALL_TESTS=1
+		// makes missing components failures: it needs nothing installed,
+		// only time. .ci/run sets SCOREHUB_SOAK, so CI runs it.
+		t.Skipf("set %s to a duration (%s=60s) to run the soak test", soakEnv, soakEnv)
 	}
 	duration, err := time.ParseDuration(raw)
 	if err != nil || duration <= 0 {

@@ -12,6 +12,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -24,10 +25,10 @@ const readmePath = "../../README.md"
 // readmeBase is the address the README's commands use.
 const readmeBase = "http://127.0.0.1:8080"
 
-// readmeStep is one command of the README's management walk-through: a curl
-// command, the variable its output's field goes to, if any
-// (TOKEN=$(curl … | jq -r .idToken)), and the JSON the README shows after
-// it, if any.
+// readmeStep is one command of the README: a curl command, the variable
+// its output's field goes to, if any (TOKEN=$(curl … | jq -r .idToken)),
+// and the JSON the README shows after it, if any (for an assignment, the
+// whole answer before jq takes the field).
 type readmeStep struct {
 	text   string
 	assign string
@@ -36,44 +37,72 @@ type readmeStep struct {
 	want   string
 }
 
-// readmeSteps reads the commands of the README's section under heading
-// ("## Management API"): every sh block, with the json block that follows
-// it.
-func readmeSteps(t *testing.T, heading string) []readmeStep {
+// readmeSection is a "## " section of the README and the commands it runs.
+type readmeSection struct {
+	heading string
+	steps   []readmeStep
+}
+
+// notRun is the marker that, on the line before an sh block, leaves the
+// block out of the run, saying why: <!-- not run: why -->.
+const notRun = "<!-- not run: "
+
+// readmeSections reads the README's "## " sections that have commands to
+// run, each with its commands in order: every sh block not marked notRun,
+// with the json block that follows it, if any.
+func readmeSections(t *testing.T) []readmeSection {
 	t.Helper()
 	b, err := os.ReadFile(readmePath)
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, section, ok := strings.Cut(string(b), "\n"+heading+"\n")
-	if !ok {
-		t.Fatalf("README.md has no %s section", heading)
-	}
-	section, _, _ = strings.Cut(section, "\n## ")
-	var steps []readmeStep
-	for _, m := range regexp.MustCompile("(?s)```(sh|json)\n(.*?)```").FindAllStringSubmatch(section, -1) {
-		kind, text := m[1], strings.TrimSpace(m[2])
-		if kind == "json" {
-			if len(steps) == 0 || steps[len(steps)-1].want != "" {
-				t.Fatalf("README: a json block follows no command:\n%s", text)
+	block := regexp.MustCompile("(?ms)^(" + regexp.QuoteMeta(notRun) + "[^\n]*-->\n)?```(\\w*)\n(.*?)^```$")
+	var sections []readmeSection
+	for _, part := range strings.Split(string(b), "\n## ")[1:] {
+		heading, body, _ := strings.Cut(part, "\n")
+		sec := readmeSection{heading: "## " + heading}
+		lastRun := false // whether the block before was a command that runs
+		for _, m := range block.FindAllStringSubmatch(body, -1) {
+			marked, kind, text := m[1] != "", m[2], strings.TrimSpace(m[3])
+			if marked && kind != "sh" {
+				t.Fatalf("README %s: a not-run marker before a %q block, not an sh block:\n%s", sec.heading, kind, text)
 			}
-			steps[len(steps)-1].want = text
-			continue
+			if kind == "json" && lastRun {
+				if sec.steps[len(sec.steps)-1].want != "" {
+					t.Fatalf("README %s: two json blocks after one command:\n%s", sec.heading, text)
+				}
+				sec.steps[len(sec.steps)-1].want = text
+				continue
+			}
+			lastRun = kind == "sh" && !marked
+			if !lastRun {
+				continue
+			}
+			sec.steps = append(sec.steps, parseStep(t, sec.heading, text))
 		}
-		line := strings.ReplaceAll(text, "\\\n", " ")
-		if strings.Contains(line, "\n") {
-			t.Fatalf("README: one command per sh block, please:\n%s", text)
+		if len(sec.steps) > 0 {
+			sections = append(sections, sec)
 		}
-		s := readmeStep{text: text}
-		if m := regexp.MustCompile(`^(\w+)=\$\((.*) \| jq -r \.(\w+)\)$`).FindStringSubmatch(line); m != nil {
-			s.assign, line, s.field = m[1], m[2], m[3]
-		}
-		if s.words, err = shellWords(line); err != nil {
-			t.Fatalf("README: %v in\n%s", err, text)
-		}
-		steps = append(steps, s)
 	}
-	return steps
+	return sections
+}
+
+// parseStep reads the command of one sh block.
+func parseStep(t *testing.T, heading, text string) readmeStep {
+	t.Helper()
+	line := strings.ReplaceAll(text, "\\\n", " ")
+	if strings.Contains(line, "\n") {
+		t.Fatalf("README %s: one command per sh block, please:\n%s", heading, text)
+	}
+	s := readmeStep{text: text}
+	if m := regexp.MustCompile(`^(\w+)=\$\((.*) \| jq -r \.(\w+)\)$`).FindStringSubmatch(line); m != nil {
+		s.assign, line, s.field = m[1], m[2], m[3]
+	}
+	var err error
+	if s.words, err = shellWords(line); err != nil {
+		t.Fatalf("README %s: %v in\n%s", heading, err, text)
+	}
+	return s
 }
 
 // shellWords splits a command line as sh would, for the little the README
@@ -247,14 +276,19 @@ func curl(t *testing.T, s *harness.Server, words []string, vars map[string]strin
 }
 
 // volatile are the members whose values differ from run to run.
-var volatile = map[string]bool{"createdAt": true, "updatedAt": true, "lastUsedAt": true, "id": true}
+var volatile = map[string]bool{
+	"createdAt": true, "updatedAt": true, "lastUsedAt": true, "startedAt": true, "finishedAt": true,
+	"id": true, "idToken": true, "expirationDate": true,
+}
 
+// withoutVolatile replaces the value of every volatile member of v with
+// the same mark, so that an answer still needs the member to match.
 func withoutVolatile(v any) any {
 	switch v := v.(type) {
 	case map[string]any:
 		for k := range v {
 			if volatile[k] {
-				delete(v, k)
+				v[k] = "(varies)"
 				continue
 			}
 			v[k] = withoutVolatile(v[k])
@@ -267,69 +301,104 @@ func withoutVolatile(v any) any {
 	return v
 }
 
-// TestReadmeManagementWalkthrough runs the README's management commands,
-// as written there, against a fresh server, and compares what each answers
-// with what the README shows (times aside).
-func TestReadmeManagementWalkthrough(t *testing.T) {
-	t.Parallel()
-	srv := harness.Start(t, harness.Options{})
-	steps := readmeSteps(t, "## Management API")
-	if len(steps) < 6 {
-		t.Fatalf("the README's management section has %d commands, want the token, the group, the deployment, scoring, disabling and scoring again", len(steps))
-	}
-	if !strings.Contains(steps[len(steps)-1].want, `"endpoint_disabled"`) {
-		t.Errorf("the walk-through does not end by showing the disabled endpoint's 404 type")
-	}
-	runSteps(t, srv, steps)
+// readmeMinSteps are the sections that must have commands to run, with
+// the fewest each must have, so that a block the parser stops reading
+// cannot drop out of the run unnoticed.
+var readmeMinSteps = map[string]int{
+	"## Quick start":         1, // the demo endpoint
+	"## Tokens":              2, // a token, a route called with it
+	"## Management API":      6, // the token, the group, the deployment, scoring, disabling and scoring again
+	"## Protected endpoints": 8,
+	"## Jobs":                6, // the token, submitting, the job, its result, stopping it, the list
 }
 
-// TestReadmeProtectedEndpointsWalkthrough runs the README's commands that
-// make a user, a protected group and an API token, and call the group's
-// endpoint without credentials, with Basic and with the API token.
-func TestReadmeProtectedEndpointsWalkthrough(t *testing.T) {
+// TestReadme runs every section of the README that has commands, each
+// against a fresh server of its own, as written there, and compares what
+// each command answers with what the README shows (times and ids aside).
+//
+// The rule: every ```sh block runs, in order, unless the line before it is
+// an HTML comment <!-- not run: why --> (starting the server, the test and
+// harness commands, a token that must first expire). A ```json block right
+// after a block that runs is what that command answers; after
+// VAR=$(curl … | jq -r .field) it is the whole answer before jq.
+func TestReadme(t *testing.T) {
 	t.Parallel()
-	srv := harness.Start(t, harness.Options{})
-	steps := readmeSteps(t, "## Protected endpoints")
-	if len(steps) < 8 {
-		t.Fatalf("the README's protected endpoints section has %d commands, want at least 8", len(steps))
+	sections := readmeSections(t)
+	seen := map[string]bool{}
+	for _, sec := range sections {
+		seen[sec.heading] = true
+		t.Run(strings.TrimPrefix(sec.heading, "## "), func(t *testing.T) {
+			t.Parallel()
+			if n := readmeMinSteps[sec.heading]; len(sec.steps) < n {
+				t.Fatalf("the README's %s section has %d commands to run, want at least %d", sec.heading, len(sec.steps), n)
+			}
+			if sec.heading == "## Management API" && !strings.Contains(sec.steps[len(sec.steps)-1].want, `"endpoint_disabled"`) {
+				t.Errorf("the walk-through does not end by showing the disabled endpoint's 404 type")
+			}
+			runSteps(t, harness.Start(t, harness.Options{}), sec.steps)
+		})
 	}
-	runSteps(t, srv, steps)
+	for heading := range readmeMinSteps {
+		if !seen[heading] {
+			t.Errorf("the README has no %s section with commands to run", heading)
+		}
+	}
 }
 
 // runSteps runs steps against srv and compares each answer with what the
-// README shows.
+// README shows. A GET whose answer differs is asked again for up to five
+// seconds, as a reader waits a moment for a job to finish.
 func runSteps(t *testing.T, srv *harness.Server, steps []readmeStep) {
 	t.Helper()
 	vars := map[string]string{"SCOREHUB_ADMIN_PASSWORD": harness.AdminPassword}
 	for i, s := range steps {
-		status, body := curl(t, srv, s.words, vars)
-		if s.assign != "" {
-			var out map[string]any
-			if err := json.Unmarshal(body, &out); err != nil {
-				t.Fatalf("step %d (%s): answer %d %s is not JSON", i, s.text, status, body)
-			}
-			v, ok := out[s.field].(string)
-			if !ok || v == "" {
-				t.Fatalf("step %d (%s): no %s in %s", i, s.text, s.field, body)
-			}
-			vars[s.assign] = v
-			continue
-		}
-		if s.want == "" {
+		if s.assign == "" && s.want == "" {
 			t.Errorf("step %d (%s) shows no answer", i, s.text)
 			continue
 		}
-		var got, want any
-		if err := json.Unmarshal(body, &got); err != nil {
-			t.Fatalf("step %d (%s): answer %d %s is not JSON", i, s.text, status, body)
+		var want any
+		if s.want != "" {
+			if err := json.Unmarshal([]byte(strings.ReplaceAll(s.want, readmeBase, srv.Base)), &want); err != nil {
+				t.Fatalf("step %d: the README's answer is not JSON: %v", i, err)
+			}
+			want = withoutVolatile(want)
 		}
-		if err := json.Unmarshal([]byte(strings.ReplaceAll(s.want, readmeBase, srv.Base)), &want); err != nil {
-			t.Fatalf("step %d: the README's answer is not JSON: %v", i, err)
-		}
-		if d := cmp.Diff(withoutVolatile(want), withoutVolatile(got)); d != "" {
-			t.Errorf("step %d (%s) answered %d (-README +server):\n%s", i, s.text, status, d)
+		for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+			status, body := curl(t, srv, s.words, vars)
+			var got any
+			if err := json.Unmarshal(body, &got); err != nil {
+				t.Fatalf("step %d (%s): answer %d %s is not JSON", i, s.text, status, body)
+			}
+			if s.assign != "" {
+				v, _ := got.(map[string]any)[s.field].(string)
+				if v == "" {
+					t.Fatalf("step %d (%s): no %s in %s", i, s.text, s.field, body)
+				}
+				vars[s.assign] = v
+			}
+			if s.want == "" {
+				break
+			}
+			d := cmp.Diff(want, withoutVolatile(got))
+			if d == "" {
+				break
+			}
+			if !isGet(s.words) || time.Now().After(deadline) {
+				t.Errorf("step %d (%s) answered %d (-README +server):\n%s", i, s.text, status, d)
+				break
+			}
 		}
 	}
+}
+
+// isGet reports whether the curl command words send a GET: no -X, no -d.
+func isGet(words []string) bool {
+	for _, w := range words {
+		if w == "-X" || w == "-d" {
+			return false
+		}
+	}
+	return true
 }
 
 func TestShellWords(t *testing.T) {
