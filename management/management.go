@@ -71,7 +71,7 @@ type Config struct {
 	MaxBodyBytes int64
 
 	// Logger receives one record per write (subject, method, route,
-	// status), refusals at info level and server faults with their cause.
+	// status), refusals at debug level and server faults with their cause.
 	// Nil means slog.Default().
 	Logger *slog.Logger
 

@@ -235,7 +235,7 @@ func TestBearerVerifierErrors(t *testing.T) {
 			`Bearer realm="scorehub-test", error="invalid_token", error_description="the token was revoked"`, "WARN"},
 		"broken":     {http.StatusInternalServerError, "internal_error", "internal error", "", "ERROR"},
 		"nil-claims": {http.StatusInternalServerError, "internal_error", "internal error", "", "ERROR"},
-		"cancelled":  {499, "client_closed_request", "the request was cancelled", "", "INFO"},
+		"cancelled":  {499, "client_closed_request", "the request was cancelled", "", "DEBUG"},
 	}
 	if len(tests) != len(sentinelTokens)+3 {
 		t.Fatalf("the table misses a sentinel: %d cases for %d sentinels", len(tests), len(sentinelTokens))

@@ -85,7 +85,7 @@ type Config struct {
 
 	// Logger receives failed requests with their cause (server faults at
 	// error level, an endpoint's timeout at warn, what the client caused at
-	// info; see httperr.LogLevel) and process panics with their stack. nil
+	// debug; see httperr.LogLevel) and process panics with their stack. nil
 	// means slog.Default().
 	Logger *slog.Logger
 

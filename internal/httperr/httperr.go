@@ -318,9 +318,10 @@ func MediaTypeMessage(want, got string) string {
 
 // LogLevel is the level an answer with status is logged at: error for a
 // fault of the server (5xx), warn for 504, which says an endpoint's process
-// ran past its own timeout, and info for what the client caused (4xx, 499
-// included: the client left), so that level=ERROR means the server needs
-// looking at.
+// ran past its own timeout, and debug for what the client caused (4xx, 499
+// included: the client left), which the access log already records and
+// the packages that refuse a request log as they see fit (one line per
+// failed login, say). So level=ERROR means the server needs looking at.
 func LogLevel(status int) slog.Level {
 	switch {
 	case status == http.StatusGatewayTimeout:
@@ -328,7 +329,7 @@ func LogLevel(status int) slog.Level {
 	case status >= 500:
 		return slog.LevelError
 	}
-	return slog.LevelInfo
+	return slog.LevelDebug
 }
 
 type body struct {

@@ -152,7 +152,7 @@ func TestMediaTypeMessage(t *testing.T) {
 
 // TestWriteLogLevels checks that only faults of the server are logged at
 // error level: an endpoint's timeout is a warning, what the client caused
-// (a bad body, a missing token, leaving early) is information.
+// (a bad body, a missing token, leaving early) is for debugging.
 func TestWriteLogLevels(t *testing.T) {
 	tests := []struct {
 		name string
@@ -161,9 +161,9 @@ func TestWriteLogLevels(t *testing.T) {
 	}{
 		{"internal", errors.New("disk on fire"), "level=ERROR"},
 		{"endpoint timeout", context.DeadlineExceeded, "level=WARN"},
-		{"client gone", context.Canceled, "level=INFO"},
-		{"bad value", New("invalid_value", "nested values are not allowed"), "level=INFO"},
-		{"unauthorized", &Error{Status: http.StatusUnauthorized, Type: "unauthorized", Message: "no token"}, "level=INFO"},
+		{"client gone", context.Canceled, "level=DEBUG"},
+		{"bad value", New("invalid_value", "nested values are not allowed"), "level=DEBUG"},
+		{"unauthorized", &Error{Status: http.StatusUnauthorized, Type: "unauthorized", Message: "no token"}, "level=DEBUG"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
