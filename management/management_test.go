@@ -287,6 +287,9 @@ func TestContentType(t *testing.T) {
 			if tt.status == 415 && r.errorType() != management.TypeUnsupportedMediaType {
 				t.Errorf("type %q, want %q", r.errorType(), management.TypeUnsupportedMediaType)
 			}
+			if msg, _ := r.errorField("message").(string); tt.status == 415 && !strings.HasSuffix(msg, "; got "+tt.contentType) {
+				t.Errorf("message %q does not name the Content-Type sent, %s", msg, tt.contentType)
+			}
 			if tt.method == "PATCH" && tt.status == 415 && r.header.Get("Accept-Patch") != "application/merge-patch+json" {
 				t.Errorf("Accept-Patch %q, want application/merge-patch+json", r.header.Get("Accept-Patch"))
 			}

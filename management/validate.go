@@ -31,8 +31,9 @@ const (
 // parameter must name UTF-8) and reads it. The body is bounded by the
 // BodyLimit in front of every write, whose error httperr answers with 413.
 func readBody(r *http.Request, mediaType string) ([]byte, error) {
-	if !isMediaType(r.Header.Get("Content-Type"), mediaType) {
-		e := httperr.Newf(httperr.TypeUnsupportedMediaType, "the request body must be sent as Content-Type: %s", mediaType)
+	if ct := r.Header.Get("Content-Type"); !isMediaType(ct, mediaType) {
+		e := httperr.New(httperr.TypeUnsupportedMediaType,
+			httperr.MediaTypeMessage("the request body must be sent as Content-Type: "+mediaType, ct))
 		if r.Method == http.MethodPatch {
 			e.AcceptPatch = mediaMergePatch // RFC 5789 §2.2
 		}

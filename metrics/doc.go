@@ -20,8 +20,9 @@
 // set (status codes, outcomes, token routes); none is taken from a raw
 // request address. A request that does not resolve to an endpoint counts
 // under the group, path and alias "_unmatched", so a scan of random URLs
-// adds no series. Series of an endpoint that is later deleted stay until
-// the process restarts, like any Prometheus client's.
+// adds no series. The series of an endpoint go at the first scrape after
+// it leaves the registry (its deployment or group deleted, or the alias
+// removed), so creating and deleting endpoints does not grow the metrics.
 //
 // # Metrics
 //

@@ -61,7 +61,14 @@ type Metrics struct {
 
 	reg        prometheus.Registerer
 	collectors []prometheus.Collector
-	endpoints  sync.Map // registry.EndpointRef -> *endpointSeries
+	registry   *registry.Registry
+
+	// mu orders making series against pruning them: makers hold it for
+	// reading, prune for writing, so that every series in the vectors
+	// belongs to an entry of endpoints that prune will see. The hot path,
+	// a series already made, takes no lock.
+	mu        sync.RWMutex
+	endpoints sync.Map // registry.EndpointRef -> *endpointSeries
 }
 
 var (
@@ -112,9 +119,10 @@ func New(cfg Config) (*Metrics, error) {
 			Namespace: namespace, Subsystem: "auth", Name: "checks_total",
 			Help: "Credential checks of protected web API groups and job routes, by kind of credential presented and outcome.",
 		}, []string{"scheme", "outcome"}),
-		reg: cfg.Registerer,
+		reg:      cfg.Registerer,
+		registry: cfg.Queues.Registry(),
 	}
-	m.collectors = []prometheus.Collector{m.requests, m.duration, m.rows, m.tokens, m.auth, newQueueCollector(cfg.Queues)}
+	m.collectors = []prometheus.Collector{&endpointCollector{m}, m.tokens, m.auth, newQueueCollector(cfg.Queues)}
 	if cfg.Jobs != nil {
 		timeout := cfg.JobsTimeout
 		if timeout == 0 {
@@ -163,15 +171,20 @@ type endpointSeries struct {
 
 	rowsOnce sync.Once // made at the first success, so that an endpoint without one exports no rows series
 	rows     prometheus.Counter
+
+	gone bool // pruned: the endpoint left the registry; guarded by m.mu
 }
 
-// series returns ep's series. They are kept for as long as the metrics:
-// the endpoints are names from the registry or [scoring.Unmatched], the
-// same set the exported series are kept for.
+// series returns ep's series. They are kept while ep is in the registry
+// (or is [scoring.Unmatched]); a scrape prunes those of endpoints deleted
+// since, so that creating and deleting endpoints does not grow the
+// metrics without bound.
 func (m *Metrics) series(ep registry.EndpointRef) *endpointSeries {
 	if s, ok := m.endpoints.Load(ep); ok {
 		return s.(*endpointSeries)
 	}
+	m.mu.RLock()
+	defer m.mu.RUnlock()
 	s := &endpointSeries{
 		ep:       ep,
 		m:        m,
@@ -181,9 +194,21 @@ func (m *Metrics) series(ep registry.EndpointRef) *endpointSeries {
 	return actual.(*endpointSeries)
 }
 
+// discard counts what an observation of a pruned series would have
+// counted: the request was answered by an endpoint deleted meanwhile.
+var discard = prometheus.NewCounter(prometheus.CounterOpts{Name: "discarded"})
+
 // rowsCounter returns the counter of scored rows.
 func (s *endpointSeries) rowsCounter() prometheus.Counter {
-	s.rowsOnce.Do(func() { s.rows = s.m.rows.WithLabelValues(s.ep.Group, s.ep.Path, s.ep.Alias) })
+	s.rowsOnce.Do(func() {
+		s.m.mu.RLock()
+		defer s.m.mu.RUnlock()
+		if s.gone {
+			s.rows = discard
+			return
+		}
+		s.rows = s.m.rows.WithLabelValues(s.ep.Group, s.ep.Path, s.ep.Alias)
+	})
 	return s.rows
 }
 
@@ -192,9 +217,68 @@ func (s *endpointSeries) requests(status string) prometheus.Counter {
 	if c, ok := s.byStatus.Load(status); ok {
 		return c.(prometheus.Counter)
 	}
-	c := s.m.requests.WithLabelValues(s.ep.Group, s.ep.Path, s.ep.Alias, status)
-	s.byStatus.Store(status, c)
-	return c
+	s.m.mu.RLock()
+	defer s.m.mu.RUnlock()
+	if s.gone {
+		return discard
+	}
+	c, _ := s.byStatus.LoadOrStore(status, s.m.requests.WithLabelValues(s.ep.Group, s.ep.Path, s.ep.Alias, status))
+	return c.(prometheus.Counter)
+}
+
+// prune removes the series of endpoints no longer in the registry. It
+// runs at scrape time, off the scoring path.
+func (m *Metrics) prune() {
+	st := m.registry.Snapshot().State()
+	unmatched := scoring.Unmatched()
+	var stale []*endpointSeries
+	m.endpoints.Range(func(k, v any) bool {
+		ep := k.(registry.EndpointRef)
+		if ep != unmatched && !exists(st, ep) {
+			stale = append(stale, v.(*endpointSeries))
+		}
+		return true
+	})
+	if len(stale) == 0 {
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, s := range stale {
+		s.gone = true
+		m.endpoints.Delete(s.ep)
+		labels := prometheus.Labels{"group": s.ep.Group, "path": s.ep.Path, "alias": s.ep.Alias}
+		m.requests.DeletePartialMatch(labels)
+		m.duration.Delete(labels)
+		m.rows.Delete(labels)
+	}
+}
+
+// exists reports whether st holds the endpoint ep.
+func exists(st *registry.State, ep registry.EndpointRef) bool {
+	d, ok := st.Deployment(ep.Group, ep.Path)
+	if !ok {
+		return false
+	}
+	_, ok = d.Endpoint(ep.Alias)
+	return ok
+}
+
+// endpointCollector collects the per-endpoint series after pruning those
+// of deleted endpoints.
+type endpointCollector struct{ m *Metrics }
+
+func (c *endpointCollector) Describe(ch chan<- *prometheus.Desc) {
+	c.m.requests.Describe(ch)
+	c.m.duration.Describe(ch)
+	c.m.rows.Describe(ch)
+}
+
+func (c *endpointCollector) Collect(ch chan<- prometheus.Metric) {
+	c.m.prune()
+	c.m.requests.Collect(ch)
+	c.m.duration.Collect(ch)
+	c.m.rows.Collect(ch)
 }
 
 // ObserveToken counts one request to a token route (tokens.Observer). A

@@ -223,6 +223,88 @@ scorehub_scoring_rows_total{alias="score",group="DEFAULT",path="insurance"} 5
 	}
 }
 
+// TestDeletedEndpointSeriesGo checks that the series of an endpoint whose
+// deployment is deleted leave the scrape, the _unmatched ones stay, and a
+// deployment created again under the same names counts from zero.
+func TestDeletedEndpointSeriesGo(t *testing.T) {
+	s := newSetup(t, false)
+	srv := httptest.NewServer(s.handler)
+	defer srv.Close()
+	ctx := context.Background()
+	if _, err := s.reg.PutDeployment(ctx, registry.Deployment{
+		Group: registry.DefaultGroup, Path: "claims", Enabled: true,
+		Endpoints: []registry.Endpoint{{Alias: "score", Process: "double"}},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	const claims = "/DEFAULT/api/v1/services/claims/score"
+	for _, r := range []struct {
+		target string
+		want   int
+	}{
+		{claims, 200},
+		{"/DEFAULT/api/v1/services/insurance/score", 200},
+		{"/DEFAULT/api/v1/services/nope/score", 404},
+	} {
+		if got := post(t, srv.URL, r.target, `{"data":[{"x":1}]}`); got != r.want {
+			t.Fatalf("POST %s: %d, want %d", r.target, got, r.want)
+		}
+	}
+	families := []string{"scorehub_scoring_requests_total", "scorehub_scoring_request_duration_seconds", "scorehub_scoring_rows_total"}
+	paths := func() map[string][]string {
+		out := map[string][]string{}
+		for _, f := range families {
+			for _, labels := range series(t, s.prom, f) {
+				for _, l := range strings.Split(labels, ",") {
+					if p, ok := strings.CutPrefix(l, "path="); ok {
+						out[f] = append(out[f], p)
+					}
+				}
+			}
+		}
+		return out
+	}
+	want := map[string][]string{
+		families[0]: {"_unmatched", "claims", "insurance"},
+		families[1]: {"_unmatched", "claims", "insurance"},
+		families[2]: {"claims", "insurance"},
+	}
+	if diff := cmp.Diff(want, paths()); diff != "" {
+		t.Fatalf("series before the delete, by path (-want +got):\n%s", diff)
+	}
+
+	if err := s.reg.DeleteDeployment(ctx, registry.DefaultGroup, "claims", registry.AnyRevision); err != nil {
+		t.Fatal(err)
+	}
+	want = map[string][]string{
+		families[0]: {"_unmatched", "insurance"},
+		families[1]: {"_unmatched", "insurance"},
+		families[2]: {"insurance"},
+	}
+	if diff := cmp.Diff(want, paths()); diff != "" {
+		t.Errorf("series after deleting DEFAULT/claims, by path (-want +got):\n%s", diff)
+	}
+
+	if _, err := s.reg.PutDeployment(ctx, registry.Deployment{
+		Group: registry.DefaultGroup, Path: "claims", Enabled: true,
+		Endpoints: []registry.Endpoint{{Alias: "score", Process: "double"}},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if got := post(t, srv.URL, claims, `{"data":[{"x":1},{"x":2}]}`); got != 200 {
+		t.Fatalf("POST %s after re-creating it: %d, want 200", claims, got)
+	}
+	wantRows := `
+# HELP scorehub_scoring_rows_total Input rows of successful scoring requests.
+# TYPE scorehub_scoring_rows_total counter
+scorehub_scoring_rows_total{alias="score",group="DEFAULT",path="claims"} 2
+scorehub_scoring_rows_total{alias="score",group="DEFAULT",path="insurance"} 1
+`
+	if err := testutil.GatherAndCompare(s.prom, strings.NewReader(wantRows), "scorehub_scoring_rows_total"); err != nil {
+		t.Errorf("rows after re-creating DEFAULT/claims: %v", err)
+	}
+}
+
 // TestRandomURLsAddNoSeries sends 100 requests to random addresses, names
 // nothing is stored under and garbage alike, and checks that they all
 // count under the fixed _unmatched series.
@@ -314,27 +396,27 @@ func sum(t *testing.T, g prometheus.Gatherer, name string) float64 {
 // exact, any other becomes its class.
 func TestStatusLabelIsBounded(t *testing.T) {
 	s := newSetup(t, false)
-	ep := registry.EndpointRef{Group: "g", Path: "p", Alias: "a"}
+	ep := registry.EndpointRef{Group: registry.DefaultGroup, Path: "insurance", Alias: "score"}
 	for _, code := range []int{200, 201, 204, 302, 400, 418, 422, 429, 499, 500, 502, 503, 504, 99, 600} {
 		s.m.ObserveRequest(ep, code, 1, time.Millisecond)
 	}
 	want := `
 # HELP scorehub_scoring_requests_total Scoring requests answered, by endpoint and HTTP status; requests that resolve to no endpoint count under "_unmatched".
 # TYPE scorehub_scoring_requests_total counter
-scorehub_scoring_requests_total{alias="a",group="g",path="p",status="200"} 1
-scorehub_scoring_requests_total{alias="a",group="g",path="p",status="2xx"} 2
-scorehub_scoring_requests_total{alias="a",group="g",path="p",status="3xx"} 1
-scorehub_scoring_requests_total{alias="a",group="g",path="p",status="400"} 1
-scorehub_scoring_requests_total{alias="a",group="g",path="p",status="4xx"} 3
-scorehub_scoring_requests_total{alias="a",group="g",path="p",status="499"} 1
-scorehub_scoring_requests_total{alias="a",group="g",path="p",status="500"} 1
-scorehub_scoring_requests_total{alias="a",group="g",path="p",status="503"} 1
-scorehub_scoring_requests_total{alias="a",group="g",path="p",status="504"} 1
-scorehub_scoring_requests_total{alias="a",group="g",path="p",status="5xx"} 1
-scorehub_scoring_requests_total{alias="a",group="g",path="p",status="other"} 2
+scorehub_scoring_requests_total{alias="score",group="DEFAULT",path="insurance",status="200"} 1
+scorehub_scoring_requests_total{alias="score",group="DEFAULT",path="insurance",status="2xx"} 2
+scorehub_scoring_requests_total{alias="score",group="DEFAULT",path="insurance",status="3xx"} 1
+scorehub_scoring_requests_total{alias="score",group="DEFAULT",path="insurance",status="400"} 1
+scorehub_scoring_requests_total{alias="score",group="DEFAULT",path="insurance",status="4xx"} 3
+scorehub_scoring_requests_total{alias="score",group="DEFAULT",path="insurance",status="499"} 1
+scorehub_scoring_requests_total{alias="score",group="DEFAULT",path="insurance",status="500"} 1
+scorehub_scoring_requests_total{alias="score",group="DEFAULT",path="insurance",status="503"} 1
+scorehub_scoring_requests_total{alias="score",group="DEFAULT",path="insurance",status="504"} 1
+scorehub_scoring_requests_total{alias="score",group="DEFAULT",path="insurance",status="5xx"} 1
+scorehub_scoring_requests_total{alias="score",group="DEFAULT",path="insurance",status="other"} 2
 # HELP scorehub_scoring_rows_total Input rows of successful scoring requests.
 # TYPE scorehub_scoring_rows_total counter
-scorehub_scoring_rows_total{alias="a",group="g",path="p"} 1
+scorehub_scoring_rows_total{alias="score",group="DEFAULT",path="insurance"} 1
 `
 	if err := testutil.GatherAndCompare(s.prom, strings.NewReader(want), "scorehub_scoring_requests_total", "scorehub_scoring_rows_total"); err != nil {
 		t.Error(err)
@@ -350,19 +432,19 @@ func TestLatencyHistogram(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ep := registry.EndpointRef{Group: "g", Path: "p", Alias: "a"}
+	ep := registry.EndpointRef{Group: registry.DefaultGroup, Path: "insurance", Alias: "score"}
 	for _, d := range []time.Duration{5 * time.Millisecond, 50 * time.Millisecond, 60 * time.Millisecond, 3 * time.Second} {
 		m.ObserveRequest(ep, 200, 1, d)
 	}
 	want := `
 # HELP scorehub_scoring_request_duration_seconds Time from a scoring request's arrival to its answer written, queue wait included.
 # TYPE scorehub_scoring_request_duration_seconds histogram
-scorehub_scoring_request_duration_seconds_bucket{alias="a",group="g",path="p",le="0.01"} 1
-scorehub_scoring_request_duration_seconds_bucket{alias="a",group="g",path="p",le="0.1"} 3
-scorehub_scoring_request_duration_seconds_bucket{alias="a",group="g",path="p",le="1"} 3
-scorehub_scoring_request_duration_seconds_bucket{alias="a",group="g",path="p",le="+Inf"} 4
-scorehub_scoring_request_duration_seconds_sum{alias="a",group="g",path="p"} 3.115
-scorehub_scoring_request_duration_seconds_count{alias="a",group="g",path="p"} 4
+scorehub_scoring_request_duration_seconds_bucket{alias="score",group="DEFAULT",path="insurance",le="0.01"} 1
+scorehub_scoring_request_duration_seconds_bucket{alias="score",group="DEFAULT",path="insurance",le="0.1"} 3
+scorehub_scoring_request_duration_seconds_bucket{alias="score",group="DEFAULT",path="insurance",le="1"} 3
+scorehub_scoring_request_duration_seconds_bucket{alias="score",group="DEFAULT",path="insurance",le="+Inf"} 4
+scorehub_scoring_request_duration_seconds_sum{alias="score",group="DEFAULT",path="insurance"} 3.115
+scorehub_scoring_request_duration_seconds_count{alias="score",group="DEFAULT",path="insurance"} 4
 `
 	if err := testutil.GatherAndCompare(prom, strings.NewReader(want), "scorehub_scoring_request_duration_seconds"); err != nil {
 		t.Error(err)
@@ -555,7 +637,7 @@ scorehub_auth_checks_total{outcome="revoked",scheme="apitoken"} 1
 func TestMetricNamesPassLint(t *testing.T) {
 	s := newSetup(t, true)
 	s.m.ObserveRequest(scoring.Unmatched(), 404, 0, time.Millisecond)
-	s.m.ObserveRequest(registry.EndpointRef{Group: "g", Path: "p", Alias: "a"}, 200, 3, time.Millisecond)
+	s.m.ObserveRequest(registry.EndpointRef{Group: registry.DefaultGroup, Path: "insurance", Alias: "score"}, 200, 3, time.Millisecond)
 	s.m.ObserveToken(tokens.PathTokenService, tokens.OutcomeIssued)
 	s.m.ObserveAuth("basic", middleware.AuthAccepted)
 	problems, err := testutil.GatherAndLint(s.prom)

@@ -70,7 +70,7 @@ func TestBearer(t *testing.T) {
 		{
 			name:       "no Authorization header",
 			wantStatus: http.StatusUnauthorized, wantType: "unauthorized",
-			wantMessage:   "this request needs a bearer token in the Authorization header",
+			wantMessage:   "this request needs a bearer token in the Authorization header; GET /api/rest/tokenservice with Basic credentials issues one",
 			wantChallenge: bare,
 		},
 		{
@@ -221,7 +221,7 @@ func TestBearerVerifierErrors(t *testing.T) {
 			`Bearer realm="scorehub-test", error="invalid_token", error_description="the token expired"`, "WARN"},
 		"not-yet": {http.StatusUnauthorized, "invalid_token", "the token is not valid yet",
 			`Bearer realm="scorehub-test", error="invalid_token", error_description="the token is not valid yet"`, "WARN"},
-		"missing": {http.StatusUnauthorized, "unauthorized", "this request needs a bearer token in the Authorization header",
+		"missing": {http.StatusUnauthorized, "unauthorized", "this request needs a bearer token in the Authorization header; GET /api/rest/tokenservice with Basic credentials issues one",
 			`Bearer realm="scorehub-test"`, "INFO"},
 		"too-large":   invalid,
 		"malformed":   invalid,

@@ -517,8 +517,14 @@ func (c *Credentials) kindNames(p registry.AuthPolicy) string {
 	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
 }
 
+// missingMessage is the 401 for a request without credentials, naming
+// where a bearer token comes from when p takes one.
 func (c *Credentials) missingMessage(p registry.AuthPolicy) string {
-	return "this endpoint needs credentials in the Authorization header: " + c.kindNames(p)
+	msg := "this endpoint needs credentials in the Authorization header: " + c.kindNames(p)
+	if slices.Contains(c.accepted(p), registry.SchemeBearer) {
+		msg += "; for a Bearer token, " + msgWhereTokens
+	}
+	return msg
 }
 
 func (c *Credentials) kindMessage(p registry.AuthPolicy, scheme string) string {

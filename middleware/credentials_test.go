@@ -290,6 +290,35 @@ func TestCredentialsWithoutBasicOrAPITokens(t *testing.T) {
 	}
 }
 
+// TestCredentialsMissingMessage checks that a request without credentials
+// is told what the group takes and, when that includes Bearer tokens,
+// where one comes from.
+func TestCredentialsMissingMessage(t *testing.T) {
+	c := newTestCredentials(t, nil)
+	const hint = "; for a Bearer token, GET /api/rest/tokenservice with Basic credentials issues one"
+	tests := []struct {
+		name   string
+		policy registry.AuthPolicy
+		want   string
+	}{
+		{"every kind", registry.AuthPolicy{Mode: registry.TokenRequired},
+			"this endpoint needs credentials in the Authorization header: Basic, apitoken or Bearer" + hint},
+		{"Bearer only", registry.AuthPolicy{Mode: registry.TokenRequired, Schemes: []registry.Scheme{registry.SchemeBearer}},
+			"this endpoint needs credentials in the Authorization header: Bearer" + hint},
+		{"Basic only: no token to fetch", registry.AuthPolicy{Mode: registry.TokenRequired, Schemes: []registry.Scheme{registry.SchemeBasic}},
+			"this endpoint needs credentials in the Authorization header: Basic"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := httptest.NewRequest(http.MethodPost, "/webapi/risk/api/v1/services/churn/predict", nil)
+			e := httperr.From(c.Authorize(r, "risk", tt.policy))
+			if e.Status != 401 || e.Message != tt.want {
+				t.Errorf("answer %d %q, want 401 %q", e.Status, e.Message, tt.want)
+			}
+		})
+	}
+}
+
 func TestCredentialsMiddleware(t *testing.T) {
 	c := newTestCredentials(t, nil)
 	var got *tokens.Claims

@@ -2,6 +2,7 @@ package middleware
 
 import (
 	"github.com/scorehub/scorehub/internal/httperr"
+	"github.com/scorehub/scorehub/tokens"
 )
 
 // Stable error type codes of this package's refusals, as clients see them
@@ -36,10 +37,13 @@ const (
 	codeInsufficientScope = "insufficient_scope"
 )
 
+// msgWhereTokens tells a client without a token where one comes from.
+const msgWhereTokens = "GET " + tokens.PathTokenService + " with Basic credentials issues one"
+
 // Client-facing sentences. They double as RFC 6750 error_description
 // values, which may not contain '"' or '\\' (a test holds them to that).
 const (
-	msgMissing   = "this request needs a bearer token in the Authorization header"
+	msgMissing   = "this request needs a bearer token in the Authorization header; " + msgWhereTokens
 	msgScheme    = "the Authorization header must use the Bearer scheme"
 	msgQuery     = "access tokens are not accepted in the URL query; send them in the Authorization header"
 	msgForm      = "access tokens are not accepted in the request body; send them in the Authorization header"

@@ -98,10 +98,10 @@ func Example() {
 	// level=INFO msg="http request" method=DELETE path=/api/v1/groups/risk status=401 bytes=65 request_id=req-3
 	// → 401 Bearer realm="example", error="invalid_token", error_description="the token expired"
 	// {"error":{"type":"invalid_token","message":"the token expired"}}
-	// level=INFO msg="middleware: credentials refused" method=DELETE path=/api/v1/groups/risk status=401 type=unauthorized reason="this request needs a bearer token in the Authorization header" client=192.0.2.1 request_id=req-4
-	// level=INFO msg="http request" method=DELETE path=/api/v1/groups/risk status=401 bytes=108 request_id=req-4
+	// level=INFO msg="middleware: credentials refused" method=DELETE path=/api/v1/groups/risk status=401 type=unauthorized reason="this request needs a bearer token in the Authorization header; GET /api/rest/tokenservice with Basic credentials issues one" client=192.0.2.1 request_id=req-4
+	// level=INFO msg="http request" method=DELETE path=/api/v1/groups/risk status=401 bytes=170 request_id=req-4
 	// → 401 Bearer realm="example"
-	// {"error":{"type":"unauthorized","message":"this request needs a bearer token in the Authorization header"}}
+	// {"error":{"type":"unauthorized","message":"this request needs a bearer token in the Authorization header; GET /api/rest/tokenservice with Basic credentials issues one"}}
 }
 
 // ScoringAuth is the scoring handler's Authorize function: it is asked

@@ -84,12 +84,16 @@ func tooLarge(typ, format string, args ...any) *Error {
 	return &Error{Status: http.StatusRequestEntityTooLarge, Type: typ, Message: fmt.Sprintf(format, args...)}
 }
 
+// mediaTypeError is the 415 for a body declared as contentType.
+func mediaTypeError(contentType string) *Error {
+	return &Error{Status: http.StatusUnsupportedMediaType, Type: httperr.TypeUnsupportedMediaType,
+		Message: httperr.MediaTypeMessage("the request body must be JSON in UTF-8 (Content-Type: application/json)", contentType)}
+}
+
 var (
 	errRouteNotFound = &Error{Status: http.StatusNotFound, Type: httperr.TypeNotFound, Message: "no scoring endpoint has this address"}
 	errMethod        = &Error{Status: http.StatusMethodNotAllowed, Type: httperr.TypeMethodNotAllowed, Message: "scoring endpoints take POST requests only",
 		Allow: http.MethodPost}
-	errMediaType = &Error{Status: http.StatusUnsupportedMediaType, Type: httperr.TypeUnsupportedMediaType,
-		Message: "the request body must be sent as Content-Type: application/json (UTF-8)"}
 	errInternal = &Error{Status: http.StatusInternalServerError, Type: httperr.TypeInternal, Message: "internal error"}
 )
 

@@ -83,9 +83,10 @@ type Config struct {
 	// never lets a protected group through without a check.
 	Authorize func(r *http.Request, group string, p registry.AuthPolicy) error
 
-	// Logger receives failed requests (server faults at error level, with
-	// their cause) and process panics with their stack. nil means
-	// slog.Default().
+	// Logger receives failed requests with their cause (server faults at
+	// error level, an endpoint's timeout at warn, what the client caused at
+	// debug; see httperr.LogLevel) and process panics with their stack. nil
+	// means slog.Default().
 	Logger *slog.Logger
 
 	// Observer, when not nil, is told about every request once it is
@@ -248,8 +249,8 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, o *observation) 
 		return
 	}
 	o.resolved(target)
-	if !isJSON(r.Header.Get("Content-Type")) {
-		h.fail(w, r, o, errMediaType)
+	if ct := r.Header.Get("Content-Type"); !isJSON(ct) {
+		h.fail(w, r, o, mediaTypeError(ct))
 		return
 	}
 	macros, err := parseMacros(r.URL.RawQuery)

@@ -145,6 +145,15 @@ func TestHandlerContentType(t *testing.T) {
 			if !ok && (got.Status != 415 || got.Type != "unsupported_media_type") {
 				t.Errorf("answer %+v, want 415 unsupported_media_type", got)
 			}
+			// The answer names what was sent, so that a form posted by
+			// curl -d is recognised for what it is.
+			wantTail := "; got " + ct
+			if ct == "" {
+				wantTail = "; the request has no Content-Type"
+			}
+			if !ok && (!strings.HasPrefix(got.Message, "the request body must be JSON in UTF-8 (Content-Type: application/json)") || !strings.HasSuffix(got.Message, wantTail)) {
+				t.Errorf("message %q, want one naming application/json and ending %q", got.Message, wantTail)
+			}
 		})
 	}
 }
@@ -469,6 +478,20 @@ func TestHandlerTimeout(t *testing.T) {
 				t.Errorf("answer %+v, want 504 timeout", got)
 			}
 		})
+	}
+	// The endpoint ran out of its own time: the server is well, so the
+	// answer is no level=ERROR line an operator would be paged for.
+	var timeouts int
+	for _, line := range strings.Split(f.log.String(), "\n") {
+		if strings.Contains(line, "status=504") {
+			timeouts++
+			if !strings.Contains(line, "level=WARN") {
+				t.Errorf("504 logged as %q, want level=WARN", line)
+			}
+		}
+	}
+	if timeouts != 2 {
+		t.Errorf("%d answers of 504 logged, want 2; log:\n%s", timeouts, f.log)
 	}
 	waitFor(t, "the heeding process to return", func() bool {
 		st, _ := f.h.Queues().Stat(registry.DefaultQueue)

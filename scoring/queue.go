@@ -74,6 +74,9 @@ func NewQueues(reg *registry.Registry) (*Queues, error) {
 	return &Queues{reg: reg, live: make(map[string]*queue)}, nil
 }
 
+// Registry returns the registry the queues were built over.
+func (q *Queues) Registry() *registry.Registry { return q.reg }
+
 // Slot is a place on a queue held by one execution. Release it exactly once
 // when the execution ends; further calls do nothing. It is safe for
 // concurrent use.

@@ -303,6 +303,35 @@ func From(err error) *Error {
 	return &Error{Status: http.StatusInternalServerError, Type: TypeInternal, Message: "internal error", Err: err}
 }
 
+// MediaTypeMessage is the message of a 415: want, what the route takes,
+// then the Content-Type the request declared, so that a client sending a
+// form (as curl -d does) sees what went wrong. A long header is cut short.
+func MediaTypeMessage(want, got string) string {
+	if got == "" {
+		return want + "; the request has no Content-Type"
+	}
+	if len(got) > 80 {
+		got = strings.ToValidUTF8(got[:80], "") + "…"
+	}
+	return want + "; got " + got
+}
+
+// LogLevel is the level an answer with status is logged at: error for a
+// fault of the server (5xx), warn for 504, which says an endpoint's process
+// ran past its own timeout, and debug for what the client caused (4xx, 499
+// included: the client left), which the access log already records and
+// the packages that refuse a request log as they see fit (one line per
+// failed login, say). So level=ERROR means the server needs looking at.
+func LogLevel(status int) slog.Level {
+	switch {
+	case status == http.StatusGatewayTimeout:
+		return slog.LevelWarn
+	case status >= 500:
+		return slog.LevelError
+	}
+	return slog.LevelDebug
+}
+
 type body struct {
 	Error struct {
 		Type    string       `json:"type"`
@@ -313,18 +342,15 @@ type body struct {
 }
 
 // Write is the one way scorehub answers with an error: it sends err as the
-// JSON error shape with the status and headers [From] gives it. Server
-// faults (5xx) are logged at error level with their cause; the rest at debug
-// level. logger may be nil (slog.Default is used).
+// JSON error shape with the status and headers [From] gives it, and logs
+// it with its cause at the level [LogLevel] gives. logger may be nil
+// (slog.Default is used).
 func Write(w http.ResponseWriter, r *http.Request, logger *slog.Logger, err error) {
 	e := From(err)
 	if logger == nil {
 		logger = slog.Default()
 	}
-	level := slog.LevelDebug
-	if e.Status >= 500 {
-		level = slog.LevelError
-	}
+	level := LogLevel(e.Status)
 	if logger.Enabled(r.Context(), level) {
 		attrs := []any{"status", e.Status, "type", e.Type, "method", r.Method, "path", r.URL.Path}
 		if e.Err != nil {

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -132,6 +133,47 @@ func TestWriteShapeAndLogging(t *testing.T) {
 	}
 	if _, ok := got["error"]["pointer"]; ok {
 		t.Errorf("pointer present without a place at fault: %v", got)
+	}
+}
+
+func TestMediaTypeMessage(t *testing.T) {
+	const want = "the body must be JSON"
+	tests := []struct{ got, msg string }{
+		{"application/x-www-form-urlencoded", want + "; got application/x-www-form-urlencoded"},
+		{"", want + "; the request has no Content-Type"},
+		{"text/plain; x=" + strings.Repeat("é", 60), want + "; got text/plain; x=" + strings.Repeat("é", 33) + "…"},
+	}
+	for _, tt := range tests {
+		if got := MediaTypeMessage(want, tt.got); got != tt.msg {
+			t.Errorf("MediaTypeMessage(%q) = %q, want %q", tt.got, got, tt.msg)
+		}
+	}
+}
+
+// TestWriteLogLevels checks that only faults of the server are logged at
+// error level: an endpoint's timeout is a warning, what the client caused
+// (a bad body, a missing token, leaving early) is for debugging.
+func TestWriteLogLevels(t *testing.T) {
+	tests := []struct {
+		name string
+		err  error
+		want string
+	}{
+		{"internal", errors.New("disk on fire"), "level=ERROR"},
+		{"endpoint timeout", context.DeadlineExceeded, "level=WARN"},
+		{"client gone", context.Canceled, "level=DEBUG"},
+		{"bad value", New("invalid_value", "nested values are not allowed"), "level=DEBUG"},
+		{"unauthorized", &Error{Status: http.StatusUnauthorized, Type: "unauthorized", Message: "no token"}, "level=DEBUG"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var buf strings.Builder
+			logger := slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}))
+			Write(httptest.NewRecorder(), httptest.NewRequest(http.MethodPost, "/x", nil), logger, tt.err)
+			if !strings.HasPrefix(buf.String(), "time=") || !strings.Contains(buf.String(), " "+tt.want+" ") {
+				t.Errorf("logged %q, want %s", buf.String(), tt.want)
+			}
+		})
 	}
 }
 
