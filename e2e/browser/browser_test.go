@@ -285,8 +285,8 @@ func TestBrowserEndpointTestPage(t *testing.T) {
 		if msg := b.text("#signin-message"); msg != "Sign-in failed: the username or password is not correct." {
 			t.Errorf("message %q, want it to say the username or password is not correct", msg)
 		}
-		if !eval[bool](b, "document.getElementById('app').hidden") {
-			t.Error("the menu is shown after a failed sign-in")
+		if !eval[bool](b, "document.getElementById('session').hidden") {
+			t.Error("signed in after a failed sign-in")
 		}
 	})
 
@@ -294,7 +294,7 @@ func TestBrowserEndpointTestPage(t *testing.T) {
 		b := browser{t: t, ctx: tab}
 		b.typeInto("#password", harness.AdminPassword)
 		b.do("submit the sign-in form", chromedp.Click(chromedp.CSS("#signin-submit")))
-		b.do("wait for the menu", chromedp.WaitVisible(chromedp.CSS(`button[data-endpoint="`+irisKey+`"]`)))
+		b.do("wait for the menu", chromedp.WaitVisible(chromedp.CSS("#session")), chromedp.WaitVisible(chromedp.CSS(`#queue-list`)))
 		if user := b.text("#session-user"); user != "admin" {
 			t.Errorf("signed in as %q, want admin", user)
 		}
@@ -459,10 +459,10 @@ func TestBrowserStaysSignedInAndAsksAgainWhenRenewalFails(t *testing.T) {
 
 	b.do("open the page", chromedp.Navigate(base+"/ui/"))
 	b.signIn("admin", harness.AdminPassword)
-	b.do("wait for the menu", chromedp.WaitVisible(chromedp.CSS(`button[data-endpoint="`+irisKey+`"]`)))
+	b.do("wait for the menu", chromedp.WaitVisible(chromedp.CSS("#session")), chromedp.WaitVisible(chromedp.CSS(`button[data-endpoint="`+irisKey+`"]`)))
 	first := b.text("#session-expiry")
 	time.Sleep(5 * time.Second) // two and a half lifetimes of a token
-	if eval[bool](b, "document.getElementById('app').hidden") {
+	if eval[bool](b, "document.getElementById('session').hidden") {
 		t.Fatalf("signed out after 5 s with 2 s tokens: the page did not renew its token (%s)%s", b.text("#signin-message"), b.problems())
 	}
 	if b.text("#session-expiry") == first {
@@ -490,8 +490,8 @@ func TestBrowserStaysSignedInAndAsksAgainWhenRenewalFails(t *testing.T) {
 	if msg := b.text("#signin-message"); msg != "Your session expired — sign in again." {
 		t.Errorf("message %q, want the page to ask to sign in again", msg)
 	}
-	if !eval[bool](b, "document.getElementById('app').hidden") {
-		t.Error("the menu is still shown after the session expired")
+	if !eval[bool](b, "document.getElementById('session').hidden") {
+		t.Error("still signed in after the session expired")
 	}
 	if user := eval[string](b, "document.getElementById('username').value"); user != "admin" {
 		t.Errorf("username field %q after expiry, want it kept for the next sign-in", user)
@@ -501,7 +501,7 @@ func TestBrowserStaysSignedInAndAsksAgainWhenRenewalFails(t *testing.T) {
 	// Signing in again brings the menu back.
 	b.typeInto("#password", harness.AdminPassword)
 	b.do("sign in again", chromedp.Click(chromedp.CSS("#signin-submit")))
-	b.waitFor("the menu or a second expiry", `!document.getElementById('app').hidden || document.getElementById('signin-message').textContent.includes('expired')`)
+	b.waitFor("the menu or a second expiry", `!document.getElementById('session').hidden || document.getElementById('signin-message').textContent.includes('expired')`)
 	if p := eval[[]string](b, "window.__problems"); len(p) > 0 {
 		t.Errorf("the page had problems:\n  %s", strings.Join(p, "\n  "))
 	}

@@ -191,7 +191,7 @@ func TestBrowserCallsAProtectedEndpointAsChosen(t *testing.T) {
 			t.Errorf("refusal shown:\n%s\nwant:\n%s", msg, want)
 		}
 		b.screenshot("ui-call-as-basic-refused.png")
-		if !eval[bool](b, "document.getElementById('app').hidden === false") {
+		if !eval[bool](b, "document.getElementById('session').hidden === false") {
 			t.Error("a refused password ended the session")
 		}
 	})

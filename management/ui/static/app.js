@@ -1,7 +1,8 @@
 // scorehub endpoint test page.
 //
-// Sign in with the token service (HTTP Basic), list the endpoints of the
-// management API, and for one endpoint: show its URL, send it a request,
+// List the endpoints of the management API (the public groups' ones
+// without signing in, all of them once signed in with the token service),
+// and for one endpoint: show its URL, send it a request,
 // show the answer as a table and as JSON, and build the same request as a
 // curl command. An endpoint of a protected group is called with the
 // credential the tester chooses among those its group takes: their idToken,
@@ -317,6 +318,10 @@
     show('session', true);
     show('app', true);
     $('main').focus();
+    // An empty row given for want of a token, left as it was, gives way to
+    // the process's sample now that it can be read.
+    for (const key of state.unsampled) if (state.bodies.get(key) === emptyBody) state.bodies.delete(key);
+    state.unsampled.clear();
     loadMenu();
   }
 
@@ -400,7 +405,6 @@
     session.token = null;
     session.expiresAt = 0;
     clearSecrets();
-    show('app', false);
     show('session', false);
     show('signin', true);
     notice('signin-message', message, kind);
@@ -408,6 +412,9 @@
       const focus = $('username').value ? $('password') : $('username');
       focus.focus();
     }
+    // Public endpoints are testable without signing in.
+    show('app', true);
+    loadMenu();
   }
 
   // A tab that slept may have missed its timer.
@@ -415,21 +422,26 @@
     if (session.token !== null && !signedIn()) endSession('Your session expired — sign in again.');
   });
 
-  // api GETs a management route with the idToken. A 401 ends the session.
-  async function api(path, { exact = false } = {}) {
-    if (!signedIn()) {
+  // api GETs a management route with the idToken, or with no credential at
+  // all when anonymous is set and nobody is signed in (the endpoint list
+  // answers so with the public groups' endpoints). A 401 ends the session.
+  async function api(path, { exact = false, anonymous = false } = {}) {
+    const bare = anonymous && session.token === null;
+    if (!bare && !signedIn()) {
       endSession('Your session expired — sign in again.');
       throw new SessionEnded();
     }
     const gen = session.gen;
+    const headers = { Accept: 'application/json' };
+    if (!bare) headers.Authorization = 'Bearer ' + session.token;
     const res = await fetch(new URL(path, managementBase), {
-      headers: { Authorization: 'Bearer ' + session.token, Accept: 'application/json' },
+      headers,
       credentials: 'omit',
       cache: 'no-store',
     });
     const text = await res.text();
     if (gen !== session.gen) throw new SessionEnded();
-    if (res.status === 401) {
+    if (res.status === 401 && !bare) {
       endSession('Your session expired — sign in again.');
       throw new SessionEnded();
     }
@@ -452,6 +464,7 @@
     processes: new Map(),   // name → Promise of {output: Set, sample: string|null}
     bodies: new Map(),      // endpoint key → the editor's text
     results: new Map(),     // endpoint key → the last result shown
+    unsampled: new Set(),   // endpoint keys given the empty row for want of a token
     current: '',            // endpoint key in view
   };
 
@@ -460,10 +473,13 @@
 
   async function loadMenu() {
     notice('menu-message', '');
+    const anonymous = session.token === null;
+    show('menu-signin', anonymous);
     try {
-      const [endpoints, groups, queues] = await Promise.all([
-        api('api/v1/endpoints'), api('api/v1/webapigroups'), api('executions/queues'),
-      ]);
+      // Without a token: the public groups' endpoints, no groups, no queues.
+      const [endpoints, groups, queues] = await Promise.all(anonymous
+        ? [api('api/v1/endpoints', { anonymous }), [], []]
+        : [api('api/v1/endpoints'), api('api/v1/webapigroups'), api('executions/queues')]);
       state.endpoints = Array.isArray(endpoints) ? endpoints : [];
       state.groups = Array.isArray(groups) ? groups : [];
       state.queues = new Map((Array.isArray(queues) ? queues : []).map((q) => [q.name, q]));
@@ -483,6 +499,7 @@
   }
 
   async function refreshQueues() {
+    if (!signedIn()) return; // the figures are for signed-in testers only
     try {
       const queues = await api('executions/queues');
       state.queues = new Map((Array.isArray(queues) ? queues : []).map((q) => [q.name, q]));
@@ -542,6 +559,7 @@
       groups.append(item);
     }
     tree.append(groups);
+    if (!signedIn()) return;
     tree.append(el('section', { class: 'menu-queues', 'aria-labelledby': 'queues-title' },
       el('h3', { id: 'queues-title' }, 'Execution queues'), el('ul', { id: 'queue-list' })));
     renderQueues();
@@ -568,7 +586,9 @@
   // ---------------------------------------------------------------------
   // One endpoint.
 
+  // processInfo needs a token: without one, it is refused at once.
   function processInfo(name) {
+    if (!signedIn()) return Promise.reject(new Error('not signed in'));
     if (!state.processes.has(name)) {
       const p = api(`api/v1/processes/${encodeURIComponent(name)}`, { exact: true }).then((v) => {
         const output = new Set();
@@ -598,7 +618,7 @@
     $('endpoint-badges').replaceChildren(badge(ep.state, ep.state), authBadge(ep.auth));
     $('endpoint-description').textContent = ep.description || ep.processDescription || '';
     $('endpoint-process').textContent = ep.processDescription ? `${ep.process} — ${ep.processDescription}` : ep.process;
-    $('endpoint-queue').textContent = queueText(ep.queue);
+    $('endpoint-queue').textContent = signedIn() ? queueText(ep.queue) : ep.queue;
     $('endpoint-timeout').textContent = ep.timeoutMs > 0 ? `${ep.timeoutMs} ms` : 'the server default';
     $('endpoint-url').value = ep.url;
 
@@ -620,6 +640,8 @@
     const editor = $('body');
     if (state.bodies.has(key)) {
       editor.value = state.bodies.get(key);
+      if (state.unsampled.has(key)) showSampleHint(ep);
+      else show('body-sample-hint', false);
     } else {
       editor.value = '';
       editor.placeholder = 'Loading the sample input…';
@@ -633,14 +655,30 @@
     if (fromMenu) $('endpoint-title').scrollIntoView({ block: 'nearest' });
   }
 
+  // emptyBody is the request body of one empty row.
+  const emptyBody = '{\n  "data": [\n    {}\n  ]\n}';
+
+  // sampleBody returns the sample input of ep's process, else an empty row
+  // to fill in, and says why when it is the empty row.
   async function sampleBody(ep) {
+    show('body-sample-hint', false);
     try {
       const p = await processInfo(ep.process);
       if (p.sample) return p.sample;
     } catch {
       // no sample: an empty row to fill in
     }
-    return '{\n  "data": [\n    {}\n  ]\n}';
+    if (!signedIn()) state.unsampled.add(keyOf(ep));
+    showSampleHint(ep);
+    return emptyBody;
+  }
+
+  // showSampleHint says why the body of ep is an empty row.
+  function showSampleHint(ep) {
+    $('body-sample-hint').textContent = signedIn()
+      ? `The process ${ep.process} has no sample input: fill in the row's input columns.`
+      : `The sample input of ${ep.process} is shown to signed-in testers: fill in the row's input columns, or sign in.`;
+    show('body-sample-hint', true);
   }
 
   async function resetBody() {
@@ -728,6 +766,7 @@
   function authorization(ep) {
     switch (ep.auth === 'token' ? callKind() : '') {
       case 'bearer':
+        if (!signedIn()) return { missing: 'Sign in to call with your idToken.', field: 'username' };
         return { kind: 'bearer', value: 'Bearer ' + session.token, who: session.subject };
       case 'basic': {
         const user = $('call-user').value.trim();
@@ -798,7 +837,7 @@
   async function runTest() {
     const ep = currentEndpoint();
     if (!ep) return;
-    if (!signedIn()) {
+    if (session.token !== null && !signedIn()) {
       endSession('Your session expired — sign in again.');
       return;
     }
@@ -1118,6 +1157,10 @@
       busy(button, false);
     }
   });
+  $('menu-signin').addEventListener('click', () => {
+    $('signin').scrollIntoView({ block: 'nearest' });
+    $('username').focus();
+  });
   $('run').addEventListener('click', runTest);
   $('show-curl').addEventListener('click', toggleCurl);
   $('curl-token').addEventListener('change', updateCurl);
@@ -1149,7 +1192,7 @@
   });
   window.addEventListener('hashchange', () => {
     const key = decodeURIComponent(location.hash.slice(1));
-    if (signedIn() && key && key !== state.current) openEndpoint(key, false);
+    if (key && key !== state.current) openEndpoint(key, false);
   });
 
   endSession('');
