@@ -19,20 +19,8 @@ import (
 // otherwise the bare JWT as text/plain, which AI Hub's own tooling reads as
 // the whole body.
 func (h *Service) serveExchange(w http.ResponseWriter, r *http.Request) {
-	auth := r.Header.Values("Authorization")
-	if len(auth) > 1 {
-		httperr.Write(w, r, h.logger, h.bearerChallenge(httperr.TypeInvalidRequest, "invalid_request", "the request has more than one Authorization header"))
-		h.observe(PathExchange, OutcomeInvalidToken)
-		return
-	}
-	raw, ok := bearerToken(auth)
+	raw, ok := h.bearerAttempt(w, r, PathExchange, "a Bearer access token from the identity provider is required")
 	if !ok {
-		httperr.Write(w, r, h.logger, h.bearerChallenge(httperr.TypeUnauthorized, "", "a Bearer access token from the identity provider is required"))
-		h.observe(PathExchange, OutcomeInvalidToken)
-		return
-	}
-	if !h.limitAddr(w, r) {
-		h.observe(PathExchange, OutcomeRateLimited)
 		return
 	}
 	p, err := h.provider.Verify(r.Context(), raw)
@@ -121,4 +109,28 @@ func acceptsJSON(r *http.Request) bool {
 		}
 	}
 	return false
+}
+
+// bearerAttempt reads the one Bearer token of a request to route and
+// spends an attempt of the client address's limit on it. Without a usable
+// token, or past the limit, it answers (a 401 saying missing, a 400 or a
+// 429), tells the observer and returns false.
+func (h *Service) bearerAttempt(w http.ResponseWriter, r *http.Request, route, missing string) (string, bool) {
+	auth := r.Header.Values("Authorization")
+	if len(auth) > 1 {
+		httperr.Write(w, r, h.logger, h.bearerChallenge(httperr.TypeInvalidRequest, "invalid_request", "the request has more than one Authorization header"))
+		h.observe(route, OutcomeInvalidToken)
+		return "", false
+	}
+	raw, ok := bearerToken(auth)
+	if !ok {
+		httperr.Write(w, r, h.logger, h.bearerChallenge(httperr.TypeUnauthorized, "", missing))
+		h.observe(route, OutcomeInvalidToken)
+		return "", false
+	}
+	if !h.limitAddr(w, r) {
+		h.observe(route, OutcomeRateLimited)
+		return "", false
+	}
+	return raw, true
 }

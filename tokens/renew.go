@@ -18,20 +18,8 @@ import (
 // changed, user removed) or that was revoked is refused, as is an expired
 // one. Each attempt is charged to the client address's limit.
 func (h *Service) serveRenew(w http.ResponseWriter, r *http.Request) {
-	auth := r.Header.Values("Authorization")
-	if len(auth) > 1 {
-		httperr.Write(w, r, h.logger, h.bearerChallenge(httperr.TypeInvalidRequest, "invalid_request", "the request has more than one Authorization header"))
-		h.observe(PathRenew, OutcomeInvalidToken)
-		return
-	}
-	raw, ok := bearerToken(auth)
+	raw, ok := h.bearerAttempt(w, r, PathRenew, "a Bearer idToken of this service is required; get one at "+PathTokenService)
 	if !ok {
-		httperr.Write(w, r, h.logger, h.bearerChallenge(httperr.TypeUnauthorized, "", "a Bearer idToken of this service is required; get one at "+PathTokenService))
-		h.observe(PathRenew, OutcomeInvalidToken)
-		return
-	}
-	if !h.limitAddr(w, r) {
-		h.observe(PathRenew, OutcomeRateLimited)
 		return
 	}
 	c, err := h.renewer.Verify(r.Context(), raw)
