@@ -142,10 +142,10 @@ func NewCredentials(cfg CredentialsConfig) (*Credentials, error) {
 	if c.now == nil {
 		c.now = time.Now
 	}
-	if c.failAddr, err = failureLimiter(cfg.AddressFailureLimit, 6*time.Second, 20); err != nil {
+	if c.failAddr, err = failureLimiter(cfg.AddressFailureLimit.WithDefaults(tokens.DefaultFailureEvery, tokens.DefaultAddressFailureBurst)); err != nil {
 		return nil, err
 	}
-	if c.failUser, err = failureLimiter(cfg.UserAddressFailureLimit, 6*time.Second, 10); err != nil {
+	if c.failUser, err = failureLimiter(cfg.UserAddressFailureLimit.WithDefaults(tokens.DefaultFailureEvery, tokens.DefaultUserAddressFailureBurst)); err != nil {
 		return nil, err
 	}
 	for _, s := range registry.AllSchemes() {
@@ -157,15 +157,8 @@ func NewCredentials(cfg CredentialsConfig) (*Credentials, error) {
 	return c, nil
 }
 
-// failureLimiter returns the limiter l describes, zero fields taken from
-// every and burst.
-func failureLimiter(l tokens.RateLimit, every time.Duration, burst int) (*keyedlimit.Limiter, error) {
-	if l.Every == 0 {
-		l.Every = every
-	}
-	if l.Burst == 0 {
-		l.Burst = burst
-	}
+// failureLimiter returns the limiter l describes.
+func failureLimiter(l tokens.RateLimit) (*keyedlimit.Limiter, error) {
 	lim, err := keyedlimit.New(l.Every, l.Burst, l.MaxKeys)
 	if err != nil {
 		return nil, fmt.Errorf("middleware: failure limit: %w", err)

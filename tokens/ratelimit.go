@@ -26,15 +26,31 @@ type RateLimit struct {
 	MaxKeys int
 }
 
-// limiter returns the limiter l describes, its zero Every and Burst taken
-// from every and burst.
-func (l RateLimit) limiter(every time.Duration, burst int) (*keyedlimit.Limiter, error) {
+// Defaults of the limits on failed logins: the token service's
+// ([ServiceConfig].AddressFailureLimit and UserAddressLimit), which
+// middleware.Credentials applies to wrong Basic passwords too.
+const (
+	DefaultFailureEvery            = 6 * time.Second
+	DefaultAddressFailureBurst     = 20
+	DefaultUserAddressFailureBurst = 10
+)
+
+// WithDefaults returns l with a zero Every and a zero Burst replaced by
+// every and burst.
+func (l RateLimit) WithDefaults(every time.Duration, burst int) RateLimit {
 	if l.Every == 0 {
 		l.Every = every
 	}
 	if l.Burst == 0 {
 		l.Burst = burst
 	}
+	return l
+}
+
+// limiter returns the limiter l describes, its zero Every and Burst taken
+// from every and burst.
+func (l RateLimit) limiter(every time.Duration, burst int) (*keyedlimit.Limiter, error) {
+	l = l.WithDefaults(every, burst)
 	lim, err := keyedlimit.New(l.Every, l.Burst, l.MaxKeys)
 	if err != nil {
 		return nil, fmt.Errorf("tokens: %w", err)

@@ -36,14 +36,11 @@ const (
 	PathJWKS = "/api/rest/jwks.json"
 )
 
-// Defaults of [ServiceConfig] rate limits.
+// Defaults of [ServiceConfig].AddressLimit; those of the failure limits are
+// DefaultFailureEvery and its bursts.
 const (
-	defaultAddressEvery        = time.Second
-	defaultAddressBurst        = 30
-	defaultAddressFailureEvery = 6 * time.Second
-	defaultAddressFailureBurst = 20
-	defaultUserEvery           = 6 * time.Second
-	defaultUserBurst           = 10
+	defaultAddressEvery = time.Second
+	defaultAddressBurst = 30
 )
 
 // ServiceConfig configures a [Service]. The token service is served when
@@ -179,10 +176,10 @@ func NewService(cfg ServiceConfig) (*Service, error) {
 	if h.byAddr, err = cfg.AddressLimit.limiter(defaultAddressEvery, defaultAddressBurst); err != nil {
 		return nil, err
 	}
-	if h.failAddr, err = cfg.AddressFailureLimit.limiter(defaultAddressFailureEvery, defaultAddressFailureBurst); err != nil {
+	if h.failAddr, err = cfg.AddressFailureLimit.limiter(DefaultFailureEvery, DefaultAddressFailureBurst); err != nil {
 		return nil, err
 	}
-	if h.failUser, err = cfg.UserAddressLimit.limiter(defaultUserEvery, defaultUserBurst); err != nil {
+	if h.failUser, err = cfg.UserAddressLimit.limiter(DefaultFailureEvery, DefaultUserAddressFailureBurst); err != nil {
 		return nil, err
 	}
 	n := cfg.MaxConcurrentChecks
