@@ -38,12 +38,7 @@ func apiTokenView(t tokens.APIToken) apiTokenJSON {
 	if v.WebAPIGroups == nil {
 		v.WebAPIGroups = []string{}
 	}
-	if !t.ExpiresAt.IsZero() {
-		v.ExpiresAt = &t.ExpiresAt
-	}
-	if !t.LastUsedAt.IsZero() {
-		v.LastUsedAt = &t.LastUsedAt
-	}
+	v.ExpiresAt, v.LastUsedAt = timeOrNull(t.ExpiresAt), timeOrNull(t.LastUsedAt)
 	return v
 }
 

@@ -60,12 +60,7 @@ func jobView(j registry.Job) jobJSON {
 	if e := j.Endpoint; e != nil {
 		v.Endpoint = &jobEndpointJSON{Group: e.Group, Path: e.Path, Alias: e.Alias}
 	}
-	if !j.StartedAt.IsZero() {
-		v.StartedAt = &j.StartedAt
-	}
-	if !j.FinishedAt.IsZero() {
-		v.FinishedAt = &j.FinishedAt
-	}
+	v.StartedAt, v.FinishedAt = timeOrNull(j.StartedAt), timeOrNull(j.FinishedAt)
 	return v
 }
 

@@ -4,9 +4,19 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"time"
 
 	"github.com/go-json-experiment/json"
 )
+
+// timeOrNull is t for a member the answer shows as null when t is zero
+// (a job not started, a token never used).
+func timeOrNull(t time.Time) *time.Time {
+	if t.IsZero() {
+		return nil
+	}
+	return &t
+}
 
 // writeJSON sends v as a JSON answer with status.
 func writeJSON(w http.ResponseWriter, status int, v any) error {

@@ -60,12 +60,7 @@ func userView(a tokens.Account) userJSON {
 	if v.Groups == nil {
 		v.Groups = []string{}
 	}
-	if !a.CreatedAt.IsZero() {
-		v.CreatedAt = &a.CreatedAt
-	}
-	if !a.UpdatedAt.IsZero() {
-		v.UpdatedAt = &a.UpdatedAt
-	}
+	v.CreatedAt, v.UpdatedAt = timeOrNull(a.CreatedAt), timeOrNull(a.UpdatedAt)
 	return v
 }
 
