@@ -511,13 +511,14 @@ func TestFileJobStoreGolden(t *testing.T) {
 	}
 }
 
-// TestFileJobStoreOpensFormat1 opens job files written before jobs had
-// owners: they open, with no owner, which leaves them to administrators.
-func TestFileJobStoreOpensFormat1(t *testing.T) {
-	ctx := context.Background()
+// openOldJobFiles opens a file job store holding the jobs "ended" and
+// "waiting" as a build of the given job file format wrote them
+// (testdata/<id>.job.v<format>.json).
+func openOldJobFiles(t *testing.T, format int) registry.JobStore {
+	t.Helper()
 	dir := t.TempDir()
 	for _, id := range []string{"ended", "waiting"} {
-		b, err := os.ReadFile(filepath.Join("testdata", id+".job.v1.json"))
+		b, err := os.ReadFile(filepath.Join("testdata", fmt.Sprintf("%s.job.v%d.json", id, format)))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -525,7 +526,14 @@ func TestFileJobStoreOpensFormat1(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	s := openFileJobStore(t, dir, registry.StoreOptions{})
+	return openFileJobStore(t, dir, registry.StoreOptions{})
+}
+
+// TestFileJobStoreOpensFormat1 opens job files written before jobs had
+// owners: they open, with no owner, which leaves them to administrators.
+func TestFileJobStoreOpensFormat1(t *testing.T) {
+	ctx := context.Background()
+	s := openOldJobFiles(t, 1)
 	jobs, total, err := s.Jobs(ctx, registry.JobFilter{})
 	if err != nil || total != 2 {
 		t.Fatalf("Jobs = %d jobs, %v; want the 2 of format 1", total, err)
@@ -544,17 +552,7 @@ func TestFileJobStoreOpensFormat1(t *testing.T) {
 // were counted: they open with their owners and no ResultBytes.
 func TestFileJobStoreOpensFormat2(t *testing.T) {
 	ctx := context.Background()
-	dir := t.TempDir()
-	for _, id := range []string{"ended", "waiting"} {
-		b, err := os.ReadFile(filepath.Join("testdata", id+".job.v2.json"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, id+".job.json"), b, 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
-	s := openFileJobStore(t, dir, registry.StoreOptions{})
+	s := openOldJobFiles(t, 2)
 	jobs, total, err := s.Jobs(ctx, registry.JobFilter{})
 	if err != nil || total != 2 {
 		t.Fatalf("Jobs = %d jobs, %v; want the 2 of format 2", total, err)
