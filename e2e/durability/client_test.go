@@ -64,6 +64,17 @@ func (c *crashClient) do(method, path, contentType, ifMatch, body string) (int, 
 	if ifMatch != "" {
 		req.Header.Set("If-Match", ifMatch)
 	}
+	var record func(int, time.Duration)
+	if c.observe != nil {
+		record = func(status int, d time.Duration) { c.observe(method, path, status, d) }
+	}
+	return c.roundTrip(req, record)
+}
+
+// roundTrip sends req through c's client and reads the whole answer as
+// JSON, an empty one as nil. record, when not nil, is told the status and
+// how long the answer took. err is not nil when no complete answer came.
+func (c *crashClient) roundTrip(req *http.Request, record func(status int, d time.Duration)) (int, map[string]any, error) {
 	start := time.Now()
 	res, err := c.client.Do(req)
 	if err != nil {
@@ -74,13 +85,13 @@ func (c *crashClient) do(method, path, contentType, ifMatch, body string) (int, 
 	if err != nil {
 		return 0, nil, err
 	}
-	if c.observe != nil {
-		c.observe(method, path, res.StatusCode, time.Since(start))
+	if record != nil {
+		record(res.StatusCode, time.Since(start))
 	}
 	var got map[string]any
 	if len(b) > 0 {
 		if err := json.Unmarshal(b, &got); err != nil {
-			return 0, nil, fmt.Errorf("%s %s answered %d with no JSON: %w", method, path, res.StatusCode, err)
+			return 0, nil, fmt.Errorf("%s %s answered %d with no JSON: %w", req.Method, req.URL.Path, res.StatusCode, err)
 		}
 	}
 	return res.StatusCode, got, nil

@@ -3,7 +3,6 @@ package durability
 import (
 	"encoding/json"
 	"fmt"
-	"io"
 	"math/rand/v2"
 	"net/http"
 	"os"
@@ -317,22 +316,14 @@ func soakPost(c *crashClient, stats *soakStats, kind, path, contentType, body st
 		return 0, nil, err
 	}
 	req.Header.Set("Content-Type", contentType)
-	start := time.Now()
-	res, err := c.client.Do(req)
+	status, got, err := c.roundTrip(req, func(status int, d time.Duration) { stats.record(kind, status, d) })
+	if err == nil && got == nil {
+		err = fmt.Errorf("POST %s answered %d with an empty body", path, status)
+	}
 	if err != nil {
 		return 0, nil, err
 	}
-	defer res.Body.Close()
-	b, err := io.ReadAll(res.Body)
-	if err != nil {
-		return 0, nil, err
-	}
-	stats.record(kind, res.StatusCode, time.Since(start))
-	var got map[string]any
-	if err := json.Unmarshal(b, &got); err != nil {
-		return 0, nil, fmt.Errorf("POST %s answered %d with no JSON: %w", path, res.StatusCode, err)
-	}
-	return res.StatusCode, got, nil
+	return status, got, nil
 }
 
 // soakLogin asks the token service for a token with HTTP Basic.
