@@ -248,19 +248,24 @@ func (h *Handler) listDeployments(w http.ResponseWriter, r *http.Request) error 
 			all = append(all, d)
 		}
 	}
-	out := pageJSON[deploymentJSON]{
-		Content:       []deploymentJSON{},
+	return writeJSON(w, http.StatusOK, pageOf(all, page, size, deploymentView))
+}
+
+// pageOf returns page (from 0) of all, size items a page, as views.
+func pageOf[T, V any](all []T, page, size int, view func(T) V) pageJSON[V] {
+	out := pageJSON[V]{
+		Content:       []V{},
 		TotalElements: len(all),
 		TotalPages:    (len(all) + size - 1) / size,
 		Number:        page,
 		Size:          size,
 	}
 	if start := page * size; start < len(all) {
-		for _, d := range all[start:min(start+size, len(all))] {
-			out.Content = append(out.Content, deploymentView(d))
+		for _, v := range all[start:min(start+size, len(all))] {
+			out.Content = append(out.Content, view(v))
 		}
 	}
-	return writeJSON(w, http.StatusOK, out)
+	return out
 }
 
 // pageParams reads a list route's ?page= (from 0) and ?size= (20 by

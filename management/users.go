@@ -163,23 +163,6 @@ func (h *Handler) listUsers(w http.ResponseWriter, r *http.Request) error {
 	return writeJSON(w, http.StatusOK, pageOf(h.accounts.Users(), page, size, userView))
 }
 
-// pageOf returns page (from 0) of all, size items a page, as views.
-func pageOf[T, V any](all []T, page, size int, view func(T) V) pageJSON[V] {
-	out := pageJSON[V]{
-		Content:       []V{},
-		TotalElements: len(all),
-		TotalPages:    (len(all) + size - 1) / size,
-		Number:        page,
-		Size:          size,
-	}
-	if start := page * size; start < len(all) {
-		for _, v := range all[start:min(start+size, len(all))] {
-			out.Content = append(out.Content, view(v))
-		}
-	}
-	return out
-}
-
 // getUser is GET /api/v1/users/{name}: an admin reads any user, anyone
 // else only themself.
 func (h *Handler) getUser(w http.ResponseWriter, r *http.Request) error {
