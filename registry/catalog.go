@@ -48,8 +48,9 @@ type ProcessInfo struct {
 // zero value is an empty catalog ready to use. It is safe for concurrent
 // use; lookups take no lock.
 type Catalog struct {
-	mu sync.Mutex // serialises Register
-	m  atomic.Pointer[map[string]ProcessInfo]
+	mu      sync.Mutex // serialises Register; guards formats
+	m       atomic.Pointer[map[string]ProcessInfo]
+	formats []ModelFormat
 }
 
 // NewCatalog returns an empty catalog.

@@ -16,6 +16,10 @@ const (
 	typeUnavailable    = "unavailable"
 	typeJobQuota       = "job_quota_exceeded"
 	typeStorageFull    = "storage_full"
+	typeModelFormat    = "unsupported_model_format"
+	typeModelInvalid   = "invalid_model"
+	typeModelLimit     = "model_limit_exceeded"
+	typeVerification   = "verification_failed"
 )
 
 // Sentinel errors. Functions in this package wrap them with detail; match them
@@ -49,6 +53,21 @@ var (
 	// (for example, a deployment stored by a build that registered it).
 	ErrUnavailable error = &sentinel{"registry: process unavailable", typeProcessMissing,
 		"the endpoint's process is not available in this server"}
+	// ErrModelFormat reports a model file of no format the catalog reads,
+	// or of a kind that is never read because loading it runs code.
+	ErrModelFormat error = &sentinel{"registry: unsupported model format", typeModelFormat,
+		"the file is not a model of a format this server reads"}
+	// ErrModelInvalid reports a model file that cannot be used as it is:
+	// malformed, inconsistent with its metadata, or using a feature its
+	// format's reader does not support (the message names it).
+	ErrModelInvalid error = &sentinel{"registry: invalid model", typeModelInvalid, "the model file cannot be used"}
+	// ErrModelLimit reports a model file past one of its format's limits
+	// (trees, nodes, depth, features, classes).
+	ErrModelLimit error = &sentinel{"registry: model past a limit", typeModelLimit, "the model is larger than this server allows"}
+	// ErrVerification reports an upload whose verification rows the model
+	// scored differently from the predictions the upload expected.
+	ErrVerification error = &sentinel{"registry: model verification failed", typeVerification,
+		"the model does not reproduce the expected predictions"}
 	// ErrClosed reports use of a closed store or registry.
 	ErrClosed error = &sentinel{"registry: store closed", typeUnavailable, "the service is shutting down"}
 )

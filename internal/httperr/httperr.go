@@ -160,6 +160,13 @@ const (
 	// room for job results is (507).
 	TypeJobQuota    = "job_quota_exceeded"
 	TypeStorageFull = "storage_full"
+
+	// Model files: of no format the server reads (415), or one it cannot
+	// use, past a limit, or scoring other than the upload expected (422).
+	TypeModelFormat  = "unsupported_model_format"
+	TypeModelInvalid = "invalid_model"
+	TypeModelLimit   = "model_limit_exceeded"
+	TypeVerification = "verification_failed"
 )
 
 // StatusClientClosedRequest is the status logged for a request whose client
@@ -189,9 +196,9 @@ func StatusOf(typ string) int {
 		return http.StatusPreconditionFailed
 	case TypeBodyTooLarge, TypeTooManyRows, TypeTooManyColumns, TypeTooManyCells:
 		return http.StatusRequestEntityTooLarge
-	case TypeUnsupportedMediaType:
+	case TypeUnsupportedMediaType, TypeModelFormat:
 		return http.StatusUnsupportedMediaType
-	case TypeInvalidRef:
+	case TypeInvalidRef, TypeModelInvalid, TypeModelLimit, TypeVerification:
 		return http.StatusUnprocessableEntity
 	case TypeRateLimited, TypeJobQuota:
 		return http.StatusTooManyRequests

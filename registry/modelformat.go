@@ -1,0 +1,279 @@
+package registry
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strings"
+)
+
+// ModelMetadata is what an upload says about a model file that the file
+// itself does not: names its producer never wrote into it. Every field is
+// optional; a format fills in what is missing from the file where it can.
+//
+// Its JSON form is how stores keep it and how the management API takes it.
+type ModelMetadata struct {
+	// Label names the predicted attribute: the result column is
+	// "prediction(<Label>)". Empty means "label".
+	Label string `json:"label,omitempty"`
+	// Classes names a classifier's classes in the order of the model's
+	// outputs (an XGBoost classifier numbers them 0..k-1). Empty means the
+	// names the file holds, else "0", "1", ….
+	Classes []string `json:"classes,omitempty"`
+	// Features names the model's inputs in the model's order; requests
+	// carry them as columns. Empty means the names the file holds, else the
+	// producer's defaults (XGBoost: "f0", "f1", …). When given, there must
+	// be exactly as many as the model has inputs.
+	Features []string `json:"features,omitempty"`
+	// Description is free text shown with the version.
+	Description string `json:"description,omitempty"`
+}
+
+// Clone returns a copy of m that shares no memory with it.
+func (m ModelMetadata) Clone() ModelMetadata {
+	m.Classes = append([]string(nil), m.Classes...)
+	m.Features = append([]string(nil), m.Features...)
+	return m
+}
+
+// LabelOrDefault returns m.Label, or "label" when it is empty.
+func (m ModelMetadata) LabelOrDefault() string {
+	if m.Label == "" {
+		return "label"
+	}
+	return m.Label
+}
+
+// Task is what a model predicts.
+type Task string
+
+const (
+	// Classification models answer "prediction(<label>)" (text: the most
+	// probable class) and one "confidence(<class>)" per class.
+	Classification Task = "classification"
+	// Regression models answer "prediction(<label>)" (a number).
+	Regression Task = "regression"
+)
+
+// ModelSchema is what a format derives from a model file and its metadata:
+// what the model is, the columns it reads and the columns it answers. It is
+// kept with the version and shown by the management API.
+type ModelSchema struct {
+	// Format is the [ModelFormat]'s name, such as "xgboost".
+	Format string `json:"format"`
+	// Producer names the program that wrote the file and its version where
+	// the file tells, such as "xgboost 1.7.4".
+	Producer string `json:"producer,omitempty"`
+	// Objective is the model's own name for what it optimises, such as
+	// "binary:logistic".
+	Objective string `json:"objective,omitempty"`
+	Task      Task   `json:"task"`
+	// Label and Classes are the names the result columns use.
+	Label   string   `json:"label"`
+	Classes []string `json:"classes,omitempty"`
+	// Inputs are the columns the model reads, in its order. None is
+	// required: a column absent from a row is a missing value.
+	Inputs []ColumnSpec `json:"inputs"`
+	// Outputs are the result columns, in the order they are answered.
+	Outputs []ColumnSpec `json:"outputs"`
+	// Trees counts the trees of a tree ensemble; 0 for other models.
+	Trees int `json:"trees,omitempty"`
+}
+
+// Clone returns a copy of s that shares no memory with it.
+func (s ModelSchema) Clone() ModelSchema {
+	s.Classes = append([]string(nil), s.Classes...)
+	s.Inputs = append([]ColumnSpec(nil), s.Inputs...)
+	s.Outputs = append([]ColumnSpec(nil), s.Outputs...)
+	return s
+}
+
+// LoadedModel is a model file turned into something that scores: its
+// schema and its process.
+type LoadedModel struct {
+	Schema ModelSchema
+	// Process scores tables whose columns are named as Schema.Inputs
+	// (matched by name; other columns are ignored) and answers the columns
+	// of Schema.Outputs. A format's Process only computes, as
+	// [ProcessInfo.Prompt] describes, and is safe for concurrent use.
+	Process Process
+	// Sample, when set, is example input as a client would post it in
+	// "data": a JSON array of row objects. Nil means one row built from
+	// Schema.Inputs.
+	Sample json.RawMessage
+}
+
+// ProcessInfo returns m as a catalog entry named name, ready for
+// [Catalog.Register]: its schema checks requests, its sample starts the test
+// page, and it runs on the request's goroutine.
+func (m *LoadedModel) ProcessInfo(name string) ProcessInfo {
+	sample := m.Sample
+	if sample == nil {
+		sample = m.Schema.sampleRow()
+	}
+	desc := m.Schema.Format + " " + string(m.Schema.Task) + " model"
+	if m.Schema.Objective != "" {
+		desc += " (" + m.Schema.Objective + ")"
+	}
+	return ProcessInfo{
+		Name:        name,
+		Description: desc,
+		Input:       append([]ColumnSpec(nil), m.Schema.Inputs...),
+		Output:      append([]ColumnSpec(nil), m.Schema.Outputs...),
+		Sample:      sample,
+		Process:     m.Process,
+		Prompt:      true,
+	}
+}
+
+// sampleRow is one row with a value of the right kind for every input.
+func (s ModelSchema) sampleRow() json.RawMessage {
+	var b bytes.Buffer
+	b.WriteString("[{")
+	for i, c := range s.Inputs {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		name, _ := json.Marshal(c.Name)
+		b.Write(name)
+		if c.Kind == Text {
+			b.WriteString(`:""`)
+		} else {
+			b.WriteString(`:0`)
+		}
+	}
+	b.WriteString("}]")
+	return b.Bytes()
+}
+
+// check reports a LoadedModel a format should never return.
+func (m *LoadedModel) check(format string) error {
+	if m == nil || m.Process == nil {
+		return fmt.Errorf("registry: format %q loaded no process", format)
+	}
+	if len(m.Schema.Outputs) == 0 {
+		return fmt.Errorf("registry: format %q loaded a model without outputs", format)
+	}
+	for _, specs := range [][]ColumnSpec{m.Schema.Inputs, m.Schema.Outputs} {
+		seen := make(map[string]bool, len(specs))
+		for _, s := range specs {
+			if s.Name == "" || seen[s.Name] || (s.Kind != Number && s.Kind != Text) {
+				return fmt.Errorf("registry: format %q loaded a model with an empty, repeated or untyped column %q", format, s.Name)
+			}
+			seen[s.Name] = true
+		}
+	}
+	return nil
+}
+
+// ModelFormat reads model files of one kind: a sub-package per format
+// (package xgboost, for example) provides one, and a host registers it with
+// [Catalog.RegisterFormat]. Implementations must be safe for concurrent use
+// and must never run code a file carries.
+type ModelFormat interface {
+	// Name is the format's short name, such as "xgboost". It is unique
+	// within a catalog and valid as a name (see [ValidName]).
+	Name() string
+	// Detect reports whether artifact is a file of this format, judging by
+	// its content (never a file name). It is cheap: it reads the first
+	// bytes, and a true answer is a claim Load then tests in full.
+	Detect(artifact []byte) bool
+	// Load parses artifact, with meta supplying what the file lacks, under
+	// the format's own limits, and returns the model. A file that is not a
+	// valid model fails with an error matching [ErrModelInvalid], one past
+	// a limit with [ErrModelLimit], and one using something the format does
+	// not support (an objective, an operator) with [ErrModelInvalid]
+	// naming it; made with [ModelErrorf]. Load never returns a model that
+	// would score differently from its producer.
+	Load(artifact []byte, meta ModelMetadata) (*LoadedModel, error)
+}
+
+// ModelErrorf returns an error matching kind ([ErrModelFormat],
+// [ErrModelInvalid], [ErrModelLimit] or [ErrVerification]) whose client
+// message is the formatted sentence. Formats use it to say exactly what in a
+// file they refuse.
+func ModelErrorf(kind error, format string, args ...any) error {
+	if _, ok := kind.(*sentinel); !ok {
+		panic("registry: ModelErrorf needs one of this package's sentinel errors")
+	}
+	return errorf(kind, format, args...)
+}
+
+// sniffUnsafe names the kind of a file that runs code when loaded (a Python
+// pickle, joblib's compressed pickles), or returns "".
+func sniffUnsafe(b []byte) string {
+	switch {
+	case len(b) >= 2 && b[0] == 0x80 && b[1] >= 2 && b[1] <= 5:
+		return "a Python pickle (or joblib) file"
+	case bytes.HasPrefix(b, []byte{0x5a, 0x46, 0x30, 0x31}) && bytes.Contains(b[:min(len(b), 64)], []byte("joblib")):
+		return "a joblib file"
+	case len(b) >= 2 && b[0] == 0x78 && (b[1] == 0x01 || b[1] == 0x5e || b[1] == 0x9c || b[1] == 0xda):
+		return "a zlib-compressed (joblib) file"
+	case bytes.HasPrefix(b, []byte{0x1f, 0x8b}):
+		return "a gzip-compressed file"
+	case bytes.HasPrefix(b, []byte("PK\x03\x04")):
+		return "a ZIP archive"
+	}
+	return ""
+}
+
+// RegisterFormat adds f to the formats c loads models of. It fails when f
+// is nil or its name is invalid or taken.
+func (c *Catalog) RegisterFormat(f ModelFormat) error {
+	if f == nil {
+		return fmt.Errorf("registry: nil model format")
+	}
+	name := f.Name()
+	if err := checkName("/name", name); err != nil {
+		return fmt.Errorf("registry: model format: %w", err)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, g := range c.formats {
+		if g.Name() == name {
+			return errorf(ErrExists, "model format %q already exists", name)
+		}
+	}
+	c.formats = append(c.formats[:len(c.formats):len(c.formats)], f)
+	return nil
+}
+
+// Formats returns the registered model formats, in the order registered.
+func (c *Catalog) Formats() []ModelFormat {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]ModelFormat(nil), c.formats...)
+}
+
+// LoadModel detects the format of artifact among the registered ones (the
+// first whose Detect claims it) and loads it with meta. A file of no
+// registered format, or one that runs code when loaded (a Python pickle or
+// joblib file), fails with [ErrModelFormat] without being parsed.
+func (c *Catalog) LoadModel(artifact []byte, meta ModelMetadata) (*LoadedModel, error) {
+	if kind := sniffUnsafe(artifact); kind != "" {
+		return nil, ModelErrorf(ErrModelFormat, "the file is %s; such files can run code when loaded and are never read: save the model in its own format instead (XGBoost: save_model to .json or .ubj)", kind)
+	}
+	formats := c.Formats()
+	for _, f := range formats {
+		if !f.Detect(artifact) {
+			continue
+		}
+		m, err := f.Load(artifact, meta.Clone())
+		if err != nil {
+			return nil, err
+		}
+		if err := m.check(f.Name()); err != nil {
+			return nil, err
+		}
+		m.Schema.Format = f.Name()
+		return m, nil
+	}
+	names := make([]string, len(formats))
+	for i, f := range formats {
+		names[i] = f.Name()
+	}
+	if len(names) == 0 {
+		return nil, ModelErrorf(ErrModelFormat, "this server reads no model formats")
+	}
+	return nil, ModelErrorf(ErrModelFormat, "the file is not a model of a format this server reads (%s)", strings.Join(names, ", "))
+}
