@@ -4,11 +4,15 @@
 package readme
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
+	"mime/multipart"
 	"net/http"
+	"net/textproto"
 	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -24,6 +28,11 @@ const readmePath = "../../README.md"
 
 // readmeBase is the address the README's commands use.
 const readmeBase = "http://127.0.0.1:8080"
+
+// readmeRoot is the directory the README's commands run in, the
+// repository's root, from this package's directory: the files they send
+// (curl -F name=@path, --data-binary @path) are named from there.
+const readmeRoot = "../.."
 
 // readmeStep is one command of the README: a curl command, the variable
 // its output's field goes to, if any (TOKEN=$(curl … | jq -r .idToken)),
@@ -201,6 +210,7 @@ func curl(t *testing.T, s *harness.Server, words []string, vars map[string]strin
 	var method, url, body string
 	header := http.Header{}
 	var user, password string
+	var form []string // the -F arguments, in order
 	for i := 1; i < len(words); i++ {
 		w, err := expand(words[i], vars)
 		if err != nil {
@@ -229,6 +239,14 @@ func curl(t *testing.T, s *harness.Server, words []string, vars map[string]strin
 			header.Add(k, strings.TrimSpace(v))
 		case "-d":
 			body = arg()
+		case "--data-binary":
+			b, err := readArg(arg())
+			if err != nil {
+				t.Fatal(err)
+			}
+			body = string(b)
+		case "-F":
+			form = append(form, arg())
 		case "-u":
 			user, password, _ = strings.Cut(arg(), ":")
 		default:
@@ -247,6 +265,17 @@ func curl(t *testing.T, s *harness.Server, words []string, vars map[string]strin
 		if body != "" {
 			method = http.MethodPost
 		}
+	}
+	if len(form) > 0 {
+		if body != "" {
+			t.Fatalf("both -F and a body in %q", words)
+		}
+		b, ct, err := multipartBody(form)
+		if err != nil {
+			t.Fatalf("%v in %q", err, words)
+		}
+		body = string(b)
+		header.Set("Content-Type", ct)
 	}
 	var rd io.Reader
 	if body != "" {
@@ -273,6 +302,58 @@ func curl(t *testing.T, s *harness.Server, words []string, vars map[string]strin
 		t.Fatal(err)
 	}
 	return res.StatusCode, out
+}
+
+// readArg is the data of curl's --data-binary argument a: the file's
+// content for @path, else a itself.
+func readArg(a string) ([]byte, error) {
+	if path, ok := strings.CutPrefix(a, "@"); ok {
+		return os.ReadFile(filepath.Join(readmeRoot, path))
+	}
+	return []byte(a), nil
+}
+
+// multipartBody is the multipart/form-data body curl sends for its -F
+// arguments, name=value or name=@path, each with an optional ;type=…: a
+// file part is named after its file, application/octet-stream unless a
+// type is given; a value part has no type unless one is given. It returns
+// the body and its Content-Type.
+func multipartBody(form []string) ([]byte, string, error) {
+	var b bytes.Buffer
+	mw := multipart.NewWriter(&b)
+	for _, f := range form {
+		name, value, ok := strings.Cut(f, "=")
+		if !ok {
+			return nil, "", fmt.Errorf("-F %q has no =", f)
+		}
+		value, typ, _ := strings.Cut(value, ";type=")
+		h := textproto.MIMEHeader{}
+		data := []byte(value)
+		if path, ok := strings.CutPrefix(value, "@"); ok {
+			var err error
+			if data, err = os.ReadFile(filepath.Join(readmeRoot, path)); err != nil {
+				return nil, "", err
+			}
+			h.Set("Content-Disposition", fmt.Sprintf(`form-data; name=%q; filename=%q`, name, filepath.Base(path)))
+			if typ == "" {
+				typ = "application/octet-stream"
+			}
+		} else {
+			h.Set("Content-Disposition", fmt.Sprintf(`form-data; name=%q`, name))
+		}
+		if typ != "" {
+			h.Set("Content-Type", typ)
+		}
+		pw, err := mw.CreatePart(h)
+		if err != nil {
+			return nil, "", err
+		}
+		pw.Write(data)
+	}
+	if err := mw.Close(); err != nil {
+		return nil, "", err
+	}
+	return b.Bytes(), mw.FormDataContentType(), nil
 }
 
 // volatile are the members whose values differ from run to run.
@@ -391,14 +472,58 @@ func runSteps(t *testing.T, srv *harness.Server, steps []readmeStep) {
 	}
 }
 
-// isGet reports whether the curl command words send a GET: no -X, no -d.
+// isGet reports whether the curl command words send a GET: no -X, no
+// body.
 func isGet(words []string) bool {
 	for _, w := range words {
-		if w == "-X" || w == "-d" {
+		switch w {
+		case "-X", "-d", "--data-binary", "-F":
 			return false
 		}
 	}
 	return true
+}
+
+// TestMultipartBody: -F sends a file part named after its file and a value
+// part with the type given, in order, as curl does.
+func TestMultipartBody(t *testing.T) {
+	t.Parallel()
+	body, ct, err := multipartBody([]string{"artifact=@go.mod", `metadata={"label":"species"};type=application/json`})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mod, err := os.ReadFile(filepath.Join(readmeRoot, "go.mod"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, params, _ := strings.Cut(ct, "boundary=")
+	if !strings.HasPrefix(ct, "multipart/form-data; ") || params == "" {
+		t.Fatalf("Content-Type %q, want multipart/form-data with a boundary", ct)
+	}
+	type part struct{ Name, File, Type, Data string }
+	var got []part
+	mr := multipart.NewReader(bytes.NewReader(body), params)
+	for {
+		p, err := mr.NextPart()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		data, _ := io.ReadAll(p)
+		got = append(got, part{p.FormName(), p.FileName(), p.Header.Get("Content-Type"), string(data)})
+	}
+	want := []part{
+		{"artifact", "go.mod", "application/octet-stream", string(mod)},
+		{"metadata", "", "application/json", `{"label":"species"}`},
+	}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("parts (-want +got):\n%s", d)
+	}
+	if _, _, err := multipartBody([]string{"artifact=@no/such/file"}); err == nil {
+		t.Error("a missing file gave no error")
+	}
 }
 
 func TestShellWords(t *testing.T) {
