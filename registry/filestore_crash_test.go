@@ -158,10 +158,11 @@ type stateDump struct {
 	Groups      []Group
 	Deployments []Deployment
 	Queues      []Queue
+	Models      []Model
 }
 
 func dumpOf(st *State) stateDump {
-	return stateDump{st.Seq(), st.Groups(), st.Deployments(), st.Queues()}
+	return stateDump{st.Seq(), st.Groups(), st.Deployments(), st.Queues(), st.Models()}
 }
 
 // diskState decodes the state file in dir as the next open would.

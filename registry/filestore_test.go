@@ -50,19 +50,21 @@ func TestOpenFileStoreCreatesStore(t *testing.T) {
 		t.Errorf("state file mode %v, want 0600", perm)
 	}
 	b, _ := os.ReadFile(path)
-	if !bytes.HasPrefix(b, []byte("{\n\t\"format\": 1,")) {
+	if !bytes.HasPrefix(b, []byte("{\n\t\"format\": 2,")) {
 		t.Errorf("state file does not start with its format version:\n%s", b)
 	}
 }
 
 // TestFileStoreGolden pins the state file format: a change to it needs a new
-// format version, and every file written in format 1 must keep opening.
+// format version, and every file written in an older format must keep
+// opening. The records written first are those of the format 1 golden file,
+// which must open as they are.
 func TestFileStoreGolden(t *testing.T) {
 	ctx := context.Background()
-	golden := filepath.Join("testdata", "registry.v1.json")
+	golden := filepath.Join("testdata", "registry.v2.json")
 	clk := newClock()
 	dir := t.TempDir()
-	s := newWriter(t, openFileStore(t, dir, registry.StoreOptions{Now: clk.Now}))
+	s := newModelWriter(t, openFileStore(t, dir, registry.StoreOptions{Now: clk.Now}))
 	clk.Advance(time.Minute)
 	must[registry.Group](t)(s.PutGroup(ctx, registry.Group{Name: "fraud", Description: "Card fraud <& models>",
 		Auth: registry.AuthPolicy{Mode: registry.TokenRequired, Groups: []string{"analysts", "ops"}}}))
@@ -74,7 +76,27 @@ func TestFileStoreGolden(t *testing.T) {
 			{Alias: "bulk", Process: "fraud-gbm", Queue: "batch"},
 		}}))
 	must[registry.Deployment](t)(s.PutDeployment(ctx, registry.Deployment{Group: "DEFAULT", Path: "empty"}))
-	want := mustState(t, s)
+	v1 := mustState(t, s.writer)
+	v1File, err := os.ReadFile(filepath.Join("testdata", "registry.v1.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := t.TempDir()
+	if err := os.WriteFile(filepath.Join(old, "registry.json"), v1File, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(dump(v1), dump(mustState(t, openFileStore(t, old, registry.StoreOptions{})))); diff != "" {
+		t.Errorf("format 1 golden file opens as (-want +got):\n%s", diff)
+	}
+
+	clk.Advance(time.Minute)
+	must[registry.ModelVersion](t)(added(s.AddModelVersion(ctx, "churn", churnV1, registry.ModelMetadata{
+		Label: "churn", Classes: []string{"no", "yes"}, Features: []string{"age", "income"}, Description: "First <try>"}, nil)))
+	must[registry.ModelVersion](t)(added(s.AddModelVersion(ctx, "churn", churnV2, registry.ModelMetadata{}, nil)))
+	must[registry.ModelAlias](t)(s.PutModelAlias(ctx, "churn", registry.ModelAlias{Name: "production", Version: 2}))
+	must[registry.Deployment](t)(s.PutDeployment(ctx, registry.Deployment{Group: "DEFAULT", Path: "churn", Enabled: true,
+		Endpoints: []registry.Endpoint{{Alias: "prod", Model: "churn@production"}, {Alias: "first", Model: "churn@1", Queue: "batch"}}}))
+	want := mustState(t, s.writer)
 
 	got, err := os.ReadFile(filepath.Join(dir, "registry.json"))
 	if err != nil {
@@ -96,6 +118,14 @@ func TestFileStoreGolden(t *testing.T) {
 	other := t.TempDir()
 	if err := os.WriteFile(filepath.Join(other, "registry.json"), wantFile, 0o600); err != nil {
 		t.Fatal(err)
+	}
+	if err := os.Mkdir(filepath.Join(other, "models"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	for _, art := range [][]byte{churnV1, churnV2} {
+		if err := os.WriteFile(filepath.Join(other, "models", sha(art)), art, 0o600); err != nil {
+			t.Fatal(err)
+		}
 	}
 	re := openFileStore(t, other, registry.StoreOptions{})
 	if diff := cmp.Diff(dump(want), dump(mustState(t, re))); diff != "" {
@@ -204,7 +234,8 @@ func TestOpenFileStoreRefusesBadFiles(t *testing.T) {
 		{"trailing garbage", validV1 + "}", "invalid character"},
 		{"two documents", validV1 + validV1, "invalid character"},
 		{"no format version", edit(`"format": 1,`, ""), "no format version"},
-		{"newer format version", edit(`"format": 1,`, `"format": 2,`), "format version 2 is not supported"},
+		{"newer format version", edit(`"format": 1,`, `"format": 3,`), "format version 3 is not supported"},
+		{"models in format 1", edit(`"queues": [`, `"models": [], "queues": [`), "format version 1 has no models"},
 		{"format as text", edit(`"format": 1,`, `"format": "1",`), "cannot unmarshal string"},
 		{"unknown field", edit(`"seq": 4,`, `"seq": 4, "owner": "x",`), `unknown field "owner"`},
 		{"wrong type", edit(`"maxConcurrent": 16`, `"maxConcurrent": "16"`), "cannot unmarshal string"},
