@@ -496,3 +496,94 @@ func BenchmarkFileStorePut(b *testing.B) {
 		}
 	}
 }
+
+// TestOpenFileStoreChecksArtifacts checks a store never opens with a
+// version it cannot serve, and removes artifacts no version references.
+func TestOpenFileStoreChecksArtifacts(t *testing.T) {
+	ctx := context.Background()
+	setup := func(t *testing.T) (dir, path string) {
+		t.Helper()
+		dir = t.TempDir()
+		st := openFileStore(t, dir, registry.StoreOptions{})
+		s := newModelWriter(t, st)
+		must[registry.ModelVersion](t)(added(s.AddModelVersion(ctx, "churn", churnV1, registry.ModelMetadata{}, nil)))
+		if err := st.Close(); err != nil {
+			t.Fatal(err)
+		}
+		return dir, filepath.Join(dir, "models", sha(churnV1))
+	}
+	refused := []struct {
+		name   string
+		damage func(path string) error
+		want   string
+	}{
+		{"missing artifact", os.Remove, "model churn version 1: artifact " + sha(churnV1)},
+		{"truncated artifact", func(p string) error { return os.Truncate(p, 3) }, fmt.Sprintf("has 3 bytes, want %d", len(churnV1))},
+	}
+	for _, tt := range refused {
+		t.Run(tt.name, func(t *testing.T) {
+			dir, path := setup(t)
+			if err := tt.damage(path); err != nil {
+				t.Fatal(err)
+			}
+			s, err := registry.OpenFileStore(dir, registry.StoreOptions{})
+			if err == nil {
+				s.Close()
+				t.Fatal("OpenFileStore succeeded")
+			}
+			if !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("error %q, want one saying %q", err, tt.want)
+			}
+		})
+	}
+
+	t.Run("damaged artifact", func(t *testing.T) {
+		dir, path := setup(t)
+		b := bytes.Clone(churnV1)
+		b[len(b)-2] ^= 1
+		if err := os.WriteFile(path, b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		st := openFileStore(t, dir, registry.StoreOptions{})
+		if _, err := st.Artifact(ctx, sha(churnV1)); err == nil || !strings.Contains(err.Error(), "damaged") {
+			t.Errorf("Artifact of a damaged file: %v", err)
+		}
+		s := newModelWriter(t, st)
+		if _, err := s.Snapshot().EndpointProcess(registry.Endpoint{Alias: "a", Model: "churn@1"}); !errors.Is(err, registry.ErrUnavailable) {
+			t.Errorf("a damaged version resolves: %v, want ErrUnavailable", err)
+		}
+	})
+
+	t.Run("leftovers removed", func(t *testing.T) {
+		dir, _ := setup(t)
+		orphan := filepath.Join(dir, "models", sha(churnV2))
+		for _, p := range []string{orphan, filepath.Join(dir, "models", ".tmp-123"), filepath.Join(dir, "models", "notes.txt")} {
+			if err := os.WriteFile(p, churnV2, 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}
+		openFileStore(t, dir, registry.StoreOptions{})
+		entries, err := os.ReadDir(filepath.Join(dir, "models"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var names []string
+		for _, e := range entries {
+			names = append(names, e.Name())
+		}
+		if diff := cmp.Diff([]string{sha(churnV1), "notes.txt"}, names); diff != "" {
+			t.Errorf("models/ after open (-want +got):\n%s", diff)
+		}
+	})
+
+	t.Run("bad names are not paths", func(t *testing.T) {
+		dir, _ := setup(t)
+		st := openFileStore(t, dir, registry.StoreOptions{})
+		if _, err := st.Artifact(ctx, "../registry.json"); !errors.Is(err, registry.ErrNotFound) {
+			t.Errorf("Artifact(../registry.json): %v, want ErrNotFound", err)
+		}
+		if err := st.PutArtifact(ctx, sha(churnV2), churnV1); err == nil {
+			t.Error("PutArtifact under another content's SHA-256 succeeded")
+		}
+	})
+}
