@@ -37,6 +37,7 @@
 //	GET    /api/v1/deployments      POST                   ?group=, page, size
 //	GET    /api/v1/deployments/{group}/{path}    PUT, PATCH, DELETE
 //	GET    /api/v1/endpoints                               every endpoint with its scoring URL (no token: public groups' only)
+//	GET    /api/v1/endpoints/{group}/{path}/{alias}/process    what an endpoint runs, with its sample input
 //	GET    /api/v1/processes, /api/v1/processes/{name}     the process catalog
 //	GET    /api/v1/models                                  models, page, size
 //	GET    /api/v1/models/{name}    DELETE                 one model, its versions and aliases
@@ -84,7 +85,11 @@
 // A model is a file of a format the registry's catalog reads
 // (registry.Catalog.RegisterFormat), uploaded at runtime as numbered,
 // immutable versions, with aliases (production, staging) that point at one
-// version each, which PUT …/aliases/{alias} {"version": 4} moves. POST …/versions takes the file as the raw body (application/json,
+// version each. A deployment's endpoint names a catalog process
+// ("process") or a model version ("model": "churn@production" or
+// "churn@3"), exactly one of them; moving an alias with PUT
+// …/aliases/{alias} {"version": 4} switches every endpoint on it at once.
+// POST …/versions takes the file as the raw body (application/json,
 // application/ubjson or application/octet-stream, metadata in the query
 // parameters label, classes, features and description, lists separated by
 // commas) or as multipart/form-data with the part "artifact" and an

@@ -71,7 +71,8 @@ func TestNewFailsClosed(t *testing.T) {
 
 // seed stores what the routes of the auth matrix act on: a group "risk", a
 // queue "batch", a deployment risk/churn, a model "churn" with two
-// versions and the aliases production and staging, and a model "spare".
+// versions and the aliases production (which risk/churn's endpoint
+// "model" names) and staging, and a model "spare" nothing uses.
 func seed(t *testing.T, f *fixture) {
 	t.Helper()
 	f.putGroup(t, registry.Group{Name: "risk", Description: "Risk models"})
@@ -83,7 +84,7 @@ func seed(t *testing.T, f *fixture) {
 	f.putAlias(t, "churn", "production", 1)
 	f.putAlias(t, "churn", "staging", 1)
 	f.putDeployment(t, registry.Deployment{Group: "risk", Path: "churn", Enabled: true,
-		Endpoints: []registry.Endpoint{{Alias: "score", Process: "double", Queue: "batch"}}})
+		Endpoints: []registry.Endpoint{{Alias: "score", Process: "double", Queue: "batch"}, {Alias: "model", Model: "churn@production"}}})
 }
 
 // TestAuthMatrix sends every route with no token, an expired one, a
@@ -119,7 +120,8 @@ func TestAuthMatrix(t *testing.T) {
 			contentType: "application/merge-patch+json", admin: 200},
 		"DELETE /api/v1/deployments/{group}/{path}": {path: "/api/v1/deployments/risk/churn", admin: 204},
 
-		"GET /api/v1/endpoints": {path: "/api/v1/endpoints", admin: 200},
+		"GET /api/v1/endpoints":                                {path: "/api/v1/endpoints", admin: 200},
+		"GET /api/v1/endpoints/{group}/{path}/{alias}/process": {path: "/api/v1/endpoints/risk/churn/model/process", admin: 200},
 
 		"GET /api/v1/models":                                    {path: "/api/v1/models", admin: 200},
 		"GET /api/v1/models/{name}":                             {path: "/api/v1/models/churn", admin: 200},

@@ -389,6 +389,133 @@ func TestModelAliases(t *testing.T) {
 	admin("DELETE", alias, "", nil).want(t, 404, "not_found")
 }
 
+// An endpoint names a model through an alias: moving the alias changes
+// what the endpoint scores with from the next request, and nothing an
+// endpoint uses can be removed.
+func TestModelEndpointFollowsItsAlias(t *testing.T) {
+	f := newFixture(t)
+	f.addModel(t, "churn", linear(1), registry.ModelMetadata{Label: "risk"})
+	f.addModel(t, "churn", linear(100), registry.ModelMetadata{Label: "risk"})
+	f.putAlias(t, "churn", "production", 1)
+	admin := func(method, path, body, contentType string, header map[string]string) response {
+		return f.do(t, request{method: method, path: path, token: f.admin, body: body, contentType: contentType, header: header})
+	}
+	r := admin("POST", "/api/v1/deployments", `{"group":"DEFAULT","path":"churn","endpoints":[{"alias":"predict","model":"churn@production"}]}`, "", nil)
+	r.want(t, 201, "")
+	want := []any{map[string]any{"alias": "predict", "process": "", "model": "churn@production", "queue": "DEFAULT", "timeoutMs": 0.0, "description": ""}}
+	if d := cmp.Diff(want, r.json["endpoints"]); d != "" {
+		t.Errorf("endpoints (-want +got):\n%s", d)
+	}
+	prediction := func() any {
+		t.Helper()
+		r := f.score(t, "DEFAULT", "churn", "predict", `{"data":[{"age":3,"income":2}]}`)
+		r.want(t, 200, "")
+		rows, _ := r.json["data"].([]any)
+		if len(rows) != 1 {
+			t.Fatalf("scored %s", r.body)
+		}
+		return rows[0].(map[string]any)["prediction(risk)"]
+	}
+	if got := prediction(); got != 5.0 {
+		t.Errorf("through production at version 1: %v, want 1+2·3−2 = 5", got)
+	}
+	r = f.do(t, request{method: "GET", path: "/api/v1/endpoints", token: f.reader})
+	r.want(t, 200, "")
+	if len(r.list) != 1 {
+		t.Fatalf("endpoints: %s", r.body)
+	}
+	ep := r.list[0].(map[string]any)
+	if ep["model"] != "churn@production" || ep["process"] != "" || ep["state"] != "enabled" || ep["processDescription"] == "" {
+		t.Errorf("the model endpoint is listed as %v", ep)
+	}
+	r = f.do(t, request{method: "GET", path: "/api/v1/endpoints/DEFAULT/churn/predict/process", token: f.reader})
+	r.want(t, 200, "")
+	wantSample := []any{map[string]any{"age": 0.0, "income": 0.0}}
+	if d := cmp.Diff(wantSample, r.json["sample"]); d != "" {
+		t.Errorf("the sample the test page starts from (-want +got):\n%s", d)
+	}
+	if outs, _ := r.json["output"].([]any); len(outs) != 1 || outs[0].(map[string]any)["name"] != "prediction(risk)" {
+		t.Errorf("output: %s", r.body)
+	}
+
+	r = admin("PUT", "/api/v1/models/churn/aliases/production", `{"version":2}`, "", map[string]string{"If-Match": `"1"`})
+	r.want(t, 200, "")
+	if got := prediction(); got != 104.0 {
+		t.Errorf("after the move to version 2: %v, want 100+2·3−2 = 104", got)
+	}
+
+	// What the endpoint uses stays.
+	admin("DELETE", "/api/v1/models/churn/aliases/production", "", "", nil).want(t, 409, "in_use")
+	admin("DELETE", "/api/v1/models/churn/versions/2", "", "", nil).want(t, 409, "in_use")
+	admin("DELETE", "/api/v1/models/churn", "", "", nil).want(t, 409, "in_use")
+	admin("DELETE", "/api/v1/models/churn/versions/1", "", "", nil).want(t, 204, "")
+	f.do(t, request{method: "GET", path: "/api/v1/models/churn/versions/1", token: f.reader}).want(t, 404, "not_found")
+
+	// A PATCH switches the endpoint to a catalog process and back to a
+	// version.
+	r = admin("PATCH", "/api/v1/deployments/DEFAULT/churn", `{"endpoints":[{"alias":"predict","process":"double"}]}`, mergePatch, nil)
+	r.want(t, 200, "")
+	if f.score(t, "DEFAULT", "churn", "predict", `{"data":[{"x":4}]}`).json["data"].([]any)[0].(map[string]any)["double"] != 8.0 {
+		t.Error("the endpoint does not run double after the patch")
+	}
+	r = admin("PATCH", "/api/v1/deployments/DEFAULT/churn", `{"endpoints":[{"alias":"predict","model":"churn@2"}]}`, mergePatch, nil)
+	r.want(t, 200, "")
+	if got := prediction(); got != 104.0 {
+		t.Errorf("through churn@2: %v, want 104", got)
+	}
+	admin("DELETE", "/api/v1/models/churn/versions/2", "", "", nil).want(t, 409, "in_use")
+	admin("DELETE", "/api/v1/deployments/DEFAULT/churn", "", "", nil).want(t, 204, "")
+
+	admin("DELETE", "/api/v1/models/churn/versions/2", "", "", nil).want(t, 409, "in_use") // the alias
+	admin("DELETE", "/api/v1/models/churn/aliases/production", "", "", nil).want(t, 204, "")
+	admin("DELETE", "/api/v1/models/churn", "", "", map[string]string{"If-Match": `"999"`}).want(t, 412, "precondition_failed")
+	r = f.do(t, request{method: "GET", path: "/api/v1/models/churn", token: f.reader})
+	admin("DELETE", "/api/v1/models/churn", "", "", map[string]string{"If-Match": r.header.Get("ETag")}).want(t, 204, "")
+	f.do(t, request{method: "GET", path: "/api/v1/models/churn", token: f.reader}).want(t, 404, "not_found")
+	admin("DELETE", "/api/v1/models/churn", "", "", nil).want(t, 404, "not_found")
+}
+
+func TestModelEndpointReferences(t *testing.T) {
+	f := newFixture(t)
+	f.addModel(t, "churn", linear(1), registry.ModelMetadata{})
+	f.putAlias(t, "churn", "production", 1)
+	tests := []struct {
+		name     string
+		endpoint string
+		status   int
+		typ      string
+		fields   [][2]string
+	}{
+		{"process and model", `{"alias":"a","process":"double","model":"churn@1"}`, 400, "validation_failed",
+			[][2]string{{"/endpoints/0", "must name either a process or a model, not both or neither"}}},
+		{"neither", `{"alias":"a"}`, 400, "validation_failed",
+			[][2]string{{"/endpoints/0", "must name either a process or a model, not both or neither"}}},
+		{"not a reference", `{"alias":"a","model":"churn"}`, 400, "validation_failed",
+			[][2]string{{"/endpoints/0/model", `must name a model and one of its aliases or versions: "churn@production" or "churn@3"`}}},
+		{"unknown model", `{"alias":"a","model":"none@production"}`, 422, "invalid_reference", [][2]string{{"/endpoints/0/model", `names no model: "none"`}}},
+		{"unknown alias", `{"alias":"a","model":"churn@staging"}`, 422, "invalid_reference", [][2]string{{"/endpoints/0/model", `names no alias of model "churn": "staging"`}}},
+		{"unknown version", `{"alias":"a","model":"churn@9"}`, 422, "invalid_reference", [][2]string{{"/endpoints/0/model", `names no version of model "churn": 9`}}},
+		{"a version", `{"alias":"a","model":"churn@1"}`, 201, "", nil},
+	}
+	for i, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := f.do(t, request{method: "POST", path: "/api/v1/deployments", token: f.admin,
+				body: `{"group":"DEFAULT","path":"p` + strconv.Itoa(i) + `","endpoints":[` + tt.endpoint + `]}`})
+			r.want(t, tt.status, tt.typ)
+			if tt.status == 422 {
+				if p, _ := r.errorField("pointer").(string); p != "/endpoints/0/model" {
+					t.Errorf("pointer %q, want /endpoints/0/model; body: %s", p, r.body)
+				}
+			}
+			if tt.fields != nil {
+				if d := cmp.Diff(tt.fields, r.fields()); d != "" {
+					t.Errorf("fields (-want +got):\n%s", d)
+				}
+			}
+		})
+	}
+}
+
 func TestModelArtifact(t *testing.T) {
 	f := newFixture(t)
 	art := linear(1)
