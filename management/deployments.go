@@ -34,12 +34,15 @@ type deploymentJSON struct {
 	UpdatedAt   time.Time      `json:"updatedAt"`
 }
 
-// endpointJSON is one endpoint of a deployment. timeoutMs 0 means the
-// scoring handler's default; queue is always named, DEFAULT when the
-// endpoint sets none.
+// endpointJSON is one endpoint of a deployment. It runs a catalog
+// process, or a model version named as "model@alias" or "model@version";
+// process is empty for the latter, and model absent for the former.
+// timeoutMs 0 means the scoring handler's default; queue is always named,
+// DEFAULT when the endpoint sets none.
 type endpointJSON struct {
 	Alias       string `json:"alias"`
 	Process     string `json:"process"`
+	Model       string `json:"model,omitzero"`
 	Queue       string `json:"queue"`
 	TimeoutMs   int64  `json:"timeoutMs"`
 	Description string `json:"description"`
@@ -51,6 +54,7 @@ func deploymentView(d registry.Deployment) deploymentJSON {
 		eps[i] = endpointJSON{
 			Alias:       e.Alias,
 			Process:     e.Process,
+			Model:       e.Model,
 			Queue:       e.QueueName(),
 			TimeoutMs:   e.Timeout.Milliseconds(),
 			Description: e.Description,
@@ -85,11 +89,13 @@ type deploymentInput struct {
 	Unknown map[string]jsontext.Value `json:",unknown" validate:"-"`
 }
 
-// endpointInput is one endpoint in a body. An empty queue means DEFAULT,
-// a zero timeoutMs the scoring handler's default.
+// endpointInput is one endpoint in a body: exactly one of process and
+// model is given (an empty one is not). An empty queue means DEFAULT, a
+// zero timeoutMs the scoring handler's default.
 type endpointInput struct {
 	Alias       string `json:"alias" validate:"required,name"`
-	Process     string `json:"process" validate:"required,name"`
+	Process     string `json:"process" validate:"omitempty,name"`
+	Model       string `json:"model" validate:"omitempty,modelref"`
 	Queue       string `json:"queue" validate:"omitempty,name"`
 	TimeoutMs   int64  `json:"timeoutMs" validate:"min=0,max=86400000"`
 	Description string `json:"description" validate:"max=4096"`
@@ -106,11 +112,16 @@ func (in *deploymentInput) unknown() []httperr.FieldError {
 }
 
 // checkAliases is the rule the tags cannot say: aliases are unique within
-// a deployment. Every repetition after the first is reported.
+// a deployment. Every repetition after the first is reported, as is an
+// endpoint with both a process and a model or neither.
 func checkAliases(sl validator.StructLevel) {
 	d := sl.Current().Interface().(deploymentInput)
 	seen := make(map[string]bool, len(d.Endpoints))
 	for i, e := range d.Endpoints {
+		if (e.Process == "") == (e.Model == "") {
+			f := fmt.Sprintf("endpoints[%d]", i)
+			sl.ReportError(e, f, f, "processormodel", "")
+		}
 		if e.Alias == "" {
 			continue
 		}
@@ -135,6 +146,7 @@ func (in *deploymentInput) record(rev uint64) registry.Deployment {
 		d.Endpoints[i] = registry.Endpoint{
 			Alias:       e.Alias,
 			Process:     e.Process,
+			Model:       e.Model,
 			Queue:       e.Queue,
 			Timeout:     time.Duration(e.TimeoutMs) * time.Millisecond,
 			Description: e.Description,
@@ -164,13 +176,13 @@ func (in *deploymentInput) checkIdentity(group, path string) []httperr.FieldErro
 }
 
 // checkReferences lists every reference of d to something that does not
-// exist: its group and its endpoints' queues, under the registry's rule
-// ([registry.State.CheckReferences]), and processes the catalog does not
-// hold, which the registry does not require but the API does. An endpoint
-// that keeps the process it has in prev (the stored deployment) is not
-// checked against the catalog, so that a deployment stored by a build with
-// other processes can still be changed, for example disabled. The faults
-// are listed together, in the order of the fields.
+// exist: its group, its endpoints' queues and models, under the registry's
+// rule ([registry.State.CheckReferences]), and processes the catalog does
+// not hold, which the registry does not require but the API does. An
+// endpoint that keeps the process it has in prev (the stored deployment)
+// is not checked against the catalog, so that a deployment stored by a
+// build with other processes can still be changed, for example disabled.
+// The faults are listed together, in the order of the fields.
 func (h *Handler) checkReferences(st *registry.State, d registry.Deployment, prev *registry.Deployment) error {
 	refs := map[string]string{}
 	for _, err := range unjoin(st.CheckReferences(d)) {
@@ -189,8 +201,17 @@ func (h *Handler) checkReferences(st *registry.State, d registry.Deployment, pre
 	add("/group")
 	for i, e := range d.Endpoints {
 		p := "/endpoints/" + strconv.Itoa(i)
-		if _, ok := h.reg.Catalog().Lookup(e.Process); !ok && !keepsProcess(prev, e) {
-			fields = append(fields, httperr.FieldError{Pointer: p + "/process", Message: "names no process in the catalog: " + quote(e.Process)})
+		switch {
+		case e.Model != "":
+			if msg := missingModel(st, e.Model); msg != "" {
+				fields = append(fields, httperr.FieldError{Pointer: p + "/model", Message: msg})
+			} else {
+				add(p + "/model")
+			}
+		default:
+			if _, ok := h.reg.Catalog().Lookup(e.Process); !ok && !keepsProcess(prev, e) {
+				fields = append(fields, httperr.FieldError{Pointer: p + "/process", Message: "names no process in the catalog: " + quote(e.Process)})
+			}
 		}
 		add(p + "/queue")
 	}
@@ -209,6 +230,30 @@ func unjoin(err error) []error {
 		return j.Unwrap()
 	}
 	return []error{err}
+}
+
+// missingModel says what of a model reference the registry lacks: the
+// model, its alias or its version; "" when it resolves. The reference was
+// checked to parse.
+func missingModel(st *registry.State, ref string) string {
+	mr, err := registry.ParseModelRef(ref)
+	if err != nil {
+		return "is not a model reference: " + err.Error()
+	}
+	m, ok := st.Model(mr.Model)
+	switch {
+	case !ok:
+		return "names no model: " + quote(mr.Model)
+	case mr.Alias != "":
+		if _, ok := m.Alias(mr.Alias); !ok {
+			return "names no alias of model " + quote(mr.Model) + ": " + quote(mr.Alias)
+		}
+	default:
+		if _, ok := m.Version(mr.Version); !ok {
+			return "names no version of model " + quote(mr.Model) + ": " + strconv.Itoa(mr.Version)
+		}
+	}
+	return ""
 }
 
 func keepsProcess(prev *registry.Deployment, e registry.Endpoint) bool {

@@ -1,7 +1,8 @@
 // Package management is scorehub's management REST API: one [Handler] that
 // reads and changes what the scoring handler serves — execution queues, web
-// API groups, deployments and their endpoints — manages the users who get
-// tokens and their API tokens, lists the process catalog, answers health
+// API groups, deployments and their endpoints, and the models they may run
+// — manages the users who get tokens and their API tokens, lists the
+// process catalog, answers health
 // probes and publishes an OpenAPI 3.0.3 document of every route. The queue routes are those of RapidMiner / Altair AI Hub 9
 // (/executions/queues) and 10 (/api/v1/queues).
 //
@@ -12,7 +13,7 @@
 //	host mux → Handler (routes relative to "/")
 //	  → Bearer idToken (middleware.Bearer) → RequireAdmin for writes
 //	  → body: Content-Type, at most 1 MiB, strict JSON, validator/v10
-//	  → references: group, queues, catalog processes (422)
+//	  → references: group, queues, catalog processes, models (422)
 //	  → If-Match / revision → registry.Registry: the rules of the write,
 //	    then its Store commits it (durable before the answer)
 //	  → the Registry publishes a new Snapshot → scoring resolves in it
@@ -36,7 +37,14 @@
 //	GET    /api/v1/deployments      POST                   ?group=, page, size
 //	GET    /api/v1/deployments/{group}/{path}    PUT, PATCH, DELETE
 //	GET    /api/v1/endpoints                               every endpoint with its scoring URL (no token: public groups' only)
+//	GET    /api/v1/endpoints/{group}/{path}/{alias}/process    what an endpoint runs, with its sample input
 //	GET    /api/v1/processes, /api/v1/processes/{name}     the process catalog
+//	GET    /api/v1/models                                  models, page, size
+//	GET    /api/v1/models/{name}    DELETE                 one model, its versions and aliases
+//	GET    /api/v1/models/{name}/versions    POST          versions, page, size; POST uploads one
+//	GET    /api/v1/models/{name}/versions/{version}    DELETE
+//	GET    /api/v1/models/{name}/versions/{version}/artifact    the file (admins)
+//	GET    /api/v1/models/{name}/aliases/{alias}    PUT, DELETE
 //	GET    /api/v1/users            POST                   users, page, size (admins; with Config.Accounts)
 //	GET    /api/v1/users/{name}     PUT, PATCH, DELETE
 //	GET    /api/v1/apitokens        POST                   API tokens, ?owner=, page, size
@@ -71,6 +79,29 @@
 // answer to POST /api/v1/apitokens is the only one that shows the token's
 // secret; a secret sent in a path where an ID goes is cut from the path
 // before anything logs it.
+//
+// # Models
+//
+// A model is a file of a format the registry's catalog reads
+// (registry.Catalog.RegisterFormat), uploaded at runtime as numbered,
+// immutable versions, with aliases (production, staging) that point at one
+// version each. A deployment's endpoint names a catalog process
+// ("process") or a model version ("model": "churn@production" or
+// "churn@3"), exactly one of them; moving an alias with PUT
+// …/aliases/{alias} {"version": 4} switches every endpoint on it at once.
+// POST …/versions takes the file as the raw body (application/json,
+// application/ubjson or application/octet-stream, metadata in the query
+// parameters label, classes, features and description, lists separated by
+// commas) or as multipart/form-data with the part "artifact" and an
+// optional part "metadata" (a JSON object that may carry verification rows
+// with the predictions the model must reproduce). The body is bounded by
+// [Config.MaxModelBytes], 64 MiB by default. The format is detected from
+// the content; Python pickle and joblib files are never read. Identical
+// bytes and metadata are the version already stored (200); a new version is
+// 201 with Location. An alias, a version or a model an endpoint uses cannot
+// be removed (409 in_use), nor a version an alias names. Only an admin
+// uploads, moves, removes and downloads a file; any valid token reads the
+// rest.
 //
 // [Handler.Routes] lists them as http.ServeMux patterns; the OpenAPI
 // document describes them, their bodies and their answers, together with
@@ -120,14 +151,19 @@
 //	not_found                404 no record at this address, or no route
 //	method_not_allowed       405 with Allow
 //	already_exists           409 POST of a record that exists
-//	in_use                   409 deleting a queue an endpoint uses, a group with deployments, or DEFAULT
+//	in_use                   409 deleting a queue an endpoint uses, a group with deployments, or DEFAULT;
+//	                             a model, version or alias an endpoint or alias uses
 //	conflict                 409 a PATCH without If-Match lost to other writes too many times in a row;
 //	                             a change to a user of the users file, or to one's own admin account
 //	precondition_failed      412 If-Match or the body's revision names another revision
 //	request_timeout          408 the body did not arrive within the server's read timeout
 //	body_too_large           413
 //	unsupported_media_type   415 with Accept-Patch on PATCH routes
-//	invalid_reference        422 a group, queue, process or API token owner that does not exist
+//	unsupported_model_format 415 a model file of no format the server reads, or a pickle
+//	invalid_reference        422 a group, queue, process, model version or API token owner that does not exist
+//	invalid_model            422 a model file its format cannot use, saying why
+//	model_limit_exceeded     422 a model file past one of its format's limits
+//	verification_failed      422 an upload's verification rows scored otherwise than expected
 //	unavailable              503 the store cannot be read (readiness) or is closed
 //	internal_error           500 the cause is logged, never sent
 //

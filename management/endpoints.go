@@ -3,6 +3,7 @@ package management
 import (
 	"net/http"
 
+	"github.com/scorehub/scorehub/internal/httperr"
 	"github.com/scorehub/scorehub/middleware"
 	"github.com/scorehub/scorehub/registry"
 )
@@ -11,17 +12,19 @@ import (
 const (
 	stateEnabled     = "enabled"     // scoring requests are served
 	stateDisabled    = "disabled"    // the deployment is disabled: 404 endpoint_disabled
-	stateUnavailable = "unavailable" // the process is not in this server's catalog: 503
+	stateUnavailable = "unavailable" // the process is not in this server's catalog, or the model not loaded: 503
 )
 
 // endpointInfo is one scoring endpoint with what a client or the test page
-// needs to call it.
+// needs to call it. An endpoint runs a catalog process (process) or a
+// model version (model, "churn@production"; process is then empty).
 type endpointInfo struct {
 	URL                string   `json:"url"`
 	Group              string   `json:"group"`
 	Path               string   `json:"path"`
 	Alias              string   `json:"alias"`
 	Process            string   `json:"process"`
+	Model              string   `json:"model,omitzero"`
 	ProcessDescription string   `json:"processDescription"`
 	Description        string   `json:"description"`
 	Queue              string   `json:"queue"`
@@ -40,7 +43,8 @@ type endpointInfo struct {
 // endpoints of protected groups are not enumerable without credentials.
 func (h *Handler) listEndpoints(w http.ResponseWriter, r *http.Request) error {
 	_, signedIn := middleware.ClaimsFrom(r.Context())
-	st := h.reg.Snapshot().State()
+	snap := h.reg.Snapshot()
+	st := snap.State()
 	base := h.base(r) + h.prefix
 	out := []endpointInfo{}
 	for _, d := range st.Deployments() {
@@ -63,6 +67,7 @@ func (h *Handler) listEndpoints(w http.ResponseWriter, r *http.Request) error {
 				Path:        d.Path,
 				Alias:       e.Alias,
 				Process:     e.Process,
+				Model:       e.Model,
 				Description: e.Description,
 				Queue:       e.QueueName(),
 				TimeoutMs:   e.Timeout.Milliseconds(),
@@ -70,7 +75,8 @@ func (h *Handler) listEndpoints(w http.ResponseWriter, r *http.Request) error {
 				Auth:        auth,
 				Schemes:     schemes,
 			}
-			p, known := h.reg.Catalog().Lookup(e.Process)
+			p, err := snap.EndpointProcess(e)
+			known := err == nil
 			if known {
 				info.ProcessDescription = p.Description
 			}
@@ -84,4 +90,28 @@ func (h *Handler) listEndpoints(w http.ResponseWriter, r *http.Request) error {
 		}
 	}
 	return writeJSON(w, http.StatusOK, out)
+}
+
+// getEndpointProcess is GET /api/v1/endpoints/{group}/{path}/{alias}/process:
+// what the endpoint runs, as GET /api/v1/processes/{name} shows a catalog
+// process: its description, columns and sample input, for a model endpoint
+// those of the model version it names now. The test page starts a request
+// body from the sample. 503 process_unavailable when the endpoint's
+// process is not in this server's catalog.
+func (h *Handler) getEndpointProcess(w http.ResponseWriter, r *http.Request) error {
+	group, path, alias := r.PathValue("group"), r.PathValue("path"), r.PathValue("alias")
+	snap := h.reg.Snapshot()
+	d, ok := snap.State().Deployment(group, path)
+	if !ok {
+		return notFound("deployment", group+"/"+path)
+	}
+	e, ok := d.Endpoint(alias)
+	if !ok {
+		return httperr.Newf(httperr.TypeNotFound, "deployment %q has no endpoint %q", group+"/"+path, alias)
+	}
+	p, err := snap.EndpointProcess(e)
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, processView(p))
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/scorehub/scorehub/management"
 	"github.com/scorehub/scorehub/middleware"
 	"github.com/scorehub/scorehub/registry"
+	"github.com/scorehub/scorehub/registry/registrytest"
 	"github.com/scorehub/scorehub/scoring"
 	"github.com/scorehub/scorehub/tokens"
 )
@@ -30,7 +31,8 @@ const (
 
 // fixture is a server laid out as the standalone one: the management API at
 // the root, the token routes under /api/rest/ and the scoring handler under
-// /webapi, over a memory store.
+// /webapi, over a memory store, with the model format of
+// registrytest.LinearFormat.
 type fixture struct {
 	store    *registry.MemStore
 	reg      *registry.Registry
@@ -108,6 +110,9 @@ func newFixture(t testing.TB, opts ...func(*fixtureOptions)) *fixture {
 		if err := cat.Register(p); err != nil {
 			t.Fatal(err)
 		}
+	}
+	if err := cat.RegisterFormat(&registrytest.LinearFormat{}); err != nil {
+		t.Fatal(err)
 	}
 	f := &fixture{store: registry.NewMemStore(registry.StoreOptions{}), logs: &testutil.LockedBuffer{}}
 	if f.reg, err = registry.New(ctx, cat, f.store); err != nil {

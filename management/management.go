@@ -71,6 +71,13 @@ type Config struct {
 	// Zero means [DefaultMaxBodyBytes]; it may not be negative.
 	MaxBodyBytes int64
 
+	// MaxModelBytes bounds the body of a model upload (POST
+	// /api/v1/models/{name}/versions): the model file, and in a multipart
+	// upload its metadata with it. A larger one is answered 413. Zero
+	// means [DefaultMaxModelBytes]; it may not be negative. Each format
+	// has limits of its own besides (trees, nodes, features).
+	MaxModelBytes int64
+
 	// Logger receives one record per write (subject, method, route,
 	// status), refusals at debug level and server faults with their cause.
 	// Nil means slog.Default().
@@ -149,6 +156,8 @@ func New(cfg Config) (*Handler, error) {
 		return nil, errors.New("management: Config.Verifier is required")
 	case cfg.MaxBodyBytes < 0:
 		return nil, fmt.Errorf("management: Config.MaxBodyBytes %d is negative", cfg.MaxBodyBytes)
+	case cfg.MaxModelBytes < 0:
+		return nil, fmt.Errorf("management: Config.MaxModelBytes %d is negative", cfg.MaxModelBytes)
 	}
 	if err := scoring.CheckShared(cfg.Registry, cfg.Queues, cfg.Jobs); err != nil {
 		return nil, fmt.Errorf("management: Config.Queues, Config.Jobs: %w", err)
@@ -177,6 +186,14 @@ func New(cfg Config) (*Handler, error) {
 	if err != nil {
 		return nil, fmt.Errorf("management: %w", err)
 	}
+	maxModel := cfg.MaxModelBytes
+	if maxModel == 0 {
+		maxModel = DefaultMaxModelBytes
+	}
+	modelLimit, err := middleware.BodyLimit(maxModel)
+	if err != nil {
+		return nil, fmt.Errorf("management: %w", err)
+	}
 	h := &Handler{
 		reg:      cfg.Registry,
 		queues:   cfg.Queues,
@@ -192,7 +209,7 @@ func New(cfg Config) (*Handler, error) {
 	h.mux = http.NewServeMux()
 	var paths []string
 	methods := map[string][]string{}
-	routes := routeTable()
+	routes := append(routeTable(), modelRoutes()...)
 	var unserved []string // patterns of optional routes left out
 	if cfg.Accounts != nil {
 		routes = append(routes, accountRoutes()...)
@@ -235,6 +252,8 @@ func New(cfg Config) (*Handler, error) {
 			next = noStore(optionalBearer(bearer, next))
 		case writeAccess:
 			next = noStore(h.writeLog(rt)(bearer(middleware.RequireAdmin(bodyLimit(next)))))
+		case uploadAccess:
+			next = noStore(h.writeLog(rt)(bearer(middleware.RequireAdmin(modelLimit(next)))))
 		case adminReadAccess:
 			next = noStore(bearer(middleware.RequireAdmin(next)))
 		case ownReadAccess:
@@ -329,6 +348,7 @@ const (
 	ownReadAccess                  // any valid token; the route shows an administrator anything, anyone else their own
 	ownWriteAccess                 // any valid token; the route lets an administrator change anything, anyone else their own; logged
 	anyoneReadAccess               // anyone; a request with credentials needs a valid token, and the route shows it more
+	uploadAccess                   // an administrator's token, with a body up to Config.MaxModelBytes; logged
 )
 
 // route is one entry of the route table: the mux pattern and the method
@@ -368,6 +388,7 @@ func routeTable() []route {
 		{http.MethodDelete, "/api/v1/deployments/{group}/{path}", writeAccess, (*Handler).deleteDeployment},
 
 		{http.MethodGet, "/api/v1/endpoints", anyoneReadAccess, (*Handler).listEndpoints},
+		{http.MethodGet, "/api/v1/endpoints/{group}/{path}/{alias}/process", readAccess, (*Handler).getEndpointProcess},
 
 		{http.MethodGet, "/api/v1/processes", readAccess, (*Handler).listProcesses},
 		{http.MethodGet, "/api/v1/processes/{name}", readAccess, (*Handler).getProcess},

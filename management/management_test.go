@@ -37,6 +37,7 @@ func TestNewFailsClosed(t *testing.T) {
 		{"no queues", func(c *management.Config) { c.Queues = nil }, "Queues"},
 		{"no verifier", func(c *management.Config) { c.Verifier = nil }, "Verifier"},
 		{"negative body limit", func(c *management.Config) { c.MaxBodyBytes = -1 }, "MaxBodyBytes"},
+		{"negative model limit", func(c *management.Config) { c.MaxModelBytes = -1 }, "MaxModelBytes"},
 		{"realm with a control character", func(c *management.Config) { c.Realm = "a\nb" }, "realm"},
 		{"relative prefix", func(c *management.Config) { c.ScoringPrefix = "webapi" }, "must start with /"},
 		{"dot segment in prefix", func(c *management.Config) { c.ScoringPrefix = "/a/../webapi" }, `".."`},
@@ -69,14 +70,21 @@ func TestNewFailsClosed(t *testing.T) {
 }
 
 // seed stores what the routes of the auth matrix act on: a group "risk", a
-// queue "batch" and a deployment risk/churn.
+// queue "batch", a deployment risk/churn, a model "churn" with two
+// versions and the aliases production (which risk/churn's endpoint
+// "model" names) and staging, and a model "spare" nothing uses.
 func seed(t *testing.T, f *fixture) {
 	t.Helper()
 	f.putGroup(t, registry.Group{Name: "risk", Description: "Risk models"})
 	f.putQueue(t, registry.Queue{Name: "batch", MaxConcurrent: 2, MaxWaiting: 10})
 	f.putQueue(t, registry.Queue{Name: "spare", MaxConcurrent: 1, MaxWaiting: 0})
+	f.addModel(t, "churn", linear(1), registry.ModelMetadata{})
+	f.addModel(t, "churn", linear(2), registry.ModelMetadata{})
+	f.addModel(t, "spare", linear(3), registry.ModelMetadata{})
+	f.putAlias(t, "churn", "production", 1)
+	f.putAlias(t, "churn", "staging", 1)
 	f.putDeployment(t, registry.Deployment{Group: "risk", Path: "churn", Enabled: true,
-		Endpoints: []registry.Endpoint{{Alias: "score", Process: "double", Queue: "batch"}}})
+		Endpoints: []registry.Endpoint{{Alias: "score", Process: "double", Queue: "batch"}, {Alias: "model", Model: "churn@production"}}})
 }
 
 // TestAuthMatrix sends every route with no token, an expired one, a
@@ -112,13 +120,28 @@ func TestAuthMatrix(t *testing.T) {
 			contentType: "application/merge-patch+json", admin: 200},
 		"DELETE /api/v1/deployments/{group}/{path}": {path: "/api/v1/deployments/risk/churn", admin: 204},
 
-		"GET /api/v1/endpoints":        {path: "/api/v1/endpoints", admin: 200},
-		"GET /api/v1/processes":        {path: "/api/v1/processes", admin: 200},
-		"GET /api/v1/processes/{name}": {path: "/api/v1/processes/iris", admin: 200},
+		"GET /api/v1/endpoints":                                {path: "/api/v1/endpoints", admin: 200},
+		"GET /api/v1/endpoints/{group}/{path}/{alias}/process": {path: "/api/v1/endpoints/risk/churn/model/process", admin: 200},
+
+		"GET /api/v1/models":                                    {path: "/api/v1/models", admin: 200},
+		"GET /api/v1/models/{name}":                             {path: "/api/v1/models/churn", admin: 200},
+		"DELETE /api/v1/models/{name}":                          {path: "/api/v1/models/spare", admin: 204},
+		"GET /api/v1/models/{name}/versions":                    {path: "/api/v1/models/churn/versions", admin: 200},
+		"POST /api/v1/models/{name}/versions":                   {path: "/api/v1/models/churn/versions", body: linear(9), contentType: "application/octet-stream", admin: 201},
+		"GET /api/v1/models/{name}/versions/{version}":          {path: "/api/v1/models/churn/versions/1", admin: 200},
+		"DELETE /api/v1/models/{name}/versions/{version}":       {path: "/api/v1/models/churn/versions/2", admin: 204},
+		"GET /api/v1/models/{name}/versions/{version}/artifact": {path: "/api/v1/models/churn/versions/1/artifact", admin: 200},
+		"GET /api/v1/models/{name}/aliases/{alias}":             {path: "/api/v1/models/churn/aliases/production", admin: 200},
+		"PUT /api/v1/models/{name}/aliases/{alias}":             {path: "/api/v1/models/churn/aliases/canary", body: `{"version":2}`, admin: 201},
+		"DELETE /api/v1/models/{name}/aliases/{alias}":          {path: "/api/v1/models/churn/aliases/staging", admin: 204},
+		"GET /api/v1/processes":                                 {path: "/api/v1/processes", admin: 200},
+		"GET /api/v1/processes/{name}":                          {path: "/api/v1/processes/iris", admin: 200},
 	}
 	public := map[string]bool{"GET /health/live": true, "GET /health/ready": true, "GET /api/v1/openapi.json": true}
 	// Routes anyone may read, that check a token when one is sent.
 	anyone := map[string]bool{"GET /api/v1/endpoints": true}
+	// Reads for administrators only.
+	adminRead := map[string]bool{"GET /api/v1/models/{name}/versions/{version}/artifact": true}
 
 	// The job routes have their own access rule, tested in jobs_test.go.
 	routes := newFixture(t, withoutJobs()).handler.Routes()
@@ -132,7 +155,7 @@ func TestAuthMatrix(t *testing.T) {
 			continue
 		}
 		method, _, _ := strings.Cut(pattern, " ")
-		write := method != http.MethodGet
+		write := method != http.MethodGet || adminRead[pattern]
 		t.Run(pattern, func(t *testing.T) {
 			f := newFixture(t)
 			seed(t, f)

@@ -187,7 +187,8 @@ func (h *Handler) check(in input, extra ...httperr.FieldError) error {
 // newValidator returns the validator of request bodies: field names are
 // their JSON names, and these rules are added: name (registry.ValidName),
 // nocontrol (no control characters), username (validUserName), password
-// (at most the 72 bytes bcrypt reads) and timestamp (RFC 3339).
+// (at most the 72 bytes bcrypt reads), modelref (registry.ParseModelRef)
+// and timestamp (RFC 3339).
 func newValidator() *validator.Validate {
 	v := validator.New(validator.WithRequiredStructEnabled())
 	v.RegisterTagNameFunc(func(f reflect.StructField) string {
@@ -212,6 +213,10 @@ func newValidator() *validator.Validate {
 	})
 	_ = v.RegisterValidation("password", func(fl validator.FieldLevel) bool {
 		return len(fl.Field().String()) <= maxPasswordBytes
+	})
+	_ = v.RegisterValidation("modelref", func(fl validator.FieldLevel) bool {
+		_, err := registry.ParseModelRef(fl.Field().String())
+		return err == nil
 	})
 	_ = v.RegisterValidation("timestamp", func(fl validator.FieldLevel) bool {
 		_, err := time.Parse(time.RFC3339, fl.Field().String())
@@ -263,6 +268,10 @@ func ruleMessage(fe validator.FieldError) string {
 		return "must be one of: " + strings.ReplaceAll(p, " ", ", ")
 	case "unique":
 		return "appears more than once"
+	case "modelref":
+		return `must name a model and one of its aliases or versions: "churn@production" or "churn@3"`
+	case "processormodel":
+		return "must name either a process or a model, not both or neither"
 	case "publicgroups":
 		return "must be empty unless mode is token: a public group cannot restrict user groups"
 	case "publicschemes":
