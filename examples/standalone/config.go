@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/scorehub/scorehub/management"
 )
 
 // config is what the command line and the SCOREHUB_* environment set. A flag
@@ -23,6 +25,10 @@ type config struct {
 	MaxJobBody int64 // a job's body, below MaxBody as jobs are kept
 	Timeout    time.Duration
 	Grace      time.Duration
+
+	// MaxModelBytes bounds a model upload's body (management
+	// Config.MaxModelBytes).
+	MaxModelBytes int64
 
 	// The HTTP server's connection timeouts (http.Server fields of the
 	// same names). ReadHeaderTimeout and ReadTimeout bound how long a
@@ -106,6 +112,8 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 		Timeout:    10 * time.Second,
 		Grace:      30 * time.Second,
 
+		MaxModelBytes: management.DefaultMaxModelBytes,
+
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       2 * time.Minute,
 		IdleTimeout:       2 * time.Minute,
@@ -130,6 +138,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	fs.IntVar(&c.MaxRows, "max-rows", c.MaxRows, "most rows in one request (SCOREHUB_MAX_ROWS)")
 	fs.IntVar(&c.MaxColumns, "max-columns", c.MaxColumns, "most columns in one request (SCOREHUB_MAX_COLUMNS)")
 	fs.Int64Var(&c.MaxJobBody, "max-job-body", c.MaxJobBody, "largest job body in bytes (SCOREHUB_MAX_JOB_BODY)")
+	fs.Int64Var(&c.MaxModelBytes, "max-model-bytes", c.MaxModelBytes, "largest model upload in bytes (SCOREHUB_MAX_MODEL_BYTES)")
 	fs.DurationVar(&c.Timeout, "timeout", c.Timeout, "default execution timeout (SCOREHUB_TIMEOUT)")
 	fs.DurationVar(&c.Grace, "grace", c.Grace, "how long shutdown waits for requests in flight and running jobs (SCOREHUB_GRACE)")
 	fs.DurationVar(&c.ReadHeaderTimeout, "read-header-timeout", c.ReadHeaderTimeout, "how long a client may take to send a request's headers (SCOREHUB_READ_HEADER_TIMEOUT)")
@@ -162,7 +171,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 		{"SCOREHUB_ADDR", "addr"}, {"SCOREHUB_DATA", "data"}, {"SCOREHUB_PREFIX", "prefix"},
 		{"SCOREHUB_MAX_BODY", "max-body"}, {"SCOREHUB_MAX_ROWS", "max-rows"},
 		{"SCOREHUB_MAX_COLUMNS", "max-columns"}, {"SCOREHUB_TIMEOUT", "timeout"}, {"SCOREHUB_GRACE", "grace"},
-		{"SCOREHUB_MAX_JOB_BODY", "max-job-body"},
+		{"SCOREHUB_MAX_JOB_BODY", "max-job-body"}, {"SCOREHUB_MAX_MODEL_BYTES", "max-model-bytes"},
 		{"SCOREHUB_JOB_RETENTION", "job-retention"},
 		{"SCOREHUB_READ_HEADER_TIMEOUT", "read-header-timeout"}, {"SCOREHUB_READ_TIMEOUT", "read-timeout"},
 		{"SCOREHUB_WRITE_TIMEOUT", "write-timeout"}, {"SCOREHUB_IDLE_TIMEOUT", "idle-timeout"},
@@ -200,7 +209,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	for _, n := range []struct {
 		name string
 		v    int64
-	}{{"max-body", c.MaxBody}, {"max-rows", int64(c.MaxRows)}, {"max-columns", int64(c.MaxColumns)}, {"max-job-body", c.MaxJobBody}} {
+	}{{"max-body", c.MaxBody}, {"max-rows", int64(c.MaxRows)}, {"max-columns", int64(c.MaxColumns)}, {"max-job-body", c.MaxJobBody}, {"max-model-bytes", c.MaxModelBytes}} {
 		if n.v <= 0 {
 			return c, fmt.Errorf("-%s must be positive, not %s", n.name, strconv.FormatInt(n.v, 10))
 		}

@@ -189,3 +189,32 @@ func TestWriteProgressTimeoutFlag(t *testing.T) {
 		})
 	}
 }
+
+// -max-model-bytes: 64 MiB by default, from the environment, the flag
+// winning over it, and 0 refused.
+func TestMaxModelBytesFlag(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		env  map[string]string
+		want int64
+	}{
+		{"default", nil, nil, 64 << 20},
+		{"environment", nil, map[string]string{"SCOREHUB_MAX_MODEL_BYTES": "1024"}, 1024},
+		{"flag over environment", []string{"-max-model-bytes", "2048"}, map[string]string{"SCOREHUB_MAX_MODEL_BYTES": "1024"}, 2048},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, err := parseConfig(tt.args, func(k string) string { return tt.env[k] }, io.Discard)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.MaxModelBytes != tt.want {
+				t.Errorf("MaxModelBytes = %d, want %d", c.MaxModelBytes, tt.want)
+			}
+		})
+	}
+	if _, err := parseConfig([]string{"-max-model-bytes", "0"}, func(string) string { return "" }, io.Discard); err == nil {
+		t.Error("-max-model-bytes 0 was accepted, want an error")
+	}
+}

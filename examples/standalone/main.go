@@ -289,6 +289,7 @@ func newServer(ctx context.Context, cfg config, getenv func(string) string, stdo
 		Accounts:      authn.accounts,
 		TokenRoutes:   authn.handler.Routes(),
 		ScoringPrefix: cfg.Prefix,
+		MaxModelBytes: cfg.MaxModelBytes,
 		Logger:        logger,
 	})
 	if err != nil {
