@@ -1,0 +1,412 @@
+package xgboost
+
+import (
+	"slices"
+	"strconv"
+	"sync"
+
+	"github.com/scorehub/scorehub/registry"
+)
+
+// node is one node of a flattened tree. Trees are renumbered breadth first,
+// so a split's right child always follows its left one.
+type node struct {
+	// cond is a split's threshold (a value < cond goes left) or a leaf's
+	// value.
+	cond float32
+	// feat is the feature a split reads; -1 marks a leaf.
+	feat int32
+	// left is the left child; the right child is left+1.
+	left int32
+	// dflt is the child a missing value goes to.
+	dflt int32
+}
+
+// tree is one flattened tree.
+type tree struct {
+	nodes []node
+	group int32   // the output group (class) the tree adds to
+	w     float32 // dart's weight_drop; 1 for gbtree
+	// catOf holds, per node, the index in cats of a categorical split's
+	// categories, or -1; nil when the tree has no categorical split.
+	catOf []int32
+	// cats are the sorted category codes each categorical split sends
+	// right.
+	cats [][]int32
+}
+
+// model is a checked, flattened XGBoost model ready to score. It is
+// immutable once built and safe for concurrent use.
+type model struct {
+	trees   []tree
+	groups  int
+	base    []float32 // the margin each group starts from
+	obj     objective
+	objName string
+	nFeat   int
+	inputs  []registry.ColumnSpec // the features' columns, in the model's order
+	dart    bool
+	scratch sync.Pool // *scratch
+}
+
+// maxCategory is the first category code XGBoost treats as invalid (2^24,
+// the first integer float32 cannot hold next to its neighbour).
+const maxCategory = 1 << 24
+
+// build checks a decoded file and flattens it.
+func build(f *file, lim Limits) (*model, error) {
+	if len(f.version) > 0 && (f.version[0] < 1 || f.version[0] > 3) {
+		return nil, invalid("the file was written by %s; this reader knows the formats of XGBoost 1.0 to 3.x", producer(f.version))
+	}
+	switch f.booster {
+	case "gbtree", "dart":
+	case "gblinear":
+		return nil, invalid("the gblinear booster is not supported: only tree boosters (gbtree, dart) are read")
+	case "":
+		return nil, invalid("the file names no gradient_booster")
+	default:
+		return nil, invalid("gradient booster %q is not supported: only gbtree and dart are read", f.booster)
+	}
+	if f.objective == "" {
+		return nil, invalid("the file names no objective")
+	}
+	obj, ok := lookupObjective(f.objective)
+	if !ok {
+		return nil, invalid("%s", unsupportedObjective(f.objective))
+	}
+	if f.numTarget > 1 {
+		return nil, invalid("the model has %d targets; multi-target models are not supported", f.numTarget)
+	}
+	switch {
+	case f.numFeature < 1:
+		return nil, invalid("learner_model_param.num_feature is %d; the model must read at least one feature", f.numFeature)
+	case f.numFeature > int64(lim.MaxFeatures):
+		return nil, registry.ModelErrorf(registry.ErrModelLimit,
+			"the model has %d features, more than the limit of %d", f.numFeature, lim.MaxFeatures)
+	}
+	groups := 1
+	if obj.multi {
+		if f.numClass < 2 {
+			return nil, invalid("objective %q needs num_class of at least 2, not %d", f.objective, f.numClass)
+		}
+		if f.numClass > int64(lim.MaxClasses) {
+			return nil, registry.ModelErrorf(registry.ErrModelLimit,
+				"the model has %d classes, more than the limit of %d", f.numClass, lim.MaxClasses)
+		}
+		groups = int(f.numClass)
+	} else if f.numClass > 1 {
+		return nil, invalid("objective %q has one output, but num_class is %d", f.objective, f.numClass)
+	}
+	if !f.haveTrees {
+		return nil, invalid("the gradient booster holds no trees")
+	}
+	if len(f.treeInfo) != len(f.trees) {
+		return nil, invalid("tree_info has %d entries for %d trees", len(f.treeInfo), len(f.trees))
+	}
+	if f.numParallel < 1 {
+		return nil, invalid("num_parallel_tree is %d; it must be at least 1", f.numParallel)
+	}
+	if f.indptr != nil {
+		if err := checkIndptr(f.indptr, len(f.trees)); err != nil {
+			return nil, err
+		}
+	}
+	m := &model{groups: groups, obj: obj, objName: f.objective, nFeat: int(f.numFeature), dart: f.booster == "dart"}
+	if m.dart && len(f.weightDrop) != len(f.trees) {
+		return nil, invalid("dart's weight_drop has %d weights for %d trees", len(f.weightDrop), len(f.trees))
+	}
+	base, err := baseMargins(f, obj, groups)
+	if err != nil {
+		return nil, err
+	}
+	m.base = base
+	m.trees = make([]tree, len(f.trees))
+	for i := range f.trees {
+		g := f.treeInfo[i]
+		if g < 0 || g >= int64(groups) {
+			return nil, invalid("tree_info gives tree %d the output group %d; the model has %d", i, g, groups)
+		}
+		t, err := flatten(i, &f.trees[i], m.nFeat, lim)
+		if err != nil {
+			return nil, err
+		}
+		t.group, t.w = int32(g), 1
+		if m.dart {
+			t.w = f.weightDrop[i]
+		}
+		m.trees[i] = t
+		f.trees[i] = rawTree{} // let the arrays go as soon as they are flattened
+	}
+	return m, nil
+}
+
+// checkIndptr checks iteration_indptr: where each boosting round's trees
+// start, from 0 to the number of trees.
+func checkIndptr(p []int64, trees int) error {
+	if len(p) == 0 || p[0] != 0 || p[len(p)-1] != int64(trees) {
+		return invalid("iteration_indptr does not run from 0 to the %d trees", trees)
+	}
+	for i := 1; i < len(p); i++ {
+		if p[i] < p[i-1] {
+			return invalid("iteration_indptr decreases at round %d", i)
+		}
+	}
+	return nil
+}
+
+// baseMargins returns the margin each output group starts from.
+func baseMargins(f *file, obj objective, groups int) ([]float32, error) {
+	scores := f.baseScore
+	if len(scores) == 0 {
+		scores = []float32{0.5} // XGBoost's default
+	}
+	if len(scores) != 1 {
+		// A list per class (XGBoost 3.1): scored only when the classes
+		// share one value, which softmax then cannot tell from none.
+		if len(scores) != groups || slices.Min(scores) != slices.Max(scores) {
+			return nil, invalid("base_score holds %d values %v; this reader supports one value shared by every output", len(scores), scores)
+		}
+	}
+	b, ok := obj.link.margin(scores[0])
+	if !ok {
+		return nil, invalid("base_score %v is outside the range objective %q allows", scores[0], f.objective)
+	}
+	base := make([]float32, groups)
+	for g := range base {
+		base[g] = b
+	}
+	return base, nil
+}
+
+// flatten checks tree i and renumbers its nodes breadth first.
+func flatten(i int, rt *rawTree, nFeat int, lim Limits) (tree, error) {
+	n := len(rt.left)
+	if n == 0 {
+		return tree{}, invalid("tree %d has no nodes", i)
+	}
+	for _, a := range []struct {
+		name string
+		n    int
+	}{{"right_children", len(rt.right)}, {"split_indices", len(rt.splitIndex)},
+		{"split_conditions", len(rt.cond)}, {"default_left", len(rt.defaultLeft)}} {
+		if a.n != n {
+			return tree{}, invalid("tree %d has %d left_children but %d %s", i, n, a.n, a.name)
+		}
+	}
+	if len(rt.splitType) != 0 && len(rt.splitType) != n {
+		return tree{}, invalid("tree %d has %d left_children but %d split_type", i, n, len(rt.splitType))
+	}
+	if rt.haveNumNodes && rt.numNodes != int64(n) {
+		return tree{}, invalid("tree %d says it has %d nodes but holds %d", i, rt.numNodes, n)
+	}
+	if rt.leafVector > 1 {
+		return tree{}, invalid("tree %d has leaves of %d values (a multi-target tree); they are not supported", i, rt.leafVector)
+	}
+	catSets, err := categories(i, rt, n)
+	if err != nil {
+		return tree{}, err
+	}
+	t := tree{nodes: make([]node, 0, n)}
+	if catSets != nil {
+		t.catOf = make([]int32, 0, n)
+	}
+	// order[k] is the file's index of new node k; depth[k] its depth.
+	order := make([]int32, 1, n)
+	depth := make([]int32, 1, n)
+	seen := make([]bool, n)
+	seen[0] = true
+	for k := 0; k < len(order); k++ {
+		old := order[k]
+		l, r := rt.left[old], rt.right[old]
+		nd := node{cond: rt.cond[old], feat: -1}
+		cat := int32(-1)
+		if l != -1 || r != -1 {
+			for _, c := range [2]int32{l, r} {
+				if c < 0 || int(c) >= n {
+					return tree{}, invalid("tree %d node %d has child %d; the tree has %d nodes", i, old, c, n)
+				}
+				if seen[c] {
+					return tree{}, invalid("tree %d node %d has child %d, which is reached twice (a cycle or a shared node)", i, old, c)
+				}
+				seen[c] = true
+			}
+			if l == r {
+				return tree{}, invalid("tree %d node %d has the same node %d as both children", i, old, l)
+			}
+			f := rt.splitIndex[old]
+			if f < 0 || int(f) >= nFeat {
+				return tree{}, invalid("tree %d node %d splits on feature %d; the model has %d features", i, old, uint32(f), nFeat)
+			}
+			d := depth[k] + 1
+			if int(d) > lim.MaxDepth {
+				return tree{}, registry.ModelErrorf(registry.ErrModelLimit,
+					"tree %d is deeper than the limit of %d", i, lim.MaxDepth)
+			}
+			nd.feat = f
+			nd.left = int32(len(order))
+			nd.dflt = nd.left + 1
+			if rt.defaultLeft[old] {
+				nd.dflt = nd.left
+			}
+			order = append(order, l, r)
+			depth = append(depth, d, d)
+			if len(rt.splitType) > 0 && rt.splitType[old] == 1 {
+				cat = int32(len(t.cats))
+				t.cats = append(t.cats, catSets[old])
+			}
+		}
+		t.nodes = append(t.nodes, nd)
+		if t.catOf != nil {
+			t.catOf = append(t.catOf, cat)
+		}
+	}
+	return t, nil
+}
+
+// categories returns, by node, the categories each categorical split of
+// tree i sends right, or nil when the tree has no categorical split.
+func categories(i int, rt *rawTree, n int) (map[int32][]int32, error) {
+	hasCat := slices.Contains(rt.splitType, 1)
+	if !hasCat {
+		if len(rt.catNodes) > 0 {
+			return nil, invalid("tree %d lists categories but has no categorical split", i)
+		}
+		return nil, nil
+	}
+	if len(rt.catSegments) != len(rt.catNodes) || len(rt.catSizes) != len(rt.catNodes) {
+		return nil, invalid("tree %d has %d categories_nodes, %d categories_segments and %d categories_sizes",
+			i, len(rt.catNodes), len(rt.catSegments), len(rt.catSizes))
+	}
+	sets := make(map[int32][]int32, len(rt.catNodes))
+	for j, nd := range rt.catNodes {
+		if nd < 0 || int(nd) >= n || rt.splitType[nd] != 1 {
+			return nil, invalid("tree %d lists categories for node %d, which is not a categorical split", i, nd)
+		}
+		if _, dup := sets[nd]; dup {
+			return nil, invalid("tree %d lists categories for node %d twice", i, nd)
+		}
+		beg, size := rt.catSegments[j], rt.catSizes[j]
+		if beg < 0 || size < 0 || beg > int64(len(rt.cats)) || size > int64(len(rt.cats))-beg {
+			return nil, invalid("tree %d node %d: its categories (from %d, %d of them) are outside the %d listed", i, nd, beg, size, len(rt.cats))
+		}
+		set := slices.Clone(rt.cats[beg : beg+size])
+		for _, c := range set {
+			if c < 0 || c >= maxCategory {
+				return nil, invalid("tree %d node %d lists category %d; categories run from 0 to %d", i, nd, uint32(c), maxCategory-1)
+			}
+		}
+		slices.Sort(set)
+		sets[nd] = slices.Compact(set)
+	}
+	for nd, st := range rt.splitType {
+		if st == 1 && rt.left[nd] != -1 {
+			if _, ok := sets[int32(nd)]; !ok {
+				sets[int32(nd)] = nil // no category goes right
+			}
+		}
+	}
+	return sets, nil
+}
+
+// names returns the names of n things: given, else from the file, else
+// prefix followed by the index.
+func names(given, fromFile []string, n int, prefix string) []string {
+	switch {
+	case len(given) > 0:
+		return slices.Clone(given)
+	case len(fromFile) > 0:
+		return slices.Clone(fromFile)
+	}
+	out := make([]string, n)
+	for i := range out {
+		out[i] = prefix + strconv.Itoa(i)
+	}
+	return out
+}
+
+// checkNames checks that names are as many as want, non-empty and
+// distinct; what says what they name.
+func checkNames(what, source string, list []string, want int) error {
+	if len(list) != want {
+		return invalid("%s names %d %s; the model has %d", source, len(list), what, want)
+	}
+	seen := make(map[string]bool, len(list))
+	for i, s := range list {
+		if s == "" {
+			return invalid("%s: %s %d has an empty name", source, what, i)
+		}
+		if seen[s] {
+			return invalid("%s: %s name %q appears twice", source, what, s)
+		}
+		seen[s] = true
+	}
+	return nil
+}
+
+// classCount is how many classes the model's classifier columns have.
+func (m *model) classCount() int {
+	if m.obj.multi {
+		return m.groups
+	}
+	return 2
+}
+
+// loaded checks meta against the model and returns it with its schema and
+// process.
+func (m *model) loaded(f *file, meta registry.ModelMetadata, lim Limits) (*registry.LoadedModel, error) {
+	source := "the metadata"
+	if len(meta.Features) == 0 {
+		source = "the file's feature_names"
+	}
+	features := names(meta.Features, f.featureNames, m.nFeat, "f")
+	if len(meta.Features) > 0 || len(f.featureNames) > 0 {
+		if err := checkNames("features", source, features, m.nFeat); err != nil {
+			return nil, err
+		}
+	}
+	label := meta.LabelOrDefault()
+	schema := registry.ModelSchema{
+		Format:    "xgboost",
+		Producer:  producer(f.version),
+		Objective: m.objName,
+		Label:     label,
+		Trees:     len(m.trees),
+	}
+	schema.Inputs = make([]registry.ColumnSpec, len(features))
+	for i, name := range features {
+		schema.Inputs[i] = registry.ColumnSpec{Name: name, Kind: registry.Number}
+	}
+	m.inputs = slices.Clone(schema.Inputs)
+	prediction := "prediction(" + label + ")"
+	var proc registry.Process
+	if m.obj.class {
+		k := m.classCount()
+		if k > lim.MaxClasses {
+			return nil, registry.ModelErrorf(registry.ErrModelLimit,
+				"the model has %d classes, more than the limit of %d", k, lim.MaxClasses)
+		}
+		classes := names(meta.Classes, nil, k, "")
+		if err := checkNames("classes", "the metadata", classes, k); err != nil {
+			return nil, err
+		}
+		p, err := registry.Classifier(label, classes, m.predictProbs)
+		if err != nil {
+			return nil, invalid("%s", err.Error())
+		}
+		proc = p
+		schema.Task = registry.Classification
+		schema.Classes = classes
+		schema.Outputs = append(schema.Outputs, registry.ColumnSpec{Name: prediction, Kind: registry.Text})
+		for _, c := range classes {
+			schema.Outputs = append(schema.Outputs, registry.ColumnSpec{Name: "confidence(" + c + ")", Kind: registry.Number})
+		}
+	} else {
+		if len(meta.Classes) > 0 {
+			return nil, invalid("the metadata names classes, but the model is a regressor (objective %q)", m.objName)
+		}
+		schema.Task = registry.Regression
+		schema.Outputs = []registry.ColumnSpec{{Name: prediction, Kind: registry.Number}}
+		proc = &regressor{m: m, name: prediction}
+	}
+	return &registry.LoadedModel{Schema: schema, Process: proc}, nil
+}

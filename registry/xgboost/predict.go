@@ -1,0 +1,235 @@
+package xgboost
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/scorehub/scorehub/registry"
+)
+
+// blockRows is how many rows are scored together: their features are
+// gathered into one block, and every tree walks all of them before the
+// next tree, so that a tree's nodes stay in cache.
+const blockRows = 64
+
+// ctxEvery is how many blocks are scored between checks of the context.
+const ctxEvery = 32
+
+// scratch is the memory one Score call works in, pooled.
+type scratch struct {
+	cols []*registry.Column // a feature's column; nil when absent
+	x    []float32          // blockRows rows of features, row-major
+	out  []float32          // margins of the rows of a block, row-major
+}
+
+func (m *model) getScratch() *scratch {
+	s, _ := m.scratch.Get().(*scratch)
+	if s == nil {
+		s = &scratch{
+			cols: make([]*registry.Column, m.nFeat),
+			x:    make([]float32, blockRows*m.nFeat),
+			out:  make([]float32, blockRows*m.groups),
+		}
+	}
+	return s
+}
+
+// columns finds the column of every feature in t.
+func (m *model) columns(t *registry.Table, cols []*registry.Column) error {
+	for f := range cols {
+		cols[f] = nil
+		i := t.Index(m.inputs[f].Name)
+		if i < 0 {
+			continue
+		}
+		c := t.Column(i)
+		if c.Kind != registry.Number {
+			return fmt.Errorf("xgboost: column %q holds text; the model's features are numbers", c.Name)
+		}
+		cols[f] = c
+	}
+	return nil
+}
+
+// margins scores every row of t and calls emit with each block's margins
+// (rows × groups, row-major) and the index of its first row. Missing
+// values, absent columns and NaN take each split's default branch.
+func (m *model) margins(ctx context.Context, t *registry.Table, emit func(first int, out []float32)) error {
+	s := m.getScratch()
+	defer m.scratch.Put(s)
+	if err := m.columns(t, s.cols); err != nil {
+		return err
+	}
+	rows, nf, g := t.Rows(), m.nFeat, m.groups
+	nan := float32(math.NaN())
+	for first, b := 0, 0; first < rows; first, b = first+blockRows, b+1 {
+		if b%ctxEvery == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
+		n := min(blockRows, rows-first)
+		x := s.x[:n*nf]
+		for f, c := range s.cols {
+			if c == nil {
+				for r := range n {
+					x[r*nf+f] = nan
+				}
+				continue
+			}
+			vals := c.Numbers[first : first+n]
+			for r, v := range vals {
+				x[r*nf+f] = float32(v)
+			}
+			if c.Missing != nil {
+				for r, miss := range c.Missing[first : first+n] {
+					if miss {
+						x[r*nf+f] = nan
+					}
+				}
+			}
+		}
+		out := s.out[:n*g]
+		for r := range n {
+			copy(out[r*g:(r+1)*g], m.base)
+		}
+		m.addTrees(x, out, n)
+		emit(first, out)
+	}
+	return nil
+}
+
+// addTrees adds every tree's leaf for n rows of x to out, in tree order
+// and in float32, as XGBoost accumulates.
+func (m *model) addTrees(x, out []float32, n int) {
+	nf, g := m.nFeat, m.groups
+	for ti := range m.trees {
+		t := &m.trees[ti]
+		o := out[t.group:]
+		switch {
+		case t.catOf != nil:
+			for r := range n {
+				o[r*g] += float32(t.catLeaf(x[r*nf:(r+1)*nf]) * t.w)
+			}
+		case m.dart:
+			for r := range n {
+				o[r*g] += float32(t.leaf(x[r*nf:(r+1)*nf]) * t.w)
+			}
+		default:
+			for r := range n {
+				o[r*g] += t.leaf(x[r*nf : (r+1)*nf])
+			}
+		}
+	}
+}
+
+// leaf walks a tree without categorical splits to the leaf x reaches.
+func (t *tree) leaf(x []float32) float32 {
+	nodes := t.nodes
+	i := int32(0)
+	for {
+		nd := &nodes[i]
+		if nd.feat < 0 {
+			return nd.cond
+		}
+		v := x[nd.feat]
+		switch {
+		case v != v:
+			i = nd.dflt
+		case v < nd.cond:
+			i = nd.left
+		default:
+			i = nd.left + 1
+		}
+	}
+}
+
+// catLeaf is leaf for a tree with categorical splits. A categorical split
+// sends a category it lists right and any other value left, a negative or
+// too large one included, reading the value's integer part as the
+// category, as XGBoost 1.7 does.
+func (t *tree) catLeaf(x []float32) float32 {
+	nodes := t.nodes
+	i := int32(0)
+	for {
+		nd := &nodes[i]
+		if nd.feat < 0 {
+			return nd.cond
+		}
+		v := x[nd.feat]
+		switch c := t.catOf[i]; {
+		case v != v:
+			i = nd.dflt
+		case c >= 0:
+			i = nd.left
+			if v >= 0 && v < maxCategory {
+				if _, found := slices.BinarySearch(t.cats[c], int32(v)); found {
+					i++
+				}
+			}
+		case v < nd.cond:
+			i = nd.left
+		default:
+			i = nd.left + 1
+		}
+	}
+}
+
+// predictProbs is the classifier's [registry.PredictFunc].
+func (m *model) predictProbs(ctx context.Context, in registry.Input, probs []float64) error {
+	k := m.classCount()
+	return m.margins(ctx, in.Table, func(first int, out []float32) {
+		if m.obj.multi {
+			for r := 0; r*k < len(out); r++ {
+				p := out[r*k : (r+1)*k]
+				softmax(p)
+				for j, v := range p {
+					probs[(first+r)*k+j] = float64(v)
+				}
+			}
+			return
+		}
+		for r, v := range out {
+			p := m.transform(v)
+			probs[(first+r)*2] = float64(1 - p)
+			probs[(first+r)*2+1] = float64(p)
+		}
+	})
+}
+
+// transform turns the margin of a one-output model into its prediction.
+func (m *model) transform(v float32) float32 {
+	switch m.obj.out {
+	case outSigmoid:
+		return sigmoid(v)
+	case outExp:
+		return expf(v)
+	case outHinge:
+		if v > 0 {
+			return 1
+		}
+		return 0
+	}
+	return v
+}
+
+// regressor is the Process of a regression model.
+type regressor struct {
+	m    *model
+	name string
+}
+
+func (p *regressor) Score(ctx context.Context, in registry.Input) (*registry.Table, error) {
+	vals := make([]float64, in.Table.Rows())
+	err := p.m.margins(ctx, in.Table, func(first int, out []float32) {
+		for r, v := range out {
+			vals[first+r] = float64(p.m.transform(v))
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	return registry.NewTable(len(vals), registry.NumberColumn(p.name, vals, nil))
+}
