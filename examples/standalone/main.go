@@ -5,7 +5,9 @@
 // to a listener of their own, -metrics=false turns them off), logs one line
 // per request (-access-log=false turns that off), keeps its registry in a
 // data directory, and deploys a demo endpoint, an iris classifier trained at
-// start-up.
+// start-up. Model files uploaded through the management API (XGBoost, as
+// JSON or UBJSON) are kept in the data directory too, and deployed by
+// endpoints that name them.
 //
 //	go run ./examples/standalone
 //
@@ -39,6 +41,7 @@ import (
 	"github.com/scorehub/scorehub/management/ui"
 	"github.com/scorehub/scorehub/middleware"
 	"github.com/scorehub/scorehub/registry"
+	"github.com/scorehub/scorehub/registry/xgboost"
 	"github.com/scorehub/scorehub/scoring"
 	"github.com/scorehub/scorehub/tokens"
 )
@@ -184,6 +187,11 @@ func newServer(ctx context.Context, cfg config, getenv func(string) string, stdo
 		if err := catalog.Register(p); err != nil {
 			return nil, err
 		}
+	}
+	// Model files uploaded through the management API are read by the
+	// formats of the catalog; the store below keeps them.
+	if err := catalog.RegisterFormat(xgboost.Format{}); err != nil {
+		return nil, err
 	}
 	store, err := registry.OpenFileStore(cfg.DataDir, registry.StoreOptions{})
 	if err != nil {

@@ -1,0 +1,130 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"mime/multipart"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/scorehub/scorehub/registry"
+)
+
+// exampleModel reads the README's example model, an XGBoost iris
+// classifier, and the metadata its upload carries.
+func exampleModel(t testing.TB) ([]byte, registry.ModelMetadata) {
+	t.Helper()
+	artifact, err := os.ReadFile("../models/iris.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile("../models/iris.metadata.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var meta registry.ModelMetadata
+	if err := json.Unmarshal(b, &meta); err != nil {
+		t.Fatalf("iris.metadata.json: %v", err)
+	}
+	return artifact, meta
+}
+
+// TestModelUpload: the server reads XGBoost files, keeps them in its data
+// directory across a restart, and refuses an upload past -max-model-bytes
+// with a 413.
+func TestModelUpload(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	artifact, meta := exampleModel(t)
+	start := func(args ...string) *server {
+		t.Helper()
+		cfg, err := parseConfig(append([]string{"-data", dir, "-access-log=false"}, args...), func(string) string { return "" }, io.Discard)
+		if err != nil {
+			t.Fatal(err)
+		}
+		srv, err := newServer(ctx, cfg, func(k string) string {
+			if k == "SCOREHUB_ADMIN_PASSWORD" {
+				return smokePassword
+			}
+			return ""
+		}, io.Discard, slog.New(slog.DiscardHandler))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return srv
+	}
+
+	srv := start("-max-model-bytes", strconv.Itoa(len(artifact)-1))
+	token := handlerToken(t, srv)
+	if w := upload(t, srv, token, artifact, meta); w.Code != http.StatusRequestEntityTooLarge {
+		t.Errorf("an upload past -max-model-bytes answered %d %s, want 413", w.Code, w.Body)
+	}
+	srv.Close()
+
+	srv = start()
+	token = handlerToken(t, srv)
+	if w := upload(t, srv, token, artifact, meta); w.Code != http.StatusCreated {
+		t.Fatalf("the upload answered %d %s, want 201", w.Code, w.Body)
+	}
+	for _, r := range []struct{ method, path, body string }{
+		{"PUT", "/api/v1/models/iris/aliases/production", `{"version":1}`},
+		{"POST", "/api/v1/deployments", `{"group":"DEFAULT","path":"flowers","endpoints":[{"alias":"species","model":"iris@production"}]}`},
+	} {
+		if w := serve(srv, r.method, r.path, token, "application/json", []byte(r.body)); w.Code != http.StatusCreated {
+			t.Fatalf("%s %s: %d %s", r.method, r.path, w.Code, w.Body)
+		}
+	}
+	srv.Close()
+
+	srv = start()
+	defer srv.Close()
+	w := serve(srv, "POST", "/webapi/DEFAULT/api/v1/services/flowers/species", "", "application/json", []byte(`{"data":[`+irisRow+`]}`))
+	if w.Code != http.StatusOK || !strings.Contains(w.Body.String(), `"prediction(species)":"setosa"`) {
+		t.Errorf("after a restart the model endpoint answered %d %s, want setosa", w.Code, w.Body)
+	}
+}
+
+// upload posts artifact with meta as version of the model iris.
+func upload(t *testing.T, srv *server, token string, artifact []byte, meta registry.ModelMetadata) *httptest.ResponseRecorder {
+	t.Helper()
+	var b bytes.Buffer
+	mw := multipart.NewWriter(&b)
+	pw, _ := mw.CreateFormFile("artifact", "iris.json")
+	pw.Write(artifact)
+	pw, _ = mw.CreateFormField("metadata")
+	json.NewEncoder(pw).Encode(meta)
+	mw.Close()
+	return serve(srv, "POST", "/api/v1/models/iris/versions", token, mw.FormDataContentType(), b.Bytes())
+}
+
+func serve(srv *server, method, path, token, contentType string, body []byte) *httptest.ResponseRecorder {
+	r := httptest.NewRequest(method, path, bytes.NewReader(body))
+	r.Header.Set("Content-Type", contentType)
+	if token != "" {
+		r.Header.Set("Authorization", "Bearer "+token)
+	}
+	w := httptest.NewRecorder()
+	srv.handler.ServeHTTP(w, r)
+	return w
+}
+
+// handlerToken is an idToken of the admin's from srv's token service.
+func handlerToken(t *testing.T, srv *server) string {
+	t.Helper()
+	r := httptest.NewRequest("GET", "/api/rest/tokenservice", nil)
+	r.SetBasicAuth("admin", smokePassword)
+	w := httptest.NewRecorder()
+	srv.handler.ServeHTTP(w, r)
+	var got struct{ IDToken string }
+	if err := json.Unmarshal(w.Body.Bytes(), &got); err != nil || got.IDToken == "" {
+		t.Fatalf("token service: %d %s", w.Code, w.Body)
+	}
+	return got.IDToken
+}
