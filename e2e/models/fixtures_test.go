@@ -1,0 +1,299 @@
+package models
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// fixtureDir holds the XGBoost fixtures: per model, its file saved as JSON
+// and as UBJSON, and <stem>.rows.json with the rows, the metadata to
+// upload and XGBoost's own predictions.
+const fixtureDir = "../../registry/xgboost/testdata"
+
+// fixture is one model of fixtureDir.
+type fixture struct {
+	stem     string
+	files    []string       // the model's files, .json and .ubj
+	metadata map[string]any // the upload's metadata part
+	features []string       // the input columns, in the model's order
+	label    string
+	classes  []string // empty for a regressor
+	rows     []map[string]any
+	// want holds XGBoost's prediction per row: a probability per class
+	// for a classifier, one value for a regressor.
+	want [][]float64
+}
+
+// fixtureFile is what <stem>.rows.json holds (registry/xgboost/testdata/gen.py
+// writes it).
+type fixtureFile struct {
+	Metadata map[string]any `json:"metadata"`
+	// Schema is what the reader derives from the file and the metadata.
+	Schema struct {
+		Task    string   `json:"task"`
+		Inputs  []string `json:"inputs"`
+		Classes []string `json:"classes"`
+	} `json:"schema"`
+	Rows []map[string]any `json:"rows"`
+	// Predictions are XGBoost's: per row the confidences in class order
+	// for a classifier, a number for a regressor.
+	Predictions []json.RawMessage `json:"predictions"`
+}
+
+// loadFixtures reads every fixture of fixtureDir; it fails t when there is
+// none, so that a moved directory cannot pass unnoticed.
+func loadFixtures(t testing.TB) []*fixture {
+	t.Helper()
+	paths, err := filepath.Glob(filepath.Join(fixtureDir, "*.rows.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(paths) == 0 {
+		t.Fatalf("no fixtures (*.rows.json) in %s", fixtureDir)
+	}
+	var out []*fixture
+	for _, p := range paths {
+		out = append(out, readFixture(t, p))
+	}
+	return out
+}
+
+func readFixture(t testing.TB, path string) *fixture {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var f fixtureFile
+	if err := json.Unmarshal(b, &f); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	fx := &fixture{stem: strings.TrimSuffix(filepath.Base(path), ".rows.json"), metadata: f.Metadata, rows: f.Rows}
+	for _, ext := range []string{".json", ".ubj"} {
+		if _, err := os.Stat(filepath.Join(fixtureDir, fx.stem+ext)); err == nil {
+			fx.files = append(fx.files, fx.stem+ext)
+		}
+	}
+	if len(fx.files) == 0 {
+		t.Fatalf("%s: no model file %s.json or %s.ubj beside it", path, fx.stem, fx.stem)
+	}
+	fx.label, _ = f.Metadata["label"].(string)
+	if fx.label == "" {
+		fx.label = "label"
+	}
+	fx.features, fx.classes = f.Schema.Inputs, f.Schema.Classes
+	if len(fx.features) == 0 || (f.Schema.Task == "classification") != (len(fx.classes) > 0) {
+		t.Fatalf("%s: a %s model with inputs %q and classes %q", path, f.Schema.Task, fx.features, fx.classes)
+	}
+	for i, p := range f.Predictions {
+		var one float64
+		var many []float64
+		switch {
+		case json.Unmarshal(p, &one) == nil:
+			fx.want = append(fx.want, []float64{one})
+		case json.Unmarshal(p, &many) == nil:
+			fx.want = append(fx.want, many)
+		default:
+			t.Fatalf("%s: prediction %d is %s, neither a number nor numbers", path, i, p)
+		}
+	}
+	if len(fx.want) != len(fx.rows) {
+		t.Fatalf("%s: %d predictions for %d rows", path, len(fx.want), len(fx.rows))
+	}
+	return fx
+}
+
+// modelName is the name file is deployed under: the fixture's stem and
+// its format, each character a name may not hold a '-'.
+func (fx *fixture) modelName(file string) string {
+	name := []byte(strings.ReplaceAll(file, ".", "-"))
+	for i, c := range name {
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-' || c == '_') {
+			name[i] = '-'
+		}
+	}
+	return string(name)
+}
+
+// artifact is the content of the fixture's file.
+func (fx *fixture) artifact(t testing.TB, file string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(fixtureDir, file))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// subset is the fixture with only the rows idx.
+func (fx *fixture) subset(idx []int) *fixture {
+	out := *fx
+	out.rows, out.want = nil, nil
+	for _, i := range idx {
+		out.rows = append(out.rows, fx.rows[i])
+		out.want = append(out.want, fx.want[i])
+	}
+	return &out
+}
+
+// check compares the rows an endpoint of the fixture's model answered
+// with XGBoost's predictions: each class's confidence within 1e-6 and
+// the most probable class as the prediction, or a regressor's value within
+// 1e-6 relative.
+func (fx *fixture) check(t testing.TB, name string, got []map[string]any) {
+	t.Helper()
+	if len(got) != len(fx.rows) {
+		t.Errorf("%s: %d rows answered, want %d", name, len(got), len(fx.rows))
+		return
+	}
+	bad := 0
+	for i, row := range got {
+		want := fx.want[i]
+		pred := row["prediction("+fx.label+")"]
+		if len(fx.classes) == 0 {
+			v, ok := pred.(float64)
+			if !ok || math.Abs(v-want[0]) > 1e-6*max(1, math.Abs(want[0])) {
+				bad++
+				if bad <= 5 {
+					t.Errorf("%s: row %d: prediction(%s) = %v, XGBoost's %v", name, i, fx.label, pred, want[0])
+				}
+			}
+			continue
+		}
+		if len(want) != len(fx.classes) {
+			t.Fatalf("%s: row %d: %d probabilities for %d classes", name, i, len(want), len(fx.classes))
+		}
+		for j, class := range fx.classes {
+			v, ok := row["confidence("+class+")"].(float64)
+			if !ok || math.Abs(v-want[j]) > 1e-6 {
+				bad++
+				if bad <= 5 {
+					t.Errorf("%s: row %d: confidence(%s) = %v, XGBoost's %v", name, i, class, row["confidence("+class+")"], want[j])
+				}
+			}
+		}
+		best := argmax(want)
+		if tied(want, best) {
+			continue // a tie within the tolerance may go either way
+		}
+		if pred != fx.classes[best] {
+			bad++
+			if bad <= 5 {
+				t.Errorf("%s: row %d: prediction(%s) = %v, XGBoost's most probable class %s", name, i, fx.label, pred, fx.classes[best])
+			}
+		}
+	}
+	if bad > 5 {
+		t.Errorf("%s: %d differences in all", name, bad)
+	}
+}
+
+// tied reports whether a class other than best is within 1e-6 of it.
+func tied(p []float64, best int) bool {
+	for i, v := range p {
+		if i != best && p[best]-v < 1e-6 {
+			return true
+		}
+	}
+	return false
+}
+
+func argmax(v []float64) int {
+	best := 0
+	for i := range v {
+		if v[i] > v[best] {
+			best = i
+		}
+	}
+	return best
+}
+
+// fixtureWithMissing returns a fixture whose rows have missing values.
+func fixtureWithMissing(t testing.TB) *fixture {
+	t.Helper()
+	for _, fx := range loadFixtures(t) {
+		for _, r := range fx.rows {
+			for _, v := range r {
+				if v == nil {
+					return fx
+				}
+			}
+		}
+	}
+	t.Fatalf("no fixture in %s has a missing value", fixtureDir)
+	return nil
+}
+
+// promotionPair returns two classifiers of the same features whose
+// predictions of one of their rows differ clearly, and that row.
+func promotionPair(t testing.TB) (v1, v2 *fixture, row map[string]any) {
+	t.Helper()
+	fixtures := loadFixtures(t)
+	for _, a := range fixtures {
+		for _, b := range fixtures {
+			if a == b || !slices.Equal(a.features, b.features) || !slices.Equal(a.classes, b.classes) || len(a.classes) == 0 {
+				continue
+			}
+			for i, r := range a.rows {
+				if j := slices.IndexFunc(b.rows, func(s map[string]any) bool { return rowsEqual(r, s) }); j >= 0 && differ(a.want[i], b.want[j]) {
+					return a, b, r
+				}
+			}
+		}
+	}
+	t.Fatalf("no two classifier fixtures in %s share their features and a row they predict differently", fixtureDir)
+	return nil, nil, nil
+}
+
+// differ reports whether two predictions differ by more than 1e-3.
+func differ(a, b []float64) bool {
+	for i := range a {
+		if math.Abs(a[i]-b[i]) > 1e-3 {
+			return true
+		}
+	}
+	return false
+}
+
+func rowsEqual(a, b map[string]any) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if w, ok := b[k]; !ok || w != v {
+			return false
+		}
+	}
+	return true
+}
+
+func sha256Hex(b []byte) string {
+	s := sha256.Sum256(b)
+	return hex.EncodeToString(s[:])
+}
+
+func jsonBody(t testing.TB, v any) []byte {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func jsonDecode(r io.Reader, v any) error {
+	b, err := io.ReadAll(r)
+	if err != nil {
+		return err
+	}
+	return json.NewDecoder(bytes.NewReader(b)).Decode(v)
+}
