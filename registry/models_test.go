@@ -710,3 +710,23 @@ func TestModelResolveAllocatesNothing(t *testing.T) {
 		t.Errorf("Resolve of a model endpoint allocates %v times", allocs)
 	}
 }
+
+// TestModelCacheDropsDeleted checks a deleted version's loaded model is
+// not kept: the same file uploaded again is parsed again.
+func TestModelCacheDropsDeleted(t *testing.T) {
+	ctx := context.Background()
+	s := newModelWriter(t, registry.NewMemStore(registry.StoreOptions{}))
+	must[registry.ModelVersion](t)(added(s.AddModelVersion(ctx, "churn", churnV1, registry.ModelMetadata{}, nil)))
+	must[registry.ModelVersion](t)(added(s.AddModelVersion(ctx, "churn", churnV2, registry.ModelMetadata{}, nil)))
+	if err := s.DeleteModelVersion(ctx, "churn", 1); err != nil {
+		t.Fatal(err)
+	}
+	must[registry.ModelVersion](t)(added(s.AddModelVersion(ctx, "churn", churnV2, registry.ModelMetadata{}, nil)))
+	if n := s.format.Loads(); n != 2 {
+		t.Errorf("%d loads after two uploads and an identical one, want 2", n)
+	}
+	must[registry.ModelVersion](t)(added(s.AddModelVersion(ctx, "churn", churnV1, registry.ModelMetadata{}, nil)))
+	if n := s.format.Loads(); n != 3 {
+		t.Errorf("%d loads after uploading a deleted version's file again, want 3: its model was dropped", n)
+	}
+}
