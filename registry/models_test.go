@@ -93,7 +93,7 @@ func forEachModelStore(t *testing.T, fn func(t *testing.T, s modelWriter, clk *c
 			opts := registry.StoreOptions{Now: clk.Now}
 			store, dir := k.open(t, opts)
 			if _, ok := store.(registry.ArtifactStore); !ok {
-				t.Skipf("%s keeps no artifacts yet", k.name)
+				t.Fatalf("%s is no ArtifactStore", k.name)
 			}
 			s := newModelWriter(t, store)
 			fn(t, s, clk)
@@ -105,19 +105,12 @@ func forEachModelStore(t *testing.T, fn func(t *testing.T, s modelWriter, clk *c
 				t.Fatal(err)
 			}
 			re := openFileStore(t, dir, opts)
-			if diff := cmp.Diff(dumpAll(st), dumpAll(mustState(t, re))); diff != "" {
+			if diff := cmp.Diff(dump(st), dump(mustState(t, re))); diff != "" {
 				t.Errorf("reopened store differs from the one closed (-closed +reopened):\n%s", diff)
 			}
 		})
 	}
 }
-
-type fullDump struct {
-	stateDump
-	Models []registry.Model
-}
-
-func dumpAll(st *registry.State) fullDump { return fullDump{dump(st), st.Models()} }
 
 var (
 	churnV1 = registrytest.LinearArtifact(0.5, []string{"age", "income"}, []float64{0.25, -1})
@@ -424,14 +417,34 @@ func TestModelLoadedOnce(t *testing.T) {
 	if n := re.format.Loads(); n != 2 {
 		t.Errorf("%d loads after requests, want still 2", n)
 	}
-	// A version nothing used yet is loaded once, by its first user.
-	for range 3 {
-		if _, err := re.Snapshot().EndpointProcess(registry.Endpoint{Alias: "x", Model: "unused@1"}); err != nil {
-			t.Fatal(err)
-		}
+	// A version nothing used yet is loaded once, by its first users at once.
+	for range 8 {
+		wg.Go(func() {
+			if _, err := re.Snapshot().EndpointProcess(registry.Endpoint{Alias: "x", Model: "unused@1"}); err != nil {
+				t.Error(err)
+			}
+		})
 	}
+	wg.Wait()
 	if n := re.format.Loads(); n != 3 {
-		t.Errorf("%d loads after using another version, want 3", n)
+		t.Errorf("%d loads after using another version from 8 goroutines, want 3", n)
+	}
+	// A deployment naming a version loads it before it is stored.
+	must[registry.Deployment](t)(re.PutDeployment(ctx, deployment("DEFAULT", "two", registry.Endpoint{Alias: "a", Model: "churn@1"},
+		registry.Endpoint{Alias: "b", Model: "unused@1"})))
+	if n := re.format.Loads(); n != 3 {
+		t.Errorf("%d loads after deploying loaded versions, want 3", n)
+	}
+	must[registry.ModelVersion](t)(added(re.AddModelVersion(ctx, "later", churnV1, registry.ModelMetadata{Label: "later"}, nil)))
+	// Another replica's upload, or the next start: this registry has not parsed it.
+	third := newModelWriter(t, store)
+	base := third.format.Loads()
+	must[registry.Deployment](t)(third.PutDeployment(ctx, deployment("DEFAULT", "later", registry.Endpoint{Alias: "a", Model: "later@1"})))
+	if n := third.format.Loads() - base; n != 1 {
+		t.Errorf("deploying a version not loaded loaded %d models, want 1", n)
+	}
+	if _, err := third.Snapshot().Resolve("DEFAULT", "later", "a"); err != nil || third.format.Loads()-base != 1 {
+		t.Errorf("first request after the deployment: %v, %d loads", err, third.format.Loads()-base)
 	}
 
 	// A server that reads no such format.
@@ -613,4 +626,107 @@ func TestVerificationListsFirstFive(t *testing.T) {
 func sha(b []byte) string {
 	h := sha256.Sum256(b)
 	return hex.EncodeToString(h[:])
+}
+
+func TestBuildStateWithModels(t *testing.T) {
+	now := newClock().Now()
+	groups := []registry.Group{{Name: "DEFAULT", Revision: 1}}
+	queues := []registry.Queue{{Name: "DEFAULT", MaxConcurrent: 1, Revision: 1}}
+	version := func(v int, art []byte) registry.ModelVersion {
+		return registry.ModelVersion{Version: v, SHA256: sha(art), Size: int64(len(art)), CreatedAt: now}
+	}
+	valid := func() registry.Model {
+		return registry.Model{Name: "churn", Versions: []registry.ModelVersion{version(1, churnV1), version(3, churnV2)},
+			Aliases:     []registry.ModelAlias{{Name: "production", Version: 3, Revision: 1}, {Name: "staging", Version: 1, Revision: 2}},
+			LastVersion: 4, Revision: 6}
+	}
+	tests := []struct {
+		name  string
+		edit  func(m *registry.Model)
+		model string // an endpoint's model reference
+		want  string // "" means accepted
+	}{
+		{"valid", func(*registry.Model) {}, "churn@production", ""},
+		{"endpoint on a version", func(*registry.Model) {}, "churn@3", ""},
+		{"invalid name", func(m *registry.Model) { m.Name = "a/b" }, "", "not a valid name"},
+		{"revision 0", func(m *registry.Model) { m.Revision = 0 }, "", "revision 0 is out of range"},
+		{"versions out of order", func(m *registry.Model) { m.Versions[0].Version = 5 }, "", "version 3 is not above the one before it (5)"},
+		{"version twice", func(m *registry.Model) { m.Versions[1].Version = 1 }, "", "version 1 is not above"},
+		{"version 0", func(m *registry.Model) { m.Versions[0].Version = 0 }, "", "version 0 is not above"},
+		{"last version below a version", func(m *registry.Model) { m.LastVersion = 2 }, "", "last version 2 is below version 3"},
+		{"sum not hex", func(m *registry.Model) { m.Versions[0].SHA256 = strings.ToUpper(m.Versions[0].SHA256) }, "", "not a SHA-256"},
+		{"short sum", func(m *registry.Model) { m.Versions[0].SHA256 = "abc" }, "", "not a SHA-256"},
+		{"alias to no version", func(m *registry.Model) { m.Aliases[0].Version = 2 }, "", "points at version 2, which does not exist"},
+		{"aliases out of order", func(m *registry.Model) { m.Aliases[0], m.Aliases[1] = m.Aliases[1], m.Aliases[0] }, "", "out of order"},
+		{"alias all digits", func(m *registry.Model) { m.Aliases[0].Name = "7" }, "", "all digits"},
+		{"alias revision 0", func(m *registry.Model) { m.Aliases[1].Revision = 0 }, "", "revision 0 is out of range"},
+		{"endpoint on no alias", func(*registry.Model) {}, "churn@canary", `model "churn" has no alias "canary"`},
+		{"endpoint on a deleted version", func(*registry.Model) {}, "churn@2", `model "churn" has no version 2`},
+		{"endpoint on no model", func(*registry.Model) {}, "fraud@1", `names no model: "fraud"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m := valid()
+			tt.edit(&m)
+			var deps []registry.Deployment
+			if tt.model != "" {
+				deps = append(deps, registry.Deployment{Group: "DEFAULT", Path: "p", Revision: 1,
+					Endpoints: []registry.Endpoint{{Alias: "a", Model: tt.model}}})
+			}
+			st, err := registry.BuildStateWithModels(3, groups, deps, queues, []registry.Model{m})
+			if tt.want == "" {
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got, _ := st.Model("churn"); !cmp.Equal(got, m) {
+					t.Errorf("state holds %+v, want %+v", got, m)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("error %v, want one saying %q", err, tt.want)
+			}
+		})
+	}
+	if _, err := registry.BuildStateWithModels(1, groups, nil, queues, []registry.Model{valid(), valid()}); err == nil || !strings.Contains(err.Error(), `model "churn" appears twice`) {
+		t.Errorf("a model twice: %v", err)
+	}
+}
+
+// TestModelResolveAllocatesNothing checks resolving a model endpoint costs
+// a scoring request no allocation, as a process endpoint's does not.
+func TestModelResolveAllocatesNothing(t *testing.T) {
+	ctx := context.Background()
+	s := newModelWriter(t, registry.NewMemStore(registry.StoreOptions{}))
+	must[registry.ModelVersion](t)(added(s.AddModelVersion(ctx, "churn", churnV1, registry.ModelMetadata{}, nil)))
+	must[registry.ModelAlias](t)(s.PutModelAlias(ctx, "churn", registry.ModelAlias{Name: "production", Version: 1}))
+	must[registry.Deployment](t)(s.PutDeployment(ctx, deployment("DEFAULT", "churn", registry.Endpoint{Alias: "prod", Model: "churn@production"})))
+	allocs := testing.AllocsPerRun(100, func() {
+		if _, err := s.Snapshot().Resolve("DEFAULT", "churn", "prod"); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if allocs != 0 {
+		t.Errorf("Resolve of a model endpoint allocates %v times", allocs)
+	}
+}
+
+// TestModelCacheDropsDeleted checks a deleted version's loaded model is
+// not kept: the same file uploaded again is parsed again.
+func TestModelCacheDropsDeleted(t *testing.T) {
+	ctx := context.Background()
+	s := newModelWriter(t, registry.NewMemStore(registry.StoreOptions{}))
+	must[registry.ModelVersion](t)(added(s.AddModelVersion(ctx, "churn", churnV1, registry.ModelMetadata{}, nil)))
+	must[registry.ModelVersion](t)(added(s.AddModelVersion(ctx, "churn", churnV2, registry.ModelMetadata{}, nil)))
+	if err := s.DeleteModelVersion(ctx, "churn", 1); err != nil {
+		t.Fatal(err)
+	}
+	must[registry.ModelVersion](t)(added(s.AddModelVersion(ctx, "churn", churnV2, registry.ModelMetadata{}, nil)))
+	if n := s.format.Loads(); n != 2 {
+		t.Errorf("%d loads after two uploads and an identical one, want 2", n)
+	}
+	must[registry.ModelVersion](t)(added(s.AddModelVersion(ctx, "churn", churnV1, registry.ModelMetadata{}, nil)))
+	if n := s.format.Loads(); n != 3 {
+		t.Errorf("%d loads after uploading a deleted version's file again, want 3: its model was dropped", n)
+	}
 }
