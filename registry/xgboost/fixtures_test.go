@@ -90,16 +90,19 @@ func (f *fixture) value(t testing.TB, i int) float64 {
 	return v
 }
 
-// table builds rows first..last-1 as a client's request would arrive: one
-// Number column per feature, missing where the row has null or no key, in
-// the reverse of the model's order (the reader matches columns by name),
-// plus a text column the model does not read.
+// table builds rows first..last-1 as a client's request would arrive: a
+// Number column for each feature some row has, missing where a row has
+// null or no key, in the reverse of the model's order (the reader matches
+// columns by name), plus a text column the model does not read.
 func (f *fixture) table(t testing.TB, first, last int) *registry.Table {
 	t.Helper()
 	n := last - first
 	var cols []registry.Column
 	for j := len(f.Schema.Inputs) - 1; j >= 0; j-- {
 		name := f.Schema.Inputs[j]
+		if !slices.ContainsFunc(f.Rows[first:last], func(r map[string]*float64) bool { _, ok := r[name]; return ok }) {
+			continue // no row names it: the column is absent
+		}
 		values, missing := make([]float64, n), make([]bool, n)
 		for i := range n {
 			if v := f.Rows[first+i][name]; v != nil {
