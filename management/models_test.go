@@ -195,12 +195,12 @@ func TestModelUploadMultipart(t *testing.T) {
 	f.uploadParts(t, "plain", part{"artifact", art}).want(t, 201, "")
 
 	// Predictions the model does not reproduce refuse the version, naming
-	// the rows.
-	wrong := `{"classes":["stay","leave"],"verification":{"rows":[{"age":1,"income":2},{"age":5,"income":0}],"expected":["stay","stay"]}}`
+	// the rows that differ: row 1 scores 1+2·5 and leaves.
+	wrong := `{"classes":["stay","leave"],"verification":{"rows":[{"age":0,"income":2},{"age":5,"income":0}],"expected":["stay","stay"]}}`
 	r = f.uploadParts(t, "churn", part{"artifact", linear(1)}, part{"metadata", wrong})
 	r.want(t, 422, "verification_failed")
-	if msg, _ := r.errorField("message").(string); !strings.Contains(msg, "1") {
-		t.Errorf("message %q does not name row 1", msg)
+	if msg, _ := r.errorField("message").(string); !strings.Contains(msg, "row 1") || strings.Contains(msg, "row 0") {
+		t.Errorf("message %q, want it to name row 1 and not row 0", msg)
 	}
 	if m, _ := f.reg.Snapshot().State().Model("churn"); len(m.Versions) != 1 {
 		t.Errorf("a refused version was stored: %d versions", len(m.Versions))

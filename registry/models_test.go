@@ -417,14 +417,34 @@ func TestModelLoadedOnce(t *testing.T) {
 	if n := re.format.Loads(); n != 2 {
 		t.Errorf("%d loads after requests, want still 2", n)
 	}
-	// A version nothing used yet is loaded once, by its first user.
-	for range 3 {
-		if _, err := re.Snapshot().EndpointProcess(registry.Endpoint{Alias: "x", Model: "unused@1"}); err != nil {
-			t.Fatal(err)
-		}
+	// A version nothing used yet is loaded once, by its first users at once.
+	for range 8 {
+		wg.Go(func() {
+			if _, err := re.Snapshot().EndpointProcess(registry.Endpoint{Alias: "x", Model: "unused@1"}); err != nil {
+				t.Error(err)
+			}
+		})
 	}
+	wg.Wait()
 	if n := re.format.Loads(); n != 3 {
-		t.Errorf("%d loads after using another version, want 3", n)
+		t.Errorf("%d loads after using another version from 8 goroutines, want 3", n)
+	}
+	// A deployment naming a version loads it before it is stored.
+	must[registry.Deployment](t)(re.PutDeployment(ctx, deployment("DEFAULT", "two", registry.Endpoint{Alias: "a", Model: "churn@1"},
+		registry.Endpoint{Alias: "b", Model: "unused@1"})))
+	if n := re.format.Loads(); n != 3 {
+		t.Errorf("%d loads after deploying loaded versions, want 3", n)
+	}
+	must[registry.ModelVersion](t)(added(re.AddModelVersion(ctx, "later", churnV1, registry.ModelMetadata{Label: "later"}, nil)))
+	// Another replica's upload, or the next start: this registry has not parsed it.
+	third := newModelWriter(t, store)
+	base := third.format.Loads()
+	must[registry.Deployment](t)(third.PutDeployment(ctx, deployment("DEFAULT", "later", registry.Endpoint{Alias: "a", Model: "later@1"})))
+	if n := third.format.Loads() - base; n != 1 {
+		t.Errorf("deploying a version not loaded loaded %d models, want 1", n)
+	}
+	if _, err := third.Snapshot().Resolve("DEFAULT", "later", "a"); err != nil || third.format.Loads()-base != 1 {
+		t.Errorf("first request after the deployment: %v, %d loads", err, third.format.Loads()-base)
 	}
 
 	// A server that reads no such format.
@@ -670,5 +690,43 @@ func TestBuildStateWithModels(t *testing.T) {
 	}
 	if _, err := registry.BuildStateWithModels(1, groups, nil, queues, []registry.Model{valid(), valid()}); err == nil || !strings.Contains(err.Error(), `model "churn" appears twice`) {
 		t.Errorf("a model twice: %v", err)
+	}
+}
+
+// TestModelResolveAllocatesNothing checks resolving a model endpoint costs
+// a scoring request no allocation, as a process endpoint's does not.
+func TestModelResolveAllocatesNothing(t *testing.T) {
+	ctx := context.Background()
+	s := newModelWriter(t, registry.NewMemStore(registry.StoreOptions{}))
+	must[registry.ModelVersion](t)(added(s.AddModelVersion(ctx, "churn", churnV1, registry.ModelMetadata{}, nil)))
+	must[registry.ModelAlias](t)(s.PutModelAlias(ctx, "churn", registry.ModelAlias{Name: "production", Version: 1}))
+	must[registry.Deployment](t)(s.PutDeployment(ctx, deployment("DEFAULT", "churn", registry.Endpoint{Alias: "prod", Model: "churn@production"})))
+	allocs := testing.AllocsPerRun(100, func() {
+		if _, err := s.Snapshot().Resolve("DEFAULT", "churn", "prod"); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if allocs != 0 {
+		t.Errorf("Resolve of a model endpoint allocates %v times", allocs)
+	}
+}
+
+// TestModelCacheDropsDeleted checks a deleted version's loaded model is
+// not kept: the same file uploaded again is parsed again.
+func TestModelCacheDropsDeleted(t *testing.T) {
+	ctx := context.Background()
+	s := newModelWriter(t, registry.NewMemStore(registry.StoreOptions{}))
+	must[registry.ModelVersion](t)(added(s.AddModelVersion(ctx, "churn", churnV1, registry.ModelMetadata{}, nil)))
+	must[registry.ModelVersion](t)(added(s.AddModelVersion(ctx, "churn", churnV2, registry.ModelMetadata{}, nil)))
+	if err := s.DeleteModelVersion(ctx, "churn", 1); err != nil {
+		t.Fatal(err)
+	}
+	must[registry.ModelVersion](t)(added(s.AddModelVersion(ctx, "churn", churnV2, registry.ModelMetadata{}, nil)))
+	if n := s.format.Loads(); n != 2 {
+		t.Errorf("%d loads after two uploads and an identical one, want 2", n)
+	}
+	must[registry.ModelVersion](t)(added(s.AddModelVersion(ctx, "churn", churnV1, registry.ModelMetadata{}, nil)))
+	if n := s.format.Loads(); n != 3 {
+		t.Errorf("%d loads after uploading a deleted version's file again, want 3: its model was dropped", n)
 	}
 }

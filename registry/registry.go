@@ -157,8 +157,19 @@ func (r *Registry) DeleteGroup(ctx context.Context, name string, revision uint64
 // PutDeployment writes d under the rules of [Registry] and returns it as
 // stored. Its endpoints' processes need not be in the catalog: a
 // deployment may name processes another build registers, and resolves to
-// [ErrUnavailable] here.
+// [ErrUnavailable] here. The model versions its endpoints name are loaded
+// before it is stored, so that its first requests do not wait for them; one
+// that cannot be loaded is reported by the requests, as [Snapshot.Resolve]
+// says.
 func (r *Registry) PutDeployment(ctx context.Context, d Deployment) (Deployment, error) {
+	st := r.Snapshot().state
+	for _, e := range d.Endpoints {
+		if ref, err := ParseModelRef(e.Model); e.Model != "" && err == nil {
+			if info, err := st.resolveRef(ref); err == nil {
+				_, _ = r.models.stored(info)
+			}
+		}
+	}
 	var out Deployment
 	err := r.write(ctx, func(st *State, now time.Time) (*State, Change, error) {
 		next, c, err := st.withDeployment(d, now)

@@ -181,7 +181,7 @@ func (m *image) Commit(ctx context.Context, c Commit) error {
 		// Another writer may have deleted the artifact between this
 		// writer's PutArtifact and now.
 		for _, v := range c.Change.Model.Versions {
-			if !m.hasArtifact(v.SHA256) {
+			if !m.state.referenced(v.SHA256) && !m.hasArtifact(v.SHA256) {
 				return ErrStale
 			}
 		}

@@ -12,7 +12,10 @@
 //	        ── GET  /api/v1/endpoints             the menu: groups → deployments → endpoints
 //	           GET  /api/v1/webapigroups          (management, Bearer idToken)
 //	           GET  /executions/queues            queue figures
-//	           GET  /api/v1/processes/{name}      the sample input the body starts from
+//	           GET  /api/v1/endpoints/{group}/{path}/{alias}/process
+//	                                              what the endpoint runs (catalog process
+//	                                              or model version) and the sample input
+//	                                              the body starts from
 //	        ── POST {endpoint URL}                Run Test (scoring; for a protected
 //	                                              group, the credential chosen)
 //

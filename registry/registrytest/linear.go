@@ -73,9 +73,9 @@ func (f *LinearFormat) Loads() int64 { return f.loads.Load() }
 // Load parses artifact.
 func (f *LinearFormat) Load(artifact []byte, meta registry.ModelMetadata) (*registry.LoadedModel, error) {
 	f.loads.Add(1)
-	max := f.MaxWeights
-	if max == 0 {
-		max = 100
+	limit := f.MaxWeights
+	if limit == 0 {
+		limit = 100
 	}
 	m := &linearModel{}
 	var names []string
@@ -103,8 +103,8 @@ func (f *LinearFormat) Load(artifact []byte, meta registry.ModelMetadata) (*regi
 			return nil, bad()
 		}
 	}
-	if len(m.weights) > max {
-		return nil, registry.ModelErrorf(registry.ErrModelLimit, "the linear model has %d weights, more than the %d allowed", len(m.weights), max)
+	if len(m.weights) > limit {
+		return nil, registry.ModelErrorf(registry.ErrModelLimit, "the linear model has %d weights, more than the %d allowed", len(m.weights), limit)
 	}
 	if len(meta.Features) > 0 {
 		if len(meta.Features) != len(names) {

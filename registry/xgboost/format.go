@@ -106,9 +106,15 @@ func isUBJSON(b []byte) bool {
 // not: the label, the classes and, when given, the features. Anything the
 // reader does not support is refused with an error naming it.
 func (f Format) Load(artifact []byte, meta registry.ModelMetadata) (*registry.LoadedModel, error) {
+	_, lm, err := f.load(artifact, meta)
+	return lm, err
+}
+
+// load is Load, returning the model behind the process too.
+func (f Format) load(artifact []byte, meta registry.ModelMetadata) (*model, *registry.LoadedModel, error) {
 	lim := f.Limits.withDefaults()
 	if int64(len(artifact)) > lim.MaxBytes {
-		return nil, registry.ModelErrorf(registry.ErrModelLimit,
+		return nil, nil, registry.ModelErrorf(registry.ErrModelLimit,
 			"the file has %d bytes, more than the limit of %d", len(artifact), lim.MaxBytes)
 	}
 	var r reader
@@ -118,19 +124,20 @@ func (f Format) Load(artifact []byte, meta registry.ModelMetadata) (*registry.Lo
 	case isJSON(artifact):
 		r = newJSONReader(artifact)
 	default:
-		return nil, registry.ModelErrorf(registry.ErrModelFormat,
+		return nil, nil, registry.ModelErrorf(registry.ErrModelFormat,
 			"the file is not an XGBoost model saved as JSON or UBJSON")
 	}
 	w := &walker{r: r, lim: lim}
 	raw, err := w.decode()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	m, err := build(raw, lim)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return m.loaded(raw, meta, lim)
+	lm, err := m.loaded(raw, meta, lim)
+	return m, lm, err
 }
 
 // producer names the program that wrote the file, from its version.

@@ -1,6 +1,7 @@
 package xgboost
 
 import (
+	"math"
 	"slices"
 	"strconv"
 	"sync"
@@ -9,24 +10,30 @@ import (
 )
 
 // node is one node of a flattened tree. Trees are renumbered breadth first,
-// so a split's right child always follows its left one.
+// so a split's right child always follows its left one. A leaf is a split
+// that sends every value to itself: its threshold is NaN, so that no value
+// is >= it, and its left child is itself. Walking a tree is then the same
+// step, with no test for leaves, repeated as deep as the tree is.
 type node struct {
-	// cond is a split's threshold (a value < cond goes left) or a leaf's
-	// value.
+	// cond is a split's threshold: a value >= cond goes right, a smaller
+	// one left. NaN at a leaf.
 	cond float32
-	// feat is the feature a split reads; -1 marks a leaf.
+	// feat is the feature a split reads; 0 at a leaf.
 	feat int32
-	// left is the left child; the right child is left+1.
+	// left is the left child; the right child is left+1. A leaf's own
+	// index.
 	left int32
-	// dflt is the child a missing value goes to.
-	dflt int32
+	// right is 1 when a missing value goes right, else 0.
+	right int32
 }
 
 // tree is one flattened tree.
 type tree struct {
-	nodes []node
-	group int32   // the output group (class) the tree adds to
-	w     float32 // dart's weight_drop; 1 for gbtree
+	nodes  []node
+	values []float32 // leaf values, by node; 0 at a split
+	depth  int       // the longest path from the root to a leaf, in splits
+	group  int32     // the output group (class) the tree adds to
+	w      float32   // dart's weight_drop; 1 for gbtree
 	// catOf holds, per node, the index in cats of a categorical split's
 	// categories, or -1; nil when the tree has no categorical split.
 	catOf []int32
@@ -206,7 +213,7 @@ func flatten(i int, rt *rawTree, nFeat int, lim Limits) (tree, error) {
 	if err != nil {
 		return tree{}, err
 	}
-	t := tree{nodes: make([]node, 0, n)}
+	t := tree{nodes: make([]node, 0, n), values: make([]float32, 0, n)}
 	if catSets != nil {
 		t.catOf = make([]int32, 0, n)
 	}
@@ -218,7 +225,8 @@ func flatten(i int, rt *rawTree, nFeat int, lim Limits) (tree, error) {
 	for k := 0; k < len(order); k++ {
 		old := order[k]
 		l, r := rt.left[old], rt.right[old]
-		nd := node{cond: rt.cond[old], feat: -1}
+		nd := node{cond: float32(math.NaN()), left: int32(k)}
+		value := rt.cond[old]
 		cat := int32(-1)
 		if l != -1 || r != -1 {
 			for _, c := range [2]int32{l, r} {
@@ -242,12 +250,16 @@ func flatten(i int, rt *rawTree, nFeat int, lim Limits) (tree, error) {
 				return tree{}, registry.ModelErrorf(registry.ErrModelLimit,
 					"tree %d is deeper than the limit of %d", i, lim.MaxDepth)
 			}
-			nd.feat = f
-			nd.left = int32(len(order))
-			nd.dflt = nd.left + 1
-			if rt.defaultLeft[old] {
-				nd.dflt = nd.left
+			nd.cond, nd.feat, value = rt.cond[old], f, 0
+			if nd.cond != nd.cond {
+				// XGBoost sends every value right of a NaN threshold.
+				nd.cond = float32(math.Inf(-1))
 			}
+			nd.left = int32(len(order))
+			if !rt.defaultLeft[old] {
+				nd.right = 1
+			}
+			t.depth = max(t.depth, int(d))
 			order = append(order, l, r)
 			depth = append(depth, d, d)
 			if len(rt.splitType) > 0 && rt.splitType[old] == 1 {
@@ -256,6 +268,7 @@ func flatten(i int, rt *rawTree, nFeat int, lim Limits) (tree, error) {
 			}
 		}
 		t.nodes = append(t.nodes, nd)
+		t.values = append(t.values, value)
 		if t.catOf != nil {
 			t.catOf = append(t.catOf, cat)
 		}
@@ -325,18 +338,18 @@ func names(given, fromFile []string, n int, prefix string) []string {
 }
 
 // checkNames checks that names are as many as want, non-empty and
-// distinct; what says what they name.
-func checkNames(what, source string, list []string, want int) error {
+// distinct; one and many say what they name.
+func checkNames(one, many, source string, list []string, want int) error {
 	if len(list) != want {
-		return invalid("%s names %d %s; the model has %d", source, len(list), what, want)
+		return invalid("%s names %d %s; the model has %d", source, len(list), many, want)
 	}
 	seen := make(map[string]bool, len(list))
 	for i, s := range list {
 		if s == "" {
-			return invalid("%s: %s %d has an empty name", source, what, i)
+			return invalid("%s: %s %d has an empty name", source, one, i)
 		}
 		if seen[s] {
-			return invalid("%s: %s name %q appears twice", source, what, s)
+			return invalid("%s: %s name %q appears twice", source, one, s)
 		}
 		seen[s] = true
 	}
@@ -360,7 +373,7 @@ func (m *model) loaded(f *file, meta registry.ModelMetadata, lim Limits) (*regis
 	}
 	features := names(meta.Features, f.featureNames, m.nFeat, "f")
 	if len(meta.Features) > 0 || len(f.featureNames) > 0 {
-		if err := checkNames("features", source, features, m.nFeat); err != nil {
+		if err := checkNames("feature", "features", source, features, m.nFeat); err != nil {
 			return nil, err
 		}
 	}
@@ -386,7 +399,7 @@ func (m *model) loaded(f *file, meta registry.ModelMetadata, lim Limits) (*regis
 				"the model has %d classes, more than the limit of %d", k, lim.MaxClasses)
 		}
 		classes := names(meta.Classes, nil, k, "")
-		if err := checkNames("classes", "the metadata", classes, k); err != nil {
+		if err := checkNames("class", "classes", "the metadata", classes, k); err != nil {
 			return nil, err
 		}
 		p, err := registry.Classifier(label, classes, m.predictProbs)

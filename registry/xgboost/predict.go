@@ -101,78 +101,100 @@ func (m *model) margins(ctx context.Context, t *registry.Table, emit func(first 
 	return nil
 }
 
+// lanes is how many rows walk a tree together: their steps are
+// independent, so the processor overlaps them.
+const lanes = 8
+
+// lockstepDepth is the deepest tree walked in lockstep: the lockstep walk
+// takes as many steps as the tree is deep for every row, which wastes
+// work on a deep tree whose paths are mostly short.
+const lockstepDepth = 16
+
 // addTrees adds every tree's leaf for n rows of x to out, in tree order
 // and in float32, as XGBoost accumulates.
 func (m *model) addTrees(x, out []float32, n int) {
 	nf, g := m.nFeat, m.groups
+	var leaf [lanes]float32
 	for ti := range m.trees {
 		t := &m.trees[ti]
 		o := out[t.group:]
-		switch {
-		case t.catOf != nil:
-			for r := range n {
-				o[r*g] += float32(t.catLeaf(x[r*nf:(r+1)*nf]) * t.w)
+		r := 0
+		if t.catOf == nil && t.depth <= lockstepDepth {
+			for ; r+lanes <= n; r += lanes {
+				t.walk(x[r*nf:(r+lanes)*nf], nf, &leaf)
+				if m.dart {
+					for k, v := range leaf {
+						o[(r+k)*g] += float32(v * t.w)
+					}
+					continue
+				}
+				for k, v := range leaf {
+					o[(r+k)*g] += v
+				}
 			}
-		case m.dart:
-			for r := range n {
-				o[r*g] += float32(t.leaf(x[r*nf:(r+1)*nf]) * t.w)
+		}
+		for ; r < n; r++ {
+			v := t.leaf(x[r*nf : (r+1)*nf])
+			if m.dart {
+				v = float32(v * t.w)
 			}
-		default:
-			for r := range n {
-				o[r*g] += t.leaf(x[r*nf : (r+1)*nf])
-			}
+			o[r*g] += v
 		}
 	}
 }
 
-// leaf walks a tree without categorical splits to the leaf x reaches.
+// walk finds the leaves of lanes rows of x (nf features each) in a tree
+// without categorical splits, taking the same steps for every row.
+func (t *tree) walk(x []float32, nf int, leaf *[lanes]float32) {
+	nodes := t.nodes
+	var at [lanes]int32
+	for range t.depth {
+		for k := range at {
+			nd := &nodes[at[k]]
+			v := x[k*nf+int(nd.feat)]
+			next := nd.left
+			if v >= nd.cond {
+				next = nd.left + 1
+			}
+			if v != v {
+				next = nd.left + nd.right
+			}
+			at[k] = next
+		}
+	}
+	for k, i := range at {
+		leaf[k] = t.values[i]
+	}
+}
+
+// leaf walks a tree to the leaf x reaches. A categorical split sends a
+// category it lists right and any other value left, a negative or too
+// large one included, reading the value's integer part as the category, as
+// XGBoost 1.7 does.
 func (t *tree) leaf(x []float32) float32 {
 	nodes := t.nodes
 	i := int32(0)
 	for {
 		nd := &nodes[i]
-		if nd.feat < 0 {
-			return nd.cond
+		if nd.left == i {
+			return t.values[i]
 		}
 		v := x[nd.feat]
 		switch {
 		case v != v:
-			i = nd.dflt
-		case v < nd.cond:
-			i = nd.left
-		default:
-			i = nd.left + 1
-		}
-	}
-}
-
-// catLeaf is leaf for a tree with categorical splits. A categorical split
-// sends a category it lists right and any other value left, a negative or
-// too large one included, reading the value's integer part as the
-// category, as XGBoost 1.7 does.
-func (t *tree) catLeaf(x []float32) float32 {
-	nodes := t.nodes
-	i := int32(0)
-	for {
-		nd := &nodes[i]
-		if nd.feat < 0 {
-			return nd.cond
-		}
-		v := x[nd.feat]
-		switch c := t.catOf[i]; {
-		case v != v:
-			i = nd.dflt
-		case c >= 0:
+			i = nd.left + nd.right
+		case t.catOf != nil && t.catOf[i] >= 0:
+			cats := t.cats[t.catOf[i]]
 			i = nd.left
 			if v >= 0 && v < maxCategory {
-				if _, found := slices.BinarySearch(t.cats[c], int32(v)); found {
+				if _, found := slices.BinarySearch(cats, int32(v)); found {
 					i++
 				}
 			}
-		case v < nd.cond:
-			i = nd.left
-		default:
+		case v >= nd.cond:
 			i = nd.left + 1
+		default:
+			i = nd.left
 		}
 	}
 }

@@ -461,7 +461,7 @@
     endpoints: [],          // GET /api/v1/endpoints
     groups: [],             // GET /api/v1/webapigroups
     queues: new Map(),      // name → GET /executions/queues entry
-    processes: new Map(),   // name → Promise of {output: Set, sample: string|null}
+    processes: new Map(),   // endpoint key → Promise of {output: Set, sample: string|null}
     bodies: new Map(),      // endpoint key → the editor's text
     results: new Map(),     // endpoint key → the last result shown
     unsampled: new Set(),   // endpoint keys given the empty row for want of a token
@@ -481,6 +481,9 @@
         ? [api('api/v1/endpoints', { anonymous }), [], []]
         : [api('api/v1/endpoints'), api('api/v1/webapigroups'), api('executions/queues')]);
       state.endpoints = Array.isArray(endpoints) ? endpoints : [];
+      // An endpoint of a model alias runs another version once the alias
+      // moves: read what each runs afresh.
+      state.processes.clear();
       state.groups = Array.isArray(groups) ? groups : [];
       state.queues = new Map((Array.isArray(queues) ? queues : []).map((q) => [q.name, q]));
     } catch (e) {
@@ -586,20 +589,27 @@
   // ---------------------------------------------------------------------
   // One endpoint.
 
-  // processInfo needs a token: without one, it is refused at once.
-  function processInfo(name) {
+  // runsText names what ep runs: its catalog process or its model version.
+  const runsText = (ep) => (ep.model ? `model ${ep.model}` : `process ${ep.process}`);
+
+  // processInfo returns what ep runs, its catalog process or the model
+  // version its reference names, as the endpoint's process route shows it.
+  // It needs a token: without one, it is refused at once.
+  function processInfo(ep) {
     if (!signedIn()) return Promise.reject(new Error('not signed in'));
-    if (!state.processes.has(name)) {
-      const p = api(`api/v1/processes/${encodeURIComponent(name)}`, { exact: true }).then((v) => {
+    const key = keyOf(ep);
+    if (!state.processes.has(key)) {
+      const route = [ep.group, ep.path, ep.alias].map(encodeURIComponent).join('/');
+      const p = api(`api/v1/endpoints/${route}/process`, { exact: true }).then((v) => {
         const output = new Set();
         for (const c of v.get('output') || []) if (c instanceof Map) output.add(c.get('name'));
         const sample = v.get('sample');
         return { output, sample: Array.isArray(sample) ? formatJSON(new Map([['data', sample]])) : null };
       });
-      p.catch(() => state.processes.delete(name)); // try again next time
-      state.processes.set(name, p);
+      p.catch(() => state.processes.delete(key)); // try again next time
+      state.processes.set(key, p);
     }
-    return state.processes.get(name);
+    return state.processes.get(key);
   }
 
   async function openEndpoint(key, fromMenu) {
@@ -617,7 +627,8 @@
     $('endpoint-title').textContent = ep.alias;
     $('endpoint-badges').replaceChildren(badge(ep.state, ep.state), authBadge(ep.auth));
     $('endpoint-description').textContent = ep.description || ep.processDescription || '';
-    $('endpoint-process').textContent = ep.processDescription ? `${ep.process} — ${ep.processDescription}` : ep.process;
+    const runs = ep.model ? runsText(ep) : ep.process;
+    $('endpoint-process').textContent = ep.processDescription ? `${runs} — ${ep.processDescription}` : runs;
     $('endpoint-queue').textContent = signedIn() ? queueText(ep.queue) : ep.queue;
     $('endpoint-timeout').textContent = ep.timeoutMs > 0 ? `${ep.timeoutMs} ms` : 'the server default';
     $('endpoint-url').value = ep.url;
@@ -627,7 +638,11 @@
       notes.push(`The group ${ep.group} takes ${listText(schemesOf(ep).map((k) => kinds[k].name))}: Run Test sends the one chosen under Call as.`);
     }
     if (ep.state === 'disabled') notes.push('The deployment is disabled: requests are answered 404 endpoint_disabled.');
-    if (ep.state === 'unavailable') notes.push(`The process ${ep.process} is not in this server's catalog: requests are answered 503.`);
+    if (ep.state === 'unavailable') {
+      notes.push(ep.model
+        ? `The model ${ep.model} cannot be loaded in this server: requests are answered 503.`
+        : `The process ${ep.process} is not in this server's catalog: requests are answered 503.`);
+    }
     notice('endpoint-auth-note', notes.join(' '));
 
     showCallAs(ep, another);
@@ -663,7 +678,7 @@
   async function sampleBody(ep) {
     show('body-sample-hint', false);
     try {
-      const p = await processInfo(ep.process);
+      const p = await processInfo(ep);
       if (p.sample) return p.sample;
     } catch {
       // no sample: an empty row to fill in
@@ -676,8 +691,8 @@
   // showSampleHint says why the body of ep is an empty row.
   function showSampleHint(ep) {
     $('body-sample-hint').textContent = signedIn()
-      ? `The process ${ep.process} has no sample input: fill in the row's input columns.`
-      : `The sample input of ${ep.process} is shown to signed-in testers: fill in the row's input columns, or sign in.`;
+      ? `The ${runsText(ep)} has no sample input: fill in the row's input columns.`
+      : `The sample input of the ${runsText(ep)} is shown to signed-in testers: fill in the row's input columns, or sign in.`;
     show('body-sample-hint', true);
   }
 
@@ -868,7 +883,7 @@
       });
       const answer = await res.text();
       result = {
-        status: res.status, statusText: res.statusText, ms: performance.now() - started, text: answer, request: text, process: ep.process,
+        status: res.status, statusText: res.statusText, ms: performance.now() - started, text: answer, request: text, endpoint: ep,
         auth: auth && { kind: auth.kind, who: auth.who }, challenge: res.headers.get('WWW-Authenticate') || '', group: ep.group, offered: schemesOf(ep),
       };
     } catch (e) {
@@ -943,7 +958,7 @@
     status.append(el('span', { class: 'muted' }, plural(rows.length, 'row', 'rows')));
 
     let output = new Set();
-    try { output = (await processInfo(result.process)).output; } catch { /* by the request's columns alone */ }
+    try { output = (await processInfo(result.endpoint)).output; } catch { /* by the request's columns alone */ }
     renderTable(rows, inputColumns(result.request), output);
   }
 
