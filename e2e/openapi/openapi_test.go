@@ -86,6 +86,11 @@ func TestEveryOperationAnswersAsDocumented(t *testing.T) {
 	kept := map[string]string{}
 
 	const dep = `{"group":"traffic","path":"iris","description":"Species","endpoints":[{"alias":"species","process":"iris","timeoutMs":3000}]}`
+	model := exampleModel(t)
+	const versions = "/api/v1/models/iris/versions"
+	const irisMeta = "?label=species&classes=setosa,versicolor,virginica&features=sepal_length,sepal_width,petal_length,petal_width"
+	const modelDep = `{"enabled":true,"endpoints":[{"alias":"species","model":"iris@production"}]}`
+	multipartType, multipartBody := modelMultipart(model, `{"label":"species","classes":["setosa","versicolor","virginica"],"features":["sepal_length","sepal_width","petal_length","petal_width"],"description":"Iris, with its metadata part"}`)
 	steps := []step{
 		{method: "GET", path: "/health/live", status: 200},
 		{method: "GET", path: "/health/ready", status: 200},
@@ -134,6 +139,43 @@ func TestEveryOperationAnswersAsDocumented(t *testing.T) {
 		{method: "GET", path: "/api/v1/processes", as: "reader", status: 200},
 		{method: "GET", path: "/api/v1/processes/iris", as: "reader", status: 200},
 		{method: "GET", path: "/api/v1/processes/nowhere", as: "reader", status: 404},
+
+		// Models: uploads, raw and multipart, their versions, aliases and
+		// artifact, an endpoint naming one, and what each refuses.
+		{method: "GET", path: "/api/v1/models", as: "reader", status: 200},
+		{method: "POST", path: versions + irisMeta, as: "admin", body: model, status: 201},
+		{method: "POST", path: versions + irisMeta, as: "admin", body: model, status: 200}, // the same again
+		{method: "POST", path: versions, as: "reader", body: model, status: 403},
+		{method: "POST", path: versions, as: "admin", contentType: "application/octet-stream", body: "not a model file", status: 415},
+		{method: "POST", path: versions, as: "admin", contentType: multipartType, body: multipartBody, status: 201},
+		{method: "GET", path: "/api/v1/models/iris", as: "reader", status: 200},
+		{method: "GET", path: "/api/v1/models/nowhere", as: "reader", status: 404},
+		{method: "GET", path: versions, as: "reader", status: 200},
+		{method: "GET", path: versions + "/1", as: "reader", status: 200},
+		{method: "GET", path: versions + "/9", as: "reader", status: 404},
+		{method: "GET", path: versions + "/1/artifact", as: "admin", status: 200},
+		{method: "GET", path: versions + "/1/artifact", as: "reader", status: 403},
+		{method: "PUT", path: "/api/v1/models/iris/aliases/production", as: "admin", body: `{"version":1}`, status: 201},
+		{method: "PUT", path: "/api/v1/models/iris/aliases/production", as: "admin", body: `{"version":2}`, header: map[string]string{"If-Match": `"1"`}, status: 200},
+		{method: "PUT", path: "/api/v1/models/iris/aliases/production", as: "admin", body: `{"version":1}`, header: map[string]string{"If-Match": `"1"`}, status: 412},
+		{method: "PUT", path: "/api/v1/models/iris/aliases/staging", as: "reader", body: `{"version":1}`, status: 403},
+		{method: "GET", path: "/api/v1/models/iris/aliases/production", as: "reader", status: 200},
+		{method: "GET", path: "/api/v1/models/iris/aliases/nowhere", as: "reader", status: 404},
+		{method: "PUT", path: "/api/v1/deployments/traffic/model", as: "admin", body: modelDep, status: 201},
+		{method: "PUT", path: "/api/v1/deployments/traffic/other", as: "admin", body: strings.Replace(modelDep, "iris@production", "iris@staging", 1), status: 422},
+		{method: "POST", path: "/webapi/traffic/api/v1/services/model/species", body: `{"data":[` + harness.IrisRow + `]}`, status: 200},
+		{method: "POST", path: "/webapi/traffic/api/v1/services/model/species", body: `{"data":[{"petal_width":"wide"}]}`, status: 400},
+		{method: "GET", path: "/api/v1/endpoints/traffic/model/species/process", as: "reader", status: 200},
+		{method: "GET", path: "/api/v1/endpoints/traffic/model/nowhere/process", as: "reader", status: 404},
+		{method: "DELETE", path: versions + "/2", as: "admin", status: 409},                          // the alias names it
+		{method: "DELETE", path: "/api/v1/models/iris/aliases/production", as: "admin", status: 409}, // the endpoint names it
+		{method: "DELETE", path: "/api/v1/models/iris", as: "admin", status: 409},
+		{method: "DELETE", path: "/api/v1/deployments/traffic/model", as: "admin", status: 204},
+		{method: "DELETE", path: "/api/v1/models/iris/aliases/production", as: "admin", header: map[string]string{"If-Match": `"2"`}, status: 204},
+		{method: "DELETE", path: versions + "/2", as: "admin", status: 204},
+		{method: "DELETE", path: versions + "/2", as: "admin", status: 404},
+		{method: "DELETE", path: "/api/v1/models/iris", as: "reader", status: 403},
+		{method: "DELETE", path: "/api/v1/models/iris", as: "admin", status: 204},
 
 		// What a user does for themself (bob reads himself, keeps API
 		// tokens and changes his password, which ends his idToken) and what
@@ -264,6 +306,31 @@ func TestEveryOperationAnswersAsDocumented(t *testing.T) {
 	if d := cmp.Diff(s.Conformance(t).Operations(), tr.Seen()); d != "" {
 		t.Errorf("operations of the document (-) that no request reached (+: reached but not documented):\n%s", d)
 	}
+}
+
+// exampleModel is the README's example model, an XGBoost iris classifier
+// saved as JSON.
+func exampleModel(t *testing.T) string {
+	t.Helper()
+	b, err := os.ReadFile("../../examples/models/iris.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// modelMultipart is an upload's multipart body, with the parts artifact
+// and metadata, and its Content-Type.
+func modelMultipart(artifact, metadata string) (contentType, body string) {
+	const boundary = "scorehub-model-upload"
+	body = "--" + boundary + "\r\n" +
+		`Content-Disposition: form-data; name="artifact"; filename="iris.json"` + "\r\n" +
+		"Content-Type: application/octet-stream\r\n\r\n" + artifact + "\r\n" +
+		"--" + boundary + "\r\n" +
+		`Content-Disposition: form-data; name="metadata"` + "\r\n" +
+		"Content-Type: application/json\r\n\r\n" + metadata + "\r\n" +
+		"--" + boundary + "--\r\n"
+	return "multipart/form-data; boundary=" + boundary, body
 }
 
 // basic is the Authorization header of HTTP Basic.
