@@ -27,13 +27,15 @@ const (
 )
 
 // TestCrashDurability kills the server with SIGKILL in the middle of a
-// stream of management writes and job submissions, restarts it on the same
-// data directory and checks what a client was promised: the store opens
-// cleanly, every write answered 2xx is there with the content it was
-// answered with (or a later acknowledged one), a write in flight at the kill
-// is there whole or not at all, every acknowledged job is there and ended
-// (FINISHED with its result, or ERROR interrupted), and no temporary file
-// is left behind. State accumulates over the rounds in one directory.
+// stream of management writes, model uploads and alias moves, and job
+// submissions, restarts it on the same data directory and checks what a
+// client was promised: the store opens cleanly, every write answered 2xx
+// is there with the content it was answered with (or a later acknowledged
+// one), every acknowledged model version is listed with its artifact
+// byte-identical, a write in flight at the kill is there whole or not at
+// all, every acknowledged job is there and ended (FINISHED with its
+// result, or ERROR interrupted), and no temporary file is left behind.
+// State accumulates over the rounds in one directory.
 //
 // SCOREHUB_CRASH_SEED=n repeats a run's choice of writes and kill delays
 // (the timing of the kill relative to the writes is the machine's).
@@ -57,6 +59,7 @@ func TestCrashDurability(t *testing.T) {
 	for i := range writers {
 		writers[i] = newCrashWriter(i, rand.New(rand.NewPCG(seed, uint64(i)+1)))
 	}
+	models := newModelWriter(t, rand.New(rand.NewPCG(seed, crashWriters+1)))
 	var jobs []string // every job acknowledged 201, over all rounds
 	inFlight := 0
 
@@ -64,7 +67,7 @@ func TestCrashDurability(t *testing.T) {
 		srv := crashStart(t, dir)
 		c := newCrashClient(srv.Base)
 		c.token = c.adminToken(t)
-		crashCheck(t, round, dir, c, writers, jobs)
+		crashCheck(t, round, dir, c, writers, models, jobs)
 		if t.Failed() {
 			crashKill(t, srv)
 			t.FailNow()
@@ -79,6 +82,11 @@ func TestCrashDurability(t *testing.T) {
 				w.run(t, c, &acked, time.Time{})
 			}()
 		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			models.run(t, c, &acked)
+		}()
 		delay := time.Duration(rng.IntN(250)) * time.Millisecond
 		busy := time.Now().Add(time.Minute)
 		for acked.Load() < crashWriters*crashAcksBeforeKill && !srv.Exited() && time.Now().Before(busy) {
@@ -100,6 +108,9 @@ func TestCrashDurability(t *testing.T) {
 			jobs = append(jobs, w.jobs...)
 			w.jobs = nil
 		}
+		if models.pending != nil {
+			n++
+		}
 		inFlight += n
 		t.Logf("round %d: killed %v after %d acknowledged writes, %d in flight", round, delay, acked.Load(), n)
 		if t.Failed() {
@@ -111,7 +122,7 @@ func TestCrashDurability(t *testing.T) {
 	srv := crashStart(t, dir)
 	c := newCrashClient(srv.Base)
 	c.token = c.adminToken(t)
-	crashCheck(t, crashRounds, dir, c, writers, jobs)
+	crashCheck(t, crashRounds, dir, c, writers, models, jobs)
 	c.close()
 	if err := srv.Stop(); err != nil {
 		t.Error(err)
@@ -133,16 +144,24 @@ func TestCrashDurability(t *testing.T) {
 	if inFlight == 0 {
 		t.Errorf("no round killed the server with a write in flight: the test proved nothing")
 	}
+	if len(models.versions) == 0 || !models.alias.Exists {
+		t.Errorf("%d model versions and no alias acknowledged: the uploads proved nothing", len(models.versions))
+	}
+	t.Logf("model %s: %d versions, alias %s at version %d after %d moves", crashModel, len(models.versions), crashModelAlias, models.alias.Version, models.alias.Revision)
 	t.Logf("%d rounds, %d writes in flight at a kill, %d jobs acknowledged", crashRounds, inFlight, len(jobs))
 }
 
 // crashCheck is what every restart must show: the start-up left no
 // temporary files, each writer's records are as acknowledged (or, for the
-// write in flight at the kill, whole or absent), and every job is ended.
-func crashCheck(t *testing.T, round int, dir string, c *crashClient, writers []*crashWriter, jobs []string) {
+// write in flight at the kill, whole or absent), the model writer's
+// versions and alias too, and every job is ended.
+func crashCheck(t *testing.T, round int, dir string, c *crashClient, writers []*crashWriter, models *modelWriter, jobs []string) {
 	t.Helper()
-	for _, d := range []string{dir, filepath.Join(dir, "jobs")} {
+	for _, d := range []string{dir, filepath.Join(dir, "jobs"), filepath.Join(dir, "models")} {
 		entries, err := os.ReadDir(d)
+		if os.IsNotExist(err) && d != dir {
+			continue // made by the first write of its kind
+		}
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -155,6 +174,7 @@ func crashCheck(t *testing.T, round int, dir string, c *crashClient, writers []*
 	for _, w := range writers {
 		w.reconcile(t, round, c)
 	}
+	models.reconcile(t, round, dir, c)
 	crashCheckJobs(t, round, c, jobs)
 }
 
