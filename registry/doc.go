@@ -18,6 +18,35 @@
 // publishes the new [Snapshot] through an atomic pointer before the write
 // returns.
 //
+// # Models
+//
+// A trained model file is deployed at runtime, without a rebuild. A
+// [ModelFormat] (a sub-package per format, such as package xgboost)
+// reads files of one kind; a host registers it with [Catalog.RegisterFormat],
+// and [Catalog.LoadModel] detects a file's format by its content (never its
+// name), refuses files that run code when loaded (Python pickles, joblib),
+// and returns a [LoadedModel]: its derived [ModelSchema] and a [Process]. A
+// host program may use that alone, to serve a model file from disk as a
+// catalog process ([LoadedModel.ProcessInfo]).
+//
+// The Registry keeps models as records, each a [Model] with immutable
+// versions numbered 1, 2, 3, … ([Registry.AddModelVersion]; a number is
+// never given twice) and movable aliases such as "production"
+// ([Registry.PutModelAlias]). A version is content-addressed: its artifact,
+// the uploaded file, is kept by its SHA-256 in the store, which must be an
+// [ArtifactStore] (MemStore and FileStore are), and uploading the same
+// bytes with the same [ModelMetadata] again returns the version there is.
+// An upload may carry a [Verification], rows with its producer's own
+// predictions, which the model must reproduce before anything is stored.
+//
+// An [Endpoint] names a model's alias or version instead of a process
+// ("churn@production", "churn@3"; see [ParseModelRef]). The snapshot
+// resolves it to the version's process, so scoring treats it as any other;
+// moving the alias switches every endpoint on it in the one snapshot that
+// moves it, to a version loaded before the move. Each version is parsed
+// once per process: by its upload, at [New] for what endpoints and aliases
+// use, or by the first request that needs it.
+//
 // Execution jobs are kept apart, in a [JobStore] ([MemJobStore],
 // [FileJobStore]), so that their frequent changes never touch the State
 // scoring reads. As with records, a job store only persists (its own

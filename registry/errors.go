@@ -101,8 +101,8 @@ func (e *detailed) ClientMessage() string { return e.msg }
 // ConflictError is returned by a write whose revision is stale. It matches
 // [ErrConflict].
 type ConflictError struct {
-	Kind    string // "group", "deployment" or "queue"
-	Name    string // the record's name; "group/path" for deployments
+	Kind    string // "group", "deployment", "queue", "model" or "alias"
+	Name    string // the record's name; "group/path" for deployments, "model@alias" for aliases
 	Want    uint64 // the revision the writer named
 	Current uint64 // the revision stored; 0 when the record does not exist
 }

@@ -2,6 +2,7 @@ package registry
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -9,6 +10,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/scorehub/scorehub/internal/atomicfile"
 )
@@ -20,17 +22,23 @@ const (
 	// tempPrefix starts the name of a state file being written. One left
 	// behind by a crash was never renamed into place, so open removes it.
 	tempPrefix = stateFileName + ".tmp-"
+	// modelsDirName is the directory of model artifacts, each a file
+	// named by its SHA-256.
+	modelsDirName = "models"
+	// artifactTempPrefix starts the name of an artifact being written.
+	artifactTempPrefix = ".tmp-"
 )
 
-// fileFormat is the version of the state file this build reads and writes.
-// A change that an older build would misread gets a new number.
-const fileFormat = 1
+// fileFormat is the version of the state file this build writes. A change
+// that an older build would misread gets a new number. Format 2 added
+// models; this build reads format 1 files too.
+const fileFormat = 2
 
 // ErrLocked reports a FileStore or FileJobStore directory that another open
 // store holds, in this process or in another one.
 var ErrLocked = errors.New("registry: store directory is in use by another process")
 
-// FileStore is a durable [Store]. It keeps every record in one JSON file,
+// FileStore is a durable [Store] and [ArtifactStore]. It keeps every record in one JSON file,
 // registry.json, in its directory, and commits by writing the whole new
 // state to a temporary file, flushing it to stable storage, renaming it over
 // registry.json and flushing the directory (see package internal/atomicfile).
@@ -43,6 +51,14 @@ var ErrLocked = errors.New("registry: store directory is in use by another proce
 // store's state as it was, but the new file may be what the next
 // [OpenFileStore] finds.
 //
+// Model artifacts are files in the directory's models/ subdirectory, each
+// named by its SHA-256 and written the same way, before the commit that
+// adds a version referencing it; an artifact no version references is
+// deleted after the commit that dropped the last reference. A crash
+// between an artifact's write and its commit leaves an artifact no version
+// references, which the next OpenFileStore removes, as it removes
+// artifacts half written.
+//
 // One FileStore at a time may have a directory open: another OpenFileStore
 // of it, in any process, fails with [ErrLocked] until this one is closed or
 // its process exits. FileStore needs flock(2) for that and is available on
@@ -51,19 +67,25 @@ var ErrLocked = errors.New("registry: store directory is in use by another proce
 // A FileStore is safe for concurrent use; commits are serialised.
 type FileStore struct {
 	image
-	dir  string
-	path string
-	fs   atomicfile.FS
-	lock io.Closer
+	dir    string
+	path   string
+	models string // the artifacts' directory
+	fs     atomicfile.FS
+	lock   io.Closer
 }
 
-var _ Store = (*FileStore)(nil)
+var (
+	_ Store         = (*FileStore)(nil)
+	_ ArtifactStore = (*FileStore)(nil)
+)
 
 // OpenFileStore opens the store kept in dir, creating dir (mode 0700) when
 // it does not exist. A directory without a state file starts a new store,
 // holding what [NewMemStore] would, and writes it at once. A state file that
 // cannot be read, is not a state file of a known format version, or breaks a
-// rule of the records is an error naming it; it is never replaced.
+// rule of the records is an error naming it; it is never replaced. So is a
+// model version whose artifact is missing or of the wrong size: the store
+// never serves a version it cannot load.
 func OpenFileStore(dir string, opts StoreOptions) (*FileStore, error) {
 	return openFileStore(dir, opts, atomicfile.OS{})
 }
@@ -76,8 +98,12 @@ func openFileStore(dir string, opts StoreOptions, fsys atomicfile.FS) (*FileStor
 	if err != nil {
 		return nil, err
 	}
-	s := &FileStore{dir: dir, path: filepath.Join(dir, stateFileName), fs: fsys, lock: lock}
+	s := &FileStore{dir: dir, path: filepath.Join(dir, stateFileName), models: filepath.Join(dir, modelsDirName), fs: fsys, lock: lock}
 	s.opts = opts
+	s.hasArtifact = func(sum string) bool {
+		_, err := os.Stat(s.artifactPath(sum))
+		return err == nil
+	}
 	if err := s.load(opts); err != nil {
 		lock.Close()
 		return nil, err
@@ -131,7 +157,125 @@ func (s *FileStore) load(opts StoreOptions) error {
 	if err := s.fs.SyncDir(s.dir); err != nil {
 		return fmt.Errorf("registry: sync directory %s: %w", s.dir, err)
 	}
+	if err := s.checkArtifacts(st); err != nil {
+		return err
+	}
 	s.state = st
+	return nil
+}
+
+// checkArtifacts fails when a version of st has no artifact of its size,
+// and removes what crashed writers left in the artifacts' directory:
+// temporary files, and artifacts no version references.
+func (s *FileStore) checkArtifacts(st *State) error {
+	for _, m := range st.Models() {
+		for _, v := range m.Versions {
+			fi, err := os.Stat(s.artifactPath(v.SHA256))
+			if err != nil {
+				return fmt.Errorf("registry: model %s version %d: artifact %s: %w", m.Name, v.Version, v.SHA256, err)
+			}
+			if fi.Size() != v.Size {
+				return fmt.Errorf("registry: model %s version %d: artifact %s has %d bytes, want %d", m.Name, v.Version, v.SHA256, fi.Size(), v.Size)
+			}
+		}
+	}
+	entries, err := os.ReadDir(s.models)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("registry: read %s: %w", s.models, err)
+	}
+	removed := false
+	for _, e := range entries {
+		name := e.Name()
+		if !strings.HasPrefix(name, artifactTempPrefix) && !(validSHA256(name) && !st.referenced(name)) {
+			continue
+		}
+		if err := os.Remove(filepath.Join(s.models, name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("registry: remove leftover artifact: %w", err)
+		}
+		removed = true
+	}
+	if removed {
+		if err := s.fs.SyncDir(s.models); err != nil {
+			return fmt.Errorf("registry: sync directory %s: %w", s.models, err)
+		}
+	}
+	return nil
+}
+
+// artifactPath is where the artifact sum is kept; sum must be valid.
+func (s *FileStore) artifactPath(sum string) string { return filepath.Join(s.models, sum) }
+
+// PutArtifact implements [ArtifactStore]. The artifact is on stable
+// storage when it returns.
+func (s *FileStore) PutArtifact(ctx context.Context, sum string, data []byte) error {
+	if err := s.artifactCall(ctx); err != nil {
+		return err
+	}
+	if err := checkArtifactSum(sum, data); err != nil {
+		return err
+	}
+	if err := os.Mkdir(s.models, 0o700); err == nil {
+		// A new directory's entry must be durable before files in it are.
+		if err := s.fs.SyncDir(s.dir); err != nil {
+			return fmt.Errorf("registry: sync directory %s: %w", s.dir, err)
+		}
+	} else if !errors.Is(err, fs.ErrExist) {
+		return fmt.Errorf("registry: create %s: %w", s.models, err)
+	}
+	if err := atomicfile.Write(s.fs, s.artifactPath(sum), artifactTempPrefix, data); err != nil {
+		return fmt.Errorf("registry: %w", err)
+	}
+	return nil
+}
+
+// Artifact implements [ArtifactStore]. An artifact whose content is not
+// its SHA-256 any more (damaged on disk) is an error, never returned.
+func (s *FileStore) Artifact(ctx context.Context, sum string) ([]byte, error) {
+	if err := s.artifactCall(ctx); err != nil {
+		return nil, err
+	}
+	if !validSHA256(sum) {
+		return nil, errorf(ErrNotFound, "no model artifact has SHA-256 %q", sum)
+	}
+	b, err := os.ReadFile(s.artifactPath(sum))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, errorf(ErrNotFound, "no model artifact has SHA-256 %s", sum)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("registry: read artifact: %w", err)
+	}
+	if err := checkArtifactSum(sum, b); err != nil {
+		return nil, fmt.Errorf("%w: the file %s is damaged", err, s.artifactPath(sum))
+	}
+	return b, nil
+}
+
+// DeleteArtifact implements [ArtifactStore].
+func (s *FileStore) DeleteArtifact(ctx context.Context, sum string) error {
+	if err := s.artifactCall(ctx); err != nil {
+		return err
+	}
+	if !validSHA256(sum) {
+		return nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.state.referenced(sum) {
+		return nil
+	}
+	err := os.Remove(s.artifactPath(sum))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("registry: delete artifact: %w", err)
+	}
+	if err := s.fs.SyncDir(s.models); err != nil {
+		return fmt.Errorf("registry: sync directory %s: %w", s.models, err)
+	}
 	return nil
 }
 
@@ -162,17 +306,19 @@ func (s *FileStore) Close() error {
 }
 
 // fileState is the state file: its format version and the records, in the
-// JSON form of the record types, which is format 1.
+// JSON form of the record types, which is format 2 (format 1 had no
+// models).
 type fileState struct {
 	Format      int          `json:"format"`
 	Seq         uint64       `json:"seq"`
 	Groups      []Group      `json:"groups"`
 	Deployments []Deployment `json:"deployments"`
 	Queues      []Queue      `json:"queues"`
+	Models      []Model      `json:"models"`
 }
 
 func encodeState(st *State) ([]byte, error) {
-	f := fileState{Format: fileFormat, Seq: st.Seq(), Groups: st.Groups(), Deployments: st.Deployments(), Queues: st.Queues()}
+	f := fileState{Format: fileFormat, Seq: st.Seq(), Groups: st.Groups(), Deployments: st.Deployments(), Queues: st.Queues(), Models: st.Models()}
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false) // the file is for people to read, not for a browser
@@ -195,8 +341,8 @@ func decodeState(b []byte) (*State, error) {
 	if v.Format == nil {
 		return nil, errors.New("no format version")
 	}
-	if *v.Format != fileFormat {
-		return nil, fmt.Errorf("format version %d is not supported (this build reads %d)", *v.Format, fileFormat)
+	if *v.Format != 1 && *v.Format != fileFormat {
+		return nil, fmt.Errorf("format version %d is not supported (this build reads 1 and %d)", *v.Format, fileFormat)
 	}
 	var f fileState
 	dec := json.NewDecoder(bytes.NewReader(b))
@@ -204,5 +350,8 @@ func decodeState(b []byte) (*State, error) {
 	if err := dec.Decode(&f); err != nil {
 		return nil, err
 	}
-	return BuildState(f.Seq, f.Groups, f.Deployments, f.Queues)
+	if *v.Format == 1 && f.Models != nil {
+		return nil, errors.New("format version 1 has no models")
+	}
+	return BuildStateWithModels(f.Seq, f.Groups, f.Deployments, f.Queues, f.Models)
 }

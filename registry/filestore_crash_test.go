@@ -3,6 +3,7 @@ package registry
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -27,16 +28,20 @@ var (
 type faultFS struct {
 	mu     sync.Mutex
 	op     string // "create", "write", "sync", "close", "rename" or "syncdir"; "" fails nothing
+	skip   int    // how many times op succeeds before it fails
 	effect bool   // the failing operation takes effect (a write, half of it) first
 	crash  bool
 	dead   bool
 	log    []string
 }
 
-func (f *faultFS) arm(op string, effect, crash bool) {
+func (f *faultFS) arm(op string, effect, crash bool) { f.armNth(op, 0, effect, crash) }
+
+// armNth is arm for the operation after skip successful ones.
+func (f *faultFS) armNth(op string, skip int, effect, crash bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.op, f.effect, f.crash = op, effect, crash
+	f.op, f.skip, f.effect, f.crash = op, skip, effect, crash
 }
 
 func (f *faultFS) record(op string) {
@@ -61,6 +66,10 @@ func (f *faultFS) hit(op string) (dead, fail, effect bool, err error) {
 		return true, true, false, errCrashed
 	}
 	if f.op != op {
+		return false, false, true, nil
+	}
+	if f.skip > 0 {
+		f.skip--
 		return false, false, true, nil
 	}
 	f.op = ""
@@ -158,10 +167,11 @@ type stateDump struct {
 	Groups      []Group
 	Deployments []Deployment
 	Queues      []Queue
+	Models      []Model
 }
 
 func dumpOf(st *State) stateDump {
-	return stateDump{st.Seq(), st.Groups(), st.Deployments(), st.Queues()}
+	return stateDump{st.Seq(), st.Groups(), st.Deployments(), st.Queues(), st.Models()}
 }
 
 // diskState decodes the state file in dir as the next open would.
@@ -380,4 +390,157 @@ func (o *observed) Commit(ctx context.Context, c Commit) error {
 	err := o.Store.Commit(ctx, c)
 	o.ffs.record("committed")
 	return err
+}
+
+// crashFormat is a model format for the crash tests: any file starting
+// "crash-test-model" is a model answering one constant column.
+type crashFormat struct{}
+
+func (crashFormat) Name() string { return "crash" }
+func (crashFormat) Detect(b []byte) bool {
+	return strings.HasPrefix(string(b), "crash-test-model")
+}
+func (crashFormat) Load(b []byte, meta ModelMetadata) (*LoadedModel, error) {
+	return &LoadedModel{
+		Schema: ModelSchema{Task: Regression, Label: meta.LabelOrDefault(), Outputs: []ColumnSpec{{Name: "prediction(" + meta.LabelOrDefault() + ")", Kind: Number}}},
+		Process: ProcessFunc(func(_ context.Context, in Input) (*Table, error) {
+			return NewTable(in.Table.Rows(), NumberColumn("prediction(label)", make([]float64, in.Table.Rows()), nil))
+		}),
+	}, nil
+}
+
+// artifactsIntact checks that every version of st has its artifact in s,
+// with the content its SHA-256 names, and that the artifacts' directory
+// holds nothing else.
+func artifactsIntact(t *testing.T, s *FileStore, st *State) {
+	t.Helper()
+	want := map[string]bool{}
+	for _, m := range st.Models() {
+		for _, v := range m.Versions {
+			want[v.SHA256] = true
+			b, err := s.Artifact(context.Background(), v.SHA256)
+			if err != nil {
+				t.Errorf("model %s version %d: %v", m.Name, v.Version, err)
+				continue
+			}
+			if sum256(b) != v.SHA256 {
+				t.Errorf("model %s version %d: artifact damaged", m.Name, v.Version)
+			}
+		}
+	}
+	entries, err := os.ReadDir(s.models)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if !want[e.Name()] {
+			t.Errorf("models/%s is left over", e.Name())
+		}
+	}
+}
+
+// TestFileStoreUploadFaults fails or crashes an upload at every step of
+// its two durable writes, the artifact's and then the state file's:
+// afterwards the store holds the state before the upload or the one after
+// it, every version's artifact is there and intact, and nothing else is.
+func TestFileStoreUploadFaults(t *testing.T) {
+	now := time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
+	opts := StoreOptions{Now: func() time.Time { return now }}
+	ctx := context.Background()
+	cat := NewCatalog()
+	if err := cat.RegisterFormat(crashFormat{}); err != nil {
+		t.Fatal(err)
+	}
+	first := []byte("crash-test-model one")
+	upload := []byte("crash-test-model two")
+
+	type step struct {
+		op   string
+		file int // 0: the artifact, 1: the state file
+	}
+	var steps []step
+	for file := range 2 {
+		for _, op := range []string{"create", "write", "sync", "close", "rename", "syncdir"} {
+			steps = append(steps, step{op, file})
+		}
+	}
+	for _, st := range steps {
+		for _, crash := range []bool{false, true} {
+			for _, effect := range []bool{false, true} {
+				if effect && st.op != "write" && st.op != "rename" && st.op != "create" {
+					continue // only these have an effect before they fail
+				}
+				what := []string{"artifact", "state file"}[st.file]
+				name := fmt.Sprintf("%s %s fails (effect %v, crash %v)", what, st.op, effect, crash)
+				t.Run(name, func(t *testing.T) {
+					dir := t.TempDir()
+					ffs := &faultFS{}
+					s, err := openFileStore(dir, opts, ffs)
+					if err != nil {
+						t.Fatal(err)
+					}
+					defer s.Close()
+					r, err := New(ctx, cat, s)
+					if err != nil {
+						t.Fatal(err)
+					}
+					r.now = func() time.Time { return now }
+					if _, _, err := r.AddModelVersion(ctx, "m", first, ModelMetadata{}, nil); err != nil {
+						t.Fatal(err)
+					}
+					before, _ := s.Load(ctx)
+					lm, err := cat.LoadModel(upload, ModelMetadata{})
+					if err != nil {
+						t.Fatal(err)
+					}
+					after, _, _, err := before.withModelVersion("m", ModelVersion{SHA256: sum256(upload), Size: int64(len(upload)), Schema: lm.Schema}, now)
+					if err != nil {
+						t.Fatal(err)
+					}
+					// The state file lands once its rename took effect.
+					landed := st.file == 1 && (st.op == "syncdir" || (st.op == "rename" && effect))
+
+					ffs.armNth(st.op, st.file, effect, crash)
+					if _, _, err := r.AddModelVersion(ctx, "m", upload, ModelMetadata{}, nil); err == nil {
+						t.Fatal("the upload succeeded")
+					}
+					if cur, _ := s.Load(ctx); cur != before {
+						t.Errorf("a failed upload changed the state")
+					}
+					if crash {
+						abandon(t, s)
+					} else if err := s.Close(); err != nil {
+						t.Fatal(err)
+					}
+					re, err := OpenFileStore(dir, opts)
+					if err != nil {
+						t.Fatalf("reopen: %v", err)
+					}
+					defer re.Close()
+					got, _ := re.Load(ctx)
+					want := before
+					if landed {
+						want = after
+					}
+					if diff := cmp.Diff(dumpOf(want), dumpOf(got)); diff != "" {
+						t.Errorf("reopened state (-want +got):\n%s", diff)
+					}
+					artifactsIntact(t, re, got)
+					if left := tempFiles(t, dir); len(left) > 0 {
+						t.Errorf("temporary files left after reopen: %v", left)
+					}
+					// The upload goes through on the recovered store.
+					r2, err := New(ctx, cat, re)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if _, _, err := r2.AddModelVersion(ctx, "m", upload, ModelMetadata{}, nil); err != nil {
+						t.Fatalf("upload after recovery: %v", err)
+					}
+					final, _ := re.Load(ctx)
+					artifactsIntact(t, re, final)
+				})
+			}
+		}
+	}
 }

@@ -50,19 +50,21 @@ func TestOpenFileStoreCreatesStore(t *testing.T) {
 		t.Errorf("state file mode %v, want 0600", perm)
 	}
 	b, _ := os.ReadFile(path)
-	if !bytes.HasPrefix(b, []byte("{\n\t\"format\": 1,")) {
+	if !bytes.HasPrefix(b, []byte("{\n\t\"format\": 2,")) {
 		t.Errorf("state file does not start with its format version:\n%s", b)
 	}
 }
 
 // TestFileStoreGolden pins the state file format: a change to it needs a new
-// format version, and every file written in format 1 must keep opening.
+// format version, and every file written in an older format must keep
+// opening. The records written first are those of the format 1 golden file,
+// which must open as they are.
 func TestFileStoreGolden(t *testing.T) {
 	ctx := context.Background()
-	golden := filepath.Join("testdata", "registry.v1.json")
+	golden := filepath.Join("testdata", "registry.v2.json")
 	clk := newClock()
 	dir := t.TempDir()
-	s := newWriter(t, openFileStore(t, dir, registry.StoreOptions{Now: clk.Now}))
+	s := newModelWriter(t, openFileStore(t, dir, registry.StoreOptions{Now: clk.Now}))
 	clk.Advance(time.Minute)
 	must[registry.Group](t)(s.PutGroup(ctx, registry.Group{Name: "fraud", Description: "Card fraud <& models>",
 		Auth: registry.AuthPolicy{Mode: registry.TokenRequired, Groups: []string{"analysts", "ops"}}}))
@@ -74,7 +76,27 @@ func TestFileStoreGolden(t *testing.T) {
 			{Alias: "bulk", Process: "fraud-gbm", Queue: "batch"},
 		}}))
 	must[registry.Deployment](t)(s.PutDeployment(ctx, registry.Deployment{Group: "DEFAULT", Path: "empty"}))
-	want := mustState(t, s)
+	v1 := mustState(t, s.writer)
+	v1File, err := os.ReadFile(filepath.Join("testdata", "registry.v1.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := t.TempDir()
+	if err := os.WriteFile(filepath.Join(old, "registry.json"), v1File, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(dump(v1), dump(mustState(t, openFileStore(t, old, registry.StoreOptions{})))); diff != "" {
+		t.Errorf("format 1 golden file opens as (-want +got):\n%s", diff)
+	}
+
+	clk.Advance(time.Minute)
+	must[registry.ModelVersion](t)(added(s.AddModelVersion(ctx, "churn", churnV1, registry.ModelMetadata{
+		Label: "churn", Classes: []string{"no", "yes"}, Features: []string{"age", "income"}, Description: "First <try>"}, nil)))
+	must[registry.ModelVersion](t)(added(s.AddModelVersion(ctx, "churn", churnV2, registry.ModelMetadata{}, nil)))
+	must[registry.ModelAlias](t)(s.PutModelAlias(ctx, "churn", registry.ModelAlias{Name: "production", Version: 2}))
+	must[registry.Deployment](t)(s.PutDeployment(ctx, registry.Deployment{Group: "DEFAULT", Path: "churn", Enabled: true,
+		Endpoints: []registry.Endpoint{{Alias: "prod", Model: "churn@production"}, {Alias: "first", Model: "churn@1", Queue: "batch"}}}))
+	want := mustState(t, s.writer)
 
 	got, err := os.ReadFile(filepath.Join(dir, "registry.json"))
 	if err != nil {
@@ -96,6 +118,14 @@ func TestFileStoreGolden(t *testing.T) {
 	other := t.TempDir()
 	if err := os.WriteFile(filepath.Join(other, "registry.json"), wantFile, 0o600); err != nil {
 		t.Fatal(err)
+	}
+	if err := os.Mkdir(filepath.Join(other, "models"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	for _, art := range [][]byte{churnV1, churnV2} {
+		if err := os.WriteFile(filepath.Join(other, "models", sha(art)), art, 0o600); err != nil {
+			t.Fatal(err)
+		}
 	}
 	re := openFileStore(t, other, registry.StoreOptions{})
 	if diff := cmp.Diff(dump(want), dump(mustState(t, re))); diff != "" {
@@ -204,7 +234,8 @@ func TestOpenFileStoreRefusesBadFiles(t *testing.T) {
 		{"trailing garbage", validV1 + "}", "invalid character"},
 		{"two documents", validV1 + validV1, "invalid character"},
 		{"no format version", edit(`"format": 1,`, ""), "no format version"},
-		{"newer format version", edit(`"format": 1,`, `"format": 2,`), "format version 2 is not supported"},
+		{"newer format version", edit(`"format": 1,`, `"format": 3,`), "format version 3 is not supported"},
+		{"models in format 1", edit(`"queues": [`, `"models": [], "queues": [`), "format version 1 has no models"},
 		{"format as text", edit(`"format": 1,`, `"format": "1",`), "cannot unmarshal string"},
 		{"unknown field", edit(`"seq": 4,`, `"seq": 4, "owner": "x",`), `unknown field "owner"`},
 		{"wrong type", edit(`"maxConcurrent": 16`, `"maxConcurrent": "16"`), "cannot unmarshal string"},
@@ -464,4 +495,95 @@ func BenchmarkFileStorePut(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// TestOpenFileStoreChecksArtifacts checks a store never opens with a
+// version it cannot serve, and removes artifacts no version references.
+func TestOpenFileStoreChecksArtifacts(t *testing.T) {
+	ctx := context.Background()
+	setup := func(t *testing.T) (dir, path string) {
+		t.Helper()
+		dir = t.TempDir()
+		st := openFileStore(t, dir, registry.StoreOptions{})
+		s := newModelWriter(t, st)
+		must[registry.ModelVersion](t)(added(s.AddModelVersion(ctx, "churn", churnV1, registry.ModelMetadata{}, nil)))
+		if err := st.Close(); err != nil {
+			t.Fatal(err)
+		}
+		return dir, filepath.Join(dir, "models", sha(churnV1))
+	}
+	refused := []struct {
+		name   string
+		damage func(path string) error
+		want   string
+	}{
+		{"missing artifact", os.Remove, "model churn version 1: artifact " + sha(churnV1)},
+		{"truncated artifact", func(p string) error { return os.Truncate(p, 3) }, fmt.Sprintf("has 3 bytes, want %d", len(churnV1))},
+	}
+	for _, tt := range refused {
+		t.Run(tt.name, func(t *testing.T) {
+			dir, path := setup(t)
+			if err := tt.damage(path); err != nil {
+				t.Fatal(err)
+			}
+			s, err := registry.OpenFileStore(dir, registry.StoreOptions{})
+			if err == nil {
+				s.Close()
+				t.Fatal("OpenFileStore succeeded")
+			}
+			if !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("error %q, want one saying %q", err, tt.want)
+			}
+		})
+	}
+
+	t.Run("damaged artifact", func(t *testing.T) {
+		dir, path := setup(t)
+		b := bytes.Clone(churnV1)
+		b[len(b)-2] ^= 1
+		if err := os.WriteFile(path, b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		st := openFileStore(t, dir, registry.StoreOptions{})
+		if _, err := st.Artifact(ctx, sha(churnV1)); err == nil || !strings.Contains(err.Error(), "damaged") {
+			t.Errorf("Artifact of a damaged file: %v", err)
+		}
+		s := newModelWriter(t, st)
+		if _, err := s.Snapshot().EndpointProcess(registry.Endpoint{Alias: "a", Model: "churn@1"}); !errors.Is(err, registry.ErrUnavailable) {
+			t.Errorf("a damaged version resolves: %v, want ErrUnavailable", err)
+		}
+	})
+
+	t.Run("leftovers removed", func(t *testing.T) {
+		dir, _ := setup(t)
+		orphan := filepath.Join(dir, "models", sha(churnV2))
+		for _, p := range []string{orphan, filepath.Join(dir, "models", ".tmp-123"), filepath.Join(dir, "models", "notes.txt")} {
+			if err := os.WriteFile(p, churnV2, 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}
+		openFileStore(t, dir, registry.StoreOptions{})
+		entries, err := os.ReadDir(filepath.Join(dir, "models"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var names []string
+		for _, e := range entries {
+			names = append(names, e.Name())
+		}
+		if diff := cmp.Diff([]string{sha(churnV1), "notes.txt"}, names); diff != "" {
+			t.Errorf("models/ after open (-want +got):\n%s", diff)
+		}
+	})
+
+	t.Run("bad names are not paths", func(t *testing.T) {
+		dir, _ := setup(t)
+		st := openFileStore(t, dir, registry.StoreOptions{})
+		if _, err := st.Artifact(ctx, "../registry.json"); !errors.Is(err, registry.ErrNotFound) {
+			t.Errorf("Artifact(../registry.json): %v, want ErrNotFound", err)
+		}
+		if err := st.PutArtifact(ctx, sha(churnV2), churnV1); err == nil {
+			t.Error("PutArtifact under another content's SHA-256 succeeded")
+		}
+	})
 }

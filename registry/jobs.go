@@ -86,7 +86,8 @@ type Job struct {
 	Owner string `json:"owner,omitempty"`
 	// Queue is the execution queue the job runs on.
 	Queue string `json:"queue"`
-	// Process is the catalog name of the process the job runs.
+	// Process is the catalog name of the process the job runs, or the
+	// model version it runs ("churn@3", see [Snapshot.EndpointProcess]).
 	Process string `json:"process"`
 	// Endpoint is the endpoint the job was submitted for, if any.
 	Endpoint *EndpointRef `json:"endpoint,omitempty"`
@@ -143,7 +144,7 @@ func (j *Job) validate() error {
 		return invalid("/id", "%q is not a valid job id", j.ID)
 	case !ValidName(j.Queue):
 		return invalid("/queueName", "%q is not a valid queue name", j.Queue)
-	case !ValidName(j.Process):
+	case !ValidName(j.Process) && !validModelProcess(j.Process):
 		return invalid("/process", "%q is not a valid process name", j.Process)
 	case j.Rows < 0:
 		return invalid("/rows", "must not be negative")

@@ -193,6 +193,11 @@ func TestJobRegistry(t *testing.T) {
 						t.Errorf("read back (-want +got):\n%s", d)
 					}
 				}},
+				{"a job may run a model version", func(t *testing.T, _ registry.JobStore, r *registry.JobRegistry, _ *clock) {
+					if _, err := r.Create(ctx, registry.Job{ID: "m", Queue: "DEFAULT", Process: "churn@3"}); err != nil {
+						t.Errorf("a job running churn@3: %v", err)
+					}
+				}},
 				{"an id is used once", func(t *testing.T, _ registry.JobStore, r *registry.JobRegistry, _ *clock) {
 					mustCreate(t, r, "a", "DEFAULT")
 					if _, err := r.Create(ctx, registry.Job{ID: "a", Queue: "DEFAULT", Process: "iris"}); !errors.Is(err, registry.ErrExists) {
@@ -200,7 +205,8 @@ func TestJobRegistry(t *testing.T) {
 					}
 				}},
 				{"invalid fields are refused", func(t *testing.T, s registry.JobStore, r *registry.JobRegistry, _ *clock) {
-					for _, j := range []registry.Job{{ID: "../x", Queue: "DEFAULT", Process: "iris"}, {ID: "a", Queue: "", Process: "iris"}, {ID: "a", Queue: "DEFAULT"}} {
+					for _, j := range []registry.Job{{ID: "../x", Queue: "DEFAULT", Process: "iris"}, {ID: "a", Queue: "", Process: "iris"}, {ID: "a", Queue: "DEFAULT"},
+						{ID: "a", Queue: "DEFAULT", Process: "churn@production"}} { // a model job names the version it ran
 						if _, err := r.Create(ctx, j); !errors.Is(err, registry.ErrInvalid) {
 							t.Errorf("create %+v: %v, want ErrInvalid", j, err)
 						}

@@ -122,8 +122,9 @@ func (p AuthPolicy) Accepted() []Scheme {
 }
 
 // The JSON form of the record types ([Group], [AuthPolicy], [Deployment],
-// [Endpoint], [Queue]) is how a [FileStore] keeps them, in format version 1
-// of its file: a change to a tag is a change of that format. The management
+// [Endpoint], [Queue], [Model] and its versions and aliases) is how a
+// [FileStore] keeps them, in format version 2 of its file (version 1 had no
+// models): a change to a tag is a change of that format. The management
 // API shows records in a shape of its own.
 
 // Group is a web API group: the first segment after the scoring prefix, and
@@ -137,10 +138,14 @@ type Group struct {
 	UpdatedAt   time.Time  `json:"updatedAt"`
 }
 
-// Endpoint maps an alias within a deployment to a catalog process.
+// Endpoint maps an alias within a deployment to a catalog process or to a
+// model: exactly one of Process and Model is set.
 type Endpoint struct {
 	Alias   string `json:"alias"`
-	Process string `json:"process"`
+	Process string `json:"process,omitempty"`
+	// Model names a model's version or alias, as [ParseModelRef] reads it:
+	// "churn@production" or "churn@3". Moving the alias moves the endpoint.
+	Model string `json:"model,omitempty"`
 	// Queue is the execution queue the process runs on; empty means
 	// DefaultQueue.
 	Queue string `json:"queue,omitempty"`
@@ -253,8 +258,17 @@ func (d *Deployment) validate() error {
 			return invalid(p+"/alias", "alias %q appears twice", e.Alias)
 		}
 		seen[e.Alias] = true
-		if err := checkName(p+"/process", e.Process); err != nil {
-			return err
+		switch {
+		case e.Model != "" && e.Process != "":
+			return invalid(p+"/model", "an endpoint names a process or a model, not both")
+		case e.Model != "":
+			if _, err := ParseModelRef(e.Model); err != nil {
+				return invalid(p+"/model", "%s", err.(*InvalidError).Message)
+			}
+		default:
+			if err := checkName(p+"/process", e.Process); err != nil {
+				return err
+			}
 		}
 		if e.Queue != "" {
 			if err := checkName(p+"/queue", e.Queue); err != nil {

@@ -31,12 +31,19 @@ import (
 //     queues must exist ([*InvalidError]).
 //   - A group with deployments, a queue an endpoint uses, and the built-in
 //     DEFAULT group and queue cannot be deleted ([ErrInUse]).
+//   - An endpoint names a catalog process or a model's alias or version
+//     (see [ParseModelRef]), which must exist ([*InvalidError] at
+//     "/endpoints/<i>/model"). A model an endpoint names, an alias it
+//     names, and a version it or an alias names cannot be deleted
+//     ([ErrInUse]). See [Registry.AddModelVersion] for the rules of model
+//     versions.
 //
 // A Registry is safe for concurrent use: its writes are serialised, and
 // Snapshot takes no lock.
 type Registry struct {
 	catalog *Catalog
 	store   Store
+	models  *modelCache
 	now     func() time.Time
 
 	mu     sync.Mutex // serialises writes; guards closed
@@ -50,12 +57,14 @@ type Registry struct {
 const maxStale = 16
 
 // New returns a Registry over catalog and store, holding what the store
-// holds. Close it to stop it; closing the Registry does not close the store.
+// holds, with every model version an endpoint or alias uses loaded (one
+// that cannot be loaded makes its endpoints fail with [ErrUnavailable]).
+// Close it to stop it; closing the Registry does not close the store.
 func New(ctx context.Context, catalog *Catalog, store Store) (*Registry, error) {
 	if catalog == nil || store == nil {
 		return nil, errors.New("registry: New needs a catalog and a store")
 	}
-	r := &Registry{catalog: catalog, store: store, now: time.Now, cancel: func() {}}
+	r := &Registry{catalog: catalog, store: store, models: newModelCache(catalog, store), now: time.Now, cancel: func() {}}
 	if c, ok := store.(interface{ now() time.Time }); ok {
 		r.now = c.now // StoreOptions.Now of this package's stores
 	}
@@ -70,26 +79,29 @@ func New(ctx context.Context, catalog *Catalog, store Store) (*Registry, error) 
 		return nil, fmt.Errorf("registry: read store: %w", err)
 	}
 	r.publish(st)
+	r.warm(st)
 	return r, nil
 }
 
 // publish makes st the current snapshot unless a newer one is.
 func (r *Registry) publish(st *State) {
-	next := &Snapshot{state: st, catalog: r.catalog}
+	next := &Snapshot{state: st, catalog: r.catalog, models: r.models}
 	for {
 		old := r.snap.Load()
 		if old != nil && old.state.seq >= st.seq {
 			return
 		}
 		if r.snap.CompareAndSwap(old, next) {
+			r.models.prune(st)
 			return
 		}
 	}
 }
 
 // write decides one write with decide on the current state and commits
-// it. When another writer of a shared store committed first, it loads the
-// store and decides again.
+// it; a decision of no next state and no error commits nothing. When
+// another writer of a shared store committed first, it loads the store and
+// decides again.
 func (r *Registry) write(ctx context.Context, decide func(st *State, now time.Time) (*State, Change, error)) error {
 	if err := ctx.Err(); err != nil {
 		return err
@@ -102,7 +114,7 @@ func (r *Registry) write(ctx context.Context, decide func(st *State, now time.Ti
 	for attempt := 1; ; attempt++ {
 		base := r.snap.Load().state
 		next, change, err := decide(base, r.now().UTC())
-		if err != nil {
+		if err != nil || next == nil {
 			return err
 		}
 		err = r.store.Commit(ctx, Commit{Base: base.seq, Change: change, State: next})
@@ -145,8 +157,19 @@ func (r *Registry) DeleteGroup(ctx context.Context, name string, revision uint64
 // PutDeployment writes d under the rules of [Registry] and returns it as
 // stored. Its endpoints' processes need not be in the catalog: a
 // deployment may name processes another build registers, and resolves to
-// [ErrUnavailable] here.
+// [ErrUnavailable] here. The model versions its endpoints name are loaded
+// before it is stored, so that its first requests do not wait for them; one
+// that cannot be loaded is reported by the requests, as [Snapshot.Resolve]
+// says.
 func (r *Registry) PutDeployment(ctx context.Context, d Deployment) (Deployment, error) {
+	st := r.Snapshot().state
+	for _, e := range d.Endpoints {
+		if ref, err := ParseModelRef(e.Model); e.Model != "" && err == nil {
+			if info, err := st.resolveRef(ref); err == nil {
+				_, _ = r.models.stored(info)
+			}
+		}
+	}
 	var out Deployment
 	err := r.write(ctx, func(st *State, now time.Time) (*State, Change, error) {
 		next, c, err := st.withDeployment(d, now)
@@ -221,6 +244,7 @@ func (r *Registry) Close() error {
 type Snapshot struct {
 	state   *State
 	catalog *Catalog
+	models  *modelCache
 }
 
 // State returns the store state the snapshot was built from.
@@ -238,7 +262,9 @@ type Target struct {
 // Resolve finds the endpoint group/path/alias. It fails with [ErrNotFound]
 // when a name is invalid or nothing is stored under it, with [ErrDisabled]
 // when the deployment is disabled, and with [ErrUnavailable] when the
-// endpoint's process is not in the catalog.
+// endpoint's process is not in the catalog or its model cannot be had (see
+// [Snapshot.EndpointProcess]). A model endpoint's Target.Process is the
+// model version's, so that scoring treats it as any other process.
 //
 // The returned records share memory with the snapshot and must not be
 // modified.
@@ -261,9 +287,9 @@ func (s *Snapshot) Resolve(group, path, alias string) (Target, error) {
 	if !d.Enabled {
 		return Target{}, errorf(ErrDisabled, "the endpoint's deployment is disabled")
 	}
-	p, ok := s.catalog.Lookup(e.Process)
-	if !ok {
-		return Target{}, errorf(ErrUnavailable, "the endpoint's process is not available in this server")
+	p, err := s.EndpointProcess(e)
+	if err != nil {
+		return Target{}, err
 	}
 	q, ok := s.state.queues[e.QueueName()]
 	if !ok { // the Registry's rules prevent it; a store written by another build might not

@@ -13,7 +13,10 @@ type State struct {
 	groups      map[string]Group
 	deployments map[deploymentKey]Deployment
 	queues      map[string]Queue
-	seq         uint64
+	models      map[string]Model
+	// keys names the loaded form of every model version (see modelCache).
+	keys map[versionKey]versionInfo
+	seq  uint64
 }
 
 type deploymentKey struct{ group, path string }
@@ -31,6 +34,8 @@ func NewState(now time.Time) *State {
 			Name: DefaultQueue, MaxConcurrent: DefaultMaxConcurrent, MaxWaiting: DefaultMaxWaiting,
 			Revision: 1, CreatedAt: now, UpdatedAt: now,
 		}},
+		models: map[string]Model{},
+		keys:   map[versionKey]versionInfo{},
 	}
 }
 
@@ -39,13 +44,38 @@ func NewState(now time.Time) *State {
 // valid records, unique names, existing groups and queues, and the built-in
 // DEFAULT group and queue present; a revision must be one a write can store
 // (neither 0 nor AnyRevision). seq is the state's [State.Seq]. A store
-// uses it to load what it kept.
+// uses it to load what it kept. It holds no models; see
+// [BuildStateWithModels].
 func BuildState(seq uint64, groups []Group, deployments []Deployment, queues []Queue) (*State, error) {
+	return BuildStateWithModels(seq, groups, deployments, queues, nil)
+}
+
+// BuildStateWithModels is [BuildState] with models, which it checks too:
+// valid names, versions in ascending order and at most the model's
+// LastVersion, SHA-256 sums in lower-case hex, aliases in order of name
+// pointing at versions that exist, and endpoints naming models, aliases
+// and versions that exist.
+func BuildStateWithModels(seq uint64, groups []Group, deployments []Deployment, queues []Queue, models []Model) (*State, error) {
 	s := &State{
 		groups:      make(map[string]Group, len(groups)),
 		deployments: make(map[deploymentKey]Deployment, len(deployments)),
 		queues:      make(map[string]Queue, len(queues)),
+		models:      make(map[string]Model, len(models)),
+		keys:        make(map[versionKey]versionInfo),
 		seq:         seq,
+	}
+	for i, m := range models {
+		if err := m.validate(); err != nil {
+			return nil, fmt.Errorf("model %d: %w", i, err)
+		}
+		if _, dup := s.models[m.Name]; dup {
+			return nil, fmt.Errorf("registry: model %q appears twice", m.Name)
+		}
+		m = m.clone()
+		s.models[m.Name] = m
+		for _, v := range m.Versions {
+			s.keys[versionKey{m.Name, v.Version}] = newVersionInfo(m.Name, v)
+		}
 	}
 	for i, g := range groups {
 		if err := g.validate(); err != nil {
@@ -91,6 +121,11 @@ func BuildState(seq uint64, groups []Group, deployments []Deployment, queues []Q
 		for _, e := range d.Endpoints {
 			if _, ok := s.queues[e.QueueName()]; !ok {
 				return nil, fmt.Errorf("registry: deployment %s/%s: no queue %q", d.Group, d.Path, e.QueueName())
+			}
+			if e.Model != "" {
+				if err := s.checkModelRef(e.Model); err != nil {
+					return nil, fmt.Errorf("registry: deployment %s/%s: endpoint %q: %w", d.Group, d.Path, e.Alias, err)
+				}
 			}
 		}
 		key := deploymentKey{d.Group, d.Path}
@@ -260,7 +295,8 @@ func (s *State) withoutGroup(name string, rev uint64) (*State, Change, error) {
 }
 
 // CheckReferences reports every reference of d to a record s does not
-// hold: its group and its endpoints' queues, each as an [*InvalidError]
+// hold: its group, its endpoints' queues and the models, aliases and
+// versions they name, each as an [*InvalidError]
 // pointing at the field, joined with [errors.Join] in the order of the
 // fields. It returns nil when every reference holds. It is the rule
 // [Registry.PutDeployment] applies; a caller that checks more (such as
@@ -273,6 +309,11 @@ func (s *State) CheckReferences(d Deployment) error {
 	for i, e := range d.Endpoints {
 		if _, ok := s.queues[e.QueueName()]; !ok {
 			errs = append(errs, invalid(fmt.Sprintf("/endpoints/%d/queue", i), "names no queue: %q", e.QueueName()))
+		}
+		if e.Model != "" {
+			if err := s.checkModelRef(e.Model); err != nil {
+				errs = append(errs, invalid(fmt.Sprintf("/endpoints/%d/model", i), "%s", err.(*InvalidError).Message))
+			}
 		}
 	}
 	return errors.Join(errs...)

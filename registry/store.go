@@ -1,7 +1,9 @@
 package registry
 
 import (
+	"bytes"
 	"context"
+	"fmt"
 	"sync"
 	"time"
 )
@@ -74,17 +76,50 @@ type Commit struct {
 }
 
 // Change is the one record a [Commit] stores or removes. Exactly one of
-// Group, Deployment and Queue is set: the record as the commit stores it or,
-// when Delete is set, as it was stored before its removal.
+// Group, Deployment, Queue and Model is set: the record as the commit stores
+// it or, when Delete is set, as it was stored before its removal. A model's
+// versions and aliases are part of its record: adding or deleting one
+// stores the whole Model.
 type Change struct {
 	Group      *Group
 	Deployment *Deployment
 	Queue      *Queue
+	Model      *Model
 	// Delete reports that the record is removed.
 	Delete bool
 	// Revision is the record's stored revision before the commit; 0 when
 	// the commit creates it.
 	Revision uint64
+}
+
+// ArtifactStore is a [Store] that also keeps model artifacts, the files
+// of model versions, by their SHA-256 in lower-case hex. A [Registry]
+// needs one to take model versions.
+//
+// The Registry writes an artifact with PutArtifact before the commit that
+// adds a version referencing it, reads it back to load a model this
+// process has not loaded (after a restart, or one another replica
+// uploaded), and deletes it with DeleteArtifact after the commit that
+// dropped the last version referencing it. So that a commit never
+// references an artifact another writer deleted, an implementation's
+// Commit fails with [ErrStale] when the change adds a version whose
+// artifact it does not hold (the Registry then writes it again), and
+// DeleteArtifact keeps an artifact that a version in the stored state
+// references.
+//
+// Implementations must be safe for concurrent use.
+type ArtifactStore interface {
+	// PutArtifact stores data as the artifact sum, durably for a durable
+	// store, before it returns. It fails when sum is not data's SHA-256.
+	// Storing an artifact already stored is not an error.
+	PutArtifact(ctx context.Context, sum string, data []byte) error
+	// Artifact returns the artifact sum; [ErrNotFound] when there is none.
+	// The caller may modify the result.
+	Artifact(ctx context.Context, sum string) ([]byte, error)
+	// DeleteArtifact removes the artifact sum unless a version of the
+	// stored state references it. Deleting an artifact not stored is not
+	// an error.
+	DeleteArtifact(ctx context.Context, sum string) error
 }
 
 // StoreOptions configure the stores of this package.
@@ -108,7 +143,10 @@ func (o StoreOptions) now() time.Time {
 // nothing changes.
 type image struct {
 	persist func(*State) error
-	opts    StoreOptions
+	// hasArtifact reports whether the artifact sum is stored; Commit
+	// refuses a change adding a version whose artifact is not.
+	hasArtifact func(sum string) bool
+	opts        StoreOptions
 
 	mu     sync.Mutex // serialises commits; guards state and closed
 	state  *State
@@ -139,6 +177,15 @@ func (m *image) Commit(ctx context.Context, c Commit) error {
 	if c.State == nil || c.Base != m.state.seq || c.State.seq != c.Base+1 {
 		return ErrStale
 	}
+	if m.hasArtifact != nil && c.Change.Model != nil && !c.Change.Delete {
+		// Another writer may have deleted the artifact between this
+		// writer's PutArtifact and now.
+		for _, v := range c.Change.Model.Versions {
+			if !m.state.referenced(v.SHA256) && !m.hasArtifact(v.SHA256) {
+				return ErrStale
+			}
+		}
+	}
 	if m.persist != nil {
 		if err := m.persist(c.State); err != nil {
 			return err
@@ -160,18 +207,101 @@ func (m *image) close() bool {
 	return !was
 }
 
-// MemStore is a [Store] that keeps records in memory only. It is safe for
-// concurrent use.
-type MemStore struct{ image }
+// MemStore is a [Store] and an [ArtifactStore] that keeps records and
+// artifacts in memory only. It is safe for concurrent use.
+type MemStore struct {
+	image
+	amu       sync.Mutex // guards artifacts
+	artifacts map[string][]byte
+}
 
-var _ Store = (*MemStore)(nil)
+var (
+	_ Store         = (*MemStore)(nil)
+	_ ArtifactStore = (*MemStore)(nil)
+)
 
 // NewMemStore returns a store holding the built-in DEFAULT group and queue.
 func NewMemStore(opts StoreOptions) *MemStore {
-	s := &MemStore{}
+	s := &MemStore{artifacts: map[string][]byte{}}
 	s.opts = opts
 	s.state = NewState(opts.now())
+	s.hasArtifact = func(sum string) bool {
+		s.amu.Lock()
+		defer s.amu.Unlock()
+		_, ok := s.artifacts[sum]
+		return ok
+	}
 	return s
+}
+
+// PutArtifact implements [ArtifactStore]; the store keeps its own copy.
+func (s *MemStore) PutArtifact(ctx context.Context, sum string, data []byte) error {
+	if err := s.artifactCall(ctx); err != nil {
+		return err
+	}
+	if err := checkArtifactSum(sum, data); err != nil {
+		return err
+	}
+	s.amu.Lock()
+	defer s.amu.Unlock()
+	if _, ok := s.artifacts[sum]; !ok {
+		s.artifacts[sum] = bytes.Clone(data)
+	}
+	return nil
+}
+
+// Artifact implements [ArtifactStore].
+func (s *MemStore) Artifact(ctx context.Context, sum string) ([]byte, error) {
+	if err := s.artifactCall(ctx); err != nil {
+		return nil, err
+	}
+	s.amu.Lock()
+	defer s.amu.Unlock()
+	b, ok := s.artifacts[sum]
+	if !ok {
+		return nil, errorf(ErrNotFound, "no model artifact has SHA-256 %s", sum)
+	}
+	return bytes.Clone(b), nil
+}
+
+// DeleteArtifact implements [ArtifactStore].
+func (s *MemStore) DeleteArtifact(ctx context.Context, sum string) error {
+	if err := s.artifactCall(ctx); err != nil {
+		return err
+	}
+	// The image's lock first, as Commit takes it: no commit can add a
+	// reference between the check and the removal.
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.state.referenced(sum) {
+		return nil
+	}
+	s.amu.Lock()
+	defer s.amu.Unlock()
+	delete(s.artifacts, sum)
+	return nil
+}
+
+// artifactCall fails an artifact call with a cancelled context or on a
+// closed store.
+func (m *image) artifactCall(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closed {
+		return ErrClosed
+	}
+	return nil
+}
+
+// checkArtifactSum fails when sum is not data's SHA-256.
+func checkArtifactSum(sum string, data []byte) error {
+	if got := sum256(data); got != sum {
+		return fmt.Errorf("registry: artifact named %q has SHA-256 %s", sum, got)
+	}
+	return nil
 }
 
 // Close implements [Store].

@@ -129,10 +129,11 @@ type stateDump struct {
 	Groups      []registry.Group
 	Deployments []registry.Deployment
 	Queues      []registry.Queue
+	Models      []registry.Model
 }
 
 func dump(st *registry.State) stateDump {
-	return stateDump{st.Seq(), st.Groups(), st.Deployments(), st.Queues()}
+	return stateDump{st.Seq(), st.Groups(), st.Deployments(), st.Queues(), st.Models()}
 }
 
 // mustState returns the state s, a writer or a Store, holds.
@@ -220,6 +221,7 @@ func TestStoreRules(t *testing.T) {
 					Name: "DEFAULT", MaxConcurrent: registry.DefaultMaxConcurrent, MaxWaiting: registry.DefaultMaxWaiting,
 					Revision: 1, CreatedAt: now, UpdatedAt: now,
 				}},
+				Models: []registry.Model{},
 			}
 			if diff := cmp.Diff(want, dump(mustState(t, s))); diff != "" {
 				t.Errorf("new store (-want +got):\n%s", diff)

@@ -12,12 +12,19 @@
 //		registrytest.RunJobStore(t, registrytest.JobOpener{Open: openJobs, Reopen: reopenJobs})
 //	}
 //
-// The rules of a write are not the store's and are not checked here; the
-// registry's own tests check them over every store of package registry.
+// A store that is also a [registry.ArtifactStore] keeps models; the suite
+// then checks its artifacts too, and a store that is none must refuse
+// model writes. The rules of a write are not the store's and are not
+// checked here; the registry's own tests check them over every store of
+// package registry.
+//
+// [LinearFormat] is a model format for tests of anything built on models.
 package registrytest
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -61,6 +68,9 @@ func Run(t *testing.T, o Opener) {
 		s := open(t)
 		r := newRegistry(t, s)
 		writeSome(t, r)
+		if _, ok := s.(registry.ArtifactStore); ok {
+			writeModels(t, r)
+		}
 		want := r.Snapshot().State()
 		if got := load(t, s); dump(got) != dump(want) {
 			t.Errorf("store holds\n%s\nthe registry published\n%s", dump(got), dump(want))
@@ -74,7 +84,14 @@ func Run(t *testing.T, o Opener) {
 			t.Errorf("reopened store holds\n%s\nwant\n%s", dump(got), dump(want))
 		}
 		// Seq and revisions carry on from where they were.
+		checkArtifacts(t, re, want)
 		r = newRegistry(t, re)
+		if _, ok := re.(registry.ArtifactStore); ok {
+			// The reopened store's models load and score.
+			if _, err := r.Snapshot().Resolve("fraud", "churn", "prod"); err != nil {
+				t.Errorf("a model endpoint after reopening: %v", err)
+			}
+		}
 		g, err := r.PutGroup(ctx, registry.Group{Name: "after", Revision: 0})
 		if err != nil {
 			t.Fatal(err)
@@ -144,10 +161,89 @@ func Run(t *testing.T, o Opener) {
 		}
 	})
 
+	t.Run("artifacts are kept by their SHA-256", func(t *testing.T) {
+		as := artifactStore(t, open(t))
+		a, b := []byte("artifact a"), []byte("artifact b")
+		for _, art := range [][]byte{a, a, b} {
+			if err := as.PutArtifact(ctx, sum(art), art); err != nil {
+				t.Fatalf("PutArtifact: %v", err)
+			}
+		}
+		got, err := as.Artifact(ctx, sum(a))
+		if err != nil || string(got) != string(a) {
+			t.Fatalf("Artifact = %q, %v; want %q", got, err, a)
+		}
+		got[0] = 'X' // the caller's to change
+		if again, _ := as.Artifact(ctx, sum(a)); string(again) != string(a) {
+			t.Errorf("changing a read artifact changed the stored one to %q", again)
+		}
+		if err := as.PutArtifact(ctx, sum(a), b); err == nil {
+			t.Error("PutArtifact of content under another content's SHA-256 succeeded")
+		}
+		if err := as.DeleteArtifact(ctx, sum(b)); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := as.Artifact(ctx, sum(b)); !errors.Is(err, registry.ErrNotFound) {
+			t.Errorf("Artifact after DeleteArtifact: %v, want ErrNotFound", err)
+		}
+		if err := as.DeleteArtifact(ctx, sum(b)); err != nil {
+			t.Errorf("deleting a deleted artifact: %v", err)
+		}
+		if _, err := as.Artifact(ctx, sum([]byte("never stored"))); !errors.Is(err, registry.ErrNotFound) {
+			t.Errorf("Artifact never stored: %v, want ErrNotFound", err)
+		}
+	})
+
+	t.Run("an artifact a version uses is not deleted", func(t *testing.T) {
+		s := open(t)
+		as := artifactStore(t, s)
+		r := newRegistry(t, s)
+		if _, _, err := r.AddModelVersion(ctx, "churn", churn, registry.ModelMetadata{}, nil); err != nil {
+			t.Fatal(err)
+		}
+		if err := as.DeleteArtifact(ctx, sum(churn)); err != nil {
+			t.Fatal(err)
+		}
+		if got, err := as.Artifact(ctx, sum(churn)); err != nil || string(got) != string(churn) {
+			t.Errorf("artifact of a stored version after DeleteArtifact: %q, %v", got, err)
+		}
+	})
+
+	t.Run("a commit adding a version without its artifact is stale", func(t *testing.T) {
+		s := open(t)
+		artifactStore(t, s)
+		before := load(t, s)
+		// The commit of an upload as another writer decided it, whose
+		// artifact this store never received (or another writer deleted).
+		mem := registry.NewMemStore(registry.StoreOptions{Now: func() time.Time { return epoch }})
+		c := &capture{Store: mem}
+		if _, _, err := newRegistry(t, withArtifacts{c, mem}).AddModelVersion(ctx, "churn", churn, registry.ModelMetadata{}, nil); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Commit(ctx, c.last); !errors.Is(err, registry.ErrStale) {
+			t.Fatalf("Commit of a version without its artifact: %v, want ErrStale", err)
+		}
+		if got := load(t, s); dump(got) != dump(before) {
+			t.Errorf("a refused commit changed the store to\n%s", dump(got))
+		}
+	})
+
 	t.Run("a closed store refuses every call", func(t *testing.T) {
 		s := open(t)
+		as, _ := s.(registry.ArtifactStore)
 		if err := s.Close(); err != nil {
 			t.Fatal(err)
+		}
+		if as != nil {
+			if err := as.PutArtifact(ctx, sum(churn), churn); !errors.Is(err, registry.ErrClosed) {
+				t.Errorf("PutArtifact after Close: %v, want ErrClosed", err)
+			}
+			if _, err := as.Artifact(ctx, sum(churn)); !errors.Is(err, registry.ErrClosed) {
+				t.Errorf("Artifact after Close: %v, want ErrClosed", err)
+			}
+			if err := as.DeleteArtifact(ctx, sum(churn)); !errors.Is(err, registry.ErrClosed) {
+				t.Errorf("DeleteArtifact after Close: %v, want ErrClosed", err)
+			}
 		}
 		if _, err := s.Load(ctx); !errors.Is(err, registry.ErrClosed) {
 			t.Errorf("Load after Close: %v, want ErrClosed", err)
@@ -170,9 +266,35 @@ func load(t *testing.T, s registry.Store) *registry.State {
 	return st
 }
 
+// artifactStore returns s as an ArtifactStore, skipping the test for a
+// store that keeps no models.
+func artifactStore(t *testing.T, s registry.Store) registry.ArtifactStore {
+	t.Helper()
+	as, ok := s.(registry.ArtifactStore)
+	if !ok {
+		t.Skipf("%T keeps no model artifacts", s)
+	}
+	return as
+}
+
+func sum(b []byte) string {
+	h := sha256.Sum256(b)
+	return hex.EncodeToString(h[:])
+}
+
+var (
+	churn      = LinearArtifact(0.5, []string{"age", "income"}, []float64{0.25, -1})
+	churnOther = LinearArtifact(-0.5, []string{"age"}, []float64{2})
+)
+
+// newRegistry returns a Registry over s whose catalog reads [LinearFormat].
 func newRegistry(t *testing.T, s registry.Store) *registry.Registry {
 	t.Helper()
-	r, err := registry.New(context.Background(), registry.NewCatalog(), s)
+	cat := registry.NewCatalog()
+	if err := cat.RegisterFormat(&LinearFormat{}); err != nil {
+		t.Fatal(err)
+	}
+	r, err := registry.New(context.Background(), cat, s)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -218,6 +340,70 @@ func writeSome(t *testing.T, r *registry.Registry) {
 	}
 }
 
+// writeModels commits a model write of every kind through r, after
+// writeSome.
+func writeModels(t *testing.T, r *registry.Registry) {
+	t.Helper()
+	ctx := context.Background()
+	steps := []func() error{
+		func() error {
+			_, _, err := r.AddModelVersion(ctx, "churn", churn, registry.ModelMetadata{Label: "churn", Classes: []string{"no", "yes"}}, nil)
+			return err
+		},
+		func() error {
+			_, _, err := r.AddModelVersion(ctx, "churn", churnOther, registry.ModelMetadata{Description: "gone soon"}, nil)
+			return err
+		},
+		func() error {
+			_, _, err := r.AddModelVersion(ctx, "churn", churnOther, registry.ModelMetadata{Features: []string{"tenure"}}, nil)
+			return err
+		},
+		func() error {
+			_, err := r.PutModelAlias(ctx, "churn", registry.ModelAlias{Name: "production", Version: 1})
+			return err
+		},
+		func() error {
+			_, err := r.PutModelAlias(ctx, "churn", registry.ModelAlias{Name: "staging", Version: 3})
+			return err
+		},
+		func() error { return r.DeleteModelAlias(ctx, "churn", "staging", 1) },
+		func() error { return r.DeleteModelVersion(ctx, "churn", 2) },
+		func() error {
+			_, _, err := r.AddModelVersion(ctx, "dropped", churn, registry.ModelMetadata{}, nil)
+			return err
+		},
+		func() error { return r.DeleteModel(ctx, "dropped", registry.AnyRevision) },
+		func() error {
+			_, err := r.PutDeployment(ctx, registry.Deployment{Group: "fraud", Path: "churn", Enabled: true,
+				Endpoints: []registry.Endpoint{{Alias: "prod", Model: "churn@production"}, {Alias: "v3", Model: "churn@3", Queue: "batch"}}})
+			return err
+		},
+	}
+	for i, step := range steps {
+		if err := step(); err != nil {
+			t.Fatalf("model write %d: %v", i, err)
+		}
+	}
+}
+
+// checkArtifacts checks s holds the artifact of every version of st,
+// intact.
+func checkArtifacts(t *testing.T, s registry.Store, st *registry.State) {
+	t.Helper()
+	as, ok := s.(registry.ArtifactStore)
+	if !ok {
+		return
+	}
+	for _, m := range st.Models() {
+		for _, v := range m.Versions {
+			b, err := as.Artifact(context.Background(), v.SHA256)
+			if err != nil || sum(b) != v.SHA256 {
+				t.Errorf("artifact of %s version %d: %v", m.Name, v.Version, err)
+			}
+		}
+	}
+}
+
 // otherWriterCommit returns the commit that creates g on a new store: what
 // a writer that has seen nothing since the store began would send.
 func otherWriterCommit(t *testing.T, g registry.Group) registry.Commit {
@@ -241,6 +427,12 @@ func (c *capture) Commit(ctx context.Context, cm registry.Commit) error {
 	return c.Store.Commit(ctx, cm)
 }
 
+// withArtifacts is a capture that keeps artifacts.
+type withArtifacts struct {
+	*capture
+	registry.ArtifactStore
+}
+
 // dump is st's records and Seq as JSON, times in UTC to the nanosecond, so
 // that two states compare by what they hold.
 func dump(st *registry.State) string {
@@ -249,7 +441,8 @@ func dump(st *registry.State) string {
 		Groups      []registry.Group
 		Deployments []registry.Deployment
 		Queues      []registry.Queue
-	}{st.Seq(), st.Groups(), st.Deployments(), st.Queues()}, "", "  ")
+		Models      []registry.Model
+	}{st.Seq(), st.Groups(), st.Deployments(), st.Queues(), st.Models()}, "", "  ")
 	if err != nil {
 		panic(err) // records hold nothing JSON cannot encode
 	}

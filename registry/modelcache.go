@@ -1,0 +1,142 @@
+package registry
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+)
+
+// cacheKey names a loaded model: its artifact's SHA-256 and its metadata's
+// digest, which together decide what loading gives.
+type cacheKey struct{ sum, meta string }
+
+// modelCache holds the loaded models of a Registry, so that each version
+// is parsed once: by its upload, by New for what endpoints and aliases
+// use, or on the first request that needs it. Loads of one key share one
+// parse. Entries no version of the published state has are dropped at the
+// next publish, except those an upload in progress holds.
+type modelCache struct {
+	catalog *Catalog
+	store   ArtifactStore // nil when the Registry's store keeps no artifacts
+
+	entries sync.Map // cacheKey → *cacheEntry
+
+	mu   sync.Mutex // guards pins; held by prune
+	pins map[cacheKey]int
+}
+
+// cacheEntry is one model, loaded or being loaded: done is closed once
+// model and info, or err, are set.
+type cacheEntry struct {
+	done  chan struct{}
+	model *LoadedModel
+	info  ProcessInfo // model.ProcessInfo, its Name set per endpoint
+	err   error
+}
+
+func newModelCache(catalog *Catalog, store Store) *modelCache {
+	as, _ := store.(ArtifactStore)
+	return &modelCache{catalog: catalog, store: as, pins: map[cacheKey]int{}}
+}
+
+// get returns the entry of key, calling load to fill it when no other
+// caller has. A load that fails because of the model file (a format error,
+// an invalid model, a limit) is kept, as loading again would fail again;
+// any other failure (reading the artifact) is not, so the next caller
+// tries again.
+func (c *modelCache) get(key cacheKey, load func() (*LoadedModel, error)) (*cacheEntry, error) {
+	if v, ok := c.entries.Load(key); ok {
+		e := v.(*cacheEntry)
+		<-e.done
+		return e, e.err
+	}
+	e := &cacheEntry{done: make(chan struct{})}
+	if v, loaded := c.entries.LoadOrStore(key, e); loaded {
+		e = v.(*cacheEntry)
+		<-e.done
+		return e, e.err
+	}
+	e.model, e.err = load()
+	if e.err == nil {
+		e.info = e.model.ProcessInfo("")
+	} else if !errors.Is(e.err, ErrModelFormat) && !errors.Is(e.err, ErrModelInvalid) && !errors.Is(e.err, ErrModelLimit) {
+		c.entries.CompareAndDelete(key, e)
+	}
+	close(e.done)
+	return e, e.err
+}
+
+// stored returns the entry of the version info names, loading it from the
+// artifact store when it is not cached.
+func (c *modelCache) stored(info versionInfo) (*cacheEntry, error) {
+	if v, ok := c.entries.Load(info.key); ok {
+		e := v.(*cacheEntry)
+		<-e.done
+		return e, e.err
+	}
+	return c.get(info.key, func() (*LoadedModel, error) {
+		if c.store == nil {
+			return nil, errNoArtifacts
+		}
+		// Not the caller's context: other callers may be waiting for the
+		// same load.
+		b, err := c.store.Artifact(context.Background(), info.sum)
+		if err != nil {
+			return nil, fmt.Errorf("registry: read the artifact of model %s: %w", info.process, err)
+		}
+		if got := sum256(b); got != info.sum {
+			return nil, fmt.Errorf("registry: the artifact of model %s has SHA-256 %s, not %s", info.process, got, info.sum)
+		}
+		return c.catalog.LoadModel(b, info.meta)
+	})
+}
+
+// pin keeps key's entry through prunes until unpin.
+func (c *modelCache) pin(key cacheKey) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.pins[key]++
+}
+
+func (c *modelCache) unpin(key cacheKey) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.pins[key]--; c.pins[key] <= 0 {
+		delete(c.pins, key)
+	}
+}
+
+// prune drops the entries no version of st has and no upload holds.
+func (c *modelCache) prune(st *State) {
+	keep := make(map[cacheKey]bool, len(st.keys))
+	for _, info := range st.keys {
+		keep[info.key] = true
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.entries.Range(func(k, _ any) bool {
+		key := k.(cacheKey)
+		if !keep[key] && c.pins[key] == 0 {
+			c.entries.Delete(key)
+		}
+		return true
+	})
+}
+
+// errNoArtifacts is the failure of a model write over a store that keeps
+// no artifacts.
+var errNoArtifacts = errors.New("registry: the store keeps no model artifacts (it is not an ArtifactStore)")
+
+// unavailableError is a model that cannot be loaded: it matches
+// [ErrUnavailable], tells the client which model, and keeps the cause for
+// the log.
+type unavailableError struct {
+	msg   string
+	cause error
+}
+
+func (e *unavailableError) Error() string         { return "registry: " + e.msg + ": " + e.cause.Error() }
+func (e *unavailableError) Unwrap() []error       { return []error{ErrUnavailable, e.cause} }
+func (e *unavailableError) ErrorType() string     { return typeProcessMissing }
+func (e *unavailableError) ClientMessage() string { return e.msg }

@@ -1,0 +1,248 @@
+package registry
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// AddModelVersion uploads artifact as the next version of the model name,
+// creating the model when it does not exist, and returns the version as
+// stored and whether it was created.
+//
+// The catalog's formats load artifact with meta ([Catalog.LoadModel]) before
+// anything is written, and, when v is not nil, the loaded model must
+// reproduce v's expected predictions ([ErrVerification] otherwise). An
+// upload whose artifact and metadata are those of an existing version of
+// the model writes nothing and returns that version, created false.
+// Otherwise the artifact is stored (durably, for a durable store) before
+// the commit that adds the version, numbered one above the highest number
+// the model has ever given.
+//
+// It fails with a plain error when the Registry's store is no
+// [ArtifactStore]: such a store keeps no models.
+func (r *Registry) AddModelVersion(ctx context.Context, name string, artifact []byte, meta ModelMetadata, v *Verification) (ModelVersion, bool, error) {
+	if err := checkName("/name", name); err != nil {
+		return ModelVersion{}, false, err
+	}
+	as := r.models.store
+	if as == nil {
+		return ModelVersion{}, false, errNoArtifacts
+	}
+	meta = meta.Clone()
+	sum := sum256(artifact)
+	key := cacheKey{sum: sum, meta: metaDigest(meta)}
+	// Parsing can be slow: outside the write, and kept for the endpoints
+	// that will use the version.
+	r.models.pin(key)
+	defer r.models.unpin(key)
+	e, err := r.models.get(key, func() (*LoadedModel, error) { return r.catalog.LoadModel(artifact, meta) })
+	if err != nil {
+		return ModelVersion{}, false, err
+	}
+	if v != nil {
+		if err := verify(ctx, e.model, v); err != nil {
+			return ModelVersion{}, false, err
+		}
+	}
+	var (
+		out     ModelVersion
+		created bool
+	)
+	err = r.write(ctx, func(st *State, now time.Time) (*State, Change, error) {
+		if old, ok := st.identicalVersion(name, sum, meta); ok {
+			out, created = old, false
+			return nil, Change{}, nil
+		}
+		if err := as.PutArtifact(ctx, sum, artifact); err != nil {
+			return nil, Change{}, err
+		}
+		next, c, stored, err := st.withModelVersion(name, ModelVersion{
+			SHA256: sum, Size: int64(len(artifact)), Metadata: meta, Schema: e.model.Schema,
+		}, now)
+		out, created = stored, true
+		return next, c, err
+	})
+	if err != nil {
+		return ModelVersion{}, false, err
+	}
+	return out, created, nil
+}
+
+// PutModelAlias points the alias a.Name of model at version a.Version and
+// returns the alias as stored. a.Revision follows the rules of [Registry]
+// (0 creates, [AnyRevision], or the alias's current revision, else a
+// [*ConflictError] of Kind "alias"); the model must exist ([ErrNotFound])
+// and have the version (an [*InvalidError] at "/version"); an alias name is
+// a valid name that is not all digits.
+//
+// The version is loaded before the alias moves, so that every endpoint on
+// the alias switches to a model ready to score in the snapshot that moves
+// it; a version that cannot be loaded fails with [ErrUnavailable] and the
+// alias stays where it was.
+func (r *Registry) PutModelAlias(ctx context.Context, model string, a ModelAlias) (ModelAlias, error) {
+	ready := func(st *State) error {
+		info, ok := st.keys[versionKey{model, a.Version}]
+		if !ok {
+			return nil // the write's rules say what is wrong
+		}
+		if _, err := r.models.stored(info); err != nil {
+			return &unavailableError{msg: fmt.Sprintf("model %s cannot be loaded in this server; the alias was not moved", info.process), cause: err}
+		}
+		return nil
+	}
+	// Loading can be slow: before the write where the version exists now,
+	// and again (at once, from the cache) on the state the write decides on.
+	if err := ready(r.Snapshot().state); err != nil {
+		return ModelAlias{}, err
+	}
+	var out ModelAlias
+	err := r.write(ctx, func(st *State, now time.Time) (*State, Change, error) {
+		if err := ready(st); err != nil {
+			return nil, Change{}, err
+		}
+		next, c, stored, err := st.withModelAlias(model, a, now)
+		out = stored
+		return next, c, err
+	})
+	if err != nil {
+		return ModelAlias{}, err
+	}
+	return out, nil
+}
+
+// DeleteModelAlias removes the alias of model, which must be at revision
+// (or [AnyRevision]). It fails with [ErrInUse] while an endpoint names
+// model@alias.
+func (r *Registry) DeleteModelAlias(ctx context.Context, model, alias string, revision uint64) error {
+	return r.write(ctx, func(st *State, now time.Time) (*State, Change, error) {
+		return st.withoutModelAlias(model, alias, revision, now)
+	})
+}
+
+// DeleteModelVersion removes version of model. It fails with [ErrInUse]
+// while an alias points at the version or an endpoint names it
+// (model@version). The version's number is never given again. Its
+// artifact is deleted when no other version uses it.
+func (r *Registry) DeleteModelVersion(ctx context.Context, model string, version int) error {
+	var drop []string
+	err := r.write(ctx, func(st *State, now time.Time) (*State, Change, error) {
+		drop = nil
+		if v, ok := st.models[model].Version(version); ok {
+			drop = append(drop, v.SHA256)
+		}
+		return st.withoutModelVersion(model, version, now)
+	})
+	if err == nil {
+		r.dropArtifacts(ctx, drop)
+	}
+	return err
+}
+
+// DeleteModel removes the model name, which must be at revision (or
+// [AnyRevision]), with its versions and aliases. It fails with [ErrInUse]
+// while an endpoint names the model. A model created again under the name
+// starts at version 1.
+func (r *Registry) DeleteModel(ctx context.Context, name string, revision uint64) error {
+	var drop []string
+	err := r.write(ctx, func(st *State, _ time.Time) (*State, Change, error) {
+		drop = nil
+		for _, v := range st.models[name].Versions {
+			drop = append(drop, v.SHA256)
+		}
+		return st.withoutModel(name, revision)
+	})
+	if err == nil {
+		r.dropArtifacts(ctx, drop)
+	}
+	return err
+}
+
+// dropArtifacts deletes the artifacts among sums that no version of the
+// published state uses. The write that dropped them is committed, so a
+// failure here is not the caller's: the artifact stays as an orphan, which
+// a FileStore removes when it is next opened.
+func (r *Registry) dropArtifacts(ctx context.Context, sums []string) {
+	if r.models.store == nil {
+		return
+	}
+	st := r.Snapshot().state
+	for _, sum := range sums {
+		if !st.referenced(sum) {
+			_ = r.models.store.DeleteArtifact(context.WithoutCancel(ctx), sum)
+		}
+	}
+}
+
+// ModelArtifact returns the artifact of version of model, as uploaded. It
+// fails with [ErrNotFound] when there is no such version.
+func (r *Registry) ModelArtifact(ctx context.Context, model string, version int) ([]byte, error) {
+	m, ok := r.Snapshot().state.models[model]
+	if !ok {
+		return nil, errorf(ErrNotFound, "model %q does not exist", model)
+	}
+	v, ok := m.Version(version)
+	if !ok {
+		return nil, errorf(ErrNotFound, "model %q has no version %d", model, version)
+	}
+	if r.models.store == nil {
+		return nil, errNoArtifacts
+	}
+	return r.models.store.Artifact(ctx, v.SHA256)
+}
+
+// warm loads every model version an endpoint or an alias of st uses, so
+// that the first requests after a start do not wait for the parse. A
+// version that cannot be loaded is left for its requests to report.
+func (r *Registry) warm(st *State) {
+	for _, d := range st.deployments {
+		for _, e := range d.Endpoints {
+			if e.Model == "" {
+				continue
+			}
+			if ref, err := ParseModelRef(e.Model); err == nil {
+				if info, err := st.resolveRef(ref); err == nil {
+					_, _ = r.models.stored(info)
+				}
+			}
+		}
+	}
+	for _, m := range st.models {
+		for _, a := range m.Aliases {
+			if info, ok := st.keys[versionKey{m.Name, a.Version}]; ok {
+				_, _ = r.models.stored(info)
+			}
+		}
+	}
+}
+
+// EndpointProcess returns the process e runs: the catalog's process it
+// names, or the process of the model version it names, resolved on the
+// snapshot (an alias to the version it points at), named "model@version".
+// It fails with [ErrUnavailable] when the catalog has no such process, the
+// snapshot no such model, alias or version, or the version cannot be loaded
+// (the error then wraps the cause, for the log).
+func (s *Snapshot) EndpointProcess(e Endpoint) (ProcessInfo, error) {
+	if e.Model == "" {
+		p, ok := s.catalog.Lookup(e.Process)
+		if !ok {
+			return ProcessInfo{}, errorf(ErrUnavailable, "the endpoint's process is not available in this server")
+		}
+		return p, nil
+	}
+	ref, err := ParseModelRef(e.Model)
+	if err != nil {
+		return ProcessInfo{}, errorf(ErrUnavailable, "the endpoint's model %q is not available in this server", e.Model)
+	}
+	info, err := s.state.resolveRef(ref)
+	if err != nil {
+		return ProcessInfo{}, errorf(ErrUnavailable, "the endpoint's model is not available: %s", err.(*InvalidError).Message)
+	}
+	entry, err := s.models.stored(info)
+	if err != nil {
+		return ProcessInfo{}, &unavailableError{msg: fmt.Sprintf("model %s cannot be loaded in this server", info.process), cause: err}
+	}
+	p := entry.info
+	p.Name = info.process
+	return p, nil
+}
