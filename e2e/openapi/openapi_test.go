@@ -139,6 +139,24 @@ func TestEveryOperationAnswersAsDocumented(t *testing.T) {
 		{method: "GET", path: "/api/v1/processes", as: "reader", status: 200},
 		{method: "GET", path: "/api/v1/processes/iris", as: "reader", status: 200},
 		{method: "GET", path: "/api/v1/processes/nowhere", as: "reader", status: 404},
+		{method: "GET", path: "/api/v1/endpoints/traffic/iris/species/process", as: "reader", status: 200},
+		{method: "GET", path: "/api/v1/endpoints/traffic/iris/nowhere/process", as: "reader", status: 404},
+
+		// The model routes' refusals, which need no model file.
+		{method: "GET", path: "/api/v1/models", as: "reader", status: 200},
+		{method: "GET", path: "/api/v1/models/churn", as: "reader", status: 404},
+		{method: "POST", path: "/api/v1/models/churn/versions", as: "admin", contentType: "application/octet-stream", body: "not a model", status: 415},
+		{method: "POST", path: "/api/v1/models/churn/versions", as: "reader", contentType: "application/octet-stream", body: "not a model", status: 403},
+		{method: "GET", path: "/api/v1/models/churn/versions", as: "reader", status: 404},
+		{method: "GET", path: "/api/v1/models/churn/versions/1", as: "reader", status: 404},
+		{method: "GET", path: "/api/v1/models/churn/versions/1/artifact", as: "reader", status: 403},
+		{method: "GET", path: "/api/v1/models/churn/versions/1/artifact", as: "admin", status: 404},
+		{method: "DELETE", path: "/api/v1/models/churn/versions/1", as: "admin", status: 404},
+		{method: "GET", path: "/api/v1/models/churn/aliases/production", as: "reader", status: 404},
+		{method: "PUT", path: "/api/v1/models/churn/aliases/production", as: "admin", body: `{"version":1}`, status: 404},
+		{method: "PUT", path: "/api/v1/models/churn/aliases/production", as: "admin", body: `{"version":0}`, status: 400},
+		{method: "DELETE", path: "/api/v1/models/churn/aliases/production", as: "admin", status: 404},
+		{method: "DELETE", path: "/api/v1/models/churn", as: "admin", status: 404},
 
 		// Models: uploads, raw and multipart, their versions, aliases and
 		// artifact, an endpoint naming one, and what each refuses.

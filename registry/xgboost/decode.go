@@ -2,6 +2,7 @@ package xgboost
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -87,6 +88,8 @@ func (w *walker) object(path string, field func(key string) error) error {
 	if err := w.r.beginObject(); err != nil {
 		return w.wrap(path, err)
 	}
+	// A repeated key would leave it to chance which value XGBoost reads.
+	var seen []string
 	for {
 		k, ok, err := w.r.key()
 		if err != nil {
@@ -95,7 +98,12 @@ func (w *walker) object(path string, field func(key string) error) error {
 		if !ok {
 			return nil
 		}
-		if err := field(string(k)); err != nil {
+		key := string(k)
+		if slices.Contains(seen, key) {
+			return invalid("%s has the key %q twice", path, key)
+		}
+		seen = append(seen, key)
+		if err := field(key); err != nil {
 			return err
 		}
 	}

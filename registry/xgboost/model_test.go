@@ -371,6 +371,7 @@ func TestLoadRefusesMalformed(t *testing.T) {
 		{"no learner", `{"learner_":{}, "learner":1}`, "learner is a number, not an object"},
 		{"wrong type", strings.Replace(string(valid), `"left_children":[1,-1,-1]`, `"left_children":"1"`, 1), "left_children is a string, not an array"},
 		{"fraction where an integer belongs", strings.Replace(string(valid), `"left_children":[1,-1,-1]`, `"left_children":[1.5,-1,-1]`, 1), "expected an integer"},
+		{"repeated key", strings.Replace(string(valid), `"version":[1,7,4]`, `"version":[1,7,4],"version":[2,0,0]`, 1), `the file has the key "version" twice`},
 		{"no trees", strings.Replace(string(valid), `"trees":`, `"trees_":`, 1), "holds no trees"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
