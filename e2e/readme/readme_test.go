@@ -390,7 +390,8 @@ var readmeMinSteps = map[string]int{
 	"## Tokens":              2, // a token, a route called with it
 	"## Management API":      6, // the token, the group, the deployment, scoring, disabling and scoring again
 	"## Protected endpoints": 8,
-	"## Jobs":                6, // the token, submitting, the job, its result, stopping it, the list
+	"## Jobs":                6,  // the token, submitting, the job, its result, stopping it, the list
+	"## Deploy a model":      10, // the token, two uploads, the deployment, scoring, promoting, scoring, rolling back, the delete refused
 }
 
 // TestReadme runs every section of the README that has commands, each
