@@ -63,8 +63,8 @@ func TestModelUpload(t *testing.T) {
 
 	srv := start("-max-model-bytes", strconv.Itoa(len(artifact)-1))
 	token := handlerToken(t, srv)
-	if w := upload(t, srv, token, artifact, meta); w.Code != http.StatusRequestEntityTooLarge {
-		t.Errorf("an upload past -max-model-bytes answered %d %s, want 413", w.Code, w.Body)
+	if w := upload(t, srv, token, artifact, meta); w.Code != http.StatusRequestEntityTooLarge || !strings.Contains(w.Body.String(), `"body_too_large"`) {
+		t.Errorf("an upload past -max-model-bytes answered %d %s, want 413 body_too_large", w.Code, w.Body)
 	}
 	srv.Close()
 
