@@ -88,3 +88,65 @@ func BenchmarkProtectedScoring(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkModelEndpoint compares, over loopback HTTP with 8 keep-alive
+// clients per CPU, one-row requests to the built-in iris demo and to an
+// endpoint naming the example XGBoost iris model (examples/models) through
+// an alias, both in one server (access log off, metrics on). req/s is the
+// figure BENCHMARKS.md records; the target is the model endpoint at 0.8× the
+// demo's or better.
+func BenchmarkModelEndpoint(b *testing.B) {
+	ctx := context.Background()
+	cfg, err := parseConfig([]string{"-data", b.TempDir(), "-access-log=false"}, func(string) string { return "" }, io.Discard)
+	if err != nil {
+		b.Fatal(err)
+	}
+	srv, err := newServer(ctx, cfg, func(k string) string {
+		if k == "SCOREHUB_ADMIN_PASSWORD" {
+			return smokePassword
+		}
+		return ""
+	}, io.Discard, slog.New(slog.DiscardHandler))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer srv.Close()
+	artifact, meta := exampleModel(b)
+	if _, _, err := srv.reg.AddModelVersion(ctx, "iris", artifact, meta, nil); err != nil {
+		b.Fatal(err)
+	}
+	if _, err := srv.reg.PutModelAlias(ctx, "iris", registry.ModelAlias{Name: "production", Version: 1}); err != nil {
+		b.Fatal(err)
+	}
+	if _, err := srv.reg.PutDeployment(ctx, registry.Deployment{Group: registry.DefaultGroup, Path: "iris-xgboost", Enabled: true,
+		Endpoints: []registry.Endpoint{{Alias: demoAlias, Model: "iris@production"}}}); err != nil {
+		b.Fatal(err)
+	}
+	hs := httptest.NewServer(srv.handler)
+	defer hs.Close()
+
+	body := `{"data":[` + irisRow + `]}`
+	for _, c := range []struct{ name, path string }{{"demo", demoPath}, {"xgboost", "iris-xgboost"}} {
+		b.Run(c.name, func(b *testing.B) {
+			url := hs.URL + "/webapi/" + registry.DefaultGroup + "/api/v1/services/" + c.path + "/" + demoAlias
+			client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
+			defer client.CloseIdleConnections()
+			b.ReportAllocs()
+			b.SetParallelism(8)
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					res, err := client.Post(url, "application/json", strings.NewReader(body))
+					if err != nil {
+						b.Fatal(err)
+					}
+					out, _ := io.ReadAll(res.Body)
+					res.Body.Close()
+					if res.StatusCode != http.StatusOK || !strings.Contains(string(out), `"prediction(species)":"setosa"`) {
+						b.Fatalf("%d %s", res.StatusCode, out)
+					}
+				}
+			})
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "req/s")
+		})
+	}
+}
