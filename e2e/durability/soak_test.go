@@ -33,6 +33,7 @@ const (
 	soakWriters  = 2 // management writers
 	soakTokens   = 1 // token issuance and use
 	soakJobs     = 1 // jobs submitted, polled to their end and read
+	soakModels   = 1 // model uploads, each promoted, scored and its predecessor deleted
 	soakUsers    = 4 // htpasswd users the token client takes turns with
 )
 
@@ -43,8 +44,9 @@ const soakHeapSlack = 64 << 20
 // TestSoak runs the server and, for the duration SCOREHUB_SOAK
 // gives, scores on the iris endpoint (1 and 100 rows, and bad requests),
 // fills a small queue so that it answers 503, writes groups and
-// deployments through the management API, issues and uses tokens, and runs
-// jobs, all at once. Then it checks that no request got a 5xx other than
+// deployments through the management API, issues and uses tokens, runs
+// jobs, and uploads model versions, promoting each through an alias an
+// endpoint names, all at once. Then it checks that no request got a 5xx other than
 // the small queue's 503s, that every acknowledged write reads back as
 // acknowledged, that the goroutines go back to their number before the
 // load and the heap stays bounded, and that the server stops cleanly.
@@ -75,10 +77,17 @@ func TestSoak(t *testing.T) {
 		stats.record(soakKind(method, path), status, took)
 	}
 	c.token = c.adminToken(t)
+	model, err := os.ReadFile(crashModelFile)
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, w := range []struct{ method, path, body string }{
 		{"PUT", "/api/v1/queues/soak-slow", `{"maxConcurrent":1,"maxWaiting":1}`},
 		{"POST", "/api/v1/webapigroups", `{"name":"soak"}`},
 		{"POST", "/api/v1/deployments", `{"group":"soak","path":"slow","endpoints":[{"alias":"sleep","process":"sleep","queue":"soak-slow"}]}`},
+		{"POST", soakModelVersions + "0", string(model)},
+		{"PUT", "/api/v1/models/soak-m/aliases/prod", `{"version":1}`},
+		{"POST", "/api/v1/deployments", `{"group":"soak","path":"model","endpoints":[{"alias":"species","model":"soak-m@prod"}]}`},
 	} {
 		if status, got, err := c.do(w.method, w.path, "application/json", "", w.body); err != nil || status != http.StatusCreated {
 			t.Fatalf("%s %s: %d %v %v", w.method, w.path, status, got, err)
@@ -87,7 +96,7 @@ func TestSoak(t *testing.T) {
 
 	// Warm-up: one round of every client, so that what is made once (the
 	// queue's workers, pools, the limiters) is there before the baseline.
-	clients := soakClients(c, stats, users)
+	clients := soakClients(c, stats, users, string(model))
 	for _, cl := range clients {
 		cl.run(time.Time{})
 		if t.Failed() {
@@ -194,8 +203,14 @@ func soakRowArray(n int) string {
 
 func soakRows(n int) string { return `{"data":` + soakRowArray(n) + `}` }
 
+// soakModelVersions is where TestSoak uploads versions of its model, the
+// README's example model, with metadata in the query; a description
+// follows.
+const soakModelVersions = "/api/v1/models/soak-m/versions?label=species&classes=setosa,versicolor,virginica" +
+	"&features=sepal_length,sepal_width,petal_length,petal_width&description=soak+upload+"
+
 // soakClients builds every kind of client but the management writers.
-func soakClients(c *crashClient, stats *soakStats, usersFile string) []soakClient {
+func soakClients(c *crashClient, stats *soakStats, usersFile, model string) []soakClient {
 	one, hundred := soakRows(1), soakRows(100)
 	score := func(rows int, body string) func() {
 		kind := "POST iris, 1 row"
@@ -226,6 +241,7 @@ func soakClients(c *crashClient, stats *soakStats, usersFile string) []soakClien
 	}
 	var next atomic.Int64
 	var issued atomic.Int64
+	var uploads atomic.Int64
 	return []soakClient{
 		{name: "score 1 row", n: soakScore1, round: score(1, one)},
 		{name: "score 100 rows", n: soakScore100, round: score(100, hundred)},
@@ -271,6 +287,29 @@ func soakClients(c *crashClient, stats *soakStats, usersFile string) []soakClien
 			}
 			if status, got, err := uc.do(http.MethodPost, "/api/v1/webapigroups", "application/json", "", `{"name":"not-allowed"}`); err != nil || status != http.StatusForbidden {
 				stats.fail("writing with %s's token: %d %v %v, want 403", user, status, got, err)
+			}
+		}},
+		{name: "models", n: soakModels, round: func() {
+			// A new version of the same file (the description differs),
+			// the alias moved to it, the endpoint naming the alias scored,
+			// and the version before deleted, so that the model stays small.
+			time.Sleep(100 * time.Millisecond)
+			status, got, err := c.do(http.MethodPost, soakModelVersions+strconv.Itoa(int(uploads.Add(1))), "application/json", "", model)
+			v, _ := got["version"].(float64)
+			if err != nil || status != http.StatusCreated || v < 2 {
+				stats.fail("model upload: %d %v %v, want 201 and a new version", status, got, err)
+				return
+			}
+			if status, got, err := c.do(http.MethodPut, "/api/v1/models/soak-m/aliases/prod", "application/json", "", fmt.Sprintf(`{"version":%d}`, int(v))); err != nil || status != http.StatusOK {
+				stats.fail("promoting version %d: %d %v %v", int(v), status, got, err)
+				return
+			}
+			status, got, err = soakPost(c, stats, "POST model endpoint, 1 row", "/webapi/soak/api/v1/services/model/species", "application/json", one)
+			if data, _ := got["data"].([]any); err != nil || status != http.StatusOK || len(data) != 1 || data[0].(map[string]any)["prediction(species)"] != "setosa" {
+				stats.fail("scoring the model endpoint: %d %v %v, want one setosa row", status, got, err)
+			}
+			if status, got, err := c.do(http.MethodDelete, fmt.Sprintf("/api/v1/models/soak-m/versions/%d", int(v)-1), "", "", ""); err != nil || status != http.StatusNoContent {
+				stats.fail("deleting version %d: %d %v %v", int(v)-1, status, got, err)
 			}
 		}},
 		{name: "jobs", n: soakJobs, round: func() {
@@ -386,6 +425,8 @@ func soakKind(method, path string) string {
 		return method + " /api/v1/deployments/{group}/{path}"
 	case strings.HasPrefix(path, "/api/v1/webapigroups/"):
 		return method + " /api/v1/webapigroups/{group}"
+	case strings.HasPrefix(path, "/api/v1/models/") && strings.Contains(path, "/versions/"):
+		return method + " /api/v1/models/{name}/versions/{version}"
 	}
 	return method + " " + path
 }
