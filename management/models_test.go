@@ -475,6 +475,31 @@ func TestModelEndpointFollowsItsAlias(t *testing.T) {
 	admin("DELETE", "/api/v1/models/churn", "", "", nil).want(t, 404, "not_found")
 }
 
+// A model endpoint whose version this server cannot load (a build without
+// its format) is listed as unavailable and answers 503, and its deployment
+// can still be changed.
+func TestModelEndpointOfAFormatNotRead(t *testing.T) {
+	store := registry.NewMemStore(registry.StoreOptions{})
+	before := newFixture(t, withStore(store))
+	before.addModel(t, "churn", linear(1), registry.ModelMetadata{})
+	before.putDeployment(t, registry.Deployment{Group: "DEFAULT", Path: "churn", Enabled: true,
+		Endpoints: []registry.Endpoint{{Alias: "predict", Model: "churn@1"}}})
+
+	f := newFixture(t, withStore(store), withoutModelFormats())
+	r := f.do(t, request{method: "GET", path: "/api/v1/endpoints", token: f.reader})
+	r.want(t, 200, "")
+	if len(r.list) != 1 {
+		t.Fatalf("endpoints: %s", r.body)
+	}
+	if ep := r.list[0].(map[string]any); ep["state"] != "unavailable" || ep["processDescription"] != "" || ep["model"] != "churn@1" {
+		t.Errorf("the endpoint of a model not loaded is listed as %v", ep)
+	}
+	f.do(t, request{method: "GET", path: "/api/v1/endpoints/DEFAULT/churn/predict/process", token: f.reader}).want(t, 503, "process_unavailable")
+	f.score(t, "DEFAULT", "churn", "predict", `{"data":[{"age":1}]}`).want(t, 503, "")
+	f.do(t, request{method: "PATCH", path: "/api/v1/deployments/DEFAULT/churn", token: f.admin, contentType: mergePatch,
+		body: `{"enabled":false}`}).want(t, 200, "")
+}
+
 func TestModelEndpointReferences(t *testing.T) {
 	f := newFixture(t)
 	f.addModel(t, "churn", linear(1), registry.ModelMetadata{})
