@@ -5,9 +5,12 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
+	"io"
 	"mime/multipart"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -41,7 +44,7 @@ func multipartBody(t testing.TB, parts ...part) (string, string) {
 	var b bytes.Buffer
 	w := multipart.NewWriter(&b)
 	for _, p := range parts {
-		var pw interface{ Write([]byte) (int, error) }
+		var pw io.Writer
 		var err error
 		if p.name == "artifact" {
 			pw, err = w.CreateFormFile(p.name, "model.bin")
@@ -88,6 +91,7 @@ func (f *fixture) putAlias(t testing.TB, model, alias string, version int) regis
 	return a
 }
 
+// sha returns the SHA-256 of s in hex.
 func sha(s string) string {
 	sum := sha256.Sum256([]byte(s))
 	return hex.EncodeToString(sum[:])
@@ -473,6 +477,57 @@ func TestModelEndpointFollowsItsAlias(t *testing.T) {
 	admin("DELETE", "/api/v1/models/churn", "", "", map[string]string{"If-Match": r.header.Get("ETag")}).want(t, 204, "")
 	f.do(t, request{method: "GET", path: "/api/v1/models/churn", token: f.reader}).want(t, 404, "not_found")
 	admin("DELETE", "/api/v1/models/churn", "", "", nil).want(t, 404, "not_found")
+}
+
+// Clients score without pause while the alias moves back and forth: every
+// request is answered 200 by one version or the other.
+func TestAliasMovesDropNoRequest(t *testing.T) {
+	f := newFixture(t)
+	f.addModel(t, "churn", linear(1), registry.ModelMetadata{})
+	f.addModel(t, "churn", linear(100), registry.ModelMetadata{})
+	f.putAlias(t, "churn", "production", 1)
+	f.putDeployment(t, registry.Deployment{Group: "DEFAULT", Path: "churn", Enabled: true,
+		Endpoints: []registry.Endpoint{{Alias: "predict", Model: "churn@production"}}})
+
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	seen := map[string]int{}
+	for range 4 {
+		wg.Go(func() {
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				r := f.score(t, "DEFAULT", "churn", "predict", `{"data":[{"age":3,"income":2}]}`)
+				got := fmt.Sprintf("%d %s", r.status, r.body)
+				if rows, _ := r.json["data"].([]any); r.status == 200 && len(rows) == 1 {
+					row, _ := rows[0].(map[string]any)
+					got = fmt.Sprint(row["prediction(label)"])
+				}
+				mu.Lock()
+				seen[got]++
+				mu.Unlock()
+			}
+		})
+	}
+	for i := range 20 {
+		version := 2 - i%2
+		f.do(t, request{method: "PUT", path: "/api/v1/models/churn/aliases/production", token: f.admin,
+			body: `{"version":` + strconv.Itoa(version) + `}`}).want(t, 200, "")
+	}
+	close(stop)
+	wg.Wait()
+	for got, n := range seen {
+		if got != "5" && got != "104" {
+			t.Errorf("%d requests answered %s; want each answered 5 (version 1) or 104 (version 2)", n, got)
+		}
+	}
+	if seen["5"] == 0 && seen["104"] == 0 {
+		t.Error("no request was answered")
+	}
 }
 
 // A model endpoint whose version this server cannot load (a build without
