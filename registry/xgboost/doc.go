@@ -81,7 +81,8 @@
 // order, a leaf being a node that leads to itself. Rows are scored in
 // blocks of 64, tree by tree within a block (faster than row by row, as
 // the tree stays in cache), eight rows walking a tree in lockstep with the
-// child chosen by a compare rather than a jump. Scoring works in pooled
-// memory and allocates only the result columns. A model is safe for
-// concurrent use, and Score checks its context every 2,048 rows.
+// child chosen by a compare rather than a jump; fewer rows, as in a
+// one-row request, walk eight trees at a time instead. Scoring works in
+// pooled memory and allocates only the result columns. A model is safe
+// for concurrent use, and Score checks its context every 2,048 rows.
 package xgboost

@@ -53,6 +53,7 @@ type model struct {
 	nFeat   int
 	inputs  []registry.ColumnSpec // the features' columns, in the model's order
 	dart    bool
+	chunks  []chunk   // the trees one row walks lanes at a time
 	scratch sync.Pool // *scratch
 }
 
@@ -144,6 +145,7 @@ func build(f *file, lim Limits) (*model, error) {
 		m.trees[i] = t
 		f.trees[i] = rawTree{} // let the arrays go as soon as they are flattened
 	}
+	m.chunks = chunksOf(m.trees)
 	return m, nil
 }
 
