@@ -27,6 +27,7 @@ type file struct {
 	numParallel  int64
 	indptr       []int64
 	haveTrees    bool
+	weights      []float32 // gblinear's
 }
 
 // rawTree is one tree's arrays as the file holds them.
@@ -427,6 +428,10 @@ func (w *walker) treeModel(path string, f *file) error {
 			})
 		case "tree_info":
 			f.treeInfo, err = w.ints(path+".tree_info", w.lim.MaxTrees, w.treeLimit)
+		case "weights":
+			// gblinear's: (features+1) × classes.
+			max := (w.lim.MaxFeatures + 1) * w.lim.MaxClasses
+			f.weights, err = w.float32s(path+".weights", max, w.tooLong(path+".weights", max))
 		case "iteration_indptr":
 			f.indptr, err = w.ints(path+".iteration_indptr", w.lim.MaxTrees+1, w.treeLimit)
 		case "gbtree_model_param":

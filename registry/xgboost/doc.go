@@ -19,17 +19,18 @@
 // num_class, num_feature and num_target, the objective, the booster and
 // its trees: gbtree, and dart, whose weight_drop multiplies each tree's
 // output. Boosted forests (num_parallel_tree > 1) and multi-class models
-// (tree_info gives each tree its class) are read as they are.
+// (tree_info gives each tree its class) are read as they are. A gblinear
+// booster is read too: a weight per feature and class, and a bias.
 //
 // The objectives are binary:logistic, binary:logitraw, binary:hinge,
 // multi:softprob, multi:softmax, reg:squarederror (and its old name
 // reg:linear), reg:squaredlogerror, reg:pseudohubererror,
 // reg:absoluteerror, reg:logistic, count:poisson, reg:gamma and
-// reg:tweedie. Anything else — the gblinear booster, ranking and survival
-// objectives, multi-target models, vector leaves, a base_score per class
-// that differs between classes, a file of XGBoost 4 or later — is refused
-// by Load with an error naming it: the reader never scores a model it
-// might score differently from XGBoost.
+// reg:tweedie. Anything else — ranking and survival objectives,
+// multi-target models, vector leaves, a base_score per class that differs
+// between classes, a file of XGBoost 4 or later — is refused by Load with
+// an error naming it: the reader never scores a model it might score
+// differently from XGBoost.
 //
 // # What a model answers
 //
@@ -56,8 +57,9 @@
 // left); each output starts from base_score turned into a margin as the
 // objective's ProbToMargin does (logit for the logistic objectives, log for
 // count:poisson, reg:gamma and reg:tweedie); tree outputs are added in tree
-// order in float32; and the objective's transform (sigmoid, exp, softmax)
-// runs in float32 too.
+// order in float32 (a linear model's bias, then each present feature times
+// its weight, in feature order); and the objective's transform (sigmoid,
+// exp, softmax) runs in float32 too.
 //
 // Categorical splits (XGBoost 1.5 and later, from a pandas categorical
 // column and enable_categorical) are evaluated as XGBoost 1.7 does: a

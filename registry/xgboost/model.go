@@ -53,6 +53,10 @@ type model struct {
 	nFeat   int
 	inputs  []registry.ColumnSpec // the features' columns, in the model's order
 	dart    bool
+	// weights are a gblinear model's: weights[f*groups+g] multiplies
+	// feature f for group g, weights[nFeat*groups+g] is g's bias. Nil for
+	// tree models.
+	weights []float32
 	chunks  []chunk   // the trees one row walks lanes at a time
 	scratch sync.Pool // *scratch
 }
@@ -67,13 +71,11 @@ func build(f *file, lim Limits) (*model, error) {
 		return nil, invalid("the file was written by %s; this reader knows the formats of XGBoost 1.0 to 3.x", producer(f.version))
 	}
 	switch f.booster {
-	case "gbtree", "dart":
-	case "gblinear":
-		return nil, invalid("the gblinear booster is not supported: only tree boosters (gbtree, dart) are read")
+	case "gbtree", "dart", "gblinear":
 	case "":
 		return nil, invalid("the file names no gradient_booster")
 	default:
-		return nil, invalid("gradient booster %q is not supported: only gbtree and dart are read", f.booster)
+		return nil, invalid("gradient booster %q is not supported: only gbtree, dart and gblinear are read", f.booster)
 	}
 	if f.objective == "" {
 		return nil, invalid("the file names no objective")
@@ -104,6 +106,9 @@ func build(f *file, lim Limits) (*model, error) {
 		groups = int(f.numClass)
 	} else if f.numClass > 1 {
 		return nil, invalid("objective %q has one output, but num_class is %d", f.objective, f.numClass)
+	}
+	if f.booster == "gblinear" {
+		return linear(f, obj, groups)
 	}
 	if !f.haveTrees {
 		return nil, invalid("the gradient booster holds no trees")
@@ -147,6 +152,20 @@ func build(f *file, lim Limits) (*model, error) {
 	}
 	m.chunks = chunksOf(m.trees)
 	return m, nil
+}
+
+// linear builds a gblinear model: a weight per feature and output group,
+// then a bias per group.
+func linear(f *file, obj objective, groups int) (*model, error) {
+	nf := int(f.numFeature)
+	if len(f.weights) != (nf+1)*groups {
+		return nil, invalid("gblinear holds %d weights; %d features and %d outputs need %d", len(f.weights), nf, groups, (nf+1)*groups)
+	}
+	base, err := baseMargins(f, obj, groups)
+	if err != nil {
+		return nil, err
+	}
+	return &model{groups: groups, obj: obj, objName: f.objective, nFeat: nf, base: base, weights: f.weights}, nil
 }
 
 // checkIndptr checks iteration_indptr: where each boosting round's trees

@@ -165,6 +165,36 @@ func TestParallelTrees(t *testing.T) {
 	}
 }
 
+func TestLinear(t *testing.T) {
+	linear := func(objective string, classes int, weights ...float32) obj {
+		m := modelOf(objective, classes)
+		at(m, "learner")["gradient_booster"] = obj{"name": "gblinear", "model": obj{"boosted_rounds": 3, "weights": weights}}
+		return m
+	}
+	nan := math.NaN()
+	// prediction = base_score + bias + 2·f0 − f1; a missing feature adds
+	// nothing.
+	lm := load(t, linear("reg:squarederror", 0, 2, -1, 0.25), registry.ModelMetadata{})
+	got := score(t, lm, rowsOf([2]float64{1, 3}, [2]float64{nan, 3}, [2]float64{nan, nan}))["prediction(label)"]
+	if diff := cmp.Diff([]float64{0.5 + 0.25 + 2 - 3, 0.5 + 0.25 - 3, 0.75}, got); diff != "" {
+		t.Errorf("gblinear predictions (-want +got):\n%s", diff)
+	}
+	if lm.Schema.Trees != 0 {
+		t.Errorf("a linear model counts %d trees", lm.Schema.Trees)
+	}
+	// Three classes: weights[f*3+k] for feature f and class k, then the
+	// biases.
+	lm = load(t, linear("multi:softprob", 3, 1, 0, -1, 0, 2, 0, 0.5, 0, 0), registry.ModelMetadata{})
+	cols := score(t, lm, rowsOf([2]float64{1, 1}))
+	m := []float64{0.5 + 1, 2, -1}
+	sum := math.Exp(m[0]) + math.Exp(m[1]) + math.Exp(m[2])
+	for k := range m {
+		if got, want := cols["confidence("+itoa(k)+")"][0], math.Exp(m[k])/sum; !near(got, want) {
+			t.Errorf("class %d: confidence %v, want %v", k, got, want)
+		}
+	}
+}
+
 func TestBaseScoreForms(t *testing.T) {
 	for _, form := range []any{"5E-1", 0.5, []float32{0.5}, "[5E-1]", " 0.5 ", "[5E-1, 5E-1]"} {
 		m := modelOf("reg:squarederror", 0, stump(0, 0, 1, 2, 0))
@@ -267,10 +297,10 @@ func TestLoadRefuses(t *testing.T) {
 	}{
 		{"multi-target", func(m obj) obj { at(m, "learner", "learner_model_param")["num_target"] = "2"; return m }, registry.ModelMetadata{}, Limits{},
 			registry.ErrModelInvalid, "2 targets"},
-		{"gblinear", func(m obj) obj {
-			at(m, "learner")["gradient_booster"] = obj{"name": "gblinear", "model": obj{"weights": []float32{1, 2, 3}}}
+		{"gblinear weights missing", func(m obj) obj {
+			at(m, "learner")["gradient_booster"] = obj{"name": "gblinear", "model": obj{"weights": []float32{1, 2}}}
 			return m
-		}, registry.ModelMetadata{}, Limits{}, registry.ErrModelInvalid, "gblinear"},
+		}, registry.ModelMetadata{}, Limits{}, registry.ErrModelInvalid, "gblinear holds 2 weights; 2 features and 1 outputs need 3"},
 		{"unknown booster", func(m obj) obj { at(m, "learner", "gradient_booster")["name"] = "gbforest"; return m }, registry.ModelMetadata{}, Limits{},
 			registry.ErrModelInvalid, `"gbforest"`},
 		{"unknown objective", func(m obj) obj { at(m, "learner", "objective")["name"] = "reg:cubic"; return m }, registry.ModelMetadata{}, Limits{},

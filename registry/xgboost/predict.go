@@ -95,7 +95,11 @@ func (m *model) margins(ctx context.Context, t *registry.Table, emit func(first 
 		for r := range n {
 			copy(out[r*g:(r+1)*g], m.base)
 		}
-		m.addTrees(x, out, n)
+		if m.weights != nil {
+			m.addLinear(x, out, n)
+		} else {
+			m.addTrees(x, out, n)
+		}
 		emit(first, out)
 	}
 	return nil
@@ -227,6 +231,26 @@ func walkTrees(ts []tree, depth int, x []float32, leaf *[lanes]float32) {
 	}
 	for k, i := range at {
 		leaf[k] = ts[k].values[i]
+	}
+}
+
+// addLinear adds a gblinear model's output for n rows of x to out as
+// XGBoost does: the bias first, then each present feature times its
+// weight, in feature order, in float32.
+func (m *model) addLinear(x, out []float32, n int) {
+	nf, g := m.nFeat, m.groups
+	bias := m.weights[nf*g:]
+	for r := range n {
+		row := x[r*nf : (r+1)*nf]
+		for k := range g {
+			sum := bias[k] + out[r*g+k]
+			for f, v := range row {
+				if v == v {
+					sum += float32(v * m.weights[f*g+k])
+				}
+			}
+			out[r*g+k] = sum
+		}
 	}
 }
 
