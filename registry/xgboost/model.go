@@ -312,6 +312,9 @@ func categories(i int, rt *rawTree, n int) (map[int32][]int32, error) {
 			i, len(rt.catNodes), len(rt.catSegments), len(rt.catSizes))
 	}
 	sets := make(map[int32][]int32, len(rt.catNodes))
+	// Segments follow one another, as XGBoost writes them, so that no
+	// category is copied twice however the file points at them.
+	next := int64(0)
 	for j, nd := range rt.catNodes {
 		if nd < 0 || int(nd) >= n || rt.splitType[nd] != 1 {
 			return nil, invalid("tree %d lists categories for node %d, which is not a categorical split", i, nd)
@@ -320,9 +323,10 @@ func categories(i int, rt *rawTree, n int) (map[int32][]int32, error) {
 			return nil, invalid("tree %d lists categories for node %d twice", i, nd)
 		}
 		beg, size := rt.catSegments[j], rt.catSizes[j]
-		if beg < 0 || size < 0 || beg > int64(len(rt.cats)) || size > int64(len(rt.cats))-beg {
-			return nil, invalid("tree %d node %d: its categories (from %d, %d of them) are outside the %d listed", i, nd, beg, size, len(rt.cats))
+		if beg != next || size < 0 || size > int64(len(rt.cats))-beg {
+			return nil, invalid("tree %d node %d: its categories (from %d, %d of them) do not follow the previous node's within the %d listed", i, nd, beg, size, len(rt.cats))
 		}
+		next += size
 		set := slices.Clone(rt.cats[beg : beg+size])
 		for _, c := range set {
 			if c < 0 || c >= maxCategory {

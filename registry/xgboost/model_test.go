@@ -345,6 +345,12 @@ func TestLoadRefuses(t *testing.T) {
 		}, registry.ModelMetadata{}, Limits{}, registry.ErrModelInvalid, "base_score holds 2 values"},
 		{"categorical split on a leaf list", func(m obj) obj { tree0(m)["split_type"] = []int{2, 0, 0}; return m }, registry.ModelMetadata{}, Limits{},
 			registry.ErrModelInvalid, "tree 0 node 0 has split type 2"},
+		{"categories out of order", func(m obj) obj {
+			tr := tree0(m)
+			tr["split_type"] = []int{1, 0, 0}
+			tr["categories_nodes"], tr["categories_segments"], tr["categories_sizes"], tr["categories"] = []int{0}, []int{1}, []int{1}, []int{4, 5}
+			return m
+		}, registry.ModelMetadata{}, Limits{}, registry.ErrModelInvalid, "tree 0 node 0: its categories (from 1, 1 of them) do not follow"},
 		{"vector leaves", func(m obj) obj { tree0(m)["tree_param"].(obj)["size_leaf_vector"] = "3"; return m }, registry.ModelMetadata{}, Limits{},
 			registry.ErrModelInvalid, "tree 0 has leaves of 3 values"},
 		{"too few feature names", same, registry.ModelMetadata{Features: []string{"a"}}, Limits{},

@@ -58,7 +58,10 @@ func (m *model) columns(t *registry.Table, cols []*registry.Column) error {
 // values, absent columns and NaN take each split's default branch.
 func (m *model) margins(ctx context.Context, t *registry.Table, emit func(first int, out []float32)) error {
 	s := m.getScratch()
-	defer m.scratch.Put(s)
+	defer func() {
+		clear(s.cols) // the pool must not keep the caller's table alive
+		m.scratch.Put(s)
+	}()
 	if err := m.columns(t, s.cols); err != nil {
 		return err
 	}
