@@ -14,8 +14,9 @@
 // bounds how deep containers nest.
 //
 // From the file it reads the feature names and types, base_score (a number,
-// a string holding one such as "5E-1", or a one-element list, either as a
-// list or as a string holding one as XGBoost 3.1 writes it),
+// a string holding one such as "5E-1", or a list, either as a list or as a
+// string holding one as XGBoost 3.1 writes it: one value, or one per class
+// of a multi-class model),
 // num_class, num_feature and num_target, the objective, the booster and
 // its trees: gbtree, and dart, whose weight_drop multiplies each tree's
 // output. Boosted forests (num_parallel_tree > 1) and multi-class models
@@ -27,9 +28,9 @@
 // reg:linear), reg:squaredlogerror, reg:pseudohubererror,
 // reg:absoluteerror, reg:logistic, count:poisson, reg:gamma and
 // reg:tweedie. Anything else — ranking and survival objectives,
-// multi-target models, vector leaves, a base_score per class that differs
-// between classes, a file of XGBoost 4 or later — is refused by Load with
-// an error naming it: the reader never scores a model it might score
+// multi-target models, vector leaves, a file of XGBoost 4 or later, a tree
+// whose right children do not follow their left ones — is refused by Load
+// with an error naming it: the reader never scores a model it might score
 // differently from XGBoost.
 //
 // # What a model answers

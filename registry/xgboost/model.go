@@ -182,25 +182,24 @@ func checkIndptr(p []int64, trees int) error {
 	return nil
 }
 
-// baseMargins returns the margin each output group starts from.
+// baseMargins returns the margin each output group starts from:
+// base_score through the objective's link, one value for every group or,
+// as XGBoost 3.1 writes a multi-class model's, one per class.
 func baseMargins(f *file, obj objective, groups int) ([]float32, error) {
 	scores := f.baseScore
-	if len(scores) == 0 {
+	switch {
+	case len(scores) == 0:
 		scores = []float32{0.5} // XGBoost's default
-	}
-	if len(scores) != 1 {
-		// A list per class (XGBoost 3.1): scored only when the classes
-		// share one value, which softmax then cannot tell from none.
-		if len(scores) != groups || slices.Min(scores) != slices.Max(scores) {
-			return nil, invalid("base_score holds %d values %v; this reader supports one value shared by every output", len(scores), scores)
-		}
-	}
-	b, ok := obj.link.margin(scores[0])
-	if !ok {
-		return nil, invalid("base_score %v is outside the range objective %q allows", scores[0], f.objective)
+	case len(scores) != 1 && len(scores) != groups:
+		return nil, invalid("base_score holds %d values for a model of %d outputs", len(scores), groups)
 	}
 	base := make([]float32, groups)
 	for g := range base {
+		p := scores[min(g, len(scores)-1)]
+		b, ok := obj.link.margin(p)
+		if !ok || math.IsInf(float64(b), 0) {
+			return nil, invalid("base_score %v is outside the range objective %q allows", p, f.objective)
+		}
 		base[g] = b
 	}
 	return base, nil
@@ -259,8 +258,11 @@ func flatten(i int, rt *rawTree, nFeat int, lim Limits) (tree, error) {
 				}
 				seen[c] = true
 			}
-			if l == r {
-				return tree{}, invalid("tree %d node %d has the same node %d as both children", i, old, l)
+			if r != l+1 {
+				// XGBoost's own predictors differ on such a tree: recent
+				// ones take left+1 as the right child, older ones the
+				// right child the file names. XGBoost never writes one.
+				return tree{}, invalid("tree %d node %d has children %d and %d; XGBoost numbers a right child right after the left", i, old, l, r)
 			}
 			f := rt.splitIndex[old]
 			if f < 0 || int(f) >= nFeat {

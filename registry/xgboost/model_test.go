@@ -195,6 +195,22 @@ func TestLinear(t *testing.T) {
 	}
 }
 
+func TestBaseScorePerClass(t *testing.T) {
+	// XGBoost 3.1 and later keep a multi-class model's intercept per
+	// class, as margins: each class starts from its own.
+	m := modelOf("multi:softprob", 3, stump(0, 0, 1, 2, 0), stump(0, 0, 1, 2, 0), stump(0, 0, 1, 2, 0))
+	at(m, "learner", "gradient_booster", "model")["tree_info"] = []int{0, 1, 2}
+	at(m, "learner", "learner_model_param")["base_score"] = "[-1E0,0E0,2.5E-1]"
+	cols := score(t, load(t, m, registry.ModelMetadata{}), rowsOf([2]float64{1, 0}))
+	margins := []float64{-1 + 2, 0 + 2, 0.25 + 2}
+	sum := math.Exp(margins[0]) + math.Exp(margins[1]) + math.Exp(margins[2])
+	for k, mk := range margins {
+		if got, want := cols["confidence("+itoa(k)+")"][0], math.Exp(mk)/sum; !near(got, want) {
+			t.Errorf("class %d: confidence %v, want %v", k, got, want)
+		}
+	}
+}
+
 func TestBaseScoreForms(t *testing.T) {
 	for _, form := range []any{"5E-1", 0.5, []float32{0.5}, "[5E-1]", " 0.5 ", "[5E-1, 5E-1]"} {
 		m := modelOf("reg:squarederror", 0, stump(0, 0, 1, 2, 0))
@@ -319,6 +335,10 @@ func TestLoadRefuses(t *testing.T) {
 			return m
 		},
 			registry.ModelMetadata{}, Limits{}, registry.ErrModelInvalid, "tree 0 node 1 has child 0, which is reached twice"},
+		{"right child not after the left", func(m obj) obj {
+			gbModel(m)["trees"] = []obj{treeOf([]int{2, -1, -1}, []int{1, -1, -1}, make([]int, 3), make([]float32, 3), make([]int, 3))}
+			return m
+		}, registry.ModelMetadata{}, Limits{}, registry.ErrModelInvalid, "tree 0 node 0 has children 2 and 1"},
 		{"split without a right child", func(m obj) obj {
 			gbModel(m)["trees"] = []obj{treeOf([]int{1, 3, -1, -1}, []int{2, -1, -1, -1}, []int{0, 0, 0, 0}, make([]float32, 4), make([]int, 4))}
 			return m
@@ -337,12 +357,10 @@ func TestLoadRefuses(t *testing.T) {
 			registry.ModelMetadata{}, Limits{}, registry.ErrModelInvalid, "base_score 1.5"},
 		{"base_score not a number", func(m obj) obj { at(m, "learner", "learner_model_param")["base_score"] = "half"; return m },
 			registry.ModelMetadata{}, Limits{}, registry.ErrModelInvalid, `base_score is "half"`},
-		{"base_score per class differs", func(obj) obj {
-			m := modelOf("multi:softprob", 2, stump(0, 0, 1, 2, 0), stump(0, 0, 1, 2, 0))
-			gbModel(m)["tree_info"] = []int{0, 1}
+		{"base_score per class of a binary model", func(m obj) obj {
 			at(m, "learner", "learner_model_param")["base_score"] = "[2E-1,8E-1]"
 			return m
-		}, registry.ModelMetadata{}, Limits{}, registry.ErrModelInvalid, "base_score holds 2 values"},
+		}, registry.ModelMetadata{}, Limits{}, registry.ErrModelInvalid, "base_score holds 2 values for a model of 1 outputs"},
 		{"categorical split on a leaf list", func(m obj) obj { tree0(m)["split_type"] = []int{2, 0, 0}; return m }, registry.ModelMetadata{}, Limits{},
 			registry.ErrModelInvalid, "tree 0 node 0 has split type 2"},
 		{"categories out of order", func(m obj) obj {

@@ -19,25 +19,29 @@ type randomTree struct {
 
 func newRandomTree(rng *rand.Rand, nf, maxDepth int, cats bool) *randomTree {
 	t := &randomTree{cats: map[int][]int{}}
-	var grow func(depth int) int
-	grow = func(depth int) int {
-		i := len(t.left)
+	alloc := func() int {
 		t.left, t.right, t.feat, t.dflt, t.kind = append(t.left, -1), append(t.right, -1), append(t.feat, 0), append(t.dflt, 0), append(t.kind, 0)
 		t.cond = append(t.cond, float32(rng.NormFloat64()))
+		return len(t.left) - 1
+	}
+	// Children are numbered in pairs, as XGBoost numbers them, but
+	// depth first, unlike the reader's own breadth-first order.
+	var grow func(i, depth int)
+	grow = func(i, depth int) {
 		if depth == maxDepth || (depth > 0 && rng.IntN(4) == 0) {
-			return i
+			return
 		}
 		t.feat[i], t.dflt[i] = rng.IntN(nf), rng.IntN(2)
 		if cats && rng.IntN(3) == 0 {
 			t.kind[i], t.cond[i] = 1, 0
 			t.cats[i] = []int{rng.IntN(4), rng.IntN(4) + 2}
 		}
-		l := grow(depth + 1)
-		r := grow(depth + 1)
+		l, r := alloc(), alloc()
 		t.left[i], t.right[i] = l, r
-		return i
+		grow(l, depth+1)
+		grow(r, depth+1)
 	}
-	grow(0)
+	grow(alloc(), 0)
 	return t
 }
 
