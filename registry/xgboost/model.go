@@ -124,9 +124,12 @@ func build(f *file, lim Limits) (*model, error) {
 			return nil, err
 		}
 	}
-	m := &model{groups: groups, obj: obj, objName: f.objective, nFeat: int(f.numFeature), dart: f.booster == "dart"}
+	// A dart booster weighs its trees; since XGBoost 3.3 a gbtree may
+	// hold dart's weights too.
+	m := &model{groups: groups, obj: obj, objName: f.objective, nFeat: int(f.numFeature),
+		dart: f.booster == "dart" || len(f.weightDrop) > 0}
 	if m.dart && len(f.weightDrop) != len(f.trees) {
-		return nil, invalid("dart's weight_drop has %d weights for %d trees", len(f.weightDrop), len(f.trees))
+		return nil, invalid("weight_drop has %d weights for %d trees", len(f.weightDrop), len(f.trees))
 	}
 	base, err := baseMargins(f, obj, groups)
 	if err != nil {

@@ -150,6 +150,23 @@ func TestDartWeights(t *testing.T) {
 	}
 }
 
+func TestDartWeightsInGBTree(t *testing.T) {
+	// XGBoost 3.3 saves a dart model as a gbtree with weight_drop beside
+	// its model; 3.4 inside it.
+	for _, inside := range []bool{false, true} {
+		m := modelOf("reg:squarederror", 0, stump(0, 0, 1, 2, 0), stump(1, 0, 10, 20, 0))
+		if inside {
+			at(m, "learner", "gradient_booster", "model")["weight_drop"] = []float32{0.5, 0.25}
+		} else {
+			at(m, "learner", "gradient_booster")["weight_drop"] = []float32{0.5, 0.25}
+		}
+		got := score(t, load(t, m, registry.ModelMetadata{}), rowsOf([2]float64{1, -1}))["prediction(label)"][0]
+		if want := 0.5 + 0.5*2 + 0.25*10; got != want {
+			t.Errorf("weight_drop inside the model %v: prediction %v, want %v", inside, got, want)
+		}
+	}
+}
+
 func TestParallelTrees(t *testing.T) {
 	// A boosted forest: two trees a round, one round; both add.
 	m := modelOf("reg:squarederror", 0, stump(0, 0, 1, 2, 0), stump(1, 0, 10, 20, 0))
@@ -353,6 +370,8 @@ func TestLoadRefuses(t *testing.T) {
 			registry.ErrModelInvalid, "tree_info has 0 entries for 1 trees"},
 		{"tree_info out of range", func(m obj) obj { gbModel(m)["tree_info"] = []int{1}; return m }, registry.ModelMetadata{}, Limits{},
 			registry.ErrModelInvalid, "output group 1"},
+		{"weight_drop short", func(m obj) obj { at(m, "learner", "gradient_booster")["weight_drop"] = []float32{1, 2}; return m },
+			registry.ModelMetadata{}, Limits{}, registry.ErrModelInvalid, "weight_drop has 2 weights for 1 trees"},
 		{"base_score outside the logistic range", func(m obj) obj { at(m, "learner", "learner_model_param")["base_score"] = "1.5E0"; return m },
 			registry.ModelMetadata{}, Limits{}, registry.ErrModelInvalid, "base_score 1.5"},
 		{"base_score not a number", func(m obj) obj { at(m, "learner", "learner_model_param")["base_score"] = "half"; return m },
