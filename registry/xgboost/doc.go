@@ -19,7 +19,8 @@
 // of a multi-class model),
 // num_class, num_feature and num_target, the objective, the booster and
 // its trees: gbtree, and dart, whose weight_drop multiplies each tree's
-// output. Boosted forests (num_parallel_tree > 1) and multi-class models
+// output (XGBoost 3.3 and later save dart as a gbtree holding
+// weight_drop). Boosted forests (num_parallel_tree > 1) and multi-class models
 // (tree_info gives each tree its class) are read as they are. A gblinear
 // booster is read too: a weight per feature and class, and a bias.
 //
