@@ -52,7 +52,7 @@ type model struct {
 	objName string
 	nFeat   int
 	inputs  []registry.ColumnSpec // the features' columns, in the model's order
-	dart    bool
+	dart    bool                  // trees are weighed by their w
 	// weights are a gblinear model's: weights[f*groups+g] multiplies
 	// feature f for group g, weights[nFeat*groups+g] is g's bias. Nil for
 	// tree models.
