@@ -55,6 +55,19 @@ type fixtureOptions struct {
 	jobs     func(*scoring.JobsConfig) // changes the runner's configuration
 	accounts bool                      // set Config.Accounts
 	debug    bool                      // log at debug level
+	store    *registry.MemStore        // the registry's store; nil for a new one
+	noFormat bool                      // register no model format
+}
+
+// withStore builds the registry over s, which may hold records already.
+func withStore(s *registry.MemStore) func(*fixtureOptions) {
+	return func(o *fixtureOptions) { o.store = s }
+}
+
+// withoutModelFormats leaves the catalog without a model format, as a
+// build that reads none of the models its store holds.
+func withoutModelFormats() func(*fixtureOptions) {
+	return func(o *fixtureOptions) { o.noFormat = true }
 }
 
 // withAccounts sets Config.Accounts: users and API tokens in memory, with
@@ -111,10 +124,15 @@ func newFixture(t testing.TB, opts ...func(*fixtureOptions)) *fixture {
 			t.Fatal(err)
 		}
 	}
-	if err := cat.RegisterFormat(&registrytest.LinearFormat{}); err != nil {
-		t.Fatal(err)
+	if !o.noFormat {
+		if err := cat.RegisterFormat(&registrytest.LinearFormat{}); err != nil {
+			t.Fatal(err)
+		}
 	}
-	f := &fixture{store: registry.NewMemStore(registry.StoreOptions{}), logs: &testutil.LockedBuffer{}}
+	f := &fixture{store: o.store, logs: &testutil.LockedBuffer{}}
+	if f.store == nil {
+		f.store = registry.NewMemStore(registry.StoreOptions{})
+	}
 	if f.reg, err = registry.New(ctx, cat, f.store); err != nil {
 		t.Fatal(err)
 	}

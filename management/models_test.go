@@ -5,9 +5,12 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
+	"io"
 	"mime/multipart"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -41,7 +44,7 @@ func multipartBody(t testing.TB, parts ...part) (string, string) {
 	var b bytes.Buffer
 	w := multipart.NewWriter(&b)
 	for _, p := range parts {
-		var pw interface{ Write([]byte) (int, error) }
+		var pw io.Writer
 		var err error
 		if p.name == "artifact" {
 			pw, err = w.CreateFormFile(p.name, "model.bin")
@@ -88,6 +91,7 @@ func (f *fixture) putAlias(t testing.TB, model, alias string, version int) regis
 	return a
 }
 
+// sha returns the SHA-256 of s in hex.
 func sha(s string) string {
 	sum := sha256.Sum256([]byte(s))
 	return hex.EncodeToString(sum[:])
@@ -473,6 +477,82 @@ func TestModelEndpointFollowsItsAlias(t *testing.T) {
 	admin("DELETE", "/api/v1/models/churn", "", "", map[string]string{"If-Match": r.header.Get("ETag")}).want(t, 204, "")
 	f.do(t, request{method: "GET", path: "/api/v1/models/churn", token: f.reader}).want(t, 404, "not_found")
 	admin("DELETE", "/api/v1/models/churn", "", "", nil).want(t, 404, "not_found")
+}
+
+// Clients score without pause while the alias moves back and forth: every
+// request is answered 200 by one version or the other.
+func TestAliasMovesDropNoRequest(t *testing.T) {
+	f := newFixture(t)
+	f.addModel(t, "churn", linear(1), registry.ModelMetadata{})
+	f.addModel(t, "churn", linear(100), registry.ModelMetadata{})
+	f.putAlias(t, "churn", "production", 1)
+	f.putDeployment(t, registry.Deployment{Group: "DEFAULT", Path: "churn", Enabled: true,
+		Endpoints: []registry.Endpoint{{Alias: "predict", Model: "churn@production"}}})
+
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	seen := map[string]int{}
+	for range 4 {
+		wg.Go(func() {
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				r := f.score(t, "DEFAULT", "churn", "predict", `{"data":[{"age":3,"income":2}]}`)
+				got := fmt.Sprintf("%d %s", r.status, r.body)
+				if rows, _ := r.json["data"].([]any); r.status == 200 && len(rows) == 1 {
+					row, _ := rows[0].(map[string]any)
+					got = fmt.Sprint(row["prediction(label)"])
+				}
+				mu.Lock()
+				seen[got]++
+				mu.Unlock()
+			}
+		})
+	}
+	for i := range 20 {
+		version := 2 - i%2
+		f.do(t, request{method: "PUT", path: "/api/v1/models/churn/aliases/production", token: f.admin,
+			body: `{"version":` + strconv.Itoa(version) + `}`}).want(t, 200, "")
+	}
+	close(stop)
+	wg.Wait()
+	for got, n := range seen {
+		if got != "5" && got != "104" {
+			t.Errorf("%d requests answered %s; want each answered 5 (version 1) or 104 (version 2)", n, got)
+		}
+	}
+	if seen["5"] == 0 && seen["104"] == 0 {
+		t.Error("no request was answered")
+	}
+}
+
+// A model endpoint whose version this server cannot load (a build without
+// its format) is listed as unavailable and answers 503, and its deployment
+// can still be changed.
+func TestModelEndpointOfAFormatNotRead(t *testing.T) {
+	store := registry.NewMemStore(registry.StoreOptions{})
+	before := newFixture(t, withStore(store))
+	before.addModel(t, "churn", linear(1), registry.ModelMetadata{})
+	before.putDeployment(t, registry.Deployment{Group: "DEFAULT", Path: "churn", Enabled: true,
+		Endpoints: []registry.Endpoint{{Alias: "predict", Model: "churn@1"}}})
+
+	f := newFixture(t, withStore(store), withoutModelFormats())
+	r := f.do(t, request{method: "GET", path: "/api/v1/endpoints", token: f.reader})
+	r.want(t, 200, "")
+	if len(r.list) != 1 {
+		t.Fatalf("endpoints: %s", r.body)
+	}
+	if ep := r.list[0].(map[string]any); ep["state"] != "unavailable" || ep["processDescription"] != "" || ep["model"] != "churn@1" {
+		t.Errorf("the endpoint of a model not loaded is listed as %v", ep)
+	}
+	f.do(t, request{method: "GET", path: "/api/v1/endpoints/DEFAULT/churn/predict/process", token: f.reader}).want(t, 503, "process_unavailable")
+	f.score(t, "DEFAULT", "churn", "predict", `{"data":[{"age":1}]}`).want(t, 503, "")
+	f.do(t, request{method: "PATCH", path: "/api/v1/deployments/DEFAULT/churn", token: f.admin, contentType: mergePatch,
+		body: `{"enabled":false}`}).want(t, 200, "")
 }
 
 func TestModelEndpointReferences(t *testing.T) {

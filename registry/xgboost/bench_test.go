@@ -80,3 +80,22 @@ func BenchmarkEvaluate(b *testing.B) {
 	b.ReportMetric(float64(b.N)*benchRows/b.Elapsed().Seconds(), "rows/s")
 	b.ReportMetric(allocs/benchRows, "allocs/row")
 }
+
+// BenchmarkScoreOneRow scores one row through the model's Process, as a
+// single-row scoring request does.
+func BenchmarkScoreOneRow(b *testing.B) {
+	_, lm, in := breastCancer(b)
+	cols := make([]registry.Column, in.NumColumns())
+	for i := range cols {
+		c := in.Column(i)
+		cols[i] = registry.NumberColumn(c.Name, c.Numbers[:1], nil)
+	}
+	row := registry.MustTable(1, cols...)
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := lm.Process.Score(ctx, registry.Input{Table: row}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

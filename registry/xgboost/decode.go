@@ -27,6 +27,7 @@ type file struct {
 	numParallel  int64
 	indptr       []int64
 	haveTrees    bool
+	weights      []float32 // gblinear's
 }
 
 // rawTree is one tree's arrays as the file holds them.
@@ -395,10 +396,17 @@ func (w *walker) booster(path string, f *file) error {
 				return invalid("%s.gbtree.name is %q, not \"gbtree\"", path, inner.booster)
 			}
 			f.trees, f.treeInfo, f.numParallel, f.indptr, f.haveTrees = inner.trees, inner.treeInfo, inner.numParallel, inner.indptr, inner.haveTrees
+			if inner.weightDrop != nil {
+				f.weightDrop = inner.weightDrop
+			}
 			return nil
 		case "weight_drop":
+			// dart's tree weights: beside its gbtree (XGBoost 1.0 to 3.2),
+			// or beside the model of a gbtree that holds them (3.3).
 			v, err := w.float32s(path+".weight_drop", w.lim.MaxTrees, w.treeLimit)
-			f.weightDrop = v
+			if f.weightDrop == nil {
+				f.weightDrop = v
+			}
 			return err
 		}
 		return w.skip(path + "." + k)
@@ -427,6 +435,13 @@ func (w *walker) treeModel(path string, f *file) error {
 			})
 		case "tree_info":
 			f.treeInfo, err = w.ints(path+".tree_info", w.lim.MaxTrees, w.treeLimit)
+		case "weights":
+			// gblinear's: (features+1) × classes.
+			max := (w.lim.MaxFeatures + 1) * w.lim.MaxClasses
+			f.weights, err = w.float32s(path+".weights", max, w.tooLong(path+".weights", max))
+		case "weight_drop":
+			// dart's tree weights, here since XGBoost 3.4.
+			f.weightDrop, err = w.float32s(path+".weight_drop", w.lim.MaxTrees, w.treeLimit)
 		case "iteration_indptr":
 			f.indptr, err = w.ints(path+".iteration_indptr", w.lim.MaxTrees+1, w.treeLimit)
 		case "gbtree_model_param":

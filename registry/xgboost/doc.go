@@ -14,22 +14,25 @@
 // bounds how deep containers nest.
 //
 // From the file it reads the feature names and types, base_score (a number,
-// a string holding one such as "5E-1", or a one-element list, either as a
-// list or as a string holding one as XGBoost 3.1 writes it),
+// a string holding one such as "5E-1", or a list, either as a list or as a
+// string holding one as XGBoost 3.1 writes it: one value, or one per class
+// of a multi-class model),
 // num_class, num_feature and num_target, the objective, the booster and
 // its trees: gbtree, and dart, whose weight_drop multiplies each tree's
-// output. Boosted forests (num_parallel_tree > 1) and multi-class models
-// (tree_info gives each tree its class) are read as they are.
+// output (XGBoost 3.3 and later save dart as a gbtree holding
+// weight_drop). Boosted forests (num_parallel_tree > 1) and multi-class models
+// (tree_info gives each tree its class) are read as they are. A gblinear
+// booster is read too: a weight per feature and class, and a bias.
 //
 // The objectives are binary:logistic, binary:logitraw, binary:hinge,
 // multi:softprob, multi:softmax, reg:squarederror (and its old name
 // reg:linear), reg:squaredlogerror, reg:pseudohubererror,
 // reg:absoluteerror, reg:logistic, count:poisson, reg:gamma and
-// reg:tweedie. Anything else — the gblinear booster, ranking and survival
-// objectives, multi-target models, vector leaves, a base_score per class
-// that differs between classes, a file of XGBoost 4 or later — is refused
-// by Load with an error naming it: the reader never scores a model it
-// might score differently from XGBoost.
+// reg:tweedie. Anything else — ranking and survival objectives,
+// multi-target models, vector leaves, a file of XGBoost 4 or later, a tree
+// whose right children do not follow their left ones — is refused by Load
+// with an error naming it: the reader never scores a model it might score
+// differently from XGBoost.
 //
 // # What a model answers
 //
@@ -56,8 +59,9 @@
 // left); each output starts from base_score turned into a margin as the
 // objective's ProbToMargin does (logit for the logistic objectives, log for
 // count:poisson, reg:gamma and reg:tweedie); tree outputs are added in tree
-// order in float32; and the objective's transform (sigmoid, exp, softmax)
-// runs in float32 too.
+// order in float32 (a linear model's bias, then each present feature times
+// its weight, in feature order); and the objective's transform (sigmoid,
+// exp, softmax) runs in float32 too.
 //
 // Categorical splits (XGBoost 1.5 and later, from a pandas categorical
 // column and enable_categorical) are evaluated as XGBoost 1.7 does: a
@@ -81,7 +85,8 @@
 // order, a leaf being a node that leads to itself. Rows are scored in
 // blocks of 64, tree by tree within a block (faster than row by row, as
 // the tree stays in cache), eight rows walking a tree in lockstep with the
-// child chosen by a compare rather than a jump. Scoring works in pooled
-// memory and allocates only the result columns. A model is safe for
-// concurrent use, and Score checks its context every 2,048 rows.
+// child chosen by a compare rather than a jump; fewer rows, as in a
+// one-row request, walk eight trees at a time instead. Scoring works in
+// pooled memory and allocates only the result columns. A model is safe
+// for concurrent use, and Score checks its context every 2,048 rows.
 package xgboost

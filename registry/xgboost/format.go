@@ -8,8 +8,8 @@ import (
 )
 
 // Limits bounds what [Format.Load] accepts, so that an upload cannot make
-// the server spend unbounded memory or time. A zero field takes its
-// default.
+// the server spend unbounded memory or time. A zero (or negative) field
+// takes its default.
 type Limits struct {
 	// MaxBytes bounds the file's size. Default 256 MiB.
 	MaxBytes int64
@@ -26,14 +26,15 @@ type Limits struct {
 	MaxClasses int
 }
 
-// The defaults of [Limits].
+// The defaults of [Limits]: generous for any model XGBoost trains in
+// memory, tight enough to bound what a hostile file costs to load.
 const (
-	DefaultMaxBytes    = 256 << 20
-	DefaultMaxTrees    = 100_000
-	DefaultMaxNodes    = 1 << 20
-	DefaultMaxDepth    = 128
-	DefaultMaxFeatures = 10_000
-	DefaultMaxClasses  = 1_000
+	DefaultMaxBytes    = 256 << 20 // the default of Limits.MaxBytes
+	DefaultMaxTrees    = 100_000   // the default of Limits.MaxTrees
+	DefaultMaxNodes    = 1 << 20   // the default of Limits.MaxNodes
+	DefaultMaxDepth    = 128       // the default of Limits.MaxDepth
+	DefaultMaxFeatures = 10_000    // the default of Limits.MaxFeatures
+	DefaultMaxClasses  = 1_000     // the default of Limits.MaxClasses
 )
 
 // withDefaults returns l with every zero field set to its default.

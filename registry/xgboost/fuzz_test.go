@@ -24,11 +24,13 @@ func fuzzSeeds() []obj {
 	at(dart, "learner")["gradient_booster"] = obj{"name": "dart", "gbtree": at(dart, "learner", "gradient_booster"), "weight_drop": []float32{0.5}}
 	deep := modelOf("binary:logistic", 0, treeOf([]int{1, 3, -1, 5, -1, -1, -1}, []int{2, 4, -1, 6, -1, -1, -1},
 		[]int{0, 1, 0, 0, 0, 0, 0}, []float32{0.5, 1, 3, -1, 4, 5, 6}, []int{1, 0, 0, 1, 0, 0, 0}))
+	lin := modelOf("multi:softmax", 2)
+	at(lin, "learner")["gradient_booster"] = obj{"name": "gblinear", "model": obj{"boosted_rounds": 1, "weights": []float32{1, -1, 0.5, 2, 0, 0}}}
 	return []obj{
 		modelOf("binary:logistic", 0, stump(0, 0.5, -1, 1, 1)),
 		modelOf("reg:gamma", 0, stump(1, 2, 0.5, 1.5, 0), stump(0, -1, 0, 1, 1)),
 		modelOf("reg:squarederror", 0, cat),
-		multi, dart, deep,
+		multi, dart, deep, lin,
 	}
 }
 

@@ -52,7 +52,12 @@ type model struct {
 	objName string
 	nFeat   int
 	inputs  []registry.ColumnSpec // the features' columns, in the model's order
-	dart    bool
+	dart    bool                  // trees are weighed by their w
+	// weights are a gblinear model's: weights[f*groups+g] multiplies
+	// feature f for group g, weights[nFeat*groups+g] is g's bias. Nil for
+	// tree models.
+	weights []float32
+	chunks  []chunk   // the trees one row walks lanes at a time
 	scratch sync.Pool // *scratch
 }
 
@@ -66,13 +71,11 @@ func build(f *file, lim Limits) (*model, error) {
 		return nil, invalid("the file was written by %s; this reader knows the formats of XGBoost 1.0 to 3.x", producer(f.version))
 	}
 	switch f.booster {
-	case "gbtree", "dart":
-	case "gblinear":
-		return nil, invalid("the gblinear booster is not supported: only tree boosters (gbtree, dart) are read")
+	case "gbtree", "dart", "gblinear":
 	case "":
 		return nil, invalid("the file names no gradient_booster")
 	default:
-		return nil, invalid("gradient booster %q is not supported: only gbtree and dart are read", f.booster)
+		return nil, invalid("gradient booster %q is not supported: only gbtree, dart and gblinear are read", f.booster)
 	}
 	if f.objective == "" {
 		return nil, invalid("the file names no objective")
@@ -104,6 +107,9 @@ func build(f *file, lim Limits) (*model, error) {
 	} else if f.numClass > 1 {
 		return nil, invalid("objective %q has one output, but num_class is %d", f.objective, f.numClass)
 	}
+	if f.booster == "gblinear" {
+		return linear(f, obj, groups)
+	}
 	if !f.haveTrees {
 		return nil, invalid("the gradient booster holds no trees")
 	}
@@ -118,9 +124,12 @@ func build(f *file, lim Limits) (*model, error) {
 			return nil, err
 		}
 	}
-	m := &model{groups: groups, obj: obj, objName: f.objective, nFeat: int(f.numFeature), dart: f.booster == "dart"}
+	// A dart booster weighs its trees; since XGBoost 3.3 a gbtree may
+	// hold dart's weights too.
+	m := &model{groups: groups, obj: obj, objName: f.objective, nFeat: int(f.numFeature),
+		dart: f.booster == "dart" || len(f.weightDrop) > 0}
 	if m.dart && len(f.weightDrop) != len(f.trees) {
-		return nil, invalid("dart's weight_drop has %d weights for %d trees", len(f.weightDrop), len(f.trees))
+		return nil, invalid("weight_drop has %d weights for %d trees", len(f.weightDrop), len(f.trees))
 	}
 	base, err := baseMargins(f, obj, groups)
 	if err != nil {
@@ -144,7 +153,22 @@ func build(f *file, lim Limits) (*model, error) {
 		m.trees[i] = t
 		f.trees[i] = rawTree{} // let the arrays go as soon as they are flattened
 	}
+	m.chunks = chunksOf(m.trees)
 	return m, nil
+}
+
+// linear builds a gblinear model: a weight per feature and output group,
+// then a bias per group.
+func linear(f *file, obj objective, groups int) (*model, error) {
+	nf := int(f.numFeature)
+	if len(f.weights) != (nf+1)*groups {
+		return nil, invalid("gblinear holds %d weights; %d features and %d outputs need %d", len(f.weights), nf, groups, (nf+1)*groups)
+	}
+	base, err := baseMargins(f, obj, groups)
+	if err != nil {
+		return nil, err
+	}
+	return &model{groups: groups, obj: obj, objName: f.objective, nFeat: nf, base: base, weights: f.weights}, nil
 }
 
 // checkIndptr checks iteration_indptr: where each boosting round's trees
@@ -161,25 +185,24 @@ func checkIndptr(p []int64, trees int) error {
 	return nil
 }
 
-// baseMargins returns the margin each output group starts from.
+// baseMargins returns the margin each output group starts from:
+// base_score through the objective's link, one value for every group or,
+// as XGBoost 3.1 writes a multi-class model's, one per class.
 func baseMargins(f *file, obj objective, groups int) ([]float32, error) {
 	scores := f.baseScore
-	if len(scores) == 0 {
+	switch {
+	case len(scores) == 0:
 		scores = []float32{0.5} // XGBoost's default
-	}
-	if len(scores) != 1 {
-		// A list per class (XGBoost 3.1): scored only when the classes
-		// share one value, which softmax then cannot tell from none.
-		if len(scores) != groups || slices.Min(scores) != slices.Max(scores) {
-			return nil, invalid("base_score holds %d values %v; this reader supports one value shared by every output", len(scores), scores)
-		}
-	}
-	b, ok := obj.link.margin(scores[0])
-	if !ok {
-		return nil, invalid("base_score %v is outside the range objective %q allows", scores[0], f.objective)
+	case len(scores) != 1 && len(scores) != groups:
+		return nil, invalid("base_score holds %d values for a model of %d outputs", len(scores), groups)
 	}
 	base := make([]float32, groups)
 	for g := range base {
+		p := scores[min(g, len(scores)-1)]
+		b, ok := obj.link.margin(p)
+		if !ok || math.IsInf(float64(b), 0) {
+			return nil, invalid("base_score %v is outside the range objective %q allows", p, f.objective)
+		}
 		base[g] = b
 	}
 	return base, nil
@@ -238,8 +261,11 @@ func flatten(i int, rt *rawTree, nFeat int, lim Limits) (tree, error) {
 				}
 				seen[c] = true
 			}
-			if l == r {
-				return tree{}, invalid("tree %d node %d has the same node %d as both children", i, old, l)
+			if r != l+1 {
+				// XGBoost's own predictors differ on such a tree: recent
+				// ones take left+1 as the right child, older ones the
+				// right child the file names. XGBoost never writes one.
+				return tree{}, invalid("tree %d node %d has children %d and %d; XGBoost numbers a right child right after the left", i, old, l, r)
 			}
 			f := rt.splitIndex[old]
 			if f < 0 || int(f) >= nFeat {
@@ -291,6 +317,9 @@ func categories(i int, rt *rawTree, n int) (map[int32][]int32, error) {
 			i, len(rt.catNodes), len(rt.catSegments), len(rt.catSizes))
 	}
 	sets := make(map[int32][]int32, len(rt.catNodes))
+	// Segments follow one another, as XGBoost writes them, so that no
+	// category is copied twice however the file points at them.
+	next := int64(0)
 	for j, nd := range rt.catNodes {
 		if nd < 0 || int(nd) >= n || rt.splitType[nd] != 1 {
 			return nil, invalid("tree %d lists categories for node %d, which is not a categorical split", i, nd)
@@ -299,9 +328,10 @@ func categories(i int, rt *rawTree, n int) (map[int32][]int32, error) {
 			return nil, invalid("tree %d lists categories for node %d twice", i, nd)
 		}
 		beg, size := rt.catSegments[j], rt.catSizes[j]
-		if beg < 0 || size < 0 || beg > int64(len(rt.cats)) || size > int64(len(rt.cats))-beg {
-			return nil, invalid("tree %d node %d: its categories (from %d, %d of them) are outside the %d listed", i, nd, beg, size, len(rt.cats))
+		if beg != next || size < 0 || size > int64(len(rt.cats))-beg {
+			return nil, invalid("tree %d node %d: its categories (from %d, %d of them) do not follow the previous node's within the %d listed", i, nd, beg, size, len(rt.cats))
 		}
+		next += size
 		set := slices.Clone(rt.cats[beg : beg+size])
 		for _, c := range set {
 			if c < 0 || c >= maxCategory {

@@ -150,6 +150,23 @@ func TestDartWeights(t *testing.T) {
 	}
 }
 
+func TestDartWeightsInGBTree(t *testing.T) {
+	// XGBoost 3.3 saves a dart model as a gbtree with weight_drop beside
+	// its model; 3.4 inside it.
+	for _, inside := range []bool{false, true} {
+		m := modelOf("reg:squarederror", 0, stump(0, 0, 1, 2, 0), stump(1, 0, 10, 20, 0))
+		if inside {
+			at(m, "learner", "gradient_booster", "model")["weight_drop"] = []float32{0.5, 0.25}
+		} else {
+			at(m, "learner", "gradient_booster")["weight_drop"] = []float32{0.5, 0.25}
+		}
+		got := score(t, load(t, m, registry.ModelMetadata{}), rowsOf([2]float64{1, -1}))["prediction(label)"][0]
+		if want := 0.5 + 0.5*2 + 0.25*10; got != want {
+			t.Errorf("weight_drop inside the model %v: prediction %v, want %v", inside, got, want)
+		}
+	}
+}
+
 func TestParallelTrees(t *testing.T) {
 	// A boosted forest: two trees a round, one round; both add.
 	m := modelOf("reg:squarederror", 0, stump(0, 0, 1, 2, 0), stump(1, 0, 10, 20, 0))
@@ -162,6 +179,52 @@ func TestParallelTrees(t *testing.T) {
 	}
 	if lm.Schema.Trees != 2 {
 		t.Errorf("schema counts %d trees, want 2", lm.Schema.Trees)
+	}
+}
+
+func TestLinear(t *testing.T) {
+	linear := func(objective string, classes int, weights ...float32) obj {
+		m := modelOf(objective, classes)
+		at(m, "learner")["gradient_booster"] = obj{"name": "gblinear", "model": obj{"boosted_rounds": 3, "weights": weights}}
+		return m
+	}
+	nan := math.NaN()
+	// prediction = base_score + bias + 2·f0 − f1; a missing feature adds
+	// nothing.
+	lm := load(t, linear("reg:squarederror", 0, 2, -1, 0.25), registry.ModelMetadata{})
+	got := score(t, lm, rowsOf([2]float64{1, 3}, [2]float64{nan, 3}, [2]float64{nan, nan}))["prediction(label)"]
+	if diff := cmp.Diff([]float64{0.5 + 0.25 + 2 - 3, 0.5 + 0.25 - 3, 0.75}, got); diff != "" {
+		t.Errorf("gblinear predictions (-want +got):\n%s", diff)
+	}
+	if lm.Schema.Trees != 0 {
+		t.Errorf("a linear model counts %d trees", lm.Schema.Trees)
+	}
+	// Three classes: weights[f*3+k] for feature f and class k, then the
+	// biases.
+	lm = load(t, linear("multi:softprob", 3, 1, 0, -1, 0, 2, 0, 0.5, 0, 0), registry.ModelMetadata{})
+	cols := score(t, lm, rowsOf([2]float64{1, 1}))
+	m := []float64{0.5 + 1, 2, -1}
+	sum := math.Exp(m[0]) + math.Exp(m[1]) + math.Exp(m[2])
+	for k := range m {
+		if got, want := cols["confidence("+itoa(k)+")"][0], math.Exp(m[k])/sum; !near(got, want) {
+			t.Errorf("class %d: confidence %v, want %v", k, got, want)
+		}
+	}
+}
+
+func TestBaseScorePerClass(t *testing.T) {
+	// XGBoost 3.1 and later keep a multi-class model's intercept per
+	// class, as margins: each class starts from its own.
+	m := modelOf("multi:softprob", 3, stump(0, 0, 1, 2, 0), stump(0, 0, 1, 2, 0), stump(0, 0, 1, 2, 0))
+	at(m, "learner", "gradient_booster", "model")["tree_info"] = []int{0, 1, 2}
+	at(m, "learner", "learner_model_param")["base_score"] = "[-1E0,0E0,2.5E-1]"
+	cols := score(t, load(t, m, registry.ModelMetadata{}), rowsOf([2]float64{1, 0}))
+	margins := []float64{-1 + 2, 0 + 2, 0.25 + 2}
+	sum := math.Exp(margins[0]) + math.Exp(margins[1]) + math.Exp(margins[2])
+	for k, mk := range margins {
+		if got, want := cols["confidence("+itoa(k)+")"][0], math.Exp(mk)/sum; !near(got, want) {
+			t.Errorf("class %d: confidence %v, want %v", k, got, want)
+		}
 	}
 }
 
@@ -267,10 +330,10 @@ func TestLoadRefuses(t *testing.T) {
 	}{
 		{"multi-target", func(m obj) obj { at(m, "learner", "learner_model_param")["num_target"] = "2"; return m }, registry.ModelMetadata{}, Limits{},
 			registry.ErrModelInvalid, "2 targets"},
-		{"gblinear", func(m obj) obj {
-			at(m, "learner")["gradient_booster"] = obj{"name": "gblinear", "model": obj{"weights": []float32{1, 2, 3}}}
+		{"gblinear weights missing", func(m obj) obj {
+			at(m, "learner")["gradient_booster"] = obj{"name": "gblinear", "model": obj{"weights": []float32{1, 2}}}
 			return m
-		}, registry.ModelMetadata{}, Limits{}, registry.ErrModelInvalid, "gblinear"},
+		}, registry.ModelMetadata{}, Limits{}, registry.ErrModelInvalid, "gblinear holds 2 weights; 2 features and 1 outputs need 3"},
 		{"unknown booster", func(m obj) obj { at(m, "learner", "gradient_booster")["name"] = "gbforest"; return m }, registry.ModelMetadata{}, Limits{},
 			registry.ErrModelInvalid, `"gbforest"`},
 		{"unknown objective", func(m obj) obj { at(m, "learner", "objective")["name"] = "reg:cubic"; return m }, registry.ModelMetadata{}, Limits{},
@@ -289,6 +352,10 @@ func TestLoadRefuses(t *testing.T) {
 			return m
 		},
 			registry.ModelMetadata{}, Limits{}, registry.ErrModelInvalid, "tree 0 node 1 has child 0, which is reached twice"},
+		{"right child not after the left", func(m obj) obj {
+			gbModel(m)["trees"] = []obj{treeOf([]int{2, -1, -1}, []int{1, -1, -1}, make([]int, 3), make([]float32, 3), make([]int, 3))}
+			return m
+		}, registry.ModelMetadata{}, Limits{}, registry.ErrModelInvalid, "tree 0 node 0 has children 2 and 1"},
 		{"split without a right child", func(m obj) obj {
 			gbModel(m)["trees"] = []obj{treeOf([]int{1, 3, -1, -1}, []int{2, -1, -1, -1}, []int{0, 0, 0, 0}, make([]float32, 4), make([]int, 4))}
 			return m
@@ -303,18 +370,24 @@ func TestLoadRefuses(t *testing.T) {
 			registry.ErrModelInvalid, "tree_info has 0 entries for 1 trees"},
 		{"tree_info out of range", func(m obj) obj { gbModel(m)["tree_info"] = []int{1}; return m }, registry.ModelMetadata{}, Limits{},
 			registry.ErrModelInvalid, "output group 1"},
+		{"weight_drop short", func(m obj) obj { at(m, "learner", "gradient_booster")["weight_drop"] = []float32{1, 2}; return m },
+			registry.ModelMetadata{}, Limits{}, registry.ErrModelInvalid, "weight_drop has 2 weights for 1 trees"},
 		{"base_score outside the logistic range", func(m obj) obj { at(m, "learner", "learner_model_param")["base_score"] = "1.5E0"; return m },
 			registry.ModelMetadata{}, Limits{}, registry.ErrModelInvalid, "base_score 1.5"},
 		{"base_score not a number", func(m obj) obj { at(m, "learner", "learner_model_param")["base_score"] = "half"; return m },
 			registry.ModelMetadata{}, Limits{}, registry.ErrModelInvalid, `base_score is "half"`},
-		{"base_score per class differs", func(obj) obj {
-			m := modelOf("multi:softprob", 2, stump(0, 0, 1, 2, 0), stump(0, 0, 1, 2, 0))
-			gbModel(m)["tree_info"] = []int{0, 1}
+		{"base_score per class of a binary model", func(m obj) obj {
 			at(m, "learner", "learner_model_param")["base_score"] = "[2E-1,8E-1]"
 			return m
-		}, registry.ModelMetadata{}, Limits{}, registry.ErrModelInvalid, "base_score holds 2 values"},
+		}, registry.ModelMetadata{}, Limits{}, registry.ErrModelInvalid, "base_score holds 2 values for a model of 1 outputs"},
 		{"categorical split on a leaf list", func(m obj) obj { tree0(m)["split_type"] = []int{2, 0, 0}; return m }, registry.ModelMetadata{}, Limits{},
 			registry.ErrModelInvalid, "tree 0 node 0 has split type 2"},
+		{"categories out of order", func(m obj) obj {
+			tr := tree0(m)
+			tr["split_type"] = []int{1, 0, 0}
+			tr["categories_nodes"], tr["categories_segments"], tr["categories_sizes"], tr["categories"] = []int{0}, []int{1}, []int{1}, []int{4, 5}
+			return m
+		}, registry.ModelMetadata{}, Limits{}, registry.ErrModelInvalid, "tree 0 node 0: its categories (from 1, 1 of them) do not follow"},
 		{"vector leaves", func(m obj) obj { tree0(m)["tree_param"].(obj)["size_leaf_vector"] = "3"; return m }, registry.ModelMetadata{}, Limits{},
 			registry.ErrModelInvalid, "tree 0 has leaves of 3 values"},
 		{"too few feature names", same, registry.ModelMetadata{Features: []string{"a"}}, Limits{},

@@ -58,7 +58,10 @@ func (m *model) columns(t *registry.Table, cols []*registry.Column) error {
 // values, absent columns and NaN take each split's default branch.
 func (m *model) margins(ctx context.Context, t *registry.Table, emit func(first int, out []float32)) error {
 	s := m.getScratch()
-	defer m.scratch.Put(s)
+	defer func() {
+		clear(s.cols) // the pool must not keep the caller's table alive
+		m.scratch.Put(s)
+	}()
 	if err := m.columns(t, s.cols); err != nil {
 		return err
 	}
@@ -95,7 +98,11 @@ func (m *model) margins(ctx context.Context, t *registry.Table, emit func(first 
 		for r := range n {
 			copy(out[r*g:(r+1)*g], m.base)
 		}
-		m.addTrees(x, out, n)
+		if m.weights != nil {
+			m.addLinear(x, out, n)
+		} else {
+			m.addTrees(x, out, n)
+		}
 		emit(first, out)
 	}
 	return nil
@@ -111,16 +118,19 @@ const lanes = 8
 const lockstepDepth = 16
 
 // addTrees adds every tree's leaf for n rows of x to out, in tree order
-// and in float32, as XGBoost accumulates.
+// and in float32, as XGBoost accumulates. Rows in groups of lanes walk
+// each tree together; the rows left over (a request of one row, say)
+// walk lanes trees at a time instead.
 func (m *model) addTrees(x, out []float32, n int) {
 	nf, g := m.nFeat, m.groups
+	full := n - n%lanes
 	var leaf [lanes]float32
-	for ti := range m.trees {
+	for ti := 0; full > 0 && ti < len(m.trees); ti++ {
 		t := &m.trees[ti]
 		o := out[t.group:]
 		r := 0
 		if t.catOf == nil && t.depth <= lockstepDepth {
-			for ; r+lanes <= n; r += lanes {
+			for ; r < full; r += lanes {
 				t.walk(x[r*nf:(r+lanes)*nf], nf, &leaf)
 				if m.dart {
 					for k, v := range leaf {
@@ -133,12 +143,116 @@ func (m *model) addTrees(x, out []float32, n int) {
 				}
 			}
 		}
-		for ; r < n; r++ {
-			v := t.leaf(x[r*nf : (r+1)*nf])
-			if m.dart {
-				v = float32(v * t.w)
+		for ; r < full; r++ {
+			o[r*g] += m.weigh(t, t.leaf(x[r*nf:(r+1)*nf]))
+		}
+	}
+	for r := full; r < n; r++ {
+		m.addRow(x[r*nf:(r+1)*nf], out[r*g:(r+1)*g])
+	}
+}
+
+// addRow adds every tree's leaf for one row x to its margins out, walking
+// lanes trees at a time where they allow it.
+func (m *model) addRow(x, out []float32) {
+	var leaf [lanes]float32
+	ti := 0
+	for _, c := range m.chunks {
+		for ; ti < c.start; ti++ {
+			t := &m.trees[ti]
+			out[t.group] += m.weigh(t, t.leaf(x))
+		}
+		ts := m.trees[c.start : c.start+lanes]
+		walkTrees(ts, c.depth, x, &leaf)
+		for k := range ts {
+			out[ts[k].group] += m.weigh(&ts[k], leaf[k])
+		}
+		ti = c.start + lanes
+	}
+	for ; ti < len(m.trees); ti++ {
+		t := &m.trees[ti]
+		out[t.group] += m.weigh(t, t.leaf(x))
+	}
+}
+
+// weigh is a tree's output v as it adds to the margin: times dart's weight.
+func (m *model) weigh(t *tree, v float32) float32 {
+	if m.dart {
+		return float32(v * t.w)
+	}
+	return v
+}
+
+// chunk is lanes consecutive trees that one row can walk together: none
+// has a categorical split or is deeper than lockstepDepth.
+type chunk struct {
+	start int // the first tree
+	depth int // the deepest tree's depth
+}
+
+// chunksOf finds the chunks of trees.
+func chunksOf(trees []tree) []chunk {
+	var out []chunk
+	for start := 0; start+lanes <= len(trees); {
+		c := chunk{start: start}
+		ok := true
+		for k := range lanes {
+			t := &trees[start+k]
+			if t.catOf != nil || t.depth > lockstepDepth {
+				ok = false
+				start += k + 1
+				break
 			}
-			o[r*g] += v
+			c.depth = max(c.depth, t.depth)
+		}
+		if ok {
+			out = append(out, c)
+			start += lanes
+		}
+	}
+	return out
+}
+
+// walkTrees finds the leaf one row x reaches in each of lanes trees,
+// taking depth steps in all of them together.
+func walkTrees(ts []tree, depth int, x []float32, leaf *[lanes]float32) {
+	ts = ts[:lanes]
+	var at [lanes]int32
+	for range depth {
+		for k := range at {
+			nd := &ts[k].nodes[at[k]]
+			v := x[nd.feat]
+			next := nd.left
+			if v >= nd.cond {
+				next = nd.left + 1
+			}
+			if v != v {
+				next = nd.left + nd.right
+			}
+			at[k] = next
+		}
+	}
+	for k, i := range at {
+		leaf[k] = ts[k].values[i]
+	}
+}
+
+// addLinear adds a gblinear model's output for n rows of x to out as
+// XGBoost does: the bias first, then each present feature times its
+// weight, in feature order, in float32.
+func (m *model) addLinear(x, out []float32, n int) {
+	nf, g := m.nFeat, m.groups
+	bias := m.weights[nf*g:]
+	for r := range n {
+		row := x[r*nf : (r+1)*nf]
+		for k := range g {
+			sum := bias[k] + out[r*g+k]
+			for f, v := range row {
+				if v == v {
+					sum += float32(v * m.weights[f*g+k])
+				}
+			}
+			out[r*g+k] = sum
 		}
 	}
 }

@@ -276,12 +276,8 @@
           notice('signin-message', 'The token service answered with something that is not a token.', 'error');
           return;
         }
-        // Measure the token's lifetime by the server's clock, so a browser
-        // whose clock is off neither keeps it too long nor drops it at once.
-        const serverNow = Date.parse(res.headers.get('Date') || '');
-        const lifetime = Number.isNaN(serverNow) ? expires - Date.now() : expires - serverNow;
         $('password').value = '';
-        startSession(body.idToken, user, Date.now() + lifetime);
+        startSession(body.idToken, user, Date.now() + tokenLifetime(res, expires));
         return;
       }
       const err = errorOf(text);
@@ -323,6 +319,18 @@
     for (const key of state.unsampled) if (state.bodies.get(key) === emptyBody) state.bodies.delete(key);
     state.unsampled.clear();
     loadMenu();
+  }
+
+  // tokenLifetime measures how long a token that expires at expires (by the
+  // server's clock) has left, from the answer res that brought it, by the
+  // server's clock, so a browser whose clock is off neither keeps it too long
+  // nor drops it at once. The Date header counts whole seconds, so the
+  // server's time may be up to a second past it: the lifetime is taken that
+  // much shorter, lest a short-lived token be renewed after it expired.
+  function tokenLifetime(res, expires) {
+    const serverNow = Date.parse(res.headers.get('Date') || '');
+    if (Number.isNaN(serverNow)) return expires - Date.now();
+    return expires - serverNow - 1000;
   }
 
   // armTimer schedules the next renewal of the idToken, a quarter of its
@@ -370,8 +378,7 @@
       try { body = JSON.parse(text); } catch { body = null; }
       const expires = body ? Date.parse(body.expirationDate) : NaN;
       if (body && typeof body.idToken === 'string' && !Number.isNaN(expires)) {
-        const serverNow = Date.parse(res.headers.get('Date') || '');
-        const lifetime = Number.isNaN(serverNow) ? expires - Date.now() : expires - serverNow;
+        const lifetime = tokenLifetime(res, expires);
         session.token = body.idToken;
         session.expiresAt = Date.now() + lifetime;
         session.lifetime = lifetime;
