@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/base64"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -21,20 +20,7 @@ import (
 // request, Basic ones remembered by the password cache.
 func BenchmarkProtectedScoring(b *testing.B) {
 	ctx := context.Background()
-	getenv := func(k string) string {
-		if k == "SCOREHUB_ADMIN_PASSWORD" {
-			return smokePassword
-		}
-		return ""
-	}
-	cfg, err := parseConfig([]string{"-data", b.TempDir(), "-access-log=false"}, getenv, io.Discard)
-	if err != nil {
-		b.Fatal(err)
-	}
-	srv, err := newServer(ctx, cfg, getenv, io.Discard, slog.New(slog.DiscardHandler))
-	if err != nil {
-		b.Fatal(err)
-	}
+	srv := newTestServer(b, b.TempDir())
 	defer srv.Close()
 	if _, err := srv.reg.PutGroup(ctx, registry.Group{Name: "secure", Auth: registry.AuthPolicy{Mode: registry.TokenRequired,
 		Groups: []string{"analysts"}, Schemes: registry.AllSchemes()}}); err != nil {
@@ -97,19 +83,7 @@ func BenchmarkProtectedScoring(b *testing.B) {
 // demo's or better.
 func BenchmarkModelEndpoint(b *testing.B) {
 	ctx := context.Background()
-	cfg, err := parseConfig([]string{"-data", b.TempDir(), "-access-log=false"}, func(string) string { return "" }, io.Discard)
-	if err != nil {
-		b.Fatal(err)
-	}
-	srv, err := newServer(ctx, cfg, func(k string) string {
-		if k == "SCOREHUB_ADMIN_PASSWORD" {
-			return smokePassword
-		}
-		return ""
-	}, io.Discard, slog.New(slog.DiscardHandler))
-	if err != nil {
-		b.Fatal(err)
-	}
+	srv := newTestServer(b, b.TempDir())
 	defer srv.Close()
 	artifact, meta := exampleModel(b)
 	if _, _, err := srv.reg.AddModelVersion(ctx, "iris", artifact, meta, nil); err != nil {

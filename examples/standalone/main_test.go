@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"strings"
 	"testing"
@@ -83,13 +84,32 @@ const smokePassword = "correct horse battery staple"
 // context and reports how it ended.
 func startInProcess(t *testing.T, logs io.Writer, args ...string) (base string, stop func() error) {
 	t.Helper()
-	getenv := func(k string) string {
-		if k == "SCOREHUB_ADMIN_PASSWORD" {
-			return smokePassword
-		}
-		return ""
+	return startWithEnv(t, logs, smokeEnv, args...)
+}
+
+// smokeEnv is the environment of the servers the tests run: the admin
+// password smokePassword, and nothing else set.
+func smokeEnv(k string) string {
+	if k == "SCOREHUB_ADMIN_PASSWORD" {
+		return smokePassword
 	}
-	return startWithEnv(t, logs, getenv, args...)
+	return ""
+}
+
+// newTestServer builds the server, without listening, over the data
+// directory dir with the flags args, its access log off and the admin
+// password smokePassword. The caller closes it.
+func newTestServer(tb testing.TB, dir string, args ...string) *server {
+	tb.Helper()
+	cfg, err := parseConfig(append([]string{"-data", dir, "-access-log=false"}, args...), smokeEnv, io.Discard)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	srv, err := newServer(context.Background(), cfg, smokeEnv, io.Discard, slog.New(slog.DiscardHandler))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return srv
 }
 
 // startWithEnv is startInProcess with the environment getenv.

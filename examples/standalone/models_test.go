@@ -2,10 +2,7 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
-	"io"
-	"log/slog"
 	"mime/multipart"
 	"net/http"
 	"net/http/httptest"
@@ -40,25 +37,11 @@ func exampleModel(t testing.TB) ([]byte, registry.ModelMetadata) {
 // directory across a restart, and refuses an upload past -max-model-bytes
 // with a 413.
 func TestModelUpload(t *testing.T) {
-	ctx := context.Background()
 	dir := t.TempDir()
 	artifact, meta := exampleModel(t)
 	start := func(args ...string) *server {
 		t.Helper()
-		cfg, err := parseConfig(append([]string{"-data", dir, "-access-log=false"}, args...), func(string) string { return "" }, io.Discard)
-		if err != nil {
-			t.Fatal(err)
-		}
-		srv, err := newServer(ctx, cfg, func(k string) string {
-			if k == "SCOREHUB_ADMIN_PASSWORD" {
-				return smokePassword
-			}
-			return ""
-		}, io.Discard, slog.New(slog.DiscardHandler))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return srv
+		return newTestServer(t, dir, args...)
 	}
 
 	srv := start("-max-model-bytes", strconv.Itoa(len(artifact)-1))
