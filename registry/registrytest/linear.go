@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -31,7 +32,8 @@ const linearMagic = "scorehub-test-linear v1\n"
 // class has the confidence 1/(1+e^-score). Metadata features, when given,
 // rename the weights in order.
 //
-// A file that starts like one but breaks these rules fails with
+// A file that starts like one but breaks these rules, or weighs a feature
+// twice, fails with
 // [registry.ErrModelInvalid]; one with more than MaxWeights weights with
 // [registry.ErrModelLimit].
 //
@@ -96,6 +98,9 @@ func (f *LinearFormat) Load(artifact []byte, meta registry.ModelMetadata) (*regi
 			v, err := strconv.ParseFloat(fields[2], 64)
 			if err != nil {
 				return nil, bad()
+			}
+			if slices.Contains(names, fields[1]) {
+				return nil, registry.ModelErrorf(registry.ErrModelInvalid, "line %d of the linear model weighs %q again; a feature has one weight", i+2, fields[1])
 			}
 			names = append(names, fields[1])
 			m.weights = append(m.weights, v)

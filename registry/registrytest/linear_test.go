@@ -63,6 +63,7 @@ func TestLinearFormat(t *testing.T) {
 		want error
 	}{
 		{"scorehub-test-linear v1\nbias x\n", registry.ModelMetadata{}, registry.ErrModelInvalid},
+		{"scorehub-test-linear v1\nbias 0\nweight x 1\nweight x 2\n", registry.ModelMetadata{}, registry.ErrModelInvalid},
 		{string(registrytest.LinearArtifact(0, []string{"a", "b", "c"}, []float64{1, 2, 3})), registry.ModelMetadata{}, registry.ErrModelLimit},
 		{string(art), registry.ModelMetadata{Features: []string{"a"}}, registry.ErrModelInvalid},
 		{string(art), registry.ModelMetadata{Classes: []string{"a", "b", "c"}}, registry.ErrModelInvalid},
