@@ -290,6 +290,11 @@ func TestModelUploadRefusals(t *testing.T) {
 		{"a class twice", "/api/v1/models/m/versions?classes=a,a", octetStream, linear(0), 400, "invalid_parameter"},
 		{"an empty feature", "/api/v1/models/m/versions?features=age,", octetStream, linear(0), 400, "invalid_parameter"},
 		{"an invalid name", "/api/v1/models/-m/versions", octetStream, linear(0), 400, "invalid_request"},
+		{"a malformed escape in the query", "/api/v1/models/m/versions?description=100%", octetStream, linear(0), 400, "invalid_parameter"},
+		{"a semicolon in the query", "/api/v1/models/m/versions?label=a;b", octetStream, linear(0), 400, "invalid_parameter"},
+		{"a label not UTF-8", "/api/v1/models/m/versions?label=%FF", octetStream, linear(0), 400, "invalid_parameter"},
+		{"a description not UTF-8", "/api/v1/models/m/versions?description=%C3(", octetStream, linear(0), 400, "invalid_parameter"},
+		{"a malformed query with a multipart body", "/api/v1/models/m/versions?x=%zz", "multipart/form-data; boundary=b", "--b--\r\n", 400, "invalid_parameter"},
 		{"multipart without a boundary", "/api/v1/models/m/versions", "multipart/form-data", linear(0), 400, "invalid_request"},
 	}
 	for _, tt := range tests {

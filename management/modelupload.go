@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
@@ -120,7 +121,11 @@ func (h *Handler) readUpload(r *http.Request) ([]byte, registry.ModelMetadata, *
 		return nil, registry.ModelMetadata{}, nil, httperr.New(httperr.TypeUnsupportedMediaType,
 			httperr.MediaTypeMessage("a model is sent as Content-Type: application/json, application/ubjson or application/octet-stream (the file alone), or multipart/form-data (the file and its metadata)", ct))
 	}
-	in, err := h.metadataFromQuery(r.URL.Query())
+	q, err := uploadQuery(r)
+	if err != nil {
+		return nil, registry.ModelMetadata{}, nil, err
+	}
+	in, err := h.metadataFromQuery(q)
 	if err != nil {
 		return nil, registry.ModelMetadata{}, nil, err
 	}
@@ -129,6 +134,26 @@ func (h *Handler) readUpload(r *http.Request) ([]byte, registry.ModelMetadata, *
 		return nil, registry.ModelMetadata{}, nil, readError(err, "the request body could not be read")
 	}
 	return artifact, in.metadata(), nil, nil
+}
+
+// uploadQuery reads the query string of an upload strictly: a pair that
+// does not decode (a malformed escape, a ';') or text that is not UTF-8 is a
+// 400, never metadata silently dropped or stored unreadable.
+func uploadQuery(r *http.Request) (url.Values, error) {
+	q, err := url.ParseQuery(r.URL.RawQuery)
+	if err != nil {
+		return nil, httperr.Newf(TypeInvalidParameter, "the query string cannot be read (%v): separate parameters with '&' and escape '%%' as %%25", err).Wrap(err)
+	}
+	for p, vs := range q {
+		bad := !utf8.ValidString(p)
+		for _, v := range vs {
+			bad = bad || !utf8.ValidString(v)
+		}
+		if bad {
+			return nil, httperr.Newf(TypeInvalidParameter, "the parameter %q is not valid UTF-8", p)
+		}
+	}
+	return q, nil
 }
 
 // metadataFromQuery reads the metadata of a raw upload from its query
@@ -185,7 +210,11 @@ func (h *Handler) readMultipartUpload(r *http.Request, boundary string) ([]byte,
 	fail := func(err error) ([]byte, registry.ModelMetadata, *registry.Verification, error) {
 		return nil, registry.ModelMetadata{}, nil, err
 	}
-	for p := range r.URL.Query() {
+	q, err := uploadQuery(r)
+	if err != nil {
+		return fail(err)
+	}
+	for p := range q {
 		if isMetadataParam(p) {
 			return fail(httperr.Newf(TypeInvalidParameter,
 				"the parameter %q cannot be given with a multipart body: send the metadata in its part %q", p, partMetadata))
