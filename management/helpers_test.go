@@ -57,6 +57,7 @@ type fixtureOptions struct {
 	debug    bool                      // log at debug level
 	store    *registry.MemStore        // the registry's store; nil for a new one
 	noFormat bool                      // register no model format
+	formats  []registry.ModelFormat    // registered after registrytest.LinearFormat
 }
 
 // withStore builds the registry over s, which may hold records already.
@@ -68,6 +69,11 @@ func withStore(s *registry.MemStore) func(*fixtureOptions) {
 // build that reads none of the models its store holds.
 func withoutModelFormats() func(*fixtureOptions) {
 	return func(o *fixtureOptions) { o.noFormat = true }
+}
+
+// withModelFormat registers format too, after registrytest.LinearFormat.
+func withModelFormat(format registry.ModelFormat) func(*fixtureOptions) {
+	return func(o *fixtureOptions) { o.formats = append(o.formats, format) }
 }
 
 // withAccounts sets Config.Accounts: users and API tokens in memory, with
@@ -125,8 +131,10 @@ func newFixture(t testing.TB, opts ...func(*fixtureOptions)) *fixture {
 		}
 	}
 	if !o.noFormat {
-		if err := cat.RegisterFormat(&registrytest.LinearFormat{}); err != nil {
-			t.Fatal(err)
+		for _, format := range append([]registry.ModelFormat{&registrytest.LinearFormat{}}, o.formats...) {
+			if err := cat.RegisterFormat(format); err != nil {
+				t.Fatal(err)
+			}
 		}
 	}
 	f := &fixture{store: o.store, logs: &testutil.LockedBuffer{}}
