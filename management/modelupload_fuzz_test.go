@@ -107,6 +107,8 @@ func FuzzUploadModelVersion(f *testing.F) {
 		{``, xgb, true},
 		{`label=species&classes=setosa,versicolor,virginica`, xgbJSON, true},
 		{`{"features":["a"]}`, xgbJSON[:len(xgbJSON)/2], false},
+		// UBJSON's strings are bytes: a feature name that is not UTF-8.
+		{``, bytes.Replace(xgb, []byte("sepal_length"), []byte("sepal_lengt\xff"), 1), true},
 	} {
 		f.Add([]byte(s.metadata), s.artifact, s.raw)
 	}

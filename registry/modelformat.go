@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"unicode/utf8"
 )
 
 // ModelMetadata is what an upload says about a model file that the file
@@ -166,6 +167,49 @@ func (m *LoadedModel) check(format string) error {
 	return nil
 }
 
+// notUTF8 returns the first text of m that is not UTF-8, and what it is;
+// "" when there is none.
+func (m ModelMetadata) notUTF8() (what, text string) {
+	texts := []namedText{{"label", m.Label}, {"description", m.Description}}
+	texts = appendNamed(texts, "class", m.Classes...)
+	texts = appendNamed(texts, "feature", m.Features...)
+	return firstNotUTF8(texts)
+}
+
+// notUTF8 returns the first text of s that is not UTF-8, and what it is;
+// "" when there is none. A file may hold such bytes (UBJSON's strings are
+// bytes), and no client could read them back as JSON.
+func (s ModelSchema) notUTF8() (what, text string) {
+	texts := []namedText{{"producer", s.Producer}, {"objective", s.Objective}, {"label", s.Label}}
+	texts = appendNamed(texts, "class", s.Classes...)
+	for _, c := range s.Inputs {
+		texts = append(texts, namedText{"input column", c.Name})
+	}
+	for _, c := range s.Outputs {
+		texts = append(texts, namedText{"result column", c.Name})
+	}
+	return firstNotUTF8(texts)
+}
+
+// namedText is a text of a model and what it is, for a message.
+type namedText struct{ what, text string }
+
+func appendNamed(texts []namedText, what string, list ...string) []namedText {
+	for _, t := range list {
+		texts = append(texts, namedText{what, t})
+	}
+	return texts
+}
+
+func firstNotUTF8(texts []namedText) (what, text string) {
+	for _, t := range texts {
+		if !utf8.ValidString(t.text) {
+			return t.what, t.text
+		}
+	}
+	return "", ""
+}
+
 // ModelFormat reads model files of one kind: a sub-package per format
 // (package xgboost, for example) provides one, and a host registers it with
 // [Catalog.RegisterFormat]. Implementations must be safe for concurrent use
@@ -248,10 +292,15 @@ func (c *Catalog) Formats() []ModelFormat {
 // LoadModel detects the format of artifact among the registered ones (the
 // first whose Detect claims it) and loads it with meta. A file of no
 // registered format, or one that runs code when loaded (a Python pickle or
-// joblib file), fails with [ErrModelFormat] without being parsed.
+// joblib file), fails with [ErrModelFormat] without being parsed; metadata,
+// or a name the file gives a column, class or label, that is not UTF-8
+// text fails with [ErrModelInvalid].
 func (c *Catalog) LoadModel(artifact []byte, meta ModelMetadata) (*LoadedModel, error) {
 	if kind := sniffUnsafe(artifact); kind != "" {
 		return nil, ModelErrorf(ErrModelFormat, "the file is %s; such files can run code when loaded and are never read: save the model in its own format instead (XGBoost: save_model to .json or .ubj)", kind)
+	}
+	if what, text := meta.notUTF8(); what != "" {
+		return nil, ModelErrorf(ErrModelInvalid, "the metadata's %s %q is not UTF-8 text", what, text)
 	}
 	formats := c.Formats()
 	for _, f := range formats {
@@ -264,6 +313,9 @@ func (c *Catalog) LoadModel(artifact []byte, meta ModelMetadata) (*LoadedModel, 
 		}
 		if err := m.check(f.Name()); err != nil {
 			return nil, err
+		}
+		if what, text := m.Schema.notUTF8(); what != "" {
+			return nil, ModelErrorf(ErrModelInvalid, "the model's %s %q is not UTF-8 text", what, text)
 		}
 		m.Schema.Format = f.Name()
 		return m, nil

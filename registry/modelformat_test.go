@@ -42,6 +42,9 @@ func TestCatalogLoadModel(t *testing.T) {
 		}},
 		fakeFormat{"untyped", func() (*registry.LoadedModel, error) { return model(nil, []registry.ColumnSpec{{Name: "p"}}), nil }},
 		fakeFormat{"nil", func() (*registry.LoadedModel, error) { return nil, nil }},
+		fakeFormat{"bytes", func() (*registry.LoadedModel, error) {
+			return model([]registry.ColumnSpec{num("x"), num("sepal_lengt\xff")}, []registry.ColumnSpec{num("p")}), nil
+		}},
 		fakeFormat{"good", func() (*registry.LoadedModel, error) {
 			return model([]registry.ColumnSpec{num("x")}, []registry.ColumnSpec{num("p")}), nil
 		}},
@@ -52,23 +55,27 @@ func TestCatalogLoadModel(t *testing.T) {
 	}
 	tests := []struct {
 		name, file string
+		meta       registry.ModelMetadata
 		kind       error  // nil: a plain error (the format's fault)
 		want       string // in the message
 	}{
-		{"pickle", "\x80\x04\x95\x00", registry.ErrModelFormat, "a Python pickle (or joblib) file"},
-		{"joblib zlib", "\x78\x9c junk", registry.ErrModelFormat, "zlib-compressed (joblib)"},
-		{"gzip", "\x1f\x8b\x08", registry.ErrModelFormat, "gzip-compressed"},
-		{"zip", "PK\x03\x04rest", registry.ErrModelFormat, "ZIP archive"},
-		{"unknown", "{\"what\": 1}", registry.ErrModelFormat, "(linear, noprocess, nooutputs, twice, untyped, nil, good)"},
-		{"no process", "noprocess", nil, `format "noprocess" loaded no process`},
-		{"no outputs", "nooutputs", nil, "without outputs"},
-		{"a column twice", "twice", nil, `repeated or untyped column "x"`},
-		{"an untyped column", "untyped", nil, `untyped column "p"`},
-		{"nil model", "nil", nil, "loaded no process"},
+		{"pickle", "\x80\x04\x95\x00", registry.ModelMetadata{}, registry.ErrModelFormat, "a Python pickle (or joblib) file"},
+		{"joblib zlib", "\x78\x9c junk", registry.ModelMetadata{}, registry.ErrModelFormat, "zlib-compressed (joblib)"},
+		{"gzip", "\x1f\x8b\x08", registry.ModelMetadata{}, registry.ErrModelFormat, "gzip-compressed"},
+		{"zip", "PK\x03\x04rest", registry.ModelMetadata{}, registry.ErrModelFormat, "ZIP archive"},
+		{"unknown", "{\"what\": 1}", registry.ModelMetadata{}, registry.ErrModelFormat, "(linear, noprocess, nooutputs, twice, untyped, nil, bytes, good)"},
+		{"no process", "noprocess", registry.ModelMetadata{}, nil, `format "noprocess" loaded no process`},
+		{"no outputs", "nooutputs", registry.ModelMetadata{}, nil, "without outputs"},
+		{"a column twice", "twice", registry.ModelMetadata{}, nil, `repeated or untyped column "x"`},
+		{"an untyped column", "untyped", registry.ModelMetadata{}, nil, `untyped column "p"`},
+		{"nil model", "nil", registry.ModelMetadata{}, nil, "loaded no process"},
+		{"a column not UTF-8", "bytes", registry.ModelMetadata{}, registry.ErrModelInvalid, `model's input column "sepal_lengt\xff" is not UTF-8`},
+		{"a description not UTF-8", "good", registry.ModelMetadata{Description: "caf\xe9"}, registry.ErrModelInvalid, `metadata's description "caf\xe9" is not UTF-8`},
+		{"a class not UTF-8", "good", registry.ModelMetadata{Classes: []string{"a", "\xc3("}}, registry.ErrModelInvalid, `metadata's class "\xc3(" is not UTF-8`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := cat.LoadModel([]byte(tt.file), registry.ModelMetadata{})
+			_, err := cat.LoadModel([]byte(tt.file), tt.meta)
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Fatalf("LoadModel = %v, want an error saying %q", err, tt.want)
 			}
