@@ -44,9 +44,10 @@ type ProcessInfo struct {
 	Prompt bool
 }
 
-// Catalog is the set of processes the host program registers by name. Its
-// zero value is an empty catalog ready to use. It is safe for concurrent
-// use; lookups take no lock.
+// Catalog is what the host program can run: the processes it registers by
+// name, and the model formats whose files it can load
+// ([Catalog.RegisterFormat]). Its zero value is an empty catalog ready to
+// use. It is safe for concurrent use; process lookups take no lock.
 type Catalog struct {
 	mu      sync.Mutex // serialises Register; guards formats
 	m       atomic.Pointer[map[string]ProcessInfo]

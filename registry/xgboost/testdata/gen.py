@@ -70,6 +70,8 @@ def softmax(ms):
 
 def tree_count(path):
     model = json.load(open(path))["learner"]["gradient_booster"]
+    if model["name"] == "gblinear":
+        return 0
     if "gbtree" in model:  # dart wraps a gbtree
         model = model["gbtree"]
     return len(model["model"]["trees"])
@@ -150,6 +152,13 @@ def params(**kw):
     return p
 
 
+def linear_params(**kw):
+    """params for a gblinear booster, which has no trees to limit."""
+    p = params(booster="gblinear", updater="coord_descent", **kw)
+    del p["max_depth"]
+    return p
+
+
 def iris(out):
     bunch = datasets.load_iris()
     x, y = frame(bunch)
@@ -170,6 +179,9 @@ def iris(out):
     b = xgb.train(params(objective="multi:softprob", num_class=3, num_parallel_tree=4, subsample=0.8,
                          colsample_bynode=0.8, eta=1, max_depth=4), dtrain, 3)
     write_model(out, "iris_forest", b, xte, meta, "classification")
+
+    b = xgb.train(linear_params(objective="multi:softprob", num_class=3), dtrain, 20)
+    write_model(out, "iris_linear", b, xte, meta, "classification")
 
 
 def breast_cancer(out):
@@ -238,6 +250,10 @@ def diabetes(out):
     lo, hi = y.min(), y.max()
     b = xgb.train(params(objective="reg:logistic", eta=0.1), xgb.DMatrix(xtr, (ytr - lo) / (hi - lo)), 30)
     write_model(out, "diabetes_logistic", b, xte, {"label": "progression_scaled"}, "regression")
+
+    # A linear booster: a weight per feature and a bias.
+    b = xgb.train(linear_params(objective="reg:squarederror", eta=0.5, reg_lambda=0.01), dtrain, 30)
+    write_model(out, "diabetes_linear", b, xte, meta, "regression")
 
     # Many deep trees.
     b = xgb.train(params(objective="reg:squarederror", max_depth=10, min_child_weight=12, eta=0.05), dtrain, 300)
