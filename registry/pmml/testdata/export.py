@@ -309,7 +309,7 @@ def write(out, name, root, model_element, est, x, metadata, target, classes=None
     encode = encode or (lambda d: d.to_numpy())
     inputs = list(x.columns)
     schema = {"task": "classification" if classes is not None else "regression",
-              "model": model_element, "inputs": inputs, "trees": trees}
+              "model": model_element, "label": target, "inputs": inputs, "trees": trees}
     text = [c for c in inputs if x[c].dtype == object]
     if text:
         schema["text_inputs"] = text
@@ -320,8 +320,9 @@ def write(out, name, root, model_element, est, x, metadata, target, classes=None
         fixture["classes"] = [classes[int(k)] for k in est.predict(encode(x))]
     else:
         fixture["predictions"] = [float(v) for v in est.predict(encode(x))]
-    label = metadata.get("label") or target
-    assert label == target, "export.py: %s: the label is the PMML target's name" % name
+    # The answer's columns are named for the label, which is the target's
+    # name unless the metadata gives another.
+    assert metadata.get("label", target) == target, "export.py: %s: the label is the PMML target's name" % name
     with open(os.path.join(out, name + ".rows.json"), "w") as f:
         json.dump(fixture, f, indent=1, allow_nan=False)
         f.write("\n")
