@@ -1,0 +1,143 @@
+package pmml
+
+import (
+	"bytes"
+	"encoding/xml"
+	"errors"
+	"io"
+	"strconv"
+	"strings"
+)
+
+// namespacePrefix starts the namespace of every PMML 4.x document; the
+// version follows, as in "http://www.dmg.org/PMML-4_4".
+const namespacePrefix = "http://www.dmg.org/PMML-"
+
+// supportedVersions are the PMML versions this reader scores.
+var supportedVersions = []string{"4.0", "4.1", "4.2", "4.3", "4.4"}
+
+// decode parses a PMML file into its document under lim. A first pass
+// reads it token by token, bounding its depth and element count and
+// refusing a DOCTYPE before encoding/xml builds anything; only a file that
+// passes is unmarshalled.
+func decode(b []byte, lim Limits) (*document, error) {
+	if int64(len(b)) > lim.MaxBytes {
+		return nil, limitf("the file has %d bytes, more than the limit of %d", len(b), lim.MaxBytes)
+	}
+	if err := scan(b, lim); err != nil {
+		return nil, err
+	}
+	var doc document
+	if err := xml.Unmarshal(b, &doc); err != nil {
+		return nil, invalidf("the file is not a valid PMML document: %s", xmlMessage(err))
+	}
+	return &doc, nil
+}
+
+// scan walks the file's tokens once, checking what must hold before it is
+// unmarshalled: well-formed XML, no DOCTYPE, a PMML root of a supported
+// version, and the limits on depth and elements.
+func scan(b []byte, lim Limits) error {
+	d := xml.NewDecoder(bytes.NewReader(b))
+	d.Strict = true
+	depth, nodes := 0, 0
+	for {
+		tok, err := d.Token()
+		if err == io.EOF {
+			if nodes == 0 {
+				return invalidf("the file holds no XML element")
+			}
+			return nil
+		}
+		if err != nil {
+			return invalidf("the file is not well-formed XML: %s", xmlMessage(err))
+		}
+		switch t := tok.(type) {
+		case xml.StartElement:
+			depth++
+			nodes++
+			if depth > lim.MaxDepth {
+				return limitf("the file's XML elements nest more than %d deep, the limit", lim.MaxDepth)
+			}
+			if nodes > lim.MaxNodes {
+				return limitf("the file has more than %d XML elements, the limit", lim.MaxNodes)
+			}
+			if nodes == 1 {
+				if err := checkRoot(t); err != nil {
+					return err
+				}
+			} else if depth == 1 {
+				return invalidf("the file has more than one root element")
+			}
+		case xml.EndElement:
+			depth--
+		case xml.Directive:
+			return invalidf("the file has a DOCTYPE or other XML declaration (%s); PMML needs none, and they are refused", firstWord(t))
+		}
+	}
+}
+
+// checkRoot checks the root element: PMML, in a PMML 4.x namespace that
+// agrees with its version attribute.
+func checkRoot(t xml.StartElement) error {
+	if t.Name.Local != "PMML" {
+		return invalidf("the root element is %s, not PMML", t.Name.Local)
+	}
+	version := ""
+	for _, a := range t.Attr {
+		if a.Name.Local == "version" && a.Name.Space == "" {
+			version = a.Value
+		}
+	}
+	if ns := t.Name.Space; ns != "" {
+		if !strings.HasPrefix(ns, namespacePrefix) {
+			return invalidf("the PMML element's namespace %q is not a PMML namespace (%s4_4, for example)", ns, namespacePrefix)
+		}
+		nsVersion := strings.ReplaceAll(strings.TrimPrefix(ns, namespacePrefix), "_", ".")
+		if !supported(nsVersion) {
+			return invalidf("PMML version %s is not supported (versions 4.0 to 4.4 are)", nsVersion)
+		}
+		if version == "" {
+			version = nsVersion
+		}
+	}
+	if version == "" {
+		return invalidf("the PMML element has no version")
+	}
+	if !supported(version) {
+		return invalidf("PMML version %s is not supported (versions 4.0 to 4.4 are)", version)
+	}
+	return nil
+}
+
+// supported reports whether this reader scores PMML version v.
+func supported(v string) bool {
+	for _, s := range supportedVersions {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}
+
+// firstWord returns the first word of an XML directive, such as DOCTYPE.
+func firstWord(d xml.Directive) string {
+	f := strings.Fields(string(d))
+	if len(f) == 0 {
+		return "an empty directive"
+	}
+	w := f[0]
+	if len(w) > 16 {
+		w = w[:16]
+	}
+	return w
+}
+
+// xmlMessage is an encoding/xml error as a client can read it.
+func xmlMessage(err error) string {
+	var se *xml.SyntaxError
+	if errors.As(err, &se) {
+		return se.Msg + " on line " + strconv.Itoa(se.Line)
+	}
+	return strings.TrimPrefix(err.Error(), "xml: ")
+}

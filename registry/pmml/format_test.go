@@ -1,0 +1,105 @@
+package pmml
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/scorehub/scorehub/registry"
+)
+
+func TestDetect(t *testing.T) {
+	tests := []struct {
+		name string
+		in   string
+		want bool
+	}{
+		{"bare", `<PMML version="4.4"/>`, true},
+		{"declaration and comment", "\xef\xbb\xbf<?xml version=\"1.0\"?>\n<!-- by hand -->\n<PMML xmlns=\"http://www.dmg.org/PMML-4_4\">", true},
+		{"prefixed", `<p:PMML xmlns:p="http://www.dmg.org/PMML-4_3">`, true},
+		{"other root", `<?xml version="1.0"?><html>`, false},
+		{"json", `{"learner":{}}`, false},
+		{"root named longer", `<PMMLX/>`, false},
+		{"unterminated comment", `<!-- <PMML>`, false},
+		{"empty", ``, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := (Format{}).Detect([]byte(tt.in)); got != tt.want {
+				t.Errorf("Detect(%q) = %v, want %v", tt.in, got, tt.want)
+			}
+		})
+	}
+}
+
+// loadErr loads doc with lim and returns the error's client message and
+// whether it is an invalid-model or a limit error.
+func loadErr(t *testing.T, lim Limits, doc string) (msg string, kind error) {
+	t.Helper()
+	_, err := Format{Limits: lim}.Load([]byte(doc), registry.ModelMetadata{})
+	if err == nil {
+		t.Fatalf("Load succeeded, want an error")
+	}
+	for _, k := range []error{registry.ErrModelInvalid, registry.ErrModelLimit} {
+		if errors.Is(err, k) {
+			return err.Error(), k
+		}
+	}
+	t.Fatalf("Load error %v matches neither ErrModelInvalid nor ErrModelLimit", err)
+	return "", nil
+}
+
+func TestLoadRefuses(t *testing.T) {
+	const dd = `<Header/><DataDictionary><DataField name="x" optype="continuous" dataType="double"/></DataDictionary>`
+	tests := []struct {
+		name string
+		lim  Limits
+		doc  string
+		kind error
+		want string
+	}{
+		{"doctype", Limits{}, `<?xml version="1.0"?><!DOCTYPE PMML [<!ENTITY a "x">]><PMML version="4.4"/>`, registry.ErrModelInvalid, "DOCTYPE"},
+		{"version 3.2", Limits{}, `<PMML xmlns="http://www.dmg.org/PMML-3_2" version="3.2">` + dd + `</PMML>`, registry.ErrModelInvalid, "PMML version 3.2 is not supported"},
+		{"version attribute 5.0", Limits{}, `<PMML version="5.0">` + dd + `</PMML>`, registry.ErrModelInvalid, "PMML version 5.0 is not supported"},
+		{"foreign namespace", Limits{}, `<PMML xmlns="urn:other" version="4.4"/>`, registry.ErrModelInvalid, `namespace "urn:other"`},
+		{"not well-formed", Limits{}, `<PMML version="4.4"><DataDictionary></PMML>`, registry.ErrModelInvalid, "not well-formed XML"},
+		{"unknown model", Limits{}, `<PMML version="4.4">` + dd + `<BaselineModel functionName="regression"/></PMML>`, registry.ErrModelInvalid, "PMML element BaselineModel is not supported"},
+		{"no model", Limits{}, `<PMML version="4.4">` + dd + `</PMML>`, registry.ErrModelInvalid, "holds no model"},
+		{"no data dictionary", Limits{}, `<PMML version="4.4"><Header/><TreeModel/></PMML>`, registry.ErrModelInvalid, "no DataDictionary"},
+		{"bytes", Limits{MaxBytes: 10}, `<PMML version="4.4"/>`, registry.ErrModelLimit, "more than the limit of 10"},
+		{"depth", Limits{MaxDepth: 3}, `<PMML version="4.4"><a><b><c/></b></a></PMML>`, registry.ErrModelLimit, "nest more than 3 deep"},
+		{"nodes", Limits{MaxNodes: 3}, `<PMML version="4.4"><a/><b/><c/></PMML>`, registry.ErrModelLimit, "more than 3 XML elements"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			msg, kind := loadErr(t, tt.lim, tt.doc)
+			if kind != tt.kind || !strings.Contains(msg, tt.want) {
+				t.Errorf("Load error %q (%v), want %v containing %q", msg, kind, tt.kind, tt.want)
+			}
+		})
+	}
+}
+
+// TestBillionLaughs checks that the classic entity-expansion bomb is refused
+// at its DOCTYPE, before anything is expanded.
+func TestBillionLaughs(t *testing.T) {
+	var b strings.Builder
+	b.WriteString(`<?xml version="1.0"?><!DOCTYPE PMML [<!ENTITY lol0 "lol">`)
+	for i := 1; i < 10; i++ {
+		b.WriteString(`<!ENTITY lol` + string(rune('0'+i)) + ` "`)
+		for range 10 {
+			b.WriteString(`&lol` + string(rune('0'+i-1)) + `;`)
+		}
+		b.WriteString(`">`)
+	}
+	b.WriteString(`]><PMML version="4.4"><Header description="&lol9;"/></PMML>`)
+	allocs := testing.AllocsPerRun(1, func() {
+		msg, kind := loadErr(t, Limits{}, b.String())
+		if kind != registry.ErrModelInvalid || !strings.Contains(msg, "DOCTYPE") {
+			t.Errorf("Load error %q, want one refusing the DOCTYPE", msg)
+		}
+	})
+	if allocs > 1000 {
+		t.Errorf("refusing the bomb made %v allocations, want few", allocs)
+	}
+}
