@@ -81,14 +81,22 @@ func runPandas(t testing.TB, frames []frame) [][]byte {
 }
 
 // goPandasBody builds what DataFrame.to_json(orient="table") writes for
-// numeric columns: a Table Schema with the index as the primary key, and
-// one object per row with its index, NaN as null.
+// numeric and text columns: a Table Schema with the index as the primary
+// key, and one object per row with its index, NaN as null. A column is
+// text when a row holds a string in it.
 func goPandasBody(rows []map[string]any, columns []string) []byte {
 	var b bytes.Buffer
 	b.WriteString(`{"schema":{"fields":[{"name":"index","type":"integer"}`)
 	for _, c := range columns {
 		name, _ := json.Marshal(c)
-		fmt.Fprintf(&b, `,{"name":%s,"type":"number"}`, name)
+		kind := "number"
+		for _, r := range rows {
+			if _, ok := r[c].(string); ok {
+				kind = "string"
+				break
+			}
+		}
+		fmt.Fprintf(&b, `,{"name":%s,"type":%q}`, name, kind)
 	}
 	b.WriteString(`],"primaryKey":["index"],"pandas_version":"1.4.0"},"data":[`)
 	for i, r := range rows {
@@ -101,6 +109,11 @@ func goPandasBody(rows []map[string]any, columns []string) []byte {
 			b.WriteByte(',')
 			b.Write(name)
 			b.WriteByte(':')
+			if s, ok := r[c].(string); ok {
+				text, _ := json.Marshal(s)
+				b.Write(text)
+				continue
+			}
 			v, ok := r[c].(float64)
 			if !ok || math.IsNaN(v) {
 				b.WriteString("null")
@@ -116,18 +129,18 @@ func goPandasBody(rows []map[string]any, columns []string) []byte {
 
 // TestGoPandasBody: the body built in Go, used where pandas is missing, is
 // the one pandas writes: the same schema, rows, indexes and values (within
-// the 15 decimals pandas writes), missing values as null.
+// the 15 decimals pandas writes, text as it is), missing values as null.
 func TestGoPandasBody(t *testing.T) {
 	t.Parallel()
 	if !hasPandas() {
 		testenv.SkipOrFail(t, "%s cannot import pandas (Debian: apt-get install python3-pandas)", python)
 	}
 	rows := []map[string]any{
-		{"sepal length (cm)": 5.1, "width": 0.0380759064334241, "n": 3.0},
-		{"sepal length (cm)": nil, "width": -1e-7, "n": 12345.5},
-		{"width": 2.0},
+		{"sepal length (cm)": 5.1, "width": 0.0380759064334241, "n": 3.0, "sex": "male"},
+		{"sepal length (cm)": nil, "width": -1e-7, "n": 12345.5, "sex": "fe\"male"},
+		{"width": 2.0, "sex": "é"},
 	}
-	columns := []string{"sepal length (cm)", "width", "n"}
+	columns := []string{"sepal length (cm)", "width", "n", "sex"}
 	var fromPandas, fromGo any
 	if err := json.Unmarshal(runPandas(t, []frame{{rows, columns}})[0], &fromPandas); err != nil {
 		t.Fatal(err)
