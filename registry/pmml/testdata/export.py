@@ -172,10 +172,12 @@ def tree_model(parent, tree, inputs, target, classes=None, scale=1.0, with_schem
     return m
 
 
-def constant_tree(parent, value):
-    """A TreeModel of one leaf: gradient boosting's initial estimate."""
+def constant_tree(parent, value, field):
+    """A TreeModel of one leaf: gradient boosting's initial estimate. Its
+    MiningSchema names field, as PMML's schema wants one MiningField at
+    least."""
     m = sub(parent, "TreeModel", functionName="regression")
-    sub(m, "MiningSchema")
+    mining_schema(m, [field])
     n = sub(m, "Node", score=num(value))
     sub(n, "True")
     return m
@@ -208,7 +210,7 @@ def boosted_sum(parent, est, inputs, target, output=None):
         sub(out, "OutputField", name=output, optype="continuous", dataType="double", feature="predictedValue")
     seg = sub(m, "Segmentation", multipleModelMethod="sum")
     init = float(est._raw_predict_init(np.zeros((1, len(inputs))))[0, 0])
-    constant_tree(segment(seg, 1), init)
+    constant_tree(segment(seg, 1), init, inputs[0])
     for i, stage in enumerate(est.estimators_):
         tree_model(segment(seg, i + 2), stage[0], inputs, target, scale=est.learning_rate, with_schema=False)
     return m
