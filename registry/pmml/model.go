@@ -20,7 +20,6 @@ const (
 	missing kind = iota // no value: absent, null, or mapped to missing
 	number              // num holds it
 	text                // str holds it
-	invalid             // a value the model declares invalid (returnInvalid)
 )
 
 // value is one field's value for one row. The zero value is missing.
