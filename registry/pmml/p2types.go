@@ -1,29 +1,15 @@
 package pmml
 
 // This file holds placeholders for the XML structs and compile functions of
-// RegressionModel, NaiveBayesModel, RuleSetModel and ClusteringModel, so the
-// document type can name them; the files that read those models replace it.
-// Until then those elements are refused by name.
-
-// regressionModel is a RegressionModel element.
-type regressionModel struct{ modelHeader }
-
-// naiveBayesModel is a NaiveBayesModel element.
-type naiveBayesModel struct{ modelHeader }
+// RuleSetModel and ClusteringModel, so the document type can name them; the
+// files that read those models replace it. Until then those elements are
+// refused by name.
 
 // ruleSetModel is a RuleSetModel element.
 type ruleSetModel struct{ modelHeader }
 
 // clusteringModel is a ClusteringModel element.
 type clusteringModel struct{ modelHeader }
-
-func compileRegression(r *regressionModel, fs *fieldSet) (model, error) {
-	return nil, unsupported("PMML element RegressionModel is not supported")
-}
-
-func compileNaiveBayes(r *naiveBayesModel, fs *fieldSet) (model, error) {
-	return nil, unsupported("PMML element NaiveBayesModel is not supported")
-}
 
 func compileRuleSet(r *ruleSetModel, fs *fieldSet) (model, error) {
 	return nil, unsupported("PMML element RuleSetModel is not supported")
