@@ -243,3 +243,23 @@ func TestRegressionRefuses(t *testing.T) {
 		})
 	}
 }
+
+// TestRegressionOrdinal checks an ordinal target: the tables give the
+// cumulative P(y ≤ class) through the link, and the last class has the rest.
+func TestRegressionOrdinal(t *testing.T) {
+	elem := `
+<RegressionModel functionName="classification" normalizationMethod="logit">
+  <MiningSchema/>
+  <RegressionTable intercept="-1" targetCategory="low"><NumericPredictor name="x" coefficient="-0.5"/></RegressionTable>
+  <RegressionTable intercept="1" targetCategory="mid"><NumericPredictor name="x" coefficient="-0.5"/></RegressionTable>
+  <RegressionTable intercept="0" targetCategory="high"/>
+</RegressionModel>`
+	s := schema{fields: []string{"x"}, classes: []string{"low", "mid", "high"}, ordinal: true}
+	// x = 2: P(≤ low) = σ(−2), P(≤ mid) = σ(0) = 0.5
+	got := scoreElement(t, compileRegression, elem, s, inputs{"x": 2.0})
+	checkProbs(t, got, "high", sigmoid(-2), 0.5-sigmoid(-2), 0.5)
+	_, _, err := compileElement(compileRegression, strings.Replace(elem, "logit", "softmax", 1), s)
+	if !errors.Is(err, registry.ErrModelInvalid) || !strings.Contains(err.Error(), "ordinal") {
+		t.Fatalf("softmax on an ordinal target: error %v, want ErrModelInvalid", err)
+	}
+}
