@@ -72,9 +72,20 @@ const (
 	equal                           // 1 when equal, else 0
 )
 
-// compareFunctions maps compareFunction names to the functions.
-var compareFunctions = map[string]compareFunction{
-	"absDiff": absDiff, "gaussSim": gaussSim, "delta": delta, "equal": equal,
+// parseCompareFunction reads a compareFunction; ok is false for one this
+// reader does not support.
+func parseCompareFunction(name string) (c compareFunction, ok bool) {
+	switch name {
+	case "absDiff":
+		return absDiff, true
+	case "gaussSim":
+		return gaussSim, true
+	case "delta":
+		return delta, true
+	case "equal":
+		return equal, true
+	}
+	return 0, false
 }
 
 // clusterField is one compiled center field.
@@ -161,7 +172,7 @@ func compileClustering(r *clusteringModel, fs *fieldSet) (model, error) {
 		if name == "" {
 			name = fallback
 		}
-		c, ok := compareFunctions[name]
+		c, ok := parseCompareFunction(name)
 		if !ok {
 			return nil, unsupported("ClusteringModel compareFunction " + strconv.Quote(name) + " is not supported (absDiff, gaussSim, delta or equal)")
 		}

@@ -77,6 +77,12 @@ type bayesOutput struct {
 // naiveBayes is a compiled NaiveBayesModel. Everything is kept as
 // logarithms: a row's score per class is a sum, turned into probabilities
 // by a softmax at the end, so that many small factors never underflow.
+//
+// With Gaussian inputs only, this is scikit-learn's GaussianNB exactly
+// (its joint log-likelihood, normalised the same way) when the file holds
+// its class_count_ as counts, its var_ (which already includes the
+// var_smoothing epsilon) as variances, and a threshold no density falls
+// below, such as 0.
 type naiveBayes struct {
 	names    []string
 	logPrior []float64 // log count of each class
@@ -164,7 +170,7 @@ func compileNaiveBayes(r *naiveBayesModel, fs *fieldSet) (model, error) {
 		case b.TargetValueStats != nil && len(b.PairCounts) > 0:
 			return nil, invalidf("NaiveBayesModel's BayesInput %q has both TargetValueStats and PairCounts", b.FieldName)
 		case b.TargetValueStats != nil:
-			in.dists, err = compileStats(b, index)
+			in.dists, err = compileStats(b, classes, index)
 		case len(b.PairCounts) > 0:
 			err = in.compileCounts(b, index, fs, logThreshold)
 		default:
@@ -231,7 +237,7 @@ func (in *bayesCompiled) compileCounts(b *bayesInput, index map[string]int, fs *
 }
 
 // compileStats reads a continuous input's distributions, one per class.
-func compileStats(b *bayesInput, index map[string]int) ([]bayesDist, error) {
+func compileStats(b *bayesInput, classes []string, index map[string]int) ([]bayesDist, error) {
 	dists := make([]bayesDist, len(index))
 	seen := make([]bool, len(index))
 	for _, s := range b.TargetValueStats.Stats {
@@ -263,11 +269,7 @@ func compileStats(b *bayesInput, index map[string]int) ([]bayesDist, error) {
 	}
 	for k, ok := range seen {
 		if !ok {
-			for c, i := range index {
-				if i == k {
-					return nil, invalidf("NaiveBayesModel's TargetValueStats of %q have no distribution for class %q", b.FieldName, c)
-				}
-			}
+			return nil, invalidf("NaiveBayesModel's TargetValueStats of %q have no distribution for class %q", b.FieldName, classes[k])
 		}
 	}
 	return dists, nil

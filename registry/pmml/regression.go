@@ -64,18 +64,30 @@ const (
 	normExp
 )
 
-// normalizations maps the normalizationMethod names to their methods.
-var normalizations = map[string]normalization{
-	"":          normNone,
-	"none":      normNone,
-	"simplemax": normSimplemax,
-	"softmax":   normSoftmax,
-	"logit":     normLogit,
-	"probit":    normProbit,
-	"cloglog":   normCloglog,
-	"loglog":    normLoglog,
-	"cauchit":   normCauchit,
-	"exp":       normExp,
+// parseNormalization reads a normalizationMethod; ok is false for a name
+// the spec does not define.
+func parseNormalization(name string) (n normalization, ok bool) {
+	switch name {
+	case "", "none":
+		return normNone, true
+	case "simplemax":
+		return normSimplemax, true
+	case "softmax":
+		return normSoftmax, true
+	case "logit":
+		return normLogit, true
+	case "probit":
+		return normProbit, true
+	case "cloglog":
+		return normCloglog, true
+	case "loglog":
+		return normLoglog, true
+	case "cauchit":
+		return normCauchit, true
+	case "exp":
+		return normExp, true
+	}
+	return 0, false
 }
 
 // link applies the inverse link function of n to y: the single-value
@@ -160,7 +172,7 @@ type regression struct {
 
 // compileRegression checks r against the fields of fs and compiles it.
 func compileRegression(r *regressionModel, fs *fieldSet) (model, error) {
-	norm, ok := normalizations[r.NormalizationMethod]
+	norm, ok := parseNormalization(r.NormalizationMethod)
 	if !ok {
 		return nil, unsupported("RegressionModel normalizationMethod " + strconv.Quote(r.NormalizationMethod) + " is not supported (none, simplemax, softmax, logit, probit, cloglog, loglog, cauchit or exp)")
 	}
