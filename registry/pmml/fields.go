@@ -29,6 +29,9 @@ type field struct {
 	validSet, invalidSet, missingSet map[string]bool
 	// intervals bound a continuous field's valid values; empty means all.
 	intervals []interval
+	// open marks a target whose classes the models found, not the
+	// DataDictionary: every value of it is valid.
+	open bool
 }
 
 // newField compiles a DataField.
@@ -156,7 +159,7 @@ func (f *field) classify(v value) (value, bool) {
 	if f.invalidSet != nil && f.invalidSet[v.asText()] {
 		return v, false
 	}
-	if f.validSet != nil && !f.validSet[v.asText()] {
+	if f.validSet != nil && !f.open && !f.validSet[v.asText()] {
 		return v, false
 	}
 	if len(f.intervals) > 0 {
@@ -180,6 +183,8 @@ type fieldSet struct {
 	byName map[string]int
 	fields *[]*field // by slot, shared by all the sets of a file
 	lim    Limits
+	// globals compute the TransformationDictionary's fields (root only).
+	globals []step
 }
 
 // newFieldSet returns the root set: one slot per DataField, in order.
