@@ -101,7 +101,7 @@ func TestClusteringDistance(t *testing.T) {
 				}
 			}
 			d, ok := m.(*clustering).distance(in, []float64{4, 6})
-			if !ok || !near(d, c.want) {
+			if !ok || !within(d, c.want) {
 				t.Fatalf("distance %v (%v), want %v", d, ok, c.want)
 			}
 		})

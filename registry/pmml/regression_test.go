@@ -83,8 +83,8 @@ func scoreElement[T any](t *testing.T, compile func(*T, *fieldSet) (model, error
 	return out
 }
 
-// near reports whether a and b agree to 1e-12, NaNs agreeing.
-func near(a, b float64) bool {
+// within reports whether a and b agree to 1e-12, NaNs agreeing.
+func within(a, b float64) bool {
 	if math.IsNaN(a) || math.IsNaN(b) {
 		return math.IsNaN(a) && math.IsNaN(b)
 	}
@@ -101,7 +101,7 @@ func checkProbs(t *testing.T, got prediction, class string, probs ...float64) {
 		t.Errorf("predicted %q (kind %d), want %q", got.value.asText(), got.value.kind, class)
 	}
 	for k := range probs {
-		if !near(got.probs[k], probs[k]) {
+		if !within(got.probs[k], probs[k]) {
 			t.Errorf("probability %d = %v, want %v", k, got.probs[k], probs[k])
 		}
 	}
@@ -151,7 +151,7 @@ func TestRegressionLinear(t *testing.T) {
 				}
 				return
 			}
-			if !ok || !near(f, c.want) {
+			if !ok || !within(f, c.want) {
 				t.Fatalf("predicted %v, want %v", got.value, c.want)
 			}
 		})
