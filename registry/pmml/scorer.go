@@ -1,0 +1,207 @@
+package pmml
+
+import (
+	"context"
+	"math"
+	"slices"
+	"sync"
+
+	"github.com/scorehub/scorehub/registry"
+)
+
+// input is a request column the model reads, and the slot it fills.
+type input struct {
+	name string
+	slot int
+}
+
+// scorer runs a compiled model over request tables.
+type scorer struct {
+	m      model
+	slots  int
+	inputs []input
+	k      int // classes; 0 for a regression or clustering model
+	pool   sync.Pool
+	name   string // the result column of a regression or clustering model
+}
+
+// state is one goroutine's memory for scoring rows.
+type state struct {
+	in   []value
+	pred prediction
+	cols []*registry.Column
+}
+
+// ctxEvery is how many rows are scored between checks of the context.
+const ctxEvery = 1024
+
+// newScorer builds the LoadedModel of a compiled top-level model: its
+// inputs are the active fields of h's MiningSchema, its outputs follow
+// its function.
+func newScorer(doc *document, h *modelHeader, name string, m model, fs *fieldSet, meta registry.ModelMetadata, lim Limits) (*registry.LoadedModel, error) {
+	sc := &scorer{m: m, slots: fs.slots()}
+	schema := registry.ModelSchema{Format: "pmml", Producer: producer(doc.Header), Objective: name}
+	var target *field
+	for _, mf := range h.MiningSchema.MiningFields {
+		slot, f, _ := fs.lookup(mf.Name)
+		switch mf.UsageType {
+		case "", "active":
+			sc.inputs = append(sc.inputs, input{name: f.name, slot: slot})
+			schema.Inputs = append(schema.Inputs, registry.ColumnSpec{Name: f.name, Kind: inputKind(f)})
+		case "target", "predicted":
+			target = f
+		}
+	}
+	if len(meta.Features) > 0 {
+		names := make([]string, len(sc.inputs))
+		for i, in := range sc.inputs {
+			names[i] = in.name
+		}
+		if !slices.Equal(names, meta.Features) {
+			return nil, invalidf("the metadata's features %q are not the model's active fields %q; a PMML file names its own", meta.Features, names)
+		}
+	}
+	label := meta.Label
+	if label == "" && target != nil {
+		label = target.name
+	}
+	if label == "" {
+		label = meta.LabelOrDefault()
+	}
+	schema.Label = label
+	predName := "prediction(" + label + ")"
+	var proc registry.Process
+	switch h.FunctionName {
+	case "classification":
+		if target == nil || len(target.valid) == 0 {
+			return nil, invalidf("the classification %s names no classes", name)
+		}
+		classes := slices.Clone(target.valid)
+		if len(classes) > lim.MaxClasses {
+			return nil, limitf("the model has %d classes, more than the limit of %d", len(classes), lim.MaxClasses)
+		}
+		if len(meta.Classes) > 0 && !slices.Equal(meta.Classes, classes) {
+			return nil, invalidf("the metadata's classes %q are not the model's %q; a PMML file names its own", meta.Classes, classes)
+		}
+		sc.k = len(classes)
+		p, err := registry.Classifier(label, classes, sc.predictProbs)
+		if err != nil {
+			return nil, invalidf("%s", err.Error())
+		}
+		proc = p
+		schema.Task = registry.Classification
+		schema.Classes = classes
+		schema.Outputs = append(schema.Outputs, registry.ColumnSpec{Name: predName, Kind: registry.Text})
+		for _, c := range classes {
+			schema.Outputs = append(schema.Outputs, registry.ColumnSpec{Name: "confidence(" + c + ")", Kind: registry.Number})
+		}
+	case "regression":
+		if len(meta.Classes) > 0 {
+			return nil, invalidf("the metadata names classes, but the %s is a regression", name)
+		}
+		sc.name = predName
+		proc = registry.ProcessFunc(sc.scoreNumbers)
+		schema.Task = registry.Regression
+		schema.Outputs = []registry.ColumnSpec{{Name: predName, Kind: registry.Number}}
+	default:
+		return nil, unsupported("a top-level " + name + " with functionName " + h.FunctionName + " is not supported")
+	}
+	sc.pool.New = func() any {
+		return &state{in: make([]value, sc.slots), pred: prediction{probs: make([]float64, sc.k)}}
+	}
+	return &registry.LoadedModel{Schema: schema, Process: proc}, nil
+}
+
+// producer names the program that wrote the file, from its Header.
+func producer(h header) string {
+	p := h.Application.Name
+	if h.Application.Version != "" {
+		if p != "" {
+			p += " "
+		}
+		p += h.Application.Version
+	}
+	return p
+}
+
+// row scores row i of t, leaving the answer in st.pred. ok is false when
+// the model has no prediction for the row.
+func (sc *scorer) row(st *state, i int) (bool, error) {
+	clear(st.in)
+	for j, in := range sc.inputs {
+		st.in[in.slot] = readColumn(st.cols[j], i)
+	}
+	st.pred.reset()
+	err := sc.m.predict(st.in, &st.pred)
+	if err == errInvalidRow {
+		return false, nil
+	}
+	return err == nil && st.pred.value.kind != missing, err
+}
+
+// begin readies a state for scoring t.
+func (sc *scorer) begin(t *registry.Table) *state {
+	st := sc.pool.Get().(*state)
+	st.cols = st.cols[:0]
+	for _, in := range sc.inputs {
+		c, _ := t.Lookup(in.name)
+		st.cols = append(st.cols, c)
+	}
+	return st
+}
+
+// predictProbs is the classifier's registry.PredictFunc.
+func (sc *scorer) predictProbs(ctx context.Context, in registry.Input, probs []float64) error {
+	st := sc.begin(in.Table)
+	defer sc.pool.Put(st)
+	for i := range in.Table.Rows() {
+		if i%ctxEvery == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
+		ok, err := sc.row(st, i)
+		if err != nil {
+			return err
+		}
+		p := probs[i*sc.k : (i+1)*sc.k]
+		if !ok {
+			for j := range p {
+				p[j] = math.NaN()
+			}
+			continue
+		}
+		copy(p, st.pred.probs)
+	}
+	return nil
+}
+
+// scoreNumbers scores a regression model.
+func (sc *scorer) scoreNumbers(ctx context.Context, in registry.Input) (*registry.Table, error) {
+	st := sc.begin(in.Table)
+	defer sc.pool.Put(st)
+	rows := in.Table.Rows()
+	vals := make([]float64, rows)
+	var miss []bool
+	for i := range rows {
+		if i%ctxEvery == 0 {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+		}
+		ok, err := sc.row(st, i)
+		if err != nil {
+			return nil, err
+		}
+		x, isNum := st.pred.value.asNumber()
+		if !ok || !isNum {
+			if miss == nil {
+				miss = make([]bool, rows)
+			}
+			miss[i] = true
+			continue
+		}
+		vals[i] = x
+	}
+	return registry.NewTable(rows, registry.NumberColumn(sc.name, vals, miss))
+}
