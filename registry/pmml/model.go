@@ -10,8 +10,8 @@ import (
 // flow through a compiled model, what every PMML model element compiles
 // into, and the typed document encoding/xml fills. The XML structs of
 // RegressionModel, NaiveBayesModel, RuleSetModel and ClusteringModel and
-// their compile functions live in their own files; p2types.go holds
-// placeholders for them that refuse those elements until they land.
+// their compile functions live in their own files (regression.go,
+// naivebayes.go, ruleset.go, clustering.go).
 
 // kind tells what a value holds.
 type kind uint8

@@ -1,0 +1,394 @@
+package pmml
+
+import (
+	"math"
+	"strconv"
+)
+
+// regressionModel is a RegressionModel element: one RegressionTable for a
+// regression, one per target category for a classification.
+type regressionModel struct {
+	modelHeader
+	NormalizationMethod string             `xml:"normalizationMethod,attr"`
+	RegressionTables    []*regressionTable `xml:"RegressionTable"`
+}
+
+// regressionTable is one linear equation: an intercept plus its predictors.
+type regressionTable struct {
+	Intercept             *float64                `xml:"intercept,attr"`
+	TargetCategory        *string                 `xml:"targetCategory,attr"`
+	NumericPredictors     []*numericPredictor     `xml:"NumericPredictor"`
+	CategoricalPredictors []*categoricalPredictor `xml:"CategoricalPredictor"`
+	PredictorTerms        []*predictorTerm        `xml:"PredictorTerm"`
+}
+
+// numericPredictor adds coefficient × field^exponent.
+type numericPredictor struct {
+	Name        string   `xml:"name,attr"`
+	Exponent    *float64 `xml:"exponent,attr"`
+	Coefficient *float64 `xml:"coefficient,attr"`
+}
+
+// categoricalPredictor adds coefficient when the field equals value.
+type categoricalPredictor struct {
+	Name        string   `xml:"name,attr"`
+	Value       string   `xml:"value,attr"`
+	Coefficient *float64 `xml:"coefficient,attr"`
+}
+
+// predictorTerm adds coefficient × the product of its fields.
+type predictorTerm struct {
+	Coefficient *float64        `xml:"coefficient,attr"`
+	FieldRefs   []*predictorRef `xml:"FieldRef"`
+}
+
+// predictorRef is a FieldRef inside a PredictorTerm.
+type predictorRef struct {
+	Field string `xml:"field,attr"`
+}
+
+// normalization turns the values of the regression tables into the
+// model's answer: a number for a regression, class probabilities for a
+// classification.
+type normalization uint8
+
+const (
+	normNone normalization = iota
+	normSimplemax
+	normSoftmax
+	normLogit
+	normProbit
+	normCloglog
+	normLoglog
+	normCauchit
+	normExp
+)
+
+// parseNormalization reads a normalizationMethod; ok is false for a name
+// the spec does not define.
+func parseNormalization(name string) (n normalization, ok bool) {
+	switch name {
+	case "", "none":
+		return normNone, true
+	case "simplemax":
+		return normSimplemax, true
+	case "softmax":
+		return normSoftmax, true
+	case "logit":
+		return normLogit, true
+	case "probit":
+		return normProbit, true
+	case "cloglog":
+		return normCloglog, true
+	case "loglog":
+		return normLoglog, true
+	case "cauchit":
+		return normCauchit, true
+	case "exp":
+		return normExp, true
+	}
+	return 0, false
+}
+
+// link applies the inverse link function of n to y: the single-value
+// normalizations a regression or a binary classification uses.
+func (n normalization) link(y float64) float64 {
+	switch n {
+	case normSoftmax, normLogit:
+		return 1 / (1 + math.Exp(-y))
+	case normProbit:
+		return 0.5 * math.Erfc(-y/math.Sqrt2)
+	case normCloglog:
+		return 1 - math.Exp(-math.Exp(y))
+	case normLoglog:
+		return math.Exp(-math.Exp(-y))
+	case normCauchit:
+		return 0.5 + math.Atan(y)/math.Pi
+	case normExp:
+		return math.Exp(y)
+	}
+	return y
+}
+
+// linearTerm is one compiled predictor of a regression table.
+type linearTerm struct {
+	coef     float64
+	slots    []int   // the fields multiplied; one for a NumericPredictor
+	exponent float64 // of a NumericPredictor; 1 otherwise
+}
+
+// categoricalTerm is one compiled CategoricalPredictor.
+type categoricalTerm struct {
+	slot  int
+	match category
+	coef  float64
+}
+
+// compiledTable is a regression table ready to evaluate.
+type compiledTable struct {
+	intercept   float64
+	terms       []linearTerm
+	categorical []categoricalTerm
+}
+
+// eval returns the table's value for the row in, or false when a numeric
+// input is missing: then the model has no answer for the row. A missing
+// categorical input adds nothing, as the spec says.
+func (t *compiledTable) eval(in []value) (float64, bool) {
+	y := t.intercept
+	for i := range t.terms {
+		term := &t.terms[i]
+		p := term.coef
+		for _, s := range term.slots {
+			x, ok := in[s].asNumber()
+			if !ok {
+				return 0, false
+			}
+			if term.exponent != 1 {
+				x = math.Pow(x, term.exponent)
+			}
+			p *= x
+		}
+		y += p
+	}
+	for i := range t.categorical {
+		c := &t.categorical[i]
+		if c.match.matches(in[c.slot]) {
+			y += c.coef
+		}
+	}
+	return y, true
+}
+
+// regression is a compiled RegressionModel.
+type regression struct {
+	tables []compiledTable
+	// classes maps each table to its class index; nil for a regression.
+	classes []int
+	norm    normalization
+	ordinal bool     // the target is ordinal: tables hold cumulative values
+	names   []string // the target's classes, in their order
+}
+
+// compileRegression checks r against the fields of fs and compiles it.
+func compileRegression(r *regressionModel, fs *fieldSet) (model, error) {
+	norm, ok := parseNormalization(r.NormalizationMethod)
+	if !ok {
+		return nil, unsupported("RegressionModel normalizationMethod " + strconv.Quote(r.NormalizationMethod) + " is not supported (none, simplemax, softmax, logit, probit, cloglog, loglog, cauchit or exp)")
+	}
+	if len(r.RegressionTables) == 0 {
+		return nil, invalidf("RegressionModel has no RegressionTable")
+	}
+	m := &regression{norm: norm}
+	for _, t := range r.RegressionTables {
+		ct, err := compileTable(t, fs)
+		if err != nil {
+			return nil, err
+		}
+		m.tables = append(m.tables, ct)
+	}
+	switch r.FunctionName {
+	case "regression":
+		if len(m.tables) != 1 {
+			return nil, invalidf("RegressionModel for regression has %d RegressionTables; it needs exactly one", len(m.tables))
+		}
+		if norm == normSimplemax {
+			return nil, invalidf("RegressionModel for regression cannot use normalizationMethod \"simplemax\"")
+		}
+		return m, nil
+	case "classification":
+	default:
+		return nil, unsupported("RegressionModel functionName " + strconv.Quote(r.FunctionName) + " is not supported (regression or classification)")
+	}
+	classes, ordinal, err := targetClasses(r.MiningSchema, fs, "RegressionModel")
+	if err != nil {
+		return nil, err
+	}
+	m.names, m.ordinal = classes, ordinal
+	if len(m.tables) != len(classes) {
+		return nil, invalidf("RegressionModel has %d RegressionTables for a target of %d classes; it needs one per class", len(m.tables), len(classes))
+	}
+	index := make(map[string]int, len(classes))
+	for k, c := range classes {
+		index[c] = k
+	}
+	m.classes = make([]int, len(m.tables))
+	seen := make([]bool, len(classes))
+	for i, t := range r.RegressionTables {
+		if t.TargetCategory == nil {
+			return nil, invalidf("RegressionModel's RegressionTable %d has no targetCategory", i+1)
+		}
+		k, ok := index[*t.TargetCategory]
+		if !ok {
+			return nil, invalidf("RegressionModel's RegressionTable targetCategory %q is not a class of the target", *t.TargetCategory)
+		}
+		if seen[k] {
+			return nil, invalidf("RegressionModel has two RegressionTables for targetCategory %q", *t.TargetCategory)
+		}
+		seen[k] = true
+		m.classes[i] = k
+	}
+	switch {
+	case norm == normExp:
+		return nil, invalidf("RegressionModel for classification cannot use normalizationMethod \"exp\"")
+	case ordinal && (norm == normSoftmax || norm == normSimplemax):
+		return nil, invalidf("RegressionModel for an ordinal target cannot use normalizationMethod %q", r.NormalizationMethod)
+	case !ordinal && len(classes) > 2 && norm != normNone && norm != normSoftmax && norm != normSimplemax:
+		return nil, invalidf("RegressionModel normalizationMethod %q needs two classes; the target has %d (use softmax or simplemax)", r.NormalizationMethod, len(classes))
+	}
+	return m, nil
+}
+
+// compileTable resolves the fields of t in fs.
+func compileTable(t *regressionTable, fs *fieldSet) (compiledTable, error) {
+	var ct compiledTable
+	if t.Intercept != nil {
+		ct.intercept = *t.Intercept
+	}
+	for _, p := range t.NumericPredictors {
+		if p.Coefficient == nil {
+			return ct, invalidf("RegressionModel's NumericPredictor %q has no coefficient", p.Name)
+		}
+		slot, err := predictorSlot(fs, "NumericPredictor", p.Name)
+		if err != nil {
+			return ct, err
+		}
+		e := 1.0
+		if p.Exponent != nil {
+			e = *p.Exponent
+		}
+		ct.terms = append(ct.terms, linearTerm{coef: *p.Coefficient, slots: []int{slot}, exponent: e})
+	}
+	for _, p := range t.CategoricalPredictors {
+		if p.Coefficient == nil {
+			return ct, invalidf("RegressionModel's CategoricalPredictor %q has no coefficient", p.Name)
+		}
+		slot, err := predictorSlot(fs, "CategoricalPredictor", p.Name)
+		if err != nil {
+			return ct, err
+		}
+		ct.categorical = append(ct.categorical, categoricalTerm{slot: slot, match: newCategory(p.Value), coef: *p.Coefficient})
+	}
+	for _, p := range t.PredictorTerms {
+		if p.Coefficient == nil {
+			return ct, invalidf("RegressionModel's PredictorTerm has no coefficient")
+		}
+		if len(p.FieldRefs) == 0 {
+			return ct, invalidf("RegressionModel's PredictorTerm names no field")
+		}
+		term := linearTerm{coef: *p.Coefficient, exponent: 1}
+		for _, f := range p.FieldRefs {
+			slot, err := predictorSlot(fs, "PredictorTerm", f.Field)
+			if err != nil {
+				return ct, err
+			}
+			term.slots = append(term.slots, slot)
+		}
+		ct.terms = append(ct.terms, term)
+	}
+	return ct, nil
+}
+
+// predictorSlot is the slot of the field a predictor names.
+func predictorSlot(fs *fieldSet, element, name string) (int, error) {
+	slot, _, ok := fs.lookup(name)
+	if !ok {
+		return 0, invalidf("RegressionModel's %s names %q, which is not a field of the model", element, name)
+	}
+	return slot, nil
+}
+
+func (m *regression) predict(in []value, out *prediction) error {
+	if m.classes == nil {
+		y, ok := m.tables[0].eval(in)
+		if !ok {
+			out.value = value{}
+			return nil
+		}
+		out.value = numValue(m.norm.link(y))
+		return nil
+	}
+	p := out.probs
+	for i := range m.tables {
+		y, ok := m.tables[i].eval(in)
+		if !ok {
+			for k := range p {
+				p[k] = math.NaN()
+			}
+			out.value = value{}
+			return nil
+		}
+		p[m.classes[i]] = y
+	}
+	switch {
+	case m.ordinal:
+		m.cumulative(p)
+	case m.norm == normSoftmax:
+		softmax(p)
+	case m.norm == normSimplemax:
+		var sum float64
+		for _, y := range p {
+			sum += y
+		}
+		for k := range p {
+			p[k] /= sum
+		}
+	case len(m.names) == 2:
+		// The first table's value decides; the second class has the rest.
+		first, second := m.classes[0], m.classes[1]
+		p[first] = m.norm.link(p[first])
+		if m.norm == normNone {
+			p[first] = min(max(p[first], 0), 1)
+		}
+		p[second] = 1 - p[first]
+	default:
+		// none with more than two classes: the last table's class has
+		// what the others leave.
+		last := m.classes[len(m.classes)-1]
+		rest := 1.0
+		for _, k := range m.classes[:len(m.classes)-1] {
+			rest -= p[k]
+		}
+		p[last] = rest
+	}
+	out.value = bestClass(p, m.names)
+	return nil
+}
+
+// cumulative turns the tables' values of an ordinal target, which give
+// P(target ≤ class) through the link function, into class probabilities.
+func (m *regression) cumulative(p []float64) {
+	var below float64
+	for _, k := range m.classes[:len(m.classes)-1] {
+		c := m.norm.link(p[k])
+		if m.norm == normNone {
+			c = min(max(c, 0), 1)
+		}
+		p[k] = c - below
+		below = c
+	}
+	p[m.classes[len(m.classes)-1]] = 1 - below
+}
+
+// softmax turns scores into probabilities in place, shifted by the largest
+// score so that no exponential overflows.
+func softmax(p []float64) {
+	top := math.Inf(-1)
+	for _, y := range p {
+		top = max(top, y)
+	}
+	if math.IsInf(top, -1) {
+		for k := range p {
+			p[k] = math.NaN()
+		}
+		return
+	}
+	var sum float64
+	for k, y := range p {
+		p[k] = math.Exp(y - top)
+		sum += p[k]
+	}
+	for k := range p {
+		p[k] /= sum
+	}
+}

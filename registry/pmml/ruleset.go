@@ -1,0 +1,338 @@
+package pmml
+
+import (
+	"encoding/xml"
+	"math"
+	"strconv"
+)
+
+// ruleSetModel is a RuleSetModel element: a classifier of if-then rules.
+type ruleSetModel struct {
+	modelHeader
+	RuleSet *ruleSet `xml:"RuleSet"`
+}
+
+// ruleSet holds the rules, how to choose among those that fire, and the
+// answer when none does.
+type ruleSet struct {
+	DefaultScore         *string                `xml:"defaultScore,attr"`
+	DefaultConfidence    *float64               `xml:"defaultConfidence,attr"`
+	RuleSelectionMethods []*ruleSelectionMethod `xml:"RuleSelectionMethod"`
+	ScoreDistributions   []*scoreDistribution   `xml:"ScoreDistribution"`
+	Extensions           []unknownElement       `xml:"Extension"`
+	// Rules holds the SimpleRule and CompoundRule children in their
+	// order, which firstHit depends on; anything else lands here too and
+	// is refused by name.
+	Rules []*rule `xml:",any"`
+}
+
+// ruleSelectionMethod names how a rule set scores; the first one counts.
+type ruleSelectionMethod struct {
+	Criterion string `xml:"criterion,attr"`
+}
+
+// rule is a SimpleRule or a CompoundRule, told apart by XMLName. Its
+// children (the predicate and, in a CompoundRule, the nested rules) land in
+// Children in order; a predicate is read as a rule too, with the
+// attributes of a predicate, and turned into one by asPred.
+type rule struct {
+	XMLName            xml.Name
+	ID                 string               `xml:"id,attr"`
+	Score              *string              `xml:"score,attr"`
+	Confidence         *float64             `xml:"confidence,attr"`
+	Weight             *float64             `xml:"weight,attr"`
+	ScoreDistributions []*scoreDistribution `xml:"ScoreDistribution"`
+	Extensions         []unknownElement     `xml:"Extension"`
+
+	// The attributes of a predicate read as a rule.
+	Field           string `xml:"field,attr"`
+	Operator        string `xml:"operator,attr"`
+	Value           string `xml:"value,attr"`
+	BooleanOperator string `xml:"booleanOperator,attr"`
+	Array           *array `xml:"Array"`
+
+	Children []*rule `xml:",any"`
+}
+
+// asPred returns r, a predicate element read as a rule, as the predicate.
+func (r *rule) asPred() *pred {
+	p := &pred{XMLName: r.XMLName, Field: r.Field, Operator: r.Operator, Value: r.Value, BooleanOperator: r.BooleanOperator, Array: r.Array}
+	for _, c := range r.Children {
+		p.Preds = append(p.Preds, c.asPred())
+	}
+	return p
+}
+
+// selection is how a rule set chooses among the rules that fire.
+type selection uint8
+
+const (
+	firstHit    selection = iota // the first rule that fires, in document order
+	weightedSum                  // the class whose firing rules weigh most in all
+	weightedMax                  // the firing rule of the largest weight
+)
+
+// compiledRule is a SimpleRule (class ≥ 0) or a CompoundRule (rules).
+type compiledRule struct {
+	test       predFn
+	class      int
+	confidence float64
+	weight     float64
+	// dist is the rule's ScoreDistribution as probabilities by class; nil
+	// when it has none.
+	dist  []float64
+	rules []compiledRule
+}
+
+// ruleSetScorer is a compiled RuleSetModel.
+type ruleSetScorer struct {
+	rules     []compiledRule
+	selection selection
+	names     []string
+	// fallback is the default answer: its class is -1 when the rule set
+	// has no defaultScore, and then a row no rule fires for has none.
+	fallback compiledRule
+}
+
+// compileRuleSet checks r against the fields of fs and compiles it.
+func compileRuleSet(r *ruleSetModel, fs *fieldSet) (model, error) {
+	if r.FunctionName != "classification" {
+		return nil, invalidf("RuleSetModel functionName %q is not classification", r.FunctionName)
+	}
+	rs := r.RuleSet
+	if rs == nil {
+		return nil, invalidf("RuleSetModel has no RuleSet")
+	}
+	if len(rs.RuleSelectionMethods) == 0 {
+		return nil, invalidf("RuleSetModel's RuleSet has no RuleSelectionMethod")
+	}
+	m := &ruleSetScorer{}
+	switch c := rs.RuleSelectionMethods[0].Criterion; c {
+	case "firstHit":
+		m.selection = firstHit
+	case "weightedSum":
+		m.selection = weightedSum
+	case "weightedMax":
+		m.selection = weightedMax
+	default:
+		return nil, unsupported("RuleSetModel RuleSelectionMethod criterion " + strconv.Quote(c) + " is not supported (firstHit, weightedSum or weightedMax)")
+	}
+	classes, _, err := targetClasses(r.MiningSchema, fs, "RuleSetModel")
+	if err != nil {
+		return nil, err
+	}
+	m.names = classes
+	index := make(map[string]int, len(classes))
+	for k, c := range classes {
+		index[c] = k
+	}
+	m.fallback = compiledRule{class: -1}
+	if rs.DefaultScore != nil {
+		k, ok := index[*rs.DefaultScore]
+		if !ok {
+			return nil, invalidf("RuleSetModel's defaultScore %q is not a class of the target", *rs.DefaultScore)
+		}
+		m.fallback = compiledRule{class: k, confidence: 1}
+		if rs.DefaultConfidence != nil {
+			m.fallback.confidence = *rs.DefaultConfidence
+		}
+		if len(rs.ScoreDistributions) > 0 {
+			if m.fallback.dist, err = ruleDistribution(rs.ScoreDistributions, index, "RuleSet"); err != nil {
+				return nil, err
+			}
+		}
+	}
+	for _, c := range rs.Rules {
+		cr, skip, err := compileRule(c, fs, index)
+		if err != nil {
+			return nil, err
+		}
+		if !skip {
+			m.rules = append(m.rules, cr)
+		}
+	}
+	return m, nil
+}
+
+// compileRule compiles one child of a RuleSet or CompoundRule; skip is
+// true for an Extension.
+func compileRule(r *rule, fs *fieldSet, index map[string]int) (cr compiledRule, skip bool, err error) {
+	name := r.XMLName.Local
+	switch name {
+	case "Extension":
+		return cr, true, nil
+	case "SimpleRule", "CompoundRule":
+	default:
+		return cr, false, unsupported("PMML element " + name + " is not supported in a RuleSet")
+	}
+	var test *pred
+	var nested []*rule
+	for _, c := range r.Children {
+		if !isPredicate(c.XMLName.Local) {
+			nested = append(nested, c)
+			continue
+		}
+		if test != nil {
+			return cr, false, invalidf("RuleSetModel's %s %q has two predicates", name, r.ID)
+		}
+		test = c.asPred()
+	}
+	if test == nil {
+		return cr, false, invalidf("RuleSetModel's %s %q has no predicate", name, r.ID)
+	}
+	if cr.test, err = compilePredicate(test, fs); err != nil {
+		return cr, false, err
+	}
+	if name == "CompoundRule" {
+		cr.class = -1
+		for _, c := range nested {
+			sub, skip, err := compileRule(c, fs, index)
+			if err != nil {
+				return cr, false, err
+			}
+			if !skip {
+				cr.rules = append(cr.rules, sub)
+			}
+		}
+		return cr, false, nil
+	}
+	if len(nested) > 0 {
+		return cr, false, unsupported("PMML element " + nested[0].XMLName.Local + " is not supported in a SimpleRule")
+	}
+	if r.Score == nil {
+		return cr, false, invalidf("RuleSetModel's SimpleRule %q has no score", r.ID)
+	}
+	k, ok := index[*r.Score]
+	if !ok {
+		return cr, false, invalidf("RuleSetModel's SimpleRule %q scores %q, which is not a class of the target", r.ID, *r.Score)
+	}
+	cr.class, cr.confidence, cr.weight = k, 1, 1
+	if r.Confidence != nil {
+		cr.confidence = *r.Confidence
+	}
+	if r.Weight != nil {
+		cr.weight = *r.Weight
+	}
+	if len(r.ScoreDistributions) > 0 {
+		if cr.dist, err = ruleDistribution(r.ScoreDistributions, index, "SimpleRule "+strconv.Quote(r.ID)); err != nil {
+			return cr, false, err
+		}
+	}
+	return cr, false, nil
+}
+
+// ruleDistribution reads ScoreDistributions as probabilities by class:
+// their probability, else their confidence, else their share of the
+// records.
+func ruleDistribution(sds []*scoreDistribution, index map[string]int, where string) ([]float64, error) {
+	dist := make([]float64, len(index))
+	var total float64
+	for _, sd := range sds {
+		total += sd.RecordCount
+	}
+	for _, sd := range sds {
+		k, ok := index[sd.Value]
+		if !ok {
+			return nil, invalidf("RuleSetModel's %s has a ScoreDistribution for %q, which is not a class of the target", where, sd.Value)
+		}
+		switch {
+		case sd.Probability != nil:
+			dist[k] = *sd.Probability
+		case sd.Confidence != nil:
+			dist[k] = *sd.Confidence
+		case total > 0:
+			dist[k] = sd.RecordCount / total
+		}
+	}
+	return dist, nil
+}
+
+func (m *ruleSetScorer) predict(in []value, out *prediction) error {
+	p := out.probs
+	var winner *compiledRule
+	switch m.selection {
+	case firstHit:
+		winner = firstFiring(m.rules, in)
+	case weightedMax:
+		winner = heaviestFiring(m.rules, in, nil)
+	case weightedSum:
+		var fired int
+		sumWeights(m.rules, in, p, &fired)
+		if fired > 0 {
+			for k := range p {
+				p[k] /= float64(fired)
+			}
+			out.value = bestClass(p, m.names)
+			return nil
+		}
+	}
+	if winner == nil {
+		winner = &m.fallback
+	}
+	if winner.class < 0 {
+		for k := range p {
+			p[k] = math.NaN()
+		}
+		out.value = value{}
+		return nil
+	}
+	if winner.dist != nil {
+		copy(p, winner.dist)
+	} else {
+		p[winner.class] = winner.confidence
+	}
+	out.value = textValue(m.names[winner.class])
+	return nil
+}
+
+// firstFiring returns the first simple rule of rules that fires, looking
+// into a compound rule only when its own predicate holds.
+func firstFiring(rules []compiledRule, in []value) *compiledRule {
+	for i := range rules {
+		r := &rules[i]
+		if r.test(in) != isTrue {
+			continue
+		}
+		if r.class >= 0 {
+			return r
+		}
+		if w := firstFiring(r.rules, in); w != nil {
+			return w
+		}
+	}
+	return nil
+}
+
+// heaviestFiring returns the firing simple rule of the largest weight, the
+// first of them on a tie, or best when none outweighs it.
+func heaviestFiring(rules []compiledRule, in []value, best *compiledRule) *compiledRule {
+	for i := range rules {
+		r := &rules[i]
+		if r.test(in) != isTrue {
+			continue
+		}
+		if r.class < 0 {
+			best = heaviestFiring(r.rules, in, best)
+		} else if best == nil || r.weight > best.weight {
+			best = r
+		}
+	}
+	return best
+}
+
+// sumWeights adds the weight of every firing simple rule to its class in p
+// and counts the rules.
+func sumWeights(rules []compiledRule, in []value, p []float64, fired *int) {
+	for i := range rules {
+		r := &rules[i]
+		if r.test(in) != isTrue {
+			continue
+		}
+		if r.class < 0 {
+			sumWeights(r.rules, in, p, fired)
+			continue
+		}
+		p[r.class] += r.weight
+		*fired++
+	}
+}
