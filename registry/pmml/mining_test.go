@@ -2,6 +2,7 @@ package pmml
 
 import (
 	"fmt"
+	"math"
 	"strings"
 	"testing"
 )
@@ -170,4 +171,46 @@ func TestMiningRefuses(t *testing.T) {
 			t.Errorf("error %v, want the segment limit", err)
 		}
 	})
+}
+
+// TestGradientBoosting scores a classifier shaped as sklearn2pmml writes
+// scikit-learn's GradientBoostingClassifier: a modelChain of a sum of
+// regression trees (scaled by the learning rate and shifted by the initial
+// score through Targets) whose value is an output field, then a logistic
+// RegressionModel of it.
+func TestGradientBoosting(t *testing.T) {
+	schema := `<MiningField name="x"/>`
+	doc := classDD + `<MiningModel functionName="classification"><MiningSchema>` + classSchema + `</MiningSchema>
+<Segmentation multipleModelMethod="modelChain">
+<Segment id="1"><True/>
+ <MiningModel functionName="regression"><MiningSchema>` + schema + `</MiningSchema>
+  <Output><OutputField name="decisionFunction(b)" optype="continuous" dataType="double" feature="predictedValue" isFinalResult="false"/></Output>
+  <Targets><Target rescaleFactor="0.1" rescaleConstant="-1.15"/></Targets>
+  <Segmentation multipleModelMethod="sum">
+   <Segment id="1"><True/>` + strings.Replace(stump("regression", 5, "1", "2", 0, 0, schema), `<TreeModel `, `<TreeModel missingValueStrategy="nullPrediction" noTrueChildStrategy="returnLastPrediction" `, 1) + `</Segment>
+   <Segment id="2"><True/>` + stump("regression", 3, "10", "20", 0, 0, schema) + `</Segment>
+  </Segmentation>
+ </MiningModel>
+</Segment>
+<Segment id="2"><True/>
+ <RegressionModel functionName="classification" normalizationMethod="logit">
+  <MiningSchema><MiningField name="y" usageType="target"/><MiningField name="decisionFunction(b)"/></MiningSchema>
+  <RegressionTable intercept="0" targetCategory="b"><NumericPredictor name="decisionFunction(b)" coefficient="1"/></RegressionTable>
+  <RegressionTable intercept="0" targetCategory="a"/>
+ </RegressionModel>
+</Segment>
+</Segmentation></MiningModel>`
+	lm := loadPMML(t, doc)
+	for _, tt := range []struct{ x, margin float64 }{
+		{4, (1+20)*0.1 - 1.15},
+		{2, (1+10)*0.1 - 1.15},
+		{6, (2+20)*0.1 - 1.15},
+	} {
+		pb := 1 / (1 + math.Exp(-tt.margin))
+		pred := "a"
+		if pb > 0.5 {
+			pred = "b"
+		}
+		checkRow(t, scoreRow(t, lm, "x", tt.x), map[string]any{"prediction(y)": pred, "confidence(b)": pb, "confidence(a)": 1 - pb})
+	}
 }
