@@ -112,7 +112,7 @@ func TestNaiveBayesRefuses(t *testing.T) {
 		{"no threshold", `threshold="0.001"`, ``, "no threshold"},
 		{"unknown field", `fieldName="x"`, `fieldName="w"`, `BayesInput names "w"`},
 		{"zero variance", `mean="2" variance="4"`, `mean="2" variance="0"`, "positive variance"},
-		{"unknown class", `<TargetValueCount value="a" count="6"/>`, `<TargetValueCount value="c" count="6"/>`, `counts "c"`},
+		{"unknown class", `<TargetValueCount value="a" count="6"/>`, `<TargetValueCount value="c" count="6"/>`, `BayesOutput names the class "c"`},
 		{"other distribution", `<GaussianDistribution mean="0" variance="1"/>`, `<UniformDistribution lower="0" upper="1"/>`, "UniformDistribution"},
 		{"derived field", `<BayesInput fieldName="x">`, `<BayesInput fieldName="x"><DerivedField/>`, "DerivedField"},
 		{"function", `functionName="classification"`, `functionName="regression"`, `functionName "regression"`},
@@ -126,4 +126,26 @@ func TestNaiveBayesRefuses(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestNaiveBayesLoad scores the model above through Load, as a client
+// would see it.
+func TestNaiveBayesLoad(t *testing.T) {
+	elem := strings.Replace(naiveBayesPMML, "<MiningSchema/>", `<MiningSchema>
+    <MiningField name="color"/><MiningField name="x"/><MiningField name="y" usageType="predicted"/>
+  </MiningSchema>`, 1)
+	lm := loadPMML(t, `
+<DataDictionary>
+  <DataField name="color" optype="categorical" dataType="string"/>
+  <DataField name="x" optype="continuous" dataType="double"/>
+  <DataField name="y" optype="categorical" dataType="string"><Value value="a"/><Value value="b"/></DataField>
+</DataDictionary>`+elem)
+	la, lb := 6*2.0/6, 4*0.001 // blue, x missing
+	checkRow(t, scoreRow(t, lm, "color", "blue", "x", nil), map[string]any{
+		"prediction(y)": "a", "confidence(a)": la / (la + lb), "confidence(b)": lb / (la + lb),
+	})
+	la, lb = 6*0.001, 4*3.0/4 // green
+	checkRow(t, scoreRow(t, lm, "color", "green", "x", nil), map[string]any{
+		"prediction(y)": "b", "confidence(a)": la / (la + lb), "confidence(b)": lb / (la + lb),
+	})
 }
