@@ -149,3 +149,27 @@ func TestNaiveBayesLoad(t *testing.T) {
 		"prediction(y)": "b", "confidence(a)": la / (la + lb), "confidence(b)": lb / (la + lb),
 	})
 }
+
+// TestNaiveBayesPoisson checks a count input with a Poisson distribution
+// per class.
+func TestNaiveBayesPoisson(t *testing.T) {
+	elem := `
+<NaiveBayesModel functionName="classification" threshold="0.001">
+  <MiningSchema/>
+  <BayesInputs><BayesInput fieldName="k"><TargetValueStats>
+    <TargetValueStat value="a"><PoissonDistribution mean="2"/></TargetValueStat>
+    <TargetValueStat value="b"><PoissonDistribution mean="5"/></TargetValueStat>
+  </TargetValueStats></BayesInput></BayesInputs>
+  <BayesOutput fieldName="y"><TargetValueCounts>
+    <TargetValueCount value="a" count="1"/><TargetValueCount value="b" count="3"/>
+  </TargetValueCounts></BayesOutput>
+</NaiveBayesModel>`
+	s := schema{fields: []string{"k"}, classes: []string{"a", "b"}}
+	// k = 3: e^−2·2³/3! and e^−5·5³/3!
+	la, lb := 1*math.Exp(-2)*8/6, 3*math.Exp(-5)*125/6
+	got := scoreElement(t, compileNaiveBayes, elem, s, inputs{"k": 3.0})
+	checkProbs(t, got, "b", la/(la+lb), lb/(la+lb))
+	// k = 2.5 is no count: its probability 0 gives way to the threshold
+	got = scoreElement(t, compileNaiveBayes, elem, s, inputs{"k": 2.5})
+	checkProbs(t, got, "b", 0.25, 0.75)
+}
