@@ -22,9 +22,10 @@ type clusteringModel struct {
 // comparisonMeasure names the distance and the default way two values
 // compare; the measure is its one child element.
 type comparisonMeasure struct {
-	Kind            string          `xml:"kind,attr"`
-	CompareFunction string          `xml:"compareFunction,attr"`
-	Measures        []measureMethod `xml:",any"`
+	Kind            string           `xml:"kind,attr"`
+	CompareFunction string           `xml:"compareFunction,attr"`
+	Extensions      []unknownElement `xml:"Extension"`
+	Measures        []measureMethod  `xml:",any"`
 }
 
 // measureMethod is the measure element: euclidean, squaredEuclidean,

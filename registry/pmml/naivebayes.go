@@ -54,7 +54,9 @@ type targetValueStat struct {
 	Value    string                `xml:"value,attr"`
 	Gaussian *gaussianDistribution `xml:"GaussianDistribution"`
 	Poisson  *poissonDistribution  `xml:"PoissonDistribution"`
-	Other    []unknownElement      `xml:",any"`
+	// Other holds any other distribution, refused by name.
+	Extensions []unknownElement `xml:"Extension"`
+	Other      []unknownElement `xml:",any"`
 }
 
 // gaussianDistribution is a normal distribution.

@@ -29,7 +29,7 @@ const naiveBayesPMML = `
     </BayesInput>
     <BayesInput fieldName="x">
       <TargetValueStats>
-        <TargetValueStat value="a"><GaussianDistribution mean="0" variance="1"/></TargetValueStat>
+        <TargetValueStat value="a"><Extension name="note"/><GaussianDistribution mean="0" variance="1"/></TargetValueStat>
         <TargetValueStat value="b"><GaussianDistribution mean="2" variance="4"/></TargetValueStat>
       </TargetValueStats>
     </BayesInput>
