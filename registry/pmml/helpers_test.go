@@ -106,3 +106,5 @@ func checkRow(t *testing.T, got map[string]any, want map[string]any) {
 }
 
 func xmlName(local string) xml.Name { return xml.Name{Local: local} }
+
+func registryMeta() registry.ModelMetadata { return registry.ModelMetadata{} }

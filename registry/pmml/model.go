@@ -225,10 +225,13 @@ type outputField struct {
 
 // modelHeader holds what every model element has.
 type modelHeader struct {
-	ModelName            string                `xml:"modelName,attr"`
-	FunctionName         string                `xml:"functionName,attr"`
-	AlgorithmName        string                `xml:"algorithmName,attr"`
-	IsScorable           string                `xml:"isScorable,attr"`
+	ModelName     string `xml:"modelName,attr"`
+	FunctionName  string `xml:"functionName,attr"`
+	AlgorithmName string `xml:"algorithmName,attr"`
+	IsScorable    string `xml:"isScorable,attr"`
+	// MathContext is the x-mathContext of JPMML's producers: "float"
+	// asks for float32 arithmetic, which this reader does not do.
+	MathContext          string                `xml:"x-mathContext,attr"`
 	MiningSchema         *miningSchema         `xml:"MiningSchema"`
 	Output               *output               `xml:"Output"`
 	LocalTransformations *localTransformations `xml:"LocalTransformations"`

@@ -36,6 +36,9 @@ func (fs *fieldSet) enter(h *modelHeader, name string, functions ...string) (*sc
 	if h.IsScorable == "false" {
 		return nil, invalidf("the %s is marked isScorable=\"false\"", name)
 	}
+	if h.MathContext != "" && h.MathContext != "double" {
+		return nil, unsupported("a " + name + " with x-mathContext " + strconv.Quote(h.MathContext) + " (arithmetic in float32) is not supported")
+	}
 	ok := false
 	for _, f := range functions {
 		ok = ok || h.FunctionName == f

@@ -4,6 +4,7 @@ import (
 	"context"
 	"math"
 	"slices"
+	"strconv"
 	"sync"
 
 	"github.com/scorehub/scorehub/registry"
@@ -39,21 +40,25 @@ const ctxEvery = 1024
 // inputs are the active fields of h's MiningSchema, its outputs follow
 // its function.
 func newScorer(doc *document, h *modelHeader, name string, m model, fs *fieldSet, meta registry.ModelMetadata, lim Limits) (*registry.LoadedModel, error) {
-	sc := &scorer{m: m, slots: fs.slots()}
 	schema := registry.ModelSchema{Format: "pmml", Producer: producer(doc.Header), Objective: name}
 	var target *field
+	var inputs []input
 	for _, mf := range h.MiningSchema.MiningFields {
 		slot, f, _ := fs.lookup(mf.Name)
 		switch mf.UsageType {
 		case "", "active":
-			sc.inputs = append(sc.inputs, input{name: f.name, slot: slot})
+			inputs = append(inputs, input{name: f.name, slot: slot})
 			schema.Inputs = append(schema.Inputs, registry.ColumnSpec{Name: f.name, Kind: inputKind(f)})
 		case "target", "predicted":
 			target = f
 		}
 	}
+	if err := checkTopOutput(h.Output, target); err != nil {
+		return nil, err
+	}
+	sc := &scorer{m: m, slots: fs.slots(), inputs: inputs}
 	if len(meta.Features) > 0 {
-		names := make([]string, len(sc.inputs))
+		names := make([]string, len(inputs))
 		for i, in := range sc.inputs {
 			names[i] = in.name
 		}
@@ -204,4 +209,22 @@ func (sc *scorer) scoreNumbers(ctx context.Context, in registry.Input) (*registr
 		vals[i] = x
 	}
 	return registry.NewTable(rows, registry.NumberColumn(sc.name, vals, miss))
+}
+
+// checkTopOutput checks the top-level model's Output: its predicted value
+// and probabilities are what the AI Hub columns answer (prediction(<label>)
+// and confidence(<class>)), so a probability must name one of the model's
+// classes. Other output fields are not answered.
+func checkTopOutput(o *output, target *field) error {
+	if o == nil {
+		return nil
+	}
+	for _, of := range o.OutputFields {
+		if of.Feature == "probability" && of.Value != "" {
+			if _, err := classOf(target, of.Value, "the OutputField "+strconv.Quote(of.Name)); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
