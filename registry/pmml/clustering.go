@@ -22,9 +22,10 @@ type clusteringModel struct {
 // comparisonMeasure names the distance and the default way two values
 // compare; the measure is its one child element.
 type comparisonMeasure struct {
-	Kind            string          `xml:"kind,attr"`
-	CompareFunction string          `xml:"compareFunction,attr"`
-	Measures        []measureMethod `xml:",any"`
+	Kind            string           `xml:"kind,attr"`
+	CompareFunction string           `xml:"compareFunction,attr"`
+	Extensions      []unknownElement `xml:"Extension"`
+	Measures        []measureMethod  `xml:",any"`
 }
 
 // measureMethod is the measure element: euclidean, squaredEuclidean,
@@ -98,6 +99,7 @@ type clusterField struct {
 
 // clustering is a compiled ClusteringModel of modelClass centerBased.
 type clustering struct {
+	s       *scope
 	fields  []clusterField
 	measure distance
 	p       float64     // minkowski's p
@@ -108,8 +110,9 @@ type clustering struct {
 
 // compileClustering checks r against the fields of fs and compiles it.
 func compileClustering(r *clusteringModel, fs *fieldSet) (model, error) {
-	if r.FunctionName != "clustering" {
-		return nil, invalidf("ClusteringModel functionName %q is not clustering", r.FunctionName)
+	s, err := fs.enter(&r.modelHeader, "ClusteringModel", "clustering")
+	if err != nil {
+		return nil, err
 	}
 	if r.ModelClass != "centerBased" {
 		return nil, unsupported("ClusteringModel modelClass " + strconv.Quote(r.ModelClass) + " is not supported (centerBased)")
@@ -127,7 +130,7 @@ func compileClustering(r *clusteringModel, fs *fieldSet) (model, error) {
 	if len(cm.Measures) != 1 {
 		return nil, invalidf("ClusteringModel's ComparisonMeasure holds %d measures; it needs one", len(cm.Measures))
 	}
-	m := &clustering{}
+	m := &clustering{s: s}
 	switch name := cm.Measures[0].XMLName.Local; name {
 	case "euclidean":
 		m.measure = euclidean
@@ -157,7 +160,7 @@ func compileClustering(r *clusteringModel, fs *fieldSet) (model, error) {
 		if f.Comparisons != nil {
 			return nil, unsupported("ClusteringModel's ClusteringField " + f.Field + " holds Comparisons, which are not supported")
 		}
-		slot, _, ok := fs.lookup(f.Field)
+		slot, _, ok := s.fs.lookup(f.Field)
 		if !ok {
 			return nil, invalidf("ClusteringModel's ClusteringField names %q, which is not a field of the model", f.Field)
 		}
@@ -244,6 +247,9 @@ func numberArray(a *array) ([]float64, error) {
 }
 
 func (m *clustering) predict(in []value, out *prediction) error {
+	if err := m.s.prepare(in); err != nil {
+		return err
+	}
 	best, bestD := -1, math.Inf(1)
 	for c, center := range m.centers {
 		d, ok := m.distance(in, center)

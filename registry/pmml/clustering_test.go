@@ -14,7 +14,7 @@ import (
 const kmeans = `
 <ClusteringModel functionName="clustering" modelClass="centerBased" numberOfClusters="4">
   <MiningSchema/>
-  <ComparisonMeasure kind="distance"><MEASURE/></ComparisonMeasure>
+  <ComparisonMeasure kind="distance"><Extension name="note"/><MEASURE/></ComparisonMeasure>
   <ClusteringField field="a" WEIGHT/>
   <ClusteringField field="b"/>
   <ClusteringField field="note" isCenterField="false"/>

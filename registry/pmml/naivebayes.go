@@ -54,7 +54,9 @@ type targetValueStat struct {
 	Value    string                `xml:"value,attr"`
 	Gaussian *gaussianDistribution `xml:"GaussianDistribution"`
 	Poisson  *poissonDistribution  `xml:"PoissonDistribution"`
-	Other    []unknownElement      `xml:",any"`
+	// Other holds any other distribution, refused by name.
+	Extensions []unknownElement `xml:"Extension"`
+	Other      []unknownElement `xml:",any"`
 }
 
 // gaussianDistribution is a normal distribution.
@@ -84,6 +86,7 @@ type bayesOutput struct {
 // var_smoothing epsilon) as variances, and a threshold no density falls
 // below, such as 0.
 type naiveBayes struct {
+	s        *scope
 	names    []string
 	logPrior []float64 // log count of each class
 	inputs   []bayesCompiled
@@ -124,8 +127,12 @@ func (d bayesDist) logDensity(x float64) float64 {
 
 // compileNaiveBayes checks r against the fields of fs and compiles it.
 func compileNaiveBayes(r *naiveBayesModel, fs *fieldSet) (model, error) {
-	if r.FunctionName != "classification" {
-		return nil, invalidf("NaiveBayesModel functionName %q is not classification", r.FunctionName)
+	s, err := fs.enter(&r.modelHeader, "NaiveBayesModel", "classification")
+	if err != nil {
+		return nil, err
+	}
+	if s.target == nil {
+		return nil, invalidf("the NaiveBayesModel has no target field")
 	}
 	if r.Threshold == nil {
 		return nil, invalidf("NaiveBayesModel has no threshold")
@@ -139,16 +146,19 @@ func compileNaiveBayes(r *naiveBayesModel, fs *fieldSet) (model, error) {
 	if r.BayesInputs == nil || len(r.BayesInputs.BayesInputs) == 0 {
 		return nil, invalidf("NaiveBayesModel has no BayesInputs")
 	}
-	classes, _, err := targetClasses(r.MiningSchema, fs, "NaiveBayesModel")
-	if err != nil {
-		return nil, err
+	// Every class the counts name is a class of the target (or becomes
+	// one, when the target lists none); the prior's counts come first.
+	index := func(class, where string) (int, error) {
+		return s.classIndex(class, "NaiveBayesModel's "+where)
 	}
-	index := make(map[string]int, len(classes))
-	for k, c := range classes {
-		index[c] = k
+	for _, c := range r.BayesOutput.TargetValueCounts.Counts {
+		if _, err := index(c.Value, "BayesOutput"); err != nil {
+			return nil, err
+		}
 	}
-	m := &naiveBayes{names: classes}
-	prior, err := classCounts(r.BayesOutput.TargetValueCounts, index, "BayesOutput")
+	classes := append([]string(nil), s.target.valid...)
+	m := &naiveBayes{s: s, names: classes}
+	prior, err := classCounts(r.BayesOutput.TargetValueCounts, index, len(classes), "BayesOutput")
 	if err != nil {
 		return nil, err
 	}
@@ -158,7 +168,7 @@ func compileNaiveBayes(r *naiveBayesModel, fs *fieldSet) (model, error) {
 	}
 	logThreshold := math.Log(*r.Threshold)
 	for _, b := range r.BayesInputs.BayesInputs {
-		slot, _, ok := fs.lookup(b.FieldName)
+		slot, _, ok := s.fs.lookup(b.FieldName)
 		if !ok {
 			return nil, invalidf("NaiveBayesModel's BayesInput names %q, which is not a field of the model", b.FieldName)
 		}
@@ -172,7 +182,7 @@ func compileNaiveBayes(r *naiveBayesModel, fs *fieldSet) (model, error) {
 		case b.TargetValueStats != nil:
 			in.dists, err = compileStats(b, classes, index)
 		case len(b.PairCounts) > 0:
-			err = in.compileCounts(b, index, fs, logThreshold)
+			err = in.compileCounts(b, index, len(classes), logThreshold)
 		default:
 			err = invalidf("NaiveBayesModel's BayesInput %q has neither TargetValueStats nor PairCounts", b.FieldName)
 		}
@@ -184,13 +194,20 @@ func compileNaiveBayes(r *naiveBayesModel, fs *fieldSet) (model, error) {
 	return m, nil
 }
 
+// classIndexer returns the index of a class the file names; where says
+// where, for messages.
+type classIndexer func(class, where string) (int, error)
+
 // classCounts reads a count per class; classes it does not name count 0.
-func classCounts(t *targetValueCounts, index map[string]int, where string) ([]float64, error) {
-	counts := make([]float64, len(index))
+func classCounts(t *targetValueCounts, index classIndexer, n int, where string) ([]float64, error) {
+	counts := make([]float64, n)
 	for _, c := range t.Counts {
-		k, ok := index[c.Value]
-		if !ok {
-			return nil, invalidf("NaiveBayesModel's %s counts %q, which is not a class of the target", where, c.Value)
+		k, err := index(c.Value, where)
+		if err != nil {
+			return nil, err
+		}
+		if k >= n {
+			return nil, invalidf("NaiveBayesModel's %s counts %q, which the BayesOutput does not", where, c.Value)
 		}
 		if c.Count == nil || !(*c.Count >= 0) || math.IsInf(*c.Count, 0) {
 			return nil, invalidf("NaiveBayesModel's %s count of class %q is missing, negative or not finite", where, c.Value)
@@ -204,14 +221,14 @@ func classCounts(t *targetValueCounts, index map[string]int, where string) ([]fl
 // value's count for the class over the class's count across all values
 // of the input, and a zero count takes the threshold instead, as the spec
 // says.
-func (in *bayesCompiled) compileCounts(b *bayesInput, index map[string]int, fs *fieldSet, logThreshold float64) error {
-	total := make([]float64, len(index))
+func (in *bayesCompiled) compileCounts(b *bayesInput, index classIndexer, n int, logThreshold float64) error {
+	total := make([]float64, n)
 	counts := make([][]float64, len(b.PairCounts))
 	for i, p := range b.PairCounts {
 		if p.TargetValueCounts == nil {
 			return invalidf("NaiveBayesModel's PairCounts %q of %q has no TargetValueCounts", p.Value, b.FieldName)
 		}
-		c, err := classCounts(p.TargetValueCounts, index, "PairCounts of "+b.FieldName)
+		c, err := classCounts(p.TargetValueCounts, index, n, "PairCounts of "+b.FieldName)
 		if err != nil {
 			return err
 		}
@@ -237,13 +254,16 @@ func (in *bayesCompiled) compileCounts(b *bayesInput, index map[string]int, fs *
 }
 
 // compileStats reads a continuous input's distributions, one per class.
-func compileStats(b *bayesInput, classes []string, index map[string]int) ([]bayesDist, error) {
-	dists := make([]bayesDist, len(index))
-	seen := make([]bool, len(index))
+func compileStats(b *bayesInput, classes []string, index classIndexer) ([]bayesDist, error) {
+	dists := make([]bayesDist, len(classes))
+	seen := make([]bool, len(classes))
 	for _, s := range b.TargetValueStats.Stats {
-		k, ok := index[s.Value]
-		if !ok {
-			return nil, invalidf("NaiveBayesModel's TargetValueStat of %q names %q, which is not a class of the target", b.FieldName, s.Value)
+		k, err := index(s.Value, "TargetValueStat of "+b.FieldName)
+		if err != nil {
+			return nil, err
+		}
+		if k >= len(classes) {
+			return nil, invalidf("NaiveBayesModel's TargetValueStat of %q names %q, which the BayesOutput does not count", b.FieldName, s.Value)
 		}
 		if len(s.Other) > 0 {
 			return nil, unsupported("NaiveBayesModel's TargetValueStat of " + b.FieldName + " holds a " + s.Other[0].XMLName.Local + "; only GaussianDistribution and PoissonDistribution are supported")
@@ -276,7 +296,10 @@ func compileStats(b *bayesInput, classes []string, index map[string]int) ([]baye
 }
 
 func (m *naiveBayes) predict(in []value, out *prediction) error {
-	p := out.probs
+	if err := m.s.prepare(in); err != nil {
+		return err
+	}
+	p := out.probs[:len(m.names)]
 	copy(p, m.logPrior)
 	for i := range m.inputs {
 		b := &m.inputs[i]

@@ -29,7 +29,7 @@ const naiveBayesPMML = `
     </BayesInput>
     <BayesInput fieldName="x">
       <TargetValueStats>
-        <TargetValueStat value="a"><GaussianDistribution mean="0" variance="1"/></TargetValueStat>
+        <TargetValueStat value="a"><Extension name="note"/><GaussianDistribution mean="0" variance="1"/></TargetValueStat>
         <TargetValueStat value="b"><GaussianDistribution mean="2" variance="4"/></TargetValueStat>
       </TargetValueStats>
     </BayesInput>
@@ -112,7 +112,7 @@ func TestNaiveBayesRefuses(t *testing.T) {
 		{"no threshold", `threshold="0.001"`, ``, "no threshold"},
 		{"unknown field", `fieldName="x"`, `fieldName="w"`, `BayesInput names "w"`},
 		{"zero variance", `mean="2" variance="4"`, `mean="2" variance="0"`, "positive variance"},
-		{"unknown class", `<TargetValueCount value="a" count="6"/>`, `<TargetValueCount value="c" count="6"/>`, `counts "c"`},
+		{"unknown class", `<TargetValueCount value="a" count="6"/>`, `<TargetValueCount value="c" count="6"/>`, `BayesOutput names the class "c"`},
 		{"other distribution", `<GaussianDistribution mean="0" variance="1"/>`, `<UniformDistribution lower="0" upper="1"/>`, "UniformDistribution"},
 		{"derived field", `<BayesInput fieldName="x">`, `<BayesInput fieldName="x"><DerivedField/>`, "DerivedField"},
 		{"function", `functionName="classification"`, `functionName="regression"`, `functionName "regression"`},
@@ -126,4 +126,50 @@ func TestNaiveBayesRefuses(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestNaiveBayesLoad scores the model above through Load, as a client
+// would see it.
+func TestNaiveBayesLoad(t *testing.T) {
+	elem := strings.Replace(naiveBayesPMML, "<MiningSchema/>", `<MiningSchema>
+    <MiningField name="color"/><MiningField name="x"/><MiningField name="y" usageType="predicted"/>
+  </MiningSchema>`, 1)
+	lm := loadPMML(t, `
+<DataDictionary>
+  <DataField name="color" optype="categorical" dataType="string"/>
+  <DataField name="x" optype="continuous" dataType="double"/>
+  <DataField name="y" optype="categorical" dataType="string"><Value value="a"/><Value value="b"/></DataField>
+</DataDictionary>`+elem)
+	la, lb := 6*2.0/6, 4*0.001 // blue, x missing
+	checkRow(t, scoreRow(t, lm, "color", "blue", "x", nil), map[string]any{
+		"prediction(y)": "a", "confidence(a)": la / (la + lb), "confidence(b)": lb / (la + lb),
+	})
+	la, lb = 6*0.001, 4*3.0/4 // green
+	checkRow(t, scoreRow(t, lm, "color", "green", "x", nil), map[string]any{
+		"prediction(y)": "b", "confidence(a)": la / (la + lb), "confidence(b)": lb / (la + lb),
+	})
+}
+
+// TestNaiveBayesPoisson checks a count input with a Poisson distribution
+// per class.
+func TestNaiveBayesPoisson(t *testing.T) {
+	elem := `
+<NaiveBayesModel functionName="classification" threshold="0.001">
+  <MiningSchema/>
+  <BayesInputs><BayesInput fieldName="k"><TargetValueStats>
+    <TargetValueStat value="a"><PoissonDistribution mean="2"/></TargetValueStat>
+    <TargetValueStat value="b"><PoissonDistribution mean="5"/></TargetValueStat>
+  </TargetValueStats></BayesInput></BayesInputs>
+  <BayesOutput fieldName="y"><TargetValueCounts>
+    <TargetValueCount value="a" count="1"/><TargetValueCount value="b" count="3"/>
+  </TargetValueCounts></BayesOutput>
+</NaiveBayesModel>`
+	s := schema{fields: []string{"k"}, classes: []string{"a", "b"}}
+	// k = 3: e^−2·2³/3! and e^−5·5³/3!
+	la, lb := 1*math.Exp(-2)*8/6, 3*math.Exp(-5)*125/6
+	got := scoreElement(t, compileNaiveBayes, elem, s, inputs{"k": 3.0})
+	checkProbs(t, got, "b", la/(la+lb), lb/(la+lb))
+	// k = 2.5 is no count: its probability 0 gives way to the threshold
+	got = scoreElement(t, compileNaiveBayes, elem, s, inputs{"k": 2.5})
+	checkProbs(t, got, "b", 0.25, 0.75)
 }

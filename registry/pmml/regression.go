@@ -162,6 +162,7 @@ func (t *compiledTable) eval(in []value) (float64, bool) {
 
 // regression is a compiled RegressionModel.
 type regression struct {
+	s      *scope
 	tables []compiledTable
 	// classes maps each table to its class index; nil for a regression.
 	classes []int
@@ -172,6 +173,10 @@ type regression struct {
 
 // compileRegression checks r against the fields of fs and compiles it.
 func compileRegression(r *regressionModel, fs *fieldSet) (model, error) {
+	s, err := fs.enter(&r.modelHeader, "RegressionModel", "classification", "regression")
+	if err != nil {
+		return nil, err
+	}
 	norm, ok := parseNormalization(r.NormalizationMethod)
 	if !ok {
 		return nil, unsupported("RegressionModel normalizationMethod " + strconv.Quote(r.NormalizationMethod) + " is not supported (none, simplemax, softmax, logit, probit, cloglog, loglog, cauchit or exp)")
@@ -179,16 +184,15 @@ func compileRegression(r *regressionModel, fs *fieldSet) (model, error) {
 	if len(r.RegressionTables) == 0 {
 		return nil, invalidf("RegressionModel has no RegressionTable")
 	}
-	m := &regression{norm: norm}
+	m := &regression{s: s, norm: norm}
 	for _, t := range r.RegressionTables {
-		ct, err := compileTable(t, fs)
+		ct, err := compileTable(t, s.fs)
 		if err != nil {
 			return nil, err
 		}
 		m.tables = append(m.tables, ct)
 	}
-	switch r.FunctionName {
-	case "regression":
+	if s.function == "regression" {
 		if len(m.tables) != 1 {
 			return nil, invalidf("RegressionModel for regression has %d RegressionTables; it needs exactly one", len(m.tables))
 		}
@@ -196,31 +200,19 @@ func compileRegression(r *regressionModel, fs *fieldSet) (model, error) {
 			return nil, invalidf("RegressionModel for regression cannot use normalizationMethod \"simplemax\"")
 		}
 		return m, nil
-	case "classification":
-	default:
-		return nil, unsupported("RegressionModel functionName " + strconv.Quote(r.FunctionName) + " is not supported (regression or classification)")
 	}
-	classes, ordinal, err := targetClasses(r.MiningSchema, fs, "RegressionModel")
-	if err != nil {
-		return nil, err
-	}
-	m.names, m.ordinal = classes, ordinal
-	if len(m.tables) != len(classes) {
-		return nil, invalidf("RegressionModel has %d RegressionTables for a target of %d classes; it needs one per class", len(m.tables), len(classes))
-	}
-	index := make(map[string]int, len(classes))
-	for k, c := range classes {
-		index[c] = k
+	if s.target == nil {
+		return nil, invalidf("the classification RegressionModel has no target field")
 	}
 	m.classes = make([]int, len(m.tables))
-	seen := make([]bool, len(classes))
+	seen := make(map[int]bool, len(m.tables))
 	for i, t := range r.RegressionTables {
 		if t.TargetCategory == nil {
 			return nil, invalidf("RegressionModel's RegressionTable %d has no targetCategory", i+1)
 		}
-		k, ok := index[*t.TargetCategory]
-		if !ok {
-			return nil, invalidf("RegressionModel's RegressionTable targetCategory %q is not a class of the target", *t.TargetCategory)
+		k, err := s.classIndex(*t.TargetCategory, "RegressionModel's RegressionTable")
+		if err != nil {
+			return nil, err
 		}
 		if seen[k] {
 			return nil, invalidf("RegressionModel has two RegressionTables for targetCategory %q", *t.TargetCategory)
@@ -228,13 +220,21 @@ func compileRegression(r *regressionModel, fs *fieldSet) (model, error) {
 		seen[k] = true
 		m.classes[i] = k
 	}
+	m.names = append([]string(nil), s.target.valid...)
+	m.ordinal = s.target.optype == "ordinal"
+	if len(m.tables) != len(m.names) {
+		return nil, invalidf("RegressionModel has %d RegressionTables for a target of %d classes; it needs one per class", len(m.tables), len(m.names))
+	}
+	if len(m.names) < 2 {
+		return nil, invalidf("RegressionModel for classification has one class; it needs two or more")
+	}
 	switch {
 	case norm == normExp:
 		return nil, invalidf("RegressionModel for classification cannot use normalizationMethod \"exp\"")
-	case ordinal && (norm == normSoftmax || norm == normSimplemax):
+	case m.ordinal && (norm == normSoftmax || norm == normSimplemax):
 		return nil, invalidf("RegressionModel for an ordinal target cannot use normalizationMethod %q", r.NormalizationMethod)
-	case !ordinal && len(classes) > 2 && norm != normNone && norm != normSoftmax && norm != normSimplemax:
-		return nil, invalidf("RegressionModel normalizationMethod %q needs two classes; the target has %d (use softmax or simplemax)", r.NormalizationMethod, len(classes))
+	case !m.ordinal && len(m.names) > 2 && norm != normNone && norm != normSoftmax && norm != normSimplemax:
+		return nil, invalidf("RegressionModel normalizationMethod %q needs two classes; the target has %d (use softmax or simplemax)", r.NormalizationMethod, len(m.names))
 	}
 	return m, nil
 }
@@ -299,16 +299,25 @@ func predictorSlot(fs *fieldSet, element, name string) (int, error) {
 }
 
 func (m *regression) predict(in []value, out *prediction) error {
+	if err := m.s.prepare(in); err != nil {
+		return err
+	}
 	if m.classes == nil {
 		y, ok := m.tables[0].eval(in)
 		if !ok {
 			out.value = value{}
 			return nil
 		}
-		out.value = numValue(m.norm.link(y))
+		y = m.norm.link(y)
+		if m.s.rescale != nil {
+			y = m.s.rescale(y)
+		}
+		out.value = numValue(y)
 		return nil
 	}
-	p := out.probs
+	// The target's classes are exactly the tables' (compile checks it),
+	// the first len(m.names) of out.probs.
+	p := out.probs[:len(m.names)]
 	for i := range m.tables {
 		y, ok := m.tables[i].eval(in)
 		if !ok {

@@ -228,11 +228,11 @@ func TestRegressionRefuses(t *testing.T) {
 		{"unknown field", strings.Replace(linearRegression, "%s", "none", 1), schema{fields: []string{"x", "color:string"}}, `NumericPredictor names "z"`},
 		{"unknown term field", strings.Replace(linearRegression, "%s", "none", 1), schema{fields: []string{"x", "z", "colour:string"}}, `CategoricalPredictor names "color"`},
 		{"tables for classes", strings.Replace(sklearnBinary, "%s", "logit", 1), schema{fields: []string{"a", "b"}, classes: []string{"no", "yes", "maybe"}}, "2 RegressionTables for a target of 3 classes"},
-		{"unknown category", strings.Replace(sklearnBinary, "%s", "logit", 1), schema{fields: []string{"a", "b"}, classes: []string{"no", "si"}}, `targetCategory "yes"`},
+		{"unknown category", strings.Replace(sklearnBinary, "%s", "logit", 1), schema{fields: []string{"a", "b"}, classes: []string{"no", "si"}}, `RegressionTable names the class "yes"`},
 		{"logit multiclass", strings.Replace(multinomial, "%s", "logit", 1), schema{fields: []string{"w"}, classes: []string{"setosa", "versicolor", "virginica"}}, `"logit" needs two classes`},
 		{"exp classification", strings.Replace(multinomial, "%s", "exp", 1), schema{fields: []string{"w"}, classes: []string{"setosa", "versicolor", "virginica"}}, `"exp"`},
 		{"function", `<RegressionModel functionName="clustering"><RegressionTable intercept="1"/></RegressionModel>`, schema{fields: nil}, `functionName "clustering"`},
-		{"no coefficient", `<RegressionModel functionName="regression"><RegressionTable intercept="1"><NumericPredictor name="x"/></RegressionTable></RegressionModel>`, schema{fields: []string{"x"}}, `"x" has no coefficient`},
+		{"no coefficient", `<RegressionModel functionName="regression"><MiningSchema/><RegressionTable intercept="1"><NumericPredictor name="x"/></RegressionTable></RegressionModel>`, schema{fields: []string{"x"}}, `"x" has no coefficient`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -262,4 +262,40 @@ func TestRegressionOrdinal(t *testing.T) {
 	if !errors.Is(err, registry.ErrModelInvalid) || !strings.Contains(err.Error(), "ordinal") {
 		t.Fatalf("softmax on an ordinal target: error %v, want ErrModelInvalid", err)
 	}
+}
+
+// TestRegressionLoad scores a binary logistic regression as sklearn2pmml
+// writes it, through Load: the AI Hub columns, a missing value replaced as
+// the MiningSchema says, and a row the model has no answer for.
+func TestRegressionLoad(t *testing.T) {
+	lm := loadPMML(t, `
+<DataDictionary>
+  <DataField name="y" optype="categorical" dataType="integer"><Value value="0"/><Value value="1"/></DataField>
+  <DataField name="x1" optype="continuous" dataType="double"/>
+  <DataField name="x2" optype="continuous" dataType="double"/>
+</DataDictionary>
+<RegressionModel functionName="classification" normalizationMethod="logit">
+  <MiningSchema>
+    <MiningField name="y" usageType="target"/>
+    <MiningField name="x1"/>
+    <MiningField name="x2" missingValueReplacement="1.5"/>
+  </MiningSchema>
+  <RegressionTable intercept="-0.5" targetCategory="1">
+    <NumericPredictor name="x1" coefficient="1.25"/>
+    <NumericPredictor name="x2" coefficient="-0.75"/>
+  </RegressionTable>
+  <RegressionTable intercept="0.0" targetCategory="0"/>
+</RegressionModel>`)
+	// −0.5 + 1.25·2 − 0.75·1 = 1.25
+	checkRow(t, scoreRow(t, lm, "x1", 2.0, "x2", 1.0), map[string]any{
+		"prediction(y)": "1", "confidence(0)": 1 - sigmoid(1.25), "confidence(1)": sigmoid(1.25),
+	})
+	// x2 missing is 1.5: −0.5 + 2.5 − 1.125 = 0.875
+	checkRow(t, scoreRow(t, lm, "x1", 2.0, "x2", nil), map[string]any{
+		"prediction(y)": "1", "confidence(0)": 1 - sigmoid(0.875), "confidence(1)": sigmoid(0.875),
+	})
+	// x1 missing: no answer
+	checkRow(t, scoreRow(t, lm, "x1", nil, "x2", 1.0), map[string]any{
+		"prediction(y)": nil, "confidence(0)": nil, "confidence(1)": nil,
+	})
 }

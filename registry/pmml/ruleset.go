@@ -86,6 +86,7 @@ type compiledRule struct {
 
 // ruleSetScorer is a compiled RuleSetModel.
 type ruleSetScorer struct {
+	s         *scope
 	rules     []compiledRule
 	selection selection
 	names     []string
@@ -96,8 +97,12 @@ type ruleSetScorer struct {
 
 // compileRuleSet checks r against the fields of fs and compiles it.
 func compileRuleSet(r *ruleSetModel, fs *fieldSet) (model, error) {
-	if r.FunctionName != "classification" {
-		return nil, invalidf("RuleSetModel functionName %q is not classification", r.FunctionName)
+	s, err := fs.enter(&r.modelHeader, "RuleSetModel", "classification")
+	if err != nil {
+		return nil, err
+	}
+	if s.target == nil {
+		return nil, invalidf("the RuleSetModel has no target field")
 	}
 	rs := r.RuleSet
 	if rs == nil {
@@ -106,7 +111,7 @@ func compileRuleSet(r *ruleSetModel, fs *fieldSet) (model, error) {
 	if len(rs.RuleSelectionMethods) == 0 {
 		return nil, invalidf("RuleSetModel's RuleSet has no RuleSelectionMethod")
 	}
-	m := &ruleSetScorer{}
+	m := &ruleSetScorer{s: s}
 	switch c := rs.RuleSelectionMethods[0].Criterion; c {
 	case "firstHit":
 		m.selection = firstHit
@@ -117,20 +122,14 @@ func compileRuleSet(r *ruleSetModel, fs *fieldSet) (model, error) {
 	default:
 		return nil, unsupported("RuleSetModel RuleSelectionMethod criterion " + strconv.Quote(c) + " is not supported (firstHit, weightedSum or weightedMax)")
 	}
-	classes, _, err := targetClasses(r.MiningSchema, fs, "RuleSetModel")
-	if err != nil {
-		return nil, err
-	}
-	m.names = classes
-	index := make(map[string]int, len(classes))
-	for k, c := range classes {
-		index[c] = k
+	index := func(class, where string) (int, error) {
+		return s.classIndex(class, "RuleSetModel's "+where)
 	}
 	m.fallback = compiledRule{class: -1}
 	if rs.DefaultScore != nil {
-		k, ok := index[*rs.DefaultScore]
-		if !ok {
-			return nil, invalidf("RuleSetModel's defaultScore %q is not a class of the target", *rs.DefaultScore)
+		k, err := index(*rs.DefaultScore, "defaultScore")
+		if err != nil {
+			return nil, err
 		}
 		m.fallback = compiledRule{class: k, confidence: 1}
 		if rs.DefaultConfidence != nil {
@@ -143,7 +142,7 @@ func compileRuleSet(r *ruleSetModel, fs *fieldSet) (model, error) {
 		}
 	}
 	for _, c := range rs.Rules {
-		cr, skip, err := compileRule(c, fs, index)
+		cr, skip, err := compileRule(c, s.fs, index)
 		if err != nil {
 			return nil, err
 		}
@@ -151,12 +150,29 @@ func compileRuleSet(r *ruleSetModel, fs *fieldSet) (model, error) {
 			m.rules = append(m.rules, cr)
 		}
 	}
+	// Rules may name classes a target that lists none takes from them:
+	// the names are known once all are read, and distributions sized.
+	m.names = append([]string(nil), s.target.valid...)
+	m.fallback.resize(len(m.names))
+	for i := range m.rules {
+		m.rules[i].resize(len(m.names))
+	}
 	return m, nil
+}
+
+// resize extends the distributions of r and its rules to n classes.
+func (r *compiledRule) resize(n int) {
+	if r.dist != nil && len(r.dist) < n {
+		r.dist = append(r.dist, make([]float64, n-len(r.dist))...)
+	}
+	for i := range r.rules {
+		r.rules[i].resize(n)
+	}
 }
 
 // compileRule compiles one child of a RuleSet or CompoundRule; skip is
 // true for an Extension.
-func compileRule(r *rule, fs *fieldSet, index map[string]int) (cr compiledRule, skip bool, err error) {
+func compileRule(r *rule, fs *fieldSet, index classIndexer) (cr compiledRule, skip bool, err error) {
 	name := r.XMLName.Local
 	switch name {
 	case "Extension":
@@ -202,9 +218,9 @@ func compileRule(r *rule, fs *fieldSet, index map[string]int) (cr compiledRule, 
 	if r.Score == nil {
 		return cr, false, invalidf("RuleSetModel's SimpleRule %q has no score", r.ID)
 	}
-	k, ok := index[*r.Score]
-	if !ok {
-		return cr, false, invalidf("RuleSetModel's SimpleRule %q scores %q, which is not a class of the target", r.ID, *r.Score)
+	k, err := index(*r.Score, "SimpleRule "+strconv.Quote(r.ID))
+	if err != nil {
+		return cr, false, err
 	}
 	cr.class, cr.confidence, cr.weight = k, 1, 1
 	if r.Confidence != nil {
@@ -224,16 +240,19 @@ func compileRule(r *rule, fs *fieldSet, index map[string]int) (cr compiledRule, 
 // ruleDistribution reads ScoreDistributions as probabilities by class:
 // their probability, else their confidence, else their share of the
 // records.
-func ruleDistribution(sds []*scoreDistribution, index map[string]int, where string) ([]float64, error) {
-	dist := make([]float64, len(index))
+func ruleDistribution(sds []*scoreDistribution, index classIndexer, where string) ([]float64, error) {
+	var dist []float64
 	var total float64
 	for _, sd := range sds {
 		total += sd.RecordCount
 	}
 	for _, sd := range sds {
-		k, ok := index[sd.Value]
-		if !ok {
-			return nil, invalidf("RuleSetModel's %s has a ScoreDistribution for %q, which is not a class of the target", where, sd.Value)
+		k, err := index(sd.Value, where+"'s ScoreDistribution")
+		if err != nil {
+			return nil, err
+		}
+		if k >= len(dist) {
+			dist = append(dist, make([]float64, k+1-len(dist))...)
 		}
 		switch {
 		case sd.Probability != nil:
@@ -248,7 +267,10 @@ func ruleDistribution(sds []*scoreDistribution, index map[string]int, where stri
 }
 
 func (m *ruleSetScorer) predict(in []value, out *prediction) error {
-	p := out.probs
+	if err := m.s.prepare(in); err != nil {
+		return err
+	}
+	p := out.probs[:len(m.names)]
 	var winner *compiledRule
 	switch m.selection {
 	case firstHit:

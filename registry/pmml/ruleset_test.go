@@ -87,8 +87,8 @@ func TestRuleSetRefuses(t *testing.T) {
 		name, from, to, want string
 	}{
 		{"criterion", "CRITERION", "bestHit", `criterion "bestHit"`},
-		{"score", `score="no" confidence="0.7"`, `score="maybe" confidence="0.7"`, `scores "maybe"`},
-		{"default", `defaultScore="no"`, `defaultScore="maybe"`, `defaultScore "maybe"`},
+		{"score", `score="no" confidence="0.7"`, `score="maybe" confidence="0.7"`, `SimpleRule "r2" names the class "maybe"`},
+		{"default", `defaultScore="no"`, `defaultScore="maybe"`, `defaultScore names the class "maybe"`},
 		{"element", `<CompoundRule>`, `<DecisionRule/><CompoundRule>`, "DecisionRule"},
 		{"predicate", `<True/>`, ``, `SimpleRule "r3" has no predicate`},
 		{"field", `field="color"`, `field="colour"`, `"colour"`},
@@ -103,4 +103,23 @@ func TestRuleSetRefuses(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestRuleSetLoad scores the rule set above through Load.
+func TestRuleSetLoad(t *testing.T) {
+	elem := strings.Replace(ruleSetPMML, "<MiningSchema/>", `<MiningSchema>
+    <MiningField name="age"/><MiningField name="color"/><MiningField name="y" usageType="target"/>
+  </MiningSchema>`, 1)
+	lm := loadPMML(t, `
+<DataDictionary>
+  <DataField name="age" optype="continuous" dataType="double"/>
+  <DataField name="color" optype="categorical" dataType="string"/>
+  <DataField name="y" optype="categorical" dataType="string"><Value value="no"/><Value value="yes"/></DataField>
+</DataDictionary>`+strings.Replace(elem, "CRITERION", "firstHit", 1))
+	checkRow(t, scoreRow(t, lm, "age", 20.0, "color", "red"), map[string]any{
+		"prediction(y)": "no", "confidence(no)": 0.7, "confidence(yes)": 0.0,
+	})
+	checkRow(t, scoreRow(t, lm, "age", 50.0, "color", "blue"), map[string]any{
+		"prediction(y)": "yes", "confidence(no)": 0.35, "confidence(yes)": 0.65,
+	})
 }

@@ -50,28 +50,3 @@ func bestClass(p []float64, names []string) value {
 	}
 	return textValue(names[best])
 }
-
-// targetClasses returns the classes of the target field ms names, in the
-// order its DataField lists its Values, and whether the target is ordinal;
-// element names the model for messages.
-func targetClasses(ms *miningSchema, fs *fieldSet, element string) ([]string, bool, error) {
-	if ms != nil {
-		for _, mf := range ms.MiningFields {
-			if mf.UsageType != "target" && mf.UsageType != "predicted" {
-				continue
-			}
-			_, f, ok := fs.lookup(mf.Name)
-			if !ok {
-				return nil, false, invalidf("%s's target field %q is not defined", element, mf.Name)
-			}
-			if f.optype == "continuous" {
-				return nil, false, invalidf("%s classifies, but its target field %q is continuous", element, f.name)
-			}
-			if len(f.valid) == 0 {
-				return nil, false, invalidf("%s's target field %q lists no Values: a classifier's classes must be declared", element, f.name)
-			}
-			return f.valid, f.optype == "ordinal", nil
-		}
-	}
-	return nil, false, invalidf("%s classifies, but its MiningSchema names no target field", element)
-}
