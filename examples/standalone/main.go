@@ -41,6 +41,7 @@ import (
 	"github.com/scorehub/scorehub/management/ui"
 	"github.com/scorehub/scorehub/middleware"
 	"github.com/scorehub/scorehub/registry"
+	"github.com/scorehub/scorehub/registry/pmml"
 	"github.com/scorehub/scorehub/registry/xgboost"
 	"github.com/scorehub/scorehub/scoring"
 	"github.com/scorehub/scorehub/tokens"
@@ -190,8 +191,10 @@ func newServer(ctx context.Context, cfg config, getenv func(string) string, stdo
 	}
 	// Model files uploaded through the management API are read by the
 	// formats of the catalog; the store below keeps them.
-	if err := catalog.RegisterFormat(xgboost.Format{}); err != nil {
-		return nil, err
+	for _, f := range []registry.ModelFormat{xgboost.Format{}, pmml.Format{}} {
+		if err := catalog.RegisterFormat(f); err != nil {
+			return nil, err
+		}
 	}
 	store, err := registry.OpenFileStore(cfg.DataDir, registry.StoreOptions{})
 	if err != nil {

@@ -74,6 +74,41 @@ func TestModelUpload(t *testing.T) {
 	}
 }
 
+// TestPMMLUpload: the server reads PMML too. scikit-learn's iris forest,
+// written as PMML by registry/pmml/testdata/export.py, is stored as a pmml
+// version and its endpoint answers its classes and confidences.
+func TestPMMLUpload(t *testing.T) {
+	artifact, err := os.ReadFile("../../registry/pmml/testdata/iris_forest.pmml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := newTestServer(t, t.TempDir())
+	defer srv.Close()
+	token := handlerToken(t, srv)
+	w := upload(t, srv, token, artifact, registry.ModelMetadata{})
+	var v struct {
+		Format  string   `json:"format"`
+		Label   string   `json:"label"`
+		Classes []string `json:"classes"`
+	}
+	if err := json.Unmarshal(w.Body.Bytes(), &v); w.Code != http.StatusCreated || err != nil || v.Format != "pmml" || v.Label != "species" {
+		t.Fatalf("the PMML upload answered %d %s, want 201, format pmml and label species", w.Code, w.Body)
+	}
+	for _, r := range []struct{ method, path, body string }{
+		{"PUT", "/api/v1/models/iris/aliases/production", `{"version":1}`},
+		{"POST", "/api/v1/deployments", `{"group":"DEFAULT","path":"flowers","endpoints":[{"alias":"species","model":"iris@production"}]}`},
+	} {
+		if w := serve(srv, r.method, r.path, token, "application/json", []byte(r.body)); w.Code != http.StatusCreated {
+			t.Fatalf("%s %s: %d %s", r.method, r.path, w.Code, w.Body)
+		}
+	}
+	w = serve(srv, "POST", "/webapi/DEFAULT/api/v1/services/flowers/species", "", "application/json", []byte(`{"data":[`+irisRow+`]}`))
+	body := w.Body.String()
+	if w.Code != http.StatusOK || !strings.Contains(body, `"prediction(species)":"setosa"`) || !strings.Contains(body, `"confidence(virginica)":`) {
+		t.Errorf("the PMML model endpoint answered %d %s, want setosa and a confidence per class", w.Code, body)
+	}
+}
+
 // upload posts artifact with meta as version of the model iris.
 func upload(t *testing.T, srv *server, token string, artifact []byte, meta registry.ModelMetadata) *httptest.ResponseRecorder {
 	t.Helper()
