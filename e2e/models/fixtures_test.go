@@ -14,60 +14,74 @@ import (
 	"testing"
 )
 
-// fixtureDir holds the XGBoost fixtures: per model, its file saved as JSON
-// and as UBJSON, and <stem>.rows.json with the rows, the metadata to
-// upload and XGBoost's own predictions.
-const fixtureDir = "../../registry/xgboost/testdata"
+// fixtureDirs hold the fixtures of each format: per model, its files and
+// <stem>.rows.json with the rows, the metadata to upload and the
+// producer's own predictions.
+var fixtureDirs = []struct {
+	dir, format string
+	// exts are the model's files: XGBoost's JSON and UBJSON saves, PMML.
+	exts []string
+}{
+	{"../../registry/xgboost/testdata", "xgboost", []string{".json", ".ubj"}},
+	{"../../registry/pmml/testdata", "pmml", []string{".pmml"}},
+}
 
-// fixture is one model of fixtureDir.
+// fixture is one model of fixtureDirs.
 type fixture struct {
 	stem     string
-	files    []string       // the model's files, .json and .ubj
+	dir      string         // where its files are
+	format   string         // the format the server reads them as
+	files    []string       // the model's files, such as .json and .ubj
 	metadata map[string]any // the upload's metadata part
 	features []string       // the input columns, in the model's order
 	label    string
 	classes  []string // empty for a regressor
 	rows     []map[string]any
-	// want holds XGBoost's prediction per row: a probability per class
+	// want holds the producer's prediction per row: a probability per class
 	// for a classifier, one value for a regressor.
 	want [][]float64
 }
 
 // fixtureFile is what <stem>.rows.json holds (registry/xgboost/testdata/gen.py
-// writes it).
+// and registry/pmml/testdata/export.py write it).
 type fixtureFile struct {
 	Metadata map[string]any `json:"metadata"`
 	// Schema is what the reader derives from the file and the metadata.
 	Schema struct {
-		Task    string   `json:"task"`
+		Task string `json:"task"`
+		// Label is a PMML model's target, its label unless the
+		// metadata gives another.
+		Label   string   `json:"label"`
 		Inputs  []string `json:"inputs"`
 		Classes []string `json:"classes"`
 	} `json:"schema"`
 	Rows []map[string]any `json:"rows"`
-	// Predictions are XGBoost's: per row the confidences in class order
+	// Predictions are the producer's: per row the confidences in class order
 	// for a classifier, a number for a regressor.
 	Predictions []json.RawMessage `json:"predictions"`
 }
 
-// loadFixtures reads every fixture of fixtureDir; it fails t when there is
-// none, so that a moved directory cannot pass unnoticed.
+// loadFixtures reads every fixture of fixtureDirs; it fails t when a
+// directory has none, so that a moved directory cannot pass unnoticed.
 func loadFixtures(t testing.TB) []*fixture {
 	t.Helper()
-	paths, err := filepath.Glob(filepath.Join(fixtureDir, "*.rows.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(paths) == 0 {
-		t.Fatalf("no fixtures (*.rows.json) in %s", fixtureDir)
-	}
 	var out []*fixture
-	for _, p := range paths {
-		out = append(out, readFixture(t, p))
+	for _, d := range fixtureDirs {
+		paths, err := filepath.Glob(filepath.Join(d.dir, "*.rows.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(paths) == 0 {
+			t.Fatalf("no fixtures (*.rows.json) in %s", d.dir)
+		}
+		for _, p := range paths {
+			out = append(out, readFixture(t, p, d.format, d.exts))
+		}
 	}
 	return out
 }
 
-func readFixture(t testing.TB, path string) *fixture {
+func readFixture(t testing.TB, path, format string, exts []string) *fixture {
 	t.Helper()
 	b, err := os.ReadFile(path)
 	if err != nil {
@@ -77,16 +91,22 @@ func readFixture(t testing.TB, path string) *fixture {
 	if err := json.Unmarshal(b, &f); err != nil {
 		t.Fatalf("%s: %v", path, err)
 	}
-	fx := &fixture{stem: strings.TrimSuffix(filepath.Base(path), ".rows.json"), metadata: f.Metadata, rows: f.Rows}
-	for _, ext := range []string{".json", ".ubj"} {
-		if _, err := os.Stat(filepath.Join(fixtureDir, fx.stem+ext)); err == nil {
+	fx := &fixture{stem: strings.TrimSuffix(filepath.Base(path), ".rows.json"), dir: filepath.Dir(path), format: format,
+		metadata: f.Metadata, rows: f.Rows}
+	for _, ext := range exts {
+		if _, err := os.Stat(filepath.Join(fx.dir, fx.stem+ext)); err == nil {
 			fx.files = append(fx.files, fx.stem+ext)
 		}
 	}
 	if len(fx.files) == 0 {
-		t.Fatalf("%s: no model file %s.json or %s.ubj beside it", path, fx.stem, fx.stem)
+		t.Fatalf("%s: no model file %s%q beside it", path, fx.stem, exts)
 	}
+	// The label is the metadata's, else the PMML target's, else XGBoost's
+	// default.
 	fx.label, _ = f.Metadata["label"].(string)
+	if fx.label == "" {
+		fx.label = f.Schema.Label
+	}
 	if fx.label == "" {
 		fx.label = "label"
 	}
@@ -113,7 +133,7 @@ func readFixture(t testing.TB, path string) *fixture {
 }
 
 // modelName is the name file is deployed under: the fixture's stem and
-// its format, each character a name may not hold a '-'.
+// its file's extension, each character a name may not hold a '-'.
 func (fx *fixture) modelName(file string) string {
 	name := []byte(strings.ReplaceAll(file, ".", "-"))
 	for i, c := range name {
@@ -127,7 +147,7 @@ func (fx *fixture) modelName(file string) string {
 // artifact is the content of the fixture's file.
 func (fx *fixture) artifact(t testing.TB, file string) []byte {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(fixtureDir, file))
+	b, err := os.ReadFile(filepath.Join(fx.dir, file))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -146,7 +166,7 @@ func (fx *fixture) subset(idx []int) *fixture {
 }
 
 // check compares the rows an endpoint of the fixture's model answered
-// with XGBoost's predictions: each class's confidence within 1e-6 and
+// with its producer's predictions: each class's confidence within 1e-6 and
 // the most probable class as the prediction, or a regressor's value within
 // 1e-6 relative.
 func (fx *fixture) check(t testing.TB, name string, got []map[string]any) {
@@ -164,7 +184,7 @@ func (fx *fixture) check(t testing.TB, name string, got []map[string]any) {
 			if !ok || math.Abs(v-want[0]) > 1e-6*max(1, math.Abs(want[0])) {
 				bad++
 				if bad <= 5 {
-					t.Errorf("%s: row %d: prediction(%s) = %v, XGBoost's %v", name, i, fx.label, pred, want[0])
+					t.Errorf("%s: row %d: prediction(%s) = %v, its producer's %v", name, i, fx.label, pred, want[0])
 				}
 			}
 			continue
@@ -177,7 +197,7 @@ func (fx *fixture) check(t testing.TB, name string, got []map[string]any) {
 			if !ok || math.Abs(v-want[j]) > 1e-6 {
 				bad++
 				if bad <= 5 {
-					t.Errorf("%s: row %d: confidence(%s) = %v, XGBoost's %v", name, i, class, row["confidence("+class+")"], want[j])
+					t.Errorf("%s: row %d: confidence(%s) = %v, its producer's %v", name, i, class, row["confidence("+class+")"], want[j])
 				}
 			}
 		}
@@ -188,7 +208,7 @@ func (fx *fixture) check(t testing.TB, name string, got []map[string]any) {
 		if pred != fx.classes[best] {
 			bad++
 			if bad <= 5 {
-				t.Errorf("%s: row %d: prediction(%s) = %v, XGBoost's most probable class %s", name, i, fx.label, pred, fx.classes[best])
+				t.Errorf("%s: row %d: prediction(%s) = %v, its producer's most probable class %s", name, i, fx.label, pred, fx.classes[best])
 			}
 		}
 	}
@@ -229,7 +249,7 @@ func fixtureWithMissing(t testing.TB) *fixture {
 			}
 		}
 	}
-	t.Fatalf("no fixture in %s has a missing value", fixtureDir)
+	t.Fatalf("no fixture in %v has a missing value", fixtureDirs)
 	return nil
 }
 
@@ -250,7 +270,7 @@ func promotionPair(t testing.TB) (v1, v2 *fixture, row map[string]any) {
 			}
 		}
 	}
-	t.Fatalf("no two classifier fixtures in %s share their features and a row they predict differently", fixtureDir)
+	t.Fatalf("no two classifier fixtures in %v share their features and a row they predict differently", fixtureDirs)
 	return nil, nil, nil
 }
 

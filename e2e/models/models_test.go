@@ -45,12 +45,13 @@ func deployModel(t testing.TB, c *client, name string, artifact []byte, metadata
 	return up.body
 }
 
-// TestFixturesScoreAsXGBoost deploys every XGBoost fixture, in both of its
-// save formats, through the management API and scores its rows over HTTP
-// with the body pandas writes: every prediction is XGBoost's own, within
-// 1e-6. A restart on the same data serves every model, alias and
+// TestFixturesScoreAsProduced deploys every fixture, each XGBoost model in
+// both of its save formats and each PMML document scikit-learn's models
+// were written as, through the management API and scores its rows over
+// HTTP with the body pandas writes: every prediction is XGBoost's or
+// scikit-learn's own, within 1e-6. A restart on the same data serves every model, alias and
 // deployment again with the same answers.
-func TestFixturesScoreAsXGBoost(t *testing.T) {
+func TestFixturesScoreAsProduced(t *testing.T) {
 	t.Parallel()
 	fixtures := loadFixtures(t)
 	dir := t.TempDir()
@@ -72,8 +73,8 @@ func TestFixturesScoreAsXGBoost(t *testing.T) {
 			name := fx.modelName(file)
 			artifact := fx.artifact(t, file)
 			v := deployModel(t, c, name, artifact, fx.metadata)
-			if v["format"] != "xgboost" || v["sha256"] != sha256Hex(artifact) || v["size"] != float64(len(artifact)) {
-				t.Errorf("%s: version %v, want format xgboost, the artifact's sha256 and size", name, v)
+			if v["format"] != fx.format || v["sha256"] != sha256Hex(artifact) || v["size"] != float64(len(artifact)) {
+				t.Errorf("%s: version %v, want format %s, the artifact's sha256 and size", name, v, fx.format)
 			}
 			again := c.upload(t, name, artifact, fx.metadata)
 			if again.status != http.StatusOK || again.body["version"] != v["version"] {
