@@ -54,6 +54,9 @@ const (
 	Classification Task = "classification"
 	// Regression models answer "prediction(<label>)" (a number).
 	Regression Task = "regression"
+	// Clustering models answer "cluster" (text: the id or name of the
+	// cluster a row falls in).
+	Clustering Task = "clustering"
 )
 
 // ModelSchema is what a format derives from a model file and its metadata:

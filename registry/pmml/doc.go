@@ -11,7 +11,77 @@
 // DOCTYPE outright: PMML needs none, and entity declarations are how an XML
 // bomb hides. Only then does encoding/xml unmarshal it into typed structs,
 // which are compiled into a model that scores rows without touching XML
-// again. Every element or attribute value that would change the answer and
-// that the reader does not implement is refused by name when the file is
-// loaded: the reader never scores a model differently from its producer.
+// again. The root must be PMML in the namespace of version 4.0 to 4.4 (or in
+// none, with a version attribute saying one of them).
+//
+// Every element or attribute value that would change the answer and that
+// the reader does not implement is refused by name when the file is loaded
+// ("PMML element BaselineModel is not supported"): the reader never scores
+// a model differently from its producer.
+//
+// # Fields
+//
+// The DataDictionary declares the fields: their optype, their dataType
+// (string, integer, float, double or boolean; dates are refused) and their
+// valid, invalid and missing Values (and Intervals for continuous ones).
+// Each model's MiningSchema then says how it treats them: outliers (asIs,
+// asMissingValues, asExtremeValues), invalid values (returnInvalid — the
+// row gets no prediction —, asIs, asMissing, asValue) and a
+// missingValueReplacement. A nested model treats its own copy of a field,
+// never the value its parent and siblings read.
+//
+// Derived fields (TransformationDictionary, LocalTransformations) are
+// computed in the order they read each other: NormContinuous, NormDiscrete,
+// Discretize, MapValues over an InlineTable, FieldRef, Constant and Apply of
+// the built-in functions + - * / min max sum avg product log10 ln exp expm1
+// ln1p sqrt abs pow threshold floor ceil round rint isMissing isNotMissing
+// equal notEqual lessThan lessOrEqual greaterThan greaterOrEqual and or not
+// if isIn isNotIn uppercase lowercase trimBlanks concat. Other functions,
+// producers' x- extensions and DefineFunction are refused by name. An
+// arithmetic result that is not a finite number is a missing value.
+//
+// # Models
+//
+// TreeModel: SimplePredicate (every operator), CompoundPredicate (and, or,
+// xor, surrogate), SimpleSetPredicate, True and False, with the
+// missingValueStrategy none, lastPrediction, nullPrediction or
+// defaultChild (weightedConfidence and aggregateNodes are refused) and
+// either noTrueChildStrategy. A classifier's probabilities are its node's
+// ScoreDistribution probability attributes, else its confidences, else its
+// record counts over their sum.
+//
+// MiningModel: a Segmentation whose segments' predicates choose which of
+// their models answer, combined by sum, weightedSum, average,
+// weightedAverage or median (regression); average, weightedAverage
+// (averaging the probabilities), majorityVote or weightedMajorityVote (the
+// probabilities being shares of the votes) (classification); selectFirst;
+// or modelChain, where each segment's Output fields (predictedValue,
+// probability, transformedValue) are fields the later segments read and
+// the last segment answers. That covers the random forests and gradient
+// boosting sklearn2pmml writes. A model's Targets rescale its predicted
+// number (rescaleFactor, rescaleConstant, min, max, castInteger).
+//
+// RegressionModel, NaiveBayesModel, RuleSetModel and ClusteringModel are
+// read by their own files, in the same way.
+//
+// # What a model answers
+//
+// A model reads one column per active field of its top-level MiningSchema:
+// a Number column for a field whose dataType is numeric, a Text column for
+// the others. A column absent from a request, or a null, is a missing
+// value. A classifier answers prediction(<label>) and one
+// confidence(<class>) per class, in the order of the target field's Values
+// (or, when it lists none, the order the model names them in); a
+// regression answers prediction(<label>). The label is the metadata's, else
+// the target field's name. The top-level Output's predicted value and
+// probabilities are those columns; its other fields are not answered. A
+// row the model has no prediction for (a null prediction, an invalid
+// value) answers missing values.
+//
+// # Limits and speed
+//
+// [Limits] bounds the file's size, its nesting and elements, its fields,
+// segments and classes. A loaded model is a tree of compiled closures over
+// a row of values held in slots (one per field, derived field and output
+// field); scoring works in pooled memory and is safe for concurrent use.
 package pmml

@@ -185,11 +185,14 @@ type fieldSet struct {
 	lim    Limits
 	// globals compute the TransformationDictionary's fields (root only).
 	globals []step
+	// validated marks the slots the top-level model checks with
+	// returnInvalid, which nested models need not check again.
+	validated *map[int]bool
 }
 
 // newFieldSet returns the root set: one slot per DataField, in order.
 func newFieldSet(dd *dataDictionary, lim Limits) (*fieldSet, error) {
-	fs := &fieldSet{byName: make(map[string]int), fields: new([]*field), lim: lim}
+	fs := &fieldSet{byName: make(map[string]int), fields: new([]*field), lim: lim, validated: &map[int]bool{}}
 	for _, d := range dd.DataFields {
 		f, err := newField(d)
 		if err != nil {
@@ -204,7 +207,7 @@ func newFieldSet(dd *dataDictionary, lim Limits) (*fieldSet, error) {
 
 // child returns a set extending fs.
 func (fs *fieldSet) child() *fieldSet {
-	return &fieldSet{parent: fs, byName: make(map[string]int), fields: fs.fields, lim: fs.lim}
+	return &fieldSet{parent: fs, byName: make(map[string]int), fields: fs.fields, lim: fs.lim, validated: fs.validated}
 }
 
 // add gives f a new slot in fs, refusing a name fs already defines.
@@ -371,7 +374,7 @@ func (fs *fieldSet) miningSchema(ms *miningSchema, inPlace bool) (steps []step, 
 			// A nested model treats its own copy; a model that only reads
 			// the field needs no step when nothing about it changes.
 			if t.outliers == "asIs" && t.invalid != "asMissing" && t.invalid != "asValue" && t.replace == nil {
-				if t.invalid == "returnInvalid" {
+				if t.invalid == "returnInvalid" && !(*fs.validated)[slot] {
 					// It only refuses values: it may check the shared slot.
 					steps = append(steps, t)
 				}
@@ -384,6 +387,9 @@ func (fs *fieldSet) miningSchema(ms *miningSchema, inPlace bool) (steps []step, 
 				return nil, nil, nil, err
 			}
 			t.to = to
+		}
+		if inPlace && t.invalid == "returnInvalid" {
+			(*fs.validated)[slot] = true
 		}
 		steps = append(steps, t)
 		active = append(active, t.to)

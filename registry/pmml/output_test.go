@@ -3,6 +3,8 @@ package pmml
 import (
 	"strings"
 	"testing"
+
+	"github.com/scorehub/scorehub/registry"
 )
 
 func TestTopLevelOutput(t *testing.T) {
@@ -41,5 +43,26 @@ func TestMathContextFloatRefused(t *testing.T) {
 	doc := strings.Replace(regressionTree, `<TreeModel functionName="regression">`, `<TreeModel functionName="regression" x-mathContext="float">`, 1)
 	if err := loadPMMLErr(doc); err == nil || !strings.Contains(err.Error(), `x-mathContext "float"`) {
 		t.Errorf("error %v, want float arithmetic refused", err)
+	}
+}
+
+func TestClusteringAnswersCluster(t *testing.T) {
+	lm := loadPMML(t, `<DataDictionary><DataField name="x" optype="continuous" dataType="double"/></DataDictionary>
+<ClusteringModel functionName="clustering" modelClass="centerBased" numberOfClusters="2">
+ <MiningSchema><MiningField name="x"/></MiningSchema>
+ <ComparisonMeasure kind="distance"><squaredEuclidean/></ComparisonMeasure>
+ <ClusteringField field="x"/>
+ <Cluster id="c0" name="low"><Array n="1" type="real">0</Array></Cluster>
+ <Cluster id="c1" name="high"><Array n="1" type="real">10</Array></Cluster>
+</ClusteringModel>`)
+	if lm.Schema.Task != registry.Clustering || len(lm.Schema.Outputs) != 1 || lm.Schema.Outputs[0] != (registry.ColumnSpec{Name: "cluster", Kind: registry.Text}) {
+		t.Fatalf("schema %+v, want one cluster column", lm.Schema)
+	}
+	got := scoreRow(t, lm, "x", 7.0)
+	if got["cluster"] != "c1" && got["cluster"] != "high" {
+		t.Errorf("cluster %v, want the second cluster", got["cluster"])
+	}
+	if got := scoreRow(t, lm, "x", 1.0); got["cluster"] != "c0" && got["cluster"] != "low" {
+		t.Errorf("cluster %v, want the first cluster", got["cluster"])
 	}
 }

@@ -108,6 +108,14 @@ func newScorer(doc *document, h *modelHeader, name string, m model, fs *fieldSet
 		proc = registry.ProcessFunc(sc.scoreNumbers)
 		schema.Task = registry.Regression
 		schema.Outputs = []registry.ColumnSpec{{Name: predName, Kind: registry.Number}}
+	case "clustering":
+		if len(meta.Classes) > 0 {
+			return nil, invalidf("the metadata names classes, but the %s is a clustering", name)
+		}
+		sc.name = "cluster"
+		proc = registry.ProcessFunc(sc.scoreClusters)
+		schema.Task = registry.Clustering
+		schema.Outputs = []registry.ColumnSpec{{Name: sc.name, Kind: registry.Text}}
 	default:
 		return nil, unsupported("a top-level " + name + " with functionName " + h.FunctionName + " is not supported")
 	}
@@ -227,4 +235,33 @@ func checkTopOutput(o *output, target *field) error {
 		}
 	}
 	return nil
+}
+
+// scoreClusters scores a clustering model: the cluster each row falls in.
+func (sc *scorer) scoreClusters(ctx context.Context, in registry.Input) (*registry.Table, error) {
+	st := sc.begin(in.Table)
+	defer sc.pool.Put(st)
+	rows := in.Table.Rows()
+	ids := make([]string, rows)
+	var miss []bool
+	for i := range rows {
+		if i%ctxEvery == 0 {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+		}
+		_, err := sc.row(st, i)
+		if err != nil {
+			return nil, err
+		}
+		if st.pred.entity == "" {
+			if miss == nil {
+				miss = make([]bool, rows)
+			}
+			miss[i] = true
+			continue
+		}
+		ids[i] = st.pred.entity
+	}
+	return registry.NewTable(rows, registry.TextColumn(sc.name, ids, miss))
 }

@@ -1,0 +1,81 @@
+package pmml
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/scorehub/scorehub/registry"
+)
+
+// forest writes a random forest: trees trees of the given depth over
+// features features, averaging three classes' probabilities, as
+// sklearn2pmml writes a RandomForestClassifier.
+func forest(trees, depth, features int, rng *rand.Rand) string {
+	var b strings.Builder
+	b.WriteString(`<DataDictionary>`)
+	for f := range features {
+		fmt.Fprintf(&b, `<DataField name="f%d" optype="continuous" dataType="double"/>`, f)
+	}
+	b.WriteString(`<DataField name="y" optype="categorical" dataType="string"><Value value="a"/><Value value="b"/><Value value="c"/></DataField></DataDictionary>`)
+	var schema strings.Builder
+	for f := range features {
+		fmt.Fprintf(&schema, `<MiningField name="f%d"/>`, f)
+	}
+	schema.WriteString(`<MiningField name="y" usageType="target"/>`)
+	fmt.Fprintf(&b, `<MiningModel functionName="classification"><MiningSchema>%s</MiningSchema><Segmentation multipleModelMethod="average">`, schema.String())
+	var node func(d int)
+	node = func(d int) {
+		if d == depth {
+			n := [3]int{rng.IntN(10), rng.IntN(10), rng.IntN(10) + 1}
+			fmt.Fprintf(&b, `<ScoreDistribution value="a" recordCount="%d"/><ScoreDistribution value="b" recordCount="%d"/><ScoreDistribution value="c" recordCount="%d"/>`, n[0], n[1], n[2])
+			return
+		}
+		f, t := rng.IntN(features), rng.Float64()
+		fmt.Fprintf(&b, `<Node score="a"><SimplePredicate field="f%d" operator="lessOrEqual" value="%g"/>`, f, t)
+		node(d + 1)
+		fmt.Fprintf(&b, `</Node><Node score="b"><SimplePredicate field="f%d" operator="greaterThan" value="%g"/>`, f, t)
+		node(d + 1)
+		b.WriteString(`</Node>`)
+	}
+	for i := range trees {
+		fmt.Fprintf(&b, `<Segment id="%d"><True/><TreeModel functionName="classification" missingValueStrategy="nullPrediction"><MiningSchema>%s</MiningSchema><Node><True/>`, i+1, schema.String())
+		node(0)
+		b.WriteString(`</Node></TreeModel></Segment>`)
+	}
+	b.WriteString(`</Segmentation></MiningModel>`)
+	return wrap(b.String())
+}
+
+// Benchmark10k scores 10,000 rows through a forest of 100 trees of depth 6
+// over 8 features.
+func Benchmark10k(b *testing.B) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	const features, rows = 8, 10_000
+	lm, err := Format{}.Load([]byte(forest(100, 6, features, rng)), registry.ModelMetadata{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	cols := make([]registry.Column, features)
+	for f := range cols {
+		vals := make([]float64, rows)
+		for i := range vals {
+			vals[i] = rng.Float64()
+		}
+		cols[f] = registry.NumberColumn(fmt.Sprintf("f%d", f), vals, nil)
+	}
+	in := registry.Input{Table: registry.MustTable(rows, cols...)}
+	b.ReportAllocs()
+	for b.Loop() {
+		out, err := lm.Process.Score(context.Background(), in)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if out.Rows() != rows {
+			b.Fatalf("%d rows", out.Rows())
+		}
+	}
+	b.ReportMetric(float64(rows)*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
+}
