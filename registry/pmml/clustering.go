@@ -104,8 +104,9 @@ type clustering struct {
 	measure distance
 	p       float64     // minkowski's p
 	centers [][]float64 // by cluster, one coordinate per field
-	labels  []string    // by cluster: its name, else id, else 1-based index
-	ids     []string    // by cluster: its id, else its 1-based index
+	// labels name each cluster in the answer: its name, else its id, else
+	// its 1-based index, as RapidMiner's cluster column names it.
+	labels []string
 }
 
 // compileClustering checks r against the fields of fs and compiles it.
@@ -219,7 +220,6 @@ func compileClustering(r *clusteringModel, fs *fieldSet) (model, error) {
 		}
 		m.centers = append(m.centers, center)
 		m.labels = append(m.labels, label)
-		m.ids = append(m.ids, id)
 	}
 	return m, nil
 }
@@ -266,7 +266,7 @@ func (m *clustering) predict(in []value, out *prediction) error {
 		return nil
 	}
 	out.value = textValue(m.labels[best])
-	out.entity = m.ids[best]
+	out.entity = m.labels[best]
 	out.entityIndex = best + 1
 	return nil
 }

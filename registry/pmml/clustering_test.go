@@ -35,26 +35,26 @@ func TestClusteringWinner(t *testing.T) {
 	cases := []struct {
 		name, measure string
 		r             inputs
-		label, entity string
+		label         string
 		index         int
 	}{
-		{"named", "<euclidean/>", inputs{"a": 1.0, "b": 2.0}, "low", "1", 1},
-		{"named high", "<euclidean/>", inputs{"a": 6.0, "b": 6.5}, "high", "2", 2},
-		{"id only", "<euclidean/>", inputs{"a": 2.0, "b": 9.0}, "3", "3", 3},
-		{"neither", "<euclidean/>", inputs{"a": 9.0, "b": 1.0}, "4", "4", 4},
+		{"named", "<euclidean/>", inputs{"a": 1.0, "b": 2.0}, "low", 1},
+		{"named high", "<euclidean/>", inputs{"a": 6.0, "b": 6.5}, "high", 2},
+		{"id only", "<euclidean/>", inputs{"a": 2.0, "b": 9.0}, "3", 3},
+		{"neither", "<euclidean/>", inputs{"a": 9.0, "b": 1.0}, "4", 4},
 		// a missing value leaves its field out: b = 9 is nearest 10
-		{"missing", "<euclidean/>", inputs{"b": 9.0}, "high", "2", 2},
+		{"missing", "<euclidean/>", inputs{"b": 9.0}, "high", 2},
 		// (6, 4): cityBlock A 10, B 10, C 12, D 8; chebychev A 6, B 6, C 6, D 4
-		{"cityBlock", "<cityBlock/>", inputs{"a": 6.0, "b": 4.0}, "4", "4", 4},
-		{"chebychev", "<chebychev/>", inputs{"a": 6.0, "b": 4.0}, "4", "4", 4},
+		{"cityBlock", "<cityBlock/>", inputs{"a": 6.0, "b": 4.0}, "4", 4},
+		{"chebychev", "<chebychev/>", inputs{"a": 6.0, "b": 4.0}, "4", 4},
 		// (5, 5) is as far from every center: the first wins
-		{"tie", "<squaredEuclidean/>", inputs{"a": 5.0, "b": 5.0}, "low", "1", 1},
+		{"tie", "<squaredEuclidean/>", inputs{"a": 5.0, "b": 5.0}, "low", 1},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			got := scoreElement(t, compileClustering, clusterElem(c.measure, ""), clusterSchema, c.r)
-			if got.value.asText() != c.label || got.entity != c.entity || got.entityIndex != c.index {
-				t.Fatalf("cluster %q (id %q, index %d), want %q (id %q, index %d)", got.value.asText(), got.entity, got.entityIndex, c.label, c.entity, c.index)
+			if got.value.asText() != c.label || got.entity != c.label || got.entityIndex != c.index {
+				t.Fatalf("cluster %q (entity %q, index %d), want %q (index %d)", got.value.asText(), got.entity, got.entityIndex, c.label, c.index)
 			}
 		})
 	}
@@ -131,5 +131,28 @@ func TestClusteringRefuses(t *testing.T) {
 				t.Fatalf("error %v, want ErrModelInvalid naming %s", err, c.want)
 			}
 		})
+	}
+}
+
+// TestClusteringLoad scores the k-means model through Load: the cluster
+// column a client reads names the cluster as RapidMiner does.
+func TestClusteringLoad(t *testing.T) {
+	elem := strings.Replace(clusterElem("<euclidean/>", ""), "<MiningSchema/>", `<MiningSchema>
+    <MiningField name="a"/><MiningField name="b" missingValueReplacement="10"/>
+  </MiningSchema>`, 1)
+	lm := loadPMML(t, `
+<DataDictionary>
+  <DataField name="a" optype="continuous" dataType="double"/>
+  <DataField name="b" optype="continuous" dataType="double"/>
+  <DataField name="note" optype="categorical" dataType="string"/>
+</DataDictionary>`+elem)
+	for _, c := range []struct {
+		a, b any
+		want string
+	}{
+		{1.0, 2.0, "low"}, {2.0, 9.0, "3"}, {9.0, 1.0, "4"},
+		{9.0, nil, "high"}, // b is replaced by 10
+	} {
+		checkRow(t, scoreRow(t, lm, "a", c.a, "b", c.b), map[string]any{"cluster": c.want})
 	}
 }

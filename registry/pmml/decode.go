@@ -28,7 +28,9 @@ func decode(b []byte, lim Limits) (*document, error) {
 		return nil, err
 	}
 	var doc document
-	if err := xml.Unmarshal(b, &doc); err != nil {
+	d := xml.NewDecoder(bytes.NewReader(b))
+	d.CharsetReader = charsetReader
+	if err := d.Decode(&doc); err != nil {
 		return nil, invalidf("the file is not a valid PMML document: %s", xmlMessage(err))
 	}
 	return &doc, nil
@@ -40,9 +42,14 @@ func decode(b []byte, lim Limits) (*document, error) {
 func scan(b []byte, lim Limits) error {
 	d := xml.NewDecoder(bytes.NewReader(b))
 	d.Strict = true
+	d.CharsetReader = charsetReader
 	depth, nodes := 0, 0
 	for {
 		tok, err := d.Token()
+		var ce charsetError
+		if errors.As(err, &ce) {
+			return invalidf("the file's encoding %q is not supported; PMML files are read as UTF-8", string(ce))
+		}
 		if err == io.EOF {
 			if nodes == 0 {
 				return invalidf("the file holds no XML element")
@@ -140,4 +147,19 @@ func xmlMessage(err error) string {
 		return se.Msg + " on line " + strconv.Itoa(se.Line)
 	}
 	return strings.TrimPrefix(err.Error(), "xml: ")
+}
+
+// charsetError names an encoding the reader does not read.
+type charsetError string
+
+func (e charsetError) Error() string { return "pmml: encoding " + string(e) + " is not supported" }
+
+// charsetReader accepts the names of UTF-8 and its ASCII subset, which
+// encoding/xml reads as they are, and refuses every other encoding.
+func charsetReader(label string, r io.Reader) (io.Reader, error) {
+	switch strings.ToLower(label) {
+	case "utf-8", "utf8", "us-ascii", "ascii":
+		return r, nil
+	}
+	return nil, charsetError(label)
 }

@@ -61,8 +61,32 @@
 // boosting sklearn2pmml writes. A model's Targets rescale its predicted
 // number (rescaleFactor, rescaleConstant, min, max, castInteger).
 //
-// RegressionModel, NaiveBayesModel, RuleSetModel and ClusteringModel are
-// read by their own files, in the same way.
+// RegressionModel: RegressionTables of NumericPredictor (with exponent),
+// CategoricalPredictor and PredictorTerm, with every normalizationMethod
+// (none, simplemax, softmax, logit, probit, cloglog, loglog, cauchit, exp)
+// where the spec defines it: a binary classifier's first table decides
+// through the link and the second class has the rest (sklearn's logistic
+// regression), softmax and simplemax share over all tables, and an ordinal
+// target's tables are cumulative. A missing numeric input means no
+// prediction; a missing categorical one adds nothing.
+//
+// NaiveBayesModel: PairCounts for categorical inputs and a Gaussian or
+// Poisson distribution per class (TargetValueStats) for continuous ones,
+// summed as logarithms; a zero count, or a density below the threshold,
+// counts as the threshold. Missing inputs and values the training data never
+// saw are ignored. With Gaussian inputs and a threshold of 0 it is
+// scikit-learn's GaussianNB.
+//
+// RuleSetModel: SimpleRule and CompoundRule, chosen by the first
+// RuleSelectionMethod: firstHit, weightedSum or weightedMax. The winning
+// rule's ScoreDistribution gives the confidences, else its confidence alone;
+// with no rule firing, the defaultScore and defaultConfidence answer.
+//
+// ClusteringModel (centerBased): the euclidean, squaredEuclidean, cityBlock,
+// chebychev and minkowski measures with field weights and the absDiff,
+// gaussSim, delta and equal comparisons; a missing value leaves its field
+// out and scales up the rest. It answers the nearest cluster's name, else
+// its id, else its 1-based index.
 //
 // # What a model answers
 //
@@ -72,7 +96,8 @@
 // value. A classifier answers prediction(<label>) and one
 // confidence(<class>) per class, in the order of the target field's Values
 // (or, when it lists none, the order the model names them in); a
-// regression answers prediction(<label>). The label is the metadata's, else
+// regression answers prediction(<label>); a clustering model answers a
+// text column "cluster". The label is the metadata's, else
 // the target field's name. The top-level Output's predicted value and
 // probabilities are those columns; its other fields are not answered. A
 // row the model has no prediction for (a null prediction, an invalid

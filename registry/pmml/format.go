@@ -23,7 +23,8 @@ const detectWindow = 64 << 10
 
 // Detect reports whether artifact looks like a PMML file: XML whose root
 // element is PMML, after an optional byte order mark, XML declaration,
-// comments and white space.
+// comments and white space (or a DOCTYPE naming PMML, which Load then
+// refuses).
 func (Format) Detect(artifact []byte) bool {
 	b := artifact[:min(len(artifact), detectWindow)]
 	b = bytes.TrimPrefix(b, []byte("\xef\xbb\xbf"))
@@ -36,6 +37,10 @@ func (Format) Detect(artifact []byte) bool {
 				return false
 			}
 			b = b[end+2:]
+		case bytes.HasPrefix(b, []byte("<!DOCTYPE")):
+			// Load refuses a DOCTYPE; claiming the file lets it say so.
+			f := bytes.Fields(b[min(len(b), len("<!DOCTYPE")):min(len(b), 64)])
+			return len(f) > 0 && bytes.Equal(bytes.TrimRight(f[0], "[>"), []byte("PMML"))
 		case bytes.HasPrefix(b, []byte("<!--")):
 			end := bytes.Index(b[4:], []byte("-->"))
 			if end < 0 {

@@ -22,6 +22,8 @@ func TestDetect(t *testing.T) {
 		{"root named longer", `<PMMLX/>`, false},
 		{"unterminated comment", `<!-- <PMML>`, false},
 		{"empty", ``, false},
+		{"doctype of PMML, for Load to refuse", `<?xml version="1.0"?><!DOCTYPE PMML [<!ENTITY a "b">]><PMML/>`, true},
+		{"doctype of another root", `<!DOCTYPE html><html>`, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -59,6 +61,7 @@ func TestLoadRefuses(t *testing.T) {
 		want string
 	}{
 		{"doctype", Limits{}, `<?xml version="1.0"?><!DOCTYPE PMML [<!ENTITY a "x">]><PMML version="4.4"/>`, registry.ErrModelInvalid, "DOCTYPE"},
+		{"latin-1", Limits{}, `<?xml version="1.0" encoding="ISO-8859-1"?><PMML version="4.4"/>`, registry.ErrModelInvalid, `encoding "ISO-8859-1" is not supported`},
 		{"version 3.2", Limits{}, `<PMML xmlns="http://www.dmg.org/PMML-3_2" version="3.2">` + dd + `</PMML>`, registry.ErrModelInvalid, "PMML version 3.2 is not supported"},
 		{"version attribute 5.0", Limits{}, `<PMML version="5.0">` + dd + `</PMML>`, registry.ErrModelInvalid, "PMML version 5.0 is not supported"},
 		{"foreign namespace", Limits{}, `<PMML xmlns="urn:other" version="4.4"/>`, registry.ErrModelInvalid, `namespace "urn:other"`},

@@ -142,13 +142,11 @@ func compileRuleSet(r *ruleSetModel, fs *fieldSet) (model, error) {
 		}
 	}
 	for _, c := range rs.Rules {
-		cr, skip, err := compileRule(c, s.fs, index)
+		cr, err := compileRule(c, s.fs, index)
 		if err != nil {
 			return nil, err
 		}
-		if !skip {
-			m.rules = append(m.rules, cr)
-		}
+		m.rules = append(m.rules, cr)
 	}
 	// Rules may name classes a target that lists none takes from them:
 	// the names are known once all are read, and distributions sized.
@@ -170,16 +168,11 @@ func (r *compiledRule) resize(n int) {
 	}
 }
 
-// compileRule compiles one child of a RuleSet or CompoundRule; skip is
-// true for an Extension.
-func compileRule(r *rule, fs *fieldSet, index classIndexer) (cr compiledRule, skip bool, err error) {
+// compileRule compiles one rule of a RuleSet or CompoundRule.
+func compileRule(r *rule, fs *fieldSet, index classIndexer) (cr compiledRule, err error) {
 	name := r.XMLName.Local
-	switch name {
-	case "Extension":
-		return cr, true, nil
-	case "SimpleRule", "CompoundRule":
-	default:
-		return cr, false, unsupported("PMML element " + name + " is not supported in a RuleSet")
+	if name != "SimpleRule" && name != "CompoundRule" {
+		return cr, unsupported("PMML element " + name + " is not supported in a RuleSet")
 	}
 	var test *pred
 	var nested []*rule
@@ -189,38 +182,36 @@ func compileRule(r *rule, fs *fieldSet, index classIndexer) (cr compiledRule, sk
 			continue
 		}
 		if test != nil {
-			return cr, false, invalidf("RuleSetModel's %s %q has two predicates", name, r.ID)
+			return cr, invalidf("RuleSetModel's %s %q has two predicates", name, r.ID)
 		}
 		test = c.asPred()
 	}
 	if test == nil {
-		return cr, false, invalidf("RuleSetModel's %s %q has no predicate", name, r.ID)
+		return cr, invalidf("RuleSetModel's %s %q has no predicate", name, r.ID)
 	}
 	if cr.test, err = compilePredicate(test, fs); err != nil {
-		return cr, false, err
+		return cr, err
 	}
 	if name == "CompoundRule" {
 		cr.class = -1
 		for _, c := range nested {
-			sub, skip, err := compileRule(c, fs, index)
+			sub, err := compileRule(c, fs, index)
 			if err != nil {
-				return cr, false, err
+				return cr, err
 			}
-			if !skip {
-				cr.rules = append(cr.rules, sub)
-			}
+			cr.rules = append(cr.rules, sub)
 		}
-		return cr, false, nil
+		return cr, nil
 	}
 	if len(nested) > 0 {
-		return cr, false, unsupported("PMML element " + nested[0].XMLName.Local + " is not supported in a SimpleRule")
+		return cr, unsupported("PMML element " + nested[0].XMLName.Local + " is not supported in a SimpleRule")
 	}
 	if r.Score == nil {
-		return cr, false, invalidf("RuleSetModel's SimpleRule %q has no score", r.ID)
+		return cr, invalidf("RuleSetModel's SimpleRule %q has no score", r.ID)
 	}
 	k, err := index(*r.Score, "SimpleRule "+strconv.Quote(r.ID))
 	if err != nil {
-		return cr, false, err
+		return cr, err
 	}
 	cr.class, cr.confidence, cr.weight = k, 1, 1
 	if r.Confidence != nil {
@@ -231,10 +222,10 @@ func compileRule(r *rule, fs *fieldSet, index classIndexer) (cr compiledRule, sk
 	}
 	if len(r.ScoreDistributions) > 0 {
 		if cr.dist, err = ruleDistribution(r.ScoreDistributions, index, "SimpleRule "+strconv.Quote(r.ID)); err != nil {
-			return cr, false, err
+			return cr, err
 		}
 	}
-	return cr, false, nil
+	return cr, nil
 }
 
 // ruleDistribution reads ScoreDistributions as probabilities by class:

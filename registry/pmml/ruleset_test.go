@@ -16,7 +16,9 @@ const ruleSetPMML = `
   <MiningSchema/>
   <RuleSet defaultScore="no" defaultConfidence="0.6">
     <RuleSelectionMethod criterion="CRITERION"/>
+    <Extension name="producer-note"/>
     <SimpleRule id="r1" score="yes" confidence="0.9" weight="0.5">
+      <Extension name="producer-note"/>
       <SimplePredicate field="age" operator="greaterThan" value="60"/>
     </SimpleRule>
     <CompoundRule>

@@ -10,22 +10,66 @@ type classProb struct {
 	p     float64
 }
 
-// tnode is a compiled tree node.
+// Node tests a tree walks inline, without calling the predicate's
+// closure: the common numeric splits and True.
+const (
+	opFunc uint8 = iota // call pred
+	opTrue
+	opLessThan
+	opLessOrEqual
+	opGreaterThan
+	opGreaterOrEqual
+)
+
+// tnode is a compiled tree node, kept small so a walk stays in cache:
+// its children are contiguous, and what it answers is in tree.outs.
 type tnode struct {
-	pred     predFn
-	children []int32
+	op   uint8
+	slot int32   // the field an inline test reads
+	x    float64 // the threshold an inline test compares with
+	pred predFn  // the predicate; inline tests fall back to it for a value that is no number
+	// first and count locate the children in tree.nodes.
+	first, count int32
 	// defaultChild is the index of the child a missing value leads to
 	// (missingValueStrategy defaultChild); -1 when none.
 	defaultChild int32
-	hasScore     bool
-	score        value
-	probs        []classProb
+	out          int32 // index in tree.outs; -1 when the node has no answer
+}
+
+// test evaluates n's predicate.
+func (n *tnode) test(in []value) tri {
+	switch n.op {
+	case opTrue:
+		return isTrue
+	case opFunc:
+		return n.pred(in)
+	}
+	v := in[n.slot]
+	if v.kind != number {
+		return n.pred(in)
+	}
+	switch n.op {
+	case opLessThan:
+		return triOf(v.num < n.x)
+	case opLessOrEqual:
+		return triOf(v.num <= n.x)
+	case opGreaterThan:
+		return triOf(v.num > n.x)
+	}
+	return triOf(v.num >= n.x)
+}
+
+// tout is what a tree node answers.
+type tout struct {
+	score value
+	probs []classProb
 }
 
 // tree is a compiled TreeModel.
 type tree struct {
 	s     *scope
 	nodes []tnode // nodes[0] is the root
+	outs  []tout
 	// missing is the missingValueStrategy: none, lastPrediction,
 	// nullPrediction or defaultChild.
 	missing string
@@ -67,70 +111,102 @@ func compileTree(t *treeModel, fs *fieldSet) (model, error) {
 	if m.classify && s.target == nil {
 		return nil, invalidf("the classification TreeModel has no target field")
 	}
-	if _, err := m.add(t.Node); err != nil {
+	m.nodes = append(m.nodes, tnode{})
+	if err := m.build(t.Node, 0); err != nil {
 		return nil, err
 	}
 	return m, nil
 }
 
-// add compiles n and its subtree into m.nodes, returning n's index. Depth
-// is bounded by the XML depth limit.
-func (m *tree) add(n *node) (int32, error) {
+// build compiles n into m.nodes[idx] and its children after it, each
+// node's children side by side. Depth is bounded by the XML depth limit.
+func (m *tree) build(n *node, idx int32) error {
 	where := "the Node"
 	if n.ID != "" {
 		where += " " + strconv.Quote(n.ID)
 	}
 	p, err := predicateOf(n.Other, where)
 	if err != nil {
-		return 0, err
+		return err
 	}
 	fn, err := compilePredicate(p, m.s.fs)
 	if err != nil {
-		return 0, err
+		return err
 	}
-	idx := int32(len(m.nodes))
-	m.nodes = append(m.nodes, tnode{pred: fn, defaultChild: -1})
-	tn := tnode{pred: fn, defaultChild: -1}
+	tn := tnode{pred: fn, defaultChild: -1, out: -1}
+	m.inline(&tn, p)
+	var o tout
+	has := false
 	if n.Score != nil {
-		tn.hasScore = true
+		has = true
 		if m.classify {
 			k, err := m.s.classIndex(*n.Score, where)
 			if err != nil {
-				return 0, err
+				return err
 			}
-			tn.score = textValue(m.s.target.valid[k])
+			o.score = textValue(m.s.target.valid[k])
 		} else {
 			x, err := strconv.ParseFloat(*n.Score, 64)
 			if err != nil {
-				return 0, invalidf("%s has score %q, which is not a number", where, *n.Score)
+				return invalidf("%s has score %q, which is not a number", where, *n.Score)
 			}
-			tn.score = numValue(x)
+			o.score = numValue(x)
 		}
 	}
 	if m.classify {
-		if tn.probs, err = m.distribution(n, where); err != nil {
-			return 0, err
+		if o.probs, err = m.distribution(n, where); err != nil {
+			return err
 		}
-		if tn.probs == nil && tn.hasScore {
+		if o.probs == nil && n.Score != nil {
 			k, _ := m.s.classIndex(*n.Score, where)
-			tn.probs = []classProb{{k, 1}}
+			o.probs = []classProb{{k, 1}}
 		}
+		has = has || o.probs != nil
 	}
-	for _, c := range n.Nodes {
-		ci, err := m.add(c)
-		if err != nil {
-			return 0, err
+	if has {
+		tn.out = int32(len(m.outs))
+		m.outs = append(m.outs, o)
+	}
+	tn.first, tn.count = int32(len(m.nodes)), int32(len(n.Nodes))
+	m.nodes = append(m.nodes, make([]tnode, len(n.Nodes))...)
+	for i, c := range n.Nodes {
+		ci := tn.first + int32(i)
+		if err := m.build(c, ci); err != nil {
+			return err
 		}
 		if n.DefaultChild != "" && c.ID == n.DefaultChild {
 			tn.defaultChild = ci
 		}
-		tn.children = append(tn.children, ci)
 	}
 	if m.missing == "defaultChild" && len(n.Nodes) > 0 && tn.defaultChild < 0 && n.DefaultChild != "" {
-		return 0, invalidf("%s names the default child %q, which is none of its children", where, n.DefaultChild)
+		return invalidf("%s names the default child %q, which is none of its children", where, n.DefaultChild)
 	}
 	m.nodes[idx] = tn
-	return idx, nil
+	return nil
+}
+
+// inline sets n's inline test for True and for a SimplePredicate comparing
+// a numeric field with a number.
+func (m *tree) inline(n *tnode, p *pred) {
+	if p.XMLName.Local == "True" {
+		n.op = opTrue
+		return
+	}
+	if p.XMLName.Local != "SimplePredicate" {
+		return
+	}
+	slot, f, ok := m.s.fs.lookup(p.Field)
+	if !ok || !f.numeric {
+		return
+	}
+	x, err := strconv.ParseFloat(p.Value, 64)
+	if err != nil {
+		return
+	}
+	ops := map[string]uint8{"lessThan": opLessThan, "lessOrEqual": opLessOrEqual, "greaterThan": opGreaterThan, "greaterOrEqual": opGreaterOrEqual}
+	if op, ok := ops[p.Operator]; ok {
+		n.op, n.slot, n.x = op, int32(slot), x
+	}
 }
 
 // distribution reads a node's ScoreDistributions as probabilities: their
@@ -175,24 +251,25 @@ func (m *tree) predict(in []value, out *prediction) error {
 		return err
 	}
 	n := m.leaf(in)
-	if n == nil || !n.hasScore && n.probs == nil {
+	if n == nil || n.out < 0 {
 		return nil
 	}
+	o := &m.outs[n.out]
 	if m.classify {
-		for _, cp := range n.probs {
+		for _, cp := range o.probs {
 			if cp.class < len(out.probs) {
 				out.probs[cp.class] = cp.p
 			}
 		}
-		out.value = n.score
-		if !n.hasScore {
+		out.value = o.score
+		if o.score.kind == missing {
 			out.value = textValue(m.s.target.valid[argmax(out.probs)])
 		}
 		return nil
 	}
-	out.value = n.score
-	if m.s.rescale != nil && n.score.kind == number {
-		out.value = numValue(m.s.rescale(n.score.num))
+	out.value = o.score
+	if m.s.rescale != nil && o.score.kind == number {
+		out.value = numValue(m.s.rescale(o.score.num))
 	}
 	return nil
 }
@@ -201,14 +278,14 @@ func (m *tree) predict(in []value, out *prediction) error {
 // answers, or nil for a null prediction.
 func (m *tree) leaf(in []value) *tnode {
 	n := &m.nodes[0]
-	if n.pred(in) != isTrue {
+	if n.test(in) != isTrue {
 		return nil // no node before the root has a prediction
 	}
 walk:
-	for len(n.children) > 0 {
-		for _, ci := range n.children {
+	for n.count > 0 {
+		for ci := n.first; ci < n.first+n.count; ci++ {
 			c := &m.nodes[ci]
-			switch c.pred(in) {
+			switch c.test(in) {
 			case isTrue:
 				n = c
 				continue walk
