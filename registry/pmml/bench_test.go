@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/scorehub/scorehub/registry"
@@ -78,4 +80,49 @@ func Benchmark10k(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(rows)*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
+}
+
+// TestConcurrentScoring checks that a model scored from many goroutines at
+// once answers each of them as it answers one alone.
+func TestConcurrentScoring(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	lm, err := Format{}.Load([]byte(forest(10, 4, 3, rng)), registry.ModelMetadata{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tables := make([]*registry.Table, 8)
+	want := make([][]float64, len(tables))
+	for i := range tables {
+		cols := make([]registry.Column, 3)
+		for f := range cols {
+			vals := make([]float64, 50)
+			for r := range vals {
+				vals[r] = rng.Float64()
+			}
+			cols[f] = registry.NumberColumn(fmt.Sprintf("f%d", f), vals, nil)
+		}
+		tables[i] = registry.MustTable(50, cols...)
+		out, err := lm.Process.Score(context.Background(), registry.Input{Table: tables[i]})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want[i] = out.Column(1).Numbers
+	}
+	var wg sync.WaitGroup
+	for i := range tables {
+		wg.Go(func() {
+			for range 20 {
+				out, err := lm.Process.Score(context.Background(), registry.Input{Table: tables[i]})
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				if !slices.Equal(out.Column(1).Numbers, want[i]) {
+					t.Errorf("table %d scored concurrently answers %v, alone %v", i, out.Column(1).Numbers, want[i])
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
 }

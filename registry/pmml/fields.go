@@ -224,9 +224,6 @@ func (fs *fieldSet) add(f *field) (int, error) {
 	return slot, nil
 }
 
-// rebind points name at slot in fs, hiding the parent's binding.
-func (fs *fieldSet) rebind(name string, slot int) { fs.byName[name] = slot }
-
 // lookup returns the slot and declaration of the field name.
 func (fs *fieldSet) lookup(name string) (int, *field, bool) {
 	for s := fs; s != nil; s = s.parent {

@@ -106,3 +106,45 @@ func TestBillionLaughs(t *testing.T) {
 		t.Errorf("refusing the bomb made %v allocations, want few", allocs)
 	}
 }
+
+func TestLoadVersions(t *testing.T) {
+	body := regressionTree
+	for _, v := range []string{"4_0", "4_1", "4_2", "4_3", "4_4"} {
+		t.Run(v, func(t *testing.T) {
+			doc := `<PMML xmlns="http://www.dmg.org/PMML-` + v + `" version="` + strings.Replace(v, "_", ".", 1) + `"><Header/>` + body + `</PMML>`
+			lm, err := Format{}.Load([]byte(doc), registry.ModelMetadata{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if lm.Schema.Task != registry.Regression {
+				t.Errorf("task %s", lm.Schema.Task)
+			}
+		})
+	}
+}
+
+func TestLoadLimitsClasses(t *testing.T) {
+	_, err := Format{Limits: Limits{MaxClasses: 1}}.Load([]byte(wrap(strings.Replace(classTree, "%s", "", 1))), registry.ModelMetadata{})
+	if !errors.Is(err, registry.ErrModelLimit) || !strings.Contains(err.Error(), "2 classes, more than the limit of 1") {
+		t.Errorf("error %v, want the class limit", err)
+	}
+}
+
+func TestLoadMetadata(t *testing.T) {
+	doc := []byte(wrap(strings.Replace(classTree, "%s", "", 1)))
+	lm, err := Format{}.Load(doc, registry.ModelMetadata{Label: "answer"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lm.Schema.Label != "answer" || lm.Schema.Outputs[0].Name != "prediction(answer)" {
+		t.Errorf("schema %+v, want the metadata's label", lm.Schema)
+	}
+	for _, meta := range []registry.ModelMetadata{{Classes: []string{"no", "yes"}}, {Features: []string{"c", "x"}}} {
+		if _, err := (Format{}).Load(doc, meta); !errors.Is(err, registry.ErrModelInvalid) || !strings.Contains(err.Error(), "a PMML file names its own") {
+			t.Errorf("metadata %+v: error %v, want names other than the file's refused", meta, err)
+		}
+	}
+	if _, err := (Format{}).Load(doc, registry.ModelMetadata{Classes: []string{"yes", "no"}, Features: []string{"x", "c"}}); err != nil {
+		t.Errorf("metadata repeating the file's names: %v", err)
+	}
+}

@@ -14,9 +14,26 @@ type naiveBayesModel struct {
 	BayesOutput *bayesOutput `xml:"BayesOutput"`
 }
 
-// bayesInputs lists the model's inputs.
+// bayesInputs lists the model's inputs. R's pmml package, before PMML
+// 4.2 allowed TargetValueStats, wrote continuous inputs inside an
+// Extension: those count as inputs too.
 type bayesInputs struct {
+	BayesInputs []*bayesInput    `xml:"BayesInput"`
+	Extensions  []bayesExtension `xml:"Extension"`
+}
+
+// bayesExtension is an Extension of BayesInputs.
+type bayesExtension struct {
 	BayesInputs []*bayesInput `xml:"BayesInput"`
+}
+
+// all returns the inputs, those inside Extensions last.
+func (b *bayesInputs) all() []*bayesInput {
+	list := b.BayesInputs
+	for _, e := range b.Extensions {
+		list = append(list[:len(list):len(list)], e.BayesInputs...)
+	}
+	return list
 }
 
 // bayesInput is what the training data said about one input.
@@ -143,7 +160,7 @@ func compileNaiveBayes(r *naiveBayesModel, fs *fieldSet) (model, error) {
 	if r.BayesOutput == nil || r.BayesOutput.TargetValueCounts == nil {
 		return nil, invalidf("NaiveBayesModel has no BayesOutput with TargetValueCounts")
 	}
-	if r.BayesInputs == nil || len(r.BayesInputs.BayesInputs) == 0 {
+	if r.BayesInputs == nil || len(r.BayesInputs.all()) == 0 {
 		return nil, invalidf("NaiveBayesModel has no BayesInputs")
 	}
 	// Every class the counts name is a class of the target (or becomes
@@ -167,7 +184,7 @@ func compileNaiveBayes(r *naiveBayesModel, fs *fieldSet) (model, error) {
 		m.logPrior[k] = math.Log(c)
 	}
 	logThreshold := math.Log(*r.Threshold)
-	for _, b := range r.BayesInputs.BayesInputs {
+	for _, b := range r.BayesInputs.all() {
 		slot, _, ok := s.fs.lookup(b.FieldName)
 		if !ok {
 			return nil, invalidf("NaiveBayesModel's BayesInput names %q, which is not a field of the model", b.FieldName)

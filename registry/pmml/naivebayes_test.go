@@ -173,3 +173,14 @@ func TestNaiveBayesPoisson(t *testing.T) {
 	got = scoreElement(t, compileNaiveBayes, elem, s, inputs{"k": 2.5})
 	checkProbs(t, got, "b", 0.25, 0.75)
 }
+
+// TestNaiveBayesExtensionInputs reads a continuous input written inside an
+// Extension, as R's pmml package did before PMML 4.2: it counts.
+func TestNaiveBayesExtensionInputs(t *testing.T) {
+	i := strings.Index(naiveBayesPMML, `    <BayesInput fieldName="x">`)
+	j := strings.Index(naiveBayesPMML, `  </BayesInputs>`)
+	elem := naiveBayesPMML[:i] + "<Extension>" + naiveBayesPMML[i:j] + "</Extension>" + naiveBayesPMML[j:]
+	got := scoreElement(t, compileNaiveBayes, elem, schema{fields: []string{"color:string", "x"}, classes: []string{"a", "b"}}, inputs{"color": "red", "x": 1.0})
+	la, lb := 6*4.0/6*0.24197072451914337, 4*1.0/4*0.17603266338214976
+	checkProbs(t, got, "a", la/(la+lb), lb/(la+lb))
+}
