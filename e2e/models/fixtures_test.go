@@ -40,6 +40,8 @@ type fixture struct {
 	// want holds the producer's prediction per row: a probability per class
 	// for a classifier, one value for a regressor.
 	want [][]float64
+	// clusters holds a clustering model's cluster per row; want is nil.
+	clusters []string
 }
 
 // fixtureFile is what <stem>.rows.json holds (registry/xgboost/testdata/gen.py
@@ -57,7 +59,8 @@ type fixtureFile struct {
 	} `json:"schema"`
 	Rows []map[string]any `json:"rows"`
 	// Predictions are the producer's: per row the confidences in class order
-	// for a classifier, a number for a regressor.
+	// for a classifier, a number for a regressor, the cluster's name for a
+	// clustering.
 	Predictions []json.RawMessage `json:"predictions"`
 }
 
@@ -114,6 +117,19 @@ func readFixture(t testing.TB, path, format string, exts []string) *fixture {
 	if len(fx.features) == 0 || (f.Schema.Task == "classification") != (len(fx.classes) > 0) {
 		t.Fatalf("%s: a %s model with inputs %q and classes %q", path, f.Schema.Task, fx.features, fx.classes)
 	}
+	if f.Schema.Task == "clustering" {
+		for i, p := range f.Predictions {
+			var c string
+			if err := json.Unmarshal(p, &c); err != nil {
+				t.Fatalf("%s: prediction %d is %s, not a cluster's name", path, i, p)
+			}
+			fx.clusters = append(fx.clusters, c)
+		}
+		if len(fx.clusters) != len(fx.rows) {
+			t.Fatalf("%s: %d clusters for %d rows", path, len(fx.clusters), len(fx.rows))
+		}
+		return fx
+	}
 	for i, p := range f.Predictions {
 		var one float64
 		var many []float64
@@ -157,18 +173,22 @@ func (fx *fixture) artifact(t testing.TB, file string) []byte {
 // subset is the fixture with only the rows idx.
 func (fx *fixture) subset(idx []int) *fixture {
 	out := *fx
-	out.rows, out.want = nil, nil
+	out.rows, out.want, out.clusters = nil, nil, nil
 	for _, i := range idx {
 		out.rows = append(out.rows, fx.rows[i])
-		out.want = append(out.want, fx.want[i])
+		if fx.clusters != nil {
+			out.clusters = append(out.clusters, fx.clusters[i])
+		} else {
+			out.want = append(out.want, fx.want[i])
+		}
 	}
 	return &out
 }
 
 // check compares the rows an endpoint of the fixture's model answered
 // with its producer's predictions: each class's confidence within 1e-6 and
-// the most probable class as the prediction, or a regressor's value within
-// 1e-6 relative.
+// the most probable class as the prediction, a regressor's value within
+// 1e-6 relative, or a clustering's cluster.
 func (fx *fixture) check(t testing.TB, name string, got []map[string]any) {
 	t.Helper()
 	if len(got) != len(fx.rows) {
@@ -177,6 +197,15 @@ func (fx *fixture) check(t testing.TB, name string, got []map[string]any) {
 	}
 	bad := 0
 	for i, row := range got {
+		if fx.clusters != nil {
+			if row["cluster"] != fx.clusters[i] {
+				bad++
+				if bad <= 5 {
+					t.Errorf("%s: row %d: cluster = %v, its producer's %s", name, i, row["cluster"], fx.clusters[i])
+				}
+			}
+			continue
+		}
 		want := fx.want[i]
 		pred := row["prediction("+fx.label+")"]
 		if len(fx.classes) == 0 {
