@@ -27,7 +27,7 @@ type fixture struct {
 		// Element is the PMML model element at the document's top.
 		Element string `json:"model"`
 		// Label is the PMML target's name, the label unless Metadata
-		// gives another.
+		// gives another; a clustering model has none.
 		Label  string   `json:"label"`
 		Inputs []string `json:"inputs"`
 		// TextInputs are the inputs of Inputs that are text (categorical
@@ -39,7 +39,7 @@ type fixture struct {
 	Rows []map[string]any `json:"rows"`
 	// Predictions are scikit-learn's: per row a []float64 of
 	// predict_proba in class order for a classifier, predict's float64
-	// for a regressor.
+	// for a regressor, the name of predict's cluster for a clustering.
 	Predictions []json.RawMessage `json:"predictions"`
 	// Classes are predict's answers of a classifier, one per row.
 	Classes []string `json:"classes"`
@@ -87,7 +87,22 @@ func (f *fixture) label() string {
 	if f.Metadata.Label != "" {
 		return f.Metadata.Label
 	}
-	return f.Schema.Label
+	if f.Schema.Label != "" {
+		return f.Schema.Label
+	}
+	return f.Metadata.LabelOrDefault()
+}
+
+// outputs are the columns the model answers.
+func (f *fixture) outputs() []string {
+	if f.Schema.Task == registry.Clustering {
+		return []string{"cluster"}
+	}
+	out := []string{"prediction(" + f.label() + ")"}
+	for _, c := range f.Schema.Classes {
+		out = append(out, "confidence("+c+")")
+	}
+	return out
 }
 
 // classProbs returns row i's expected confidences (classifiers).
@@ -98,6 +113,16 @@ func (f *fixture) classProbs(t testing.TB, i int) []float64 {
 		t.Fatalf("%s: prediction %d is not %d confidences: %s", f.Model, i, len(f.Schema.Classes), f.Predictions[i])
 	}
 	return p
+}
+
+// cluster returns row i's expected cluster (clusterings).
+func (f *fixture) cluster(t testing.TB, i int) string {
+	t.Helper()
+	var c string
+	if err := json.Unmarshal(f.Predictions[i], &c); err != nil {
+		t.Fatalf("%s: prediction %d is not a cluster's name: %s", f.Model, i, f.Predictions[i])
+	}
+	return c
 }
 
 // value returns row i's expected prediction (regressors).
@@ -235,10 +260,7 @@ func checkSchema(t *testing.T, f *fixture, s registry.ModelSchema) {
 	if !slices.Equal(s.Classes, want.Classes) {
 		t.Errorf("schema: classes %q, want %q", s.Classes, want.Classes)
 	}
-	outputs := []string{"prediction(" + label + ")"}
-	for _, c := range want.Classes {
-		outputs = append(outputs, "confidence("+c+")")
-	}
+	outputs := f.outputs()
 	var got []string
 	for _, c := range s.Outputs {
 		got = append(got, c.Name)
@@ -250,16 +272,23 @@ func checkSchema(t *testing.T, f *fixture, s registry.ModelSchema) {
 
 // compareFixture checks got, the answer for f's rows from first on, against
 // scikit-learn's: confidences within 1e-6 of predict_proba and the class
-// predict answers; regression values within 1e-6 relative.
+// predict answers; regression values within 1e-6 relative; the cluster
+// predict answers.
 func compareFixture(t *testing.T, f *fixture, got *registry.Table, first int) {
 	t.Helper()
-	label := "prediction(" + f.label() + ")"
+	label := f.outputs()[0]
 	pred, ok := got.Lookup(label)
 	if !ok {
 		t.Fatalf("no column %q in the answer", label)
 	}
 	for r := range got.Rows() {
 		i := first + r
+		if f.Schema.Task == registry.Clustering {
+			if v, ok := pred.Text(r); !ok || v != f.cluster(t, i) {
+				t.Errorf("row %d: cluster = %q (present %v), scikit-learn says %q", i, v, ok, f.cluster(t, i))
+			}
+			continue
+		}
 		if f.Schema.Task == registry.Regression {
 			want := f.value(t, i)
 			v, ok := pred.Number(r)

@@ -8,7 +8,8 @@ For every model NAME this writes, into the output directory:
                   the Go reader should derive, the input rows as a client
                   would post them and scikit-learn's own answers for them
                   (predict_proba per class and predict for a classifier,
-                  predict for a regressor)
+                  predict for a regressor, the cluster predict names for
+                  a clustering)
 
 No PMML exporter for scikit-learn is packaged for Debian, so this file is
 one: a small writer over xml.etree for the estimators it trains. It writes
@@ -16,12 +17,13 @@ what sklearn2pmml writes for them: a tree sends x <= threshold to its left
 child (SimplePredicate lessOrEqual), a forest averages its trees, gradient
 boosting sums its trees onto its initial estimate (and a binary classifier
 chains that sum into a logit RegressionModel), logistic regression is a
-RegressionModel, Gaussian naive Bayes a NaiveBayesModel.
+RegressionModel, Gaussian naive Bayes a NaiveBayesModel, k-means a
+ClusteringModel.
 
 Input rows are rounded to float32 before scikit-learn scores them, as its
 trees compare float32 features against float64 thresholds: a float32 row
 makes that comparison the same in float64, which PMML uses. Everything is
-deterministic (fixed seeds, one job), so running this again writes the same
+deterministic (fixed seeds, one thread), so running this again writes the same
 files; the Go test TestRegenerate checks that.
 
 Needs scikit-learn 1.2, numpy and pandas (Debian: python3-sklearn
@@ -30,23 +32,30 @@ python3-pandas). Run it as
   /usr/bin/python3 export.py [--out DIR]
 """
 
-import argparse
-import json
-import math
 import os
-import sys
-import xml.etree.ElementTree as ET
 
-import numpy as np
-import pandas as pd
-import sklearn
-from sklearn import datasets
-from sklearn.ensemble import (GradientBoostingClassifier, GradientBoostingRegressor,
+# One thread for BLAS and OpenMP, set before numpy loads them: a solver's
+# sums, and so its last digits, depend on how many threads share them.
+for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ[var] = "1"
+
+import argparse  # noqa: E402
+import json  # noqa: E402
+import math  # noqa: E402
+import sys  # noqa: E402
+import xml.etree.ElementTree as ET  # noqa: E402
+
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+import sklearn  # noqa: E402
+from sklearn import datasets  # noqa: E402
+from sklearn.cluster import KMeans  # noqa: E402
+from sklearn.ensemble import (GradientBoostingClassifier, GradientBoostingRegressor,  # noqa: E402
                               RandomForestClassifier, RandomForestRegressor)
-from sklearn.linear_model import LinearRegression, LogisticRegression
-from sklearn.model_selection import train_test_split
-from sklearn.naive_bayes import GaussianNB
-from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
+from sklearn.linear_model import LinearRegression, LogisticRegression  # noqa: E402
+from sklearn.model_selection import train_test_split  # noqa: E402
+from sklearn.naive_bayes import GaussianNB  # noqa: E402
+from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SEED = 20
@@ -92,7 +101,7 @@ def data_dictionary(root, inputs, target, classes=None, categorical=None):
     inputs (categorical maps a name to its values), and the target:
     categorical with classes, else continuous."""
     categorical = categorical or {}
-    dd = sub(root, "DataDictionary", numberOfFields=len(inputs) + 1)
+    dd = sub(root, "DataDictionary", numberOfFields=len(inputs) + (target is not None))
     for name in inputs:
         if name in categorical:
             f = sub(dd, "DataField", name=name, optype="categorical", dataType="string")
@@ -100,6 +109,8 @@ def data_dictionary(root, inputs, target, classes=None, categorical=None):
                 sub(f, "Value", value=v)
         else:
             sub(dd, "DataField", name=name, optype="continuous", dataType="double")
+    if target is None:
+        return
     if classes is not None:
         f = sub(dd, "DataField", name=target, optype="categorical", dataType="string")
         for c in classes:
@@ -291,6 +302,22 @@ def one_hot_regression(root, est, inputs, target, categorical, columns):
         sub(t, "NumericPredictor", name=name, coefficient=num(w))
 
 
+def kmeans(root, est, inputs):
+    """A ClusteringModel: KMeans assigns a row to the center nearest in
+    squared Euclidean distance; each cluster is named by its index."""
+    m = sub(root, "ClusteringModel", functionName="clustering", modelClass="centerBased",
+            numberOfClusters=len(est.cluster_centers_))
+    mining_schema(m, inputs)
+    cm = sub(m, "ComparisonMeasure", kind="distance")
+    sub(cm, "squaredEuclidean")
+    for name in inputs:
+        sub(m, "ClusteringField", field=name)
+    for k, center in enumerate(est.cluster_centers_):
+        c = sub(m, "Cluster", id=k, name=k)
+        a = sub(c, "Array", type="real", n=len(center))
+        a.text = " ".join(num(v) for v in center)
+
+
 # Fixtures.
 
 def rows_of(x):
@@ -310,7 +337,8 @@ def write(out, name, root, model_element, est, x, metadata, target, classes=None
         f.write(b"\n")
     encode = encode or (lambda d: d.to_numpy())
     inputs = list(x.columns)
-    schema = {"task": "classification" if classes is not None else "regression",
+    task = "clustering" if target is None else "classification" if classes is not None else "regression"
+    schema = {"task": task,
               "model": model_element, "label": target, "inputs": inputs, "trees": trees}
     text = [c for c in inputs if x[c].dtype == object]
     if text:
@@ -320,11 +348,13 @@ def write(out, name, root, model_element, est, x, metadata, target, classes=None
         schema["classes"] = classes
         fixture["predictions"] = [[float(p) for p in row] for row in est.predict_proba(encode(x))]
         fixture["classes"] = [classes[int(k)] for k in est.predict(encode(x))]
+    elif target is None:
+        fixture["predictions"] = [str(k) for k in est.predict(encode(x))]
     else:
         fixture["predictions"] = [float(v) for v in est.predict(encode(x))]
     # The answer's columns are named for the label, which is the target's
     # name unless the metadata gives another.
-    assert metadata.get("label", target) == target, "export.py: %s: the label is the PMML target's name" % name
+    assert target is None or metadata.get("label", target) == target, "export.py: %s: the label is the PMML target's name" % name
     with open(os.path.join(out, name + ".rows.json"), "w") as f:
         json.dump(fixture, f, indent=1, allow_nan=False)
         f.write("\n")
@@ -350,11 +380,19 @@ def iris(out):
     forest(root, est, inputs, target, classes)
     write(out, "iris_forest", root, "MiningModel", est, xte, {"label": target}, target, classes, trees=10)
 
-    est = LogisticRegression(max_iter=1000).fit(xtr.to_numpy(), ytr)
+    # A tight tolerance, so that the solver stops at the optimum and not
+    # at a point its arithmetic happened to reach.
+    est = LogisticRegression(max_iter=10000, tol=1e-10).fit(xtr.to_numpy(), ytr)
     root = document("multinomial LogisticRegression on the iris data set")
     data_dictionary(root, inputs, target, classes)
     logistic(root, est, inputs, target, classes)
     write(out, "iris_logistic", root, "RegressionModel", est, xte, {}, target, classes)
+
+    est = KMeans(n_clusters=3, n_init=10, random_state=SEED).fit(xtr.to_numpy())
+    root = document("KMeans of three clusters on the iris data set")
+    data_dictionary(root, inputs, None)
+    kmeans(root, est, inputs)
+    write(out, "iris_kmeans", root, "ClusteringModel", est, xte, {}, None)
 
     est = GaussianNB().fit(xtr.to_numpy(), ytr)
     root = document("GaussianNB on the iris data set")
@@ -379,7 +417,7 @@ def breast_cancer(out):
 
     # Scaled, so that the solver converges on the raw features.
     scale = xtr.std().to_numpy()
-    est = LogisticRegression(max_iter=5000, C=1.0).fit(xtr.to_numpy() / scale, ytr)
+    est = LogisticRegression(solver="newton-cholesky", max_iter=1000, tol=1e-12).fit(xtr.to_numpy() / scale, ytr)
     wrapped = Scaled(est, scale)
     root = document("binary LogisticRegression on the breast cancer data set")
     data_dictionary(root, inputs, target, classes)
