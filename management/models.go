@@ -278,7 +278,7 @@ func (h *Handler) getModelArtifact(w http.ResponseWriter, r *http.Request) error
 	if err != nil {
 		return err
 	}
-	contentType, ext := artifactType(data)
+	contentType, ext := artifactType(v.Schema.Format, data)
 	hd := w.Header()
 	hd.Set("Content-Type", contentType)
 	hd.Set("X-Content-Type-Options", "nosniff")
@@ -293,11 +293,14 @@ func (h *Handler) getModelArtifact(w http.ResponseWriter, r *http.Request) error
 	return nil
 }
 
-// artifactType names a model file's media type and file extension by its
-// first bytes: JSON (an object whose first member name is quoted), UBJSON
-// (an object whose first member is a UBJSON length or type marker),
-// anything else bytes.
-func artifactType(data []byte) (contentType, ext string) {
+// artifactType names a model file's media type and file extension: a PMML
+// document is XML; of other formats' files, by their first bytes, JSON (an
+// object whose first member name is quoted), UBJSON (an object whose first
+// member is a UBJSON length or type marker), anything else bytes.
+func artifactType(format string, data []byte) (contentType, ext string) {
+	if format == "pmml" {
+		return mediaXML, "pmml"
+	}
 	rest := bytes.TrimLeft(data, " \t\r\n")
 	if len(rest) == 0 || rest[0] != '{' {
 		return "application/octet-stream", "bin"

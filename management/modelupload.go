@@ -25,6 +25,8 @@ import (
 const (
 	mediaOctetStream = "application/octet-stream"
 	mediaUBJSON      = "application/ubjson"
+	mediaXML         = "application/xml" // PMML, as RFC 7303 names XML
+	mediaTextXML     = "text/xml"
 	mediaMultipart   = "multipart/form-data"
 )
 
@@ -117,9 +119,9 @@ func (h *Handler) readUpload(r *http.Request) ([]byte, registry.ModelMetadata, *
 	if err == nil && mt == mediaMultipart {
 		return h.readMultipartUpload(r, params["boundary"])
 	}
-	if err != nil || (mt != mediaOctetStream && mt != mediaUBJSON && !isMediaType(ct, mediaJSON)) {
+	if err != nil || (mt != mediaOctetStream && mt != mediaUBJSON && mt != mediaXML && mt != mediaTextXML && !isMediaType(ct, mediaJSON)) {
 		return nil, registry.ModelMetadata{}, nil, httperr.New(httperr.TypeUnsupportedMediaType,
-			httperr.MediaTypeMessage("a model is sent as Content-Type: application/json, application/ubjson or application/octet-stream (the file alone), or multipart/form-data (the file and its metadata)", ct))
+			httperr.MediaTypeMessage("a model is sent as Content-Type: application/json, application/ubjson, application/xml, text/xml or application/octet-stream (the file alone), or multipart/form-data (the file and its metadata)", ct))
 	}
 	q, err := uploadQuery(r)
 	if err != nil {

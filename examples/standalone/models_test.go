@@ -107,6 +107,18 @@ func TestPMMLUpload(t *testing.T) {
 	if w.Code != http.StatusOK || !strings.Contains(body, `"prediction(species)":"setosa"`) || !strings.Contains(body, `"confidence(virginica)":`) {
 		t.Errorf("the PMML model endpoint answered %d %s, want setosa and a confidence per class", w.Code, body)
 	}
+
+	// Sent alone, a PMML file is XML, and comes back as XML.
+	if w := serve(srv, "POST", "/api/v1/models/forest/versions", token, "application/xml; charset=utf-8", artifact); w.Code != http.StatusCreated {
+		t.Fatalf("the PMML file sent as application/xml answered %d %s, want 201", w.Code, w.Body)
+	}
+	w = serve(srv, "GET", "/api/v1/models/forest/versions/1/artifact", token, "", nil)
+	if w.Code != http.StatusOK || !bytes.Equal(w.Body.Bytes(), artifact) {
+		t.Fatalf("the PMML artifact answered %d with %d bytes, want 200 and the %d bytes uploaded", w.Code, w.Body.Len(), len(artifact))
+	}
+	if ct, cd := w.Header().Get("Content-Type"), w.Header().Get("Content-Disposition"); ct != "application/xml" || cd != `attachment; filename="forest-1.pmml"` {
+		t.Errorf("the PMML artifact is sent as %q, %q; want application/xml, forest-1.pmml", ct, cd)
+	}
 }
 
 // upload posts artifact with meta as version of the model iris.
