@@ -1,0 +1,11 @@
+// Package modeltest holds what the tests of the model formats share to prove
+// an evaluator against the library that trained its fixtures: the Python
+// interpreter that library runs in, the fixture files a generator script
+// writes (NAME.rows.json beside each model), scoring a fixture's rows and
+// comparing the answers with the library's own within its tolerances.
+//
+// Only tests import it. A format's tests keep what is theirs (the fixture's
+// JSON shape, the table a client would send, the schema to expect) and call
+// these functions for the rest, so every format is held to the same
+// tolerances and the same skip-or-fail rule of [testenv.SkipOrFail].
+package modeltest

@@ -1,0 +1,96 @@
+package modeltest
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/scorehub/scorehub/registry"
+)
+
+// Load reads the model file dir/file, checks that format detects it, and
+// loads it with a copy of meta, failing t where any step fails.
+func Load(t testing.TB, format registry.ModelFormat, dir, file string, meta registry.ModelMetadata) *registry.LoadedModel {
+	t.Helper()
+	artifact, err := os.ReadFile(filepath.Join(dir, file))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !format.Detect(artifact) {
+		t.Fatalf("Detect(%s) = false, want true", file)
+	}
+	m, err := format.Load(artifact, meta.Clone())
+	if err != nil {
+		t.Fatalf("Load(%s): %v", file, err)
+	}
+	return m
+}
+
+// Table builds the table a client would send for fixture rows first to
+// last-1: cols, a column per input the format's test makes from the
+// fixture, then
+// a text column "id" ("row 0", "row 1", …) the model does not read, which
+// it must answer around.
+func Table(t testing.TB, first, last int, cols ...registry.Column) *registry.Table {
+	t.Helper()
+	n := last - first
+	ids := make([]string, n)
+	for i := range ids {
+		ids[i] = fmt.Sprintf("row %d", first+i)
+	}
+	tab, err := registry.NewTable(n, append(slices.Clip(cols), registry.TextColumn("id", ids, nil))...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tab
+}
+
+// Outputs are the columns a classifier or regressor answers:
+// prediction(LABEL), then confidence(CLASS) for each of classes.
+func Outputs(label string, classes []string) []string {
+	out := []string{"prediction(" + label + ")"}
+	for _, c := range classes {
+		out = append(out, "confidence("+c+")")
+	}
+	return out
+}
+
+// Names are the names a model's schema should hold.
+type Names struct {
+	// Label is the schema's label.
+	Label string
+	// Inputs are its inputs' names, in order.
+	Inputs []string
+	// Classes are a classifier's classes, in order; nil for others.
+	Classes []string
+	// Outputs are the names of the columns it answers, in order.
+	Outputs []string
+}
+
+// CheckNames reports to t where s's label, input names, classes or output
+// names differ from want's. The kinds of inputs are the format's to check.
+func CheckNames(t testing.TB, s registry.ModelSchema, want Names) {
+	t.Helper()
+	if s.Label != want.Label {
+		t.Errorf("schema: label %q, want %q", s.Label, want.Label)
+	}
+	var inputs []string
+	for _, c := range s.Inputs {
+		inputs = append(inputs, c.Name)
+	}
+	if !slices.Equal(inputs, want.Inputs) {
+		t.Errorf("schema: inputs %q, want %q", inputs, want.Inputs)
+	}
+	if !slices.Equal(s.Classes, want.Classes) {
+		t.Errorf("schema: classes %q, want %q", s.Classes, want.Classes)
+	}
+	var outputs []string
+	for _, c := range s.Outputs {
+		outputs = append(outputs, c.Name)
+	}
+	if !slices.Equal(outputs, want.Outputs) {
+		t.Errorf("schema: outputs %q, want %q", outputs, want.Outputs)
+	}
+}
