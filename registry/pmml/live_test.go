@@ -1,39 +1,27 @@
 package pmml_test
 
 import (
-	"bytes"
 	"fmt"
 	"math"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
-	"strings"
 	"testing"
 
-	"github.com/scorehub/scorehub/internal/testenv"
+	"github.com/scorehub/scorehub/internal/modeltest"
 )
 
-// python is the interpreter Debian's python3-sklearn and python3-pandas
-// install into; the python3 first on PATH may be another build without them.
-const python = "/usr/bin/python3"
-
-// requirePython ends t unless python can import scikit-learn 1.2 and
-// pandas, as testenv.SkipOrFail rules.
-func requirePython(t testing.TB) {
-	t.Helper()
-	if _, err := os.Stat(python); err != nil {
-		testenv.SkipOrFail(t, "%s is missing: install python3-sklearn python3-pandas to test against scikit-learn itself", python)
-	}
-	out, err := exec.Command(python, "-c", "import pandas, sklearn; print(sklearn.__version__)").CombinedOutput()
-	if err != nil {
-		testenv.SkipOrFail(t, "%s cannot import sklearn and pandas (install python3-sklearn python3-pandas): %s", python, bytes.TrimSpace(out))
-	}
-	if v := strings.TrimSpace(string(out)); !strings.HasPrefix(v, "1.2.") {
-		testenv.SkipOrFail(t, "the fixtures come from scikit-learn 1.2; %s has scikit-learn %s", python, v)
-	}
+// python is the interpreter with the scikit-learn that trained the
+// fixtures, and the pandas export.py prepares their data with.
+var python = modeltest.Python{
+	Path:     "/usr/bin/python3",
+	Imports:  []string{"pandas", "sklearn"},
+	Packages: "python3-sklearn python3-pandas",
+	Module:   "sklearn",
+	Library:  "scikit-learn",
+	Version:  "1.2",
 }
 
 // TestRegenerate runs testdata/export.py against the installed scikit-learn
@@ -42,15 +30,12 @@ func requirePython(t testing.TB) {
 // another order). The reader is then checked against the freshly computed
 // answers too.
 func TestRegenerate(t *testing.T) {
-	requirePython(t)
+	python.Require(t)
 	out := t.TempDir()
-	cmd := exec.Command(python, filepath.Join("testdata", "export.py"), "--out", out)
-	if b, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("export.py: %v\n%s", err, b)
-	}
+	python.Run(t, filepath.Join("testdata", "export.py"), "--out", out)
 
-	committed := fixtureNames(t, "testdata")
-	if fresh := fixtureNames(t, out); !slices.Equal(fresh, committed) {
+	committed := modeltest.FixtureNames(t, "testdata")
+	if fresh := modeltest.FixtureNames(t, out); !slices.Equal(fresh, committed) {
 		t.Fatalf("export.py writes the fixtures %q; testdata holds %q (run it to update testdata)", fresh, committed)
 	}
 	for _, name := range committed {

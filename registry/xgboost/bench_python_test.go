@@ -82,8 +82,8 @@ func BenchmarkBreastCancer10k(b *testing.B) {
 // one run of the benchmarks compares the two. Its ns/op and rows/s are
 // XGBoost's, timed in Python around the predictions alone.
 func BenchmarkBreastCancer10kXGBoost(b *testing.B) {
-	if _, err := os.Stat(python); err != nil {
-		b.Skipf("%s is missing: install python3-xgboost to compare with XGBoost", python)
+	if _, err := os.Stat(python.Path); err != nil {
+		b.Skipf("%s is missing: install python3-xgboost to compare with XGBoost", python.Path)
 	}
 	f, rows := breastCancer10k(b)
 	buf := make([]byte, 0, 8*len(rows)*len(f.Schema.Inputs))
@@ -96,7 +96,7 @@ func BenchmarkBreastCancer10kXGBoost(b *testing.B) {
 	if err := os.WriteFile(data, buf, 0o600); err != nil {
 		b.Fatal(err)
 	}
-	cmd := exec.Command(python, filepath.Join("testdata", "inplace_predict.py"),
+	cmd := exec.Command(python.Path, filepath.Join("testdata", "inplace_predict.py"),
 		filepath.Join("testdata", benchModel+".json"), data, strconv.Itoa(len(f.Schema.Inputs)), strconv.Itoa(b.N))
 	cmd.Env = append(os.Environ(), "OMP_NUM_THREADS=1")
 	cmd.Stderr = os.Stderr

@@ -6,35 +6,23 @@ import (
 	"fmt"
 	"math"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
-	"strings"
 	"testing"
 
-	"github.com/scorehub/scorehub/internal/testenv"
+	"github.com/scorehub/scorehub/internal/modeltest"
 )
 
-// python is the interpreter Debian's python3-xgboost, python3-sklearn and
-// python3-pandas install into; the python3 first on PATH may be another
-// build without them.
-const python = "/usr/bin/python3"
-
-// requirePython ends t unless python can import xgboost 1.7, scikit-learn
-// and pandas, as testenv.SkipOrFail rules.
-func requirePython(t testing.TB) {
-	t.Helper()
-	if _, err := os.Stat(python); err != nil {
-		testenv.SkipOrFail(t, "%s is missing: install python3-xgboost python3-sklearn python3-pandas to test against XGBoost itself", python)
-	}
-	out, err := exec.Command(python, "-c", "import sklearn, pandas, xgboost; print(xgboost.__version__)").CombinedOutput()
-	if err != nil {
-		testenv.SkipOrFail(t, "%s cannot import xgboost, sklearn and pandas (install python3-xgboost python3-sklearn python3-pandas): %s", python, bytes.TrimSpace(out))
-	}
-	if v := strings.TrimSpace(string(out)); !strings.HasPrefix(v, "1.7.") {
-		testenv.SkipOrFail(t, "the fixtures come from xgboost 1.7; %s has xgboost %s", python, v)
-	}
+// python is the interpreter with the XGBoost that wrote the fixtures, and
+// the scikit-learn and pandas gen.py prepares their data with.
+var python = modeltest.Python{
+	Path:     "/usr/bin/python3",
+	Imports:  []string{"sklearn", "pandas", "xgboost"},
+	Packages: "python3-xgboost python3-sklearn python3-pandas",
+	Module:   "xgboost",
+	Library:  "XGBoost",
+	Version:  "1.7",
 }
 
 // TestRegenerate runs testdata/gen.py against the installed XGBoost and
@@ -42,15 +30,12 @@ func requirePython(t testing.TB) {
 // same files, the same trees and the same predictions (within 1e-6), and
 // that the reader agrees with the freshly computed predictions too.
 func TestRegenerate(t *testing.T) {
-	requirePython(t)
+	python.Require(t)
 	out, examples := t.TempDir(), t.TempDir()
-	cmd := exec.Command(python, filepath.Join("testdata", "gen.py"), "--out", out, "--examples", examples)
-	if b, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("gen.py: %v\n%s", err, b)
-	}
+	python.Run(t, filepath.Join("testdata", "gen.py"), "--out", out, "--examples", examples)
 
-	committed := fixtureNames(t, "testdata")
-	if fresh := fixtureNames(t, out); !slices.Equal(fresh, committed) {
+	committed := modeltest.FixtureNames(t, "testdata")
+	if fresh := modeltest.FixtureNames(t, out); !slices.Equal(fresh, committed) {
 		t.Fatalf("gen.py writes the fixtures %q; testdata holds %q (run it to update testdata)", fresh, committed)
 	}
 	for _, name := range committed {
