@@ -37,10 +37,10 @@ func Classifier(label string, classes []string, predict PredictFunc) (Process, e
 		}
 		seen[c] = true
 	}
-	names := make([]string, len(classes)+1)
-	names[0] = "prediction(" + label + ")"
-	for k, c := range classes {
-		names[k+1] = "confidence(" + c + ")"
+	outputs := ClassifierOutputs(label, classes)
+	names := make([]string, len(outputs))
+	for i, o := range outputs {
+		names[i] = o.Name
 	}
 	c := &classifier{classes: append([]string(nil), classes...), names: names, predict: predict}
 	if len(names) > indexThreshold {
@@ -54,6 +54,19 @@ func Classifier(label string, classes []string, predict PredictFunc) (Process, e
 		}
 	}
 	return c, nil
+}
+
+// ClassifierOutputs returns the result columns a [Classifier] of label and
+// classes answers, in its order: "prediction(<label>)" (text), then one
+// "confidence(<class>)" (number) per class. A model format or a catalog
+// entry states its outputs with it.
+func ClassifierOutputs(label string, classes []string) []ColumnSpec {
+	out := make([]ColumnSpec, 0, len(classes)+1)
+	out = append(out, ColumnSpec{Name: "prediction(" + label + ")", Kind: Text})
+	for _, c := range classes {
+		out = append(out, ColumnSpec{Name: "confidence(" + c + ")", Kind: Number})
+	}
+	return out
 }
 
 // classifier is the Process Classifier returns. Score allocates only what

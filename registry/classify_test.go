@@ -253,3 +253,40 @@ func TestClassifierOneRow(t *testing.T) {
 		})
 	}
 }
+
+// TestClassifierOutputs: the columns a format states for a classifier are
+// the ones the Classifier answers, names, kinds and order.
+func TestClassifierOutputs(t *testing.T) {
+	classes := []string{"setosa", "versicolor"}
+	p, err := registry.Classifier("species", classes, func(ctx context.Context, in registry.Input, probs []float64) error {
+		probs[0], probs[1] = 0.25, 0.75
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	in, err := registry.NewTable(1, registry.NumberColumn("x", []float64{1}, nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := p.Score(context.Background(), registry.Input{Table: in})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []registry.ColumnSpec
+	for i := range res.NumColumns() {
+		c := res.Column(i)
+		got = append(got, registry.ColumnSpec{Name: c.Name, Kind: c.Kind})
+	}
+	want := []registry.ColumnSpec{
+		{Name: "prediction(species)", Kind: registry.Text},
+		{Name: "confidence(setosa)", Kind: registry.Number},
+		{Name: "confidence(versicolor)", Kind: registry.Number},
+	}
+	if diff := cmp.Diff(want, registry.ClassifierOutputs("species", classes)); diff != "" {
+		t.Errorf("ClassifierOutputs (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("the Classifier answered other columns (-want +got):\n%s", diff)
+	}
+}

@@ -114,10 +114,7 @@ func Iris() (registry.ProcessInfo, error) {
 	for f, name := range irisFeatures {
 		input[f] = registry.ColumnSpec{Name: name, Kind: registry.Number, Required: true}
 	}
-	output := []registry.ColumnSpec{{Name: "prediction(species)", Kind: registry.Text}}
-	for _, c := range classes {
-		output = append(output, registry.ColumnSpec{Name: "confidence(" + c + ")", Kind: registry.Number})
-	}
+	output := registry.ClassifierOutputs("species", classes)
 	return registry.ProcessInfo{
 		Name:        IrisName,
 		Description: "Iris species from sepal and petal measurements (cm): Gaussian naive Bayes trained on Fisher's iris data.",

@@ -96,10 +96,7 @@ func newScorer(doc *document, h *modelHeader, name string, m model, fs *fieldSet
 		proc = p
 		schema.Task = registry.Classification
 		schema.Classes = classes
-		schema.Outputs = append(schema.Outputs, registry.ColumnSpec{Name: predName, Kind: registry.Text})
-		for _, c := range classes {
-			schema.Outputs = append(schema.Outputs, registry.ColumnSpec{Name: "confidence(" + c + ")", Kind: registry.Number})
-		}
+		schema.Outputs = registry.ClassifierOutputs(label, classes)
 	case "regression":
 		if len(meta.Classes) > 0 {
 			return nil, invalidf("the metadata names classes, but the %s is a regression", name)

@@ -137,10 +137,7 @@ func (f *LinearFormat) Load(artifact []byte, meta registry.ModelMetadata) (*regi
 		if err != nil {
 			return nil, registry.ModelErrorf(registry.ErrModelInvalid, "%v", err)
 		}
-		schema.Outputs = []registry.ColumnSpec{{Name: "prediction(" + label + ")", Kind: registry.Text}}
-		for _, c := range meta.Classes {
-			schema.Outputs = append(schema.Outputs, registry.ColumnSpec{Name: "confidence(" + c + ")", Kind: registry.Number})
-		}
+		schema.Outputs = registry.ClassifierOutputs(label, meta.Classes)
 		lm.Process = p
 	default:
 		return nil, registry.ModelErrorf(registry.ErrModelInvalid, "a linear classifier has two classes, not %d", len(meta.Classes))

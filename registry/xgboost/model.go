@@ -439,10 +439,7 @@ func (m *model) loaded(f *file, meta registry.ModelMetadata, lim Limits) (*regis
 		proc = p
 		schema.Task = registry.Classification
 		schema.Classes = classes
-		schema.Outputs = append(schema.Outputs, registry.ColumnSpec{Name: prediction, Kind: registry.Text})
-		for _, c := range classes {
-			schema.Outputs = append(schema.Outputs, registry.ColumnSpec{Name: "confidence(" + c + ")", Kind: registry.Number})
-		}
+		schema.Outputs = registry.ClassifierOutputs(label, classes)
 	} else {
 		if len(meta.Classes) > 0 {
 			return nil, invalid("the metadata names classes, but the model is a regressor (objective %q)", m.objName)
