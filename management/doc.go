@@ -165,6 +165,7 @@
 //	model_limit_exceeded     422 a model file past one of its format's limits
 //	verification_failed      422 an upload's verification rows scored otherwise than expected
 //	unavailable              503 the store cannot be read (readiness) or is closed
+//	store_unavailable        503 with Retry-After: the store cannot be reached for now; nothing changed
 //	internal_error           500 the cause is logged, never sent
 //
 // # Logging

@@ -58,6 +58,10 @@ type fixtureOptions struct {
 	store    *registry.MemStore        // the registry's store; nil for a new one
 	noFormat bool                      // register no model format
 	formats  []registry.ModelFormat    // registered after registrytest.LinearFormat
+	// wrapStore and wrapJobs, when set, put something between the
+	// registry and its store, and between the jobs runner and its store.
+	wrapStore func(registry.Store) registry.Store
+	wrapJobs  func(registry.JobStore) registry.JobStore
 }
 
 // withStore builds the registry over s, which may hold records already.
@@ -141,7 +145,11 @@ func newFixture(t testing.TB, opts ...func(*fixtureOptions)) *fixture {
 	if f.store == nil {
 		f.store = registry.NewMemStore(registry.StoreOptions{})
 	}
-	if f.reg, err = registry.New(ctx, cat, f.store); err != nil {
+	var store registry.Store = f.store
+	if o.wrapStore != nil {
+		store = o.wrapStore(store)
+	}
+	if f.reg, err = registry.New(ctx, cat, store); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { f.reg.Close() })
@@ -198,7 +206,11 @@ func newFixture(t testing.TB, opts ...func(*fixtureOptions)) *fixture {
 	cfg.Registry, cfg.Queues, cfg.Verifier, cfg.Logger = f.reg, scorer.Queues(), verifier, logger
 	if !o.noJobs {
 		f.jobStore = registry.NewMemJobStore(registry.StoreOptions{})
-		jcfg := scoring.JobsConfig{Registry: f.reg, Queues: scorer.Queues(), Store: f.jobStore, Logger: logger, Authorize: authorize}
+		var jobStore registry.JobStore = f.jobStore
+		if o.wrapJobs != nil {
+			jobStore = o.wrapJobs(jobStore)
+		}
+		jcfg := scoring.JobsConfig{Registry: f.reg, Queues: scorer.Queues(), Store: jobStore, Logger: logger, Authorize: authorize}
 		if o.jobs != nil {
 			o.jobs(&jcfg)
 		}

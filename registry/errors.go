@@ -1,6 +1,9 @@
 package registry
 
-import "fmt"
+import (
+	"fmt"
+	"time"
+)
 
 // Type codes of this package's errors, as the HTTP edge reads them through
 // ErrorType. The table that turns them into statuses is the edge's.
@@ -14,6 +17,7 @@ const (
 	typeDisabled       = "endpoint_disabled"
 	typeProcessMissing = "process_unavailable"
 	typeUnavailable    = "unavailable"
+	typeStoreDown      = "store_unavailable"
 	typeJobQuota       = "job_quota_exceeded"
 	typeStorageFull    = "storage_full"
 	typeModelFormat    = "unsupported_model_format"
@@ -68,9 +72,22 @@ var (
 	// scored differently from the predictions the upload expected.
 	ErrVerification error = &sentinel{"registry: model verification failed", typeVerification,
 		"the model does not reproduce the expected predictions"}
+	// ErrStoreUnavailable reports a store that cannot be reached for now:
+	// a database that is down, restarting or unreachable. A store wraps
+	// the cause of such a failure in it (fmt.Errorf("…: %w: %w",
+	// ErrStoreUnavailable, err)); the write it answers was not
+	// acknowledged, and may be sent again once the store is back, as its
+	// RetryAfter says. Scoring reads the last snapshot and does not see
+	// it; an HTTP edge answers 503 store_unavailable with Retry-After.
+	ErrStoreUnavailable error = &passing{sentinel{"registry: store unavailable", typeStoreDown,
+		"the store cannot be reached; nothing was changed; retry later"}, storeRetryAfter}
 	// ErrClosed reports use of a closed store or registry.
 	ErrClosed error = &sentinel{"registry: store closed", typeUnavailable, "the service is shutting down"}
 )
+
+// storeRetryAfter is when a client refused with [ErrStoreUnavailable] is
+// told to try again: about when a restarted database takes connections.
+const storeRetryAfter = 2 * time.Second
 
 // sentinel is one of the sentinel errors: its text for logs, its type code
 // and a sentence for a client that names nothing in particular.
@@ -79,6 +96,15 @@ type sentinel struct{ text, typ, client string }
 func (e *sentinel) Error() string         { return e.text }
 func (e *sentinel) ErrorType() string     { return e.typ }
 func (e *sentinel) ClientMessage() string { return e.client }
+
+// passing is a sentinel of a failure that passes, with when to try again.
+type passing struct {
+	sentinel
+	after time.Duration
+}
+
+// RetryAfter is when a request refused with the error may be sent again.
+func (e *passing) RetryAfter() time.Duration { return e.after }
 
 // detailed is a sentinel with a sentence about the record at fault: the
 // sentence is what a client is told, the sentinel what callers match.
@@ -95,7 +121,7 @@ func errorf(kind error, format string, args ...any) error {
 
 func (e *detailed) Error() string         { return "registry: " + e.msg }
 func (e *detailed) Unwrap() error         { return e.kind }
-func (e *detailed) ErrorType() string     { return e.kind.(*sentinel).typ }
+func (e *detailed) ErrorType() string     { return e.kind.(interface{ ErrorType() string }).ErrorType() }
 func (e *detailed) ClientMessage() string { return e.msg }
 
 // ConflictError is returned by a write whose revision is stale. It matches

@@ -29,6 +29,13 @@ import (
 //   - Jobs that had not ended when the registry was made were interrupted
 //     by the stop of the server that ran them: [NewJobRegistry] ends them
 //     ERROR, type "interrupted".
+//   - Over a store that replicas share ([NewSharedJobRegistry]), a job
+//     belongs to the replica that creates it and claims it as it starts
+//     ([Job.Replica]), under a lease ([Job.LeaseExpires]) that replica
+//     renews ([JobRegistry.Renew]); another replica asks for a stop in the
+//     store ([JobRegistry.RequestStop]) and ends the job ERROR, type
+//     "interrupted", only once its lease has lapsed
+//     ([JobRegistry.EndLapsed]).
 //
 // The time comes from the [StoreOptions] of a store of this package, else
 // the wall clock, in UTC. A JobRegistry is safe for concurrent use: a
@@ -38,6 +45,7 @@ import (
 type JobRegistry struct {
 	store JobStore
 	now   func() time.Time
+	lease JobLease // zero Replica: the store is this process's alone
 	// finish serializes the quota check and the write of Finish, so that
 	// two results cannot both fit the last room.
 	finish sync.Mutex
@@ -62,12 +70,80 @@ type JobRetention struct {
 	MaxEnded int
 }
 
+// DefaultJobLease is how long a replica's claim on a job lasts without
+// renewal when [JobLease.Duration] is zero.
+const DefaultJobLease = 15 * time.Second
+
+// JobLease configures a [JobRegistry] over a store that several server
+// replicas share, such as a database.
+type JobLease struct {
+	// Replica names this replica in the jobs it runs ([Job.Replica]).
+	// Required: a name (see [ValidName]) that no other live replica uses
+	// and that this replica's next start will not use (a replica started
+	// again under its old name would end the jobs of its previous life as
+	// soon as it starts, which is right, but a second live replica under
+	// the same name would end the first one's jobs).
+	Replica string
+	// Duration is how long a claim on a job lasts without renewal: a job
+	// whose replica stopped (crashed, lost the store) is ended ERROR,
+	// "interrupted", by another replica that long after the last renewal.
+	// Zero means [DefaultJobLease]; a replica renews its claims when less
+	// than two thirds of it remain, so renew at least every third of it.
+	Duration time.Duration
+}
+
 // NewJobRegistry returns a JobRegistry over store and ends, as ERROR, the
 // jobs store holds that have not ended: no job vanishes, and none stays
 // running forever after a crash. It assumes that no other process runs the
-// store's jobs, as a [FileJobStore]'s lock ensures; closing the store is
-// the caller's.
+// store's jobs, as a [FileJobStore]'s lock ensures; for a store that
+// replicas share, use [NewSharedJobRegistry]. Closing the store is the
+// caller's.
 func NewJobRegistry(ctx context.Context, store JobStore) (*JobRegistry, error) {
+	r, err := newJobRegistry(store)
+	if err != nil {
+		return nil, err
+	}
+	all, _, err := store.Jobs(ctx, JobFilter{})
+	if err != nil {
+		return nil, fmt.Errorf("registry: read jobs: %w", err)
+	}
+	slices.SortFunc(all, func(a, b Job) int { return strings.Compare(a.ID, b.ID) })
+	for _, j := range all {
+		if err := r.interrupt(ctx, j, func(Job) bool { return true }); err != nil {
+			return nil, err
+		}
+	}
+	return r, nil
+}
+
+// NewSharedJobRegistry returns a JobRegistry over a store that other
+// replicas, each with a JobRegistry of its own, share: the jobs of other
+// replicas are left to them while their leases hold. It ends, as ERROR,
+// type "interrupted", the jobs whose lease has lapsed, those of a previous
+// life of this replica (l.Replica) and those stored without a replica.
+func NewSharedJobRegistry(ctx context.Context, store JobStore, l JobLease) (*JobRegistry, error) {
+	switch {
+	case !ValidName(l.Replica):
+		return nil, fmt.Errorf("registry: JobLease.Replica %q is not a valid name", l.Replica)
+	case l.Duration < 0:
+		return nil, errors.New("registry: JobLease.Duration must not be negative")
+	}
+	if l.Duration == 0 {
+		l.Duration = DefaultJobLease
+	}
+	r, err := newJobRegistry(store)
+	if err != nil {
+		return nil, err
+	}
+	r.lease = l
+	mine := func(j Job) bool { return j.Replica == l.Replica }
+	if _, err := r.endLapsed(ctx, mine); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+func newJobRegistry(store JobStore) (*JobRegistry, error) {
 	if store == nil {
 		return nil, errors.New("registry: NewJobRegistry needs a store")
 	}
@@ -75,23 +151,12 @@ func NewJobRegistry(ctx context.Context, store JobStore) (*JobRegistry, error) {
 	if c, ok := store.(interface{ now() time.Time }); ok {
 		r.now = c.now // StoreOptions.Now of this package's stores
 	}
-	all, _, err := store.Jobs(ctx, JobFilter{})
-	if err != nil {
-		return nil, fmt.Errorf("registry: read jobs: %w", err)
-	}
-	slices.SortFunc(all, func(a, b Job) int { return strings.Compare(a.ID, b.ID) })
-	interrupted := interruptedJobError()
-	for _, j := range all {
-		if j.State.Final() {
-			continue
-		}
-		if _, err := r.Update(ctx, j.ID, JobError, &interrupted, nil); err != nil &&
-			!errors.Is(err, ErrJobTransition) && !errors.Is(err, ErrNotFound) {
-			return nil, fmt.Errorf("registry: end interrupted job %q: %w", j.ID, err)
-		}
-	}
 	return r, nil
 }
+
+// Replica returns the name of this replica, empty when the store is not
+// shared.
+func (r *JobRegistry) Replica() string { return r.lease.Replica }
 
 // interruptedJobError is the Error of a job that was PENDING or RUNNING
 // when its server stopped.
@@ -103,12 +168,106 @@ func interruptedJobError() JobErrorInfo {
 	}
 }
 
+// interrupt ends j ERROR, "interrupted", if it has not ended and, as read
+// again before each attempt, ended(j) holds. A job that ended or vanished
+// meanwhile is left alone.
+func (r *JobRegistry) interrupt(ctx context.Context, j Job, ended func(Job) bool) error {
+	if j.State.Final() {
+		return nil
+	}
+	info := interruptedJobError()
+	_, err := r.change(ctx, j.ID, func(cur Job, now time.Time) (Job, bool, error) {
+		if cur.State.Final() || !ended(cur) {
+			return cur, false, nil
+		}
+		next, err := cur.Transition(JobError, now, &info)
+		return next, true, err
+	}, nil)
+	if err != nil && !errors.Is(err, ErrJobTransition) && !errors.Is(err, ErrNotFound) {
+		return fmt.Errorf("registry: end interrupted job %q: %w", j.ID, err)
+	}
+	return nil
+}
+
+// EndLapsed ends, as ERROR, type "interrupted", the jobs of other replicas
+// whose lease has lapsed: their replica stopped, or lost the store, before
+// they ended. It returns how many it ended. A lease renewed between the
+// read and the write is seen: the job is read again, and left alone. Over
+// a store that is not shared it does nothing.
+func (r *JobRegistry) EndLapsed(ctx context.Context) (int, error) {
+	if r.lease.Replica == "" {
+		return 0, nil
+	}
+	return r.endLapsed(ctx, func(Job) bool { return false })
+}
+
+// endLapsed ends the jobs whose lease has lapsed, and those mine selects
+// whatever their lease.
+func (r *JobRegistry) endLapsed(ctx context.Context, mine func(Job) bool) (int, error) {
+	lapsed := func(j Job) bool {
+		if mine(j) {
+			return true
+		}
+		return j.Replica != r.lease.Replica && !j.LeaseExpires.After(r.now())
+	}
+	n := 0
+	for _, state := range []JobState{JobPending, JobRunning} {
+		jobs, _, err := r.store.Jobs(ctx, JobFilter{State: state})
+		if err != nil {
+			return n, fmt.Errorf("registry: read jobs: %w", err)
+		}
+		for _, j := range jobs {
+			if !lapsed(j) {
+				continue
+			}
+			if err := r.interrupt(ctx, j, lapsed); err != nil {
+				return n, err
+			}
+			n++
+		}
+	}
+	return n, nil
+}
+
+// change applies decide to the job id as stored and writes what it
+// decides, at the revision it read: when another writer changed the job
+// in between, it reads the job again and decides afresh. decide returns
+// the next job and whether to write it; change stamps the next revision.
+// result is stored with the write. It returns the job as stored.
+func (r *JobRegistry) change(ctx context.Context, id string, decide func(cur Job, now time.Time) (Job, bool, error), result []byte) (Job, error) {
+	for range maxStale {
+		cur, err := r.store.Job(ctx, id)
+		if err != nil {
+			return Job{}, err
+		}
+		next, write, err := decide(cur, r.now())
+		if err != nil || !write {
+			return next, err
+		}
+		next = next.clone() // what decide was given is the caller's
+		next.Revision = cur.Revision + 1
+		switch err := r.store.UpdateJob(ctx, cur.Revision, next, result); {
+		case errors.Is(err, ErrStale):
+			continue // another writer changed the job: decide again
+		case err != nil:
+			return Job{}, err
+		}
+		return next, nil
+	}
+	return Job{}, errorf(ErrStale, "job %q kept changing", id)
+}
+
 // Create stores j as a new PENDING job and returns it as stored.
 func (r *JobRegistry) Create(ctx context.Context, j Job) (Job, error) {
 	if err := j.validate(); err != nil {
 		return Job{}, err
 	}
-	j.State, j.CreatedAt, j.StartedAt, j.FinishedAt, j.Error = JobPending, r.now(), time.Time{}, time.Time{}, nil
+	now := r.now()
+	j.Revision, j.State, j.CreatedAt, j.StartedAt, j.FinishedAt, j.Error = 1, JobPending, now, time.Time{}, time.Time{}, nil
+	j.Replica, j.LeaseExpires, j.StopRequested = "", time.Time{}, false
+	if r.lease.Replica != "" {
+		j.Replica, j.LeaseExpires = r.lease.Replica, now.Add(r.lease.Duration)
+	}
 	if err := r.store.CreateJob(ctx, j); err != nil {
 		return Job{}, err
 	}
@@ -119,34 +278,61 @@ func (r *JobRegistry) Create(ctx context.Context, j Job) (Job, error) {
 // other than FINISHED and result as its result when it ends FINISHED, and
 // returns it as stored. It fails with [ErrNotFound] for an unknown job and
 // with [ErrJobTransition] when the job's life does not allow the change.
+// Over a shared store, the move to RUNNING is this replica's claim on the
+// job: it names this replica and starts a lease.
 func (r *JobRegistry) Update(ctx context.Context, id string, to JobState, jerr *JobErrorInfo, result []byte) (Job, error) {
 	if to != JobFinished {
 		result = nil
 	} else if result == nil {
 		result = []byte{}
 	}
-	for range maxStale {
-		cur, err := r.store.Job(ctx, id)
+	return r.change(ctx, id, func(cur Job, now time.Time) (Job, bool, error) {
+		next, err := cur.Transition(to, now, jerr)
 		if err != nil {
-			return Job{}, err
+			return Job{}, false, err
 		}
-		next, err := cur.Transition(to, r.now(), jerr)
-		if err != nil {
-			return Job{}, err
-		}
-		next = next.clone() // jerr is the caller's
 		if to == JobFinished {
 			next.ResultBytes = int64(len(result))
 		}
-		switch err := r.store.UpdateJob(ctx, cur.State, next, result); {
-		case errors.Is(err, ErrStale):
-			continue // another writer moved the job: decide again
-		case err != nil:
-			return Job{}, err
+		if to == JobRunning && r.lease.Replica != "" {
+			next.Replica, next.LeaseExpires = r.lease.Replica, now.Add(r.lease.Duration)
 		}
-		return next, nil
-	}
-	return Job{}, errorf(ErrStale, "job %q kept changing", id)
+		return next, true, nil
+	}, result)
+}
+
+// Renew renews this replica's lease on the job id, which it runs, when
+// less than two thirds of the lease remain, and returns the job as stored.
+// The caller stops running the job when it has ended (another replica
+// found its lease lapsed) or belongs to another replica, and stops it when
+// StopRequested is set. Over a store that is not shared it only reads the
+// job.
+func (r *JobRegistry) Renew(ctx context.Context, id string) (Job, error) {
+	return r.change(ctx, id, func(cur Job, now time.Time) (Job, bool, error) {
+		if r.lease.Replica == "" || cur.State.Final() || cur.Replica != r.lease.Replica ||
+			cur.LeaseExpires.Sub(now) >= r.lease.Duration*2/3 {
+			return cur, false, nil
+		}
+		cur.LeaseExpires = now.Add(r.lease.Duration)
+		return cur, true, nil
+	}, nil)
+}
+
+// RequestStop records in the store that the job id is to be stopped, for
+// the replica that runs it to act on (see [JobRegistry.Renew]), and
+// returns the job as stored. A job that has ended fails with
+// [ErrJobTransition].
+func (r *JobRegistry) RequestStop(ctx context.Context, id string) (Job, error) {
+	return r.change(ctx, id, func(cur Job, now time.Time) (Job, bool, error) {
+		if cur.State.Final() {
+			return cur, false, errorf(ErrJobTransition, "job %q has already ended %s", id, cur.State)
+		}
+		if cur.StopRequested {
+			return cur, false, nil
+		}
+		cur.StopRequested = true
+		return cur, true, nil
+	}, nil)
 }
 
 // Delete removes the ended jobs rt selects, with their results, and

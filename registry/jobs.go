@@ -73,13 +73,18 @@ type JobErrorInfo struct {
 // scoring request. Its input is held by the runner until the job starts and
 // is not stored; its result is stored apart from it (see [JobStore]).
 //
-// Its JSON form is how a [FileJobStore] keeps it, in format version 2 of
-// its job files (version 3; 2 lacks ResultBytes, 1 Owner too): a change to
-// a tag is a change of that format.
+// Its JSON form is how a [FileJobStore] keeps it, in format version 4 of
+// its job files (3 lacks Revision and the lease, 2 ResultBytes too, 1
+// Owner too): a change to a tag is a change of that format.
 type Job struct {
 	// ID is a name (see [ValidName]) unique in the store.
-	ID    string   `json:"id"`
-	State JobState `json:"state"`
+	ID string `json:"id"`
+	// Revision counts the job's writes: 1 when it is created, one higher
+	// with each change. A store updates a job only at the revision its
+	// change was decided on (see [JobStore]). Zero for a job stored by a
+	// build that kept none.
+	Revision uint64   `json:"revision,omitempty"`
+	State    JobState `json:"state"`
 	// Owner is who submitted the job (a token's subject). Empty for a job
 	// stored without one, such as one written by a build that kept no
 	// owners: only administrators see such a job.
@@ -103,6 +108,18 @@ type Job struct {
 	// ResultBytes is the length of a FINISHED job's stored result, set by
 	// the [JobRegistry]: what the job counts against a [ResultQuota].
 	ResultBytes int64 `json:"resultBytes,omitempty"`
+
+	// Replica names the server replica that holds the job's input and
+	// runs it, when replicas share the store (see [JobLease]); empty
+	// otherwise.
+	Replica string `json:"replica,omitempty"`
+	// LeaseExpires is when Replica's claim on a job that has not ended
+	// lapses unless Replica renews it; past it, any replica ends the job
+	// ERROR, type "interrupted". Zero for a job of an unshared store.
+	LeaseExpires time.Time `json:"leaseExpires,omitzero"`
+	// StopRequested says a stop of the job was asked for through another
+	// replica than Replica, which stops it when it next renews its lease.
+	StopRequested bool `json:"stopRequested,omitempty"`
 }
 
 // Transition returns j in state to, stamped at now: StartedAt when it
@@ -179,16 +196,17 @@ func (f JobFilter) match(j *Job) bool {
 // So a store is small, and package registrytest's job conformance suite
 // proves any implementation.
 //
-// An update is conditional: it names the state the job was in when its
-// change was decided, and the store refuses it with [ErrStale] when the
-// stored job is no longer in that state. The state serves as the job's
-// revision because a job never returns to a state it has left, so two
-// writers (two replicas on one database) cannot both move a job: a database
-// store runs UPDATE … WHERE id = $1 AND state = $from and reports ErrStale
+// An update is conditional: it names the [Job.Revision] the job had when
+// its change was decided, and the store refuses it with [ErrStale] when
+// the stored job is no longer at that revision. So two writers (two
+// replicas on one database) cannot both change a job: a database store
+// runs UPDATE … WHERE id = $1 AND revision = $base and reports ErrStale
 // when no row changed, and the JobRegistry reads the job again and decides
-// afresh. Creating is conditional on the ID (an INSERT under a primary key),
-// deleting needs no condition (only ended jobs, which never change, are
-// deleted).
+// afresh. The state alone would not do: a job that stays RUNNING still
+// changes (its lease is renewed, a stop is requested), and a renewal must
+// not overwrite a stop request decided at the same time. Creating is
+// conditional on the ID (an INSERT under a primary key), deleting needs no
+// condition (only ended jobs, which never change, are deleted).
 //
 // Implementations must be safe for concurrent use; a call with a done
 // context fails with its error and changes nothing; a store keeps its own
@@ -199,11 +217,13 @@ type JobStore interface {
 	// CreateJob stores j, or fails with [ErrExists] when a job with its ID
 	// is stored.
 	CreateJob(ctx context.Context, j Job) error
-	// UpdateJob replaces the stored job j.ID with j if that job is still in
-	// state from, and fails with [ErrStale] otherwise (or with
-	// [ErrNotFound] when no job j.ID is stored). A non-nil result is stored
-	// with j (only a FINISHED job is given one), committed no later than j.
-	UpdateJob(ctx context.Context, from JobState, j Job, result []byte) error
+	// UpdateJob replaces the stored job j.ID with j if that job's Revision
+	// is still base, and fails with [ErrStale] otherwise (or with
+	// [ErrNotFound] when no job j.ID is stored). j is stored as given, its
+	// Revision included (the JobRegistry gives base+1). A non-nil result
+	// is stored with j (only a FINISHED job is given one), committed no
+	// later than j.
+	UpdateJob(ctx context.Context, base uint64, j Job, result []byte) error
 	// Job returns the job id, or [ErrNotFound].
 	Job(ctx context.Context, id string) (Job, error)
 	// Jobs lists the jobs f selects, newest first (by CreatedAt, then ID
@@ -321,7 +341,7 @@ func newestFirst(a, b *Job) int {
 	return 0
 }
 
-func (c *jobCore) UpdateJob(ctx context.Context, from JobState, j Job, result []byte) error {
+func (c *jobCore) UpdateJob(ctx context.Context, base uint64, j Job, result []byte) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if err := c.check(ctx); err != nil {
@@ -331,8 +351,8 @@ func (c *jobCore) UpdateJob(ctx context.Context, from JobState, j Job, result []
 	if !ok {
 		return errorf(ErrNotFound, "job %q does not exist", j.ID)
 	}
-	if cur.State != from {
-		return errorf(ErrStale, "job %q is %s, not %s", j.ID, cur.State, from)
+	if cur.Revision != base {
+		return errorf(ErrStale, "job %q is at revision %d, not %d", j.ID, cur.Revision, base)
 	}
 	j = j.clone()
 	if c.persist != nil {

@@ -21,7 +21,7 @@ const (
 	jobFileSuffix    = ".job.json"
 	jobResultSuffix  = ".result.json"
 	jobTempPrefix    = ".tmp-"
-	jobFileFormat    = 3 // 1 and 2 are read too: 1 lacks Job.Owner, 2 Job.ResultBytes
+	jobFileFormat    = 4 // 1 to 3 are read too: 1 lacks Job.Owner, 2 Job.ResultBytes, 3 Job.Revision and the lease
 	maxJobFileLength = 1 << 20
 )
 
@@ -177,9 +177,10 @@ func (s *FileJobStore) Close() error {
 }
 
 // fileJob is a job file: its format version and the job, in the JSON form
-// of [Job], which is format 3. Format 2 is the same without "resultBytes"
-// (its results count as empty against a [ResultQuota]), format 1 without
-// "owner" either.
+// of [Job], which is format 4. Format 3 is the same without "revision"
+// and the lease members (its jobs are at revision 0), format 2 without
+// "resultBytes" either (its results count as empty against a
+// [ResultQuota]), format 1 without "owner" either.
 type fileJob struct {
 	Format int `json:"format"`
 	Job

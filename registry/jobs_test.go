@@ -180,7 +180,7 @@ func TestJobRegistry(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
-					want := registry.Job{ID: "a", State: registry.JobPending, Queue: "DEFAULT", Process: "iris",
+					want := registry.Job{ID: "a", Revision: 1, State: registry.JobPending, Queue: "DEFAULT", Process: "iris",
 						Endpoint: &registry.EndpointRef{Group: "DEFAULT", Path: "p", Alias: "x"}, CreatedAt: clk.Now()}
 					if d := cmp.Diff(want, j); d != "" {
 						t.Errorf("created (-want +got):\n%s", d)
@@ -338,7 +338,8 @@ func TestJobRegistryDecidesAfreshOnStale(t *testing.T) {
 	s.race = func() {
 		stopped, _ := s.JobStore.Job(ctx, "a")
 		stopped.State = registry.JobStopped
-		if err := s.JobStore.UpdateJob(ctx, registry.JobRunning, stopped, nil); err != nil {
+		stopped.Revision++
+		if err := s.JobStore.UpdateJob(ctx, stopped.Revision-1, stopped, nil); err != nil {
 			t.Error(err)
 		}
 	}
@@ -359,12 +360,12 @@ type racingJobStore struct {
 	race func()
 }
 
-func (s *racingJobStore) UpdateJob(ctx context.Context, from registry.JobState, j registry.Job, result []byte) error {
+func (s *racingJobStore) UpdateJob(ctx context.Context, base uint64, j registry.Job, result []byte) error {
 	if race := s.race; race != nil {
 		s.race = nil
 		race()
 	}
-	return s.JobStore.UpdateJob(ctx, from, j, result)
+	return s.JobStore.UpdateJob(ctx, base, j, result)
 }
 
 // A restart ends the jobs it interrupted as ERROR, keeps the others with
@@ -448,7 +449,7 @@ func ExampleJob_Transition() {
 
 // TestFileJobStoreGolden pins the job file format: a change to it needs a
 // new format version, and every job file written in an earlier format must
-// keep opening (TestFileJobStoreOpensFormat1).
+// keep opening (TestFileJobStoreOpensFormat1 to 3).
 func TestFileJobStoreGolden(t *testing.T) {
 	ctx := context.Background()
 	clk := newClock()
@@ -474,7 +475,7 @@ func TestFileJobStoreGolden(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, id := range []string{"ended", "waiting", "finished"} {
-		golden := filepath.Join("testdata", id+".job.v3.json")
+		golden := filepath.Join("testdata", id+".job.v4.json")
 		got, err := os.ReadFile(filepath.Join(dir, id+".job.json"))
 		if err != nil {
 			t.Fatal(err)
@@ -570,6 +571,26 @@ func TestFileJobStoreOpensFormat2(t *testing.T) {
 	}
 	if _, n, _ := s.Jobs(ctx, registry.JobFilter{Owner: "ann"}); n != 1 {
 		t.Errorf("%d format-2 jobs listed as ann's, want 1", n)
+	}
+}
+
+// TestFileJobStoreOpensFormat3 opens job files written before jobs had
+// revisions and leases: they open at revision 0, and change from there.
+func TestFileJobStoreOpensFormat3(t *testing.T) {
+	ctx := context.Background()
+	s := openOldJobFiles(t, 3)
+	got, err := s.Job(ctx, "waiting")
+	if err != nil || got.Revision != 0 || got.Replica != "" || !got.LeaseExpires.IsZero() {
+		t.Fatalf("format-3 job: %+v, %v; want revision 0 and no lease", got, err)
+	}
+	// Opened by a JobRegistry, the waiting job was interrupted: a write
+	// at revision 0.
+	r := newJobRegistry(t, s)
+	if got, err = s.Job(ctx, "waiting"); err != nil || got.State != registry.JobError || got.Revision != 1 {
+		t.Errorf("format-3 job after the restart: %+v, %v; want ERROR at revision 1", got, err)
+	}
+	if _, err := r.Create(ctx, registry.Job{ID: "new", Queue: "DEFAULT", Process: "iris"}); err != nil {
+		t.Error(err)
 	}
 }
 

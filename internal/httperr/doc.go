@@ -13,6 +13,7 @@
 //	ErrorType() string     // a type code of this package, e.g. "not_found"
 //	ClientMessage() string // a sentence safe to show; else a generic one
 //	ErrorPointer() string  // the JSON pointer of the place at fault
+//	RetryAfter() time.Duration // when to try again (sent as Retry-After)
 //
 // So the registry's "deployment \"g/p\" does not exist" reaches the client
 // as 404 not_found with that sentence, while its Go error chain goes only to

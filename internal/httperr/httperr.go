@@ -6,10 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"net/http"
 	"os"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Error is an error a client is told about, carrying its whole answer.
@@ -120,6 +122,10 @@ const (
 	TypeClientGone           = "client_closed_request"
 	TypeTimeout              = "timeout"
 	TypeUnavailable          = "unavailable"
+	// The store of the records, jobs or accounts cannot be reached for
+	// now (a database that is down or restarting): a write is refused,
+	// nothing is changed, and the answer (503) carries Retry-After.
+	TypeStoreUnavailable = "store_unavailable"
 	// The server holds as many request bodies as it may at once (503,
 	// with Retry-After).
 	TypeServerBusy = "server_busy"
@@ -204,7 +210,7 @@ func StatusOf(typ string) int {
 		return http.StatusTooManyRequests
 	case TypeClientGone:
 		return StatusClientClosedRequest
-	case TypeUnavailable, TypeProcessMissing, TypeQueueFull, TypeServerBusy:
+	case TypeUnavailable, TypeStoreUnavailable, TypeProcessMissing, TypeQueueFull, TypeServerBusy:
 		return http.StatusServiceUnavailable
 	case TypeTimeout:
 		return http.StatusGatewayTimeout
@@ -232,6 +238,12 @@ type (
 		error
 		ErrorPointer() string
 	}
+	// retrying is an error that says when the request may succeed if
+	// sent again; a positive duration becomes Retry-After.
+	retrying interface {
+		error
+		RetryAfter() time.Duration
+	}
 )
 
 // generic is the sentence a client is told for a domain error that brings
@@ -256,6 +268,8 @@ func generic(typ string) string {
 		return "the service is shutting down"
 	case TypeServerBusy:
 		return "the server is busy; retry later"
+	case TypeStoreUnavailable:
+		return "the store cannot be reached; nothing was changed; retry later"
 	}
 	if StatusOf(typ) >= 500 {
 		return "internal error"
@@ -265,7 +279,7 @@ func generic(typ string) string {
 
 // From maps err to what the client is told. An *Error anywhere in err's
 // chain is used as it is; an error with an ErrorType method (optionally
-// ClientMessage and ErrorPointer) gets that type's status; errors of context
+// ClientMessage, ErrorPointer and RetryAfter) gets that type's status; errors of context
 // and of [http.MaxBytesReader] get theirs, as does a read past the server's
 // read deadline (408); anything else is a 500 that says only "internal
 // error". The returned Error's Status is always set.
@@ -290,6 +304,10 @@ func From(err error) *Error {
 		var p pointed
 		if errors.As(err, &p) {
 			out.Pointer = p.ErrorPointer()
+		}
+		var r retrying
+		if errors.As(err, &r) && r.RetryAfter() > 0 {
+			out.RetryAfter = int(math.Ceil(r.RetryAfter().Seconds()))
 		}
 		return out
 	}

@@ -66,7 +66,7 @@ func RunJobStore(t *testing.T, o JobOpener) {
 		if _, err := s.Job(ctx, "nope"); !errors.Is(err, registry.ErrNotFound) {
 			t.Errorf("Job: %v, want ErrNotFound", err)
 		}
-		if err := s.UpdateJob(ctx, registry.JobPending, job("nope", registry.JobRunning, 0), nil); !errors.Is(err, registry.ErrNotFound) && !errors.Is(err, registry.ErrStale) {
+		if err := s.UpdateJob(ctx, 1, job("nope", registry.JobRunning, 0), nil); !errors.Is(err, registry.ErrNotFound) && !errors.Is(err, registry.ErrStale) {
 			t.Errorf("UpdateJob: %v, want ErrNotFound or ErrStale", err)
 		}
 		if _, err := s.JobResult(ctx, "nope"); !errors.Is(err, registry.ErrNotFound) {
@@ -77,21 +77,37 @@ func RunJobStore(t *testing.T, o JobOpener) {
 		}
 	})
 
-	t.Run("an update holds only while the state it names does", func(t *testing.T) {
+	t.Run("an update holds only while the revision it names does", func(t *testing.T) {
 		s := o.Open(t)
 		mustCreate(t, s, job("a", registry.JobPending, 0))
 		running := job("a", registry.JobRunning, 0)
+		running.Revision = 2
 		running.StartedAt = epoch.Add(time.Second)
-		if err := s.UpdateJob(ctx, registry.JobPending, running, nil); err != nil {
+		running.Replica, running.LeaseExpires = "r1", epoch.Add(time.Minute)
+		if err := s.UpdateJob(ctx, 1, running, nil); err != nil {
 			t.Fatal(err)
 		}
 		checkJob(t, "after the update", mustJob(t, s, "a"), running)
-		// A writer that decided on PENDING, as another replica might have.
+		// A writer that decided on revision 1, as another replica might have.
 		late := job("a", registry.JobStopped, 0)
-		if err := s.UpdateJob(ctx, registry.JobPending, late, nil); !errors.Is(err, registry.ErrStale) {
-			t.Errorf("update from a state the job has left: %v, want ErrStale", err)
+		late.Revision = 2
+		if err := s.UpdateJob(ctx, 1, late, nil); !errors.Is(err, registry.ErrStale) {
+			t.Errorf("update from a revision the job has left: %v, want ErrStale", err)
 		}
 		checkJob(t, "after the refused update", mustJob(t, s, "a"), running)
+		// A change that keeps the state (a renewed lease) is a revision
+		// too: a stop request decided before it is refused.
+		renewed := running
+		renewed.Revision, renewed.LeaseExpires = 3, epoch.Add(2*time.Minute)
+		if err := s.UpdateJob(ctx, 2, renewed, nil); err != nil {
+			t.Fatal(err)
+		}
+		stop := running
+		stop.Revision, stop.StopRequested = 3, true
+		if err := s.UpdateJob(ctx, 2, stop, nil); !errors.Is(err, registry.ErrStale) {
+			t.Errorf("update decided before a renewal: %v, want ErrStale", err)
+		}
+		checkJob(t, "after the renewal", mustJob(t, s, "a"), renewed)
 	})
 
 	t.Run("writers racing for one job: one wins", func(t *testing.T) {
@@ -103,8 +119,9 @@ func RunJobStore(t *testing.T, o JobOpener) {
 		for i := range writers {
 			wg.Go(func() {
 				next := job("a", registry.JobRunning, 0)
+				next.Revision = 2
 				next.Process = fmt.Sprintf("p%d", i)
-				errs[i] = s.UpdateJob(ctx, registry.JobPending, next, nil)
+				errs[i] = s.UpdateJob(ctx, 1, next, nil)
 			})
 		}
 		wg.Wait()
@@ -136,7 +153,7 @@ func RunJobStore(t *testing.T, o JobOpener) {
 		for _, res := range [][]byte{[]byte(`{"data":[{"a":1}]}`), {}} {
 			id := fmt.Sprintf("r%d", len(res))
 			mustCreate(t, s, job(id, registry.JobRunning, 0))
-			if err := s.UpdateJob(ctx, registry.JobRunning, job(id, registry.JobFinished, 0), res); err != nil {
+			if err := s.UpdateJob(ctx, 1, job(id, registry.JobFinished, 0), res); err != nil {
 				t.Fatal(err)
 			}
 			got, err := s.JobResult(ctx, id)
@@ -194,7 +211,7 @@ func RunJobStore(t *testing.T, o JobOpener) {
 		s := o.Open(t)
 		for i, id := range []string{"a", "b", "c"} {
 			mustCreate(t, s, job(id, registry.JobRunning, i))
-			if err := s.UpdateJob(ctx, registry.JobRunning, job(id, registry.JobFinished, i), []byte(`{}`)); err != nil {
+			if err := s.UpdateJob(ctx, 1, job(id, registry.JobFinished, i), []byte(`{}`)); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -224,14 +241,16 @@ func RunJobStore(t *testing.T, o JobOpener) {
 		pending := job("pending", registry.JobPending, 0)
 		running := job("running", registry.JobRunning, 1)
 		finished := job("finished", registry.JobFinished, 2)
+		finished.Revision = 2
 		finished.FinishedAt = epoch.Add(time.Hour)
+		running.Replica, running.LeaseExpires, running.StopRequested = "r1", epoch.Add(time.Minute), true
 		failed := job("failed", registry.JobError, 3)
 		failed.Error = &registry.JobErrorInfo{Type: "failed", Title: "Failed", Message: "it <failed>"}
 		for _, j := range []registry.Job{pending, running, failed} {
 			mustCreate(t, s, j)
 		}
 		mustCreate(t, s, job("finished", registry.JobRunning, 2))
-		if err := s.UpdateJob(ctx, registry.JobRunning, finished, []byte(`{"data":[]}`)); err != nil {
+		if err := s.UpdateJob(ctx, 1, finished, []byte(`{"data":[]}`)); err != nil {
 			t.Fatal(err)
 		}
 		before, _, err := s.Jobs(ctx, registry.JobFilter{})
@@ -259,7 +278,7 @@ func RunJobStore(t *testing.T, o JobOpener) {
 		if err := s.CreateJob(cctx, job("b", registry.JobPending, 0)); !errors.Is(err, context.Canceled) {
 			t.Errorf("CreateJob: %v, want context.Canceled", err)
 		}
-		if err := s.UpdateJob(cctx, registry.JobPending, job("a", registry.JobRunning, 0), nil); !errors.Is(err, context.Canceled) {
+		if err := s.UpdateJob(cctx, 1, job("a", registry.JobRunning, 0), nil); !errors.Is(err, context.Canceled) {
 			t.Errorf("UpdateJob: %v, want context.Canceled", err)
 		}
 		if _, err := s.DeleteJobs(cctx, []string{"a"}); !errors.Is(err, context.Canceled) {
@@ -279,7 +298,7 @@ func RunJobStore(t *testing.T, o JobOpener) {
 		}
 		calls := map[string]func() error{
 			"CreateJob": func() error { return s.CreateJob(ctx, job("b", registry.JobPending, 0)) },
-			"UpdateJob": func() error { return s.UpdateJob(ctx, registry.JobPending, job("a", registry.JobRunning, 0), nil) },
+			"UpdateJob": func() error { return s.UpdateJob(ctx, 1, job("a", registry.JobRunning, 0), nil) },
 			"Job":       func() error { _, err := s.Job(ctx, "a"); return err },
 			"Jobs":      func() error { _, _, err := s.Jobs(ctx, registry.JobFilter{}); return err },
 			"JobResult": func() error { _, err := s.JobResult(ctx, "a"); return err },
@@ -299,9 +318,9 @@ func RunJobStore(t *testing.T, o JobOpener) {
 	})
 }
 
-// job returns a job in state, created i seconds after epoch.
+// job returns a job in state at revision 1, created i seconds after epoch.
 func job(id string, state registry.JobState, i int) registry.Job {
-	return registry.Job{ID: id, State: state, Queue: "DEFAULT", Process: "iris", Rows: 1,
+	return registry.Job{ID: id, Revision: 1, State: state, Queue: "DEFAULT", Process: "iris", Rows: 1,
 		CreatedAt: epoch.Add(time.Duration(i) * time.Second)}
 }
 
@@ -334,6 +353,7 @@ func inUTC(jobs ...registry.Job) []registry.Job {
 	out := make([]registry.Job, len(jobs))
 	for i, j := range jobs {
 		j.CreatedAt, j.StartedAt, j.FinishedAt = j.CreatedAt.UTC(), j.StartedAt.UTC(), j.FinishedAt.UTC()
+		j.LeaseExpires = j.LeaseExpires.UTC()
 		out[i] = j
 	}
 	return out
