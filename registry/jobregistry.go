@@ -90,6 +90,11 @@ type JobLease struct {
 	// Zero means [DefaultJobLease]; a replica renews its claims when less
 	// than two thirds of it remain, so renew at least every third of it.
 	Duration time.Duration
+	// Now is the clock of the leases and of the times jobs are stamped
+	// with. Nil means the StoreOptions.Now of a store of this package,
+	// else the wall clock. Replicas' clocks must agree to well within
+	// Duration.
+	Now func() time.Time
 }
 
 // NewJobRegistry returns a JobRegistry over store and ends, as ERROR, the
@@ -109,7 +114,7 @@ func NewJobRegistry(ctx context.Context, store JobStore) (*JobRegistry, error) {
 	}
 	slices.SortFunc(all, func(a, b Job) int { return strings.Compare(a.ID, b.ID) })
 	for _, j := range all {
-		if err := r.interrupt(ctx, j, func(Job) bool { return true }); err != nil {
+		if _, err := r.interrupt(ctx, j, func(Job) bool { return true }); err != nil {
 			return nil, err
 		}
 	}
@@ -136,6 +141,9 @@ func NewSharedJobRegistry(ctx context.Context, store JobStore, l JobLease) (*Job
 		return nil, err
 	}
 	r.lease = l
+	if l.Now != nil {
+		r.now = func() time.Time { return l.Now().UTC() }
+	}
 	mine := func(j Job) bool { return j.Replica == l.Replica }
 	if _, err := r.endLapsed(ctx, mine); err != nil {
 		return nil, err
@@ -169,24 +177,29 @@ func interruptedJobError() JobErrorInfo {
 }
 
 // interrupt ends j ERROR, "interrupted", if it has not ended and, as read
-// again before each attempt, ended(j) holds. A job that ended or vanished
-// meanwhile is left alone.
-func (r *JobRegistry) interrupt(ctx context.Context, j Job, ended func(Job) bool) error {
+// again before each attempt, ended(j) holds, and reports whether it did.
+// A job that ended or vanished meanwhile is left alone.
+func (r *JobRegistry) interrupt(ctx context.Context, j Job, ended func(Job) bool) (bool, error) {
 	if j.State.Final() {
-		return nil
+		return false, nil
 	}
 	info := interruptedJobError()
+	wrote := false
 	_, err := r.change(ctx, j.ID, func(cur Job, now time.Time) (Job, bool, error) {
-		if cur.State.Final() || !ended(cur) {
+		wrote = !cur.State.Final() && ended(cur)
+		if !wrote {
 			return cur, false, nil
 		}
 		next, err := cur.Transition(JobError, now, &info)
 		return next, true, err
 	}, nil)
-	if err != nil && !errors.Is(err, ErrJobTransition) && !errors.Is(err, ErrNotFound) {
-		return fmt.Errorf("registry: end interrupted job %q: %w", j.ID, err)
+	if err != nil {
+		if errors.Is(err, ErrJobTransition) || errors.Is(err, ErrNotFound) {
+			return false, nil
+		}
+		return false, fmt.Errorf("registry: end interrupted job %q: %w", j.ID, err)
 	}
-	return nil
+	return wrote, nil
 }
 
 // EndLapsed ends, as ERROR, type "interrupted", the jobs of other replicas
@@ -220,10 +233,13 @@ func (r *JobRegistry) endLapsed(ctx context.Context, mine func(Job) bool) (int, 
 			if !lapsed(j) {
 				continue
 			}
-			if err := r.interrupt(ctx, j, lapsed); err != nil {
+			ended, err := r.interrupt(ctx, j, lapsed)
+			if err != nil {
 				return n, err
 			}
-			n++
+			if ended {
+				n++
+			}
 		}
 	}
 	return n, nil
