@@ -36,8 +36,10 @@ func (db *DB) CreateJob(ctx context.Context, j registry.Job) error {
 }
 
 // UpdateJob implements [registry.JobStore]: UPDATE … WHERE id = j.ID AND
-// state = from, with the result in the same row.
-func (db *DB) UpdateJob(ctx context.Context, from registry.JobState, j registry.Job, result []byte) error {
+// the stored revision is base, with the result in the same row. The
+// revision is read from body, the job's JSON form, where a job written
+// before revisions existed has none (0).
+func (db *DB) UpdateJob(ctx context.Context, base uint64, j registry.Job, result []byte) error {
 	if err := db.check(ctx); err != nil {
 		return err
 	}
@@ -47,23 +49,23 @@ func (db *DB) UpdateJob(ctx context.Context, from registry.JobState, j registry.
 	}
 	tag, err := db.pool.Exec(ctx, `UPDATE jobs SET state = $3, owner = $4, queue = $5, created_s = $6, created_ns = $7,
 			body = $8, result = coalesce($9, result)
-		WHERE id = $1 AND state = $2`,
-		j.ID, string(from), string(j.State), j.Owner, j.Queue, j.CreatedAt.Unix(), j.CreatedAt.Nanosecond(), string(body), result)
+		WHERE id = $1 AND coalesce((body->>'revision')::numeric, 0) = $2`,
+		j.ID, base, string(j.State), j.Owner, j.Queue, j.CreatedAt.Unix(), j.CreatedAt.Nanosecond(), string(body), result)
 	if err != nil {
 		return db.wrap(fmt.Errorf("postgres: update job %q: %w", j.ID, err))
 	}
 	if tag.RowsAffected() == 1 {
 		return nil
 	}
-	var state string
-	err = db.pool.QueryRow(ctx, "SELECT state FROM jobs WHERE id = $1", j.ID).Scan(&state)
+	var rev uint64
+	err = db.pool.QueryRow(ctx, "SELECT coalesce((body->>'revision')::numeric, 0) FROM jobs WHERE id = $1", j.ID).Scan(&rev)
 	switch {
 	case errors.Is(err, pgx.ErrNoRows):
 		return fmt.Errorf("postgres: job %q does not exist: %w", j.ID, registry.ErrNotFound)
 	case err != nil:
 		return db.wrap(fmt.Errorf("postgres: update job %q: %w", j.ID, err))
 	}
-	return fmt.Errorf("postgres: job %q is %s, not %s: %w", j.ID, state, from, registry.ErrStale)
+	return fmt.Errorf("postgres: job %q is at revision %d, not %d: %w", j.ID, rev, base, registry.ErrStale)
 }
 
 // Job implements [registry.JobStore].

@@ -168,6 +168,9 @@ func (db *DB) wrap(err error) error {
 	if db.closed.Load() && !errors.Is(err, registry.ErrClosed) {
 		return fmt.Errorf("%w: %w", registry.ErrClosed, redact(err, db.secret))
 	}
+	if unreachable(err) && !errors.Is(err, registry.ErrStoreUnavailable) {
+		return fmt.Errorf("%w: %w", registry.ErrStoreUnavailable, redact(err, db.secret))
+	}
 	return redact(err, db.secret)
 }
 
