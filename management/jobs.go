@@ -41,6 +41,10 @@ type jobJSON struct {
 	StartedAt  *time.Time             `json:"startedAt"`
 	FinishedAt *time.Time             `json:"finishedAt"`
 	Error      *registry.JobErrorInfo `json:"error"`
+	// Replica and StopRequested are shown only for a server that shares
+	// its job store with other replicas.
+	Replica       string `json:"replica,omitempty"`
+	StopRequested bool   `json:"stopRequested,omitempty"`
 }
 
 // jobEndpointJSON names an endpoint in a job.
@@ -55,7 +59,7 @@ type jobEndpointJSON struct {
 func jobView(j registry.Job) jobJSON {
 	v := jobJSON{
 		ID: j.ID, Owner: j.Owner, State: string(j.State), QueueName: j.Queue, Process: j.Process, Rows: j.Rows,
-		CreatedAt: j.CreatedAt, Error: j.Error,
+		CreatedAt: j.CreatedAt, Error: j.Error, Replica: j.Replica, StopRequested: j.StopRequested,
 	}
 	if e := j.Endpoint; e != nil {
 		v.Endpoint = &jobEndpointJSON{Group: e.Group, Path: e.Path, Alias: e.Alias}

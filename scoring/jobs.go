@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net/http"
 	"sync"
 	"time"
@@ -22,6 +23,10 @@ const (
 	DefaultJobRetention = 24 * time.Hour
 	DefaultMaxJobs      = 10_000
 	DefaultJobSweep     = time.Minute
+	// DefaultLeaseCheck is how often a runner over a shared store tends
+	// its leases: a stop asked for through another replica takes effect
+	// within it.
+	DefaultLeaseCheck = time.Second
 	// DefaultMaxJobBodyBytes bounds a job's body: below a scoring
 	// request's, as a job's input and result are kept.
 	DefaultMaxJobBodyBytes = 8 << 20
@@ -47,10 +52,30 @@ type JobsConfig struct {
 	// Required, built over Registry.
 	Queues *Queues
 	// Store keeps the jobs and their results. Required; the runner does
-	// not close it. It must not be shared with another runner: NewJobs
-	// ends the jobs it holds that have not ended (see
-	// [registry.NewJobRegistry]).
+	// not close it. Unless Replica is set it must not be shared with
+	// another runner: NewJobs ends the jobs it holds that have not ended
+	// (see [registry.NewJobRegistry]).
 	Store registry.JobStore
+
+	// Replica, when set, says that Store is shared with the runners of
+	// other server replicas (several servers over one database), and
+	// names this one among them: a name no other live replica uses (see
+	// [registry.NewSharedJobRegistry]). A job then runs on the replica it
+	// was submitted to, which holds its input, under a lease it renews
+	// while the job runs; a stop asked for through another replica
+	// reaches it within LeaseCheck; and once a replica stops renewing
+	// (it crashed, or lost the store) the others end its jobs ERROR,
+	// type "interrupted", when their leases lapse. Empty means Store is
+	// this runner's alone.
+	Replica string
+	// Lease is how long a replica's claim on a job holds without renewal.
+	// Zero means registry.DefaultJobLease (15 s). Only with Replica.
+	Lease time.Duration
+	// LeaseCheck is how often a runner with a Replica renews the leases
+	// of its jobs, looks for stop requests and for other replicas' lapsed
+	// leases. Zero means DefaultLeaseCheck (1 s); it must be below a
+	// third of Lease.
+	LeaseCheck time.Duration
 
 	// Limits bound a job's input as they bound a scoring request; zero
 	// fields mean the defaults, except MaxBodyBytes, whose zero means
@@ -89,7 +114,8 @@ type JobsConfig struct {
 	// removed. Zero means DefaultJobSweep (1 min).
 	SweepInterval time.Duration
 
-	// Now is the clock retention is measured by; nil means time.Now.
+	// Now is the clock retention and leases are measured by; nil means
+	// time.Now.
 	Now func() time.Time
 	// Rand makes job IDs; nil means crypto/rand.
 	Rand io.Reader
@@ -169,11 +195,14 @@ type Jobs struct {
 	cancelAll      context.CancelFunc
 	stopSweep      chan struct{}
 	sweepDone      chan struct{}
+	stopLeases     chan struct{} // nil when the store is not shared
+	leasesDone     chan struct{}
 	mu             sync.Mutex // guards running and closed
 	running        map[string]*jobRun
 	closed         bool
 	wg             sync.WaitGroup // one per job goroutine
 	shutdownSignal sync.Once
+	leasesSignal   sync.Once
 }
 
 // jobRun is how to stop a job the runner holds, and whose it is.
@@ -185,8 +214,9 @@ type jobRun struct {
 // errStopRequested and errShutdown are the causes a job's context is
 // cancelled with.
 var (
-	errStopRequested = errors.New("scoring: job stopped on request")
-	errShutdown      = errors.New("scoring: server shutting down")
+	errStopRequested  = errors.New("scoring: job stopped on request")
+	errShutdown       = errors.New("scoring: server shutting down")
+	errEndedElsewhere = errors.New("scoring: job ended by another replica")
 )
 
 // Errors of the runner, as clients see them.
@@ -221,6 +251,14 @@ func NewJobs(cfg JobsConfig) (*Jobs, error) {
 		return nil, errors.New("scoring: JobsConfig durations and MaxJobs must not be negative")
 	case cfg.MaxActiveJobsPerOwner < 0 || cfg.MaxOwnerResultBytes < 0 || cfg.MaxResultBytes < 0:
 		return nil, errors.New("scoring: JobsConfig quotas must not be negative")
+	case cfg.Replica == "" && (cfg.Lease != 0 || cfg.LeaseCheck != 0):
+		return nil, errors.New("scoring: JobsConfig.Lease and LeaseCheck need a Replica")
+	case cfg.Lease < 0 || cfg.LeaseCheck < 0:
+		return nil, errors.New("scoring: JobsConfig.Lease and LeaseCheck must not be negative")
+	}
+	leaseCheck := cmp.Or(cfg.LeaseCheck, DefaultLeaseCheck)
+	if cfg.Replica != "" && leaseCheck >= cmp.Or(cfg.Lease, registry.DefaultJobLease)/3 {
+		return nil, errors.New("scoring: JobsConfig.LeaseCheck must be below a third of Lease, so that a lease is renewed before it lapses")
 	}
 	if cfg.Limits.MaxBodyBytes == 0 {
 		cfg.Limits.MaxBodyBytes = DefaultMaxJobBodyBytes
@@ -233,7 +271,13 @@ func NewJobs(cfg JobsConfig) (*Jobs, error) {
 	if err != nil {
 		return nil, err
 	}
-	writes, err := registry.NewJobRegistry(context.Background(), cfg.Store)
+	var writes *registry.JobRegistry
+	if cfg.Replica == "" {
+		writes, err = registry.NewJobRegistry(context.Background(), cfg.Store)
+	} else {
+		writes, err = registry.NewSharedJobRegistry(context.Background(), cfg.Store,
+			registry.JobLease{Replica: cfg.Replica, Duration: cfg.Lease, Now: cfg.Now})
+	}
 	if err != nil {
 		return nil, fmt.Errorf("scoring: %w", err)
 	}
@@ -271,6 +315,10 @@ func NewJobs(cfg JobsConfig) (*Jobs, error) {
 	}
 	j.base, j.cancelAll = context.WithCancel(context.Background())
 	go j.janitor(interval)
+	if cfg.Replica != "" {
+		j.stopLeases, j.leasesDone = make(chan struct{}), make(chan struct{})
+		go j.tendLeases(leaseCheck)
+	}
 	return j, nil
 }
 
@@ -337,11 +385,15 @@ func (j *Jobs) Submit(ctx context.Context, spec JobSpec) (registry.Job, error) {
 	if j.closed {
 		return registry.Job{}, errJobsClosed
 	}
-	// Counted under mu with the job about to join them: j.running holds
-	// every job of the store that has not ended, as no other runner shares
-	// the store.
-	if !spec.Caller.Admin && j.activeOf(spec.Caller.Subject) >= j.maxActive {
-		return registry.Job{}, errActiveQuota
+	// Counted under mu with the job about to join them.
+	if !spec.Caller.Admin {
+		n, err := j.activeOf(ctx, spec.Caller.Subject)
+		if err != nil {
+			return registry.Job{}, err
+		}
+		if n >= j.maxActive {
+			return registry.Job{}, errActiveQuota
+		}
 	}
 	job, err = j.writes.Create(ctx, job)
 	if err != nil {
@@ -364,14 +416,27 @@ func (j *Jobs) Submit(ctx context.Context, spec JobSpec) (registry.Job, error) {
 }
 
 // activeOf counts owner's jobs that have not ended. j.mu must be held.
-func (j *Jobs) activeOf(owner string) int {
+// Over a store of its own, j.running holds them all; over a shared one,
+// other replicas run some, and the store is asked.
+func (j *Jobs) activeOf(ctx context.Context, owner string) (int, error) {
+	if j.writes.Replica() != "" {
+		n := 0
+		for _, state := range []registry.JobState{registry.JobPending, registry.JobRunning} {
+			_, total, err := j.store.Jobs(ctx, registry.JobFilter{State: state, Owner: owner, Limit: 1})
+			if err != nil {
+				return 0, fmt.Errorf("scoring: count active jobs: %w", err)
+			}
+			n += total
+		}
+		return n, nil
+	}
 	n := 0
 	for _, run := range j.running {
 		if run.owner == owner {
 			n++
 		}
 	}
-	return n
+	return n, nil
 }
 
 // checkResultQuota refuses a job of c while the stored results are at a
@@ -518,6 +583,10 @@ func (j *Jobs) failure(ctx context.Context, err error, timeout time.Duration) en
 		return ending{registry.JobStopped, &registry.JobErrorInfo{Type: "stopped", Title: "Job stopped", Message: "the job was stopped on request"}}
 	case errors.Is(cause, errShutdown) || (ctx.Err() != nil && j.base.Err() != nil):
 		return ending{registry.JobStopped, shutdownStop()}
+	case errors.Is(cause, errEndedElsewhere):
+		// Another replica ended the job; the store refuses this ending.
+		return ending{registry.JobError, &registry.JobErrorInfo{Type: "interrupted", Title: "Job interrupted",
+			Message: "the job's lease lapsed before it finished"}}
 	case errors.Is(err, context.DeadlineExceeded):
 		return ending{registry.JobTimedOut, &registry.JobErrorInfo{Type: httperr.TypeTimeout, Title: "Job timed out",
 			Message: fmt.Sprintf("the process did not finish within %s", timeout)}}
@@ -604,19 +673,34 @@ func (j *Jobs) Result(ctx context.Context, c Caller, id string) ([]byte, error) 
 // Stop cancels the context of a job c may see (see [Jobs.Job]). It ends
 // STOPPED once its process returns (a job still waiting for a slot at
 // once), whatever the process then returns. Stopping an ended job is a 409
-// job_ended.
+// job_ended. Over a shared store, a job another replica runs is stopped
+// by that replica once it reads the request this one stores
+// ([registry.Job.StopRequested]), within its JobsConfig.LeaseCheck.
 func (j *Jobs) Stop(ctx context.Context, c Caller, id string) (registry.Job, error) {
 	job, err := j.Job(ctx, c, id)
 	if err != nil {
 		return job, err
 	}
+	if job.State.Final() {
+		return job, errJobEnded
+	}
 	j.mu.Lock()
 	run := j.running[id]
 	j.mu.Unlock()
-	if run == nil || job.State.Final() {
+	switch {
+	case run != nil:
+		run.cancel(errStopRequested)
+		return job, nil
+	case j.writes.Replica() == "":
+		return job, errJobEnded // the job ended since it was read
+	}
+	job, err = j.writes.RequestStop(ctx, id)
+	if errors.Is(err, registry.ErrJobTransition) {
 		return job, errJobEnded
 	}
-	run.cancel(errStopRequested)
+	if err != nil {
+		return job, fmt.Errorf("scoring: request the stop of job %q: %w", id, err)
+	}
 	return job, nil
 }
 
@@ -672,6 +756,9 @@ func (j *Jobs) Shutdown(ctx context.Context) error {
 		j.wg.Wait()
 		close(done)
 	}()
+	// Leases are renewed while the jobs end, so that no other replica
+	// takes them for interrupted.
+	defer j.endLeases()
 	select {
 	case <-done:
 		return nil
@@ -690,6 +777,75 @@ func (j *Jobs) Shutdown(ctx context.Context) error {
 		j.end(id, ending{registry.JobStopped, shutdownStop()}, nil)
 	}
 	return ctx.Err()
+}
+
+// endLeases stops tending leases and waits until the last round is over.
+func (j *Jobs) endLeases() {
+	if j.stopLeases == nil {
+		return
+	}
+	j.leasesSignal.Do(func() { close(j.stopLeases) })
+	<-j.leasesDone
+}
+
+// tendLeases, over a shared store, runs leaseRound every interval until
+// endLeases.
+func (j *Jobs) tendLeases(interval time.Duration) {
+	defer close(j.leasesDone)
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-j.stopLeases:
+			return
+		case <-t.C:
+			ctx, cancel := context.WithTimeout(context.Background(), interval)
+			j.leaseRound(ctx)
+			cancel()
+		}
+	}
+}
+
+// leaseRound renews the leases of the jobs this replica runs, stops those
+// whose stop was asked for through another replica, lets go of those
+// another replica ended (their leases lapsed while this one could not
+// renew them), and ends other replicas' jobs whose leases lapsed.
+func (j *Jobs) leaseRound(ctx context.Context) {
+	j.mu.Lock()
+	runs := maps.Clone(j.running)
+	j.mu.Unlock()
+	for id, run := range runs {
+		job, err := j.writes.Renew(ctx, id)
+		switch {
+		case errors.Is(err, registry.ErrNotFound):
+			run.cancel(errEndedElsewhere)
+		case err != nil:
+			j.logLeaseError("scoring: job lease not renewed", err, "job", id)
+		case job.State.Final() || job.Replica != j.writes.Replica():
+			run.cancel(errEndedElsewhere)
+		case job.StopRequested:
+			run.cancel(errStopRequested)
+		}
+	}
+	if n, err := j.writes.EndLapsed(ctx); err != nil {
+		j.logLeaseError("scoring: lapsed job leases not ended", err)
+	} else if n > 0 {
+		j.engine.log.Warn("scoring: ended the jobs of a replica that stopped renewing their leases", "jobs", n)
+	}
+}
+
+// logLeaseError logs a failed round of leases: at warn level while the
+// store cannot be reached (a lease outlives a short outage), at error
+// level otherwise.
+func (j *Jobs) logLeaseError(msg string, err error, attrs ...any) {
+	level := slog.LevelError
+	switch {
+	case errors.Is(err, registry.ErrClosed):
+		return // shutting down
+	case errors.Is(err, registry.ErrStoreUnavailable), errors.Is(err, context.DeadlineExceeded):
+		level = slog.LevelWarn
+	}
+	j.engine.log.Log(context.Background(), level, msg, append(attrs, "cause", err.Error())...)
 }
 
 // Close is Shutdown without waiting: every job not ended is stopped.
