@@ -43,8 +43,8 @@ type jobJSON struct {
 	Error      *registry.JobErrorInfo `json:"error"`
 	// Replica and StopRequested are shown only for a server that shares
 	// its job store with other replicas.
-	Replica       string `json:"replica,omitempty"`
-	StopRequested bool   `json:"stopRequested,omitempty"`
+	Replica       string `json:"replica,omitzero"`
+	StopRequested bool   `json:"stopRequested,omitzero"`
 }
 
 // jobEndpointJSON names an endpoint in a job.

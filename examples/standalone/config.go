@@ -1,23 +1,38 @@
 package main
 
 import (
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"net/netip"
+	"os"
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/scorehub/scorehub/management"
+	"github.com/scorehub/scorehub/registry"
 )
 
 // config is what the command line and the SCOREHUB_* environment set. A flag
 // wins over its environment variable, which wins over the default.
 type config struct {
-	Addr       string
-	DataDir    string
+	Addr    string
+	DataDir string
+	// Store is where the records, jobs, model files, users, API tokens
+	// and signing keys are kept: empty for files in DataDir, or a
+	// postgres:// connection string for a database that several replicas
+	// share. It may hold a password: it is never printed or logged.
+	Store string
+	// Replica names this process among the replicas of a shared store,
+	// in the jobs it runs; JobLease is how long its claim on a job holds
+	// without renewal. Only with a postgres Store.
+	Replica    string
+	JobLease   time.Duration
 	Prefix     string
 	MaxBody    int64
 	MaxRows    int
@@ -129,10 +144,14 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 		AccessLog: true,
 	}
 	var audience, clients, tokenTypes, corsOrigins, proxies string
+	c.JobLease = registry.DefaultJobLease
 	fs := flag.NewFlagSet("standalone", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.StringVar(&c.Addr, "addr", c.Addr, "listen address (SCOREHUB_ADDR)")
 	fs.StringVar(&c.DataDir, "data", c.DataDir, "data directory (SCOREHUB_DATA)")
+	fs.StringVar(&c.Store, "store", "", "where records, jobs, models, users and keys are kept: empty for files in -data, or a postgres://user:password@host/db connection string that several replicas share (SCOREHUB_STORE)")
+	fs.StringVar(&c.Replica, "replica", "", "this replica's name in the jobs it runs, with -store postgres://; empty means the host name and a random suffix (SCOREHUB_REPLICA)")
+	fs.DurationVar(&c.JobLease, "job-lease", c.JobLease, "with -store postgres://, how long after a replica stops renewing the others end its jobs as interrupted (SCOREHUB_JOB_LEASE)")
 	fs.StringVar(&c.Prefix, "prefix", c.Prefix, "path prefix of the scoring endpoints (SCOREHUB_PREFIX)")
 	fs.Int64Var(&c.MaxBody, "max-body", c.MaxBody, "largest request body in bytes (SCOREHUB_MAX_BODY)")
 	fs.IntVar(&c.MaxRows, "max-rows", c.MaxRows, "most rows in one request (SCOREHUB_MAX_ROWS)")
@@ -169,6 +188,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 		flag string
 	}{
 		{"SCOREHUB_ADDR", "addr"}, {"SCOREHUB_DATA", "data"}, {"SCOREHUB_PREFIX", "prefix"},
+		{"SCOREHUB_STORE", "store"}, {"SCOREHUB_REPLICA", "replica"}, {"SCOREHUB_JOB_LEASE", "job-lease"},
 		{"SCOREHUB_MAX_BODY", "max-body"}, {"SCOREHUB_MAX_ROWS", "max-rows"},
 		{"SCOREHUB_MAX_COLUMNS", "max-columns"}, {"SCOREHUB_TIMEOUT", "timeout"}, {"SCOREHUB_GRACE", "grace"},
 		{"SCOREHUB_MAX_JOB_BODY", "max-job-body"}, {"SCOREHUB_MAX_MODEL_BYTES", "max-model-bytes"},
@@ -189,6 +209,9 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	for _, e := range env {
 		if v := getenv(e.name); v != "" {
 			if err := fs.Set(e.flag, v); err != nil {
+				if e.flag == "store" {
+					v = "…" // may hold a password
+				}
 				return c, fmt.Errorf("%s=%q: %w", e.name, v, err)
 			}
 		}
@@ -198,6 +221,9 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	}
 	if fs.NArg() > 0 {
 		return c, fmt.Errorf("unexpected arguments: %s", strings.Join(fs.Args(), " "))
+	}
+	if err := checkStore(&c); err != nil {
+		return c, err
 	}
 	c.Prefix = "/" + strings.Trim(c.Prefix, "/")
 	if c.Prefix == "/" {
@@ -266,6 +292,51 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 		return c, errors.New("-read-header-timeout, -read-timeout and -idle-timeout must be positive and -write-timeout and -write-progress-timeout not negative")
 	}
 	return c, nil
+}
+
+// checkStore checks -store, -replica and -job-lease, and names the replica
+// when -replica does not. Its errors never quote -store, which may hold a
+// password.
+func checkStore(c *config) error {
+	shared := strings.HasPrefix(c.Store, "postgres://") || strings.HasPrefix(c.Store, "postgresql://")
+	switch {
+	case c.Store != "" && !shared:
+		return errors.New("-store must be empty (files in -data) or a postgres:// connection string")
+	case !shared && c.Replica != "":
+		return errors.New("-replica names a replica of a shared store: it needs -store postgres://")
+	case c.Replica != "" && !registry.ValidName(c.Replica):
+		return fmt.Errorf("-replica %q must be 1 to 128 letters, digits, '.', '_' or '-', starting with a letter or digit", c.Replica)
+	case c.JobLease < 3*time.Second:
+		// Leases are renewed every second and must outlast three renewals.
+		return fmt.Errorf("-job-lease %v must be at least 3s", c.JobLease)
+	}
+	if shared && c.Replica == "" {
+		c.Replica = replicaName()
+	}
+	return nil
+}
+
+// replicaName is a name for this process among the replicas of a shared
+// store: the host name, so that operators see where a job runs, and a
+// random suffix, so that a restarted process is a new replica.
+func replicaName() string {
+	host, _ := os.Hostname()
+	host = strings.Map(func(r rune) rune {
+		if r < 0x80 && (unicode.IsLetter(r) || unicode.IsDigit(r) || r == '.' || r == '_' || r == '-') {
+			return r
+		}
+		return '-'
+	}, host)
+	host = strings.TrimLeft(host, "._-")
+	if len(host) > 100 {
+		host = host[:100]
+	}
+	var b [4]byte
+	rand.Read(b[:]) // never fails
+	if host == "" {
+		return "replica-" + hex.EncodeToString(b[:])
+	}
+	return host + "-" + hex.EncodeToString(b[:])
 }
 
 // splitList is the non-empty items of a comma-separated list.

@@ -9,6 +9,12 @@
 // JSON or UBJSON) are kept in the data directory too, and deployed by
 // endpoints that name them.
 //
+// With -store postgres://… (or SCOREHUB_STORE) the records, jobs and model
+// files are kept in a PostgreSQL database instead, which several replicas
+// of the server share: each serves what any of them stored, within a second,
+// and keeps scoring from what it last read while the database is down. The
+// connection string is never printed or logged.
+//
 //	go run ./examples/standalone
 //
 // The users file (-users) and the admin's stored password hash are read
@@ -32,7 +38,6 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"strings"
 	"syscall"
 
@@ -163,12 +168,11 @@ const (
 )
 
 type server struct {
-	handler  http.Handler
-	reg      *registry.Registry
-	store    registry.Store
-	jobs     *scoring.Jobs
-	jobStore registry.JobStore
-	auth     *auth
+	handler http.Handler
+	reg     *registry.Registry
+	stores  *stores
+	jobs    *scoring.Jobs
+	auth    *auth
 	// metrics serves the metrics; nil when they are off. It is mounted on
 	// handler unless -metrics-addr gives them a listener of their own.
 	metrics http.Handler
@@ -196,15 +200,16 @@ func newServer(ctx context.Context, cfg config, getenv func(string) string, stdo
 			return nil, err
 		}
 	}
-	store, err := registry.OpenFileStore(cfg.DataDir, registry.StoreOptions{})
+	stores, err := openStores(ctx, cfg, logger)
 	if err != nil {
 		return nil, err
 	}
 	defer func() {
 		if err != nil {
-			store.Close()
+			stores.Close()
 		}
 	}()
+	store := stores.records
 	reg, err := registry.New(ctx, catalog, store)
 	if err != nil {
 		return nil, err
@@ -221,17 +226,6 @@ func newServer(ctx context.Context, cfg config, getenv func(string) string, stdo
 	if err != nil {
 		return nil, err
 	}
-	// Jobs are kept beside the registry; a restart ends those it
-	// interrupted as ERROR.
-	jobStore, err := registry.OpenFileJobStore(filepath.Join(cfg.DataDir, "jobs"), registry.StoreOptions{})
-	if err != nil {
-		return nil, err
-	}
-	defer func() {
-		if err != nil {
-			jobStore.Close()
-		}
-	}()
 	// A job naming an endpoint passes the check the scoring handler
 	// applies, built below once the verifier exists (the metrics the
 	// token service reports to need the jobs first).
@@ -240,10 +234,12 @@ func newServer(ctx context.Context, cfg config, getenv func(string) string, stdo
 		Authorize: func(r *http.Request, group string, p registry.AuthPolicy) error { return authorize(r, group, p) },
 		Registry:  reg,
 		Queues:    queues,
-		Store:     jobStore,
+		Store:     stores.jobs,
 		Limits:    scoring.Limits{MaxBodyBytes: cfg.MaxJobBody, MaxRows: cfg.MaxRows, MaxColumns: cfg.MaxColumns},
 		Retention: cfg.JobRetention,
 		Logger:    logger,
+		Replica:   cfg.Replica,
+		Lease:     jobLease(cfg),
 	})
 	if err != nil {
 		return nil, err
@@ -349,14 +345,14 @@ func newServer(ctx context.Context, cfg config, getenv func(string) string, stdo
 		// any route included.
 		handler = middleware.AccessLog(middleware.AccessLogConfig{Logger: logger, Client: true, TrustedProxies: cfg.TrustedProxies})(handler)
 	}
-	return &server{handler: handler, reg: reg, store: store, jobs: jobs, jobStore: jobStore, auth: authn, metrics: metricsHandler}, nil
+	return &server{handler: handler, reg: reg, stores: stores, jobs: jobs, auth: authn, metrics: metricsHandler}, nil
 }
 
 // Close stops the jobs left (after a drain, none), then closes the stores.
 func (s *server) Close() error {
 	s.jobs.Close()
 	s.reg.Close()
-	return errors.Join(s.auth.Close(), s.jobStore.Close(), s.store.Close())
+	return errors.Join(s.auth.Close(), s.stores.Close())
 }
 
 // ensureDemo creates the demo deployment unless the store already has one
