@@ -73,7 +73,7 @@ type JobsConfig struct {
 	Lease time.Duration
 	// LeaseCheck is how often a runner with a Replica renews the leases
 	// of its jobs, looks for stop requests and for other replicas' lapsed
-	// leases. Zero means DefaultLeaseCheck (1 s); it must be below a
+	// leases. Zero means DefaultLeaseCheck (1 s); it must be at most a
 	// third of Lease.
 	LeaseCheck time.Duration
 
@@ -257,8 +257,8 @@ func NewJobs(cfg JobsConfig) (*Jobs, error) {
 		return nil, errors.New("scoring: JobsConfig.Lease and LeaseCheck must not be negative")
 	}
 	leaseCheck := cmp.Or(cfg.LeaseCheck, DefaultLeaseCheck)
-	if cfg.Replica != "" && leaseCheck >= cmp.Or(cfg.Lease, registry.DefaultJobLease)/3 {
-		return nil, errors.New("scoring: JobsConfig.LeaseCheck must be below a third of Lease, so that a lease is renewed before it lapses")
+	if cfg.Replica != "" && leaseCheck > cmp.Or(cfg.Lease, registry.DefaultJobLease)/3 {
+		return nil, errors.New("scoring: JobsConfig.LeaseCheck must be at most a third of Lease, so that a lease is renewed before it lapses")
 	}
 	if cfg.Limits.MaxBodyBytes == 0 {
 		cfg.Limits.MaxBodyBytes = DefaultMaxJobBodyBytes
