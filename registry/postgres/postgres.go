@@ -65,6 +65,10 @@ type DB struct {
 	lis    *listener  // nil until the first Subscribe
 	ctx    context.Context
 	cancel context.CancelFunc
+
+	// listenHook, when set (by tests), is called by the listener after it
+	// connects and before it listens.
+	listenHook func()
 }
 
 var (
