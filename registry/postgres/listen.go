@@ -104,6 +104,9 @@ func (l *listener) session(ctx context.Context) error {
 		return err
 	}
 	defer conn.Close(context.Background())
+	if l.db.listenHook != nil {
+		l.db.listenHook()
+	}
 	if _, err := conn.Exec(ctx, "LISTEN "+recordsChannel); err != nil {
 		return err
 	}

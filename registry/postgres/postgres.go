@@ -65,6 +65,10 @@ type DB struct {
 	lis    *listener  // nil until the first Subscribe
 	ctx    context.Context
 	cancel context.CancelFunc
+
+	// listenHook, when set (by tests), is called by the listener after it
+	// connects and before it listens.
+	listenHook func()
 }
 
 var (
@@ -98,6 +102,11 @@ func Open(ctx context.Context, cfg Config) (*DB, error) {
 	if cfg.MaxConns > 0 {
 		pc.MaxConns = cfg.MaxConns
 	}
+	// A connection is checked before each use, not only after a second
+	// idle as the driver does by default: after the server restarts, the
+	// pool's connections are all dead, and the first write would fail on
+	// one. A round trip on a management call is cheap; scoring makes none.
+	pc.ShouldPing = func(context.Context, pgxpool.ShouldPingParams) bool { return true }
 	if cfg.PollInterval == 0 {
 		cfg.PollInterval = defaultPollInterval
 	}
