@@ -285,6 +285,7 @@ type KeySet struct {
 	where     string   // names the store in errors
 	shared    bool     // the store is a KeyNotifier: other replicas sign too
 	cancel    func()   // ends the subscription to a KeyNotifier
+	closing   sync.Once
 
 	mu    sync.Mutex // serialises Rotate, RotateTo, RotateIfOlder and Prune
 	state atomic.Pointer[keyState]

@@ -120,11 +120,11 @@ func openKeySet(ctx context.Context, store KeyStore, cfg KeySetConfig, where str
 		st, err = s.create(ctx, cfg.Signing)
 	}
 	if err != nil {
-		s.cancel()
+		s.Close()
 		return nil, err
 	}
 	if cfg.Signing != nil && cfg.Signing.id != st.signing().key.id {
-		s.cancel()
+		s.Close()
 		return nil, fmt.Errorf("tokens: %s holds another signing key than KeySetConfig.Signing", s.where)
 	}
 	s.installNewer(st)
@@ -226,7 +226,7 @@ func (s *KeySet) installNewer(st *keyState) {
 // signing with what it holds. It does nothing for other sets.
 func (s *KeySet) Close() error {
 	if s.cancel != nil {
-		s.cancel()
+		s.closing.Do(s.cancel)
 	}
 	return nil
 }
