@@ -1,0 +1,58 @@
+// Package postgres keeps the registry's records, model artifacts and jobs
+// in PostgreSQL, so that several server replicas share them. A [DB] from
+// [Open] is a [registry.Store], [registry.Notifier] and
+// [registry.ArtifactStore] for a [registry.Registry], and a
+// [registry.JobStore] for a [registry.JobRegistry]: one value over one
+// connection pool, closed once, after the registries over it.
+//
+// # Consistency
+//
+// The database decides every commit, not a process's memory: a commit is
+// one transaction that advances a sequence row from the Seq its rules were
+// checked on (UPDATE … WHERE seq = Base), writes the one record it changes
+// and notifies the other DBs (pg_notify, delivered only if the transaction
+// commits). A writer whose view is outdated changes no row and gets
+// [registry.ErrStale]; its Registry loads the records and decides afresh.
+// A job's update is conditional on the state its writer read (UPDATE …
+// WHERE id = $1 AND state = $2) and a job's creation on its ID.
+//
+// Each DB that a Registry subscribes to ([DB.Subscribe]) listens on a
+// connection of its own for the other DBs' commits and hands the
+// registry the records after each. After a lost connection it reconnects
+// with backoff and loads everything at once, so a replica that missed
+// notifications while it was cut off catches up by itself; a periodic
+// read of the stored Seq is the safety net under both. Subscribers are
+// called with records already loaded and never wait on the database;
+// scoring reads the registry's snapshot and never waits on it either.
+//
+// # Schema
+//
+// The schema is created and upgraded by numbered migrations embedded in
+// the package (migrations/NNNN_name.sql). [Open] applies the ones a
+// database lacks in one transaction under a transaction-level advisory
+// lock, so replicas starting together take turns, and records each
+// version in schema_migrations. It refuses a database whose schema is
+// newer than the build: an older build must not write records it does not
+// understand. Records are rows, one table per kind, holding the record's
+// JSON form (the one the file store writes), so that a row is the record
+// exactly as the registry stored it.
+//
+// # Artifacts
+//
+// A model artifact is one bytea value, not a large object. The
+// [registry.ArtifactStore] interface hands artifacts over whole, so
+// streaming a large object would save no memory (a 256 MiB artifact is
+// held once by the driver and once by the caller either way); bytea rows
+// are deleted with their transaction and need no lo_unlink or vacuumlo;
+// pg_dump of the tables includes them, and logical replication copies
+// them, where large objects are dumped only with the whole database and
+// not replicated at all. A foreign key from each model version to its
+// artifact lets the database itself refuse a version whose artifact
+// another writer deleted, and keep an artifact a version references.
+// bytea's limit of 1 GiB is far above the formats' 256 MiB.
+//
+// # Security
+//
+// The connection string may hold a password: no error of this package
+// and nothing it logs contains it.
+package postgres

@@ -1,0 +1,219 @@
+package postgres_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/scorehub/scorehub/internal/pgtest"
+	"github.com/scorehub/scorehub/registry"
+	"github.com/scorehub/scorehub/registry/postgres"
+)
+
+func newRegistry(t testing.TB, s registry.Store) *registry.Registry {
+	t.Helper()
+	r, err := registry.New(context.Background(), registry.NewCatalog(), s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.Close() })
+	return r
+}
+
+// TestTwoPoolsOneDatabase runs two DBs, each with its own pool and
+// registry, on one database, as two replicas would.
+func TestTwoPoolsOneDatabase(t *testing.T) {
+	ctx := context.Background()
+
+	t.Run("a stale base through either is refused by the database", func(t *testing.T) {
+		url := pgtest.DB(t)
+		a, b := open(t, postgres.Config{URL: url}), open(t, postgres.Config{URL: url})
+		base, err := b.Load(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := newRegistry(t, a).PutGroup(ctx, registry.Group{Name: "first"}); err != nil {
+			t.Fatal(err)
+		}
+		// b decides on what it loaded before a's write.
+		next, change := withQueue(t, base, "second")
+		err = b.Commit(ctx, registry.Commit{Base: base.Seq(), Change: change, State: next})
+		if !errors.Is(err, registry.ErrStale) {
+			t.Fatalf("a commit on base %d after another pool's commit: %v, want ErrStale", base.Seq(), err)
+		}
+		st, err := a.Load(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := st.Queue("second"); ok || st.Seq() != base.Seq()+1 {
+			t.Errorf("after the refused commit: seq %d, queue stored %v; want seq %d, none", st.Seq(), ok, base.Seq()+1)
+		}
+	})
+
+	t.Run("a stale revision through either registry is a conflict", func(t *testing.T) {
+		url := pgtest.DB(t)
+		ra := newRegistry(t, open(t, postgres.Config{URL: url}))
+		g, err := ra.PutGroup(ctx, registry.Group{Name: "g"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		// b loads g at revision 1 and, its listener held back, hears of
+		// nothing after.
+		dbB, err := postgres.Open(ctx, postgres.Config{URL: url, PollInterval: time.Hour})
+		if err != nil {
+			t.Fatal(err)
+		}
+		held := make(chan struct{})
+		postgres.SetListenHook(dbB, func() { <-held })
+		t.Cleanup(func() { close(held); dbB.Close() })
+		rb := newRegistry(t, dbB)
+		if _, err := ra.PutGroup(ctx, registry.Group{Name: "g", Description: "a's", Revision: g.Revision}); err != nil {
+			t.Fatal(err)
+		}
+		// b decides on revision 1 and commits on its outdated base; the
+		// database refuses the commit, and b decides again on what it
+		// loads.
+		_, err = rb.PutGroup(ctx, registry.Group{Name: "g", Description: "b's", Revision: g.Revision})
+		var ce *registry.ConflictError
+		if !errors.As(err, &ce) || ce.Current != g.Revision+1 {
+			t.Fatalf("b writing revision %d after a's update: %v, want a conflict with revision %d", g.Revision, err, g.Revision+1)
+		}
+		got, _ := rb.Snapshot().State().Group("g")
+		if got.Description != "a's" {
+			t.Errorf("b's snapshot holds %q, want a's write", got.Description)
+		}
+	})
+
+	t.Run("concurrent writers through two pools lose no update", func(t *testing.T) {
+		url := pgtest.DB(t)
+		regs := []*registry.Registry{
+			newRegistry(t, open(t, postgres.Config{URL: url})),
+			newRegistry(t, open(t, postgres.Config{URL: url})),
+		}
+		if _, err := regs[0].PutQueue(ctx, registry.Queue{Name: "counter", MaxConcurrent: 1}); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, regs[1], func(st *registry.State) bool { _, ok := st.Queue("counter"); return ok })
+		// Each writer reads the counter queue and writes it back one
+		// higher, naming the revision it read; a conflict means another
+		// writer came first, and the writer reads again.
+		const each = 15
+		var wg sync.WaitGroup
+		for i, r := range regs {
+			wg.Go(func() {
+				for n := 0; n < each; {
+					q, _ := r.Snapshot().State().Queue("counter")
+					q.MaxConcurrent++
+					_, err := r.PutQueue(ctx, q)
+					var ce *registry.ConflictError
+					switch {
+					case errors.As(err, &ce):
+						time.Sleep(time.Millisecond) // let the newer state arrive
+						continue
+					case err != nil:
+						t.Errorf("writer %d: %v", i, err)
+						return
+					}
+					n++
+				}
+			})
+		}
+		wg.Wait()
+		loaded, err := open(t, postgres.Config{URL: url}).Load(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		q, _ := loaded.Queue("counter")
+		if want := 1 + 2*each; q.MaxConcurrent != want || q.Revision != uint64(want) {
+			t.Errorf("after %d increments through each pool: value %d, revision %d; want %d, %d",
+				each, q.MaxConcurrent, q.Revision, want, want)
+		}
+	})
+}
+
+// waitFor waits until r's snapshot satisfies ok.
+func waitFor(t *testing.T, r *registry.Registry, ok func(*registry.State) bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !ok(r.Snapshot().State()) {
+		if time.Now().After(deadline) {
+			t.Fatal("the registry's snapshot did not reach the expected state within 10s")
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// withQueue returns st with a new queue, as a Registry would decide it.
+func withQueue(t *testing.T, st *registry.State, name string) (*registry.State, registry.Change) {
+	t.Helper()
+	c := &captureStore{state: st}
+	r := newRegistry(t, c)
+	if _, err := r.PutQueue(context.Background(), registry.Queue{Name: name, MaxConcurrent: 1}); err != nil {
+		t.Fatal(err)
+	}
+	return c.commit.State, c.commit.Change
+}
+
+// captureStore holds one state and records the commit a Registry makes.
+type captureStore struct {
+	state  *registry.State
+	commit registry.Commit
+}
+
+func (c *captureStore) Load(context.Context) (*registry.State, error) { return c.state, nil }
+func (c *captureStore) Commit(_ context.Context, cm registry.Commit) error {
+	c.commit = cm
+	return nil
+}
+func (c *captureStore) Close() error { return nil }
+
+// TestPropagation measures how long a commit through one DB takes to
+// reach the subscriber of another.
+func TestPropagation(t *testing.T) {
+	ctx := context.Background()
+	url := pgtest.DB(t)
+	writer := newRegistry(t, open(t, postgres.Config{URL: url}))
+	reader := open(t, postgres.Config{URL: url, PollInterval: time.Hour})
+	seen := make(chan uint64, 1000)
+	cancel := reader.Subscribe(func(st *registry.State) { seen <- st.Seq() })
+	defer cancel()
+	// The subscription's first load.
+	waitSeq(t, seen, 0)
+
+	const writes = 100
+	var delays []time.Duration
+	for i := range writes {
+		start := time.Now()
+		if _, err := writer.PutQueue(ctx, registry.Queue{Name: fmt.Sprintf("q%d", i), MaxConcurrent: 1}); err != nil {
+			t.Fatal(err)
+		}
+		waitSeq(t, seen, writer.Snapshot().State().Seq())
+		delays = append(delays, time.Since(start))
+	}
+	slices.Sort(delays)
+	median, worst := delays[len(delays)/2], delays[len(delays)-1]
+	t.Logf("propagation over %d writes (commit and delivery to another pool's subscriber): median %v, max %v", writes, median, worst)
+	if worst > time.Second {
+		t.Errorf("a commit took %v to reach the other DB's subscriber, want at most 1s", worst)
+	}
+}
+
+// waitSeq waits until a state of Seq at least seq is seen.
+func waitSeq(t *testing.T, seen <-chan uint64, seq uint64) {
+	t.Helper()
+	timeout := time.After(10 * time.Second)
+	for {
+		select {
+		case got := <-seen:
+			if got >= seq {
+				return
+			}
+		case <-timeout:
+			t.Fatalf("no state of seq %d delivered within 10s", seq)
+		}
+	}
+}
