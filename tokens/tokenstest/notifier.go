@@ -156,8 +156,8 @@ func RunAccountNotifier(t *testing.T, open func(t *testing.T) (a, b tokens.Accou
 		for _, c := range changes {
 			t.Run(c.name, func(t *testing.T) {
 				s := signIn(t, c.user)
-				start := time.Now()
 				c.change(t, s)
+				start := time.Now() // the write is acknowledged
 				waitFor(t, "the other replica to revoke what it issued", func() bool { return revoked(s) })
 				delays = append(delays, time.Since(start))
 			})
@@ -166,10 +166,10 @@ func RunAccountNotifier(t *testing.T, open func(t *testing.T) (a, b tokens.Accou
 			s := signIn(t, "dave")
 			tok := here.APITokens()
 			i := slices.IndexFunc(tok, func(x tokens.APIToken) bool { return x.Owner == s.name })
-			start := time.Now()
 			if err := here.DeleteAPIToken(ctx, tok[i].ID); err != nil {
 				t.Fatal(err)
 			}
+			start := time.Now()
 			waitFor(t, "the other replica to refuse the deleted API token", func() bool {
 				_, _, err := there.VerifyAPIToken(ctx, s.apiToken)
 				return errors.Is(err, tokens.ErrBadCredentials)
