@@ -198,8 +198,8 @@ func (s *KeySet) commit(ctx context.Context, base uint64, next *keyState) error 
 // followStore installs a set a KeyNotifier reports. One that cannot be
 // read is logged and left uninstalled: the set keeps what it held.
 func (s *KeySet) followStore(stored *StoredKeySet) {
-	if cur := s.current(); cur != nil && stored.Seq <= cur.seq {
-		return
+	if cur := s.current(); stored.Seq == 0 || cur != nil && stored.Seq <= cur.seq {
+		return // a store without a set yet, or a set installed already
 	}
 	st, err := s.decode(stored)
 	if err != nil {
