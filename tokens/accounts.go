@@ -142,9 +142,10 @@ type AccountsConfig struct {
 // immutable snapshot and never wait for a write; writes are serialised, and
 // durable before they return, except last-used times of API tokens, which a
 // background writer makes durable every AccountsConfig.LastUsedInterval.
-// Accounts is an [Authenticator] and a [CredentialSource]. It sees what
-// other writers of a shared store commit when its own next write meets
-// their change. It is safe for concurrent use.
+// Accounts is an [Authenticator] and a [CredentialSource]. Over an
+// [AccountNotifier] it publishes what other writers commit as the store
+// reports it; over any other store shared with other writers it sees their
+// changes when its own next write meets them. It is safe for concurrent use.
 type Accounts struct {
 	store       AccountStore
 	readOnly    ReadOnlyUsers
@@ -157,7 +158,8 @@ type Accounts struct {
 	random      io.Reader
 	dummy       []byte // a bcrypt hash no password matches, for unknown names
 
-	snap atomic.Pointer[accountSnapshot]
+	snap   atomic.Pointer[accountSnapshot]
+	cancel func() // ends the subscription to an AccountNotifier
 
 	mu     sync.Mutex // serialises writes; guards closed
 	closed bool
@@ -210,6 +212,7 @@ func newAccounts(ctx context.Context, cfg AccountsConfig, lowestCost int) (*Acco
 		random:      rand.Reader,
 		stop:        make(chan struct{}),
 		done:        make(chan struct{}),
+		cancel:      func() {},
 	}
 	if a.cost == 0 {
 		a.cost = bcrypt.DefaultCost
@@ -246,19 +249,27 @@ func newAccounts(ctx context.Context, cfg AccountsConfig, lowestCost int) (*Acco
 		return nil, fmt.Errorf("tokens: dummy hash: %w", err)
 	}
 	a.dummy = dummy
+	if n, ok := a.store.(AccountNotifier); ok {
+		// Subscribe first so that no commit between the load and the
+		// subscription is missed; a newer state always wins.
+		a.cancel = n.Subscribe(a.follow)
+	}
 	st, err := a.store.Load(ctx)
 	if err != nil {
+		a.cancel()
 		return nil, fmt.Errorf("tokens: read account store: %w", err)
 	}
 	if err := a.publish(st); err != nil {
+		a.cancel()
 		return nil, err
 	}
 	go a.writeLastUsed()
 	return a, nil
 }
 
-// Close makes pending last-used times durable and stops the background
-// writer. It does not close the store. Later writes fail with
+// Close makes pending last-used times durable, stops the background
+// writer and stops following an [AccountNotifier]. It does not close the
+// store. Later writes fail with
 // [ErrAccountsClosed]; reads go on answering from what was last
 // published. Closing a closed Accounts does nothing.
 func (a *Accounts) Close() error {
@@ -269,6 +280,7 @@ func (a *Accounts) Close() error {
 	}
 	a.closed = true
 	a.mu.Unlock()
+	a.cancel()
 	close(a.stop)
 	<-a.done
 	return a.flushLastUsed(context.Background())
@@ -308,14 +320,37 @@ func (t *liveAPIToken) view() APIToken {
 	return v
 }
 
-// publish indexes st and makes it what reads see, carrying the recorded
-// last uses of tokens it still holds. It refuses a state older than the
-// one published.
-func (a *Accounts) publish(st *AccountState) error {
-	prev := a.snap.Load()
-	if prev != nil && st.Seq < prev.state.Seq {
-		return nil
+// follow publishes a state an AccountNotifier reports. A state that
+// cannot be indexed is logged and left unpublished: the snapshot keeps
+// what it held, and the next good state replaces it.
+func (a *Accounts) follow(st *AccountState) {
+	if err := a.publish(st); err != nil {
+		a.logger.Error("tokens: a state the account store reported cannot be used", "seq", st.Seq, "err", err)
 	}
+}
+
+// publish indexes st and makes it what reads see, carrying the recorded
+// last uses of tokens it still holds. It ignores a state no newer than the
+// one published, such as a notification of a commit already published.
+func (a *Accounts) publish(st *AccountState) error {
+	for {
+		prev := a.snap.Load()
+		if prev != nil && st.Seq <= prev.state.Seq {
+			return nil
+		}
+		s, err := index(st, prev)
+		if err != nil {
+			return err
+		}
+		if a.snap.CompareAndSwap(prev, s) {
+			return nil
+		}
+	}
+}
+
+// index makes the snapshot of st, carrying the last uses recorded in
+// prev, which may be nil.
+func index(st *AccountState, prev *accountSnapshot) (*accountSnapshot, error) {
 	s := &accountSnapshot{
 		state:  st,
 		users:  make(map[string]*StoredUser, len(st.Users)),
@@ -330,7 +365,7 @@ func (a *Accounts) publish(st *AccountState) error {
 		t := &st.APITokens[i]
 		h, err := parseAPITokenHash(t.Hash)
 		if err != nil {
-			return fmt.Errorf("tokens: account store: API token %q: %w", t.ID, err)
+			return nil, fmt.Errorf("tokens: account store: API token %q: %w", t.ID, err)
 		}
 		lt := &liveAPIToken{StoredAPIToken: t}
 		if old := prev.token(t.ID); old != nil {
@@ -346,8 +381,7 @@ func (a *Accounts) publish(st *AccountState) error {
 	slices.SortFunc(s.ordered, func(x, y *liveAPIToken) int {
 		return cmp.Or(strings.Compare(x.Owner, y.Owner), x.CreatedAt.Compare(y.CreatedAt), strings.Compare(x.ID, y.ID))
 	})
-	a.snap.Store(s)
-	return nil
+	return s, nil
 }
 
 // token returns the token id of s, or nil; s may be nil.

@@ -36,6 +36,24 @@ type AccountStore interface {
 	Close() error
 }
 
+// AccountNotifier is an [AccountStore] that other writers share, such as
+// the store of several replicas on one database. [Accounts] over an
+// AccountNotifier subscribes to it and publishes every newer state it is
+// given, so that a user removed, a password, the groups or the admin flag
+// changed, or an API token deleted through another replica revokes, here
+// too, what was issued for it, without waiting for a write of this
+// process. Accounts publishes its own writes before they return and needs
+// no notification for them.
+type AccountNotifier interface {
+	AccountStore
+	// Subscribe calls fn with the stored state after changes that other
+	// writers committed. fn must be quick and must not call the store. A
+	// state whose Seq is no newer than the one published is ignored, so a
+	// store may also report its own writers' commits, or one change twice.
+	// cancel stops the calls.
+	Subscribe(fn func(*AccountState)) (cancel func())
+}
+
 // AccountState is everything an [AccountStore] keeps. A state, once loaded
 // or committed, is never changed: a write makes a new one.
 type AccountState struct {

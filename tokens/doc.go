@@ -31,8 +31,32 @@
 // [KeySet.Rotate] makes a new signing key; the old one keeps verifying, and
 // stays in the JWKS, for the set's retention, which [NewIssuer] makes sure
 // covers a token's validity. A retired key verifies only tokens issued
-// before it was retired. [LoadOrCreateKeySet] keeps the set in a file (mode
-// 0600) so tokens survive a restart.
+// before it was retired.
+//
+// A set kept in a [KeyStore] survives a restart: [LoadOrCreateKeySet]
+// keeps it in a file (mode 0600) of one process, [OpenKeySet] in any
+// store. The store keeps no rule of its own: the KeySet decides a
+// rotation or a prune on the set it holds and commits it conditionally on
+// that set, so that over a store several replicas share (a
+// [KeyNotifier], such as the PostgreSQL store of package
+// registry/postgres) one replica at a time changes the set, and a replica
+// whose commit meets another's reloads the store and decides afresh:
+// replicas that find the signing key old at once rotate it once. Every
+// replica installs each set the store reports, so each verifies what the
+// others sign and serves the same JWKS. A replica that has not yet heard
+// of a rotation signs with the replaced key a little longer, so in a
+// shared set that key verifies tokens issued up to [KeyHandover] after
+// its retirement, and stays published that much longer.
+//
+// A stored set holds the private keys, in the key file's format (PKCS #8
+// PEM in JSON), and is exactly as sensitive as the key file: whoever reads
+// it can sign tokens that every replica accepts. In a database it is
+// protected by the database's access control, not by encryption in the
+// row: give the service a role of its own, let no other role read the
+// key table, connect over TLS that verifies the server, and treat backups
+// and replicas of the database as holding the keys. The set never appears
+// in a log line, an error, or a notification, which carries only the new
+// set's number; replicas read the set itself over their own connections.
 //
 // # Verification
 //
@@ -75,7 +99,12 @@
 // replaced atomically on every write. Accounts checks every rule of a
 // write (names, password length, revisions, owners, limits) and the store
 // only loads and commits, conditionally on the state the rules were checked
-// on, so package tokenstest proves any store with one suite. Users of an
+// on, so package tokenstest proves any store with one suite. Over an
+// [AccountNotifier], a store several replicas share, Accounts also
+// publishes what the other replicas commit as the store reports it, so a
+// user removed or changed, or an API token deleted, through any replica
+// revokes what was issued for it on every replica, within the time the
+// store takes to report it (PostgreSQL's: under a second). Users of an
 // htpasswd file stay beside them as AccountsConfig.ReadOnly, listed with
 // source "file" and never changed. Errors describe themselves to the HTTP
 // edge (type, message naming the user or token, JSON pointer of the field).

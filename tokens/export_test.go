@@ -24,3 +24,7 @@ func NewCheapAccounts(ctx context.Context, cfg AccountsConfig) (*Accounts, error
 
 // StaticVersion is the credential version StaticUsers gives u.
 func StaticVersion(u User) string { return staticVersion(u) }
+
+// NewFileKeyStore is the store LoadOrCreateKeySet keeps the file at path
+// in.
+func NewFileKeyStore(path string) KeyStore { return &fileKeyStore{path: path} }

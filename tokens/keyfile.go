@@ -1,6 +1,7 @@
 package tokens
 
 import (
+	"context"
 	"crypto"
 	"crypto/x509"
 	"encoding/json"
@@ -12,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"sync"
 	"time"
 
 	"github.com/scorehub/scorehub/internal/atomicfile"
@@ -44,71 +46,98 @@ type keyFileEntry struct {
 // the file with a new set (cfg.Signing, or a generated key of cfg.Algorithm)
 // when there is none, so tokens survive a restart. Every later
 // [KeySet.Rotate], [KeySet.RotateTo] and [KeySet.Prune] writes the file
-// before the change takes effect.
+// before the change takes effect. It is [OpenKeySet] over the file.
 //
 // The file holds private keys. It is written with mode 0600 (its directory is
 // created with 0700 if missing), replaced atomically, and refused at load if
 // group or others may read or write it: fix that with chmod 600, as ssh asks
 // for its keys. On Windows the mode is not checked. Each key's ID is checked
 // against its key material at load. One file serves one process: two
-// processes rotating the same file overwrite each other's keys.
+// processes rotating the same file overwrite each other's keys; replicas
+// share a set through a [KeyNotifier] store instead.
 func LoadOrCreateKeySet(path string, cfg KeySetConfig) (*KeySet, error) {
-	s, err := newKeySet(cfg)
-	if err != nil {
-		return nil, err
-	}
-	st, err := readKeyFile(path)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		created, err := NewKeySet(cfg)
-		if err != nil {
-			return nil, err
-		}
-		st = created.state.Load()
-		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-			return nil, fmt.Errorf("tokens: create key directory: %w", err)
-		}
-		if err := writeKeyFile(path, st); err != nil {
-			return nil, err
-		}
-	case err != nil:
-		return nil, err
-	case cfg.Signing != nil && cfg.Signing.id != st.signing().key.id:
-		return nil, fmt.Errorf("tokens: key file %s exists with another signing key than KeySetConfig.Signing", path)
-	}
-	s.path = path
-	s.install(st, cfg.Algorithm == "")
-	return s, nil
+	return openKeySet(context.Background(), &fileKeyStore{path: path}, cfg, "key file "+path)
 }
 
-func readKeyFile(path string) (*keyState, error) {
+// fileKeyStore is the [KeyStore] of LoadOrCreateKeySet: one key file, of
+// one process. The file keeps no commit count, so the store counts the
+// commits it made since it first found the file.
+type fileKeyStore struct {
+	path string
+
+	mu  sync.Mutex // serialises commits; guards seq
+	seq uint64     // 0 until the file is found or written
+}
+
+var _ KeyStore = (*fileKeyStore)(nil)
+
+// Load implements [KeyStore].
+func (s *fileKeyStore) Load(ctx context.Context) (*StoredKeySet, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	data, err := readKeyFile(s.path)
+	if errors.Is(err, fs.ErrNotExist) && s.seq == 0 {
+		return &StoredKeySet{}, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	s.seq = max(s.seq, 1)
+	return &StoredKeySet{Seq: s.seq, Data: data}, nil
+}
+
+// Commit implements [KeyStore]. The first commit creates the file's
+// directory (mode 0700) when it is missing.
+func (s *fileKeyStore) Commit(ctx context.Context, c KeyCommit) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if c.Set == nil || c.Base != s.seq || c.Set.Seq != c.Base+1 {
+		return ErrKeysStale
+	}
+	if c.Base == 0 {
+		if err := os.MkdirAll(filepath.Dir(s.path), 0o700); err != nil {
+			return fmt.Errorf("create key directory: %w", err)
+		}
+	}
+	if err := atomicfile.Write(atomicfile.OS{}, s.path, "."+filepath.Base(s.path)+".tmp-", c.Set.Data); err != nil {
+		return err
+	}
+	s.seq = c.Set.Seq
+	return nil
+}
+
+// readKeyFile returns what the key file at path holds, refusing a file
+// others may read or that is larger than any key set.
+func readKeyFile(path string) ([]byte, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("tokens: open key file: %w", err)
+		return nil, err
 	}
 	defer f.Close()
 	fi, err := f.Stat()
 	if err != nil {
-		return nil, fmt.Errorf("tokens: key file %s: %w", path, err)
+		return nil, err
 	}
 	if !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("tokens: key file %s is not a regular file", path)
+		return nil, errors.New("not a regular file")
 	}
 	if perm := fi.Mode().Perm(); perm&0o077 != 0 && runtime.GOOS != "windows" {
-		return nil, fmt.Errorf("tokens: key file %s holds private keys but has mode %04o, open to group or others; run chmod 600 %s", path, perm, path)
+		return nil, fmt.Errorf("it holds private keys but has mode %04o, open to group or others; run chmod 600 %s", perm, path)
 	}
 	data, err := io.ReadAll(io.LimitReader(f, maxKeyFile+1))
 	if err != nil {
-		return nil, fmt.Errorf("tokens: read key file %s: %w", path, err)
+		return nil, err
 	}
 	if len(data) > maxKeyFile {
-		return nil, fmt.Errorf("tokens: key file %s is larger than %d bytes", path, maxKeyFile)
+		return nil, fmt.Errorf("larger than %d bytes", maxKeyFile)
 	}
-	st, err := decodeKeyFile(data)
-	if err != nil {
-		return nil, fmt.Errorf("tokens: key file %s: %w", path, err)
-	}
-	return st, nil
+	return data, nil
 }
 
 func decodeKeyFile(data []byte) (*keyState, error) {
@@ -216,17 +245,4 @@ func encodeKeyFile(st *keyState) ([]byte, error) {
 		return nil, fmt.Errorf("tokens: encode key file: %w", err)
 	}
 	return append(b, '\n'), nil
-}
-
-// writeKeyFile replaces the file at path with st, atomically and durably
-// (see [atomicfile.Write]); the file is created with mode 0600.
-func writeKeyFile(path string, st *keyState) error {
-	data, err := encodeKeyFile(st)
-	if err != nil {
-		return err
-	}
-	if err := atomicfile.Write(atomicfile.OS{}, path, "."+filepath.Base(path)+".tmp-", data); err != nil {
-		return fmt.Errorf("tokens: write key file: %w", err)
-	}
-	return nil
 }

@@ -1,6 +1,7 @@
 package tokens
 
 import (
+	"context"
 	"crypto"
 	"crypto/ecdsa"
 	"crypto/ed25519"
@@ -13,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"math/big"
 	"slices"
 	"sync"
@@ -262,6 +264,10 @@ type KeySetConfig struct {
 	// Rand is the randomness for new keys; nil means crypto/rand. Reads
 	// are serialised, so it need not be safe for concurrent use.
 	Rand io.Reader
+
+	// Logger receives what a shared [KeyNotifier] reports that cannot be
+	// used. Nil means slog.Default(). Keys are never logged.
+	Logger *slog.Logger
 }
 
 // KeySet holds one signing key and the retired keys that still verify tokens
@@ -269,11 +275,17 @@ type KeySetConfig struct {
 // an immutable snapshot without taking a lock; changes are serialised.
 // A KeySet is safe for concurrent use.
 type KeySet struct {
-	alg       Algorithm
+	alg       Algorithm // of new keys, unless follow
+	follow    bool      // new keys take the signing key's algorithm
 	retention time.Duration
 	now       func() time.Time
 	random    io.Reader
-	path      string // the key file changes are written to; "" when in memory only
+	logger    *slog.Logger
+	store     KeyStore // where changes are committed; nil when in memory only
+	where     string   // names the store in errors
+	shared    bool     // the store is a KeyNotifier: other replicas sign too
+	cancel    func()   // ends the subscription to a KeyNotifier
+	closing   sync.Once
 
 	mu    sync.Mutex // serialises Rotate, RotateTo, RotateIfOlder and Prune
 	state atomic.Pointer[keyState]
@@ -282,6 +294,7 @@ type KeySet struct {
 // keyState is one immutable version of a KeySet: the signing key first,
 // then retired keys, newest first.
 type keyState struct {
+	seq     uint64 // the store's Seq of the state; 0 in memory
 	entries []*keyEntry
 	byID    map[string]*keyEntry
 }
@@ -322,13 +335,16 @@ func NewKeySet(cfg KeySetConfig) (*KeySet, error) {
 		}
 	}
 	st := &keyState{entries: []*keyEntry{{key: signing, created: s.now().UTC()}}}
-	s.install(st, cfg.Algorithm == "")
+	st.index()
+	s.follow = cfg.Algorithm == ""
+	s.state.Store(st)
 	return s, nil
 }
 
 // newKeySet checks cfg and fills in its defaults, without keys.
 func newKeySet(cfg KeySetConfig) (*KeySet, error) {
-	s := &KeySet{alg: cfg.Algorithm, retention: cfg.Retention, now: cfg.Now, random: cfg.Rand}
+	s := &KeySet{alg: cfg.Algorithm, retention: cfg.Retention, now: cfg.Now, random: cfg.Rand, logger: cfg.Logger,
+		cancel: func() {}}
 	if s.alg == "" {
 		s.alg = EdDSA
 	}
@@ -345,17 +361,19 @@ func newKeySet(cfg KeySetConfig) (*KeySet, error) {
 		s.now = time.Now
 	}
 	s.random = randOrDefault(s.random)
+	if s.logger == nil {
+		s.logger = slog.Default()
+	}
 	return s, nil
 }
 
-// install makes st the set's first state. With followSigning, the set
-// generates keys of its signing key's algorithm, so that rotations keep it.
-func (s *KeySet) install(st *keyState, followSigning bool) {
-	st.index()
-	if followSigning {
-		s.alg = st.signing().key.alg
+// algorithm is the algorithm of the keys a rotation of st makes: the
+// signing key's when the set follows it, so that rotations keep it.
+func (s *KeySet) algorithm(st *keyState) Algorithm {
+	if s.follow {
+		return st.signing().key.alg
 	}
-	s.state.Store(st)
+	return s.alg
 }
 
 func (st *keyState) index() {
@@ -407,13 +425,16 @@ func (e *keyEntry) expired(now time.Time) bool {
 
 // Rotate generates a new key of the set's algorithm and makes it the signing
 // key. The key it replaces keeps verifying for the set's retention. A set
-// loaded from a file writes the file before the new key signs anything; if
-// that fails the set is unchanged.
+// kept in a store ([LoadOrCreateKeySet], [OpenKeySet]) commits to it
+// before the new key signs anything; if that fails the set is unchanged.
+// When another replica sharing the store changed the set first, the set
+// loads the store and rotates what it holds.
 func (s *KeySet) Rotate() (*Key, error) {
-	if s.current() == nil {
+	st := s.current()
+	if st == nil {
 		return nil, errZeroKeySet
 	}
-	k, err := GenerateKey(s.alg, s.random)
+	k, err := GenerateKey(s.algorithm(st), s.random)
 	if err != nil {
 		return nil, err
 	}
@@ -441,26 +462,27 @@ func (s *KeySet) RotateTo(k *Key) error {
 // key's creation time, which the key file keeps, so a restart neither
 // resets the clock nor rotates early; calling it often (on a ticker) costs
 // a clock read unless there is something to do. Concurrent calls rotate
-// once.
+// once; over a shared store, so do calls of several replicas: a replica
+// that finds the set rotated by another since it looked does not rotate it
+// again.
 func (s *KeySet) RotateIfOlder(maxAge time.Duration) (*Key, error) {
 	if maxAge <= 0 {
 		return nil, fmt.Errorf("tokens: key age %v is not positive", maxAge)
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	st := s.current()
-	if st == nil {
-		return nil, errZeroKeySet
-	}
-	if s.now().Before(st.signing().created.Add(maxAge)) {
-		_, err := s.pruneLocked()
-		return nil, err
-	}
-	k, err := GenerateKey(s.alg, s.random)
+	var k *Key
+	err := s.change(func(old *keyState) (*keyState, error) {
+		k = nil
+		if s.now().Before(old.signing().created.Add(maxAge)) {
+			next, _ := s.pruned(old)
+			return next, nil
+		}
+		var err error
+		if k, err = GenerateKey(s.algorithm(old), s.random); err != nil {
+			return nil, err
+		}
+		return s.rotated(old, k)
+	})
 	if err != nil {
-		return nil, err
-	}
-	if err := s.rotateToLocked(k); err != nil {
 		return nil, err
 	}
 	return k, nil
@@ -468,12 +490,14 @@ func (s *KeySet) RotateIfOlder(maxAge time.Duration) (*Key, error) {
 
 // rotateToLocked is RotateTo with s.mu held.
 func (s *KeySet) rotateToLocked(k *Key) error {
-	old := s.current()
-	if old == nil {
-		return errZeroKeySet
-	}
+	return s.changeLocked(func(old *keyState) (*keyState, error) { return s.rotated(old, k) })
+}
+
+// rotated returns old with k as its signing key and the signing key of old
+// retired.
+func (s *KeySet) rotated(old *keyState, k *Key) (*keyState, error) {
 	if _, ok := old.byID[k.id]; ok {
-		return fmt.Errorf("tokens: key %s is already in the set", k.id)
+		return nil, fmt.Errorf("tokens: key %s is already in the set", k.id)
 	}
 	now := s.now().UTC()
 	next := &keyState{entries: []*keyEntry{{key: k, created: now}}}
@@ -481,30 +505,34 @@ func (s *KeySet) rotateToLocked(k *Key) error {
 		if i == 0 {
 			retired := *e
 			retired.retired, retired.notAfter = now, now.Add(s.retention)
+			if s.shared {
+				retired.notAfter = retired.notAfter.Add(KeyHandover)
+			}
 			e = &retired
 		}
 		if !e.expired(now) {
 			next.entries = append(next.entries, e)
 		}
 	}
-	return s.publish(next)
+	return next, nil
 }
 
 // Prune drops retired keys past their NotAfter and reports how many it
 // dropped. Such keys already verify nothing and are not published; Prune
-// frees them and, for a set loaded from a file, removes them from the file.
+// frees them and, for a set kept in a store, removes them from it.
 func (s *KeySet) Prune() (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.pruneLocked()
+	dropped := 0
+	err := s.change(func(old *keyState) (*keyState, error) {
+		var next *keyState
+		next, dropped = s.pruned(old)
+		return next, nil
+	})
+	return dropped, err
 }
 
-// pruneLocked is Prune with s.mu held.
-func (s *KeySet) pruneLocked() (int, error) {
-	old := s.current()
-	if old == nil {
-		return 0, errZeroKeySet
-	}
+// pruned returns old without the retired keys past their NotAfter, and
+// how many it dropped; nil when there are none.
+func (s *KeySet) pruned(old *keyState) (*keyState, int) {
 	now := s.now()
 	next := &keyState{}
 	for _, e := range old.entries {
@@ -514,25 +542,58 @@ func (s *KeySet) pruneLocked() (int, error) {
 	}
 	dropped := len(old.entries) - len(next.entries)
 	if dropped == 0 {
-		return 0, nil
+		return nil, 0
 	}
-	if err := s.publish(next); err != nil {
-		return 0, err
-	}
-	return dropped, nil
+	return next, dropped
 }
 
-// publish makes next the current state, after writing it to the key file if
-// the set has one. s.mu must be held.
-func (s *KeySet) publish(next *keyState) error {
-	next.index()
-	if s.path != "" {
-		if err := writeKeyFile(s.path, next); err != nil {
+// change decides a change on the current state with decide, which returns
+// nil for no change, and commits it to the store, if the set has one,
+// before it becomes current. When another replica committed first, it
+// loads the store and decides again.
+func (s *KeySet) change(decide func(old *keyState) (*keyState, error)) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.changeLocked(decide)
+}
+
+// changeLocked is change with s.mu held.
+func (s *KeySet) changeLocked(decide func(old *keyState) (*keyState, error)) error {
+	for attempt := 1; ; attempt++ {
+		old := s.current()
+		if old == nil {
+			return errZeroKeySet
+		}
+		next, err := decide(old)
+		if err != nil || next == nil {
 			return err
 		}
+		next.index()
+		if s.store == nil {
+			s.state.Store(next)
+			return nil
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), keyStoreTimeout)
+		err = s.commit(ctx, old.seq, next)
+		if err == nil {
+			cancel()
+			s.installNewer(next)
+			return nil
+		}
+		if !errors.Is(err, ErrKeysStale) || attempt == maxKeyAttempts {
+			cancel()
+			return err
+		}
+		st, err := s.load(ctx)
+		cancel()
+		if err != nil {
+			return err
+		}
+		if st == nil {
+			return fmt.Errorf("tokens: %s refused a change but holds no key set", s.where)
+		}
+		s.installNewer(st)
 	}
-	s.state.Store(next)
-	return nil
 }
 
 // verifyingKey finds the key a token names. A retired key verifies only
@@ -553,6 +614,11 @@ func (s *KeySet) verifyingKey(kid string, alg string, issuedAt time.Time, now ti
 	if !e.retired.IsZero() {
 		if now.After(e.notAfter.Add(leeway)) {
 			return nil, fmt.Errorf("%w: key %s was retired and stopped verifying at %s", ErrUnknownKey, kid, e.notAfter.Format(time.RFC3339))
+		}
+		if s.shared {
+			// Replicas that have not yet heard of the rotation sign
+			// with the key a little longer.
+			leeway += KeyHandover
 		}
 		if issuedAt.After(e.retired.Add(leeway)) {
 			return nil, fmt.Errorf("%w: key %s was retired at %s, before the token was issued", ErrUnknownKey, kid, e.retired.Format(time.RFC3339))

@@ -3,7 +3,11 @@
 // [Open] is a [registry.Store], [registry.Notifier] and
 // [registry.ArtifactStore] for a [registry.Registry], and a
 // [registry.JobStore] for a [registry.JobRegistry]: one value over one
-// connection pool, closed once, after the registries over it.
+// connection pool, closed once, after the registries over it. It also
+// keeps the users, API tokens and token signing keys of package tokens:
+// [DB.Accounts] is the [tokens.AccountStore] of a [tokens.Accounts], and
+// [DB.Keys] the [tokens.KeyStore] of [tokens.OpenKeySet], both over the
+// same pool.
 //
 // # Consistency
 //
@@ -24,6 +28,15 @@
 // read of the stored Seq is the safety net under both. Subscribers are
 // called with records already loaded and never wait on the database;
 // scoring reads the registry's snapshot and never waits on it either.
+//
+// Users and API tokens, and the signing key set, are committed the same
+// way, each with a sequence row and a channel of its own, and published on
+// the same listener connection: a password changed or a user or API token
+// removed through one replica revokes what the others issued for it as
+// soon as their Accounts has the new state (milliseconds on one host), and
+// a key rotated by one replica is in every replica's JWKS and verifies
+// there. Two replicas rotating at once are one commit and one refused
+// commit; the refused one loads the set the other committed.
 //
 // # Schema
 //
@@ -55,4 +68,19 @@
 //
 // The connection string may hold a password: no error of this package
 // and nothing it logs contains it.
+//
+// Passwords are kept as their bcrypt hashes and API tokens as their
+// SHA-256, as in the accounts file. The signing key set is one row of the
+// table signing_keys, holding the private keys as the key file does
+// (PKCS #8 PEM in JSON), unencrypted: whoever can read that row can sign
+// tokens every replica accepts, as whoever can read the key file can. It
+// is protected by the database's access control. Run the service under a
+// role of its own that owns the schema, grant no other role anything on
+// signing_keys (PostgreSQL grants nothing to other roles on a new table
+// unless default privileges say otherwise), connect with TLS that checks
+// the server (sslmode=verify-full), and treat the database's backups and
+// physical replicas as holding the keys. The keys never leave the row
+// but to a DB's own connection: a notification carries only the new
+// set's number, and no error or log line of this package or of package
+// tokens contains them.
 package postgres

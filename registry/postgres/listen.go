@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/scorehub/scorehub/registry"
+	"github.com/scorehub/scorehub/tokens"
 )
 
 // Subscribe implements [registry.Notifier]. The first subscription starts
@@ -21,6 +22,12 @@ import (
 // the last one it delivered. fn runs on the listener's goroutine, one call
 // at a time, never while the listener waits on the database.
 func (db *DB) Subscribe(fn func(*registry.State)) (cancel func()) {
+	return subscribe(db, func(l *listener) *feed[*registry.State] { return l.records }, fn)
+}
+
+// subscribe adds fn to the feed of db's listener that pick names, starting
+// the listener on the first subscription of any feed.
+func subscribe[T any](db *DB, pick func(*listener) *feed[T], fn func(T)) (cancel func()) {
 	db.lmu.Lock()
 	defer db.lmu.Unlock()
 	if db.closed.Load() {
@@ -29,42 +36,80 @@ func (db *DB) Subscribe(fn func(*registry.State)) (cancel func()) {
 	if db.lis == nil {
 		db.lis = newListener(db)
 	}
-	return db.lis.add(fn)
+	f := pick(db.lis)
+	cancel = f.add(fn)
+	// A feed subscribed to after the listener connected starts from what
+	// is stored now; one subscribed before is loaded when it connects.
+	db.lis.wake()
+	return cancel
 }
 
-// listener delivers the records to the subscribers of a DB.
+// listener delivers what the DBs on the database commit to the
+// subscribers of a DB: one connection LISTENs on the channel of every
+// feed, and each notification reloads the feed it names.
 type listener struct {
 	db *DB
 	wg sync.WaitGroup
 
-	mu   sync.Mutex // guards subs, next
-	subs map[int]func(*registry.State)
-	next int
+	records  *feed[*registry.State]
+	accounts *feed[*tokens.AccountState]
+	keys     *feed[*tokens.StoredKeySet]
+	feeds    []feedLoader
 
-	dmu  sync.Mutex // serialises reloads and deliveries; guards last
-	last uint64     // the Seq last delivered
-	// delivered counts every state delivered; a test waits on it.
-	delivered uint64
+	kick chan struct{} // wake asks the poller to look at once
+}
+
+// feedLoader is a feed, whatever it delivers.
+type feedLoader interface {
+	channel() string
+	// reload loads the feed and delivers it when it is newer than the
+	// last delivered; it does nothing without subscribers.
+	reload(ctx context.Context) error
+	// stale reports whether the stored Seq is newer than the last
+	// delivered, or the feed has subscribers it has delivered nothing to.
+	stale(ctx context.Context) (bool, error)
+	lastSeq() uint64
+	what() string
 }
 
 func newListener(db *DB) *listener {
-	l := &listener{db: db, subs: map[int]func(*registry.State){}}
+	l := &listener{db: db, kick: make(chan struct{}, 1)}
+	l.records = &feed[*registry.State]{db: db, name: "records", ch: recordsChannel, seqQuery: "SELECT seq FROM record_seq",
+		load: func(ctx context.Context) (*registry.State, uint64, error) {
+			st, err := db.Load(ctx)
+			if err != nil {
+				return nil, 0, err
+			}
+			return st, st.Seq(), nil
+		}}
+	l.accounts = &feed[*tokens.AccountState]{db: db, name: "accounts", ch: accountsChannel, seqQuery: accountSeqQuery,
+		load: func(ctx context.Context) (*tokens.AccountState, uint64, error) {
+			st, err := db.loadAccounts(ctx)
+			if err != nil {
+				return nil, 0, err
+			}
+			return st, st.Seq, nil
+		}}
+	l.keys = &feed[*tokens.StoredKeySet]{db: db, name: "signing keys", ch: keysChannel, seqQuery: keySeqQuery,
+		load: func(ctx context.Context) (*tokens.StoredKeySet, uint64, error) {
+			st, err := db.loadKeys(ctx)
+			if err != nil {
+				return nil, 0, err
+			}
+			return st, st.Seq, nil
+		}}
+	l.feeds = []feedLoader{l.records, l.accounts, l.keys}
 	l.wg.Add(2)
 	go l.listen(db.ctx)
 	go l.poll(db.ctx)
 	return l
 }
 
-func (l *listener) add(fn func(*registry.State)) func() {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	id := l.next
-	l.next++
-	l.subs[id] = fn
-	return func() {
-		l.mu.Lock()
-		defer l.mu.Unlock()
-		delete(l.subs, id)
+// wake has the poller look at every feed at once.
+func (l *listener) wake() {
+	select {
+	case l.kick <- struct{}{}:
+	default:
 	}
 }
 
@@ -81,7 +126,7 @@ func (l *listener) listen(ctx context.Context) {
 		if ctx.Err() != nil {
 			return
 		}
-		l.db.log.Warn("postgres: record notifications interrupted; reconnecting", "err", redact(err, l.db.secret), "after", pause)
+		l.db.log.Warn("postgres: notifications interrupted; reconnecting", "err", redact(err, l.db.secret), "after", pause)
 		select {
 		case <-ctx.Done():
 			return
@@ -94,9 +139,10 @@ func (l *listener) listen(ctx context.Context) {
 	}
 }
 
-// session connects, listens and reloads, then delivers the records after
-// every notification until the connection fails. It returns nil when it
-// had listened before it failed, so that the next pause starts short.
+// session connects, listens and reloads, then reloads a feed after every
+// notification of its channel until the connection fails. It returns nil
+// when it had listened before it failed, so that the next pause starts
+// short.
 func (l *listener) session(ctx context.Context) error {
 	cc := l.db.pool.Config().ConnConfig.Copy()
 	conn, err := pgx.ConnectConfig(ctx, cc)
@@ -107,28 +153,38 @@ func (l *listener) session(ctx context.Context) error {
 	if l.db.listenHook != nil {
 		l.db.listenHook()
 	}
-	if _, err := conn.Exec(ctx, "LISTEN "+recordsChannel); err != nil {
-		return err
+	for _, f := range l.feeds {
+		if _, err := conn.Exec(ctx, "LISTEN "+f.channel()); err != nil {
+			return err
+		}
 	}
 	// Whatever was committed while no connection listened.
-	if err := l.reload(ctx); err != nil {
-		return err
+	for _, f := range l.feeds {
+		if err := f.reload(ctx); err != nil {
+			return err
+		}
 	}
 	for {
 		n, err := conn.WaitForNotification(ctx)
 		if err != nil {
 			return err
 		}
-		if seq, perr := strconv.ParseUint(n.Payload, 10, 64); perr == nil && seq <= l.lastSeq() {
-			continue // delivered already, by a reload that came after it
-		}
-		if err := l.reload(ctx); err != nil {
-			l.db.log.Warn("postgres: reload records after a notification", "err", err)
+		for _, f := range l.feeds {
+			if f.channel() != n.Channel {
+				continue
+			}
+			if seq, perr := strconv.ParseUint(n.Payload, 10, 64); perr == nil && seq <= f.lastSeq() {
+				continue // delivered already, by a reload that came after it
+			}
+			if err := f.reload(ctx); err != nil {
+				l.db.log.Warn("postgres: reload after a notification", "of", f.what(), "err", err)
+			}
 		}
 	}
 }
 
-// poll compares the stored Seq with the delivered one every PollInterval.
+// poll compares each feed's stored Seq with the delivered one every
+// PollInterval, and at once when woken.
 func (l *listener) poll(ctx context.Context) {
 	defer l.wg.Done()
 	t := time.NewTicker(l.db.cfg.PollInterval)
@@ -138,50 +194,117 @@ func (l *listener) poll(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-t.C:
+		case <-l.kick:
 		}
-		var seq int64
-		if err := l.db.pool.QueryRow(ctx, "SELECT seq FROM record_seq").Scan(&seq); err != nil {
-			if ctx.Err() == nil {
-				l.db.log.Warn("postgres: poll the records' seq", "err", l.db.wrap(err))
+		for _, f := range l.feeds {
+			stale, err := f.stale(ctx)
+			if err != nil {
+				if ctx.Err() == nil {
+					l.db.log.Warn("postgres: poll the stored seq", "of", f.what(), "err", l.db.wrap(err))
+				}
+				continue
 			}
-			continue
-		}
-		if uint64(seq) > l.lastSeq() {
-			if err := l.reload(ctx); err != nil && ctx.Err() == nil {
-				l.db.log.Warn("postgres: reload records", "err", err)
+			if stale {
+				if err := f.reload(ctx); err != nil && ctx.Err() == nil {
+					l.db.log.Warn("postgres: reload", "of", f.what(), "err", err)
+				}
 			}
 		}
 	}
 }
 
-func (l *listener) lastSeq() uint64 {
-	l.dmu.Lock()
-	defer l.dmu.Unlock()
-	return l.last
+// feed is one kind of state the listener delivers: the channel its
+// commits notify, how its stored Seq is read, how it is loaded, and who is
+// given it.
+type feed[T any] struct {
+	db       *DB
+	name     string
+	ch       string
+	seqQuery string
+	load     func(ctx context.Context) (T, uint64, error)
+
+	mu   sync.Mutex // guards subs, next
+	subs map[int]func(T)
+	next int
+
+	dmu  sync.Mutex // serialises reloads and deliveries; guards last, delivered
+	last uint64     // the Seq last delivered
+	// delivered counts every state delivered; a test waits on it.
+	delivered uint64
 }
 
-// reload loads the records and delivers them unless they are no newer
-// than the last delivered.
-func (l *listener) reload(ctx context.Context) error {
-	l.dmu.Lock()
-	defer l.dmu.Unlock()
-	st, err := l.db.Load(ctx)
+func (f *feed[T]) channel() string { return f.ch }
+func (f *feed[T]) what() string    { return f.name }
+
+func (f *feed[T]) add(fn func(T)) func() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.subs == nil {
+		f.subs = map[int]func(T){}
+	}
+	id := f.next
+	f.next++
+	f.subs[id] = fn
+	return func() {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		delete(f.subs, id)
+	}
+}
+
+func (f *feed[T]) subscribed() []func(T) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	subs := make([]func(T), 0, len(f.subs))
+	for _, fn := range f.subs {
+		subs = append(subs, fn)
+	}
+	return subs
+}
+
+func (f *feed[T]) lastSeq() uint64 {
+	f.dmu.Lock()
+	defer f.dmu.Unlock()
+	return f.last
+}
+
+func (f *feed[T]) stale(ctx context.Context) (bool, error) {
+	if len(f.subscribed()) == 0 {
+		return false, nil
+	}
+	f.dmu.Lock()
+	never := f.delivered == 0
+	f.dmu.Unlock()
+	if never {
+		return true, nil
+	}
+	var seq int64
+	if err := f.db.pool.QueryRow(ctx, f.seqQuery).Scan(&seq); err != nil {
+		return false, err
+	}
+	return uint64(seq) > f.lastSeq(), nil
+}
+
+// reload loads the feed and delivers it unless it is no newer than the
+// last delivered.
+func (f *feed[T]) reload(ctx context.Context) error {
+	f.dmu.Lock()
+	defer f.dmu.Unlock()
+	subs := f.subscribed()
+	if len(subs) == 0 {
+		return nil
+	}
+	v, seq, err := f.load(ctx)
 	if err != nil {
 		return err
 	}
-	if st.Seq() <= l.last && l.delivered > 0 {
+	if seq <= f.last && f.delivered > 0 {
 		return nil
 	}
-	l.last = st.Seq()
-	l.delivered++
-	l.mu.Lock()
-	subs := make([]func(*registry.State), 0, len(l.subs))
-	for _, fn := range l.subs {
-		subs = append(subs, fn)
-	}
-	l.mu.Unlock()
+	f.last = seq
+	f.delivered++
 	for _, fn := range subs {
-		fn(st)
+		fn(v)
 	}
 	return nil
 }

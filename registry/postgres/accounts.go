@@ -1,0 +1,283 @@
+package postgres
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/scorehub/scorehub/registry"
+	"github.com/scorehub/scorehub/tokens"
+)
+
+// accountsChannel is the channel every commit of accounts notifies, with
+// the committed Seq as payload.
+const accountsChannel = "scorehub_accounts"
+
+// accountSeqQuery reads the stored Seq of the accounts.
+const accountSeqQuery = "SELECT seq FROM account_seq"
+
+// AccountStore keeps the users and API tokens of a [tokens.Accounts] in a
+// DB's database: a [tokens.AccountStore] and [tokens.AccountNotifier] that
+// every replica on the database shares. Commits are decided by the
+// database, conditionally on the Seq of the state their rules were checked
+// on, so a write decided through any replica on an outdated state fails
+// with [tokens.ErrAccountsStale]. Get it with [DB.Accounts]; it is safe for
+// concurrent use.
+type AccountStore struct {
+	db     *DB
+	closed atomic.Bool
+}
+
+var (
+	_ tokens.AccountStore    = (*AccountStore)(nil)
+	_ tokens.AccountNotifier = (*AccountStore)(nil)
+)
+
+// Accounts returns a store of the users and API tokens on db's database.
+// Closing it does not close db; closing db closes it.
+func (db *DB) Accounts() *AccountStore { return &AccountStore{db: db} }
+
+// check checks a call's context and that the store and its DB are open.
+func (s *AccountStore) check(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if s.closed.Load() || s.db.closed.Load() {
+		return tokens.ErrAccountsClosed
+	}
+	return nil
+}
+
+// Close implements [tokens.AccountStore]: later calls fail with
+// [tokens.ErrAccountsClosed]. The DB stays open.
+func (s *AccountStore) Close() error {
+	s.closed.Store(true)
+	return nil
+}
+
+// Load implements [tokens.AccountStore]: it reads every user and API token
+// in one snapshot of the database.
+func (s *AccountStore) Load(ctx context.Context) (*tokens.AccountState, error) {
+	if err := s.check(ctx); err != nil {
+		return nil, err
+	}
+	return s.db.loadAccounts(ctx)
+}
+
+// loadAccounts reads the accounts in one snapshot of the database.
+func (db *DB) loadAccounts(ctx context.Context) (*tokens.AccountState, error) {
+	st := &tokens.AccountState{}
+	err := pgx.BeginTxFunc(ctx, db.pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
+		var seq int64
+		if err := tx.QueryRow(ctx, accountSeqQuery).Scan(&seq); err != nil {
+			return fmt.Errorf("read seq: %w", err)
+		}
+		st.Seq = uint64(seq)
+		users, err := readBodies[accountUser](ctx, tx, "SELECT body FROM account_users ORDER BY name")
+		if err != nil {
+			return err
+		}
+		for _, u := range users {
+			st.Users = append(st.Users, u.stored())
+		}
+		toks, err := readBodies[accountToken](ctx, tx, "SELECT body FROM account_api_tokens ORDER BY id")
+		if err != nil {
+			return err
+		}
+		for _, t := range toks {
+			st.APITokens = append(st.APITokens, t.stored())
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, db.accountsErr(fmt.Errorf("postgres: load accounts: %w", err))
+	}
+	return st, nil
+}
+
+// accountsErr is wrap for the account store: a DB closed meanwhile is
+// tokens.ErrAccountsClosed.
+func (db *DB) accountsErr(err error) error {
+	err = db.wrap(err)
+	if errors.Is(err, registry.ErrClosed) {
+		return fmt.Errorf("%w: %w", tokens.ErrAccountsClosed, err)
+	}
+	return err
+}
+
+// Commit implements [tokens.AccountStore]. One transaction advances the
+// sequence row from c.Base (none does when another writer committed
+// first: [tokens.ErrAccountsStale]), writes what c.Change stores or
+// removes and notifies the other DBs on the database.
+func (s *AccountStore) Commit(ctx context.Context, c tokens.AccountCommit) error {
+	if err := s.check(ctx); err != nil {
+		return err
+	}
+	if c.State == nil || c.State.Seq != c.Base+1 {
+		return fmt.Errorf("postgres: accounts commit on base %d of another seq: %w", c.Base, tokens.ErrAccountsStale)
+	}
+	err := pgx.BeginFunc(ctx, s.db.pool, func(tx pgx.Tx) error {
+		tag, err := tx.Exec(ctx, "UPDATE account_seq SET seq = seq + 1 WHERE seq = $1", int64(c.Base))
+		if err != nil {
+			return err
+		}
+		if tag.RowsAffected() == 0 {
+			return fmt.Errorf("postgres: accounts commit on base %d: %w", c.Base, tokens.ErrAccountsStale)
+		}
+		if err := writeAccountChange(ctx, tx, c); err != nil {
+			return err
+		}
+		_, err = tx.Exec(ctx, "SELECT pg_notify($1, $2)", accountsChannel, fmt.Sprint(c.Base+1))
+		return err
+	})
+	if err != nil && !errors.Is(err, tokens.ErrAccountsStale) {
+		return s.db.accountsErr(fmt.Errorf("postgres: commit accounts: %w", err))
+	}
+	return err
+}
+
+// writeAccountChange stores or removes what c.Change names.
+func writeAccountChange(ctx context.Context, tx pgx.Tx, c tokens.AccountCommit) error {
+	ch := c.Change
+	switch {
+	case ch.User != nil && ch.Delete:
+		// The user's API tokens go with the user, as in Accounts' state.
+		if err := exec(ctx, tx, "DELETE FROM account_api_tokens WHERE owner = $1", ch.User.Name); err != nil {
+			return err
+		}
+		return exec(ctx, tx, "DELETE FROM account_users WHERE name = $1", ch.User.Name)
+	case ch.User != nil:
+		body, err := json.Marshal(newAccountUser(ch.User))
+		if err != nil {
+			return err
+		}
+		return exec(ctx, tx, `INSERT INTO account_users (name, body) VALUES ($1, $2)
+			ON CONFLICT (name) DO UPDATE SET body = EXCLUDED.body`, ch.User.Name, body)
+	case ch.APIToken != nil && ch.Delete:
+		return exec(ctx, tx, "DELETE FROM account_api_tokens WHERE id = $1", ch.APIToken.ID)
+	case ch.APIToken != nil:
+		return putAccountToken(ctx, tx, ch.APIToken)
+	case len(ch.LastUsed) > 0:
+		ids := make([]string, 0, len(ch.LastUsed))
+		for id := range ch.LastUsed {
+			ids = append(ids, id)
+		}
+		slices.Sort(ids) // rows locked in one order by every writer
+		for _, id := range ids {
+			i, ok := slices.BinarySearchFunc(c.State.APITokens, id, func(t tokens.StoredAPIToken, id string) int { return strings.Compare(t.ID, id) })
+			if !ok {
+				continue // deleted by the write the commit's rules saw: nothing to record
+			}
+			if err := putAccountToken(ctx, tx, &c.State.APITokens[i]); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	return errors.New("a commit that changes nothing")
+}
+
+// putAccountToken stores t, replacing the token of its ID.
+func putAccountToken(ctx context.Context, tx pgx.Tx, t *tokens.StoredAPIToken) error {
+	body, err := json.Marshal(newAccountToken(t))
+	if err != nil {
+		return err
+	}
+	return exec(ctx, tx, `INSERT INTO account_api_tokens (id, owner, hash, body) VALUES ($1, $2, $3, $4)
+		ON CONFLICT (id) DO UPDATE SET owner = EXCLUDED.owner, hash = EXCLUDED.hash, body = EXCLUDED.body`,
+		t.ID, t.Owner, t.Hash, body)
+}
+
+// Subscribe implements [tokens.AccountNotifier], on the DB's listener (see
+// [DB.Subscribe]): fn is given the accounts after every commit of any DB
+// on the database, and after a reconnection.
+func (s *AccountStore) Subscribe(fn func(*tokens.AccountState)) (cancel func()) {
+	if s.closed.Load() {
+		return func() {}
+	}
+	return subscribe(s.db, func(l *listener) *feed[*tokens.AccountState] { return l.accounts }, fn)
+}
+
+// accountUser is a user's row body: the fields of the accounts file, so
+// that a row reads as the file does.
+type accountUser struct {
+	Name              string    `json:"name"`
+	PasswordHash      string    `json:"passwordHash"`
+	Admin             bool      `json:"admin"`
+	Groups            []string  `json:"groups"`
+	CredentialVersion string    `json:"credentialVersion"`
+	Revision          uint64    `json:"revision"`
+	CreatedAt         time.Time `json:"createdAt"`
+	UpdatedAt         time.Time `json:"updatedAt"`
+}
+
+func newAccountUser(u *tokens.StoredUser) accountUser {
+	return accountUser{Name: u.Name, PasswordHash: string(u.PasswordHash), Admin: u.Admin, Groups: nonNil(u.Groups),
+		CredentialVersion: u.CredentialVersion, Revision: u.Revision, CreatedAt: u.CreatedAt, UpdatedAt: u.UpdatedAt}
+}
+
+func (u accountUser) stored() tokens.StoredUser {
+	return tokens.StoredUser{Name: u.Name, PasswordHash: []byte(u.PasswordHash), Admin: u.Admin, Groups: noneIfEmpty(u.Groups),
+		CredentialVersion: u.CredentialVersion, Revision: u.Revision, CreatedAt: u.CreatedAt, UpdatedAt: u.UpdatedAt}
+}
+
+// accountToken is an API token's row body: never the secret, its SHA-256.
+type accountToken struct {
+	ID                string     `json:"id"`
+	Name              string     `json:"name"`
+	Owner             string     `json:"owner"`
+	WebAPIGroups      []string   `json:"webApiGroups"`
+	CreatedAt         time.Time  `json:"createdAt"`
+	ExpiresAt         *time.Time `json:"expiresAt,omitempty"`
+	LastUsedAt        *time.Time `json:"lastUsedAt,omitempty"`
+	Hash              string     `json:"sha256"`
+	CredentialVersion string     `json:"credentialVersion"`
+}
+
+func newAccountToken(t *tokens.StoredAPIToken) accountToken {
+	return accountToken{ID: t.ID, Name: t.Name, Owner: t.Owner, WebAPIGroups: nonNil(t.WebAPIGroups), CreatedAt: t.CreatedAt,
+		ExpiresAt: timeOrNil(t.ExpiresAt), LastUsedAt: timeOrNil(t.LastUsedAt), Hash: t.Hash, CredentialVersion: t.CredentialVersion}
+}
+
+func (t accountToken) stored() tokens.StoredAPIToken {
+	return tokens.StoredAPIToken{
+		APIToken: tokens.APIToken{ID: t.ID, Name: t.Name, Owner: t.Owner, WebAPIGroups: noneIfEmpty(t.WebAPIGroups),
+			CreatedAt: t.CreatedAt, ExpiresAt: derefTime(t.ExpiresAt), LastUsedAt: derefTime(t.LastUsedAt)},
+		Hash: t.Hash, CredentialVersion: t.CredentialVersion}
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+// noneIfEmpty is nil for an empty list, as Accounts keeps one.
+func noneIfEmpty(s []string) []string {
+	if len(s) == 0 {
+		return nil
+	}
+	return s
+}
+
+func timeOrNil(t time.Time) *time.Time {
+	if t.IsZero() {
+		return nil
+	}
+	return &t
+}
+
+func derefTime(t *time.Time) time.Time {
+	if t == nil {
+		return time.Time{}
+	}
+	return *t
+}

@@ -1,0 +1,270 @@
+package tokenstest
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/scorehub/scorehub/tokens"
+)
+
+// RunKeyStore runs the suite of a [tokens.KeyStore]. open returns a new,
+// empty store and arranges its closing at the end of the test.
+func RunKeyStore(t *testing.T, open func(t *testing.T) tokens.KeyStore) {
+	ctx := context.Background()
+
+	t.Run("a new store holds no key set", func(t *testing.T) {
+		st, err := open(t).Load(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.Seq != 0 || len(st.Data) != 0 {
+			t.Errorf("a new store holds seq %d and %d bytes, want nothing", st.Seq, len(st.Data))
+		}
+	})
+
+	t.Run("a key set opened over an empty store is stored, rotations too", func(t *testing.T) {
+		s := open(t)
+		keys := openKeySet(t, s, nil)
+		if st := loadKeys(t, s); st.Seq != 1 || len(st.Data) == 0 {
+			t.Fatalf("after the first open the store holds seq %d and %d bytes, want the set at seq 1", st.Seq, len(st.Data))
+		}
+		if again := openKeySet(t, s, nil); again.Signing().ID() != keys.Signing().ID() {
+			t.Fatalf("opened again, the set signs with %s, want %s", again.Signing().ID(), keys.Signing().ID())
+		}
+		first := keys.Signing().ID()
+		k, err := keys.Rotate()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st := loadKeys(t, s); st.Seq != 2 {
+			t.Errorf("after a rotation the store is at seq %d, want 2", st.Seq)
+		}
+		again := openKeySet(t, s, nil)
+		if got := kids(again); !slices.Equal(got, []string{k.ID(), first}) {
+			t.Errorf("opened after a rotation, the set holds %v, want %s then %s", got, k.ID(), first)
+		}
+	})
+
+	t.Run("a commit on a stale base fails and changes nothing", func(t *testing.T) {
+		s := open(t)
+		openKeySet(t, s, nil)
+		before := loadKeys(t, s)
+		for _, base := range []uint64{0, 5} {
+			err := s.Commit(ctx, tokens.KeyCommit{Base: base, Set: &tokens.StoredKeySet{Seq: base + 1, Data: before.Data}})
+			if !errors.Is(err, tokens.ErrKeysStale) {
+				t.Errorf("commit on base %d of a store at seq 1: %v, want ErrKeysStale", base, err)
+			}
+		}
+		if after := loadKeys(t, s); after.Seq != before.Seq || !bytes.Equal(after.Data, before.Data) {
+			t.Errorf("stale commits changed the store to seq %d", after.Seq)
+		}
+	})
+
+	t.Run("of commits racing on one base exactly one wins", func(t *testing.T) {
+		s := open(t)
+		openKeySet(t, s, nil)
+		st := loadKeys(t, s)
+		var wins atomic.Int32
+		var wg sync.WaitGroup
+		for range 8 {
+			wg.Go(func() {
+				err := s.Commit(ctx, tokens.KeyCommit{Base: st.Seq, Set: &tokens.StoredKeySet{Seq: st.Seq + 1, Data: st.Data}})
+				switch {
+				case err == nil:
+					wins.Add(1)
+				case !errors.Is(err, tokens.ErrKeysStale):
+					t.Errorf("a losing commit: %v, want ErrKeysStale", err)
+				}
+			})
+		}
+		wg.Wait()
+		if n := wins.Load(); n != 1 {
+			t.Errorf("%d commits on one base won, want 1", n)
+		}
+		if got := loadKeys(t, s).Seq; got != st.Seq+1 {
+			t.Errorf("after the race the store is at seq %d, want %d", got, st.Seq+1)
+		}
+	})
+}
+
+// RunKeyNotifier runs the suite of a [tokens.KeyNotifier] that several
+// replicas share. open returns two handles on one new, empty store (two
+// connection pools, as two replicas have) and arranges their closing at
+// the end of the test. It proves that the replicas keep one key set: a
+// rotation by either is served in the other's JWKS and the other verifies
+// what it signs within [Propagation], and rotations racing from both end
+// in one set.
+func RunKeyNotifier(t *testing.T, open func(t *testing.T) (a, b tokens.KeyNotifier)) {
+	t.Run("a key rotated through one replica is served and verified by the other", func(t *testing.T) {
+		sa, sb := open(t)
+		here, there := openKeySet(t, sa, nil), openKeySet(t, sb, nil)
+		if here.Signing().ID() != there.Signing().ID() {
+			t.Fatalf("two replicas opening one store sign with %s and %s", here.Signing().ID(), there.Signing().ID())
+		}
+		// A replica that will not hear of the rotation: it signs with the
+		// replaced key after it, as a replica does until it hears.
+		late := openKeySet(t, sb, nil)
+		late.Close()
+
+		old := here.Signing().ID()
+		start := time.Now()
+		k, err := here.Rotate()
+		if err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, "the other replica to sign with the rotated key", func() bool { return there.Signing().ID() == k.ID() })
+		t.Logf("a rotation through one replica reached the other after %v", time.Since(start))
+		if a, b := jwks(t, here), jwks(t, there); a != b {
+			t.Errorf("the replicas serve different JWKS:\n%s\n%s", a, b)
+		}
+		if got := kids(there); !slices.Equal(got, []string{k.ID(), old}) {
+			t.Errorf("the other replica holds %v, want %s then %s", got, k.ID(), old)
+		}
+		for _, c := range []struct {
+			name           string
+			signer, verify *tokens.KeySet
+		}{
+			{"signed here, verified there", here, there},
+			{"signed there, verified here", there, here},
+			{"signed with the replaced key after the rotation", late, there},
+		} {
+			raw := issue(t, c.signer)
+			if _, err := verifier(t, c.verify).Verify(context.Background(), raw); err != nil {
+				t.Errorf("%s: %v", c.name, err)
+			}
+		}
+	})
+
+	t.Run("rotations racing from both replicas end in one key set", func(t *testing.T) {
+		sa, sb := open(t)
+		var now atomic.Int64
+		now.Store(epoch.UnixNano())
+		clock := func() time.Time { return time.Unix(0, now.Load()).UTC() }
+		here, there := openKeySet(t, sa, clock), openKeySet(t, sb, clock)
+		now.Add(int64(48 * time.Hour))
+
+		// Both find the signing key old: one rotates, the other finds it
+		// rotated when its commit is refused, and does not rotate again.
+		const rounds = 5
+		var rotated atomic.Int32
+		var wg sync.WaitGroup
+		for _, keys := range []*tokens.KeySet{here, there} {
+			wg.Go(func() {
+				k, err := keys.RotateIfOlder(24 * time.Hour)
+				if err != nil {
+					t.Errorf("RotateIfOlder: %v", err)
+				}
+				if k != nil {
+					rotated.Add(1)
+				}
+			})
+		}
+		wg.Wait()
+		if n := rotated.Load(); n != 1 {
+			t.Errorf("two replicas finding the key old rotated %d times, want once", n)
+		}
+		// Explicit rotations from both all take effect, one after another.
+		var made sync.Map
+		for _, keys := range []*tokens.KeySet{here, there} {
+			wg.Go(func() {
+				for range rounds {
+					k, err := keys.Rotate()
+					if err != nil {
+						t.Errorf("Rotate: %v", err)
+						return
+					}
+					made.Store(k.ID(), true)
+				}
+			})
+		}
+		wg.Wait()
+		waitFor(t, "both replicas to hold one key set", func() bool {
+			return slices.Equal(kids(here), kids(there))
+		})
+		got := kids(here)
+		if len(got) != 2+2*rounds {
+			t.Errorf("after %d rotations the set holds %d keys, want %d", 1+2*rounds, len(got), 2+2*rounds)
+		}
+		made.Range(func(kid, _ any) bool {
+			if !slices.Contains(got, kid.(string)) {
+				t.Errorf("key %s that a rotation returned is not in the set %v", kid, got)
+			}
+			return true
+		})
+		if a, b := jwks(t, here), jwks(t, there); a != b {
+			t.Errorf("the replicas serve different JWKS:\n%s\n%s", a, b)
+		}
+		if again := openKeySet(t, sa, clock); !slices.Equal(kids(again), got) {
+			t.Errorf("the store holds %v, the replicas %v", kids(again), got)
+		}
+	})
+}
+
+// openKeySet opens a key set over s, closed at the end of the test; clock
+// nil means time.Now.
+func openKeySet(t *testing.T, s tokens.KeyStore, clock func() time.Time) *tokens.KeySet {
+	t.Helper()
+	keys, err := tokens.OpenKeySet(context.Background(), s, tokens.KeySetConfig{Now: clock})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { keys.Close() })
+	return keys
+}
+
+func loadKeys(t *testing.T, s tokens.KeyStore) *tokens.StoredKeySet {
+	t.Helper()
+	st, err := s.Load(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
+// kids are the IDs of keys' keys, the signing key first.
+func kids(keys *tokens.KeySet) []string {
+	var out []string
+	for _, k := range keys.Keys() {
+		out = append(out, k.ID)
+	}
+	return out
+}
+
+func jwks(t *testing.T, keys *tokens.KeySet) string {
+	t.Helper()
+	b, err := json.Marshal(keys.JWKS())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// issue signs a token for alice with keys.
+func issue(t *testing.T, keys *tokens.KeySet) string {
+	t.Helper()
+	iss, err := tokens.NewIssuer(tokens.IssuerConfig{Keys: keys, Issuer: "https://scorehub.test", Audience: []string{"scorehub"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, _, err := iss.Issue(tokens.Principal{Subject: "alice"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return raw
+}
+
+func verifier(t *testing.T, keys *tokens.KeySet) *tokens.Verifier {
+	t.Helper()
+	v, err := tokens.NewVerifier(tokens.VerifierConfig{Keys: keys, Issuer: "https://scorehub.test", Audience: "scorehub"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}

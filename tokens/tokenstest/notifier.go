@@ -1,0 +1,222 @@
+package tokenstest
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/scorehub/scorehub/tokens"
+)
+
+// Propagation is how soon a change committed through one handle of a
+// shared store must be seen through another: the promise a store of
+// several replicas makes.
+const Propagation = time.Second
+
+// RunAccountNotifier runs the suite of an [tokens.AccountNotifier] that
+// several writers share, such as one database under several replicas.
+// open returns two handles on one new, empty store (two connection pools,
+// as two replicas have) and arranges their closing at the end of the test.
+// Besides what the store commits, it proves what a user sees: a user
+// removed, a password or groups changed, or an API token deleted through
+// one handle revokes, within [Propagation], what an [tokens.Accounts] over
+// the other handle issued, whatever the [tokens.Verifier] and
+// [tokens.PasswordCache] over it remember. It logs the delays it measured.
+func RunAccountNotifier(t *testing.T, open func(t *testing.T) (a, b tokens.AccountNotifier)) {
+	ctx := context.Background()
+
+	t.Run("a commit through one handle reaches the other's subscriber", func(t *testing.T) {
+		a, b := open(t)
+		got := make(chan *tokens.AccountState, 16)
+		cancel := b.Subscribe(func(st *tokens.AccountState) { got <- st })
+		first := state(1, user(t, "alice", "analysts"))
+		commit(t, a, tokens.AccountCommit{Base: 0, Change: tokens.AccountChange{User: &first.Users[0]}, State: first})
+		st := receive(t, got, 1)
+		if dump(st) != dump(first) {
+			t.Errorf("the subscriber was given\n%s\nwant\n%s", dump(st), dump(first))
+		}
+		if l := load(t, b); dump(l) != dump(first) {
+			t.Errorf("the other handle loads\n%s\nwant\n%s", dump(l), dump(first))
+		}
+		cancel()
+		second := state(2, first.Users[0], user(t, "bob"))
+		commit(t, a, tokens.AccountCommit{Base: 1, Change: tokens.AccountChange{User: &second.Users[1]}, State: second})
+		select {
+		case st := <-got:
+			if st.Seq >= 2 {
+				t.Errorf("a cancelled subscriber was given seq %d", st.Seq)
+			}
+		case <-time.After(3 * Propagation / 10):
+		}
+	})
+
+	t.Run("a commit through one handle makes the other's on the same base stale", func(t *testing.T) {
+		a, b := open(t)
+		first := state(1, user(t, "alice"))
+		commit(t, a, tokens.AccountCommit{Base: 0, Change: tokens.AccountChange{User: &first.Users[0]}, State: first})
+		other := state(1, user(t, "bob"))
+		err := b.Commit(ctx, tokens.AccountCommit{Base: 0, Change: tokens.AccountChange{User: &other.Users[0]}, State: other})
+		if !errors.Is(err, tokens.ErrAccountsStale) {
+			t.Fatalf("a commit on a base the other handle moved on from: %v, want ErrAccountsStale", err)
+		}
+		if st := load(t, a); dump(st) != dump(first) {
+			t.Errorf("after the stale commit the store holds\n%s\nwant\n%s", dump(st), dump(first))
+		}
+	})
+
+	t.Run("a change through one replica revokes on the other", func(t *testing.T) {
+		sa, sb := open(t)
+		here, there := newAccounts(t, sa), newAccounts(t, sb)
+		keys, err := tokens.NewKeySet(tokens.KeySetConfig{Now: clock})
+		if err != nil {
+			t.Fatal(err)
+		}
+		issuer, err := tokens.NewIssuer(tokens.IssuerConfig{Keys: keys, Issuer: "https://scorehub.test", Audience: []string{"scorehub"}, Now: clock})
+		if err != nil {
+			t.Fatal(err)
+		}
+		verifier, err := tokens.NewVerifier(tokens.VerifierConfig{Keys: keys, Issuer: "https://scorehub.test", Audience: "scorehub",
+			Credentials: there, Now: clock})
+		if err != nil {
+			t.Fatal(err)
+		}
+		passwords, err := tokens.NewPasswordCache(tokens.PasswordCacheConfig{Users: there, Credentials: there, Now: clock})
+		if err != nil {
+			t.Fatal(err)
+		}
+
+		// signIn creates name through here and, once there sees the user,
+		// signs in there with a password, an idToken and an API token, so
+		// that the password cache and the verifier remember them.
+		type session struct{ name, idToken, apiToken string }
+		signIn := func(t *testing.T, name string) session {
+			t.Helper()
+			if _, err := here.CreateUser(ctx, tokens.NewUser{Name: name, Password: password, Groups: []string{"analysts"}}); err != nil {
+				t.Fatal(err)
+			}
+			_, secret, err := here.CreateAPIToken(ctx, tokens.NewAPIToken{Name: "ci", Owner: name})
+			if err != nil {
+				t.Fatal(err)
+			}
+			waitFor(t, "the other replica to see "+name+"'s API token", func() bool {
+				_, _, err := there.VerifyAPIToken(ctx, secret)
+				return err == nil
+			})
+			p, err := passwords.Authenticate(ctx, name, password)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, ok, err := passwords.Remembered(ctx, name, password); !ok || err != nil {
+				t.Fatalf("the password cache does not remember %s: %v", name, err)
+			}
+			raw, _, err := issuer.Issue(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for range 2 { // the second answer comes from the verifier's memory
+				if _, err := verifier.Verify(ctx, raw); err != nil {
+					t.Fatalf("%s's idToken: %v", name, err)
+				}
+			}
+			return session{name: name, idToken: raw, apiToken: secret}
+		}
+		// revoked reports whether everything s signed in with is refused
+		// there.
+		revoked := func(s session) bool {
+			_, verr := verifier.Verify(ctx, s.idToken)
+			_, remembered, _ := passwords.Remembered(ctx, s.name, password)
+			_, _, aerr := there.VerifyAPIToken(ctx, s.apiToken)
+			return errors.Is(verr, tokens.ErrRevoked) && !remembered && aerr != nil
+		}
+
+		newPassword, groups := "a new password of length", []string{"auditors"}
+		changes := []struct {
+			name, user string
+			change     func(t *testing.T, s session)
+		}{
+			{"password changed", "alice", func(t *testing.T, s session) {
+				if _, err := here.UpdateUser(ctx, s.name, 0, tokens.UserUpdate{Password: &newPassword}); err != nil {
+					t.Fatal(err)
+				}
+			}},
+			{"groups changed", "bob", func(t *testing.T, s session) {
+				if _, err := here.UpdateUser(ctx, s.name, 0, tokens.UserUpdate{Groups: &groups}); err != nil {
+					t.Fatal(err)
+				}
+			}},
+			{"user deleted", "carol", func(t *testing.T, s session) {
+				if err := here.DeleteUser(ctx, s.name, 0); err != nil {
+					t.Fatal(err)
+				}
+			}},
+		}
+		var delays []time.Duration
+		for _, c := range changes {
+			t.Run(c.name, func(t *testing.T) {
+				s := signIn(t, c.user)
+				c.change(t, s)
+				start := time.Now() // the write is acknowledged
+				waitFor(t, "the other replica to revoke what it issued", func() bool { return revoked(s) })
+				delays = append(delays, time.Since(start))
+			})
+		}
+		t.Run("API token deleted", func(t *testing.T) {
+			s := signIn(t, "dave")
+			tok := here.APITokens()
+			i := slices.IndexFunc(tok, func(x tokens.APIToken) bool { return x.Owner == s.name })
+			if err := here.DeleteAPIToken(ctx, tok[i].ID); err != nil {
+				t.Fatal(err)
+			}
+			start := time.Now()
+			waitFor(t, "the other replica to refuse the deleted API token", func() bool {
+				_, _, err := there.VerifyAPIToken(ctx, s.apiToken)
+				return errors.Is(err, tokens.ErrBadCredentials)
+			})
+			delays = append(delays, time.Since(start))
+			if _, err := verifier.Verify(ctx, s.idToken); err != nil {
+				t.Errorf("deleting an API token revoked its owner's idToken: %v", err)
+			}
+		})
+		if len(delays) > 0 {
+			t.Logf("revocation through one replica took effect on the other after %v (max %v)", delays, slices.Max(delays))
+		}
+	})
+}
+
+// password is the password of every user the suite signs in.
+const password = "correct horse battery"
+
+// clock is the time of the suite's Accounts, issuer and verifier.
+func clock() time.Time { return epoch }
+
+// receive returns the first state fn is given at seq or later, failing
+// after Propagation.
+func receive(t *testing.T, got <-chan *tokens.AccountState, seq uint64) *tokens.AccountState {
+	t.Helper()
+	deadline := time.After(Propagation)
+	for {
+		select {
+		case st := <-got:
+			if st.Seq >= seq {
+				return st
+			}
+		case <-deadline:
+			t.Fatalf("no state at seq %d reached the other handle's subscriber within %v", seq, Propagation)
+			return nil
+		}
+	}
+}
+
+// waitFor polls cond until it holds, failing after Propagation.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(Propagation)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("waited %v for %s", Propagation, what)
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+}
