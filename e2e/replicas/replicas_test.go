@@ -139,3 +139,33 @@ func waitState(t *testing.T, r *replica, path, want string, limit time.Duration)
 	t.Fatalf("job %s not %s within %v; last seen %s", path, want, limit, last)
 	return answer{}
 }
+
+// TestTokensAcrossReplicas: the replicas share one signing key set, so an
+// idToken one issues is accepted by the others, and all publish the same
+// JWKS.
+func TestTokensAcrossReplicas(t *testing.T) {
+	c := startCluster(t, 3)
+	for i, issuer := range c.replicas {
+		for j, r := range c.replicas {
+			if i == j {
+				continue
+			}
+			req, _ := http.NewRequest(http.MethodGet, r.Base+"/api/v1/queues", nil)
+			req.Header.Set("Authorization", "Bearer "+issuer.token)
+			res, err := r.client.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			res.Body.Close()
+			if res.StatusCode != http.StatusOK {
+				t.Errorf("a token of replica %d on replica %d: %d, want 200", i, j, res.StatusCode)
+			}
+		}
+	}
+	jwks := c.replicas[0].Get(t, "/api/rest/jwks.json")
+	for j, r := range c.replicas[1:] {
+		if got := r.Get(t, "/api/rest/jwks.json"); got != jwks {
+			t.Errorf("replica %d publishes another JWKS:\n%s\nwant\n%s", j+1, got, jwks)
+		}
+	}
+}

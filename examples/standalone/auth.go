@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/scorehub/scorehub/middleware"
+	"github.com/scorehub/scorehub/registry/postgres"
 	"github.com/scorehub/scorehub/tokens"
 )
 
@@ -38,7 +39,7 @@ type auth struct {
 	// accounts are the users kept in the data directory beside the
 	// built-in admin and the users file, and their API tokens.
 	accounts *tokens.Accounts
-	store    *tokens.FileAccountStore
+	store    tokens.AccountStore
 	// credentials checks every kind of credential on protected web API
 	// groups and the job routes.
 	credentials *middleware.Credentials
@@ -51,18 +52,30 @@ type auth struct {
 // durable and closes the accounts file.
 func (a *auth) Close() error {
 	a.stop()
-	return errors.Join(a.accounts.Close(), a.store.Close())
+	return errors.Join(a.accounts.Close(), a.store.Close(), a.keys.Close())
 }
 
 // newAuth builds the token routes and the credential checks; observer and
 // authObserver, when not nil, are told how each token request and each
-// credential check ended.
-func newAuth(cfg config, getenv func(string) string, stdout io.Writer, logger *slog.Logger,
+// credential check ended. The signing keys, users and API tokens are kept
+// in db, which other replicas share, or in the data directory when db is
+// nil.
+func newAuth(cfg config, db *postgres.DB, getenv func(string) string, stdout io.Writer, logger *slog.Logger,
 	observer tokens.Observer, authObserver middleware.AuthObserver) (_ *auth, err error) {
-	keys, err := tokens.LoadOrCreateKeySet(filepath.Join(cfg.DataDir, keyFile), tokens.KeySetConfig{Retention: cfg.TokenValidity})
+	var keys *tokens.KeySet
+	if db != nil {
+		keys, err = tokens.OpenKeySet(context.Background(), db.Keys(), tokens.KeySetConfig{Retention: cfg.TokenValidity})
+	} else {
+		keys, err = tokens.LoadOrCreateKeySet(filepath.Join(cfg.DataDir, keyFile), tokens.KeySetConfig{Retention: cfg.TokenValidity})
+	}
 	if err != nil {
 		return nil, err
 	}
+	defer func() {
+		if err != nil {
+			keys.Close()
+		}
+	}()
 	// At start, so that a key that aged while the server was down is
 	// replaced before it signs anything more.
 	if _, err := keys.RotateIfOlder(cfg.KeyRotation); err != nil {
@@ -72,7 +85,7 @@ func newAuth(cfg config, getenv func(string) string, stdout io.Writer, logger *s
 	if err != nil {
 		return nil, err
 	}
-	users, err := loadUsers(cfg, getenv, stdout)
+	users, err := loadUsers(cfg, db != nil, getenv, stdout)
 	if err != nil {
 		return nil, err
 	}
@@ -80,8 +93,10 @@ func newAuth(cfg config, getenv func(string) string, stdout io.Writer, logger *s
 	// Users and API tokens made over the management API are kept in the
 	// data directory; the admin and the users file are read-only beside
 	// them.
-	store, err := tokens.OpenFileAccountStore(cfg.DataDir)
-	if err != nil {
+	var store tokens.AccountStore
+	if db != nil {
+		store = db.Accounts()
+	} else if store, err = tokens.OpenFileAccountStore(cfg.DataDir); err != nil {
 		return nil, err
 	}
 	defer func() {
@@ -98,6 +113,11 @@ func newAuth(cfg config, getenv func(string) string, stdout io.Writer, logger *s
 			accounts.Close()
 		}
 	}()
+	if db != nil {
+		if err := ensureSharedAdmin(context.Background(), accounts, getenv, stdout); err != nil {
+			return nil, err
+		}
+	}
 	// A token claiming a longer life than this server grants is refused,
 	// whoever signed it; so is one whose user was removed or changed
 	// password or groups since.
@@ -180,11 +200,26 @@ func rotateKeys(ctx context.Context, keys *tokens.KeySet, period time.Duration, 
 }
 
 // loadUsers returns the built-in admin and, when configured, the users of
-// an htpasswd file. The name admin always means the built-in admin.
-func loadUsers(cfg config, getenv func(string) string, stdout io.Writer) (*users, error) {
+// an htpasswd file. The name admin always means the built-in admin. With a
+// shared store the admin is a stored user every replica shares (see
+// ensureSharedAdmin): then there is no built-in admin, and an admin of the
+// users file is ignored.
+func loadUsers(cfg config, shared bool, getenv func(string) string, stdout io.Writer) (*users, error) {
 	password, err := adminPassword(getenv)
 	if err != nil {
 		return nil, err
+	}
+	if shared {
+		u := &users{usersFile: cfg.UsersFile, logger: slog.Default()}
+		set := &userSet{}
+		if u.usersFile != "" {
+			set.usersStamp = stat(u.usersFile)
+			if set.others, err = tokens.LoadHTPasswd(u.usersFile); err != nil {
+				return nil, err
+			}
+		}
+		u.current.Store(set)
+		return u, nil
 	}
 	// The stamp is taken before the file is read, so that a change in
 	// between is seen at the first check.
@@ -216,6 +251,53 @@ func loadUsers(cfg config, getenv func(string) string, stdout io.Writer) (*users
 	}
 	u.current.Store(set)
 	return u, nil
+}
+
+// ensureSharedAdmin makes the admin, with a shared store, a stored user
+// that every replica shares, so that a token one replica issues for it is
+// good on all: a built-in admin would have a password hash, and so a
+// credential version, of each replica's own. The password given at start
+// (SCOREHUB_ADMIN_PASSWORD or _FILE) becomes the admin's when it is not
+// already; without one, the stored admin stays, and a store without one
+// gets one with a random password, printed once. Replicas starting at once
+// may race to create it: the loser checks the password as if it had found
+// the admin stored.
+func ensureSharedAdmin(ctx context.Context, accounts *tokens.Accounts, getenv func(string) string, stdout io.Writer) error {
+	password, err := adminPassword(getenv)
+	if err != nil {
+		return err
+	}
+	for range 2 {
+		if _, ok := accounts.User(adminName); ok {
+			if password == "" || accounts.CheckPassword(ctx, adminName, password) == nil {
+				return nil
+			}
+			_, err := accounts.UpdateUser(ctx, adminName, 0, tokens.UserUpdate{Password: &password})
+			if err != nil {
+				return fmt.Errorf("set the admin's password in the store: %w", err)
+			}
+			return nil
+		}
+		given := password
+		if given == "" {
+			secret := make([]byte, 18)
+			if _, err := rand.Read(secret); err != nil {
+				return err
+			}
+			given = base64.RawURLEncoding.EncodeToString(secret)
+		}
+		_, err := accounts.CreateUser(ctx, tokens.NewUser{Name: adminName, Password: given, Admin: true, Groups: []string{tokens.AdminGroup}})
+		switch {
+		case err == nil:
+			if password == "" {
+				fmt.Fprintf(stdout, "admin password (shown once; only its bcrypt hash is kept in the store): %s\n", given)
+			}
+			return nil
+		case !errors.Is(err, tokens.ErrExists):
+			return fmt.Errorf("store the admin: %w", err)
+		}
+	}
+	return errors.New("store the admin: it kept changing")
 }
 
 func newAdmin(hash []byte) (*tokens.StaticUsers, error) {
@@ -310,7 +392,9 @@ type users struct {
 }
 
 // userSet is one reading of the users' files. Its stamps are the files'
-// state when read, nil for a file that was absent.
+// state when read, nil for a file that was absent. admin is nil with a
+// shared store, whose admin is a stored user; others is nil without a
+// users file.
 type userSet struct {
 	admin, others          *tokens.StaticUsers
 	adminStamp, usersStamp fs.FileInfo
@@ -318,7 +402,7 @@ type userSet struct {
 
 var _ tokens.ReadOnlyUsers = (*users)(nil)
 
-// pick returns the users that name belongs to.
+// pick returns the users that name belongs to, nil for none.
 func (s *userSet) pick(name string) *tokens.StaticUsers {
 	if name == adminName || s.others == nil {
 		return s.admin
@@ -328,20 +412,31 @@ func (s *userSet) pick(name string) *tokens.StaticUsers {
 
 // Authenticate checks name and password against the current users.
 func (u *users) Authenticate(ctx context.Context, name, password string) (tokens.Principal, error) {
-	return u.current.Load().pick(name).Authenticate(ctx, name, password)
+	from := u.current.Load().pick(name)
+	if from == nil {
+		return tokens.Principal{}, tokens.ErrBadCredentials
+	}
+	return from.Authenticate(ctx, name, password)
 }
 
 // CredentialVersion returns the current credential version of the user
 // subject, and false for a user who is not (or no longer) known.
 func (u *users) CredentialVersion(ctx context.Context, subject string) (string, bool, error) {
-	return u.current.Load().pick(subject).CredentialVersion(ctx, subject)
+	from := u.current.Load().pick(subject)
+	if from == nil {
+		return "", false, nil
+	}
+	return from.CredentialVersion(ctx, subject)
 }
 
 // Principals returns the current users, sorted by name: the admin, and the
 // users file's but for one it may name admin.
 func (u *users) Principals() []tokens.Principal {
 	s := u.current.Load()
-	out := s.admin.Principals()
+	var out []tokens.Principal
+	if s.admin != nil {
+		out = s.admin.Principals()
+	}
 	if s.others != nil {
 		for _, p := range s.others.Principals() {
 			if p.Subject != adminName {

@@ -70,7 +70,7 @@ func TestAuthRotatesAnAgedKey(t *testing.T) {
 		t.Fatal(err)
 	}
 	env := map[string]string{"SCOREHUB_ADMIN_PASSWORD": "correct horse"}
-	a, err := newAuth(cfg, func(k string) string { return env[k] }, io.Discard, slog.New(slog.DiscardHandler), nil, nil)
+	a, err := newAuth(cfg, nil, func(k string) string { return env[k] }, io.Discard, slog.New(slog.DiscardHandler), nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,7 +93,7 @@ func TestAuthRotatesAnAgedKey(t *testing.T) {
 	// A restart right after does not rotate again: the new key's age is
 	// in the key file.
 	a.Close()
-	b, err := newAuth(cfg, func(k string) string { return env[k] }, io.Discard, slog.New(slog.DiscardHandler), nil, nil)
+	b, err := newAuth(cfg, nil, func(k string) string { return env[k] }, io.Discard, slog.New(slog.DiscardHandler), nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

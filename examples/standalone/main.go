@@ -262,7 +262,7 @@ func newServer(ctx context.Context, cfg config, getenv func(string) string, stdo
 		}
 		observer, tokenObserver, authObserver, metricsHandler = m, m, m, h
 	}
-	authn, err := newAuth(cfg, getenv, stdout, logger, tokenObserver, authObserver)
+	authn, err := newAuth(cfg, stores.db, getenv, stdout, logger, tokenObserver, authObserver)
 	if err != nil {
 		return nil, err
 	}

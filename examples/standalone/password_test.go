@@ -46,7 +46,7 @@ func TestAdminPasswordFile(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			cfg := config{DataDir: t.TempDir()}
-			users, err := loadUsers(cfg, func(k string) string { return tt.env[k] }, io.Discard)
+			users, err := loadUsers(cfg, false, func(k string) string { return tt.env[k] }, io.Discard)
 			if tt.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 					t.Fatalf("loadUsers: %v, want an error containing %q", err, tt.wantErr)

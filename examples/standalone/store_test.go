@@ -95,6 +95,11 @@ func TestPostgresStore(t *testing.T) {
 
 	second := newServerOver(t, url, &logs)
 	defer second.Close()
+	// The signing keys and the admin are the database's: the first
+	// server's token is good on the second.
+	if w := serve(second, "GET", "/api/v1/queues", token, "", nil); w.Code != http.StatusOK {
+		t.Errorf("the first server's token on the second: %d %s", w.Code, w.Body)
+	}
 	w := serve(second, "POST", "/webapi/DEFAULT/api/v1/services/flowers/species", "", "application/json", []byte(`{"data":[`+irisRow+`]}`))
 	if w.Code != http.StatusOK || !strings.Contains(w.Body.String(), `"prediction(species)":"setosa"`) {
 		t.Errorf("a server over another data directory answered %d %s, want setosa", w.Code, w.Body)
