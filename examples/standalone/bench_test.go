@@ -3,12 +3,14 @@ package main
 import (
 	"context"
 	"encoding/base64"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
 
+	"github.com/scorehub/scorehub/internal/pgtest"
 	"github.com/scorehub/scorehub/registry"
 	"github.com/scorehub/scorehub/tokens"
 )
@@ -121,6 +123,47 @@ func BenchmarkModelEndpoint(b *testing.B) {
 				}
 			})
 			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "req/s")
+		})
+	}
+}
+
+// BenchmarkStores compares the file store (the default) with PostgreSQL
+// (-store, a server of the benchmark's own on loopback) on what the choice
+// may change: a management write (PUT of a queue's limits through the
+// whole handler, with an admin token: validation, the commit, and for
+// PostgreSQL the notification) and, for contrast, a one-row scoring
+// request to the iris demo, which reads the in-memory snapshot whatever
+// the store.
+func BenchmarkStores(b *testing.B) {
+	for _, kind := range []string{"file", "postgres"} {
+		b.Run(kind, func(b *testing.B) {
+			var args []string
+			if kind == "postgres" {
+				args = []string{"-store", pgtest.New(b).NewDB(b)}
+			}
+			srv := newTestServer(b, b.TempDir(), args...)
+			defer srv.Close()
+			token := handlerToken(b, srv)
+			b.Run("write", func(b *testing.B) {
+				for i := range b.N {
+					body := fmt.Sprintf(`{"maxConcurrent":2,"maxWaiting":%d}`, i%1000+1)
+					if w := serve(srv, http.MethodPut, "/api/v1/queues/bench", token, "application/json", []byte(body)); w.Code != http.StatusOK && w.Code != http.StatusCreated {
+						b.Fatalf("%d %s", w.Code, w.Body)
+					}
+				}
+			})
+			b.Run("score", func(b *testing.B) {
+				url := "/webapi/" + registry.DefaultGroup + "/api/v1/services/" + demoPath + "/" + demoAlias
+				body := []byte(`{"data":[` + irisRow + `]}`)
+				b.ReportAllocs()
+				b.RunParallel(func(pb *testing.PB) {
+					for pb.Next() {
+						if w := serve(srv, http.MethodPost, url, "", "application/json", body); w.Code != http.StatusOK {
+							b.Fatalf("%d %s", w.Code, w.Body)
+						}
+					}
+				})
+			})
 		})
 	}
 }

@@ -146,7 +146,7 @@ func serve(srv *server, method, path, token, contentType string, body []byte) *h
 }
 
 // handlerToken is an idToken of the admin's from srv's token service.
-func handlerToken(t *testing.T, srv *server) string {
+func handlerToken(t testing.TB, srv *server) string {
 	t.Helper()
 	r := httptest.NewRequest("GET", "/api/rest/tokenservice", nil)
 	r.SetBasicAuth("admin", smokePassword)
