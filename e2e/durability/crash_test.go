@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/scorehub/scorehub/e2e/internal/harness"
+	"github.com/scorehub/scorehub/internal/pgtest"
 	"github.com/scorehub/scorehub/registry"
 )
 
@@ -37,12 +38,27 @@ const (
 // result, or ERROR interrupted), and no temporary file is left behind.
 // State accumulates over the rounds in one directory.
 //
+// It runs over each store: the files of the data directory, and a
+// PostgreSQL database (-store; a server of the test's own, skipped without
+// one unless SCOREHUB_REQUIRE_ALL_TESTS=1), where every restart is the
+// same replica (-replica), which ends its previous life's jobs at start.
+//
 // SCOREHUB_CRASH_SEED=n repeats a run's choice of writes and kill delays
 // (the timing of the kill relative to the writes is the machine's).
 func TestCrashDurability(t *testing.T) {
 	if testing.Short() {
-		t.Skip("starts and kills the server 20 times")
+		t.Skip("starts and kills the server 20 times per store")
 	}
+	t.Run("file", func(t *testing.T) { crashDurability(t, nil) })
+	t.Run("postgres", func(t *testing.T) {
+		pg := pgtest.New(t)
+		crashDurability(t, []string{"-store", pg.NewDB(t), "-replica", "crash-test"})
+	})
+}
+
+// crashDurability is TestCrashDurability over the store storeArgs name,
+// nil for the data directory's files.
+func crashDurability(t *testing.T, storeArgs []string) {
 	seed := uint64(time.Now().UnixNano())
 	if s := os.Getenv("SCOREHUB_CRASH_SEED"); s != "" {
 		n, err := strconv.ParseUint(s, 10, 64)
@@ -64,7 +80,7 @@ func TestCrashDurability(t *testing.T) {
 	inFlight := 0
 
 	for round := range crashRounds {
-		srv := crashStart(t, dir)
+		srv := crashStart(t, dir, storeArgs)
 		c := newCrashClient(srv.Base)
 		c.token = c.adminToken(t)
 		crashCheck(t, round, dir, c, writers, models, jobs)
@@ -119,7 +135,7 @@ func TestCrashDurability(t *testing.T) {
 	}
 
 	// The last restart, then a clean stop, and the stores open in-process.
-	srv := crashStart(t, dir)
+	srv := crashStart(t, dir, storeArgs)
 	c := newCrashClient(srv.Base)
 	c.token = c.adminToken(t)
 	crashCheck(t, crashRounds, dir, c, writers, models, jobs)
@@ -130,16 +146,18 @@ func TestCrashDurability(t *testing.T) {
 	if errs := crashLogErrors(srv); len(errs) > 0 {
 		t.Errorf("the server logged errors:\n%s", strings.Join(errs, "\n"))
 	}
-	store, err := registry.OpenFileStore(dir, registry.StoreOptions{})
-	if err != nil {
-		t.Fatalf("the store does not open after the last run: %v", err)
+	if storeArgs == nil {
+		store, err := registry.OpenFileStore(dir, registry.StoreOptions{})
+		if err != nil {
+			t.Fatalf("the store does not open after the last run: %v", err)
+		}
+		store.Close()
+		jobStore, err := registry.OpenFileJobStore(filepath.Join(dir, "jobs"), registry.StoreOptions{})
+		if err != nil {
+			t.Fatalf("the job store does not open after the last run: %v", err)
+		}
+		jobStore.Close()
 	}
-	store.Close()
-	jobStore, err := registry.OpenFileJobStore(filepath.Join(dir, "jobs"), registry.StoreOptions{})
-	if err != nil {
-		t.Fatalf("the job store does not open after the last run: %v", err)
-	}
-	jobStore.Close()
 
 	if inFlight == 0 {
 		t.Errorf("no round killed the server with a write in flight: the test proved nothing")
@@ -226,12 +244,13 @@ func crashCheckJobs(t *testing.T, round int, c *crashClient, acked []string) {
 	}
 }
 
-// crashStart starts the server on dir and waits until it listens. It runs
-// a build without the race detector: one start-up under it takes seconds,
-// and what is tested here is the files, not the memory model.
-func crashStart(t *testing.T, dir string) *harness.Server {
+// crashStart starts the server on dir, over the store storeArgs name, and
+// waits until it listens. It runs a build without the race detector: one
+// start-up under it takes seconds, and what is tested here is the stores,
+// not the memory model.
+func crashStart(t *testing.T, dir string, storeArgs []string) *harness.Server {
 	t.Helper()
-	return harness.Start(t, harness.Options{Dir: dir, Args: []string{"-grace", "2s"}, WithoutRace: true})
+	return harness.Start(t, harness.Options{Dir: dir, Args: append([]string{"-grace", "2s"}, storeArgs...), WithoutRace: true})
 }
 
 // crashKill sends SIGKILL, waits for the process and checks that it logged

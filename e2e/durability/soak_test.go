@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/scorehub/scorehub/e2e/internal/harness"
+	"github.com/scorehub/scorehub/internal/pgtest"
 	"github.com/scorehub/scorehub/registry"
 	"github.com/scorehub/scorehub/tokens"
 )
@@ -49,7 +50,10 @@ const soakHeapSlack = 64 << 20
 // endpoint names, all at once. Then it checks that no request got a 5xx other than
 // the small queue's 503s, that every acknowledged write reads back as
 // acknowledged, that the goroutines go back to their number before the
-// load and the heap stays bounded, and that the server stops cleanly.
+// load and the heap stays bounded, and that the server stops cleanly. It
+// runs over each store in turn, for the duration each: the files of the
+// data directory, and a PostgreSQL database (-store; a server of the
+// test's own, skipped without one unless SCOREHUB_REQUIRE_ALL_TESTS=1).
 func TestSoak(t *testing.T) {
 	raw := os.Getenv(soakEnv)
 	if raw == "" {
@@ -62,12 +66,21 @@ func TestSoak(t *testing.T) {
 	if err != nil || duration <= 0 {
 		t.Fatalf("%s=%q is not a positive duration", soakEnv, raw)
 	}
+	t.Run("file", func(t *testing.T) { soak(t, duration, nil) })
+	t.Run("postgres", func(t *testing.T) {
+		pg := pgtest.New(t)
+		soak(t, duration, []string{"-store", pg.NewDB(t)})
+	})
+}
 
+// soak is TestSoak over the store storeArgs name, nil for the data
+// directory's files.
+func soak(t *testing.T, duration time.Duration, storeArgs []string) {
 	dir := t.TempDir()
 	users := soakUsersFile(t, dir)
 	validity := max(time.Hour, 2*duration)
-	srv := harness.Start(t, harness.Options{Dir: dir, Args: []string{"-users", users, "-grace", "10s",
-		"-token-validity", validity.String(), "-demo-sleep", "-debug-addr", "127.0.0.1:0"}})
+	srv := harness.Start(t, harness.Options{Dir: dir, Args: append([]string{"-users", users, "-grace", "10s",
+		"-token-validity", validity.String(), "-demo-sleep", "-debug-addr", "127.0.0.1:0"}, storeArgs...)})
 	profiles := srv.Profiles(t)
 	base := srv.Base
 
