@@ -53,7 +53,12 @@
 // conformance suite is in package registrytest) and a [JobRegistry] applies
 // every rule of a job write above it: a job's life, PENDING → RUNNING → an
 // end state ([Job.Transition]), retention, and the end of jobs a stopped
-// server interrupted.
+// server interrupted. Every job write is conditional on the job's
+// [Job.Revision], so that replicas sharing a job store (a database) cannot
+// overwrite each other's changes; over such a store a JobRegistry made by
+// [NewSharedJobRegistry] claims each job for the replica that runs it
+// under a lease, and ends other replicas' jobs only once their leases
+// lapse.
 //
 // The scoring handler resolves each request against the current Snapshot
 // without taking a lock:

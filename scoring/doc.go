@@ -104,7 +104,11 @@
 // a slot, runs RUNNING under its timeout (which, unlike a request's, starts
 // once it has the slot) and ends FINISHED (its result encoded as
 // [AppendResponse] would answer it), ERROR, STOPPED or TIMED_OUT. The
-// management API serves it under /executions/jobs.
+// management API serves it under /executions/jobs. Over a job store that
+// several server replicas share ([JobsConfig.Replica]) a job runs on the
+// replica it was submitted to, under a lease that replica renews every
+// second; it is read and stopped through any replica, and the others end
+// it ERROR, interrupted, when its replica stops renewing.
 //
 // A job can do nothing its submitter, the [Caller], could not do through
 // the handler: a job naming an endpoint passes the group policy check the
