@@ -6,13 +6,16 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -28,6 +31,44 @@ type describedErr struct{ domainErr }
 
 func (e describedErr) ClientMessage() string { return e.msg }
 func (e describedErr) ErrorPointer() string  { return e.ptr }
+
+// passingErr is a domain error of a failure that passes: it says when to
+// try again.
+type passingErr struct {
+	domainErr
+	after time.Duration
+}
+
+func (e passingErr) RetryAfter() time.Duration { return e.after }
+
+// A domain error that says when to try again is answered with Retry-After
+// in whole seconds, rounded up; one that says nothing, or zero, without.
+func TestFromTakesRetryAfterFromTheError(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		err  error
+		want int
+	}{
+		{"store down, wrapped", fmt.Errorf("postgres: %w: %w", passingErr{domainErr{typ: TypeStoreUnavailable}, 1500 * time.Millisecond}, io.ErrUnexpectedEOF), 2},
+		{"zero", passingErr{domainErr{typ: TypeStoreUnavailable}, 0}, 0},
+		{"no method", domainErr{typ: TypeStoreUnavailable}, 0},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			e := From(tt.err)
+			if e.Status != http.StatusServiceUnavailable || e.RetryAfter != tt.want {
+				t.Errorf("From = %d, Retry-After %d; want 503, %d", e.Status, e.RetryAfter, tt.want)
+			}
+			w := httptest.NewRecorder()
+			Write(w, httptest.NewRequest(http.MethodPut, "/x", nil), slog.New(slog.DiscardHandler), tt.err)
+			if got, want := w.Header().Get("Retry-After"), strconv.Itoa(tt.want); tt.want > 0 && got != want {
+				t.Errorf("Retry-After header %q, want %q", got, want)
+			}
+			if !strings.Contains(w.Body.String(), `"type":"store_unavailable"`) {
+				t.Errorf("body %s", w.Body)
+			}
+		})
+	}
+}
 
 func TestFromMapsEveryKnownError(t *testing.T) {
 	tests := []struct {
