@@ -28,7 +28,9 @@ type Config struct {
 	// larger of 4 and the number of CPUs).
 	MaxConns int32
 	// Now stamps the built-in records of a database the DB initialises.
-	// Nil means time.Now.
+	// Nil means time.Now. (A Registry or JobRegistry over a DB stamps
+	// what it writes with time.Now: their clock is the store's only for
+	// the stores of package registry.)
 	Now func() time.Time
 	// Logger receives what the listener of [DB.Subscribe] meets: lost
 	// connections, reconnects, reloads that failed. Nil discards it.
