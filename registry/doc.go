@@ -5,10 +5,11 @@
 // [Queue]s.
 //
 // Records live in a [Store], which only loads them and commits one change
-// at a time. Two implementations ship: [MemStore] for tests and ephemeral
-// servers, and [FileStore], which makes every acknowledged write durable;
-// package registrytest holds the conformance suite any other store (one a
-// database shared by several replicas) must pass.
+// at a time. This package has two: [MemStore] for tests and ephemeral
+// servers, and [FileStore], which makes every acknowledged write durable.
+// Package registry/postgres keeps them in a PostgreSQL database that
+// several server replicas share, and package registrytest holds the
+// conformance suite every store passes.
 //
 // A [Registry] is the one way to write records. It checks every rule of a
 // write once, above the store, on its immutable current [State]: revisions

@@ -72,33 +72,37 @@ func (db *DB) migrate(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	return pgx.BeginFunc(ctx, db.pool, func(tx pgx.Tx) error {
+	err = pgx.BeginFunc(ctx, db.pool, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock($1)", int64(migrateLock)); err != nil {
-			return fmt.Errorf("postgres: lock for migrations: %w", err)
+			return fmt.Errorf("lock for migrations: %w", err)
 		}
 		if _, err := tx.Exec(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
 			version    integer PRIMARY KEY,
 			name       text NOT NULL,
 			applied_at timestamptz NOT NULL DEFAULT now())`); err != nil {
-			return fmt.Errorf("postgres: create schema_migrations: %w", err)
+			return fmt.Errorf("create schema_migrations: %w", err)
 		}
 		var have int
 		if err := tx.QueryRow(ctx, "SELECT coalesce(max(version), 0) FROM schema_migrations").Scan(&have); err != nil {
-			return fmt.Errorf("postgres: read schema version: %w", err)
+			return fmt.Errorf("read schema version: %w", err)
 		}
 		if have > len(all) {
-			return fmt.Errorf("postgres: the database's schema is at version %d, newer than this build's %d: run a newer build", have, len(all))
+			return fmt.Errorf("the database's schema is at version %d, newer than this build's %d: run a newer build", have, len(all))
 		}
 		for _, m := range all[have:] {
 			if _, err := tx.Exec(ctx, m.sql); err != nil {
-				return fmt.Errorf("postgres: migration %04d_%s: %w", m.version, m.name, err)
+				return fmt.Errorf("migration %04d_%s: %w", m.version, m.name, err)
 			}
 			if _, err := tx.Exec(ctx, "INSERT INTO schema_migrations (version, name) VALUES ($1, $2)", m.version, m.name); err != nil {
-				return fmt.Errorf("postgres: record migration %04d: %w", m.version, err)
+				return fmt.Errorf("record migration %04d: %w", m.version, err)
 			}
 		}
 		return db.initRecords(ctx, tx)
 	})
+	if err != nil {
+		return fmt.Errorf("postgres: prepare the database: %w", err)
+	}
+	return nil
 }
 
 // initRecords stores the built-in records of a new store, once: the
@@ -106,7 +110,7 @@ func (db *DB) migrate(ctx context.Context) error {
 func (db *DB) initRecords(ctx context.Context, tx pgx.Tx) error {
 	tag, err := tx.Exec(ctx, "INSERT INTO record_seq (seq) VALUES (0) ON CONFLICT DO NOTHING")
 	if err != nil {
-		return fmt.Errorf("postgres: initialise records: %w", err)
+		return fmt.Errorf("initialise records: %w", err)
 	}
 	if tag.RowsAffected() == 0 {
 		return nil

@@ -28,7 +28,9 @@ type Config struct {
 	// larger of 4 and the number of CPUs).
 	MaxConns int32
 	// Now stamps the built-in records of a database the DB initialises.
-	// Nil means time.Now.
+	// Nil means time.Now. (A Registry or JobRegistry over a DB stamps
+	// what it writes with time.Now: their clock is the store's only for
+	// the stores of package registry.)
 	Now func() time.Time
 	// Logger receives what the listener of [DB.Subscribe] meets: lost
 	// connections, reconnects, reloads that failed. Nil discards it.
@@ -102,6 +104,11 @@ func Open(ctx context.Context, cfg Config) (*DB, error) {
 	if cfg.MaxConns > 0 {
 		pc.MaxConns = cfg.MaxConns
 	}
+	// A connection is checked before each use, not only after a second
+	// idle as the driver does by default: after the server restarts, the
+	// pool's connections are all dead, and the first write would fail on
+	// one. A round trip on a management call is cheap; scoring makes none.
+	pc.ShouldPing = func(context.Context, pgxpool.ShouldPingParams) bool { return true }
 	if cfg.PollInterval == 0 {
 		cfg.PollInterval = defaultPollInterval
 	}
