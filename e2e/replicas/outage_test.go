@@ -92,6 +92,12 @@ func TestDatabaseRestart(t *testing.T) {
 			t.Errorf("readiness of %s with the database down: %s, %v; want 200 degraded", r.Base, ready, err)
 		}
 	}
+	// Users live in the database too: a new one is refused, not lost.
+	user, err := c.replicas[1].do(http.MethodPost, "/api/v1/users", `{"name":"outage-user","password":"a long enough password 1"}`)
+	if e, _ := user.json["error"].(map[string]any); err != nil || user.status != http.StatusServiceUnavailable ||
+		e["type"] != "store_unavailable" || user.header.Get("Retry-After") == "" {
+		t.Errorf("a user created with the database down: %s, %v; want 503 store_unavailable with Retry-After", user, err)
+	}
 	time.Sleep(2 * time.Second)
 	c.pg.Start(t)
 	restarted.Store(true)
