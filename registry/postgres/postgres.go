@@ -180,7 +180,7 @@ func (db *DB) wrap(err error) error {
 		return fmt.Errorf("%w: %w", registry.ErrClosed, redact(err, db.secret))
 	}
 	if unreachable(err) && !errors.Is(err, registry.ErrStoreUnavailable) {
-		return fmt.Errorf("%w: %w", registry.ErrStoreUnavailable, redact(err, db.secret))
+		return &unavailableError{redact(err, db.secret)}
 	}
 	return redact(err, db.secret)
 }

@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/scorehub/scorehub/registry"
 )
 
 // unreachable reports whether err says the database cannot be reached for
@@ -34,3 +36,11 @@ func unreachable(err error) bool {
 		errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
 		errors.Is(err, pgconn.ErrConnClosed) || pgconn.SafeToRetry(err)
 }
+
+// unavailableError is a failure to reach the database: it reads as its
+// cause, and matches registry.ErrStoreUnavailable, which tells an HTTP
+// edge to answer 503 with Retry-After.
+type unavailableError struct{ err error }
+
+func (e *unavailableError) Error() string   { return e.err.Error() }
+func (e *unavailableError) Unwrap() []error { return []error{registry.ErrStoreUnavailable, e.err} }
