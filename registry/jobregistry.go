@@ -78,11 +78,10 @@ const DefaultJobLease = 15 * time.Second
 // replicas share, such as a database.
 type JobLease struct {
 	// Replica names this replica in the jobs it runs ([Job.Replica]).
-	// Required: a name (see [ValidName]) that no other live replica uses
-	// and that this replica's next start will not use (a replica started
-	// again under its old name would end the jobs of its previous life as
-	// soon as it starts, which is right, but a second live replica under
-	// the same name would end the first one's jobs).
+	// Required: a name (see [ValidName]) that no other live replica uses,
+	// or each would end the other's jobs when it starts. A replica started
+	// again under its old name ends the jobs of its previous life at once;
+	// under a new name, the others end them when their leases lapse.
 	Replica string
 	// Duration is how long a claim on a job lasts without renewal: a job
 	// whose replica stopped (crashed, lost the store) is ended ERROR,
