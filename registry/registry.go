@@ -45,6 +45,9 @@ type Registry struct {
 	store   Store
 	models  *modelCache
 	now     func() time.Time
+	// shared reports a store other writers commit to (a Notifier), whose
+	// commits this Registry may not have been told of yet.
+	shared bool
 
 	mu     sync.Mutex // serialises writes; guards closed
 	closed bool
@@ -69,6 +72,7 @@ func New(ctx context.Context, catalog *Catalog, store Store) (*Registry, error) 
 		r.now = c.now // StoreOptions.Now of this package's stores
 	}
 	if n, ok := store.(Notifier); ok {
+		r.shared = true
 		// Subscribe first so that no commit between the load and the
 		// subscription is missed; a newer state always wins.
 		r.cancel = n.Subscribe(r.publish)
@@ -101,7 +105,10 @@ func (r *Registry) publish(st *State) {
 // write decides one write with decide on the current state and commits
 // it; a decision of no next state and no error commits nothing. When
 // another writer of a shared store committed first, it loads the store and
-// decides again.
+// decides again; over a [Notifier], a refusal (or a decision to do
+// nothing) is also decided again, once, when the store holds a newer state
+// than the one it came from, so that no replica refuses a write for a
+// commit it has not been told of yet.
 func (r *Registry) write(ctx context.Context, decide func(st *State, now time.Time) (*State, Change, error)) error {
 	if err := ctx.Err(); err != nil {
 		return err
@@ -111,9 +118,21 @@ func (r *Registry) write(ctx context.Context, decide func(st *State, now time.Ti
 	if r.closed {
 		return ErrClosed
 	}
+	reloaded := false
 	for attempt := 1; ; attempt++ {
 		base := r.snap.Load().state
 		next, change, err := decide(base, r.now().UTC())
+		if (err != nil || next == nil) && r.shared && !reloaded && ctx.Err() == nil {
+			// The refusal (or the finding that nothing is to be done) may
+			// come from a state that misses another writer's commit, not
+			// yet notified: a revision the client read from another
+			// replica. Decide once more on what the store holds.
+			reloaded = true
+			if st, lerr := r.store.Load(ctx); lerr == nil && st.seq > base.seq {
+				r.publish(st)
+				continue
+			}
+		}
 		if err != nil || next == nil {
 			return err
 		}

@@ -140,6 +140,20 @@ func TestRegistryFollowsOtherWriters(t *testing.T) {
 	_, err = r2.PutQueue(ctx, q) // at revision 1, which the store no longer holds
 	wantConflict(t, err, registry.ConflictError{Kind: "queue", Name: "batch", Want: 1, Current: 2})
 
+	// A write naming what the other replica committed, which this one has
+	// not been told of, is decided on the stored state: a client that read
+	// a record through one replica may write it through another.
+	one.quiet = true
+	q = must[registry.Queue](t)(r1.PutQueue(ctx, registry.Queue{Name: "batch", MaxConcurrent: 4, Revision: 2}))
+	must[registry.Group](t)(r1.PutGroup(ctx, registry.Group{Name: "told-to-none"}))
+	q.MaxConcurrent = 5
+	if got, err := r2.PutQueue(ctx, q); err != nil || got.Revision != 4 {
+		t.Errorf("writing revision %d, read from the other replica: revision %d, %v; want 4", q.Revision, got.Revision, err)
+	}
+	if _, err := r2.PutGroup(ctx, registry.Group{Name: "told-to-none", Description: "seen", Revision: 1}); err != nil {
+		t.Errorf("updating a group only the other replica knew of: %v", err)
+	}
+
 	// A closed Registry no longer follows, and no longer writes.
 	one.quiet = false
 	if err := r2.Close(); err != nil {

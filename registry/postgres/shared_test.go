@@ -88,6 +88,31 @@ func TestTwoPoolsOneDatabase(t *testing.T) {
 		}
 	})
 
+	t.Run("a revision read through one is written through the other before it is told", func(t *testing.T) {
+		url := pgtest.DB(t)
+		ra := newRegistry(t, open(t, postgres.Config{URL: url}))
+		dbB, err := postgres.Open(ctx, postgres.Config{URL: url, PollInterval: time.Hour})
+		if err != nil {
+			t.Fatal(err)
+		}
+		held := make(chan struct{})
+		postgres.SetListenHook(dbB, func() { <-held })
+		t.Cleanup(func() { close(held); dbB.Close() })
+		rb := newRegistry(t, dbB)
+		// A client creates g through a and reads it back from a.
+		g, err := ra.PutGroup(ctx, registry.Group{Name: "g"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Its update through b, which has not heard of g, is decided on
+		// what the database holds.
+		g.Description = "through b"
+		got, err := rb.PutGroup(ctx, g)
+		if err != nil || got.Revision != g.Revision+1 {
+			t.Fatalf("updating revision %d through the other pool: revision %d, %v; want %d", g.Revision, got.Revision, err, g.Revision+1)
+		}
+	})
+
 	t.Run("concurrent writers through two pools lose no update", func(t *testing.T) {
 		url := pgtest.DB(t)
 		regs := []*registry.Registry{
