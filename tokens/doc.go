@@ -43,7 +43,8 @@
 // whose commit meets another's reloads the store and decides afresh:
 // replicas that find the signing key old at once rotate it once. Every
 // replica installs each set the store reports, so each verifies what the
-// others sign and serves the same JWKS. A replica that has not yet heard
+// others sign and serves the same JWKS from the moment it hears of a
+// rotation (within a second; milliseconds on one host). A replica that has not yet heard
 // of a rotation signs with the replaced key a little longer, so in a
 // shared set that key verifies tokens issued up to [KeyHandover] after
 // its retirement, and stays published that much longer.
