@@ -81,7 +81,10 @@ func TestJobsAcrossReplicas(t *testing.T) {
 	stopped := waitState(t, b, path, "STOPPED", 10*time.Second)
 	took := time.Since(asked)
 	t.Logf("a stop through another replica took %v to end the job", took.Round(time.Millisecond))
-	if took > 1500*time.Millisecond {
+	// The running replica reads stop requests every second; the rest is
+	// ending the job and this test's polling, slow only on a loaded
+	// machine.
+	if took > 2*time.Second {
 		t.Errorf("the stop took %v, want about a second at most", took)
 	}
 	if e, _ := stopped.json["error"].(map[string]any); e["type"] != "stopped" {
