@@ -26,11 +26,13 @@ type cluster struct {
 }
 
 // replica is one server process of a cluster, with an admin token of its
-// own token service.
+// own token service. client checks every answer against the server's
+// OpenAPI document; plain, for streams of requests and for measuring, does
+// not.
 type replica struct {
 	*harness.Server
-	token  string
-	client *http.Client
+	token         string
+	client, plain *http.Client
 }
 
 // startCluster starts a database and n replicas over it, each with a data
@@ -54,7 +56,9 @@ func (c *cluster) start(t *testing.T) *replica {
 	if strings.Contains(s.Stdout()+s.Stderr(), c.pg.Password()) {
 		t.Errorf("the replica shows the database's password:\n%s\n%s", s.Stdout(), s.Stderr())
 	}
-	r := &replica{Server: s, client: &http.Client{Timeout: 30 * time.Second}}
+	r := &replica{Server: s,
+		client: &http.Client{Transport: s.Conformance(t).Transport(t, http.DefaultTransport), Timeout: 30 * time.Second},
+		plain:  &http.Client{Timeout: 30 * time.Second}}
 	r.token = s.AdminToken(t)
 	c.replicas = append(c.replicas, r)
 	return r
@@ -70,9 +74,22 @@ type answer struct {
 
 func (a answer) String() string { return fmt.Sprintf("%d %s", a.status, a.body) }
 
-// do sends a request to r with its admin token and reads the answer. err
-// is not nil when no complete answer came.
+// do sends a request to r with its admin token and reads the answer,
+// which must be one the OpenAPI document allows. err is not nil when no
+// complete answer came.
 func (r *replica) do(method, path, body string) (answer, error) {
+	return r.send(r.client, method, path, body)
+}
+
+// serves reports whether r answers a GET of path 200, without checking
+// the answer: the probe of a measurement.
+func (r *replica) serves(path string) bool {
+	a, err := r.send(r.plain, http.MethodGet, path, "")
+	return err == nil && a.status == http.StatusOK
+}
+
+// send is do through client.
+func (r *replica) send(client *http.Client, method, path, body string) (answer, error) {
 	req, err := http.NewRequest(method, r.Base+path, strings.NewReader(body))
 	if err != nil {
 		return answer{}, err
@@ -81,7 +98,7 @@ func (r *replica) do(method, path, body string) (answer, error) {
 	if body != "" {
 		req.Header.Set("Content-Type", "application/json")
 	}
-	res, err := r.client.Do(req)
+	res, err := client.Do(req)
 	if err != nil {
 		return answer{}, err
 	}
@@ -109,8 +126,7 @@ func (r *replica) must(t *testing.T, status int, method, path, body string) answ
 
 // score posts one row to the demo endpoint of r, without a token.
 func (r *replica) score() (int, error) {
-	res, err := r.client.Post(r.Base+"/webapi/DEFAULT/api/v1/services/iris/classify", "application/json",
-		strings.NewReader(`{"data":[{"sepal_length":5.1,"sepal_width":3.5,"petal_length":1.4,"petal_width":0.2}]}`))
+	res, err := r.plain.Post(r.Base+harness.IrisURL, "application/json", strings.NewReader(`{"data":[`+harness.IrisRow+`]}`))
 	if err != nil {
 		return 0, err
 	}

@@ -31,8 +31,7 @@ func TestWritesReachEveryReplica(t *testing.T) {
 			}
 			wg.Go(func() {
 				for time.Since(acked) < 10*time.Second {
-					a, err := r.do(http.MethodGet, "/api/v1/queues/"+name, "")
-					if err == nil && a.status == http.StatusOK {
+					if r.serves("/api/v1/queues/" + name) {
 						d := int64(time.Since(acked))
 						for {
 							old := worst.Load()
