@@ -236,19 +236,30 @@ func (a *Accounts) write(ctx context.Context, decide func(*accountSnapshot) (Acc
 // publishes the new state, holding the write lock. decide returns a nil
 // state for nothing to commit. A commit that meets another writer's
 // ([ErrAccountsStale]) loads the store, publishes what it holds and decides
-// again. afterClose lets the last write of Close through.
+// again. Over a shared store, a refusal is also decided again, once, when
+// the store holds a newer state than the one it came from, so that no
+// replica refuses a write for a commit it has not been told of yet (a
+// revision or a user the client saw through another replica). afterClose
+// lets the last write of Close through.
 func (a *Accounts) commit(ctx context.Context, afterClose bool, decide func(*accountSnapshot) (AccountChange, *AccountState, error)) error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.closed && !afterClose {
 		return ErrAccountsClosed
 	}
+	reloaded := false
 	for attempt := 1; ; attempt++ {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
 		s := a.snap.Load()
 		change, next, err := decide(s)
+		if err != nil && a.shared && !reloaded {
+			reloaded = true
+			if a.refresh(ctx, s.state.Seq) {
+				continue
+			}
+		}
 		if err != nil || next == nil {
 			return err
 		}

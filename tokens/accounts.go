@@ -160,6 +160,10 @@ type Accounts struct {
 
 	snap   atomic.Pointer[accountSnapshot]
 	cancel func() // ends the subscription to an AccountNotifier
+	// shared reports a store other writers commit to (an
+	// AccountNotifier), whose commits Accounts may not have been told of
+	// yet.
+	shared bool
 
 	mu     sync.Mutex // serialises writes; guards closed
 	closed bool
@@ -250,6 +254,7 @@ func newAccounts(ctx context.Context, cfg AccountsConfig, lowestCost int) (*Acco
 	}
 	a.dummy = dummy
 	if n, ok := a.store.(AccountNotifier); ok {
+		a.shared = true
 		// Subscribe first so that no commit between the load and the
 		// subscription is missed; a newer state always wins.
 		a.cancel = n.Subscribe(a.follow)
@@ -550,6 +555,16 @@ func (a *Accounts) storedUser(ctx context.Context, s *accountSnapshot, name stri
 	return u, nil
 }
 
+// refresh loads the store and publishes what it holds if it is newer than
+// seq, and reports whether it was.
+func (a *Accounts) refresh(ctx context.Context, seq uint64) bool {
+	st, err := a.store.Load(ctx)
+	if err != nil || st.Seq <= seq {
+		return false
+	}
+	return a.publish(st) == nil
+}
+
 // UpdateUser changes the fields of u that are set. ifRevision 0 changes
 // the user whatever its revision; otherwise it must be the current one.
 // Every update adds one to the revision. A change of password, groups or
@@ -559,8 +574,16 @@ func (a *Accounts) storedUser(ctx context.Context, s *accountSnapshot, name stri
 // "/password" or "/groups/<i>".
 func (a *Accounts) UpdateUser(ctx context.Context, name string, ifRevision uint64, u UserUpdate) (Account, error) {
 	// Refuse what is refused anyway before the bcrypt work.
-	if _, err := a.storedUser(ctx, a.snap.Load(), name, ifRevision); err != nil {
-		return Account{}, err
+	s := a.snap.Load()
+	if _, err := a.storedUser(ctx, s, name, ifRevision); err != nil {
+		// Over a shared store, the user or its revision may come from
+		// another replica's commit not told here yet.
+		if !a.shared || !a.refresh(ctx, s.state.Seq) {
+			return Account{}, err
+		}
+		if _, err := a.storedUser(ctx, a.snap.Load(), name, ifRevision); err != nil {
+			return Account{}, err
+		}
 	}
 	var hash []byte
 	if u.Password != nil {

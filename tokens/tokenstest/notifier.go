@@ -66,6 +66,35 @@ func RunAccountNotifier(t *testing.T, open func(t *testing.T) (a, b tokens.Accou
 		}
 	})
 
+	t.Run("a replica not told of a commit yet does not refuse a write for it", func(t *testing.T) {
+		sa, sb := open(t)
+		here, there := newAccounts(t, sa), newAccounts(t, deaf{sb})
+		if _, err := here.CreateUser(ctx, tokens.NewUser{Name: "alice", Password: password}); err != nil {
+			t.Fatal(err)
+		}
+		// The client read alice at revision 1 through here; there has
+		// heard nothing of her.
+		groups := []string{"auditors"}
+		u, err := there.UpdateUser(ctx, "alice", 1, tokens.UserUpdate{Groups: &groups})
+		if err != nil {
+			t.Fatalf("an update at the revision another replica showed: %v", err)
+		}
+		if u.Revision != 2 || !slices.Equal(u.Groups, groups) {
+			t.Errorf("updated alice is %+v, want revision 2 in %v", u, groups)
+		}
+		if _, _, err := there.CreateAPIToken(ctx, tokens.NewAPIToken{Name: "ci", Owner: "alice"}); err != nil {
+			t.Errorf("an API token for the user another replica made: %v", err)
+		}
+		// What is refused stays refused: a revision the store moved on
+		// from.
+		if _, err := there.UpdateUser(ctx, "alice", 1, tokens.UserUpdate{Groups: &groups}); !errors.Is(err, tokens.ErrRevision) {
+			t.Errorf("an update at a past revision: %v, want ErrRevision", err)
+		}
+		if err := there.DeleteUser(ctx, "nobody", 0); !errors.Is(err, tokens.ErrNotFound) {
+			t.Errorf("deleting a user nobody made: %v, want ErrNotFound", err)
+		}
+	})
+
 	t.Run("a change through one replica revokes on the other", func(t *testing.T) {
 		sa, sb := open(t)
 		here, there := newAccounts(t, sa), newAccounts(t, sb)
@@ -184,6 +213,12 @@ func RunAccountNotifier(t *testing.T, open func(t *testing.T) (a, b tokens.Accou
 		}
 	})
 }
+
+// deaf is a handle whose subscribers are never told anything: a replica
+// whose notifications have not arrived yet.
+type deaf struct{ tokens.AccountNotifier }
+
+func (deaf) Subscribe(func(*tokens.AccountState)) (cancel func()) { return func() {} }
 
 // password is the password of every user the suite signs in.
 const password = "correct horse battery"
