@@ -84,6 +84,9 @@ func (p *plan) bind(s *state, in *value, t *registry.Table, cols []int, first, n
 			if c != nil {
 				v, ok = c.Number(first + r)
 			}
+			if !ok {
+				v = math.NaN()
+			}
 			switch in.dt {
 			case dtFloat:
 				dst.f32[i] = float32(v)
