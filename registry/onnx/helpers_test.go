@@ -54,12 +54,12 @@ type tModel struct {
 	inits    []tTensor
 }
 
-func aInts(name string, v ...int64) tAttr       { return tAttr{name: name, typ: attrInts, ints: v} }
-func aFloats(name string, v ...float32) tAttr   { return tAttr{name: name, typ: attrFloats, floats: v} }
-func aStrings(name string, v ...string) tAttr   { return tAttr{name: name, typ: attrStrings, strings: v} }
-func aInt(name string, v int64) tAttr           { return tAttr{name: name, typ: attrInt, i: v} }
-func aString(name, v string) tAttr              { return tAttr{name: name, typ: attrString, s: v} }
-func aTensor(name string, t tTensor) tAttr      { return tAttr{name: name, typ: attrTensor, t: &t} }
+func aInts(name string, v ...int64) tAttr     { return tAttr{name: name, typ: attrInts, ints: v} }
+func aFloats(name string, v ...float32) tAttr { return tAttr{name: name, typ: attrFloats, floats: v} }
+func aStrings(name string, v ...string) tAttr { return tAttr{name: name, typ: attrStrings, strings: v} }
+func aInt(name string, v int64) tAttr         { return tAttr{name: name, typ: attrInt, i: v} }
+func aString(name, v string) tAttr            { return tAttr{name: name, typ: attrString, s: v} }
+func aTensor(name string, t tTensor) tAttr    { return tAttr{name: name, typ: attrTensor, t: &t} }
 func ml(op string, in, out []string, a ...tAttr) tNode {
 	return tNode{op: op, domain: domainML, in: in, out: out, attrs: a}
 }
@@ -221,4 +221,6 @@ func (m tModel) encode() []byte {
 	return b
 }
 
-func floatIn(name string, f int64) tValue { return tValue{name: name, elem: onnxFloat, dims: []int64{-1, f}} }
+func floatIn(name string, f int64) tValue {
+	return tValue{name: name, elem: onnxFloat, dims: []int64{-1, f}}
+}

@@ -1,6 +1,5 @@
 package onnx
 
-
 // Node modes of the tree ensemble operators.
 const (
 	modeLEQ uint8 = iota
