@@ -21,9 +21,10 @@
 // loading it. ZipMap only pairs those numbers with the class labels.
 //
 // bench scores all rows in one run PASSES times on one thread and prints
-// {"rows", "passes", "seconds", "rows_per_second", "sum"}, sum being the
-// total of the first output's numbers in the last pass (a check that both
-// sides of a comparison scored the same).
+// {"rows", "passes", "seconds", "rows_per_second", "sums"}, sums holding
+// per output the sum of each of its columns over the rows in the last pass
+// (a check that both sides of a comparison scored the same), a ZipMap's
+// under the name of the tensor it reads.
 "use strict";
 
 const fs = require("node:fs");
@@ -232,12 +233,17 @@ async function bench(modelPath, rowsPath, passes) {
   const start = process.hrtime.bigint();
   for (let i = 0; i < passes; i++) res = await session.run(input, names);
   const seconds = Number(process.hrtime.bigint() - start) / 1e9;
-  const first = res[fetches[0]];
-  let sum = 0;
-  for (const v of first.data) sum += Number(v);
   const rows = doc.rows.length;
+  const sums = {};
+  for (const name of names) {
+    const t = res[name];
+    const width = t.data.length / rows;
+    const s = new Array(width).fill(0);
+    for (let i = 0; i < t.data.length; i++) s[i % width] += Number(t.data[i]);
+    sums[name] = s;
+  }
   process.stdout.write(
-    JSON.stringify({ rows, passes, seconds, rows_per_second: (rows * passes) / seconds, sum }) + "\n",
+    JSON.stringify({ rows, passes, seconds, rows_per_second: (rows * passes) / seconds, sums }) + "\n",
   );
 }
 
