@@ -81,6 +81,7 @@ func compileNormalizer(x *nodeCtx) (kernel, error) {
 	if err != nil || out == nil {
 		return func(*state) {}, err
 	}
+	out.cls = in.cls
 	return func(s *state) {
 		src := s.vals[in.slot]
 		dst := make([]float32, s.rows*w)
@@ -498,28 +499,33 @@ func labelEncoderV1(x *nodeCtx, in *value) (kernel, error) {
 	return nil, x.errorf("its input is %s; opset 1 maps strings or int64", in.dt)
 }
 
-// linearScores computes x·coefᵀ + intercepts for every row, in float32
-// inputs and weights, summed in float64 and rounded once.
+// linearScores computes x·coefᵀ + intercepts for every row as ONNX
+// Runtime's float GEMM does: products accumulated in float32, each by a
+// fused multiply-add, in feature order, and the intercept added last.
 func linearScores(dt dtype, src *tensor, rows, f, k int, coef, intercepts []float32) []float32 {
 	out := make([]float32, rows*k)
-	x := make([]float64, f)
+	x := make([]float32, f)
 	for r := range rows {
 		for j := range f {
-			x[j] = float64(asFloat32(dt, src, r*f+j))
+			x[j] = asFloat32(dt, src, r*f+j)
 		}
 		for c := range k {
-			var acc float64
-			w := coef[c*f : (c+1)*f]
-			for j, v := range x {
-				acc += v * float64(w[j])
-			}
+			out[r*k+c] = dot32(x, coef[c*f:(c+1)*f])
 			if len(intercepts) == k {
-				acc += float64(intercepts[c])
+				out[r*k+c] += intercepts[c]
 			}
-			out[r*k+c] = float32(acc)
 		}
 	}
 	return out
+}
+
+// dot32 sums x[i]*w[i] in float32 with fused multiply-adds.
+func dot32(x, w []float32) float32 {
+	var acc float32
+	for i, v := range x {
+		acc = float32(math.FMA(float64(v), float64(w[i]), float64(acc)))
+	}
+	return acc
 }
 
 func compileLinearClassifier(x *nodeCtx) (kernel, error) {

@@ -463,19 +463,19 @@ func compileMatMul(x *nodeCtx) (kernel, error) {
 		}
 		for r := range s.rows {
 			for j := range m {
-				var acc float64
-				for i := range k {
-					var v float64
-					if a.dt == dtFloat {
-						v = float64(src.f32[r*k+i])
-					} else {
-						v = src.f64[r*k+i]
-					}
-					acc += v * w[i*m+j]
-				}
+				// As ONNX Runtime's GEMM: fused multiply-adds in order,
+				// rounded to the input's type at each step.
 				if a.dt == dtFloat {
-					dst.f32[r*m+j] = float32(acc)
+					var acc float32
+					for i := range k {
+						acc = float32(math.FMA(float64(src.f32[r*k+i]), w[i*m+j], float64(acc)))
+					}
+					dst.f32[r*m+j] = acc
 				} else {
+					var acc float64
+					for i := range k {
+						acc = math.FMA(src.f64[r*k+i], w[i*m+j], acc)
+					}
 					dst.f64[r*m+j] = acc
 				}
 			}
@@ -596,7 +596,7 @@ func compileSoftmax(x *nodeCtx) (kernel, error) {
 	if err != nil || out == nil {
 		return func(*state) {}, err
 	}
-	out.cls = in.cls
+	out.cls = in.cls // normalized scores are still the classes' scores
 	return func(s *state) {
 		n := s.rows * in.width
 		src := s.vals[in.slot]
@@ -647,6 +647,7 @@ func compileSigmoid(x *nodeCtx) (kernel, error) {
 	if err != nil || out == nil {
 		return func(*state) {}, err
 	}
+	out.cls = in.cls
 	return func(s *state) {
 		n := s.rows * in.width
 		src := s.vals[in.slot]

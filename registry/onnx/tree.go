@@ -559,8 +559,12 @@ func compileTreeClassifier(x *nodeCtx) (kernel, error) {
 	if c < 2 {
 		return nil, x.errorf("it has a single class")
 	}
-	if len(a.base) > 0 && len(a.base) != c && !(c == 2 && len(a.base) == 1) || a.baseT != nil && a.baseT.size() != c {
-		return nil, x.errorf("it has %d base values for %d classes", max(len(a.base), 0), c)
+	nb := len(a.base)
+	if a.baseT != nil {
+		nb = a.baseT.size()
+	}
+	if nb != 0 && nb != c && !(c == 2 && nb == 1) {
+		return nil, x.errorf("it has %d base values for %d classes", nb, c)
 	}
 	ldt := dtInt64
 	if len(strLabels) > 0 {
