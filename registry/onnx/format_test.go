@@ -192,14 +192,19 @@ func TestTreeThresholdPrecision(t *testing.T) {
 	}
 }
 
-func TestLinearClassifierSoftmax(t *testing.T) {
-	m := tModel{
+// linearSoftmax is a three-class linear classifier.
+func linearSoftmax() tModel {
+	return tModel{
 		nodes: []tNode{ml("LinearClassifier", []string{"X"}, []string{"label", "p"},
 			aFloats("coefficients", 1, 0, 0, 1, -1, -1), aFloats("intercepts", 0, 0, 0),
 			aInts("classlabels_ints", 3, 5, 7), aString("post_transform", "SOFTMAX"))},
 		inputs:  []tValue{floatIn("X", 2)},
 		outputs: []tValue{{name: "p", elem: onnxFloat, dims: []int64{-1, 3}}},
 	}
+}
+
+func TestLinearClassifierSoftmax(t *testing.T) {
+	m := linearSoftmax()
 	lm := load(t, m, registry.ModelMetadata{Features: []string{"x", "y"}})
 	out := score(t, lm, registry.NumberColumn("x", []float64{1}, nil), registry.NumberColumn("y", []float64{2}, nil))
 	e1, e2, e3 := math.Exp(-1), 1.0, math.Exp(-5)
@@ -246,8 +251,9 @@ func TestPipelineOfSeveralInputs(t *testing.T) {
 	}
 }
 
-func TestLabelEncoderAndArithmetic(t *testing.T) {
-	m := tModel{
+// labelArith encodes a string, casts it and computes sigmoid((2c-1)·0.5).
+func labelArith() tModel {
+	return tModel{
 		nodes: []tNode{
 			ml("LabelEncoder", []string{"s"}, []string{"code"}, aStrings("keys_strings", "lo", "hi"), aInts("values_int64s", 1, 3)),
 			std("Cast", []string{"code"}, []string{"codef"}, aInt("to", onnxFloat)),
@@ -265,6 +271,10 @@ func TestLabelEncoderAndArithmetic(t *testing.T) {
 		inputs:  []tValue{{name: "s", elem: onnxString, dims: []int64{-1, 1}}},
 		outputs: []tValue{{name: "y", elem: onnxFloat, dims: []int64{-1, 1}}},
 	}
+}
+
+func TestLabelEncoderAndArithmetic(t *testing.T) {
+	m := labelArith()
 	out := score(t, load(t, m, registry.ModelMetadata{}), registry.TextColumn("f0", []string{"lo", "hi", "zz"}, nil))
 	sig := func(x float64) float64 { return 1 / (1 + math.Exp(-x)) }
 	// (code*2-1)*0.5, the default code being -1.
