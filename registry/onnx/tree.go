@@ -741,6 +741,13 @@ func finishClass[T number](e *ensemble[T], sc []T, hs []bool, z []float32, binar
 			extra = 3
 		}
 	}
+	// ONNX Runtime reads a class no weight reached as 0, whatever was
+	// added to its score.
+	for k := range sc {
+		if !hs[k] {
+			sc[k] = 0
+		}
+	}
 	if size == 2 {
 		z[0], z[1] = float32(sc[0]), float32(sc[1])
 		applyTransform(e.post, z)
