@@ -293,10 +293,6 @@ func buildEnsemble[T number](x *nodeCtx, a *treeAttrs, targets, features int) (*
 	}
 	// The leaves' weights, in the order of (tree, node, position), as
 	// ONNX Runtime sorts them.
-	type entry struct {
-		node int32
-		pos  int
-	}
 	perNode := make([][]int, n)
 	wv := floatsAs[T](a.weights, a.weightsT)
 	for i := range a.wTargets {
