@@ -270,11 +270,6 @@ func (x *nodeCtx) ignore(names ...string) {
 	}
 }
 
-func (x *nodeCtx) has(name string) bool {
-	_, ok := x.attrs[name]
-	return ok
-}
-
 func (x *nodeCtx) intAttr(name string, def int64) (int64, error) {
 	a, err := x.attr(name, attrInt)
 	if a == nil || err != nil {
@@ -374,14 +369,6 @@ func (x *nodeCtx) out(i int, dt dtype, dims []int) (*value, error) {
 		return nil, nil
 	}
 	return x.c.batch(x.n.outputs[i], dt, dims, x.idx)
-}
-
-// slotOf returns v's slot, or -1 for an unnamed output.
-func slotOf(v *value) int {
-	if v == nil {
-		return -1
-	}
-	return v.slot
 }
 
 // needed returns the steps that compute the values of slots, in order.

@@ -357,3 +357,46 @@ func TestDetect(t *testing.T) {
 		}
 	}
 }
+
+// stumpClassifier is one stump of two classes whose leaves give weights
+// 0.25 (x ≤ 0) and 0.75 (x > 0) to class 1 alone.
+func stumpClassifier(extra ...tAttr) tModel {
+	attrs := append([]tAttr{
+		aInts("nodes_treeids", 0, 0, 0), aInts("nodes_nodeids", 0, 1, 2), aInts("nodes_featureids", 0, 0, 0),
+		aStrings("nodes_modes", "BRANCH_LEQ", "LEAF", "LEAF"), aFloats("nodes_values", 0, 0, 0),
+		aInts("nodes_truenodeids", 1, 0, 0), aInts("nodes_falsenodeids", 2, 0, 0),
+		aInts("class_treeids", 0, 0), aInts("class_nodeids", 1, 2), aInts("class_ids", 1, 1),
+		aFloats("class_weights", 0.25, 0.75), aStrings("classlabels_strings", "no", "yes")}, extra...)
+	return tModel{
+		nodes:   []tNode{ml("TreeEnsembleClassifier", []string{"X"}, []string{"label", "p"}, attrs...)},
+		inputs:  []tValue{floatIn("X", 1)},
+		outputs: []tValue{{name: "p", elem: onnxFloat, dims: []int64{-1, 2}}},
+	}
+}
+
+// Two classes with weights for one of them follow ONNX Runtime's special
+// cases (checked against ONNX Runtime 1.24): a class no weight reaches
+// scores 0 whatever base value was added to it, and with two base values
+// the second is added to the first class's score.
+func TestTwoClassSpecialCases(t *testing.T) {
+	sig := func(x float64) float64 { return 1 / (1 + math.Exp(-x)) }
+	for _, c := range []struct {
+		name   string
+		m      tModel
+		no     []float64
+		yes    []float64
+		labels []string
+	}{
+		{"no base value", stumpClassifier(), []float64{0, 0}, []float64{0.25, 0.75}, []string{"yes", "yes"}},
+		{"one base value", stumpClassifier(aFloats("base_values", 0.05)), []float64{0, 0}, []float64{0.25, 0.75}, []string{"yes", "yes"}},
+		{"two base values", stumpClassifier(aFloats("base_values", 0.05, 0.3), aString("post_transform", "LOGISTIC")),
+			[]float64{0.5, 0.5}, []float64{sig(0.3), sig(0.3)}, []string{"yes", "yes"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			out := score(t, load(t, c.m, registry.ModelMetadata{}), registry.NumberColumn("f0", []float64{-1, 1}, nil))
+			checkNumbers(t, out, "confidence(no)", c.no...)
+			checkNumbers(t, out, "confidence(yes)", c.yes...)
+			checkTexts(t, out, "prediction(label)", c.labels...)
+		})
+	}
+}

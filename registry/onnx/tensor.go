@@ -39,9 +39,6 @@ func (d dtype) String() string {
 // integer reports whether d is held in a tensor's i64 values.
 func (d dtype) integer() bool { return d == dtInt64 || d == dtInt32 || d == dtBool }
 
-// numeric reports whether d is a number type.
-func (d dtype) numeric() bool { return d != dtString }
-
 // onnxTypeName names an ONNX element type for messages.
 func onnxTypeName(t int64) string {
 	names := map[int64]string{0: "undefined", 1: "float", 2: "uint8", 3: "int8", 4: "uint16", 5: "int16",

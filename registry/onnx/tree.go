@@ -43,11 +43,26 @@ type ensemble[T number] struct {
 	base    []T
 	targets int
 	post    postTransform
+	// leq is set when every branch is BRANCH_LEQ without
+	// missing_value_tracks_true, as scikit-learn's trees are: walking
+	// then needs one comparison per node.
+	leq bool
 }
 
 // leaf walks the tree at root for the row x and returns its leaf.
 func (e *ensemble[T]) leaf(root int32, x []T) *tnode[T] {
-	n := &e.nodes[root]
+	nodes := e.nodes
+	n := &nodes[root]
+	if e.leq {
+		for n.mode != modeLeaf {
+			if x[n.feature] <= n.thr {
+				n = &nodes[n.t]
+			} else {
+				n = &nodes[n.f]
+			}
+		}
+		return n
+	}
 	for n.mode != modeLeaf {
 		v := x[n.feature]
 		var c bool
@@ -278,10 +293,6 @@ func buildEnsemble[T number](x *nodeCtx, a *treeAttrs, targets, features int) (*
 	}
 	// The leaves' weights, in the order of (tree, node, position), as
 	// ONNX Runtime sorts them.
-	type entry struct {
-		node int32
-		pos  int
-	}
 	perNode := make([][]int, n)
 	wv := floatsAs[T](a.weights, a.weightsT)
 	for i := range a.wTargets {
@@ -337,6 +348,12 @@ func buildEnsemble[T number](x *nodeCtx, a *treeAttrs, targets, features int) (*
 				}
 				stack = append(stack, item{nd.t, it.depth + 1}, item{nd.f, it.depth + 1})
 			}
+		}
+	}
+	e.leq = true
+	for i := range e.nodes {
+		if nd := &e.nodes[i]; nd.mode != modeLeaf && (nd.mode != modeLEQ || nd.missTrue) {
+			e.leq = false
 		}
 	}
 	x.c.trees += len(e.roots)
@@ -718,6 +735,13 @@ func finishClass[T number](e *ensemble[T], sc []T, hs []bool, z []float32, binar
 			extra = 2
 		default:
 			extra = 3
+		}
+	}
+	// ONNX Runtime reads a class no weight reached as 0, whatever was
+	// added to its score.
+	for k := range sc {
+		if !hs[k] {
+			sc[k] = 0
 		}
 	}
 	if size == 2 {
