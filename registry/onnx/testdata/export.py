@@ -35,6 +35,10 @@ converters lay out tabular pipelines:
   - a classifier answers its label and its probabilities, as a tensor or
     as ZipMap's sequence of maps from class to probability.
 
+The newer TreeEnsemble operator (ai.onnx.ml opset 5) is not among them:
+onnx 1.12, the one Debian packages, knows ai.onnx.ml up to opset 3, and its
+checker refuses the operator.
+
 Input rows are rounded to float32 before scikit-learn scores them, as its
 trees compare float32 features against float64 thresholds: with a float32
 row, a double-threshold ONNX tree compares exactly as scikit-learn does. A
