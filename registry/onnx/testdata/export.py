@@ -36,8 +36,8 @@ converters lay out tabular pipelines:
     as ZipMap's sequence of maps from class to probability.
 
 The newer TreeEnsemble operator (ai.onnx.ml opset 5) is not among them:
-onnx 1.12, the one Debian packages, knows ai.onnx.ml up to opset 3, and its
-checker refuses the operator.
+onnx 1.12, the one Debian packages, registers no such operator, so its
+checker refuses a graph that uses it ("No Op registered for TreeEnsemble").
 
 Input rows are rounded to float32 before scikit-learn scores them, as its
 trees compare float32 features against float64 thresholds: with a float32
