@@ -35,6 +35,10 @@ converters lay out tabular pipelines:
   - a classifier answers its label and its probabilities, as a tensor or
     as ZipMap's sequence of maps from class to probability.
 
+The newer TreeEnsemble operator (ai.onnx.ml opset 5) is not among them:
+onnx 1.12, the one Debian packages, registers no such operator, so its
+checker refuses a graph that uses it ("No Op registered for TreeEnsemble").
+
 Input rows are rounded to float32 before scikit-learn scores them, as its
 trees compare float32 features against float64 thresholds: with a float32
 row, a double-threshold ONNX tree compares exactly as scikit-learn does. A
@@ -409,10 +413,11 @@ def breast_cancer(out):
                     "20 trees, double thresholds, LOGISTIC", nodes, [tensor_input("input", DOUBLE, width)], outputs, 3)
     write(out, "breast_cancer_boosting_double", m, est, xte, meta, "diagnosis", "double", classes=[0, 1])
 
-    # A forest with float thresholds and int64 labels.
-    est = RandomForestClassifier(n_estimators=10, max_depth=5, random_state=SEED, n_jobs=1).fit(xtr.to_numpy(), ytr)
+    # A forest of scikit-learn's default size with float thresholds and
+    # int64 labels.
+    est = RandomForestClassifier(n_estimators=100, max_depth=8, random_state=SEED, n_jobs=1).fit(xtr.to_numpy(), ytr)
     m = tree_classifier_model("breast_cancer_forest", "RandomForestClassifier on the breast cancer data set: "
-                              "10 trees, float thresholds", est, [e.tree_ for e in est.estimators_], [0, 1],
+                              "100 trees of depth 8 at most, float thresholds", est, [e.tree_ for e in est.estimators_], [0, 1],
                               width, False, False, 1)
     write(out, "breast_cancer_forest", m, est, xte, meta, "diagnosis", "float", classes=[0, 1])
 
