@@ -75,10 +75,10 @@ func (e *ensemble[T]) leaves(ti int, xs []T, f, b, end int, out []int32) {
 			n0, n1, n2, n3 := root, root, root, root
 			for range depth {
 				a, b, c, d := &nodes[n0], &nodes[n1], &nodes[n2], &nodes[n3]
-				n0 = a.next[above(x0[a.feature], a.thr)]
-				n1 = b.next[above(x1[b.feature], b.thr)]
-				n2 = c.next[above(x2[c.feature], c.thr)]
-				n3 = d.next[above(x3[d.feature], d.thr)]
+				n0 = a.next[above(x0[a.feature], a.thr)&1]
+				n1 = b.next[above(x1[b.feature], b.thr)&1]
+				n2 = c.next[above(x2[c.feature], c.thr)&1]
+				n3 = d.next[above(x3[d.feature], d.thr)&1]
 			}
 			o := out[r-b : r-b+4]
 			o[0], o[1], o[2], o[3] = n0, n1, n2, n3
