@@ -24,14 +24,16 @@
 //     attributes and the *_as_tensor ones of opset 3; aggregate functions
 //     SUM, AVERAGE, MIN and MAX; post-transforms NONE, LOGISTIC, SOFTMAX,
 //     SOFTMAX_ZERO and PROBIT; base values; every branch mode;
-//     missing_value_tracks_true), LinearClassifier, LinearRegressor,
+//     missing_value_tracks_true), the TreeEnsemble of opset 5 (with
+//     BRANCH_MEMBER nodes; it answers the input's type, float or double,
+//     as ONNX Runtime does), LinearClassifier, LinearRegressor,
 //     Scaler, Normalizer, Imputer, OneHotEncoder, LabelEncoder (the forms
 //     of opsets 1 and 2), ZipMap and ArrayFeatureExtractor;
 //   - the default domain: Identity, Cast, Concat, Add, Sub, Mul, Div,
 //     MatMul (by a constant matrix), Reshape and Flatten (keeping the batch
 //     axis), Softmax and Sigmoid.
 //
-// Anything else — another operator (such as the newer TreeEnsemble), a
+// Anything else — another operator, a
 // domain, opset, element type, shape or attribute the evaluator does not
 // support — is refused by Load with an error naming it, so that a model is
 // never scored differently from ONNX Runtime.

@@ -32,6 +32,7 @@ var operators = map[opKey]operator{
 	{domainML, "LinearRegressor"}:        {1, 1, compileLinearRegressor},
 	{domainML, "TreeEnsembleClassifier"}: {1, 1, compileTreeClassifier},
 	{domainML, "TreeEnsembleRegressor"}:  {1, 1, compileTreeRegressor},
+	{domainML, "TreeEnsemble"}:           {1, 1, compileTreeEnsemble},
 }
 
 func compileIdentity(x *nodeCtx) (kernel, error) {

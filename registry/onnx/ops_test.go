@@ -261,3 +261,56 @@ func TestLabelEncoderFloatKeysSubDiv(t *testing.T) {
 		t.Fatalf("Load of a reshape to an empty tensor = %v", err)
 	}
 }
+
+// treeEnsembleV5 is a TreeEnsemble of ai.onnx.ml opset 5: two trees, one
+// with a BRANCH_MEMBER node, one tracking missing values to its true side.
+func treeEnsembleV5(dt int64) tModel {
+	f := func(name string, v ...float64) tTensor {
+		t := tTensor{name: name, dt: dt, dims: []int64{int64(len(v))}}
+		for _, x := range v {
+			if dt == onnxDouble {
+				t.doubles = append(t.doubles, x)
+			} else {
+				t.floats = append(t.floats, float32(x))
+			}
+		}
+		return t
+	}
+	return tModel{
+		ir: 10,
+		nodes: []tNode{ml("TreeEnsemble", []string{"X"}, []string{"y"},
+			aInts("nodes_featureids", 0, 1, 1),
+			aTensor("nodes_modes", tTensor{name: "modes", dt: onnxUint8, dims: []int64{3}, raw: []byte{0, 6, 1}}),
+			aTensor("nodes_splits", f("splits", 0.5, 0, 2)),
+			aInts("nodes_truenodeids", 0, 1, 3), aInts("nodes_trueleafs", 1, 1, 1),
+			aInts("nodes_falsenodeids", 1, 2, 4), aInts("nodes_falseleafs", 0, 1, 1),
+			aInts("nodes_missing_value_tracks_true", 0, 0, 1),
+			aTensor("membership_values", f("members", 1, 3, math.NaN())),
+			aInts("leaf_targetids", 0, 0, 0, 0, 0),
+			aTensor("leaf_weights", f("weights", 1, 10, 20, 100, 200)),
+			aInts("tree_roots", 0, 2), aInt("n_targets", 1), aInt("aggregate_function", 1))},
+		opsets:  map[string]int64{"": 21, domainML: 5},
+		inputs:  []tValue{{name: "X", elem: dt, dims: []int64{-1, 2}}},
+		outputs: []tValue{{name: "y", elem: dt, dims: []int64{-1, 1}}},
+	}
+}
+
+func TestTreeEnsembleOpset5(t *testing.T) {
+	for _, dt := range []int64{onnxFloat, onnxDouble} {
+		lm := load(t, treeEnsembleV5(dt), registry.ModelMetadata{})
+		if lm.Schema.Trees != 2 || lm.Schema.Task != registry.Regression {
+			t.Fatalf("schema = %+v", lm.Schema)
+		}
+		out := score(t, lm,
+			registry.NumberColumn("f0", []float64{0.2, 0.7, 0.7, 0.7}, nil),
+			registry.NumberColumn("f1", []float64{1, 3, 2, math.NaN()}, nil))
+		// 1+100; a member of {1,3}: 10, and 3 ≥ 2: 200; not a member: 20,
+		// and 200; a missing value is no member, and goes to the true side.
+		checkNumbers(t, out, "prediction(label)", 101, 210, 220, 120)
+	}
+	m := treeEnsembleV5(onnxFloat)
+	m.opsets = map[string]int64{"": 15, domainML: 3}
+	if _, err := (Format{}).Load(m.encode(), registry.ModelMetadata{}); !errors.Is(err, registry.ErrModelInvalid) || !strings.Contains(err.Error(), "opset 5") {
+		t.Fatalf("Load of TreeEnsemble under ai.onnx.ml opset 3 = %v", err)
+	}
+}

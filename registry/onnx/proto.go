@@ -69,6 +69,7 @@ type attrProto struct {
 // ONNX tensor element types (TensorProto.DataType).
 const (
 	onnxFloat  = 1
+	onnxUint8  = 2
 	onnxInt32  = 6
 	onnxInt64  = 7
 	onnxString = 8

@@ -108,6 +108,11 @@ func decodeTensor(what string, t *tensorProto, lim Limits) (*constant, error) {
 		return nil, errInvalid("%s is a segment of a tensor, which is not supported", what)
 	}
 	dt, ok := dtypeOf(t.dataType)
+	if t.dataType == onnxUint8 {
+		// Only attributes hold uint8 (TreeEnsemble's nodes_modes): read as
+		// integers.
+		dt, ok = dtInt32, true
+	}
 	if !ok {
 		return nil, errInvalid("%s has element type %s, which is not supported", what, onnxTypeName(t.dataType))
 	}
@@ -130,6 +135,9 @@ func decodeTensor(what string, t *tensorProto, lim Limits) (*constant, error) {
 	if t.hasRaw {
 		raw := t.rawData
 		width := map[dtype]int{dtFloat: 4, dtDouble: 8, dtInt64: 8, dtInt32: 4, dtBool: 1}[dt]
+		if t.dataType == onnxUint8 {
+			width = 1
+		}
 		if dt == dtString {
 			return nil, errInvalid("%s holds strings as raw data, which ONNX does not allow", what)
 		}
@@ -155,7 +163,11 @@ func decodeTensor(what string, t *tensorProto, lim Limits) (*constant, error) {
 		case dtInt32:
 			c.i64 = make([]int64, size)
 			for i := range c.i64 {
-				c.i64[i] = int64(int32(binary.LittleEndian.Uint32(raw[4*i:])))
+				if width == 1 {
+					c.i64[i] = int64(raw[i])
+				} else {
+					c.i64[i] = int64(int32(binary.LittleEndian.Uint32(raw[4*i:])))
+				}
 			}
 		case dtBool:
 			c.i64 = make([]int64, size)
@@ -193,6 +205,8 @@ func decodeTensor(what string, t *tensorProto, lim Limits) (*constant, error) {
 				if v != 0 {
 					c.i64[i] = 1
 				}
+			} else if t.dataType == onnxUint8 {
+				c.i64[i] = int64(uint8(v))
 			} else {
 				c.i64[i] = int64(int32(v))
 			}

@@ -1,5 +1,7 @@
 package onnx
 
+import "math"
+
 // Node modes of the tree ensemble operators.
 const (
 	modeLEQ uint8 = iota
@@ -509,6 +511,10 @@ func regressorKernel[T number](e *ensemble[T], in, out *value, f int, agg string
 	return func(s *state) {
 		xs := rowsAs[T](in.dt, &s.vals[in.slot], s.rows*f)
 		dst := make([]float32, s.rows*k)
+		var dst64 []float64 // a double output, as TreeEnsemble answers a double input
+		if out.dt == dtDouble {
+			dst64 = make([]float64, s.rows*k)
+		}
 		scores := make([]T, blockRows*k)
 		has := make([]bool, blockRows*k)
 		leaves := make([]int32, blockRows)
@@ -579,6 +585,12 @@ func regressorKernel[T number](e *ensemble[T], in, out *value, f int, agg string
 						o = probit32(float32(v))
 					}
 					dst[r] = o
+					if dst64 != nil {
+						dst64[r] = float64(v)
+						if e.post == postProbit {
+							dst64[r] = float64(o)
+						}
+					}
 					continue
 				}
 				for t := range k {
@@ -608,7 +620,21 @@ func regressorKernel[T number](e *ensemble[T], in, out *value, f int, agg string
 					o[t] = float32(v)
 				}
 				applyTransform(e.post, o)
+				if dst64 != nil {
+					// The transforms compute in float; NONE keeps the sums.
+					for t := range k {
+						if e.post == postNone {
+							dst64[r*k+t] = float64(row[t])
+						} else {
+							dst64[r*k+t] = float64(o[t])
+						}
+					}
+				}
 			}
+		}
+		if dst64 != nil {
+			s.vals[out.slot] = tensor{f64: dst64}
+			return
 		}
 		s.vals[out.slot] = tensor{f32: dst}
 	}
@@ -838,4 +864,227 @@ func mustInt(s string) int64 {
 		return -v
 	}
 	return v
+}
+
+// compileTreeEnsemble compiles the TreeEnsemble of ai.onnx.ml opset 5 the
+// way ONNX Runtime runs it: rewritten into the form of
+// TreeEnsembleRegressor (a BRANCH_MEMBER node unrolled into a chain of
+// BRANCH_EQ nodes), computed in the input's type, answering that type.
+func compileTreeEnsemble(x *nodeCtx) (kernel, error) {
+	if x.version < 5 {
+		return nil, x.errorf("TreeEnsemble needs opset 5 of ai.onnx.ml, the model imports %d", x.version)
+	}
+	in, err := x.in(0, dtFloat, dtDouble)
+	if err != nil {
+		return nil, err
+	}
+	f, err := rowWidth(x, in)
+	if err != nil {
+		return nil, err
+	}
+	x.ignore("nodes_hitrates")
+	var ints = map[string][]int64{}
+	for _, name := range []string{"leaf_targetids", "nodes_falseleafs", "nodes_falsenodeids", "nodes_featureids",
+		"nodes_missing_value_tracks_true", "nodes_trueleafs", "nodes_truenodeids", "tree_roots"} {
+		if ints[name], err = x.intsAttr(name); err != nil {
+			return nil, err
+		}
+	}
+	agg, err := x.intAttr("aggregate_function", 1)
+	if err != nil {
+		return nil, err
+	}
+	post, err := x.intAttr("post_transform", 0)
+	if err != nil {
+		return nil, err
+	}
+	targets, err := x.intAttr("n_targets", 0)
+	if err != nil {
+		return nil, err
+	}
+	tensors := map[string]*constant{}
+	for _, name := range []string{"leaf_weights", "membership_values", "nodes_modes", "nodes_splits"} {
+		if tensors[name], err = x.tensorAttr(name); err != nil {
+			return nil, err
+		}
+	}
+	aggs := []string{"AVERAGE", "SUM", "MIN", "MAX"}
+	if agg < 0 || agg >= int64(len(aggs)) {
+		return nil, x.errorf("aggregate_function %d is not supported", agg)
+	}
+	posts := []postTransform{postNone, postSoftmax, postLogistic, postSoftmaxZero, postProbit}
+	if post < 0 || post >= int64(len(posts)) {
+		return nil, x.errorf("post_transform %d is not supported", post)
+	}
+	if targets < 1 || targets > int64(x.c.lim.MaxFeatures) {
+		return nil, x.errorf("n_targets is %d", targets)
+	}
+	modes, splits, weights := tensors["nodes_modes"], tensors["nodes_splits"], tensors["leaf_weights"]
+	if modes == nil || splits == nil || weights == nil {
+		return nil, x.errorf("it needs nodes_modes, nodes_splits and leaf_weights")
+	}
+	for _, t := range []*constant{splits, weights, tensors["membership_values"]} {
+		if t != nil && t.dt != in.dt {
+			return nil, x.errorf("its tensor %q holds %s values for a %s input", t.name, t.dt, in.dt)
+		}
+	}
+	if modes.dt != dtInt32 && modes.dt != dtInt64 && !(modes.dt == dtBool) {
+		return nil, x.errorf("nodes_modes must hold uint8 values")
+	}
+	n := len(ints["nodes_featureids"])
+	for _, name := range []string{"nodes_falseleafs", "nodes_falsenodeids", "nodes_trueleafs", "nodes_truenodeids"} {
+		if len(ints[name]) != n {
+			return nil, x.errorf("%s has %d entries for %d nodes", name, len(ints[name]), n)
+		}
+	}
+	if modes.size() != n || splits.size() != n || (len(ints["nodes_missing_value_tracks_true"]) != 0 && len(ints["nodes_missing_value_tracks_true"]) != n) {
+		return nil, x.errorf("its node attributes differ in length")
+	}
+	if len(ints["leaf_targetids"]) != weights.size() {
+		return nil, x.errorf("it has %d leaf targets and %d leaf weights", len(ints["leaf_targetids"]), weights.size())
+	}
+	v5 := &treeV5{x: x, ints: ints, modes: modes.i64, splits: splits.asFloat64s(), weights: weights.asFloat64s(),
+		nleaves: weights.size(), a: &treeAttrs{post: posts[post]}}
+	if m := tensors["membership_values"]; m != nil {
+		v5.members = v5.membership(m.asFloat64s())
+	}
+	for t, root := range ints["tree_roots"] {
+		if root < 0 || root >= int64(n) {
+			return nil, x.errorf("tree root %d is not a node", root)
+		}
+		isLeaf := ints["nodes_falsenodeids"][root] == ints["nodes_truenodeids"][root]
+		if _, err := v5.add(int(root), int64(t), 0, 0, isLeaf, 0); err != nil {
+			return nil, err
+		}
+	}
+	if len(v5.a.treeIDs) == 0 {
+		return nil, x.errorf("it has no trees")
+	}
+	v5.a.valuesT = &constant{dt: in.dt, dims: []int{len(v5.thr)}}
+	v5.a.weightsT = &constant{dt: in.dt, dims: []int{len(v5.w)}}
+	out, err := x.out(0, in.dt, []int{int(targets)})
+	if err != nil {
+		return nil, err
+	}
+	if in.dt == dtDouble {
+		v5.a.valuesT.f64, v5.a.weightsT.f64 = v5.thr, v5.w
+		e, err := buildEnsemble[float64](x, v5.a, int(targets), f)
+		if err != nil {
+			return nil, err
+		}
+		return regressorKernel(e, in, out, f, aggs[agg]), nil
+	}
+	v5.a.valuesT.f32, v5.a.weightsT.f32 = toFloat32s(v5.thr), toFloat32s(v5.w)
+	e, err := buildEnsemble[float32](x, v5.a, int(targets), f)
+	if err != nil {
+		return nil, err
+	}
+	return regressorKernel(e, in, out, f, aggs[agg]), nil
+}
+
+func toFloat32s(v []float64) []float32 {
+	out := make([]float32, len(v))
+	for i, x := range v {
+		out[i] = float32(x)
+	}
+	return out
+}
+
+// treeV5 rewrites TreeEnsemble's trees into treeAttrs, node by node in
+// the order ONNX Runtime numbers them: a node, its true subtree, then its
+// false one.
+type treeV5 struct {
+	x       *nodeCtx
+	ints    map[string][]int64
+	modes   []int64
+	splits  []float64
+	weights []float64
+	nleaves int
+	members [][]float64 // a BRANCH_MEMBER node's values, by node
+	a       *treeAttrs
+	thr, w  []float64
+}
+
+// membership splits the NaN-separated membership values by node.
+func (v *treeV5) membership(vals []float64) [][]float64 {
+	out := make([][]float64, len(v.modes))
+	k := 0
+	for i, m := range v.modes {
+		if m != 6 {
+			continue
+		}
+		for k < len(vals) && !math.IsNaN(vals[k]) {
+			out[i] = append(out[i], vals[k])
+			k++
+		}
+		k++
+	}
+	return out
+}
+
+var v5Modes = []string{"BRANCH_LEQ", "BRANCH_LT", "BRANCH_GTE", "BRANCH_GT", "BRANCH_EQ", "BRANCH_NEQ"}
+
+// add writes node id (a leaf index when leaf) of tree as nodeID, with
+// member the position in a BRANCH_MEMBER node's values, and returns the
+// last node id its subtree used.
+func (v *treeV5) add(id int, tree, nodeID int64, member int, leaf bool, depth int) (int64, error) {
+	x := v.x
+	if depth > x.c.lim.MaxDepth {
+		return 0, x.limitf("a tree is deeper than the limit of %d", x.c.lim.MaxDepth)
+	}
+	if len(v.a.treeIDs) >= x.c.lim.MaxTreeNodes {
+		return 0, x.limitf("it has more than %d tree nodes", x.c.lim.MaxTreeNodes)
+	}
+	a := v.a
+	a.treeIDs = append(a.treeIDs, tree)
+	a.nodeIDs = append(a.nodeIDs, nodeID)
+	hasMissing := len(v.ints["nodes_missing_value_tracks_true"]) > 0
+	if leaf {
+		if id < 0 || id >= v.nleaves {
+			return 0, x.errorf("leaf %d does not exist", id)
+		}
+		a.modes = append(a.modes, "LEAF")
+		a.features, a.trueIDs, a.falseIDs = append(a.features, 0), append(a.trueIDs, 0), append(a.falseIDs, 0)
+		if hasMissing {
+			a.missing = append(a.missing, 0)
+		}
+		v.thr = append(v.thr, 0)
+		a.wTargets = append(a.wTargets, v.ints["leaf_targetids"][id])
+		a.wTrees, a.wNodes = append(a.wTrees, tree), append(a.wNodes, nodeID)
+		v.w = append(v.w, v.weights[id])
+		return nodeID, nil
+	}
+	if id < 0 || id >= len(v.modes) {
+		return 0, x.errorf("node %d does not exist", id)
+	}
+	a.features = append(a.features, v.ints["nodes_featureids"][id])
+	if hasMissing {
+		a.missing = append(a.missing, v.ints["nodes_missing_value_tracks_true"][id])
+	}
+	mode := v.modes[id]
+	switch {
+	case mode == 6:
+		if v.members == nil || member >= len(v.members[id]) {
+			return 0, x.errorf("node %d is BRANCH_MEMBER without membership values", id)
+		}
+		a.modes = append(a.modes, "BRANCH_EQ")
+		v.thr = append(v.thr, v.members[id][member])
+	case mode >= 0 && mode < 6:
+		a.modes = append(a.modes, v5Modes[mode])
+		v.thr = append(v.thr, v.splits[id])
+	default:
+		return 0, x.errorf("node mode %d is not supported", mode)
+	}
+	at := len(a.falseIDs)
+	a.falseIDs = append(a.falseIDs, 0)
+	a.trueIDs = append(a.trueIDs, nodeID+1)
+	last, err := v.add(int(v.ints["nodes_truenodeids"][id]), tree, nodeID+1, 0, v.ints["nodes_trueleafs"][id] != 0, depth+1)
+	if err != nil {
+		return 0, err
+	}
+	a.falseIDs[at] = last + 1
+	if mode == 6 && member+1 < len(v.members[id]) {
+		return v.add(id, tree, last+1, member+1, false, depth+1)
+	}
+	return v.add(int(v.ints["nodes_falsenodeids"][id]), tree, last+1, 0, v.ints["nodes_falseleafs"][id] != 0, depth+1)
 }
