@@ -43,7 +43,8 @@ func checkLoaded(t *testing.T, lm *registry.LoadedModel, err error) {
 
 func FuzzLoad(f *testing.F) {
 	for _, m := range []tModel{forest(), pipeline(), labelArith(), linearSoftmax(),
-		regressorModel("AVERAGE", aFloats("nodes_values", 1, 0, 0, 5, 0, 0))} {
+		regressorModel("AVERAGE", aFloats("nodes_values", 1, 0, 0, 5, 0, 0)), treeEnsembleV5(onnxDouble),
+		stumpClassifier(aFloats("base_values", 0.05, 0.3))} {
 		f.Add(m.encode())
 	}
 	files, _ := filepath.Glob("testdata/*_tree.onnx")
