@@ -77,8 +77,9 @@
 //
 // # Speed
 //
-// A request is scored in chunks of 2,048 rows, each evaluated column-wise
-// through the plan; tree ensembles walk blocks of 128 rows tree by tree,
-// without allocating per row. A model is safe for concurrent use, and
+// A request is scored in chunks of 2,048 rows, each evaluated through the
+// plan a whole tensor at a time; tree ensembles walk blocks of 128 rows
+// tree by tree, without allocating per row, and trees of BRANCH_LEQ nodes
+// alone (scikit-learn's) walk four rows at once without branching. A model is safe for concurrent use, and
 // Score checks its context between chunks.
 package onnx

@@ -301,17 +301,40 @@ func compileLabelEncoder(x *nodeCtx) (kernel, error) {
 	if x.version < 2 {
 		return labelEncoderV1(x, in)
 	}
-	ks, _ := x.stringsAttr("keys_strings")
-	ki, _ := x.intsAttr("keys_int64s")
-	kf, _ := x.floatsAttr("keys_floats")
-	vs, _ := x.stringsAttr("values_strings")
-	vi, _ := x.intsAttr("values_int64s")
-	vf, err := x.floatsAttr("values_floats")
+	strs := func(name string) []string {
+		var v []string
+		if err == nil {
+			v, err = x.stringsAttr(name)
+		}
+		return v
+	}
+	ints := func(name string) []int64 {
+		var v []int64
+		if err == nil {
+			v, err = x.intsAttr(name)
+		}
+		return v
+	}
+	floats := func(name string) []float32 {
+		var v []float32
+		if err == nil {
+			v, err = x.floatsAttr(name)
+		}
+		return v
+	}
+	ks, ki, kf := strs("keys_strings"), ints("keys_int64s"), floats("keys_floats")
+	vs, vi, vf := strs("values_strings"), ints("values_int64s"), floats("values_floats")
 	if err != nil {
 		return nil, err
 	}
-	ds, _ := x.stringAttr("default_string", "_Unused")
-	di, _ := x.intAttr("default_int64", -1)
+	ds, err := x.stringAttr("default_string", "_Unused")
+	if err != nil {
+		return nil, err
+	}
+	di, err := x.intAttr("default_int64", -1)
+	if err != nil {
+		return nil, err
+	}
 	df, err := x.floatAttr("default_float", float32(math.Copysign(0, -1)))
 	if err != nil {
 		return nil, err

@@ -489,7 +489,10 @@ func compileReshape(x *nodeCtx) (kernel, error) {
 	if err != nil {
 		return nil, err
 	}
-	x.ignore("allowzero")
+	allowZero, err := x.intAttr("allowzero", 0)
+	if err != nil {
+		return nil, err
+	}
 	shape, err := x.konst(1)
 	if err != nil {
 		return nil, err
@@ -498,6 +501,9 @@ func compileReshape(x *nodeCtx) (kernel, error) {
 		return nil, x.errorf("the shape must be a list of int64")
 	}
 	sh := shape.i64
+	if allowZero != 0 && slices.Contains(sh, 0) {
+		return nil, x.errorf("reshaping to %v with allowzero, an empty tensor, is not supported", sh)
+	}
 	var dims []int
 	infer := -1
 	for i, d := range sh[1:] {

@@ -238,3 +238,26 @@ func TestDetectClaimsEveryFixture(t *testing.T) {
 		}
 	}
 }
+
+func TestLabelEncoderFloatKeysSubDiv(t *testing.T) {
+	m := tModel{
+		nodes: []tNode{
+			std("Sub", []string{"X", "c"}, []string{"d"}),
+			std("Div", []string{"d", "c"}, []string{"q"}),
+			ml("LabelEncoder", []string{"q"}, []string{"v"}, aFloats("keys_floats", 0.5, 1), aFloats("values_floats", 10, 20), tAttr{name: "default_float", typ: attrFloat, f: 7}),
+		},
+		inits:   []tTensor{{name: "c", dt: onnxFloat, dims: []int64{}, floats: []float32{2}}},
+		opsets:  map[string]int64{"": 14, domainML: 2},
+		inputs:  []tValue{floatIn("X", 1)},
+		outputs: []tValue{{name: "v", elem: onnxFloat, dims: []int64{-1, 1}}},
+	}
+	// (3-2)/2 = 0.5 → 10; (4-2)/2 = 1 → 20; anything else the default.
+	out := score(t, load(t, m, registry.ModelMetadata{}), registry.NumberColumn("f0", []float64{3, 4, 5}, nil))
+	checkNumbers(t, out, "prediction(label)", 10, 20, 7)
+
+	m.nodes = append(m.nodes, std("Reshape", []string{"v", "shape"}, []string{"r"}, aInt("allowzero", 1)))
+	m.inits = append(m.inits, tTensor{name: "shape", dt: onnxInt64, dims: []int64{2}, ints: []int64{-1, 0}})
+	if _, err := (Format{}).Load(m.encode(), registry.ModelMetadata{}); !errors.Is(err, registry.ErrModelInvalid) || !strings.Contains(err.Error(), "allowzero") {
+		t.Fatalf("Load of a reshape to an empty tensor = %v", err)
+	}
+}

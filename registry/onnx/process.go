@@ -67,6 +67,22 @@ func (p *plan) bind(s *state, in *value, t *registry.Table, cols []int, first, n
 		if ci >= 0 {
 			c = t.Column(ci)
 		}
+		if c != nil && c.Kind == registry.Number && (in.dt == dtFloat || in.dt == dtDouble) {
+			// The common case, read straight from the column: a missing
+			// mark or a NaN is NaN either way.
+			nums := c.Numbers[first : first+n]
+			for r, v := range nums {
+				if c.Missing != nil && c.Missing[first+r] {
+					v = math.NaN()
+				}
+				if in.dt == dtFloat {
+					dst.f32[r*w+j] = float32(v)
+				} else {
+					dst.f64[r*w+j] = v
+				}
+			}
+			continue
+		}
 		for r := range n {
 			i := r*w + j
 			if in.dt == dtString {

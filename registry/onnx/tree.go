@@ -44,26 +44,68 @@ type ensemble[T number] struct {
 	targets int
 	post    postTransform
 	// leq is set when every branch is BRANCH_LEQ without
-	// missing_value_tracks_true, as scikit-learn's trees are: walking
-	// then needs one comparison per node.
-	leq bool
+	// missing_value_tracks_true, as scikit-learn's trees are: fast then
+	// holds the trees for walking several rows at once without branches.
+	leq    bool
+	fast   []fnode[T]
+	depths []int // of each tree
 }
 
-// leaf walks the tree at root for the row x and returns its leaf.
-func (e *ensemble[T]) leaf(root int32, x []T) *tnode[T] {
-	nodes := e.nodes
-	n := &nodes[root]
-	if e.leq {
-		for n.mode != modeLeaf {
-			if x[n.feature] <= n.thr {
-				n = &nodes[n.t]
-			} else {
-				n = &nodes[n.f]
+// fnode is a node of a tree of BRANCH_LEQ nodes: x[feature] ≤ thr leads
+// to next[0], anything else (NaN too) to next[1]; a leaf leads to itself.
+type fnode[T number] struct {
+	thr     T
+	feature int32
+	next    [2]int32
+}
+
+// lockstepDepth is the deepest tree walked rows-at-once: every row takes
+// as many steps as the tree is deep, a leaf stepping onto itself.
+const lockstepDepth = 24
+
+// leaves finds the leaf of tree ti for rows [b, end) of xs (f values a
+// row), writing node indexes to out[0:end-b].
+func (e *ensemble[T]) leaves(ti int, xs []T, f, b, end int, out []int32) {
+	root := e.roots[ti]
+	r := b
+	if e.leq && e.depths[ti] <= lockstepDepth {
+		nodes, depth := e.fast, e.depths[ti]
+		for ; r+4 <= end; r += 4 {
+			x0, x1, x2, x3 := xs[r*f:(r+1)*f], xs[(r+1)*f:(r+2)*f], xs[(r+2)*f:(r+3)*f], xs[(r+3)*f:(r+4)*f]
+			n0, n1, n2, n3 := root, root, root, root
+			for range depth {
+				a, b, c, d := &nodes[n0], &nodes[n1], &nodes[n2], &nodes[n3]
+				n0 = a.next[above(x0[a.feature], a.thr)]
+				n1 = b.next[above(x1[b.feature], b.thr)]
+				n2 = c.next[above(x2[c.feature], c.thr)]
+				n3 = d.next[above(x3[d.feature], d.thr)]
 			}
+			o := out[r-b : r-b+4]
+			o[0], o[1], o[2], o[3] = n0, n1, n2, n3
 		}
-		return n
 	}
-	for n.mode != modeLeaf {
+	for ; r < end; r++ {
+		out[r-b] = e.leaf(root, xs[r*f:(r+1)*f])
+	}
+}
+
+// above is 0 when v ≤ thr, else 1 (NaN included).
+func above[T number](v, thr T) int {
+	if v <= thr {
+		return 0
+	}
+	return 1
+}
+
+// leaf walks the tree at root for the row x and returns its leaf's index.
+func (e *ensemble[T]) leaf(root int32, x []T) int32 {
+	nodes := e.nodes
+	i := root
+	for {
+		n := &nodes[i]
+		if n.mode == modeLeaf {
+			return i
+		}
 		v := x[n.feature]
 		var c bool
 		switch n.mode {
@@ -84,12 +126,11 @@ func (e *ensemble[T]) leaf(root int32, x []T) *tnode[T] {
 			c = true
 		}
 		if c {
-			n = &e.nodes[n.t]
+			i = n.t
 		} else {
-			n = &e.nodes[n.f]
+			i = n.f
 		}
 	}
-	return n
 }
 
 // treeAttrs are the attributes both tree ensemble operators share, read
@@ -329,11 +370,13 @@ func buildEnsemble[T number](x *nodeCtx, a *treeAttrs, targets, features int) (*
 		depth int
 	}
 	var stack []item
-	for _, r := range e.roots {
+	e.depths = make([]int, len(e.roots))
+	for ti, r := range e.roots {
 		stack = append(stack[:0], item{r, 0})
 		for len(stack) > 0 {
 			it := stack[len(stack)-1]
 			stack = stack[:len(stack)-1]
+			e.depths[ti] = max(e.depths[ti], it.depth)
 			if visited[it.node] {
 				return nil, x.errorf("a tree reaches node %d twice (a cycle or a shared node)", a.nodeIDs[it.node])
 			}
@@ -354,6 +397,17 @@ func buildEnsemble[T number](x *nodeCtx, a *treeAttrs, targets, features int) (*
 	for i := range e.nodes {
 		if nd := &e.nodes[i]; nd.mode != modeLeaf && (nd.mode != modeLEQ || nd.missTrue) {
 			e.leq = false
+		}
+	}
+	if e.leq {
+		e.fast = make([]fnode[T], n)
+		for i := range e.nodes {
+			nd, fn := &e.nodes[i], &e.fast[i]
+			if nd.mode == modeLeaf {
+				fn.next = [2]int32{int32(i), int32(i)}
+				continue
+			}
+			fn.thr, fn.feature, fn.next = nd.thr, nd.feature, [2]int32{nd.t, nd.f}
 		}
 	}
 	x.c.trees += len(e.roots)
@@ -457,14 +511,16 @@ func regressorKernel[T number](e *ensemble[T], in, out *value, f int, agg string
 		dst := make([]float32, s.rows*k)
 		scores := make([]T, blockRows*k)
 		has := make([]bool, blockRows*k)
+		leaves := make([]int32, blockRows)
 		row := make([]T, k)
 		for b := 0; b < s.rows; b += blockRows {
 			end := min(s.rows, b+blockRows)
 			clear(scores)
 			clear(has)
-			for _, root := range e.roots {
+			for ti := range e.roots {
+				e.leaves(ti, xs, f, b, end, leaves)
 				for r := b; r < end; r++ {
-					leaf := e.leaf(root, xs[r*f:(r+1)*f])
+					leaf := &e.nodes[leaves[r-b]]
 					sc, hs := scores[(r-b)*k:(r-b+1)*k], has[(r-b)*k:(r-b+1)*k]
 					if k == 1 {
 						// One target: ONNX Runtime reads a leaf's first weight.
@@ -634,13 +690,15 @@ func classifierKernel[T number](e *ensemble[T], a *treeAttrs, in, yv, zv *value,
 		z := make([]float32, s.rows*c)
 		scores := make([]T, blockRows*c)
 		has := make([]bool, blockRows*c)
+		leaves := make([]int32, blockRows)
 		for b := 0; b < s.rows; b += blockRows {
 			end := min(s.rows, b+blockRows)
 			clear(scores)
 			clear(has)
-			for _, root := range e.roots {
+			for ti := range e.roots {
+				e.leaves(ti, xs, f, b, end, leaves)
 				for r := b; r < end; r++ {
-					leaf := e.leaf(root, xs[r*f:(r+1)*f])
+					leaf := &e.nodes[leaves[r-b]]
 					sc, hs := scores[(r-b)*c:(r-b+1)*c], has[(r-b)*c:(r-b+1)*c]
 					for _, w := range e.weights[leaf.t : leaf.t+leaf.f] {
 						sc[w.target] += w.v
