@@ -72,6 +72,25 @@ func (e *ensemble[T]) leaves(ti int, xs []T, f, b, end int, out []int32) {
 	r := b
 	if e.leq && e.depths[ti] <= lockstepDepth {
 		nodes, depth := e.fast, e.depths[ti]
+		for ; r+8 <= end; r += 8 {
+			x0, x1, x2, x3 := xs[r*f:(r+1)*f], xs[(r+1)*f:(r+2)*f], xs[(r+2)*f:(r+3)*f], xs[(r+3)*f:(r+4)*f]
+			x4, x5, x6, x7 := xs[(r+4)*f:(r+5)*f], xs[(r+5)*f:(r+6)*f], xs[(r+6)*f:(r+7)*f], xs[(r+7)*f:(r+8)*f]
+			n0, n1, n2, n3, n4, n5, n6, n7 := root, root, root, root, root, root, root, root
+			for range depth {
+				a, b, c, d := &nodes[n0], &nodes[n1], &nodes[n2], &nodes[n3]
+				n0 = a.next[above(x0[a.feature], a.thr)&1]
+				n1 = b.next[above(x1[b.feature], b.thr)&1]
+				n2 = c.next[above(x2[c.feature], c.thr)&1]
+				n3 = d.next[above(x3[d.feature], d.thr)&1]
+				a, b, c, d = &nodes[n4], &nodes[n5], &nodes[n6], &nodes[n7]
+				n4 = a.next[above(x4[a.feature], a.thr)&1]
+				n5 = b.next[above(x5[b.feature], b.thr)&1]
+				n6 = c.next[above(x6[c.feature], c.thr)&1]
+				n7 = d.next[above(x7[d.feature], d.thr)&1]
+			}
+			o := out[r-b : r-b+8]
+			o[0], o[1], o[2], o[3], o[4], o[5], o[6], o[7] = n0, n1, n2, n3, n4, n5, n6, n7
+		}
 		for ; r+4 <= end; r += 4 {
 			x0, x1, x2, x3 := xs[r*f:(r+1)*f], xs[(r+1)*f:(r+2)*f], xs[(r+2)*f:(r+3)*f], xs[(r+3)*f:(r+4)*f]
 			n0, n1, n2, n3 := root, root, root, root
