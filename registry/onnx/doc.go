@@ -82,6 +82,7 @@
 // A request is scored in chunks of 2,048 rows, each evaluated through the
 // plan a whole tensor at a time; tree ensembles walk blocks of 128 rows
 // tree by tree, without allocating per row, and trees of BRANCH_LEQ nodes
-// alone (scikit-learn's) walk eight rows at once without branching. A model is safe for concurrent use, and
-// Score checks its context between chunks.
+// alone (scikit-learn's) walk eight rows at once without branching. A
+// model is safe for concurrent use, and Score checks its context between
+// chunks.
 package onnx
