@@ -27,17 +27,19 @@ func checkLoaded(t *testing.T, lm *registry.LoadedModel, err error) {
 	var cols []registry.Column
 	for _, in := range lm.Schema.Inputs {
 		if in.Kind == registry.Text {
-			cols = append(cols, registry.TextColumn(in.Name, []string{"a", "", "red", "x", "blue"}, []bool{false, true, false, false, false}))
+			cols = append(cols, registry.TextColumn(in.Name, []string{"a", "", "red", "x", "blue", "1", "0.5", "b", "green", "lo"},
+				[]bool{false, true, false, false, false, false, false, false, false, false}))
 		} else {
-			cols = append(cols, registry.NumberColumn(in.Name, []float64{0, -1, math.NaN(), 1e40, 3}, nil))
+			cols = append(cols, registry.NumberColumn(in.Name, []float64{0, -1, math.NaN(), 1e40, 3, 0.5, 1, 2, -0.25, 7}, nil))
 		}
 	}
-	out, err := lm.Process.Score(context.Background(), registry.Input{Table: registry.MustTable(5, cols...)})
+	// Ten rows: the walks of eight rows at once, and of one, are both taken.
+	out, err := lm.Process.Score(context.Background(), registry.Input{Table: registry.MustTable(10, cols...)})
 	if err != nil {
 		t.Fatalf("Score: %v", err)
 	}
-	if out.Rows() != 5 || out.NumColumns() != len(lm.Schema.Outputs) {
-		t.Fatalf("Score answered %d rows × %d columns, want 5 × %d", out.Rows(), out.NumColumns(), len(lm.Schema.Outputs))
+	if out.Rows() != 10 || out.NumColumns() != len(lm.Schema.Outputs) {
+		t.Fatalf("Score answered %d rows × %d columns, want 10 × %d", out.Rows(), out.NumColumns(), len(lm.Schema.Outputs))
 	}
 }
 
