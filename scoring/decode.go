@@ -289,13 +289,13 @@ type decodeState struct {
 	// base is where data starts in the request body: 0 for a request's
 	// own state, the offset of its text for a part decoding a stretch of
 	// "data" (see parallel.go). Spans are offsets in the request body.
-	base   uint32
-	parts  []*decodeState // the parts of a large body, kept for reuse
-	remap  []uint32       // of a part: the request's column of each of its columns
-	split  []int          // of a body decoded in parts: the first row of each, then the row count
-	req    Request
-	enc     encoder
-	pool    *statePool
+	base  uint32
+	parts []*decodeState // the parts of a large body, kept for reuse
+	remap []uint32       // of a part: the request's column of each of its columns
+	split []int          // of a body decoded in parts: the first row of each, then the row count
+	req   Request
+	enc   encoder
+	pool  *statePool
 }
 
 // local returns the bytes of s, a span of the request body, from data.
