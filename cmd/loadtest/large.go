@@ -57,7 +57,8 @@ type largeServer struct {
 	// sending the request to reading the last byte of its answer.
 	WallRounds []float64 `json:"wallMsRounds"`
 	// ServerCPUMs is the server process's CPU time per request, ms, over
-	// all rounds; 0 when not measured.
+	// all rounds, read to the nanosecond from its threads; 0 when not
+	// measured.
 	ServerCPUMs float64 `json:"serverCpuMsPerRequest,omitempty"`
 	FirstError  string  `json:"firstError,omitempty"`
 }
@@ -124,7 +125,7 @@ func measureLarge(ctx context.Context, cfg config, scoringURL string, scoringPID
 		for i, p := range peers {
 			t := target{url: p.url, body: body}
 			drive(ctx, client, t, 1, bounds{duration: limit, requests: 2})
-			meter := cpuMeter{serverPID: p.pid}
+			meter := cpuMeter{serverPID: p.pid, fine: true}
 			s0 := meter.sample()
 			r := drive(ctx, client, t, 1, bounds{duration: limit, requests: int64(cfg.LargeRequests)})
 			r.cpu = s0.until(meter.sample())

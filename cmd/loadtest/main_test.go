@@ -676,3 +676,23 @@ func TestNaiveHandler(t *testing.T) {
 		t.Errorf("a row without three measurements: status %d, want 400", res.StatusCode)
 	}
 }
+
+// TestThreadsCPU: the CPU time of this process's threads, read to the
+// nanosecond, grows by about what a busy loop spends, which the 10 ms
+// ticks of /proc/<pid>/stat could not show.
+func TestThreadsCPU(t *testing.T) {
+	before, ok := threadsCPU(os.Getpid())
+	if !ok {
+		t.Skip("no /proc/<pid>/task/*/schedstat on this system")
+	}
+	start := time.Now()
+	for time.Since(start) < 3*time.Millisecond {
+	}
+	after, ok := threadsCPU(os.Getpid())
+	if !ok || after-before < 2*time.Millisecond || after-before > time.Second {
+		t.Errorf("threadsCPU went from %v to %v (%v) over a 3 ms busy loop", before, after, ok)
+	}
+	if _, ok := threadsCPU(-1); ok {
+		t.Error("threadsCPU of no process reported a time")
+	}
+}
