@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+	"unsafe"
 
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/scorehub/scorehub/internal/httperr"
@@ -247,6 +248,7 @@ type statePool struct{ p sync.Pool }
 const (
 	maxPooledBody  = 8 << 20
 	maxPooledCells = 1 << 20
+	maxPooledParts = 4 << 20
 )
 
 func (p *statePool) get() *decodeState {
@@ -260,11 +262,14 @@ func (p *statePool) put(st *decodeState) {
 	if st.body.Cap() > maxPooledBody || cap(st.cells) > maxPooledCells {
 		return
 	}
+	// The parts of a large body hold a copy of it: only those of a body
+	// of a few MiB are kept.
+	held := 0
 	for _, p := range st.parts {
-		if p.body.Cap() > maxPooledBody || cap(p.cells) > maxPooledCells {
-			st.parts = nil
-			break
-		}
+		held += p.body.Cap() + cap(p.cells)*int(unsafe.Sizeof(cell{}))
+	}
+	if held > maxPooledParts {
+		st.parts = nil
 	}
 	st.reset()
 	p.p.Put(st)
