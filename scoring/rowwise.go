@@ -18,7 +18,15 @@ func (e *engine) score(ctx context.Context, x *execution) (*registry.Table, erro
 	if !x.process.RowWise || rows < parallelRows || n < 2 {
 		return x.process.Process.Score(ctx, x.in)
 	}
-	n = min(n, rows/(parallelRows/2))
+	return e.scoreParts(ctx, x.process.Name, x.process.Process, x.in, min(n, rows/(parallelRows/2)))
+}
+
+// scoreParts scores in in n row ranges, each on a goroutine of its own
+// but the last, which runs on this one, and joins the results. It takes
+// the execution's parts as values, so that the execution itself stays on
+// its caller's stack.
+func (e *engine) scoreParts(ctx context.Context, name string, p registry.Process, in registry.Input, n int) (*registry.Table, error) {
+	rows := in.Table.Rows()
 	results := make([]*registry.Table, n)
 	errs := make([]error, n)
 	var wg sync.WaitGroup
@@ -27,14 +35,14 @@ func (e *engine) score(ctx context.Context, x *execution) (*registry.Table, erro
 		part := func() {
 			defer func() {
 				if v := recover(); v != nil {
-					e.log.ErrorContext(ctx, "scoring: process panicked", "process", x.process.Name, "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
-					errs[k] = fmt.Errorf("scoring: process %q panicked: %v", x.process.Name, v)
+					e.log.ErrorContext(ctx, "scoring: process panicked", "process", name, "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
+					errs[k] = fmt.Errorf("scoring: process %q panicked: %v", name, v)
 				}
 			}()
-			in := x.in
-			in.Table, errs[k] = sliceRows(x.in.Table, lo, hi)
+			pin := in
+			pin.Table, errs[k] = sliceRows(in.Table, lo, hi)
 			if errs[k] == nil {
-				results[k], errs[k] = x.process.Process.Score(ctx, in)
+				results[k], errs[k] = p.Score(ctx, pin)
 			}
 			if errs[k] == nil {
 				errs[k] = checkResult(hi-lo, results[k])
@@ -52,7 +60,7 @@ func (e *engine) score(ctx context.Context, x *execution) (*registry.Table, erro
 			return nil, err
 		}
 	}
-	return joinRows(x.process.Name, results)
+	return joinRows(name, results)
 }
 
 // sliceRows returns rows lo to hi of t as a table sharing t's memory.
