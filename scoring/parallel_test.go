@@ -127,8 +127,14 @@ func TestDecodeParallelSameAsOnePass(t *testing.T) {
 	tricky := partsBody("", "", 90, func(i int) string {
 		return fmt.Sprintf(`{"t":"},{\"a\":%d},{","u":"\\\\","v":"\u00e9\n"}`, i)
 	})
+	// So may a cut after "data", among rows of another array: the part
+	// before it must still end exactly where its stretch does.
+	after := partsBody("", `,"x":[`+strings.Repeat(`{"b":1},`, 200)+`{"b":2}]`, 40, func(i int) string {
+		return fmt.Sprintf(`{"a":%d}`, i)
+	})
 	for n := 2; n < 70; n++ {
 		decodeBoth(t, tricky, n)
+		decodeBoth(t, after, n)
 	}
 
 	row := func(i int) string { return fmt.Sprintf(`{"a":%d,"b":"x"}`, i) }
