@@ -84,5 +84,7 @@
 // tree by tree, without allocating per row, and trees of BRANCH_LEQ nodes
 // alone (scikit-learn's) walk eight rows at once without branching. A
 // model is safe for concurrent use, and Score checks its context between
-// chunks.
+// chunks. Every model is RowWise (see [registry.LoadedModel]): each row is
+// answered from that row alone, so the scoring engine scores a large
+// request's row ranges on every processor at once.
 package onnx

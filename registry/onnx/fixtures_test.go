@@ -252,3 +252,24 @@ func TestFloatThresholds(t *testing.T) {
 		t.Error("no float-threshold fixture shows how far float thresholds take ONNX Runtime from scikit-learn")
 	}
 }
+
+// TestFixturesRowWise: every fixture model, scored in row ranges at once,
+// answers each range as it answers the whole table, which is what its
+// RowWise promise lets the scoring engine do with a large request. The
+// ranges cut across the evaluator's chunks of 2,048 rows.
+func TestFixturesRowWise(t *testing.T) {
+	for _, name := range modeltest.FixtureNames(t, "testdata") {
+		t.Run(name, func(t *testing.T) {
+			f := readFixture(t, "testdata", name)
+			m := loadFixtureModel(t, "testdata", name, f)
+			if !m.RowWise || !m.ProcessInfo(name).RowWise {
+				t.Errorf("the model is not RowWise")
+			}
+			big := *f
+			for len(big.Rows) < 5000 {
+				big.Rows = append(big.Rows, f.Rows...)
+			}
+			modeltest.CheckRowWise(t, m.Process, big.table(t, 0, len(big.Rows)), 7)
+		})
+	}
+}

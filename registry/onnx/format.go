@@ -306,7 +306,7 @@ func (p *plan) loaded(m *modelProto, meta registry.ModelMetadata) (*registry.Loa
 		schema.Task = registry.Classification
 		schema.Classes = slices.Clone(p.classes)
 		schema.Outputs = registry.ClassifierOutputs(label, p.classes)
-		return &registry.LoadedModel{Schema: schema, Process: proc}, nil
+		return &registry.LoadedModel{Schema: schema, Process: proc, RowWise: true}, nil
 	}
 	if len(meta.Classes) > 0 {
 		return nil, errInvalid("the metadata names classes, but the model is a regressor")
@@ -314,5 +314,5 @@ func (p *plan) loaded(m *modelProto, meta registry.ModelMetadata) (*registry.Loa
 	name := "prediction(" + label + ")"
 	schema.Task = registry.Regression
 	schema.Outputs = []registry.ColumnSpec{{Name: name, Kind: registry.Number}}
-	return &registry.LoadedModel{Schema: schema, Process: &regressor{p: p, name: name}}, nil
+	return &registry.LoadedModel{Schema: schema, Process: &regressor{p: p, name: name}, RowWise: true}, nil
 }
