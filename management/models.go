@@ -294,12 +294,16 @@ func (h *Handler) getModelArtifact(w http.ResponseWriter, r *http.Request) error
 }
 
 // artifactType names a model file's media type and file extension: a PMML
-// document is XML; of other formats' files, by their first bytes, JSON (an
-// object whose first member name is quoted), UBJSON (an object whose first
-// member is a UBJSON length or type marker), anything else bytes.
+// document is XML, an ONNX model protocol buffer bytes; of other formats'
+// files, by their first bytes, JSON (an object whose first member name is
+// quoted), UBJSON (an object whose first member is a UBJSON length or type
+// marker), anything else bytes.
 func artifactType(format string, data []byte) (contentType, ext string) {
-	if format == "pmml" {
+	switch format {
+	case "pmml":
 		return mediaXML, "pmml"
+	case "onnx":
+		return "application/octet-stream", "onnx"
 	}
 	rest := bytes.TrimLeft(data, " \t\r\n")
 	if len(rest) == 0 || rest[0] != '{' {

@@ -17,6 +17,8 @@ func TestArtifactType(t *testing.T) {
 		{"a brace and nothing JSON", "xgboost", "{x", "application/octet-stream", "bin"},
 		{"nothing", "xgboost", "", "application/octet-stream", "bin"},
 		{"PMML", "pmml", "<?xml version=\"1.0\"?>\n<PMML version=\"4.4\"/>", "application/xml", "pmml"},
+		{"ONNX", "onnx", "\x08\x08\x12\x11scorehub testdata", "application/octet-stream", "onnx"},
+		{"ONNX that begins as JSON would", "onnx", "{\"x\"", "application/octet-stream", "onnx"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -42,6 +42,16 @@ type ProcessInfo struct {
 	// request. A process that breaks the promise holds its request past
 	// the endpoint's timeout: the 504 is sent only when Score returns.
 	Prompt bool
+	// RowWise promises that Process answers each row from that row alone
+	// (and the macros and endpoint), never from the other rows of the
+	// request or from their number, and that it returns the same columns,
+	// in the same order and of the same kinds, for any rows. The scoring
+	// engine may then call Score on disjoint row ranges of one large
+	// request at once, each with a table of those rows, and join the
+	// results in row order: a request's rows are scored on every
+	// processor. A process that returns other columns for one range than
+	// for another fails the request with an internal error.
+	RowWise bool
 }
 
 // Catalog is what the host program can run: the processes it registers by

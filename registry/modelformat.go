@@ -101,6 +101,12 @@ type LoadedModel struct {
 	// of Schema.Outputs. A format's Process only computes, as
 	// [ProcessInfo.Prompt] describes, and is safe for concurrent use.
 	Process Process
+	// RowWise says that Process makes the promise of
+	// [ProcessInfo.RowWise]: each row is answered from that row alone,
+	// always with the same columns. A format sets it once a test has
+	// scored row ranges of one table at once and found the rows answered
+	// as the whole table answers them.
+	RowWise bool
 	// Sample, when set, is example input as a client would post it in
 	// "data": a JSON array of row objects. Nil means one row built from
 	// Schema.Inputs.
@@ -109,7 +115,8 @@ type LoadedModel struct {
 
 // ProcessInfo returns m as a catalog entry named name, ready for
 // [Catalog.Register]: its schema checks requests, its sample starts the test
-// page, and it runs on the request's goroutine.
+// page, and it runs on the request's goroutine, a large request's rows in
+// parts on several when the model is RowWise.
 func (m *LoadedModel) ProcessInfo(name string) ProcessInfo {
 	sample := m.Sample
 	if sample == nil {
@@ -127,6 +134,7 @@ func (m *LoadedModel) ProcessInfo(name string) ProcessInfo {
 		Sample:      sample,
 		Process:     m.Process,
 		Prompt:      true,
+		RowWise:     m.RowWise,
 	}
 }
 

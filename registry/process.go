@@ -23,7 +23,9 @@ type Input struct {
 // the scoring handler adds them after the input columns of every row. A
 // result column named like an input column replaces it. Score must stop
 // early when ctx is done (the client left, or the endpoint's timeout passed)
-// and must not modify in.Table. It is called from many goroutines at once.
+// and must not modify in.Table. It is called from many goroutines at once,
+// for different requests; for the rows of one request too, in disjoint
+// ranges, only when its catalog entry says so ([ProcessInfo.RowWise]).
 type Process interface {
 	Score(ctx context.Context, in Input) (*Table, error)
 }

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+	"unsafe"
 
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/scorehub/scorehub/internal/httperr"
@@ -247,6 +248,7 @@ type statePool struct{ p sync.Pool }
 const (
 	maxPooledBody  = 8 << 20
 	maxPooledCells = 1 << 20
+	maxPooledParts = 4 << 20
 )
 
 func (p *statePool) get() *decodeState {
@@ -259,6 +261,15 @@ func (p *statePool) get() *decodeState {
 func (p *statePool) put(st *decodeState) {
 	if st.body.Cap() > maxPooledBody || cap(st.cells) > maxPooledCells {
 		return
+	}
+	// The parts of a large body hold a copy of it: only those of a body
+	// of a few MiB are kept.
+	held := 0
+	for _, p := range st.parts {
+		held += p.body.Cap() + cap(p.cells)*int(unsafe.Sizeof(cell{}))
+	}
+	if held > maxPooledParts {
+		st.parts = nil
 	}
 	st.reset()
 	p.p.Put(st)
@@ -280,9 +291,21 @@ type decodeState struct {
 	scratch []byte              // an unescaped key
 	order   []uint32            // column of the k-th key of the previous row: rows tend to repeat their keys
 	limit   io.LimitedReader    // the body reader while it is read
-	req     Request
-	enc     encoder
-	pool    *statePool
+	// base is where data starts in the request body: 0 for a request's
+	// own state, the offset of its text for a part decoding a stretch of
+	// "data" (see parallel.go). Spans are offsets in the request body.
+	base  uint32
+	parts []*decodeState // the parts of a large body, kept for reuse
+	remap []uint32       // of a part: the request's column of each of its columns
+	split []int          // of a body decoded in parts: the first row of each, then the row count
+	req   Request
+	enc   encoder
+	pool  *statePool
+}
+
+// local returns the bytes of s, a span of the request body, from data.
+func (st *decodeState) local(s span) []byte {
+	return st.data[s.start-st.base : s.end-st.base : s.end-st.base]
 }
 
 // row returns the cells of row i.
@@ -302,6 +325,8 @@ func (st *decodeState) reset() {
 	st.rowEnd = st.rowEnd[:0]
 	st.arena = st.arena[:0]
 	st.order = st.order[:0]
+	st.base = 0
+	st.split = st.split[:0]
 	st.req = Request{}
 	clear(st.enc.res) // let the result tables go
 	st.enc.body, st.enc.st = nil, nil
@@ -346,8 +371,24 @@ func errBodyTooLarge(max int64) *Error {
 
 var errNotObject = badRequest(TypeInvalidRequest, "", `the request body must be a JSON object with a "data" array of row objects`)
 
-// decode parses st.body into st.req.
+// decode parses st.body into st.req: a large body in parts on several
+// goroutines when it can (decodeParallel), otherwise, and whenever the
+// parts find any fault, in one pass, which finds the same fault at the
+// same place as it would have alone.
 func (st *decodeState) decode(lim Limits) (*Request, error) {
+	if st.body.Len() >= parallelBodyBytes {
+		if n := parallelism(); n > 1 {
+			if req := st.decodeParallel(lim, n, minPartBytes); req != nil {
+				return req, nil
+			}
+			st.cols, st.cells, st.rowEnd, st.arena, st.split = st.cols[:0], st.cells[:0], st.rowEnd[:0], st.arena[:0], st.split[:0]
+		}
+	}
+	return st.decodeDoc(lim)
+}
+
+// begin readies the column index for a new decoding.
+func (st *decodeState) begin() {
 	if st.index == nil {
 		st.index = make(map[string]*colRef)
 		st.names = make(map[string]struct{})
@@ -357,6 +398,11 @@ func (st *decodeState) decode(lim Limits) (*Request, error) {
 		clear(st.index)
 		st.gen = 1
 	}
+}
+
+// decodeDoc parses st.body, the whole document, in one pass.
+func (st *decodeState) decodeDoc(lim Limits) (*Request, error) {
+	st.begin()
 	st.data = st.body.Bytes()
 	// Duplicate keys are found below, where it is cheaper than in the
 	// decoder: by column within rows, by name at the top level, and by a
@@ -547,7 +593,7 @@ func (st *decodeState) row1(row int, lim Limits) error {
 		if err != nil {
 			return jsonError(err)
 		}
-		keyEnd := uint32(d.InputOffset())
+		keyEnd := st.base + uint32(d.InputOffset())
 		c, err := st.column(k, key, span{keyEnd - uint32(len(key)), keyEnd}, row, lim)
 		if err != nil {
 			return err
@@ -565,7 +611,7 @@ func (st *decodeState) row1(row int, lim Limits) error {
 		if err != nil {
 			return jsonError(err)
 		}
-		end := uint32(d.InputOffset())
+		end := st.base + uint32(d.InputOffset())
 		cl := cell{raw: span{end - uint32(len(v)), end}, col: c}
 		kind := registry.Text
 		switch v[0] {
@@ -616,7 +662,7 @@ func (st *decodeState) row1(row int, lim Limits) error {
 // is key (at raw in the body), adding a column for a new name.
 func (st *decodeState) column(k int, key []byte, raw span, row int, lim Limits) (uint32, error) {
 	if k < len(st.order) {
-		if c := st.order[k]; bytes.Equal(st.cols[c].key.of(st.data), key) {
+		if c := st.order[k]; bytes.Equal(st.local(st.cols[c].key), key) {
 			return c, nil
 		}
 	}
@@ -695,8 +741,34 @@ func (st *decodeState) build() error {
 		}
 	}
 	arena := string(st.arena)
+	if len(st.split) > 2 {
+		// The rows of a body decoded in parts are filled in by as many
+		// goroutines: each writes its own rows of every column.
+		var wg sync.WaitGroup
+		for k := 1; k < len(st.split)-1; k++ {
+			wg.Go(func() { st.fill(cols, arena, st.split[k], st.split[k+1]) })
+		}
+		st.fill(cols, arena, 0, st.split[1])
+		wg.Wait()
+	} else {
+		st.fill(cols, arena, 0, rows)
+	}
+	t, err := registry.NewTable(rows, cols...)
+	if err != nil {
+		return fmt.Errorf("scoring: build table: %w", err)
+	}
+	st.req = Request{Table: t, st: st}
+	return nil
+}
+
+// fill writes the values of rows lo to hi into cols.
+func (st *decodeState) fill(cols []registry.Column, arena string, lo, hi int) {
 	start := uint32(0)
-	for r, end := range st.rowEnd {
+	if lo > 0 {
+		start = st.rowEnd[lo-1]
+	}
+	for r := lo; r < hi; r++ {
+		end := st.rowEnd[r]
 		for _, cl := range st.cells[start:end] {
 			col := &cols[cl.col]
 			switch cl.kind {
@@ -717,12 +789,6 @@ func (st *decodeState) build() error {
 		}
 		start = end
 	}
-	t, err := registry.NewTable(rows, cols...)
-	if err != nil {
-		return fmt.Errorf("scoring: build table: %w", err)
-	}
-	st.req = Request{Table: t, st: st}
-	return nil
 }
 
 // parseNumber parses a JSON number the decoder has validated. Numbers of at

@@ -9,7 +9,8 @@
 //	  → route /{group}/api/v1/services/{path}/{alias}, names checked
 //	  → Authorize (token groups, before any deployment is looked up)
 //	  → registry.Snapshot().Resolve (lock-free)
-//	  → Decode: body → columnar registry.Table, one pass, no map per row
+//	  → Decode: body → columnar registry.Table, one pass (a large body in
+//	    parts on every processor), no map per row
 //	  → Request.Conform: the process's input schema
 //	  → Queues: a slot on the endpoint's execution queue
 //	  → registry.Process.Score under the endpoint's timeout
@@ -48,6 +49,16 @@
 // [registry.ProcessInfo].Prompt runs on the request's goroutine instead,
 // which saves the hand-off, and is trusted to return soon after its context
 // ends. A client that disconnects cancels the process's context.
+//
+// A large request uses every processor Go runs on (GOMAXPROCS, at most
+// 8): a body of 128 KiB or more is decoded in parts, each a stretch of
+// the "data" array cut between two rows, each on a goroutine of its own;
+// 2,048 rows or more are encoded in parts too, written in order while the
+// next parts are encoded; and they are scored in row ranges at once when
+// the process is [registry.ProcessInfo].RowWise. The answer is byte for
+// byte the one a single pass gives: a body in which any part finds a fault
+// is decoded again in one pass, which answers the fault as it always has.
+// Smaller requests are handled on their own goroutine alone.
 //
 // A client is not trusted to read its answer: a streamed answer that makes
 // no write progress for Config.WriteProgressTimeout (60 s by default) has

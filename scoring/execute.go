@@ -156,7 +156,7 @@ func (e *engine) run(ctx context.Context, slot *Slot, x *execution) (result *reg
 		}
 		slot.Release(err)
 	}()
-	result, err = x.process.Process.Score(ctx, x.in)
+	result, err = e.score(ctx, x)
 	if err == nil {
 		if cerr := checkResult(x.in.Table.Rows(), result); cerr != nil {
 			err = fmt.Errorf("scoring: process %q: %w", name, cerr)

@@ -133,6 +133,7 @@ type Handler struct {
 	decoding atomic.Int64 // body bytes held by requests in flight
 	states   statePool
 	bufs     sync.Pool // *[]byte response buffers
+	partBufs sync.Pool // *[]byte buffers of the parts of a large answer
 }
 
 // New returns a handler configured by cfg. It fails when Registry is

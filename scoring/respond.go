@@ -3,6 +3,7 @@ package scoring
 import (
 	"net/http"
 	"strconv"
+	"sync"
 	"time"
 )
 
@@ -40,18 +41,20 @@ func (h *Handler) respond(w http.ResponseWriter, r *http.Request, enc *encoder, 
 	hd.Set("Content-Type", "application/json")
 	hd.Set("X-Content-Type-Options", "nosniff")
 	w.WriteHeader(http.StatusOK)
-	var rc *http.ResponseController
+	sw := streamWriter{w: w, r: r, h: h}
 	if h.writeProgress > 0 {
-		rc = http.NewResponseController(w)
+		sw.rc = http.NewResponseController(w)
+	}
+	if n := parallelism(); n > 1 && rows-i >= parallelRows {
+		ok := sw.write(buf)
+		*bp = buf[:0]
+		if ok {
+			h.respondParallel(&sw, enc, i, rows, n)
+		}
+		return
 	}
 	for {
-		if rc != nil && rc.SetWriteDeadline(time.Now().Add(h.writeProgress)) != nil {
-			// A ResponseWriter without deadlines (a recorder, a
-			// wrapper without Unwrap) is written to as before.
-			rc = nil
-		}
-		if _, err := w.Write(buf); err != nil {
-			h.log.DebugContext(r.Context(), "scoring: response not delivered", "path", r.URL.Path, "cause", err.Error())
+		if !sw.write(buf) {
 			*bp = buf
 			return
 		}
@@ -67,6 +70,100 @@ func (h *Handler) respond(w http.ResponseWriter, r *http.Request, enc *encoder, 
 		}
 	}
 	*bp = buf
+}
+
+// streamWriter writes the pieces of a streamed answer, each under its
+// write deadline.
+type streamWriter struct {
+	w  http.ResponseWriter
+	r  *http.Request
+	h  *Handler
+	rc *http.ResponseController // nil: no deadlines
+}
+
+// write writes b and reports whether it was delivered.
+func (sw *streamWriter) write(b []byte) bool {
+	if sw.rc != nil && sw.rc.SetWriteDeadline(time.Now().Add(sw.h.writeProgress)) != nil {
+		// A ResponseWriter without deadlines (a recorder, a wrapper
+		// without Unwrap) is written to as before.
+		sw.rc = nil
+	}
+	if _, err := sw.w.Write(b); err != nil {
+		sw.h.log.DebugContext(sw.r.Context(), "scoring: response not delivered", "path", sw.r.URL.Path, "cause", err.Error())
+		return false
+	}
+	return true
+}
+
+// partRows is how many rows one goroutine encodes at a time when an
+// answer is encoded in parts; buffers of up to maxPartBuf are kept for the
+// next answer.
+const (
+	partRows   = 1024
+	maxPartBuf = 1 << 20
+)
+
+// respondParallel encodes rows from to rows of the answer on n goroutines
+// and writes them, and the end of the answer, in order: each batch of n
+// parts of partRows rows is encoded while the batch before it is written.
+func (h *Handler) respondParallel(sw *streamWriter, enc *encoder, from, rows, n int) {
+	type batch struct {
+		bufs [][]byte
+		wg   sync.WaitGroup
+	}
+	var batches [2]batch
+	for i := range batches {
+		batches[i].bufs = make([][]byte, n)
+		for k := range n {
+			if bp, ok := h.partBufs.Get().(*[]byte); ok {
+				batches[i].bufs[k] = *bp
+			}
+		}
+	}
+	defer func() {
+		for i := range batches {
+			for _, buf := range batches[i].bufs {
+				if cap(buf) <= maxPartBuf {
+					h.partBufs.Put(&buf)
+				}
+			}
+		}
+	}()
+	start := func(b *batch, lo int) int {
+		hi := min(lo+n*partRows, rows)
+		for k := range n {
+			plo, phi := lo+(hi-lo)*k/n, lo+(hi-lo)*(k+1)/n
+			b.wg.Go(func() {
+				buf := b.bufs[k][:0]
+				for i := plo; i < phi; i++ {
+					buf = enc.appendRow(buf, i)
+				}
+				if phi == rows {
+					buf = append(buf, responseEnd...)
+				}
+				b.bufs[k] = buf
+			})
+		}
+		return hi
+	}
+	next := start(&batches[0], from)
+	for cur := 0; ; cur ^= 1 {
+		b := &batches[cur]
+		b.wg.Wait()
+		done := next == rows
+		if !done {
+			next = start(&batches[cur^1], next)
+		}
+		for _, buf := range b.bufs {
+			if len(buf) > 0 && !sw.write(buf) {
+				batches[cur^1].wg.Wait()
+				return
+			}
+		}
+		if done {
+			return
+		}
+	}
 }
 
 // writeJSON writes a complete 200 response.

@@ -68,12 +68,27 @@ func (b *bareServer) Close() error {
 	return err
 }
 
-// bareProcessEnv, set in the environment, makes this program the bare
-// handler's own process instead of the harness: it reads the responses
-// from standard input, a JSON object of the bodies by path, serves them on
-// a free loopback port, says where on standard output and serves until
-// SIGINT or SIGTERM. The harness starts itself so.
+// bareProcessEnv, set in the environment, makes this program a peer
+// server in a process of its own instead of the harness. Set to
+// naiveProcess, it serves the naive encoding/json scorer; set to anything
+// else, the bare handler, reading the responses from standard input, a
+// JSON object of the bodies by path. Either serves on a free loopback
+// port, says where on standard output and serves until SIGINT or SIGTERM.
+// The harness starts itself so.
 const bareProcessEnv = "SCOREHUB_LOADTEST_BARE_PROCESS"
+
+// naiveProcess is the value of bareProcessEnv that makes the process the
+// naive server.
+const naiveProcess = "naive"
+
+// servePeerProcess is the main of a peer process started with
+// bareProcessEnv set to mode.
+func servePeerProcess(ctx context.Context, mode string, stdin io.Reader, stdout io.Writer) error {
+	if mode == naiveProcess {
+		return serveNaiveProcess(ctx, stdout)
+	}
+	return serveBareProcess(ctx, stdin, stdout)
+}
 
 // bareListening starts the line the bare process prints once it accepts
 // connections, followed by its base URL.

@@ -1,7 +1,8 @@
 // Command loadtest measures scoring throughput over loopback against a
 // ceiling: it starts the standalone reference server (examples/standalone,
 // built with `go build` unless -server-bin names a binary), drives its iris
-// endpoint with N concurrent keep-alive clients for a fixed time, then sends
+// endpoint with N concurrent keep-alive clients for a fixed time (for each
+// N of -clients, 16 and 32 by default), then sends
 // the same number of requests to a bare net/http handler that reads the body
 // and writes the same response bytes. It alternates the
 // two for -rounds rounds and reports, for each request size, requests,
@@ -9,8 +10,22 @@
 // rounds, and the median of the rounds' ratios of scoring to bare requests
 // per second: on a shared machine one disturbed round does not move it.
 //
-//	go run ./cmd/loadtest -clients 32 -duration 10s -rows 1,100
+//	go run ./cmd/loadtest -clients 16,32 -duration 10s -rows 1,100
 //	go run ./cmd/loadtest -json > run.json
+//
+// Then, unless -large is 0, it compares one large request (-large rows,
+// 10,000 by default) across three servers, each in a process of its own:
+// the scoring server; the loopback floor, the bare handler answering the
+// scoring server's own answer to that request, which is what any server
+// pays to read the body and write the answer; and a naive server written
+// the way a Go developer first writes one (encoding/json into
+// []map[string]any, the same demo model, encoding/json back). One
+// request at a time over one connection, -large-requests to each per
+// round, the three alternating: it reports each one's median wall time
+// per request and its server CPU time per request, the naive server's
+// wall time over scoring's (target at least 5) and scoring's server CPU
+// time over the floor's (target at most 3), each the median of the
+// rounds' ratios.
 //
 // Where it sits: it is the client side of the data flow DESIGN.md describes
 // (host mux → scoring handler → decode → queue → process → encode), run

@@ -22,8 +22,8 @@ import (
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if os.Getenv(bareProcessEnv) != "" {
-		if err := serveBareProcess(ctx, os.Stdin, os.Stdout); err != nil {
+	if mode := os.Getenv(bareProcessEnv); mode != "" {
+		if err := servePeerProcess(ctx, mode, os.Stdin, os.Stdout); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)
 		}
@@ -40,18 +40,29 @@ func main() {
 
 // config is what the command line sets.
 type config struct {
-	Clients     int
-	Rounds      int
-	Duration    time.Duration
-	Warmup      time.Duration
-	Timeout     time.Duration
-	Rows        []int
-	MaxRequests int64
-	ServerBin   string
-	ServerURL   string
-	ModuleDir   string
-	Path        string
-	Bare        string // where the bare handler runs: bareProcess, bareHarness or bareBoth
+	// Clients is the number of concurrent clients of the run being
+	// measured; ClientCounts lists every number the run measures, one
+	// after the other, and Clients starts as the largest, which sizes the
+	// connection pools.
+	Clients      int
+	ClientCounts []int
+	// Large, when positive, is the rows of the request that a run also
+	// sends, one at a time, to the scoring server, the loopback floor
+	// and the naive encoding/json server; LargeRequests is how many each
+	// gets per round.
+	Large         int
+	LargeRequests int
+	Rounds        int
+	Duration      time.Duration
+	Warmup        time.Duration
+	Timeout       time.Duration
+	Rows          []int
+	MaxRequests   int64
+	ServerBin     string
+	ServerURL     string
+	ModuleDir     string
+	Path          string
+	Bare          string // where the bare handler runs: bareProcess, bareHarness or bareBoth
 	// Auth, when set, is the kind of credentials (authBasic, authAPIToken
 	// or authBearer) a protected copy of the endpoint is called with, and
 	// measured against the endpoint itself instead of a bare handler.
@@ -92,20 +103,23 @@ const (
 
 func parseConfig(args []string, stderr io.Writer) (config, error) {
 	c := config{
-		Clients:     32,
-		Rounds:      3,
-		Duration:    10 * time.Second,
-		Warmup:      2 * time.Second,
-		Timeout:     10 * time.Second,
-		MaxRequests: 10_000_000,
-		ModuleDir:   ".",
-		Path:        "/webapi/DEFAULT/api/v1/services/iris/classify",
-		Bare:        bareProcess,
+		Rounds:        3,
+		Large:         10_000,
+		LargeRequests: 20,
+		Duration:      10 * time.Second,
+		Warmup:        2 * time.Second,
+		Timeout:       10 * time.Second,
+		MaxRequests:   10_000_000,
+		ModuleDir:     ".",
+		Path:          "/webapi/DEFAULT/api/v1/services/iris/classify",
+		Bare:          bareProcess,
 	}
-	rows := "1,100"
+	rows, clients := "1,100", "16,32"
 	fs := flag.NewFlagSet("loadtest", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.IntVar(&c.Clients, "clients", c.Clients, "concurrent clients, each with its own keep-alive connection")
+	fs.StringVar(&clients, "clients", clients, "comma-separated numbers of concurrent clients, each with its own keep-alive connection; every request size is measured at each")
+	fs.IntVar(&c.Large, "large", c.Large, "rows of the large request sent one at a time to the scoring server, the loopback floor and the naive encoding/json server; 0 skips it")
+	fs.IntVar(&c.LargeRequests, "large-requests", c.LargeRequests, "large requests sent to each server per round")
 	fs.IntVar(&c.Rounds, "rounds", c.Rounds, "scoring and bare runs, alternated, per request size; the ratio is their median")
 	fs.DurationVar(&c.Duration, "duration", c.Duration, "how long each scoring run lasts")
 	fs.DurationVar(&c.Warmup, "warmup", c.Warmup, "unmeasured load before each scenario")
@@ -123,10 +137,16 @@ func parseConfig(args []string, stderr io.Writer) (config, error) {
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
-	bareSet := false
-	fs.Visit(func(f *flag.Flag) { bareSet = bareSet || f.Name == "bare" })
+	bareSet, largeSet := false, false
+	fs.Visit(func(f *flag.Flag) {
+		bareSet = bareSet || f.Name == "bare"
+		largeSet = largeSet || f.Name == "large"
+	})
 	if c.Auth == "none" {
 		c.Auth = ""
+	}
+	if c.Auth != "" && !largeSet {
+		c.Large = 0 // -auth compares two endpoints of one server; the peers have no part in it
 	}
 	if fs.NArg() > 0 {
 		return c, fmt.Errorf("loadtest: unexpected arguments: %s", strings.Join(fs.Args(), " "))
@@ -138,9 +158,21 @@ func parseConfig(args []string, stderr io.Writer) (config, error) {
 		}
 		c.Rows = append(c.Rows, n)
 	}
+	for _, f := range strings.Split(clients, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 1 || n > maxClients {
+			return c, fmt.Errorf("loadtest: -clients %q: each must be a number from 1 to %d", clients, maxClients)
+		}
+		c.ClientCounts = append(c.ClientCounts, n)
+		c.Clients = max(c.Clients, n)
+	}
 	switch {
-	case c.Clients < 1 || c.Clients > maxClients:
-		return c, fmt.Errorf("loadtest: -clients must be from 1 to %d", maxClients)
+	case c.Large < 0 || c.Large > maxRows:
+		return c, fmt.Errorf("loadtest: -large must be from 0 (none) to %d", maxRows)
+	case c.LargeRequests < 1:
+		return c, errors.New("loadtest: -large-requests must be positive")
+	case c.Large > 0 && c.Auth != "":
+		return c, errors.New("loadtest: give -auth or -large, not both: -auth measures against the unprotected endpoint, not the large-request peers")
 	case c.Rounds < 1 || c.Rounds > maxRounds:
 		return c, fmt.Errorf("loadtest: -rounds must be from 1 to %d", maxRounds)
 	case c.Duration <= 0 || c.Warmup < 0 || c.Timeout <= 0:
@@ -193,7 +225,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (err erro
 	client := newClient(cfg.Clients, cfg.Timeout)
 	defer client.CloseIdleConnections()
 	responses := make(map[string][]byte, len(cfg.Rows))
-	for _, rows := range cfg.Rows {
+	sizes := cfg.Rows
+	if cfg.Large > 0 && !slices.Contains(sizes, cfg.Large) {
+		sizes = append(slices.Clone(sizes), cfg.Large)
+	}
+	for _, rows := range sizes {
 		resp, err := probe(ctx, client, target{url: srv.base + cfg.Path, body: irisBody(rows)})
 		if err != nil {
 			return fmt.Errorf("loadtest: the scoring endpoint does not answer: %w", err)
@@ -205,7 +241,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (err erro
 	}
 
 	rep := report{
-		Machine: currentMachine(), Clients: cfg.Clients, Rounds: cfg.Rounds,
+		Machine: currentMachine(), Clients: cfg.ClientCounts, Rounds: cfg.Rounds,
 		Duration: cfg.Duration.String(), Warmup: cfg.Warmup.String(), ScoringURL: srv.base + cfg.Path,
 	}
 	h := harness{cfg: cfg, scoringURL: srv.base + cfg.Path, client: client, pid: srv.pid, stderr: stderr}
@@ -243,8 +279,16 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (err erro
 		}
 	}
 
-	for _, rows := range cfg.Rows {
-		if err := h.measure(ctx, rows, &rep); err != nil {
+	for _, n := range cfg.ClientCounts {
+		h.cfg.Clients = n
+		for _, rows := range cfg.Rows {
+			if err := h.measure(ctx, rows, &rep); err != nil {
+				return err
+			}
+		}
+	}
+	if cfg.Large > 0 {
+		if err := measureLarge(ctx, cfg, h.scoringURL, srv.pid, responses[barePath(cfg.Large)], &rep, stderr); err != nil {
 			return err
 		}
 	}
@@ -383,8 +427,8 @@ func (h *harness) measure(ctx context.Context, rows int, rep *report) error {
 	for i, c := range ceilings {
 		refs[i] = c.scenario
 	}
-	fmt.Fprintf(h.stderr, "loadtest: %d-row requests: %v warm-up each, then %d rounds of %v %s and as many requests %s\n",
-		rows, cfg.Warmup, cfg.Rounds, cfg.Duration, name, strings.Join(slices.Compact(refs), " and "))
+	fmt.Fprintf(h.stderr, "loadtest: %d clients, %d-row requests: %v warm-up each, then %d rounds of %v %s and as many requests %s\n",
+		cfg.Clients, rows, cfg.Warmup, cfg.Rounds, cfg.Duration, name, strings.Join(slices.Compact(refs), " and "))
 	bts := make([]target, len(ceilings))
 	st, err := h.target(ctx, rows, cfg.Warmup)
 	if err != nil {
@@ -403,9 +447,9 @@ func (h *harness) measure(ctx context.Context, rows int, rep *report) error {
 	bareAll := make([]result, len(ceilings))
 	ratios := make([]ratio, len(ceilings))
 	for i, c := range ceilings {
-		ratios[i] = ratio{Rows: rows, Bare: c.where}
+		ratios[i] = ratio{Rows: rows, Clients: cfg.Clients, Bare: c.where}
 	}
-	boundary := ratio{Rows: rows}
+	boundary := ratio{Rows: rows, Clients: cfg.Clients}
 	meter := cpuMeter{serverPID: h.pid}
 	for round := range cfg.Rounds {
 		if st, err = h.target(ctx, rows, cfg.Duration); err != nil {

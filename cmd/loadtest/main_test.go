@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/scorehub/scorehub/internal/demo"
 )
 
 // fakeServerEnv makes the test binary act as the standalone server, which
@@ -29,9 +30,9 @@ import (
 const fakeServerEnv = "LOADTEST_FAKE_SERVER"
 
 func TestMain(m *testing.M) {
-	if os.Getenv(bareProcessEnv) != "" { // the harness started the bare process
+	if mode := os.Getenv(bareProcessEnv); mode != "" { // the harness started a peer process
 		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-		err := serveBareProcess(ctx, os.Stdin, os.Stdout)
+		err := servePeerProcess(ctx, mode, os.Stdin, os.Stdout)
 		stop()
 		if err != nil {
 			fmt.Fprintln(os.Stderr, err)
@@ -283,7 +284,7 @@ func TestParseConfig(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			c, err := parseConfig(tt.args, io.Discard)
 			if tt.wantErr == "" {
-				if err != nil || c.Clients != 32 || c.Duration != 10*time.Second || !cmp.Equal(c.Rows, []int{1, 100}) || c.Bare != bareProcess || c.Auth != "" {
+				if err != nil || c.Clients != 32 || !cmp.Equal(c.ClientCounts, []int{16, 32}) || c.Large != 10_000 || c.Duration != 10*time.Second || !cmp.Equal(c.Rows, []int{1, 100}) || c.Bare != bareProcess || c.Auth != "" {
 					t.Errorf("parseConfig = %+v, %v", c, err)
 				}
 				return
@@ -312,8 +313,8 @@ func testRun(t *testing.T, bare string) {
 	t.Setenv(fakeServerEnv, "1")
 	var stdout, stderr bytes.Buffer
 	err := run(context.Background(), []string{
-		"-server-bin", os.Args[0], "-clients", "3", "-rounds", "2", "-duration", "100ms", "-warmup", "20ms",
-		"-rows", "1,5", "-bare", bare, "-json",
+		"-server-bin", os.Args[0], "-clients", "2,3", "-rounds", "2", "-duration", "100ms", "-warmup", "20ms",
+		"-rows", "1,5", "-bare", bare, "-large", "40", "-large-requests", "3", "-json",
 	}, &stdout, &stderr)
 	if err != nil {
 		t.Fatalf("run: %v\n%s", err, stderr.String())
@@ -326,18 +327,21 @@ func testRun(t *testing.T, bare string) {
 	type shape struct {
 		Scenario string
 		Bare     string
+		Clients  int
 		Rows     int
 		Errors   int64
 	}
 	var got, want []shape
-	for _, rows := range []int{1, 5} {
-		want = append(want, shape{"scoring", "", rows, 0})
-		for _, where := range places {
-			want = append(want, shape{"bare", where, rows, 0})
+	for _, clients := range []int{2, 3} {
+		for _, rows := range []int{1, 5} {
+			want = append(want, shape{"scoring", "", clients, rows, 0})
+			for _, where := range places {
+				want = append(want, shape{"bare", where, clients, rows, 0})
+			}
 		}
 	}
 	for _, s := range rep.Scenarios {
-		got = append(got, shape{s.Scenario, s.Bare, s.Rows, s.Errors})
+		got = append(got, shape{s.Scenario, s.Bare, s.Clients, s.Rows, s.Errors})
 		if s.Requests == 0 || s.RPS <= 0 || s.P50ms <= 0 || s.P99ms < s.P50ms {
 			t.Errorf("%s %s %d rows: %+v", s.Scenario, s.Bare, s.Rows, s)
 		}
@@ -360,7 +364,7 @@ func testRun(t *testing.T, bare string) {
 	}
 	var ratios []shape
 	for _, ra := range rep.Ratios {
-		ratios = append(ratios, shape{"ratio", ra.Bare, ra.Rows, 0})
+		ratios = append(ratios, shape{"ratio", ra.Bare, ra.Clients, ra.Rows, 0})
 		if len(ra.Rounds) != 2 || ra.Ratio != median(ra.Rounds) || ra.Ratio <= 0 {
 			t.Errorf("%d rows, bare %s: ratio %v of rounds %v, want the median of 2", ra.Rows, ra.Bare, ra.Ratio, ra.Rounds)
 		}
@@ -369,9 +373,11 @@ func testRun(t *testing.T, bare string) {
 		}
 	}
 	want = want[:0]
-	for _, rows := range []int{1, 5} {
-		for _, where := range places {
-			want = append(want, shape{"ratio", where, rows, 0})
+	for _, clients := range []int{2, 3} {
+		for _, rows := range []int{1, 5} {
+			for _, where := range places {
+				want = append(want, shape{"ratio", where, clients, rows, 0})
+			}
 		}
 	}
 	if diff := cmp.Diff(want, ratios); diff != "" {
@@ -379,7 +385,7 @@ func testRun(t *testing.T, bare string) {
 	}
 	wantBoundary := 0
 	if bare == bareBoth {
-		wantBoundary = 2
+		wantBoundary = 4
 	}
 	if len(rep.Boundary) != wantBoundary {
 		t.Errorf("%d process-boundary ratios, want %d", len(rep.Boundary), wantBoundary)
@@ -404,6 +410,38 @@ func testRun(t *testing.T, bare string) {
 	}
 	if rep.Machine.CPUs < 1 || rep.Machine.Go == "" {
 		t.Errorf("machine %+v", rep.Machine)
+	}
+	checkLarge(t, rep.Large, 40, 2, 3)
+}
+
+// checkLarge checks the large-request comparison of a run of rounds
+// rounds of n requests of rows rows: the scoring server, the floor and the
+// naive server each answered every request, the floor and the naive
+// server's CPU time was measured (both are the harness's children), and
+// each ratio is the median of one per round.
+func checkLarge(t *testing.T, lr *largeReport, rows, rounds, n int) {
+	t.Helper()
+	if lr == nil {
+		t.Fatal("no large-request comparison in the report")
+	}
+	if lr.Rows != rows || lr.RequestBytes != len(irisBody(rows)) || lr.ResponseBytes == 0 {
+		t.Errorf("large: %d rows, %d bytes in, %d out; want %d rows, %d bytes in", lr.Rows, lr.RequestBytes, lr.ResponseBytes, rows, len(irisBody(rows)))
+	}
+	var names []string
+	for _, s := range lr.Servers {
+		names = append(names, s.Server)
+		if s.Requests != int64(rounds*n) || s.Errors != 0 || len(s.WallRounds) != rounds || s.WallMs != median(s.WallRounds) || s.WallMs <= 0 {
+			t.Errorf("large, %s: %+v; want %d requests, no errors, a wall time per round", s.Server, s, rounds*n)
+		}
+		if s.Server != largeScoring && s.ServerCPUMs < 0 {
+			t.Errorf("large, %s: server CPU %v", s.Server, s.ServerCPUMs)
+		}
+	}
+	if diff := cmp.Diff([]string{largeScoring, largeFloor, largeNaive}, names); diff != "" {
+		t.Errorf("large servers (-want +got):\n%s", diff)
+	}
+	if len(lr.SpeedupRounds) != rounds || lr.Speedup != median(lr.SpeedupRounds) || lr.Speedup <= 0 {
+		t.Errorf("large: naive/scoring %v of rounds %v", lr.Speedup, lr.SpeedupRounds)
 	}
 }
 
@@ -515,23 +553,23 @@ func TestParseAuth(t *testing.T) {
 func TestTableReport(t *testing.T) {
 	rep := report{
 		Machine: machine{CPU: "Test CPU", CPUs: 2, Go: "go1.25.0", OS: "linux/amd64"},
-		Clients: 32, Rounds: 3, Duration: "10s", Warmup: "2s", ScoringURL: "http://s/x",
+		Clients: []int{32}, Rounds: 3, Duration: "10s", Warmup: "2s", ScoringURL: "http://s/x",
 		Bare: []bareInfo{{Where: bareProcess, URL: "http://b/bare/{rows}"}},
 		Scenarios: []summary{
-			{Scenario: "scoring", Rows: 1, Requests: 1000, RPS: 100, P50ms: 1, P90ms: 2, P99ms: 3, HarnessCPU: 40, ServerCPU: 60},
-			{Scenario: "bare", Bare: bareProcess, Rows: 1, Requests: 1000, RPS: 125, P50ms: 0.5, P90ms: 1, P99ms: 1.5, HarnessCPU: 35, ServerCPU: 40},
+			{Scenario: "scoring", Clients: 32, Rows: 1, Requests: 1000, RPS: 100, P50ms: 1, P90ms: 2, P99ms: 3, HarnessCPU: 40, ServerCPU: 60},
+			{Scenario: "bare", Bare: bareProcess, Clients: 32, Rows: 1, Requests: 1000, RPS: 125, P50ms: 0.5, P90ms: 1, P99ms: 1.5, HarnessCPU: 35, ServerCPU: 40},
 		},
-		Ratios: []ratio{{Rows: 1, Bare: bareProcess, Ratio: 0.8, Rounds: []float64{0.75, 0.8, 0.9}, Target: 0.8, CPURatio: 0.75}},
+		Ratios: []ratio{{Rows: 1, Clients: 32, Bare: bareProcess, Ratio: 0.8, Rounds: []float64{0.75, 0.8, 0.9}, Target: 0.8, CPURatio: 0.75}},
 	}
 	const head = `clients 32, 3 rounds of a 10s scoring run and a bare run of as many requests, after 2s of warm-up
 scoring http://s/x
 `
 	const machineLine = "machine Test CPU, 2 CPUs, go1.25.0 linux/amd64\n\n"
-	const table = machineLine + `scenario  rows  requests  errors  req/s  p50 ms  p90 ms  p99 ms
-scoring   1     1000      0       100    1.000   2.000   3.000
-bare      1     1000      0       125    0.500   1.000   1.500
+	const table = machineLine + `scenario  clients  rows  requests  errors  req/s  p50 ms  p90 ms  p99 ms
+scoring   32       1     1000      0       100    1.000   2.000   3.000
+bare      32       1     1000      0       125    0.500   1.000   1.500
 
-scoring/bare req/s, 1 row: 0.80 median of 0.75, 0.80, 0.90 (target 0.80: met)
+scoring/bare req/s, 1 row, 32 clients: 0.80 median of 0.75, 0.80, 0.90 (target 0.80: met)
 `
 	check := func(name, want string) {
 		t.Helper()
@@ -544,54 +582,117 @@ scoring/bare req/s, 1 row: 0.80 median of 0.75, 0.80, 0.90 (target 0.80: met)
 		}
 	}
 	check("bare in a process of its own", head+"bare    http://b/bare/{rows} (in a process of its own)\n"+table+
-		"CPU per request, 1 row: scoring 100.0 µs (clients 40.0 + server 60.0), bare 75.0 µs (clients 35.0 + server 40.0); bare/scoring 0.75\n")
+		"CPU per request, 1 row, 32 clients: scoring 100.0 µs (clients 40.0 + server 60.0), bare 75.0 µs (clients 35.0 + server 40.0); bare/scoring 0.75; server scoring/bare 1.50\n")
 
-	inHarness := summary{Scenario: "bare", Bare: bareHarness, Rows: 1, Requests: 1000, RPS: 125, P50ms: 0.5, P90ms: 1, P99ms: 1.5, HarnessCPU: 75}
+	inHarness := summary{Scenario: "bare", Clients: 32, Bare: bareHarness, Rows: 1, Requests: 1000, RPS: 125, P50ms: 0.5, P90ms: 1, P99ms: 1.5, HarnessCPU: 75}
 	rep.Bare = []bareInfo{{Where: bareHarness, URL: "http://b/bare/{rows}"}}
 	rep.Scenarios[1] = inHarness
 	rep.Ratios[0].Bare = bareHarness
 	check("bare in the harness", head+"bare    http://b/bare/{rows} (in the harness's process)\n"+table+
-		"CPU per request, 1 row: scoring 100.0 µs (clients 40.0 + server 60.0), bare 75.0 µs (clients and handler); bare/scoring 0.75\n")
+		"CPU per request, 1 row, 32 clients: scoring 100.0 µs (clients 40.0 + server 60.0), bare 75.0 µs (clients and handler); bare/scoring 0.75\n")
 
 	inHarness.RPS, inHarness.HarnessCPU = 160, 60
 	rep.Bare = []bareInfo{{Where: bareProcess, URL: "http://b/bare/{rows}"}, {Where: bareHarness, URL: "http://h/bare/{rows}"}}
 	rep.Scenarios = append(rep.Scenarios[:1],
-		summary{Scenario: "bare", Bare: bareProcess, Rows: 1, Requests: 1000, RPS: 125, P50ms: 0.5, P90ms: 1, P99ms: 1.5, HarnessCPU: 35, ServerCPU: 40},
+		summary{Scenario: "bare", Clients: 32, Bare: bareProcess, Rows: 1, Requests: 1000, RPS: 125, P50ms: 0.5, P90ms: 1, P99ms: 1.5, HarnessCPU: 35, ServerCPU: 40},
 		inHarness)
 	rep.Ratios = []ratio{
-		{Rows: 1, Bare: bareProcess, Ratio: 0.8, Rounds: []float64{0.75, 0.8, 0.9}, Target: 0.8, CPURatio: 0.75},
-		{Rows: 1, Bare: bareHarness, Ratio: 0.62, Rounds: []float64{0.6, 0.62, 0.7}, Target: 0.8, CPURatio: 0.6},
+		{Rows: 1, Clients: 32, Bare: bareProcess, Ratio: 0.8, Rounds: []float64{0.75, 0.8, 0.9}, Target: 0.8, CPURatio: 0.75},
+		{Rows: 1, Clients: 32, Bare: bareHarness, Ratio: 0.62, Rounds: []float64{0.6, 0.62, 0.7}, Target: 0.8, CPURatio: 0.6},
 	}
-	rep.Boundary = []ratio{{Rows: 1, Ratio: 0.78, Rounds: []float64{0.78, 0.8, 0.7}}}
+	rep.Boundary = []ratio{{Rows: 1, Clients: 32, Ratio: 0.78, Rounds: []float64{0.78, 0.8, 0.7}}}
 	check("bare in both places", head+`bare    http://b/bare/{rows} (in a process of its own)
 bare    http://h/bare/{rows} (in the harness's process)
-`+machineLine+`scenario        rows  requests  errors  req/s  p50 ms  p90 ms  p99 ms
-scoring         1     1000      0       100    1.000   2.000   3.000
-bare (process)  1     1000      0       125    0.500   1.000   1.500
-bare (harness)  1     1000      0       160    0.500   1.000   1.500
+`+machineLine+`scenario        clients  rows  requests  errors  req/s  p50 ms  p90 ms  p99 ms
+scoring         32       1     1000      0       100    1.000   2.000   3.000
+bare (process)  32       1     1000      0       125    0.500   1.000   1.500
+bare (harness)  32       1     1000      0       160    0.500   1.000   1.500
 
-scoring/bare (process) req/s, 1 row: 0.80 median of 0.75, 0.80, 0.90 (target 0.80: met)
-scoring/bare (harness) req/s, 1 row: 0.62 median of 0.60, 0.62, 0.70 (target 0.80: not met)
-bare (process)/bare (harness) req/s, 1 row: 0.78 median of 0.78, 0.80, 0.70 (the process boundary alone)
-CPU per request, 1 row: scoring 100.0 µs (clients 40.0 + server 60.0), bare (process) 75.0 µs (clients 35.0 + server 40.0); bare (process)/scoring 0.75
-CPU per request, 1 row: scoring 100.0 µs (clients 40.0 + server 60.0), bare (harness) 60.0 µs (clients and handler); bare (harness)/scoring 0.60
+scoring/bare (process) req/s, 1 row, 32 clients: 0.80 median of 0.75, 0.80, 0.90 (target 0.80: met)
+scoring/bare (harness) req/s, 1 row, 32 clients: 0.62 median of 0.60, 0.62, 0.70 (target 0.80: not met)
+bare (process)/bare (harness) req/s, 1 row, 32 clients: 0.78 median of 0.78, 0.80, 0.70 (the process boundary alone)
+CPU per request, 1 row, 32 clients: scoring 100.0 µs (clients 40.0 + server 60.0), bare (process) 75.0 µs (clients 35.0 + server 40.0); bare (process)/scoring 0.75; server scoring/bare (process) 1.50
+CPU per request, 1 row, 32 clients: scoring 100.0 µs (clients 40.0 + server 60.0), bare (harness) 60.0 µs (clients and handler); bare (harness)/scoring 0.60
 `)
 
 	rep.Bare, rep.Boundary = nil, nil
 	rep.Auth, rep.ScoringURL, rep.UnprotectedURL = authBasic, "http://s/webapi/loadtest-x/api/v1/services/iris/classify", "http://s/webapi/DEFAULT/api/v1/services/iris/classify"
 	rep.Scenarios = []summary{
-		{Scenario: "protected", Rows: 1, Requests: 1000, RPS: 95, P50ms: 1, P90ms: 2, P99ms: 3, HarnessCPU: 40, ServerCPU: 65},
-		{Scenario: "unprotected", Rows: 1, Requests: 1000, RPS: 100, P50ms: 0.9, P90ms: 1.8, P99ms: 2.7, HarnessCPU: 40, ServerCPU: 60},
+		{Scenario: "protected", Clients: 32, Rows: 1, Requests: 1000, RPS: 95, P50ms: 1, P90ms: 2, P99ms: 3, HarnessCPU: 40, ServerCPU: 65},
+		{Scenario: "unprotected", Clients: 32, Rows: 1, Requests: 1000, RPS: 100, P50ms: 0.9, P90ms: 1.8, P99ms: 2.7, HarnessCPU: 40, ServerCPU: 60},
 	}
-	rep.Ratios = []ratio{{Rows: 1, Ratio: 0.95, Rounds: []float64{0.95, 0.93, 0.97}, Target: authTargetRatio, CPURatio: 100.0 / 105}}
+	rep.Ratios = []ratio{{Rows: 1, Clients: 32, Ratio: 0.95, Rounds: []float64{0.95, 0.93, 0.97}, Target: authTargetRatio, CPURatio: 100.0 / 105}}
 	check("protected against unprotected", `clients 32, 3 rounds of a 10s protected run and an unprotected run of as many requests, after 2s of warm-up
 protected   http://s/webapi/loadtest-x/api/v1/services/iris/classify (Authorization: Basic)
 unprotected http://s/webapi/DEFAULT/api/v1/services/iris/classify
-`+machineLine+`scenario     rows  requests  errors  req/s  p50 ms  p90 ms  p99 ms
-protected    1     1000      0       95     1.000   2.000   3.000
-unprotected  1     1000      0       100    0.900   1.800   2.700
+`+machineLine+`scenario     clients  rows  requests  errors  req/s  p50 ms  p90 ms  p99 ms
+protected    32       1     1000      0       95     1.000   2.000   3.000
+unprotected  32       1     1000      0       100    0.900   1.800   2.700
 
-protected/unprotected req/s, 1 row: 0.95 median of 0.95, 0.93, 0.97 (target 0.90: met)
-CPU per request, 1 row: protected 105.0 µs (clients 40.0 + server 65.0), unprotected 100.0 µs (clients 40.0 + server 60.0); unprotected/protected 0.95
+protected/unprotected req/s, 1 row, 32 clients: 0.95 median of 0.95, 0.93, 0.97 (target 0.90: met)
+CPU per request, 1 row, 32 clients: protected 105.0 µs (clients 40.0 + server 65.0), unprotected 100.0 µs (clients 40.0 + server 60.0); unprotected/protected 0.95; server protected/unprotected 1.08
 `)
+}
+
+// TestNaiveHandler: the naive server answers every row sent with the rows
+// echoed and the demo model's classification added, the same species as
+// the iris process gives, and refuses a row without a measurement.
+func TestNaiveHandler(t *testing.T) {
+	iris, err := demo.Iris()
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(naiveHandler(iris))
+	defer srv.Close()
+	res, err := http.Post(srv.URL+"/naive", "application/json", bytes.NewReader(irisBody(4)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	var got struct {
+		Data []map[string]any `json:"data"`
+	}
+	if err := json.NewDecoder(res.Body).Decode(&got); err != nil || res.StatusCode != http.StatusOK {
+		t.Fatalf("status %d, %v", res.StatusCode, err)
+	}
+	want := []string{"setosa", "versicolor", "virginica", "virginica"}
+	if len(got.Data) != len(want) {
+		t.Fatalf("%d rows, want %d", len(got.Data), len(want))
+	}
+	for i, row := range got.Data {
+		if row["prediction(species)"] != want[i] || row["sepal_length"] == nil {
+			t.Errorf("row %d: %v, want the row with prediction(species) %s", i, row, want[i])
+		}
+		if c, ok := row["confidence("+want[i]+")"].(float64); !ok || c < 0.5 || c > 1 {
+			t.Errorf("row %d: confidence %v", i, row["confidence("+want[i]+")"])
+		}
+	}
+	res, err = http.Post(srv.URL+"/naive", "application/json", strings.NewReader(`{"data":[{"sepal_length":5}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != http.StatusBadRequest {
+		t.Errorf("a row without three measurements: status %d, want 400", res.StatusCode)
+	}
+}
+
+// TestThreadsCPU: the CPU time of this process's threads, read to the
+// nanosecond, grows by about what a busy loop spends, which the 10 ms
+// ticks of /proc/<pid>/stat could not show.
+func TestThreadsCPU(t *testing.T) {
+	before, ok := threadsCPU(os.Getpid())
+	if !ok {
+		t.Skip("no /proc/<pid>/task/*/schedstat on this system")
+	}
+	start := time.Now()
+	for time.Since(start) < 3*time.Millisecond {
+	}
+	after, ok := threadsCPU(os.Getpid())
+	if !ok || after-before < 2*time.Millisecond || after-before > time.Second {
+		t.Errorf("threadsCPU went from %v to %v (%v) over a 3 ms busy loop", before, after, ok)
+	}
+	if _, ok := threadsCPU(-1); ok {
+		t.Error("threadsCPU of no process reported a time")
+	}
 }

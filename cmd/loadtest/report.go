@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"runtime"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 )
@@ -13,7 +14,7 @@ import (
 // report is the outcome of a run, as -json writes it.
 type report struct {
 	Machine    machine    `json:"machine"`
-	Clients    int        `json:"clients"`
+	Clients    []int      `json:"clients"` // the numbers of concurrent clients measured, in order
 	Rounds     int        `json:"rounds"`
 	Duration   string     `json:"duration"`
 	Warmup     string     `json:"warmup"`
@@ -34,6 +35,8 @@ type report struct {
 	// harness: the most that any server in a process of its own, scoring
 	// included, can reach of the bare handler in the harness.
 	Boundary []ratio `json:"processBoundary,omitempty"`
+	// Large is the large-request comparison, when -large asked for one.
+	Large *largeReport `json:"large,omitempty"`
 }
 
 // bareInfo says where a bare handler ran and at which URL.
@@ -45,11 +48,12 @@ type bareInfo struct {
 // ratio compares scoring with a bare handler, or a protected endpoint
 // with the same one unprotected, at one request size.
 type ratio struct {
-	Rows   int       `json:"rows"`
-	Bare   string    `json:"bare,omitempty"`   // where the bare handler ran
-	Ratio  float64   `json:"ratio"`            // the median of Rounds
-	Rounds []float64 `json:"rounds"`           // each round's scoring (protected) requests/s over bare (unprotected) requests/s
-	Target float64   `json:"target,omitempty"` // what Ratio should reach, where there is a target
+	Rows    int       `json:"rows"`
+	Clients int       `json:"clients"`
+	Bare    string    `json:"bare,omitempty"`   // where the bare handler ran
+	Ratio   float64   `json:"ratio"`            // the median of Rounds
+	Rounds  []float64 `json:"rounds"`           // each round's scoring (protected) requests/s over bare (unprotected) requests/s
+	Target  float64   `json:"target,omitempty"` // what Ratio should reach, where there is a target
 	// CPURatio is the bare (unprotected) run's CPU time per request over
 	// the scoring (protected) run's, each the harness's and the server's:
 	// the throughput ratio the two would reach on CPUs of their own. Zero
@@ -111,8 +115,8 @@ func (r *report) writeTable(w io.Writer) error {
 	if r.Auth != "" {
 		runs = "protected run and an unprotected run"
 	}
-	fmt.Fprintf(bw, "clients %d, %d rounds of a %s %s of as many requests, after %s of warm-up\n",
-		r.Clients, r.Rounds, r.Duration, runs, r.Warmup)
+	fmt.Fprintf(bw, "clients %s, %d rounds of a %s %s of as many requests, after %s of warm-up\n",
+		joinInts(r.Clients), r.Rounds, r.Duration, runs, r.Warmup)
 	if r.Auth != "" {
 		fmt.Fprintf(bw, "protected   %s (Authorization: %s)\n", r.ScoringURL, authText(r.Auth))
 		fmt.Fprintf(bw, "unprotected %s\n", r.UnprotectedURL)
@@ -124,17 +128,17 @@ func (r *report) writeTable(w io.Writer) error {
 	}
 	fmt.Fprintf(bw, "machine %s, %d CPUs, %s %s\n\n", r.Machine.CPU, r.Machine.CPUs, r.Machine.Go, r.Machine.OS)
 	tw := tabwriter.NewWriter(bw, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "scenario\trows\trequests\terrors\treq/s\tp50 ms\tp90 ms\tp99 ms")
+	fmt.Fprintln(tw, "scenario\tclients\trows\trequests\terrors\treq/s\tp50 ms\tp90 ms\tp99 ms")
 	for _, s := range r.Scenarios {
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%.0f\t%.3f\t%.3f\t%.3f\n",
-			r.label(s.Scenario, s.Bare), s.Rows, s.Requests, s.Errors, s.RPS, s.P50ms, s.P90ms, s.P99ms)
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%.0f\t%.3f\t%.3f\t%.3f\n",
+			r.label(s.Scenario, s.Bare), s.Clients, s.Rows, s.Requests, s.Errors, s.RPS, s.P50ms, s.P90ms, s.P99ms)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
 	fmt.Fprintln(bw)
 	for _, ra := range r.Ratios {
-		fmt.Fprintf(bw, "%s/%s req/s, %s: %.2f median of %s", primary, r.label(reference, ra.Bare), rowsText(ra.Rows), ra.Ratio, formatRatios(ra.Rounds))
+		fmt.Fprintf(bw, "%s/%s req/s, %s, %d clients: %.2f median of %s", primary, r.label(reference, ra.Bare), rowsText(ra.Rows), ra.Clients, ra.Ratio, formatRatios(ra.Rounds))
 		if ra.Target > 0 {
 			verdict := "met"
 			if ra.Ratio < ra.Target {
@@ -145,8 +149,8 @@ func (r *report) writeTable(w io.Writer) error {
 		fmt.Fprintln(bw)
 	}
 	for _, ra := range r.Boundary {
-		fmt.Fprintf(bw, "%s/%s req/s, %s: %.2f median of %s (the process boundary alone)\n",
-			r.label("bare", bareProcess), r.label("bare", bareHarness), rowsText(ra.Rows), ra.Ratio, formatRatios(ra.Rounds))
+		fmt.Fprintf(bw, "%s/%s req/s, %s, %d clients: %.2f median of %s (the process boundary alone)\n",
+			r.label("bare", bareProcess), r.label("bare", bareHarness), rowsText(ra.Rows), ra.Clients, ra.Ratio, formatRatios(ra.Rounds))
 	}
 	for _, ra := range r.Ratios {
 		sc, b, ok := r.pair(ra)
@@ -158,8 +162,15 @@ func (r *report) writeTable(w io.Writer) error {
 			bare = fmt.Sprintf("%.1f µs (clients %.1f + server %.1f)", b.HarnessCPU+b.ServerCPU, b.HarnessCPU, b.ServerCPU)
 		}
 		ref := r.label(reference, ra.Bare)
-		fmt.Fprintf(bw, "CPU per request, %s: %s %.1f µs (clients %.1f + server %.1f), %s %s; %s/%s %.2f\n",
-			rowsText(sc.Rows), primary, sc.HarnessCPU+sc.ServerCPU, sc.HarnessCPU, sc.ServerCPU, ref, bare, ref, primary, ra.CPURatio)
+		fmt.Fprintf(bw, "CPU per request, %s, %d clients: %s %.1f µs (clients %.1f + server %.1f), %s %s; %s/%s %.2f",
+			rowsText(sc.Rows), sc.Clients, primary, sc.HarnessCPU+sc.ServerCPU, sc.HarnessCPU, sc.ServerCPU, ref, bare, ref, primary, ra.CPURatio)
+		if ra.Bare != bareHarness && b.ServerCPU > 0 {
+			fmt.Fprintf(bw, "; server %s/%s %.2f", primary, ref, sc.ServerCPU/b.ServerCPU)
+		}
+		fmt.Fprintln(bw)
+	}
+	if r.Large != nil {
+		r.Large.write(bw)
 	}
 	for _, s := range r.Scenarios {
 		if s.FirstError != "" {
@@ -202,7 +213,7 @@ func (r *report) pair(ra ratio) (scored, bare summary, ok bool) {
 	var haveScored, haveBare bool
 	for _, s := range r.Scenarios {
 		switch {
-		case s.Rows != ra.Rows:
+		case s.Rows != ra.Rows || s.Clients != ra.Clients:
 		case s.Scenario == primary:
 			scored, haveScored = s, true
 		case s.Scenario == reference && s.Bare == ra.Bare:
@@ -210,4 +221,13 @@ func (r *report) pair(ra ratio) (scored, bare summary, ok bool) {
 		}
 	}
 	return scored, bare, haveScored && haveBare
+}
+
+// joinInts lists v separated by commas.
+func joinInts(v []int) string {
+	parts := make([]string, len(v))
+	for i, n := range v {
+		parts[i] = strconv.Itoa(n)
+	}
+	return strings.Join(parts, ", ")
 }

@@ -24,6 +24,7 @@ var fixtureDirs = []struct {
 }{
 	{"../../registry/xgboost/testdata", "xgboost", []string{".json", ".ubj"}},
 	{"../../registry/pmml/testdata", "pmml", []string{".pmml"}},
+	{"../../registry/onnx/testdata", "onnx", []string{".onnx"}},
 }
 
 // fixture is one model of fixtureDirs.
@@ -44,8 +45,9 @@ type fixture struct {
 	clusters []string
 }
 
-// fixtureFile is what <stem>.rows.json holds (registry/xgboost/testdata/gen.py
-// and registry/pmml/testdata/export.py write it).
+// fixtureFile is what <stem>.rows.json holds (registry/xgboost/testdata/gen.py,
+// registry/pmml/testdata/export.py and registry/onnx/testdata/export.py
+// write it).
 type fixtureFile struct {
 	Metadata map[string]any `json:"metadata"`
 	// Schema is what the reader derives from the file and the metadata.
@@ -62,6 +64,12 @@ type fixtureFile struct {
 	// for a classifier, a number for a regressor, the cluster's name for a
 	// clustering.
 	Predictions []json.RawMessage `json:"predictions"`
+	// ONNXRuntime holds, for an ONNX model, ONNX Runtime's predictions in
+	// the same shapes: what a model is held to where it computes otherwise
+	// than scikit-learn (a tree with float32 thresholds).
+	ONNXRuntime struct {
+		Predictions []json.RawMessage `json:"predictions"`
+	} `json:"onnxruntime"`
 }
 
 // loadFixtures reads every fixture of fixtureDirs; it fails t when a
@@ -130,7 +138,11 @@ func readFixture(t testing.TB, path, format string, exts []string) *fixture {
 		}
 		return fx
 	}
-	for i, p := range f.Predictions {
+	predictions := f.Predictions
+	if format == "onnx" {
+		predictions = f.ONNXRuntime.Predictions
+	}
+	for i, p := range predictions {
 		var one float64
 		var many []float64
 		switch {

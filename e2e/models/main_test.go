@@ -1,10 +1,11 @@
 // Package models tests model files deployed on the reference server as a
-// data scientist deploys them: every XGBoost fixture of registry/xgboost
-// and every PMML fixture of registry/pmml uploaded through the management
-// API, put behind an alias, named by a deployment's endpoint and scored
-// over HTTP with the body pandas writes, each prediction compared with
-// XGBoost's or scikit-learn's own; an alias moved while
-// clients score; a restart on the same data.
+// data scientist deploys them: every XGBoost fixture of registry/xgboost,
+// every PMML fixture of registry/pmml and every ONNX fixture of
+// registry/onnx uploaded through the management API, put behind an alias,
+// named by a deployment's endpoint and scored over HTTP with the body
+// pandas writes, each prediction compared with XGBoost's, scikit-learn's
+// or ONNX Runtime's own; an alias moved while clients score; a restart on
+// the same data.
 package models
 
 import (

@@ -46,6 +46,7 @@ import (
 	"github.com/scorehub/scorehub/management/ui"
 	"github.com/scorehub/scorehub/middleware"
 	"github.com/scorehub/scorehub/registry"
+	"github.com/scorehub/scorehub/registry/onnx"
 	"github.com/scorehub/scorehub/registry/pmml"
 	"github.com/scorehub/scorehub/registry/xgboost"
 	"github.com/scorehub/scorehub/scoring"
@@ -195,7 +196,7 @@ func newServer(ctx context.Context, cfg config, getenv func(string) string, stdo
 	}
 	// Model files uploaded through the management API are read by the
 	// formats of the catalog; the store below keeps them.
-	for _, f := range []registry.ModelFormat{xgboost.Format{}, pmml.Format{}} {
+	for _, f := range []registry.ModelFormat{xgboost.Format{}, pmml.Format{}, onnx.Format{}} {
 		if err := catalog.RegisterFormat(f); err != nil {
 			return nil, err
 		}

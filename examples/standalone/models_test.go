@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -118,6 +119,58 @@ func TestPMMLUpload(t *testing.T) {
 	}
 	if ct, cd := w.Header().Get("Content-Type"), w.Header().Get("Content-Disposition"); ct != "application/xml" || cd != `attachment; filename="forest-1.pmml"` {
 		t.Errorf("the PMML artifact is sent as %q, %q; want application/xml, forest-1.pmml", ct, cd)
+	}
+}
+
+// TestONNXUpload: the server reads ONNX too. scikit-learn's iris forest,
+// converted to ONNX by registry/onnx/testdata/export.py, reads one tensor
+// of four features, which the upload's metadata names; it is stored as an
+// onnx version and its endpoint answers its classes and confidences.
+func TestONNXUpload(t *testing.T) {
+	artifact, err := os.ReadFile("../../registry/onnx/testdata/iris_forest.onnx")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := newTestServer(t, t.TempDir())
+	defer srv.Close()
+	token := handlerToken(t, srv)
+	w := upload(t, srv, token, artifact, registry.ModelMetadata{
+		Label:    "species",
+		Features: []string{"sepal_length", "sepal_width", "petal_length", "petal_width"},
+	})
+	var v struct {
+		Format  string   `json:"format"`
+		Label   string   `json:"label"`
+		Classes []string `json:"classes"`
+	}
+	if err := json.Unmarshal(w.Body.Bytes(), &v); w.Code != http.StatusCreated || err != nil || v.Format != "onnx" || v.Label != "species" ||
+		!slices.Equal(v.Classes, []string{"setosa", "versicolor", "virginica"}) {
+		t.Fatalf("the ONNX upload answered %d %s, want 201, format onnx, label species and the iris classes", w.Code, w.Body)
+	}
+	for _, r := range []struct{ method, path, body string }{
+		{"PUT", "/api/v1/models/iris/aliases/production", `{"version":1}`},
+		{"POST", "/api/v1/deployments", `{"group":"DEFAULT","path":"flowers","endpoints":[{"alias":"species","model":"iris@production"}]}`},
+	} {
+		if w := serve(srv, r.method, r.path, token, "application/json", []byte(r.body)); w.Code != http.StatusCreated {
+			t.Fatalf("%s %s: %d %s", r.method, r.path, w.Code, w.Body)
+		}
+	}
+	w = serve(srv, "POST", "/webapi/DEFAULT/api/v1/services/flowers/species", "", "application/json", []byte(`{"data":[`+irisRow+`]}`))
+	body := w.Body.String()
+	if w.Code != http.StatusOK || !strings.Contains(body, `"prediction(species)":"setosa"`) || !strings.Contains(body, `"confidence(virginica)":`) {
+		t.Errorf("the ONNX model endpoint answered %d %s, want setosa and a confidence per class", w.Code, body)
+	}
+
+	// Sent alone, an ONNX file is bytes, and comes back as an .onnx file.
+	if w := serve(srv, "POST", "/api/v1/models/forest/versions", token, "application/octet-stream", artifact); w.Code != http.StatusCreated {
+		t.Fatalf("the ONNX file sent as application/octet-stream answered %d %s, want 201", w.Code, w.Body)
+	}
+	w = serve(srv, "GET", "/api/v1/models/forest/versions/1/artifact", token, "", nil)
+	if w.Code != http.StatusOK || !bytes.Equal(w.Body.Bytes(), artifact) {
+		t.Fatalf("the ONNX artifact answered %d with %d bytes, want 200 and the %d bytes uploaded", w.Code, w.Body.Len(), len(artifact))
+	}
+	if ct, cd := w.Header().Get("Content-Type"), w.Header().Get("Content-Disposition"); ct != "application/octet-stream" || cd != `attachment; filename="forest-1.onnx"` {
+		t.Errorf("the ONNX artifact is sent as %q, %q; want application/octet-stream, forest-1.onnx", ct, cd)
 	}
 }
 

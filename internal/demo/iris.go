@@ -123,5 +123,6 @@ func Iris() (registry.ProcessInfo, error) {
 		Sample:      []byte(irisSample),
 		Process:     proc,
 		Prompt:      true, // arithmetic only, and it checks ctx every 4096 rows
+		RowWise:     true, // each row's probabilities come from its four measurements alone
 	}, nil
 }

@@ -5,6 +5,7 @@ import (
 	"math"
 	"testing"
 
+	"github.com/scorehub/scorehub/internal/modeltest"
 	"github.com/scorehub/scorehub/registry"
 )
 
@@ -123,4 +124,32 @@ func TestTrainNaiveBayesRejectsBadInput(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestIrisRowWise: the iris process, scored in row ranges at once,
+// answers each range as it answers the whole table, which is what its
+// RowWise promise lets the scoring engine do with a large request.
+func TestIrisRowWise(t *testing.T) {
+	p, err := Iris()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !p.RowWise {
+		t.Error("the iris process is not RowWise")
+	}
+	x, _, _, err := IrisData()
+	if err != nil {
+		t.Fatal(err)
+	}
+	const rows = 6000
+	cols := make([]registry.Column, len(irisFeatures))
+	for f, name := range irisFeatures {
+		vals, missing := make([]float64, rows), make([]bool, rows)
+		for r := range vals {
+			vals[r] = x[r%len(x)][f] + float64(r%7)/10
+			missing[r] = (r+f)%11 == 0
+		}
+		cols[f] = registry.NumberColumn(name, vals, missing)
+	}
+	modeltest.CheckRowWise(t, p.Process, registry.MustTable(rows, cols...), 7)
 }

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/scorehub/scorehub/internal/modeltest"
 	"github.com/scorehub/scorehub/registry"
 )
 
@@ -125,4 +126,29 @@ func TestConcurrentScoring(t *testing.T) {
 		})
 	}
 	wg.Wait()
+}
+
+// TestRowWise: a forest scored in row ranges at once answers each range
+// as it answers the whole table, missing values included, which is what
+// its RowWise promise lets the scoring engine do with a large request.
+func TestRowWise(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	lm, err := Format{}.Load([]byte(forest(10, 4, 3, rng)), registry.ModelMetadata{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !lm.RowWise || !lm.ProcessInfo("forest").RowWise {
+		t.Errorf("the model is not RowWise")
+	}
+	const rows = 4000
+	cols := make([]registry.Column, 3)
+	for f := range cols {
+		vals, missing := make([]float64, rows), make([]bool, rows)
+		for r := range vals {
+			vals[r] = rng.Float64()
+			missing[r] = rng.IntN(10) == 0
+		}
+		cols[f] = registry.NumberColumn(fmt.Sprintf("f%d", f), vals, missing)
+	}
+	modeltest.CheckRowWise(t, lm.Process, registry.MustTable(rows, cols...), 7)
 }

@@ -119,7 +119,7 @@ func newScorer(doc *document, h *modelHeader, name string, m model, fs *fieldSet
 	sc.pool.New = func() any {
 		return &state{in: make([]value, sc.slots), pred: prediction{probs: make([]float64, sc.k)}}
 	}
-	return &registry.LoadedModel{Schema: schema, Process: proc}, nil
+	return &registry.LoadedModel{Schema: schema, Process: proc, RowWise: true}, nil
 }
 
 // producer names the program that wrote the file, from its Header.

@@ -137,3 +137,23 @@ func compareFixture(t *testing.T, f *fixture, got *registry.Table, first int) {
 		modeltest.CheckClass(t, "XGBoost", got, label, r, i, probs, f.Schema.Classes[modeltest.MostProbable(probs)])
 	}
 }
+
+// TestFixturesRowWise: every fixture model, scored in row ranges at once,
+// answers each range as it answers the whole table, which is what its
+// RowWise promise lets the scoring engine do with a large request.
+func TestFixturesRowWise(t *testing.T) {
+	for _, name := range modeltest.FixtureNames(t, "testdata") {
+		t.Run(name, func(t *testing.T) {
+			f := readFixture(t, "testdata", name)
+			m := loadFixtureModel(t, "testdata", name, ".json", f)
+			if !m.RowWise || !m.ProcessInfo(name).RowWise {
+				t.Errorf("the model is not RowWise")
+			}
+			big := *f
+			for len(big.Rows) < 4000 {
+				big.Rows = append(big.Rows, f.Rows...)
+			}
+			modeltest.CheckRowWise(t, m.Process, big.table(t, 0, len(big.Rows)), 7)
+		})
+	}
+}

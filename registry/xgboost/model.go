@@ -448,5 +448,5 @@ func (m *model) loaded(f *file, meta registry.ModelMetadata, lim Limits) (*regis
 		schema.Outputs = []registry.ColumnSpec{{Name: prediction, Kind: registry.Number}}
 		proc = &regressor{m: m, name: prediction}
 	}
-	return &registry.LoadedModel{Schema: schema, Process: proc}, nil
+	return &registry.LoadedModel{Schema: schema, Process: proc, RowWise: true}, nil
 }

@@ -1,0 +1,189 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"slices"
+	"time"
+)
+
+// The large-request peers, in the order each round drives them.
+const (
+	largeScoring = "scoring"
+	// largeFloor reads the body and writes a canned answer as long as the
+	// scoring server's: what any server pays for moving the bytes.
+	largeFloor = "floor"
+	// largeNaive is naiveHandler: encoding/json and []map[string]any.
+	largeNaive = "naive"
+)
+
+// Targets of a large request: the scoring server's CPU time per request
+// at most this many times the floor's, and its wall time at least this
+// many times shorter than the naive server's.
+const (
+	largeCPUTarget     = 3
+	largeSpeedupTarget = 5
+)
+
+// largeReport compares one size of large request across the scoring
+// server and its two peers, each in a process of its own, each sent the
+// requests one at a time over one connection, the three alternating
+// round by round.
+type largeReport struct {
+	Rows          int           `json:"rows"`
+	RequestBytes  int           `json:"requestBytes"`
+	ResponseBytes int           `json:"responseBytes"` // the scoring server's answer, which the floor sends too
+	Servers       []largeServer `json:"servers"`
+	// CPUOverFloor is the scoring server's CPU time per request over the
+	// floor's, the median of the rounds' ratios in CPURounds; 0 when the
+	// scoring server's CPU time could not be read.
+	CPUOverFloor float64   `json:"cpuOverFloor,omitempty"`
+	CPURounds    []float64 `json:"cpuOverFloorRounds,omitempty"`
+	// Speedup is the naive server's median wall time per request over the
+	// scoring server's, the median of the rounds' ratios in SpeedupRounds.
+	Speedup       float64   `json:"naiveOverScoringWall"`
+	SpeedupRounds []float64 `json:"naiveOverScoringWallRounds"`
+}
+
+// largeServer is what one server's large requests measured, over all
+// rounds.
+type largeServer struct {
+	Server   string  `json:"server"`
+	Requests int64   `json:"requests"`
+	Errors   int64   `json:"errors"`
+	WallMs   float64 `json:"wallMs"` // the median of WallRounds
+	// WallRounds is each round's median wall time per request, ms, from
+	// sending the request to reading the last byte of its answer.
+	WallRounds []float64 `json:"wallMsRounds"`
+	// ServerCPUMs is the server process's CPU time per request, ms, over
+	// all rounds, read to the nanosecond from its threads; 0 when not
+	// measured.
+	ServerCPUMs float64 `json:"serverCpuMsPerRequest,omitempty"`
+	FirstError  string  `json:"firstError,omitempty"`
+}
+
+// largePeer is a server a large request goes to.
+type largePeer struct {
+	name string
+	url  string
+	pid  int
+}
+
+// measureLarge starts the floor and the naive server, each in a process
+// of its own, checks that each answers the large request, and runs
+// cfg.Rounds rounds of cfg.LargeRequests requests to the scoring server
+// at scoringURL (process scoringPID, 0 when unknown) and each peer in
+// turn, after two unmeasured requests each.
+func measureLarge(ctx context.Context, cfg config, scoringURL string, scoringPID int, response []byte, rep *report, stderr io.Writer) error {
+	rows := cfg.Large
+	floor, err := startBareProcess(ctx, map[string][]byte{barePath(rows): response}, time.Minute)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if serr := floor.stop(30 * time.Second); serr != nil {
+			fmt.Fprintln(stderr, serr)
+		}
+	}()
+	naive, err := startNaiveProcess(ctx, time.Minute)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if serr := naive.stop(30 * time.Second); serr != nil {
+			fmt.Fprintln(stderr, serr)
+		}
+	}()
+	peers := []largePeer{
+		{largeScoring, scoringURL, scoringPID},
+		{largeFloor, floor.base + barePath(rows), floor.cmd.Process.Pid},
+		{largeNaive, naive.base + "/naive", naive.cmd.Process.Pid},
+	}
+	body := irisBody(rows)
+	client := newClient(1, cfg.Timeout)
+	defer client.CloseIdleConnections()
+	for _, p := range peers[1:] {
+		resp, err := probe(ctx, client, target{url: p.url, body: body})
+		if err != nil {
+			return fmt.Errorf("loadtest: the %s server does not answer: %w", p.name, err)
+		}
+		if err := checkRows(resp, rows); err != nil {
+			return fmt.Errorf("loadtest: the %s server: %w", p.name, err)
+		}
+	}
+	fmt.Fprintf(stderr, "loadtest: %d-row requests one at a time: %d rounds of %d requests to each of scoring, floor and naive\n",
+		rows, cfg.Rounds, cfg.LargeRequests)
+	lr := largeReport{Rows: rows, RequestBytes: len(body), ResponseBytes: len(response)}
+	all := make([]result, len(peers))
+	wall := make([][]float64, len(peers))
+	limit := 4*cfg.Timeout*time.Duration(cfg.LargeRequests) + 10*time.Second
+	for round := range cfg.Rounds {
+		med := make([]float64, len(peers))
+		cpu := make([]time.Duration, len(peers))
+		progress := fmt.Sprintf("loadtest: round %d:", round+1)
+		for i, p := range peers {
+			t := target{url: p.url, body: body}
+			drive(ctx, client, t, 1, bounds{duration: limit, requests: 2})
+			meter := cpuMeter{serverPID: p.pid, fine: true}
+			s0 := meter.sample()
+			r := drive(ctx, client, t, 1, bounds{duration: limit, requests: int64(cfg.LargeRequests)})
+			r.cpu = s0.until(meter.sample())
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			if r.ok == 0 {
+				return fmt.Errorf("%w: %s, %d rows, round %d: %s", errNoRequests, p.name, rows, round+1, r.firstError)
+			}
+			slices.Sort(r.latencies)
+			med[i] = ms(percentile(r.latencies, 50))
+			cpu[i] = r.cpu.server
+			wall[i] = append(wall[i], med[i])
+			all[i] = all[i].merge(r)
+			progress += fmt.Sprintf(" %s %.1f ms", p.name, med[i])
+		}
+		fmt.Fprintln(stderr, progress)
+		lr.SpeedupRounds = append(lr.SpeedupRounds, med[2]/med[0])
+		if cpu[0] > 0 && cpu[1] > 0 {
+			lr.CPURounds = append(lr.CPURounds, float64(cpu[0])/float64(cpu[1]))
+		}
+	}
+	for i, p := range peers {
+		r := all[i]
+		s := largeServer{Server: p.name, Requests: r.ok, Errors: r.errors, WallMs: median(wall[i]), WallRounds: wall[i], FirstError: r.firstError}
+		if n := r.ok + r.errors; n > 0 && r.cpu.server > 0 {
+			s.ServerCPUMs = ms(r.cpu.server) / float64(n)
+		}
+		lr.Servers = append(lr.Servers, s)
+	}
+	lr.Speedup = median(lr.SpeedupRounds)
+	lr.CPUOverFloor = median(lr.CPURounds)
+	rep.Large = &lr
+	return nil
+}
+
+// write writes the large-request comparison for people.
+func (lr *largeReport) write(w io.Writer) {
+	fmt.Fprintf(w, "\n%s, %d bytes in, %d bytes out, one request at a time, each server in a process of its own:\n",
+		rowsText(lr.Rows), lr.RequestBytes, lr.ResponseBytes)
+	for _, s := range lr.Servers {
+		fmt.Fprintf(w, "  %-8s wall %.2f ms (median of rounds %s)", s.Server, s.WallMs, formatRatios(s.WallRounds))
+		if s.ServerCPUMs > 0 {
+			fmt.Fprintf(w, ", server CPU %.2f ms per request", s.ServerCPUMs)
+		}
+		fmt.Fprintf(w, ", %d requests, %d errors\n", s.Requests, s.Errors)
+	}
+	fmt.Fprintf(w, "naive/scoring wall: %.2f median of %s (target ≥ %d: %s)\n",
+		lr.Speedup, formatRatios(lr.SpeedupRounds), largeSpeedupTarget, verdict(lr.Speedup >= largeSpeedupTarget))
+	if lr.CPUOverFloor > 0 {
+		fmt.Fprintf(w, "scoring/floor server CPU: %.2f median of %s (target ≤ %d: %s)\n",
+			lr.CPUOverFloor, formatRatios(lr.CPURounds), largeCPUTarget, verdict(lr.CPUOverFloor <= largeCPUTarget))
+	}
+}
+
+func verdict(met bool) string {
+	if met {
+		return "met"
+	}
+	return "not met"
+}

@@ -1,0 +1,90 @@
+// Package onnx reads ONNX model files and scores them in pure Go, as a
+// [registry.ModelFormat]: a host registers [Format] with
+// [registry.Catalog.RegisterFormat], and an uploaded .onnx file becomes a
+// [registry.Process] that endpoints run like any compiled one.
+//
+// # What it reads
+//
+// An ONNX ModelProto (IR versions 3 to 11) whose graph uses the default
+// domain (opsets 1 to 23) and ai.onnx.ml (opsets 1 to 5). The protobuf is
+// read by a small reader of just the messages and fields scoring needs,
+// built on google.golang.org/protobuf/encoding/protowire: the ONNX schema is
+// not published as a Go module. Every length is checked against the bytes
+// left before anything is allocated, and [Limits] bounds the file's size,
+// nodes, tree nodes, trees, tree depth, widths, classes and the values its
+// tensors and attributes hold. Tensors kept in external files, sparse
+// initializers, subgraphs and functions are refused.
+//
+// The graph is evaluated as a graph: Load orders its nodes so that each
+// follows the producers of its inputs, refusing a cycle, an input nothing
+// produces or a value produced twice, infers every value's type and shape,
+// and compiles each node once into a step of a plan. The operators are:
+//
+//   - ai.onnx.ml: TreeEnsembleClassifier and TreeEnsembleRegressor (float
+//     attributes and the *_as_tensor ones of opset 3; aggregate functions
+//     SUM, AVERAGE, MIN and MAX; post-transforms NONE, LOGISTIC, SOFTMAX,
+//     SOFTMAX_ZERO and PROBIT; base values; every branch mode;
+//     missing_value_tracks_true), the TreeEnsemble of opset 5 (with
+//     BRANCH_MEMBER nodes; it answers the input's type, float or double,
+//     as ONNX Runtime does), LinearClassifier, LinearRegressor,
+//     Scaler, Normalizer, Imputer, OneHotEncoder, LabelEncoder (the forms
+//     of opsets 1 and 2), ZipMap and ArrayFeatureExtractor;
+//   - the default domain: Identity, Cast, Concat, Add, Sub, Mul, Div,
+//     MatMul (by a constant matrix), Reshape and Flatten (keeping the batch
+//     axis), Softmax and Sigmoid.
+//
+// Anything else — another operator, a
+// domain, opset, element type, shape or attribute the evaluator does not
+// support — is refused by Load with an error naming it, so that a model is
+// never scored differently from ONNX Runtime.
+//
+// # What a model answers
+//
+// A graph with one input reads its F values per row from the columns
+// named by the metadata's features (exactly F of them), else f0, f1, …;
+// a graph with several inputs takes one value per row in each, read from
+// the column named as the input. The first dimension of every input is the
+// batch, whatever the file says it is. A missing number given to a float
+// or double input is NaN, which an Imputer replaces and a tree's
+// missing_value_tracks_true sends down its true branch, as in ONNX
+// Runtime. ONNX has no missing value for integers, booleans and strings:
+// a row missing one (or giving a fraction to an integer input, or a value
+// other than 0 and 1 to a bool one) answers no prediction, and so does a
+// row whose category a OneHotEncoder with zeros=0 does not know, where
+// ONNX Runtime would fail the whole batch; the other rows are scored.
+//
+// A graph whose output carries a classifier's scores (a
+// TreeEnsembleClassifier's or LinearClassifier's, directly or through
+// ZipMap, Identity or Cast; or a ZipMap's) is a classifier: it answers
+// prediction(<label>) and one confidence(<class>) per class through
+// [registry.Classifier], the classes named as the classifier's
+// classlabels_strings or classlabels_int64s (integers in decimal), the
+// prediction being the most probable class. Otherwise the first graph
+// output holding one number per row is a regressor's prediction(<label>).
+//
+// # Arithmetic
+//
+// Predictions match ONNX Runtime's because they are computed as it
+// computes them: a tree ensemble with a float input compares the float32
+// input with float32 thresholds and sums float32 weights; with a double
+// input it uses double thresholds and sums; scores are written as float32
+// after ONNX Runtime's post-transforms, in float32 too, with its special
+// cases of two-class models kept. Linear models read float32 inputs and
+// weights. A forest whose thresholds are float32 (nodes_values) can
+// therefore differ from scikit-learn's own prediction by up to 0.15 in a
+// probability, when an input falls between a threshold and its float32
+// rounding: ONNX Runtime and any faithful evaluator answer so, and this
+// package matches the runtime, not scikit-learn. Double thresholds
+// (nodes_values_as_tensor with a double input) match scikit-learn.
+//
+// # Speed
+//
+// A request is scored in chunks of 2,048 rows, each evaluated through the
+// plan a whole tensor at a time; tree ensembles walk blocks of 128 rows
+// tree by tree, without allocating per row, and trees of BRANCH_LEQ nodes
+// alone (scikit-learn's) walk eight rows at once without branching. A
+// model is safe for concurrent use, and Score checks its context between
+// chunks. Every model is RowWise (see [registry.LoadedModel]): each row is
+// answered from that row alone, so the scoring engine scores a large
+// request's row ranges on every processor at once.
+package onnx

@@ -1,0 +1,327 @@
+package scoring
+
+import (
+	"bytes"
+	"runtime"
+	"slices"
+	"sync"
+
+	"github.com/go-json-experiment/json/jsontext"
+)
+
+// A request large enough is decoded, scored and encoded in parts on
+// several goroutines; below these sizes the hand-offs would cost more
+// than they save, and the request is handled on its own goroutine alone.
+const (
+	// parallelBodyBytes is the smallest body decoded in parts.
+	parallelBodyBytes = 128 << 10
+	// minPartBytes is the least of the body each decoding part gets.
+	minPartBytes = 32 << 10
+	// parallelRows is the fewest rows scored and encoded in parts.
+	parallelRows = 2048
+	// maxParallelism bounds the goroutines one request uses.
+	maxParallelism = 8
+)
+
+// parallelism is how many goroutines may work on one request: the
+// processors Go runs on, at most maxParallelism.
+func parallelism() int { return min(runtime.GOMAXPROCS(0), maxParallelism) }
+
+// decodeParallel decodes st.body in parts, each on a goroutine of its
+// own, and returns the request, or nil when the body does not have the
+// usual shape or any part finds a fault; the caller then decodes it in
+// one pass, which answers the fault exactly as it always does. The
+// result of a body decoded in parts is the one-pass result.
+//
+// Why that holds: the "data" array is cut after a comma that a '}' and a
+// '{' surround, near each of n even stretches of the body. Each part
+// decodes its stretch, given back its brackets ("[" + rows + "]"), with
+// the decoder and rules of the one-pass decoding, and must reach exactly
+// its end, the last part the ']' that closes "data". The first part starts
+// where the one-pass decoding reads the first row; the strict decoder
+// accepts a stretch only if it ends between two rows, so each next part
+// starts where the one-pass decoding reads its next row. The document
+// around "data" (its other keys, duplicates, the end) is decoded as a
+// whole with "data" empty. Limits, and a column of mixed kinds across
+// parts, are checked on the merged columns; any fault sends the body back
+// to the one-pass decoding.
+func (st *decodeState) decodeParallel(lim Limits, n, minPart int) *Request {
+	data := st.body.Bytes()
+	open := dataArray(data)
+	if open < 0 {
+		return nil
+	}
+	n = min(n*2, (len(data)-open)/minPart) // more parts than goroutines even out their speeds
+	if n < 2 {
+		return nil
+	}
+	cuts := make([]int, 0, n+1) // where each part's rows start; then the body's end
+	cuts = append(cuts, open+1)
+	for k := 1; k < n; k++ {
+		c := cutAfter(data, max(open+(len(data)-open)*k/n, cuts[len(cuts)-1]))
+		if c < 0 {
+			break
+		}
+		cuts = append(cuts, c)
+	}
+	if len(cuts) < 2 {
+		return nil
+	}
+	cuts = append(cuts, len(data))
+	for len(st.parts) < len(cuts)-1 {
+		st.parts = append(st.parts, &decodeState{})
+	}
+	parts := st.parts[:len(cuts)-1]
+	errs := make([]error, len(parts))
+	closing := -1 // the offset of the ']' that closes "data", which the last part finds
+	decodePart := func(k int) {
+		last := k == len(parts)-1
+		end := cuts[k+1] - 1 // the comma before the next part's rows
+		if last {
+			end = len(data)
+		}
+		p := parts[k]
+		p.reset()
+		p.body.WriteByte('[')
+		p.body.Write(data[cuts[k]:end])
+		if !last {
+			p.body.WriteByte(']')
+		}
+		p.base = uint32(cuts[k] - 1)
+		if errs[k] = p.decodeRows(lim, last); errs[k] == nil && last {
+			closing = int(p.base) + int(p.dec.InputOffset()) - 1
+		}
+	}
+	var wg sync.WaitGroup
+	for k := 1; k < len(parts); k++ {
+		wg.Go(func() { decodePart(k) })
+	}
+	decodePart(0)
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return nil
+		}
+	}
+	if closing < 0 || data[closing] != ']' {
+		return nil
+	}
+	st.begin()
+	st.data = data
+	if !st.merge(parts, lim) {
+		return nil
+	}
+	// The document around the rows, "data" as []: its other keys, their
+	// duplicates and what follows it are checked as the one-pass decoding
+	// checks them.
+	outer := parts[0]
+	outer.reset()
+	outer.body.Write(data[:open+1])
+	outer.body.Write(data[closing:])
+	if req, err := outer.decodeDoc(lim); err != nil || req.Table.Rows() != 0 {
+		return nil
+	}
+	if err := st.build(); err != nil {
+		return nil
+	}
+	return &st.req
+}
+
+// decodeRows decodes the part's text, a stretch of rows of "data" in
+// brackets; the last part's text goes on to the end of the body, of
+// which it decodes up to the ']' that closes "data".
+func (st *decodeState) decodeRows(lim Limits, last bool) error {
+	st.begin()
+	st.data = st.body.Bytes()
+	st.dec.Reset(&st.body, jsontext.AllowDuplicateNames(true))
+	if err := st.rows(lim); err != nil {
+		return err
+	}
+	if !last && int(st.dec.InputOffset()) != len(st.data) {
+		return errNotObject // the stretch did not end between two rows
+	}
+	return nil
+}
+
+// dataArray returns the offset of the '[' that opens the value of the
+// top-level key "data", written without escapes, when the key is found
+// before any other that cannot be told apart from it cheaply; otherwise,
+// or when the body is not an object, -1. It only tracks strings and
+// nesting: the strict decoding of the document around "data" checks the
+// rest.
+func dataArray(b []byte) int {
+	i := skipSpace(b, 0)
+	if i >= len(b) || b[i] != '{' {
+		return -1
+	}
+	depth := 0
+	for i < len(b) {
+		switch c := b[i]; c {
+		case '{', '[':
+			depth++
+			i++
+		case '}', ']':
+			depth--
+			i++
+		case '"':
+			end := stringEnd(b, i)
+			if end < 0 {
+				return -1
+			}
+			if depth == 1 && bytes.Equal(b[i:end], []byte(`"data"`)) {
+				j := skipSpace(b, end)
+				if j < len(b) && b[j] == ':' {
+					if j = skipSpace(b, j+1); j < len(b) && b[j] == '[' {
+						return j
+					}
+				}
+				return -1
+			}
+			i = end
+		default:
+			i++
+		}
+		if depth <= 0 {
+			return -1
+		}
+	}
+	return -1
+}
+
+// stringEnd returns the offset just after the string that starts at
+// b[i], a '"', or -1 when it does not end.
+func stringEnd(b []byte, i int) int {
+	for j := i + 1; ; {
+		k := bytes.IndexByte(b[j:], '"')
+		if k < 0 {
+			return -1
+		}
+		j += k
+		bs := 0
+		for bs < j-i-1 && b[j-1-bs] == '\\' {
+			bs++
+		}
+		if bs%2 == 0 {
+			return j + 1
+		}
+		j++
+	}
+}
+
+// cutAfter returns where the row after the first comma at or after i
+// that a '}' and a '{' surround (whitespace aside) starts, or -1.
+func cutAfter(b []byte, i int) int {
+	for {
+		k := bytes.IndexByte(b[i:], ',')
+		if k < 0 {
+			return -1
+		}
+		c := i + k
+		p := c - 1
+		for p >= 0 && isSpace(b[p]) {
+			p--
+		}
+		q := skipSpace(b, c+1)
+		if p >= 0 && b[p] == '}' && q < len(b) && b[q] == '{' {
+			return c + 1
+		}
+		i = c + 1
+	}
+}
+
+func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
+
+func skipSpace(b []byte, i int) int {
+	for i < len(b) && isSpace(b[i]) {
+		i++
+	}
+	return i
+}
+
+// merge makes st's columns and cells those of parts one after the
+// other. It returns false when the merged rows pass a
+// limit or a column holds numbers in one part and text in another, for
+// the one-pass decoding to answer.
+func (st *decodeState) merge(parts []*decodeState, lim Limits) bool {
+	rows, nCells, nArena := 0, 0, 0
+	st.split = st.split[:0]
+	for _, p := range parts {
+		p.remap = p.remap[:0]
+		for i := range p.cols {
+			pc := &p.cols[i]
+			ref := st.index[pc.name]
+			if ref == nil || ref.gen != st.gen {
+				if len(st.cols) == lim.MaxColumns {
+					return false
+				}
+				if ref == nil {
+					ref = &colRef{name: pc.name}
+					st.index[ref.name] = ref
+				}
+				ref.col, ref.gen = uint32(len(st.cols)), st.gen
+				c := *pc
+				c.first += int32(rows)
+				st.cols = append(st.cols, c)
+			} else if pc.kind != 0 {
+				c := &st.cols[ref.col]
+				switch c.kind {
+				case 0:
+					c.kind, c.first = pc.kind, pc.first+int32(rows)
+				case pc.kind:
+				default:
+					return false
+				}
+				c.values += pc.values
+			}
+			p.remap = append(p.remap, ref.col)
+		}
+		st.split = append(st.split, rows)
+		rows += len(p.rowEnd)
+		nCells += len(p.cells)
+		nArena += len(p.arena)
+	}
+	st.split = append(st.split, rows)
+	if rows > lim.MaxRows || (len(st.cols) > 0 && rows > lim.MaxCells/len(st.cols)) {
+		return false
+	}
+	st.cells = slices.Grow(st.cells[:0], nCells)[:nCells]
+	st.rowEnd = slices.Grow(st.rowEnd[:0], rows)[:rows]
+	st.arena = slices.Grow(st.arena[:0], nArena)[:nArena]
+	var wg sync.WaitGroup
+	cellAt, arenaAt := 0, 0
+	for k, p := range parts {
+		cellOff, arenaOff, rowOff := cellAt, arenaAt, st.split[k]
+		wg.Go(func() { st.place(p, cellOff, arenaOff, rowOff) })
+		cellAt += len(p.cells)
+		arenaAt += len(p.arena)
+	}
+	wg.Wait()
+	return true
+}
+
+// place copies part p's cells, row ends and text into st at the given
+// offsets, its columns renumbered as st's.
+func (st *decodeState) place(p *decodeState, cellOff, arenaOff, rowOff int) {
+	copy(st.arena[arenaOff:], p.arena)
+	cells := st.cells[cellOff : cellOff+len(p.cells)]
+	ordered := true
+	for i, c := range p.remap {
+		ordered = ordered && (i == 0 || c > p.remap[i-1])
+	}
+	shift := uint64(arenaOff)<<32 | uint64(arenaOff)
+	for i, cl := range p.cells {
+		cl.col = p.remap[cl.col]
+		if cl.kind == cellText {
+			cl.val += shift
+		}
+		cells[i] = cl
+	}
+	start := uint32(0)
+	for i, end := range p.rowEnd {
+		st.rowEnd[rowOff+i] = uint32(cellOff) + end
+		if !ordered {
+			slices.SortFunc(cells[start:end], func(a, b cell) int { return int(a.col) - int(b.col) })
+		}
+		start = end
+	}
+}
