@@ -3,6 +3,7 @@ package middleware
 import (
 	"context"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/netip"
 	"slices"
@@ -79,11 +80,22 @@ func AccessLog(cfg AccessLogConfig) func(http.Handler) http.Handler {
 				return
 			}
 			start := now()
-			li := &logInfo{requestID: RequestIDFrom(ctx)}
+			// One allocation carries what the request needs: the context
+			// that hands the log's fields to the pieces inside, those
+			// fields, and the writer that counts the answer.
+			st := &logState{Context: ctx}
+			st.li.requestID = RequestIDFrom(ctx)
 			if c, ok := ClaimsFrom(ctx); ok {
-				li.subject = c.Subject
+				st.li.subject = c.Subject
 			}
-			rw := wrapWriter(w)
+			var rw *responseWriter
+			if prev, ok := w.(*responseWriter); ok {
+				rw = prev
+			} else {
+				st.rw.ResponseWriter = w
+				rw = &st.rw
+			}
+			li := &st.li
 			done := false
 			defer func() {
 				status := rw.status
@@ -93,8 +105,8 @@ func AccessLog(cfg AccessLogConfig) func(http.Handler) http.Handler {
 						status = http.StatusInternalServerError
 					}
 				}
-				attrs := make([]slog.Attr, 0, 8+len(extra))
-				attrs = append(attrs,
+				var buf [9]slog.Attr // the most the request's own take: no allocation
+				attrs := append(buf[:0],
 					slog.String("method", r.Method),
 					slog.String("path", r.URL.Path),
 					slog.Int("status", status),
@@ -108,11 +120,7 @@ func AccessLog(cfg AccessLogConfig) func(http.Handler) http.Handler {
 					attrs = append(attrs, slog.String("subject", li.subject))
 				}
 				if logClient {
-					if a := keyedlimit.ClientAddr(r, trusted); a.IsValid() {
-						attrs = append(attrs, slog.String("client", a.String()))
-					} else {
-						attrs = append(attrs, slog.String("client", r.RemoteAddr))
-					}
+					attrs = append(attrs, slog.String("client", clientText(r, trusted)))
 				}
 				attrs = append(attrs, extra...)
 				lvl := level
@@ -121,10 +129,42 @@ func AccessLog(cfg AccessLogConfig) func(http.Handler) http.Handler {
 				}
 				logger.LogAttrs(ctx, lvl, msg, attrs...)
 			}()
-			next.ServeHTTP(rw, r.WithContext(context.WithValue(ctx, logInfoKey{}, li)))
+			next.ServeHTTP(rw, r.WithContext(st))
 			done = true
 		})
 	}
+}
+
+// logState is the context AccessLog hands on, with the fields it logs and
+// the writer that counts the answer, so that a request costs one
+// allocation for all three.
+type logState struct {
+	context.Context
+	li logInfo
+	rw responseWriter
+}
+
+func (s *logState) Value(key any) any {
+	if key == (logInfoKey{}) {
+		return &s.li
+	}
+	return s.Context.Value(key)
+}
+
+// clientText is the client's address as netip.Addr.String writes it. In
+// the common case, RemoteAddr's host already is that text, and is used
+// as it is rather than formatted again.
+func clientText(r *http.Request, trusted []netip.Prefix) string {
+	a := keyedlimit.ClientAddr(r, trusted)
+	if !a.IsValid() {
+		return r.RemoteAddr
+	}
+	var buf [64]byte
+	text := a.AppendTo(buf[:0])
+	if host, _, err := net.SplitHostPort(r.RemoteAddr); err == nil && host == string(text) {
+		return host
+	}
+	return string(text)
 }
 
 type logInfoKey struct{}

@@ -254,3 +254,29 @@ func TestAccessLogClient(t *testing.T) {
 		})
 	}
 }
+
+// TestAccessLogClientText: the client is written the way netip writes an
+// address, whatever spelling the connection's address came in.
+func TestAccessLogClientText(t *testing.T) {
+	for _, tt := range []struct{ remote, want string }{
+		{"198.51.100.7:4000", "198.51.100.7"},
+		{"[2001:db8::1]:4000", "2001:db8::1"},
+		{"[2001:DB8:0:0:0:0:0:1]:4000", "2001:db8::1"},
+		{"[::ffff:198.51.100.7]:4000", "198.51.100.7"},
+		{"[fe80::1%eth0]:4000", "fe80::1%eth0"},
+		{"198.51.100.7", "198.51.100.7"},
+		{"not an address", "not an address"},
+	} {
+		t.Run(tt.remote, func(t *testing.T) {
+			logger, logs := newLogger(slog.LevelInfo)
+			h := middleware.AccessLog(middleware.AccessLogConfig{Logger: logger, Client: true})(okHandler)
+			r := httptest.NewRequest(http.MethodGet, "/", nil)
+			r.RemoteAddr = tt.remote
+			serve(h, r)
+			recs := logs.records(t)
+			if len(recs) != 1 || recs[0]["client"] != tt.want {
+				t.Errorf("records %v, want one with client %q", recs, tt.want)
+			}
+		})
+	}
+}

@@ -21,6 +21,11 @@ type call struct {
 	result *registry.Table
 	err    error
 	done   chan struct{} // buffered: run never blocks on it
+	// timer wakes await at the deadline. It is the call's own and reused
+	// with it, so that waiting for the deadline costs no allocation:
+	// ctx.Done would make a channel, a timer and its function for each
+	// execution.
+	timer *time.Timer
 }
 
 // await runs x on a worker and waits for its outcome, the end of ctx or
@@ -29,9 +34,12 @@ type call struct {
 func (e *engine) await(req context.Context, ctx *execContext, slot *Slot, x *execution) (*registry.Table, error) {
 	c, _ := e.calls.Get().(*call)
 	if c == nil {
-		c = &call{done: make(chan struct{}, 1)}
+		c = &call{done: make(chan struct{}, 1), timer: time.NewTimer(time.Hour)}
 	}
 	c.e, c.ctx, c.slot, c.x = e, ctx, slot, *x
+	// ctx ends only at its deadline or when this loop cancels it: the
+	// deadline is all the timer has to watch.
+	c.timer.Reset(time.Until(ctx.deadline))
 	e.dispatch(c)
 	reqDone := req.Done()
 	for {
@@ -44,13 +52,26 @@ func (e *engine) await(req context.Context, ctx *execContext, slot *Slot, x *exe
 				continue // ctx has that deadline too and ends with it
 			}
 			ctx.cancel(context.Canceled) // the client left: the process hears of it
-		case <-ctx.Done():
+		case <-c.timer.C:
+			ctx.cancel(context.DeadlineExceeded)
 		}
 		select {
 		case <-c.done: // finished as the context ended
 			return e.finish(c)
 		default:
+			stopTimer(c.timer) // the worker may still hold c, which is not reused
 			return nil, ctx.Err()
+		}
+	}
+}
+
+// stopTimer stops t and leaves its channel empty, whichever timer
+// semantics the program was built with, so that it can be Reset.
+func stopTimer(t *time.Timer) {
+	if !t.Stop() {
+		select {
+		case <-t.C:
+		default:
 		}
 	}
 }
@@ -100,7 +121,8 @@ func (e *engine) worker(c *call) {
 // the call.
 func (e *engine) finish(c *call) (*registry.Table, error) {
 	result, err := c.result, c.err
-	*c = call{done: c.done}
+	stopTimer(c.timer)
+	*c = call{done: c.done, timer: c.timer}
 	e.calls.Put(c)
 	return result, err
 }
