@@ -44,10 +44,16 @@
 // replicas that find the signing key old at once rotate it once. Every
 // replica installs each set the store reports, so each verifies what the
 // others sign and serves the same JWKS from the moment it hears of a
-// rotation (within a second; milliseconds on one host). A replica that has not yet heard
-// of a rotation signs with the replaced key a little longer, so in a
-// shared set that key verifies tokens issued up to [KeyHandover] after
-// its retirement, and stays published that much longer.
+// rotation (within a second; milliseconds on one host). So that no
+// replica signs with a key another does not know yet, a rotation of a
+// shared set publishes the new key first: it verifies and is in the JWKS
+// at once, while every replica keeps signing with the replaced key for
+// [KeyHandover], until the new key's "signs from" time kept in the stored
+// set, and then all switch to it. A replica that heard late signs with
+// the replaced key a little longer, so that key verifies tokens issued up
+// to KeyHandover after its retirement, and stays published that much
+// longer. Sets in a file or in memory serve one process and switch at
+// once.
 //
 // A stored set holds the private keys, in the key file's format (PKCS #8
 // PEM in JSON), and is exactly as sensitive as the key file: whoever reads

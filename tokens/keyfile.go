@@ -26,7 +26,10 @@ const keyFileVersion = 1
 const maxKeyFile = 1 << 20
 
 // keyFile is the JSON document a key set is kept in. Private keys are PKCS #8
-// PEM; HS256 secrets are base64url.
+// PEM; HS256 secrets are base64url. signsFrom, set only on a key rotated
+// into a shared set, was added to version 1 without changing it: files
+// without it read as before, and a reader that ignores it signs with that
+// key at once, as sets did before handovers.
 type keyFile struct {
 	Version int            `json:"version"`
 	Keys    []keyFileEntry `json:"keys"`
@@ -36,6 +39,7 @@ type keyFileEntry struct {
 	ID         string     `json:"kid"`
 	Algorithm  Algorithm  `json:"alg"`
 	Created    time.Time  `json:"created"`
+	SignsFrom  *time.Time `json:"signsFrom,omitempty"`
 	Retired    *time.Time `json:"retired,omitempty"`
 	NotAfter   *time.Time `json:"notAfter,omitempty"`
 	PrivateKey string     `json:"privateKey,omitempty"`
@@ -212,6 +216,9 @@ func (fe keyFileEntry) entry() (*keyEntry, error) {
 		return nil, fmt.Errorf("kid %q does not match the key's thumbprint %s", fe.ID, k.id)
 	}
 	e := &keyEntry{key: k, created: fe.Created}
+	if fe.SignsFrom != nil {
+		e.signsFrom = *fe.SignsFrom
+	}
 	if (fe.Retired == nil) != (fe.NotAfter == nil) {
 		return nil, errors.New("retired and notAfter must be set together")
 	}
@@ -225,6 +232,10 @@ func encodeKeyFile(st *keyState) ([]byte, error) {
 	kf := keyFile{Version: keyFileVersion}
 	for _, e := range st.entries {
 		fe := keyFileEntry{ID: e.key.id, Algorithm: e.key.alg, Created: e.created}
+		if !e.signsFrom.IsZero() {
+			f := e.signsFrom
+			fe.SignsFrom = &f
+		}
 		if !e.retired.IsZero() {
 			r, n := e.retired, e.notAfter
 			fe.Retired, fe.NotAfter = &r, &n

@@ -271,7 +271,9 @@ type KeySetConfig struct {
 }
 
 // KeySet holds one signing key and the retired keys that still verify tokens
-// they signed before a rotation. Readers ([Verifier], the JWKS handler) see
+// they signed before a rotation. In a set shared through a [KeyNotifier] it
+// may also hold, for [KeyHandover] after a rotation, the new key that is
+// published and verifies but does not sign yet. Readers ([Verifier], the JWKS handler) see
 // an immutable snapshot without taking a lock; changes are serialised.
 // A KeySet is safe for concurrent use.
 type KeySet struct {
@@ -291,8 +293,9 @@ type KeySet struct {
 	state atomic.Pointer[keyState]
 }
 
-// keyState is one immutable version of a KeySet: the signing key first,
-// then retired keys, newest first.
+// keyState is one immutable version of a KeySet: the newest key first
+// (the signing key, or in a shared set a key published but not signing
+// yet), then retired keys, newest first.
 type keyState struct {
 	seq     uint64 // the store's Seq of the state; 0 in memory
 	entries []*keyEntry
@@ -300,23 +303,53 @@ type keyState struct {
 }
 
 type keyEntry struct {
-	key      *Key
-	created  time.Time
-	retired  time.Time // zero for the signing key
-	notAfter time.Time // zero for the signing key; when a retired key stops verifying
+	key       *Key
+	created   time.Time
+	signsFrom time.Time // zero: signs from its creation; else when a key rotated into a shared set starts signing
+	retired   time.Time // zero for the newest key; when it stops (or stopped) signing
+	notAfter  time.Time // zero for the newest key; when a retired key stops verifying
 }
 
+// signing is the newest key: the one the next rotation replaces.
 func (st *keyState) signing() *keyEntry { return st.entries[0] }
+
+// signer is the key that signs at now: the newest whose signing has begun
+// and not ended. Every replica of a shared set decides it from the stored
+// times alone, so all switch to a rotated-in key at the same moment (up to
+// their clocks' skew, which KeyHandover's leeway in verification covers).
+func (st *keyState) signer(now time.Time) *keyEntry {
+	for _, e := range st.entries {
+		if now.Before(e.signsFrom) || !e.retired.IsZero() && !now.Before(e.retired) {
+			continue
+		}
+		return e
+	}
+	return st.entries[0] // only when a clock went back past a switch
+}
+
+// signingSince is when e signs from.
+func (e *keyEntry) signingSince() time.Time {
+	if e.signsFrom.After(e.created) {
+		return e.signsFrom
+	}
+	return e.created
+}
 
 // KeyInfo describes one key of a [KeySet].
 type KeyInfo struct {
 	ID        string
 	Algorithm Algorithm
 	Created   time.Time
-	// Retired is when a rotation replaced the key; zero for the signing key.
+	// SignsFrom is when a key rotated into a shared set starts signing:
+	// until then it is published and verifies, and the key it replaces
+	// signs. Zero for a key that signed from its creation.
+	SignsFrom time.Time
+	// Retired is when the key stops signing because a rotation replaced
+	// it: the rotation's time, or in a shared set the new key's SignsFrom,
+	// which may be ahead. Zero for the newest key.
 	Retired time.Time
 	// NotAfter is when a retired key stops verifying and leaves the JWKS;
-	// zero for the signing key.
+	// zero for the newest key.
 	NotAfter time.Time
 }
 
@@ -391,16 +424,19 @@ func (s *KeySet) current() *keyState { return s.state.Load() }
 var errZeroKeySet = errors.New("tokens: KeySet not made by NewKeySet or LoadOrCreateKeySet")
 
 // Signing is the key new tokens are signed with; nil for a zero KeySet.
+// In a shared set it is, for [KeyHandover] after a rotation, still the
+// replaced key, while the new one is published (see [KeySet.Rotate]).
 func (s *KeySet) Signing() *Key {
 	st := s.current()
 	if st == nil {
 		return nil
 	}
-	return st.signing().key
+	return st.signer(s.now()).key
 }
 
-// Keys describes the keys in the set, the signing key first, then retired
-// keys newest first. Retired keys past their NotAfter are left out. A zero
+// Keys describes the keys in the set, the newest key first (the signing
+// key, or during a shared set's handover the key about to sign), then
+// retired keys newest first. Retired keys past their NotAfter are left out. A zero
 // KeySet has none.
 func (s *KeySet) Keys() []KeyInfo {
 	st := s.current()
@@ -414,7 +450,7 @@ func (s *KeySet) Keys() []KeyInfo {
 			continue
 		}
 		out = append(out, KeyInfo{ID: e.key.id, Algorithm: e.key.alg, Created: e.created,
-			Retired: e.retired, NotAfter: e.notAfter})
+			SignsFrom: e.signsFrom, Retired: e.retired, NotAfter: e.notAfter})
 	}
 	return out
 }
@@ -429,6 +465,16 @@ func (e *keyEntry) expired(now time.Time) bool {
 // before the new key signs anything; if that fails the set is unchanged.
 // When another replica sharing the store changed the set first, the set
 // loads the store and rotates what it holds.
+//
+// In a set shared through a [KeyNotifier] the new key is published first:
+// it verifies and is in the JWKS of every replica as soon as each hears of
+// the rotation, while every replica goes on signing with the replaced key
+// until [KeyHandover] after the rotation (the new key's SignsFrom, stored
+// with the set), and then all sign with the new one. So no replica signs
+// with a key another replica does not know yet, which would refuse the
+// token. A rotation during a handover retires the key that was waiting to
+// sign, unused, and the replaced key signs until the newest key's
+// handover ends.
 func (s *KeySet) Rotate() (*Key, error) {
 	st := s.current()
 	if st == nil {
@@ -457,10 +503,11 @@ func (s *KeySet) RotateTo(k *Key) error {
 
 // RotateIfOlder rotates, as [KeySet.Rotate] does, when the signing key was
 // created maxAge or longer ago, and otherwise drops retired keys past their
-// NotAfter, as [KeySet.Prune] does. It returns the new signing key, or nil
-// when the current one is younger than maxAge. The age counts from the
-// key's creation time, which the key file keeps, so a restart neither
-// resets the clock nor rotates early; calling it often (on a ticker) costs
+// NotAfter, as [KeySet.Prune] does. It returns the new key, or nil when
+// the newest one is younger than maxAge. The age counts from when the key
+// began signing (its creation, or its SignsFrom in a shared set), which
+// the key file keeps, so a restart neither resets the clock nor rotates
+// early, and a key still waiting out its handover is never replaced; calling it often (on a ticker) costs
 // a clock read unless there is something to do. Concurrent calls rotate
 // once; over a shared store, so do calls of several replicas: a replica
 // that finds the set rotated by another since it looked does not rotate it
@@ -472,7 +519,7 @@ func (s *KeySet) RotateIfOlder(maxAge time.Duration) (*Key, error) {
 	var k *Key
 	err := s.change(func(old *keyState) (*keyState, error) {
 		k = nil
-		if s.now().Before(old.signing().created.Add(maxAge)) {
+		if s.now().Before(old.signing().signingSince().Add(maxAge)) {
 			next, _ := s.pruned(old)
 			return next, nil
 		}
@@ -493,28 +540,46 @@ func (s *KeySet) rotateToLocked(k *Key) error {
 	return s.changeLocked(func(old *keyState) (*keyState, error) { return s.rotated(old, k) })
 }
 
-// rotated returns old with k as its signing key and the signing key of old
-// retired.
+// rotated returns old with k as its newest key. The key signing now is
+// retired when k starts signing: at once, or in a shared set after
+// KeyHandover; a key of old still waiting to sign is retired unused.
 func (s *KeySet) rotated(old *keyState, k *Key) (*keyState, error) {
 	if _, ok := old.byID[k.id]; ok {
 		return nil, fmt.Errorf("tokens: key %s is already in the set", k.id)
 	}
 	now := s.now().UTC()
-	next := &keyState{entries: []*keyEntry{{key: k, created: now}}}
-	for i, e := range old.entries {
-		if i == 0 {
-			retired := *e
-			retired.retired, retired.notAfter = now, now.Add(s.retention)
-			if s.shared {
-				retired.notAfter = retired.notAfter.Add(KeyHandover)
-			}
-			e = &retired
+	added := &keyEntry{key: k, created: now}
+	from := now
+	if s.shared {
+		from = now.Add(KeyHandover)
+		added.signsFrom = from
+	}
+	next := &keyState{entries: []*keyEntry{added}}
+	signer := old.signer(now)
+	for _, e := range old.entries {
+		switch {
+		case e == signer:
+			e = s.retire(e, from)
+		case e.retired.IsZero() || e.retired.After(now):
+			e = s.retire(e, now)
 		}
 		if !e.expired(now) {
 			next.entries = append(next.entries, e)
 		}
 	}
 	return next, nil
+}
+
+// retire returns a copy of e that stops signing at at.
+func (s *KeySet) retire(e *keyEntry, at time.Time) *keyEntry {
+	r := *e
+	r.retired, r.notAfter = at, at.Add(s.retention)
+	if s.shared {
+		// A replica that has not heard of the rotation may sign with it
+		// up to KeyHandover later, as verifyingKey allows.
+		r.notAfter = r.notAfter.Add(KeyHandover)
+	}
+	return &r
 }
 
 // Prune drops retired keys past their NotAfter and reports how many it

@@ -79,10 +79,14 @@ const (
 	// maxKeyAttempts bounds how often a change whose commit met another
 	// replica's is decided afresh before it fails with ErrKeysStale.
 	maxKeyAttempts = 8
-	// KeyHandover is how long, in a set shared through a [KeyNotifier],
-	// a replaced key still verifies tokens issued after the rotation, and
-	// how much longer it stays published: a replica that has not yet
-	// heard of the rotation goes on signing with it meanwhile.
+	// KeyHandover is, in a set shared through a [KeyNotifier], how long
+	// a rotated-in key is published before any replica signs with it, so
+	// that every replica knows it first: replicas hear of a rotation
+	// within milliseconds, a minute also covers a listener that
+	// reconnects. The replaced key signs meanwhile, and once retired it
+	// still verifies tokens issued up to KeyHandover after its retirement,
+	// and stays published that much longer, for a replica that heard late
+	// or whose clock lags.
 	KeyHandover = time.Minute
 )
 

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -99,18 +100,23 @@ func RunKeyStore(t *testing.T, open func(t *testing.T) tokens.KeyStore) {
 // connection pools, as two replicas have) and arranges their closing at
 // the end of the test. It proves that the replicas keep one key set: a
 // rotation by either is served in the other's JWKS and the other verifies
-// what it signs within [Propagation], and rotations racing from both end
-// in one set.
+// what it signs within [Propagation]; no replica signs with the new key
+// before [tokens.KeyHandover] has passed, so a replica that has not heard
+// of it yet verifies every token; and rotations racing from both end in
+// one set.
 func RunKeyNotifier(t *testing.T, open func(t *testing.T) (a, b tokens.KeyNotifier)) {
-	t.Run("a key rotated through one replica is served and verified by the other", func(t *testing.T) {
+	t.Run("a key rotated through one replica is published by every replica before any signs with it", func(t *testing.T) {
 		sa, sb := open(t)
-		here, there := openKeySet(t, sa, nil), openKeySet(t, sb, nil)
+		var now atomic.Int64
+		now.Store(epoch.UnixNano())
+		clock := func() time.Time { return time.Unix(0, now.Load()).UTC() }
+		here, there := openKeySet(t, sa, clock), openKeySet(t, sb, clock)
 		if here.Signing().ID() != there.Signing().ID() {
 			t.Fatalf("two replicas opening one store sign with %s and %s", here.Signing().ID(), there.Signing().ID())
 		}
-		// A replica that will not hear of the rotation: it signs with the
-		// replaced key after it, as a replica does until it hears.
-		late := openKeySet(t, sb, nil)
+		// A replica that does not hear of the rotation, as none has until
+		// the store's notification reaches it.
+		late := openKeySet(t, sb, clock)
 		late.Close()
 
 		old := here.Signing().ID()
@@ -119,26 +125,57 @@ func RunKeyNotifier(t *testing.T, open func(t *testing.T) (a, b tokens.KeyNotifi
 		if err != nil {
 			t.Fatal(err)
 		}
-		waitFor(t, "the other replica to sign with the rotated key", func() bool { return there.Signing().ID() == k.ID() })
+		waitFor(t, "the other replica to publish the rotated key", func() bool { return slices.Contains(kids(there), k.ID()) })
 		t.Logf("a rotation through one replica reached the other after %v", time.Since(start))
-		if a, b := jwks(t, here), jwks(t, there); a != b {
-			t.Errorf("the replicas serve different JWKS:\n%s\n%s", a, b)
-		}
 		if got := kids(there); !slices.Equal(got, []string{k.ID(), old}) {
 			t.Errorf("the other replica holds %v, want %s then %s", got, k.ID(), old)
 		}
-		for _, c := range []struct {
-			name           string
-			signer, verify *tokens.KeySet
-		}{
-			{"signed here, verified there", here, there},
-			{"signed there, verified here", there, here},
-			{"signed with the replaced key after the rotation", late, there},
-		} {
-			raw := issue(t, c.signer)
-			if _, err := verifier(t, c.verify).Verify(context.Background(), raw); err != nil {
-				t.Errorf("%s: %v", c.name, err)
+		a, b := jwks(t, here), jwks(t, there)
+		if a != b {
+			t.Errorf("the replicas serve different JWKS:\n%s\n%s", a, b)
+		}
+		for _, kid := range []string{k.ID(), old} {
+			if !strings.Contains(a, `"kid":"`+kid+`"`) {
+				t.Errorf("during the handover the JWKS lacks key %s:\n%s", kid, a)
 			}
+		}
+		reopened := openKeySet(t, sa, clock) // decides from the stored set alone
+		if again, err := here.RotateIfOlder(time.Nanosecond); err != nil || again != nil {
+			t.Errorf("RotateIfOlder during the handover: %v, %v; want no rotation", again, err)
+		}
+
+		check := func(when string, signs string) {
+			t.Helper()
+			for name, keys := range map[string]*tokens.KeySet{"rotating": here, "notified": there, "reopened": reopened} {
+				if got := keys.Signing().ID(); got != signs {
+					t.Errorf("%s, the %s replica signs with %s, want %s", when, name, got, signs)
+				}
+			}
+			for _, c := range []struct {
+				name           string
+				signer, verify *tokens.KeySet
+			}{
+				{"signed by the rotating replica, verified by one not yet notified", here, late},
+				{"signed by the rotating replica, verified by the notified one", here, there},
+				{"signed by the notified replica, verified by the rotating one", there, here},
+				{"signed by one not notified, verified by the rotating one", late, here},
+			} {
+				if c.verify == late && signs == k.ID() {
+					continue // after the handover a replica must have heard
+				}
+				raw := issue(t, c.signer, clock)
+				if _, err := verifier(t, c.verify, clock).Verify(context.Background(), raw); err != nil {
+					t.Errorf("%s, %s: %v", when, c.name, err)
+				}
+			}
+		}
+		check("right after the rotation", old)
+		now.Add(int64(tokens.KeyHandover - time.Second))
+		check("just before the handover ends", old)
+		now.Add(int64(time.Second))
+		check("when the handover ends", k.ID())
+		if a, b := jwks(t, here), jwks(t, there); a != b || !strings.Contains(a, `"kid":"`+old+`"`) {
+			t.Errorf("after the handover the replicas serve, without the replaced key or unlike each other:\n%s\n%s", a, b)
 		}
 	})
 
@@ -246,10 +283,10 @@ func jwks(t *testing.T, keys *tokens.KeySet) string {
 	return string(b)
 }
 
-// issue signs a token for alice with keys.
-func issue(t *testing.T, keys *tokens.KeySet) string {
+// issue signs a token for alice with keys, at clock's time.
+func issue(t *testing.T, keys *tokens.KeySet, clock func() time.Time) string {
 	t.Helper()
-	iss, err := tokens.NewIssuer(tokens.IssuerConfig{Keys: keys, Issuer: "https://scorehub.test", Audience: []string{"scorehub"}})
+	iss, err := tokens.NewIssuer(tokens.IssuerConfig{Keys: keys, Issuer: "https://scorehub.test", Audience: []string{"scorehub"}, Now: clock})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -260,9 +297,9 @@ func issue(t *testing.T, keys *tokens.KeySet) string {
 	return raw
 }
 
-func verifier(t *testing.T, keys *tokens.KeySet) *tokens.Verifier {
+func verifier(t *testing.T, keys *tokens.KeySet, clock func() time.Time) *tokens.Verifier {
 	t.Helper()
-	v, err := tokens.NewVerifier(tokens.VerifierConfig{Keys: keys, Issuer: "https://scorehub.test", Audience: "scorehub"})
+	v, err := tokens.NewVerifier(tokens.VerifierConfig{Keys: keys, Issuer: "https://scorehub.test", Audience: "scorehub", Now: clock})
 	if err != nil {
 		t.Fatal(err)
 	}
