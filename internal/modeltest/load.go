@@ -94,3 +94,18 @@ func CheckNames(t testing.TB, s registry.ModelSchema, want Names) {
 		t.Errorf("schema: outputs %q, want %q", outputs, want.Outputs)
 	}
 }
+
+// CheckInputKinds reports to t every input of s that is not text when
+// textInputs names it, or not a number when it does not.
+func CheckInputKinds(t testing.TB, s registry.ModelSchema, textInputs []string) {
+	t.Helper()
+	for _, c := range s.Inputs {
+		kind := registry.Number
+		if slices.Contains(textInputs, c.Name) {
+			kind = registry.Text
+		}
+		if c.Kind != kind {
+			t.Errorf("schema: input %q is %v, want %v", c.Name, c.Kind, kind)
+		}
+	}
+}

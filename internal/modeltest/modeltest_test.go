@@ -2,8 +2,10 @@ package modeltest_test
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 
@@ -162,5 +164,70 @@ func TestCheckNames(t *testing.T) {
 	r := run(func(tb testing.TB) { modeltest.CheckNames(tb, s, want) })
 	if len(r.errors) != 1 || !strings.Contains(r.errors[0], "schema: inputs") {
 		t.Errorf("CheckNames of inputs in another order reported %q, want one error about the inputs", r.errors)
+	}
+}
+
+func TestCheckInputKinds(t *testing.T) {
+	s := registry.ModelSchema{Inputs: []registry.ColumnSpec{{Name: "a", Kind: registry.Number}, {Name: "b", Kind: registry.Text}}}
+	if r := run(func(tb testing.TB) { modeltest.CheckInputKinds(tb, s, []string{"b"}) }); len(r.errors) != 0 {
+		t.Errorf("CheckInputKinds of matching kinds reported %q", r.errors)
+	}
+	r := run(func(tb testing.TB) { modeltest.CheckInputKinds(tb, s, nil) })
+	if len(r.errors) != 1 || !strings.Contains(r.errors[0], `input "b"`) {
+		t.Errorf("CheckInputKinds of a text input said to be a number reported %q, want one error naming it", r.errors)
+	}
+}
+
+func TestSameText(t *testing.T) {
+	tests := []struct {
+		name, want, got, says string
+	}{
+		{"last digits", `{"p": [0.25, 1e3]}`, `{"p": [0.2500000000001, 1000.0000000001]}`, ""},
+		{"number off", `{"p": [0.25]}`, `{"p": [0.2501]}`, "number 1 is 0.2501, was 0.25"},
+		{"text changed", `{"p": [0.25]}`, `{"q": [0.25]}`, "the text before number 1 changed"},
+		{"number added", `{"p": [0.25]}`, `{"p": [0.25, 1]}`, "2 numbers, was 1"},
+		{"tail changed", `{"p": 1}`, `{"p": 1, "x": "y"}`, "the text after the last number changed"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			want, got := filepath.Join(dir, "want.json"), filepath.Join(dir, "got.json")
+			writeFile(t, want, tt.want)
+			writeFile(t, got, tt.got)
+			r := run(func(tb testing.TB) { modeltest.SameText(tb, "gen.py", want, got) })
+			if tt.says == "" {
+				if len(r.errors) != 0 || r.ended != "" {
+					t.Errorf("SameText reported %q and ended %q, want no difference", r.errors, r.ended)
+				}
+				return
+			}
+			if len(r.errors) != 1 || !strings.Contains(r.errors[0], "gen.py now writes want.json differently: "+tt.says) {
+				t.Errorf("SameText reported %q, want one error saying %q", r.errors, tt.says)
+			}
+		})
+	}
+}
+
+func TestSameFixtureNames(t *testing.T) {
+	dir, out := t.TempDir(), t.TempDir()
+	for _, p := range []string{filepath.Join(dir, "a.rows.json"), filepath.Join(dir, "b.rows.json"), filepath.Join(out, "a.rows.json")} {
+		writeFile(t, p, "{}")
+	}
+	r := run(func(tb testing.TB) { modeltest.SameFixtureNames(tb, "gen.py", dir, out) })
+	if !strings.Contains(r.ended, `gen.py writes the fixtures ["a"]`) {
+		t.Errorf("SameFixtureNames with a fixture gone ended with %q, want a failure naming what the script wrote", r.ended)
+	}
+	writeFile(t, filepath.Join(out, "b.rows.json"), "{}")
+	var names []string
+	r = run(func(tb testing.TB) { names = modeltest.SameFixtureNames(tb, "gen.py", dir, out) })
+	if r.ended != "" || !slices.Equal(names, []string{"a", "b"}) {
+		t.Errorf("SameFixtureNames of the same fixtures ended with %q and answered %q, want [a b]", r.ended, names)
+	}
+}
+
+func writeFile(t *testing.T, path, text string) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
 	}
 }

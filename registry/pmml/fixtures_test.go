@@ -140,10 +140,8 @@ func TestFixtures(t *testing.T) {
 func checkFixture(t *testing.T, dir, name string, f *fixture) {
 	m := loadFixtureModel(t, dir, name, f)
 	checkSchema(t, f, m.Schema)
-	compareFixture(t, f, modeltest.Score(t, m, f.table(t, 0, len(f.Rows))), 0)
-	for i := range f.Rows {
-		compareFixture(t, f, modeltest.Score(t, m, f.table(t, i, i+1)), i)
-	}
+	modeltest.ScoreEachWay(t, m, len(f.Rows), func(first, last int) *registry.Table { return f.table(t, first, last) },
+		func(got *registry.Table, first int) { compareFixture(t, f, got, first) })
 }
 
 func checkSchema(t *testing.T, f *fixture, s registry.ModelSchema) {
@@ -152,15 +150,7 @@ func checkSchema(t *testing.T, f *fixture, s registry.ModelSchema) {
 	if s.Format != "pmml" || s.Task != want.Task {
 		t.Errorf("schema: format %q, task %q; want pmml, %q", s.Format, s.Task, want.Task)
 	}
-	for _, c := range s.Inputs {
-		kind := registry.Number
-		if slices.Contains(want.TextInputs, c.Name) {
-			kind = registry.Text
-		}
-		if c.Kind != kind {
-			t.Errorf("schema: input %q is %v, want %v", c.Name, c.Kind, kind)
-		}
-	}
+	modeltest.CheckInputKinds(t, s, want.TextInputs)
 	modeltest.CheckNames(t, s, modeltest.Names{
 		Label:   f.label(),
 		Inputs:  want.Inputs,
