@@ -5,23 +5,24 @@ import (
 	"slices"
 )
 
-// rowWidth returns the width of the rows an ai.onnx.ml operator works on:
-// these operators take [N,F] tensors (ONNX Runtime reads the second
-// dimension of a 2-D input, and the only one of a 1-D input as a single
-// row, which would mix the rows of a batch).
-func rowWidth(x *nodeCtx, in *value) (int, error) {
-	if len(in.dims) != 1 {
-		return 0, x.errorf("its input is %s; only [N,F] inputs are supported", in.describe())
+// rowInput returns input 0 of an ai.onnx.ml operator, of one of the
+// types, and the width of its rows: these operators take [N,F] tensors
+// (ONNX Runtime reads the second dimension of a 2-D input, and the only
+// one of a 1-D input as a single row, which would mix the rows of a
+// batch).
+func rowInput(x *nodeCtx, types ...dtype) (*value, int, error) {
+	in, err := x.in(0, types...)
+	if err != nil {
+		return nil, 0, err
 	}
-	return in.dims[0], nil
+	if len(in.dims) != 1 {
+		return nil, 0, x.errorf("its input is %s; only [N,F] inputs are supported", in.describe())
+	}
+	return in, in.dims[0], nil
 }
 
 func compileScaler(x *nodeCtx) (kernel, error) {
-	in, err := x.in(0, dtFloat, dtDouble, dtInt64, dtInt32)
-	if err != nil {
-		return nil, err
-	}
-	w, err := rowWidth(x, in)
+	in, w, err := rowInput(x, dtFloat, dtDouble, dtInt64, dtInt32)
 	if err != nil {
 		return nil, err
 	}
@@ -61,11 +62,7 @@ func compileScaler(x *nodeCtx) (kernel, error) {
 }
 
 func compileNormalizer(x *nodeCtx) (kernel, error) {
-	in, err := x.in(0, dtFloat, dtDouble, dtInt64, dtInt32)
-	if err != nil {
-		return nil, err
-	}
-	w, err := rowWidth(x, in)
+	in, w, err := rowInput(x, dtFloat, dtDouble, dtInt64, dtInt32)
 	if err != nil {
 		return nil, err
 	}
@@ -159,11 +156,7 @@ func asFloat32(dt dtype, t *tensor, i int) float32 {
 }
 
 func compileImputer(x *nodeCtx) (kernel, error) {
-	in, err := x.in(0, dtFloat, dtInt64)
-	if err != nil {
-		return nil, err
-	}
-	w, err := rowWidth(x, in)
+	in, w, err := rowInput(x, dtFloat, dtInt64)
 	if err != nil {
 		return nil, err
 	}
@@ -622,14 +615,11 @@ type linear struct {
 }
 
 func readLinear(x *nodeCtx) (*linear, error) {
-	in, err := x.in(0, dtFloat, dtDouble, dtInt64, dtInt32)
+	in, f, err := rowInput(x, dtFloat, dtDouble, dtInt64, dtInt32)
 	if err != nil {
 		return nil, err
 	}
-	lin := &linear{in: in}
-	if lin.f, err = rowWidth(x, in); err != nil {
-		return nil, err
-	}
+	lin := &linear{in: in, f: f}
 	if lin.coef, err = x.floatsAttr("coefficients"); err != nil {
 		return nil, err
 	}

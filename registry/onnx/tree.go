@@ -435,16 +435,6 @@ func buildEnsemble[T number](x *nodeCtx, a *treeAttrs, targets, features int) (*
 	return e, nil
 }
 
-// treeInput is a tree ensemble's input: [N,F] of a number type.
-func treeInput(x *nodeCtx) (*value, int, error) {
-	in, err := x.in(0, dtFloat, dtDouble, dtInt64, dtInt32)
-	if err != nil {
-		return nil, 0, err
-	}
-	f, err := rowWidth(x, in)
-	return in, f, err
-}
-
 // rowsAs returns the input's values as T, converting when needed.
 func rowsAs[T number](dt dtype, t *tensor, n int) []T {
 	var zero T
@@ -476,7 +466,7 @@ func rowsAs[T number](dt dtype, t *tensor, n int) []T {
 const blockRows = 128
 
 func compileTreeRegressor(x *nodeCtx) (kernel, error) {
-	in, f, err := treeInput(x)
+	in, f, err := rowInput(x, dtFloat, dtDouble, dtInt64, dtInt32)
 	if err != nil {
 		return nil, err
 	}
@@ -660,7 +650,7 @@ func regressorKernel[T number](e *ensemble[T], in, out *value, f int, agg string
 }
 
 func compileTreeClassifier(x *nodeCtx) (kernel, error) {
-	in, f, err := treeInput(x)
+	in, f, err := rowInput(x, dtFloat, dtDouble, dtInt64, dtInt32)
 	if err != nil {
 		return nil, err
 	}
@@ -843,11 +833,7 @@ func compileTreeEnsemble(x *nodeCtx) (kernel, error) {
 	if x.version < 5 {
 		return nil, x.errorf("TreeEnsemble needs opset 5 of ai.onnx.ml, the model imports %d", x.version)
 	}
-	in, err := x.in(0, dtFloat, dtDouble)
-	if err != nil {
-		return nil, err
-	}
-	f, err := rowWidth(x, in)
+	in, f, err := rowInput(x, dtFloat, dtDouble)
 	if err != nil {
 		return nil, err
 	}
