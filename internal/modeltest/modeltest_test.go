@@ -231,3 +231,23 @@ func writeFile(t *testing.T, path, text string) {
 		t.Fatal(err)
 	}
 }
+
+func TestRowsTable(t *testing.T) {
+	rows := []map[string]any{{"x": 1.5, "s": "a"}, {"x": nil, "s": "b"}, {"x": 2.5, "s": "c"}}
+	tab := modeltest.RowsTable(t, "m", rows, 1, 3, []string{"x", "s"}, []string{"s"})
+	var names []string
+	for i := range tab.NumColumns() {
+		names = append(names, tab.Column(i).Name)
+	}
+	if tab.Rows() != 2 || !slices.Equal(names, []string{"s", "x", "id"}) {
+		t.Fatalf("RowsTable of rows 1..2 answered %d rows of %q, want 2 rows of the inputs reversed and the id", tab.Rows(), names)
+	}
+	x, s := tab.Column(1), tab.Column(0)
+	if _, ok := x.Number(0); ok || x.Numbers[1] != 2.5 || s.Kind != registry.Text || s.Texts[0] != "b" {
+		t.Errorf("RowsTable answered x %v (missing %v) and s %q; want x missing then 2.5, s text b, c", x.Numbers, x.Missing, s.Texts)
+	}
+	r := run(func(tb testing.TB) { modeltest.RowsTable(tb, "m", rows, 0, 1, []string{"s"}, nil) })
+	if !strings.Contains(r.ended, "m: row 0: s is a, not a number") {
+		t.Errorf("RowsTable of text in a number input ended with %q, want a failure naming the model, row and input", r.ended)
+	}
+}
