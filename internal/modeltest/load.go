@@ -95,19 +95,33 @@ func CheckNames(t testing.TB, s registry.ModelSchema, want Names) {
 	}
 }
 
-// CheckInputKinds reports to t every input of s that is not text when
-// textInputs names it, or not a number when it does not.
-func CheckInputKinds(t testing.TB, s registry.ModelSchema, textInputs []string) {
+// Schema is what a model's schema should hold, for [CheckSchema].
+type Schema struct {
+	// Format and Task are the schema's.
+	Format string
+	Task   registry.Task
+	// TextInputs are the inputs that are text; the others are numbers.
+	TextInputs []string
+	Names
+}
+
+// CheckSchema reports to t where s's format, task, kinds of inputs or
+// names differ from want's.
+func CheckSchema(t testing.TB, s registry.ModelSchema, want Schema) {
 	t.Helper()
+	if s.Format != want.Format || s.Task != want.Task {
+		t.Errorf("schema: format %q, task %q; want %s, %q", s.Format, s.Task, want.Format, want.Task)
+	}
 	for _, c := range s.Inputs {
 		kind := registry.Number
-		if slices.Contains(textInputs, c.Name) {
+		if slices.Contains(want.TextInputs, c.Name) {
 			kind = registry.Text
 		}
 		if c.Kind != kind {
 			t.Errorf("schema: input %q is %v, want %v", c.Name, c.Kind, kind)
 		}
 	}
+	CheckNames(t, s, want.Names)
 }
 
 // RowsTable builds rows first..last-1 of a fixture's rows as a client's

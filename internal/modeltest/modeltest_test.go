@@ -167,14 +167,18 @@ func TestCheckNames(t *testing.T) {
 	}
 }
 
-func TestCheckInputKinds(t *testing.T) {
-	s := registry.ModelSchema{Inputs: []registry.ColumnSpec{{Name: "a", Kind: registry.Number}, {Name: "b", Kind: registry.Text}}}
-	if r := run(func(tb testing.TB) { modeltest.CheckInputKinds(tb, s, []string{"b"}) }); len(r.errors) != 0 {
-		t.Errorf("CheckInputKinds of matching kinds reported %q", r.errors)
+func TestCheckSchema(t *testing.T) {
+	s := registry.ModelSchema{Format: "onnx", Task: registry.Classification, Label: "y",
+		Inputs: []registry.ColumnSpec{{Name: "a", Kind: registry.Number}, {Name: "b", Kind: registry.Text}}}
+	want := modeltest.Schema{Format: "onnx", Task: registry.Classification, TextInputs: []string{"b"},
+		Names: modeltest.Names{Label: "y", Inputs: []string{"a", "b"}}}
+	if r := run(func(tb testing.TB) { modeltest.CheckSchema(tb, s, want) }); len(r.errors) != 0 {
+		t.Errorf("CheckSchema of a matching schema reported %q", r.errors)
 	}
-	r := run(func(tb testing.TB) { modeltest.CheckInputKinds(tb, s, nil) })
-	if len(r.errors) != 1 || !strings.Contains(r.errors[0], `input "b"`) {
-		t.Errorf("CheckInputKinds of a text input said to be a number reported %q, want one error naming it", r.errors)
+	want.Format, want.TextInputs = "pmml", nil
+	r := run(func(tb testing.TB) { modeltest.CheckSchema(tb, s, want) })
+	if len(r.errors) != 2 || !strings.Contains(r.errors[0], `format "onnx"`) || !strings.Contains(r.errors[1], `input "b"`) {
+		t.Errorf("CheckSchema of another format and a text input said to be a number reported %q, want an error about each", r.errors)
 	}
 }
 

@@ -117,16 +117,16 @@ func checkFixture(t *testing.T, dir, name string, f *fixture) {
 
 func checkSchema(t *testing.T, f *fixture, s registry.ModelSchema) {
 	t.Helper()
-	want := f.Schema
-	if s.Format != "pmml" || s.Task != want.Task {
-		t.Errorf("schema: format %q, task %q; want pmml, %q", s.Format, s.Task, want.Task)
-	}
-	modeltest.CheckInputKinds(t, s, want.TextInputs)
-	modeltest.CheckNames(t, s, modeltest.Names{
-		Label:   f.label(),
-		Inputs:  want.Inputs,
-		Classes: want.Classes,
-		Outputs: f.outputs(),
+	modeltest.CheckSchema(t, s, modeltest.Schema{
+		Format:     "pmml",
+		Task:       f.Schema.Task,
+		TextInputs: f.Schema.TextInputs,
+		Names: modeltest.Names{
+			Label:   f.label(),
+			Inputs:  f.Schema.Inputs,
+			Classes: f.Schema.Classes,
+			Outputs: f.outputs(),
+		},
 	})
 }
 
