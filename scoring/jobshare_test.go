@@ -52,8 +52,9 @@ func TestJobsAcrossReplicas(t *testing.T) {
 			t.Fatalf("b's Stop: %+v, %v; want the stop requested", stop, err)
 		}
 		stopped := f.wait(t, j.ID, registry.JobStopped)
-		if took := time.Since(asked); took > time.Second {
-			t.Errorf("the stop took %s to reach a, want within a second", took)
+		// About a second; the bound leaves room for a loaded machine.
+		if took := time.Since(asked); took > 5*time.Second {
+			t.Errorf("the stop took %s to reach a, want about a second", took)
 		}
 		if stopped.Error == nil || stopped.Error.Type != "stopped" {
 			t.Errorf("stopped job %+v", stopped)
