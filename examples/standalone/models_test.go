@@ -79,47 +79,13 @@ func TestModelUpload(t *testing.T) {
 // written as PMML by registry/pmml/testdata/export.py, is stored as a pmml
 // version and its endpoint answers its classes and confidences.
 func TestPMMLUpload(t *testing.T) {
-	artifact, err := os.ReadFile("../../registry/pmml/testdata/iris_forest.pmml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := newTestServer(t, t.TempDir())
-	defer srv.Close()
-	token := handlerToken(t, srv)
-	w := upload(t, srv, token, artifact, registry.ModelMetadata{})
-	var v struct {
-		Format  string   `json:"format"`
-		Label   string   `json:"label"`
-		Classes []string `json:"classes"`
-	}
-	if err := json.Unmarshal(w.Body.Bytes(), &v); w.Code != http.StatusCreated || err != nil || v.Format != "pmml" || v.Label != "species" {
-		t.Fatalf("the PMML upload answered %d %s, want 201, format pmml and label species", w.Code, w.Body)
-	}
-	for _, r := range []struct{ method, path, body string }{
-		{"PUT", "/api/v1/models/iris/aliases/production", `{"version":1}`},
-		{"POST", "/api/v1/deployments", `{"group":"DEFAULT","path":"flowers","endpoints":[{"alias":"species","model":"iris@production"}]}`},
-	} {
-		if w := serve(srv, r.method, r.path, token, "application/json", []byte(r.body)); w.Code != http.StatusCreated {
-			t.Fatalf("%s %s: %d %s", r.method, r.path, w.Code, w.Body)
-		}
-	}
-	w = serve(srv, "POST", "/webapi/DEFAULT/api/v1/services/flowers/species", "", "application/json", []byte(`{"data":[`+irisRow+`]}`))
-	body := w.Body.String()
-	if w.Code != http.StatusOK || !strings.Contains(body, `"prediction(species)":"setosa"`) || !strings.Contains(body, `"confidence(virginica)":`) {
-		t.Errorf("the PMML model endpoint answered %d %s, want setosa and a confidence per class", w.Code, body)
-	}
-
-	// Sent alone, a PMML file is XML, and comes back as XML.
-	if w := serve(srv, "POST", "/api/v1/models/forest/versions", token, "application/xml; charset=utf-8", artifact); w.Code != http.StatusCreated {
-		t.Fatalf("the PMML file sent as application/xml answered %d %s, want 201", w.Code, w.Body)
-	}
-	w = serve(srv, "GET", "/api/v1/models/forest/versions/1/artifact", token, "", nil)
-	if w.Code != http.StatusOK || !bytes.Equal(w.Body.Bytes(), artifact) {
-		t.Fatalf("the PMML artifact answered %d with %d bytes, want 200 and the %d bytes uploaded", w.Code, w.Body.Len(), len(artifact))
-	}
-	if ct, cd := w.Header().Get("Content-Type"), w.Header().Get("Content-Disposition"); ct != "application/xml" || cd != `attachment; filename="forest-1.pmml"` {
-		t.Errorf("the PMML artifact is sent as %q, %q; want application/xml, forest-1.pmml", ct, cd)
-	}
+	checkIrisFormat(t, irisFormat{
+		format: "pmml",
+		file:   "../../registry/pmml/testdata/iris_forest.pmml",
+		// Sent alone, a PMML file is XML, and comes back as XML.
+		sentAs: "application/xml; charset=utf-8",
+		sentBy: "application/xml",
+	})
 }
 
 // TestONNXUpload: the server reads ONNX too. scikit-learn's iris forest,
@@ -127,25 +93,51 @@ func TestPMMLUpload(t *testing.T) {
 // of four features, which the upload's metadata names; it is stored as an
 // onnx version and its endpoint answers its classes and confidences.
 func TestONNXUpload(t *testing.T) {
-	artifact, err := os.ReadFile("../../registry/onnx/testdata/iris_forest.onnx")
+	checkIrisFormat(t, irisFormat{
+		format: "onnx",
+		file:   "../../registry/onnx/testdata/iris_forest.onnx",
+		meta: registry.ModelMetadata{
+			Label:    "species",
+			Features: []string{"sepal_length", "sepal_width", "petal_length", "petal_width"},
+		},
+		// Sent alone, an ONNX file is bytes, and comes back as an .onnx file.
+		sentAs: "application/octet-stream",
+		sentBy: "application/octet-stream",
+	})
+}
+
+// irisFormat is scikit-learn's iris forest written in one model format.
+type irisFormat struct {
+	format string // as the server names it, and the artifact's extension
+	file   string
+	meta   registry.ModelMetadata // what its upload carries
+	// sentAs is the Content-Type of the file sent alone, sentBy the one
+	// it is downloaded with.
+	sentAs, sentBy string
+}
+
+// checkIrisFormat uploads f's model with its metadata, checks that it is
+// stored in f's format with the iris classes, deploys it and scores a row;
+// then sends the file alone and downloads it again, the same bytes.
+func checkIrisFormat(t *testing.T, f irisFormat) {
+	t.Helper()
+	name := strings.ToUpper(f.format)
+	artifact, err := os.ReadFile(f.file)
 	if err != nil {
 		t.Fatal(err)
 	}
 	srv := newTestServer(t, t.TempDir())
 	defer srv.Close()
 	token := handlerToken(t, srv)
-	w := upload(t, srv, token, artifact, registry.ModelMetadata{
-		Label:    "species",
-		Features: []string{"sepal_length", "sepal_width", "petal_length", "petal_width"},
-	})
+	w := upload(t, srv, token, artifact, f.meta)
 	var v struct {
 		Format  string   `json:"format"`
 		Label   string   `json:"label"`
 		Classes []string `json:"classes"`
 	}
-	if err := json.Unmarshal(w.Body.Bytes(), &v); w.Code != http.StatusCreated || err != nil || v.Format != "onnx" || v.Label != "species" ||
+	if err := json.Unmarshal(w.Body.Bytes(), &v); w.Code != http.StatusCreated || err != nil || v.Format != f.format || v.Label != "species" ||
 		!slices.Equal(v.Classes, []string{"setosa", "versicolor", "virginica"}) {
-		t.Fatalf("the ONNX upload answered %d %s, want 201, format onnx, label species and the iris classes", w.Code, w.Body)
+		t.Fatalf("the %s upload answered %d %s, want 201, format %s, label species and the iris classes", name, w.Code, w.Body, f.format)
 	}
 	for _, r := range []struct{ method, path, body string }{
 		{"PUT", "/api/v1/models/iris/aliases/production", `{"version":1}`},
@@ -158,19 +150,19 @@ func TestONNXUpload(t *testing.T) {
 	w = serve(srv, "POST", "/webapi/DEFAULT/api/v1/services/flowers/species", "", "application/json", []byte(`{"data":[`+irisRow+`]}`))
 	body := w.Body.String()
 	if w.Code != http.StatusOK || !strings.Contains(body, `"prediction(species)":"setosa"`) || !strings.Contains(body, `"confidence(virginica)":`) {
-		t.Errorf("the ONNX model endpoint answered %d %s, want setosa and a confidence per class", w.Code, body)
+		t.Errorf("the %s model endpoint answered %d %s, want setosa and a confidence per class", name, w.Code, body)
 	}
 
-	// Sent alone, an ONNX file is bytes, and comes back as an .onnx file.
-	if w := serve(srv, "POST", "/api/v1/models/forest/versions", token, "application/octet-stream", artifact); w.Code != http.StatusCreated {
-		t.Fatalf("the ONNX file sent as application/octet-stream answered %d %s, want 201", w.Code, w.Body)
+	if w := serve(srv, "POST", "/api/v1/models/forest/versions", token, f.sentAs, artifact); w.Code != http.StatusCreated {
+		t.Fatalf("the %s file sent as %s answered %d %s, want 201", name, f.sentAs, w.Code, w.Body)
 	}
 	w = serve(srv, "GET", "/api/v1/models/forest/versions/1/artifact", token, "", nil)
 	if w.Code != http.StatusOK || !bytes.Equal(w.Body.Bytes(), artifact) {
-		t.Fatalf("the ONNX artifact answered %d with %d bytes, want 200 and the %d bytes uploaded", w.Code, w.Body.Len(), len(artifact))
+		t.Fatalf("the %s artifact answered %d with %d bytes, want 200 and the %d bytes uploaded", name, w.Code, w.Body.Len(), len(artifact))
 	}
-	if ct, cd := w.Header().Get("Content-Type"), w.Header().Get("Content-Disposition"); ct != "application/octet-stream" || cd != `attachment; filename="forest-1.onnx"` {
-		t.Errorf("the ONNX artifact is sent as %q, %q; want application/octet-stream, forest-1.onnx", ct, cd)
+	wantCD := `attachment; filename="forest-1.` + f.format + `"`
+	if ct, cd := w.Header().Get("Content-Type"), w.Header().Get("Content-Disposition"); ct != f.sentBy || cd != wantCD {
+		t.Errorf("the %s artifact is sent as %q, %q; want %s, forest-1.%s", name, ct, cd, f.sentBy, f.format)
 	}
 }
 

@@ -5,7 +5,10 @@
 // comparing the answers with the library's own within its tolerances.
 //
 // Only tests import it. A format's tests keep what is theirs (the fixture's
-// JSON shape, the table a client would send, the schema to expect) and call
-// these functions for the rest, so every format is held to the same
-// tolerances and the same skip-or-fail rule of [testenv.SkipOrFail].
+// JSON shape, the schema to expect) and call these functions for the rest:
+// the table a client would send ([RowsTable], where the rows are JSON
+// numbers and strings), scoring it whole and row by row, and checking that
+// the generator script writes the committed fixtures again. So every
+// format is held to the same tolerances and the same skip-or-fail rule of
+// [testenv.SkipOrFail].
 package modeltest

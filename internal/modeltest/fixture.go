@@ -82,3 +82,15 @@ func Score(t testing.TB, m *registry.LoadedModel, tab *registry.Table) *registry
 	}
 	return out
 }
+
+// ScoreEachWay scores a fixture's n rows with m as one table, then each
+// row on its own (a one-row request may take its own path), and hands
+// check every answer with the index of its first row. table builds the
+// request for rows first to last-1.
+func ScoreEachWay(t testing.TB, m *registry.LoadedModel, n int, table func(first, last int) *registry.Table, check func(got *registry.Table, first int)) {
+	t.Helper()
+	check(Score(t, m, table(0, n)), 0)
+	for i := range n {
+		check(Score(t, m, table(i, i+1)), i)
+	}
+}

@@ -94,3 +94,76 @@ func CheckNames(t testing.TB, s registry.ModelSchema, want Names) {
 		t.Errorf("schema: outputs %q, want %q", outputs, want.Outputs)
 	}
 }
+
+// Schema is what a model's schema should hold, for [CheckSchema].
+type Schema struct {
+	// Format and Task are the schema's.
+	Format string
+	Task   registry.Task
+	// TextInputs are the inputs that are text; the others are numbers.
+	TextInputs []string
+	Names
+}
+
+// CheckSchema reports to t where s's format, task, kinds of inputs or
+// names differ from want's.
+func CheckSchema(t testing.TB, s registry.ModelSchema, want Schema) {
+	t.Helper()
+	if s.Format != want.Format || s.Task != want.Task {
+		t.Errorf("schema: format %q, task %q; want %s, %q", s.Format, s.Task, want.Format, want.Task)
+	}
+	for _, c := range s.Inputs {
+		kind := registry.Number
+		if slices.Contains(want.TextInputs, c.Name) {
+			kind = registry.Text
+		}
+		if c.Kind != kind {
+			t.Errorf("schema: input %q is %v, want %v", c.Name, c.Kind, kind)
+		}
+	}
+	CheckNames(t, s, want.Names)
+}
+
+// RowsTable builds rows first..last-1 of a fixture's rows as a client's
+// request would arrive: a column per input, a Text column for those
+// textInputs names and a Number column for the others (missing where a
+// row has null), in the reverse of the model's order (the reader matches
+// columns by name), plus the id column of [Table]. A value of another
+// type fails t, naming the fixture's model.
+func RowsTable(t testing.TB, model string, rows []map[string]any, first, last int, inputs, textInputs []string) *registry.Table {
+	t.Helper()
+	n := last - first
+	var cols []registry.Column
+	for j := len(inputs) - 1; j >= 0; j-- {
+		name := inputs[j]
+		if slices.Contains(textInputs, name) {
+			values := make([]string, n)
+			for i := range n {
+				s, ok := rows[first+i][name].(string)
+				if !ok {
+					t.Fatalf("%s: row %d: %s is %v, not text", model, first+i, name, rows[first+i][name])
+				}
+				values[i] = s
+			}
+			cols = append(cols, registry.TextColumn(name, values, nil))
+			continue
+		}
+		values := make([]float64, n)
+		var missing []bool
+		for i := range n {
+			switch v := rows[first+i][name].(type) {
+			case float64:
+				values[i] = v
+			case nil:
+				if missing == nil {
+					missing = make([]bool, n)
+				}
+				missing[i] = true
+			default:
+				t.Fatalf("%s: row %d: %s is %v, not a number", model, first+i, name, v)
+			}
+		}
+		cols = append(cols, registry.NumberColumn(name, values, missing))
+	}
+	return Table(t, first, last, cols...)
+}

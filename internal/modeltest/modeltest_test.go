@@ -2,8 +2,10 @@ package modeltest_test
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 
@@ -162,5 +164,94 @@ func TestCheckNames(t *testing.T) {
 	r := run(func(tb testing.TB) { modeltest.CheckNames(tb, s, want) })
 	if len(r.errors) != 1 || !strings.Contains(r.errors[0], "schema: inputs") {
 		t.Errorf("CheckNames of inputs in another order reported %q, want one error about the inputs", r.errors)
+	}
+}
+
+func TestCheckSchema(t *testing.T) {
+	s := registry.ModelSchema{Format: "onnx", Task: registry.Classification, Label: "y",
+		Inputs: []registry.ColumnSpec{{Name: "a", Kind: registry.Number}, {Name: "b", Kind: registry.Text}}}
+	want := modeltest.Schema{Format: "onnx", Task: registry.Classification, TextInputs: []string{"b"},
+		Names: modeltest.Names{Label: "y", Inputs: []string{"a", "b"}}}
+	if r := run(func(tb testing.TB) { modeltest.CheckSchema(tb, s, want) }); len(r.errors) != 0 {
+		t.Errorf("CheckSchema of a matching schema reported %q", r.errors)
+	}
+	want.Format, want.TextInputs = "pmml", nil
+	r := run(func(tb testing.TB) { modeltest.CheckSchema(tb, s, want) })
+	if len(r.errors) != 2 || !strings.Contains(r.errors[0], `format "onnx"`) || !strings.Contains(r.errors[1], `input "b"`) {
+		t.Errorf("CheckSchema of another format and a text input said to be a number reported %q, want an error about each", r.errors)
+	}
+}
+
+func TestSameText(t *testing.T) {
+	tests := []struct {
+		name, want, got, says string
+	}{
+		{"last digits", `{"p": [0.25, 1e3]}`, `{"p": [0.2500000000001, 1000.0000000001]}`, ""},
+		{"number off", `{"p": [0.25]}`, `{"p": [0.2501]}`, "number 1 is 0.2501, was 0.25"},
+		{"text changed", `{"p": [0.25]}`, `{"q": [0.25]}`, "the text before number 1 changed"},
+		{"number added", `{"p": [0.25]}`, `{"p": [0.25, 1]}`, "2 numbers, was 1"},
+		{"tail changed", `{"p": 1}`, `{"p": 1, "x": "y"}`, "the text after the last number changed"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			want, got := filepath.Join(dir, "want.json"), filepath.Join(dir, "got.json")
+			writeFile(t, want, tt.want)
+			writeFile(t, got, tt.got)
+			r := run(func(tb testing.TB) { modeltest.SameText(tb, "gen.py", want, got) })
+			if tt.says == "" {
+				if len(r.errors) != 0 || r.ended != "" {
+					t.Errorf("SameText reported %q and ended %q, want no difference", r.errors, r.ended)
+				}
+				return
+			}
+			if len(r.errors) != 1 || !strings.Contains(r.errors[0], "gen.py now writes want.json differently: "+tt.says) {
+				t.Errorf("SameText reported %q, want one error saying %q", r.errors, tt.says)
+			}
+		})
+	}
+}
+
+func TestSameFixtureNames(t *testing.T) {
+	dir, out := t.TempDir(), t.TempDir()
+	for _, p := range []string{filepath.Join(dir, "a.rows.json"), filepath.Join(dir, "b.rows.json"), filepath.Join(out, "a.rows.json")} {
+		writeFile(t, p, "{}")
+	}
+	r := run(func(tb testing.TB) { modeltest.SameFixtureNames(tb, "gen.py", dir, out) })
+	if !strings.Contains(r.ended, `gen.py writes the fixtures ["a"]`) {
+		t.Errorf("SameFixtureNames with a fixture gone ended with %q, want a failure naming what the script wrote", r.ended)
+	}
+	writeFile(t, filepath.Join(out, "b.rows.json"), "{}")
+	var names []string
+	r = run(func(tb testing.TB) { names = modeltest.SameFixtureNames(tb, "gen.py", dir, out) })
+	if r.ended != "" || !slices.Equal(names, []string{"a", "b"}) {
+		t.Errorf("SameFixtureNames of the same fixtures ended with %q and answered %q, want [a b]", r.ended, names)
+	}
+}
+
+func writeFile(t *testing.T, path, text string) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestRowsTable(t *testing.T) {
+	rows := []map[string]any{{"x": 1.5, "s": "a"}, {"x": nil, "s": "b"}, {"x": 2.5, "s": "c"}}
+	tab := modeltest.RowsTable(t, "m", rows, 1, 3, []string{"x", "s"}, []string{"s"})
+	var names []string
+	for i := range tab.NumColumns() {
+		names = append(names, tab.Column(i).Name)
+	}
+	if tab.Rows() != 2 || !slices.Equal(names, []string{"s", "x", "id"}) {
+		t.Fatalf("RowsTable of rows 1..2 answered %d rows of %q, want 2 rows of the inputs reversed and the id", tab.Rows(), names)
+	}
+	x, s := tab.Column(1), tab.Column(0)
+	if _, ok := x.Number(0); ok || x.Numbers[1] != 2.5 || s.Kind != registry.Text || s.Texts[0] != "b" {
+		t.Errorf("RowsTable answered x %v (missing %v) and s %q; want x missing then 2.5, s text b, c", x.Numbers, x.Missing, s.Texts)
+	}
+	r := run(func(tb testing.TB) { modeltest.RowsTable(tb, "m", rows, 0, 1, []string{"s"}, nil) })
+	if !strings.Contains(r.ended, "m: row 0: s is a, not a number") {
+		t.Errorf("RowsTable of text in a number input ended with %q, want a failure naming the model, row and input", r.ended)
 	}
 }

@@ -3,7 +3,6 @@ package onnx_test
 import (
 	"encoding/json"
 	"math"
-	"slices"
 	"testing"
 
 	"github.com/scorehub/scorehub/internal/modeltest"
@@ -93,47 +92,11 @@ func (f *fixture) matchesScikitLearn() bool {
 	return f.Schema.Threshold != "float"
 }
 
-// table builds rows first..last-1 as a client's request would arrive: a
-// column per input, a Number column for a number (missing where the row
-// has null) and a Text column for a string, in the reverse of the model's
-// order (the reader matches columns by name), plus a text column the model
-// does not read.
+// table builds rows first..last-1 as a client's request would arrive
+// (see [modeltest.RowsTable]).
 func (f *fixture) table(t testing.TB, first, last int) *registry.Table {
 	t.Helper()
-	n := last - first
-	var cols []registry.Column
-	for j := len(f.Schema.Inputs) - 1; j >= 0; j-- {
-		name := f.Schema.Inputs[j]
-		if slices.Contains(f.Schema.TextInputs, name) {
-			values := make([]string, n)
-			for i := range n {
-				s, ok := f.Rows[first+i][name].(string)
-				if !ok {
-					t.Fatalf("%s: row %d: %s is %v, not text", f.Model, first+i, name, f.Rows[first+i][name])
-				}
-				values[i] = s
-			}
-			cols = append(cols, registry.TextColumn(name, values, nil))
-			continue
-		}
-		values := make([]float64, n)
-		var missing []bool
-		for i := range n {
-			switch v := f.Rows[first+i][name].(type) {
-			case float64:
-				values[i] = v
-			case nil:
-				if missing == nil {
-					missing = make([]bool, n)
-				}
-				missing[i] = true
-			default:
-				t.Fatalf("%s: row %d: %s is %v, not a number", f.Model, first+i, name, v)
-			}
-		}
-		cols = append(cols, registry.NumberColumn(name, values, missing))
-	}
-	return modeltest.Table(t, first, last, cols...)
+	return modeltest.RowsTable(t, f.Model, f.Rows, first, last, f.Schema.Inputs, f.Schema.TextInputs)
 }
 
 // loadFixtureModel loads NAME.onnx from dir with the fixture's metadata.
@@ -161,32 +124,22 @@ func TestFixtures(t *testing.T) {
 func checkFixture(t *testing.T, dir, name string, f *fixture) {
 	m := loadFixtureModel(t, dir, name, f)
 	checkSchema(t, f, m.Schema)
-	compareFixture(t, f, modeltest.Score(t, m, f.table(t, 0, len(f.Rows))), 0)
-	for i := range f.Rows {
-		compareFixture(t, f, modeltest.Score(t, m, f.table(t, i, i+1)), i)
-	}
+	modeltest.ScoreEachWay(t, m, len(f.Rows), func(first, last int) *registry.Table { return f.table(t, first, last) },
+		func(got *registry.Table, first int) { compareFixture(t, f, got, first) })
 }
 
 func checkSchema(t *testing.T, f *fixture, s registry.ModelSchema) {
 	t.Helper()
-	want := f.Schema
-	if s.Format != "onnx" || s.Task != want.Task {
-		t.Errorf("schema: format %q, task %q; want onnx, %q", s.Format, s.Task, want.Task)
-	}
-	for _, c := range s.Inputs {
-		kind := registry.Number
-		if slices.Contains(want.TextInputs, c.Name) {
-			kind = registry.Text
-		}
-		if c.Kind != kind {
-			t.Errorf("schema: input %q is %v, want %v", c.Name, c.Kind, kind)
-		}
-	}
-	modeltest.CheckNames(t, s, modeltest.Names{
-		Label:   f.label(),
-		Inputs:  want.Inputs,
-		Classes: want.Classes,
-		Outputs: f.outputs(),
+	modeltest.CheckSchema(t, s, modeltest.Schema{
+		Format:     "onnx",
+		Task:       f.Schema.Task,
+		TextInputs: f.Schema.TextInputs,
+		Names: modeltest.Names{
+			Label:   f.label(),
+			Inputs:  f.Schema.Inputs,
+			Classes: f.Schema.Classes,
+			Outputs: f.outputs(),
+		},
 	})
 }
 

@@ -3,26 +3,26 @@ package onnx
 import (
 	"math"
 	"slices"
-	"strconv"
 )
 
-// rowWidth returns the width of the rows an ai.onnx.ml operator works on:
-// these operators take [N,F] tensors (ONNX Runtime reads the second
-// dimension of a 2-D input, and the only one of a 1-D input as a single
-// row, which would mix the rows of a batch).
-func rowWidth(x *nodeCtx, in *value) (int, error) {
-	if len(in.dims) != 1 {
-		return 0, x.errorf("its input is %s; only [N,F] inputs are supported", in.describe())
+// rowInput returns input 0 of an ai.onnx.ml operator, of one of the
+// types, and the width of its rows: these operators take [N,F] tensors
+// (ONNX Runtime reads the second dimension of a 2-D input, and the only
+// one of a 1-D input as a single row, which would mix the rows of a
+// batch).
+func rowInput(x *nodeCtx, types ...dtype) (*value, int, error) {
+	in, err := x.in(0, types...)
+	if err != nil {
+		return nil, 0, err
 	}
-	return in.dims[0], nil
+	if len(in.dims) != 1 {
+		return nil, 0, x.errorf("its input is %s; only [N,F] inputs are supported", in.describe())
+	}
+	return in, in.dims[0], nil
 }
 
 func compileScaler(x *nodeCtx) (kernel, error) {
-	in, err := x.in(0, dtFloat, dtDouble, dtInt64, dtInt32)
-	if err != nil {
-		return nil, err
-	}
-	w, err := rowWidth(x, in)
+	in, w, err := rowInput(x, dtFloat, dtDouble, dtInt64, dtInt32)
 	if err != nil {
 		return nil, err
 	}
@@ -62,11 +62,7 @@ func compileScaler(x *nodeCtx) (kernel, error) {
 }
 
 func compileNormalizer(x *nodeCtx) (kernel, error) {
-	in, err := x.in(0, dtFloat, dtDouble, dtInt64, dtInt32)
-	if err != nil {
-		return nil, err
-	}
-	w, err := rowWidth(x, in)
+	in, w, err := rowInput(x, dtFloat, dtDouble, dtInt64, dtInt32)
 	if err != nil {
 		return nil, err
 	}
@@ -160,11 +156,7 @@ func asFloat32(dt dtype, t *tensor, i int) float32 {
 }
 
 func compileImputer(x *nodeCtx) (kernel, error) {
-	in, err := x.in(0, dtFloat, dtInt64)
-	if err != nil {
-		return nil, err
-	}
-	w, err := rowWidth(x, in)
+	in, w, err := rowInput(x, dtFloat, dtInt64)
 	if err != nil {
 		return nil, err
 	}
@@ -552,37 +544,21 @@ func dot32(x, w []float32) float32 {
 }
 
 func compileLinearClassifier(x *nodeCtx) (kernel, error) {
-	in, err := x.in(0, dtFloat, dtDouble, dtInt64, dtInt32)
-	if err != nil {
-		return nil, err
-	}
-	f, err := rowWidth(x, in)
-	if err != nil {
-		return nil, err
-	}
 	x.ignore("multi_class")
-	coef, err := x.floatsAttr("coefficients")
+	lin, err := readLinear(x)
 	if err != nil {
 		return nil, err
 	}
-	intercepts, err := x.floatsAttr("intercepts")
+	cl, err := readClassLabels(x, "classlabels_ints")
 	if err != nil {
 		return nil, err
 	}
-	post, err := parsePostTransform(x)
-	if err != nil {
-		return nil, err
-	}
-	strLabels, _ := x.stringsAttr("classlabels_strings")
-	labels, err := classLabels(x, "classlabels_strings", "classlabels_ints")
-	if err != nil {
-		return nil, err
-	}
+	f, coef, intercepts, post := lin.f, lin.coef, lin.intercepts, lin.post
 	k := len(intercepts)
 	if k == 0 || len(coef) != k*f {
 		return nil, x.errorf("it has %d coefficients and %d intercepts for %d features", len(coef), k, f)
 	}
-	second := k == 1 && len(labels) == 2
+	second := k == 1 && len(cl.labels) == 2
 	c := k
 	if second {
 		c = 2
@@ -590,63 +566,27 @@ func compileLinearClassifier(x *nodeCtx) (kernel, error) {
 			return nil, x.errorf("post_transform PROBIT with one score for two classes is not supported")
 		}
 	}
-	if len(labels) != c {
-		return nil, x.errorf("it has %d class labels for %d scores", len(labels), c)
+	if len(cl.labels) != c {
+		return nil, x.errorf("it has %d class labels for %d scores", len(cl.labels), c)
 	}
 	if c < 2 {
 		return nil, x.errorf("it has a single class")
 	}
-	ldt := dtInt64
-	if len(strLabels) > 0 {
-		ldt = dtString
-	}
-	yv, err := x.out(0, ldt, nil)
-	if err != nil {
+	if err := cl.outputs(x); err != nil {
 		return nil, err
-	}
-	zv, err := x.out(1, dtFloat, []int{c})
-	if err != nil {
-		return nil, err
-	}
-	if zv != nil {
-		zv.cls = labels
-	}
-	intLabels := make([]int64, len(labels))
-	for i, l := range labels {
-		intLabels[i], _ = strconv.ParseInt(l, 10, 64)
 	}
 	return func(s *state) {
-		src := s.vals[in.slot]
-		scores := linearScores(in.dt, &src, s.rows, f, k, coef, intercepts)
-		if yv != nil {
-			var y tensor
-			if ldt == dtString {
-				y.str = make([]string, s.rows)
-			} else {
-				y.i64 = make([]int64, s.rows)
-			}
-			for r := range s.rows {
-				best := 0
-				if k == 1 {
-					if scores[r] > 0 {
-						best = 1
-					}
-				} else {
-					for j := 1; j < k; j++ {
-						if scores[r*k+j] > scores[r*k+best] {
-							best = j
-						}
-					}
+		scores := lin.scores(s, k)
+		cl.writeLabels(s, func(r int) int {
+			if k == 1 {
+				if scores[r] > 0 {
+					return 1
 				}
-				if ldt == dtString {
-					y.str[r] = labels[best]
-				} else {
-					y.i64[r] = intLabels[best]
-				}
+				return 0
 			}
-			s.vals[yv.slot] = y
-		}
-		if zv == nil {
+			return argmax(scores[r*k : (r+1)*k])
+		})
+		if cl.zv == nil {
 			return
 		}
 		if second {
@@ -655,30 +595,51 @@ func compileLinearClassifier(x *nodeCtx) (kernel, error) {
 			for r, v := range scores {
 				z[2*r], z[2*r+1] = 1-v, v
 			}
-			s.vals[zv.slot] = tensor{f32: z}
+			s.vals[cl.zv.slot] = tensor{f32: z}
 			return
 		}
 		for r := range s.rows {
 			applyTransform(post, scores[r*k:(r+1)*k])
 		}
-		s.vals[zv.slot] = tensor{f32: scores}
+		s.vals[cl.zv.slot] = tensor{f32: scores}
 	}, nil
 }
 
+// linear is what LinearClassifier and LinearRegressor share: an [N,F]
+// input, coefficients, intercepts and a post-transform.
+type linear struct {
+	in               *value
+	f                int
+	coef, intercepts []float32
+	post             postTransform
+}
+
+func readLinear(x *nodeCtx) (*linear, error) {
+	in, f, err := rowInput(x, dtFloat, dtDouble, dtInt64, dtInt32)
+	if err != nil {
+		return nil, err
+	}
+	lin := &linear{in: in, f: f}
+	if lin.coef, err = x.floatsAttr("coefficients"); err != nil {
+		return nil, err
+	}
+	if lin.intercepts, err = x.floatsAttr("intercepts"); err != nil {
+		return nil, err
+	}
+	if lin.post, err = parsePostTransform(x); err != nil {
+		return nil, err
+	}
+	return lin, nil
+}
+
+// scores returns the k raw scores of each row of the batch.
+func (lin *linear) scores(s *state, k int) []float32 {
+	src := s.vals[lin.in.slot]
+	return linearScores(lin.in.dt, &src, s.rows, lin.f, k, lin.coef, lin.intercepts)
+}
+
 func compileLinearRegressor(x *nodeCtx) (kernel, error) {
-	in, err := x.in(0, dtFloat, dtDouble, dtInt64, dtInt32)
-	if err != nil {
-		return nil, err
-	}
-	f, err := rowWidth(x, in)
-	if err != nil {
-		return nil, err
-	}
-	coef, err := x.floatsAttr("coefficients")
-	if err != nil {
-		return nil, err
-	}
-	intercepts, err := x.floatsAttr("intercepts")
+	lin, err := readLinear(x)
 	if err != nil {
 		return nil, err
 	}
@@ -686,35 +647,30 @@ func compileLinearRegressor(x *nodeCtx) (kernel, error) {
 	if err != nil {
 		return nil, err
 	}
-	post, err := parsePostTransform(x)
-	if err != nil {
-		return nil, err
-	}
-	if targets < 1 || targets > int64(x.c.lim.MaxFeatures) || len(coef) != int(targets)*f {
-		return nil, x.errorf("it has %d coefficients for %d targets and %d features", len(coef), targets, f)
+	if targets < 1 || targets > int64(x.c.lim.MaxFeatures) || len(lin.coef) != int(targets)*lin.f {
+		return nil, x.errorf("it has %d coefficients for %d targets and %d features", len(lin.coef), targets, lin.f)
 	}
 	k := int(targets)
-	if len(intercepts) != k {
+	if len(lin.intercepts) != k {
 		// ONNX Runtime ignores intercepts that are not one per target.
-		intercepts = nil
+		lin.intercepts = nil
 	}
 	out, err := x.out(0, dtFloat, []int{k})
 	if err != nil || out == nil {
 		return func(*state) {}, err
 	}
 	return func(s *state) {
-		src := s.vals[in.slot]
-		scores := linearScores(in.dt, &src, s.rows, f, k, coef, intercepts)
+		scores := lin.scores(s, k)
 		for r := range s.rows {
 			row := scores[r*k : (r+1)*k]
 			if k == 1 {
 				// With one target ONNX Runtime applies PROBIT only.
-				if post == postProbit {
+				if lin.post == postProbit {
 					row[0] = probit32(row[0])
 				}
 				continue
 			}
-			applyTransform(post, row)
+			applyTransform(lin.post, row)
 		}
 		s.vals[out.slot] = tensor{f32: scores}
 	}, nil

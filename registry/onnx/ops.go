@@ -783,3 +783,81 @@ func classLabels(x *nodeCtx, strs, ints string) ([]string, error) {
 	}
 	return s, nil
 }
+
+// classifier is what a classifier node (LinearClassifier,
+// TreeEnsembleClassifier) answers: its labels, the type of its label
+// output (string labels give a string output, integer ones an int64
+// output) and its two outputs, either of which may be unused.
+type classifier struct {
+	labels []string
+	ints   []int64 // the labels as integers when ldt is dtInt64
+	ldt    dtype
+	yv, zv *value
+}
+
+// readClassLabels reads a classifier's labels, from classlabels_strings
+// or from the integer attribute ints.
+func readClassLabels(x *nodeCtx, ints string) (*classifier, error) {
+	labels, err := classLabels(x, "classlabels_strings", ints)
+	if err != nil {
+		return nil, err
+	}
+	cl := &classifier{labels: labels, ldt: dtInt64}
+	if s, _ := x.stringsAttr("classlabels_strings"); len(s) > 0 {
+		cl.ldt = dtString
+		return cl, nil
+	}
+	cl.ints = make([]int64, len(labels))
+	for i, l := range labels {
+		cl.ints[i], _ = strconv.ParseInt(l, 10, 64)
+	}
+	return cl, nil
+}
+
+// outputs declares the classifier's label output and its score output,
+// one score a class, which names the classes.
+func (cl *classifier) outputs(x *nodeCtx) error {
+	var err error
+	if cl.yv, err = x.out(0, cl.ldt, nil); err != nil {
+		return err
+	}
+	if cl.zv, err = x.out(1, dtFloat, []int{len(cl.labels)}); err != nil {
+		return err
+	}
+	if cl.zv != nil {
+		cl.zv.cls = cl.labels
+	}
+	return nil
+}
+
+// writeLabels stores the label output when it is used, row r taking the
+// label of class best(r).
+func (cl *classifier) writeLabels(s *state, best func(r int) int) {
+	if cl.yv == nil {
+		return
+	}
+	var y tensor
+	if cl.ldt == dtString {
+		y.str = make([]string, s.rows)
+		for r := range s.rows {
+			y.str[r] = cl.labels[best(r)]
+		}
+	} else {
+		y.i64 = make([]int64, s.rows)
+		for r := range s.rows {
+			y.i64[r] = cl.ints[best(r)]
+		}
+	}
+	s.vals[cl.yv.slot] = y
+}
+
+// argmax returns the index of the first largest of v.
+func argmax(v []float32) int {
+	best := 0
+	for j := 1; j < len(v); j++ {
+		if v[j] > v[best] {
+			best = j
+		}
+	}
+	return best
+}

@@ -435,16 +435,6 @@ func buildEnsemble[T number](x *nodeCtx, a *treeAttrs, targets, features int) (*
 	return e, nil
 }
 
-// treeInput is a tree ensemble's input: [N,F] of a number type.
-func treeInput(x *nodeCtx) (*value, int, error) {
-	in, err := x.in(0, dtFloat, dtDouble, dtInt64, dtInt32)
-	if err != nil {
-		return nil, 0, err
-	}
-	f, err := rowWidth(x, in)
-	return in, f, err
-}
-
 // rowsAs returns the input's values as T, converting when needed.
 func rowsAs[T number](dt dtype, t *tensor, n int) []T {
 	var zero T
@@ -476,7 +466,7 @@ func rowsAs[T number](dt dtype, t *tensor, n int) []T {
 const blockRows = 128
 
 func compileTreeRegressor(x *nodeCtx) (kernel, error) {
-	in, f, err := treeInput(x)
+	in, f, err := rowInput(x, dtFloat, dtDouble, dtInt64, dtInt32)
 	if err != nil {
 		return nil, err
 	}
@@ -660,7 +650,7 @@ func regressorKernel[T number](e *ensemble[T], in, out *value, f int, agg string
 }
 
 func compileTreeClassifier(x *nodeCtx) (kernel, error) {
-	in, f, err := treeInput(x)
+	in, f, err := rowInput(x, dtFloat, dtDouble, dtInt64, dtInt32)
 	if err != nil {
 		return nil, err
 	}
@@ -668,12 +658,11 @@ func compileTreeClassifier(x *nodeCtx) (kernel, error) {
 	if err != nil {
 		return nil, err
 	}
-	strLabels, _ := x.stringsAttr("classlabels_strings")
-	labels, err := classLabels(x, "classlabels_strings", "classlabels_int64s")
+	cl, err := readClassLabels(x, "classlabels_int64s")
 	if err != nil {
 		return nil, err
 	}
-	c := len(labels)
+	c := len(cl.labels)
 	if c < 2 {
 		return nil, x.errorf("it has a single class")
 	}
@@ -684,36 +673,24 @@ func compileTreeClassifier(x *nodeCtx) (kernel, error) {
 	if nb != 0 && nb != c && !(c == 2 && nb == 1) {
 		return nil, x.errorf("it has %d base values for %d classes", nb, c)
 	}
-	ldt := dtInt64
-	if len(strLabels) > 0 {
-		ldt = dtString
-	}
-	yv, err := x.out(0, ldt, nil)
-	if err != nil {
+	if err := cl.outputs(x); err != nil {
 		return nil, err
-	}
-	zv, err := x.out(1, dtFloat, []int{c})
-	if err != nil {
-		return nil, err
-	}
-	if zv != nil {
-		zv.cls = labels
 	}
 	if in.dt == dtDouble {
 		e, err := buildEnsemble[float64](x, a, c, f)
 		if err != nil {
 			return nil, err
 		}
-		return classifierKernel(e, a, in, yv, zv, f, labels, ldt), nil
+		return classifierKernel(e, a, in, f, cl), nil
 	}
 	e, err := buildEnsemble[float32](x, a, c, f)
 	if err != nil {
 		return nil, err
 	}
-	return classifierKernel(e, a, in, yv, zv, f, labels, ldt), nil
+	return classifierKernel(e, a, in, f, cl), nil
 }
 
-func classifierKernel[T number](e *ensemble[T], a *treeAttrs, in, yv, zv *value, f int, labels []string, ldt dtype) kernel {
+func classifierKernel[T number](e *ensemble[T], a *treeAttrs, in *value, f int, cl *classifier) kernel {
 	c := e.targets
 	classes := make(map[int64]bool)
 	allPositive := true
@@ -755,31 +732,10 @@ func classifierKernel[T number](e *ensemble[T], a *treeAttrs, in, yv, zv *value,
 				finishClass(e, scores[(r-b)*c:(r-b+1)*c], has[(r-b)*c:(r-b+1)*c], z[r*c:(r+1)*c], binary, allPositive)
 			}
 		}
-		if zv != nil {
-			s.vals[zv.slot] = tensor{f32: z}
+		if cl.zv != nil {
+			s.vals[cl.zv.slot] = tensor{f32: z}
 		}
-		if yv != nil {
-			var y tensor
-			if ldt == dtString {
-				y.str = make([]string, s.rows)
-			} else {
-				y.i64 = make([]int64, s.rows)
-			}
-			for r := range s.rows {
-				best := 0
-				for j := 1; j < c; j++ {
-					if z[r*c+j] > z[r*c+best] {
-						best = j
-					}
-				}
-				if ldt == dtString {
-					y.str[r] = labels[best]
-				} else {
-					y.i64[r] = mustInt(labels[best])
-				}
-			}
-			s.vals[yv.slot] = y
-		}
+		cl.writeLabels(s, func(r int) int { return argmax(z[r*c : (r+1)*c]) })
 	}
 }
 
@@ -869,22 +825,6 @@ func finishClass[T number](e *ensemble[T], sc []T, hs []bool, z []float32, binar
 	}
 }
 
-func mustInt(s string) int64 {
-	var v int64
-	neg := false
-	for i, ch := range s {
-		if i == 0 && ch == '-' {
-			neg = true
-			continue
-		}
-		v = v*10 + int64(ch-'0')
-	}
-	if neg {
-		return -v
-	}
-	return v
-}
-
 // compileTreeEnsemble compiles the TreeEnsemble of ai.onnx.ml opset 5 the
 // way ONNX Runtime runs it: rewritten into the form of
 // TreeEnsembleRegressor (a BRANCH_MEMBER node unrolled into a chain of
@@ -893,11 +833,7 @@ func compileTreeEnsemble(x *nodeCtx) (kernel, error) {
 	if x.version < 5 {
 		return nil, x.errorf("TreeEnsemble needs opset 5 of ai.onnx.ml, the model imports %d", x.version)
 	}
-	in, err := x.in(0, dtFloat, dtDouble)
-	if err != nil {
-		return nil, err
-	}
-	f, err := rowWidth(x, in)
+	in, f, err := rowInput(x, dtFloat, dtDouble)
 	if err != nil {
 		return nil, err
 	}

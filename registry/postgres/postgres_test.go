@@ -28,34 +28,32 @@ func open(t testing.TB, cfg postgres.Config) *postgres.DB {
 // their Reopen.
 type urls map[any]postgres.Config
 
+func (u urls) open(t testing.TB, cfg postgres.Config) *postgres.DB {
+	db := open(t, cfg)
+	u[db] = cfg
+	return db
+}
+
+// reopen closes s, a DB that open opened, and opens its database again.
+func (u urls) reopen(t testing.TB, s interface{ Close() error }) *postgres.DB {
+	s.Close()
+	return u.open(t, u[s])
+}
+
 func TestConformance(t *testing.T) {
 	opened := urls{}
 	registrytest.Run(t, registrytest.Opener{
 		Open: func(t *testing.T, opts registry.StoreOptions) registry.Store {
-			cfg := postgres.Config{URL: pgtest.DB(t), Now: opts.Now}
-			db := open(t, cfg)
-			opened[db] = cfg
-			return db
+			return opened.open(t, postgres.Config{URL: pgtest.DB(t), Now: opts.Now})
 		},
-		Reopen: func(t *testing.T, s registry.Store) registry.Store {
-			s.Close()
-			return open(t, opened[s])
-		},
+		Reopen: func(t *testing.T, s registry.Store) registry.Store { return opened.reopen(t, s) },
 	})
 }
 
 func TestJobStoreConformance(t *testing.T) {
 	opened := urls{}
 	registrytest.RunJobStore(t, registrytest.JobOpener{
-		Open: func(t *testing.T) registry.JobStore {
-			cfg := postgres.Config{URL: pgtest.DB(t)}
-			db := open(t, cfg)
-			opened[db] = cfg
-			return db
-		},
-		Reopen: func(t *testing.T, s registry.JobStore) registry.JobStore {
-			s.Close()
-			return open(t, opened[s])
-		},
+		Open:   func(t *testing.T) registry.JobStore { return opened.open(t, postgres.Config{URL: pgtest.DB(t)}) },
+		Reopen: func(t *testing.T, s registry.JobStore) registry.JobStore { return opened.reopen(t, s) },
 	})
 }

@@ -150,33 +150,31 @@ func exec(ctx context.Context, tx pgx.Tx, sql string, args ...any) error {
 	return err
 }
 
-func putGroup(ctx context.Context, tx pgx.Tx, g *registry.Group) error {
-	body, err := json.Marshal(g)
+// putBody stores v's JSON as the body of the row of name, inserting or
+// replacing it with upsert, which takes the name and the body.
+func putBody(ctx context.Context, tx pgx.Tx, upsert, name string, v any) error {
+	body, err := json.Marshal(v)
 	if err != nil {
 		return err
 	}
-	return exec(ctx, tx, `INSERT INTO record_groups (name, body) VALUES ($1, $2)
-		ON CONFLICT (name) DO UPDATE SET body = excluded.body`, g.Name, string(body))
+	return exec(ctx, tx, upsert, name, string(body))
+}
+
+func putGroup(ctx context.Context, tx pgx.Tx, g *registry.Group) error {
+	return putBody(ctx, tx, `INSERT INTO record_groups (name, body) VALUES ($1, $2)
+		ON CONFLICT (name) DO UPDATE SET body = excluded.body`, g.Name, g)
 }
 
 func putQueue(ctx context.Context, tx pgx.Tx, q *registry.Queue) error {
-	body, err := json.Marshal(q)
-	if err != nil {
-		return err
-	}
-	return exec(ctx, tx, `INSERT INTO record_queues (name, body) VALUES ($1, $2)
-		ON CONFLICT (name) DO UPDATE SET body = excluded.body`, q.Name, string(body))
+	return putBody(ctx, tx, `INSERT INTO record_queues (name, body) VALUES ($1, $2)
+		ON CONFLICT (name) DO UPDATE SET body = excluded.body`, q.Name, q)
 }
 
 // putModel stores m and lists its versions' artifacts, which the foreign
 // key of model_versions requires to be stored.
 func putModel(ctx context.Context, tx pgx.Tx, m *registry.Model) error {
-	body, err := json.Marshal(m)
-	if err != nil {
-		return err
-	}
-	if err := exec(ctx, tx, `INSERT INTO record_models (name, body) VALUES ($1, $2)
-		ON CONFLICT (name) DO UPDATE SET body = excluded.body`, m.Name, string(body)); err != nil {
+	if err := putBody(ctx, tx, `INSERT INTO record_models (name, body) VALUES ($1, $2)
+		ON CONFLICT (name) DO UPDATE SET body = excluded.body`, m.Name, m); err != nil {
 		return err
 	}
 	if err := exec(ctx, tx, "DELETE FROM model_versions WHERE model = $1", m.Name); err != nil {

@@ -63,14 +63,7 @@ func TestTwoPoolsOneDatabase(t *testing.T) {
 		}
 		// b loads g at revision 1 and, its listener held back, hears of
 		// nothing after.
-		dbB, err := postgres.Open(ctx, postgres.Config{URL: url, PollInterval: time.Hour})
-		if err != nil {
-			t.Fatal(err)
-		}
-		held := make(chan struct{})
-		postgres.SetListenHook(dbB, func() { <-held })
-		t.Cleanup(func() { close(held); dbB.Close() })
-		rb := newRegistry(t, dbB)
+		rb := newRegistry(t, openHeld(t, url))
 		if _, err := ra.PutGroup(ctx, registry.Group{Name: "g", Description: "a's", Revision: g.Revision}); err != nil {
 			t.Fatal(err)
 		}
@@ -91,14 +84,7 @@ func TestTwoPoolsOneDatabase(t *testing.T) {
 	t.Run("a revision read through one is written through the other before it is told", func(t *testing.T) {
 		url := pgtest.DB(t)
 		ra := newRegistry(t, open(t, postgres.Config{URL: url}))
-		dbB, err := postgres.Open(ctx, postgres.Config{URL: url, PollInterval: time.Hour})
-		if err != nil {
-			t.Fatal(err)
-		}
-		held := make(chan struct{})
-		postgres.SetListenHook(dbB, func() { <-held })
-		t.Cleanup(func() { close(held); dbB.Close() })
-		rb := newRegistry(t, dbB)
+		rb := newRegistry(t, openHeld(t, url))
 		// A client creates g through a and reads it back from a.
 		g, err := ra.PutGroup(ctx, registry.Group{Name: "g"})
 		if err != nil {
@@ -244,4 +230,15 @@ func waitSeq(t *testing.T, seen <-chan uint64, seq uint64) {
 			t.Fatalf("no state of seq %d delivered within 10s", seq)
 		}
 	}
+}
+
+// openHeld opens another DB on url whose listener is held back until the
+// test ends: it hears of no commit, and polls too seldom to learn of one.
+func openHeld(t *testing.T, url string) *postgres.DB {
+	t.Helper()
+	db := open(t, postgres.Config{URL: url, PollInterval: time.Hour})
+	held := make(chan struct{})
+	postgres.SetListenHook(db, func() { <-held })
+	t.Cleanup(func() { close(held) })
+	return db
 }

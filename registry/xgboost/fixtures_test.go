@@ -91,10 +91,8 @@ func TestFixtures(t *testing.T) {
 func checkFixture(t *testing.T, dir, name, ext string, f *fixture) {
 	m := loadFixtureModel(t, dir, name, ext, f)
 	checkSchema(t, f, m.Schema)
-	compareFixture(t, f, modeltest.Score(t, m, f.table(t, 0, len(f.Rows))), 0)
-	for i := range f.Rows {
-		compareFixture(t, f, modeltest.Score(t, m, f.table(t, i, i+1)), i)
-	}
+	modeltest.ScoreEachWay(t, m, len(f.Rows), func(first, last int) *registry.Table { return f.table(t, first, last) },
+		func(got *registry.Table, first int) { compareFixture(t, f, got, first) })
 }
 
 func checkSchema(t *testing.T, f *fixture, s registry.ModelSchema) {
