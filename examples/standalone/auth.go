@@ -209,39 +209,28 @@ func loadUsers(cfg config, shared bool, getenv func(string) string, stdout io.Wr
 	if err != nil {
 		return nil, err
 	}
-	if shared {
-		u := &users{usersFile: cfg.UsersFile, logger: slog.Default()}
-		set := &userSet{}
-		if u.usersFile != "" {
-			set.usersStamp = stat(u.usersFile)
-			if set.others, err = tokens.LoadHTPasswd(u.usersFile); err != nil {
-				return nil, err
-			}
-		}
-		u.current.Store(set)
-		return u, nil
-	}
-	// The stamp is taken before the file is read, so that a change in
-	// between is seen at the first check.
-	adminFile := filepath.Join(cfg.DataDir, adminHashFile)
-	adminStamp := stat(adminFile)
-	hash, err := adminHash(cfg.DataDir, password, stdout)
-	if err != nil {
-		return nil, err
-	}
-	if adminStamp == nil {
-		adminStamp = stat(adminFile) // made just now
-	}
-	admin, err := newAdmin(hash)
-	if err != nil {
-		return nil, err
-	}
 	u := &users{usersFile: cfg.UsersFile, logger: slog.Default()}
-	set := &userSet{admin: admin}
-	// A password given at start is the admin's until the next start; the
-	// stored hash is the admin's only when no password is given.
-	if password == "" {
-		u.adminFile, set.adminStamp = adminFile, adminStamp
+	set := &userSet{}
+	if !shared {
+		// The stamp is taken before the file is read, so that a change in
+		// between is seen at the first check.
+		adminFile := filepath.Join(cfg.DataDir, adminHashFile)
+		adminStamp := stat(adminFile)
+		hash, err := adminHash(cfg.DataDir, password, stdout)
+		if err != nil {
+			return nil, err
+		}
+		if adminStamp == nil {
+			adminStamp = stat(adminFile) // made just now
+		}
+		if set.admin, err = newAdmin(hash); err != nil {
+			return nil, err
+		}
+		// A password given at start is the admin's until the next start;
+		// the stored hash is the admin's only when no password is given.
+		if password == "" {
+			u.adminFile, set.adminStamp = adminFile, adminStamp
+		}
 	}
 	if u.usersFile != "" {
 		set.usersStamp = stat(u.usersFile)
