@@ -189,3 +189,15 @@ func ExampleTable_Index() {
 	// 51
 	// -1
 }
+
+func ExampleTable_Slice() {
+	tab := registry.MustTable(4,
+		registry.NumberColumn("x", []float64{10, 20, 30, 40}, nil),
+		registry.TextColumn("name", []string{"a", "b", "c", "d"}, nil),
+	)
+	part := tab.Slice(1, 3) // rows 1 and 2, sharing tab's memory
+	x, _ := part.Lookup("x")
+	name, _ := part.Lookup("name")
+	fmt.Println(part.Rows(), x.Numbers, name.Texts)
+	// Output: 2 [20 30] [b c]
+}

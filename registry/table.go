@@ -195,6 +195,30 @@ func MustTable(rows int, cols ...Column) *Table {
 // Rows returns the number of rows.
 func (t *Table) Rows() int { return t.rows }
 
+// Slice returns rows lo to hi-1 of t as a table of their own, with t's
+// columns. It shares t's memory, as a slice expression does, and like one
+// panics unless 0 <= lo <= hi <= t.Rows().
+func (t *Table) Slice(lo, hi int) *Table {
+	if lo < 0 || hi < lo || hi > t.rows {
+		panic(fmt.Sprintf("registry: Slice(%d, %d) of a table of %d rows", lo, hi, t.rows))
+	}
+	cols := make([]Column, len(t.cols))
+	for i, c := range t.cols {
+		if c.Numbers != nil {
+			c.Numbers = c.Numbers[lo:hi:hi]
+		}
+		if c.Texts != nil {
+			c.Texts = c.Texts[lo:hi:hi]
+		}
+		if c.Missing != nil {
+			c.Missing = c.Missing[lo:hi:hi]
+		}
+		cols[i] = c
+	}
+	// The columns and their names are t's, so t's index serves as it is.
+	return &Table{rows: hi - lo, cols: cols, byName: t.byName}
+}
+
 // NumColumns returns the number of columns.
 func (t *Table) NumColumns() int { return len(t.cols) }
 

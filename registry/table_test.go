@@ -191,3 +191,57 @@ func TestTableIndex(t *testing.T) {
 		})
 	}
 }
+
+// TestTableSlice: a slice holds exactly its rows of every column, finds
+// columns by name in narrow and wide tables alike, cannot grow into the
+// rows after it, and panics out of range.
+func TestTableSlice(t *testing.T) {
+	for _, width := range []int{3, 20} { // below and above the by-name index
+		cols := make([]registry.Column, width)
+		for j := range cols {
+			name := fmt.Sprintf("c%d", j)
+			if j%2 == 0 {
+				cols[j] = registry.NumberColumn(name, []float64{0, 1, 2, 3, 4}, []bool{false, true, false, false, true})
+			} else {
+				cols[j] = registry.TextColumn(name, []string{"a", "b", "c", "d", "e"}, nil)
+			}
+		}
+		tab := registry.MustTable(5, cols...)
+		s := tab.Slice(1, 4)
+		if s.Rows() != 3 || s.NumColumns() != width {
+			t.Fatalf("width %d: Slice(1, 4) has %d rows of %d columns", width, s.Rows(), s.NumColumns())
+		}
+		last := fmt.Sprintf("c%d", width-1)
+		if c, ok := s.Lookup(last); !ok || c.Name != last {
+			t.Errorf("width %d: Lookup(%q) = %v, %v", width, last, c, ok)
+		}
+		num, _ := s.Lookup("c0")
+		if v, ok := num.Number(0); ok {
+			t.Errorf("width %d: row 0 of c0 is %v, want missing (row 1 of the table)", width, v)
+		}
+		if v, ok := num.Number(2); !ok || v != 3 {
+			t.Errorf("width %d: row 2 of c0 is %v, %v; want 3", width, v, ok)
+		}
+		text, _ := s.Lookup("c1")
+		if got := strings.Join(text.Texts, ""); got != "bcd" {
+			t.Errorf("width %d: c1 is %q, want bcd", width, got)
+		}
+		_ = append(num.Numbers, 99)
+		if tab.Column(0).Numbers[4] != 4 {
+			t.Errorf("width %d: appending to a slice's column wrote %v into the table", width, tab.Column(0).Numbers[4])
+		}
+		if e := tab.Slice(5, 5); e.Rows() != 0 || e.NumColumns() != width {
+			t.Errorf("width %d: Slice(5, 5) has %d rows of %d columns", width, e.Rows(), e.NumColumns())
+		}
+	}
+	for _, r := range [][2]int{{-1, 2}, {3, 2}, {0, 6}} {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("Slice(%d, %d) of 5 rows did not panic", r[0], r[1])
+				}
+			}()
+			registry.MustTable(5, registry.NumberColumn("x", make([]float64, 5), nil)).Slice(r[0], r[1])
+		}()
+	}
+}

@@ -40,10 +40,8 @@ func (e *engine) scoreParts(ctx context.Context, name string, p registry.Process
 				}
 			}()
 			pin := in
-			pin.Table, errs[k] = sliceRows(in.Table, lo, hi)
-			if errs[k] == nil {
-				results[k], errs[k] = p.Score(ctx, pin)
-			}
+			pin.Table = in.Table.Slice(lo, hi)
+			results[k], errs[k] = p.Score(ctx, pin)
 			if errs[k] == nil {
 				errs[k] = checkResult(hi-lo, results[k])
 			}
@@ -61,25 +59,6 @@ func (e *engine) scoreParts(ctx context.Context, name string, p registry.Process
 		}
 	}
 	return joinRows(name, results)
-}
-
-// sliceRows returns rows lo to hi of t as a table sharing t's memory.
-func sliceRows(t *registry.Table, lo, hi int) (*registry.Table, error) {
-	cols := make([]registry.Column, t.NumColumns())
-	for i := range cols {
-		c := *t.Column(i)
-		if c.Numbers != nil {
-			c.Numbers = c.Numbers[lo:hi:hi]
-		}
-		if c.Texts != nil {
-			c.Texts = c.Texts[lo:hi:hi]
-		}
-		if c.Missing != nil {
-			c.Missing = c.Missing[lo:hi:hi]
-		}
-		cols[i] = c
-	}
-	return registry.NewTable(hi-lo, cols...)
 }
 
 // joinRows returns the tables' rows one after the other, in one table. The
