@@ -101,6 +101,36 @@ func TestAccessLog(t *testing.T) {
 	}
 }
 
+// TestAccessLogRecord checks what a record carries besides its
+// attributes: the attributes of a logger made with With, the time the
+// request ended, and no source position even where the handler would add
+// one.
+func TestAccessLogRecord(t *testing.T) {
+	var b logBuffer
+	logger := slog.New(slog.NewJSONHandler(&b, &slog.HandlerOptions{AddSource: true})).With("component", "api")
+	clock := newClock()
+	start := clock.Now()
+	log := middleware.AccessLog(middleware.AccessLogConfig{Logger: logger, Now: func() time.Time {
+		now := clock.Now()
+		clock.Advance(time.Second)
+		return now
+	}})
+	serve(log(okHandler), httptest.NewRequest(http.MethodGet, "/health", nil))
+	recs := b.records(t)
+	if len(recs) != 1 {
+		t.Fatalf("%d records, want 1: %s", len(recs), &b)
+	}
+	if src, ok := recs[0]["source"]; ok {
+		t.Errorf("record has source %v, want none", src)
+	}
+	if got, want := recs[0]["time"], start.Add(time.Second).Format(time.RFC3339Nano); got != want {
+		t.Errorf("record time %v, want %v, when the request ended", got, want)
+	}
+	if got := recs[0]["component"]; got != "api" {
+		t.Errorf("component %v, want the logger's api", got)
+	}
+}
+
 func TestAccessLogPanic(t *testing.T) {
 	logger, logs := newLogger(slog.LevelInfo)
 	h := middleware.Chain(
