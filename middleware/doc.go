@@ -22,6 +22,9 @@
 //     [AccessLog] (log/slog), [Recover] (a panic becomes a JSON 500),
 //     [CORS] and [CleanPath] (a JSON 404 for paths with dot segments,
 //     where a mux would redirect).
+//   - [LogWriter] is not middleware but the writer for its output: it
+//     joins the log lines that arrive while one is being written, so that
+//     an access record per request does not cost a system call each.
 //   - [CloseChunked] closes an HTTP/1.1 connection after a request with a
 //     Transfer-Encoding, as RFC 9112 §6.1 requires when one also carries a
 //     Content-Length, which net/http does not do and hides from handlers.

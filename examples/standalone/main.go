@@ -40,6 +40,7 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/scorehub/scorehub/internal/demo"
 	"github.com/scorehub/scorehub/management"
@@ -66,6 +67,11 @@ func main() {
 
 var errUsage = errors.New("usage")
 
+// logFlushTimeout bounds how long run waits at its end for the log lines
+// still held to be written, so that a stuck standard error cannot keep the
+// process from exiting.
+const logFlushTimeout = 5 * time.Second
+
 // run serves until ctx is done, then drains and returns nil. ready, when not
 // nil, receives the listening address once the server accepts connections.
 //
@@ -73,7 +79,7 @@ var errUsage = errors.New("usage")
 // the grace period (-grace) to finish; then the remaining connections are
 // closed, which cancels their requests, and the remaining jobs are
 // cancelled and marked STOPPED. run returns nil either way.
-func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer, ready func(addr string)) error {
+func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer, ready func(addr string)) (err error) {
 	cfg, err := parseConfig(args, getenv, stderr)
 	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -82,7 +88,19 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		fmt.Fprintln(stderr, err)
 		return errUsage
 	}
-	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	// One write per line would cost a system call per request for the
+	// access log alone; the LogWriter joins the lines that arrive while it
+	// writes. Whatever it holds is written before run returns, on every
+	// path, so that it precedes main's last words and survives os.Exit.
+	logOut := middleware.NewLogWriter(stderr)
+	defer func() {
+		fctx, cancel := context.WithTimeout(context.Background(), logFlushTimeout)
+		defer cancel()
+		if ferr := logOut.Flush(fctx); ferr != nil && err == nil {
+			err = ferr
+		}
+	}()
+	logger := slog.New(slog.NewTextHandler(logOut, &slog.HandlerOptions{Level: slog.LevelInfo}))
 
 	srv, err := newServer(ctx, cfg, getenv, stdout, logger)
 	if err != nil {
