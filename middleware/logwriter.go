@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"sync"
+	"time"
 )
 
 // maxPending is how many bytes of lines a [LogWriter] holds while its
@@ -12,16 +13,27 @@ import (
 const maxPending = 1 << 20
 
 // keepBuffer is the largest buffer a LogWriter keeps for its next batch;
-// one a burst grew past it is left to the garbage collector.
+// one a burst grew past it is left to the garbage collector. A backlog of
+// that size is written without waiting out the linger.
 const keepBuffer = 64 << 10
+
+// linger is how long a LogWriter gathers lines after a write before it
+// writes them together, and how long it waits without a line before it
+// is idle again.
+const linger = time.Millisecond
 
 // LogWriter is an io.Writer for log output, such as the text an
 // [slog.Handler] writes to a process's standard error, that writes lines
-// in batches rather than one system call each. Writes that arrive while
-// the underlying writer is busy with an earlier one are joined and
-// written together as soon as it is done (group commit): a lone line goes
-// out at once, with no timer holding it back, and under load, as with an
-// [AccessLog] record per request, one write carries many lines.
+// in batches rather than one system call each (group commit). An idle
+// LogWriter writes a line at once, on the goroutine that hands it over,
+// with no timer holding it back. For a millisecond after each write it is
+// busy: the lines that arrive then are gathered and written together at
+// its end by a goroutine of the LogWriter's own, until a millisecond
+// passes without a line and it is idle again. A line is thus delayed by a
+// millisecond at most, and under load, as with an [AccessLog] record per
+// request, one write carries many lines. Gathering cannot wait for lines
+// to arrive during a write alone: a log handler writes under a lock of
+// its own, which holds the next line back until the write is done.
 //
 // Each Write is kept whole and in order: its bytes reach the underlying
 // writer in the order the LogWriter accepted them, never split between two
@@ -29,13 +41,12 @@ const keepBuffer = 64 << 10
 // writes one record per Write, under a lock of its own, so its records are
 // never cut and keep their order.
 //
-// A Write that finds the underlying writer idle writes on its own
-// goroutine, and returns that write's error; one that finds it busy
-// returns at once, and its line is written by whoever then writes. While
-// more than a mebibyte waits, Write blocks until the backlog shrinks: a
-// slow or stuck destination slows logging down, as it would without the
-// LogWriter, rather than let memory grow. A failed write loses the lines
-// it carried; [LogWriter.Flush] reports it.
+// A Write that finds the LogWriter idle returns the error of its write;
+// one that finds it busy returns at once. While more than a mebibyte
+// waits, Write blocks until the backlog shrinks: a slow or stuck
+// destination slows logging down, as it would without the LogWriter,
+// rather than let memory grow. A failed write loses the lines it carried;
+// [LogWriter.Flush] reports it.
 //
 // Lines accepted but not yet written are lost if the process exits
 // without Flush: call it before exiting, on every path. LogWriter is safe
@@ -50,15 +61,16 @@ type LogWriter struct {
 	accepted int64  // bytes accepted so far
 	finished int64  // bytes written or lost so far
 	progress chan struct{}
-	err      error // the first write error since the last Flush
-	lost     int64 // bytes lost to write errors since the last Flush
+	hurry    chan struct{} // wakes a lingering drain early; buffered
+	err      error         // the first write error since the last Flush
+	lost     int64         // bytes lost to write errors since the last Flush
 }
 
 // NewLogWriter returns a LogWriter that writes to w. Nothing else should
 // write to w while the LogWriter is in use, as its lines would be
 // reordered against the LogWriter's.
 func NewLogWriter(w io.Writer) *LogWriter {
-	return &LogWriter{w: w}
+	return &LogWriter{w: w, hurry: make(chan struct{}, 1)}
 }
 
 // Write accepts p to be written whole and in order.
@@ -75,20 +87,18 @@ func (l *LogWriter) Write(p []byte) (int, error) {
 	l.pending = append(l.pending, p...)
 	l.accepted += int64(len(p))
 	if l.writing {
+		big := len(l.pending) > keepBuffer
 		l.mu.Unlock()
+		if big {
+			l.wake()
+		}
 		return len(p), nil
 	}
 	l.writing = true
 	err := l.writeBatchLocked()
-	if len(l.pending) > 0 {
-		// Lines arrived during the write. Someone must write them even
-		// if no other Write comes, and this goroutine has a request to
-		// finish: a goroutine of the LogWriter takes over until the
-		// backlog is gone.
-		go l.drain()
-	} else {
-		l.writing = false
-	}
+	// This goroutine has a request to finish; one of the LogWriter's own
+	// gathers what comes next.
+	go l.drain()
 	l.mu.Unlock()
 	if err != nil {
 		return 0, err
@@ -96,14 +106,38 @@ func (l *LogWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// drain writes batches until none is pending.
+// drain writes, once per linger, the lines gathered over it, until a
+// linger passes without one. A backlog of keepBuffer or a Flush cuts the
+// wait short.
 func (l *LogWriter) drain() {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	for len(l.pending) > 0 {
+	t := time.NewTimer(linger)
+	defer t.Stop()
+	for wait := true; ; {
+		if wait {
+			select {
+			case <-t.C:
+			case <-l.hurry:
+			}
+		}
+		l.mu.Lock()
+		if len(l.pending) == 0 {
+			l.writing = false
+			l.mu.Unlock()
+			return
+		}
 		_ = l.writeBatchLocked() // kept in l.err for Flush
+		wait = len(l.pending) < keepBuffer
+		l.mu.Unlock()
+		t.Reset(linger)
 	}
-	l.writing = false
+}
+
+// wake ends a lingering drain's wait, for a large backlog or a Flush.
+func (l *LogWriter) wake() {
+	select {
+	case l.hurry <- struct{}{}:
+	default:
+	}
 }
 
 // writeBatchLocked writes the pending bytes, with l.mu released during
@@ -158,6 +192,9 @@ func (l *LogWriter) Flush(ctx context.Context) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	target := l.accepted
+	if l.finished < target {
+		l.wake()
+	}
 	for l.finished < target {
 		if err := ctx.Err(); err != nil {
 			return fmt.Errorf("middleware: log writer: %d bytes not yet written: %w", target-l.finished, err)

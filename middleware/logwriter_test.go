@@ -62,22 +62,34 @@ func flush(t *testing.T, w *middleware.LogWriter) {
 }
 
 // A lone line is written before Write returns: an idle LogWriter holds
-// nothing back.
+// nothing back. It is idle again a moment after its last line.
 func TestLogWriterLoneLine(t *testing.T) {
 	var g gatedWriter
 	w := middleware.NewLogWriter(&g)
-	for _, line := range []string{"one\n", "two\n"} {
-		if n, err := w.Write([]byte(line)); n != len(line) || err != nil {
-			t.Fatalf("Write(%q) = %d, %v", line, n, err)
+	if n, err := w.Write([]byte("one\n")); n != 4 || err != nil {
+		t.Fatalf("Write = %d, %v", n, err)
+	}
+	if got := g.got(); len(got) != 1 || got[0] != "one\n" {
+		t.Fatalf("after the first Write returned, the writer got %q", got)
+	}
+	for i := 0; ; i++ {
+		time.Sleep(5 * time.Millisecond)
+		line := fmt.Sprintf("line %d\n", i)
+		if _, err := w.Write([]byte(line)); err != nil {
+			t.Fatal(err)
 		}
-		if got := g.got(); got[len(got)-1] != line {
-			t.Fatalf("after Write(%q) returned, the writer got %q", line, got)
+		if got := g.got(); got[len(got)-1] == line {
+			break // written at once
+		}
+		if i == 200 {
+			t.Fatalf("a line written 5 ms after the last one is never written at once: %q", g.got())
 		}
 	}
+	flush(t, w)
 }
 
-// Lines written while a write is in progress return at once and go out
-// together in the next write, in order.
+// Lines written while a write is in progress, or soon after it, return at
+// once and go out together in the next write, in order.
 func TestLogWriterGroupCommit(t *testing.T) {
 	g := &gatedWriter{entered: make(chan struct{}, 1), gate: make(chan struct{})}
 	w := middleware.NewLogWriter(g)
@@ -204,26 +216,40 @@ func TestLogWriterBlocked(t *testing.T) {
 	}
 }
 
-// A failed write loses its lines, which the writer that started it hears
-// from Write and Flush reports once; later lines are written.
+// A failed write loses its lines: a Write that made it hears of it, and
+// Flush reports it once. Later lines are written.
 func TestLogWriterError(t *testing.T) {
-	g := &gatedWriter{failAt: 2}
+	g := &gatedWriter{failAt: 1}
 	w := middleware.NewLogWriter(g)
-	if _, err := w.Write([]byte("kept\n")); err != nil {
-		t.Fatal(err)
-	}
 	if n, err := w.Write([]byte("lost\n")); n != 0 || err == nil {
 		t.Errorf("Write to a failing destination = %d, %v; want 0 and its error", n, err)
+	}
+	if err := w.Flush(context.Background()); err == nil || !strings.Contains(err.Error(), "5 bytes lost") {
+		t.Errorf("Flush = %v, want the 5 bytes lost", err)
+	}
+	if err := w.Flush(context.Background()); err != nil {
+		t.Errorf("Flush after the error was reported = %v, want nil", err)
+	}
+	g.mu.Lock()
+	g.failAt = 3
+	g.mu.Unlock()
+	for _, line := range []string{"kept\n", "gone\n", "also gone\n"} {
+		if _, err := w.Write([]byte(line)); err != nil {
+			t.Fatal(err)
+		}
+		if line == "kept\n" {
+			flush(t, w) // kept is alone in write 2; the others gather for write 3
+		}
+	}
+	err := w.Flush(context.Background())
+	if err == nil || !strings.Contains(err.Error(), "15 bytes lost") || !strings.Contains(err.Error(), "disk full") {
+		t.Errorf("Flush = %v, want the 15 bytes lost to disk full", err)
 	}
 	if _, err := w.Write([]byte("after\n")); err != nil {
 		t.Fatal(err)
 	}
-	err := w.Flush(context.Background())
-	if err == nil || !strings.Contains(err.Error(), "5 bytes lost") || !strings.Contains(err.Error(), "disk full") {
-		t.Errorf("Flush = %v, want the 5 bytes lost to disk full", err)
-	}
 	if err := w.Flush(context.Background()); err != nil {
-		t.Errorf("second Flush = %v, want nil: the error was reported", err)
+		t.Errorf("Flush after the error was reported = %v, want nil", err)
 	}
 	if got, want := strings.Join(g.got(), ""), "kept\nafter\n"; got != want {
 		t.Errorf("the destination got %q, want %q", got, want)
