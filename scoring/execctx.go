@@ -27,6 +27,10 @@ type execContext struct {
 	done  chan struct{} // made by Done
 	timer *time.Timer   // closes done at the deadline
 	stop  func() bool   // undoes the registration with req
+
+	// slot is the queue slot the execution holds: it lives as long as
+	// the context, and sharing its allocation saves one per request.
+	slot Slot
 }
 
 var _ context.Context = (*execContext)(nil)

@@ -107,8 +107,8 @@ func (e *engine) execute(req context.Context, x *execution) (*registry.Table, er
 	// the client leaves.
 	ctx := newExecContext(req, deadline(req, x.timeout), !prompt)
 	defer ctx.release()
-	slot, err := e.queues.acquire(ctx, req, x.queue)
-	if err != nil {
+	slot := &ctx.slot
+	if err := e.queues.acquireInto(ctx, req, x.queue, slot); err != nil {
 		return nil, err
 	}
 	if err := x.begin(slot); err != nil {

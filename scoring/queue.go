@@ -99,9 +99,20 @@ func (qs *Queues) Acquire(ctx context.Context, name string) (*Slot, error) {
 // the context of the request it serves, req (nil when there is none): it
 // also stops waiting when req ends, with req's error.
 func (qs *Queues) acquire(ctx, req context.Context, name string) (*Slot, error) {
+	s := new(Slot)
+	if err := qs.acquireInto(ctx, req, name, s); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// acquireInto is acquire into a Slot the caller provides, such as one that
+// shares an allocation with the execution's context. s must be the zero
+// Slot.
+func (qs *Queues) acquireInto(ctx, req context.Context, name string, s *Slot) error {
 	def, ok := qs.reg.Snapshot().State().Queue(name)
 	if !ok {
-		return nil, fmt.Errorf("scoring: queue %q: %w", name, ErrNoQueue)
+		return fmt.Errorf("scoring: queue %q: %w", name, ErrNoQueue)
 	}
 	qs.mu.Lock()
 	q := qs.live[name]
@@ -114,17 +125,18 @@ func (qs *Queues) acquire(ctx, req context.Context, name string) (*Slot, error) 
 	if err := ended(ctx, req); err != nil {
 		q.count(err)
 		qs.mu.Unlock()
-		return nil, fmt.Errorf("scoring: queue %q: %w", name, err)
+		return fmt.Errorf("scoring: queue %q: %w", name, err)
 	}
 	if q.waiting() == 0 && q.running < q.maxConcurrent() {
 		q.running++
 		qs.mu.Unlock()
-		return &Slot{qs: qs, name: name, q: q}, nil
+		s.qs, s.name, s.q = qs, name, q
+		return nil
 	}
 	if q.waiting() >= def.MaxWaiting {
 		q.stats.Rejected++
 		qs.mu.Unlock()
-		return nil, fmt.Errorf("scoring: queue %q (%d waiting): %w", name, def.MaxWaiting, ErrQueueFull)
+		return fmt.Errorf("scoring: queue %q (%d waiting): %w", name, def.MaxWaiting, ErrQueueFull)
 	}
 	w := &waiter{ready: make(chan struct{})}
 	q.waiters = append(q.waiters, w)
@@ -136,7 +148,8 @@ func (qs *Queues) acquire(ctx, req context.Context, name string) (*Slot, error) 
 	}
 	select {
 	case <-w.ready:
-		return &Slot{qs: qs, name: name, q: q}, nil
+		s.qs, s.name, s.q = qs, name, q
+		return nil
 	case <-ctx.Done():
 	case <-reqDone:
 	}
@@ -151,7 +164,7 @@ func (qs *Queues) acquire(ctx, req context.Context, name string) (*Slot, error) 
 	}
 	err := ended(ctx, req)
 	q.count(err)
-	return nil, fmt.Errorf("scoring: queue %q: waiting: %w", name, err)
+	return fmt.Errorf("scoring: queue %q: waiting: %w", name, err)
 }
 
 // ended returns ctx's error, or else req's when req is not nil.
