@@ -92,7 +92,7 @@ func Iris() (registry.ProcessInfo, error) {
 		var x [len(irisFeatures)]float64
 		k := len(classes)
 		for i := range in.Table.Rows() {
-			if i%4096 == 0 && ctx.Err() != nil {
+			if i > 0 && i%4096 == 0 && ctx.Err() != nil { // the engine checked it before the first row
 				return ctx.Err()
 			}
 			for f, c := range cols {
