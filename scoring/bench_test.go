@@ -114,10 +114,16 @@ func baseline(w http.ResponseWriter, r *http.Request) {
 
 func BenchmarkScoring(b *testing.B) {
 	f := newFixture(b, scoring.Config{}, registry.ProcessInfo{Name: "predict", Process: predict})
+	// The same process marked Prompt runs on the request's goroutine, as
+	// the demo and the model formats do.
+	fp := newFixture(b, scoring.Config{}, registry.ProcessInfo{Name: "predict", Process: predict, Prompt: true})
 	for _, rows := range []int{1, 10_000} {
 		body := benchBody(rows)
 		b.Run(fmt.Sprintf("handler/rows=%d", rows), func(b *testing.B) {
 			runHandler(b, f.h, body, rows)
+		})
+		b.Run(fmt.Sprintf("handler-prompt/rows=%d", rows), func(b *testing.B) {
+			runHandler(b, fp.h, body, rows)
 		})
 		b.Run(fmt.Sprintf("encoding-json/rows=%d", rows), func(b *testing.B) {
 			runHandler(b, http.HandlerFunc(baseline), body, rows)
