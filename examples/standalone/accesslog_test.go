@@ -1,11 +1,15 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/scorehub/scorehub/internal/testutil"
 )
@@ -185,4 +189,77 @@ func logLine(logs string, parts ...string) string {
 		}
 	}
 	return found
+}
+
+// slowLog is a standard error that takes delay over every write, as a
+// terminal or a pipe whose reader lags may, and fails every write with
+// fail when set.
+type slowLog struct {
+	delay time.Duration
+	fail  error
+
+	mu  sync.Mutex
+	buf strings.Builder
+}
+
+func (s *slowLog) Write(p []byte) (int, error) {
+	time.Sleep(s.delay)
+	if s.fail != nil {
+		return 0, s.fail
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.buf.Write(p)
+}
+
+func (s *slowLog) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.buf.String()
+}
+
+// TestLogFlushedAtExit: log lines are written in batches, and every one
+// of them is written, whole, by the time run returns, however slow
+// standard error is; a standard error that fails makes run fail.
+func TestLogFlushedAtExit(t *testing.T) {
+	logs := &slowLog{delay: 20 * time.Millisecond}
+	base, stop := startInProcess(t, logs)
+	const n = 20
+	var wg sync.WaitGroup
+	for range n {
+		wg.Go(func() {
+			res, err := http.Get(base + "/executions/queues") // a 401: logged all the same
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			res.Body.Close()
+		})
+	}
+	wg.Wait()
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+	out := logs.String()
+	if got := strings.Count(out, `msg="http request" method=GET path=/executions/queues`); got != n {
+		t.Errorf("%d access log lines when run returned, want %d:\n%s", got, n, out)
+	}
+	if !strings.HasSuffix(out, "\n") || !strings.Contains(out, `msg="shutting down"`) {
+		t.Errorf("the log lacks its last line when run returned:\n%s", out)
+	}
+
+	failing := &slowLog{fail: errors.New("broken pipe")}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- run(ctx, []string{"-addr", "127.0.0.1:0", "-data", t.TempDir()}, smokeEnv, io.Discard, failing, func(string) { cancel() })
+	}()
+	select {
+	case err := <-done:
+		if err == nil || !strings.Contains(err.Error(), "broken pipe") {
+			t.Errorf("run with a failing standard error returned %v, want the write's error", err)
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("run did not return within a minute of its context ending")
+	}
 }
