@@ -12,10 +12,15 @@ import (
 // writer is busy before Write waits, as a plain blocking write would.
 const maxPending = 1 << 20
 
-// keepBuffer is the largest buffer a LogWriter keeps for its next batch;
-// one a burst grew past it is left to the garbage collector. A backlog of
-// that size is written without waiting out the linger.
-const keepBuffer = 64 << 10
+// earlyBatch is the backlog a busy LogWriter writes without waiting out
+// the linger.
+const earlyBatch = 64 << 10
+
+// keepBuffer is the largest buffer a LogWriter keeps for its next batch:
+// room for the most it holds, which a burst of lines reaches while a
+// write is under way, so that bursts do not grow a new one each time.
+// One a single huge line grew past it is left to the garbage collector.
+const keepBuffer = 2 * maxPending
 
 // linger is how long a LogWriter gathers lines after a write before it
 // writes them together, and how long it waits without a line before it
@@ -45,7 +50,9 @@ const linger = time.Millisecond
 // one that finds it busy returns at once. While more than a mebibyte
 // waits, Write blocks until the backlog shrinks: a slow or stuck
 // destination slows logging down, as it would without the LogWriter,
-// rather than let memory grow. A failed write loses the lines it carried;
+// rather than let memory grow; the two buffers it writes from in turn are
+// kept for reuse, so a LogWriter that has seen a burst holds a few
+// mebibytes. A failed write loses the lines it carried;
 // [LogWriter.Flush] reports it.
 //
 // Lines accepted but not yet written are lost if the process exits
@@ -87,7 +94,7 @@ func (l *LogWriter) Write(p []byte) (int, error) {
 	l.pending = append(l.pending, p...)
 	l.accepted += int64(len(p))
 	if l.writing {
-		big := len(l.pending) > keepBuffer
+		big := len(l.pending) > earlyBatch
 		l.mu.Unlock()
 		if big {
 			l.wake()
@@ -107,7 +114,7 @@ func (l *LogWriter) Write(p []byte) (int, error) {
 }
 
 // drain writes, once per linger, the lines gathered over it, until a
-// linger passes without one. A backlog of keepBuffer or a Flush cuts the
+// linger passes without one. A backlog of earlyBatch or a Flush cuts the
 // wait short.
 func (l *LogWriter) drain() {
 	t := time.NewTimer(linger)
@@ -126,7 +133,7 @@ func (l *LogWriter) drain() {
 			return
 		}
 		_ = l.writeBatchLocked() // kept in l.err for Flush
-		wait = len(l.pending) < keepBuffer
+		wait = len(l.pending) < earlyBatch
 		l.mu.Unlock()
 		t.Reset(linger)
 	}
