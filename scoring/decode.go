@@ -277,19 +277,24 @@ func (p *statePool) put(st *decodeState) {
 // decodeState holds a request's body and everything decoded from it. The
 // handler reuses states through a pool; [Decode] makes a fresh one.
 type decodeState struct {
-	body    bytes.Buffer
-	data    []byte // body's bytes: the decoder consumes body, raw spans index data
-	dec     jsontext.Decoder
-	cols    []colInfo
-	index   map[string]*colRef // this request's columns (gen current) and names seen before
-	gen     uint32
-	names   map[string]struct{} // top-level keys
-	cells   []cell              // row after row, each row ordered by column
-	rowEnd  []uint32            // rowEnd[i] is the end of row i in cells
-	arena   []byte              // unescaped text values, back to back
-	scratch []byte              // an unescaped key
-	order   []uint32            // column of the k-th key of the previous row: rows tend to repeat their keys
-	limit   io.LimitedReader    // the body reader while it is read
+	body   bytes.Buffer
+	data   []byte // body's bytes: the decoder consumes body, raw spans index data
+	dec    jsontext.Decoder
+	cols   []colInfo
+	index  map[string]*colRef // this request's columns (gen current) and names seen before
+	gen    uint32
+	names  map[string]struct{} // top-level keys
+	cells  []cell              // row after row, each row ordered by column
+	rowEnd []uint32            // rowEnd[i] is the end of row i in cells
+	// rowText[i], when the scanner decoded the body, is the text of row
+	// i, from '{' to '}', if it is what the echo of its cells is (no
+	// whitespace, keys in column order and as first written), else
+	// empty; with the strict decoder, rowText is empty.
+	rowText []span
+	arena   []byte           // unescaped text values, back to back
+	scratch []byte           // an unescaped key
+	order   []uint32         // column of the k-th key of the previous row: rows tend to repeat their keys
+	limit   io.LimitedReader // the body reader while it is read
 	// base is where data starts in the request body: 0 for a request's
 	// own state, the offset of its text for a part decoding a stretch of
 	// "data" (see parallel.go). Spans are offsets in the request body.
@@ -322,6 +327,7 @@ func (st *decodeState) reset() {
 	st.cols = st.cols[:0]
 	st.cells = st.cells[:0]
 	st.rowEnd = st.rowEnd[:0]
+	st.rowText = st.rowText[:0]
 	st.arena = st.arena[:0]
 	st.order = st.order[:0]
 	st.base = 0
@@ -390,7 +396,7 @@ func (st *decodeState) decode(lim Limits) (*Request, error) {
 // to start from the beginning of the body.
 func (st *decodeState) restart() {
 	st.cols, st.cells, st.rowEnd, st.arena, st.split = st.cols[:0], st.cells[:0], st.rowEnd[:0], st.arena[:0], st.split[:0]
-	st.order = st.order[:0]
+	st.order, st.rowText = st.order[:0], st.rowText[:0]
 }
 
 // begin readies the column index for a new decoding.

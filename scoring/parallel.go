@@ -261,8 +261,12 @@ func skipSpace(b []byte, i int) int {
 func (st *decodeState) merge(parts []*decodeState, lim Limits) bool {
 	rows, nCells, nArena := 0, 0, 0
 	st.split = st.split[:0]
+	// The rows' texts are their echo only if every part's are, and the
+	// parts' columns keep their order and first keys.
+	verbatim := true
 	for _, p := range parts {
 		p.remap = p.remap[:0]
+		verbatim = verbatim && len(p.rowText) == len(p.rowEnd)
 		for i := range p.cols {
 			pc := &p.cols[i]
 			ref := st.index[pc.name]
@@ -289,6 +293,7 @@ func (st *decodeState) merge(parts []*decodeState, lim Limits) bool {
 				}
 				c.values += pc.values
 			}
+			verbatim = verbatim && (i == 0 || ref.col > p.remap[i-1]) && bytes.Equal(st.local(st.cols[ref.col].key), p.local(pc.key))
 			p.remap = append(p.remap, ref.col)
 		}
 		st.split = append(st.split, rows)
@@ -303,6 +308,10 @@ func (st *decodeState) merge(parts []*decodeState, lim Limits) bool {
 	st.cells = slices.Grow(st.cells[:0], nCells)[:nCells]
 	st.rowEnd = slices.Grow(st.rowEnd[:0], rows)[:rows]
 	st.arena = slices.Grow(st.arena[:0], nArena)[:nArena]
+	st.rowText = st.rowText[:0]
+	if verbatim {
+		st.rowText = slices.Grow(st.rowText, rows)[:rows]
+	}
 	var wg sync.WaitGroup
 	cellAt, arenaAt := 0, 0
 	for k, p := range parts {
@@ -331,6 +340,9 @@ func (st *decodeState) place(p *decodeState, cellOff, arenaOff, rowOff int) {
 			cl.val += shift
 		}
 		cells[i] = cl
+	}
+	if len(st.rowText) > 0 {
+		copy(st.rowText[rowOff:], p.rowText)
 	}
 	start := uint32(0)
 	for i, end := range p.rowEnd {

@@ -1,7 +1,6 @@
 package scoring
 
 import (
-	"bytes"
 	"fmt"
 	"math"
 	"os"
@@ -46,11 +45,7 @@ func decodeBoth(t *testing.T, body []byte, n int) bool {
 	if diff := cmp.Diff(columns(want.Table), columns(got.Table), cmpopts.EquateNaNs()); diff != "" {
 		t.Fatalf("%d parts of %q: another table (-one pass +parts):\n%s", n, body, diff)
 	}
-	result := registry.MustTable(want.Table.Rows())
-	a, b := appendResponse(nil, want, result), appendResponse(nil, got, result)
-	if !bytes.Equal(a, b) {
-		t.Fatalf("%d parts of %q: echo\n%s\nwant\n%s", n, body, b, a)
-	}
+	sameEcho(t, body, want, got)
 	return true
 }
 

@@ -110,18 +110,24 @@ func (st *decodeState) scanStretch(b []byte, i, stop int, lim Limits) (int, bool
 // and returns the offset just after its '}'.
 func (st *decodeState) scanRow(b []byte, i, row int, lim Limits) (int, bool) {
 	start := len(st.cells)
-	sorted := true
-	last := -1
+	open := i - 1
+	// The row is its own echo when it is as long as the echo would be
+	// and its keys are the columns' first ones, in column order.
+	echo, verbatim := 2, true
 	i = skipSpace(b, i)
 	if i < len(b) && b[i] == '}' {
-		st.rowEnd = append(st.rowEnd, uint32(len(st.cells)))
+		st.endRow(open, i, echo, verbatim)
 		return i + 1, true
 	}
+	sorted := true
+	last := -1
 	for k := 0; ; k++ {
-		c, next, ok := st.scanKey(b, i, k, row, lim)
+		c, next, same, ok := st.scanKey(b, i, k, row, lim)
 		if !ok {
 			return 0, false
 		}
+		verbatim = verbatim && same
+		echo += next - i + 1
 		info := &st.cols[c]
 		if info.seen == int32(row)+1 {
 			return 0, false // a duplicate key
@@ -192,6 +198,7 @@ func (st *decodeState) scanRow(b []byte, i, row int, lim Limits) (int, bool) {
 			i = end
 		}
 		cl.raw = span{st.base + uint32(v), st.base + uint32(i)}
+		echo += i - v
 		if cl.kind != cellNull {
 			switch info.kind {
 			case 0:
@@ -210,6 +217,7 @@ func (st *decodeState) scanRow(b []byte, i, row int, lim Limits) (int, bool) {
 		}
 		switch b[i] {
 		case ',':
+			echo++
 			i = skipSpace(b, i+1)
 			continue
 		case '}':
@@ -219,35 +227,46 @@ func (st *decodeState) scanRow(b []byte, i, row int, lim Limits) (int, bool) {
 		if !sorted {
 			slices.SortFunc(st.cells[start:], func(a, b cell) int { return int(a.col) - int(b.col) })
 		}
-		st.rowEnd = append(st.rowEnd, uint32(len(st.cells)))
+		st.endRow(open, i, echo, verbatim && sorted)
 		return i + 1, true
 	}
 }
 
+// endRow ends the row whose text runs from b[open], its '{', to b[close],
+// its '}', and which would be echoed in echo bytes.
+func (st *decodeState) endRow(open, close, echo int, verbatim bool) {
+	st.rowEnd = append(st.rowEnd, uint32(len(st.cells)))
+	text := span{}
+	if verbatim && close+1-open == echo {
+		text = span{st.base + uint32(open), st.base + uint32(close+1)}
+	}
+	st.rowText = append(st.rowText, text)
+}
+
 // scanKey returns the column of the k-th key of row row, which starts at
-// b[i], and the offset just after the key. A row tends to have the keys of
-// the row before in the same order, and then the key's bytes are those of
-// the column's first key, compared at once; any other is read and looked
-// up.
-func (st *decodeState) scanKey(b []byte, i, k, row int, lim Limits) (uint32, int, bool) {
+// b[i], the offset just after the key, and whether the key is written as
+// where the column first appeared. A row tends to have the keys of the
+// row before in the same order, and then the key's bytes are those of the
+// column's first key, compared at once; any other is read and looked up.
+func (st *decodeState) scanKey(b []byte, i, k, row int, lim Limits) (c uint32, end int, same, ok bool) {
 	if k < len(st.order) {
 		c := st.order[k]
 		if key := st.local(st.cols[c].key); bytes.HasPrefix(b[i:], key) {
-			return c, i + len(key), true
+			return c, i + len(key), true, true
 		}
 	}
 	if i == len(b) || b[i] != '"' {
-		return 0, 0, false
+		return 0, 0, false, false
 	}
 	end, _, high := stringEnd2(b, i)
 	if end < 0 || high && !utf8.Valid(b[i+1:end-1]) {
-		return 0, 0, false
+		return 0, 0, false, false
 	}
 	c, err := st.column(k, b[i:end], span{st.base + uint32(i), st.base + uint32(end)}, row, lim)
 	if err != nil {
-		return 0, 0, false
+		return 0, 0, false, false
 	}
-	return c, end, true
+	return c, end, bytes.Equal(st.local(st.cols[c].key), b[i:end]), true
 }
 
 // stringEnd2 returns the offset just after the JSON string that starts at
