@@ -25,6 +25,8 @@ import (
 
 // scanDoc decodes st.body when it has the usual shape, and reports
 // whether it did; when it did not, st's decoding must be started again.
+// Top-level keys other than "data", such as the "schema" pandas sends,
+// are skipped when they hold valid JSON, as the strict decoder skips them.
 func (st *decodeState) scanDoc(lim Limits) bool {
 	st.begin()
 	st.data = st.body.Bytes()
@@ -33,27 +35,100 @@ func (st *decodeState) scanDoc(lim Limits) bool {
 	if i == len(b) || b[i] != '{' {
 		return false
 	}
-	i = skipSpace(b, i+1)
-	if !bytes.HasPrefix(b[i:], []byte(`"data"`)) {
-		return false
+	sawData := false
+	var names [][]byte // the other top-level keys, seldom more than one
+	for i = skipSpace(b, i+1); ; {
+		if i == len(b) || b[i] != '"' {
+			return false
+		}
+		end, esc, high := stringEnd2(b, i)
+		if end < 0 || esc || high && !utf8.Valid(b[i+1:end-1]) {
+			return false // a key with escapes is left to the strict decoder
+		}
+		name := b[i+1 : end-1]
+		i = skipSpace(b, end)
+		if i == len(b) || b[i] != ':' {
+			return false
+		}
+		i = skipSpace(b, i+1)
+		if string(name) == "data" {
+			if sawData {
+				return false
+			}
+			sawData = true
+			var ok bool
+			if i, ok = st.scanRows(b, i, lim); !ok {
+				return false
+			}
+		} else {
+			for _, n := range names {
+				if bytes.Equal(n, name) {
+					return false
+				}
+			}
+			names = append(names, name)
+			end := valueEnd(b, i)
+			if end < 0 || !jsontext.Value(b[i:end]).IsValid() {
+				return false
+			}
+			i = end
+		}
+		i = skipSpace(b, i)
+		if i == len(b) {
+			return false
+		}
+		if b[i] == '}' {
+			break
+		}
+		if b[i] != ',' {
+			return false
+		}
+		i = skipSpace(b, i+1)
 	}
-	i = skipSpace(b, i+len(`"data"`))
-	if i == len(b) || b[i] != ':' {
-		return false
-	}
-	i = skipSpace(b, i+1)
-	i, ok := st.scanRows(b, i, lim)
-	if !ok {
-		return false
-	}
-	i = skipSpace(b, i)
-	if i == len(b) || b[i] != '}' {
-		return false
-	}
-	if skipSpace(b, i+1) != len(b) {
+	if !sawData || skipSpace(b, i+1) != len(b) {
 		return false
 	}
 	return st.build() == nil
+}
+
+// valueEnd returns where the JSON value that starts at b[i] ends, or -1.
+// It only tracks strings and nesting; the value must still be validated.
+func valueEnd(b []byte, i int) int {
+	if i == len(b) {
+		return -1
+	}
+	switch b[i] {
+	case '"':
+		end, _, _ := stringEnd2(b, i)
+		return end
+	case '{', '[':
+	default:
+		for j := i; j < len(b); j++ {
+			switch b[j] {
+			case ',', '}', ']', ' ', '\t', '\n', '\r':
+				return j
+			}
+		}
+		return len(b)
+	}
+	depth := 0
+	for j := i; j < len(b); j++ {
+		switch b[j] {
+		case '{', '[':
+			depth++
+		case '}', ']':
+			if depth--; depth == 0 {
+				return j + 1
+			}
+		case '"':
+			end, _, _ := stringEnd2(b, j)
+			if end < 0 {
+				return -1
+			}
+			j = end - 1
+		}
+	}
+	return -1
 }
 
 // scanRows decodes the array of rows that starts at b[i], a '[', and

@@ -103,10 +103,17 @@ func TestScanSameAsStrict(t *testing.T) {
 			t.Errorf("%s: the scanner gave up on %s", name, body)
 		}
 	}
-	refused := map[string]string{
-		"other keys":          `{"schema":{},"data":[{"a":1}]}`,
-		"a key after data":    `{"data":[{"a":1}],"index":[0]}`,
+	leftToStrict := map[string]string{
 		"duplicate data":      `{"data":[],"data":[]}`,
+		"a key twice":         `{"x":1,"data":[],"x":2}`,
+		"a key twice, nested": `{"schema":{"a":1,"a":2},"data":[]}`,
+		"an invalid value":    `{"schema":{"a":01},"data":[]}`,
+		"an invalid literal":  `{"data":[],"x":nul}`,
+		"a bad string":        "{\"x\":\"\xff\",\"data\":[]}",
+		"unbalanced":          `{"schema":{"a":[1}],"data":[]}`,
+		"no data":             `{"schema":{}}`,
+		"an escaped key":      `{"d\u0061ta":[{"a":1}]}`,
+		"an empty object":     `{}`,
 		"not an object":       `[{"a":1}]`,
 		"empty":               ``,
 		"data not an array":   `{"data":{}}`,
@@ -138,7 +145,7 @@ func TestScanSameAsStrict(t *testing.T) {
 		"too many columns":    string(partsBody("", "", 20, func(i int) string { return fmt.Sprintf(`{"c%d":1}`, i) })),
 		"too many cells":      string(partsBody("", "", 300, func(i int) string { return fmt.Sprintf(`{"a":%d,"b":1,"c":2,"d":3,"e":4,"f":5,"g":6,"h":7,"i":8}`, i) })),
 	}
-	for name, body := range refused {
+	for name, body := range leftToStrict {
 		if scanBoth(t, []byte(body), lim) {
 			t.Errorf("%s: the scanner accepted %q", name, body)
 		}
