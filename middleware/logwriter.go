@@ -34,8 +34,9 @@ const linger = time.Millisecond
 // with no timer holding it back. For a millisecond after each write it is
 // busy: the lines that arrive then are gathered and written together at
 // its end by a goroutine of the LogWriter's own, until a millisecond
-// passes without a line and it is idle again. A line is thus delayed by a
-// millisecond at most, and under load, as with an [AccessLog] record per
+// passes without a line and it is idle again. A line is thus delayed by
+// about a millisecond at most (more only while the destination is slow),
+// and under load, as with an [AccessLog] record per
 // request, one write carries many lines. Gathering cannot wait for lines
 // to arrive during a write alone: a log handler writes under a lock of
 // its own, which holds the next line back until the write is done.
@@ -64,7 +65,7 @@ type LogWriter struct {
 	mu       sync.Mutex
 	pending  []byte // accepted, waiting for the next write
 	spare    []byte // the last batch's buffer, for reuse
-	writing  bool   // a goroutine is writing a batch
+	writing  bool   // busy: a batch is being written, or drain gathers the next
 	accepted int64  // bytes accepted so far
 	finished int64  // bytes written or lost so far
 	progress chan struct{}
