@@ -248,24 +248,6 @@ func appendFewDecimals(b []byte, f float64) ([]byte, bool) {
 	return b, false
 }
 
-// appendFloatShortest is appendFloat for every value.
-func appendFloatShortest(b []byte, f float64) []byte {
-	abs := math.Abs(f)
-	format := byte('f')
-	if abs != 0 && (abs < 1e-6 || abs >= 1e21) {
-		format = 'e'
-	}
-	b = strconv.AppendFloat(b, f, format, -1, 64)
-	if format == 'e' {
-		// clean up e-09 to e-9
-		if n := len(b); n >= 4 && b[n-4] == 'e' && b[n-3] == '-' && b[n-2] == '0' {
-			b[n-2] = b[n-1]
-			b = b[:n-1]
-		}
-	}
-	return b
-}
-
 // appendString appends s as a JSON string. Invalid UTF-8 becomes U+FFFD,
 // so the output is always valid JSON.
 func appendString(b []byte, s string) []byte {

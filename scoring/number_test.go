@@ -38,10 +38,10 @@ func TestParseNumberMatchesStrconv(t *testing.T) {
 	}
 }
 
-// appendFloat's fast path for values with few decimals must write exactly
-// what the shortest formatting writes, on edge values, on decimals of every
-// length and magnitude (where the fast path answers) and on random bit
-// patterns.
+// appendFloat, its fast path for values with few decimals, and the
+// shortest formatting must each write exactly what strconv writes in
+// JavaScript's form, on edge values, on decimals of every length and
+// magnitude (where the fast path answers) and on random bit patterns.
 func TestAppendFloatMatchesShortest(t *testing.T) {
 	values := []float64{
 		0, math.Copysign(0, -1), 1, -1, 0.1, 0.2, 0.1 + 0.2, 0.3, 0.25, 5.1, 1.5e-6, 1e-6, 9.99999e-7, 1e-7,
@@ -83,7 +83,10 @@ func TestAppendFloatMatchesShortest(t *testing.T) {
 	values = append(values, few...)
 	hits := 0
 	for _, v := range values {
-		want := string(appendFloatShortest(nil, v))
+		want := string(appendFloatStrconv(nil, v))
+		if got := string(appendFloatShortest(nil, v)); got != want {
+			t.Errorf("appendFloatShortest(%b) = %s, strconv writes %s", v, got, want)
+		}
 		if got, ok := appendFewDecimals(nil, v); ok {
 			hits++
 			if string(got) != want {
@@ -100,17 +103,23 @@ func TestAppendFloatMatchesShortest(t *testing.T) {
 	}
 }
 
-// FuzzAppendFloat checks the fast path against the shortest formatting on
-// values the fuzzer finds.
+// FuzzAppendFloat checks the fast path and the shortest formatting byte
+// for byte against strconv on values the fuzzer finds.
 func FuzzAppendFloat(f *testing.F) {
-	for _, v := range []float64{0, 0.25, 5.1, 1e-6, 1e15, 0.1 + 0.2, 123.456} {
+	for _, v := range []float64{0, 0.25, 5.1, 1e-6, 1e15, 0.1 + 0.2, 123.456, 5e-324, 1e21, 1<<53 + 2, 0.9999999999999999} {
 		f.Add(math.Float64bits(v))
 	}
 	f.Fuzz(func(t *testing.T, bits uint64) {
 		v := math.Float64frombits(bits)
-		want := string(appendFloatShortest(nil, v))
+		want := string(appendFloatStrconv(nil, v))
+		if got := string(appendFloatShortest([]byte("x"), v)); got != "x"+want {
+			t.Errorf("appendFloatShortest(%b) = %s, strconv writes %s", v, got[1:], want)
+		}
 		if got, ok := appendFewDecimals(nil, v); ok && string(got) != want {
-			t.Errorf("appendFewDecimals(%b) = %s, shortest is %s", v, got, want)
+			t.Errorf("appendFewDecimals(%b) = %s, strconv writes %s", v, got, want)
+		}
+		if got := string(appendFloat(nil, v)); got != want {
+			t.Errorf("appendFloat(%b) = %s, strconv writes %s", v, got, want)
 		}
 	})
 }
