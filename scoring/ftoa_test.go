@@ -10,8 +10,17 @@ import (
 	"time"
 )
 
-var ftoaRandom = flag.Int("ftoa.random", 1_000_000,
-	"random float64 bit patterns TestShortestMatchesStrconv compares with strconv")
+var ftoaRandom = flag.Int("ftoa.random", 0,
+	"random float64 bit patterns TestShortestMatchesStrconv compares with strconv (0: 2,000,000, or 200,000 under -race)")
+
+// scaled is n, or a tenth of it under the race detector, which slows the
+// comparisons tenfold and finds nothing in them.
+func scaled(n int) int {
+	if raceEnabled {
+		return n / 10
+	}
+	return n
+}
 
 // appendFloatStrconv is what appendFloatShortest must write: strconv's
 // shortest formatting in JavaScript's form, as encoding/json writes it.
@@ -53,7 +62,8 @@ func checkShortest(t *testing.T, v float64, fails *int) {
 // values where a digit generator goes wrong if it does: both sides of
 // every binary exponent, every power of two and of ten, subnormals, the
 // switch to exponent form, integers near 2^53, decimals with 15 to 17
-// digits, and random bit patterns (-ftoa.random of them).
+// digits, and random bit patterns (-ftoa.random of them; for a long run,
+// go test -run TestShortestMatchesStrconv -ftoa.random 1000000000).
 func TestShortestMatchesStrconv(t *testing.T) {
 	fails := 0
 	check := func(v float64) { checkShortest(t, v, &fails) }
@@ -67,7 +77,7 @@ func TestShortestMatchesStrconv(t *testing.T) {
 			for _, frac := range []uint64{0, 1, 2, 3, mask, mask - 1, mask / 2, mask/2 + 1} {
 				check(math.Float64frombits(be<<52 | frac))
 			}
-			for range 64 {
+			for range scaled(60) {
 				check(math.Float64frombits(be<<52 | r.Uint64()&mask))
 			}
 		}
@@ -95,7 +105,7 @@ func TestShortestMatchesStrconv(t *testing.T) {
 		}
 	})
 	t.Run("subnormals and limits", func(t *testing.T) {
-		for u := uint64(1); u <= 100_000; u++ {
+		for u := uint64(1); u <= uint64(scaled(100_000)); u++ {
 			check(math.Float64frombits(u))
 			check(math.Float64frombits(1<<52 - u))
 		}
@@ -126,7 +136,7 @@ func TestShortestMatchesStrconv(t *testing.T) {
 				check(c + d)
 			}
 		}
-		for range 100_000 {
+		for range scaled(100_000) {
 			check(float64(r.Uint64N(1 << 53)))
 			check(float64(r.Uint64()))
 		}
@@ -134,7 +144,7 @@ func TestShortestMatchesStrconv(t *testing.T) {
 	t.Run("decimals", func(t *testing.T) {
 		// 15, 16 and 17 significant digits at every magnitude: the
 		// lengths where the shortest is near the limit of float64.
-		for range 200_000 {
+		for range scaled(200_000) {
 			n := 15 + r.IntN(3)
 			d := strconv.FormatUint(r.Uint64N(9e16)+1e16, 10)[:n]
 			v, err := strconv.ParseFloat(d[:1]+"."+d[1:]+"e"+strconv.Itoa(r.IntN(630)-323), 64)
@@ -145,14 +155,18 @@ func TestShortestMatchesStrconv(t *testing.T) {
 				check(v)
 			}
 		}
-		for range 200_000 {
+		for range scaled(200_000) {
 			check(r.Float64())
 		}
 	})
 	t.Run("random bits", func(t *testing.T) {
 		start := time.Now()
+		total := *ftoaRandom
+		if total == 0 {
+			total = scaled(2_000_000)
+		}
 		n := 0
-		for range *ftoaRandom {
+		for range total {
 			v := math.Float64frombits(r.Uint64())
 			if math.IsNaN(v) || math.IsInf(v, 0) {
 				continue
