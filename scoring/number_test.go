@@ -124,28 +124,44 @@ func FuzzAppendFloat(f *testing.F) {
 	})
 }
 
-// BenchmarkAppendFloat compares appendFloat with the shortest formatting
-// alone on results with few decimals and on ones with many.
+// BenchmarkAppendFloat compares appendFloat and the shortest formatting
+// alone with what they replaced (impl=before: the fast path, then strconv;
+// impl=strconv: strconv alone) on the results a process returns:
+// probabilities with 17 digits, tiny values in exponent form, integers,
+// and values with two decimals or quarters. Compare with
+// benchstat -col /impl.
 func BenchmarkAppendFloat(b *testing.B) {
 	r := rand.New(rand.NewPCG(5, 6))
-	quarters, probabilities := make([]float64, 1024), make([]float64, 1024)
-	for i := range quarters {
-		quarters[i] = float64(18+i%60) * 0.25
-		probabilities[i] = r.Float64()
+	sets := []struct {
+		name string
+		gen  func() float64
+	}{
+		{"probabilities", r.Float64},
+		{"tiny", func() float64 { return math.Ldexp(r.Float64(), -20-r.IntN(100)) }},
+		{"integers", func() float64 { return float64(r.IntN(1_000_000)) }},
+		{"cents", func() float64 { return float64(r.IntN(1_000_000)) / 100 }},
+		{"quarters", func() float64 { return float64(18+r.IntN(60)) * 0.25 }},
 	}
-	for _, bb := range []struct {
-		name   string
-		values []float64
-	}{{"quarters", quarters}, {"probabilities", probabilities}} {
+	before := func(b []byte, f float64) []byte {
+		if out, ok := appendFewDecimals(b, f); ok {
+			return out
+		}
+		return appendFloatStrconv(b, f)
+	}
+	for _, set := range sets {
+		values := make([]float64, 1024)
+		for i := range values {
+			values[i] = set.gen()
+		}
 		for _, fn := range []struct {
 			name string
 			f    func([]byte, float64) []byte
-		}{{"appendFloat", appendFloat}, {"shortest", appendFloatShortest}} {
-			b.Run(bb.name+"/"+fn.name, func(b *testing.B) {
+		}{{"appendFloat", appendFloat}, {"shortest", appendFloatShortest}, {"before", before}, {"strconv", appendFloatStrconv}} {
+			b.Run("values="+set.name+"/impl="+fn.name, func(b *testing.B) {
 				buf := make([]byte, 0, 64)
 				i := 0
 				for b.Loop() {
-					buf = fn.f(buf[:0], bb.values[i&1023])
+					buf = fn.f(buf[:0], values[i&1023])
 					i++
 				}
 			})
