@@ -174,10 +174,14 @@ func BenchmarkAppendResponse(b *testing.B) {
 	}
 	var out []byte
 	b.ReportAllocs()
+	cpu0, cpuOK := processCPU()
 	for b.Loop() {
 		if out, err = scoring.AppendResponse(out[:0], req, result); err != nil {
 			b.Fatal(err)
 		}
+	}
+	if cpu1, ok := processCPU(); ok && cpuOK {
+		b.ReportMetric(float64(cpu1-cpu0)/float64(b.N), "cpu-ns/op")
 	}
 	b.SetBytes(int64(len(out)))
 }

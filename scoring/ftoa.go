@@ -243,16 +243,14 @@ const digitPairs = "00010203040506070809" +
 func putDigits(buf *[24]byte, d uint64) int {
 	i := len(buf)
 	for d >= 100000000 {
-		// Eight digits at a time in 32 bits, where division is cheaper.
+		// Eight digits at a time in 32 bits, where division is cheaper,
+		// as two independent groups of four.
 		hi := d / 100000000
 		lo := uint32(d - hi*100000000)
 		d = hi
-		for range 4 {
-			r := lo % 100
-			lo /= 100
-			i -= 2
-			buf[i], buf[i+1] = digitPairs[2*r], digitPairs[2*r+1]
-		}
+		put4(buf[i-8:i-4], lo/10000)
+		put4(buf[i-4:i], lo%10000)
+		i -= 8
 	}
 	v := uint32(d)
 	for v >= 100 {
@@ -269,4 +267,12 @@ func putDigits(buf *[24]byte, d uint64) int {
 	i--
 	buf[i] = byte('0' + v)
 	return i
+}
+
+// put4 writes v < 10,000 as four digits into b.
+func put4(b []byte, v uint32) {
+	hi, lo := v/100, v%100
+	_ = b[3]
+	b[0], b[1] = digitPairs[2*hi], digitPairs[2*hi+1]
+	b[2], b[3] = digitPairs[2*lo], digitPairs[2*lo+1]
 }
