@@ -3,6 +3,7 @@ package scoring
 import (
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"strconv"
 	"testing"
 )
@@ -160,9 +161,15 @@ func BenchmarkAppendFloat(b *testing.B) {
 			b.Run("values="+set.name+"/impl="+fn.name, func(b *testing.B) {
 				buf := make([]byte, 0, 64)
 				i := 0
+				runtime.LockOSThread()
+				defer runtime.UnlockOSThread()
+				cpu0, cpuOK := threadCPU()
 				for b.Loop() {
 					buf = fn.f(buf[:0], values[i&1023])
 					i++
+				}
+				if cpu1, ok := threadCPU(); ok && cpuOK {
+					b.ReportMetric(float64(cpu1-cpu0)/float64(b.N), "cpu-ns/op")
 				}
 			})
 		}
