@@ -27,16 +27,21 @@ import (
 // bit says "something was cut off"), which one 64×128-bit product with a
 // 128-bit 10^-k from the table in pow10.go gives exactly enough: the
 // paper shows the product is never so close to an integer or a quarter
-// that its cut-off part would change a comparison, for a 126-bit table;
-// this one has two bits more and cuts at 2^-64 of a unit instead of 2^-63.
-// TestShortestDecimal checks every binary exponent at its edges and many
-// millions of random values against strconv.
+// that its cut-off part would change a comparison, for a 126-bit table
+// cut at 2^-63 of a unit; this one is four times as close and cut at
+// 2^-64, which keeps the paper's margins. That is an argument, not a proof:
+// TestShortestMatchesStrconv checks every binary exponent at its edges,
+// and many millions of values, against strconv, as does FuzzAppendFloat.
 
-// appendShortest appends f as appendFloatShortest does: the shortest
-// decimal that reads back as f, as JavaScript writes it (exponent form
-// below 1e-6 and from 1e21, "1e-7" and "1e+21" style). f must be finite.
-func appendShortest(b []byte, f float64) []byte {
+// appendFloat formats f as JavaScript and encoding/json do: the shortest
+// decimal that reads back as f, in exponent form only for magnitudes below
+// 1e-6 or from 1e21 ("1e-7", "1e+21"). NaN and ±Inf, which answers never
+// hold (they are null there), are written as strconv writes them.
+func appendFloat(b []byte, f float64) []byte {
 	u := math.Float64bits(f)
+	if u>>fracBits&0x7ff == 0x7ff {
+		return strconv.AppendFloat(b, f, 'g', -1, 64)
+	}
 	if u>>63 != 0 {
 		b = append(b, '-')
 		u &^= 1 << 63
@@ -90,16 +95,6 @@ func appendShortest(b []byte, f float64) []byte {
 		b = append(b, digits[x+1:]...)
 	}
 	return b
-}
-
-// appendFloatShortest is appendFloat for every value: the shortest
-// representation of f in JavaScript's form. NaN and ±Inf, which responses
-// never hold (they are null there), are written as strconv writes them.
-func appendFloatShortest(b []byte, f float64) []byte {
-	if math.IsNaN(f) || math.IsInf(f, 0) {
-		return strconv.AppendFloat(b, f, 'g', -1, 64)
-	}
-	return appendShortest(b, f)
 }
 
 // Binary layout of float64.

@@ -22,7 +22,7 @@ func scaled(n int) int {
 	return n
 }
 
-// appendFloatStrconv is what appendFloatShortest must write: strconv's
+// appendFloatStrconv is what appendFloat must write: strconv's
 // shortest formatting in JavaScript's form, as encoding/json writes it.
 func appendFloatStrconv(b []byte, f float64) []byte {
 	abs := math.Abs(f)
@@ -41,18 +41,18 @@ func appendFloatStrconv(b []byte, f float64) []byte {
 	return b
 }
 
-// checkShortest reports where appendFloatShortest and strconv differ on v,
+// checkShortest reports where appendFloat and strconv differ on v,
 // both signs, and counts the failures so a broken build does not flood
 // the log.
 func checkShortest(t *testing.T, v float64, fails *int) {
 	t.Helper()
 	var got, want [40]byte
 	for _, x := range [2]float64{v, -v} {
-		g := appendFloatShortest(got[:0], x)
+		g := appendFloat(got[:0], x)
 		w := appendFloatStrconv(want[:0], x)
 		if string(g) != string(w) {
 			if *fails++; *fails <= 20 {
-				t.Errorf("appendFloatShortest(%#x) = %s, strconv writes %s", math.Float64bits(x), g, w)
+				t.Errorf("appendFloat(%#x) = %s, strconv writes %s", math.Float64bits(x), g, w)
 			}
 		}
 	}
@@ -234,9 +234,9 @@ func TestShortestAllocates(t *testing.T) {
 	values := []float64{0.1 + 0.2, 1e-20, 123456789, 1.5e300, 5e-324, -0.25}
 	if n := testing.AllocsPerRun(100, func() {
 		for _, v := range values {
-			buf = appendFloatShortest(buf[:0], v)
+			buf = appendFloat(buf[:0], v)
 		}
 	}); n != 0 {
-		t.Errorf("appendFloatShortest allocates %v times per %d values", n, len(values))
+		t.Errorf("appendFloat allocates %v times per %d values", n, len(values))
 	}
 }
