@@ -8,7 +8,6 @@ import (
 	"math"
 	"net/http"
 	"slices"
-	"strconv"
 	"sync"
 	"unsafe"
 
@@ -278,19 +277,24 @@ func (p *statePool) put(st *decodeState) {
 // decodeState holds a request's body and everything decoded from it. The
 // handler reuses states through a pool; [Decode] makes a fresh one.
 type decodeState struct {
-	body    bytes.Buffer
-	data    []byte // body's bytes: the decoder consumes body, raw spans index data
-	dec     jsontext.Decoder
-	cols    []colInfo
-	index   map[string]*colRef // this request's columns (gen current) and names seen before
-	gen     uint32
-	names   map[string]struct{} // top-level keys
-	cells   []cell              // row after row, each row ordered by column
-	rowEnd  []uint32            // rowEnd[i] is the end of row i in cells
-	arena   []byte              // unescaped text values, back to back
-	scratch []byte              // an unescaped key
-	order   []uint32            // column of the k-th key of the previous row: rows tend to repeat their keys
-	limit   io.LimitedReader    // the body reader while it is read
+	body   bytes.Buffer
+	data   []byte // body's bytes: the decoder consumes body, raw spans index data
+	dec    jsontext.Decoder
+	cols   []colInfo
+	index  map[string]*colRef // this request's columns (gen current) and names seen before
+	gen    uint32
+	names  map[string]struct{} // top-level keys
+	cells  []cell              // row after row, each row ordered by column
+	rowEnd []uint32            // rowEnd[i] is the end of row i in cells
+	// rowText[i], when the scanner decoded the body, is the text of row
+	// i, from '{' to '}', if it is what the echo of its cells is (no
+	// whitespace, keys in column order and as first written), else
+	// empty; with the strict decoder, rowText is empty.
+	rowText []span
+	arena   []byte           // unescaped text values, back to back
+	scratch []byte           // an unescaped key
+	order   []uint32         // column of the k-th key of the previous row: rows tend to repeat their keys
+	limit   io.LimitedReader // the body reader while it is read
 	// base is where data starts in the request body: 0 for a request's
 	// own state, the offset of its text for a part decoding a stretch of
 	// "data" (see parallel.go). Spans are offsets in the request body.
@@ -323,6 +327,7 @@ func (st *decodeState) reset() {
 	st.cols = st.cols[:0]
 	st.cells = st.cells[:0]
 	st.rowEnd = st.rowEnd[:0]
+	st.rowText = st.rowText[:0]
 	st.arena = st.arena[:0]
 	st.order = st.order[:0]
 	st.base = 0
@@ -381,10 +386,17 @@ func (st *decodeState) decode(lim Limits) (*Request, error) {
 			if req := st.decodeParallel(lim, n, minPartBytes); req != nil {
 				return req, nil
 			}
-			st.cols, st.cells, st.rowEnd, st.arena, st.split = st.cols[:0], st.cells[:0], st.rowEnd[:0], st.arena[:0], st.split[:0]
+			st.restart()
 		}
 	}
 	return st.decodeDoc(lim)
+}
+
+// restart forgets what a decoding that gave up had decoded, for another
+// to start from the beginning of the body.
+func (st *decodeState) restart() {
+	st.cols, st.cells, st.rowEnd, st.arena, st.split = st.cols[:0], st.cells[:0], st.rowEnd[:0], st.arena[:0], st.split[:0]
+	st.order, st.rowText = st.order[:0], st.rowText[:0]
 }
 
 // begin readies the column index for a new decoding.
@@ -400,8 +412,20 @@ func (st *decodeState) begin() {
 	}
 }
 
-// decodeDoc parses st.body, the whole document, in one pass.
+// decodeDoc parses st.body, the whole document, in one pass: with the
+// scanner when the body has the usual shape (see scan.go), otherwise with
+// the strict decoder, which answers every fault.
 func (st *decodeState) decodeDoc(lim Limits) (*Request, error) {
+	if st.scanDoc(lim) {
+		return &st.req, nil
+	}
+	st.restart()
+	return st.decodeStrict(lim)
+}
+
+// decodeStrict parses st.body, the whole document, in one pass with the
+// strict decoder.
+func (st *decodeState) decodeStrict(lim Limits) (*Request, error) {
 	st.begin()
 	st.data = st.body.Bytes()
 	// Duplicate keys are found below, where it is cheaper than in the
@@ -634,8 +658,8 @@ func (st *decodeState) row1(row int, lim Limits) error {
 			return badRequest(TypeInvalidValue, pointer(row, info.name),
 				"the value of %q is an object or array; values must be numbers, text, booleans or null", info.name)
 		default:
-			f, err := parseNumber(v)
-			if err != nil {
+			f, _, ok := scanNumber(v, 0)
+			if !ok { // the decoder has checked its grammar
 				return badRequest(TypeInvalidValue, pointer(row, info.name), "the number %.40s is out of range", v)
 			}
 			cl.kind = cellNumber
@@ -789,47 +813,6 @@ func (st *decodeState) fill(cols []registry.Column, arena string, lo, hi int) {
 		}
 		start = end
 	}
-}
-
-// parseNumber parses a JSON number the decoder has validated. Numbers of at
-// most 15 digits and 22 decimals, without exponent, which is what clients
-// send, take Clinger's fast path: the digits and the power of ten are both
-// exact in a float64, so one division rounds correctly. The rest go to
-// strconv.
-func parseNumber(b []byte) (float64, error) {
-	i := 0
-	if b[0] == '-' {
-		i = 1
-	}
-	start, dot := i, -1
-	var mant uint64
-	for ; i < len(b); i++ {
-		switch c := b[i]; {
-		case '0' <= c && c <= '9':
-			mant = mant*10 + uint64(c-'0')
-		case c == '.':
-			dot = i
-		default:
-			return strconv.ParseFloat(string(b), 64)
-		}
-	}
-	// Counting after the loop keeps it to one multiply-add per digit.
-	digits, decimals := len(b)-start, 0
-	if dot >= 0 {
-		digits--
-		decimals = len(b) - dot - 1
-	}
-	if digits > 15 || decimals > 22 {
-		return strconv.ParseFloat(string(b), 64)
-	}
-	f := float64(mant)
-	if decimals > 0 {
-		f /= math.Pow10(decimals) // exact up to 1e22
-	}
-	if b[0] == '-' {
-		f = -f
-	}
-	return f, nil
 }
 
 // jsonError turns an error of the JSON decoder into the client's answer.

@@ -9,8 +9,10 @@
 //	  → route /{group}/api/v1/services/{path}/{alias}, names checked
 //	  → Authorize (token groups, before any deployment is looked up)
 //	  → registry.Snapshot().Resolve (lock-free)
-//	  → Decode: body → columnar registry.Table, one pass (a large body in
-//	    parts on every processor), no map per row
+//	  → Decode: body → columnar registry.Table, one pass of a scanner
+//	    made for this one shape of document, which hands anything else,
+//	    and every fault, to the strict JSON decoder (a large body in parts
+//	    on every processor), no map per row
 //	  → Request.Conform: the process's input schema
 //	  → Queues: a slot on the endpoint's execution queue
 //	  → registry.Process.Score under the endpoint's timeout

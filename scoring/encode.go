@@ -53,6 +53,9 @@ type encoder struct {
 	keyNames []string      // the names keys holds, kept for the next response
 	replace  []replacement // result columns that take an input column's place, by input column
 	appended []int         // the other result columns, in result order
+	// verbatim: the rows' texts are their echoes (see decodeState.rowText)
+	// and no result column takes an input column's place.
+	verbatim bool
 }
 
 // replacement is a result column res that replaces the input column in.
@@ -103,6 +106,7 @@ func newEncoder(req *Request, result *registry.Table) *encoder {
 		}
 	}
 	slices.SortFunc(e.replace, func(a, b replacement) int { return int(a.in) - int(b.in) })
+	e.verbatim = len(e.replace) == 0 && len(req.st.rowText) == req.Table.Rows()
 	return e
 }
 
@@ -110,6 +114,17 @@ func newEncoder(req *Request, result *registry.Table) *encoder {
 func (e *encoder) appendRow(b []byte, i int) []byte {
 	if i > 0 {
 		b = append(b, ',')
+	}
+	if e.verbatim {
+		if t := e.st.rowText[i]; t.end > t.start {
+			b = append(b, e.body[t.start:t.end-1]...) // all but the '}'
+			sep := t.end-t.start > 2
+			for _, c := range e.appended {
+				b = e.appendResult(b, sep, c, i)
+				sep = true
+			}
+			return append(b, '}')
+		}
 	}
 	b = append(b, '{')
 	sep := false

@@ -8,14 +8,17 @@ import (
 	"testing"
 )
 
-// parseNumber's fast path must give exactly what strconv gives.
-func TestParseNumberMatchesStrconv(t *testing.T) {
+// scanNumber must give exactly what strconv gives, and take the whole
+// number.
+func TestScanNumberMatchesStrconv(t *testing.T) {
 	inputs := []string{
 		"0", "-0", "1", "-1", "0.1", "0.2", "0.3", "1.10", "52000.75", "123456789012345", "1234567890123456",
 		"999999999999999", "9007199254740993", "12345678901234567890", "0.000000000000000000001",
 		"0.0000000000000000000001", "0.00000000000000000000001", "1.7976931348623157e308", "5e-324",
 		"1e-400", "-2.5E+3", "3.141592653589793", "0.1000000000000000055511151231257827",
-		"100000000000000000000000", "0.30000000000000004",
+		"100000000000000000000000", "0.30000000000000004", "9007199254740992", "9007199254740993e3",
+		"1e22", "1e23", "4.5e22", "123456789e-22", "123456789e-23", "-0e5", "0e-400", "1E+0", "9999999999999999999",
+		"99999999999999999999", "1.2345678901234567e-300", "2.2250738585072011e-308", "1e400", "-1e400",
 	}
 	r := rand.New(rand.NewPCG(1, 2))
 	for range 100000 {
@@ -28,13 +31,19 @@ func TestParseNumberMatchesStrconv(t *testing.T) {
 		if r.IntN(2) == 0 {
 			s = "-" + s
 		}
-		inputs = append(inputs, s, "0."+digits, "0.0000"+digits)
+		e := strconv.Itoa(r.IntN(60) - 30)
+		inputs = append(inputs, s, "0."+digits, "0.0000"+digits, s+"e"+e, s+"E+"+e)
 	}
 	for _, s := range inputs {
-		got, gerr := parseNumber([]byte(s))
+		got, end, ok := scanNumber([]byte(s+","), 0)
 		want, werr := strconv.ParseFloat(s, 64)
-		if math.Float64bits(got) != math.Float64bits(want) || (gerr == nil) != (werr == nil) {
-			t.Errorf("parseNumber(%s) = %v, %v; strconv says %v, %v", s, got, gerr, want, werr)
+		if math.Float64bits(got) != math.Float64bits(want) && ok || ok != (werr == nil) || ok && end != len(s) {
+			t.Errorf("scanNumber(%s) = %v, %d, %v; strconv says %v, %v", s, got, end, ok, want, werr)
+		}
+	}
+	for _, s := range []string{"", "-", "+1", "01", "1.", ".5", "1e", "1e+", "-a", "1.e5", "0x1", "Infinity", "NaN"} {
+		if _, end, ok := scanNumber([]byte(s+"}"), 0); ok && end == len(s) {
+			t.Errorf("scanNumber took %q, which is not a JSON number", s)
 		}
 	}
 }

@@ -76,20 +76,34 @@ func (st *decodeState) decodeParallel(lim Limits, n, minPart int) *Request {
 	closing := -1 // the offset of the ']' that closes "data", which the last part finds
 	decodePart := func(k int) {
 		last := k == len(parts)-1
-		end := cuts[k+1] - 1 // the comma before the next part's rows
+		stop := cuts[k+1] - 1 // the comma before the next part's rows
 		if last {
-			end = len(data)
+			stop = -1
 		}
 		p := parts[k]
 		p.reset()
+		// The scanner reads the stretch where it is; the strict decoder
+		// gets a copy in brackets.
+		p.begin()
+		p.data = data
+		if end, ok := p.scanStretch(data, skipSpace(data, cuts[k]), stop, lim); ok {
+			if last {
+				closing = end - 1
+			}
+			return
+		}
+		p.restart()
 		p.body.WriteByte('[')
-		p.body.Write(data[cuts[k]:end])
-		if !last {
+		if last {
+			p.body.Write(data[cuts[k]:])
+		} else {
+			p.body.Write(data[cuts[k]:stop])
 			p.body.WriteByte(']')
 		}
 		p.base = uint32(cuts[k] - 1)
-		if errs[k] = p.decodeRows(lim, last); errs[k] == nil && last {
-			closing = int(p.base) + int(p.dec.InputOffset()) - 1
+		end, err := p.decodeRows(lim, last)
+		if errs[k] = err; err == nil && last {
+			closing = int(p.base) + end - 1
 		}
 	}
 	var wg sync.WaitGroup
@@ -128,19 +142,21 @@ func (st *decodeState) decodeParallel(lim Limits, n, minPart int) *Request {
 }
 
 // decodeRows decodes the part's text, a stretch of rows of "data" in
-// brackets; the last part's text goes on to the end of the body, of
+// brackets, with the strict decoder, and returns the offset in it just
+// after the ']'; the last part's text goes on to the end of the body, of
 // which it decodes up to the ']' that closes "data".
-func (st *decodeState) decodeRows(lim Limits, last bool) error {
+func (st *decodeState) decodeRows(lim Limits, last bool) (int, error) {
 	st.begin()
 	st.data = st.body.Bytes()
 	st.dec.Reset(&st.body, jsontext.AllowDuplicateNames(true))
 	if err := st.rows(lim); err != nil {
-		return err
+		return 0, err
 	}
-	if !last && int(st.dec.InputOffset()) != len(st.data) {
-		return errNotObject // the stretch did not end between two rows
+	end := int(st.dec.InputOffset())
+	if !last && end != len(st.data) {
+		return 0, errNotObject // the stretch did not end between two rows
 	}
-	return nil
+	return end, nil
 }
 
 // dataArray returns the offset of the '[' that opens the value of the
@@ -245,8 +261,12 @@ func skipSpace(b []byte, i int) int {
 func (st *decodeState) merge(parts []*decodeState, lim Limits) bool {
 	rows, nCells, nArena := 0, 0, 0
 	st.split = st.split[:0]
+	// The rows' texts are their echo only if every part's are, and the
+	// parts' columns keep their order and first keys.
+	verbatim := true
 	for _, p := range parts {
 		p.remap = p.remap[:0]
+		verbatim = verbatim && len(p.rowText) == len(p.rowEnd)
 		for i := range p.cols {
 			pc := &p.cols[i]
 			ref := st.index[pc.name]
@@ -273,6 +293,7 @@ func (st *decodeState) merge(parts []*decodeState, lim Limits) bool {
 				}
 				c.values += pc.values
 			}
+			verbatim = verbatim && (i == 0 || ref.col > p.remap[i-1]) && bytes.Equal(st.local(st.cols[ref.col].key), p.local(pc.key))
 			p.remap = append(p.remap, ref.col)
 		}
 		st.split = append(st.split, rows)
@@ -287,6 +308,10 @@ func (st *decodeState) merge(parts []*decodeState, lim Limits) bool {
 	st.cells = slices.Grow(st.cells[:0], nCells)[:nCells]
 	st.rowEnd = slices.Grow(st.rowEnd[:0], rows)[:rows]
 	st.arena = slices.Grow(st.arena[:0], nArena)[:nArena]
+	st.rowText = st.rowText[:0]
+	if verbatim {
+		st.rowText = slices.Grow(st.rowText, rows)[:rows]
+	}
 	var wg sync.WaitGroup
 	cellAt, arenaAt := 0, 0
 	for k, p := range parts {
@@ -315,6 +340,9 @@ func (st *decodeState) place(p *decodeState, cellOff, arenaOff, rowOff int) {
 			cl.val += shift
 		}
 		cells[i] = cl
+	}
+	if len(st.rowText) > 0 {
+		copy(st.rowText[rowOff:], p.rowText)
 	}
 	start := uint32(0)
 	for i, end := range p.rowEnd {

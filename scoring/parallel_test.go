@@ -1,7 +1,6 @@
 package scoring
 
 import (
-	"bytes"
 	"fmt"
 	"math"
 	"os"
@@ -18,10 +17,12 @@ import (
 // testLimits are tight enough that the bodies below pass them.
 var testLimits = Limits{MaxBodyBytes: 1 << 20, MaxRows: 400, MaxColumns: 12, MaxCells: 2400}
 
-// decodeBoth decodes body in one pass and in n parts of at least one
-// byte each, and fails t when the parts accept a body the one pass
-// refuses or decode it to another table or another echo. It reports
-// whether the parts accepted it.
+// decodeBoth decodes body in one pass with the strict decoder, in one
+// pass as a request is (the scanner first), and in n parts of at least
+// one byte each. It fails t when the one pass answers otherwise than the
+// strict decoder, or the parts accept a body the strict decoder refuses or
+// decode it to another table or another echo. It reports whether the parts
+// accepted it.
 func decodeBoth(t *testing.T, body []byte, n int) bool {
 	t.Helper()
 	lim, err := testLimits.resolve()
@@ -30,7 +31,8 @@ func decodeBoth(t *testing.T, body []byte, n int) bool {
 	}
 	one := new(decodeState)
 	one.body.Write(body)
-	want, wantErr := one.decodeDoc(lim)
+	want, wantErr := one.decodeStrict(lim)
+	sameDecoding(t, body, want, wantErr, lim)
 	parts := new(decodeState)
 	parts.body.Write(body)
 	got := parts.decodeParallel(lim, n, 1)
@@ -43,11 +45,7 @@ func decodeBoth(t *testing.T, body []byte, n int) bool {
 	if diff := cmp.Diff(columns(want.Table), columns(got.Table), cmpopts.EquateNaNs()); diff != "" {
 		t.Fatalf("%d parts of %q: another table (-one pass +parts):\n%s", n, body, diff)
 	}
-	result := registry.MustTable(want.Table.Rows())
-	a, b := appendResponse(nil, want, result), appendResponse(nil, got, result)
-	if !bytes.Equal(a, b) {
-		t.Fatalf("%d parts of %q: echo\n%s\nwant\n%s", n, body, b, a)
-	}
+	sameEcho(t, body, want, got)
 	return true
 }
 
@@ -177,16 +175,22 @@ func TestDecodeParallelSameAsOnePass(t *testing.T) {
 // into parts in every way, decodes as it does in one pass or is left to
 // it.
 func TestDecodeParallelCorpus(t *testing.T) {
-	files, err := filepath.Glob(filepath.Join("testdata", "fuzz", "*", "*"))
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no corpus: %v", err)
-	}
-	for _, f := range files {
+	for _, f := range corpusFiles(t) {
 		body := corpusBytes(t, f)
 		for n := 2; n <= 16; n++ {
 			decodeBoth(t, body, n)
 		}
 	}
+}
+
+// corpusFiles returns the files of the package's fuzz corpora.
+func corpusFiles(t *testing.T) []string {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join("testdata", "fuzz", "*", "*"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no corpus: %v", err)
+	}
+	return files
 }
 
 // corpusBytes reads the one []byte value of a fuzz corpus file.

@@ -153,3 +153,33 @@ func TestIrisRowWise(t *testing.T) {
 	}
 	modeltest.CheckRowWise(t, p.Process, registry.MustTable(rows, cols...), 7)
 }
+
+// TestPredictKeepsItsAnswers: the demo answers what it always has, to the
+// last bit, whatever is done to make it faster; a value so large that
+// every class is impossible gives no probability at all.
+func TestPredictKeepsItsAnswers(t *testing.T) {
+	model, err := TrainIris()
+	if err != nil {
+		t.Fatal(err)
+	}
+	nan := math.NaN()
+	tests := []struct {
+		x, want []float64
+	}{
+		{[]float64{6.3, 2.8, 5.1, 1.5}, []float64{2.197986490597147e-130, 0.7126451442263502, 0.2873548557736499}},
+		{[]float64{5.1, 3.5, 1.4, 0.2}, []float64{1, 1.3849610273850705e-18, 7.254890249100175e-26}},
+		{[]float64{7.7, 2.6, 6.9, 2.3}, []float64{4.69548985670276e-310, 6.474068605154187e-13, 0.9999999999993525}},
+		{[]float64{6, nan, 4.5, nan}, []float64{1.0599141184269536e-69, 0.9254298556813277, 0.07457014431867223}},
+		{[]float64{1e200, 3, 4, 1}, []float64{nan, nan, nan}},
+	}
+	for _, tt := range tests {
+		got := make([]float64, 3)
+		model.Predict(tt.x, got)
+		for c := range got {
+			if math.Float64bits(got[c]) != math.Float64bits(tt.want[c]) && !(math.IsNaN(got[c]) && math.IsNaN(tt.want[c])) {
+				t.Errorf("Predict(%v) = %v, want %v", tt.x, got, tt.want)
+				break
+			}
+		}
+	}
+}

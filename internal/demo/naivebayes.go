@@ -106,7 +106,9 @@ func (m *NaiveBayes) Features() []string { return append([]string(nil), m.featur
 // feature is left out, as naive Bayes allows, so a row with every value
 // missing gets the class priors.
 func (m *NaiveBayes) Predict(x []float64, probs []float64) {
-	best := math.Inf(-1)
+	// No log-probability is NaN (a huge value makes one -Inf at worst),
+	// so a plain comparison finds the largest.
+	best, top := math.Inf(-1), 0
 	for c := range m.classes {
 		lp := m.logPrior[c]
 		mean, variance, logNorm := m.mean[c], m.variance[c], m.logNorm[c]
@@ -118,12 +120,19 @@ func (m *NaiveBayes) Predict(x []float64, probs []float64) {
 			lp -= 0.5 * (logNorm[f] + d*d/variance[f])
 		}
 		probs[c] = lp
-		best = math.Max(best, lp)
+		if lp > best {
+			best, top = lp, c
+		}
 	}
-	// Normalise in log space first so that exp cannot underflow to 0/0.
+	// Normalise in log space first so that exp cannot underflow to 0/0;
+	// the most likely class's term is exp(0), exactly 1.
 	sum := 0.0
 	for c := range probs {
-		probs[c] = math.Exp(probs[c] - best)
+		if c == top && probs[c] == best {
+			probs[c] = 1
+		} else {
+			probs[c] = math.Exp(probs[c] - best)
+		}
 		sum += probs[c]
 	}
 	for c := range probs {

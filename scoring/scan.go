@@ -1,0 +1,447 @@
+package scoring
+
+import (
+	"bytes"
+	"math"
+	"slices"
+	"strconv"
+	"unicode/utf8"
+	"unsafe"
+
+	"github.com/go-json-experiment/json/jsontext"
+	"github.com/scorehub/scorehub/registry"
+)
+
+// The scanner below decodes the documents clients send, {"data":[{…},…]}
+// with values that are numbers, text, booleans or null, in one pass over
+// the bytes, several times faster than a general JSON tokenizer. It takes
+// no decision of its own on a fault: on anything else than a well-formed
+// document of that shape within the limits (another top-level key, a
+// nested value, a duplicate key, a column of mixed kinds, a limit passed,
+// a number out of range, any syntax error) it gives up, and the strict
+// decoder decodes the body from the start, so that every fault is answered
+// as it always is. What it accepts, it decodes to exactly the table and
+// echo of the strict decoder (FuzzScan holds it to that).
+
+// scanDoc decodes st.body when it has the usual shape, and reports
+// whether it did; when it did not, st's decoding must be started again.
+// Top-level keys other than "data", such as the "schema" pandas sends,
+// are skipped when they hold valid JSON, as the strict decoder skips them.
+func (st *decodeState) scanDoc(lim Limits) bool {
+	st.begin()
+	st.data = st.body.Bytes()
+	b := st.data
+	i := skipSpace(b, 0)
+	if i == len(b) || b[i] != '{' {
+		return false
+	}
+	sawData := false
+	var names [][]byte // the other top-level keys, seldom more than one
+	for i = skipSpace(b, i+1); ; {
+		if i == len(b) || b[i] != '"' {
+			return false
+		}
+		end, esc, high := stringEnd2(b, i)
+		if end < 0 || esc || high && !utf8.Valid(b[i+1:end-1]) {
+			return false // a key with escapes is left to the strict decoder
+		}
+		name := b[i+1 : end-1]
+		i = skipSpace(b, end)
+		if i == len(b) || b[i] != ':' {
+			return false
+		}
+		i = skipSpace(b, i+1)
+		if string(name) == "data" {
+			if sawData {
+				return false
+			}
+			sawData = true
+			var ok bool
+			if i, ok = st.scanRows(b, i, lim); !ok {
+				return false
+			}
+		} else {
+			for _, n := range names {
+				if bytes.Equal(n, name) {
+					return false
+				}
+			}
+			names = append(names, name)
+			end := valueEnd(b, i)
+			if end < 0 || !jsontext.Value(b[i:end]).IsValid() {
+				return false
+			}
+			i = end
+		}
+		i = skipSpace(b, i)
+		if i == len(b) {
+			return false
+		}
+		if b[i] == '}' {
+			break
+		}
+		if b[i] != ',' {
+			return false
+		}
+		i = skipSpace(b, i+1)
+	}
+	if !sawData || skipSpace(b, i+1) != len(b) {
+		return false
+	}
+	return st.build() == nil
+}
+
+// valueEnd returns where the JSON value that starts at b[i] ends, or -1.
+// It only tracks strings and nesting; the value must still be validated.
+func valueEnd(b []byte, i int) int {
+	if i == len(b) {
+		return -1
+	}
+	switch b[i] {
+	case '"':
+		end, _, _ := stringEnd2(b, i)
+		return end
+	case '{', '[':
+	default:
+		for j := i; j < len(b); j++ {
+			switch b[j] {
+			case ',', '}', ']', ' ', '\t', '\n', '\r':
+				return j
+			}
+		}
+		return len(b)
+	}
+	depth := 0
+	for j := i; j < len(b); j++ {
+		switch b[j] {
+		case '{', '[':
+			depth++
+		case '}', ']':
+			if depth--; depth == 0 {
+				return j + 1
+			}
+		case '"':
+			end, _, _ := stringEnd2(b, j)
+			if end < 0 {
+				return -1
+			}
+			j = end - 1
+		}
+	}
+	return -1
+}
+
+// scanRows decodes the array of rows that starts at b[i], a '[', and
+// returns the offset just after its ']', and whether it could.
+func (st *decodeState) scanRows(b []byte, i int, lim Limits) (int, bool) {
+	if i >= len(b) || b[i] != '[' {
+		return 0, false
+	}
+	i = skipSpace(b, i+1)
+	if i < len(b) && b[i] == ']' {
+		return i + 1, true
+	}
+	return st.scanStretch(b, i, -1, lim)
+}
+
+// scanStretch decodes rows from the one that starts at b[i], up to the
+// ']' that closes their array, and returns the offset just after it; or,
+// when stop is not negative, up to the comma at b[stop] after a row, and
+// returns stop.
+func (st *decodeState) scanStretch(b []byte, i, stop int, lim Limits) (int, bool) {
+	for row := 0; ; row++ {
+		if row == lim.MaxRows || i >= len(b) || b[i] != '{' {
+			return 0, false
+		}
+		var ok bool
+		if i, ok = st.scanRow(b, i+1, row, lim); !ok {
+			return 0, false
+		}
+		if n := len(st.cols); n > 0 && row+1 > lim.MaxCells/n {
+			return 0, false
+		}
+		i = skipSpace(b, i)
+		switch {
+		case i == stop:
+			return i, true
+		case i == len(b), stop >= 0 && i > stop:
+			return 0, false
+		}
+		switch b[i] {
+		case ',':
+			i = skipSpace(b, i+1)
+		case ']':
+			if stop >= 0 {
+				return 0, false
+			}
+			return i + 1, true
+		default:
+			return 0, false
+		}
+	}
+}
+
+// scanRow decodes the members of row row, b[i] being just after its '{',
+// and returns the offset just after its '}'.
+func (st *decodeState) scanRow(b []byte, i, row int, lim Limits) (int, bool) {
+	start := len(st.cells)
+	open := i - 1
+	// The row is its own echo when it is as long as the echo would be
+	// and its keys are the columns' first ones, in column order.
+	echo, verbatim := 2, true
+	i = skipSpace(b, i)
+	if i < len(b) && b[i] == '}' {
+		st.endRow(open, i, echo, verbatim)
+		return i + 1, true
+	}
+	sorted := true
+	last := -1
+	for k := 0; ; k++ {
+		c, next, same, ok := st.scanKey(b, i, k, row, lim)
+		if !ok {
+			return 0, false
+		}
+		verbatim = verbatim && same
+		echo += next - i + 1
+		info := &st.cols[c]
+		if info.seen == int32(row)+1 {
+			return 0, false // a duplicate key
+		}
+		info.seen = int32(row) + 1
+		if int(c) < last {
+			sorted = false
+		}
+		last = int(c)
+		i = skipSpace(b, next)
+		if i == len(b) || b[i] != ':' {
+			return 0, false
+		}
+		i = skipSpace(b, i+1)
+		if i == len(b) {
+			return 0, false
+		}
+		cl := cell{col: c}
+		kind := registry.Text
+		v := i
+		switch b[i] {
+		case '"':
+			end, esc, high := stringEnd2(b, i)
+			if end < 0 {
+				return 0, false
+			}
+			a := uint32(len(st.arena))
+			switch {
+			case esc:
+				var err error
+				if st.arena, err = jsontext.AppendUnquote(st.arena, b[i:end]); err != nil {
+					return 0, false
+				}
+			case high && !utf8.Valid(b[i+1:end-1]):
+				return 0, false
+			default:
+				st.arena = append(st.arena, b[i+1:end-1]...)
+			}
+			cl.kind = cellText
+			cl.val = uint64(a)<<32 | uint64(uint32(len(st.arena)))
+			i = end
+		case 't':
+			if !bytes.HasPrefix(b[i:], []byte("true")) {
+				return 0, false
+			}
+			cl.kind = cellTrue
+			i += len("true")
+		case 'f':
+			if !bytes.HasPrefix(b[i:], []byte("false")) {
+				return 0, false
+			}
+			cl.kind = cellFalse
+			i += len("false")
+		case 'n':
+			if !bytes.HasPrefix(b[i:], []byte("null")) {
+				return 0, false
+			}
+			cl.kind = cellNull
+			i += len("null")
+		default:
+			f, end, ok := scanNumber(b, i)
+			if !ok {
+				return 0, false
+			}
+			cl.kind = cellNumber
+			cl.val = math.Float64bits(f)
+			kind = registry.Number
+			i = end
+		}
+		cl.raw = span{st.base + uint32(v), st.base + uint32(i)}
+		echo += i - v
+		if cl.kind != cellNull {
+			switch info.kind {
+			case 0:
+				info.kind = kind
+				info.first = int32(row)
+			case kind:
+			default:
+				return 0, false // a column of mixed kinds
+			}
+			info.values++
+		}
+		st.cells = append(st.cells, cl)
+		i = skipSpace(b, i)
+		if i == len(b) {
+			return 0, false
+		}
+		switch b[i] {
+		case ',':
+			echo++
+			i = skipSpace(b, i+1)
+			continue
+		case '}':
+		default:
+			return 0, false
+		}
+		if !sorted {
+			slices.SortFunc(st.cells[start:], func(a, b cell) int { return int(a.col) - int(b.col) })
+		}
+		st.endRow(open, i, echo, verbatim && sorted)
+		return i + 1, true
+	}
+}
+
+// endRow ends the row whose text runs from b[open], its '{', to b[close],
+// its '}', and which would be echoed in echo bytes.
+func (st *decodeState) endRow(open, close, echo int, verbatim bool) {
+	st.rowEnd = append(st.rowEnd, uint32(len(st.cells)))
+	text := span{}
+	if verbatim && close+1-open == echo {
+		text = span{st.base + uint32(open), st.base + uint32(close+1)}
+	}
+	st.rowText = append(st.rowText, text)
+}
+
+// scanKey returns the column of the k-th key of row row, which starts at
+// b[i], the offset just after the key, and whether the key is written as
+// where the column first appeared. A row tends to have the keys of the
+// row before in the same order, and then the key's bytes are those of the
+// column's first key, compared at once; any other is read and looked up.
+func (st *decodeState) scanKey(b []byte, i, k, row int, lim Limits) (c uint32, end int, same, ok bool) {
+	if k < len(st.order) {
+		c := st.order[k]
+		if key := st.local(st.cols[c].key); bytes.HasPrefix(b[i:], key) {
+			return c, i + len(key), true, true
+		}
+	}
+	if i == len(b) || b[i] != '"' {
+		return 0, 0, false, false
+	}
+	end, _, high := stringEnd2(b, i)
+	if end < 0 || high && !utf8.Valid(b[i+1:end-1]) {
+		return 0, 0, false, false
+	}
+	c, err := st.column(k, b[i:end], span{st.base + uint32(i), st.base + uint32(end)}, row, lim)
+	if err != nil {
+		return 0, 0, false, false
+	}
+	return c, end, bytes.Equal(st.local(st.cols[c].key), b[i:end]), true
+}
+
+// stringEnd2 returns the offset just after the JSON string that starts at
+// b[i], a '"', whether it has escapes, and whether it has bytes beyond
+// ASCII; -1 when it does not end or holds a control character. Escapes
+// are checked only where they are unquoted.
+func stringEnd2(b []byte, i int) (end int, esc, high bool) {
+	for j := i + 1; j < len(b); j++ {
+		switch c := b[j]; {
+		case c == '"':
+			return j + 1, esc, high
+		case c == '\\':
+			esc = true
+			j++
+		case c < 0x20:
+			return -1, false, false
+		case c >= utf8.RuneSelf:
+			high = true
+		}
+	}
+	return -1, false, false
+}
+
+// scanNumber reads the JSON number at b[i] and returns its value and the
+// offset just after it; false when it is not a number by JSON's grammar or
+// is out of range. Up to 19 digits with a power of ten up to 22 take
+// Clinger's fast path: when the digits make an integer of at most 2^53,
+// it and the power of ten are both exact in a float64, so one
+// multiplication or division rounds correctly. The rest go to strconv.
+func scanNumber(b []byte, i int) (float64, int, bool) {
+	start := i
+	neg := b[i] == '-'
+	if neg {
+		i++
+	}
+	var mant uint64
+	digits := 0 // of mant, leading zeros included
+	switch {
+	case i == len(b):
+		return 0, 0, false
+	case b[i] == '0':
+		i++
+	case '1' <= b[i] && b[i] <= '9':
+		for ; i < len(b) && '0' <= b[i] && b[i] <= '9'; i++ {
+			mant = mant*10 + uint64(b[i]-'0')
+			digits++
+		}
+	default:
+		return 0, 0, false
+	}
+	exp := 0
+	if i < len(b) && b[i] == '.' {
+		i++
+		frac := i
+		for ; i < len(b) && '0' <= b[i] && b[i] <= '9'; i++ {
+			mant = mant*10 + uint64(b[i]-'0')
+			digits++
+		}
+		if i == frac {
+			return 0, 0, false
+		}
+		exp = frac - i
+	}
+	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
+		i++
+		eneg := false
+		if i < len(b) && (b[i] == '+' || b[i] == '-') {
+			eneg = b[i] == '-'
+			i++
+		}
+		first := i
+		e := 0
+		for ; i < len(b) && '0' <= b[i] && b[i] <= '9'; i++ {
+			if e < 1_000_000 {
+				e = e*10 + int(b[i]-'0')
+			}
+		}
+		if i == first {
+			return 0, 0, false
+		}
+		if eneg {
+			e = -e
+		}
+		exp += e
+	}
+	if digits <= 19 && mant <= 1<<53 && -22 <= exp && exp <= 22 {
+		f := float64(mant)
+		if exp < 0 {
+			f /= math.Pow10(-exp)
+		} else if exp > 0 {
+			f *= math.Pow10(exp)
+		}
+		if neg {
+			f = -f
+		}
+		return f, i, true
+	}
+	f, err := strconv.ParseFloat(unsafe.String(&b[start], i-start), 64)
+	if err != nil {
+		return 0, 0, false
+	}
+	return f, i, true
+}
