@@ -61,9 +61,10 @@ func appendFloat(b []byte, f float64) []byte {
 	digits := buf[i:]
 	n := len(digits)
 	x := e + n - 1 // the exponent of the leading digit
-	// x < -6 exactly when f < 1e-6, and x ≥ 21 when f ≥ 1e21: 1e21 is a
-	// float64, and no decimal that reads back as a float64 other than
-	// float64(1e-6) lies on the other side of 10^-6.
+	// x < -6 exactly when f < 1e-6, and x ≥ 21 exactly when f ≥ 1e21:
+	// 10^21 is a float64 and 10^-6 lies in the rounding interval of
+	// float64(1e-6) only, so no float64's shortest decimal lies on the
+	// other side of either bound than the float64 itself.
 	if x < -6 || x >= 21 {
 		b = append(b, digits[0])
 		if n > 1 {
