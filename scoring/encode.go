@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"strconv"
 	"unicode/utf8"
 
 	"github.com/scorehub/scorehub/registry"
@@ -184,101 +183,6 @@ func appendValue(b []byte, col *registry.Column, i int) []byte {
 		return append(b, "null"...)
 	}
 	return appendFloat(b, f)
-}
-
-// appendFloat formats f as JavaScript and encoding/json do: the shortest
-// representation that reads back as f, in exponent form only for very
-// small or very large magnitudes.
-func appendFloat(b []byte, f float64) []byte {
-	if out, ok := appendFewDecimals(b, f); ok {
-		return out
-	}
-	return appendFloatShortest(b, f)
-}
-
-// maxFewDecimals is the most decimals appendFewDecimals tries: results
-// such as 0.25, 5.1 or 3 are the common ones, and each decimal tried
-// costs the numbers that have many a multiplication and a division.
-const maxFewDecimals = 4
-
-const pow10Few = 1e4 // 10^maxFewDecimals
-
-// appendFewDecimals appends f as appendFloatShortest would, when f is
-// written with at most maxFewDecimals decimals and 15 significant digits,
-// and reports whether it did.
-//
-// Why the text is the same: for k = 0, 1, … it takes m, the integer
-// nearest to |f|·10^k, as long as that product is below 10^15, and stops
-// at the first k where m/10^k reads back as f (the division of two exact
-// values is correctly rounded, as parsing is). With |f|·10^k < 10^15 the
-// product is off by at most 1/16 and any decimal with k decimals that
-// reads back as f lies within 10^k·ulp(f)/2 < 0.12 of it, so m is the
-// only candidate and a k that has one is not missed. Any other decimal
-// that reads back as f differs from m/10^k by less than ulp(f) ≤ |f|·2^-52,
-// so has at least 16 significant digits, while m has at most 15: m/10^k
-// is the unique shortest representation, which strconv writes in 'f'
-// format (|f| ≥ 1e-6) as m with k decimals.
-func appendFewDecimals(b []byte, f float64) ([]byte, bool) {
-	abs := math.Abs(f)
-	if !(abs >= 1e-6 && abs < 1e15) { // also NaN, and zero, which may be -0
-		return b, false
-	}
-	// One multiplication turns away most values with more decimals: if
-	// some D with at most maxFewDecimals decimals reads back as f, then
-	// N = D·10^maxFewDecimals is an integer within x·2^-52 of x (half an
-	// ulp of f, scaled, plus the product's rounding), and so x's nearest.
-	if x := abs * pow10Few; x < 1e15 && math.Abs(x-math.Round(x)) >= x*0x1p-51 {
-		return b, false
-	}
-	p := 1.0
-	for k := 0; k <= maxFewDecimals; k++ {
-		x := abs * p
-		if x >= 1e15 {
-			return b, false
-		}
-		if m := math.Round(x); m/p == abs {
-			var buf [16]byte
-			d := strconv.AppendUint(buf[:0], uint64(m), 10)
-			if f < 0 {
-				b = append(b, '-')
-			}
-			switch {
-			case k == 0:
-				b = append(b, d...)
-			case len(d) <= k:
-				b = append(b, "0."...)
-				for range k - len(d) {
-					b = append(b, '0')
-				}
-				b = append(b, d...)
-			default:
-				b = append(b, d[:len(d)-k]...)
-				b = append(b, '.')
-				b = append(b, d[len(d)-k:]...)
-			}
-			return b, true
-		}
-		p *= 10
-	}
-	return b, false
-}
-
-// appendFloatShortest is appendFloat for every value.
-func appendFloatShortest(b []byte, f float64) []byte {
-	abs := math.Abs(f)
-	format := byte('f')
-	if abs != 0 && (abs < 1e-6 || abs >= 1e21) {
-		format = 'e'
-	}
-	b = strconv.AppendFloat(b, f, format, -1, 64)
-	if format == 'e' {
-		// clean up e-09 to e-9
-		if n := len(b); n >= 4 && b[n-4] == 'e' && b[n-3] == '-' && b[n-2] == '0' {
-			b[n-2] = b[n-1]
-			b = b[:n-1]
-		}
-	}
-	return b
 }
 
 // appendString appends s as a JSON string. Invalid UTF-8 becomes U+FFFD,

@@ -3,6 +3,7 @@ package scoring
 import (
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"strconv"
 	"testing"
 )
@@ -47,9 +48,9 @@ func TestScanNumberMatchesStrconv(t *testing.T) {
 	}
 }
 
-// appendFloat's fast path for values with few decimals must write exactly
-// what the shortest formatting writes, on edge values, on decimals of every
-// length and magnitude (where the fast path answers) and on random bit
+// appendFloat must write exactly what strconv writes in JavaScript's form,
+// on edge values, on decimals of every length and magnitude, on decimals
+// with few digits (the common results: 0.25, 5.1, 3) and on random bit
 // patterns.
 func TestAppendFloatMatchesShortest(t *testing.T) {
 	values := []float64{
@@ -57,14 +58,14 @@ func TestAppendFloatMatchesShortest(t *testing.T) {
 		0.000001, 0.0000015, 0.00012, 0.0001, 0.00001, 1e14, 1e15, 1e15 - 1, 1e15 + 1, 999999999999999.9,
 		99999999999999.99, 9999999999999.999, 1 << 50, 1 << 52, 1 << 53, 1<<53 + 2, 1e20, 1e21, 1e22,
 		123456789012345, 12345678901234.5, 1234567890123.45, 0.123456789012345, math.MaxFloat64,
-		math.SmallestNonzeroFloat64, math.Inf(1), math.NaN(), 2.675, 1.005, 0.9999999999999999,
+		math.SmallestNonzeroFloat64, math.Inf(1), math.Inf(-1), math.NaN(), 2.675, 1.005, 0.9999999999999999,
 		math.Nextafter(1, 0), math.Nextafter(1, 2), math.Nextafter(0.1, 1), math.Nextafter(0.1, 0),
 		math.Nextafter(1e15, 0), math.Nextafter(1e-6, 0), math.Nextafter(1e-6, 1),
 	}
 	r := rand.New(rand.NewPCG(3, 4))
-	for range 300000 {
+	for range scaled(300000) {
 		// A decimal with up to 17 significant digits and up to 6 decimals,
-		// at every magnitude the fast path may see.
+		// at every magnitude.
 		m := float64(r.Uint64N(1 << r.IntN(57)))
 		v := m / math.Pow10(r.IntN(7)) * math.Pow10(r.IntN(25)-12)
 		if r.IntN(2) == 0 {
@@ -73,80 +74,72 @@ func TestAppendFloatMatchesShortest(t *testing.T) {
 		values = append(values, v, math.Nextafter(v, 0), math.Nextafter(v, math.Inf(1)),
 			math.Float64frombits(r.Uint64()))
 	}
-	// Decimals the fast path must answer: up to 15 significant digits and
-	// 4 decimals.
-	var few []float64
-	for range 100000 {
-		k := r.IntN(maxFewDecimals + 1)
+	// Up to 15 significant digits and 4 decimals.
+	for range scaled(100000) {
+		k := r.IntN(5)
 		m := r.Int64N(int64(math.Pow10(r.IntN(16-k) + k)))
-		if m == 0 {
-			continue
-		}
-		few = append(few, float64(m)/math.Pow10(k))
+		values = append(values, float64(m)/math.Pow10(k))
 	}
-	for _, v := range few {
-		if _, ok := appendFewDecimals(nil, v); !ok && v >= 1e-6 {
-			t.Errorf("the fast path left %v to the shortest formatting", v)
-		}
-	}
-	values = append(values, few...)
-	hits := 0
 	for _, v := range values {
-		want := string(appendFloatShortest(nil, v))
-		if got, ok := appendFewDecimals(nil, v); ok {
-			hits++
-			if string(got) != want {
-				t.Errorf("appendFewDecimals(%b) = %s, shortest is %s", v, got, want)
-			}
-		}
+		want := string(appendFloatStrconv(nil, v))
 		if got := string(appendFloat([]byte("x"), v)); got != "x"+want {
-			t.Errorf("appendFloat(%b) = %s, shortest is %s", v, got[1:], want)
+			t.Errorf("appendFloat(%b) = %s, strconv writes %s", v, got[1:], want)
 		}
-	}
-	// The fast path must be taken, or the test shows nothing.
-	if hits < len(few) {
-		t.Errorf("the fast path wrote %d of %d values", hits, len(values))
 	}
 }
 
-// FuzzAppendFloat checks the fast path against the shortest formatting on
+// FuzzAppendFloat checks appendFloat byte for byte against strconv on
 // values the fuzzer finds.
 func FuzzAppendFloat(f *testing.F) {
-	for _, v := range []float64{0, 0.25, 5.1, 1e-6, 1e15, 0.1 + 0.2, 123.456} {
+	for _, v := range []float64{0, 0.25, 5.1, 1e-6, 1e15, 0.1 + 0.2, 123.456, 5e-324, 1e21, 1<<53 + 2, 0.9999999999999999} {
 		f.Add(math.Float64bits(v))
 	}
 	f.Fuzz(func(t *testing.T, bits uint64) {
 		v := math.Float64frombits(bits)
-		want := string(appendFloatShortest(nil, v))
-		if got, ok := appendFewDecimals(nil, v); ok && string(got) != want {
-			t.Errorf("appendFewDecimals(%b) = %s, shortest is %s", v, got, want)
+		want := string(appendFloatStrconv(nil, v))
+		if got := string(appendFloat([]byte("x"), v)); got != "x"+want {
+			t.Errorf("appendFloat(%b) = %s, strconv writes %s", v, got[1:], want)
 		}
 	})
 }
 
-// BenchmarkAppendFloat compares appendFloat with the shortest formatting
-// alone on results with few decimals and on ones with many.
+// BenchmarkAppendFloat compares appendFloat with the strconv formatting it
+// replaced on the results a process returns: probabilities with 17 digits,
+// tiny values in exponent form, integers, and values with two decimals or
+// quarters. Compare with benchstat -col /impl.
 func BenchmarkAppendFloat(b *testing.B) {
 	r := rand.New(rand.NewPCG(5, 6))
-	quarters, probabilities := make([]float64, 1024), make([]float64, 1024)
-	for i := range quarters {
-		quarters[i] = float64(18+i%60) * 0.25
-		probabilities[i] = r.Float64()
+	sets := []struct {
+		name string
+		gen  func() float64
+	}{
+		{"probabilities", r.Float64},
+		{"tiny", func() float64 { return math.Ldexp(r.Float64(), -20-r.IntN(100)) }},
+		{"integers", func() float64 { return float64(r.IntN(1_000_000)) }},
+		{"cents", func() float64 { return float64(r.IntN(1_000_000)) / 100 }},
+		{"quarters", func() float64 { return float64(18+r.IntN(60)) * 0.25 }},
 	}
-	for _, bb := range []struct {
-		name   string
-		values []float64
-	}{{"quarters", quarters}, {"probabilities", probabilities}} {
+	for _, set := range sets {
+		values := make([]float64, 1024)
+		for i := range values {
+			values[i] = set.gen()
+		}
 		for _, fn := range []struct {
 			name string
 			f    func([]byte, float64) []byte
-		}{{"appendFloat", appendFloat}, {"shortest", appendFloatShortest}} {
-			b.Run(bb.name+"/"+fn.name, func(b *testing.B) {
+		}{{"appendFloat", appendFloat}, {"strconv", appendFloatStrconv}} {
+			b.Run("values="+set.name+"/impl="+fn.name, func(b *testing.B) {
 				buf := make([]byte, 0, 64)
 				i := 0
+				runtime.LockOSThread()
+				defer runtime.UnlockOSThread()
+				cpu0, cpuOK := threadCPU()
 				for b.Loop() {
-					buf = fn.f(buf[:0], bb.values[i&1023])
+					buf = fn.f(buf[:0], values[i&1023])
 					i++
+				}
+				if cpu1, ok := threadCPU(); ok && cpuOK {
+					b.ReportMetric(float64(cpu1-cpu0)/float64(b.N), "cpu-ns/op")
 				}
 			})
 		}

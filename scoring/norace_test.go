@@ -1,0 +1,7 @@
+//go:build !race
+
+package scoring
+
+// raceEnabled reports whether the tests run under the race detector, which
+// makes the exhaustive formatting checks about ten times slower.
+const raceEnabled = false
