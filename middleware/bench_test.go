@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/scorehub/scorehub/internal/testutil"
 	"github.com/scorehub/scorehub/middleware"
 	"github.com/scorehub/scorehub/tokens"
 )
@@ -52,11 +53,11 @@ func BenchmarkBearer(b *testing.B) {
 	} {
 		b.Run(bb.name, func(b *testing.B) {
 			b.ReportAllocs()
-			cpu0, ok0 := processCPU()
+			cpu0, ok0 := testutil.ProcessCPU()
 			for b.Loop() {
 				bb.h.ServeHTTP(w, r)
 			}
-			if cpu1, ok1 := processCPU(); ok0 && ok1 {
+			if cpu1, ok1 := testutil.ProcessCPU(); ok0 && ok1 {
 				b.ReportMetric(float64(cpu1-cpu0)/float64(b.N), "cpu-ns/op")
 			}
 		})
@@ -130,11 +131,11 @@ func BenchmarkAccessLog(b *testing.B) {
 	} {
 		b.Run(bb.name, func(b *testing.B) {
 			b.ReportAllocs()
-			cpu0, ok0 := processCPU()
+			cpu0, ok0 := testutil.ProcessCPU()
 			for b.Loop() {
 				bb.h.ServeHTTP(w, r)
 			}
-			if cpu1, ok1 := processCPU(); ok0 && ok1 {
+			if cpu1, ok1 := testutil.ProcessCPU(); ok0 && ok1 {
 				b.ReportMetric(float64(cpu1-cpu0)/float64(b.N), "cpu-ns/op")
 			}
 		})
@@ -174,7 +175,7 @@ func BenchmarkLogWriter(b *testing.B) {
 			ctx := context.Background()
 			b.SetParallelism(8) // 16 goroutines on 2 CPUs, as the load harness's clients
 			b.ReportAllocs()
-			cpu0, ok0 := processCPU()
+			cpu0, ok0 := testutil.ProcessCPU()
 			b.RunParallel(func(pb *testing.PB) {
 				for pb.Next() {
 					logger.LogAttrs(ctx, slog.LevelInfo, "http request", attrs...)
@@ -184,7 +185,7 @@ func BenchmarkLogWriter(b *testing.B) {
 				b.Fatal(err)
 			}
 			b.StopTimer()
-			if cpu1, ok1 := processCPU(); ok0 && ok1 {
+			if cpu1, ok1 := testutil.ProcessCPU(); ok0 && ok1 {
 				b.ReportMetric(float64(cpu1-cpu0)/float64(b.N), "cpu-ns/op")
 			}
 		})

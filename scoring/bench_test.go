@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/go-json-experiment/json/jsontext"
+	"github.com/scorehub/scorehub/internal/testutil"
 	"github.com/scorehub/scorehub/registry"
 	"github.com/scorehub/scorehub/scoring"
 )
@@ -73,7 +74,7 @@ func runHandler(b *testing.B, h http.Handler, body []byte, rows int) {
 	b.ReportAllocs()
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
-	cpu0, cpuOK := processCPU()
+	cpu0, cpuOK := testutil.ProcessCPU()
 	b.ResetTimer()
 	for b.Loop() {
 		r := httptest.NewRequest(http.MethodPost, target, bytes.NewReader(body))
@@ -86,7 +87,7 @@ func runHandler(b *testing.B, h http.Handler, body []byte, rows int) {
 		}
 	}
 	b.StopTimer()
-	if cpu1, ok := processCPU(); ok && cpuOK {
+	if cpu1, ok := testutil.ProcessCPU(); ok && cpuOK {
 		b.ReportMetric(float64(cpu1-cpu0)/float64(b.N), "cpu-ns/op")
 	}
 	runtime.ReadMemStats(&after)
@@ -180,13 +181,13 @@ func BenchmarkAppendResponse(b *testing.B) {
 	}
 	var out []byte
 	b.ReportAllocs()
-	cpu0, cpuOK := processCPU()
+	cpu0, cpuOK := testutil.ProcessCPU()
 	for b.Loop() {
 		if out, err = scoring.AppendResponse(out[:0], req, result); err != nil {
 			b.Fatal(err)
 		}
 	}
-	if cpu1, ok := processCPU(); ok && cpuOK {
+	if cpu1, ok := testutil.ProcessCPU(); ok && cpuOK {
 		b.ReportMetric(float64(cpu1-cpu0)/float64(b.N), "cpu-ns/op")
 	}
 	b.SetBytes(int64(len(out)))

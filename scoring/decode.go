@@ -239,6 +239,20 @@ type colInfo struct {
 	seen   int32         // 1 + the last row that had the key
 }
 
+// add counts a value of kind kind in row row, and reports false when the
+// column holds values of the other kind.
+func (c *colInfo) add(kind registry.Kind, row int) bool {
+	switch c.kind {
+	case 0:
+		c.kind, c.first = kind, int32(row)
+	case kind:
+	default:
+		return false
+	}
+	c.values++
+	return true
+}
+
 // statePool recycles decode states, with their buffers, between requests.
 type statePool struct{ p sync.Pool }
 
@@ -666,17 +680,9 @@ func (st *decodeState) row1(row int, lim Limits) error {
 			cl.val = math.Float64bits(f)
 			kind = registry.Number
 		}
-		if cl.kind != cellNull {
-			switch info.kind {
-			case 0:
-				info.kind = kind
-				info.first = int32(row)
-			case kind:
-			default:
-				return badRequest(TypeMixedTypes, pointer(row, info.name),
-					"the column %q holds both numbers and text", info.name)
-			}
-			info.values++
+		if cl.kind != cellNull && !info.add(kind, row) {
+			return badRequest(TypeMixedTypes, pointer(row, info.name),
+				"the column %q holds both numbers and text", info.name)
 		}
 		st.cells = append(st.cells, cl)
 	}

@@ -274,16 +274,8 @@ func (st *decodeState) scanRow(b []byte, i, row int, lim Limits) (int, bool) {
 		}
 		cl.raw = span{st.base + uint32(v), st.base + uint32(i)}
 		echo += i - v
-		if cl.kind != cellNull {
-			switch info.kind {
-			case 0:
-				info.kind = kind
-				info.first = int32(row)
-			case kind:
-			default:
-				return 0, false // a column of mixed kinds
-			}
-			info.values++
+		if cl.kind != cellNull && !info.add(kind, row) {
+			return 0, false // a column of mixed kinds
 		}
 		st.cells = append(st.cells, cl)
 		i = skipSpace(b, i)

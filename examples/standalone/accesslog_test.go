@@ -197,9 +197,7 @@ func logLine(logs string, parts ...string) string {
 type slowLog struct {
 	delay time.Duration
 	fail  error
-
-	mu  sync.Mutex
-	buf strings.Builder
+	testutil.LockedBuffer
 }
 
 func (s *slowLog) Write(p []byte) (int, error) {
@@ -207,15 +205,7 @@ func (s *slowLog) Write(p []byte) (int, error) {
 	if s.fail != nil {
 		return 0, s.fail
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.buf.Write(p)
-}
-
-func (s *slowLog) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.buf.String()
+	return s.LockedBuffer.Write(p)
 }
 
 // TestLogFlushedAtExit: log lines are written in batches, and every one
