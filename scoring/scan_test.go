@@ -87,16 +87,20 @@ func TestScanSameAsStrict(t *testing.T) {
 	}
 	row := func(i int) string { return fmt.Sprintf(`{"a":%d,"b":"x"}`, i) }
 	accepted := map[string]string{
-		"pandas":            `{"data":[{"id":1,"x":5.1,"city":"S\u00e3o Paulo","ok":true,"n":null},{"id":2,"x":-0.25e-3,"city":"Oslo","ok":false,"n":null}]}`,
-		"empty":             `{"data":[]}`,
-		"empty rows":        `{"data":[{},{}]}`,
-		"whitespace":        " \t\n{ \"data\" : [ { \"a\" : 1 , \"b\" : \"x\" } , { } ] } \r\n",
-		"text":              `{"data":[{"t":"é中😀","u":"\"\\\/\b\f\n\r\t\u0000\ud83d\ude00"}]}`,
-		"escaped keys":      `{"data":[{"\u0061":1,"a\"b":2},{"a":3,"a\"b":4}]}`,
-		"keys in any order": `{"data":[{"a":1,"b":2},{"b":3,"a":4},{"c":5},{"b":6,"c":7,"a":8}]}`,
-		"numbers":           `{"data":[{"n":0},{"n":-0},{"n":1E+2},{"n":1e-400},{"n":9007199254740993},{"n":123456789012345678901234567890},{"n":0.1e22},{"n":4.5e-22}]}`,
-		"nulls, then kinds": `{"data":[{"a":null,"b":null},{"a":1,"b":"x"},{"a":null}]}`,
-		"many rows":         string(partsBody("", "", 300, row)),
+		"pandas":                    `{"data":[{"id":1,"x":5.1,"city":"S\u00e3o Paulo","ok":true,"n":null},{"id":2,"x":-0.25e-3,"city":"Oslo","ok":false,"n":null}]}`,
+		"empty":                     `{"data":[]}`,
+		"empty rows":                `{"data":[{},{}]}`,
+		"whitespace":                " \t\n{ \"data\" : [ { \"a\" : 1 , \"b\" : \"x\" } , { } ] } \r\n",
+		"text":                      `{"data":[{"t":"é中😀","u":"\"\\\/\b\f\n\r\t\u0000\ud83d\ude00"}]}`,
+		"escaped keys":              `{"data":[{"\u0061":1,"a\"b":2},{"a":3,"a\"b":4}]}`,
+		"keys in any order":         `{"data":[{"a":1,"b":2},{"b":3,"a":4},{"c":5},{"b":6,"c":7,"a":8}]}`,
+		"numbers":                   `{"data":[{"n":0},{"n":-0},{"n":1E+2},{"n":1e-400},{"n":9007199254740993},{"n":123456789012345678901234567890},{"n":0.1e22},{"n":4.5e-22}]}`,
+		"nulls, then kinds":         `{"data":[{"a":null,"b":null},{"a":1,"b":"x"},{"a":null}]}`,
+		"many rows":                 string(partsBody("", "", 300, row)),
+		"pandas' table orientation": `{"schema":{"fields":[{"name":"index","type":"integer"},{"name":"x","type":"number"}],"primaryKey":["index"],"pandas_version":"1.4.0"},"data":[{"index":0,"x":1.5},{"index":1,"x":null}]}`,
+		"keys after data":           `{"data":[{"a":1}],"index":[0],"s":"t","n":-1e5,"t":true,"f":false,"z":null,"o":{}}`,
+		"data as a key elsewhere":   `{"x":{"data":[1]},"data":[{"a":1}],"y":[{"data":{}}]}`,
+		"spaces after data":         "{\"data\":[{\"a\":1}] ,\"x\":[ 1 ,2 ] }",
 	}
 	for name, body := range accepted {
 		if !scanBoth(t, []byte(body), lim) {
