@@ -53,13 +53,11 @@ func BenchmarkBearer(b *testing.B) {
 	} {
 		b.Run(bb.name, func(b *testing.B) {
 			b.ReportAllocs()
-			cpu0, ok0 := testutil.ProcessCPU()
+			report := testutil.MeasureCPU(b, testutil.ProcessCPU)
 			for b.Loop() {
 				bb.h.ServeHTTP(w, r)
 			}
-			if cpu1, ok1 := testutil.ProcessCPU(); ok0 && ok1 {
-				b.ReportMetric(float64(cpu1-cpu0)/float64(b.N), "cpu-ns/op")
-			}
+			report()
 		})
 	}
 }
@@ -131,13 +129,11 @@ func BenchmarkAccessLog(b *testing.B) {
 	} {
 		b.Run(bb.name, func(b *testing.B) {
 			b.ReportAllocs()
-			cpu0, ok0 := testutil.ProcessCPU()
+			report := testutil.MeasureCPU(b, testutil.ProcessCPU)
 			for b.Loop() {
 				bb.h.ServeHTTP(w, r)
 			}
-			if cpu1, ok1 := testutil.ProcessCPU(); ok0 && ok1 {
-				b.ReportMetric(float64(cpu1-cpu0)/float64(b.N), "cpu-ns/op")
-			}
+			report()
 		})
 	}
 }
@@ -175,7 +171,7 @@ func BenchmarkLogWriter(b *testing.B) {
 			ctx := context.Background()
 			b.SetParallelism(8) // 16 goroutines on 2 CPUs, as the load harness's clients
 			b.ReportAllocs()
-			cpu0, ok0 := testutil.ProcessCPU()
+			report := testutil.MeasureCPU(b, testutil.ProcessCPU)
 			b.RunParallel(func(pb *testing.PB) {
 				for pb.Next() {
 					logger.LogAttrs(ctx, slog.LevelInfo, "http request", attrs...)
@@ -185,9 +181,7 @@ func BenchmarkLogWriter(b *testing.B) {
 				b.Fatal(err)
 			}
 			b.StopTimer()
-			if cpu1, ok1 := testutil.ProcessCPU(); ok0 && ok1 {
-				b.ReportMetric(float64(cpu1-cpu0)/float64(b.N), "cpu-ns/op")
-			}
+			report()
 		})
 	}
 }

@@ -74,7 +74,7 @@ func runHandler(b *testing.B, h http.Handler, body []byte, rows int) {
 	b.ReportAllocs()
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
-	cpu0, cpuOK := testutil.ProcessCPU()
+	report := testutil.MeasureCPU(b, testutil.ProcessCPU)
 	b.ResetTimer()
 	for b.Loop() {
 		r := httptest.NewRequest(http.MethodPost, target, bytes.NewReader(body))
@@ -87,9 +87,7 @@ func runHandler(b *testing.B, h http.Handler, body []byte, rows int) {
 		}
 	}
 	b.StopTimer()
-	if cpu1, ok := testutil.ProcessCPU(); ok && cpuOK {
-		b.ReportMetric(float64(cpu1-cpu0)/float64(b.N), "cpu-ns/op")
-	}
+	report()
 	runtime.ReadMemStats(&after)
 	b.ReportMetric(float64(after.Mallocs-before.Mallocs)/float64(b.N)/float64(rows), "allocs/row")
 }
@@ -181,14 +179,12 @@ func BenchmarkAppendResponse(b *testing.B) {
 	}
 	var out []byte
 	b.ReportAllocs()
-	cpu0, cpuOK := testutil.ProcessCPU()
+	report := testutil.MeasureCPU(b, testutil.ProcessCPU)
 	for b.Loop() {
 		if out, err = scoring.AppendResponse(out[:0], req, result); err != nil {
 			b.Fatal(err)
 		}
 	}
-	if cpu1, ok := testutil.ProcessCPU(); ok && cpuOK {
-		b.ReportMetric(float64(cpu1-cpu0)/float64(b.N), "cpu-ns/op")
-	}
+	report()
 	b.SetBytes(int64(len(out)))
 }

@@ -6,6 +6,8 @@ import (
 	"runtime"
 	"strconv"
 	"testing"
+
+	"github.com/scorehub/scorehub/internal/testutil"
 )
 
 // scanNumber must give exactly what strconv gives, and take the whole
@@ -133,14 +135,12 @@ func BenchmarkAppendFloat(b *testing.B) {
 				i := 0
 				runtime.LockOSThread()
 				defer runtime.UnlockOSThread()
-				cpu0, cpuOK := threadCPU()
+				report := testutil.MeasureCPU(b, testutil.ThreadCPU)
 				for b.Loop() {
 					buf = fn.f(buf[:0], values[i&1023])
 					i++
 				}
-				if cpu1, ok := threadCPU(); ok && cpuOK {
-					b.ReportMetric(float64(cpu1-cpu0)/float64(b.N), "cpu-ns/op")
-				}
+				report()
 			})
 		}
 	}
