@@ -42,20 +42,29 @@ func BenchmarkBearer(b *testing.B) {
 	r := httptest.NewRequest(http.MethodPost, "/webapi/DEFAULT/api/v1/services/churn/predict?threshold=0.7", nil)
 	r.Header.Set("Authorization", "Bearer "+token)
 	r.Header.Set("Content-Type", "application/json")
-	w := &discardWriter{h: http.Header{}}
-	for _, bb := range []struct {
-		name string
-		h    http.Handler
-	}{
+	benchHandlers(b, r, []namedHandler{
 		{"bare", handler},
 		{"bearer", bearer(handler)},
 		{"bearer+group", bearer(middleware.RequireGroup("analysts")(handler))},
-	} {
-		b.Run(bb.name, func(b *testing.B) {
+	})
+}
+
+// namedHandler is one handler a benchmark measures, under its name.
+type namedHandler struct {
+	name string
+	h    http.Handler
+}
+
+// benchHandlers measures each handler serving r, as a sub-benchmark of
+// its name, with its allocations and the process's CPU time per request.
+func benchHandlers(b *testing.B, r *http.Request, handlers []namedHandler) {
+	w := &discardWriter{h: http.Header{}}
+	for _, nh := range handlers {
+		b.Run(nh.name, func(b *testing.B) {
 			b.ReportAllocs()
 			report := testutil.MeasureCPU(b, testutil.ProcessCPU)
 			for b.Loop() {
-				bb.h.ServeHTTP(w, r)
+				nh.h.ServeHTTP(w, r)
 			}
 			report()
 		})
@@ -119,23 +128,10 @@ func BenchmarkAccessLog(b *testing.B) {
 	})
 	r := httptest.NewRequest(http.MethodPost, "/webapi/DEFAULT/api/v1/services/iris/score", nil)
 	r.RemoteAddr = "127.0.0.1:51234"
-	w := &discardWriter{h: http.Header{}}
-	for _, bb := range []struct {
-		name string
-		h    http.Handler
-	}{
+	benchHandlers(b, r, []namedHandler{
 		{"bare", handler},
 		{"log", middleware.AccessLog(middleware.AccessLogConfig{Logger: logger, Client: true})(handler)},
-	} {
-		b.Run(bb.name, func(b *testing.B) {
-			b.ReportAllocs()
-			report := testutil.MeasureCPU(b, testutil.ProcessCPU)
-			for b.Loop() {
-				bb.h.ServeHTTP(w, r)
-			}
-			report()
-		})
-	}
+	})
 }
 
 // BenchmarkLogWriter measures what an access record costs, write(2)
