@@ -275,11 +275,13 @@ func (p *statePool) put(st *decodeState) {
 	if st.body.Cap() > maxPooledBody || cap(st.cells) > maxPooledCells {
 		return
 	}
-	// The parts of a large body hold a copy of it: only those of a body
-	// of a few MiB are kept.
+	// The parts of a large body hold its cells (the first also the
+	// document around its rows): only those of a body of a few MiB are
+	// kept, and none keeps the body's bytes.
 	held := 0
 	for _, p := range st.parts {
 		held += p.body.Cap() + cap(p.cells)*int(unsafe.Sizeof(cell{}))
+		p.reset()
 	}
 	if held > maxPooledParts {
 		st.parts = nil
@@ -291,8 +293,11 @@ func (p *statePool) put(st *decodeState) {
 // decodeState holds a request's body and everything decoded from it. The
 // handler reuses states through a pool; [Decode] makes a fresh one.
 type decodeState struct {
-	body   bytes.Buffer
-	data   []byte // body's bytes: the decoder consumes body, raw spans index data
+	body bytes.Buffer
+	// data is the body's bytes, which the decoder consumes from body;
+	// spans index it. A part of a body decoded in parts (parallel.go)
+	// has the whole body's bytes here, and its spans are the body's too.
+	data   []byte
 	dec    jsontext.Decoder
 	cols   []colInfo
 	index  map[string]*colRef // this request's columns (gen current) and names seen before
@@ -309,21 +314,12 @@ type decodeState struct {
 	scratch []byte           // an unescaped key
 	order   []uint32         // column of the k-th key of the previous row: rows tend to repeat their keys
 	limit   io.LimitedReader // the body reader while it is read
-	// base is where data starts in the request body: 0 for a request's
-	// own state, the offset of its text for a part decoding a stretch of
-	// "data" (see parallel.go). Spans are offsets in the request body.
-	base  uint32
-	parts []*decodeState // the parts of a large body, kept for reuse
-	remap []uint32       // of a part: the request's column of each of its columns
-	split []int          // of a body decoded in parts: the first row of each, then the row count
-	req   Request
-	enc   encoder
-	pool  *statePool
-}
-
-// local returns the bytes of s, a span of the request body, from data.
-func (st *decodeState) local(s span) []byte {
-	return st.data[s.start-st.base : s.end-st.base : s.end-st.base]
+	parts   []*decodeState   // the parts of a large body, kept for reuse
+	remap   []uint32         // of a part: the request's column of each of its columns
+	split   []int            // of a body decoded in parts: the first row of each, then the row count
+	req     Request
+	enc     encoder
+	pool    *statePool
 }
 
 // row returns the cells of row i.
@@ -344,7 +340,6 @@ func (st *decodeState) reset() {
 	st.rowText = st.rowText[:0]
 	st.arena = st.arena[:0]
 	st.order = st.order[:0]
-	st.base = 0
 	st.split = st.split[:0]
 	st.req = Request{}
 	clear(st.enc.res) // let the result tables go
@@ -631,7 +626,7 @@ func (st *decodeState) row1(row int, lim Limits) error {
 		if err != nil {
 			return jsonError(err)
 		}
-		keyEnd := st.base + uint32(d.InputOffset())
+		keyEnd := uint32(d.InputOffset())
 		c, err := st.column(k, key, span{keyEnd - uint32(len(key)), keyEnd}, row, lim)
 		if err != nil {
 			return err
@@ -649,7 +644,7 @@ func (st *decodeState) row1(row int, lim Limits) error {
 		if err != nil {
 			return jsonError(err)
 		}
-		end := st.base + uint32(d.InputOffset())
+		end := uint32(d.InputOffset())
 		cl := cell{raw: span{end - uint32(len(v)), end}, col: c}
 		kind := registry.Text
 		switch v[0] {
@@ -692,7 +687,7 @@ func (st *decodeState) row1(row int, lim Limits) error {
 // is key (at raw in the body), adding a column for a new name.
 func (st *decodeState) column(k int, key []byte, raw span, row int, lim Limits) (uint32, error) {
 	if k < len(st.order) {
-		if c := st.order[k]; bytes.Equal(st.local(st.cols[c].key), key) {
+		if c := st.order[k]; bytes.Equal(st.cols[c].key.of(st.data), key) {
 			return c, nil
 		}
 	}

@@ -5,8 +5,6 @@ import (
 	"runtime"
 	"slices"
 	"sync"
-
-	"github.com/go-json-experiment/json/jsontext"
 )
 
 // A request large enough is decoded, scored and encoded in parts on
@@ -35,12 +33,15 @@ func parallelism() int { return min(runtime.GOMAXPROCS(0), maxParallelism) }
 //
 // Why that holds: the "data" array is cut after a comma that a '}' and a
 // '{' surround, near each of n even stretches of the body. Each part
-// decodes its stretch, given back its brackets ("[" + rows + "]"), with
-// the decoder and rules of the one-pass decoding, and must reach exactly
-// its end, the last part the ']' that closes "data". The first part starts
-// where the one-pass decoding reads the first row; the strict decoder
-// accepts a stretch only if it ends between two rows, so each next part
-// starts where the one-pass decoding reads its next row. The document
+// scans the rows of its stretch where they lie, with the scanner and rules
+// of the one-pass decoding (see scan.go), and must reach exactly its end,
+// the comma after its last row, and the last part the ']' that closes
+// "data". The first part starts where the one-pass decoding reads the
+// first row; the scanner accepts a stretch only if it ends between two
+// rows, so each next part starts where the one-pass decoding reads its
+// next row. A stretch the scanner does not take, the strict decoder would
+// refuse too (it is a fault of the rows, or the cut fell inside a string),
+// so that the body goes back to the one-pass decoding. The document
 // around "data" (its other keys, duplicates, the end) is decoded as a
 // whole with "data" empty. Limits, and a column of mixed kinds across
 // parts, are checked on the merged columns; any fault sends the body back
@@ -72,38 +73,20 @@ func (st *decodeState) decodeParallel(lim Limits, n, minPart int) *Request {
 		st.parts = append(st.parts, &decodeState{})
 	}
 	parts := st.parts[:len(cuts)-1]
-	errs := make([]error, len(parts))
+	failed := make([]bool, len(parts))
 	closing := -1 // the offset of the ']' that closes "data", which the last part finds
 	decodePart := func(k int) {
-		last := k == len(parts)-1
 		stop := cuts[k+1] - 1 // the comma before the next part's rows
-		if last {
+		if k == len(parts)-1 {
 			stop = -1
 		}
 		p := parts[k]
 		p.reset()
-		// The scanner reads the stretch where it is; the strict decoder
-		// gets a copy in brackets.
 		p.begin()
 		p.data = data
-		if end, ok := p.scanStretch(data, skipSpace(data, cuts[k]), stop, lim); ok {
-			if last {
-				closing = end - 1
-			}
-			return
-		}
-		p.restart()
-		p.body.WriteByte('[')
-		if last {
-			p.body.Write(data[cuts[k]:])
-		} else {
-			p.body.Write(data[cuts[k]:stop])
-			p.body.WriteByte(']')
-		}
-		p.base = uint32(cuts[k] - 1)
-		end, err := p.decodeRows(lim, last)
-		if errs[k] = err; err == nil && last {
-			closing = int(p.base) + end - 1
+		end, ok := p.scanStretch(data, skipSpace(data, cuts[k]), stop, lim)
+		if failed[k] = !ok; ok && stop < 0 {
+			closing = end - 1
 		}
 	}
 	var wg sync.WaitGroup
@@ -112,10 +95,8 @@ func (st *decodeState) decodeParallel(lim Limits, n, minPart int) *Request {
 	}
 	decodePart(0)
 	wg.Wait()
-	for _, err := range errs {
-		if err != nil {
-			return nil
-		}
+	if slices.Contains(failed, true) {
+		return nil
 	}
 	if closing < 0 || data[closing] != ']' {
 		return nil
@@ -141,24 +122,6 @@ func (st *decodeState) decodeParallel(lim Limits, n, minPart int) *Request {
 	return &st.req
 }
 
-// decodeRows decodes the part's text, a stretch of rows of "data" in
-// brackets, with the strict decoder, and returns the offset in it just
-// after the ']'; the last part's text goes on to the end of the body, of
-// which it decodes up to the ']' that closes "data".
-func (st *decodeState) decodeRows(lim Limits, last bool) (int, error) {
-	st.begin()
-	st.data = st.body.Bytes()
-	st.dec.Reset(&st.body, jsontext.AllowDuplicateNames(true))
-	if err := st.rows(lim); err != nil {
-		return 0, err
-	}
-	end := int(st.dec.InputOffset())
-	if !last && end != len(st.data) {
-		return 0, errNotObject // the stretch did not end between two rows
-	}
-	return end, nil
-}
-
 // dataArray returns the offset of the '[' that opens the value of the
 // top-level key "data", written without escapes, when the key is found
 // before any other that cannot be told apart from it cheaply; otherwise,
@@ -180,7 +143,7 @@ func dataArray(b []byte) int {
 			depth--
 			i++
 		case '"':
-			end := stringEnd(b, i)
+			end, _, _ := stringEnd(b, i)
 			if end < 0 {
 				return -1
 			}
@@ -202,26 +165,6 @@ func dataArray(b []byte) int {
 		}
 	}
 	return -1
-}
-
-// stringEnd returns the offset just after the string that starts at
-// b[i], a '"', or -1 when it does not end.
-func stringEnd(b []byte, i int) int {
-	for j := i + 1; ; {
-		k := bytes.IndexByte(b[j:], '"')
-		if k < 0 {
-			return -1
-		}
-		j += k
-		bs := 0
-		for bs < j-i-1 && b[j-1-bs] == '\\' {
-			bs++
-		}
-		if bs%2 == 0 {
-			return j + 1
-		}
-		j++
-	}
 }
 
 // cutAfter returns where the row after the first comma at or after i
@@ -293,7 +236,7 @@ func (st *decodeState) merge(parts []*decodeState, lim Limits) bool {
 				}
 				c.values += pc.values
 			}
-			verbatim = verbatim && (i == 0 || ref.col > p.remap[i-1]) && bytes.Equal(st.local(st.cols[ref.col].key), p.local(pc.key))
+			verbatim = verbatim && (i == 0 || ref.col > p.remap[i-1]) && bytes.Equal(st.cols[ref.col].key.of(st.data), pc.key.of(p.data))
 			p.remap = append(p.remap, ref.col)
 		}
 		st.split = append(st.split, rows)

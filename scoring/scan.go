@@ -41,7 +41,7 @@ func (st *decodeState) scanDoc(lim Limits) bool {
 		if i == len(b) || b[i] != '"' {
 			return false
 		}
-		end, esc, high := stringEnd2(b, i)
+		end, esc, high := stringEnd(b, i)
 		if end < 0 || esc || high && !utf8.Valid(b[i+1:end-1]) {
 			return false // a key with escapes is left to the strict decoder
 		}
@@ -99,7 +99,7 @@ func valueEnd(b []byte, i int) int {
 	}
 	switch b[i] {
 	case '"':
-		end, _, _ := stringEnd2(b, i)
+		end, _, _ := stringEnd(b, i)
 		return end
 	case '{', '[':
 	default:
@@ -121,7 +121,7 @@ func valueEnd(b []byte, i int) int {
 				return j + 1
 			}
 		case '"':
-			end, _, _ := stringEnd2(b, j)
+			end, _, _ := stringEnd(b, j)
 			if end < 0 {
 				return -1
 			}
@@ -225,7 +225,7 @@ func (st *decodeState) scanRow(b []byte, i, row int, lim Limits) (int, bool) {
 		v := i
 		switch b[i] {
 		case '"':
-			end, esc, high := stringEnd2(b, i)
+			end, esc, high := stringEnd(b, i)
 			if end < 0 {
 				return 0, false
 			}
@@ -272,7 +272,7 @@ func (st *decodeState) scanRow(b []byte, i, row int, lim Limits) (int, bool) {
 			kind = registry.Number
 			i = end
 		}
-		cl.raw = span{st.base + uint32(v), st.base + uint32(i)}
+		cl.raw = span{uint32(v), uint32(i)}
 		echo += i - v
 		if cl.kind != cellNull && !info.add(kind, row) {
 			return 0, false // a column of mixed kinds
@@ -305,7 +305,7 @@ func (st *decodeState) endRow(open, close, echo int, verbatim bool) {
 	st.rowEnd = append(st.rowEnd, uint32(len(st.cells)))
 	text := span{}
 	if verbatim && close+1-open == echo {
-		text = span{st.base + uint32(open), st.base + uint32(close+1)}
+		text = span{uint32(open), uint32(close + 1)}
 	}
 	st.rowText = append(st.rowText, text)
 }
@@ -318,29 +318,29 @@ func (st *decodeState) endRow(open, close, echo int, verbatim bool) {
 func (st *decodeState) scanKey(b []byte, i, k, row int, lim Limits) (c uint32, end int, same, ok bool) {
 	if k < len(st.order) {
 		c := st.order[k]
-		if key := st.local(st.cols[c].key); bytes.HasPrefix(b[i:], key) {
+		if key := st.cols[c].key.of(st.data); bytes.HasPrefix(b[i:], key) {
 			return c, i + len(key), true, true
 		}
 	}
 	if i == len(b) || b[i] != '"' {
 		return 0, 0, false, false
 	}
-	end, _, high := stringEnd2(b, i)
+	end, _, high := stringEnd(b, i)
 	if end < 0 || high && !utf8.Valid(b[i+1:end-1]) {
 		return 0, 0, false, false
 	}
-	c, err := st.column(k, b[i:end], span{st.base + uint32(i), st.base + uint32(end)}, row, lim)
+	c, err := st.column(k, b[i:end], span{uint32(i), uint32(end)}, row, lim)
 	if err != nil {
 		return 0, 0, false, false
 	}
-	return c, end, bytes.Equal(st.local(st.cols[c].key), b[i:end]), true
+	return c, end, bytes.Equal(st.cols[c].key.of(st.data), b[i:end]), true
 }
 
-// stringEnd2 returns the offset just after the JSON string that starts at
+// stringEnd returns the offset just after the JSON string that starts at
 // b[i], a '"', whether it has escapes, and whether it has bytes beyond
 // ASCII; -1 when it does not end or holds a control character. Escapes
 // are checked only where they are unquoted.
-func stringEnd2(b []byte, i int) (end int, esc, high bool) {
+func stringEnd(b []byte, i int) (end int, esc, high bool) {
 	for j := i + 1; j < len(b); j++ {
 		switch c := b[j]; {
 		case c == '"':
