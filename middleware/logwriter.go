@@ -36,8 +36,8 @@ const linger = time.Millisecond
 // its end by a goroutine of the LogWriter's own, until a millisecond
 // passes without a line and it is idle again. A line is thus delayed by
 // about a millisecond at most (more only while the destination is slow),
-// and under load, as with an [AccessLog] record per
-// request, one write carries many lines. Gathering cannot wait for lines
+// and under load, as with an [AccessLog] record per request, one write
+// carries many lines. Gathering cannot wait for lines
 // to arrive during a write alone: a log handler writes under a lock of
 // its own, which holds the next line back until the write is done.
 //

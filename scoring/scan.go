@@ -16,12 +16,12 @@ import (
 // with values that are numbers, text, booleans or null, in one pass over
 // the bytes, several times faster than a general JSON tokenizer. It takes
 // no decision of its own on a fault: on anything else than a well-formed
-// document of that shape within the limits (another top-level key, a
-// nested value, a duplicate key, a column of mixed kinds, a limit passed,
-// a number out of range, any syntax error) it gives up, and the strict
-// decoder decodes the body from the start, so that every fault is answered
-// as it always is. What it accepts, it decodes to exactly the table and
-// echo of the strict decoder (FuzzScan holds it to that).
+// document of that shape within the limits (a top-level key with escapes,
+// a nested value in a row, a duplicate key, a column of mixed kinds, a
+// limit passed, a number out of range, any syntax error) it gives up, and
+// the strict decoder decodes the body from the start, so that every fault
+// is answered as it always is. What it accepts, it decodes to exactly the
+// table and echo of the strict decoder (FuzzScan holds it to that).
 
 // scanDoc decodes st.body when it has the usual shape, and reports
 // whether it did; when it did not, st's decoding must be started again.
