@@ -1,8 +1,10 @@
 package scoring
 
 import (
+	"encoding/binary"
 	"math"
 	"math/bits"
+	"slices"
 	"strconv"
 )
 
@@ -42,60 +44,170 @@ func appendFloat(b []byte, f float64) []byte {
 	if u>>fracBits&0x7ff == 0x7ff {
 		return strconv.AppendFloat(b, f, 'g', -1, 64)
 	}
+	// The digits are written in whole words, past the end of the number
+	// too: the room for that is made first, and the length set last.
+	if cap(b)-len(b) < floatRoom {
+		b = slices.Grow(b, floatRoom)
+	}
+	n0 := len(b)
+	out := b[n0 : n0+floatRoom]
+	w := 0
 	if u>>63 != 0 {
-		b = append(b, '-')
+		out[0] = '-'
+		w = 1
 		u &^= 1 << 63
 	}
 	if u == 0 {
-		return append(b, '0')
+		out[w] = '0'
+		return b[:n0+w+1]
 	}
 	d, e, integer := shortestDecimal(u)
-	var buf [24]byte
+	var dg decimal
+	lead, trail := dg.set(d)
 	if integer {
 		// Below 2^53, so written in full, no point or exponent.
-		i := putDigits(&buf, d)
-		return append(b, buf[i:]...)
+		dg.copy24(out[w:], lead)
+		return b[:n0+w+decimalLen-lead]
 	}
-	d, e = trimZeros(d, e)
-	i := putDigits(&buf, d)
-	digits := buf[i:]
-	n := len(digits)
-	x := e + n - 1 // the exponent of the leading digit
+	e += trail
+	n := decimalLen - lead - trail // significant digits
+	x := e + n - 1                 // the exponent of the leading digit
 	// x < -6 exactly when f < 1e-6, and x ≥ 21 exactly when f ≥ 1e21:
 	// 10^21 is a float64 and 10^-6 lies in the rounding interval of
 	// float64(1e-6) only, so no float64's shortest decimal lies on the
 	// other side of either bound than the float64 itself.
-	if x < -6 || x >= 21 {
-		b = append(b, digits[0])
+	switch {
+	case x < -6 || x >= 21:
+		out[w] = dg.d[lead]
+		i := w + 1
 		if n > 1 {
-			b = append(b, '.')
-			b = append(b, digits[1:]...)
+			out[i] = '.'
+			dg.copy24(out[i+1:], lead+1)
+			i += n
 		}
-		b = append(b, 'e')
+		out[i] = 'e'
+		out[i+1] = '+'
 		if x < 0 {
-			b = append(b, '-')
+			out[i+1] = '-'
 			x = -x
-		} else {
-			b = append(b, '+')
 		}
-		j := putDigits(&buf, uint64(x))
-		return append(b, buf[j:]...)
+		i += 2
+		switch {
+		case x >= 100:
+			out[i] = byte('0' + x/100)
+			x %= 100
+			out[i+1], out[i+2] = digitPairs[2*x], digitPairs[2*x+1]
+			i += 3
+		case x >= 10:
+			out[i], out[i+1] = digitPairs[2*x], digitPairs[2*x+1]
+			i += 2
+		default:
+			out[i] = byte('0' + x)
+			i++
+		}
+		return b[:n0+i]
+	case x < 0:
+		// "0." and -x-1 zeros, then the digits.
+		binary.LittleEndian.PutUint64(out[w:], zeroPoint)
+		i := w + 1 - x
+		dg.copy24(out[i:], lead)
+		return b[:n0+i+n]
+	case x+1 >= n:
+		// The digits and x+1-n zeros, fewer than 21 in all.
+		dg.copy24(out[w:], lead)
+		for i := w + n; i < w+x+1; i += 8 {
+			binary.LittleEndian.PutUint64(out[i:], zeros)
+		}
+		return b[:n0+w+x+1]
+	default:
+		// The digits, then those after the point again one further on.
+		dg.copy24(out[w:], lead)
+		dg.copy24(out[w+x+2:], lead+x+1)
+		out[w+x+1] = '.'
+		return b[:n0+w+n+1]
+	}
+}
+
+// floatRoom is the room appendFloat needs past the end of b: the longest
+// number is 24 bytes, but the digits are copied 24 at a time from where
+// they start, which may be 21 bytes in.
+const floatRoom = 48
+
+// decimalLen is the digits a decimal holds, enough for any uint64.
+const decimalLen = 24
+
+const (
+	zeros     = 0x3030303030303030  // "00000000" read as a little-endian word
+	zeroPoint = 0x303030303030_2e30 // "0.000000"
+)
+
+// decimal is an integer's decimal digits, with leading zeros, in d[:24];
+// the rest of d lets 24 bytes be read from anywhere in the digits.
+type decimal struct {
+	d [2 * decimalLen]byte
+}
+
+// set writes v in decimal and returns how many of the digits are leading
+// zeros and how many are trailing zeros. v is not 0.
+func (dg *decimal) set(v uint64) (lead, trail int) {
+	if v < 1e8 {
+		// Integers and short decimals: one block.
+		l := digits8(uint32(v))
+		binary.LittleEndian.PutUint64(dg.d[0:], zeros)
+		binary.LittleEndian.PutUint64(dg.d[8:], zeros)
+		binary.LittleEndian.PutUint64(dg.d[16:], l|zeros)
+		return 16 + bits.TrailingZeros64(l)/8, bits.LeadingZeros64(l) / 8
+	}
+	hi := v / 1e16
+	r := v - hi*1e16
+	mid := r / 1e8
+	lo := r - mid*1e8
+	h, m, l := digits8(uint32(hi)), digits8(uint32(mid)), digits8(uint32(lo))
+	// A block's first digit is its lowest byte, and a 0 digit a 0 byte.
+	switch {
+	case h != 0:
+		lead = bits.TrailingZeros64(h) / 8
+	case m != 0:
+		lead = 8 + bits.TrailingZeros64(m)/8
+	default:
+		lead = 16 + bits.TrailingZeros64(l)/8
 	}
 	switch {
-	case x < 0:
-		b = append(b, "0.00000"[:1-x]...)
-		b = append(b, digits...)
-	case x+1 >= n:
-		b = append(b, digits...)
-		for range x + 1 - n {
-			b = append(b, '0')
-		}
+	case l != 0:
+		trail = bits.LeadingZeros64(l) / 8
+	case m != 0:
+		trail = 8 + bits.LeadingZeros64(m)/8
 	default:
-		b = append(b, digits[:x+1]...)
-		b = append(b, '.')
-		b = append(b, digits[x+1:]...)
+		trail = 16 + bits.LeadingZeros64(h)/8
 	}
-	return b
+	binary.LittleEndian.PutUint64(dg.d[0:], h|zeros)
+	binary.LittleEndian.PutUint64(dg.d[8:], m|zeros)
+	binary.LittleEndian.PutUint64(dg.d[16:], l|zeros)
+	return lead, trail
+}
+
+// copy24 copies the 24 bytes of dg.d from from to b, in three words
+// rather than a call to memmove, which costs more for so few.
+func (dg *decimal) copy24(b []byte, from int) {
+	src := dg.d[from : from+24]
+	_ = b[23]
+	binary.LittleEndian.PutUint64(b[0:], binary.LittleEndian.Uint64(src[0:]))
+	binary.LittleEndian.PutUint64(b[8:], binary.LittleEndian.Uint64(src[8:]))
+	binary.LittleEndian.PutUint64(b[16:], binary.LittleEndian.Uint64(src[16:]))
+}
+
+// digits8 returns the eight decimal digits of v < 10^8, leading zeros
+// included, one a byte, the first in the lowest: each step splits every
+// number in the word in two at once, by multiplying with a reciprocal
+// that is exact for the numbers it can hold (checked for every v by
+// TestDigits8).
+func digits8(v uint32) uint64 {
+	hi := v / 10000
+	x := uint64(hi) | uint64(v-hi*10000)<<32 // two numbers < 10^4, 32 bits apart
+	q := (x * 10486 >> 20) & 0x0000007f_0000007f
+	x = q | (x-q*100)<<16 // four numbers < 100, 16 bits apart
+	q = (x * 103 >> 10) & 0x000f_000f_000f_000f
+	return q | (x-q*10)<<8 // eight digits, 8 bits apart
 }
 
 // Binary layout of float64.
@@ -201,28 +313,6 @@ func floorLog2Pow10(e int) int {
 	return int((int64(e) * 913124641741) >> 38)
 }
 
-// trimZeros removes d's trailing zeros, adding them to the exponent e.
-// d is not 0.
-func trimZeros(d uint64, e int) (uint64, int) {
-	for d%100000000 == 0 {
-		d /= 100000000
-		e += 8
-	}
-	if d%10000 == 0 {
-		d /= 10000
-		e += 4
-	}
-	if d%100 == 0 {
-		d /= 100
-		e += 2
-	}
-	if d%10 == 0 {
-		d /= 10
-		e++
-	}
-	return d, e
-}
-
 const digitPairs = "00010203040506070809" +
 	"10111213141516171819" +
 	"20212223242526272829" +
@@ -233,42 +323,3 @@ const digitPairs = "00010203040506070809" +
 	"70717273747576777879" +
 	"80818283848586878889" +
 	"90919293949596979899"
-
-// putDigits writes d in decimal at the end of buf and returns where it
-// starts.
-func putDigits(buf *[24]byte, d uint64) int {
-	i := len(buf)
-	for d >= 100000000 {
-		// Eight digits at a time in 32 bits, where division is cheaper,
-		// as two independent groups of four.
-		hi := d / 100000000
-		lo := uint32(d - hi*100000000)
-		d = hi
-		put4(buf[i-8:i-4], lo/10000)
-		put4(buf[i-4:i], lo%10000)
-		i -= 8
-	}
-	v := uint32(d)
-	for v >= 100 {
-		r := v % 100
-		v /= 100
-		i -= 2
-		buf[i], buf[i+1] = digitPairs[2*r], digitPairs[2*r+1]
-	}
-	if v >= 10 {
-		i -= 2
-		buf[i], buf[i+1] = digitPairs[2*v], digitPairs[2*v+1]
-		return i
-	}
-	i--
-	buf[i] = byte('0' + v)
-	return i
-}
-
-// put4 writes v < 10,000 as four digits into b.
-func put4(b []byte, v uint32) {
-	hi, lo := v/100, v%100
-	_ = b[3]
-	b[0], b[1] = digitPairs[2*hi], digitPairs[2*hi+1]
-	b[2], b[3] = digitPairs[2*lo], digitPairs[2*lo+1]
-}

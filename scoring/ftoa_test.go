@@ -240,3 +240,22 @@ func TestShortestAllocates(t *testing.T) {
 		t.Errorf("appendFloat allocates %v times per %d values", n, len(values))
 	}
 }
+
+// digits8 must split every number below 10^8 into its digits: its
+// reciprocals are exact only for the numbers each step can hold.
+func TestDigits8(t *testing.T) {
+	step := uint32(1)
+	if raceEnabled {
+		step = 7
+	}
+	for v := uint32(0); v < 1e8; v += step {
+		got := digits8(v)
+		want := v
+		for k := 7; k >= 0; k-- {
+			if d := uint32(got >> (8 * k) & 0xff); d != want%10 {
+				t.Fatalf("digits8(%d) = %#x: digit %d is %d, want %d", v, got, k, d, want%10)
+			}
+			want /= 10
+		}
+	}
+}
