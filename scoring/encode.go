@@ -43,12 +43,14 @@ const (
 )
 
 // encoder writes the rows of one response. It lives in the request's
-// decode state, so that a pooled state reuses its slices.
+// decode state, so that a pooled state reuses its slices. Once made, it
+// is only read: the rows of a long answer are encoded on several
+// goroutines at once.
 type encoder struct {
 	body     []byte
 	st       *decodeState
-	res      []*registry.Column
-	keys     []byte        // `"name":` of every result column, back to back
+	res      []resultCol
+	keys     []byte        // `,"name":` of every result column, back to back
 	keyEnd   []int         // where each result column's key ends in keys
 	keyNames []string      // the names keys holds, kept for the next response
 	replace  []replacement // result columns that take an input column's place, by input column
@@ -56,6 +58,15 @@ type encoder struct {
 	// verbatim: the rows' texts are their echoes (see decodeState.rowText)
 	// and no result column takes an input column's place.
 	verbatim bool
+}
+
+// resultCol is what the encoder reads of a result column, at hand.
+type resultCol struct {
+	key     []byte // `,"name":`
+	numbers []float64
+	texts   []string
+	missing []bool
+	text    bool
 }
 
 // replacement is a result column res that replaces the input column in.
@@ -93,9 +104,9 @@ func newEncoder(req *Request, result *registry.Table) *encoder {
 	}
 	for i := range result.NumColumns() {
 		col := result.Column(i)
-		e.res = append(e.res, col)
+		e.res = append(e.res, resultCol{numbers: col.Numbers, texts: col.Texts, missing: col.Missing, text: col.Kind == registry.Text})
 		if !same {
-			e.keys = append(appendString(e.keys, col.Name), ':')
+			e.keys = append(appendString(append(e.keys, ','), col.Name), ':')
 			e.keyEnd = append(e.keyEnd, len(e.keys))
 			e.keyNames = append(e.keyNames, col.Name)
 		}
@@ -104,6 +115,11 @@ func newEncoder(req *Request, result *registry.Table) *encoder {
 		} else {
 			e.appended = append(e.appended, i)
 		}
+	}
+	start := 0
+	for i := range e.res {
+		e.res[i].key = e.keys[start:e.keyEnd[i]:e.keyEnd[i]]
+		start = e.keyEnd[i]
 	}
 	slices.SortFunc(e.replace, func(a, b replacement) int { return int(a.in) - int(b.in) })
 	e.verbatim = len(e.replace) == 0 && len(req.st.rowText) == req.Table.Rows()
@@ -158,31 +174,31 @@ func (e *encoder) appendRow(b []byte, i int) []byte {
 	return append(b, '}')
 }
 
+// appendResult appends result column c's key and value of row i,
+// preceded by a comma if sep.
 func (e *encoder) appendResult(b []byte, sep bool, c, i int) []byte {
-	if sep {
-		b = append(b, ',')
+	rc := &e.res[c]
+	key := rc.key
+	if !sep {
+		key = key[1:]
 	}
-	start := 0
-	if c > 0 {
-		start = e.keyEnd[c-1]
+	b = append(b, key...)
+	switch {
+	case rc.missing != nil && rc.missing[i]:
+		return append(b, "null"...)
+	case rc.text:
+		return appendString(b, rc.texts[i])
 	}
-	b = append(b, e.keys[start:e.keyEnd[c]]...)
-	return appendValue(b, e.res[c], i)
+	return appendNumber(b, rc.numbers[i])
 }
 
-// appendValue appends row i of col as JSON; missing, NaN and ±Inf are null.
-func appendValue(b []byte, col *registry.Column, i int) []byte {
-	if col.Missing != nil && col.Missing[i] {
+// appendNumber appends f as JSON, NaN and ±Inf as null.
+func appendNumber(b []byte, f float64) []byte {
+	u := math.Float64bits(f)
+	if u>>fracBits&0x7ff == 0x7ff {
 		return append(b, "null"...)
 	}
-	if col.Kind == registry.Text {
-		return appendString(b, col.Texts[i])
-	}
-	f := col.Numbers[i]
-	if math.IsNaN(f) || math.IsInf(f, 0) {
-		return append(b, "null"...)
-	}
-	return appendFloat(b, f)
+	return appendFinite(b, u)
 }
 
 // appendString appends s as a JSON string. Invalid UTF-8 becomes U+FFFD,

@@ -44,6 +44,11 @@ func appendFloat(b []byte, f float64) []byte {
 	if u>>fracBits&0x7ff == 0x7ff {
 		return strconv.AppendFloat(b, f, 'g', -1, 64)
 	}
+	return appendFinite(b, u)
+}
+
+// appendFinite is appendFloat for the finite float64 with bits u.
+func appendFinite(b []byte, u uint64) []byte {
 	// The digits are written in whole words, past the end of the number
 	// too: the room for that is made first, and the length set last.
 	if cap(b)-len(b) < floatRoom {
@@ -162,7 +167,11 @@ func (dg *decimal) set(v uint64) (lead, trail int) {
 	r := v - hi*1e16
 	mid := r / 1e8
 	lo := r - mid*1e8
-	h, m, l := digits8(uint32(hi)), digits8(uint32(mid)), digits8(uint32(lo))
+	m, l := digits8(uint32(mid)), digits8(uint32(lo))
+	h := uint64(hi) << 56 // a 17th digit, if any: the last of its block
+	if hi >= 10 {
+		h = digits8(uint32(hi))
+	}
 	// A block's first digit is its lowest byte, and a 0 digit a 0 byte.
 	switch {
 	case h != 0:
