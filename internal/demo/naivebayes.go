@@ -111,7 +111,9 @@ func (m *NaiveBayes) Predict(x []float64, probs []float64) {
 	best, top := math.Inf(-1), 0
 	for c := range m.classes {
 		lp := m.logPrior[c]
-		mean, variance, logNorm := m.mean[c], m.variance[c], m.logNorm[c]
+		// Cut to x's length, so that the loop below checks no index.
+		n := len(x)
+		mean, variance, logNorm := m.mean[c][:n], m.variance[c][:n], m.logNorm[c][:n]
 		for f, v := range x {
 			if math.IsNaN(v) {
 				continue
