@@ -175,18 +175,23 @@ func BenchmarkIris(b *testing.B) {
 	}
 	f := newFixture(b, scoring.Config{}, iris)
 	for _, rows := range []int{1, 10_000} {
-		body := []byte(`{"data":[`)
-		for i := range rows {
-			if i > 0 {
-				body = append(body, ',')
-			}
-			body = append(body, irisRows[i%len(irisRows)]...)
-		}
-		body = append(body, "]}"...)
+		body := irisBody(rows)
 		b.Run(fmt.Sprintf("rows=%d", rows), func(b *testing.B) {
 			runEndpoint(b, f.h, demo.IrisName, body, rows)
 		})
 	}
+}
+
+// irisBody returns a request of the iris demo with rows rows.
+func irisBody(rows int) []byte {
+	body := []byte(`{"data":[`)
+	for i := range rows {
+		if i > 0 {
+			body = append(body, ',')
+		}
+		body = append(body, irisRows[i%len(irisRows)]...)
+	}
+	return append(body, "]}"...)
 }
 
 // BenchmarkAppendResponse writes the answer to a 10,000-row request with
