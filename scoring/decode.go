@@ -233,6 +233,7 @@ func (st *decodeState) lookup(name string) (uint32, bool) {
 type colInfo struct {
 	name   string
 	key    span          // the key's raw JSON text where it first appeared
+	words  keyWords      // the key's text as words, for the scanner
 	kind   registry.Kind // 0 while the column has only nulls
 	values int           // rows with a non-null value
 	first  int32         // row of the first non-null value
@@ -708,7 +709,7 @@ func (st *decodeState) column(k int, key []byte, raw span, row int, lim Limits) 
 			st.index[ref.name] = ref
 		}
 		ref.col, ref.gen = uint32(len(st.cols)), st.gen
-		st.cols = append(st.cols, colInfo{name: ref.name, key: raw})
+		st.cols = append(st.cols, colInfo{name: ref.name, key: raw, words: keyWordsOf(raw.of(st.data))})
 	}
 	c := ref.col
 	if k < len(st.order) {

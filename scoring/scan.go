@@ -2,6 +2,7 @@ package scoring
 
 import (
 	"bytes"
+	"encoding/binary"
 	"math"
 	"slices"
 	"strconv"
@@ -197,11 +198,23 @@ func (st *decodeState) scanRow(b []byte, i, row int, lim Limits) (int, bool) {
 	sorted := true
 	last := -1
 	for k := 0; ; k++ {
-		c, next, same, ok := st.scanKey(b, i, k, row, lim)
-		if !ok {
-			return 0, false
+		// The k-th key of the row before, as scanKey finds it first,
+		// here without a call.
+		var c uint32
+		var next int
+		if k < len(st.order) && i+16 <= len(b) {
+			c = st.order[k]
+			if w := &st.cols[c].words; w.n > 0 && w.at(b, i) {
+				next = i + int(w.n)
+			}
 		}
-		verbatim = verbatim && same
+		if next == 0 {
+			var same, ok bool
+			if c, next, same, ok = st.scanKey(b, i, k, row, lim); !ok {
+				return 0, false
+			}
+			verbatim = verbatim && same
+		}
 		echo += next - i + 1
 		info := &st.cols[c]
 		if info.seen == int32(row)+1 {
@@ -318,7 +331,12 @@ func (st *decodeState) endRow(open, close, echo int, verbatim bool) {
 func (st *decodeState) scanKey(b []byte, i, k, row int, lim Limits) (c uint32, end int, same, ok bool) {
 	if k < len(st.order) {
 		c := st.order[k]
-		if key := st.cols[c].key.of(st.data); bytes.HasPrefix(b[i:], key) {
+		info := &st.cols[c]
+		if w := &info.words; w.n > 0 && i+16 <= len(b) {
+			if w.at(b, i) {
+				return c, i + int(w.n), true, true
+			}
+		} else if key := info.key.of(st.data); bytes.HasPrefix(b[i:], key) {
 			return c, i + len(key), true, true
 		}
 	}
@@ -334,6 +352,38 @@ func (st *decodeState) scanKey(b []byte, i, k, row int, lim Limits) (c uint32, e
 		return 0, 0, false, false
 	}
 	return c, end, bytes.Equal(st.cols[c].key.of(st.data), b[i:end]), true
+}
+
+// keyWords is a key's raw text of at most 16 bytes as two words, which
+// take two comparisons to find in the body where a call to compare bytes
+// costs more: its first eight bytes and its last eight (fewer, the rest of
+// the word masked off, when the key is shorter).
+type keyWords struct {
+	head, tail, mask uint64
+	off              int32 // where tail starts in the key
+	n                int32 // the key's length; 0 for a longer key
+}
+
+func keyWordsOf(key []byte) keyWords {
+	n := len(key)
+	switch {
+	case n > 16 || n == 0:
+		return keyWords{}
+	case n >= 8:
+		return keyWords{head: binary.LittleEndian.Uint64(key), tail: binary.LittleEndian.Uint64(key[n-8:]),
+			mask: ^uint64(0), off: int32(n - 8), n: int32(n)}
+	}
+	var w [8]byte
+	copy(w[:], key)
+	h := binary.LittleEndian.Uint64(w[:])
+	return keyWords{head: h, tail: h, mask: 1<<(8*n) - 1, n: int32(n)}
+}
+
+// at reports whether b holds the key at i; b must have 16 bytes from i.
+func (w *keyWords) at(b []byte, i int) bool {
+	b = b[i : i+16]
+	return binary.LittleEndian.Uint64(b)&w.mask == w.head &&
+		binary.LittleEndian.Uint64(b[w.off:])&w.mask == w.tail
 }
 
 // stringEnd returns the offset just after the JSON string that starts at
@@ -356,6 +406,10 @@ func stringEnd(b []byte, i int) (end int, esc, high bool) {
 	}
 	return -1, false, false
 }
+
+// exactPow10 holds the powers of ten that a float64 holds exactly.
+var exactPow10 = [...]float64{1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11,
+	1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22}
 
 // scanNumber reads the JSON number at b[i] and returns its value and the
 // offset just after it; false when it is not a number by JSON's grammar or
@@ -422,9 +476,9 @@ func scanNumber(b []byte, i int) (float64, int, bool) {
 	if digits <= 19 && mant <= 1<<53 && -22 <= exp && exp <= 22 {
 		f := float64(mant)
 		if exp < 0 {
-			f /= math.Pow10(-exp)
+			f /= exactPow10[-exp]
 		} else if exp > 0 {
-			f *= math.Pow10(exp)
+			f *= exactPow10[exp]
 		}
 		if neg {
 			f = -f
