@@ -276,13 +276,24 @@ func (st *decodeState) place(p *decodeState, cellOff, arenaOff, rowOff int) {
 	for i, c := range p.remap {
 		ordered = ordered && (i == 0 || c > p.remap[i-1])
 	}
-	shift := uint64(arenaOff)<<32 | uint64(arenaOff)
-	for i, cl := range p.cells {
-		cl.col = p.remap[cl.col]
-		if cl.kind == cellText {
-			cl.val += shift
+	identity := true
+	for i, c := range p.remap {
+		identity = identity && c == uint32(i)
+	}
+	if identity && arenaOff == 0 {
+		// The part numbers its columns as st does and its text comes
+		// first, as a part of rows of one shape with no text before it
+		// does: its cells are st's as they are.
+		copy(cells, p.cells)
+	} else {
+		shift := uint64(arenaOff)<<32 | uint64(arenaOff)
+		for i, cl := range p.cells {
+			cl.col = p.remap[cl.col]
+			if cl.kind == cellText {
+				cl.val += shift
+			}
+			cells[i] = cl
 		}
-		cells[i] = cl
 	}
 	if len(st.rowText) > 0 {
 		copy(st.rowText[rowOff:], p.rowText)
