@@ -233,7 +233,7 @@ func (st *decodeState) lookup(name string) (uint32, bool) {
 type colInfo struct {
 	name   string
 	key    span          // the key's raw JSON text where it first appeared
-	words  keyWords      // the key's text as words, for the scanner
+	words  keyWords      // the key's text and a colon as words, for the scanner
 	kind   registry.Kind // 0 while the column has only nulls
 	values int           // rows with a non-null value
 	first  int32         // row of the first non-null value

@@ -198,24 +198,27 @@ func (st *decodeState) scanRow(b []byte, i, row int, lim Limits) (int, bool) {
 	sorted := true
 	last := -1
 	for k := 0; ; k++ {
-		// The k-th key of the row before, as scanKey finds it first,
-		// here without a call.
+		// The k-th key of the row before and its colon, written as
+		// where the column first appeared, are found here without a
+		// call; any other key by scanKey.
 		var c uint32
-		var next int
+		var next int // just after the key, or after its colon if colon
+		colon := false
 		if k < len(st.order) && i+16 <= len(b) {
 			c = st.order[k]
 			if w := &st.cols[c].words; w.n > 0 && w.at(b, i) {
-				next = i + int(w.n)
+				next, colon = i+int(w.n), true
 			}
 		}
-		if next == 0 {
+		if !colon {
 			var same, ok bool
 			if c, next, same, ok = st.scanKey(b, i, k, row, lim); !ok {
 				return 0, false
 			}
 			verbatim = verbatim && same
+			echo++ // the colon
 		}
-		echo += next - i + 1
+		echo += next - i
 		info := &st.cols[c]
 		if info.seen == int32(row)+1 {
 			return 0, false // a duplicate key
@@ -225,11 +228,14 @@ func (st *decodeState) scanRow(b []byte, i, row int, lim Limits) (int, bool) {
 			sorted = false
 		}
 		last = int(c)
-		i = skipSpace(b, next)
-		if i == len(b) || b[i] != ':' {
-			return 0, false
+		if !colon {
+			i = skipSpace(b, next)
+			if i == len(b) || b[i] != ':' {
+				return 0, false
+			}
+			next = i + 1
 		}
-		i = skipSpace(b, i+1)
+		i = skipSpace(b, next)
 		if i == len(b) {
 			return 0, false
 		}
@@ -331,12 +337,7 @@ func (st *decodeState) endRow(open, close, echo int, verbatim bool) {
 func (st *decodeState) scanKey(b []byte, i, k, row int, lim Limits) (c uint32, end int, same, ok bool) {
 	if k < len(st.order) {
 		c := st.order[k]
-		info := &st.cols[c]
-		if w := &info.words; w.n > 0 && i+16 <= len(b) {
-			if w.at(b, i) {
-				return c, i + int(w.n), true, true
-			}
-		} else if key := info.key.of(st.data); bytes.HasPrefix(b[i:], key) {
+		if key := st.cols[c].key.of(st.data); bytes.HasPrefix(b[i:], key) {
 			return c, i + len(key), true, true
 		}
 	}
@@ -354,32 +355,34 @@ func (st *decodeState) scanKey(b []byte, i, k, row int, lim Limits) (c uint32, e
 	return c, end, bytes.Equal(st.cols[c].key.of(st.data), b[i:end]), true
 }
 
-// keyWords is a key's raw text of at most 16 bytes as two words, which
-// take two comparisons to find in the body where a call to compare bytes
-// costs more: its first eight bytes and its last eight (fewer, the rest of
-// the word masked off, when the key is shorter).
+// keyWords is a key's raw text and a colon, at most 16 bytes, as two
+// words, which take two comparisons to find in the body where a call to
+// compare bytes costs more: the first eight bytes and the last eight
+// (fewer, the rest of the word masked off, when the text is shorter).
 type keyWords struct {
 	head, tail, mask uint64
-	off              int32 // where tail starts in the key
-	n                int32 // the key's length; 0 for a longer key
+	off              int32 // where tail starts in the text
+	n                int32 // the text's length; 0 for a longer key
 }
 
 func keyWordsOf(key []byte) keyWords {
-	n := len(key)
-	switch {
-	case n > 16 || n == 0:
+	var text [16]byte
+	n := copy(text[:], key)
+	if n == 0 || n != len(key) || n == len(text) {
 		return keyWords{}
-	case n >= 8:
-		return keyWords{head: binary.LittleEndian.Uint64(key), tail: binary.LittleEndian.Uint64(key[n-8:]),
+	}
+	text[n] = ':'
+	n++
+	if n >= 8 {
+		return keyWords{head: binary.LittleEndian.Uint64(text[:]), tail: binary.LittleEndian.Uint64(text[n-8:]),
 			mask: ^uint64(0), off: int32(n - 8), n: int32(n)}
 	}
-	var w [8]byte
-	copy(w[:], key)
-	h := binary.LittleEndian.Uint64(w[:])
+	h := binary.LittleEndian.Uint64(text[:]) // the bytes past n are 0
 	return keyWords{head: h, tail: h, mask: 1<<(8*n) - 1, n: int32(n)}
 }
 
-// at reports whether b holds the key at i; b must have 16 bytes from i.
+// at reports whether b holds the key and its colon at i; b must have 16
+// bytes from i.
 func (w *keyWords) at(b []byte, i int) bool {
 	b = b[i : i+16]
 	return binary.LittleEndian.Uint64(b)&w.mask == w.head &&

@@ -231,3 +231,30 @@ func BenchmarkScanDoc(b *testing.B) {
 	}
 	report()
 }
+
+// keyWords must find a key and its colon exactly where the bytes are
+// those, for every length it takes, and take no longer key.
+func TestKeyWords(t *testing.T) {
+	for n := 0; n <= 20; n++ {
+		key := []byte(`"` + strings.Repeat("k", n) + `"`)
+		w := keyWordsOf(key)
+		if fits := len(key)+1 <= 16; (w.n > 0) != fits {
+			t.Errorf("a key of %d bytes: words of %d bytes", len(key), w.n)
+			continue
+		}
+		if w.n == 0 {
+			continue
+		}
+		want := string(key) + ":"
+		for _, text := range []string{
+			want, want + " 1", string(key) + " :", string(key) + "1", `"` + strings.Repeat("k", n+1) + `":`,
+			`"` + strings.Repeat("k", max(n-1, 0)) + `j":`, `'` + want[1:], want[:len(want)-1] + ";",
+		} {
+			body := []byte(",," + text + strings.Repeat(" ", 16))
+			got := w.at(body, 2)
+			if want := strings.HasPrefix(text, want); got != want {
+				t.Errorf("key %s in %q: found %v, want %v", key, text, got, want)
+			}
+		}
+	}
+}
