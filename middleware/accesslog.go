@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/netip"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/scorehub/scorehub/internal/keyedlimit"
@@ -205,6 +206,17 @@ func clientIf(log bool, r *http.Request, trusted []netip.Prefix) string {
 // the common case, RemoteAddr's host already is that text, and is used
 // as it is rather than formatted again.
 func clientText(r *http.Request, trusted []netip.Prefix) string {
+	if len(trusted) == 0 {
+		// The client is the connection's: most often "IPv4:port", whose
+		// host netip reads only when it is written as netip writes it
+		// (it refuses leading zeros), so that it is the text as it is.
+		ra := r.RemoteAddr
+		if i := strings.LastIndexByte(ra, ':'); i > 0 && isPort(ra[i+1:]) {
+			if a, err := netip.ParseAddr(ra[:i]); err == nil && a.Is4() {
+				return ra[:i]
+			}
+		}
+	}
 	a := keyedlimit.ClientAddr(r, trusted)
 	if !a.IsValid() {
 		return r.RemoteAddr
@@ -215,6 +227,22 @@ func clientText(r *http.Request, trusted []netip.Prefix) string {
 		return host
 	}
 	return string(text)
+}
+
+// isPort reports whether s is a port number as netip.ParseAddrPort reads
+// one, in at most five digits.
+func isPort(s string) bool {
+	if len(s) == 0 || len(s) > 5 {
+		return false
+	}
+	n := 0
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+		n = n*10 + int(s[i]-'0')
+	}
+	return n <= 65535
 }
 
 type logInfoKey struct{}
