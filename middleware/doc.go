@@ -19,7 +19,7 @@
 //     idTokens only.
 //   - [RateLimit] (a token bucket per client, the client named and the
 //     bucket shaped as the token service's own limits), [BodyLimit], [RequestID],
-//     [AccessLog] (log/slog), [Recover] (a panic becomes a JSON 500),
+//     [AccessLog] (log/slog, or text lines it writes itself), [Recover] (a panic becomes a JSON 500),
 //     [CORS] and [CleanPath] (a JSON 404 for paths with dot segments,
 //     where a mux would redirect).
 //   - [LogWriter] is not middleware but the writer for its output: it

@@ -105,7 +105,7 @@ func newTestServer(tb testing.TB, dir string, args ...string) *server {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	srv, err := newServer(context.Background(), cfg, smokeEnv, io.Discard, slog.New(slog.DiscardHandler))
+	srv, err := newServer(context.Background(), cfg, smokeEnv, io.Discard, slog.New(slog.DiscardHandler), nil)
 	if err != nil {
 		tb.Fatal(err)
 	}

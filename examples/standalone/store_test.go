@@ -136,7 +136,7 @@ func newServerOver(t *testing.T, url string, logs io.Writer) *server {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := newServer(context.Background(), cfg, smokeEnv, logs, slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})))
+	s, err := newServer(context.Background(), cfg, smokeEnv, logs, slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})), logs)
 	if err != nil {
 		t.Fatal(err)
 	}
