@@ -46,10 +46,25 @@ func sameEcho(t *testing.T, body []byte, want, got *Request) {
 	for i := range scores {
 		scores[i] = float64(i) / 4
 	}
-	for _, result := range []*registry.Table{
+	results := []*registry.Table{
 		registry.MustTable(rows),
 		registry.MustTable(rows, registry.NumberColumn("score", scores, nil)),
-	} {
+	}
+	if want.Table.NumColumns() > 0 {
+		// A result in the place of an input column: every row echoed
+		// from its cells.
+		results = append(results, registry.MustTable(rows, registry.NumberColumn(want.Table.Column(0).Name, scores, nil)))
+	}
+	for row := range rows {
+		for col := range want.Table.NumColumns() {
+			w, wok := want.Raw(row, col)
+			g, gok := got.Raw(row, col)
+			if wok != gok || !bytes.Equal(w, g) {
+				t.Fatalf("%q: row %d column %d sent as %q (%v), want %q (%v)", body, row, col, g, gok, w, wok)
+			}
+		}
+	}
+	for _, result := range results {
 		a, b := appendResponse(nil, want, result), appendResponse(nil, got, result)
 		if !bytes.Equal(a, b) {
 			t.Fatalf("%q: echo\n%s\nwant\n%s", body, b, a)
