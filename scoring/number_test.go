@@ -145,3 +145,49 @@ func BenchmarkAppendFloat(b *testing.B) {
 		}
 	}
 }
+
+// The scanner reads the short numbers of a row itself, and must read
+// every number as strconv does and refuse what JSON refuses, as
+// scanNumber does.
+func TestScanRowNumbersMatchStrconv(t *testing.T) {
+	lim, err := Limits{}.resolve()
+	if err != nil {
+		t.Fatal(err)
+	}
+	inputs := []string{"0", "-0", "0.0", "-0.0", "5.1", "-5.1", "1.10", "52000.75", "123456789012345",
+		"12345678901234.5", "1234567890123456", "0.000000000000001", "999999999999999", "9007199254740993",
+		"1e5", "1E-5", "-2.5e+3", "0.1e1"}
+	r := rand.New(rand.NewPCG(11, 12))
+	for range scaled(20000) {
+		digits := strconv.FormatUint(1e17+r.Uint64N(9e17), 10)[:1+r.IntN(18)]
+		s := digits
+		if cut := r.IntN(len(digits)); cut > 0 {
+			s = digits[:cut] + "." + digits[cut:]
+		}
+		if r.IntN(2) == 0 {
+			s = "-" + s
+		}
+		inputs = append(inputs, s, "0."+digits)
+	}
+	for _, s := range inputs {
+		st := new(decodeState)
+		st.body.WriteString(`{"data":[{"x":` + s + `},{"x":` + s + `}]}`)
+		want, werr := strconv.ParseFloat(s, 64)
+		if !st.scanDoc(lim) || werr != nil {
+			t.Errorf("the scanner refused %s (strconv: %v)", s, werr)
+			continue
+		}
+		for row := range 2 {
+			if got, _ := st.req.Table.Column(0).Number(row); math.Float64bits(got) != math.Float64bits(want) {
+				t.Errorf("the scanner read %s as %v, strconv as %v", s, got, want)
+			}
+		}
+	}
+	for _, s := range []string{"-", "+1", "01", "-01", "00.5", "1.", "-.5", ".5", "1e", "1.e5", "0x1", "1..2", "--1"} {
+		st := new(decodeState)
+		st.body.WriteString(`{"data":[{"x":` + s + `}]}`)
+		if st.scanDoc(lim) {
+			t.Errorf("the scanner took %s, which is not a JSON number", s)
+		}
+	}
+}

@@ -282,14 +282,44 @@ func (st *decodeState) scanRow(b []byte, i, row int, lim Limits) (int, bool) {
 			cl.kind = cellNull
 			i += len("null")
 		default:
-			f, end, ok := scanNumber(b, i)
-			if !ok {
-				return 0, false
+			// A number of at most 15 digits, with a fraction or
+			// without, as most are, is read here, as scanNumber would
+			// read it; any other by scanNumber.
+			j := i
+			if b[j] == '-' {
+				j++
+			}
+			first := j
+			var mant uint64
+			for j < len(b) && b[j]-'0' < 10 {
+				mant = mant*10 + uint64(b[j]-'0')
+				j++
+			}
+			whole, frac := j-first, 0
+			if j < len(b) && b[j] == '.' {
+				j++
+				for j < len(b) && b[j]-'0' < 10 {
+					mant = mant*10 + uint64(b[j]-'0')
+					j++
+					frac++
+				}
+			}
+			var f float64
+			if whole == 0 || whole > 1 && b[first] == '0' || b[j-1] == '.' || whole+frac > 15 || j < len(b) && b[j]|0x20 == 'e' {
+				var ok bool
+				if f, j, ok = scanNumber(b, i); !ok {
+					return 0, false
+				}
+			} else {
+				f = float64(mant) / exactPow10[frac]
+				if b[i] == '-' {
+					f = -f
+				}
 			}
 			cl.kind = cellNumber
 			cl.val = math.Float64bits(f)
 			kind = registry.Number
-			i = end
+			i = j
 		}
 		cl.raw = span{uint32(v), uint32(i)}
 		echo += i - v
