@@ -111,9 +111,7 @@ func (m *NaiveBayes) Predict(x []float64, probs []float64) {
 	best, top := math.Inf(-1), 0
 	for c := range m.classes {
 		lp := m.logPrior[c]
-		// Cut to x's length, so that the loop below checks no index.
-		n := len(x)
-		mean, variance, logNorm := m.mean[c][:n], m.variance[c][:n], m.logNorm[c][:n]
+		mean, variance, logNorm := m.mean[c], m.variance[c], m.logNorm[c]
 		for f, v := range x {
 			if math.IsNaN(v) {
 				continue
