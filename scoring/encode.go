@@ -152,7 +152,7 @@ func (e *encoder) appendRow(b []byte, i int) []byte {
 				}
 			}
 			return append(b, '}')
-		case t.end > t.start: // {}
+		case t.end > t.start: // {}: no comma before the first result
 			b = append(b, '{')
 			for _, c := range e.appended {
 				b = e.appendResult(b, c > 0, c, i)

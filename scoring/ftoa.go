@@ -133,9 +133,9 @@ func appendFinite(b []byte, u uint64) []byte {
 	}
 }
 
-// floatRoom is the room appendFloat needs past the end of b: the longest
-// number is 24 bytes, but the digits are copied 24 at a time from where
-// they start, which may be 21 bytes in.
+// floatRoom is the room appendFinite writes in past the end of b: a
+// number takes at most 25 bytes, but its digits are written 24 at a time,
+// the last from up to 18 bytes in.
 const floatRoom = 48
 
 // decimalLen is the digits a decimal holds, enough for any uint64.

@@ -272,18 +272,14 @@ func (st *decodeState) merge(parts []*decodeState, lim Limits) bool {
 func (st *decodeState) place(p *decodeState, cellOff, arenaOff, rowOff int) {
 	copy(st.arena[arenaOff:], p.arena)
 	cells := st.cells[cellOff : cellOff+len(p.cells)]
-	ordered := true
+	ordered, identity := true, true
 	for i, c := range p.remap {
 		ordered = ordered && (i == 0 || c > p.remap[i-1])
-	}
-	identity := true
-	for i, c := range p.remap {
 		identity = identity && c == uint32(i)
 	}
 	if identity && arenaOff == 0 {
-		// The part numbers its columns as st does and its text comes
-		// first, as a part of rows of one shape with no text before it
-		// does: its cells are st's as they are.
+		// The part numbers its columns as st does and no other part's
+		// text comes before its own: its cells are st's as they are.
 		copy(cells, p.cells)
 	} else {
 		shift := uint64(arenaOff)<<32 | uint64(arenaOff)
