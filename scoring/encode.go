@@ -23,11 +23,11 @@ func AppendResponse(dst []byte, req *Request, result *registry.Table) ([]byte, e
 	if err := checkResult(req.Table.Rows(), result); err != nil {
 		return dst, err
 	}
-	return appendResponse(dst, req, result), nil
+	return appendResponse(dst, req, scored{whole: result}), nil
 }
 
 // appendResponse is AppendResponse for a result checked already.
-func appendResponse(dst []byte, req *Request, result *registry.Table) []byte {
+func appendResponse(dst []byte, req *Request, result scored) []byte {
 	e := newEncoder(req, result)
 	dst = append(dst, responseStart...)
 	for i := range req.Table.Rows() {
@@ -49,7 +49,10 @@ const (
 type encoder struct {
 	body     []byte
 	st       *decodeState
-	res      []resultCol
+	res      []resultCol // the result columns of every table of the result, table after table
+	nres     int         // result columns a table
+	partEnd  []int       // of a result in parts: the row after each part's last
+	one      [1]*registry.Table
 	keys     []byte        // `,"name":` of every result column, back to back
 	keyEnd   []int         // where each result column's key ends in keys
 	keyNames []string      // the names keys holds, kept for the next response
@@ -87,24 +90,38 @@ func checkResult(rows int, result *registry.Table) error {
 }
 
 // newEncoder returns the encoder of req's response with result, which
-// must have one row per input row (see checkResult).
-func newEncoder(req *Request, result *registry.Table) *encoder {
+// must have one row per input row (see checkResult) and, in parts, the
+// same columns in every part (see sameColumns).
+func newEncoder(req *Request, result scored) *encoder {
 	e := &req.st.enc
 	*e = encoder{body: req.st.data, st: req.st,
-		res: e.res[:0], keys: e.keys, keyEnd: e.keyEnd, keyNames: e.keyNames, replace: e.replace[:0], appended: e.appended[:0]}
+		res: e.res[:0], partEnd: e.partEnd[:0], keys: e.keys, keyEnd: e.keyEnd, keyNames: e.keyNames,
+		replace: e.replace[:0], appended: e.appended[:0]}
+	tables := result.parts
+	if tables == nil {
+		e.one[0] = result.whole
+		tables = e.one[:]
+	} else {
+		end := 0
+		for _, t := range tables {
+			end += t.Rows()
+			e.partEnd = append(e.partEnd, end)
+		}
+	}
+	first := tables[0]
+	e.nres = first.NumColumns()
 	// A process tends to return the same columns every time, their names
 	// the same strings, which compare at the cost of a pointer: the keys
 	// encoded for the last response of this state are then reused.
-	same := len(e.keyNames) == result.NumColumns()
+	same := len(e.keyNames) == e.nres
 	for i := 0; same && i < len(e.keyNames); i++ {
-		same = e.keyNames[i] == result.Column(i).Name
+		same = e.keyNames[i] == first.Column(i).Name
 	}
 	if !same {
 		e.keys, e.keyEnd, e.keyNames = e.keys[:0], e.keyEnd[:0], e.keyNames[:0]
 	}
-	for i := range result.NumColumns() {
-		col := result.Column(i)
-		e.res = append(e.res, resultCol{numbers: col.Numbers, texts: col.Texts, missing: col.Missing, text: col.Kind == registry.Text})
+	for i := range e.nres {
+		col := first.Column(i)
 		if !same {
 			e.keys = append(appendString(append(e.keys, ','), col.Name), ':')
 			e.keyEnd = append(e.keyEnd, len(e.keys))
@@ -116,14 +133,33 @@ func newEncoder(req *Request, result *registry.Table) *encoder {
 			e.appended = append(e.appended, i)
 		}
 	}
-	start := 0
-	for i := range e.res {
-		e.res[i].key = e.keys[start:e.keyEnd[i]:e.keyEnd[i]]
-		start = e.keyEnd[i]
+	for _, t := range tables {
+		start := 0
+		for i := range e.nres {
+			col := t.Column(i)
+			e.res = append(e.res, resultCol{key: e.keys[start:e.keyEnd[i]:e.keyEnd[i]],
+				numbers: col.Numbers, texts: col.Texts, missing: col.Missing, text: col.Kind == registry.Text})
+			start = e.keyEnd[i]
+		}
 	}
+	e.one[0] = nil
 	slices.SortFunc(e.replace, func(a, b replacement) int { return int(a.in) - int(b.in) })
 	e.verbatim = len(e.replace) == 0 && len(req.st.rowText) == req.Table.Rows()
 	return e
+}
+
+// results returns the result columns that hold row i, and the row's
+// index in them.
+func (e *encoder) results(i int) ([]resultCol, int) {
+	if len(e.partEnd) == 0 {
+		return e.res, i
+	}
+	p, start := 0, 0
+	for i >= e.partEnd[p] {
+		start = e.partEnd[p]
+		p++
+	}
+	return e.res[p*e.nres : (p+1)*e.nres], i - start
 }
 
 // appendRow appends row i, preceded by a comma unless it is the first.
@@ -131,6 +167,7 @@ func (e *encoder) appendRow(b []byte, i int) []byte {
 	if i > 0 {
 		b = append(b, ',')
 	}
+	res, r := e.results(i)
 	if e.verbatim {
 		switch t := e.st.rowText[i]; {
 		case t.end-t.start > 2:
@@ -139,23 +176,23 @@ func (e *encoder) appendRow(b []byte, i int) []byte {
 			// that most answers spend their time in, without calls
 			// but to write a value.
 			b = append(b, e.body[t.start:t.end-1]...)
-			for k := range e.res {
-				rc := &e.res[k]
+			for k := range res {
+				rc := &res[k]
 				b = append(b, rc.key...)
 				switch {
-				case rc.missing != nil && rc.missing[i]:
+				case rc.missing != nil && rc.missing[r]:
 					b = append(b, "null"...)
 				case rc.text:
-					b = appendString(b, rc.texts[i])
+					b = appendString(b, rc.texts[r])
 				default:
-					b = appendNumber(b, rc.numbers[i])
+					b = appendNumber(b, rc.numbers[r])
 				}
 			}
 			return append(b, '}')
 		case t.end > t.start: // {}: no comma before the first result
 			b = append(b, '{')
-			for _, c := range e.appended {
-				b = e.appendResult(b, c > 0, c, i)
+			for k := range res {
+				b = appendResult(b, k > 0, &res[k], r)
 			}
 			return append(b, '}')
 		}
@@ -165,11 +202,11 @@ func (e *encoder) appendRow(b []byte, i int) []byte {
 	rp := e.replace
 	for _, cl := range e.st.row(i) {
 		for len(rp) > 0 && rp[0].in < cl.col {
-			b = e.appendResult(b, sep, rp[0].res, i)
+			b = appendResult(b, sep, &res[rp[0].res], r)
 			sep, rp = true, rp[1:]
 		}
 		if len(rp) > 0 && rp[0].in == cl.col {
-			b = e.appendResult(b, sep, rp[0].res, i)
+			b = appendResult(b, sep, &res[rp[0].res], r)
 			sep, rp = true, rp[1:]
 			continue
 		}
@@ -181,33 +218,32 @@ func (e *encoder) appendRow(b []byte, i int) []byte {
 		b = append(b, ':')
 		b = append(b, cl.raw.of(e.body)...)
 	}
-	for _, r := range rp {
-		b = e.appendResult(b, sep, r.res, i)
+	for _, rpl := range rp {
+		b = appendResult(b, sep, &res[rpl.res], r)
 		sep = true
 	}
 	for _, c := range e.appended {
-		b = e.appendResult(b, sep, c, i)
+		b = appendResult(b, sep, &res[c], r)
 		sep = true
 	}
 	return append(b, '}')
 }
 
-// appendResult appends result column c's key and value of row i,
-// preceded by a comma if sep.
-func (e *encoder) appendResult(b []byte, sep bool, c, i int) []byte {
-	rc := &e.res[c]
+// appendResult appends rc's key and its value of row r, preceded by a
+// comma if sep.
+func appendResult(b []byte, sep bool, rc *resultCol, r int) []byte {
 	key := rc.key
 	if !sep {
 		key = key[1:]
 	}
 	b = append(b, key...)
 	switch {
-	case rc.missing != nil && rc.missing[i]:
+	case rc.missing != nil && rc.missing[r]:
 		return append(b, "null"...)
 	case rc.text:
-		return appendString(b, rc.texts[i])
+		return appendString(b, rc.texts[r])
 	}
-	return appendNumber(b, rc.numbers[i])
+	return appendNumber(b, rc.numbers[r])
 }
 
 // appendNumber appends f as JSON, NaN and ±Inf as null.

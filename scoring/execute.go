@@ -89,14 +89,14 @@ type execution struct {
 // is watched so that execute returns at once when the deadline passes or
 // req ends; one that does not heed its context keeps its slot until it
 // returns.
-func (e *engine) execute(req context.Context, x *execution) (*registry.Table, error) {
+func (e *engine) execute(req context.Context, x *execution) (scored, error) {
 	if x.background {
 		slot, err := e.queues.acquire(req, nil, x.queue)
 		if err != nil {
-			return nil, err
+			return scored{}, err
 		}
 		if err := x.begin(slot); err != nil {
-			return nil, err
+			return scored{}, err
 		}
 		ctx := newExecContext(req, deadline(req, x.timeout), false)
 		defer ctx.release()
@@ -109,10 +109,10 @@ func (e *engine) execute(req context.Context, x *execution) (*registry.Table, er
 	defer ctx.release()
 	slot := &ctx.slot
 	if err := e.queues.acquireInto(ctx, req, x.queue, slot); err != nil {
-		return nil, err
+		return scored{}, err
 	}
 	if err := x.begin(slot); err != nil {
-		return nil, err
+		return scored{}, err
 	}
 	if prompt {
 		return e.run(ctx, slot, x)
@@ -143,7 +143,7 @@ func deadline(req context.Context, timeout time.Duration) time.Time {
 
 // run calls the process on slot, checks its result and releases the slot.
 // It turns a panic into an error, after logging it with its stack.
-func (e *engine) run(ctx context.Context, slot *Slot, x *execution) (result *registry.Table, err error) {
+func (e *engine) run(ctx context.Context, slot *Slot, x *execution) (result scored, err error) {
 	name := x.process.Name
 	defer func() {
 		if v := recover(); v != nil {
@@ -152,17 +152,26 @@ func (e *engine) run(ctx context.Context, slot *Slot, x *execution) (result *reg
 		}
 		err = processError(ctx, name, err)
 		if err != nil {
-			result = nil
+			result = scored{}
 		}
 		slot.Release(err)
 	}()
 	result, err = e.score(ctx, x)
-	if err == nil {
-		if cerr := checkResult(x.in.Table.Rows(), result); cerr != nil {
+	if err == nil && result.parts == nil { // parts are checked as they are scored
+		if cerr := checkResult(x.in.Table.Rows(), result.whole); cerr != nil {
 			err = fmt.Errorf("scoring: process %q: %w", name, cerr)
 		}
 	}
 	return result, err
+}
+
+// scored is what a process answered an execution: one table, or, for an
+// input scored in row ranges at once, the table of each range, in row
+// order, with the same columns. The answer is written from the ranges'
+// tables as they are, never joined.
+type scored struct {
+	whole *registry.Table
+	parts []*registry.Table
 }
 
 // processError decides what a process's error means: the context's error

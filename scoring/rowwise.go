@@ -12,20 +12,22 @@ import (
 // score calls x's process on x's input: in parts on several goroutines,
 // one range of rows each, for a large input of a process that promises to
 // answer each row alone ([registry.ProcessInfo].RowWise); otherwise once.
-func (e *engine) score(ctx context.Context, x *execution) (*registry.Table, error) {
+func (e *engine) score(ctx context.Context, x *execution) (scored, error) {
 	rows := x.in.Table.Rows()
 	n := parallelism()
 	if !x.process.RowWise || rows < parallelRows || n < 2 {
-		return x.process.Process.Score(ctx, x.in)
+		t, err := x.process.Process.Score(ctx, x.in)
+		return scored{whole: t}, err
 	}
 	return e.scoreParts(ctx, x.process.Name, x.process.Process, x.in, min(n, rows/(parallelRows/2)))
 }
 
 // scoreParts scores in in n row ranges, each on a goroutine of its own
-// but the last, which runs on this one, and joins the results. It takes
-// the execution's parts as values, so that the execution itself stays on
-// its caller's stack.
-func (e *engine) scoreParts(ctx context.Context, name string, p registry.Process, in registry.Input, n int) (*registry.Table, error) {
+// but the last, which runs on this one, and checks that each range's
+// result has its rows and the columns of the others. It takes the
+// execution's parts as values, so that the execution itself stays on its
+// caller's stack.
+func (e *engine) scoreParts(ctx context.Context, name string, p registry.Process, in registry.Input, n int) (scored, error) {
 	rows := in.Table.Rows()
 	results := make([]*registry.Table, n)
 	errs := make([]error, n)
@@ -55,57 +57,28 @@ func (e *engine) scoreParts(ctx context.Context, name string, p registry.Process
 	wg.Wait()
 	for _, err := range errs {
 		if err != nil {
-			return nil, err
+			return scored{}, err
 		}
 	}
-	return joinRows(name, results)
+	if err := sameColumns(name, results); err != nil {
+		return scored{}, err
+	}
+	return scored{parts: results}, nil
 }
 
-// joinRows returns the tables' rows one after the other, in one table. The
-// tables must have the same columns in the same order, of the same kinds.
-func joinRows(process string, parts []*registry.Table) (*registry.Table, error) {
+// sameColumns reports tables that do not have the same columns in the
+// same order, of the same kinds.
+func sameColumns(process string, parts []*registry.Table) error {
 	first := parts[0]
-	rows := 0
 	for _, p := range parts {
 		if p.NumColumns() != first.NumColumns() {
-			return nil, fmt.Errorf("scoring: process %q returned %d columns for some rows and %d for others", process, first.NumColumns(), p.NumColumns())
+			return fmt.Errorf("scoring: process %q returned %d columns for some rows and %d for others", process, first.NumColumns(), p.NumColumns())
 		}
 		for i := range p.NumColumns() {
 			if a, b := first.Column(i), p.Column(i); a.Name != b.Name || a.Kind != b.Kind {
-				return nil, fmt.Errorf("scoring: process %q returned column %d as %q (%s) for some rows and %q (%s) for others", process, i, a.Name, a.Kind, b.Name, b.Kind)
+				return fmt.Errorf("scoring: process %q returned column %d as %q (%s) for some rows and %q (%s) for others", process, i, a.Name, a.Kind, b.Name, b.Kind)
 			}
 		}
-		rows += p.Rows()
 	}
-	cols := make([]registry.Column, first.NumColumns())
-	for i := range cols {
-		c := first.Column(i)
-		col := registry.Column{Name: c.Name, Kind: c.Kind}
-		missing := false
-		for _, p := range parts {
-			missing = missing || p.Column(i).Missing != nil
-		}
-		if missing {
-			col.Missing = make([]bool, 0, rows)
-		}
-		if c.Kind == registry.Number {
-			col.Numbers = make([]float64, 0, rows)
-		} else {
-			col.Texts = make([]string, 0, rows)
-		}
-		for _, p := range parts {
-			pc := p.Column(i)
-			col.Numbers = append(col.Numbers, pc.Numbers...)
-			col.Texts = append(col.Texts, pc.Texts...)
-			if missing {
-				if pc.Missing != nil {
-					col.Missing = append(col.Missing, pc.Missing...)
-				} else {
-					col.Missing = append(col.Missing, make([]bool, p.Rows())...)
-				}
-			}
-		}
-		cols[i] = col
-	}
-	return registry.NewTable(rows, cols...)
+	return nil
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/scorehub/scorehub/registry"
 	"github.com/scorehub/scorehub/scoring"
@@ -152,5 +153,61 @@ func TestHandlerRowWisePartFails(t *testing.T) {
 		if s.Running != 0 || s.Failed != uint64(len(procs)) {
 			t.Errorf("queue %s: %+v; want nothing running and every request failed", s.Name, s)
 		}
+	}
+}
+
+// TestJobRowWiseInParts: a job of a large input to a RowWise process is
+// scored in parts, and stores the answer the scoring handler gives and
+// the process gives scored whole.
+func TestJobRowWiseInParts(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4))
+	var partCalls, partRows, wholeCalls, wholeRows atomic.Int64
+	f := newFixture(t, scoring.Config{},
+		registry.ProcessInfo{Name: "parts", Process: rowwise(&partCalls, &partRows), RowWise: true},
+		registry.ProcessInfo{Name: "whole", Process: rowwise(&wholeCalls, &wholeRows)})
+	store := registry.NewMemJobStore(registry.StoreOptions{})
+	jobs, err := scoring.NewJobs(scoring.JobsConfig{Registry: f.reg, Queues: f.h.Queues(), Store: store})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		jobs.Close()
+		store.Close()
+	})
+	ctx := context.Background()
+	body := largeBody(10_000)
+	result := func(process string) []byte {
+		req, err := scoring.Decode(strings.NewReader(body), jobs.Limits())
+		if err != nil {
+			t.Fatal(err)
+		}
+		j, err := jobs.Submit(ctx, scoring.JobSpec{Caller: asAdmin, Process: process, Input: req})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for range 2000 {
+			if j, err = jobs.Job(ctx, asAdmin, j.ID); err != nil || j.State.Final() {
+				break
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+		if err != nil || j.State != registry.JobFinished {
+			t.Fatalf("%s: job %+v, %v; want it FINISHED", process, j, err)
+		}
+		res, err := jobs.Result(ctx, asAdmin, j.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	parts, whole := result("parts"), result("whole")
+	if partCalls.Load() < 2 {
+		t.Errorf("the RowWise process was called %d times for 10,000 rows", partCalls.Load())
+	}
+	if !bytes.Equal(parts, whole) {
+		t.Error("scored in parts, the job's result differs from the whole's")
+	}
+	if w := f.post("parts", "", body); !bytes.Equal(parts, w.Body.Bytes()) {
+		t.Error("the job's result differs from the handler's answer")
 	}
 }

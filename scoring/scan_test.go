@@ -65,7 +65,7 @@ func sameEcho(t *testing.T, body []byte, want, got *Request) {
 		}
 	}
 	for _, result := range results {
-		a, b := appendResponse(nil, want, result), appendResponse(nil, got, result)
+		a, b := appendResponse(nil, want, scored{whole: result}), appendResponse(nil, got, scored{whole: result})
 		if !bytes.Equal(a, b) {
 			t.Fatalf("%q: echo\n%s\nwant\n%s", body, b, a)
 		}

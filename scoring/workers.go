@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"time"
-
-	"github.com/scorehub/scorehub/registry"
 )
 
 // call is one execution on a goroutine other than the caller's (a worker),
@@ -18,7 +16,7 @@ type call struct {
 	ctx    context.Context
 	slot   *Slot
 	x      execution
-	result *registry.Table
+	result scored
 	err    error
 	done   chan struct{} // buffered: run never blocks on it
 	// timer wakes await at the deadline. It is the call's own and reused
@@ -31,7 +29,7 @@ type call struct {
 // await runs x on a worker and waits for its outcome, the end of ctx or
 // the end of req, whichever comes first. When req ends before the deadline
 // (the client left) it cancels ctx, so that the process hears of it.
-func (e *engine) await(req context.Context, ctx *execContext, slot *Slot, x *execution) (*registry.Table, error) {
+func (e *engine) await(req context.Context, ctx *execContext, slot *Slot, x *execution) (scored, error) {
 	c, _ := e.calls.Get().(*call)
 	if c == nil {
 		c = &call{done: make(chan struct{}, 1), timer: time.NewTimer(time.Hour)}
@@ -60,7 +58,7 @@ func (e *engine) await(req context.Context, ctx *execContext, slot *Slot, x *exe
 			return e.finish(c)
 		default:
 			stopTimer(c.timer) // the worker may still hold c, which is not reused
-			return nil, ctx.Err()
+			return scored{}, ctx.Err()
 		}
 	}
 }
@@ -119,7 +117,7 @@ func (e *engine) worker(c *call) {
 
 // finish returns the outcome of a call whose run has ended, and recycles
 // the call.
-func (e *engine) finish(c *call) (*registry.Table, error) {
+func (e *engine) finish(c *call) (scored, error) {
 	result, err := c.result, c.err
 	stopTimer(c.timer)
 	*c = call{done: c.done, timer: c.timer}
