@@ -49,15 +49,15 @@ const (
 type encoder struct {
 	body     []byte
 	st       *decodeState
-	res      []resultCol // the result columns of every table of the result, table after table
-	nres     int         // result columns a table
-	partEnd  []int       // of a result in parts: the row after each part's last
-	one      [1]*registry.Table
-	keys     []byte        // `,"name":` of every result column, back to back
-	keyEnd   []int         // where each result column's key ends in keys
-	keyNames []string      // the names keys holds, kept for the next response
-	replace  []replacement // result columns that take an input column's place, by input column
-	appended []int         // the other result columns, in result order
+	res      []resultCol        // the result columns of every table of the result, table after table
+	nres     int                // result columns a table
+	partEnd  []int              // of a result in parts: the row after each part's last
+	one      [1]*registry.Table // a whole result's table while newEncoder runs, as a slice of one
+	keys     []byte             // `,"name":` of every result column, back to back
+	keyEnd   []int              // where each result column's key ends in keys
+	keyNames []string           // the names keys holds, kept for the next response
+	replace  []replacement      // result columns that take an input column's place, by input column
+	appended []int              // the other result columns, in result order
 	// verbatim: the rows' texts are their echoes (see decodeState.rowText)
 	// and no result column takes an input column's place.
 	verbatim bool
