@@ -21,7 +21,7 @@ type AccessLogConfig struct {
 	// Output, when not nil, receives the records instead of Logger, each
 	// in one Write as one line of the text slog.NewTextHandler writes
 	// with default options: what a server logging text to its standard
-	// error would get through Logger, for less than half the cost per
+	// error would get through Logger, for about a third of the cost per
 	// request. The line is put together by AccessLog itself, so Logger,
 	// its handler's options and level and the attributes it was made With
 	// do not apply: every record is written. Attrs are rendered once, when
