@@ -223,9 +223,10 @@ type feed[T any] struct {
 	seqQuery string
 	load     func(ctx context.Context) (T, uint64, error)
 
-	mu   sync.Mutex // guards subs, next
-	subs map[int]func(T)
-	next int
+	mu    sync.Mutex // guards subs, fresh, next
+	subs  map[int]func(T)
+	fresh map[int]bool // subscribers given nothing yet
+	next  int
 
 	dmu  sync.Mutex // serialises reloads and deliveries; guards last, delivered
 	last uint64     // the Seq last delivered
@@ -240,26 +241,36 @@ func (f *feed[T]) add(fn func(T)) func() {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.subs == nil {
-		f.subs = map[int]func(T){}
+		f.subs, f.fresh = map[int]func(T){}, map[int]bool{}
 	}
 	id := f.next
 	f.next++
 	f.subs[id] = fn
+	f.fresh[id] = true
 	return func() {
 		f.mu.Lock()
 		defer f.mu.Unlock()
 		delete(f.subs, id)
+		delete(f.fresh, id)
 	}
 }
 
-func (f *feed[T]) subscribed() []func(T) {
+// subscriber is one subscription as a reload found it.
+type subscriber[T any] struct {
+	id    int
+	fn    func(T)
+	fresh bool // given nothing yet
+}
+
+// subscribers returns the subscriptions, and whether any is fresh.
+func (f *feed[T]) subscribers() (subs []subscriber[T], fresh bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	subs := make([]func(T), 0, len(f.subs))
-	for _, fn := range f.subs {
-		subs = append(subs, fn)
+	subs = make([]subscriber[T], 0, len(f.subs))
+	for id, fn := range f.subs {
+		subs = append(subs, subscriber[T]{id, fn, f.fresh[id]})
 	}
-	return subs
+	return subs, len(f.fresh) > 0
 }
 
 func (f *feed[T]) lastSeq() uint64 {
@@ -269,13 +280,11 @@ func (f *feed[T]) lastSeq() uint64 {
 }
 
 func (f *feed[T]) stale(ctx context.Context) (bool, error) {
-	if len(f.subscribed()) == 0 {
+	subs, fresh := f.subscribers()
+	if len(subs) == 0 {
 		return false, nil
 	}
-	f.dmu.Lock()
-	never := f.delivered == 0
-	f.dmu.Unlock()
-	if never {
+	if fresh {
 		return true, nil
 	}
 	var seq int64
@@ -285,12 +294,14 @@ func (f *feed[T]) stale(ctx context.Context) (bool, error) {
 	return uint64(seq) > f.lastSeq(), nil
 }
 
-// reload loads the feed and delivers it unless it is no newer than the
-// last delivered.
+// reload loads the feed and delivers it to every subscriber when it is
+// newer than the last delivered, and otherwise to the subscribers given
+// nothing yet, so that one who subscribes late starts from what is stored
+// rather than from the next commit.
 func (f *feed[T]) reload(ctx context.Context) error {
 	f.dmu.Lock()
 	defer f.dmu.Unlock()
-	subs := f.subscribed()
+	subs, fresh := f.subscribers()
 	if len(subs) == 0 {
 		return nil
 	}
@@ -298,13 +309,23 @@ func (f *feed[T]) reload(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if seq <= f.last && f.delivered > 0 {
+	newer := seq > f.last || f.delivered == 0
+	if !newer && !fresh {
 		return nil
 	}
-	f.last = seq
-	f.delivered++
-	for _, fn := range subs {
-		fn(v)
+	if newer {
+		f.last = seq
+		f.delivered++
 	}
+	for _, sub := range subs {
+		if newer || sub.fresh {
+			sub.fn(v)
+		}
+	}
+	f.mu.Lock()
+	for _, sub := range subs {
+		delete(f.fresh, sub.id)
+	}
+	f.mu.Unlock()
 	return nil
 }

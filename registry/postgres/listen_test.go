@@ -121,6 +121,31 @@ func TestListenerCatchesUp(t *testing.T) {
 	}
 }
 
+// TestLateSubscriberStartsFromStored: a subscriber added after the
+// listener has delivered the stored state gets that state too, without
+// waiting for the next commit, with the periodic check out of the way.
+func TestLateSubscriberStartsFromStored(t *testing.T) {
+	ctx := context.Background()
+	url := pgtest.DB(t)
+	writer := newRegistry(t, open(t, postgres.Config{URL: url}))
+	if _, err := writer.PutGroup(ctx, registry.Group{Name: "g"}); err != nil {
+		t.Fatal(err)
+	}
+	stored := writer.Snapshot().State().Seq()
+	reader := open(t, postgres.Config{URL: url, PollInterval: time.Hour})
+	first := make(chan uint64, 10)
+	defer reader.Subscribe(func(st *registry.State) { first <- st.Seq() })()
+	waitSeq(t, first, stored)
+	late := make(chan uint64, 10)
+	defer reader.Subscribe(func(st *registry.State) { late <- st.Seq() })()
+	waitSeq(t, late, stored)
+	select {
+	case seq := <-first:
+		t.Errorf("the first subscriber was given seq %d again", seq)
+	default:
+	}
+}
+
 // TestSubscribersStopOnCancel checks that a cancelled subscription is not
 // called again, while others still are.
 func TestSubscribersStopOnCancel(t *testing.T) {
