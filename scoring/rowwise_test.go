@@ -69,20 +69,33 @@ func rowwise(calls *atomic.Int64, tableRows *atomic.Int64) registry.ProcessFunc 
 	}
 }
 
+// rowWiseCounts counts the calls of newRowWiseFixture's processes, and the
+// rows of the last.
+type rowWiseCounts struct {
+	partCalls, partRows, wholeCalls, wholeRows atomic.Int64
+}
+
+// newRowWiseFixture has two processes of the same work: "parts", which
+// says RowWise, and "whole", which does not.
+func newRowWiseFixture(t *testing.T) (*fixture, *rowWiseCounts) {
+	c := &rowWiseCounts{}
+	f := newFixture(t, scoring.Config{},
+		registry.ProcessInfo{Name: "parts", Process: rowwise(&c.partCalls, &c.partRows), RowWise: true},
+		registry.ProcessInfo{Name: "whole", Process: rowwise(&c.wholeCalls, &c.wholeRows)})
+	return f, c
+}
+
 // TestHandlerScoresRowWiseInParts: a large request to a RowWise process is
 // scored in parts on every processor and answered byte for byte as the
 // same process answers it scored whole; a small one, or one to a process
 // that does not say RowWise, is scored whole.
 func TestHandlerScoresRowWiseInParts(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4))
-	var partCalls, partRows, wholeCalls, wholeRows atomic.Int64
-	f := newFixture(t, scoring.Config{},
-		registry.ProcessInfo{Name: "parts", Process: rowwise(&partCalls, &partRows), RowWise: true},
-		registry.ProcessInfo{Name: "whole", Process: rowwise(&wholeCalls, &wholeRows)})
+	f, c := newRowWiseFixture(t)
 	for _, rows := range []int{1, 100, 2047, 2048, 10_000, 33_333} {
 		body := largeBody(rows)
-		partCalls.Store(0)
-		wholeCalls.Store(0)
+		c.partCalls.Store(0)
+		c.wholeCalls.Store(0)
 		got, want := f.post("parts", "", body), f.post("whole", "", body)
 		if got.Code != http.StatusOK || want.Code != http.StatusOK {
 			t.Fatalf("%d rows: status %d and %d", rows, got.Code, want.Code)
@@ -90,11 +103,11 @@ func TestHandlerScoresRowWiseInParts(t *testing.T) {
 		if !bytes.Equal(got.Body.Bytes(), want.Body.Bytes()) {
 			t.Fatalf("%d rows: scored in parts, the answer differs from the whole's", rows)
 		}
-		if wholeCalls.Load() != 1 || wholeRows.Load() != int64(rows) {
-			t.Errorf("%d rows: the process without RowWise was called %d times, last with %d rows", rows, wholeCalls.Load(), wholeRows.Load())
+		if c.wholeCalls.Load() != 1 || c.wholeRows.Load() != int64(rows) {
+			t.Errorf("%d rows: the process without RowWise was called %d times, last with %d rows", rows, c.wholeCalls.Load(), c.wholeRows.Load())
 		}
-		if inParts := partCalls.Load() > 1; inParts != (rows >= 2048) {
-			t.Errorf("%d rows: the RowWise process was called %d times", rows, partCalls.Load())
+		if inParts := c.partCalls.Load() > 1; inParts != (rows >= 2048) {
+			t.Errorf("%d rows: the RowWise process was called %d times", rows, c.partCalls.Load())
 		}
 	}
 }
@@ -161,10 +174,7 @@ func TestHandlerRowWisePartFails(t *testing.T) {
 // the process gives scored whole.
 func TestJobRowWiseInParts(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4))
-	var partCalls, partRows, wholeCalls, wholeRows atomic.Int64
-	f := newFixture(t, scoring.Config{},
-		registry.ProcessInfo{Name: "parts", Process: rowwise(&partCalls, &partRows), RowWise: true},
-		registry.ProcessInfo{Name: "whole", Process: rowwise(&wholeCalls, &wholeRows)})
+	f, c := newRowWiseFixture(t)
 	store := registry.NewMemJobStore(registry.StoreOptions{})
 	jobs, err := scoring.NewJobs(scoring.JobsConfig{Registry: f.reg, Queues: f.h.Queues(), Store: store})
 	if err != nil {
@@ -201,8 +211,8 @@ func TestJobRowWiseInParts(t *testing.T) {
 		return res
 	}
 	parts, whole := result("parts"), result("whole")
-	if partCalls.Load() < 2 {
-		t.Errorf("the RowWise process was called %d times for 10,000 rows", partCalls.Load())
+	if c.partCalls.Load() < 2 {
+		t.Errorf("the RowWise process was called %d times for 10,000 rows", c.partCalls.Load())
 	}
 	if !bytes.Equal(parts, whole) {
 		t.Error("scored in parts, the job's result differs from the whole's")
