@@ -141,37 +141,20 @@ func AccessLog(cfg AccessLogConfig) func(http.Handler) http.Handler {
 					return
 				}
 				end := now()
+				rec := accessRecord{end: end, fault: lvl != level,
+					method: r.Method, path: r.URL.Path, status: status, bytes: rw.written, duration: end.Sub(start),
+					requestID: li.requestID, subject: li.subject, withSubject: li.subject != "" || audit}
+				if logClient {
+					rec.client, rec.withClient = clientText(r, trusted), true
+				}
 				if lines != nil {
-					lines.write(&accessRecord{
-						end: end, fault: lvl != level,
-						method: r.Method, path: r.URL.Path, status: status, bytes: rw.written, duration: end.Sub(start),
-						requestID: li.requestID, withRequestID: li.requestID != "",
-						subject: li.subject, withSubject: li.subject != "" || audit,
-						client: clientIf(logClient, r, trusted), withClient: logClient,
-					})
+					lines.write(&rec)
 					return
 				}
 				var buf [9]slog.Attr // the most the request's own take: no allocation
-				attrs := append(buf[:0],
-					slog.String("method", r.Method),
-					slog.String("path", r.URL.Path),
-					slog.Int("status", status),
-					slog.Int64("bytes", rw.written),
-					slog.Duration("duration", end.Sub(start)),
-				)
-				if li.requestID != "" {
-					attrs = append(attrs, slog.String("request_id", li.requestID))
-				}
-				if li.subject != "" || audit {
-					attrs = append(attrs, slog.String("subject", li.subject))
-				}
-				if logClient {
-					attrs = append(attrs, slog.String("client", clientText(r, trusted)))
-				}
-				attrs = append(attrs, extra...)
-				rec := slog.NewRecord(end, lvl, msg, 0)
-				rec.AddAttrs(attrs...)
-				_ = handler.Handle(ctx, rec) // as Logger.LogAttrs, which has nowhere to report it either
+				sr := slog.NewRecord(end, lvl, msg, 0)
+				sr.AddAttrs(append(rec.attrs(buf[:0]), extra...)...)
+				_ = handler.Handle(ctx, sr) // as Logger.LogAttrs, which has nowhere to report it either
 			}()
 			next.ServeHTTP(rw, r.WithContext(st))
 			done = true
@@ -193,13 +176,6 @@ func (s *logState) Value(key any) any {
 		return &s.li
 	}
 	return s.Context.Value(key)
-}
-
-func clientIf(log bool, r *http.Request, trusted []netip.Prefix) string {
-	if !log {
-		return ""
-	}
-	return clientText(r, trusted)
 }
 
 // clientText is the client's address as netip.Addr.String writes it. In

@@ -41,7 +41,8 @@ func newLineWriter(out io.Writer, level, faultLevel slog.Level, msg string, extr
 	}
 }
 
-// accessRecord is what one request's line says beyond the fixed parts.
+// accessRecord is what one request's record says beyond the fixed
+// parts, whether a lineWriter writes it or a slog.Handler.
 type accessRecord struct {
 	end       time.Time
 	fault     bool // logged at the fault level
@@ -50,11 +51,32 @@ type accessRecord struct {
 	status    int
 	bytes     int64
 	duration  time.Duration
-	requestID string
+	requestID string // logged unless empty
 	subject   string
 	client    string
-	// Which of the optional attributes appear, as AccessLog decides.
-	withRequestID, withSubject, withClient bool
+	// Whether subject and client are logged, even empty.
+	withSubject, withClient bool
+}
+
+// attrs appends the record's attributes, in the order a line has them.
+func (rec *accessRecord) attrs(a []slog.Attr) []slog.Attr {
+	a = append(a,
+		slog.String("method", rec.method),
+		slog.String("path", rec.path),
+		slog.Int("status", rec.status),
+		slog.Int64("bytes", rec.bytes),
+		slog.Duration("duration", rec.duration),
+	)
+	if rec.requestID != "" {
+		a = append(a, slog.String("request_id", rec.requestID))
+	}
+	if rec.withSubject {
+		a = append(a, slog.String("subject", rec.subject))
+	}
+	if rec.withClient {
+		a = append(a, slog.String("client", rec.client))
+	}
+	return a
 }
 
 // write writes rec as one line in one Write, as slog.TextHandler does.
@@ -86,7 +108,7 @@ func (l *lineWriter) write(rec *accessRecord) {
 	b = strconv.AppendInt(b, rec.bytes, 10)
 	b = append(b, " duration="...)
 	b = append(b, rec.duration.String()...)
-	if rec.withRequestID {
+	if rec.requestID != "" {
 		b = append(b, " request_id="...)
 		b = l.appendString(b, rec.requestID)
 	}
