@@ -154,15 +154,6 @@ func BenchmarkScoring(b *testing.B) {
 	}
 }
 
-// irisRows are rows of the iris demo's endpoint, as the load harness
-// sends them: one flower of each species and one in between.
-var irisRows = [...]string{
-	`{"sepal_length":5.1,"sepal_width":3.5,"petal_length":1.4,"petal_width":0.2}`,
-	`{"sepal_length":6.4,"sepal_width":3.2,"petal_length":4.5,"petal_width":1.5}`,
-	`{"sepal_length":6.3,"sepal_width":3.3,"petal_length":6.0,"petal_width":2.5}`,
-	`{"sepal_length":5.9,"sepal_width":3.0,"petal_length":5.1,"petal_width":1.8}`,
-}
-
 // BenchmarkIris scores a request of the iris demo through the handler:
 // the whole of a request's work but the network, with a real model whose
 // answers are probabilities of 17 digits. Run with -cpu 1,2 to see the
@@ -175,23 +166,11 @@ func BenchmarkIris(b *testing.B) {
 	}
 	f := newFixture(b, scoring.Config{}, iris)
 	for _, rows := range []int{1, 10_000} {
-		body := irisBody(rows)
+		body := demo.IrisRequest(rows)
 		b.Run(fmt.Sprintf("rows=%d", rows), func(b *testing.B) {
 			runEndpoint(b, f.h, demo.IrisName, body, rows)
 		})
 	}
-}
-
-// irisBody returns a request of the iris demo with rows rows.
-func irisBody(rows int) []byte {
-	body := []byte(`{"data":[`)
-	for i := range rows {
-		if i > 0 {
-			body = append(body, ',')
-		}
-		body = append(body, irisRows[i%len(irisRows)]...)
-	}
-	return append(body, "]}"...)
 }
 
 // BenchmarkAppendResponse writes the answer to a 10,000-row request with

@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/scorehub/scorehub/internal/demo"
 )
 
 // irisPath is the standalone server's public iris endpoint.
@@ -57,7 +59,7 @@ func startStandalone(t *testing.T, adminPassword string, extra ...string) *serve
 // any, and returns the status, the WWW-Authenticate header and the body.
 func score(t *testing.T, url, auth string) (int, string, []byte) {
 	t.Helper()
-	req, err := http.NewRequest(http.MethodPost, url, bytes.NewReader(irisBody(1)))
+	req, err := http.NewRequest(http.MethodPost, url, bytes.NewReader(demo.IrisRequest(1)))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,6 +6,8 @@ import (
 	"io"
 	"slices"
 	"time"
+
+	"github.com/scorehub/scorehub/internal/demo"
 )
 
 // The large-request peers, in the order each round drives them.
@@ -100,7 +102,7 @@ func measureLarge(ctx context.Context, cfg config, scoringURL string, scoringPID
 		{largeFloor, floor.base + barePath(rows), floor.cmd.Process.Pid},
 		{largeNaive, naive.base + "/naive", naive.cmd.Process.Pid},
 	}
-	body := irisBody(rows)
+	body := demo.IrisRequest(rows)
 	client := newClient(1, cfg.Timeout)
 	defer client.CloseIdleConnections()
 	for _, p := range peers[1:] {

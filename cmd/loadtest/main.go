@@ -17,6 +17,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/scorehub/scorehub/internal/demo"
 )
 
 func main() {
@@ -230,7 +232,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (err erro
 		sizes = append(slices.Clone(sizes), cfg.Large)
 	}
 	for _, rows := range sizes {
-		resp, err := probe(ctx, client, target{url: srv.base + cfg.Path, body: irisBody(rows)})
+		resp, err := probe(ctx, client, target{url: srv.base + cfg.Path, body: demo.IrisRequest(rows)})
 		if err != nil {
 			return fmt.Errorf("loadtest: the scoring endpoint does not answer: %w", err)
 		}
@@ -331,10 +333,10 @@ func protectForRun(ctx context.Context, cfg config, srv *underTest, client *http
 		return nil, err
 	}
 	for _, rows := range cfg.Rows {
-		if _, err := probe(ctx, client, target{url: p.url, body: irisBody(rows)}); err == nil || !strings.Contains(err.Error(), "status 401") {
+		if _, err := probe(ctx, client, target{url: p.url, body: demo.IrisRequest(rows)}); err == nil || !strings.Contains(err.Error(), "status 401") {
 			return nil, fmt.Errorf("loadtest: the protected endpoint %s must refuse a request without credentials with a 401, not answer %v", p.url, err)
 		}
-		resp, err := probe(ctx, client, target{url: p.url, body: irisBody(rows), authorization: auth})
+		resp, err := probe(ctx, client, target{url: p.url, body: demo.IrisRequest(rows), authorization: auth})
 		if err != nil {
 			return nil, fmt.Errorf("loadtest: the protected endpoint does not answer: %w", err)
 		}
@@ -408,7 +410,7 @@ func (h *harness) scenario() string {
 // target returns the request of rows rows to the endpoint measured, with
 // credentials valid for a run of d.
 func (h *harness) target(ctx context.Context, rows int, d time.Duration) (target, error) {
-	t := target{url: h.scoringURL, body: irisBody(rows)}
+	t := target{url: h.scoringURL, body: demo.IrisRequest(rows)}
 	if h.cred != nil {
 		var err error
 		if t.authorization, err = h.cred.fresh(ctx, time.Now().Add(d+h.cfg.Timeout)); err != nil {
@@ -595,27 +597,6 @@ func warm(ctx context.Context, c *http.Client, t target, cfg config) {
 }
 
 func barePath(rows int) string { return "/bare/" + strconv.Itoa(rows) }
-
-// irisFlowers are request rows of the iris endpoint, one per species and
-// one in between.
-var irisFlowers = [...]string{
-	`{"sepal_length":5.1,"sepal_width":3.5,"petal_length":1.4,"petal_width":0.2}`,
-	`{"sepal_length":6.4,"sepal_width":3.2,"petal_length":4.5,"petal_width":1.5}`,
-	`{"sepal_length":6.3,"sepal_width":3.3,"petal_length":6.0,"petal_width":2.5}`,
-	`{"sepal_length":5.9,"sepal_width":3.0,"petal_length":5.1,"petal_width":1.8}`,
-}
-
-// irisBody returns a scoring request of rows rows.
-func irisBody(rows int) []byte {
-	b := []byte(`{"data":[`)
-	for i := range rows {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = append(b, irisFlowers[i%len(irisFlowers)]...)
-	}
-	return append(b, "]}"...)
-}
 
 // checkRows makes sure a scoring response holds rows rows.
 func checkRows(resp []byte, rows int) error {

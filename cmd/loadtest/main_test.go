@@ -221,14 +221,14 @@ func TestDrive(t *testing.T) {
 	c := newClient(4, 10*time.Second)
 	defer c.CloseIdleConnections()
 
-	good := target{url: srv.URL + "/webapi/DEFAULT/api/v1/services/iris/classify", body: irisBody(3)}
+	good := target{url: srv.URL + "/webapi/DEFAULT/api/v1/services/iris/classify", body: demo.IrisRequest(3)}
 	r := drive(context.Background(), c, good, 4, bounds{duration: time.Minute, requests: 200})
 	if r.ok != 200 || r.errors != 0 || len(r.latencies) != 200 || served.Load() != 200 {
 		t.Errorf("ok %d, errors %d, %d latencies, %d served; want 200 requests, all answered: %s",
 			r.ok, r.errors, len(r.latencies), served.Load(), r.firstError)
 	}
 
-	bad := target{url: srv.URL + "/elsewhere", body: irisBody(1)}
+	bad := target{url: srv.URL + "/elsewhere", body: demo.IrisRequest(1)}
 	r = drive(context.Background(), c, bad, 2, bounds{duration: time.Minute, requests: 10})
 	if r.ok != 0 || r.errors != 10 || !strings.HasPrefix(r.firstError, "status 404") {
 		t.Errorf("ok %d, errors %d, first error %q; want 10 errors, a 404", r.ok, r.errors, r.firstError)
@@ -403,7 +403,7 @@ func testRun(t *testing.T, bare string) {
 			t.Errorf("bare handler %d ran in %q, want %q", i, b.Where, places[i])
 		}
 		bareURL := strings.Replace(b.URL, "{rows}", "1", 1)
-		if res, err := http.Post(bareURL, "application/json", strings.NewReader(string(irisBody(1)))); err == nil {
+		if res, err := http.Post(bareURL, "application/json", strings.NewReader(string(demo.IrisRequest(1)))); err == nil {
 			res.Body.Close()
 			t.Errorf("after the run, %s still answers %s", bareURL, res.Status)
 		}
@@ -424,8 +424,8 @@ func checkLarge(t *testing.T, lr *largeReport, rows, rounds, n int) {
 	if lr == nil {
 		t.Fatal("no large-request comparison in the report")
 	}
-	if lr.Rows != rows || lr.RequestBytes != len(irisBody(rows)) || lr.ResponseBytes == 0 {
-		t.Errorf("large: %d rows, %d bytes in, %d out; want %d rows, %d bytes in", lr.Rows, lr.RequestBytes, lr.ResponseBytes, rows, len(irisBody(rows)))
+	if lr.Rows != rows || lr.RequestBytes != len(demo.IrisRequest(rows)) || lr.ResponseBytes == 0 {
+		t.Errorf("large: %d rows, %d bytes in, %d out; want %d rows, %d bytes in", lr.Rows, lr.RequestBytes, lr.ResponseBytes, rows, len(demo.IrisRequest(rows)))
 	}
 	var names []string
 	for _, s := range lr.Servers {
@@ -644,7 +644,7 @@ func TestNaiveHandler(t *testing.T) {
 	}
 	srv := httptest.NewServer(naiveHandler(iris))
 	defer srv.Close()
-	res, err := http.Post(srv.URL+"/naive", "application/json", bytes.NewReader(irisBody(4)))
+	res, err := http.Post(srv.URL+"/naive", "application/json", bytes.NewReader(demo.IrisRequest(4)))
 	if err != nil {
 		t.Fatal(err)
 	}

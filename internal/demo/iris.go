@@ -21,6 +21,29 @@ const IrisName = "iris"
 // IrisFeatures are the input columns of the iris process, in centimetres.
 var irisFeatures = [...]string{"sepal_length", "sepal_width", "petal_length", "petal_width"}
 
+// irisFlowers are rows of the iris process's request: one flower of each
+// species and one in between.
+var irisFlowers = [...]string{
+	`{"sepal_length":5.1,"sepal_width":3.5,"petal_length":1.4,"petal_width":0.2}`,
+	`{"sepal_length":6.4,"sepal_width":3.2,"petal_length":4.5,"petal_width":1.5}`,
+	`{"sepal_length":6.3,"sepal_width":3.3,"petal_length":6.0,"petal_width":2.5}`,
+	`{"sepal_length":5.9,"sepal_width":3.0,"petal_length":5.1,"petal_width":1.8}`,
+}
+
+// IrisRequest returns a scoring request body for the iris process with
+// rows rows, {"data":[…]}, the four example flowers in turn: what the load
+// harness sends and the benchmarks decode.
+func IrisRequest(rows int) []byte {
+	b := []byte(`{"data":[`)
+	for i := range rows {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, irisFlowers[i%len(irisFlowers)]...)
+	}
+	return append(b, "]}"...)
+}
+
 // IrisData returns the iris data set: feature rows, species indices, and the
 // species names those indices refer to.
 func IrisData() (x [][]float64, y []int, species []string, err error) {
