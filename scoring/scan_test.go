@@ -210,9 +210,10 @@ func FuzzScan(f *testing.F) {
 	})
 }
 
-// BenchmarkScanDoc decodes 10,000 rows of the iris demo's four
-// measurements in one pass, with a decode state reused as the handler
-// reuses its pooled ones: what the scanner costs per request.
+// BenchmarkScanDoc decodes a request of the iris demo's four
+// measurements, of one row and of 10,000, in one pass, with a decode state
+// reused as the handler reuses its pooled ones: what the scanner costs per
+// request.
 func BenchmarkScanDoc(b *testing.B) {
 	flowers := []string{
 		`{"sepal_length":5.1,"sepal_width":3.5,"petal_length":1.4,"petal_width":0.2}`,
@@ -220,31 +221,35 @@ func BenchmarkScanDoc(b *testing.B) {
 		`{"sepal_length":6.3,"sepal_width":3.3,"petal_length":6.0,"petal_width":2.5}`,
 		`{"sepal_length":5.9,"sepal_width":3.0,"petal_length":5.1,"petal_width":1.8}`,
 	}
-	rows := make([]string, 10_000)
-	for i := range rows {
-		rows[i] = flowers[i%len(flowers)]
-	}
-	body := []byte(`{"data":[` + strings.Join(rows, ",") + `]}`)
 	lim, err := Limits{}.resolve()
 	if err != nil {
 		b.Fatal(err)
 	}
-	st := new(decodeState)
-	b.SetBytes(int64(len(body)))
-	b.ReportAllocs()
-	report := testutil.MeasureCPU(b, testutil.ProcessCPU)
-	for b.Loop() {
-		st.reset()
-		st.body.Write(body)
-		req, err := st.decodeDoc(lim)
-		if err != nil {
-			b.Fatal(err)
+	for _, n := range []int{1, 10_000} {
+		rows := make([]string, n)
+		for i := range rows {
+			rows[i] = flowers[i%len(flowers)]
 		}
-		if n := req.Table.Rows(); n != len(rows) {
-			b.Fatalf("%d rows decoded of %d", n, len(rows))
-		}
+		body := []byte(`{"data":[` + strings.Join(rows, ",") + `]}`)
+		b.Run(fmt.Sprintf("rows=%d", n), func(b *testing.B) {
+			st := new(decodeState)
+			b.SetBytes(int64(len(body)))
+			b.ReportAllocs()
+			report := testutil.MeasureCPU(b, testutil.ProcessCPU)
+			for b.Loop() {
+				st.reset()
+				st.body.Write(body)
+				req, err := st.decodeDoc(lim)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if got := req.Table.Rows(); got != n {
+					b.Fatalf("%d rows decoded of %d", got, n)
+				}
+			}
+			report()
+		})
 	}
-	report()
 }
 
 // keyWords must find a key and its colon exactly where the bytes are

@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -167,3 +168,49 @@ func BenchmarkStores(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkOneRow measures the server's own work for a one-row request to
+// the iris demo, as the reference server runs it (access log on, written
+// by AccessLog, metrics on): the handler chain with the request already
+// parsed and the answer going nowhere, so that what remains is what
+// scorehub adds to net/http's work. allocs/op and B/op are what the
+// collector must take back per request.
+func BenchmarkOneRow(b *testing.B) {
+	cfg, err := parseConfig([]string{"-data", b.TempDir()}, smokeEnv, io.Discard)
+	if err != nil {
+		b.Fatal(err)
+	}
+	srv, err := newServer(context.Background(), cfg, smokeEnv, io.Discard, slog.New(slog.DiscardHandler), io.Discard)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer srv.Close()
+	body := `{"data":[` + irisRow + `]}`
+	r := httptest.NewRequest(http.MethodPost, "/webapi/DEFAULT/api/v1/services/"+demoPath+"/"+demoAlias, nil)
+	r.Header.Set("Content-Type", "application/json")
+	r.ContentLength = int64(len(body))
+	r.RemoteAddr = "127.0.0.1:40000"
+	var rd strings.Reader
+	w := &nopWriter{h: http.Header{}}
+	b.ReportAllocs()
+	for b.Loop() {
+		rd.Reset(body)
+		r.Body = io.NopCloser(&rd)
+		clear(w.h)
+		w.status = 0
+		srv.handler.ServeHTTP(w, r)
+		if w.status != http.StatusOK {
+			b.Fatalf("status %d", w.status)
+		}
+	}
+}
+
+// nopWriter is a ResponseWriter that keeps only the status.
+type nopWriter struct {
+	h      http.Header
+	status int
+}
+
+func (w *nopWriter) Header() http.Header         { return w.h }
+func (w *nopWriter) WriteHeader(status int)      { w.status = status }
+func (w *nopWriter) Write(p []byte) (int, error) { return len(p), nil }
