@@ -79,7 +79,10 @@ func (c *execContext) checkLocked() error {
 	if c.err != nil {
 		return c.err
 	}
-	if !time.Now().Before(c.deadline) {
+	// time.Until reads the monotonic clock alone, where time.Now would
+	// read the wall clock too: a deadline set by the handler carries a
+	// monotonic reading.
+	if time.Until(c.deadline) <= 0 {
 		c.endLocked(context.DeadlineExceeded)
 	} else if err := c.req.Err(); err != nil {
 		c.endLocked(err)

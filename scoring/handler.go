@@ -129,6 +129,7 @@ type Handler struct {
 	prefix         string
 	writeProgress  time.Duration // 0: no write deadlines
 	maxDecoding    int64         // 0: no bound
+	epoch          time.Time     // when New made it: durations are measured as offsets from it
 
 	decoding atomic.Int64 // body bytes held by requests in flight
 	states   statePool
@@ -178,6 +179,7 @@ func New(cfg Config) (*Handler, error) {
 		log:            eng.log,
 		observer:       cfg.Observer,
 		prefix:         prefix,
+		epoch:          time.Now(),
 	}
 	if h.defaultTimeout == 0 {
 		h.defaultTimeout = DefaultTimeout

@@ -56,8 +56,9 @@ func (o *observation) answered(status, rows int) {
 
 // serveObserved serves r and then tells the Observer about it.
 func (h *Handler) serveObserved(w http.ResponseWriter, r *http.Request) {
-	start := time.Now()
+	// Offsets from the handler's epoch read the monotonic clock alone.
+	start := time.Since(h.epoch)
 	o := observation{ep: Unmatched()}
 	h.serve(w, r, &o)
-	h.observer.ObserveRequest(o.ep, o.status, o.rows, time.Since(start))
+	h.observer.ObserveRequest(o.ep, o.status, o.rows, time.Since(h.epoch)-start)
 }
