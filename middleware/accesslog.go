@@ -193,10 +193,8 @@ func clientText(r *http.Request, trusted []netip.Prefix) string {
 		// host netip reads only when it is written as netip writes it
 		// (it refuses leading zeros), so that it is the text as it is.
 		ra := r.RemoteAddr
-		if i := strings.LastIndexByte(ra, ':'); i > 0 && isPort(ra[i+1:]) {
-			if a, err := netip.ParseAddr(ra[:i]); err == nil && a.Is4() {
-				return ra[:i]
-			}
+		if ap, err := netip.ParseAddrPort(ra); err == nil && ap.Addr().Is4() {
+			return ra[:strings.LastIndexByte(ra, ':')]
 		}
 	}
 	a := keyedlimit.ClientAddr(r, trusted)
@@ -209,22 +207,6 @@ func clientText(r *http.Request, trusted []netip.Prefix) string {
 		return host
 	}
 	return string(text)
-}
-
-// isPort reports whether s is a port number as netip.ParseAddrPort reads
-// one, in at most five digits.
-func isPort(s string) bool {
-	if len(s) == 0 || len(s) > 5 {
-		return false
-	}
-	n := 0
-	for i := 0; i < len(s); i++ {
-		if s[i] < '0' || s[i] > '9' {
-			return false
-		}
-		n = n*10 + int(s[i]-'0')
-	}
-	return n <= 65535
 }
 
 type logInfoKey struct{}
