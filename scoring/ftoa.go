@@ -172,27 +172,26 @@ func (dg *decimal) set(v uint64) (lead, trail int) {
 	if hi >= 10 {
 		h = digits8(uint32(hi))
 	}
-	// A block's first digit is its lowest byte, and a 0 digit a 0 byte.
-	switch {
-	case h != 0:
-		lead = bits.TrailingZeros64(h) / 8
-	case m != 0:
-		lead = 8 + bits.TrailingZeros64(m)/8
-	default:
-		lead = 16 + bits.TrailingZeros64(l)/8
-	}
-	switch {
-	case l != 0:
-		trail = bits.LeadingZeros64(l) / 8
-	case m != 0:
-		trail = 8 + bits.LeadingZeros64(m)/8
-	default:
-		trail = 16 + bits.LeadingZeros64(h)/8
-	}
+	// A block's first digit is its lowest byte, and a 0 digit a 0 byte;
+	// the trailing zeros are the leading ones of the blocks reversed.
+	lead = zeroBytes(h, m, l)
+	trail = zeroBytes(bits.ReverseBytes64(l), bits.ReverseBytes64(m), bits.ReverseBytes64(h))
 	binary.LittleEndian.PutUint64(dg.d[0:], h|zeros)
 	binary.LittleEndian.PutUint64(dg.d[8:], m|zeros)
 	binary.LittleEndian.PutUint64(dg.d[16:], l|zeros)
 	return lead, trail
+}
+
+// zeroBytes is how many zero bytes come first in the 24 bytes of a, b
+// and c, in that order, each from its lowest byte.
+func zeroBytes(a, b, c uint64) int {
+	switch {
+	case a != 0:
+		return bits.TrailingZeros64(a) / 8
+	case b != 0:
+		return 8 + bits.TrailingZeros64(b)/8
+	}
+	return 16 + bits.TrailingZeros64(c)/8
 }
 
 // copy24 copies the 24 bytes of dg.d from from to b, in three words
