@@ -273,6 +273,14 @@ func (f *feed[T]) subscribers() (subs []subscriber[T], fresh bool) {
 	return subs, len(f.fresh) > 0
 }
 
+// waiting reports whether the feed has subscribers, and whether any of
+// them has been given nothing yet.
+func (f *feed[T]) waiting() (subscribed, fresh bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return len(f.subs) > 0, len(f.fresh) > 0
+}
+
 func (f *feed[T]) lastSeq() uint64 {
 	f.dmu.Lock()
 	defer f.dmu.Unlock()
@@ -280,8 +288,8 @@ func (f *feed[T]) lastSeq() uint64 {
 }
 
 func (f *feed[T]) stale(ctx context.Context) (bool, error) {
-	subs, fresh := f.subscribers()
-	if len(subs) == 0 {
+	subscribed, fresh := f.waiting()
+	if !subscribed {
 		return false, nil
 	}
 	if fresh {
