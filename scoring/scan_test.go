@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+	"github.com/scorehub/scorehub/internal/demo"
 	"github.com/scorehub/scorehub/internal/testutil"
 	"github.com/scorehub/scorehub/registry"
 )
@@ -215,22 +216,12 @@ func FuzzScan(f *testing.F) {
 // reused as the handler reuses its pooled ones: what the scanner costs per
 // request.
 func BenchmarkScanDoc(b *testing.B) {
-	flowers := []string{
-		`{"sepal_length":5.1,"sepal_width":3.5,"petal_length":1.4,"petal_width":0.2}`,
-		`{"sepal_length":6.4,"sepal_width":3.2,"petal_length":4.5,"petal_width":1.5}`,
-		`{"sepal_length":6.3,"sepal_width":3.3,"petal_length":6.0,"petal_width":2.5}`,
-		`{"sepal_length":5.9,"sepal_width":3.0,"petal_length":5.1,"petal_width":1.8}`,
-	}
 	lim, err := Limits{}.resolve()
 	if err != nil {
 		b.Fatal(err)
 	}
 	for _, n := range []int{1, 10_000} {
-		rows := make([]string, n)
-		for i := range rows {
-			rows[i] = flowers[i%len(flowers)]
-		}
-		body := []byte(`{"data":[` + strings.Join(rows, ",") + `]}`)
+		body := demo.IrisRequest(n)
 		b.Run(fmt.Sprintf("rows=%d", n), func(b *testing.B) {
 			st := new(decodeState)
 			b.SetBytes(int64(len(body)))
