@@ -20,7 +20,8 @@ import (
 // the records at once, so a commit whose notification it missed is not
 // missed; every Config.PollInterval it also compares the stored Seq with
 // the last one it delivered. fn runs on the listener's goroutine, one call
-// at a time, never while the listener waits on the database.
+// at a time, never while the listener waits on the database. Once cancel
+// has returned, fn is not called again; fn must not call cancel.
 func (db *DB) Subscribe(fn func(*registry.State)) (cancel func()) {
 	return subscribe(db, func(l *listener) *feed[*registry.State] { return l.records }, fn)
 }
@@ -229,6 +230,7 @@ type feed[T any] struct {
 	next  int
 
 	dmu  sync.Mutex // serialises reloads and deliveries; guards last, delivered
+	cmu  sync.Mutex // held while a reload calls the subscribers; a cancel waits for it
 	last uint64     // the Seq last delivered
 	// delivered counts every state delivered; a test waits on it.
 	delivered uint64
@@ -249,10 +251,23 @@ func (f *feed[T]) add(fn func(T)) func() {
 	f.fresh[id] = true
 	return func() {
 		f.mu.Lock()
-		defer f.mu.Unlock()
 		delete(f.subs, id)
 		delete(f.fresh, id)
+		f.mu.Unlock()
+		// A reload calling the subscribers may have found this one still
+		// there: wait for it, so that fn is not called once cancel has
+		// returned. (fn must not cancel its own subscription.)
+		f.cmu.Lock()
+		defer f.cmu.Unlock()
 	}
+}
+
+// has reports whether the subscription id is still there.
+func (f *feed[T]) has(id int) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	_, ok := f.subs[id]
+	return ok
 }
 
 // subscriber is one subscription as a reload found it.
@@ -325,11 +340,13 @@ func (f *feed[T]) reload(ctx context.Context) error {
 		f.last = seq
 		f.delivered++
 	}
+	f.cmu.Lock()
 	for _, sub := range subs {
-		if newer || sub.fresh {
+		if (newer || sub.fresh) && f.has(sub.id) {
 			sub.fn(v)
 		}
 	}
+	f.cmu.Unlock()
 	f.mu.Lock()
 	for _, sub := range subs {
 		delete(f.fresh, sub.id)
