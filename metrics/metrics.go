@@ -3,8 +3,10 @@ package metrics
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -63,12 +65,16 @@ type Metrics struct {
 	collectors []prometheus.Collector
 	registry   *registry.Registry
 
-	// mu orders making series against pruning them: makers hold it for
-	// reading, prune for writing, so that every series in the vectors
-	// belongs to an entry of endpoints that prune will see. The hot path,
-	// a series already made, takes no lock.
-	mu        sync.RWMutex
-	endpoints sync.Map // registry.EndpointRef -> *endpointSeries
+	// mu orders making series against pruning them, so that every series
+	// in the vectors belongs to an entry of endpoints that prune will see:
+	// making an endpoint's series and pruning hold it for writing, making
+	// one of its status or rows series for reading. The hot path, a
+	// series already made, takes no lock.
+	mu sync.RWMutex
+	// endpoints maps each endpoint to its series. It is replaced, never
+	// changed, under mu: a lookup is a plain map read, without the
+	// hashing of an interface key that a sync.Map costs.
+	endpoints atomic.Pointer[map[registry.EndpointRef]*endpointSeries]
 }
 
 var (
@@ -153,7 +159,7 @@ func (m *Metrics) Unregister() {
 // [scoring.Observer]. Rows are counted for status 200 only.
 func (m *Metrics) ObserveRequest(ep registry.EndpointRef, status int, rows int, d time.Duration) {
 	s := m.series(ep)
-	s.requests(statusLabel(status)).Inc()
+	s.requests(statusIndex(status)).Inc()
 	s.duration.Observe(d.Seconds())
 	if status == 200 && rows > 0 {
 		s.rowsCounter().Add(float64(rows))
@@ -167,7 +173,7 @@ type endpointSeries struct {
 	ep       registry.EndpointRef
 	m        *Metrics
 	duration prometheus.Observer
-	byStatus sync.Map // status label -> prometheus.Counter
+	byStatus [len(statusLabels)]atomic.Pointer[statusCounter] // by statusIndex
 
 	rowsOnce sync.Once // made at the first success, so that an endpoint without one exports no rows series
 	rows     prometheus.Counter
@@ -180,18 +186,34 @@ type endpointSeries struct {
 // since, so that creating and deleting endpoints does not grow the
 // metrics without bound.
 func (m *Metrics) series(ep registry.EndpointRef) *endpointSeries {
-	if s, ok := m.endpoints.Load(ep); ok {
-		return s.(*endpointSeries)
+	if s := m.endpointMap()[ep]; s != nil {
+		return s
 	}
-	m.mu.RLock()
-	defer m.mu.RUnlock()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	old := m.endpointMap()
+	if s := old[ep]; s != nil {
+		return s
+	}
 	s := &endpointSeries{
 		ep:       ep,
 		m:        m,
 		duration: m.duration.WithLabelValues(ep.Group, ep.Path, ep.Alias),
 	}
-	actual, _ := m.endpoints.LoadOrStore(ep, s)
-	return actual.(*endpointSeries)
+	next := make(map[registry.EndpointRef]*endpointSeries, len(old)+1)
+	maps.Copy(next, old)
+	next[ep] = s
+	m.endpoints.Store(&next)
+	return s
+}
+
+// endpointMap is the current map of endpoints to their series; the caller
+// must not change it.
+func (m *Metrics) endpointMap() map[registry.EndpointRef]*endpointSeries {
+	if p := m.endpoints.Load(); p != nil {
+		return *p
+	}
+	return nil
 }
 
 // discard counts what an observation of a pruned series would have
@@ -212,18 +234,27 @@ func (s *endpointSeries) rowsCounter() prometheus.Counter {
 	return s.rows
 }
 
-// requests returns the counter of requests answered with the status label.
-func (s *endpointSeries) requests(status string) prometheus.Counter {
-	if c, ok := s.byStatus.Load(status); ok {
-		return c.(prometheus.Counter)
+// statusCounter is a requests series, held by pointer so that it can be
+// stored atomically.
+type statusCounter struct{ prometheus.Counter }
+
+// requests returns the counter of requests answered with the status of
+// index i (statusIndex).
+func (s *endpointSeries) requests(i int) prometheus.Counter {
+	if c := s.byStatus[i].Load(); c != nil {
+		return c.Counter
 	}
 	s.m.mu.RLock()
 	defer s.m.mu.RUnlock()
 	if s.gone {
 		return discard
 	}
-	c, _ := s.byStatus.LoadOrStore(status, s.m.requests.WithLabelValues(s.ep.Group, s.ep.Path, s.ep.Alias, status))
-	return c.(prometheus.Counter)
+	// Two requests may both make it: the vector gives both the same series.
+	c := &statusCounter{s.m.requests.WithLabelValues(s.ep.Group, s.ep.Path, s.ep.Alias, statusLabels[i])}
+	if !s.byStatus[i].CompareAndSwap(nil, c) {
+		c = s.byStatus[i].Load()
+	}
+	return c.Counter
 }
 
 // prune removes the series of endpoints no longer in the registry. It
@@ -231,27 +262,35 @@ func (s *endpointSeries) requests(status string) prometheus.Counter {
 func (m *Metrics) prune() {
 	st := m.registry.Snapshot().State()
 	unmatched := scoring.Unmatched()
-	var stale []*endpointSeries
-	m.endpoints.Range(func(k, v any) bool {
-		ep := k.(registry.EndpointRef)
-		if ep != unmatched && !exists(st, ep) {
-			stale = append(stale, v.(*endpointSeries))
-		}
-		return true
-	})
-	if len(stale) == 0 {
+	stale := func(ep registry.EndpointRef) bool { return ep != unmatched && !exists(st, ep) }
+	if !anyKey(m.endpointMap(), stale) {
 		return
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	for _, s := range stale {
+	kept := make(map[registry.EndpointRef]*endpointSeries)
+	for ep, s := range m.endpointMap() {
+		if !stale(ep) {
+			kept[ep] = s
+			continue
+		}
 		s.gone = true
-		m.endpoints.Delete(s.ep)
 		labels := prometheus.Labels{"group": s.ep.Group, "path": s.ep.Path, "alias": s.ep.Alias}
 		m.requests.DeletePartialMatch(labels)
 		m.duration.Delete(labels)
 		m.rows.Delete(labels)
 	}
+	m.endpoints.Store(&kept)
+}
+
+// anyKey reports whether f holds for a key of m.
+func anyKey[K comparable, V any](m map[K]V, f func(K) bool) bool {
+	for k := range m {
+		if f(k) {
+			return true
+		}
+	}
+	return false
 }
 
 // exists reports whether st holds the endpoint ep.
@@ -320,47 +359,44 @@ func (m *Metrics) ObserveAuth(scheme, outcome string) {
 	m.auth.WithLabelValues(scheme, outcome).Inc()
 }
 
-// statusLabel is the status label of code: the code itself for those the
-// scoring handler answers with, its class for any other, so the label's
-// values stay a small fixed set whatever a process returns.
-func statusLabel(code int) string {
+// statusLabels are the values of the status label: the codes the scoring
+// handler answers with, then the classes of any other code, so that they
+// stay a small fixed set whatever a process returns.
+var statusLabels = [...]string{
+	"200", "400", "401", "403", "404", "405", "413", "415", "499", "500", "503", "504",
+	"1xx", "2xx", "3xx", "4xx", "5xx", "other",
+}
+
+// statusIndex is the index in statusLabels of code's label.
+func statusIndex(code int) int {
 	switch code {
 	case 200:
-		return "200"
+		return 0
 	case 400:
-		return "400"
+		return 1
 	case 401:
-		return "401"
+		return 2
 	case 403:
-		return "403"
+		return 3
 	case 404:
-		return "404"
+		return 4
 	case 405:
-		return "405"
+		return 5
 	case 413:
-		return "413"
+		return 6
 	case 415:
-		return "415"
+		return 7
 	case 499:
-		return "499"
+		return 8
 	case 500:
-		return "500"
+		return 9
 	case 503:
-		return "503"
+		return 10
 	case 504:
-		return "504"
+		return 11
 	}
-	switch code / 100 {
-	case 1:
-		return "1xx"
-	case 2:
-		return "2xx"
-	case 3:
-		return "3xx"
-	case 4:
-		return "4xx"
-	case 5:
-		return "5xx"
+	if c := code / 100; c >= 1 && c <= 5 {
+		return 11 + c
 	}
-	return "other"
+	return len(statusLabels) - 1
 }

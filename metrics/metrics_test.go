@@ -397,16 +397,23 @@ func sum(t *testing.T, g prometheus.Gatherer, name string) float64 {
 func TestStatusLabelIsBounded(t *testing.T) {
 	s := newSetup(t, false)
 	ep := registry.EndpointRef{Group: registry.DefaultGroup, Path: "insurance", Alias: "score"}
-	for _, code := range []int{200, 201, 204, 302, 400, 418, 422, 429, 499, 500, 502, 503, 504, 99, 600} {
+	for _, code := range []int{100, 200, 201, 204, 302, 400, 401, 403, 404, 405, 413, 415, 418, 422, 429, 499, 500, 502, 503, 504, 99, 600} {
 		s.m.ObserveRequest(ep, code, 1, time.Millisecond)
 	}
 	want := `
 # HELP scorehub_scoring_requests_total Scoring requests answered, by endpoint and HTTP status; requests that resolve to no endpoint count under "_unmatched".
 # TYPE scorehub_scoring_requests_total counter
+scorehub_scoring_requests_total{alias="score",group="DEFAULT",path="insurance",status="1xx"} 1
 scorehub_scoring_requests_total{alias="score",group="DEFAULT",path="insurance",status="200"} 1
 scorehub_scoring_requests_total{alias="score",group="DEFAULT",path="insurance",status="2xx"} 2
 scorehub_scoring_requests_total{alias="score",group="DEFAULT",path="insurance",status="3xx"} 1
 scorehub_scoring_requests_total{alias="score",group="DEFAULT",path="insurance",status="400"} 1
+scorehub_scoring_requests_total{alias="score",group="DEFAULT",path="insurance",status="401"} 1
+scorehub_scoring_requests_total{alias="score",group="DEFAULT",path="insurance",status="403"} 1
+scorehub_scoring_requests_total{alias="score",group="DEFAULT",path="insurance",status="404"} 1
+scorehub_scoring_requests_total{alias="score",group="DEFAULT",path="insurance",status="405"} 1
+scorehub_scoring_requests_total{alias="score",group="DEFAULT",path="insurance",status="413"} 1
+scorehub_scoring_requests_total{alias="score",group="DEFAULT",path="insurance",status="415"} 1
 scorehub_scoring_requests_total{alias="score",group="DEFAULT",path="insurance",status="4xx"} 3
 scorehub_scoring_requests_total{alias="score",group="DEFAULT",path="insurance",status="499"} 1
 scorehub_scoring_requests_total{alias="score",group="DEFAULT",path="insurance",status="500"} 1
