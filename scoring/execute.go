@@ -195,7 +195,7 @@ func processError(ctx context.Context, name string, err error) error {
 
 // endpointExecution is the execution of t's process on its endpoint's
 // queue, under the endpoint's timeout or, when it sets none, dflt.
-func endpointExecution(t registry.Target, dflt time.Duration) execution {
+func endpointExecution(t *registry.Target, dflt time.Duration) execution {
 	x := execution{process: t.Process, queue: t.Endpoint.QueueName(), timeout: t.Endpoint.Timeout}
 	if x.timeout <= 0 {
 		x.timeout = dflt

@@ -235,23 +235,11 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, o *observation) 
 		h.fail(w, r, o, errMethod)
 		return
 	}
-	snap := h.engine.reg.Snapshot()
-	// A token group's policy is applied before its deployments are looked
-	// at, so that a caller without acceptable credentials gets the same
-	// answer at every address under it and cannot tell which exist or are
-	// enabled.
-	if g, ok := snap.State().Group(group); ok && g.Auth.Mode == registry.TokenRequired {
-		if err := h.checkAuth(r, g.Name, g.Auth); err != nil {
-			h.fail(w, r, o, err)
-			return
-		}
-	}
-	target, err := snap.Resolve(group, path, alias)
+	x, err := h.endpoint(r, o, group, path, alias)
 	if err != nil {
 		h.fail(w, r, o, err)
 		return
 	}
-	o.resolved(target)
 	if ct := r.Header.Get("Content-Type"); !isJSON(ct) {
 		h.fail(w, r, o, mediaTypeError(ct))
 		return
@@ -304,12 +292,11 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, o *observation) 
 		writeJSON(w, []byte(emptyResponse))
 		return
 	}
-	if err := req.Conform(target.Process.Input); err != nil {
+	if err := req.Conform(x.process.Input); err != nil {
 		h.fail(w, r, o, err)
 		return
 	}
 
-	x := endpointExecution(target, h.defaultTimeout)
 	x.in = registry.Input{
 		Table:    req.Table,
 		Macros:   macros,
@@ -322,6 +309,29 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, o *observation) 
 	}
 	o.answered(http.StatusOK, req.Table.Rows())
 	h.respond(w, r, newEncoder(req, result), req.Table.Rows())
+}
+
+// endpoint finds the endpoint group/path/alias, once r's caller has
+// passed its group's policy, and returns the execution of its process.
+// The endpoint's records stay in this call's frame, off the stack that
+// runs the process.
+func (h *Handler) endpoint(r *http.Request, o *observation, group, path, alias string) (execution, error) {
+	snap := h.engine.reg.Snapshot()
+	// A token group's policy is applied before its deployments are looked
+	// at, so that a caller without acceptable credentials gets the same
+	// answer at every address under it and cannot tell which exist or are
+	// enabled.
+	if g, ok := snap.State().Group(group); ok && g.Auth.Mode == registry.TokenRequired {
+		if err := h.checkAuth(r, g.Name, g.Auth); err != nil {
+			return execution{}, err
+		}
+	}
+	target, err := snap.Resolve(group, path, alias)
+	if err != nil {
+		return execution{}, err
+	}
+	o.resolved(&target)
+	return endpointExecution(&target, h.defaultTimeout), nil
 }
 
 // errServerBusy refuses a request whose body would pass MaxDecodingBytes.

@@ -479,7 +479,7 @@ func (j *Jobs) resolve(spec JobSpec) (*execution, error) {
 		if err != nil {
 			return nil, err
 		}
-		x = endpointExecution(target, j.timeout)
+		x = endpointExecution(&target, j.timeout)
 		if spec.Queue != "" && spec.Queue != x.queue {
 			if !spec.Caller.Admin {
 				return nil, errJobQueue

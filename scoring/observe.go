@@ -41,7 +41,7 @@ type observation struct {
 
 // resolved records the endpoint the request resolved to: names taken from
 // the registry, never from the raw address.
-func (o *observation) resolved(t registry.Target) {
+func (o *observation) resolved(t *registry.Target) {
 	if o != nil {
 		o.ep = registry.EndpointRef{Group: t.Group.Name, Path: t.Deployment.Path, Alias: t.Endpoint.Alias}
 	}
