@@ -24,18 +24,20 @@ const keepBuffer = 2 * maxPending
 
 // linger is how long a LogWriter gathers lines after a write before it
 // writes them together, and how long it waits without a line before it
-// is idle again.
-const linger = time.Millisecond
+// is idle again. Each write to a pipe wakes its reader, which under load
+// cost the writing process more than the lines themselves at one write
+// a millisecond.
+const linger = 5 * time.Millisecond
 
 // LogWriter is an io.Writer for log output, such as the text an
 // [slog.Handler] writes to a process's standard error, that writes lines
 // in batches rather than one system call each (group commit). An idle
 // LogWriter writes a line at once, on the goroutine that hands it over,
-// with no timer holding it back. For a millisecond after each write it is
-// busy: the lines that arrive then are gathered and written together at
-// its end by a goroutine of the LogWriter's own, until a millisecond
-// passes without a line and it is idle again. A line is thus delayed by
-// about a millisecond at most (more only while the destination is slow),
+// with no timer holding it back. For five milliseconds after each write it
+// is busy: the lines that arrive then are gathered and written together at
+// its end by a goroutine of the LogWriter's own, until five milliseconds
+// pass without a line and it is idle again. A line is thus delayed by
+// about five milliseconds at most (more only while the destination is slow),
 // and under load, as with an [AccessLog] record per request, one write
 // carries many lines. Gathering cannot wait for lines
 // to arrive during a write alone: a log handler writes under a lock of

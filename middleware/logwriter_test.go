@@ -73,7 +73,7 @@ func TestLogWriterLoneLine(t *testing.T) {
 		t.Fatalf("after the first Write returned, the writer got %q", got)
 	}
 	for i := 0; ; i++ {
-		time.Sleep(5 * time.Millisecond)
+		time.Sleep(20 * time.Millisecond) // longer than the LogWriter lingers
 		line := fmt.Sprintf("line %d\n", i)
 		if _, err := w.Write([]byte(line)); err != nil {
 			t.Fatal(err)
@@ -82,7 +82,7 @@ func TestLogWriterLoneLine(t *testing.T) {
 			break // written at once
 		}
 		if i == 200 {
-			t.Fatalf("a line written 5 ms after the last one is never written at once: %q", g.got())
+			t.Fatalf("a line written 20 ms after the last one is never written at once: %q", g.got())
 		}
 	}
 	flush(t, w)

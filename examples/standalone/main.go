@@ -89,8 +89,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return errUsage
 	}
 	// One write per line would cost a system call per request for the
-	// access log alone; under load, the LogWriter writes each
-	// millisecond's lines together. Whatever it holds is written before run returns, on every
+	// access log alone; under load, the LogWriter writes the lines of
+	// each five milliseconds together. Whatever it holds is written before run returns, on every
 	// path, so that it precedes main's last words and survives os.Exit.
 	logOut := middleware.NewLogWriter(stderr)
 	defer func() {
