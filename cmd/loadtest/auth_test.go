@@ -43,7 +43,7 @@ func startStandalone(t *testing.T, adminPassword string, extra ...string) *serve
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := startServer(context.Background(), bin, t.TempDir(), adminPassword, time.Minute, extra...)
+	srv, err := startServer(context.Background(), bin, t.TempDir(), adminPassword, nil, time.Minute, extra...)
 	if err != nil {
 		t.Fatal(err)
 	}

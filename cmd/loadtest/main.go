@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -62,9 +63,12 @@ type config struct {
 	MaxRequests   int64
 	ServerBin     string
 	ServerURL     string
-	ModuleDir     string
-	Path          string
-	Bare          string // where the bare handler runs: bareProcess, bareHarness or bareBoth
+	// ServerEnv are NAME=VALUE settings added to the environment of the
+	// scoring server the harness starts, and of no other process.
+	ServerEnv []string
+	ModuleDir string
+	Path      string
+	Bare      string // where the bare handler runs: bareProcess, bareHarness or bareBoth
 	// Auth, when set, is the kind of credentials (authBasic, authAPIToken
 	// or authBearer) a protected copy of the endpoint is called with, and
 	// measured against the endpoint itself instead of a bare handler.
@@ -116,7 +120,7 @@ func parseConfig(args []string, stderr io.Writer) (config, error) {
 		Path:          "/webapi/DEFAULT/api/v1/services/iris/classify",
 		Bare:          bareProcess,
 	}
-	rows, clients := "1,100", "16,32"
+	rows, clients, serverEnv := "1,100", "16,32", ""
 	fs := flag.NewFlagSet("loadtest", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.StringVar(&clients, "clients", clients, "comma-separated numbers of concurrent clients, each with its own keep-alive connection; every request size is measured at each")
@@ -130,6 +134,7 @@ func parseConfig(args []string, stderr io.Writer) (config, error) {
 	fs.Int64Var(&c.MaxRequests, "max-requests", c.MaxRequests, "most requests of one scoring run")
 	fs.StringVar(&c.ServerBin, "server-bin", "", "standalone server binary to run (default: go build ./examples/standalone)")
 	fs.StringVar(&c.ServerURL, "server-url", "", "base URL of a server that is already running, instead of starting one")
+	fs.StringVar(&serverEnv, "server-env", "", "comma-separated NAME=VALUE settings added to the environment of the scoring server the harness starts, and of no other process, such as GOGC=400 or SCOREHUB_ACCESS_LOG=false")
 	fs.StringVar(&c.ModuleDir, "module", c.ModuleDir, "the scorehub module's directory, where the server is built")
 	fs.StringVar(&c.Path, "path", c.Path, "path of the scoring endpoint on the server")
 	fs.StringVar(&c.Bare, "bare", c.Bare, "where the bare handler runs: \"process\", a process of its own like the scoring server; \"harness\", this one; or \"both\", one in each")
@@ -168,6 +173,15 @@ func parseConfig(args []string, stderr io.Writer) (config, error) {
 		c.ClientCounts = append(c.ClientCounts, n)
 		c.Clients = max(c.Clients, n)
 	}
+	if serverEnv != "" {
+		for _, kv := range strings.Split(serverEnv, ",") {
+			name, _, ok := strings.Cut(kv, "=")
+			if !ok || !envName.MatchString(name) {
+				return c, fmt.Errorf("loadtest: -server-env %q: each must be NAME=VALUE", serverEnv)
+			}
+			c.ServerEnv = append(c.ServerEnv, kv)
+		}
+	}
 	switch {
 	case c.Large < 0 || c.Large > maxRows:
 		return c, fmt.Errorf("loadtest: -large must be from 0 (none) to %d", maxRows)
@@ -183,6 +197,8 @@ func parseConfig(args []string, stderr io.Writer) (config, error) {
 		return c, errors.New("loadtest: -max-requests must be positive")
 	case c.ServerBin != "" && c.ServerURL != "":
 		return c, errors.New("loadtest: give -server-bin or -server-url, not both")
+	case len(c.ServerEnv) > 0 && c.ServerURL != "":
+		return c, errors.New("loadtest: -server-env is for a server the harness starts, not a -server-url one")
 	case !strings.HasPrefix(c.Path, "/"):
 		return c, fmt.Errorf("loadtest: -path %q must start with /", c.Path)
 	case c.Bare != bareProcess && c.Bare != bareHarness && c.Bare != bareBoth:
@@ -198,6 +214,9 @@ func parseConfig(args []string, stderr io.Writer) (config, error) {
 	}
 	return c, nil
 }
+
+// envName is what an environment variable's name may be.
+var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
 // targetRatio is what 1-row scoring should reach of the bare handler's
 // requests per second.
@@ -245,6 +264,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (err erro
 	rep := report{
 		Machine: currentMachine(), Clients: cfg.ClientCounts, Rounds: cfg.Rounds,
 		Duration: cfg.Duration.String(), Warmup: cfg.Warmup.String(), ScoringURL: srv.base + cfg.Path,
+		ServerEnv: cfg.ServerEnv,
 	}
 	h := harness{cfg: cfg, scoringURL: srv.base + cfg.Path, client: client, pid: srv.pid, stderr: stderr}
 	defer func() {
@@ -560,7 +580,7 @@ func serverUnderTest(ctx context.Context, cfg config, stderr io.Writer) (_ *unde
 		extra = append(extra, "-token-validity", max(5*time.Minute, 2*(cfg.Warmup+cfg.Duration+cfg.Timeout)).String())
 	}
 	password := rand.Text()
-	srv, err := startServer(ctx, bin, filepath.Join(tmp, "data"), password, time.Minute, extra...)
+	srv, err := startServer(ctx, bin, filepath.Join(tmp, "data"), password, cfg.ServerEnv, time.Minute, extra...)
 	if err != nil {
 		return nil, err
 	}

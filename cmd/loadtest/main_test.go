@@ -29,6 +29,10 @@ import (
 // at start.
 const fakeServerEnv = "LOADTEST_FAKE_SERVER"
 
+// fakeWantEnv, set to NAME=VALUE, makes the fake server refuse to start
+// unless its environment has NAME set to VALUE.
+const fakeWantEnv = "LOADTEST_FAKE_WANT_ENV"
+
 func TestMain(m *testing.M) {
 	if mode := os.Getenv(bareProcessEnv); mode != "" { // the harness started a peer process
 		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
@@ -67,6 +71,13 @@ func fakeServer(args []string) int {
 		fmt.Fprintln(os.Stderr, "no admin password given")
 		return 1
 	}
+	if want := os.Getenv(fakeWantEnv); want != "" {
+		name, value, _ := strings.Cut(want, "=")
+		if got := os.Getenv(name); got != value {
+			fmt.Fprintf(os.Stderr, "%s is %q, want %q\n", name, got, value)
+			return 1
+		}
+	}
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -74,9 +85,10 @@ func fakeServer(args []string) int {
 	}
 	srv := &http.Server{Handler: irisLike(nil)}
 	go srv.Serve(ln)
-	fmt.Printf("some banner\n%shttp://%s\ndemo endpoint: ...\n", listeningPrefix, ln.Addr())
+	// Caught before the harness can know where it listens, and so stop it.
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, os.Interrupt)
+	fmt.Printf("some banner\n%shttp://%s\ndemo endpoint: ...\n", listeningPrefix, ln.Addr())
 	<-sig
 	srv.Close()
 	return 0
@@ -279,6 +291,10 @@ func TestParseConfig(t *testing.T) {
 		{"credentials at a server without its password", []string{"-auth", "apitoken", "-server-url", "http://b"}, "needs -admin-password"},
 		{"admin password for a server started here", []string{"-auth", "basic", "-admin-password", "x"}, "-admin-password is for -auth with -server-url"},
 		{"admin password without credentials", []string{"-server-url", "http://b", "-admin-password", "x"}, "-admin-password is for -auth with -server-url"},
+		{"a setting without a value", []string{"-server-env", "GOGC=400,GOMAXPROCS"}, `-server-env "GOGC=400,GOMAXPROCS": each must be NAME=VALUE`},
+		{"a setting without a name", []string{"-server-env", "=400"}, "each must be NAME=VALUE"},
+		{"a setting of a bad name", []string{"-server-env", "GO GC=400"}, "each must be NAME=VALUE"},
+		{"settings for a running server", []string{"-server-url", "http://b", "-server-env", "GOGC=400"}, "-server-env is for a server the harness starts"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -445,15 +461,46 @@ func checkLarge(t *testing.T, lr *largeReport, rows, rounds, n int) {
 	}
 }
 
+// TestServerEnvParsed: -server-env's settings are kept in order, values
+// with "=" whole.
+func TestServerEnvParsed(t *testing.T) {
+	c, err := parseConfig([]string{"-server-env", "GOGC=400,SCOREHUB_ACCESS_LOG=false,X=a=b"}, io.Discard)
+	if want := []string{"GOGC=400", "SCOREHUB_ACCESS_LOG=false", "X=a=b"}; err != nil || !cmp.Equal(c.ServerEnv, want) {
+		t.Errorf("ServerEnv = %q, %v; want %q", c.ServerEnv, err, want)
+	}
+}
+
+// TestServerEnv: the settings given to startServer reach the server's
+// environment; without them the fake server, which needs one, refuses to
+// start.
+func TestServerEnv(t *testing.T) {
+	t.Setenv(fakeServerEnv, "1")
+	t.Setenv(fakeWantEnv, "LOADTEST_SETTING=on")
+	srv, err := startServer(context.Background(), os.Args[0], t.TempDir(), "pw", []string{"LOADTEST_SETTING=on"}, time.Minute)
+	if err != nil {
+		t.Fatalf("a server given the setting: %v", err)
+	}
+	if err := srv.stop(10 * time.Second); err != nil {
+		t.Error(err)
+	}
+	srv, err = startServer(context.Background(), os.Args[0], t.TempDir(), "pw", nil, time.Minute)
+	if err == nil {
+		srv.stop(10 * time.Second)
+	}
+	if err == nil || !strings.Contains(err.Error(), `LOADTEST_SETTING is "", want "on"`) {
+		t.Errorf("a server not given the setting: %v", err)
+	}
+}
+
 // TestStartServerFails: a server that exits before it listens, or that
 // cannot be started, is reported with what it wrote to stderr.
 func TestStartServerFails(t *testing.T) {
 	t.Setenv(fakeServerEnv, "exit")
-	_, err := startServer(context.Background(), os.Args[0], t.TempDir(), "pw", time.Minute)
+	_, err := startServer(context.Background(), os.Args[0], t.TempDir(), "pw", nil, time.Minute)
 	if err == nil || !strings.Contains(err.Error(), "exited before listening") || !strings.Contains(err.Error(), "cannot open the data directory") {
 		t.Errorf("a server that exits: %v", err)
 	}
-	_, err = startServer(context.Background(), os.Args[0]+"-missing", t.TempDir(), "pw", time.Minute)
+	_, err = startServer(context.Background(), os.Args[0]+"-missing", t.TempDir(), "pw", nil, time.Minute)
 	if err == nil || !strings.Contains(err.Error(), "loadtest: start ") {
 		t.Errorf("a missing binary: %v", err)
 	}
@@ -583,6 +630,11 @@ scoring/bare req/s, 1 row, 32 clients: 0.80 median of 0.75, 0.80, 0.90 (target 0
 	}
 	check("bare in a process of its own", head+"bare    http://b/bare/{rows} (in a process of its own)\n"+table+
 		"CPU per request, 1 row, 32 clients: scoring 100.0 µs (clients 40.0 + server 60.0), bare 75.0 µs (clients 35.0 + server 40.0); bare/scoring 0.75; server scoring/bare 1.50\n")
+	rep.ServerEnv = []string{"GOGC=400", "SCOREHUB_METRICS=false"}
+	check("settings added to the server's environment", head+"        its server's environment adds GOGC=400 SCOREHUB_METRICS=false\n"+
+		"bare    http://b/bare/{rows} (in a process of its own)\n"+table+
+		"CPU per request, 1 row, 32 clients: scoring 100.0 µs (clients 40.0 + server 60.0), bare 75.0 µs (clients 35.0 + server 40.0); bare/scoring 0.75; server scoring/bare 1.50\n")
+	rep.ServerEnv = nil
 
 	inHarness := summary{Scenario: "bare", Clients: 32, Bare: bareHarness, Rows: 1, Requests: 1000, RPS: 125, P50ms: 0.5, P90ms: 1, P99ms: 1.5, HarnessCPU: 75}
 	rep.Bare = []bareInfo{{Where: bareHarness, URL: "http://b/bare/{rows}"}}

@@ -18,8 +18,9 @@ type report struct {
 	Rounds     int        `json:"rounds"`
 	Duration   string     `json:"duration"`
 	Warmup     string     `json:"warmup"`
-	ScoringURL string     `json:"scoringUrl"`     // the endpoint measured: under -auth, the protected one
-	Bare       []bareInfo `json:"bare,omitempty"` // the bare handlers, in the order they ran; none under -auth
+	ScoringURL string     `json:"scoringUrl"`          // the endpoint measured: under -auth, the protected one
+	ServerEnv  []string   `json:"serverEnv,omitempty"` // settings added to the scoring server's environment
+	Bare       []bareInfo `json:"bare,omitempty"`      // the bare handlers, in the order they ran; none under -auth
 	Scenarios  []summary  `json:"scenarios"`
 	Ratios     []ratio    `json:"ratios"`
 	// Auth, under -auth, is the kind of credentials ("basic", "apitoken",
@@ -122,6 +123,9 @@ func (r *report) writeTable(w io.Writer) error {
 		fmt.Fprintf(bw, "unprotected %s\n", r.UnprotectedURL)
 	} else {
 		fmt.Fprintf(bw, "scoring %s\n", r.ScoringURL)
+	}
+	if len(r.ServerEnv) > 0 {
+		fmt.Fprintf(bw, "        its server's environment adds %s\n", strings.Join(r.ServerEnv, " "))
 	}
 	for _, b := range r.Bare {
 		fmt.Fprintf(bw, "bare    %s (%s)\n", b.URL, placeText(b.Where))

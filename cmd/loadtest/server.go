@@ -45,13 +45,14 @@ type serverProc struct {
 }
 
 // startServer runs bin on a free loopback port with its data in dataDir,
-// the admin password adminPassword and the flags extra, and waits, at most
-// timeout, for the line that says where it listens.
-func startServer(ctx context.Context, bin, dataDir, adminPassword string, timeout time.Duration, extra ...string) (*serverProc, error) {
+// the admin password adminPassword, the NAME=VALUE settings env added to
+// its environment and the flags extra, and waits, at most timeout, for the
+// line that says where it listens.
+func startServer(ctx context.Context, bin, dataDir, adminPassword string, env []string, timeout time.Duration, extra ...string) (*serverProc, error) {
 	cmd := exec.Command(bin, append([]string{"-addr", "127.0.0.1:0", "-data", dataDir}, extra...)...)
 	// A given admin password also keeps the server from generating and
 	// printing one.
-	cmd.Env = append(os.Environ(), "SCOREHUB_ADMIN_PASSWORD="+adminPassword)
+	cmd.Env = append(append(os.Environ(), env...), "SCOREHUB_ADMIN_PASSWORD="+adminPassword)
 	return startProcess(ctx, cmd, listeningPrefix, timeout)
 }
 
