@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -302,6 +303,73 @@ scorehub_scoring_rows_total{alias="score",group="DEFAULT",path="insurance"} 1
 `
 	if err := testutil.GatherAndCompare(s.prom, strings.NewReader(wantRows), "scorehub_scoring_rows_total"); err != nil {
 		t.Errorf("rows after re-creating DEFAULT/claims: %v", err)
+	}
+}
+
+// TestObserveWhilePruning observes requests of several endpoints from
+// several goroutines while others are deleted and re-created and scrapes
+// prune their series, under the race detector: no count of an endpoint
+// that stays is lost, and once the others are gone a scrape leaves none
+// of their series.
+func TestObserveWhilePruning(t *testing.T) {
+	s := newSetup(t, false)
+	ctx := context.Background()
+	kept := registry.EndpointRef{Group: registry.DefaultGroup, Path: "insurance", Alias: "score"}
+	churn := func(i int) registry.EndpointRef {
+		return registry.EndpointRef{Group: registry.DefaultGroup, Path: fmt.Sprintf("churn%d", i), Alias: "score"}
+	}
+	const observers, each, churned = 4, 2000, 3
+	stop := make(chan struct{})
+	var pruner sync.WaitGroup
+	pruner.Go(func() {
+		for {
+			for i := range churned {
+				if _, err := s.reg.PutDeployment(ctx, registry.Deployment{
+					Group: registry.DefaultGroup, Path: churn(i).Path, Enabled: true,
+					Endpoints: []registry.Endpoint{{Alias: "score", Process: "double"}},
+				}); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+			series(t, s.prom, "scorehub_scoring_requests_total")
+			for i := range churned {
+				if err := s.reg.DeleteDeployment(ctx, registry.DefaultGroup, churn(i).Path, registry.AnyRevision); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+			series(t, s.prom, "scorehub_scoring_requests_total")
+			select {
+			case <-stop:
+				return
+			default:
+			}
+		}
+	})
+	var wg sync.WaitGroup
+	for g := range observers {
+		wg.Go(func() {
+			for i := range each {
+				s.m.ObserveRequest(kept, 200, 1, time.Millisecond)
+				s.m.ObserveRequest(churn((g+i)%churned), []int{200, 400, 503}[i%3], 1, time.Millisecond)
+			}
+		})
+	}
+	wg.Wait()
+	close(stop)
+	pruner.Wait()
+
+	want := fmt.Sprintf(`
+# HELP scorehub_scoring_requests_total Scoring requests answered, by endpoint and HTTP status; requests that resolve to no endpoint count under "_unmatched".
+# TYPE scorehub_scoring_requests_total counter
+scorehub_scoring_requests_total{alias="score",group="DEFAULT",path="insurance",status="200"} %d
+# HELP scorehub_scoring_rows_total Input rows of successful scoring requests.
+# TYPE scorehub_scoring_rows_total counter
+scorehub_scoring_rows_total{alias="score",group="DEFAULT",path="insurance"} %d
+`, observers*each, observers*each)
+	if err := testutil.GatherAndCompare(s.prom, strings.NewReader(want), "scorehub_scoring_requests_total", "scorehub_scoring_rows_total"); err != nil {
+		t.Error(err)
 	}
 }
 
