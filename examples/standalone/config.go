@@ -99,6 +99,11 @@ type config struct {
 	// public one. Off by default.
 	DebugAddr string
 
+	// GCMinHeap is the heap size below which the collector does not run,
+	// while the heap left live is below half of it (gcFloor); 0 leaves
+	// Go's own, 4 MiB. Not applied when GOGC is set.
+	GCMinHeap int64
+
 	// DemoSleep adds the catalog process sleep (see demo.Sleep), which
 	// holds a queue slot for its macro ms milliseconds: for trying
 	// timeouts, full queues, draining and stopping jobs. Off by default.
@@ -142,6 +147,8 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 
 		Metrics:   true,
 		AccessLog: true,
+
+		GCMinHeap: 32 << 20,
 	}
 	var audience, clients, tokenTypes, corsOrigins, proxies string
 	c.JobLease = registry.DefaultJobLease
@@ -178,6 +185,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	fs.StringVar(&c.MetricsAddr, "metrics-addr", "", "listen address of /metrics, separate from -addr, which then does not serve it; empty means -addr (SCOREHUB_METRICS_ADDR)")
 	fs.BoolVar(&c.AccessLog, "access-log", c.AccessLog, "log one line per request: method, path, status, bytes, duration, subject, client (SCOREHUB_ACCESS_LOG)")
 	fs.StringVar(&c.DebugAddr, "debug-addr", "", "listen address of the profiling endpoints (/debug/pprof/), separate from -addr; off when empty (SCOREHUB_DEBUG_ADDR)")
+	fs.Int64Var(&c.GCMinHeap, "gc-min-heap", c.GCMinHeap, "heap size in bytes below which the garbage collector does not run while what it leaves live is below half of that; 0 means Go's own, 4 MiB; not applied when GOGC is set (SCOREHUB_GC_MIN_HEAP)")
 	fs.BoolVar(&c.DemoSleep, "demo-sleep", false, "add the catalog process sleep, which waits for its macro ms milliseconds (SCOREHUB_DEMO_SLEEP)")
 	fs.StringVar(&proxies, "trusted-proxies", "", "comma-separated addresses or prefixes (10.0.0.5, 10.1.0.0/16) of reverse proxies whose X-Forwarded-For names the client; none by default (SCOREHUB_TRUSTED_PROXIES)")
 	fs.StringVar(&corsOrigins, "cors-origins", "", "comma-separated origins (https://app.example.com) whose pages may call the scoring endpoints; none by default (SCOREHUB_CORS_ORIGINS)")
@@ -203,7 +211,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 		{"SCOREHUB_OIDC_INSECURE_HTTP", "oidc-insecure-http"},
 		{"SCOREHUB_CORS_ORIGINS", "cors-origins"}, {"SCOREHUB_TRUSTED_PROXIES", "trusted-proxies"},
 		{"SCOREHUB_METRICS", "metrics"}, {"SCOREHUB_METRICS_ADDR", "metrics-addr"}, {"SCOREHUB_ACCESS_LOG", "access-log"},
-		{"SCOREHUB_DEBUG_ADDR", "debug-addr"},
+		{"SCOREHUB_DEBUG_ADDR", "debug-addr"}, {"SCOREHUB_GC_MIN_HEAP", "gc-min-heap"},
 		{"SCOREHUB_DEMO_SLEEP", "demo-sleep"},
 	}
 	for _, e := range env {
@@ -282,6 +290,9 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	}
 	if c.JobRetention <= 0 {
 		return c, errors.New("-job-retention must be positive")
+	}
+	if c.GCMinHeap < 0 {
+		return c, errors.New("-gc-min-heap must not be negative")
 	}
 	if c.Timeout <= 0 || c.Grace < 0 {
 		return c, errors.New("-timeout must be positive and -grace not negative")

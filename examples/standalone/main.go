@@ -101,6 +101,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		}
 	}()
 	logger := slog.New(slog.NewTextHandler(logOut, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	if floor := gcFloorSize(cfg, getenv); floor > 0 {
+		defer startGCFloor(floor)()
+	}
 
 	srv, err := newServer(ctx, cfg, getenv, stdout, logger, logOut)
 	if err != nil {
