@@ -242,7 +242,7 @@ func TestLogFlushedAtExit(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
-		done <- run(ctx, []string{"-addr", "127.0.0.1:0", "-data", t.TempDir()}, smokeEnv, io.Discard, failing, func(string) { cancel() })
+		done <- run(ctx, []string{"-addr", "127.0.0.1:0", "-data", t.TempDir(), "-gc-min-heap", "0"}, smokeEnv, io.Discard, failing, func(string) { cancel() })
 	}()
 	select {
 	case err := <-done:

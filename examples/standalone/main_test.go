@@ -119,7 +119,9 @@ func startWithEnv(t *testing.T, logs io.Writer, getenv func(string) string, args
 	t.Cleanup(cancel)
 	addr := make(chan string, 1)
 	done := make(chan error, 1)
-	args = append([]string{"-addr", "127.0.0.1:0", "-data", t.TempDir()}, args...)
+	// The heap floor is the process's, which the servers of these tests
+	// share, and TestGCFloor checks on its own.
+	args = append([]string{"-addr", "127.0.0.1:0", "-data", t.TempDir(), "-gc-min-heap", "0"}, args...)
 	go func() { done <- run(ctx, args, getenv, io.Discard, logs, func(a string) { addr <- a }) }()
 	select {
 	case a := <-addr:

@@ -116,7 +116,7 @@ func TestPostgresStore(t *testing.T) {
 	// names no password.
 	srv.Stop(t)
 	var out, errOut bytes.Buffer
-	err := run(context.Background(), []string{"-addr", "127.0.0.1:0", "-data", t.TempDir(), "-store", url}, smokeEnv, &out, &errOut, nil)
+	err := run(context.Background(), []string{"-addr", "127.0.0.1:0", "-data", t.TempDir(), "-gc-min-heap", "0", "-store", url}, smokeEnv, &out, &errOut, nil)
 	if err == nil {
 		t.Fatal("run over a stopped database succeeded")
 	}
