@@ -264,7 +264,18 @@ type Snapshot struct {
 	state   *State
 	catalog *Catalog
 	models  *modelCache
+
+	// targets holds the Target of each endpoint of a catalog process that
+	// Resolve has found, so that resolving it again is a single lookup:
+	// the records are the snapshot's and never change, and a process, once
+	// in the catalog, is never replaced. An endpoint of a model is resolved
+	// each time, as its model cache decides what is loaded. Only endpoints
+	// that exist are kept, so they are as many as the snapshot has.
+	targets sync.Map // endpointKey → *Target
 }
+
+// endpointKey names an endpoint.
+type endpointKey struct{ group, path, alias string }
 
 // State returns the store state the snapshot was built from.
 func (s *Snapshot) State() *State { return s.state }
@@ -288,6 +299,21 @@ type Target struct {
 // The returned records share memory with the snapshot and must not be
 // modified.
 func (s *Snapshot) Resolve(group, path, alias string) (Target, error) {
+	key := endpointKey{group, path, alias}
+	if t, ok := s.targets.Load(key); ok {
+		return *t.(*Target), nil
+	}
+	t, err := s.resolve(group, path, alias)
+	if err == nil && t.Endpoint.Model == "" {
+		kept := new(Target) // a copy, so that t stays off the heap when not kept
+		*kept = t
+		s.targets.Store(key, kept)
+	}
+	return t, err
+}
+
+// resolve is Resolve without the snapshot's Targets.
+func (s *Snapshot) resolve(group, path, alias string) (Target, error) {
 	if !ValidName(group) || !ValidName(path) || !ValidName(alias) {
 		return Target{}, errorf(ErrNotFound, "no endpoint has this address")
 	}

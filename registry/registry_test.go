@@ -247,6 +247,47 @@ func TestSnapshotResolve(t *testing.T) {
 	}
 }
 
+// TestResolveProcessRegisteredLater: an endpoint whose process joins the
+// catalog after a snapshot was taken resolves in that snapshot once it has
+// joined, and a snapshot gives the same Target however often it is asked.
+func TestResolveProcessRegisteredLater(t *testing.T) {
+	ctx := context.Background()
+	cat := registry.NewCatalog()
+	if err := cat.Register(registry.ProcessInfo{Name: "gbm", Process: echo}); err != nil {
+		t.Fatal(err)
+	}
+	r, err := registry.New(ctx, cat, registry.NewMemStore(registry.StoreOptions{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.Close() })
+	if _, err := r.PutDeployment(ctx, deployment(registry.DefaultGroup, "claims",
+		registry.Endpoint{Alias: "now", Process: "gbm"}, registry.Endpoint{Alias: "later", Process: "late"})); err != nil {
+		t.Fatal(err)
+	}
+	snap := r.Snapshot()
+	if _, err := snap.Resolve(registry.DefaultGroup, "claims", "later"); !errors.Is(err, registry.ErrUnavailable) {
+		t.Fatalf("before its process is registered: %v, want ErrUnavailable", err)
+	}
+	first, err := snap.Resolve(registry.DefaultGroup, "claims", "now")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cat.Register(registry.ProcessInfo{Name: "late", Process: echo}); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		tg, err := snap.Resolve(registry.DefaultGroup, "claims", "later")
+		if err != nil || tg.Process.Name != "late" || tg.Endpoint.Alias != "later" {
+			t.Fatalf("once its process is registered: %q/%q, %v", tg.Endpoint.Alias, tg.Process.Name, err)
+		}
+		again, err := snap.Resolve(registry.DefaultGroup, "claims", "now")
+		if err != nil || again.Deployment.Revision != first.Deployment.Revision || again.Process.Name != "gbm" || again.Queue.Name != first.Queue.Name {
+			t.Fatalf("asked again: %+v, %v; want %+v", again, err, first)
+		}
+	}
+}
+
 // TestResolveDuringWrites reads while a writer flips a deployment and
 // changes its endpoints: every read sees one whole committed state.
 func TestResolveDuringWrites(t *testing.T) {
