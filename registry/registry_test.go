@@ -247,20 +247,28 @@ func TestSnapshotResolve(t *testing.T) {
 	}
 }
 
+// gbmRegistry returns a registry over a memory store, closed when tb ends,
+// and its catalog, which holds the process "gbm".
+func gbmRegistry(tb testing.TB) (*registry.Registry, *registry.Catalog) {
+	tb.Helper()
+	cat := registry.NewCatalog()
+	if err := cat.Register(registry.ProcessInfo{Name: "gbm", Process: echo}); err != nil {
+		tb.Fatal(err)
+	}
+	r, err := registry.New(context.Background(), cat, registry.NewMemStore(registry.StoreOptions{}))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { r.Close() })
+	return r, cat
+}
+
 // TestResolveProcessRegisteredLater: an endpoint whose process joins the
 // catalog after a snapshot was taken resolves in that snapshot once it has
 // joined, and a snapshot gives the same Target however often it is asked.
 func TestResolveProcessRegisteredLater(t *testing.T) {
 	ctx := context.Background()
-	cat := registry.NewCatalog()
-	if err := cat.Register(registry.ProcessInfo{Name: "gbm", Process: echo}); err != nil {
-		t.Fatal(err)
-	}
-	r, err := registry.New(ctx, cat, registry.NewMemStore(registry.StoreOptions{}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { r.Close() })
+	r, cat := gbmRegistry(t)
 	if _, err := r.PutDeployment(ctx, deployment(registry.DefaultGroup, "claims",
 		registry.Endpoint{Alias: "now", Process: "gbm"}, registry.Endpoint{Alias: "later", Process: "late"})); err != nil {
 		t.Fatal(err)
@@ -348,14 +356,7 @@ func TestResolveDuringWrites(t *testing.T) {
 // in a registry of 1,000 deployments.
 func BenchmarkSnapshotResolve(b *testing.B) {
 	ctx := context.Background()
-	cat := registry.NewCatalog()
-	if err := cat.Register(registry.ProcessInfo{Name: "gbm", Process: echo}); err != nil {
-		b.Fatal(err)
-	}
-	r, err := registry.New(ctx, cat, registry.NewMemStore(registry.StoreOptions{}))
-	if err != nil {
-		b.Fatal(err)
-	}
+	r, _ := gbmRegistry(b)
 	for g := range 10 {
 		group := fmt.Sprintf("group-%d", g)
 		if _, err := r.PutGroup(ctx, registry.Group{Name: group}); err != nil {
