@@ -27,6 +27,7 @@ func gcFloorSize(cfg config, getenv func(string) string) int64 {
 // never above the percent at which Go's own least goal, which grows with
 // the percent, is the floor.
 func gcPercent(live, floor int64) int {
+	floor = min(floor, 1<<50) // a pebibyte, so that the products below cannot overflow
 	hi := int(100 * floor / goMinHeap)
 	if hi <= 100 || live >= floor/2 {
 		return 100

@@ -24,6 +24,7 @@ func TestGCPercent(t *testing.T) {
 		{1 * mib, 4 * mib, 100}, // a floor at Go's own least goal changes nothing
 		{1 * mib, 2 * mib, 100}, // nor one below it
 		{1 * mib, 64 * mib, 1600},
+		{1 * mib, 1 << 62, 26_843_545_600}, // a floor past a pebibyte counts as one, with no overflow
 	}
 	for _, tt := range tests {
 		if got := gcPercent(tt.live, tt.floor); got != tt.want {
