@@ -46,6 +46,10 @@ func gcPercent(live, floor int64) int {
 // and spent more CPU on that than on anything of its own (BENCHMARKS.md).
 // With a floor it holds up to that much more memory, and nothing changes
 // once its live heap passes half the floor.
+//
+// The percent is set on the goroutine that runs cleanups. When that runs
+// late, past the start of the next collection, the percent set is the
+// previous collection's, and the next collection sets it right.
 type gcFloor struct {
 	floor int64
 
