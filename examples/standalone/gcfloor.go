@@ -54,21 +54,17 @@ type gcFloor struct {
 	floor int64
 
 	mu      sync.Mutex
-	prev    int  // the percent before start, which stop restores
-	set     int  // the percent last set
-	stopped bool // no more adjusting
-	sample  []metrics.Sample
+	prev    int              // the percent before start, which stop restores
+	stopped bool             // no more adjusting
+	sample  []metrics.Sample // the percent and the live heap
 }
 
 // startGCFloor starts keeping the heap goal at floor bytes or more and
 // returns what stops it and restores the GC percent it found.
 func startGCFloor(floor int64) (stop func()) {
 	g := &gcFloor{floor: floor, sample: []metrics.Sample{{Name: "/gc/gogc:percent"}, {Name: "/gc/heap/live:bytes"}}}
-	g.mu.Lock()
-	metrics.Read(g.sample)
+	metrics.Read(g.sample) // g is not shared before adjust
 	g.prev = int(g.sample[0].Value.Uint64())
-	g.set = g.prev
-	g.mu.Unlock()
 	g.adjust()
 	return func() {
 		g.mu.Lock()
@@ -89,9 +85,8 @@ func (g *gcFloor) adjust() {
 		return
 	}
 	metrics.Read(g.sample)
-	if p := gcPercent(int64(g.sample[1].Value.Uint64()), g.floor); p != g.set {
+	if p := gcPercent(int64(g.sample[1].Value.Uint64()), g.floor); p != int(g.sample[0].Value.Uint64()) {
 		debug.SetGCPercent(p)
-		g.set = p
 	}
 	// A fresh object nothing refers to, whose cleanup runs once a
 	// collection has found it unreachable: after the next one. It is of a
