@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -14,9 +15,9 @@ import (
 // Queues runs executions on the execution queues a [registry.Registry]
 // defines: at most MaxConcurrent at once per queue, at most MaxWaiting
 // waiting for a slot, first come first served. A queue's limits are read
-// from the registry's current snapshot whenever an execution arrives or
-// ends, so a changed definition applies from then on; running executions
-// are never interrupted by it. Scoring requests and any other work that
+// from the registry's current snapshot whenever an execution arrives, and
+// when one ends while others wait, so a changed definition applies from
+// then on; running executions are never interrupted by it. Scoring requests and any other work that
 // should share the limits (a jobs runner) acquire slots from the same
 // Queues.
 //
@@ -24,8 +25,8 @@ import (
 type Queues struct {
 	reg *registry.Registry
 
-	mu   sync.Mutex // guards live and everything in it
-	live map[string]*queue
+	mu   sync.Mutex                        // serializes changes to live
+	live atomic.Pointer[map[string]*queue] // read without mu; replaced whole
 }
 
 // QueueStats are the live figures of one queue. Every execution that
@@ -52,18 +53,37 @@ type QueueStats struct {
 	Cancelled uint64 `json:"cancelled"`
 }
 
-// queue is the live state of one queue.
+// queue is the live state of one queue. Every execution of a busy server
+// passes through its queue, on every core: an arrival that finds a free
+// slot and nobody waiting takes it with one compare-and-swap on state,
+// and a release with nobody waiting is one atomic add, so that the common
+// case shares one cache line between cores and takes no lock. The
+// waiting list, and slots handed to waiters, go through mu.
 type queue struct {
-	def     registry.Queue // the definition last read
-	running int
-	waiters []*waiter // first come first served; waiters[head:] are waiting
+	// state is the number running in its low 32 bits and the number
+	// waiting above them; gone is set, only while both are 0, once the
+	// queue is dropped from Queues.live, and then never cleared.
+	state atomic.Uint64
+	// The counters of QueueStats.
+	completed, failed, rejected, timedOut, cancelled atomic.Uint64
+	def                                              atomic.Pointer[registry.Queue] // the definition last read
+
+	mu      sync.Mutex // guards waiters and head, and grants
+	waiters []*waiter  // first come first served; waiters[head:] are waiting, as many as state says
 	head    int
-	stats   QueueStats // the counters; Name, limits, Running and Waiting are filled in on read
 }
+
+const (
+	oneWaiting = 1 << 32 // one waiter in queue.state
+	gone       = 1 << 63 // queue.state of a queue dropped from Queues.live
+)
+
+func runningOf(state uint64) int { return int(uint32(state)) }
+func waitingOf(state uint64) int { return int(state >> 32 & (1<<31 - 1)) }
 
 type waiter struct {
 	ready   chan struct{} // closed when granted
-	granted bool
+	granted bool          // guarded by queue.mu
 }
 
 // NewQueues returns the queues of reg.
@@ -71,7 +91,9 @@ func NewQueues(reg *registry.Registry) (*Queues, error) {
 	if reg == nil {
 		return nil, errors.New("scoring: NewQueues needs a registry")
 	}
-	return &Queues{reg: reg, live: make(map[string]*queue)}, nil
+	qs := &Queues{reg: reg}
+	qs.live.Store(new(map[string]*queue))
+	return qs, nil
 }
 
 // Registry returns the registry the queues were built over.
@@ -114,34 +136,76 @@ func (qs *Queues) acquireInto(ctx, req context.Context, name string, s *Slot) er
 	if !ok {
 		return fmt.Errorf("scoring: queue %q: %w", name, ErrNoQueue)
 	}
-	qs.mu.Lock()
-	q := qs.live[name]
-	if q == nil {
-		q = &queue{}
-		qs.live[name] = q
+	limit := slots(def)
+	for {
+		q := qs.queue(name, def)
+		q.note(def)
+		if err := ended(ctx, req); err != nil {
+			q.count(err)
+			return fmt.Errorf("scoring: queue %q: %w", name, err)
+		}
+		st := q.state.Load()
+		for st&gone == 0 && waitingOf(st) == 0 && runningOf(st) < limit {
+			if q.state.CompareAndSwap(st, st+1) {
+				s.qs, s.name, s.q = qs, name, q
+				return nil
+			}
+			st = q.state.Load()
+		}
+		if st&gone != 0 {
+			continue // dropped as this arrived: the next lookup makes it anew
+		}
+		w, err := q.enqueue(def, limit)
+		switch {
+		case errors.Is(err, errGone):
+			continue
+		case err != nil:
+			return fmt.Errorf("scoring: queue %q (%d waiting): %w", name, def.MaxWaiting, err)
+		case w == nil: // a slot was free after all
+			s.qs, s.name, s.q = qs, name, q
+			return nil
+		}
+		return qs.wait(ctx, req, name, q, w, s)
 	}
-	q.def = def
-	q.grant() // the limits may have grown
-	if err := ended(ctx, req); err != nil {
-		q.count(err)
-		qs.mu.Unlock()
-		return fmt.Errorf("scoring: queue %q: %w", name, err)
-	}
-	if q.waiting() == 0 && q.running < q.maxConcurrent() {
-		q.running++
-		qs.mu.Unlock()
-		s.qs, s.name, s.q = qs, name, q
-		return nil
-	}
-	if q.waiting() >= def.MaxWaiting {
-		q.stats.Rejected++
-		qs.mu.Unlock()
-		return fmt.Errorf("scoring: queue %q (%d waiting): %w", name, def.MaxWaiting, ErrQueueFull)
-	}
-	w := &waiter{ready: make(chan struct{})}
-	q.waiters = append(q.waiters, w)
-	qs.mu.Unlock()
+}
 
+// errGone is enqueue's answer for a queue dropped from Queues.live.
+var errGone = errors.New("scoring: queue dropped")
+
+// enqueue puts an arrival on q's waiting list, or takes a slot for it
+// when one is free and nobody waits (w is nil then), or refuses it when
+// the list is full.
+func (q *queue) enqueue(def registry.Queue, limit int) (w *waiter, err error) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.state.Load()&gone != 0 {
+		return nil, errGone
+	}
+	q.grantLocked(limit) // the limits may have grown
+	for {
+		st := q.state.Load()
+		if waitingOf(st) > 0 || runningOf(st) >= limit {
+			if waitingOf(st) >= def.MaxWaiting {
+				q.rejected.Add(1)
+				return nil, ErrQueueFull
+			}
+			break
+		}
+		if q.state.CompareAndSwap(st, st+1) {
+			return nil, nil
+		}
+	}
+	w = &waiter{ready: make(chan struct{})}
+	q.waiters = append(q.waiters, w)
+	q.state.Add(oneWaiting)
+	// A slot freed since the look above, by a release that saw nobody
+	// waiting, goes to the first waiter now.
+	q.grantLocked(limit)
+	return w, nil
+}
+
+// wait waits for w's slot on q until ctx or req ends.
+func (qs *Queues) wait(ctx, req context.Context, name string, q *queue, w *waiter, s *Slot) error {
 	var reqDone <-chan struct{}
 	if req != nil {
 		reqDone = req.Done()
@@ -153,19 +217,68 @@ func (qs *Queues) acquireInto(ctx, req context.Context, name string, s *Slot) er
 	case <-ctx.Done():
 	case <-reqDone:
 	}
-	qs.mu.Lock()
-	defer qs.mu.Unlock()
+	q.mu.Lock()
 	if w.granted {
 		// The slot came as ctx ended: hand it on.
-		q.running--
-		q.grant()
+		q.state.Add(^uint64(0))
+		q.grantLocked(qs.limit(name, q))
 	} else {
 		q.remove(w)
+		q.state.Add(^uint64(oneWaiting - 1)) // one waiting less
 	}
+	q.mu.Unlock()
 	err := ended(ctx, req)
 	q.count(err)
 	return fmt.Errorf("scoring: queue %q: waiting: %w", name, err)
 }
+
+// queue returns the live state of the queue name, defined as def, making
+// it if there is none.
+func (qs *Queues) queue(name string, def registry.Queue) *queue {
+	if q := (*qs.live.Load())[name]; q != nil {
+		return q
+	}
+	qs.mu.Lock()
+	defer qs.mu.Unlock()
+	old := *qs.live.Load()
+	if q := old[name]; q != nil {
+		return q
+	}
+	q, d := new(queue), def // a copy, so that def stays off the heap
+	q.def.Store(&d)
+	next := make(map[string]*queue, len(old)+1)
+	maps.Copy(next, old)
+	next[name] = q
+	qs.live.Store(&next)
+	return q
+}
+
+// note keeps def as the definition last read, for the figures of a queue
+// deleted while it has work. It writes only when the definition changed.
+func (q *queue) note(def registry.Queue) {
+	if p := q.def.Load(); p.Revision != def.Revision || p.MaxConcurrent != def.MaxConcurrent || p.MaxWaiting != def.MaxWaiting {
+		d := def
+		q.def.Store(&d)
+	}
+}
+
+// limit is the most executions the queue name, whose state is q, may run
+// at once: by its current definition, or the last one read when it is no
+// longer defined.
+func (qs *Queues) limit(name string, q *queue) int {
+	def, ok := qs.reg.Snapshot().State().Queue(name)
+	if ok {
+		q.note(def)
+	} else {
+		def = *q.def.Load()
+	}
+	return slots(def)
+}
+
+// slots is how many executions a queue defined as def runs at once. Both
+// counts in queue.state have room for 2^31, far more than goroutines a
+// process can hold.
+func slots(def registry.Queue) int { return min(max(def.MaxConcurrent, 1), 1<<31-1) }
 
 // ended returns ctx's error, or else req's when req is not nil.
 func ended(ctx, req context.Context) error {
@@ -182,20 +295,18 @@ func (s *Slot) Release(err error) {
 	if !s.released.CompareAndSwap(false, true) {
 		return
 	}
-	def, ok := s.qs.reg.Snapshot().State().Queue(s.name)
-	s.qs.mu.Lock()
-	defer s.qs.mu.Unlock()
 	q := s.q
-	if ok {
-		q.def = def
-	}
-	q.running--
 	if err == nil {
-		q.stats.Completed++
+		q.completed.Add(1)
 	} else if !q.count(err) {
-		q.stats.Failed++
+		q.failed.Add(1)
 	}
-	q.grant()
+	if st := q.state.Add(^uint64(0)); waitingOf(st) > 0 {
+		limit := s.qs.limit(s.name, q)
+		q.mu.Lock()
+		q.grantLocked(limit)
+		q.mu.Unlock()
+	}
 }
 
 // Run runs fn on a slot of the queue name and returns its error: Acquire,
@@ -222,66 +333,100 @@ func (qs *Queues) Run(ctx context.Context, name string, fn func(ctx context.Cont
 // name, and of any queue no longer defined that still has executions.
 func (qs *Queues) Stats() []QueueStats {
 	defs := qs.reg.Snapshot().State().Queues()
-	qs.mu.Lock()
-	defer qs.mu.Unlock()
+	live := *qs.live.Load()
 	out := make([]QueueStats, 0, len(defs))
 	defined := make(map[string]bool, len(defs))
 	for _, d := range defs {
 		defined[d.Name] = true
-		out = append(out, qs.statLocked(d))
+		out = append(out, live[d.Name].stats(d))
 	}
-	for name, q := range qs.live {
+	var idle []string
+	for name, q := range live {
 		if defined[name] {
 			continue
 		}
-		if q.running == 0 && q.waiting() == 0 {
-			delete(qs.live, name) // deleted and idle: forget it
+		if q.state.Load() == 0 {
+			idle = append(idle, name) // deleted and idle: forget it
 			continue
 		}
-		out = append(out, qs.statLocked(q.def))
+		out = append(out, q.stats(*q.def.Load()))
 	}
+	qs.drop(idle)
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out
+}
+
+// drop forgets the queues named that are idle and no longer defined, so
+// that creating and deleting queues does not grow Queues without bound.
+func (qs *Queues) drop(names []string) {
+	if len(names) == 0 {
+		return
+	}
+	state := qs.reg.Snapshot().State()
+	qs.mu.Lock()
+	defer qs.mu.Unlock()
+	old := *qs.live.Load()
+	next := maps.Clone(old)
+	for _, name := range names {
+		q := old[name]
+		if _, defined := state.Queue(name); defined || q == nil {
+			continue
+		}
+		// Under q.mu no arrival is about to wait on it; one taking a slot
+		// without the lock finds the state changed, and the next lookup
+		// makes the queue anew.
+		q.mu.Lock()
+		if q.state.CompareAndSwap(0, gone) {
+			delete(next, name)
+		}
+		q.mu.Unlock()
+	}
+	qs.live.Store(&next)
 }
 
 // Stat returns the figures of the queue name, and false when the registry
 // does not define it and it has no executions.
 func (qs *Queues) Stat(name string) (QueueStats, bool) {
 	def, ok := qs.reg.Snapshot().State().Queue(name)
-	qs.mu.Lock()
-	defer qs.mu.Unlock()
+	q := (*qs.live.Load())[name]
 	if !ok {
-		q := qs.live[name]
-		if q == nil || (q.running == 0 && q.waiting() == 0) {
+		if q == nil || q.state.Load()&^gone == 0 {
 			return QueueStats{}, false
 		}
-		def = q.def
+		def = *q.def.Load()
 	}
-	return qs.statLocked(def), true
+	return q.stats(def), true
 }
 
-func (qs *Queues) statLocked(def registry.Queue) QueueStats {
-	s := QueueStats{Name: def.Name}
-	if q := qs.live[def.Name]; q != nil {
-		s = q.stats
-		s.Running, s.Waiting = q.running, q.waiting()
+// stats returns the figures of a queue defined as def whose state is q,
+// nil for one that has not run anything.
+func (q *queue) stats(def registry.Queue) QueueStats {
+	s := QueueStats{Name: def.Name, MaxConcurrent: def.MaxConcurrent, MaxWaiting: def.MaxWaiting}
+	if q == nil {
+		return s
 	}
-	s.Name, s.MaxConcurrent, s.MaxWaiting = def.Name, def.MaxConcurrent, def.MaxWaiting
+	st := q.state.Load() &^ gone
+	s.Running, s.Waiting = runningOf(st), waitingOf(st)
+	s.Completed, s.Failed, s.Rejected = q.completed.Load(), q.failed.Load(), q.rejected.Load()
+	s.TimedOut, s.Cancelled = q.timedOut.Load(), q.cancelled.Load()
 	return s
 }
 
-func (q *queue) waiting() int { return len(q.waiters) - q.head }
-
-func (q *queue) maxConcurrent() int { return max(q.def.MaxConcurrent, 1) }
-
-// grant hands free slots to the first waiters.
-func (q *queue) grant() {
-	for q.waiting() > 0 && q.running < q.maxConcurrent() {
+// grantLocked hands free slots, by limit, to the first waiters. The
+// caller holds q.mu.
+func (q *queue) grantLocked(limit int) {
+	for q.head < len(q.waiters) {
+		st := q.state.Load()
+		if runningOf(st) >= limit {
+			break
+		}
+		if !q.state.CompareAndSwap(st, st+1-oneWaiting) {
+			continue // an arrival or a release without the lock came first
+		}
 		w := q.waiters[q.head]
 		q.waiters[q.head] = nil
 		q.head++
 		w.granted = true
-		q.running++
 		close(w.ready)
 	}
 	if q.head > 0 && q.head*2 >= len(q.waiters) {
@@ -307,9 +452,9 @@ func (q *queue) remove(w *waiter) {
 func (q *queue) count(err error) bool {
 	switch {
 	case errors.Is(err, context.DeadlineExceeded):
-		q.stats.TimedOut++
+		q.timedOut.Add(1)
 	case errors.Is(err, context.Canceled):
-		q.stats.Cancelled++
+		q.cancelled.Add(1)
 	default:
 		return false
 	}

@@ -3,6 +3,7 @@ package scoring_test
 import (
 	"context"
 	"errors"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -15,7 +16,7 @@ import (
 
 // queueFixture returns fresh queues over a registry that defines the queue
 // q next to DEFAULT.
-func queueFixture(t *testing.T, q registry.Queue) (*fixture, *scoring.Queues) {
+func queueFixture(t testing.TB, q registry.Queue) (*fixture, *scoring.Queues) {
 	t.Helper()
 	f := newFixture(t, scoring.Config{})
 	f.putQueue(t, q)
@@ -244,8 +245,162 @@ func TestQueuesStats(t *testing.T) {
 	}
 }
 
+// TestQueuesUnderContention has many executions arrive, run, give up
+// waiting and leave at once, most of them taking a free slot without the
+// queue's lock: at no time do more run than the queue allows, and every
+// arrival is counted once.
+func TestQueuesUnderContention(t *testing.T) {
+	const limit, workers, rounds = 3, 8, 400
+	_, qs := queueFixture(t, registry.Queue{Name: "q", MaxConcurrent: limit, MaxWaiting: 4})
+	var running, peak atomic.Int32
+	var ran, failed, refused, gaveUp atomic.Uint64
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range rounds {
+				ctx, cancel := context.Background(), context.CancelFunc(func() {})
+				if (w+i)%5 == 0 {
+					ctx, cancel = context.WithTimeout(ctx, time.Duration(i%3)*time.Microsecond)
+				}
+				slot, err := qs.Acquire(ctx, "q")
+				cancel()
+				switch {
+				case errors.Is(err, scoring.ErrQueueFull):
+					refused.Add(1)
+					continue
+				case errors.Is(err, context.DeadlineExceeded):
+					gaveUp.Add(1)
+					continue
+				case err != nil:
+					t.Error(err)
+					return
+				}
+				n := running.Add(1)
+				for p := peak.Load(); n > p && !peak.CompareAndSwap(p, n); p = peak.Load() {
+				}
+				if i%2 == 0 {
+					runtime.Gosched()
+				}
+				running.Add(-1)
+				if i%7 == 0 {
+					failed.Add(1)
+					slot.Release(errors.New("boom"))
+				} else {
+					ran.Add(1)
+					slot.Release(nil)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if p := peak.Load(); p > limit {
+		t.Errorf("%d ran at once on a queue of %d", p, limit)
+	}
+	want := scoring.QueueStats{Name: "q", MaxConcurrent: limit, MaxWaiting: 4,
+		Completed: ran.Load(), Failed: failed.Load(), Rejected: refused.Load(), TimedOut: gaveUp.Load()}
+	if diff := cmp.Diff(want, stat(t, qs, "q")); diff != "" {
+		t.Errorf("figures (-want +got):\n%s", diff)
+	}
+	if total := want.Completed + want.Failed + want.Rejected + want.TimedOut; total != workers*rounds {
+		t.Errorf("%d arrivals counted, want %d", total, workers*rounds)
+	}
+}
+
+// TestQueuesDeletedWhileInUse deletes and defines a queue again and again
+// while executions use it and figures are read, which forgets it each time
+// it is idle: no execution is lost on a forgotten queue, and the limit
+// holds throughout.
+func TestQueuesDeletedWhileInUse(t *testing.T) {
+	const limit = 2
+	f, qs := queueFixture(t, registry.Queue{Name: "q", MaxConcurrent: limit, MaxWaiting: 100})
+	ctx, stop := context.WithCancel(context.Background())
+	var running, peak atomic.Int32
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for ctx.Err() == nil {
+				slot, err := qs.Acquire(context.Background(), "q")
+				if errors.Is(err, scoring.ErrNoQueue) {
+					continue
+				}
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				n := running.Add(1)
+				for p := peak.Load(); n > p && !peak.CompareAndSwap(p, n); p = peak.Load() {
+				}
+				runtime.Gosched()
+				running.Add(-1)
+				slot.Release(nil)
+			}
+		}()
+	}
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for ctx.Err() == nil {
+			qs.Stats()
+		}
+	}()
+	for range 200 {
+		if err := f.reg.DeleteQueue(context.Background(), "q", registry.AnyRevision); err != nil {
+			t.Fatal(err)
+		}
+		runtime.Gosched()
+		f.putQueue(t, registry.Queue{Name: "q", MaxConcurrent: limit, MaxWaiting: 100})
+	}
+	stop()
+	wg.Wait()
+	if p := peak.Load(); p > limit {
+		t.Errorf("%d ran at once on a queue of %d", p, limit)
+	}
+	if s := stat(t, qs, "q"); s.Running != 0 || s.Waiting != 0 {
+		t.Errorf("figures after every execution ended: %+v", s)
+	}
+	// Whatever object the queue's state lives in now, it has every slot.
+	var slots []*scoring.Slot
+	for range limit {
+		s, err := qs.Acquire(context.Background(), "q")
+		if err != nil {
+			t.Fatal(err)
+		}
+		slots = append(slots, s)
+	}
+	tctx, cancel := context.WithTimeout(context.Background(), 10*time.Millisecond)
+	defer cancel()
+	if _, err := qs.Acquire(tctx, "q"); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("a slot past the limit: %v", err)
+	}
+	for _, s := range slots {
+		s.Release(nil)
+	}
+}
+
 func TestNewQueuesNeedsARegistry(t *testing.T) {
 	if _, err := scoring.NewQueues(nil); err == nil {
 		t.Error("NewQueues(nil) succeeded")
 	}
+}
+
+// BenchmarkQueuesRun is the queue's share of an execution, a slot taken
+// and given back, from every core at once on a queue with room for all.
+func BenchmarkQueuesRun(b *testing.B) {
+	_, qs := queueFixture(b, registry.Queue{Name: "q", MaxConcurrent: 64, MaxWaiting: 64})
+	ctx := context.Background()
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			s, err := qs.Acquire(ctx, "q")
+			if err != nil {
+				b.Error(err)
+				return
+			}
+			s.Release(nil)
+		}
+	})
 }
