@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"runtime"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -55,22 +56,21 @@ type Config struct {
 // Pass it as scoring.Config.Observer and as tokens.ServiceConfig.Observer.
 // It is safe for concurrent use.
 type Metrics struct {
-	requests *prometheus.CounterVec
-	duration *prometheus.HistogramVec
-	rows     *prometheus.CounterVec
-	tokens   *prometheus.CounterVec
-	auth     *prometheus.CounterVec
+	// The scoring series are counted by endpointSeries, in shards, and
+	// described by these.
+	requests, duration, rows *prometheus.Desc
+	buckets                  []float64
+
+	tokens *prometheus.CounterVec
+	auth   *prometheus.CounterVec
 
 	reg        prometheus.Registerer
 	collectors []prometheus.Collector
 	registry   *registry.Registry
 
-	// mu orders making series against pruning them, so that every series
-	// in the vectors belongs to an entry of endpoints that prune will see:
-	// making an endpoint's series and pruning hold it for writing, making
-	// one of its status or rows series for reading. The hot path, a
-	// series already made, takes no lock.
-	mu sync.RWMutex
+	// mu orders making an endpoint's series against pruning them. The hot
+	// path, a series already made, takes no lock.
+	mu sync.Mutex
 	// endpoints maps each endpoint to its series. It is replaced, never
 	// changed, under mu: a lookup is a plain map read, without the
 	// hashing of an interface key that a sync.Map costs.
@@ -104,19 +104,14 @@ func New(cfg Config) (*Metrics, error) {
 	}
 	endpoint := []string{"group", "path", "alias"}
 	m := &Metrics{
-		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Namespace: namespace, Subsystem: "scoring", Name: "requests_total",
-			Help: `Scoring requests answered, by endpoint and HTTP status; requests that resolve to no endpoint count under "_unmatched".`,
-		}, append(endpoint, "status")),
-		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Namespace: namespace, Subsystem: "scoring", Name: "request_duration_seconds",
-			Help:    "Time from a scoring request's arrival to its answer written, queue wait included.",
-			Buckets: buckets,
-		}, endpoint),
-		rows: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Namespace: namespace, Subsystem: "scoring", Name: "rows_total",
-			Help: "Input rows of successful scoring requests.",
-		}, endpoint),
+		requests: prometheus.NewDesc(prometheus.BuildFQName(namespace, "scoring", "requests_total"),
+			`Scoring requests answered, by endpoint and HTTP status; requests that resolve to no endpoint count under "_unmatched".`,
+			append(endpoint, "status"), nil),
+		duration: prometheus.NewDesc(prometheus.BuildFQName(namespace, "scoring", "request_duration_seconds"),
+			"Time from a scoring request's arrival to its answer written, queue wait included.", endpoint, nil),
+		rows: prometheus.NewDesc(prometheus.BuildFQName(namespace, "scoring", "rows_total"),
+			"Input rows of successful scoring requests.", endpoint, nil),
+		buckets: slices.Clone(buckets),
 		tokens: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: namespace, Subsystem: "token", Name: "requests_total",
 			Help: "Requests to the token routes, by route and outcome.",
@@ -159,26 +154,126 @@ func (m *Metrics) Unregister() {
 // [scoring.Observer]. Rows are counted for status 200 only.
 func (m *Metrics) ObserveRequest(ep registry.EndpointRef, status int, rows int, d time.Duration) {
 	s := m.series(ep)
-	s.requests(statusIndex(status)).Inc()
-	s.duration.Observe(d.Seconds())
-	if status == 200 && rows > 0 {
-		s.rowsCounter().Add(float64(rows))
+	i := statusIndex(status)
+	if s.statuses.Load()&(1<<i) == 0 {
+		s.statuses.Or(1 << i)
 	}
+	sh := s.shard(len(m.buckets))
+	sh.requests[i].Add(1)
+	secs := d.Seconds()
+	// The count goes up before the bucket, and a scrape reads the buckets
+	// before the count, so that it never finds more in the buckets than
+	// in all.
+	sh.count.Add(1)
+	if b, _ := slices.BinarySearch(m.buckets, secs); b < len(sh.buckets) {
+		sh.buckets[b].Add(1)
+	}
+	sh.nanos.Add(uint64(max(d, 0)))
+	if status == 200 && rows > 0 {
+		sh.rows.Add(uint64(rows))
+		if !s.scored.Load() {
+			s.scored.Store(true)
+		}
+	}
+	s.pool.Put(sh)
 }
 
-// endpointSeries holds one endpoint's series, looked up once: finding a
-// series by its label values hashes and checks every value, which cost
-// more than the rest of the metrics together on every request.
+// endpointSeries holds one endpoint's figures. They are counted in
+// shards, about one per core, so that requests answered on different
+// cores do not take turns at the same cache lines, as a single counter
+// makes them do at every request; a scrape adds the shards up.
 type endpointSeries struct {
-	ep       registry.EndpointRef
-	m        *Metrics
-	duration prometheus.Observer
-	byStatus [len(statusLabels)]atomic.Pointer[statusCounter] // by statusIndex
+	ep registry.EndpointRef
+	// pool hands a request the shard last used on its core: a
+	// sync.Pool's Get and Put keep to the core's own list.
+	pool     sync.Pool
+	statuses atomic.Uint32 // bit i: a request was answered with statusLabels[i]
+	scored   atomic.Bool   // a successful request had rows, so the rows series is exported
 
-	rowsOnce sync.Once // made at the first success, so that an endpoint without one exports no rows series
-	rows     prometheus.Counter
+	mu     sync.Mutex
+	shards []*shard // every shard made, at most maxShards
+	next   int      // the shard to hand out next when the pool has none and all are made
+}
 
-	gone bool // pruned: the endpoint left the registry; guarded by m.mu
+// shard is a share of an endpoint's figures. Any request may count into
+// any shard, so every field is atomic; in the steady state each core has
+// its own.
+type shard struct {
+	requests [len(statusLabels)]atomic.Uint64 // by statusIndex
+	rows     atomic.Uint64
+	count    atomic.Uint64
+	// nanos sums the durations in nanoseconds: exact whatever the order
+	// the shards are added up in, and wrapping only after 584 years.
+	nanos   atomic.Uint64
+	buckets []atomic.Uint64 // observations by bucket, not cumulative; past the last one only in count
+	_       [64]byte        // so that two shards share no cache line
+}
+
+// maxShards bounds the shards of an endpoint: cores beyond it share.
+func maxShards() int { return min(runtime.GOMAXPROCS(0), 8) }
+
+// shard returns a shard to count into, to be handed back to s.pool; nb is
+// the number of buckets.
+func (s *endpointSeries) shard(nb int) *shard {
+	if sh, _ := s.pool.Get().(*shard); sh != nil {
+		return sh
+	}
+	// The pool is empty on a core the first time it counts, and after
+	// the collector has emptied it: make a shard while there are fewer
+	// than the bound, and then share the ones made, in turn, rather than
+	// grow without end.
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.shards) < maxShards() {
+		sh := &shard{buckets: make([]atomic.Uint64, nb)}
+		s.shards = append(s.shards, sh)
+		return sh
+	}
+	sh := s.shards[s.next%len(s.shards)]
+	s.next++
+	return sh
+}
+
+// collect sends s's series to ch.
+func (s *endpointSeries) collect(m *Metrics, ch chan<- prometheus.Metric) {
+	s.mu.Lock()
+	shards := slices.Clone(s.shards)
+	s.mu.Unlock()
+	var requests [len(statusLabels)]uint64
+	var rows, count, nanos uint64
+	buckets := make([]uint64, len(m.buckets))
+	for _, sh := range shards {
+		for i := range requests {
+			requests[i] += sh.requests[i].Load()
+		}
+		rows += sh.rows.Load()
+		nanos += sh.nanos.Load()
+		for i := range buckets {
+			buckets[i] += sh.buckets[i].Load()
+		}
+	}
+	for _, sh := range shards { // after the buckets: see ObserveRequest
+		count += sh.count.Load()
+	}
+	statuses := s.statuses.Load()
+	for i, n := range requests {
+		if statuses&(1<<i) != 0 {
+			ch <- prometheus.MustNewConstMetric(m.requests, prometheus.CounterValue, float64(n), s.ep.Group, s.ep.Path, s.ep.Alias, statusLabels[i])
+		}
+	}
+	if statuses != 0 {
+		cumulative := make(map[float64]uint64, len(m.buckets))
+		var below uint64
+		for i, ub := range m.buckets {
+			below += buckets[i]
+			cumulative[ub] = below
+		}
+		sum := float64(nanos) / float64(time.Second)
+		ch <- prometheus.MustNewConstHistogram(m.duration, count, sum, cumulative, s.ep.Group, s.ep.Path, s.ep.Alias)
+	}
+	if s.scored.Load() {
+		ch <- prometheus.MustNewConstMetric(m.rows, prometheus.CounterValue, float64(rows), s.ep.Group, s.ep.Path, s.ep.Alias)
+	}
 }
 
 // series returns ep's series. They are kept while ep is in the registry
@@ -195,11 +290,7 @@ func (m *Metrics) series(ep registry.EndpointRef) *endpointSeries {
 	if s := old[ep]; s != nil {
 		return s
 	}
-	s := &endpointSeries{
-		ep:       ep,
-		m:        m,
-		duration: m.duration.WithLabelValues(ep.Group, ep.Path, ep.Alias),
-	}
+	s := &endpointSeries{ep: ep}
 	next := make(map[registry.EndpointRef]*endpointSeries, len(old)+1)
 	maps.Copy(next, old)
 	next[ep] = s
@@ -216,49 +307,9 @@ func (m *Metrics) endpointMap() map[registry.EndpointRef]*endpointSeries {
 	return nil
 }
 
-// discard counts what an observation of a pruned series would have
-// counted: the request was answered by an endpoint deleted meanwhile.
-var discard = prometheus.NewCounter(prometheus.CounterOpts{Name: "discarded"})
-
-// rowsCounter returns the counter of scored rows.
-func (s *endpointSeries) rowsCounter() prometheus.Counter {
-	s.rowsOnce.Do(func() {
-		s.m.mu.RLock()
-		defer s.m.mu.RUnlock()
-		if s.gone {
-			s.rows = discard
-			return
-		}
-		s.rows = s.m.rows.WithLabelValues(s.ep.Group, s.ep.Path, s.ep.Alias)
-	})
-	return s.rows
-}
-
-// statusCounter is a requests series, held by pointer so that it can be
-// stored atomically.
-type statusCounter struct{ prometheus.Counter }
-
-// requests returns the counter of requests answered with the status of
-// index i (statusIndex).
-func (s *endpointSeries) requests(i int) prometheus.Counter {
-	if c := s.byStatus[i].Load(); c != nil {
-		return c.Counter
-	}
-	s.m.mu.RLock()
-	defer s.m.mu.RUnlock()
-	if s.gone {
-		return discard
-	}
-	// Two requests may both make it: the vector gives both the same series.
-	c := &statusCounter{s.m.requests.WithLabelValues(s.ep.Group, s.ep.Path, s.ep.Alias, statusLabels[i])}
-	if !s.byStatus[i].CompareAndSwap(nil, c) {
-		c = s.byStatus[i].Load()
-	}
-	return c.Counter
-}
-
 // prune removes the series of endpoints no longer in the registry. It
-// runs at scrape time, off the scoring path.
+// runs at scrape time, off the scoring path. A request answered by an
+// endpoint as it is pruned counts into series no scrape reads again.
 func (m *Metrics) prune() {
 	st := m.registry.Snapshot().State()
 	unmatched := scoring.Unmatched()
@@ -272,13 +323,7 @@ func (m *Metrics) prune() {
 	for ep, s := range m.endpointMap() {
 		if !stale(ep) {
 			kept[ep] = s
-			continue
 		}
-		s.gone = true
-		labels := prometheus.Labels{"group": s.ep.Group, "path": s.ep.Path, "alias": s.ep.Alias}
-		m.requests.DeletePartialMatch(labels)
-		m.duration.Delete(labels)
-		m.rows.Delete(labels)
 	}
 	m.endpoints.Store(&kept)
 }
@@ -308,16 +353,16 @@ func exists(st *registry.State, ep registry.EndpointRef) bool {
 type endpointCollector struct{ m *Metrics }
 
 func (c *endpointCollector) Describe(ch chan<- *prometheus.Desc) {
-	c.m.requests.Describe(ch)
-	c.m.duration.Describe(ch)
-	c.m.rows.Describe(ch)
+	ch <- c.m.requests
+	ch <- c.m.duration
+	ch <- c.m.rows
 }
 
 func (c *endpointCollector) Collect(ch chan<- prometheus.Metric) {
 	c.m.prune()
-	c.m.requests.Collect(ch)
-	c.m.duration.Collect(ch)
-	c.m.rows.Collect(ch)
+	for _, s := range c.m.endpointMap() {
+		s.collect(c.m, ch)
+	}
 }
 
 // ObserveToken counts one request to a token route (tokens.Observer). A

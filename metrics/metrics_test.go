@@ -4,10 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -370,6 +373,81 @@ scorehub_scoring_rows_total{alias="score",group="DEFAULT",path="insurance"} %d
 `, observers*each, observers*each)
 	if err := testutil.GatherAndCompare(s.prom, strings.NewReader(want), "scorehub_scoring_requests_total", "scorehub_scoring_rows_total"); err != nil {
 		t.Error(err)
+	}
+}
+
+// TestHistogramWhileObserving has requests observed from every core while
+// scrapes read the latency histogram and collections empty the pools that
+// hand out the counting shards: every scrape finds a valid histogram (the
+// buckets rising, none above the count), and the last one every
+// observation, in its bucket.
+func TestHistogramWhileObserving(t *testing.T) {
+	s := newSetup(t, false)
+	prom := prometheus.NewRegistry()
+	m, err := metrics.New(metrics.Config{Registerer: prom, Queues: s.handler.Queues(), Buckets: []float64{0.001, 0.01, 0.1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ep := registry.EndpointRef{Group: registry.DefaultGroup, Path: "insurance", Alias: "score"}
+	durations := []time.Duration{500 * time.Microsecond, 5 * time.Millisecond, 50 * time.Millisecond, time.Second}
+	const observers, each = 8, 3000
+	histogram := func() (count uint64, sum float64, cumulative []uint64) {
+		mfs, err := prom.Gather()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, mf := range mfs {
+			if mf.GetName() != "scorehub_scoring_request_duration_seconds" {
+				continue
+			}
+			h := mf.GetMetric()[0].GetHistogram()
+			for _, b := range h.GetBucket() {
+				cumulative = append(cumulative, b.GetCumulativeCount())
+			}
+			return h.GetSampleCount(), h.GetSampleSum(), cumulative
+		}
+		return 0, 0, nil
+	}
+	stop := make(chan struct{})
+	var scraper sync.WaitGroup
+	scraper.Go(func() {
+		for n := 0; ; n++ {
+			count, _, cumulative := histogram()
+			for i := range cumulative {
+				if (i > 0 && cumulative[i] < cumulative[i-1]) || cumulative[i] > count {
+					t.Errorf("scrape %d: buckets %v with count %d", n, cumulative, count)
+					return
+				}
+			}
+			if n%10 == 0 {
+				runtime.GC() // empties the pools: shards are made or shared anew
+			}
+			select {
+			case <-stop:
+				return
+			default:
+			}
+		}
+	})
+	var wg sync.WaitGroup
+	for g := range observers {
+		wg.Go(func() {
+			for i := range each {
+				m.ObserveRequest(ep, 200, 1, durations[(g+i)%len(durations)])
+			}
+		})
+	}
+	wg.Wait()
+	close(stop)
+	scraper.Wait()
+
+	count, sum, cumulative := histogram()
+	per := uint64(observers * each / len(durations))
+	if want := []uint64{per, 2 * per, 3 * per}; count != 4*per || !slices.Equal(cumulative, want) {
+		t.Errorf("histogram: count %d, buckets %v; want %d, %v", count, cumulative, 4*per, want)
+	}
+	if want := float64(per) * (0.0005 + 0.005 + 0.05 + 1); math.Abs(sum-want) > 1e-9*want {
+		t.Errorf("sum %v, want %v", sum, want)
 	}
 }
 
