@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/scorehub/scorehub/internal/pgtest"
+	"github.com/scorehub/scorehub/middleware"
 	"github.com/scorehub/scorehub/registry"
 	"github.com/scorehub/scorehub/tokens"
 )
@@ -171,38 +172,53 @@ func BenchmarkStores(b *testing.B) {
 
 // BenchmarkOneRow measures the server's own work for a one-row request to
 // the iris demo, as the reference server runs it (access log on, written
-// by AccessLog, metrics on): the handler chain with the request already
-// parsed and the answer going nowhere, so that what remains is what
-// scorehub adds to net/http's work. allocs/op and B/op are what the
-// collector must take back per request.
+// by AccessLog to a LogWriter, metrics on): the handler chain with the
+// request already parsed and the answer going nowhere, so that what
+// remains is what scorehub adds to net/http's work. allocs/op and B/op
+// are what the collector must take back per request. "serial" sends one
+// request at a time; "parallel" sends from every core at once, as a busy
+// server does, so that state the requests share (locks, counters) costs
+// what moving it between cores costs: its ns/op times GOMAXPROCS is CPU
+// time per request.
 func BenchmarkOneRow(b *testing.B) {
 	cfg, err := parseConfig([]string{"-data", b.TempDir()}, smokeEnv, io.Discard)
 	if err != nil {
 		b.Fatal(err)
 	}
-	srv, err := newServer(context.Background(), cfg, smokeEnv, io.Discard, slog.New(slog.DiscardHandler), io.Discard)
+	srv, err := newServer(context.Background(), cfg, smokeEnv, io.Discard, slog.New(slog.DiscardHandler), middleware.NewLogWriter(io.Discard))
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer srv.Close()
 	body := `{"data":[` + irisRow + `]}`
-	r := httptest.NewRequest(http.MethodPost, "/webapi/DEFAULT/api/v1/services/"+demoPath+"/"+demoAlias, nil)
-	r.Header.Set("Content-Type", "application/json")
-	r.ContentLength = int64(len(body))
-	r.RemoteAddr = "127.0.0.1:40000"
-	var rd strings.Reader
-	w := &nopWriter{h: http.Header{}}
-	b.ReportAllocs()
-	for b.Loop() {
-		rd.Reset(body)
-		r.Body = io.NopCloser(&rd)
-		clear(w.h)
-		w.status = 0
-		srv.handler.ServeHTTP(w, r)
-		if w.status != http.StatusOK {
-			b.Fatalf("status %d", w.status)
+	// send is one client's loop: its own request and writer, reused.
+	send := func(b *testing.B, next func() bool) {
+		r := httptest.NewRequest(http.MethodPost, "/webapi/DEFAULT/api/v1/services/"+demoPath+"/"+demoAlias, nil)
+		r.Header.Set("Content-Type", "application/json")
+		r.ContentLength = int64(len(body))
+		r.RemoteAddr = "127.0.0.1:40000"
+		var rd strings.Reader
+		w := &nopWriter{h: http.Header{}}
+		for next() {
+			rd.Reset(body)
+			r.Body = io.NopCloser(&rd)
+			clear(w.h)
+			w.status = 0
+			srv.handler.ServeHTTP(w, r)
+			if w.status != http.StatusOK {
+				b.Errorf("status %d", w.status)
+				return
+			}
 		}
 	}
+	b.Run("serial", func(b *testing.B) {
+		b.ReportAllocs()
+		send(b, b.Loop)
+	})
+	b.Run("parallel", func(b *testing.B) {
+		b.ReportAllocs()
+		b.RunParallel(func(pb *testing.PB) { send(b, pb.Next) })
+	})
 }
 
 // nopWriter is a ResponseWriter that keeps only the status.
