@@ -153,7 +153,7 @@ func (qs *Queues) acquireInto(ctx, req context.Context, name string, s *Slot) er
 			st = q.state.Load()
 		}
 		if st&gone != 0 {
-			continue // dropped as this arrived: the next lookup makes it anew
+			continue // dropped as this arrived: the next lookup finds it anew
 		}
 		w, err := q.enqueue(def, limit)
 		switch {
@@ -233,9 +233,10 @@ func (qs *Queues) wait(ctx, req context.Context, name string, q *queue, w *waite
 }
 
 // queue returns the live state of the queue name, defined as def, making
-// it if there is none.
+// it if there is none. One being dropped is waited for: drop holds qs.mu
+// from marking it gone until the map is without it.
 func (qs *Queues) queue(name string, def registry.Queue) *queue {
-	if q := (*qs.live.Load())[name]; q != nil {
+	if q := (*qs.live.Load())[name]; q != nil && q.state.Load()&gone == 0 {
 		return q
 	}
 	qs.mu.Lock()
