@@ -322,46 +322,31 @@ func TestObserveWhilePruning(t *testing.T) {
 		return registry.EndpointRef{Group: registry.DefaultGroup, Path: fmt.Sprintf("churn%d", i), Alias: "score"}
 	}
 	const observers, each, churned = 4, 2000, 3
-	stop := make(chan struct{})
-	var pruner sync.WaitGroup
-	pruner.Go(func() {
-		for {
-			for i := range churned {
-				if _, err := s.reg.PutDeployment(ctx, registry.Deployment{
-					Group: registry.DefaultGroup, Path: churn(i).Path, Enabled: true,
-					Endpoints: []registry.Endpoint{{Alias: "score", Process: "double"}},
-				}); err != nil {
-					t.Error(err)
-					return
-				}
-			}
-			series(t, s.prom, "scorehub_scoring_requests_total")
-			for i := range churned {
-				if err := s.reg.DeleteDeployment(ctx, registry.DefaultGroup, churn(i).Path, registry.AnyRevision); err != nil {
-					t.Error(err)
-					return
-				}
-			}
-			series(t, s.prom, "scorehub_scoring_requests_total")
-			select {
-			case <-stop:
-				return
-			default:
+	stop := repeat(func() bool {
+		for i := range churned {
+			if _, err := s.reg.PutDeployment(ctx, registry.Deployment{
+				Group: registry.DefaultGroup, Path: churn(i).Path, Enabled: true,
+				Endpoints: []registry.Endpoint{{Alias: "score", Process: "double"}},
+			}); err != nil {
+				t.Error(err)
+				return false
 			}
 		}
-	})
-	var wg sync.WaitGroup
-	for g := range observers {
-		wg.Go(func() {
-			for i := range each {
-				s.m.ObserveRequest(kept, 200, 1, time.Millisecond)
-				s.m.ObserveRequest(churn((g+i)%churned), []int{200, 400, 503}[i%3], 1, time.Millisecond)
+		series(t, s.prom, "scorehub_scoring_requests_total")
+		for i := range churned {
+			if err := s.reg.DeleteDeployment(ctx, registry.DefaultGroup, churn(i).Path, registry.AnyRevision); err != nil {
+				t.Error(err)
+				return false
 			}
-		})
-	}
-	wg.Wait()
-	close(stop)
-	pruner.Wait()
+		}
+		series(t, s.prom, "scorehub_scoring_requests_total")
+		return true
+	})
+	observeFrom(observers, each, func(g, i int) {
+		s.m.ObserveRequest(kept, 200, 1, time.Millisecond)
+		s.m.ObserveRequest(churn((g+i)%churned), []int{200, 400, 503}[i%3], 1, time.Millisecond)
+	})
+	stop()
 
 	want := fmt.Sprintf(`
 # HELP scorehub_scoring_requests_total Scoring requests answered, by endpoint and HTTP status; requests that resolve to no endpoint count under "_unmatched".
@@ -382,12 +367,7 @@ scorehub_scoring_rows_total{alias="score",group="DEFAULT",path="insurance"} %d
 // buckets rising, none above the count), and the last one every
 // observation, in its bucket.
 func TestHistogramWhileObserving(t *testing.T) {
-	s := newSetup(t, false)
-	prom := prometheus.NewRegistry()
-	m, err := metrics.New(metrics.Config{Registerer: prom, Queues: s.handler.Queues(), Buckets: []float64{0.001, 0.01, 0.1}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	prom, m := withBuckets(t, 0.001, 0.01, 0.1)
 	ep := registry.EndpointRef{Group: registry.DefaultGroup, Path: "insurance", Alias: "score"}
 	durations := []time.Duration{500 * time.Microsecond, 5 * time.Millisecond, 50 * time.Millisecond, time.Second}
 	const observers, each = 8, 3000
@@ -408,38 +388,25 @@ func TestHistogramWhileObserving(t *testing.T) {
 		}
 		return 0, 0, nil
 	}
-	stop := make(chan struct{})
-	var scraper sync.WaitGroup
-	scraper.Go(func() {
-		for n := 0; ; n++ {
-			count, _, cumulative := histogram()
-			for i := range cumulative {
-				if (i > 0 && cumulative[i] < cumulative[i-1]) || cumulative[i] > count {
-					t.Errorf("scrape %d: buckets %v with count %d", n, cumulative, count)
-					return
-				}
-			}
-			if n%10 == 0 {
-				runtime.GC() // empties the pools: shards are made or shared anew
-			}
-			select {
-			case <-stop:
-				return
-			default:
+	n := 0
+	stop := repeat(func() bool {
+		n++
+		count, _, cumulative := histogram()
+		for i := range cumulative {
+			if (i > 0 && cumulative[i] < cumulative[i-1]) || cumulative[i] > count {
+				t.Errorf("scrape %d: buckets %v with count %d", n, cumulative, count)
+				return false
 			}
 		}
+		if n%10 == 0 {
+			runtime.GC() // empties the pools: shards are made or shared anew
+		}
+		return true
 	})
-	var wg sync.WaitGroup
-	for g := range observers {
-		wg.Go(func() {
-			for i := range each {
-				m.ObserveRequest(ep, 200, 1, durations[(g+i)%len(durations)])
-			}
-		})
-	}
-	wg.Wait()
-	close(stop)
-	scraper.Wait()
+	observeFrom(observers, each, func(g, i int) {
+		m.ObserveRequest(ep, 200, 1, durations[(g+i)%len(durations)])
+	})
+	stop()
 
 	count, sum, cumulative := histogram()
 	per := uint64(observers * each / len(durations))
@@ -449,6 +416,40 @@ func TestHistogramWhileObserving(t *testing.T) {
 	if want := float64(per) * (0.0005 + 0.005 + 0.05 + 1); math.Abs(sum-want) > 1e-9*want {
 		t.Errorf("sum %v, want %v", sum, want)
 	}
+}
+
+// repeat calls fn on a goroutine of its own until fn returns false or
+// stop is called; stop waits for it.
+func repeat(fn func() bool) (stop func()) {
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		for fn() {
+			select {
+			case <-done:
+				return
+			default:
+			}
+		}
+	})
+	return func() {
+		close(done)
+		wg.Wait()
+	}
+}
+
+// observeFrom calls observe(g, i) each times from each of observers
+// goroutines g at once, and waits for them.
+func observeFrom(observers, each int, observe func(g, i int)) {
+	var wg sync.WaitGroup
+	for g := range observers {
+		wg.Go(func() {
+			for i := range each {
+				observe(g, i)
+			}
+		})
+	}
+	wg.Wait()
 }
 
 // TestRandomURLsAddNoSeries sends 100 requests to random addresses, names
@@ -576,15 +577,23 @@ scorehub_scoring_rows_total{alias="score",group="DEFAULT",path="insurance"} 1
 	}
 }
 
-// TestLatencyHistogram checks where observed durations land, with the
-// buckets a host chose.
-func TestLatencyHistogram(t *testing.T) {
+// withBuckets returns metrics with the latency buckets given, on a
+// Prometheus registry of their own, over a fresh setup.
+func withBuckets(t *testing.T, buckets ...float64) (*prometheus.Registry, *metrics.Metrics) {
+	t.Helper()
 	s := newSetup(t, false)
 	prom := prometheus.NewRegistry()
-	m, err := metrics.New(metrics.Config{Registerer: prom, Queues: s.handler.Queues(), Buckets: []float64{0.01, 0.1, 1}})
+	m, err := metrics.New(metrics.Config{Registerer: prom, Queues: s.handler.Queues(), Buckets: buckets})
 	if err != nil {
 		t.Fatal(err)
 	}
+	return prom, m
+}
+
+// TestLatencyHistogram checks where observed durations land, with the
+// buckets a host chose.
+func TestLatencyHistogram(t *testing.T) {
+	prom, m := withBuckets(t, 0.01, 0.1, 1)
 	ep := registry.EndpointRef{Group: registry.DefaultGroup, Path: "insurance", Alias: "score"}
 	for _, d := range []time.Duration{5 * time.Millisecond, 50 * time.Millisecond, 60 * time.Millisecond, 3 * time.Second} {
 		m.ObserveRequest(ep, 200, 1, d)

@@ -47,6 +47,17 @@ func acquireAsync(ctx context.Context, qs *scoring.Queues, name string) <-chan *
 	return ch
 }
 
+// holders counts the executions holding a slot, and the most at once.
+type holders struct{ now, peak atomic.Int32 }
+
+func (h *holders) enter() {
+	n := h.now.Add(1)
+	for p := h.peak.Load(); n > p && !h.peak.CompareAndSwap(p, n); p = h.peak.Load() {
+	}
+}
+
+func (h *holders) leave() { h.now.Add(-1) }
+
 func TestQueuesFirstComeFirstServed(t *testing.T) {
 	_, qs := queueFixture(t, registry.Queue{Name: "q", MaxConcurrent: 1, MaxWaiting: 10})
 	ctx := context.Background()
@@ -159,22 +170,16 @@ func TestQueuesResizeLive(t *testing.T) {
 
 func TestQueuesRun(t *testing.T) {
 	_, qs := queueFixture(t, registry.Queue{Name: "q", MaxConcurrent: 3, MaxWaiting: 100})
-	var running, peak atomic.Int32
+	var held holders
 	var wg sync.WaitGroup
 	for range 40 {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			err := qs.Run(context.Background(), "q", func(context.Context) error {
-				n := running.Add(1)
-				for {
-					p := peak.Load()
-					if n <= p || peak.CompareAndSwap(p, n) {
-						break
-					}
-				}
+				held.enter()
 				time.Sleep(100 * time.Microsecond)
-				running.Add(-1)
+				held.leave()
 				return nil
 			})
 			if err != nil {
@@ -183,7 +188,7 @@ func TestQueuesRun(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	if p := peak.Load(); p > 3 {
+	if p := held.peak.Load(); p > 3 {
 		t.Errorf("%d ran at once on a queue of 3", p)
 	}
 	if s := stat(t, qs, "q"); s.Completed != 40 || s.Running != 0 || s.Waiting != 0 {
@@ -252,13 +257,11 @@ func TestQueuesStats(t *testing.T) {
 func TestQueuesUnderContention(t *testing.T) {
 	const limit, workers, rounds = 3, 8, 400
 	_, qs := queueFixture(t, registry.Queue{Name: "q", MaxConcurrent: limit, MaxWaiting: 4})
-	var running, peak atomic.Int32
+	var held holders
 	var ran, failed, refused, gaveUp atomic.Uint64
 	var wg sync.WaitGroup
 	for w := range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			for i := range rounds {
 				ctx, cancel := context.Background(), context.CancelFunc(func() {})
 				if (w+i)%5 == 0 {
@@ -277,13 +280,11 @@ func TestQueuesUnderContention(t *testing.T) {
 					t.Error(err)
 					return
 				}
-				n := running.Add(1)
-				for p := peak.Load(); n > p && !peak.CompareAndSwap(p, n); p = peak.Load() {
-				}
+				held.enter()
 				if i%2 == 0 {
 					runtime.Gosched()
 				}
-				running.Add(-1)
+				held.leave()
 				if i%7 == 0 {
 					failed.Add(1)
 					slot.Release(errors.New("boom"))
@@ -292,10 +293,10 @@ func TestQueuesUnderContention(t *testing.T) {
 					slot.Release(nil)
 				}
 			}
-		}()
+		})
 	}
 	wg.Wait()
-	if p := peak.Load(); p > limit {
+	if p := held.peak.Load(); p > limit {
 		t.Errorf("%d ran at once on a queue of %d", p, limit)
 	}
 	want := scoring.QueueStats{Name: "q", MaxConcurrent: limit, MaxWaiting: 4,
@@ -316,12 +317,10 @@ func TestQueuesDeletedWhileInUse(t *testing.T) {
 	const limit = 2
 	f, qs := queueFixture(t, registry.Queue{Name: "q", MaxConcurrent: limit, MaxWaiting: 100})
 	ctx, stop := context.WithCancel(context.Background())
-	var running, peak atomic.Int32
+	var held holders
 	var wg sync.WaitGroup
 	for range 4 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			for ctx.Err() == nil {
 				slot, err := qs.Acquire(context.Background(), "q")
 				if errors.Is(err, scoring.ErrNoQueue) {
@@ -331,22 +330,18 @@ func TestQueuesDeletedWhileInUse(t *testing.T) {
 					t.Error(err)
 					return
 				}
-				n := running.Add(1)
-				for p := peak.Load(); n > p && !peak.CompareAndSwap(p, n); p = peak.Load() {
-				}
+				held.enter()
 				runtime.Gosched()
-				running.Add(-1)
+				held.leave()
 				slot.Release(nil)
 			}
-		}()
+		})
 	}
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
+	wg.Go(func() {
 		for ctx.Err() == nil {
 			qs.Stats()
 		}
-	}()
+	})
 	for range 200 {
 		if err := f.reg.DeleteQueue(context.Background(), "q", registry.AnyRevision); err != nil {
 			t.Fatal(err)
@@ -356,7 +351,7 @@ func TestQueuesDeletedWhileInUse(t *testing.T) {
 	}
 	stop()
 	wg.Wait()
-	if p := peak.Load(); p > limit {
+	if p := held.peak.Load(); p > limit {
 		t.Errorf("%d ran at once on a queue of %d", p, limit)
 	}
 	if s := stat(t, qs, "q"); s.Running != 0 || s.Waiting != 0 {
