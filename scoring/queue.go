@@ -31,7 +31,9 @@ type Queues struct {
 
 // QueueStats are the live figures of one queue. Every execution that
 // arrives ends up in exactly one of Completed, Failed, Rejected, TimedOut
-// and Cancelled; until then it is Running or Waiting.
+// and Cancelled; until then it is Running or Waiting. The figures are read
+// one at a time while executions go on, so one that ends as they are read
+// may show in two of them, or in none, for that read.
 type QueueStats struct {
 	Name string `json:"name"`
 	// MaxConcurrent and MaxWaiting are the queue's current definition.
@@ -346,8 +348,8 @@ func (qs *Queues) Stats() []QueueStats {
 		if defined[name] {
 			continue
 		}
-		if q.state.Load() == 0 {
-			idle = append(idle, name) // deleted and idle: forget it
+		if q.state.Load()&^gone == 0 {
+			idle = append(idle, name) // deleted and idle (or being dropped): forget it
 			continue
 		}
 		out = append(out, q.stats(*q.def.Load()))
@@ -406,7 +408,10 @@ func (q *queue) stats(def registry.Queue) QueueStats {
 	if q == nil {
 		return s
 	}
-	st := q.state.Load() &^ gone
+	st := q.state.Load()
+	if st&gone != 0 {
+		return s // dropped since the map was read: a new state counts from zero
+	}
 	s.Running, s.Waiting = runningOf(st), waitingOf(st)
 	s.Completed, s.Failed, s.Rejected = q.completed.Load(), q.failed.Load(), q.rejected.Load()
 	s.TimedOut, s.Cancelled = q.timedOut.Load(), q.cancelled.Load()

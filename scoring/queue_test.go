@@ -382,6 +382,39 @@ func TestNewQueuesNeedsARegistry(t *testing.T) {
 	}
 }
 
+// TestQueuesStatsWhileDropping reads the figures twice at once, again and
+// again, right after a queue that ran is deleted: the read that does not
+// drop it meets it being dropped, and must not list it either.
+func TestQueuesStatsWhileDropping(t *testing.T) {
+	f, qs := queueFixture(t, registry.Queue{Name: "x", MaxConcurrent: 1, MaxWaiting: 1})
+	ctx := context.Background()
+	for i := range 2000 {
+		f.putQueue(t, registry.Queue{Name: "x", MaxConcurrent: 1, MaxWaiting: 1})
+		s, err := qs.Acquire(ctx, "x")
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.Release(nil)
+		if err := f.reg.DeleteQueue(ctx, "x", registry.AnyRevision); err != nil {
+			t.Fatal(err)
+		}
+		var wg sync.WaitGroup
+		for range 2 {
+			wg.Go(func() {
+				for _, st := range qs.Stats() {
+					if st.Name == "x" {
+						t.Errorf("round %d: the deleted, idle queue is listed: %+v", i, st)
+					}
+				}
+			})
+		}
+		wg.Wait()
+		if t.Failed() {
+			return
+		}
+	}
+}
+
 // BenchmarkQueuesRun is the queue's share of an execution, a slot taken
 // and given back, from every core at once on a queue with room for all.
 func BenchmarkQueuesRun(b *testing.B) {
