@@ -156,6 +156,9 @@ func (m *Metrics) ObserveRequest(ep registry.EndpointRef, status int, rows int, 
 	s := m.series(ep)
 	i := statusIndex(status)
 	if s.statuses.Load()&(1<<i) == 0 {
+		// The series is created: its time first, so that a scrape that
+		// finds the series finds the time.
+		s.statusCreated[i].CompareAndSwap(0, time.Now().UnixNano())
 		s.statuses.Or(1 << i)
 	}
 	sh := s.shard(len(m.buckets))
@@ -168,10 +171,11 @@ func (m *Metrics) ObserveRequest(ep registry.EndpointRef, status int, rows int, 
 	if b, _ := slices.BinarySearch(m.buckets, secs); b < len(sh.buckets) {
 		sh.buckets[b].Add(1)
 	}
-	sh.nanos.Add(uint64(max(d, 0)))
+	sh.nanos.Add(uint64(d)) // a negative one in two's complement, as the sum reads it
 	if status == 200 && rows > 0 {
 		sh.rows.Add(uint64(rows))
 		if !s.scored.Load() {
+			s.rowsCreated.CompareAndSwap(0, time.Now().UnixNano())
 			s.scored.Store(true)
 		}
 	}
@@ -184,6 +188,13 @@ func (m *Metrics) ObserveRequest(ep registry.EndpointRef, status int, rows int, 
 // makes them do at every request; a scrape adds the shards up.
 type endpointSeries struct {
 	ep registry.EndpointRef
+	// When each series was created, as the Prometheus vectors record it:
+	// the histogram with the endpoint's first request, a status's
+	// counter with the first answer of that status, the rows with the
+	// first success that had rows (Unix nanoseconds).
+	created       time.Time
+	statusCreated [len(statusLabels)]atomic.Int64
+	rowsCreated   atomic.Int64
 	// pool hands a request the shard last used on its core: a
 	// sync.Pool's Get and Put keep to the core's own list.
 	pool     sync.Pool
@@ -202,8 +213,9 @@ type shard struct {
 	requests [len(statusLabels)]atomic.Uint64 // by statusIndex
 	rows     atomic.Uint64
 	count    atomic.Uint64
-	// nanos sums the durations in nanoseconds: exact whatever the order
-	// the shards are added up in, and wrapping only after 584 years.
+	// nanos sums the durations in nanoseconds, as an int64 in two's
+	// complement: exact whatever the order the shards are added up in,
+	// and wrapping only after 292 years.
 	nanos   atomic.Uint64
 	buckets []atomic.Uint64 // observations by bucket, not cumulative; past the last one only in count
 	_       [64]byte        // so that two shards share no cache line
@@ -258,7 +270,8 @@ func (s *endpointSeries) collect(m *Metrics, ch chan<- prometheus.Metric) {
 	statuses := s.statuses.Load()
 	for i, n := range requests {
 		if statuses&(1<<i) != 0 {
-			ch <- prometheus.MustNewConstMetric(m.requests, prometheus.CounterValue, float64(n), s.ep.Group, s.ep.Path, s.ep.Alias, statusLabels[i])
+			ch <- prometheus.MustNewConstMetricWithCreatedTimestamp(m.requests, prometheus.CounterValue, float64(n),
+				time.Unix(0, s.statusCreated[i].Load()), s.ep.Group, s.ep.Path, s.ep.Alias, statusLabels[i])
 		}
 	}
 	if statuses != 0 {
@@ -268,11 +281,12 @@ func (s *endpointSeries) collect(m *Metrics, ch chan<- prometheus.Metric) {
 			below += buckets[i]
 			cumulative[ub] = below
 		}
-		sum := float64(nanos) / float64(time.Second)
-		ch <- prometheus.MustNewConstHistogram(m.duration, count, sum, cumulative, s.ep.Group, s.ep.Path, s.ep.Alias)
+		sum := float64(int64(nanos)) / float64(time.Second)
+		ch <- prometheus.MustNewConstHistogramWithCreatedTimestamp(m.duration, count, sum, cumulative, s.created, s.ep.Group, s.ep.Path, s.ep.Alias)
 	}
 	if s.scored.Load() {
-		ch <- prometheus.MustNewConstMetric(m.rows, prometheus.CounterValue, float64(rows), s.ep.Group, s.ep.Path, s.ep.Alias)
+		ch <- prometheus.MustNewConstMetricWithCreatedTimestamp(m.rows, prometheus.CounterValue, float64(rows),
+			time.Unix(0, s.rowsCreated.Load()), s.ep.Group, s.ep.Path, s.ep.Alias)
 	}
 }
 
@@ -290,7 +304,7 @@ func (m *Metrics) series(ep registry.EndpointRef) *endpointSeries {
 	if s := old[ep]; s != nil {
 		return s
 	}
-	s := &endpointSeries{ep: ep}
+	s := &endpointSeries{ep: ep, created: time.Now()}
 	next := make(map[registry.EndpointRef]*endpointSeries, len(old)+1)
 	maps.Copy(next, old)
 	next[ep] = s
@@ -311,14 +325,18 @@ func (m *Metrics) endpointMap() map[registry.EndpointRef]*endpointSeries {
 // runs at scrape time, off the scoring path. A request answered by an
 // endpoint as it is pruned counts into series no scrape reads again.
 func (m *Metrics) prune() {
-	st := m.registry.Snapshot().State()
 	unmatched := scoring.Unmatched()
-	stale := func(ep registry.EndpointRef) bool { return ep != unmatched && !exists(st, ep) }
-	if !anyKey(m.endpointMap(), stale) {
+	staleIn := func(st *registry.State) func(registry.EndpointRef) bool {
+		return func(ep registry.EndpointRef) bool { return ep != unmatched && !exists(st, ep) }
+	}
+	if !anyKey(m.endpointMap(), staleIn(m.registry.Snapshot().State())) {
 		return
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	// The registry as it is now, with no series being made: an endpoint
+	// created since the look above is not taken for a deleted one.
+	stale := staleIn(m.registry.Snapshot().State())
 	kept := make(map[registry.EndpointRef]*endpointSeries)
 	for ep, s := range m.endpointMap() {
 		if !stale(ep) {

@@ -593,23 +593,83 @@ func withBuckets(t *testing.T, buckets ...float64) (*prometheus.Registry, *metri
 // TestLatencyHistogram checks where observed durations land, with the
 // buckets a host chose.
 func TestLatencyHistogram(t *testing.T) {
-	prom, m := withBuckets(t, 0.01, 0.1, 1)
-	ep := registry.EndpointRef{Group: registry.DefaultGroup, Path: "insurance", Alias: "score"}
-	for _, d := range []time.Duration{5 * time.Millisecond, 50 * time.Millisecond, 60 * time.Millisecond, 3 * time.Second} {
-		m.ObserveRequest(ep, 200, 1, d)
-	}
-	want := `
+	const head = `
 # HELP scorehub_scoring_request_duration_seconds Time from a scoring request's arrival to its answer written, queue wait included.
 # TYPE scorehub_scoring_request_duration_seconds histogram
+`
+	for _, c := range []struct {
+		name      string
+		buckets   []float64
+		durations []time.Duration
+		want      string
+	}{
+		{"durations", []float64{0.01, 0.1, 1}, []time.Duration{5 * time.Millisecond, 50 * time.Millisecond, 60 * time.Millisecond, 3 * time.Second}, `
 scorehub_scoring_request_duration_seconds_bucket{alias="score",group="DEFAULT",path="insurance",le="0.01"} 1
 scorehub_scoring_request_duration_seconds_bucket{alias="score",group="DEFAULT",path="insurance",le="0.1"} 3
 scorehub_scoring_request_duration_seconds_bucket{alias="score",group="DEFAULT",path="insurance",le="1"} 3
 scorehub_scoring_request_duration_seconds_bucket{alias="score",group="DEFAULT",path="insurance",le="+Inf"} 4
 scorehub_scoring_request_duration_seconds_sum{alias="score",group="DEFAULT",path="insurance"} 3.115
 scorehub_scoring_request_duration_seconds_count{alias="score",group="DEFAULT",path="insurance"} 4
-`
-	if err := testutil.GatherAndCompare(prom, strings.NewReader(want), "scorehub_scoring_request_duration_seconds"); err != nil {
-		t.Error(err)
+`},
+		// Only a host calling ObserveRequest itself can pass a negative
+		// duration; it counts as Prometheus counts one: in the first
+		// bucket, and taken off the sum.
+		{"negative", []float64{0.01, 0.1}, []time.Duration{-time.Second, 3 * time.Second}, `
+scorehub_scoring_request_duration_seconds_bucket{alias="score",group="DEFAULT",path="insurance",le="0.01"} 1
+scorehub_scoring_request_duration_seconds_bucket{alias="score",group="DEFAULT",path="insurance",le="0.1"} 1
+scorehub_scoring_request_duration_seconds_bucket{alias="score",group="DEFAULT",path="insurance",le="+Inf"} 2
+scorehub_scoring_request_duration_seconds_sum{alias="score",group="DEFAULT",path="insurance"} 2
+scorehub_scoring_request_duration_seconds_count{alias="score",group="DEFAULT",path="insurance"} 2
+`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			prom, m := withBuckets(t, c.buckets...)
+			ep := registry.EndpointRef{Group: registry.DefaultGroup, Path: "insurance", Alias: "score"}
+			for _, d := range c.durations {
+				m.ObserveRequest(ep, 200, 1, d)
+			}
+			if err := testutil.GatherAndCompare(prom, strings.NewReader(head+c.want[1:]), "scorehub_scoring_request_duration_seconds"); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+}
+
+// TestSeriesCarryCreatedTimes checks that every scoring series tells when
+// it was created, as Prometheus's own counters and histograms do: an
+// OpenMetrics or protobuf scrape reads it to tell a reset from a new series.
+func TestSeriesCarryCreatedTimes(t *testing.T) {
+	prom, m := withBuckets(t, 0.01, 0.1)
+	ep := registry.EndpointRef{Group: registry.DefaultGroup, Path: "insurance", Alias: "score"}
+	before := time.Now()
+	m.ObserveRequest(ep, 200, 3, time.Millisecond)
+	m.ObserveRequest(ep, 503, 0, time.Millisecond)
+	after := time.Now()
+	mfs, err := prom.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := 0
+	for _, mf := range mfs {
+		if !strings.HasPrefix(mf.GetName(), "scorehub_scoring_") {
+			continue
+		}
+		for _, series := range mf.GetMetric() {
+			var ct time.Time
+			switch {
+			case series.GetCounter() != nil:
+				ct = series.GetCounter().GetCreatedTimestamp().AsTime()
+			case series.GetHistogram() != nil:
+				ct = series.GetHistogram().GetCreatedTimestamp().AsTime()
+			}
+			if ct.Before(before.Truncate(time.Microsecond)) || ct.After(after) {
+				t.Errorf("%s %v: created %v, want between %v and %v", mf.GetName(), series.GetLabel(), ct, before, after)
+			}
+			seen++
+		}
+	}
+	if seen != 4 { // two statuses, the histogram, the rows
+		t.Errorf("%d scoring series, want 4", seen)
 	}
 }
 
