@@ -17,9 +17,9 @@ import (
 // waiting for a slot, first come first served. A queue's limits are read
 // from the registry's current snapshot whenever an execution arrives, and
 // when one ends while others wait, so a changed definition applies from
-// then on; running executions are never interrupted by it. Scoring requests and any other work that
-// should share the limits (a jobs runner) acquire slots from the same
-// Queues.
+// then on; running executions are never interrupted by it. Scoring
+// requests and any other work that should share the limits (a jobs
+// runner) acquire slots from the same Queues.
 //
 // Queues is safe for concurrent use.
 type Queues struct {
@@ -146,13 +146,10 @@ func (qs *Queues) acquireInto(ctx, req context.Context, name string, s *Slot) er
 			q.count(err)
 			return fmt.Errorf("scoring: queue %q: %w", name, err)
 		}
-		st := q.state.Load()
-		for st&gone == 0 && waitingOf(st) == 0 && runningOf(st) < limit {
-			if q.state.CompareAndSwap(st, st+1) {
-				s.qs, s.name, s.q = qs, name, q
-				return nil
-			}
-			st = q.state.Load()
+		st, ok := q.take(limit)
+		if ok {
+			s.qs, s.name, s.q = qs, name, q
+			return nil
 		}
 		if st&gone != 0 {
 			continue // dropped as this arrived: the next lookup finds it anew
@@ -184,18 +181,13 @@ func (q *queue) enqueue(def registry.Queue, limit int) (w *waiter, err error) {
 		return nil, errGone
 	}
 	q.grantLocked(limit) // the limits may have grown
-	for {
-		st := q.state.Load()
-		if waitingOf(st) > 0 || runningOf(st) >= limit {
-			if waitingOf(st) >= def.MaxWaiting {
-				q.rejected.Add(1)
-				return nil, ErrQueueFull
-			}
-			break
-		}
-		if q.state.CompareAndSwap(st, st+1) {
-			return nil, nil
-		}
+	st, ok := q.take(limit)
+	switch {
+	case ok:
+		return nil, nil
+	case waitingOf(st) >= def.MaxWaiting:
+		q.rejected.Add(1)
+		return nil, ErrQueueFull
 	}
 	w = &waiter{ready: make(chan struct{})}
 	q.waiters = append(q.waiters, w)
@@ -204,6 +196,20 @@ func (q *queue) enqueue(def registry.Queue, limit int) (w *waiter, err error) {
 	// waiting, goes to the first waiter now.
 	q.grantLocked(limit)
 	return w, nil
+}
+
+// take takes a slot of q when one is free by limit, nobody waits and q is
+// not gone, and reports whether it did, with the state it found.
+func (q *queue) take(limit int) (uint64, bool) {
+	for {
+		st := q.state.Load()
+		if st&gone != 0 || waitingOf(st) > 0 || runningOf(st) >= limit {
+			return st, false
+		}
+		if q.state.CompareAndSwap(st, st+1) {
+			return st, true
+		}
+	}
 }
 
 // wait waits for w's slot on q until ctx or req ends.
