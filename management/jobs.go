@@ -10,6 +10,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/scorehub/scorehub/internal/httperr"
+	"github.com/scorehub/scorehub/internal/urlpath"
 	"github.com/scorehub/scorehub/middleware"
 	"github.com/scorehub/scorehub/registry"
 	"github.com/scorehub/scorehub/scoring"
@@ -137,7 +138,7 @@ func (h *Handler) createJob(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	w.Header().Set("Location", "/executions/jobs/"+url.PathEscape(job.ID))
+	w.Header().Set("Location", urlpath.Mount(r)+"/executions/jobs/"+url.PathEscape(job.ID))
 	return writeJSON(w, http.StatusCreated, jobView(job))
 }
 

@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-playground/validator/v10"
@@ -51,11 +52,14 @@ type Config struct {
 	Realm string
 
 	// ScoringPrefix is the path at which the host mounts the scoring
-	// handler, from the root of the host's URL space. It builds each
-	// endpoint's scoring URL in GET /api/v1/endpoints and the scoring
-	// route of the OpenAPI document. Empty means [DefaultScoringPrefix];
-	// "/" means the root. Segments may hold letters, digits, '.', '_', '-'
-	// and '~'.
+	// handler, relative to where it mounts this Handler: a Handler mounted
+	// under /ml with http.StripPrefix writes scoring URLs under
+	// /ml+ScoringPrefix, and its OpenAPI document names /ml as its server.
+	// It builds each endpoint's scoring URL in GET /api/v1/endpoints and
+	// the scoring route of the OpenAPI document. Empty means
+	// [DefaultScoringPrefix]; "/" means the root. Segments may hold
+	// letters, digits, '.', '_', '-' and '~'. A host that mounts scoring
+	// elsewhere than beside the Handler sets BaseURL.
 	ScoringPrefix string
 
 	// BaseURL is the public address of the server, such as
@@ -136,6 +140,8 @@ type Handler struct {
 	baseURL        string // "" to take it from each request
 	validate       *validator.Validate
 	openapi        []byte
+	unserved       []string                   // the patterns left out of openapi
+	mounted        atomic.Pointer[mountedDoc] // openapi as last served under a mount prefix
 	routes         []string
 }
 
@@ -240,6 +246,7 @@ func New(cfg Config) (*Handler, error) {
 			unserved = append(unserved, rt.pattern)
 		}
 	}
+	h.unserved = unserved
 	if h.openapi, err = renderOpenAPI(prefix, base, unserved); err != nil {
 		return nil, err
 	}
@@ -500,19 +507,21 @@ func cleanBaseURL(s string) (string, error) {
 }
 
 // base returns the URL scoring addresses start with for a request: the
-// configured one, or the request's own.
+// configured one, or the request's own, with the prefix the Handler is
+// mounted under.
 func (h *Handler) base(r *http.Request) string {
 	if h.baseURL != "" {
 		return h.baseURL
 	}
+	mount := urlpath.Mount(r)
 	if r.Host == "" {
-		return ""
+		return mount
 	}
 	scheme := "http"
 	if r.TLS != nil {
 		scheme = "https"
 	}
-	return scheme + "://" + r.Host
+	return scheme + "://" + r.Host + mount
 }
 
 // must returns v, panicking on err: for values built from constants, where

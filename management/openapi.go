@@ -9,6 +9,8 @@ import (
 	"strconv"
 
 	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/scorehub/scorehub/internal/urlpath"
 )
 
 // openapiJSON is the OpenAPI 3.0.3 document of the management routes, the
@@ -132,12 +134,46 @@ func jsonString(s string) string {
 
 // serveOpenAPI is GET /api/v1/openapi.json.
 func (h *Handler) serveOpenAPI(w http.ResponseWriter, r *http.Request) error {
+	doc, err := h.openAPIFor(r)
+	if err != nil {
+		return err
+	}
 	hd := w.Header()
 	hd.Set("Content-Type", "application/json")
 	hd.Set("X-Content-Type-Options", "nosniff")
 	hd.Set("Cache-Control", "no-cache")
-	hd.Set("Content-Length", strconv.Itoa(len(h.openapi)))
+	hd.Set("Content-Length", strconv.Itoa(len(doc)))
 	w.WriteHeader(http.StatusOK)
-	w.Write(h.openapi)
+	w.Write(doc)
 	return nil
+}
+
+// mountedDoc is the OpenAPI document as served under one mount prefix.
+type mountedDoc struct {
+	mount string
+	doc   []byte
+}
+
+// openAPIFor returns the document for r: the one rendered at New, or, for
+// a Handler mounted under a prefix (http.StripPrefix) without a BaseURL,
+// one whose server is that prefix, so that the routes it lists resolve
+// where they are served. The last such document is kept: a host mounts a
+// handler at one place, and what a client sends cannot grow the cache.
+func (h *Handler) openAPIFor(r *http.Request) ([]byte, error) {
+	if h.baseURL != "" {
+		return h.openapi, nil
+	}
+	mount := urlpath.Mount(r)
+	if mount == "" {
+		return h.openapi, nil
+	}
+	if m := h.mounted.Load(); m != nil && m.mount == mount {
+		return m.doc, nil
+	}
+	doc, err := renderOpenAPI(h.prefix, mount, h.unserved)
+	if err != nil {
+		return nil, err
+	}
+	h.mounted.Store(&mountedDoc{mount: mount, doc: doc})
+	return doc, nil
 }

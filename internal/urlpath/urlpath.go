@@ -8,6 +8,7 @@ package urlpath
 
 import (
 	"fmt"
+	"net/http"
 	"net/url"
 	"path"
 	"strings"
@@ -74,4 +75,35 @@ func Sent(u *url.URL) (string, bool) {
 		return u.Path, false
 	}
 	return u.EscapedPath(), true
+}
+
+// Mount returns the path prefix that a handler in front of this one removed
+// from r.URL, as http.StripPrefix does, without a trailing slash: "/ml" for
+// a request sent to /ml/api/v1/endpoints and seen as /api/v1/endpoints. It
+// is "" when nothing was removed, and when the request's URI does not end
+// with its URL's path (a handler rewrote the path another way): links then
+// start from the root, as without a prefix. A prefix that is not a valid
+// [Prefix] is "" too, so what Mount returns is safe to write into a link.
+func Mount(r *http.Request) string {
+	uri := r.RequestURI
+	if i := strings.IndexByte(uri, '?'); i >= 0 {
+		uri = uri[:i]
+	}
+	if !strings.HasPrefix(uri, "/") {
+		// An absolute-form request target: http://host/path.
+		u, err := url.ParseRequestURI(uri)
+		if err != nil {
+			return ""
+		}
+		uri = u.EscapedPath()
+	}
+	p := r.URL.EscapedPath()
+	if len(uri) <= len(p) || !strings.HasSuffix(uri, p) {
+		return ""
+	}
+	m, err := Prefix(uri[:len(uri)-len(p)])
+	if err != nil {
+		return ""
+	}
+	return m
 }

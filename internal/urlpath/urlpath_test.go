@@ -1,6 +1,8 @@
 package urlpath
 
 import (
+	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"path"
 	"strings"
@@ -92,5 +94,32 @@ func TestSent(t *testing.T) {
 		if p, esc := Sent(u); p != want.path || esc != want.escaped {
 			t.Errorf("Sent(%q) = %q, %v; want %q, %v", target, p, esc, want.path, want.escaped)
 		}
+	}
+}
+
+func TestMount(t *testing.T) {
+	for _, tt := range []struct {
+		name, strip, target, want string
+	}{
+		{"not stripped", "", "/api/v1/endpoints", ""},
+		{"stripped", "/ml", "/ml/api/v1/endpoints", "/ml"},
+		{"stripped with its slash", "/ml/", "/ml/api/v1/endpoints", "/ml"},
+		{"two segments", "/a/b", "/a/b/ui/?x=1", "/a/b"},
+		{"the mount itself", "/ml", "/ml", "/ml"},
+		{"absolute form", "/ml", "http://example.com/ml/api/v1/endpoints", "/ml"},
+		{"escaped rest", "/ml", "/ml/api/v1/models/a%20b", "/ml"},
+		{"a prefix unfit for a link", "/m'l", "/m'l/x", ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var got string
+			var h http.Handler = http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) { got = Mount(r) })
+			if tt.strip != "" {
+				h = http.StripPrefix(tt.strip, h)
+			}
+			h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodGet, tt.target, nil))
+			if got != tt.want {
+				t.Errorf("Mount of %s stripped of %q = %q, want %q", tt.target, tt.strip, got, tt.want)
+			}
+		})
 	}
 }
