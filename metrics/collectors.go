@@ -71,9 +71,17 @@ type jobsCollector struct {
 	desc    *prometheus.Desc
 }
 
-func newJobsCollector(j *scoring.Jobs, timeout time.Duration) *jobsCollector {
+// JobsCollector returns the gauge scorehub_jobs, the number of jobs jobs
+// keeps in each state, read at every scrape within timeout (zero means 5 s,
+// within Prometheus's default scrape timeout). Register it beside the
+// [Metrics] once the jobs runner exists: the runner's credential checks
+// report to the Metrics, so it is built after them.
+func JobsCollector(jobs *scoring.Jobs, timeout time.Duration) prometheus.Collector {
+	if timeout <= 0 {
+		timeout = 5 * time.Second
+	}
 	return &jobsCollector{
-		jobs:    j,
+		jobs:    jobs,
 		timeout: timeout,
 		desc: prometheus.NewDesc(prometheus.BuildFQName(namespace, "", "jobs"),
 			"Execution jobs kept, by state.", []string{"state"}, nil),

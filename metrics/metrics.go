@@ -39,14 +39,6 @@ type Config struct {
 	// the Queues of the scoring handler (scoring.Handler.Queues).
 	Queues *scoring.Queues
 
-	// Jobs is read at every scrape for the number of jobs in each state.
-	// nil means no job figures.
-	Jobs *scoring.Jobs
-
-	// JobsTimeout bounds reading the job counts at a scrape. Zero means 5 s,
-	// within Prometheus's default scrape timeout.
-	JobsTimeout time.Duration
-
 	// Buckets are the upper bounds, in seconds, of the latency histogram,
 	// increasing. nil means DefaultBuckets().
 	Buckets []float64
@@ -83,17 +75,15 @@ var (
 )
 
 // New registers scorehub's metrics on cfg.Registerer. It fails when
-// Registerer or Queues is missing, JobsTimeout is negative, Buckets are not
-// increasing, or a metric of the same name is registered already; then it
-// registers nothing.
+// Registerer or Queues is missing, Buckets are not increasing, or a metric
+// of the same name is registered already; then it registers nothing. The
+// job figures are registered apart, with [JobsCollector].
 func New(cfg Config) (*Metrics, error) {
 	switch {
 	case cfg.Registerer == nil:
 		return nil, errors.New("metrics: Config.Registerer is required")
 	case cfg.Queues == nil:
 		return nil, errors.New("metrics: Config.Queues is required")
-	case cfg.JobsTimeout < 0:
-		return nil, fmt.Errorf("metrics: Config.JobsTimeout %v is negative", cfg.JobsTimeout)
 	}
 	buckets := cfg.Buckets
 	if buckets == nil {
@@ -124,13 +114,6 @@ func New(cfg Config) (*Metrics, error) {
 		registry: cfg.Queues.Registry(),
 	}
 	m.collectors = []prometheus.Collector{&endpointCollector{m}, m.tokens, m.auth, newQueueCollector(cfg.Queues)}
-	if cfg.Jobs != nil {
-		timeout := cfg.JobsTimeout
-		if timeout == 0 {
-			timeout = 5 * time.Second
-		}
-		m.collectors = append(m.collectors, newJobsCollector(cfg.Jobs, timeout))
-	}
 	for i, c := range m.collectors {
 		if err := cfg.Registerer.Register(c); err != nil {
 			for _, done := range m.collectors[:i] {

@@ -83,7 +83,10 @@ func newSetup(t testing.TB, jobs bool) *setup {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { j.Close() })
-		cfg.Jobs, s.jobs = j, j
+		s.jobs = j
+		if err := s.prom.Register(metrics.JobsCollector(j, 0)); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if s.m, err = metrics.New(cfg); err != nil {
 		t.Fatal(err)
@@ -139,7 +142,6 @@ func TestNewFailsClosed(t *testing.T) {
 	}{
 		{"no registerer", metrics.Config{Queues: queues}, "Registerer is required"},
 		{"no queues", metrics.Config{Registerer: prometheus.NewRegistry()}, "Queues is required"},
-		{"negative jobs timeout", metrics.Config{Registerer: prometheus.NewRegistry(), Queues: queues, JobsTimeout: -time.Second}, "negative"},
 		{"buckets out of order", metrics.Config{Registerer: prometheus.NewRegistry(), Queues: queues, Buckets: []float64{1, 0.5}}, "not increasing"},
 		{"buckets repeated", metrics.Config{Registerer: prometheus.NewRegistry(), Queues: queues, Buckets: []float64{1, 1}}, "not increasing"},
 		{"no buckets", metrics.Config{Registerer: prometheus.NewRegistry(), Queues: queues, Buckets: []float64{}}, "not increasing"},
