@@ -144,7 +144,7 @@ func TestRefusedCredentialsAreLogged(t *testing.T) {
 func adminToken(t *testing.T, base string) string {
 	t.Helper()
 	req, _ := http.NewRequest(http.MethodGet, base+"/api/rest/tokenservice", nil)
-	req.SetBasicAuth(adminName, smokePassword)
+	req.SetBasicAuth("admin", smokePassword)
 	res, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)

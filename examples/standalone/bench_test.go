@@ -26,15 +26,15 @@ func BenchmarkProtectedScoring(b *testing.B) {
 	ctx := context.Background()
 	srv := newTestServer(b, b.TempDir())
 	defer srv.Close()
-	if _, err := srv.reg.PutGroup(ctx, registry.Group{Name: "secure", Auth: registry.AuthPolicy{Mode: registry.TokenRequired,
+	if _, err := srv.svc.Registry().PutGroup(ctx, registry.Group{Name: "secure", Auth: registry.AuthPolicy{Mode: registry.TokenRequired,
 		Groups: []string{"analysts"}, Schemes: registry.AllSchemes()}}); err != nil {
 		b.Fatal(err)
 	}
-	if _, err := srv.reg.PutDeployment(ctx, registry.Deployment{Group: "secure", Path: demoPath, Enabled: true,
+	if _, err := srv.svc.Registry().PutDeployment(ctx, registry.Deployment{Group: "secure", Path: demoPath, Enabled: true,
 		Endpoints: []registry.Endpoint{{Alias: demoAlias, Process: "iris"}}}); err != nil {
 		b.Fatal(err)
 	}
-	accounts := srv.auth.accounts
+	accounts := srv.svc.Accounts()
 	if _, err := accounts.CreateUser(ctx, tokens.NewUser{Name: "ann", Password: "ann-password-1", Groups: []string{"analysts"}}); err != nil {
 		b.Fatal(err)
 	}
@@ -42,14 +42,7 @@ func BenchmarkProtectedScoring(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	p, err := accounts.Authenticate(ctx, "ann", "ann-password-1")
-	if err != nil {
-		b.Fatal(err)
-	}
-	idToken, _, err := srv.auth.issuer.Issue(p)
-	if err != nil {
-		b.Fatal(err)
-	}
+	idToken := idTokenOf(b, srv.handler, "ann", "ann-password-1")
 
 	body := `{"data":[` + irisRow + `]}`
 	for _, c := range []struct{ name, group, auth string }{
@@ -90,13 +83,13 @@ func BenchmarkModelEndpoint(b *testing.B) {
 	srv := newTestServer(b, b.TempDir())
 	defer srv.Close()
 	artifact, meta := exampleModel(b)
-	if _, _, err := srv.reg.AddModelVersion(ctx, "iris", artifact, meta, nil); err != nil {
+	if _, _, err := srv.svc.Registry().AddModelVersion(ctx, "iris", artifact, meta, nil); err != nil {
 		b.Fatal(err)
 	}
-	if _, err := srv.reg.PutModelAlias(ctx, "iris", registry.ModelAlias{Name: "production", Version: 1}); err != nil {
+	if _, err := srv.svc.Registry().PutModelAlias(ctx, "iris", registry.ModelAlias{Name: "production", Version: 1}); err != nil {
 		b.Fatal(err)
 	}
-	if _, err := srv.reg.PutDeployment(ctx, registry.Deployment{Group: registry.DefaultGroup, Path: "iris-xgboost", Enabled: true,
+	if _, err := srv.svc.Registry().PutDeployment(ctx, registry.Deployment{Group: registry.DefaultGroup, Path: "iris-xgboost", Enabled: true,
 		Endpoints: []registry.Endpoint{{Alias: demoAlias, Model: "iris@production"}}}); err != nil {
 		b.Fatal(err)
 	}

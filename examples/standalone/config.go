@@ -1,8 +1,7 @@
 package main
 
 import (
-	"crypto/rand"
-	"encoding/hex"
+	"cmp"
 	"errors"
 	"flag"
 	"fmt"
@@ -12,8 +11,9 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode"
 
+	"github.com/scorehub/scorehub"
+	"github.com/scorehub/scorehub/internal/demo"
 	"github.com/scorehub/scorehub/management"
 	"github.com/scorehub/scorehub/registry"
 )
@@ -305,8 +305,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	return c, nil
 }
 
-// checkStore checks -store, -replica and -job-lease, and names the replica
-// when -replica does not. Its errors never quote -store, which may hold a
+// checkStore checks -store, -replica and -job-lease. Its errors never quote -store, which may hold a
 // password.
 func checkStore(c *config) error {
 	shared := strings.HasPrefix(c.Store, "postgres://") || strings.HasPrefix(c.Store, "postgresql://")
@@ -321,33 +320,7 @@ func checkStore(c *config) error {
 		// Leases are renewed every second and must outlast three renewals.
 		return fmt.Errorf("-job-lease %v must be at least 3s", c.JobLease)
 	}
-	if shared && c.Replica == "" {
-		c.Replica = replicaName()
-	}
 	return nil
-}
-
-// replicaName is a name for this process among the replicas of a shared
-// store: the host name, so that operators see where a job runs, and a
-// random suffix, so that a restarted process is a new replica.
-func replicaName() string {
-	host, _ := os.Hostname()
-	host = strings.Map(func(r rune) rune {
-		if r < 0x80 && (unicode.IsLetter(r) || unicode.IsDigit(r) || r == '.' || r == '_' || r == '-') {
-			return r
-		}
-		return '-'
-	}, host)
-	host = strings.TrimLeft(host, "._-")
-	if len(host) > 100 {
-		host = host[:100]
-	}
-	var b [4]byte
-	rand.Read(b[:]) // never fails
-	if host == "" {
-		return "replica-" + hex.EncodeToString(b[:])
-	}
-	return host + "-" + hex.EncodeToString(b[:])
 }
 
 // splitList is the non-empty items of a comma-separated list.
@@ -372,4 +345,85 @@ func parsePrefix(s string) (netip.Prefix, error) {
 		return netip.Prefix{}, err
 	}
 	return netip.PrefixFrom(a, a.BitLen()), nil
+}
+
+// service is the scorehub.Config of c, the admin password taken from the
+// environment.
+func (c config) service(getenv func(string) string) (scorehub.Config, error) {
+	password, err := adminPassword(getenv)
+	if err != nil {
+		return scorehub.Config{}, err
+	}
+	procs := []registry.ProcessInfo{}
+	iris, err := demo.Iris()
+	if err != nil {
+		return scorehub.Config{}, err
+	}
+	procs = append(procs, iris)
+	if c.DemoSleep {
+		procs = append(procs, demo.Sleep())
+	}
+	sc := scorehub.Config{
+		AdminPassword:   password,
+		UsersFile:       c.UsersFile,
+		Replica:         c.Replica,
+		JobLease:        c.JobLease,
+		Prefix:          c.Prefix,
+		Processes:       procs,
+		TokenValidity:   c.TokenValidity,
+		KeyRotation:     c.KeyRotation,
+		MaxBodyBytes:    c.MaxBody,
+		MaxRows:         c.MaxRows,
+		MaxColumns:      c.MaxColumns,
+		MaxJobBodyBytes: c.MaxJobBody,
+		MaxModelBytes:   c.MaxModelBytes,
+		Timeout:         c.Timeout,
+		// The flag's 0 is "none", the Config's is "the default".
+		WriteProgressTimeout: cmp.Or(c.WriteProgressTimeout, -1),
+		JobRetention:         c.JobRetention,
+		CORSOrigins:          c.CORSOrigins,
+		TrustedProxies:       c.TrustedProxies,
+		MetricsOff:           !c.Metrics,
+		MetricsApart:         c.MetricsAddr != "",
+		AccessLogOff:         !c.AccessLog,
+		OIDC: scorehub.OIDCConfig{
+			Issuer:            c.OIDCIssuer,
+			Audience:          c.OIDCAudience,
+			ClientIDs:         c.OIDCClients,
+			TokenTypes:        c.OIDCTokenTypes,
+			InsecureAllowHTTP: c.OIDCInsecureHTTP,
+		},
+	}
+	if c.Store != "" {
+		sc.StoreURL = c.Store
+	} else {
+		sc.DataDir = c.DataDir
+	}
+	return sc, nil
+}
+
+// adminPassword returns the admin password given by SCOREHUB_ADMIN_PASSWORD
+// or, better, by the file SCOREHUB_ADMIN_PASSWORD_FILE names (its content
+// without the trailing line break): a process's environment is readable in
+// /proc/<pid>/environ, a file can be readable by the server alone. Setting
+// both is refused rather than letting one silently win, and so is an empty
+// file, which would otherwise fall back to the stored or a random password
+// unnoticed. "" means neither is set.
+func adminPassword(getenv func(string) string) (string, error) {
+	password, file := getenv("SCOREHUB_ADMIN_PASSWORD"), getenv("SCOREHUB_ADMIN_PASSWORD_FILE")
+	if file == "" {
+		return password, nil
+	}
+	if password != "" {
+		return "", errors.New("set SCOREHUB_ADMIN_PASSWORD or SCOREHUB_ADMIN_PASSWORD_FILE, not both")
+	}
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return "", fmt.Errorf("SCOREHUB_ADMIN_PASSWORD_FILE: %w", err)
+	}
+	password = strings.TrimSuffix(strings.TrimSuffix(string(b), "\n"), "\r")
+	if password == "" {
+		return "", fmt.Errorf("SCOREHUB_ADMIN_PASSWORD_FILE: %s is empty", file)
+	}
+	return password, nil
 }

@@ -230,12 +230,13 @@ func TestRefusedCredentialsOfEveryKind(t *testing.T) {
 	time.Sleep(time.Until(expiry) + 100*time.Millisecond)
 	check("expired API token", expiring, 401)
 
-	// An idToken signed with the server's own key, expired a minute ago.
-	keys, err := tokens.LoadOrCreateKeySet(filepath.Join(data, keyFile), tokens.KeySetConfig{})
+	// An idToken signed with the server's own key (the data directory's
+	// keys.json), expired a minute ago.
+	keys, err := tokens.LoadOrCreateKeySet(filepath.Join(data, "keys.json"), tokens.KeySetConfig{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	issuer, err := tokens.NewIssuer(tokens.IssuerConfig{Keys: keys, Issuer: tokenIssuer, Audience: []string{tokenAudience},
+	issuer, err := tokens.NewIssuer(tokens.IssuerConfig{Keys: keys, Issuer: "scorehub", Audience: []string{"scorehub"},
 		Now: func() time.Time { return time.Now().Add(-6 * time.Minute) }})
 	if err != nil {
 		t.Fatal(err)

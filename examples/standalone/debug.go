@@ -65,3 +65,10 @@ func (d *sideServer) Close() error {
 	<-d.done
 	return err
 }
+
+// metricsMux serves h at GET metricsPath alone, for the metrics listener.
+func metricsMux(h http.Handler) http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("GET "+metricsPath, h)
+	return mux
+}

@@ -27,7 +27,6 @@
 package main
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -38,20 +37,13 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
-	"strings"
 	"syscall"
 	"time"
 
+	"github.com/scorehub/scorehub"
 	"github.com/scorehub/scorehub/internal/demo"
-	"github.com/scorehub/scorehub/management"
-	"github.com/scorehub/scorehub/management/ui"
 	"github.com/scorehub/scorehub/middleware"
 	"github.com/scorehub/scorehub/registry"
-	"github.com/scorehub/scorehub/registry/onnx"
-	"github.com/scorehub/scorehub/registry/pmml"
-	"github.com/scorehub/scorehub/registry/xgboost"
-	"github.com/scorehub/scorehub/scoring"
-	"github.com/scorehub/scorehub/tokens"
 )
 
 func main() {
@@ -159,7 +151,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	shutdownCtx, cancel := context.WithTimeout(context.Background(), cfg.Grace)
 	defer cancel()
 	jobsDone := make(chan error, 1)
-	go func() { jobsDone <- srv.jobs.Shutdown(shutdownCtx) }()
+	go func() { jobsDone <- srv.svc.Shutdown(shutdownCtx) }()
 	if err := httpSrv.Shutdown(shutdownCtx); err != nil {
 		// Past the grace period: closing the connections cancels the
 		// requests still running.
@@ -180,8 +172,11 @@ func printWelcome(w io.Writer, base, prefix string) {
 	fmt.Fprintf(w, "try it:\n  curl -s -X POST '%s' -H 'Content-Type: application/json' \\\n    -d '{\"data\":[{\"sepal_length\":5.1,\"sepal_width\":3.5,\"petal_length\":1.4,\"petal_width\":0.2}]}'\n", url)
 }
 
-// uiPath is where the endpoint test pages are served.
-const uiPath = "/ui/"
+// Where the service serves the endpoint test pages and the metrics.
+const (
+	uiPath      = "/ui/"
+	metricsPath = "/metrics"
+)
 
 // The demo deployment: DEFAULT/iris/classify runs the catalog process iris.
 const (
@@ -191,196 +186,36 @@ const (
 
 type server struct {
 	handler http.Handler
-	reg     *registry.Registry
-	stores  *stores
-	jobs    *scoring.Jobs
-	auth    *auth
-	// metrics serves the metrics; nil when they are off. It is mounted on
-	// handler unless -metrics-addr gives them a listener of their own.
+	svc     *scorehub.Service
+	// metrics serves the metrics; nil when they are off. The service's
+	// handler serves them too unless -metrics-addr gives them a listener
+	// of their own.
 	metrics http.Handler
 }
 
 // newServer builds the server cfg describes. Its logs go to logger; the
 // access log's lines go to accessOut, in the text format of logger's
-// handler, or through logger when accessOut is nil.
-func newServer(ctx context.Context, cfg config, getenv func(string) string, stdout io.Writer, logger *slog.Logger, accessOut io.Writer) (_ *server, err error) {
-	catalog := registry.NewCatalog()
-	iris, err := demo.Iris()
+// handler, or through logger when accessOut is nil. What an operator must
+// read once (a random admin password) goes to stdout.
+func newServer(ctx context.Context, cfg config, getenv func(string) string, stdout io.Writer, logger *slog.Logger, accessOut io.Writer) (*server, error) {
+	sc, err := cfg.service(getenv)
 	if err != nil {
 		return nil, err
 	}
-	procs := []registry.ProcessInfo{iris}
-	if cfg.DemoSleep {
-		procs = append(procs, demo.Sleep())
-	}
-	for _, p := range procs {
-		if err := catalog.Register(p); err != nil {
-			return nil, err
-		}
-	}
-	// Model files uploaded through the management API are read by the
-	// formats of the catalog; the store below keeps them.
-	for _, f := range []registry.ModelFormat{xgboost.Format{}, pmml.Format{}, onnx.Format{}} {
-		if err := catalog.RegisterFormat(f); err != nil {
-			return nil, err
-		}
-	}
-	stores, err := openStores(ctx, cfg, logger)
+	sc.Console, sc.Logger, sc.AccessLogOutput = stdout, logger, accessOut
+	svc, err := scorehub.New(ctx, sc)
 	if err != nil {
 		return nil, err
 	}
-	defer func() {
-		if err != nil {
-			stores.Close()
-		}
-	}()
-	store := stores.records
-	reg, err := registry.New(ctx, catalog, store)
-	if err != nil {
+	if err := ensureDemo(ctx, svc.Registry()); err != nil {
+		svc.Close()
 		return nil, err
 	}
-	defer func() {
-		if err != nil {
-			reg.Close()
-		}
-	}()
-	if err := ensureDemo(ctx, reg); err != nil {
-		return nil, err
-	}
-	queues, err := scoring.NewQueues(reg)
-	if err != nil {
-		return nil, err
-	}
-	// A job naming an endpoint passes the check the scoring handler
-	// applies, built below once the verifier exists (the metrics the
-	// token service reports to need the jobs first).
-	var authorize func(*http.Request, string, registry.AuthPolicy) error
-	jobs, err := scoring.NewJobs(scoring.JobsConfig{
-		Authorize: func(r *http.Request, group string, p registry.AuthPolicy) error { return authorize(r, group, p) },
-		Registry:  reg,
-		Queues:    queues,
-		Store:     stores.jobs,
-		Limits:    scoring.Limits{MaxBodyBytes: cfg.MaxJobBody, MaxRows: cfg.MaxRows, MaxColumns: cfg.MaxColumns},
-		Retention: cfg.JobRetention,
-		Logger:    logger,
-		Replica:   cfg.Replica,
-		Lease:     jobLease(cfg),
-	})
-	if err != nil {
-		return nil, err
-	}
-	defer func() {
-		if err != nil {
-			jobs.Close()
-		}
-	}()
-	var (
-		observer       scoring.Observer
-		tokenObserver  tokens.Observer
-		authObserver   middleware.AuthObserver
-		metricsHandler http.Handler
-	)
-	if cfg.Metrics {
-		m, h, err := newMetrics(queues, jobs, logger)
-		if err != nil {
-			return nil, err
-		}
-		observer, tokenObserver, authObserver, metricsHandler = m, m, m, h
-	}
-	authn, err := newAuth(cfg, stores.db, getenv, stdout, logger, tokenObserver, authObserver)
-	if err != nil {
-		return nil, err
-	}
-	defer func() {
-		if err != nil {
-			authn.Close()
-		}
-	}()
-	authorize = authn.credentials.Authorize
-	scorer, err := scoring.New(scoring.Config{
-		Registry:       reg,
-		Queues:         queues,
-		Authorize:      authorize,
-		Limits:         scoring.Limits{MaxBodyBytes: cfg.MaxBody, MaxRows: cfg.MaxRows, MaxColumns: cfg.MaxColumns},
-		DefaultTimeout: cfg.Timeout,
-		Logger:         logger,
-		Observer:       observer,
-		Prefix:         cfg.Prefix,
-		// The flag's 0 is "none", the Config's is "the default".
-		WriteProgressTimeout: cmp.Or(cfg.WriteProgressTimeout, -1),
-	})
-	if err != nil {
-		return nil, err
-	}
-	api, err := management.New(management.Config{
-		Registry:      reg,
-		Queues:        scorer.Queues(),
-		Jobs:          jobs,
-		Verifier:      authn.verifier,
-		Credentials:   authn.credentials,
-		Accounts:      authn.accounts,
-		TokenRoutes:   authn.handler.Routes(),
-		ScoringPrefix: cfg.Prefix,
-		MaxModelBytes: cfg.MaxModelBytes,
-		Logger:        logger,
-	})
-	if err != nil {
-		return nil, err
-	}
-	// Off unless -cors-origins names origins whose pages may call scoring.
-	cors, err := middleware.CORS(middleware.CORSConfig{
-		AllowedOrigins: cfg.CORSOrigins,
-		AllowedMethods: []string{http.MethodPost},
-		ExposedHeaders: []string{"Retry-After", "WWW-Authenticate"},
-	})
-	if err != nil {
-		return nil, err
-	}
-	page, err := ui.New(ui.Config{})
-	if err != nil {
-		return nil, err
-	}
-	scoringRoutes := cors(scorer) // the handler strips cfg.Prefix itself
-	mux := http.NewServeMux()
-	mux.Handle(cfg.Prefix+"/", scoringRoutes)
-	mux.Handle("/api/rest/", authn.handler)
-	mux.Handle(uiPath, http.StripPrefix(strings.TrimSuffix(uiPath, "/"), page)) // the mux sends /ui to /ui/
-	if metricsHandler != nil && cfg.MetricsAddr == "" {
-		mux.Handle("GET "+metricsPath, metricsHandler)
-	}
-	mux.Handle("/", api)
-	mux.Handle("/{$}", root(api))
-	// Scoring requests, the ones that come by the thousand, go straight to
-	// the scoring routes: the mux would send them there too, after a
-	// pattern match that costs a twentieth of a one-row request.
-	scoringPath := cfg.Prefix + "/"
-	routes := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if strings.HasPrefix(r.URL.Path, scoringPath) {
-			scoringRoutes.ServeHTTP(w, r)
-			return
-		}
-		mux.ServeHTTP(w, r)
-	})
-	// A path with dot segments is a JSON 404, not the mux's redirect; a
-	// chunked request's connection is closed once it is answered, so that
-	// a request framed both ways cannot smuggle another behind it.
-	handler := middleware.CloseChunked(middleware.CleanPath(routes))
-	if cfg.AccessLog {
-		// Outermost, so that every request is logged, those refused before
-		// any route included.
-		// Written by AccessLog itself when it can be, in the text logger's
-		// format, for a fraction of what a record through slog costs.
-		handler = middleware.AccessLog(middleware.AccessLogConfig{Logger: logger, Output: accessOut, Client: true, TrustedProxies: cfg.TrustedProxies})(handler)
-	}
-	return &server{handler: handler, reg: reg, stores: stores, jobs: jobs, auth: authn, metrics: metricsHandler}, nil
+	return &server{handler: svc.Handler(), svc: svc, metrics: svc.MetricsHandler()}, nil
 }
 
 // Close stops the jobs left (after a drain, none), then closes the stores.
-func (s *server) Close() error {
-	s.jobs.Close()
-	s.reg.Close()
-	return errors.Join(s.auth.Close(), s.stores.Close())
-}
+func (s *server) Close() error { return s.svc.Close() }
 
 // ensureDemo creates the demo deployment unless the store already has one
 // at its place; an operator's changes to it are kept across restarts.

@@ -193,10 +193,16 @@ func serve(srv *server, method, path, token, contentType string, body []byte) *h
 // handlerToken is an idToken of the admin's from srv's token service.
 func handlerToken(t testing.TB, srv *server) string {
 	t.Helper()
+	return idTokenOf(t, srv.handler, "admin", smokePassword)
+}
+
+// idTokenOf is an idToken of user's from h's token service.
+func idTokenOf(t testing.TB, h http.Handler, user, password string) string {
+	t.Helper()
 	r := httptest.NewRequest("GET", "/api/rest/tokenservice", nil)
-	r.SetBasicAuth("admin", smokePassword)
+	r.SetBasicAuth(user, password)
 	w := httptest.NewRecorder()
-	srv.handler.ServeHTTP(w, r)
+	h.ServeHTTP(w, r)
 	var got struct{ IDToken string }
 	if err := json.Unmarshal(w.Body.Bytes(), &got); err != nil || got.IDToken == "" {
 		t.Fatalf("token service: %d %s", w.Code, w.Body)

@@ -11,7 +11,6 @@ import (
 
 	"github.com/scorehub/scorehub/internal/pgtest"
 	"github.com/scorehub/scorehub/internal/testutil"
-	"github.com/scorehub/scorehub/registry"
 )
 
 func TestStoreFlags(t *testing.T) {
@@ -25,14 +24,14 @@ func TestStoreFlags(t *testing.T) {
 			t.Errorf("default: store %q, replica %q, %v; want files, no replica", cfg.Store, cfg.Replica, err)
 		}
 	})
-	t.Run("SCOREHUB_STORE names a database, and the replica is named", func(t *testing.T) {
+	t.Run("SCOREHUB_STORE names a database, -replica the replica", func(t *testing.T) {
 		cfg, err := parseConfig(nil, env(map[string]string{"SCOREHUB_STORE": secretURL}), io.Discard)
-		if err != nil || cfg.Store != secretURL || !registry.ValidName(cfg.Replica) {
-			t.Fatalf("store %q, replica %q, %v", cfg.Store, cfg.Replica, err)
+		if err != nil || cfg.Store != secretURL {
+			t.Fatalf("store %q, %v", cfg.Store, err)
 		}
-		again, _ := parseConfig(nil, env(map[string]string{"SCOREHUB_STORE": secretURL}), io.Discard)
-		if again.Replica == cfg.Replica {
-			t.Errorf("two starts are both replica %q: a restarted process must be a new replica", cfg.Replica)
+		sc, err := cfg.service(env(nil))
+		if err != nil || sc.StoreURL != secretURL || sc.DataDir != "" {
+			t.Fatalf("the service's store %q, data directory %q, %v; want the database alone", sc.StoreURL, sc.DataDir, err)
 		}
 		named, err := parseConfig([]string{"-store", secretURL, "-replica", "east-1"}, env(nil), io.Discard)
 		if err != nil || named.Replica != "east-1" {

@@ -1,4 +1,4 @@
-package main
+package scorehub
 
 import (
 	"mime"
@@ -7,10 +7,15 @@ import (
 	"strings"
 
 	"github.com/scorehub/scorehub/internal/httperr"
+	"github.com/scorehub/scorehub/internal/urlpath"
 )
 
-// openAPIPath is where the management API serves its OpenAPI document.
-const openAPIPath = "/api/v1/openapi.json"
+// Where the management API serves its OpenAPI document, and the service
+// its endpoint test pages.
+const (
+	openAPIPath = "/api/v1/openapi.json"
+	uiPath      = "/ui/"
+)
 
 // errRoot is what an API client reading the server's root is told: there is
 // nothing there, and where to look instead.
@@ -29,7 +34,7 @@ func root(next http.Handler) http.Handler {
 		}
 		w.Header().Add("Vary", "Accept")
 		if acceptsHTML(r.Header.Values("Accept")) {
-			http.Redirect(w, r, uiPath, http.StatusSeeOther)
+			http.Redirect(w, r, urlpath.Mount(r)+uiPath, http.StatusSeeOther)
 			return
 		}
 		httperr.Write(w, r, nil, errRoot)

@@ -1,0 +1,129 @@
+package scorehub
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"unicode"
+
+	"github.com/scorehub/scorehub/registry"
+	"github.com/scorehub/scorehub/registry/postgres"
+	"github.com/scorehub/scorehub/tokens"
+)
+
+// keyFile is where the data directory keeps the token signing keys.
+const keyFile = "keys.json"
+
+// stores are where the service keeps its state: in memory, files in the
+// data directory, one PostgreSQL database that several replicas share, or
+// the host's own.
+type stores struct {
+	records  registry.Store // with the model files: a registry.ArtifactStore
+	jobs     registry.JobStore
+	accounts tokens.AccountStore
+	// keys is the key store of a database or of the host; nil for memory
+	// and files, whose key sets open themselves.
+	keys tokens.KeyStore
+	// close closes what the service opened; nil for the host's stores,
+	// which the host closes.
+	close func() error
+}
+
+// openStores opens the stores cfg names. An error never holds the
+// connection string's password (package postgres removes it).
+func openStores(ctx context.Context, cfg Config, kind storeKind) (_ *stores, err error) {
+	opts := registry.StoreOptions{Now: cfg.Now}
+	switch kind {
+	case inHostStores:
+		s := cfg.Stores
+		return &stores{records: s.Records, jobs: s.Jobs, accounts: s.Accounts, keys: s.Keys}, nil
+	case inPostgres:
+		db, err := postgres.Open(ctx, postgres.Config{URL: cfg.StoreURL, Logger: cfg.Logger})
+		if err != nil {
+			return nil, fmt.Errorf("scorehub: open Config.StoreURL: %w", err)
+		}
+		accounts := db.Accounts()
+		return &stores{records: db, jobs: db, accounts: accounts, keys: db.Keys(),
+			close: func() error { return errors.Join(accounts.Close(), db.Close()) }}, nil
+	case inMemory:
+		records, jobs, accounts := registry.NewMemStore(opts), registry.NewMemJobStore(opts), tokens.NewMemoryAccountStore()
+		return &stores{records: records, jobs: jobs, accounts: accounts,
+			close: func() error { return errors.Join(accounts.Close(), jobs.Close(), records.Close()) }}, nil
+	}
+	var closers []func() error
+	defer func() {
+		if err != nil {
+			for _, c := range closers {
+				c()
+			}
+		}
+	}()
+	records, err := registry.OpenFileStore(cfg.DataDir, opts)
+	if err != nil {
+		return nil, err
+	}
+	closers = append(closers, records.Close)
+	// Jobs are kept beside the records; a restart ends those it
+	// interrupted as ERROR.
+	jobs, err := registry.OpenFileJobStore(filepath.Join(cfg.DataDir, "jobs"), opts)
+	if err != nil {
+		return nil, err
+	}
+	closers = append(closers, jobs.Close)
+	accounts, err := tokens.OpenFileAccountStore(cfg.DataDir)
+	if err != nil {
+		return nil, err
+	}
+	closers = append(closers, accounts.Close)
+	return &stores{records: records, jobs: jobs, accounts: accounts,
+		close: func() error { return errors.Join(accounts.Close(), jobs.Close(), records.Close()) }}, nil
+}
+
+// openKeys opens the token signing keys: those of the key store, of the
+// data directory's key file, or new ones in memory.
+func (s *stores) openKeys(ctx context.Context, cfg Config) (*tokens.KeySet, error) {
+	kc := tokens.KeySetConfig{Retention: cfg.TokenValidity, Now: cfg.Now, Logger: cfg.Logger}
+	switch {
+	case s.keys != nil:
+		return tokens.OpenKeySet(ctx, s.keys, kc)
+	case cfg.DataDir != "":
+		return tokens.LoadOrCreateKeySet(filepath.Join(cfg.DataDir, keyFile), kc)
+	}
+	return tokens.NewKeySet(kc)
+}
+
+// Close closes the stores the service opened.
+func (s *stores) Close() error {
+	if s.close == nil {
+		return nil
+	}
+	return s.close()
+}
+
+// replicaName is a name for this process among the replicas of a shared
+// store: the host name, so that operators see where a job runs, and a
+// random suffix, so that a restarted process is a new replica.
+func replicaName() string {
+	host, _ := os.Hostname()
+	host = strings.Map(func(r rune) rune {
+		if r < 0x80 && (unicode.IsLetter(r) || unicode.IsDigit(r) || r == '.' || r == '_' || r == '-') {
+			return r
+		}
+		return '-'
+	}, host)
+	host = strings.TrimLeft(host, "._-")
+	if len(host) > 100 {
+		host = host[:100]
+	}
+	var b [4]byte
+	rand.Read(b[:]) // never fails
+	if host == "" {
+		return "replica-" + hex.EncodeToString(b[:])
+	}
+	return host + "-" + hex.EncodeToString(b[:])
+}
