@@ -165,8 +165,13 @@ func New(cfg Config) (*Handler, error) {
 	case cfg.MaxModelBytes < 0:
 		return nil, fmt.Errorf("management: Config.MaxModelBytes %d is negative", cfg.MaxModelBytes)
 	}
-	if err := scoring.CheckShared(cfg.Registry, cfg.Queues, cfg.Jobs); err != nil {
-		return nil, fmt.Errorf("management: Config.Queues, Config.Jobs: %w", err)
+	// The live figures and the jobs must be those of the executions the
+	// scoring handler runs, over the records this API writes.
+	switch {
+	case cfg.Queues.Registry() != cfg.Registry:
+		return nil, errors.New("management: Config.Queues are built over another registry than Config.Registry")
+	case cfg.Jobs != nil && cfg.Jobs.Queues() != cfg.Queues:
+		return nil, errors.New("management: Config.Jobs runs on other queues than Config.Queues")
 	}
 	prefix, err := cleanPrefix(cfg.ScoringPrefix)
 	if err != nil {

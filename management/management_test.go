@@ -27,6 +27,20 @@ func TestNewFailsClosed(t *testing.T) {
 	}
 	verifier := verifierFunc(func(context.Context, string) (*tokens.Claims, error) { return nil, tokens.ErrSignature })
 	valid := management.Config{Registry: reg, Queues: queues, Verifier: verifier}
+	otherReg, err := registry.New(context.Background(), registry.NewCatalog(), registry.NewMemStore(registry.StoreOptions{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer otherReg.Close()
+	otherQueues, err := scoring.NewQueues(otherReg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	jobsElsewhere, err := scoring.NewJobs(scoring.JobsConfig{Registry: otherReg, Queues: otherQueues, Store: registry.NewMemJobStore(registry.StoreOptions{})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer jobsElsewhere.Close()
 
 	tests := []struct {
 		name   string
@@ -36,6 +50,8 @@ func TestNewFailsClosed(t *testing.T) {
 		{"no registry", func(c *management.Config) { c.Registry = nil }, "Registry"},
 		{"no queues", func(c *management.Config) { c.Queues = nil }, "Queues"},
 		{"no verifier", func(c *management.Config) { c.Verifier = nil }, "Verifier"},
+		{"queues of another registry", func(c *management.Config) { c.Queues = otherQueues }, "another registry"},
+		{"jobs on other queues", func(c *management.Config) { c.Jobs = jobsElsewhere }, "other queues"},
 		{"negative body limit", func(c *management.Config) { c.MaxBodyBytes = -1 }, "MaxBodyBytes"},
 		{"negative model limit", func(c *management.Config) { c.MaxModelBytes = -1 }, "MaxModelBytes"},
 		{"realm with a control character", func(c *management.Config) { c.Realm = "a\nb" }, "realm"},

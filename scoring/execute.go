@@ -30,31 +30,19 @@ type engine struct {
 // newEngine returns an engine running on queues, which must be built over
 // reg; field names the configuration field queues came from.
 func newEngine(reg *registry.Registry, queues *Queues, field string, log *slog.Logger) (*engine, error) {
-	if err := CheckShared(reg, queues, nil); err != nil {
-		return nil, fmt.Errorf("%w (%s)", err, field)
+	// A Handler, a Jobs runner and the management API that serve one
+	// registry must share one set of queues, or each would enforce the
+	// queues' limits on its own executions only.
+	switch {
+	case queues == nil:
+		return nil, fmt.Errorf("scoring: no queues given (%s)", field)
+	case queues.reg != reg:
+		return nil, fmt.Errorf("scoring: the queues are built over another registry (%s)", field)
 	}
 	if log == nil {
 		log = slog.Default()
 	}
 	return &engine{reg: reg, queues: queues, log: log, work: make(chan *call)}, nil
-}
-
-// CheckShared returns an error unless queues is built over reg and jobs,
-// when not nil, runs on queues. A [Handler], a [Jobs] runner and the
-// management API that serve one registry must share one set of queues, or
-// each would enforce the queues' limits on its own executions only. New
-// and NewJobs check their configuration with it; a host that hands these
-// pieces to another package checks them there.
-func CheckShared(reg *registry.Registry, queues *Queues, jobs *Jobs) error {
-	switch {
-	case queues == nil:
-		return errors.New("scoring: no queues given")
-	case queues.reg != reg:
-		return errors.New("scoring: the queues are built over another registry")
-	case jobs != nil && jobs.engine.queues != queues:
-		return errors.New("scoring: the jobs runner runs on other queues")
-	}
-	return nil
 }
 
 // execution is one run of a process: what runs, on which queue, on what

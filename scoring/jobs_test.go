@@ -443,36 +443,19 @@ func TestJobSubmitInput(t *testing.T) {
 	}
 }
 
-// TestCheckShared: a handler, a jobs runner and the management API must
-// run on the same queues over the same registry.
-func TestCheckShared(t *testing.T) {
+// TestQueuesOfAnotherRegistry: a handler and a jobs runner must run on
+// queues built over their own registry.
+func TestQueuesOfAnotherRegistry(t *testing.T) {
 	f := newJobsFixture(t)
 	other := newFixture(t, scoring.Config{})
-	sameReg, err := scoring.NewQueues(f.reg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tests := []struct {
-		name   string
-		queues *scoring.Queues
-		jobs   *scoring.Jobs
-		ok     bool
-	}{
-		{"the handler's queues and jobs", f.h.Queues(), f.jobs, true},
-		{"the queues alone", f.h.Queues(), nil, true},
-		{"no queues", nil, nil, false},
-		{"queues of another registry", other.h.Queues(), nil, false},
-		{"jobs on other queues", sameReg, f.jobs, false},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			if err := scoring.CheckShared(f.reg, tt.queues, tt.jobs); (err == nil) != tt.ok {
-				t.Errorf("CheckShared = %v, want ok %v", err, tt.ok)
-			}
-		})
-	}
 	if _, err := scoring.NewJobs(scoring.JobsConfig{Registry: f.reg, Queues: other.h.Queues(), Store: f.store}); err == nil {
 		t.Error("NewJobs took queues of another registry")
+	}
+	if _, err := scoring.New(scoring.Config{Registry: f.reg, Queues: other.h.Queues()}); err == nil {
+		t.Error("New took queues of another registry")
+	}
+	if _, err := scoring.NewJobs(scoring.JobsConfig{Registry: f.reg, Store: f.store}); err == nil {
+		t.Error("NewJobs took no queues")
 	}
 }
 
