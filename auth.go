@@ -169,14 +169,7 @@ func (a *auth) Close() error {
 // A failed rotation (a full disk) is logged and tried again at the next
 // check; the current key keeps signing meanwhile.
 func rotateKeys(ctx context.Context, keys *tokens.KeySet, period time.Duration, logger *slog.Logger) {
-	t := time.NewTicker(min(period/10, maxRotationCheck))
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
+	every(ctx, min(period/10, maxRotationCheck), func() {
 		k, err := keys.RotateIfOlder(period)
 		switch {
 		case err != nil:
@@ -184,5 +177,19 @@ func rotateKeys(ctx context.Context, keys *tokens.KeySet, period time.Duration, 
 		case k != nil:
 			logger.Info("token signing key rotated", "kid", k.ID(), "period", period)
 		}
+	})
+}
+
+// every calls fn every interval until ctx is done.
+func every(ctx context.Context, interval time.Duration, fn func()) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		fn()
 	}
 }

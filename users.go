@@ -254,16 +254,7 @@ func (u *users) watch(ctx context.Context, interval time.Duration) {
 	if u.adminFile == "" && u.usersFile == "" {
 		return
 	}
-	t := time.NewTicker(interval)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-		u.reload()
-	}
+	every(ctx, interval, u.reload)
 }
 
 // reload replaces the current set with one read from the files that

@@ -124,15 +124,7 @@ func TestBrowserTestsAnEndpointOfAnEmbeddedService(t *testing.T) {
 	if got := eval[string](b, "document.getElementById('endpoint-url').value"); got != url {
 		t.Errorf("the page shows the endpoint's URL as %q, want %s%s", got, url, b.problems())
 	}
-	b.typeInto("#body", `{"data":[{"sepal_length":5.1,"sepal_width":3.5,"petal_length":1.4,"petal_width":0.2},{"sepal_length":6.3,"sepal_width":3.3,"petal_length":6.0,"petal_width":2.5}]}`)
-	b.runTest()
-	if code := b.text("#result-code"); code != "200 OK" {
-		t.Fatalf("status shown %q, want 200 OK%s", code, b.problems())
-	}
-	predictions := eval[[]string](b, `[...document.querySelectorAll('#result-table td[data-column="prediction(species)"]')].map((td) => td.textContent)`)
-	if d := cmp.Diff([]string{"setosa", "virginica"}, predictions); d != "" {
-		t.Errorf("prediction(species) cells (-want +got):\n%s", d)
-	}
+	b.runTwoFlowers()
 	shown := b.rawJSON()
 	b.do("show the curl command", chromedp.Click(chromedp.CSS("#show-curl")))
 	b.do("wait for the curl command", chromedp.WaitVisible(chromedp.CSS("#curl")))

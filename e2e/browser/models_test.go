@@ -47,15 +47,7 @@ func TestBrowserTestsAModelEndpoint(t *testing.T) {
 		t.Errorf("sample input of the model endpoint (-want +got):\n%s", d)
 	}
 
-	b.typeInto("#body", `{"data":[{"sepal_length":5.1,"sepal_width":3.5,"petal_length":1.4,"petal_width":0.2},{"sepal_length":6.3,"sepal_width":3.3,"petal_length":6.0,"petal_width":2.5}]}`)
-	b.runTest()
-	if code := b.text("#result-code"); code != "200 OK" {
-		t.Fatalf("status shown %q, want 200 OK%s", code, b.problems())
-	}
-	predictions := eval[[]string](b, `[...document.querySelectorAll('#result-table td[data-column="prediction(species)"]')].map((td) => td.textContent)`)
-	if d := cmp.Diff([]string{"setosa", "virginica"}, predictions); d != "" {
-		t.Errorf("prediction(species) cells (-want +got):\n%s", d)
-	}
+	b.runTwoFlowers()
 	for _, c := range []string{"setosa", "versicolor", "virginica"} {
 		if n := eval[int](b, `document.querySelectorAll('#result-table td[data-column="confidence(`+c+`)"]').length`); n != 2 {
 			t.Errorf("%d confidence(%s) cells, want one per row", n, c)
@@ -63,5 +55,20 @@ func TestBrowserTestsAModelEndpoint(t *testing.T) {
 	}
 	if p := eval[[]string](b, "window.__problems"); len(p) > 0 {
 		t.Errorf("the page had problems: %v", p)
+	}
+}
+
+// runTwoFlowers runs a setosa and a virginica through the open iris model
+// endpoint and checks the species the page shows.
+func (b browser) runTwoFlowers() {
+	b.t.Helper()
+	b.typeInto("#body", `{"data":[{"sepal_length":5.1,"sepal_width":3.5,"petal_length":1.4,"petal_width":0.2},{"sepal_length":6.3,"sepal_width":3.3,"petal_length":6.0,"petal_width":2.5}]}`)
+	b.runTest()
+	if code := b.text("#result-code"); code != "200 OK" {
+		b.t.Fatalf("status shown %q, want 200 OK%s", code, b.problems())
+	}
+	predictions := eval[[]string](b, `[...document.querySelectorAll('#result-table td[data-column="prediction(species)"]')].map((td) => td.textContent)`)
+	if d := cmp.Diff([]string{"setosa", "virginica"}, predictions); d != "" {
+		b.t.Errorf("prediction(species) cells (-want +got):\n%s", d)
 	}
 }
