@@ -11,9 +11,11 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/scorehub/scorehub/registry"
+	"github.com/scorehub/scorehub/tokens"
 )
 
 // quiet is a Config's logging for tests: nothing.
@@ -151,4 +153,61 @@ func TestHostUsers(t *testing.T) {
 
 func groupNamed(name string) registry.Group {
 	return registry.Group{Name: name, Auth: registry.AuthPolicy{Mode: registry.Public}}
+}
+
+// TestHostStores: a service over a host's own stores keeps its records
+// there, and leaves them open at Close for the host to close.
+func TestHostStores(t *testing.T) {
+	records := registry.NewMemStore(registry.StoreOptions{})
+	jobs := registry.NewMemJobStore(registry.StoreOptions{})
+	accounts := tokens.NewMemoryAccountStore()
+	keys := &memKeys{}
+	defer records.Close()
+	defer jobs.Close()
+	defer accounts.Close()
+	stores := &Stores{Records: records, Jobs: jobs, Accounts: accounts, Keys: keys}
+	svc, err := New(context.Background(), quiet(Config{Stores: stores, AdminPassword: "pw-host-stores"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := svc.Registry().PutGroup(context.Background(), groupNamed("hosted")); err != nil {
+		t.Fatal(err)
+	}
+	if err := svc.Close(); err != nil {
+		t.Fatal(err)
+	}
+	st, err := records.Load(context.Background())
+	if err != nil {
+		t.Fatalf("the host's store after Close: %v, want it open", err)
+	}
+	if _, ok := st.Group("hosted"); !ok {
+		t.Error("the host's store does not hold the group the service made")
+	}
+	again := newService(t, Config{Stores: stores, AdminPassword: "pw-host-stores"})
+	if _, ok := again.Registry().Snapshot().State().Group("hosted"); !ok {
+		t.Error("a second service over the same stores does not see the group")
+	}
+}
+
+// memKeys is a host's key store, in memory.
+type memKeys struct {
+	mu  sync.Mutex
+	set tokens.StoredKeySet
+}
+
+func (m *memKeys) Load(context.Context) (*tokens.StoredKeySet, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	set := m.set
+	return &set, nil
+}
+
+func (m *memKeys) Commit(_ context.Context, c tokens.KeyCommit) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if c.Base != m.set.Seq {
+		return tokens.ErrKeysStale
+	}
+	m.set = *c.Set
+	return nil
 }
