@@ -374,33 +374,3 @@ func TestRowsTable(t *testing.T) {
 		t.Errorf("RowsTable of text in a number input ended with %q, want a failure naming the model, row and input", r.ended)
 	}
 }
-
-func TestSameText(t *testing.T) {
-	tests := []struct {
-		name, want, got, says string
-	}{
-		{"last digits", `{"p": [0.25, 1e3]}`, `{"p": [0.2500000000001, 1000.0000000001]}`, ""},
-		{"number off", `{"p": [0.25]}`, `{"p": [0.2501]}`, "number 1 is 0.2501, was 0.25"},
-		{"text changed", `{"p": [0.25]}`, `{"q": [0.25]}`, "the text before number 1 changed"},
-		{"number added", `{"p": [0.25]}`, `{"p": [0.25, 1]}`, "2 numbers, was 1"},
-		{"tail changed", `{"p": 1}`, `{"p": 1, "x": "y"}`, "the text after the last number changed"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			dir := t.TempDir()
-			want, got := filepath.Join(dir, "want.json"), filepath.Join(dir, "got.json")
-			writeFile(t, want, tt.want)
-			writeFile(t, got, tt.got)
-			r := run(func(tb testing.TB) { modeltest.SameText(tb, "gen.py", want, got) })
-			if tt.says == "" {
-				if len(r.errors) != 0 || r.ended != "" {
-					t.Errorf("SameText reported %q and ended %q, want no difference", r.errors, r.ended)
-				}
-				return
-			}
-			if len(r.errors) != 1 || !strings.Contains(r.errors[0], "gen.py now writes want.json differently: "+tt.says) {
-				t.Errorf("SameText reported %q, want one error saying %q", r.errors, tt.says)
-			}
-		})
-	}
-}
