@@ -14,13 +14,27 @@ import (
 // another order, so exact equality would fail on another build.
 const Tolerance = 1e-6
 
+// Close reports whether got is want within [Tolerance]: absolutely where
+// |want| is below 1, relative to want above. A NaN is close to a NaN only,
+// an infinity to the same infinity only.
+func Close(want, got float64) bool {
+	if want == got || math.IsNaN(want) && math.IsNaN(got) {
+		return true
+	}
+	if math.IsInf(want, 0) {
+		return false
+	}
+	return math.Abs(got-want) <= Tolerance*math.Max(1, math.Abs(want))
+}
+
 // CheckValue fails t unless column col of got, the answer whose row r is
-// fixture row i, holds want within [Tolerance] relative, as library says.
+// fixture row i, holds want within [Tolerance] (see [Close]), as library
+// says.
 func CheckValue(t testing.TB, library string, got *registry.Table, col string, r, i int, want float64) {
 	t.Helper()
 	c := lookup(t, got, col)
 	v, ok := c.Number(r)
-	if !ok || math.Abs(v-want) > Tolerance*math.Max(1, math.Abs(want)) {
+	if !ok || !Close(want, v) {
 		t.Errorf("row %d: %s = %v (present %v), %s says %v (off by %.3g)", i, col, v, ok, library, want, v-want)
 	}
 }
@@ -34,7 +48,7 @@ func CheckConfidences(t testing.TB, library string, got *registry.Table, r, i in
 		name := "confidence(" + classes[c] + ")"
 		col := lookup(t, got, name)
 		v, ok := col.Number(r)
-		if !ok || math.Abs(v-want) > Tolerance {
+		if !ok || !Close(want, v) {
 			t.Errorf("row %d: %s = %v (present %v), %s says %v (off by %.3g)", i, name, v, ok, library, want, v-want)
 		}
 	}

@@ -2,6 +2,7 @@ package modeltest_test
 
 import (
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -9,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/scorehub/scorehub/internal/modeltest"
 	"github.com/scorehub/scorehub/internal/testenv"
 	"github.com/scorehub/scorehub/registry"
@@ -182,33 +184,150 @@ func TestCheckSchema(t *testing.T) {
 	}
 }
 
-func TestSameText(t *testing.T) {
+// TestSameJSON: a regenerated JSON fixture passes with numbers in their
+// last digits changed, and fails naming every value that differs in its
+// structure, its text, its integers or its numbers beyond the tolerance.
+func TestSameJSON(t *testing.T) {
 	tests := []struct {
-		name, want, got, says string
+		name, want, got string
+		says            []string
 	}{
-		{"last digits", `{"p": [0.25, 1e3]}`, `{"p": [0.2500000000001, 1000.0000000001]}`, ""},
-		{"number off", `{"p": [0.25]}`, `{"p": [0.2501]}`, "number 1 is 0.2501, was 0.25"},
-		{"text changed", `{"p": [0.25]}`, `{"q": [0.25]}`, "the text before number 1 changed"},
-		{"number added", `{"p": [0.25]}`, `{"p": [0.25, 1]}`, "2 numbers, was 1"},
-		{"tail changed", `{"p": 1}`, `{"p": 1, "x": "y"}`, "the text after the last number changed"},
+		{"last digits", `{"p": [0.25, 1e3, -3.4e-9], "n": 4}`, `{"n": 4, "p": [0.2500000000001, 1000.0000000001, -3.4000000000001e-9]}`, nil},
+		{"within tolerance", `{"p": [0.25, 1234.5]}`, `{"p": [0.2500009, 1234.5011]}`, nil},
+		{"NaN", `{"c": [NaN, 0.5]}`, `{"c": [NaN, 0.5]}`, nil},
+		{"number off", `{"p": [0.25, 1234.5]}`, `{"p": [0.2500011, 1234.5013]}`, []string{"/p[0]: want 0.25, got 0.2500011", "/p[1]: want 1234.5, got 1234.5013"}},
+		{"integer changed", `{"n": 1000000}`, `{"n": 1000001}`, []string{"/n: want 1000000, got 1000001"}},
+		{"key renamed", `{"p": 1}`, `{"q": 1}`, []string{"/p: want 1, got nothing", "/q: want nothing, got 1"}},
+		{"list grew", `{"t": [{"l": [1, 2]}]}`, `{"t": [{"l": [1, 2, 3]}]}`, []string{"/t[0]/l: want a list of 2, got a list of 3"}},
+		{"text changed", `{"s": "setosa"}`, `{"s": "virginica"}`, []string{`/s: want "setosa", got "virginica"`}},
+		{"number became text", `{"s": 1}`, `{"s": "1"}`, []string{`/s: want 1, got "1"`}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			dir := t.TempDir()
-			want, got := filepath.Join(dir, "want.json"), filepath.Join(dir, "got.json")
-			writeFile(t, want, tt.want)
-			writeFile(t, got, tt.got)
-			r := run(func(tb testing.TB) { modeltest.SameText(tb, "gen.py", want, got) })
-			if tt.says == "" {
-				if len(r.errors) != 0 || r.ended != "" {
-					t.Errorf("SameText reported %q and ended %q, want no difference", r.errors, r.ended)
-				}
-				return
-			}
-			if len(r.errors) != 1 || !strings.Contains(r.errors[0], "gen.py now writes want.json differently: "+tt.says) {
-				t.Errorf("SameText reported %q, want one error saying %q", r.errors, tt.says)
-			}
+			checkSame(t, modeltest.SameJSON, "want.json", tt.want, tt.got, tt.says)
 		})
+	}
+}
+
+// TestSameXML: as TestSameJSON, for a PMML document's attributes, elements
+// and the numbers of an Array's text.
+func TestSameXML(t *testing.T) {
+	const doc = `<?xml version="1.0"?>
+<PMML version="4.4">
+ <!-- %s -->
+ <Node id="1" score="0.3333333333333333"><True/><Value value="setosa"/></Node>
+ <Node id="2" score="12.5"><Array n="2" type="real">1.5 2.5</Array></Node>
+</PMML>`
+	variant := func(old, new string) string { return strings.Replace(fmt.Sprintf(doc, "a"), old, new, 1) }
+	tests := []struct {
+		name, got string
+		says      []string
+	}{
+		{"last digits", variant(`"0.3333333333333333"`, `"0.33333333333333337"`), nil},
+		{"comment and spacing", strings.ReplaceAll(fmt.Sprintf(doc, "b"), "\n ", "\n\t"), nil},
+		{"number off", variant(`1.5 2.5`, `1.5 2.6`), []string{"/PMML/Node[2]/Array[1]/#text[1]: want 2.5, got 2.6"}},
+		{"attribute off", variant(`"12.5"`, `"12.6"`), []string{"/PMML/Node[2]/@score: want 12.5, got 12.6"}},
+		{"id changed", variant(`id="1"`, `id="3"`), []string{"/PMML/Node[1]/@id: want 1, got 3"}},
+		{"label changed", variant(`"setosa"`, `"Setosa"`), []string{`/PMML/Node[1]/Value[1]/@value: want "setosa", got "Setosa"`}},
+		{"children swapped", variant(`<True/><Value value="setosa"/>`, `<Value value="setosa"/><True/>`),
+			[]string{`/PMML/Node[1]/#children[0]: want "True", got "Value"`, `/PMML/Node[1]/#children[1]: want "Value", got "True"`}},
+		{"element renamed", variant(`<True/>`, `<False/>`), []string{
+			`/PMML/Node[1]/#children[0]: want "True", got "False"`,
+			"/PMML/Node[1]/False[1]: want nothing, got an object of 0 keys",
+			"/PMML/Node[1]/True[1]: want an object of 0 keys, got nothing",
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			checkSame(t, modeltest.SameXML, "want.pmml", fmt.Sprintf(doc, "a"), tt.got, tt.says)
+		})
+	}
+}
+
+// checkSame writes want and got to files and checks that same, comparing
+// them, reports exactly the differences says lists, in one error naming
+// the file and the script.
+func checkSame(t *testing.T, same func(testing.TB, string, string, string), file, want, got string, says []string) {
+	t.Helper()
+	dir := t.TempDir()
+	wantPath, gotPath := filepath.Join(dir, file), filepath.Join(dir, "got")
+	writeFile(t, wantPath, want)
+	writeFile(t, gotPath, got)
+	r := run(func(tb testing.TB) { same(tb, "gen.py", wantPath, gotPath) })
+	if r.ended != "" {
+		t.Fatalf("ended with %q", r.ended)
+	}
+	if says == nil {
+		if len(r.errors) != 0 {
+			t.Errorf("reported %q, want no difference", r.errors)
+		}
+		return
+	}
+	if len(r.errors) != 1 {
+		t.Fatalf("reported %q, want one error", r.errors)
+	}
+	lines := strings.Split(r.errors[0], "\n\t")
+	if !strings.HasPrefix(lines[0], "gen.py now writes "+file+" differently") {
+		t.Errorf("error %q does not name the script and the file", lines[0])
+	}
+	if diff := cmp.Diff(says, lines[1:]); diff != "" {
+		t.Errorf("differences listed (-want +got):\n%s", diff)
+	}
+}
+
+// TestSameTreeListsSome: a fixture that differs everywhere is reported
+// with the count and the first differences in path order, indexes by
+// their number.
+func TestSameTreeListsSome(t *testing.T) {
+	want, got := map[string]any{}, map[string]any{}
+	for i := range 30 {
+		want[fmt.Sprintf("Node[%d]", i+1)] = int64(i)
+		got[fmt.Sprintf("Node[%d]", i+1)] = int64(i + 1)
+	}
+	r := run(func(tb testing.TB) { modeltest.SameTree(tb, "gen.py", "m.pmml", want, got) })
+	if len(r.errors) != 1 {
+		t.Fatalf("reported %q, want one error", r.errors)
+	}
+	lines := strings.Split(r.errors[0], "\n\t")
+	if !strings.HasSuffix(lines[0], ": 30 values differ") || len(lines) != 22 ||
+		lines[1] != "/Node[1]: want 0, got 1" || lines[2] != "/Node[2]: want 1, got 2" || lines[21] != "… and 10 more" {
+		t.Errorf("reported %q", r.errors[0])
+	}
+}
+
+func TestCompareDocuments(t *testing.T) {
+	want := map[string]any{"f": float32(0.1), "d": []any{1.5, math.NaN()}, "i": int64(7), "s": "a", "b": true, "z": nil}
+	same := map[string]any{"f": math.Nextafter32(0.1, 1), "d": []any{1.5000000000000002, math.NaN()}, "i": int64(7), "s": "a", "b": true, "z": nil}
+	if d := modeltest.Compare(want, same); d != nil {
+		t.Errorf("Compare of values in their last digits answered %v", d)
+	}
+	off := map[string]any{"f": float32(0.1001), "d": []any{1.5, 0.0}, "i": int64(8), "s": "a", "b": false, "z": "x"}
+	got := fmt.Sprint(modeltest.Compare(want, off))
+	const says = `[/b: want true, got false /d[1]: want NaN, got 0 /f: want 0.1, got 0.1001 /i: want 7, got 8 /z: want null, got "x"]`
+	if got != says {
+		t.Errorf("Compare answered\n%s\nwant\n%s", got, says)
+	}
+}
+
+func TestClose(t *testing.T) {
+	tests := []struct {
+		want, got float64
+		close     bool
+	}{
+		{1000, 1000.0009, true}, // relative to the value
+		{1000, 1000.0011, false},
+		{0, 0.0000009, true}, // absolute below 1
+		{0, 0.0000011, false},
+		{math.NaN(), math.NaN(), true},
+		{0, math.NaN(), false},
+		{math.Inf(1), math.Inf(1), true},
+		{math.Inf(1), 1e300, false},
+		{1e300, math.Inf(1), false},
+	}
+	for _, tt := range tests {
+		if got := modeltest.Close(tt.want, tt.got); got != tt.close {
+			t.Errorf("Close(%v, %v) = %v", tt.want, tt.got, got)
+		}
 	}
 }
 

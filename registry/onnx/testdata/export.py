@@ -46,8 +46,10 @@ float-threshold tree compares against the threshold rounded to float32 and
 so may take the other branch where a value lies between the two roundings;
 ONNX Runtime does, and its answers then differ from scikit-learn's (by up to
 0.15 in a probability here). Everything is deterministic (fixed seeds, one
-thread), so running this again writes the same files; the Go test
-TestRegenerate checks that.
+thread), so running this again writes the same models; the Go test
+TestRegenerate checks that, numbers within its tolerance, as numpy on
+another CPU (one with AVX-512) rounds the last digit of some sums
+otherwise.
 
 ONNX Runtime's answers come from ort/run.js, which needs the npm project in
 ort/ installed (see its package.json):

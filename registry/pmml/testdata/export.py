@@ -24,7 +24,9 @@ Input rows are rounded to float32 before scikit-learn scores them, as its
 trees compare float32 features against float64 thresholds: a float32 row
 makes that comparison the same in float64, which PMML uses. Everything is
 deterministic (fixed seeds, one thread), so running this again writes the same
-files; the Go test TestRegenerate checks that.
+models; the Go test TestRegenerate checks that, numbers within its
+tolerance, as numpy on another CPU may round the last digit of some sums
+otherwise.
 
 Needs scikit-learn 1.2, numpy and pandas (Debian: python3-sklearn
 python3-pandas). Run it as

@@ -15,7 +15,9 @@ and, into the examples directory, the iris classifier the README deploys.
 Predictions are XGBoost's float32 results written as the float64 of that
 float32, so a reader compares against exactly what XGBoost computed.
 Everything is deterministic (fixed seeds, one thread), so running this again
-writes the same files; the Go test TestRegenerate checks that.
+writes the same models; the Go test TestRegenerate checks that, numbers
+within its tolerance, as another build may round their last digits
+otherwise.
 
 Needs xgboost 1.7, scikit-learn and pandas (Debian: python3-xgboost
 python3-sklearn python3-pandas). Run it as

@@ -1,0 +1,4 @@
+package onnx
+
+// ModelTree is modelTree for the external tests.
+var ModelTree = modelTree
