@@ -41,8 +41,15 @@ type Service struct {
 // metrics, the credentials, the jobs runner, the scoring handler and the
 // management API. It fails, having released what it opened, when cfg is
 // unsafe or contradicts itself, or a store cannot be opened. ctx bounds
-// the opening of the stores alone.
-func New(ctx context.Context, cfg Config) (_ *Service, err error) {
+// opening the stores and loading the state at start; the service outlives
+// it, until Close.
+func New(ctx context.Context, cfg Config) (*Service, error) {
+	return build(ctx, cfg)
+}
+
+// build is New, with a named error for the deferred release of what it
+// opened before failing.
+func build(ctx context.Context, cfg Config) (_ *Service, err error) {
 	cfg, kind, err := cfg.withDefaults()
 	if err != nil {
 		return nil, err
