@@ -47,7 +47,7 @@ func newSetup(t testing.TB, jobs bool) *setup {
 		func(_ context.Context, in registry.Input) (*registry.Table, error) {
 			x, ok := in.Table.Lookup("x")
 			if !ok {
-				return nil, &scoring.Error{Status: http.StatusBadRequest, Type: "missing_x", Message: "x is required"}
+				return nil, &scoring.Error{Status: http.StatusBadRequest, Code: "missing_x", Message: "x is required"}
 			}
 			out := make([]float64, in.Table.Rows())
 			for i := range out {

@@ -6,7 +6,7 @@ import (
 	"log/slog"
 	"net/http"
 
-	"github.com/scorehub/scorehub/internal/httperr"
+	"github.com/scorehub/scorehub/problem"
 	"github.com/scorehub/scorehub/registry"
 )
 
@@ -56,5 +56,5 @@ func authError(err error) error {
 
 // errNeedsToken refuses a request to a token group when the handler has no
 // Authorize function.
-var errNeedsToken = &Error{Status: http.StatusUnauthorized, Type: httperr.TypeUnauthorized, Message: "this endpoint needs a valid token",
+var errNeedsToken = &Error{Status: http.StatusUnauthorized, Code: problem.Unauthorized, Message: "this endpoint needs a valid token",
 	Challenge: "Bearer"}

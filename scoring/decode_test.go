@@ -129,7 +129,7 @@ func TestDecodeRefuses(t *testing.T) {
 			if !errors.As(err, &e) {
 				t.Fatalf("Decode error %v is not a *scoring.Error", err)
 			}
-			got := apiError{Status: e.Status, Type: e.Type, Pointer: e.Pointer}
+			got := apiError{Status: e.Status, Type: string(e.Code), Pointer: e.Pointer}
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("error %q (-want +got):\n%s", e.Message, diff)
 			}
@@ -223,7 +223,7 @@ func TestConform(t *testing.T) {
 			var got apiError
 			var e *scoring.Error
 			if errors.As(err, &e) {
-				got = apiError{Status: e.Status, Type: e.Type, Pointer: e.Pointer}
+				got = apiError{Status: e.Status, Type: string(e.Code), Pointer: e.Pointer}
 				if !strings.Contains(e.Message, `"age"`) && !strings.Contains(e.Message, `"city"`) {
 					t.Errorf("message %q does not name the column", e.Message)
 				}

@@ -101,7 +101,7 @@ func ExampleDecode_error() {
 	_, err := scoring.Decode(strings.NewReader(`{"data":[{"age":31},{"age":"old"}]}`), scoring.Limits{})
 	var e *scoring.Error
 	if errors.As(err, &e) {
-		fmt.Println(e.Status, e.Type, e.Pointer)
+		fmt.Println(e.Status, string(e.Code), e.Pointer)
 		fmt.Println(e.Message)
 	}
 	// Output:

@@ -14,6 +14,7 @@ import (
 
 	"github.com/scorehub/scorehub/internal/httperr"
 	"github.com/scorehub/scorehub/internal/urlpath"
+	"github.com/scorehub/scorehub/problem"
 	"github.com/scorehub/scorehub/registry"
 )
 
@@ -85,7 +86,7 @@ type Config struct {
 
 	// Logger receives failed requests with their cause (server faults at
 	// error level, an endpoint's timeout at warn, what the client caused at
-	// debug; see httperr.LogLevel) and process panics with their stack. nil
+	// debug) and process panics with their stack. nil
 	// means slog.Default().
 	Logger *slog.Logger
 
@@ -335,7 +336,7 @@ func (h *Handler) endpoint(r *http.Request, o *observation, group, path, alias s
 }
 
 // errServerBusy refuses a request whose body would pass MaxDecodingBytes.
-var errServerBusy = &Error{Type: httperr.TypeServerBusy, Message: "the server holds as many request bodies as it may; retry later"}
+var errServerBusy = &Error{Code: problem.ServerBusy, Message: "the server holds as many request bodies as it may; retry later"}
 
 // reserve counts n more body bytes as held, unless that would pass
 // maxDecoding.
@@ -377,7 +378,7 @@ func (b *budgetReader) release() { b.h.decoding.Add(-b.held) }
 // as Config.RetryAfter says.
 func (h *Handler) fail(w http.ResponseWriter, r *http.Request, o *observation, err error) {
 	e := httperr.From(err)
-	if (e.Type == httperr.TypeQueueFull || e.Type == httperr.TypeServerBusy) && e.RetryAfter == 0 {
+	if (e.Code == problem.QueueFull || e.Code == problem.ServerBusy) && e.RetryAfter == 0 {
 		e = e.WithRetryAfter(h.retryAfter)
 	}
 	o.answered(e.Status, 0)

@@ -53,7 +53,7 @@ func TestObserverSeesEveryAnswer(t *testing.T) {
 		return nil, errors.New("model server down")
 	})
 	teapot := registry.ProcessFunc(func(context.Context, registry.Input) (*registry.Table, error) {
-		return nil, &scoring.Error{Status: http.StatusTeapot, Type: "teapot", Message: "short and stout"}
+		return nil, &scoring.Error{Status: http.StatusTeapot, Code: "teapot", Message: "short and stout"}
 	})
 	f := newFixture(t, scoring.Config{Observer: rec},
 		registry.ProcessInfo{Name: "double", Process: double},

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/scorehub/scorehub/internal/httperr"
+	"github.com/scorehub/scorehub/problem"
 )
 
 // openAPIPath is where the management API serves its OpenAPI document.
@@ -14,7 +15,7 @@ const openAPIPath = "/api/v1/openapi.json"
 
 // errRoot is what an API client reading the server's root is told: there is
 // nothing there, and where to look instead.
-var errRoot = httperr.New(httperr.TypeNotFound,
+var errRoot = httperr.New(problem.NotFound,
 	"no API route at /: the API is described at "+openAPIPath+" and the endpoint test page is at "+uiPath)
 
 // root answers GET and HEAD / : a browser, which asks for HTML, is sent to

@@ -18,14 +18,18 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/scorehub/scorehub/problem"
 )
 
 // domainErr is an error of a package that does not import httperr: it says
 // what it is through ErrorType, and may bring a sentence and a pointer.
-type domainErr struct{ typ, msg, ptr string }
+type domainErr struct {
+	typ      problem.Code
+	msg, ptr string
+}
 
-func (e domainErr) Error() string     { return "domain: " + e.typ + ": internal detail" }
-func (e domainErr) ErrorType() string { return e.typ }
+func (e domainErr) Error() string     { return "domain: " + string(e.typ) + ": internal detail" }
+func (e domainErr) ErrorType() string { return string(e.typ) }
 
 type describedErr struct{ domainErr }
 
@@ -49,9 +53,9 @@ func TestFromTakesRetryAfterFromTheError(t *testing.T) {
 		err  error
 		want int
 	}{
-		{"store down, wrapped", fmt.Errorf("postgres: %w: %w", passingErr{domainErr{typ: TypeStoreUnavailable}, 1500 * time.Millisecond}, io.ErrUnexpectedEOF), 2},
-		{"zero", passingErr{domainErr{typ: TypeStoreUnavailable}, 0}, 0},
-		{"no method", domainErr{typ: TypeStoreUnavailable}, 0},
+		{"store down, wrapped", fmt.Errorf("postgres: %w: %w", passingErr{domainErr{typ: problem.StoreUnavailable}, 1500 * time.Millisecond}, io.ErrUnexpectedEOF), 2},
+		{"zero", passingErr{domainErr{typ: problem.StoreUnavailable}, 0}, 0},
+		{"no method", domainErr{typ: problem.StoreUnavailable}, 0},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			e := From(tt.err)
@@ -75,34 +79,34 @@ func TestFromMapsEveryKnownError(t *testing.T) {
 		name       string
 		err        error
 		status     int
-		typ        string
+		typ        problem.Code
 		message    string // "" = not checked
 		pointer    string
 		safeReason bool // the message must not repeat the cause
 	}{
-		{"own error", &Error{Status: http.StatusTeapot, Type: "teapot", Message: "short and stout"}, http.StatusTeapot, "teapot", "short and stout", "", false},
-		{"status from the type", New(TypeQueueFull, "full"), 503, TypeQueueFull, "full", "", false},
-		{"zero status from the type", &Error{Type: TypeInvalidToken, Message: "expired"}, 401, TypeInvalidToken, "expired", "", false},
-		{"wrapped own error", fmt.Errorf("ctx: %w", New(TypeInvalidRequest, "bad")), 400, TypeInvalidRequest, "bad", "", false},
-		{"body limit", &http.MaxBytesError{Limit: 10}, 413, TypeBodyTooLarge, "", "", false},
-		{"read timeout", &net.OpError{Op: "read", Net: "tcp", Err: os.ErrDeadlineExceeded}, 408, TypeRequestTimeout, "", "", true},
-		{"domain error with a sentence", fmt.Errorf("x: %w", describedErr{domainErr{TypePrecondition, "record \"g/p\" is at revision 4, not 3", ""}}),
-			412, TypePrecondition, "record \"g/p\" is at revision 4, not 3", "", false},
-		{"domain error with a pointer", describedErr{domainErr{TypeInvalidRef, "no queue", "/endpoints/0/queue"}}, 422, TypeInvalidRef, "no queue", "/endpoints/0/queue", false},
-		{"domain error without a sentence", fmt.Errorf("registry: deployment %q: %w", "g/p", domainErr{typ: TypeNotFound}), 404, TypeNotFound, "the resource does not exist", "", true},
-		{"disabled", domainErr{typ: TypeDisabled}, 404, TypeDisabled, "", "", true},
-		{"in use", domainErr{typ: TypeInUse}, 409, TypeInUse, "", "", true},
-		{"process missing", domainErr{typ: TypeProcessMissing}, 503, TypeProcessMissing, "", "", true},
+		{"own error", &problem.Error{Status: http.StatusTeapot, Code: "teapot", Message: "short and stout"}, http.StatusTeapot, "teapot", "short and stout", "", false},
+		{"status from the type", New(problem.QueueFull, "full"), 503, problem.QueueFull, "full", "", false},
+		{"zero status from the type", &problem.Error{Code: problem.InvalidToken, Message: "expired"}, 401, problem.InvalidToken, "expired", "", false},
+		{"wrapped own error", fmt.Errorf("ctx: %w", New(problem.InvalidRequest, "bad")), 400, problem.InvalidRequest, "bad", "", false},
+		{"body limit", &http.MaxBytesError{Limit: 10}, 413, problem.BodyTooLarge, "", "", false},
+		{"read timeout", &net.OpError{Op: "read", Net: "tcp", Err: os.ErrDeadlineExceeded}, 408, problem.RequestTimeout, "", "", true},
+		{"domain error with a sentence", fmt.Errorf("x: %w", describedErr{domainErr{problem.PreconditionFailed, "record \"g/p\" is at revision 4, not 3", ""}}),
+			412, problem.PreconditionFailed, "record \"g/p\" is at revision 4, not 3", "", false},
+		{"domain error with a pointer", describedErr{domainErr{problem.InvalidReference, "no queue", "/endpoints/0/queue"}}, 422, problem.InvalidReference, "no queue", "/endpoints/0/queue", false},
+		{"domain error without a sentence", fmt.Errorf("registry: deployment %q: %w", "g/p", domainErr{typ: problem.NotFound}), 404, problem.NotFound, "the resource does not exist", "", true},
+		{"disabled", domainErr{typ: problem.EndpointDisabled}, 404, problem.EndpointDisabled, "", "", true},
+		{"in use", domainErr{typ: problem.InUse}, 409, problem.InUse, "", "", true},
+		{"process missing", domainErr{typ: problem.ProcessUnavailable}, 503, problem.ProcessUnavailable, "", "", true},
 		{"unknown domain type", domainErr{typ: "mystery"}, 500, "mystery", "internal error", "", true},
-		{"deadline", context.DeadlineExceeded, 504, TypeTimeout, "", "", true},
-		{"cancelled", context.Canceled, StatusClientClosedRequest, TypeClientGone, "", "", true},
-		{"anything else", errors.New("disk on fire at /var/secret"), 500, TypeInternal, "internal error", "", true},
+		{"deadline", context.DeadlineExceeded, 504, problem.Timeout, "", "", true},
+		{"cancelled", context.Canceled, statusClientClosedRequest, problem.ClientClosedRequest, "", "", true},
+		{"anything else", errors.New("disk on fire at /var/secret"), 500, problem.Internal, "internal error", "", true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			e := From(tt.err)
-			if e.Status != tt.status || e.Type != tt.typ || e.Pointer != tt.pointer {
-				t.Errorf("From = %d %s %q, want %d %s %q", e.Status, e.Type, e.Pointer, tt.status, tt.typ, tt.pointer)
+			if e.Status != tt.status || e.Code != tt.typ || e.Pointer != tt.pointer {
+				t.Errorf("From = %d %s %q, want %d %s %q", e.Status, e.Code, e.Pointer, tt.status, tt.typ, tt.pointer)
 			}
 			if tt.message != "" && e.Message != tt.message {
 				t.Errorf("message %q, want %q", e.Message, tt.message)
@@ -120,13 +124,13 @@ func TestWriteSendsTheHeadersTheErrorCarries(t *testing.T) {
 		err  error
 		want http.Header
 	}{
-		{"challenge", New(TypeInvalidToken, "expired").WithChallenge(`Bearer error="invalid_token"`),
+		{"challenge", New(problem.InvalidToken, "expired").WithChallenge(`Bearer error="invalid_token"`),
 			http.Header{"Www-Authenticate": {`Bearer error="invalid_token"`}}},
-		{"401 without a challenge", New(TypeUnauthorized, "no token"), http.Header{"Www-Authenticate": {"Bearer"}}},
-		{"retry after", fmt.Errorf("q: %w", New(TypeQueueFull, "full").WithRetryAfter(3)), http.Header{"Retry-After": {"3"}}},
-		{"retry after at least a second", New(TypeRateLimited, "slow").WithRetryAfter(0), http.Header{"Retry-After": {"1"}}},
-		{"allow", &Error{Type: TypeMethodNotAllowed, Message: "POST only", Allow: "POST"}, http.Header{"Allow": {"POST"}}},
-		{"accept patch", &Error{Type: TypeUnsupportedMediaType, Message: "m", AcceptPatch: "application/merge-patch+json"},
+		{"401 without a challenge", New(problem.Unauthorized, "no token"), http.Header{"Www-Authenticate": {"Bearer"}}},
+		{"retry after", fmt.Errorf("q: %w", New(problem.QueueFull, "full").WithRetryAfter(3)), http.Header{"Retry-After": {"3"}}},
+		{"retry after at least a second", New(problem.RateLimited, "slow").WithRetryAfter(0), http.Header{"Retry-After": {"1"}}},
+		{"allow", &problem.Error{Code: problem.MethodNotAllowed, Message: "POST only", Allow: "POST"}, http.Header{"Allow": {"POST"}}},
+		{"accept patch", &problem.Error{Code: problem.UnsupportedMediaType, Message: "m", AcceptPatch: "application/merge-patch+json"},
 			http.Header{"Accept-Patch": {"application/merge-patch+json"}}},
 	}
 	for _, tt := range tests {
@@ -204,7 +208,7 @@ func TestWriteLogLevels(t *testing.T) {
 		{"endpoint timeout", context.DeadlineExceeded, "level=WARN"},
 		{"client gone", context.Canceled, "level=DEBUG"},
 		{"bad value", New("invalid_value", "nested values are not allowed"), "level=DEBUG"},
-		{"unauthorized", &Error{Status: http.StatusUnauthorized, Type: "unauthorized", Message: "no token"}, "level=DEBUG"},
+		{"unauthorized", &problem.Error{Status: http.StatusUnauthorized, Code: "unauthorized", Message: "no token"}, "level=DEBUG"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -222,16 +226,16 @@ func TestWriteListsEveryField(t *testing.T) {
 	rec := httptest.NewRecorder()
 	req := httptest.NewRequest(http.MethodPost, "/x", nil)
 	e := New("validation_failed", "2 fields are invalid").At("/endpoints/0/alias")
-	e.Fields = []FieldError{
+	e.Fields = []problem.FieldError{
 		{Pointer: "/endpoints/0/alias", Message: "is required"},
 		{Pointer: "/endpoints/1/timeoutMs", Message: "must be at least 0"},
 	}
 	Write(rec, req, nil, e)
 	var got struct {
 		Error struct {
-			Type    string       `json:"type"`
-			Pointer string       `json:"pointer"`
-			Fields  []FieldError `json:"fields"`
+			Type    string               `json:"type"`
+			Pointer string               `json:"pointer"`
+			Fields  []problem.FieldError `json:"fields"`
 		} `json:"error"`
 	}
 	if err := json.Unmarshal(rec.Body.Bytes(), &got); err != nil {
@@ -245,7 +249,7 @@ func TestWriteListsEveryField(t *testing.T) {
 	}
 
 	rec = httptest.NewRecorder()
-	Write(rec, req, nil, New(TypeNotFound, "no such thing"))
+	Write(rec, req, nil, New(problem.NotFound, "no such thing"))
 	if bytes.Contains(rec.Body.Bytes(), []byte(`"fields"`)) {
 		t.Errorf("an error without fields sent %s, want no fields member", rec.Body)
 	}
