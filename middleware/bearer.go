@@ -237,6 +237,15 @@ func (a *authenticator) credentials(r *http.Request) (string, error) {
 
 // refuseToken maps a verification error to what the client is told.
 func (a *authenticator) refuseToken(err error) error {
+	if refusal := a.tokenRefusal(err); refusal != nil {
+		return refusal
+	}
+	return fmt.Errorf("middleware: verify token: %w", err)
+}
+
+// tokenRefusal is the refusal of a token that err says is bad, or nil when
+// err is a failure of the verifier, whatever code that error carries.
+func (a *authenticator) tokenRefusal(err error) *problem.Error {
 	switch {
 	case errors.Is(err, tokens.ErrExpired):
 		return a.errExpired.Wrap(err)
@@ -252,7 +261,7 @@ func (a *authenticator) refuseToken(err error) error {
 		errors.Is(err, tokens.ErrAudience), errors.Is(err, tokens.ErrClaims):
 		return a.errInvalid.Wrap(err)
 	}
-	return fmt.Errorf("middleware: verify token: %w", err)
+	return nil
 }
 
 // isToken reports whether s is an RFC 9110 token, as an auth-scheme is.

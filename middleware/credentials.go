@@ -405,14 +405,13 @@ func (c *Credentials) bearerToken(r *http.Request, p registry.AuthPolicy, value 
 		}
 	}
 	if err != nil {
-		refusal := c.bearer.refuseToken(err)
-		var e *problem.Error
-		if !errors.As(refusal, &e) {
+		e := c.bearer.tokenRefusal(err)
+		if e == nil {
 			c.observe(string(kind), AuthError)
 			if errors.Is(err, tokens.ErrProviderUnavailable) {
 				return caller{}, httperr.New(problem.Unavailable, msgProviderDown).WithRetryAfter(5).Wrap(err)
 			}
-			return caller{}, refusal
+			return caller{}, c.bearer.refuseToken(err)
 		}
 		outcome := AuthBadCredentials
 		switch {
