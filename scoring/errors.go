@@ -1,6 +1,7 @@
 package scoring
 
 import (
+	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -58,6 +59,19 @@ type sentinel struct{ typ, text, msg string }
 func (e *sentinel) Error() string         { return e.text }
 func (e *sentinel) ErrorType() string     { return e.typ }
 func (e *sentinel) ClientMessage() string { return e.msg }
+
+// composed returns the first [*problem.Error] in err's chain if it is an
+// answer composed for the client, or nil if there is none or it is a
+// package's sentinel, or its detail, passed on (which has Text): a process
+// or an Authorize function chooses its answer with the one, and fails with
+// the other as with any error.
+func composed(err error) *problem.Error {
+	var e *problem.Error
+	if errors.As(err, &e) && e.Text == "" {
+		return e
+	}
+	return nil
+}
 
 func badRequest(typ problem.Code, pointer, format string, args ...any) *Error {
 	return &Error{Status: http.StatusBadRequest, Code: typ, Message: fmt.Sprintf(format, args...), Pointer: pointer}

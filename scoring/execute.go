@@ -176,7 +176,8 @@ type scored struct {
 
 // processError decides what a process's error means: the context's error
 // when the deadline passed or the caller left (even if the process then
-// succeeded), an *Error as it is, anything else an internal error.
+// succeeded), an answer it composed as it is, anything else (the sentinels
+// of scorehub's packages included) an internal error.
 func processError(ctx context.Context, name string, err error) error {
 	if cerr := ctx.Err(); cerr != nil {
 		return cerr
@@ -184,8 +185,7 @@ func processError(ctx context.Context, name string, err error) error {
 	if err == nil {
 		return nil
 	}
-	var e *Error
-	if errors.As(err, &e) {
+	if e := composed(err); e != nil {
 		return e
 	}
 	// A context error of the process's own (not ours) is a failure like any

@@ -136,8 +136,10 @@ func generic(typ problem.Code) string {
 	return "the request was refused"
 }
 
-// From maps err to what the client is told. A [*problem.Error] anywhere in
-// err's chain is used as it is; an error with an ErrorType method
+// From maps err to what the client is told. The first [*problem.Error] in
+// err's chain is used as it is, its Status set from its Code when zero; one
+// of a domain package (with Text) keeps err as the cause the log sees. An
+// error with an ErrorType method
 // (optionally ClientMessage, ErrorPointer and RetryAfter) gets that type's
 // status; errors of context and of [http.MaxBytesReader] get theirs, as
 // does a read past the server's read deadline (408); anything else is a
@@ -153,12 +155,19 @@ func From(err error) *problem.Error {
 func answer(err error) (*problem.Error, bool) {
 	var e *problem.Error
 	if errors.As(err, &e) {
-		if e.Status != 0 {
+		if e.Status != 0 && e.Text == "" {
 			return e, true
 		}
 		c := *e
-		var known bool
-		c.Status, known = lookup(e.Code)
+		if c.Text != "" {
+			// A domain error: the log is told its Go text and what wraps
+			// it, not just the cause of the sentinel it wraps.
+			c.Text, c.Err = "", err
+		}
+		known := true
+		if c.Status == 0 {
+			c.Status, known = lookup(c.Code)
+		}
 		return &c, known
 	}
 	var t typed
