@@ -3,12 +3,12 @@
 // a sentence safe to show the client, the place in the request at fault
 // and the headers its answer needs, and keeps the cause for the log.
 //
-// Every package of the module returns errors of this type, or errors that
-// wrap one: the exported sentinels (registry.ErrNotFound,
-// tokens.ErrRevision, scoring.ErrQueueFull, …) are *Error values that
-// [errors.Is] matches, and the errors that say more about a case wrap
-// them. So a host that embeds scorehub reads the code of any error it gets
-// back with [errors.As]:
+// The packages of the module return errors of this type, or errors that
+// wrap one, wherever a client is to be told about them: the exported
+// sentinels (registry.ErrNotFound, tokens.ErrRevision, scoring.ErrQueueFull,
+// …) are *Error values that [errors.Is] matches, and the errors that say
+// more about a case wrap them. So a host that embeds scorehub reads the
+// code of an error it gets back with [errors.As]:
 //
 //	var p *problem.Error
 //	if errors.As(err, &p) && p.Code == problem.NotFound { … }

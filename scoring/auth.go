@@ -55,5 +55,5 @@ func authError(err error) error {
 
 // errNeedsToken refuses a request to a token group when the handler has no
 // Authorize function.
-var errNeedsToken = &Error{Status: http.StatusUnauthorized, Code: problem.Unauthorized, Message: "this endpoint needs a valid token",
+var errNeedsToken = &problem.Error{Status: http.StatusUnauthorized, Code: problem.Unauthorized, Message: "this endpoint needs a valid token",
 	Challenge: "Bearer"}

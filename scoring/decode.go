@@ -164,7 +164,7 @@ func emptyColumn(name string, kind registry.Kind, rows int) registry.Column {
 // {"data":[{...},...]} with any other top-level keys ignored. It reads at
 // most lim.MaxBodyBytes (+1, to tell a body that is too large).
 //
-// Every fault of the request is an [*Error]: malformed JSON (including
+// Every fault of the request is a [*problem.Error]: malformed JSON (including
 // trailing commas, comments, NaN, single quotes, invalid UTF-8 and data
 // after the top-level object), a duplicate key, a missing or non-array
 // "data", a row that is not an object, a nested object or array as a value,
@@ -381,7 +381,7 @@ func (st *decodeState) read(r io.Reader, max, size int64) error {
 	return nil
 }
 
-func errBodyTooLarge(max int64) *Error {
+func errBodyTooLarge(max int64) *problem.Error {
 	return tooLarge(problem.BodyTooLarge, "the request body is larger than %d bytes", max)
 }
 

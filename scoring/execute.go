@@ -80,7 +80,7 @@ type execution struct {
 // execute runs x and returns the process's result, checked to have one row
 // per input row, or the error that ended it: the queue's ([ErrQueueFull],
 // [ErrNoQueue]), the context's when the deadline passed or req ended (even
-// if the process then succeeded), an [*Error] the process returned, or an
+// if the process then succeeded), a [*problem.Error] the process composed, or an
 // internal error for anything else the process did.
 //
 // req is the caller's context: its values reach the process, its deadline

@@ -74,11 +74,13 @@ type Config struct {
 	// Authorize decides whether r may call an endpoint of a group whose
 	// Auth.Mode is registry.TokenRequired; it is called with the group's
 	// name and policy, and only for such groups. It returns nil to let the request
-	// through. Otherwise its error is the answer: an [*Error] as it is;
-	// [ErrUnauthorized] or [ErrForbidden] (possibly wrapped) as 401
-	// unauthorized or 403 forbidden; anything else as 500 internal_error.
-	// An [*Error]'s Challenge is sent as WWW-Authenticate; a 401 without
-	// one says "Bearer".
+	// through. Otherwise its error is the answer: a [*problem.Error] it
+	// composed (possibly wrapped) as it is, a 401 with its Challenge, a 429
+	// with its RetryAfter; [ErrUnauthorized] or [ErrForbidden] (possibly
+	// wrapped) as 401 unauthorized or 403 forbidden; anything else, the
+	// sentinels of scorehub's other packages included, as 500
+	// internal_error. A Challenge is sent as WWW-Authenticate; a 401
+	// without one says "Bearer".
 	//
 	// nil refuses every request to a token group with 401: the handler
 	// never lets a protected group through without a check.
@@ -336,7 +338,7 @@ func (h *Handler) endpoint(r *http.Request, o *observation, group, path, alias s
 }
 
 // errServerBusy refuses a request whose body would pass MaxDecodingBytes.
-var errServerBusy = &Error{Code: problem.ServerBusy, Message: "the server holds as many request bodies as it may; retry later"}
+var errServerBusy = &problem.Error{Code: problem.ServerBusy, Message: "the server holds as many request bodies as it may; retry later"}
 
 // reserve counts n more body bytes as held, unless that would pass
 // maxDecoding.

@@ -335,7 +335,7 @@ func (j *Jobs) Limits() Limits { return j.lim }
 // handler applies to the same caller (see [JobsConfig.Authorize]), before
 // anything about the endpoint is looked up; a job naming a catalog process,
 // or moving an endpoint's execution to another queue, needs an
-// administrator ([Caller.Admin]). It fails with an [*Error]: 400
+// administrator ([Caller.Admin]). It fails with a [*problem.Error]: 400
 // invalid_request without rows or without exactly one of process and
 // endpoint, 401 or 403 when the caller may not run it, 422 invalid_reference for an unknown process,
 // endpoint or queue, 404 endpoint_disabled, 413 for rows beyond the

@@ -488,7 +488,7 @@ func TestJobsApplyGroupPolicy(t *testing.T) {
 	authorize := func(r *http.Request, group string, p registry.AuthPolicy) error {
 		user, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 		if !ok {
-			return &scoring.Error{Status: 401, Code: "unauthorized", Message: "this endpoint needs a valid token", Challenge: "Bearer"}
+			return &problem.Error{Status: 401, Code: "unauthorized", Message: "this endpoint needs a valid token", Challenge: "Bearer"}
 		}
 		if user != "alice" {
 			return scoring.ErrForbidden
