@@ -80,7 +80,9 @@ func (e *Error) At(pointer string) *Error {
 	return &c
 }
 
-// Wrap returns a copy of e whose cause is err.
+// Wrap returns a copy of e whose cause is err. The copy of a sentinel does
+// not match it with [errors.Is]: a sentinel is wrapped with fmt.Errorf's
+// %w, or given a sentence about the case with Detail.
 func (e *Error) Wrap(err error) *Error {
 	c := *e
 	c.Err = err

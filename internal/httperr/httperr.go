@@ -6,12 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"math"
 	"net/http"
 	"os"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/scorehub/scorehub/problem"
 )
@@ -79,72 +77,12 @@ func lookup(code problem.Code) (status int, known bool) {
 	return http.StatusInternalServerError, false
 }
 
-// What a domain error says about itself. httperr looks for these methods on
-// every error in a chain, so domain packages need not import it.
-type (
-	// typed is an error that knows its type code.
-	typed interface {
-		error
-		ErrorType() string
-	}
-	// described is an error with a sentence safe to show the client.
-	described interface {
-		error
-		ClientMessage() string
-	}
-	// pointed is an error about one place in the request.
-	pointed interface {
-		error
-		ErrorPointer() string
-	}
-	// retrying is an error that says when the request may succeed if
-	// sent again; a positive duration becomes Retry-After.
-	retrying interface {
-		error
-		RetryAfter() time.Duration
-	}
-)
-
-// generic is the sentence a client is told for a domain error that brings
-// none of its own.
-func generic(typ problem.Code) string {
-	switch typ {
-	case problem.NotFound:
-		return "the resource does not exist"
-	case problem.AlreadyExists:
-		return "the resource already exists"
-	case problem.InUse:
-		return "the resource is in use"
-	case problem.PreconditionFailed:
-		return "the resource has changed since it was read"
-	case problem.InvalidReference:
-		return "the request names something that does not exist"
-	case problem.EndpointDisabled:
-		return "the endpoint's deployment is disabled"
-	case problem.ProcessUnavailable:
-		return "the endpoint's process is not available in this server"
-	case problem.Unavailable:
-		return "the service is shutting down"
-	case problem.ServerBusy:
-		return "the server is busy; retry later"
-	case problem.StoreUnavailable:
-		return "the store cannot be reached; nothing was changed; retry later"
-	}
-	if StatusOf(typ) >= 500 {
-		return "internal error"
-	}
-	return "the request was refused"
-}
-
 // From maps err to what the client is told. The first [*problem.Error] in
 // err's chain is used as it is, its Status set from its Code when zero; one
-// of a domain package (with Text) keeps err as the cause the log sees. An
-// error with an ErrorType method
-// (optionally ClientMessage, ErrorPointer and RetryAfter) gets that type's
-// status; errors of context and of [http.MaxBytesReader] get theirs, as
-// does a read past the server's read deadline (408); anything else is a
-// 500 that says only "internal error". The returned Error's Status is
-// always set.
+// of a domain package (with Text) keeps err as the cause the log sees.
+// Errors of context and of [http.MaxBytesReader] get their answers, as does
+// a read past the server's read deadline (408); anything else is a 500 that
+// says only "internal error". The returned Error's Status is always set.
 func From(err error) *problem.Error {
 	e, _ := answer(err)
 	return e
@@ -169,25 +107,6 @@ func answer(err error) (*problem.Error, bool) {
 			c.Status, known = lookup(c.Code)
 		}
 		return &c, known
-	}
-	var t typed
-	if errors.As(err, &t) {
-		typ := problem.Code(t.ErrorType())
-		status, known := lookup(typ)
-		out := &problem.Error{Status: status, Code: typ, Message: generic(typ), Err: err}
-		var d described
-		if errors.As(err, &d) {
-			out.Message = d.ClientMessage()
-		}
-		var p pointed
-		if errors.As(err, &p) {
-			out.Pointer = p.ErrorPointer()
-		}
-		var r retrying
-		if errors.As(err, &r) && r.RetryAfter() > 0 {
-			out.RetryAfter = int(math.Ceil(r.RetryAfter().Seconds()))
-		}
-		return out, known
 	}
 	var mb *http.MaxBytesError
 	switch {

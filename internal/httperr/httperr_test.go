@@ -15,47 +15,29 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/scorehub/scorehub/problem"
 )
 
-// domainErr is an error of a package that does not import httperr: it says
-// what it is through ErrorType, and may bring a sentence and a pointer.
-type domainErr struct {
-	typ      problem.Code
-	msg, ptr string
+// domain is an error of a domain package: a sentinel with its code, the
+// sentence a client is told and a Go text with what the client must not
+// see.
+func domain(code problem.Code, message string) *problem.Error {
+	return &problem.Error{Code: code, Message: message, Text: "domain: " + string(code) + ": internal detail"}
 }
 
-func (e domainErr) Error() string     { return "domain: " + string(e.typ) + ": internal detail" }
-func (e domainErr) ErrorType() string { return string(e.typ) }
-
-type describedErr struct{ domainErr }
-
-func (e describedErr) ClientMessage() string { return e.msg }
-func (e describedErr) ErrorPointer() string  { return e.ptr }
-
-// passingErr is a domain error of a failure that passes: it says when to
-// try again.
-type passingErr struct {
-	domainErr
-	after time.Duration
-}
-
-func (e passingErr) RetryAfter() time.Duration { return e.after }
-
-// A domain error that says when to try again is answered with Retry-After
-// in whole seconds, rounded up; one that says nothing, or zero, without.
+// A domain error that says when to try again is answered with Retry-After;
+// one that says nothing without.
 func TestFromTakesRetryAfterFromTheError(t *testing.T) {
+	storeDown := domain(problem.StoreUnavailable, "the store cannot be reached")
 	for _, tt := range []struct {
 		name string
 		err  error
 		want int
 	}{
-		{"store down, wrapped", fmt.Errorf("postgres: %w: %w", passingErr{domainErr{typ: problem.StoreUnavailable}, 1500 * time.Millisecond}, io.ErrUnexpectedEOF), 2},
-		{"zero", passingErr{domainErr{typ: problem.StoreUnavailable}, 0}, 0},
-		{"no method", domainErr{typ: problem.StoreUnavailable}, 0},
+		{"store down, wrapped", fmt.Errorf("postgres: %w: %w", storeDown.WithRetryAfter(2), io.ErrUnexpectedEOF), 2},
+		{"none", storeDown, 0},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			e := From(tt.err)
@@ -75,29 +57,32 @@ func TestFromTakesRetryAfterFromTheError(t *testing.T) {
 }
 
 func TestFromMapsEveryKnownError(t *testing.T) {
+	notFound := domain(problem.NotFound, "nothing is stored under that name")
 	tests := []struct {
 		name       string
 		err        error
 		status     int
-		typ        problem.Code
+		code       problem.Code
 		message    string // "" = not checked
 		pointer    string
 		safeReason bool // the message must not repeat the cause
 	}{
 		{"own error", &problem.Error{Status: http.StatusTeapot, Code: "teapot", Message: "short and stout"}, http.StatusTeapot, "teapot", "short and stout", "", false},
-		{"status from the type", New(problem.QueueFull, "full"), 503, problem.QueueFull, "full", "", false},
-		{"zero status from the type", &problem.Error{Code: problem.InvalidToken, Message: "expired"}, 401, problem.InvalidToken, "expired", "", false},
+		{"status from the code", New(problem.QueueFull, "full"), 503, problem.QueueFull, "full", "", false},
+		{"zero status from the code", &problem.Error{Code: problem.InvalidToken, Message: "expired"}, 401, problem.InvalidToken, "expired", "", false},
 		{"wrapped own error", fmt.Errorf("ctx: %w", New(problem.InvalidRequest, "bad")), 400, problem.InvalidRequest, "bad", "", false},
 		{"body limit", &http.MaxBytesError{Limit: 10}, 413, problem.BodyTooLarge, "", "", false},
 		{"read timeout", &net.OpError{Op: "read", Net: "tcp", Err: os.ErrDeadlineExceeded}, 408, problem.RequestTimeout, "", "", true},
-		{"domain error with a sentence", fmt.Errorf("x: %w", describedErr{domainErr{problem.PreconditionFailed, "record \"g/p\" is at revision 4, not 3", ""}}),
-			412, problem.PreconditionFailed, "record \"g/p\" is at revision 4, not 3", "", false},
-		{"domain error with a pointer", describedErr{domainErr{problem.InvalidReference, "no queue", "/endpoints/0/queue"}}, 422, problem.InvalidReference, "no queue", "/endpoints/0/queue", false},
-		{"domain error without a sentence", fmt.Errorf("registry: deployment %q: %w", "g/p", domainErr{typ: problem.NotFound}), 404, problem.NotFound, "the resource does not exist", "", true},
-		{"disabled", domainErr{typ: problem.EndpointDisabled}, 404, problem.EndpointDisabled, "", "", true},
-		{"in use", domainErr{typ: problem.InUse}, 409, problem.InUse, "", "", true},
-		{"process missing", domainErr{typ: problem.ProcessUnavailable}, 503, problem.ProcessUnavailable, "", "", true},
-		{"unknown domain type", domainErr{typ: "mystery"}, 500, "mystery", "internal error", "", true},
+		{"domain error with a sentence", fmt.Errorf("x: %w", domain(problem.PreconditionFailed, "record \"g/p\" is at revision 4, not 3")),
+			412, problem.PreconditionFailed, "record \"g/p\" is at revision 4, not 3", "", true},
+		{"domain error with a pointer", domain(problem.InvalidReference, "no queue").At("/endpoints/0/queue"), 422, problem.InvalidReference, "no queue", "/endpoints/0/queue", true},
+		{"a sentinel wrapped with detail", fmt.Errorf("registry: deployment %q: %w", "g/p", notFound), 404, problem.NotFound, "nothing is stored under that name", "", true},
+		{"a sentinel's detail", notFound.Detail("domain: deployment \"g/p\" does not exist", "deployment \"g/p\" does not exist"),
+			404, problem.NotFound, "deployment \"g/p\" does not exist", "", true},
+		{"disabled", domain(problem.EndpointDisabled, "off"), 404, problem.EndpointDisabled, "off", "", true},
+		{"in use", domain(problem.InUse, "used"), 409, problem.InUse, "used", "", true},
+		{"process missing", domain(problem.ProcessUnavailable, "gone"), 503, problem.ProcessUnavailable, "gone", "", true},
+		{"unknown code", domain("mystery", "a mystery"), 500, "mystery", "a mystery", "", true},
 		{"deadline", context.DeadlineExceeded, 504, problem.Timeout, "", "", true},
 		{"cancelled", context.Canceled, statusClientClosedRequest, problem.ClientClosedRequest, "", "", true},
 		{"anything else", errors.New("disk on fire at /var/secret"), 500, problem.Internal, "internal error", "", true},
@@ -105,14 +90,39 @@ func TestFromMapsEveryKnownError(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			e := From(tt.err)
-			if e.Status != tt.status || e.Code != tt.typ || e.Pointer != tt.pointer {
-				t.Errorf("From = %d %s %q, want %d %s %q", e.Status, e.Code, e.Pointer, tt.status, tt.typ, tt.pointer)
+			if e.Status != tt.status || e.Code != tt.code || e.Pointer != tt.pointer {
+				t.Errorf("From = %d %s %q, want %d %s %q", e.Status, e.Code, e.Pointer, tt.status, tt.code, tt.pointer)
 			}
 			if tt.message != "" && e.Message != tt.message {
 				t.Errorf("message %q, want %q", e.Message, tt.message)
 			}
 			if tt.safeReason && (e.Message == tt.err.Error() || strings.Contains(e.Message, "internal detail")) {
 				t.Errorf("message %q repeats the cause", e.Message)
+			}
+		})
+	}
+}
+
+// The log is told the whole Go story of a domain error, context included,
+// and the cause of an answer composed at the edge, whose own text would
+// repeat the type and message it logs beside.
+func TestWriteLogsTheCause(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		err  error
+		want string
+	}{
+		{"domain error wrapped", fmt.Errorf("management: put %q: %w", "g/p", domain(problem.NotFound, "no such thing")),
+			`cause="management: put \"g/p\": domain: not_found: internal detail"`},
+		{"domain error", domain(problem.InUse, "used"), `cause="domain: in_use: internal detail"`},
+		{"answer with a cause", New(problem.InvalidRequest, "unreadable").Wrap(io.ErrUnexpectedEOF), `cause="unexpected EOF"`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var buf strings.Builder
+			logger := slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}))
+			Write(httptest.NewRecorder(), httptest.NewRequest(http.MethodPut, "/x", nil), logger, tt.err)
+			if !strings.Contains(buf.String(), tt.want) {
+				t.Errorf("logged %q, want %s", buf.String(), tt.want)
 			}
 		})
 	}
