@@ -20,7 +20,11 @@ package problem
 // [errors.As] look at next: an error that says more about a sentinel
 // wraps it there (see [Error.Detail]). Text, when set, is what Error
 // returns, the way the error reads to Go callers and in the log
-// ("registry: not found"), which may say more or less than Message.
+// ("registry: not found"), which may say more or less than Message. The
+// sentinels of a package and the errors that say more about them set it;
+// an answer composed for a client leaves it empty, and where an error only
+// passes through (a process's, in the scoring handler), only such an
+// answer is sent as it is.
 //
 // An Error is a value: its methods return changed copies, so one may be
 // shared, as a sentinel is, by concurrent requests.
