@@ -8,6 +8,7 @@ import (
 
 	"github.com/scorehub/scorehub/internal/httperr"
 	"github.com/scorehub/scorehub/internal/urlpath"
+	"github.com/scorehub/scorehub/problem"
 )
 
 // Where the management API serves its OpenAPI document, and the service
@@ -19,7 +20,7 @@ const (
 
 // errRoot is what an API client reading the server's root is told: there is
 // nothing there, and where to look instead.
-var errRoot = httperr.New(httperr.TypeNotFound,
+var errRoot = httperr.New(problem.NotFound,
 	"no API route at /: the API is described at "+openAPIPath+" and the endpoint test page is at "+uiPath)
 
 // root answers GET and HEAD / : a browser, which asks for HTML, is sent to

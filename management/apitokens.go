@@ -9,6 +9,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/scorehub/scorehub/internal/httperr"
+	"github.com/scorehub/scorehub/problem"
 	"github.com/scorehub/scorehub/registry"
 	"github.com/scorehub/scorehub/tokens"
 )
@@ -54,7 +55,7 @@ type apiTokenInput struct {
 	Unknown map[string]jsontext.Value `json:",unknown" validate:"-"`
 }
 
-func (in *apiTokenInput) unknown() []httperr.FieldError { return unknownMembers("", in.Unknown) }
+func (in *apiTokenInput) unknown() []problem.FieldError { return unknownMembers("", in.Unknown) }
 
 // expiry returns when the token expires, zero for never. The validator
 // checked the format.
@@ -92,10 +93,10 @@ func (h *Handler) createAPIToken(w http.ResponseWriter, r *http.Request) error {
 		return errOtherOwner
 	}
 	st := h.reg.Snapshot().State()
-	var missing []httperr.FieldError
+	var missing []problem.FieldError
 	for i, g := range in.WebAPIGroups {
 		if _, ok := st.Group(g); !ok {
-			missing = append(missing, httperr.FieldError{Pointer: "/webApiGroups/" + strconv.Itoa(i), Message: "names no web API group: " + quote(g)})
+			missing = append(missing, problem.FieldError{Pointer: "/webApiGroups/" + strconv.Itoa(i), Message: "names no web API group: " + quote(g)})
 		}
 	}
 	if len(missing) > 0 {
@@ -127,7 +128,7 @@ func (h *Handler) listAPITokens(w http.ResponseWriter, r *http.Request) error {
 	}
 	owner := q.Get("owner")
 	if _, given := q["owner"]; given && (owner == "" || !validUserName(owner)) {
-		return httperr.New(TypeInvalidParameter, "the owner parameter must be a user name: 1 to 256 bytes, no colon and no control characters")
+		return httperr.New(problem.InvalidParameter, "the owner parameter must be a user name: 1 to 256 bytes, no colon and no control characters")
 	}
 	var all []tokens.APIToken
 	for _, t := range h.accounts.APITokens() {
@@ -204,8 +205,8 @@ func hideSecretInPath(next http.Handler) http.Handler {
 // ID is written so.
 const hiddenSecret = tokens.APITokenPrefix + "(hidden)"
 
-var errSecretInPath = httperr.New(httperr.TypeNotFound,
+var errSecretInPath = httperr.New(problem.NotFound,
 	"the path holds an API token's secret, not its ID; find the ID with GET /api/v1/apitokens, and revoke the token, as the secret has been sent in a URL")
 
-var errOtherOwner = httperr.New(httperr.TypeForbidden,
+var errOtherOwner = httperr.New(problem.Forbidden,
 	"only an administrator may create an API token for another user").At("/owner")

@@ -10,7 +10,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/scorehub/scorehub/management"
+	"github.com/scorehub/scorehub/problem"
 	"github.com/scorehub/scorehub/registry"
 	"github.com/scorehub/scorehub/tokens"
 )
@@ -117,22 +117,22 @@ func TestAPITokenBodies(t *testing.T) {
 		fields [][2]string
 	}{
 		{"every field at fault", `{"name":"","owner":"a:b","expiresAt":"tomorrow","webApiGroups":["risk","risk"],"secret":"x"}`,
-			400, management.TypeValidationFailed, [][2]string{
+			400, string(problem.ValidationFailed), [][2]string{
 				{"/name", "is required"},
 				{"/owner", "must be a user name: at most 256 bytes, no colon and no control characters"},
 				{"/expiresAt", "must be a date and time in RFC 3339, such as 2030-01-31T00:00:00Z"},
 				{"/webApiGroups", "appears more than once"},
 				{"/secret", "is not a member of this object"},
 			}},
-		{"a bad group name", `{"name":"x","webApiGroups":["a/b"]}`, 400, management.TypeValidationFailed,
+		{"a bad group name", `{"name":"x","webApiGroups":["a/b"]}`, 400, string(problem.ValidationFailed),
 			[][2]string{{"/webApiGroups/0", nameRule}}},
-		{"a wrong type", `{"name":"x","webApiGroups":"risk"}`, 400, management.TypeValidationFailed,
+		{"a wrong type", `{"name":"x","webApiGroups":"risk"}`, 400, string(problem.ValidationFailed),
 			[][2]string{{"/webApiGroups", "must be an array"}}},
-		{"an expiry past", `{"name":"x","expiresAt":"` + past + `"}`, 400, management.TypeValidationFailed, nil},
+		{"an expiry past", `{"name":"x","expiresAt":"` + past + `"}`, 400, string(problem.ValidationFailed), nil},
 		{"groups that do not exist", `{"name":"x","webApiGroups":["DEFAULT","nope","gone"]}`, 422, "invalid_reference",
 			[][2]string{{"/webApiGroups/1", `names no web API group: "nope"`}, {"/webApiGroups/2", `names no web API group: "gone"`}}},
 		{"an owner who does not exist", `{"name":"x","owner":"ghost"}`, 422, "invalid_reference", nil},
-		{"not JSON", `{"name":"x"`, 400, management.TypeMalformedJSON, nil},
+		{"not JSON", `{"name":"x"`, 400, string(problem.MalformedJSON), nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -146,8 +146,8 @@ func TestAPITokenBodies(t *testing.T) {
 		})
 	}
 	f.do(t, request{method: http.MethodPost, path: "/api/v1/apitokens", token: f.admin, contentType: "text/plain", body: `{"name":"x"}`}).
-		want(t, 415, management.TypeUnsupportedMediaType)
-	f.do(t, request{method: http.MethodGet, path: "/api/v1/apitokens?owner=", token: f.admin}).want(t, 400, management.TypeInvalidParameter)
+		want(t, 415, string(problem.UnsupportedMediaType))
+	f.do(t, request{method: http.MethodGet, path: "/api/v1/apitokens?owner=", token: f.admin}).want(t, 400, string(problem.InvalidParameter))
 	if ts := f.accounts.APITokens(); len(ts) != 0 {
 		t.Errorf("refused bodies stored tokens: %+v", ts)
 	}

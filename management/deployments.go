@@ -13,6 +13,7 @@ import (
 	"github.com/go-playground/validator/v10"
 
 	"github.com/scorehub/scorehub/internal/httperr"
+	"github.com/scorehub/scorehub/problem"
 	"github.com/scorehub/scorehub/registry"
 )
 
@@ -103,7 +104,7 @@ type endpointInput struct {
 	Unknown map[string]jsontext.Value `json:",unknown" validate:"-"`
 }
 
-func (in *deploymentInput) unknown() []httperr.FieldError {
+func (in *deploymentInput) unknown() []problem.FieldError {
 	out := unknownMembers("", in.Unknown)
 	for i, e := range in.Endpoints {
 		out = append(out, unknownMembers("/endpoints/"+strconv.Itoa(i), e.Unknown)...)
@@ -157,8 +158,8 @@ func (in *deploymentInput) record(rev uint64) registry.Deployment {
 
 // checkIdentity lists the fields of a body that contradict the group and
 // path of the URL; empty ones are filled in from it.
-func (in *deploymentInput) checkIdentity(group, path string) []httperr.FieldError {
-	var out []httperr.FieldError
+func (in *deploymentInput) checkIdentity(group, path string) []problem.FieldError {
+	var out []problem.FieldError
 	for _, f := range []struct {
 		pointer string
 		field   *string
@@ -168,7 +169,7 @@ func (in *deploymentInput) checkIdentity(group, path string) []httperr.FieldErro
 		case *f.field == "":
 			*f.field = f.want
 		case *f.field != f.want:
-			out = append(out, httperr.FieldError{Pointer: f.pointer,
+			out = append(out, problem.FieldError{Pointer: f.pointer,
 				Message: "must be the one in the URL, " + quote(f.want) + ": a deployment cannot move"})
 		}
 	}
@@ -192,10 +193,10 @@ func (h *Handler) checkReferences(st *registry.State, d registry.Deployment, pre
 		}
 		refs[inv.Pointer] = inv.Message
 	}
-	var fields []httperr.FieldError
+	var fields []problem.FieldError
 	add := func(pointer string) {
 		if msg, ok := refs[pointer]; ok {
-			fields = append(fields, httperr.FieldError{Pointer: pointer, Message: msg})
+			fields = append(fields, problem.FieldError{Pointer: pointer, Message: msg})
 		}
 	}
 	add("/group")
@@ -204,13 +205,13 @@ func (h *Handler) checkReferences(st *registry.State, d registry.Deployment, pre
 		switch {
 		case e.Model != "":
 			if msg := missingModel(st, e.Model); msg != "" {
-				fields = append(fields, httperr.FieldError{Pointer: p + "/model", Message: msg})
+				fields = append(fields, problem.FieldError{Pointer: p + "/model", Message: msg})
 			} else {
 				add(p + "/model")
 			}
 		default:
 			if _, ok := h.reg.Catalog().Lookup(e.Process); !ok && !keepsProcess(prev, e) {
-				fields = append(fields, httperr.FieldError{Pointer: p + "/process", Message: "names no process in the catalog: " + quote(e.Process)})
+				fields = append(fields, problem.FieldError{Pointer: p + "/process", Message: "names no process in the catalog: " + quote(e.Process)})
 			}
 		}
 		add(p + "/queue")
@@ -285,7 +286,7 @@ func (h *Handler) listDeployments(w http.ResponseWriter, r *http.Request) error 
 	}
 	group := q.Get("group")
 	if _, given := q["group"]; given && !registry.ValidName(group) {
-		return httperr.Newf(TypeInvalidParameter, "the group parameter %q is not a valid name", group)
+		return httperr.Newf(problem.InvalidParameter, "the group parameter %q is not a valid name", group)
 	}
 	var all []registry.Deployment
 	for _, d := range h.reg.Snapshot().State().Deployments() {
@@ -332,7 +333,7 @@ func intParam(s, name string, def, lo, hi int) (int, error) {
 	}
 	n, err := strconv.Atoi(s)
 	if err != nil || n < lo || n > hi {
-		return 0, httperr.Newf(TypeInvalidParameter,
+		return 0, httperr.Newf(problem.InvalidParameter,
 			"the %s parameter must be an integer from %d to %d, not %q", name, lo, hi, s)
 	}
 	return n, nil
@@ -350,12 +351,12 @@ func (h *Handler) getDeployment(w http.ResponseWriter, r *http.Request) error {
 }
 
 // decodeDeployment reads and checks a deployment body in JSON.
-func (h *Handler) decodeDeployment(data []byte, extra func(in *deploymentInput) []httperr.FieldError) (*deploymentInput, error) {
+func (h *Handler) decodeDeployment(data []byte, extra func(in *deploymentInput) []problem.FieldError) (*deploymentInput, error) {
 	in := &deploymentInput{}
 	if err := decodeStrict(data, in); err != nil {
 		return nil, err
 	}
-	var fields []httperr.FieldError
+	var fields []problem.FieldError
 	if extra != nil {
 		fields = extra(in)
 	}
@@ -372,9 +373,9 @@ func (h *Handler) createDeployment(w http.ResponseWriter, r *http.Request) error
 	if err != nil {
 		return err
 	}
-	in, err := h.decodeDeployment(data, func(in *deploymentInput) []httperr.FieldError {
+	in, err := h.decodeDeployment(data, func(in *deploymentInput) []problem.FieldError {
 		if in.Revision != 0 {
-			return []httperr.FieldError{{Pointer: "/revision", Message: "must be absent or 0 when creating"}}
+			return []problem.FieldError{{Pointer: "/revision", Message: "must be absent or 0 when creating"}}
 		}
 		return nil
 	})
@@ -402,7 +403,7 @@ func (h *Handler) putDeployment(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	in, err := h.decodeDeployment(data, func(in *deploymentInput) []httperr.FieldError {
+	in, err := h.decodeDeployment(data, func(in *deploymentInput) []problem.FieldError {
 		return in.checkIdentity(group, path)
 	})
 	if err != nil {
@@ -487,7 +488,7 @@ func (h *Handler) patchDeployment(w http.ResponseWriter, r *http.Request) error 
 		if err != nil {
 			return 0, err
 		}
-		in, err := h.decodeDeployment(merged, func(in *deploymentInput) []httperr.FieldError {
+		in, err := h.decodeDeployment(merged, func(in *deploymentInput) []problem.FieldError {
 			return in.checkIdentity(group, path)
 		})
 		if err != nil {

@@ -10,7 +10,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/scorehub/scorehub/management"
+	"github.com/scorehub/scorehub/problem"
 	"github.com/scorehub/scorehub/registry"
 )
 
@@ -88,7 +88,7 @@ func TestDeploymentLifecycle(t *testing.T) {
 
 	admin("DELETE", "/api/v1/deployments/DEFAULT/churn", "", map[string]string{"If-Match": `"3"`}).want(t, 412, "precondition_failed")
 	admin("DELETE", "/api/v1/deployments/DEFAULT/churn", "", map[string]string{"If-Match": `W/"4"`}).want(t, 412, "precondition_failed")
-	admin("DELETE", "/api/v1/deployments/DEFAULT/churn", "", map[string]string{"If-Match": `4`}).want(t, 400, management.TypeInvalidRequest)
+	admin("DELETE", "/api/v1/deployments/DEFAULT/churn", "", map[string]string{"If-Match": `4`}).want(t, 400, string(problem.InvalidRequest))
 	admin("DELETE", "/api/v1/deployments/DEFAULT/churn", "", map[string]string{"If-Match": `"1", "4"`}).want(t, 204, "")
 	admin("GET", "/api/v1/deployments/DEFAULT/churn", "", nil).want(t, 404, "not_found")
 }
@@ -172,7 +172,7 @@ func TestDeploymentPages(t *testing.T) {
 	}
 	for _, q := range []string{"?size=0", "?size=1001", "?page=-1", "?page=x", "?group=a%2Fb"} {
 		t.Run(q, func(t *testing.T) {
-			f.do(t, request{method: "GET", path: "/api/v1/deployments" + q, token: f.reader}).want(t, 400, management.TypeInvalidParameter)
+			f.do(t, request{method: "GET", path: "/api/v1/deployments" + q, token: f.reader}).want(t, 400, string(problem.InvalidParameter))
 		})
 	}
 }

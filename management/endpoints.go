@@ -5,6 +5,7 @@ import (
 
 	"github.com/scorehub/scorehub/internal/httperr"
 	"github.com/scorehub/scorehub/middleware"
+	"github.com/scorehub/scorehub/problem"
 	"github.com/scorehub/scorehub/registry"
 )
 
@@ -107,7 +108,7 @@ func (h *Handler) getEndpointProcess(w http.ResponseWriter, r *http.Request) err
 	}
 	e, ok := d.Endpoint(alias)
 	if !ok {
-		return httperr.Newf(httperr.TypeNotFound, "deployment %q has no endpoint %q", group+"/"+path, alias)
+		return httperr.Newf(problem.NotFound, "deployment %q has no endpoint %q", group+"/"+path, alias)
 	}
 	p, err := snap.EndpointProcess(e)
 	if err != nil {

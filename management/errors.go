@@ -5,27 +5,7 @@ import (
 	"net/http"
 
 	"github.com/scorehub/scorehub/internal/httperr"
-)
-
-// Stable error type codes of this package's answers, as clients see them in
-// {"error":{"type":…}}. The package documentation lists the codes it shares
-// with internal/httperr and the middleware.
-const (
-	// TypeValidationFailed: the body breaks one or more field rules (400);
-	// "fields" lists every one.
-	TypeValidationFailed = httperr.TypeValidationFailed
-	// TypeMalformedJSON: the body is not strict JSON (400).
-	TypeMalformedJSON = httperr.TypeMalformedJSON
-	// TypeInvalidParameter: a query parameter is not valid (400).
-	TypeInvalidParameter = httperr.TypeInvalidParameter
-	// TypeInvalidRequest: a header such as If-Match is malformed (400).
-	TypeInvalidRequest = httperr.TypeInvalidRequest
-	// TypeMethodNotAllowed: the route does not take the method (405, with
-	// Allow).
-	TypeMethodNotAllowed = httperr.TypeMethodNotAllowed
-	// TypeUnsupportedMediaType: the body's Content-Type is not the one the
-	// route takes (415).
-	TypeUnsupportedMediaType = httperr.TypeUnsupportedMediaType
+	"github.com/scorehub/scorehub/problem"
 )
 
 // maxAttempts bounds how often a write that met a concurrent change is
@@ -33,32 +13,32 @@ const (
 const maxAttempts = 16
 
 var (
-	errRouteNotFound = httperr.New(httperr.TypeNotFound, "no management route has this address")
-	errTooContended  = httperr.New(httperr.TypeConflict,
+	errRouteNotFound = httperr.New(problem.NotFound, "no management route has this address")
+	errTooContended  = httperr.New(problem.Conflict,
 		"the record kept changing while this request was applied; retry")
 )
 
 // notFound is the 404 for a record that is not stored, or whose name in the
 // URL no record can have.
-func notFound(kind, name string) *httperr.Error {
-	return httperr.Newf(httperr.TypeNotFound, "no %s named %q", kind, name)
+func notFound(kind, name string) *problem.Error {
+	return httperr.Newf(problem.NotFound, "no %s named %q", kind, name)
 }
 
 // validationFailed is the 400 that lists every field at fault.
-func validationFailed(fields []httperr.FieldError) *httperr.Error {
-	return fieldsError(http.StatusBadRequest, TypeValidationFailed, fields,
+func validationFailed(fields []problem.FieldError) *problem.Error {
+	return fieldsError(http.StatusBadRequest, problem.ValidationFailed, fields,
 		"the request body is not valid", "the request body has %d invalid fields")
 }
 
 // invalidReferences is the 422 that lists every reference to a record or
 // process that does not exist.
-func invalidReferences(fields []httperr.FieldError) *httperr.Error {
-	return fieldsError(http.StatusUnprocessableEntity, httperr.TypeInvalidRef, fields,
+func invalidReferences(fields []problem.FieldError) *problem.Error {
+	return fieldsError(http.StatusUnprocessableEntity, problem.InvalidReference, fields,
 		"the request names something that does not exist", "the request names %d things that do not exist")
 }
 
-func fieldsError(status int, typ string, fields []httperr.FieldError, one, many string) *httperr.Error {
-	e := &httperr.Error{Status: status, Type: typ, Fields: fields}
+func fieldsError(status int, typ problem.Code, fields []problem.FieldError, one, many string) *problem.Error {
+	e := &problem.Error{Status: status, Code: typ, Fields: fields}
 	switch len(fields) {
 	case 0:
 		e.Message = one

@@ -7,7 +7,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/go-playground/validator/v10"
 
-	"github.com/scorehub/scorehub/internal/httperr"
+	"github.com/scorehub/scorehub/problem"
 	"github.com/scorehub/scorehub/registry"
 )
 
@@ -79,7 +79,7 @@ type authInput struct {
 	Unknown map[string]jsontext.Value `json:",unknown" validate:"-"`
 }
 
-func (in *groupInput) unknown() []httperr.FieldError {
+func (in *groupInput) unknown() []problem.FieldError {
 	return append(unknownMembers("", in.Unknown), unknownMembers("/auth", in.Auth.Unknown)...)
 }
 
@@ -155,13 +155,13 @@ func (h *Handler) decodeGroup(r *http.Request, urlName string) (*groupInput, err
 	if err := decodeStrict(data, in); err != nil {
 		return nil, err
 	}
-	var extra []httperr.FieldError
+	var extra []problem.FieldError
 	if urlName != "" {
 		switch {
 		case in.Name == "":
 			in.Name = urlName
 		case in.Name != urlName:
-			extra = append(extra, httperr.FieldError{Pointer: "/name", Message: "must be the name in the URL, " + quote(urlName)})
+			extra = append(extra, problem.FieldError{Pointer: "/name", Message: "must be the name in the URL, " + quote(urlName)})
 		}
 	}
 	if err := h.check(in, extra...); err != nil {
@@ -178,7 +178,7 @@ func (h *Handler) createGroup(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	if in.Revision != 0 {
-		return validationFailed([]httperr.FieldError{{Pointer: "/revision", Message: "must be absent or 0 when creating"}})
+		return validationFailed([]problem.FieldError{{Pointer: "/revision", Message: "must be absent or 0 when creating"}})
 	}
 	g, err := h.reg.PutGroup(r.Context(), in.record(0))
 	if err != nil {

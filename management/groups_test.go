@@ -5,7 +5,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/scorehub/scorehub/middleware"
+	"github.com/scorehub/scorehub/problem"
 	"github.com/scorehub/scorehub/registry"
 )
 
@@ -82,8 +82,8 @@ func TestGroupPolicyIsLiveForScoring(t *testing.T) {
 
 	f.do(t, request{method: "PUT", path: "/api/v1/webapigroups/risk", token: f.admin,
 		body: `{"auth":{"mode":"token","groups":["analysts"]}}`}).want(t, 200, "")
-	scoreAs("").want(t, 401, middleware.TypeUnauthorized)
-	scoreAs(f.admin).want(t, 403, middleware.TypeForbidden) // an administrator is in no user group
+	scoreAs("").want(t, 401, string(problem.Unauthorized))
+	scoreAs(f.admin).want(t, 403, string(problem.Forbidden)) // an administrator is in no user group
 	scoreAs(f.reader).want(t, 200, "")
 }
 

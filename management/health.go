@@ -5,6 +5,7 @@ import (
 	"net/http"
 
 	"github.com/scorehub/scorehub/internal/httperr"
+	"github.com/scorehub/scorehub/problem"
 	"github.com/scorehub/scorehub/registry"
 )
 
@@ -42,7 +43,7 @@ func (h *Handler) ready(w http.ResponseWriter, r *http.Request) error {
 		h.logger.Warn("management: store unavailable; serving the last snapshot", "cause", err.Error())
 		return writeJSON(w, http.StatusOK, healthJSON{Status: "degraded", Message: msgDegraded})
 	case err != nil:
-		return httperr.New(httperr.TypeUnavailable, "the registry store cannot be read").Wrap(err)
+		return httperr.New(problem.Unavailable, "the registry store cannot be read").Wrap(err)
 	}
 	return writeJSON(w, http.StatusOK, healthJSON{Status: "ready"})
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/scorehub/scorehub/internal/httperr"
 	"github.com/scorehub/scorehub/internal/urlpath"
 	"github.com/scorehub/scorehub/middleware"
+	"github.com/scorehub/scorehub/problem"
 	"github.com/scorehub/scorehub/registry"
 	"github.com/scorehub/scorehub/scoring"
 )
@@ -80,7 +81,7 @@ type jobInput struct {
 	Unknown map[string]jsontext.Value `json:",unknown" validate:"-"`
 }
 
-func (in *jobInput) unknown() []httperr.FieldError {
+func (in *jobInput) unknown() []problem.FieldError {
 	out := unknownMembers("", in.Unknown)
 	if in.Endpoint != nil {
 		out = append(out, unknownMembers("/endpoint", in.Endpoint.Unknown)...)
@@ -111,9 +112,9 @@ func (h *Handler) createJob(w http.ResponseWriter, r *http.Request) error {
 	if err := decodeStrict(data, &in); err != nil {
 		return err
 	}
-	var extra []httperr.FieldError
+	var extra []problem.FieldError
 	if (in.Process == "") == (in.Endpoint == nil) {
-		extra = append(extra, httperr.FieldError{Pointer: "/process", Message: "or /endpoint must be given, and not both"})
+		extra = append(extra, problem.FieldError{Pointer: "/process", Message: "or /endpoint must be given, and not both"})
 	}
 	if err := h.check(&in, extra...); err != nil {
 		return err
@@ -159,14 +160,14 @@ func (h *Handler) listJobs(w http.ResponseWriter, r *http.Request) error {
 	f := registry.JobFilter{State: registry.JobState(q.Get("state")), Queue: q.Get("queueName"), Owner: q.Get("owner"),
 		Offset: page * size, Limit: size}
 	if _, given := q["owner"]; given && (f.Owner == "" || len(f.Owner) > maxOwnerLength) {
-		return httperr.Newf(TypeInvalidParameter, "the owner parameter must name a user in 1 to %d bytes", maxOwnerLength)
+		return httperr.Newf(problem.InvalidParameter, "the owner parameter must name a user in 1 to %d bytes", maxOwnerLength)
 	}
 	if _, given := q["state"]; given && !f.State.Valid() {
-		return httperr.Newf(TypeInvalidParameter,
+		return httperr.Newf(problem.InvalidParameter,
 			"the state parameter %q is not a job state (PENDING, RUNNING, FINISHED, ERROR, STOPPED, TIMED_OUT)", f.State)
 	}
 	if _, given := q["queueName"]; given && !registry.ValidName(f.Queue) {
-		return httperr.Newf(TypeInvalidParameter, "the queueName parameter %q is not a valid name", f.Queue)
+		return httperr.Newf(problem.InvalidParameter, "the queueName parameter %q is not a valid name", f.Queue)
 	}
 	jobs, total, err := h.jobs.List(r.Context(), caller, f)
 	if err != nil {
@@ -252,4 +253,4 @@ const maxOwnerLength = 256
 // errNoClaims answers a job route reached without the claims Bearer puts
 // in the request's context: a route wired without it, refused rather than
 // run as nobody.
-var errNoClaims = httperr.New(httperr.TypeUnauthorized, "this route needs a valid token")
+var errNoClaims = httperr.New(problem.Unauthorized, "this route needs a valid token")

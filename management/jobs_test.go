@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/scorehub/scorehub/management"
+	"github.com/scorehub/scorehub/problem"
 	"github.com/scorehub/scorehub/registry"
 	"github.com/scorehub/scorehub/scoring"
 )
@@ -81,12 +82,12 @@ func TestJobRoutes(t *testing.T) {
 		{"unknown job", request{method: http.MethodGet, path: "/executions/jobs/nope", token: f.reader}, 404, "not_found"},
 		{"result of an unknown job", request{method: http.MethodGet, path: "/executions/jobs/nope/result", token: f.reader}, 404, "not_found"},
 		{"no token", request{method: http.MethodGet, path: "/executions/jobs"}, 401, "unauthorized"},
-		{"bad state filter", request{method: http.MethodGet, path: "/executions/jobs?state=DONE", token: f.reader}, 400, management.TypeInvalidParameter},
-		{"neither process nor endpoint", request{method: http.MethodPost, path: "/executions/jobs", token: f.reader, body: `{"data":[]}`}, 400, management.TypeValidationFailed},
-		{"unknown member", request{method: http.MethodPost, path: "/executions/jobs", token: f.reader, body: `{"process":"double","data":[],"priority":1}`}, 400, management.TypeValidationFailed},
+		{"bad state filter", request{method: http.MethodGet, path: "/executions/jobs?state=DONE", token: f.reader}, 400, string(problem.InvalidParameter)},
+		{"neither process nor endpoint", request{method: http.MethodPost, path: "/executions/jobs", token: f.reader, body: `{"data":[]}`}, 400, string(problem.ValidationFailed)},
+		{"unknown member", request{method: http.MethodPost, path: "/executions/jobs", token: f.reader, body: `{"process":"double","data":[],"priority":1}`}, 400, string(problem.ValidationFailed)},
 		{"rows strictly typed", request{method: http.MethodPost, path: "/executions/jobs", token: f.reader, body: `{"process":"double","data":[{"x":[1]}]}`}, 400, "invalid_value"},
 		{"unknown process", request{method: http.MethodPost, path: "/executions/jobs", token: f.admin, body: `{"process":"nope","data":[]}`}, 422, "invalid_reference"},
-		{"not JSON", request{method: http.MethodPost, path: "/executions/jobs", token: f.reader, body: `x`, contentType: "text/plain"}, 415, management.TypeUnsupportedMediaType},
+		{"not JSON", request{method: http.MethodPost, path: "/executions/jobs", token: f.reader, body: `x`, contentType: "text/plain"}, 415, string(problem.UnsupportedMediaType)},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -231,7 +232,7 @@ func TestJobsOwned(t *testing.T) {
 			}
 		})
 	}
-	f.do(t, request{method: http.MethodGet, path: "/executions/jobs?owner=", token: f.admin}).want(t, 400, management.TypeInvalidParameter)
+	f.do(t, request{method: http.MethodGet, path: "/executions/jobs?owner=", token: f.admin}).want(t, 400, string(problem.InvalidParameter))
 }
 
 // TestJobQuotas replays filling the job store over HTTP: a user past the

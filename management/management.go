@@ -18,6 +18,7 @@ import (
 	"github.com/scorehub/scorehub/internal/muxcheck"
 	"github.com/scorehub/scorehub/internal/urlpath"
 	"github.com/scorehub/scorehub/middleware"
+	"github.com/scorehub/scorehub/problem"
 	"github.com/scorehub/scorehub/registry"
 	"github.com/scorehub/scorehub/scoring"
 	"github.com/scorehub/scorehub/tokens"
@@ -432,7 +433,7 @@ func methodNotAllowed(methods []string) http.Handler {
 	}
 	list := strings.Join(allow, ", ")
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		e := httperr.Newf(httperr.TypeMethodNotAllowed, "%s is not allowed here; use %s", r.Method, strings.Join(methods, " or "))
+		e := httperr.Newf(problem.MethodNotAllowed, "%s is not allowed here; use %s", r.Method, strings.Join(methods, " or "))
 		e.Allow = list
 		httperr.Write(w, r, nil, e)
 	})

@@ -9,7 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/scorehub/scorehub/management"
-	"github.com/scorehub/scorehub/middleware"
+	"github.com/scorehub/scorehub/problem"
 	"github.com/scorehub/scorehub/registry"
 	"github.com/scorehub/scorehub/scoring"
 	"github.com/scorehub/scorehub/tokens"
@@ -182,9 +182,9 @@ func TestAuthMatrix(t *testing.T) {
 				status int
 				typ    string
 			}{
-				{"no token", "", 401, middleware.TypeUnauthorized},
-				{"expired", f.expired, 401, middleware.TypeInvalidToken},
-				{"forged", f.forged, 401, middleware.TypeInvalidToken},
+				{"no token", "", 401, string(problem.Unauthorized)},
+				{"expired", f.expired, 401, string(problem.InvalidToken)},
+				{"forged", f.forged, 401, string(problem.InvalidToken)},
 				{"reader", f.reader, 200, ""},
 				{"admin", f.admin, c.admin, ""},
 			}
@@ -194,7 +194,7 @@ func TestAuthMatrix(t *testing.T) {
 				case public[pattern], anyone[pattern] && tk.token == "":
 					status, typ = c.admin, ""
 				case tk.name == "reader" && write:
-					status, typ = 403, middleware.TypeForbidden
+					status, typ = 403, string(problem.Forbidden)
 				case tk.name == "reader":
 					status = c.admin
 				}
@@ -229,10 +229,10 @@ func TestUnknownRoutesAndMethodsAnswerJSON(t *testing.T) {
 	}{
 		{"GET", "/api/v1/nothing", 404, "not_found", ""},
 		{"GET", "/api/v1/queues/DEFAULT/extra", 404, "not_found", ""},
-		{"POST", "/api/v1/queues", 405, management.TypeMethodNotAllowed, "GET, HEAD"},
-		{"PATCH", "/api/v1/queues/DEFAULT", 405, management.TypeMethodNotAllowed, "GET, PUT, DELETE, HEAD"},
-		{"DELETE", "/api/v1/deployments", 405, management.TypeMethodNotAllowed, "GET, POST, HEAD"},
-		{"POST", "/health/live", 405, management.TypeMethodNotAllowed, "GET, HEAD"},
+		{"POST", "/api/v1/queues", 405, string(problem.MethodNotAllowed), "GET, HEAD"},
+		{"PATCH", "/api/v1/queues/DEFAULT", 405, string(problem.MethodNotAllowed), "GET, PUT, DELETE, HEAD"},
+		{"DELETE", "/api/v1/deployments", 405, string(problem.MethodNotAllowed), "GET, POST, HEAD"},
+		{"POST", "/health/live", 405, string(problem.MethodNotAllowed), "GET, HEAD"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.method+" "+tt.path, func(t *testing.T) {
@@ -256,9 +256,9 @@ func TestHeadAnswersLikeGet(t *testing.T) {
 func TestEveryWriteIsLogged(t *testing.T) {
 	f := newFixture(t)
 	f.do(t, request{method: "PUT", path: "/api/v1/queues/fast", token: f.admin, body: `{"maxConcurrent":4,"maxWaiting":8}`}).want(t, 201, "")
-	f.do(t, request{method: "DELETE", path: "/api/v1/queues/fast", token: f.reader}).want(t, 403, middleware.TypeForbidden)
+	f.do(t, request{method: "DELETE", path: "/api/v1/queues/fast", token: f.reader}).want(t, 403, string(problem.Forbidden))
 	f.do(t, request{method: "DELETE", path: "/api/v1/queues/DEFAULT", token: f.admin}).want(t, 409, "in_use")
-	f.do(t, request{method: "POST", path: "/api/v1/webapigroups", body: `{"name":"x"}`}).want(t, 401, middleware.TypeUnauthorized)
+	f.do(t, request{method: "POST", path: "/api/v1/webapigroups", body: `{"name":"x"}`}).want(t, 401, string(problem.Unauthorized))
 	f.do(t, request{method: "GET", path: "/api/v1/queues", token: f.admin}).want(t, 200, "")
 
 	var got []map[string]any
@@ -291,7 +291,7 @@ func TestBodyLimit(t *testing.T) {
 	})
 	t.Run("refused before the body for a non-admin", func(t *testing.T) {
 		f := newFixture(t)
-		f.do(t, request{method: "POST", path: "/api/v1/webapigroups", token: f.reader, body: big}).want(t, 403, middleware.TypeForbidden)
+		f.do(t, request{method: "POST", path: "/api/v1/webapigroups", token: f.reader, body: big}).want(t, 403, string(problem.Forbidden))
 	})
 }
 
@@ -323,8 +323,8 @@ func TestContentType(t *testing.T) {
 			if r.status != tt.status {
 				t.Fatalf("answered %d, want %d: %s", r.status, tt.status, r.body)
 			}
-			if tt.status == 415 && r.errorType() != management.TypeUnsupportedMediaType {
-				t.Errorf("type %q, want %q", r.errorType(), management.TypeUnsupportedMediaType)
+			if tt.status == 415 && r.errorType() != string(problem.UnsupportedMediaType) {
+				t.Errorf("type %q, want %q", r.errorType(), problem.UnsupportedMediaType)
 			}
 			if msg, _ := r.errorField("message").(string); tt.status == 415 && !strings.HasSuffix(msg, "; got "+tt.contentType) {
 				t.Errorf("message %q does not name the Content-Type sent, %s", msg, tt.contentType)

@@ -5,8 +5,7 @@ import (
 	"math"
 
 	"github.com/go-json-experiment/json"
-
-	"github.com/scorehub/scorehub/internal/httperr"
+	"github.com/scorehub/scorehub/problem"
 )
 
 // decodePatch reads a merge patch document: strict JSON, and an object, the
@@ -18,7 +17,7 @@ func decodePatch(data []byte) (map[string]any, error) {
 	}
 	m, ok := v.(map[string]any)
 	if !ok {
-		return nil, validationFailed([]httperr.FieldError{{Pointer: "", Message: "must be a JSON object"}})
+		return nil, validationFailed([]problem.FieldError{{Pointer: "", Message: "must be a JSON object"}})
 	}
 	return m, nil
 }
@@ -31,7 +30,7 @@ func patchRevision(patch map[string]any) (uint64, error) {
 	}
 	f, ok := v.(float64)
 	if !ok || f < 0 || f != math.Trunc(f) || f > 1<<53 {
-		return 0, validationFailed([]httperr.FieldError{{Pointer: "/revision", Message: "must be a non-negative integer within range"}})
+		return 0, validationFailed([]problem.FieldError{{Pointer: "/revision", Message: "must be a non-negative integer within range"}})
 	}
 	return uint64(f), nil
 }

@@ -13,8 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
-
-	"github.com/scorehub/scorehub/internal/httperr"
+	"github.com/scorehub/scorehub/problem"
 )
 
 // maxNesting is the deepest nesting of arrays and objects the JSON decoder
@@ -48,7 +47,7 @@ func checkMergePatch(t *testing.T, target, patch []byte) {
 		checkPatchError(t, err, patchFault)
 		return
 	case !isObject(wantPatch):
-		checkPatchError(t, err, TypeValidationFailed)
+		checkPatchError(t, err, problem.ValidationFailed)
 		return
 	case err != nil:
 		t.Fatalf("decodePatch(%q): %v, want the patch", patch, err)
@@ -105,14 +104,14 @@ func checkMergePatch(t *testing.T, target, patch []byte) {
 
 // checkPatchError checks that decodePatch answered a bad patch with the 400
 // of type typ that the PATCH route sends.
-func checkPatchError(t *testing.T, err error, typ string) {
+func checkPatchError(t *testing.T, err error, typ problem.Code) {
 	t.Helper()
-	var he *httperr.Error
+	var he *problem.Error
 	if !errors.As(err, &he) {
-		t.Fatalf("decodePatch: error %v (%T), want a %s *httperr.Error", err, err, typ)
+		t.Fatalf("decodePatch: error %v (%T), want a %s *problem.Error", err, err, typ)
 	}
-	if he.Status != http.StatusBadRequest || he.Type != typ {
-		t.Fatalf("decodePatch: %d %s (%v), want 400 %s", he.Status, he.Type, err, typ)
+	if he.Status != http.StatusBadRequest || he.Code != typ {
+		t.Fatalf("decodePatch: %d %s (%v), want 400 %s", he.Status, he.Code, err, typ)
 	}
 }
 
@@ -161,19 +160,19 @@ func refMergePatch(target, patch any) any {
 // range is an error. On error it returns the error type the package answers
 // with: malformed_json for a syntax fault, validation_failed for a number
 // out of range.
-func refDecode(data []byte) (any, string) {
+func refDecode(data []byte) (any, problem.Code) {
 	if !json.Valid(data) || !utf8.Valid(data) || hasLoneSurrogate(data) || !namesAndDepthOK(data) {
-		return nil, TypeMalformedJSON
+		return nil, problem.MalformedJSON
 	}
 	d := json.NewDecoder(bytes.NewReader(data))
 	d.UseNumber()
 	var v any
 	if err := d.Decode(&v); err != nil {
-		return nil, TypeMalformedJSON
+		return nil, problem.MalformedJSON
 	}
 	v, ok := toFloats(v)
 	if !ok {
-		return nil, TypeValidationFailed
+		return nil, problem.ValidationFailed
 	}
 	return v, ""
 }

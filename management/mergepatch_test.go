@@ -8,8 +8,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
-
-	"github.com/scorehub/scorehub/internal/httperr"
+	"github.com/scorehub/scorehub/problem"
 )
 
 // TestMergePatchRFC7396 runs the examples of RFC 7396, Appendix A.
@@ -94,28 +93,28 @@ func TestMergePatchNestingLimit(t *testing.T) {
 func TestDecodePatchRefuses(t *testing.T) {
 	for _, tt := range []struct {
 		name, patch string
-		want        httperr.Error
+		want        problem.Error
 	}{
-		{"empty", " ", httperr.Error{Status: 400, Type: TypeMalformedJSON, Message: "the request body is empty; send a JSON object"}},
-		{"an array", `[{"a":1}]`, httperr.Error{Status: 400, Type: TypeValidationFailed, Message: "the body must be a JSON object",
-			Fields: []httperr.FieldError{{Pointer: "", Message: "must be a JSON object"}}}},
-		{"a name twice", `{"a":1,"\u0061":2}`, httperr.Error{Status: 400, Type: TypeMalformedJSON, Message: `the member "a" appears twice in one object`, Pointer: "/a"}},
+		{"empty", " ", problem.Error{Status: 400, Code: problem.MalformedJSON, Message: "the request body is empty; send a JSON object"}},
+		{"an array", `[{"a":1}]`, problem.Error{Status: 400, Code: problem.ValidationFailed, Message: "the body must be a JSON object",
+			Fields: []problem.FieldError{{Pointer: "", Message: "must be a JSON object"}}}},
+		{"a name twice", `{"a":1,"\u0061":2}`, problem.Error{Status: 400, Code: problem.MalformedJSON, Message: `the member "a" appears twice in one object`, Pointer: "/a"}},
 		// Found while writing FuzzMergePatch: the message said "has a value
 		// of the wrong type".
-		{"a number out of range", `{"a":{"b":1e400}}`, httperr.Error{Status: 400, Type: TypeValidationFailed, Message: "/a/b must be a number within range", Pointer: "/a/b",
-			Fields: []httperr.FieldError{{Pointer: "/a/b", Message: "must be a number within range"}}}},
+		{"a number out of range", `{"a":{"b":1e400}}`, problem.Error{Status: 400, Code: problem.ValidationFailed, Message: "/a/b must be a number within range", Pointer: "/a/b",
+			Fields: []problem.FieldError{{Pointer: "/a/b", Message: "must be a number within range"}}}},
 		// Found by FuzzMergePatch: a number out of range followed by bytes
 		// that are not JSON was validation_failed, as if the body were JSON.
-		{"a number out of range, then garbage", `2e700A`, httperr.Error{Status: 400, Type: TypeMalformedJSON, Message: "the request body is not valid JSON (at byte 5)"}},
-		{"an object out of range, then a second value", `{"a":1e400}{}`, httperr.Error{Status: 400, Type: TypeMalformedJSON, Message: "the request body is not valid JSON (at byte 11)"}},
+		{"a number out of range, then garbage", `2e700A`, problem.Error{Status: 400, Code: problem.MalformedJSON, Message: "the request body is not valid JSON (at byte 5)"}},
+		{"an object out of range, then a second value", `{"a":1e400}{}`, problem.Error{Status: 400, Code: problem.MalformedJSON, Message: "the request body is not valid JSON (at byte 11)"}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			_, err := decodePatch([]byte(tt.patch))
-			var got *httperr.Error
+			var got *problem.Error
 			if !errors.As(err, &got) {
-				t.Fatalf("decodePatch: %v (%T), want an *httperr.Error", err, err)
+				t.Fatalf("decodePatch: %v (%T), want a *problem.Error", err, err)
 			}
-			if d := cmp.Diff(tt.want, *got, cmpopts.IgnoreFields(httperr.Error{}, "Err")); d != "" {
+			if d := cmp.Diff(tt.want, *got, cmpopts.IgnoreFields(problem.Error{}, "Err")); d != "" {
 				t.Errorf("(-want +got):\n%s", d)
 			}
 		})

@@ -10,6 +10,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/scorehub/scorehub/internal/httperr"
+	"github.com/scorehub/scorehub/problem"
 	"github.com/scorehub/scorehub/registry"
 )
 
@@ -156,7 +157,7 @@ func versionParam(r *http.Request) (int, error) {
 	s := r.PathValue("version")
 	v, err := strconv.Atoi(s)
 	if err != nil || v < 1 || s[0] == '+' || s[0] == '0' {
-		return 0, httperr.Newf(httperr.TypeNotFound,
+		return 0, httperr.Newf(problem.NotFound,
 			"no version %q of model %q: versions are numbered 1, 2, …", s, r.PathValue("name"))
 	}
 	return v, nil
@@ -175,7 +176,7 @@ func (h *Handler) modelVersion(r *http.Request) (registry.Model, registry.ModelV
 	}
 	mv, ok := m.Version(v)
 	if !ok {
-		return registry.Model{}, registry.ModelVersion{}, httperr.Newf(httperr.TypeNotFound, "model %q has no version %d", m.Name, v)
+		return registry.Model{}, registry.ModelVersion{}, httperr.Newf(problem.NotFound, "model %q has no version %d", m.Name, v)
 	}
 	return m, mv, nil
 }
@@ -327,7 +328,7 @@ func (h *Handler) getModelAlias(w http.ResponseWriter, r *http.Request) error {
 	name := r.PathValue("alias")
 	a, ok := m.Alias(name)
 	if !ok {
-		return httperr.Newf(httperr.TypeNotFound, "model %q has no alias %q", m.Name, name)
+		return httperr.Newf(problem.NotFound, "model %q has no alias %q", m.Name, name)
 	}
 	setETag(w, a.Revision)
 	return writeJSON(w, http.StatusOK, modelAliasView(m.Name, a))
@@ -348,7 +349,7 @@ type aliasInput struct {
 	Unknown map[string]jsontext.Value `json:",unknown" validate:"-"`
 }
 
-func (in *aliasInput) unknown() []httperr.FieldError { return unknownMembers("", in.Unknown) }
+func (in *aliasInput) unknown() []problem.FieldError { return unknownMembers("", in.Unknown) }
 
 // putModelAlias is PUT /api/v1/models/{name}/aliases/{alias}: point the
 // alias at a version, creating it (201) or moving it (200). Every endpoint
@@ -356,7 +357,7 @@ func (in *aliasInput) unknown() []httperr.FieldError { return unknownMembers("",
 func (h *Handler) putModelAlias(w http.ResponseWriter, r *http.Request) error {
 	model, alias := r.PathValue("name"), r.PathValue("alias")
 	if ref, err := registry.ParseModelRef("m@" + alias); err != nil || ref.Alias != alias {
-		return httperr.Newf(TypeInvalidRequest, "the alias %q in the URL is not a valid alias: a name "+
+		return httperr.Newf(problem.InvalidRequest, "the alias %q in the URL is not a valid alias: a name "+
 			"(letters, digits, '.', '_', '-'; starting with a letter or digit; at most 128) that is not all digits, which would read as a version", alias)
 	}
 	data, err := readBody(r, mediaJSON)
@@ -367,10 +368,10 @@ func (h *Handler) putModelAlias(w http.ResponseWriter, r *http.Request) error {
 	if err := decodeStrict(data, &in); err != nil {
 		return err
 	}
-	var extra []httperr.FieldError
+	var extra []problem.FieldError
 	for _, f := range []struct{ pointer, got, want string }{{"/model", in.Model, model}, {"/alias", in.Alias, alias}} {
 		if f.got != "" && f.got != f.want {
-			extra = append(extra, httperr.FieldError{Pointer: f.pointer, Message: "must be the one in the URL, " + quote(f.want)})
+			extra = append(extra, problem.FieldError{Pointer: f.pointer, Message: "must be the one in the URL, " + quote(f.want)})
 		}
 	}
 	if err := h.check(&in, extra...); err != nil {
@@ -416,7 +417,7 @@ func (h *Handler) deleteModelAlias(w http.ResponseWriter, r *http.Request) error
 		}
 		cur, exists := m.Alias(alias)
 		if !exists {
-			return 0, httperr.Newf(httperr.TypeNotFound, "model %q has no alias %q", model, alias)
+			return 0, httperr.Newf(problem.NotFound, "model %q has no alias %q", model, alias)
 		}
 		want, err := pre.revision("alias", model+"@"+alias, true, cur.Revision, registry.AnyRevision)
 		if err != nil {

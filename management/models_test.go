@@ -16,6 +16,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/scorehub/scorehub/management"
+	"github.com/scorehub/scorehub/problem"
 	"github.com/scorehub/scorehub/registry"
 	"github.com/scorehub/scorehub/registry/registrytest"
 )
@@ -148,7 +149,7 @@ func TestModelUploadAndViews(t *testing.T) {
 	if p := r.page(t); len(p.Content) != 1 || p.Content[0]["name"] != "other" || p.TotalPages != 2 {
 		t.Errorf("page 1 of size 1: %s", r.body)
 	}
-	f.do(t, request{method: "GET", path: "/api/v1/models?size=0", token: f.reader}).want(t, 400, management.TypeInvalidParameter)
+	f.do(t, request{method: "GET", path: "/api/v1/models?size=0", token: f.reader}).want(t, 400, string(problem.InvalidParameter))
 
 	r = f.do(t, request{method: "GET", path: "/api/v1/models/churn", token: f.reader})
 	r.want(t, 200, "")

@@ -16,6 +16,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/scorehub/scorehub/internal/httperr"
+	"github.com/scorehub/scorehub/problem"
 	"github.com/scorehub/scorehub/registry"
 	"github.com/scorehub/scorehub/scoring"
 )
@@ -63,7 +64,7 @@ type verificationInput struct {
 	Unknown map[string]jsontext.Value `json:",unknown" validate:"-"`
 }
 
-func (in *modelMetadataInput) unknown() []httperr.FieldError {
+func (in *modelMetadataInput) unknown() []problem.FieldError {
 	out := unknownMembers("", in.Unknown)
 	if in.Verification != nil {
 		out = append(out, unknownMembers("/verification", in.Verification.Unknown)...)
@@ -87,7 +88,7 @@ func (in *modelMetadataInput) metadata() registry.ModelMetadata {
 func (h *Handler) uploadModelVersion(w http.ResponseWriter, r *http.Request) error {
 	name := r.PathValue("name")
 	if !registry.ValidName(name) {
-		return httperr.Newf(TypeInvalidRequest, "the model name %q in the URL is not a valid name "+
+		return httperr.Newf(problem.InvalidRequest, "the model name %q in the URL is not a valid name "+
 			"(letters, digits, '.', '_', '-'; starting with a letter or digit; at most 128)", name)
 	}
 	artifact, meta, verify, err := h.readUpload(r)
@@ -120,7 +121,7 @@ func (h *Handler) readUpload(r *http.Request) ([]byte, registry.ModelMetadata, *
 		return h.readMultipartUpload(r, params["boundary"])
 	}
 	if err != nil || (mt != mediaOctetStream && mt != mediaUBJSON && mt != mediaXML && mt != mediaTextXML && !isMediaType(ct, mediaJSON)) {
-		return nil, registry.ModelMetadata{}, nil, httperr.New(httperr.TypeUnsupportedMediaType,
+		return nil, registry.ModelMetadata{}, nil, httperr.New(problem.UnsupportedMediaType,
 			httperr.MediaTypeMessage("a model is sent as Content-Type: application/json, application/ubjson, application/xml, text/xml or application/octet-stream (the file alone), or multipart/form-data (the file and its metadata)", ct))
 	}
 	q, err := uploadQuery(r)
@@ -144,7 +145,7 @@ func (h *Handler) readUpload(r *http.Request) ([]byte, registry.ModelMetadata, *
 func uploadQuery(r *http.Request) (url.Values, error) {
 	q, err := url.ParseQuery(r.URL.RawQuery)
 	if err != nil {
-		return nil, httperr.Newf(TypeInvalidParameter, "the query string cannot be read (%v): separate parameters with '&' and escape '%%' as %%25", err).Wrap(err)
+		return nil, httperr.Newf(problem.InvalidParameter, "the query string cannot be read (%v): separate parameters with '&' and escape '%%' as %%25", err).Wrap(err)
 	}
 	for p, vs := range q {
 		bad := !utf8.ValidString(p)
@@ -152,7 +153,7 @@ func uploadQuery(r *http.Request) (url.Values, error) {
 			bad = bad || !utf8.ValidString(v)
 		}
 		if bad {
-			return nil, httperr.Newf(TypeInvalidParameter, "the parameter %q is not valid UTF-8", p)
+			return nil, httperr.Newf(problem.InvalidParameter, "the parameter %q is not valid UTF-8", p)
 		}
 	}
 	return q, nil
@@ -165,23 +166,23 @@ func (h *Handler) metadataFromQuery(q url.Values) (*modelMetadataInput, error) {
 	in := &modelMetadataInput{}
 	for p, vs := range q {
 		if !isMetadataParam(p) {
-			return nil, httperr.Newf(TypeInvalidParameter, "the parameter %q is not one this route reads (%s)",
+			return nil, httperr.Newf(problem.InvalidParameter, "the parameter %q is not one this route reads (%s)",
 				p, strings.Join(metadataParams, ", "))
 		}
 		if len(vs) > 1 {
-			return nil, httperr.Newf(TypeInvalidParameter, "the parameter %q is given %d times; give it once", p, len(vs))
+			return nil, httperr.Newf(problem.InvalidParameter, "the parameter %q is given %d times; give it once", p, len(vs))
 		}
 	}
 	in.Label, in.Description = q.Get("label"), q.Get("description")
 	in.Classes, in.Features = commaList(q.Get("classes")), commaList(q.Get("features"))
 	if err := h.check(in); err != nil {
-		var e *httperr.Error
+		var e *problem.Error
 		if errors.As(err, &e) && len(e.Fields) > 0 {
 			param, item, _ := strings.Cut(strings.TrimPrefix(e.Fields[0].Pointer, "/"), "/")
 			if item != "" {
 				item = "the value at index " + item + " "
 			}
-			return nil, httperr.Newf(TypeInvalidParameter, "the %s parameter is not valid: %s%s", param, item, e.Fields[0].Message)
+			return nil, httperr.Newf(problem.InvalidParameter, "the %s parameter is not valid: %s%s", param, item, e.Fields[0].Message)
 		}
 		return nil, err
 	}
@@ -218,13 +219,13 @@ func (h *Handler) readMultipartUpload(r *http.Request, boundary string) ([]byte,
 	}
 	for p := range q {
 		if isMetadataParam(p) {
-			return fail(httperr.Newf(TypeInvalidParameter,
+			return fail(httperr.Newf(problem.InvalidParameter,
 				"the parameter %q cannot be given with a multipart body: send the metadata in its part %q", p, partMetadata))
 		}
-		return fail(httperr.Newf(TypeInvalidParameter, "the parameter %q is not one this route reads", p))
+		return fail(httperr.Newf(problem.InvalidParameter, "the parameter %q is not one this route reads", p))
 	}
 	if boundary == "" {
-		return fail(httperr.New(TypeInvalidRequest, "the multipart/form-data Content-Type has no boundary parameter"))
+		return fail(httperr.New(problem.InvalidRequest, "the multipart/form-data Content-Type has no boundary parameter"))
 	}
 	var artifact, metadata []byte
 	var gotArtifact, gotMetadata bool
@@ -245,9 +246,9 @@ func (h *Handler) readMultipartUpload(r *http.Request, boundary string) ([]byte,
 		case name == partMetadata && !gotMetadata:
 			dst, gotMetadata = &metadata, true
 		case name == partArtifact || name == partMetadata:
-			return fail(httperr.Newf(TypeInvalidRequest, "the multipart body has more than one part %q; send one", name))
+			return fail(httperr.Newf(problem.InvalidRequest, "the multipart body has more than one part %q; send one", name))
 		default:
-			return fail(httperr.Newf(TypeInvalidRequest, "the multipart body has a part %q; an upload has the parts %q and, optionally, %q",
+			return fail(httperr.Newf(problem.InvalidRequest, "the multipart body has a part %q; an upload has the parts %q and, optionally, %q",
 				name, partArtifact, partMetadata))
 		}
 		if *dst, err = io.ReadAll(part); err != nil {
@@ -255,7 +256,7 @@ func (h *Handler) readMultipartUpload(r *http.Request, boundary string) ([]byte,
 		}
 	}
 	if !gotArtifact {
-		return fail(httperr.Newf(TypeInvalidRequest, "the multipart body has no part %q: the model file", partArtifact))
+		return fail(httperr.Newf(problem.InvalidRequest, "the multipart body has no part %q: the model file", partArtifact))
 	}
 	if !gotMetadata {
 		return artifact, registry.ModelMetadata{}, nil, nil
@@ -264,7 +265,7 @@ func (h *Handler) readMultipartUpload(r *http.Request, boundary string) ([]byte,
 	if err := decodeStrict(metadata, in); err != nil {
 		return fail(err)
 	}
-	var extra []httperr.FieldError
+	var extra []problem.FieldError
 	var verify *registry.Verification
 	if in.Verification != nil {
 		var err error
@@ -285,26 +286,26 @@ func readError(err error, msg string) error {
 	if errors.As(err, &mb) || httperr.From(err).Status == http.StatusRequestTimeout {
 		return err
 	}
-	return httperr.New(TypeInvalidRequest, msg).Wrap(err)
+	return httperr.New(problem.InvalidRequest, msg).Wrap(err)
 }
 
 // verification reads the rows as the scoring handler reads a request's
 // data, with its strictness, and each expected prediction. The faults of
 // the members are returned as fields to report with the others; a fault
 // of the rows, which scoring reports, as the error.
-func (in *verificationInput) verification() (*registry.Verification, []httperr.FieldError, error) {
-	var fields []httperr.FieldError
+func (in *verificationInput) verification() (*registry.Verification, []problem.FieldError, error) {
+	var fields []problem.FieldError
 	if len(in.Rows) == 0 || in.Rows.Kind() == 'n' {
-		fields = append(fields, httperr.FieldError{Pointer: "/verification/rows", Message: "is required: the rows to score, as a scoring request's data"})
+		fields = append(fields, problem.FieldError{Pointer: "/verification/rows", Message: "is required: the rows to score, as a scoring request's data"})
 	}
 	if in.Expected == nil {
-		fields = append(fields, httperr.FieldError{Pointer: "/verification/expected", Message: "is required: one expected prediction per row"})
+		fields = append(fields, problem.FieldError{Pointer: "/verification/expected", Message: "is required: one expected prediction per row"})
 	}
 	expected := make([]any, len(in.Expected))
 	for i, raw := range in.Expected {
 		v, ok := expectedValue(raw)
 		if !ok {
-			fields = append(fields, httperr.FieldError{Pointer: "/verification/expected/" + strconv.Itoa(i),
+			fields = append(fields, problem.FieldError{Pointer: "/verification/expected/" + strconv.Itoa(i),
 				Message: "must be a number (a prediction), a string (a class), an array of numbers (the confidences in class order) or an object of result columns and their numbers or strings"})
 		}
 		expected[i] = v
@@ -316,7 +317,7 @@ func (in *verificationInput) verification() (*registry.Verification, []httperr.F
 	body = append(append(append(body, `{"data":`...), in.Rows...), '}')
 	req, err := scoring.Decode(bytes.NewReader(body), scoring.Limits{MaxBodyBytes: int64(len(body))})
 	if err != nil {
-		var e *httperr.Error
+		var e *problem.Error
 		if errors.As(err, &e) {
 			c := *e
 			if c.Pointer == "" || c.Pointer == "/data" || strings.HasPrefix(c.Pointer, "/data/") {
@@ -327,7 +328,7 @@ func (in *verificationInput) verification() (*registry.Verification, []httperr.F
 		return nil, nil, err
 	}
 	if n := req.Table.Rows(); n != len(expected) {
-		return nil, []httperr.FieldError{{Pointer: "/verification/expected",
+		return nil, []problem.FieldError{{Pointer: "/verification/expected",
 			Message: "must have one prediction per row: " + strconv.Itoa(n) + " rows, " + strconv.Itoa(len(expected)) + " predictions"}}, nil
 	}
 	return &registry.Verification{Rows: req.Table, Expected: expected, Tolerance: in.Tolerance}, nil, nil

@@ -19,6 +19,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/scorehub/scorehub/internal/httperr"
+	"github.com/scorehub/scorehub/problem"
 	"github.com/scorehub/scorehub/registry"
 	"github.com/scorehub/scorehub/registry/xgboost"
 )
@@ -132,7 +133,7 @@ func FuzzUploadModelVersion(f *testing.F) {
 			after := fx.do(t, request{method: http.MethodGet, path: "/api/v1/models/" + name, token: fx.admin})
 			input := func() string { return describeUpload(name, metadata, artifact, raw) }
 			checkUploadAnswer(t, r, input)
-			if raw && !readableQuery(queryOf(metadata)) && r.errorType() != httperr.TypeInvalidParameter {
+			if raw && !readableQuery(queryOf(metadata)) && r.errorType() != string(problem.InvalidParameter) {
 				t.Fatalf("%s, a query string that does not decode, answered %d %q", input(), r.status, r.errorType())
 			}
 
@@ -180,11 +181,11 @@ func FuzzUploadModelVersion(f *testing.F) {
 // uploadErrorTypes are the error types the upload route answers for a
 // body alone, by status.
 var uploadErrorTypes = map[int][]string{
-	http.StatusBadRequest: {httperr.TypeMalformedJSON, httperr.TypeInvalidRequest, httperr.TypeInvalidParameter,
-		httperr.TypeValidationFailed, httperr.TypeDuplicateKey, httperr.TypeInvalidValue, httperr.TypeMixedTypes},
-	http.StatusRequestEntityTooLarge: {httperr.TypeBodyTooLarge, httperr.TypeTooManyRows, httperr.TypeTooManyColumns, httperr.TypeTooManyCells},
-	http.StatusUnsupportedMediaType:  {httperr.TypeModelFormat},
-	http.StatusUnprocessableEntity:   {httperr.TypeModelInvalid, httperr.TypeModelLimit, httperr.TypeVerification},
+	http.StatusBadRequest: {string(problem.MalformedJSON), string(problem.InvalidRequest), string(problem.InvalidParameter),
+		string(problem.ValidationFailed), string(problem.DuplicateKey), string(problem.InvalidValue), string(problem.MixedTypes)},
+	http.StatusRequestEntityTooLarge: {string(problem.BodyTooLarge), string(problem.TooManyRows), string(problem.TooManyColumns), string(problem.TooManyCells)},
+	http.StatusUnsupportedMediaType:  {string(problem.UnsupportedModelFormat)},
+	http.StatusUnprocessableEntity:   {string(problem.InvalidModel), string(problem.ModelLimitExceeded), string(problem.VerificationFailed)},
 }
 
 // checkUploadAnswer fails the test unless r is a version (200, 201) or a
@@ -202,7 +203,7 @@ func checkUploadAnswer(t *testing.T, r response, input func() string) {
 		return
 	}
 	types, ok := uploadErrorTypes[r.status]
-	if !ok || !slices.Contains(types, r.errorType()) || httperr.StatusOf(r.errorType()) != r.status {
+	if !ok || !slices.Contains(types, r.errorType()) || httperr.StatusOf(problem.Code(r.errorType())) != r.status {
 		t.Fatalf("%s answered %d %q; body: %s", input(), r.status, r.errorType(), r.body)
 	}
 	if msg, _ := r.errorField("message").(string); msg == "" {

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/scorehub/scorehub/internal/httperr"
+	"github.com/scorehub/scorehub/problem"
 	"github.com/scorehub/scorehub/registry"
 	"github.com/scorehub/scorehub/tokens"
 )
@@ -27,7 +28,7 @@ func etag(rev uint64) string { return `"` + strconv.FormatUint(rev, 10) + `"` }
 // setETag sends a record's revision as its ETag.
 func setETag(w http.ResponseWriter, rev uint64) { w.Header().Set("ETag", etag(rev)) }
 
-var errIfMatch = httperr.New(TypeInvalidRequest,
+var errIfMatch = httperr.New(problem.InvalidRequest,
 	`If-Match must be * or a list of quoted revisions such as "3"`)
 
 // parsePrecondition reads r's If-Match header and joins it with the
@@ -67,7 +68,7 @@ func parsePrecondition(r *http.Request, bodyRev uint64, pointer string) (precond
 	}
 	if bodyRev != 0 {
 		if p.given && !p.any && !slices.Contains(p.revs, bodyRev) {
-			return precondition{}, validationFailed([]httperr.FieldError{{Pointer: pointer,
+			return precondition{}, validationFailed([]problem.FieldError{{Pointer: pointer,
 				Message: "names revision " + strconv.FormatUint(bodyRev, 10) + ", which If-Match does not; send one or make them agree"}})
 		}
 		p = precondition{given: true, revs: []uint64{bodyRev}}
@@ -85,12 +86,12 @@ func (p precondition) revision(kind, name string, exists bool, cur uint64, uncon
 	case !p.given:
 		return unconditional, nil
 	case !exists:
-		return 0, httperr.Newf(httperr.TypePrecondition,
+		return 0, httperr.Newf(problem.PreconditionFailed,
 			"%s %q does not exist, but the request names a revision of it", kind, name)
 	case p.any || slices.Contains(p.revs, cur):
 		return cur, nil
 	}
-	return 0, httperr.Newf(httperr.TypePrecondition,
+	return 0, httperr.Newf(problem.PreconditionFailed,
 		"%s %q is at revision %d, not one the request names", kind, name, cur)
 }
 

@@ -6,7 +6,7 @@ import (
 
 	"github.com/go-json-experiment/json/jsontext"
 
-	"github.com/scorehub/scorehub/internal/httperr"
+	"github.com/scorehub/scorehub/problem"
 	"github.com/scorehub/scorehub/registry"
 	"github.com/scorehub/scorehub/scoring"
 )
@@ -41,7 +41,7 @@ type queueInput struct {
 	Unknown map[string]jsontext.Value `json:",unknown" validate:"-"`
 }
 
-func (in *queueInput) unknown() []httperr.FieldError { return unknownMembers("", in.Unknown) }
+func (in *queueInput) unknown() []problem.FieldError { return unknownMembers("", in.Unknown) }
 
 // queueView joins q's definition with the live figures of the queue.
 func (h *Handler) queueView(q registry.Queue) queueJSON {
@@ -86,12 +86,12 @@ func (h *Handler) putQueue(w http.ResponseWriter, r *http.Request) error {
 	if err := decodeStrict(data, &in); err != nil {
 		return err
 	}
-	var extra []httperr.FieldError
+	var extra []problem.FieldError
 	switch {
 	case in.Name == "":
 		in.Name = name
 	case in.Name != name:
-		extra = append(extra, httperr.FieldError{Pointer: "/name", Message: "must be the name in the URL, " + quote(name)})
+		extra = append(extra, problem.FieldError{Pointer: "/name", Message: "must be the name in the URL, " + quote(name)})
 	}
 	if err := h.check(&in, extra...); err != nil {
 		return err

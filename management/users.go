@@ -14,6 +14,7 @@ import (
 
 	"github.com/scorehub/scorehub/internal/httperr"
 	"github.com/scorehub/scorehub/middleware"
+	"github.com/scorehub/scorehub/problem"
 	"github.com/scorehub/scorehub/tokens"
 )
 
@@ -94,10 +95,10 @@ type userInput struct {
 	patch bool // read from a PATCH: currentPassword is a member
 }
 
-func (in *userInput) unknown() []httperr.FieldError {
+func (in *userInput) unknown() []problem.FieldError {
 	out := unknownMembers("", in.Unknown)
 	if in.CurrentPassword != nil && !in.patch {
-		out = append(out, httperr.FieldError{Pointer: "/currentPassword", Message: "is not a member of this object; it is sent in a PATCH"})
+		out = append(out, problem.FieldError{Pointer: "/currentPassword", Message: "is not a member of this object; it is sent in a PATCH"})
 	}
 	return out
 }
@@ -120,18 +121,18 @@ func validUserName(s string) bool {
 
 // decodeUser reads a user body. urlName, when not empty, is the name the
 // URL gives, which the body may leave out but not contradict.
-func (h *Handler) decodeUser(data []byte, urlName string, extra func(in *userInput) []httperr.FieldError) (*userInput, error) {
+func (h *Handler) decodeUser(data []byte, urlName string, extra func(in *userInput) []problem.FieldError) (*userInput, error) {
 	in := &userInput{}
 	if err := decodeStrict(data, in); err != nil {
 		return nil, err
 	}
-	var fields []httperr.FieldError
+	var fields []problem.FieldError
 	if urlName != "" {
 		switch {
 		case in.Name == "":
 			in.Name = urlName
 		case in.Name != urlName:
-			fields = append(fields, httperr.FieldError{Pointer: "/name", Message: "must be the name in the URL, " + quote(urlName) + ": a user cannot be renamed"})
+			fields = append(fields, problem.FieldError{Pointer: "/name", Message: "must be the name in the URL, " + quote(urlName) + ": a user cannot be renamed"})
 		}
 	}
 	if extra != nil {
@@ -189,13 +190,13 @@ func (h *Handler) createUser(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	in, err := h.decodeUser(data, "", func(in *userInput) []httperr.FieldError {
-		var out []httperr.FieldError
+	in, err := h.decodeUser(data, "", func(in *userInput) []problem.FieldError {
+		var out []problem.FieldError
 		if in.Password == nil {
-			out = append(out, httperr.FieldError{Pointer: "/password", Message: "is required"})
+			out = append(out, problem.FieldError{Pointer: "/password", Message: "is required"})
 		}
 		if in.Revision != 0 {
-			out = append(out, httperr.FieldError{Pointer: "/revision", Message: "must be absent or 0 when creating"})
+			out = append(out, problem.FieldError{Pointer: "/revision", Message: "must be absent or 0 when creating"})
 		}
 		return out
 	})
@@ -311,7 +312,7 @@ func (h *Handler) patchUser(w http.ResponseWriter, r *http.Request) error {
 			return notFound("user", name)
 		}
 		if d, ok := h.wrongPasswords.Check(name, time.Now()); !ok {
-			return httperr.New(httperr.TypeRateLimited, "too many wrong current passwords; retry later").
+			return httperr.New(problem.RateLimited, "too many wrong current passwords; retry later").
 				WithRetryAfter(int((d + time.Second - 1) / time.Second))
 		}
 		if err := h.accounts.CheckPassword(r.Context(), name, *in.CurrentPassword); err != nil {
@@ -345,7 +346,7 @@ func hasMember(patch map[string]any, name string) bool {
 // null password refused. self says the caller changes their own password
 // without the admin claim, who must send currentPassword.
 func (h *Handler) decodeUserPatch(patch map[string]any, name string, self bool) (*userInput, error) {
-	var fields []httperr.FieldError
+	var fields []problem.FieldError
 	members := make(map[string]any, len(patch))
 	for m, v := range patch {
 		switch {
@@ -356,7 +357,7 @@ func (h *Handler) decodeUserPatch(patch map[string]any, name string, self bool) 
 		case m == "groups":
 			members[m] = []any{}
 		case m == "password":
-			fields = append(fields, httperr.FieldError{Pointer: "/password", Message: "cannot be removed; send a new one"})
+			fields = append(fields, problem.FieldError{Pointer: "/password", Message: "cannot be removed; send a new one"})
 		}
 	}
 	data, err := json.Marshal(members, json.Deterministic(true))
@@ -371,13 +372,13 @@ func (h *Handler) decodeUserPatch(patch map[string]any, name string, self bool) 
 	case in.Name == "":
 		in.Name = name
 	case in.Name != name:
-		fields = append(fields, httperr.FieldError{Pointer: "/name", Message: "must be the name in the URL, " + quote(name) + ": a user cannot be renamed"})
+		fields = append(fields, problem.FieldError{Pointer: "/name", Message: "must be the name in the URL, " + quote(name) + ": a user cannot be renamed"})
 	}
 	if self && in.CurrentPassword == nil {
-		fields = append(fields, httperr.FieldError{Pointer: "/currentPassword", Message: "is required to change one's own password"})
+		fields = append(fields, problem.FieldError{Pointer: "/currentPassword", Message: "is required to change one's own password"})
 	}
 	if (self || in.CurrentPassword != nil) && !hasMember(patch, "password") {
-		fields = append(fields, httperr.FieldError{Pointer: "/password", Message: "is required with currentPassword: it is the new password"})
+		fields = append(fields, problem.FieldError{Pointer: "/password", Message: "is required with currentPassword: it is the new password"})
 	}
 	if err := h.check(in, fields...); err != nil {
 		return nil, err
@@ -419,14 +420,14 @@ func (h *Handler) deleteUser(w http.ResponseWriter, r *http.Request) error {
 }
 
 var (
-	errOtherUser = httperr.New(httperr.TypeForbidden,
+	errOtherUser = httperr.New(problem.Forbidden,
 		"only an administrator may read or change another user")
-	errOwnPasswordOnly = httperr.New(httperr.TypeForbidden,
+	errOwnPasswordOnly = httperr.New(problem.Forbidden,
 		"without the admin claim a user may change only their own password, sending password and currentPassword and nothing else")
-	errWrongPassword = httperr.New(httperr.TypeForbidden,
+	errWrongPassword = httperr.New(problem.Forbidden,
 		"currentPassword is not the user's password").At("/currentPassword")
-	errSelfDelete = httperr.New(httperr.TypeConflict,
+	errSelfDelete = httperr.New(problem.Conflict,
 		"an administrator cannot remove their own account; another administrator can")
-	errSelfDemote = httperr.New(httperr.TypeConflict,
+	errSelfDemote = httperr.New(problem.Conflict,
 		"an administrator cannot take away their own admin flag; another administrator can")
 )

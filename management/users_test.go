@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/scorehub/scorehub/management"
+	"github.com/scorehub/scorehub/problem"
 	"github.com/scorehub/scorehub/tokens"
 )
 
@@ -189,7 +190,7 @@ func TestOwnPasswordChange(t *testing.T) {
 		t.Errorf("wrong current password: %s", wrong.body)
 	}
 	missing := send(`{"password":"` + newPassword + `"}`)
-	missing.want(t, 400, management.TypeValidationFailed)
+	missing.want(t, 400, string(problem.ValidationFailed))
 	if d := cmp.Diff([][2]string{{"/currentPassword", "is required to change one's own password"}}, missing.fields()); d != "" {
 		t.Errorf("fields (-want +got):\n%s", d)
 	}
@@ -284,7 +285,7 @@ func TestUserBodies(t *testing.T) {
 	}{
 		{"every field at fault", request{method: "POST", path: "/api/v1/users", token: f.admin,
 			body: `{"name":"a:b","password":"` + long + `","groups":["x",""],"revision":2,"role":"admin","currentPassword":"x"}`},
-			400, management.TypeValidationFailed, [][2]string{
+			400, string(problem.ValidationFailed), [][2]string{
 				{"/name", "must be a user name: at most 256 bytes, no colon and no control characters"},
 				{"/password", "must be at most 72 bytes long: bcrypt reads no more"},
 				{"/groups/1", "is required"},
@@ -293,31 +294,31 @@ func TestUserBodies(t *testing.T) {
 				{"/revision", "must be absent or 0 when creating"},
 			}},
 		{"no name, no password", request{method: "POST", path: "/api/v1/users", token: f.admin, body: `{"admin":true}`},
-			400, management.TypeValidationFailed, [][2]string{{"/name", "is required"}, {"/password", "is required"}}},
+			400, string(problem.ValidationFailed), [][2]string{{"/name", "is required"}, {"/password", "is required"}}},
 		{"a group twice", request{method: "POST", path: "/api/v1/users", token: f.admin, body: `{"name":"eve","password":"a password long enough","groups":["x","x"]}`},
-			400, management.TypeValidationFailed, [][2]string{{"/groups", "appears more than once"}}},
+			400, string(problem.ValidationFailed), [][2]string{{"/groups", "appears more than once"}}},
 		{"a wrong type", request{method: "POST", path: "/api/v1/users", token: f.admin, body: `{"name":"eve","password":"a password long enough","admin":"yes"}`},
-			400, management.TypeValidationFailed, [][2]string{{"/admin", "must be true or false"}}},
+			400, string(problem.ValidationFailed), [][2]string{{"/admin", "must be true or false"}}},
 		{"a short password", request{method: "POST", path: "/api/v1/users", token: f.admin, body: `{"name":"eve","password":"short"}`},
-			400, management.TypeValidationFailed, nil},
-		{"not JSON", request{method: "POST", path: "/api/v1/users", token: f.admin, body: `{"name":`}, 400, management.TypeMalformedJSON, nil},
+			400, string(problem.ValidationFailed), nil},
+		{"not JSON", request{method: "POST", path: "/api/v1/users", token: f.admin, body: `{"name":`}, 400, string(problem.MalformedJSON), nil},
 		{"not declared JSON", request{method: "POST", path: "/api/v1/users", token: f.admin, contentType: "text/plain", body: `{}`},
-			415, management.TypeUnsupportedMediaType, nil},
+			415, string(problem.UnsupportedMediaType), nil},
 		{"too large", request{method: "POST", path: "/api/v1/users", token: f.admin,
 			body: `{"name":"eve","password":"` + strings.Repeat("x", management.DefaultMaxBodyBytes) + `"}`}, 413, "body_too_large", nil},
 		{"a PUT renaming", request{method: "PUT", path: "/api/v1/users/root", token: f.admin, body: `{"name":"admin","admin":true}`},
-			400, management.TypeValidationFailed, [][2]string{{"/name", `must be the name in the URL, "root": a user cannot be renamed`}}},
+			400, string(problem.ValidationFailed), [][2]string{{"/name", `must be the name in the URL, "root": a user cannot be renamed`}}},
 		{"a patch as JSON", request{method: "PATCH", path: "/api/v1/users/root", token: f.admin, body: `{"admin":true}`},
-			415, management.TypeUnsupportedMediaType, nil},
+			415, string(problem.UnsupportedMediaType), nil},
 		{"a patch removing the password", request{method: "PATCH", path: "/api/v1/users/root", token: f.admin, contentType: patch,
-			body: `{"password":null,"groups":[1]}`}, 400, management.TypeValidationFailed, [][2]string{{"/groups/0", "must be a string"}}},
+			body: `{"password":null,"groups":[1]}`}, 400, string(problem.ValidationFailed), [][2]string{{"/groups/0", "must be a string"}}},
 		{"a patch removing the password alone", request{method: "PATCH", path: "/api/v1/users/root", token: f.admin, contentType: patch,
-			body: `{"password":null}`}, 400, management.TypeValidationFailed, [][2]string{{"/password", "cannot be removed; send a new one"}}},
+			body: `{"password":null}`}, 400, string(problem.ValidationFailed), [][2]string{{"/password", "cannot be removed; send a new one"}}},
 		{"a patch that is not an object", request{method: "PATCH", path: "/api/v1/users/root", token: f.admin, contentType: patch,
-			body: `[]`}, 400, management.TypeValidationFailed, nil},
+			body: `[]`}, 400, string(problem.ValidationFailed), nil},
 		{"a bad If-Match", request{method: "DELETE", path: "/api/v1/users/nobody", token: f.admin, header: map[string]string{"If-Match": "3"}},
-			400, management.TypeInvalidRequest, nil},
-		{"a bad page", request{method: "GET", path: "/api/v1/users?size=0", token: f.admin}, 400, management.TypeInvalidParameter, nil},
+			400, string(problem.InvalidRequest), nil},
+		{"a bad page", request{method: "GET", path: "/api/v1/users?size=0", token: f.admin}, 400, string(problem.InvalidParameter), nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

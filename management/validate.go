@@ -18,6 +18,7 @@ import (
 	"github.com/go-playground/validator/v10"
 
 	"github.com/scorehub/scorehub/internal/httperr"
+	"github.com/scorehub/scorehub/problem"
 	"github.com/scorehub/scorehub/registry"
 )
 
@@ -32,7 +33,7 @@ const (
 // BodyLimit in front of every write, whose error httperr answers with 413.
 func readBody(r *http.Request, mediaType string) ([]byte, error) {
 	if ct := r.Header.Get("Content-Type"); !isMediaType(ct, mediaType) {
-		e := httperr.New(httperr.TypeUnsupportedMediaType,
+		e := httperr.New(problem.UnsupportedMediaType,
 			httperr.MediaTypeMessage("the request body must be sent as Content-Type: "+mediaType, ct))
 		if r.Method == http.MethodPatch {
 			e.AcceptPatch = mediaMergePatch // RFC 5789 §2.2
@@ -45,7 +46,7 @@ func readBody(r *http.Request, mediaType string) ([]byte, error) {
 		if errors.As(err, &mb) || httperr.From(err).Status == http.StatusRequestTimeout {
 			return nil, err // 413, or 408 for the server's read timeout
 		}
-		return nil, httperr.New(TypeInvalidRequest, "the request body could not be read").Wrap(err)
+		return nil, httperr.New(problem.InvalidRequest, "the request body could not be read").Wrap(err)
 	}
 	return data, nil
 }
@@ -72,7 +73,7 @@ func isMediaType(header, want string) bool {
 // naming its place.
 func decodeStrict(data []byte, v any) error {
 	if len(bytes.TrimSpace(data)) == 0 {
-		return httperr.New(TypeMalformedJSON, "the request body is empty; send a JSON object")
+		return httperr.New(problem.MalformedJSON, "the request body is empty; send a JSON object")
 	}
 	err := json.Unmarshal(data, v)
 	if err == nil {
@@ -91,15 +92,15 @@ func decodeStrict(data []byte, v any) error {
 	switch {
 	case errors.As(err, &syn):
 		if errors.Is(syn.Err, jsontext.ErrDuplicateName) {
-			return httperr.Newf(TypeMalformedJSON, "the member %q appears twice in one object",
+			return httperr.Newf(problem.MalformedJSON, "the member %q appears twice in one object",
 				syn.JSONPointer.LastToken()).At(string(syn.JSONPointer)).Wrap(err)
 		}
-		return httperr.Newf(TypeMalformedJSON, "the request body is not valid JSON (at byte %d)",
+		return httperr.Newf(problem.MalformedJSON, "the request body is not valid JSON (at byte %d)",
 			syn.ByteOffset).At(string(syn.JSONPointer)).Wrap(err)
 	case errors.As(err, &sem):
-		return validationFailed([]httperr.FieldError{{Pointer: string(sem.JSONPointer), Message: typeMessage(sem)}}).Wrap(err)
+		return validationFailed([]problem.FieldError{{Pointer: string(sem.JSONPointer), Message: typeMessage(sem)}}).Wrap(err)
 	}
-	return httperr.New(TypeMalformedJSON, "the request body is not valid JSON").Wrap(err)
+	return httperr.New(problem.MalformedJSON, "the request body is not valid JSON").Wrap(err)
 }
 
 // typeMessage says what a value of the wrong type should have been.
@@ -132,7 +133,7 @@ func typeMessage(e *json.SemanticError) string {
 
 // unknownMembers are the members a `json:",unknown"` field collected,
 // reported under the object at pointer base.
-func unknownMembers(base string, m map[string]jsontext.Value) []httperr.FieldError {
+func unknownMembers(base string, m map[string]jsontext.Value) []problem.FieldError {
 	if len(m) == 0 {
 		return nil
 	}
@@ -141,9 +142,9 @@ func unknownMembers(base string, m map[string]jsontext.Value) []httperr.FieldErr
 		names = append(names, name)
 	}
 	sort.Strings(names)
-	out := make([]httperr.FieldError, len(names))
+	out := make([]problem.FieldError, len(names))
 	for i, name := range names {
-		out[i] = httperr.FieldError{Pointer: base + "/" + escapePointer(name), Message: "is not a member of this object"}
+		out[i] = problem.FieldError{Pointer: base + "/" + escapePointer(name), Message: "is not a member of this object"}
 	}
 	return out
 }
@@ -159,19 +160,19 @@ func escapePointer(s string) string {
 // input is a request body type: it reports the members it did not know and
 // any rule the validator's tags cannot say.
 type input interface {
-	unknown() []httperr.FieldError
+	unknown() []problem.FieldError
 }
 
 // check validates in and returns the 400 listing every field at fault,
 // followed by extra, or nil.
-func (h *Handler) check(in input, extra ...httperr.FieldError) error {
-	var fields []httperr.FieldError
+func (h *Handler) check(in input, extra ...problem.FieldError) error {
+	var fields []problem.FieldError
 	err := h.validate.Struct(in)
 	var verrs validator.ValidationErrors
 	switch {
 	case errors.As(err, &verrs):
 		for _, fe := range verrs {
-			fields = append(fields, httperr.FieldError{Pointer: namespacePointer(fe.Namespace()), Message: ruleMessage(fe)})
+			fields = append(fields, problem.FieldError{Pointer: namespacePointer(fe.Namespace()), Message: ruleMessage(fe)})
 		}
 	case err != nil:
 		return fmt.Errorf("management: validate %T: %w", in, err)

@@ -4,8 +4,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-
-	"github.com/scorehub/scorehub/management"
+	"github.com/scorehub/scorehub/problem"
 )
 
 // fields returns the pointer and message of every field a 400 lists.
@@ -82,7 +81,7 @@ func TestValidationListsEveryField(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			f := newFixture(t)
 			r := f.do(t, request{method: tt.method, path: tt.path, token: f.admin, body: tt.body})
-			r.want(t, 400, management.TypeValidationFailed)
+			r.want(t, 400, string(problem.ValidationFailed))
 			if d := cmp.Diff(tt.want, r.fields()); d != "" {
 				t.Errorf("fields (-want +got):\n%s", d)
 			}
@@ -99,17 +98,17 @@ func TestStrictJSON(t *testing.T) {
 		typ        string
 		pointer    string
 	}{
-		{"empty", ``, management.TypeMalformedJSON, ""},
-		{"not JSON", `name=x`, management.TypeMalformedJSON, ""},
-		{"trailing comma", `{"name":"x",}`, management.TypeMalformedJSON, ""},
-		{"comment", `{"name":"x" /* hi */}`, management.TypeMalformedJSON, ""},
-		{"data after the object", `{"name":"x"} {}`, management.TypeMalformedJSON, ""},
-		{"name twice", `{"name":"x","name":"y"}`, management.TypeMalformedJSON, "/name"},
-		{"invalid UTF-8", "{\"name\":\"x\",\"description\":\"\xff\"}", management.TypeMalformedJSON, "/description"},
-		{"wrong case", `{"Name":"x"}`, management.TypeValidationFailed, "/name"},
-		{"wrong type", `{"name":"x","description":7}`, management.TypeValidationFailed, "/description"},
-		{"array for an object", `{"name":"x","auth":[]}`, management.TypeValidationFailed, "/auth"},
-		{"not an object", `["x"]`, management.TypeValidationFailed, ""},
+		{"empty", ``, string(problem.MalformedJSON), ""},
+		{"not JSON", `name=x`, string(problem.MalformedJSON), ""},
+		{"trailing comma", `{"name":"x",}`, string(problem.MalformedJSON), ""},
+		{"comment", `{"name":"x" /* hi */}`, string(problem.MalformedJSON), ""},
+		{"data after the object", `{"name":"x"} {}`, string(problem.MalformedJSON), ""},
+		{"name twice", `{"name":"x","name":"y"}`, string(problem.MalformedJSON), "/name"},
+		{"invalid UTF-8", "{\"name\":\"x\",\"description\":\"\xff\"}", string(problem.MalformedJSON), "/description"},
+		{"wrong case", `{"Name":"x"}`, string(problem.ValidationFailed), "/name"},
+		{"wrong type", `{"name":"x","description":7}`, string(problem.ValidationFailed), "/description"},
+		{"array for an object", `{"name":"x","auth":[]}`, string(problem.ValidationFailed), "/auth"},
+		{"not an object", `["x"]`, string(problem.ValidationFailed), ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

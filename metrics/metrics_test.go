@@ -22,6 +22,7 @@ import (
 
 	"github.com/scorehub/scorehub/metrics"
 	"github.com/scorehub/scorehub/middleware"
+	"github.com/scorehub/scorehub/problem"
 	"github.com/scorehub/scorehub/registry"
 	"github.com/scorehub/scorehub/scoring"
 	"github.com/scorehub/scorehub/tokens"
@@ -47,7 +48,7 @@ func newSetup(t testing.TB, jobs bool) *setup {
 		func(_ context.Context, in registry.Input) (*registry.Table, error) {
 			x, ok := in.Table.Lookup("x")
 			if !ok {
-				return nil, &scoring.Error{Status: http.StatusBadRequest, Type: "missing_x", Message: "x is required"}
+				return nil, &problem.Error{Status: http.StatusBadRequest, Code: "missing_x", Message: "x is required"}
 			}
 			out := make([]float64, in.Table.Rows())
 			for i := range out {

@@ -6,6 +6,7 @@ import (
 	"net/http"
 
 	"github.com/scorehub/scorehub/internal/httperr"
+	"github.com/scorehub/scorehub/problem"
 	"github.com/scorehub/scorehub/tokens"
 )
 
@@ -38,7 +39,7 @@ func require(next http.Handler, refusal string, allowed func(*tokens.Claims) boo
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		info := authFrom(r.Context())
 		if info == nil || info.claims == nil {
-			httperr.Write(w, r, nil, newAuthError(TypeUnauthorized, msgMissing, httperr.BearerChallenge("", "", "")))
+			httperr.Write(w, r, nil, newAuthError(problem.Unauthorized, msgMissing, httperr.BearerChallenge("", "", "")))
 			return
 		}
 		if !allowed(info.claims) {
@@ -55,8 +56,8 @@ func require(next http.Handler, refusal string, allowed func(*tokens.Claims) boo
 }
 
 // forbidden is the 403 for a valid token that does not grant enough.
-func forbidden(realm, msg string) *httperr.Error {
-	return newAuthError(TypeForbidden, msg, httperr.BearerChallenge(realm, codeInsufficientScope, msg))
+func forbidden(realm, msg string) *problem.Error {
+	return newAuthError(problem.Forbidden, msg, httperr.BearerChallenge(realm, codeInsufficientScope, msg))
 }
 
 func authFrom(ctx context.Context) *authInfo {

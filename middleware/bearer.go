@@ -15,6 +15,7 @@ import (
 
 	"github.com/scorehub/scorehub/internal/httperr"
 	"github.com/scorehub/scorehub/internal/keyedlimit"
+	"github.com/scorehub/scorehub/problem"
 	"github.com/scorehub/scorehub/tokens"
 )
 
@@ -69,11 +70,11 @@ type authenticator struct {
 	logger   *slog.Logger
 	trusted  []netip.Prefix
 
-	errMissing, errScheme                             *httperr.Error
-	errQuery, errForm, errMultiple, errMalformed      *httperr.Error
-	errBodyRead                                       *httperr.Error
-	errExpired, errNotYet, errInvalid, errNotInGroups *httperr.Error
-	errRevoked                                        *httperr.Error
+	errMissing, errScheme                             *problem.Error
+	errQuery, errForm, errMultiple, errMalformed      *problem.Error
+	errBodyRead                                       *problem.Error
+	errExpired, errNotYet, errInvalid, errNotInGroups *problem.Error
+	errRevoked                                        *problem.Error
 }
 
 // newAuthenticator returns an authenticator for cfg. It fails if the
@@ -97,19 +98,19 @@ func newAuthenticator(cfg BearerConfig) (*authenticator, error) {
 		logger = slog.Default()
 	}
 	bare := httperr.BearerChallenge(realm, "", "")
-	badRequest := func(msg string) *httperr.Error {
-		return newAuthError(TypeInvalidRequest, msg, httperr.BearerChallenge(realm, codeInvalidRequest, msg))
+	badRequest := func(msg string) *problem.Error {
+		return newAuthError(problem.InvalidRequest, msg, httperr.BearerChallenge(realm, codeInvalidRequest, msg))
 	}
-	badToken := func(msg string) *httperr.Error {
-		return newAuthError(TypeInvalidToken, msg, httperr.BearerChallenge(realm, codeInvalidToken, msg))
+	badToken := func(msg string) *problem.Error {
+		return newAuthError(problem.InvalidToken, msg, httperr.BearerChallenge(realm, codeInvalidToken, msg))
 	}
 	return &authenticator{
 		verifier:       cfg.Verifier,
 		realm:          realm,
 		logger:         logger,
 		trusted:        slices.Clone(cfg.TrustedProxies),
-		errMissing:     newAuthError(TypeUnauthorized, msgMissing, bare),
-		errScheme:      newAuthError(TypeUnauthorized, msgScheme, bare),
+		errMissing:     newAuthError(problem.Unauthorized, msgMissing, bare),
+		errScheme:      newAuthError(problem.Unauthorized, msgScheme, bare),
 		errQuery:       badRequest(msgQuery),
 		errForm:        badRequest(msgForm),
 		errMultiple:    badRequest(msgMultiple),
@@ -176,7 +177,7 @@ func (a *authenticator) middleware(next http.Handler) http.Handler {
 }
 
 // authenticate returns the claims of r's bearer token. A refusal is an
-// *httperr.Error with its challenge; any other error is a failure of the
+// *problem.Error with its challenge; any other error is a failure of the
 // verifier, to be answered as httperr maps it.
 func (a *authenticator) authenticate(r *http.Request) (*tokens.Claims, error) {
 	raw, err := a.credentials(r)
@@ -236,6 +237,15 @@ func (a *authenticator) credentials(r *http.Request) (string, error) {
 
 // refuseToken maps a verification error to what the client is told.
 func (a *authenticator) refuseToken(err error) error {
+	if refusal := a.tokenRefusal(err); refusal != nil {
+		return refusal
+	}
+	return fmt.Errorf("middleware: verify token: %w", err)
+}
+
+// tokenRefusal is the refusal of a token that err says is bad, or nil when
+// err is a failure of the verifier, whatever code that error carries.
+func (a *authenticator) tokenRefusal(err error) *problem.Error {
 	switch {
 	case errors.Is(err, tokens.ErrExpired):
 		return a.errExpired.Wrap(err)
@@ -251,7 +261,7 @@ func (a *authenticator) refuseToken(err error) error {
 		errors.Is(err, tokens.ErrAudience), errors.Is(err, tokens.ErrClaims):
 		return a.errInvalid.Wrap(err)
 	}
-	return fmt.Errorf("middleware: verify token: %w", err)
+	return nil
 }
 
 // isToken reports whether s is an RFC 9110 token, as an auth-scheme is.

@@ -12,8 +12,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/scorehub/scorehub/internal/httperr"
 	"github.com/scorehub/scorehub/middleware"
+	"github.com/scorehub/scorehub/problem"
 	"github.com/scorehub/scorehub/tokens"
 )
 
@@ -425,9 +425,9 @@ func TestAuthenticate(t *testing.T) {
 
 	r.Header.Set("Authorization", "Bearer expired")
 	_, err = a.Authenticate(r)
-	var ae *httperr.Error
+	var ae *problem.Error
 	if !errors.As(err, &ae) {
-		t.Fatalf("err = %T %v, want *httperr.Error", err, err)
+		t.Fatalf("err = %T %v, want *problem.Error", err, err)
 	}
 	if ae.Status != http.StatusUnauthorized || ae.Challenge != `Bearer realm="scorehub", error="invalid_token", error_description="the token expired"` {
 		t.Errorf("refusal = %d %q", ae.Status, ae.Challenge)

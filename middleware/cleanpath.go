@@ -5,9 +5,10 @@ import (
 
 	"github.com/scorehub/scorehub/internal/httperr"
 	"github.com/scorehub/scorehub/internal/urlpath"
+	"github.com/scorehub/scorehub/problem"
 )
 
-var errNotCanonical = httperr.New(httperr.TypeNotFound,
+var errNotCanonical = httperr.New(problem.NotFound,
 	"no route has this address: paths with '.' or '..' segments or '//' are not served")
 
 // CleanPath refuses, with a JSON 404 not_found, a request whose path, as

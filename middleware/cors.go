@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/scorehub/scorehub/internal/httperr"
+	"github.com/scorehub/scorehub/problem"
 )
 
 // DefaultCORSMaxAge is how long browsers may cache a preflight answer when
@@ -200,7 +201,7 @@ func (p *corsPolicy) allowed(origin string) (string, bool) {
 
 func (p *corsPolicy) middleware(next http.Handler) http.Handler {
 	rejected := func(w http.ResponseWriter, r *http.Request, msg string) {
-		httperr.Write(w, r, nil, httperr.New(TypeCORSRejected, msg))
+		httperr.Write(w, r, nil, httperr.New(problem.CORSRejected, msg))
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h := w.Header()

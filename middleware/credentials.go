@@ -12,6 +12,7 @@ import (
 
 	"github.com/scorehub/scorehub/internal/httperr"
 	"github.com/scorehub/scorehub/internal/keyedlimit"
+	"github.com/scorehub/scorehub/problem"
 	"github.com/scorehub/scorehub/registry"
 	"github.com/scorehub/scorehub/tokens"
 )
@@ -270,7 +271,7 @@ func (c *Credentials) authenticate(r *http.Request, p registry.AuthPolicy) (call
 	}
 	if len(h) == 0 {
 		return caller{}, c.refuse(r, SchemeNone, AuthMissing, "",
-			httperr.New(TypeUnauthorized, c.missingMessage(p)).WithChallenge(c.challenges(p, "", "", "")))
+			httperr.New(problem.Unauthorized, c.missingMessage(p)).WithChallenge(c.challenges(p, "", "", "")))
 	}
 	name, rest, _ := strings.Cut(h[0], " ")
 	if !isToken(name) {
@@ -283,7 +284,7 @@ func (c *Credentials) authenticate(r *http.Request, p registry.AuthPolicy) (call
 			label = SchemeOther
 		}
 		return caller{}, c.refuse(r, label, AuthKindRefused, "",
-			httperr.New(TypeUnauthorized, c.kindMessage(p, name)).WithChallenge(c.challenges(p, "", "", "")))
+			httperr.New(problem.Unauthorized, c.kindMessage(p, name)).WithChallenge(c.challenges(p, "", "", "")))
 	}
 	value := strings.TrimLeft(rest, " ")
 	var who caller
@@ -338,7 +339,7 @@ func (c *Credentials) basic(r *http.Request, p registry.AuthPolicy, value string
 		key string
 	}{{c.failAddr, client}, {c.failUser, pair}} {
 		if d, ok := l.lim.Check(l.key, now); !ok {
-			e := httperr.New(TypeRateLimited, msgTooManyFailures).WithRetryAfter(int((d + time.Second - 1) / time.Second))
+			e := httperr.New(problem.RateLimited, msgTooManyFailures).WithRetryAfter(int((d + time.Second - 1) / time.Second))
 			return caller{}, c.refuse(r, string(kind), AuthRateLimited, "", e)
 		}
 	}
@@ -404,14 +405,13 @@ func (c *Credentials) bearerToken(r *http.Request, p registry.AuthPolicy, value 
 		}
 	}
 	if err != nil {
-		refusal := c.bearer.refuseToken(err)
-		var e *httperr.Error
-		if !errors.As(refusal, &e) {
+		e := c.bearer.tokenRefusal(err)
+		if e == nil {
 			c.observe(string(kind), AuthError)
 			if errors.Is(err, tokens.ErrProviderUnavailable) {
-				return caller{}, httperr.New(httperr.TypeUnavailable, msgProviderDown).WithRetryAfter(5).Wrap(err)
+				return caller{}, httperr.New(problem.Unavailable, msgProviderDown).WithRetryAfter(5).Wrap(err)
 			}
-			return caller{}, refusal
+			return caller{}, c.bearer.refuseToken(err)
 		}
 		outcome := AuthBadCredentials
 		switch {
@@ -529,13 +529,13 @@ func (c *Credentials) kindMessage(p registry.AuthPolicy, scheme string) string {
 
 // badRequest is the 400 for credentials of kind sent in a way that cannot
 // be read.
-func (c *Credentials) badRequest(p registry.AuthPolicy, kind registry.Scheme, msg string) *httperr.Error {
-	return httperr.New(TypeInvalidRequest, msg).WithChallenge(c.challenges(p, kind, codeInvalidRequest, msg))
+func (c *Credentials) badRequest(p registry.AuthPolicy, kind registry.Scheme, msg string) *problem.Error {
+	return httperr.New(problem.InvalidRequest, msg).WithChallenge(c.challenges(p, kind, codeInvalidRequest, msg))
 }
 
 // invalid is the 401 for credentials of kind that were checked and refused.
-func (c *Credentials) invalid(p registry.AuthPolicy, kind registry.Scheme, msg string, cause error) *httperr.Error {
-	return httperr.New(TypeInvalidToken, msg).WithChallenge(c.challenges(p, kind, codeInvalidToken, msg)).Wrap(cause)
+func (c *Credentials) invalid(p registry.AuthPolicy, kind registry.Scheme, msg string, cause error) *problem.Error {
+	return httperr.New(problem.InvalidToken, msg).WithChallenge(c.challenges(p, kind, codeInvalidToken, msg)).Wrap(cause)
 }
 
 // refuse logs a refusal, tells the observer, and returns it.

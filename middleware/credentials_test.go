@@ -15,6 +15,7 @@ import (
 
 	"github.com/scorehub/scorehub/internal/httperr"
 	"github.com/scorehub/scorehub/middleware"
+	"github.com/scorehub/scorehub/problem"
 	"github.com/scorehub/scorehub/registry"
 	"github.com/scorehub/scorehub/tokens"
 )
@@ -209,8 +210,8 @@ func TestCredentialsAuthorize(t *testing.T) {
 				t.Fatal("let through")
 			}
 			e := httperr.From(err)
-			if e.Status != tt.status || e.Type != tt.typ {
-				t.Errorf("answer %d %s (%q), want %d %s", e.Status, e.Type, e.Message, tt.status, tt.typ)
+			if e.Status != tt.status || string(e.Code) != tt.typ {
+				t.Errorf("answer %d %s (%q), want %d %s", e.Status, string(e.Code), e.Message, tt.status, tt.typ)
 			}
 			if tt.challenge != "" && e.Challenge != tt.challenge {
 				t.Errorf("challenge\n got %q\nwant %q", e.Challenge, tt.challenge)
@@ -234,7 +235,7 @@ func TestCredentialsBasicFailuresAreLimited(t *testing.T) {
 		cfg.Observer = obs
 	})
 	policy := registry.AuthPolicy{Mode: registry.TokenRequired}
-	try := func(addr, auth string) *httperr.Error {
+	try := func(addr, auth string) *problem.Error {
 		r := httptest.NewRequest(http.MethodPost, "/webapi/risk/api/v1/services/churn/predict", nil)
 		r.RemoteAddr = addr + ":1234"
 		r.Header.Set("Authorization", auth)
@@ -285,8 +286,8 @@ func TestCredentialsWithoutBasicOrAPITokens(t *testing.T) {
 		t.Errorf("Basic to a server that checks no passwords: %d %q, want 401 with a Bearer challenge only", e.Status, e.Challenge)
 	}
 	r.Header.Set("Authorization", "Bearer provider-carl")
-	if e := httperr.From(c.Authorize(r, "risk", registry.AuthPolicy{Mode: registry.TokenRequired})); e.Status != 401 || e.Type != "invalid_token" {
-		t.Errorf("a provider's token without a provider: %d %s, want 401 invalid_token", e.Status, e.Type)
+	if e := httperr.From(c.Authorize(r, "risk", registry.AuthPolicy{Mode: registry.TokenRequired})); e.Status != 401 || string(e.Code) != "invalid_token" {
+		t.Errorf("a provider's token without a provider: %d %s, want 401 invalid_token", e.Status, string(e.Code))
 	}
 }
 

@@ -46,12 +46,20 @@
 // their order for correctness: the access log learns the request ID and the
 // token's subject even when RequestID and Bearer run inside it.
 //
-// Every refusal is one error value that carries its whole answer, written
-// through internal/httperr as {"error":{"type":…,"message":…}} with one of
-// the stable codes below or httperr's own, and the headers it needs: the
-// WWW-Authenticate challenge of an authentication refusal, the Retry-After
-// of a rate limit. The scoring handler writes Credentials' refusals the
-// same way; their 401s carry one challenge per kind the group takes.
+// Every refusal is one [*problem.Error] that carries its whole answer,
+// written through internal/httperr as {"error":{"type":…,"message":…}},
+// and the headers it needs: the WWW-Authenticate challenge of an
+// authentication refusal, the Retry-After of a rate limit. The scoring
+// handler writes Credentials' refusals the same way; their 401s carry one
+// challenge per kind the group takes. The codes of the refusals, besides
+// body_too_large and internal_error:
+//
+//	unauthorized     401 no credentials the resource accepts (a bare Bearer challenge)
+//	invalid_request  400 credentials malformed or sent in a way that is refused (RFC 6750 invalid_request)
+//	invalid_token    401 the token expired, is not valid yet, or is not valid at all (RFC 6750 invalid_token)
+//	forbidden        403 the token is valid but does not grant what the request needs (RFC 6750 insufficient_scope)
+//	rate_limited     429 too many requests, with Retry-After
+//	cors_rejected    403 a CORS preflight asked for an origin, method or header that is not allowed
 //
 // Every middleware the package returns is safe for concurrent use by any
 // number of requests; configurations are read once, at construction.

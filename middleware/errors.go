@@ -2,31 +2,8 @@ package middleware
 
 import (
 	"github.com/scorehub/scorehub/internal/httperr"
+	"github.com/scorehub/scorehub/problem"
 	"github.com/scorehub/scorehub/tokens"
-)
-
-// Stable error type codes of this package's refusals, as clients see them
-// in {"error":{"type":…}}. Oversized bodies and internal failures use
-// httperr's codes.
-const (
-	// TypeUnauthorized: the request carries no credentials the resource
-	// accepts (401, with a bare Bearer challenge).
-	TypeUnauthorized = httperr.TypeUnauthorized
-	// TypeInvalidRequest: the credentials are malformed or sent in a way
-	// that is refused (400, RFC 6750 invalid_request).
-	TypeInvalidRequest = httperr.TypeInvalidRequest
-	// TypeInvalidToken: the token is expired, not valid yet, or not valid
-	// at all (401, RFC 6750 invalid_token).
-	TypeInvalidToken = httperr.TypeInvalidToken
-	// TypeForbidden: the token is valid but does not grant what the request
-	// needs (403, RFC 6750 insufficient_scope).
-	TypeForbidden = httperr.TypeForbidden
-	// TypeRateLimited: the client sent too many requests (429, with
-	// Retry-After).
-	TypeRateLimited = httperr.TypeRateLimited
-	// TypeCORSRejected: a CORS preflight asked for an origin, method or
-	// header that is not allowed (403).
-	TypeCORSRejected = httperr.TypeCORSRejected
 )
 
 // RFC 6750 §3.1 error codes, as they appear in the challenge's error
@@ -74,7 +51,7 @@ const (
 // httperr.Write sends. A refusal of a token keeps the verification error
 // as its cause (Wrap), so that errors.Is(err, tokens.ErrExpired) holds and
 // the log says why.
-func newAuthError(typ, message, challenge string) *httperr.Error {
+func newAuthError(typ problem.Code, message, challenge string) *problem.Error {
 	return httperr.New(typ, message).WithChallenge(challenge)
 }
 

@@ -13,8 +13,8 @@ import (
 	"time"
 
 	"github.com/scorehub/scorehub/middleware"
+	"github.com/scorehub/scorehub/problem"
 	"github.com/scorehub/scorehub/registry"
-	"github.com/scorehub/scorehub/scoring"
 	"github.com/scorehub/scorehub/tokens"
 )
 
@@ -117,7 +117,7 @@ func ExampleScoringAuth() {
 		r := httptest.NewRequest(http.MethodPost, "/webapi/risk/api/v1/services/churn/predict", nil)
 		r.Header.Set("Authorization", "Bearer "+token)
 		err := authorize(r, "risk", policy)
-		var refusal *scoring.Error
+		var refusal *problem.Error
 		if errors.As(err, &refusal) {
 			fmt.Printf("%s: %d %s\n", token, refusal.Status, refusal.Challenge)
 			continue
@@ -163,7 +163,7 @@ func ExampleCredentials() {
 	} {
 		r := httptest.NewRequest(http.MethodPost, "/webapi/risk/api/v1/services/churn/predict", nil)
 		r.Header.Set("Authorization", auth)
-		var refusal *scoring.Error
+		var refusal *problem.Error
 		if err := creds.Authorize(r, "risk", policy); errors.As(err, &refusal) {
 			fmt.Printf("%.12s…: %d %s\n", auth, refusal.Status, refusal.Challenge)
 			continue

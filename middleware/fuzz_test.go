@@ -13,6 +13,7 @@ import (
 
 	"github.com/scorehub/scorehub/internal/httperr"
 	"github.com/scorehub/scorehub/middleware"
+	"github.com/scorehub/scorehub/problem"
 	"github.com/scorehub/scorehub/tokens"
 )
 
@@ -93,9 +94,9 @@ func FuzzAuthorizationHeader(f *testing.F) {
 			t.Fatalf("headers %q and query %q refused: %v", lines, query, err)
 		}
 		if err != nil {
-			var ae *httperr.Error
+			var ae *problem.Error
 			if !errors.As(err, &ae) {
-				t.Fatalf("refusal %T %v is not an *httperr.Error", err, err)
+				t.Fatalf("refusal %T %v is not a *problem.Error", err, err)
 			}
 			if s := ae.Status; s != http.StatusBadRequest && s != http.StatusUnauthorized {
 				t.Fatalf("status %d for headers %q: %v", s, lines, err)

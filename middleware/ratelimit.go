@@ -12,6 +12,7 @@ import (
 
 	"github.com/scorehub/scorehub/internal/httperr"
 	"github.com/scorehub/scorehub/internal/keyedlimit"
+	"github.com/scorehub/scorehub/problem"
 	"github.com/scorehub/scorehub/tokens"
 )
 
@@ -106,7 +107,7 @@ func (l *rateLimiter) middleware(next http.Handler) http.Handler {
 		wait, ok := l.allow(l.key(r))
 		if !ok {
 			secs := max(int(math.Ceil(wait.Seconds())), 1)
-			httperr.Write(w, r, l.logger, httperr.Newf(httperr.TypeRateLimited,
+			httperr.Write(w, r, l.logger, httperr.Newf(problem.RateLimited,
 				"too many requests; retry in %d seconds", secs).WithRetryAfter(secs))
 			return
 		}

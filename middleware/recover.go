@@ -8,6 +8,7 @@ import (
 	"runtime/debug"
 
 	"github.com/scorehub/scorehub/internal/httperr"
+	"github.com/scorehub/scorehub/problem"
 )
 
 // Recover returns middleware that turns a panic in the handler into a JSON
@@ -46,7 +47,7 @@ func Recover(logger *slog.Logger) func(http.Handler) http.Handler {
 				if rw.status != 0 {
 					panic(http.ErrAbortHandler)
 				}
-				httperr.Write(rw, r, discard, httperr.New(httperr.TypeInternal, "internal error")) // logged above, with the stack
+				httperr.Write(rw, r, discard, httperr.New(problem.Internal, "internal error")) // logged above, with the stack
 			}()
 			next.ServeHTTP(rw, r)
 		})

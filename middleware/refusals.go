@@ -5,8 +5,8 @@ import (
 	"log/slog"
 	"net/http"
 
-	"github.com/scorehub/scorehub/internal/httperr"
 	"github.com/scorehub/scorehub/internal/keyedlimit"
+	"github.com/scorehub/scorehub/problem"
 	"github.com/scorehub/scorehub/tokens"
 )
 
@@ -35,15 +35,15 @@ var tokenSentinels = [...]error{
 // (read with TrustedProxies), the request ID and the subject when the token
 // was valid. The token itself is never logged.
 func (a *authenticator) logRefusal(r *http.Request, err error, subject string) bool {
-	var e *httperr.Error
+	var e *problem.Error
 	if !errors.As(err, &e) {
 		return false
 	}
 	level := slog.LevelInfo
 	switch {
-	case e.Type == TypeInvalidToken || e.Status == http.StatusForbidden:
+	case e.Code == problem.InvalidToken || e.Status == http.StatusForbidden:
 		level = slog.LevelWarn
-	case e.Status == http.StatusUnauthorized, e.Type == TypeInvalidRequest:
+	case e.Status == http.StatusUnauthorized, e.Code == problem.InvalidRequest:
 	default:
 		return false
 	}
@@ -60,7 +60,7 @@ func (a *authenticator) logRefusal(r *http.Request, err error, subject string) b
 	if r.Pattern != "" {
 		attrs = append(attrs, slog.String("route", r.Pattern))
 	}
-	attrs = append(attrs, slog.Int("status", e.Status), slog.String("type", e.Type), slog.String("reason", e.Message))
+	attrs = append(attrs, slog.Int("status", e.Status), slog.String("type", string(e.Code)), slog.String("reason", e.Message))
 	for _, s := range tokenSentinels {
 		if errors.Is(e.Err, s) {
 			attrs = append(attrs, slog.String("cause", s.Error()))

@@ -66,8 +66,8 @@ func TestScoringAuth(t *testing.T) {
 			// What the scoring handler does with it: httperr.From for the
 			// answer, its Challenge for WWW-Authenticate.
 			e := httperr.From(err)
-			if e.Status != tt.wantStatus || e.Type != tt.wantType {
-				t.Errorf("answer = %d %s, want %d %s", e.Status, e.Type, tt.wantStatus, tt.wantType)
+			if e.Status != tt.wantStatus || string(e.Code) != tt.wantType {
+				t.Errorf("answer = %d %s, want %d %s", e.Status, string(e.Code), tt.wantStatus, tt.wantType)
 			}
 			if gotChallenge := e.Challenge; gotChallenge != tt.wantChallenge {
 				t.Errorf("challenge = %q, want %q", gotChallenge, tt.wantChallenge)

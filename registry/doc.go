@@ -67,10 +67,11 @@
 //	management write → Registry rules → Store commit (durable) → Snapshot published
 //	scoring request  → Registry.Snapshot().Resolve(group, path, alias)
 //
-// Errors say what they are to the HTTP edge through ErrorType and
-// ClientMessage methods, so a client is told what it sent was wrong, never
-// a Go error chain; match them with [errors.Is] against the sentinels.
+// Errors are [*problem.Error] values, or wrap one, whose code and sentence
+// say what they are to the HTTP edge, so a client is told what it sent was
+// wrong, never a Go error chain; match them with [errors.Is] against the
+// sentinels.
 //
 // The package depends on the standard library only (and on the module's
-// internal/atomicfile, which does too).
+// problem and internal/atomicfile, which do too).
 package registry

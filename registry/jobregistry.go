@@ -8,6 +8,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/scorehub/scorehub/problem"
 )
 
 // JobRegistry is the one way to write jobs: it applies every rule of a job
@@ -421,10 +423,10 @@ func (r *JobRegistry) Finish(ctx context.Context, id string, result []byte, q Re
 	n := int64(len(result))
 	switch {
 	case q.Owner > 0 && ofOwner+n > q.Owner:
-		return r.Update(ctx, id, JobError, &JobErrorInfo{Type: typeJobQuota, Title: "Result quota exceeded",
+		return r.Update(ctx, id, JobError, &JobErrorInfo{Type: string(problem.JobQuotaExceeded), Title: "Result quota exceeded",
 			Message: fmt.Sprintf("the result (%d bytes) would take the owner's stored results past %d bytes; it was not stored", n, q.Owner)}, nil)
 	case q.Total > 0 && total+n > q.Total:
-		return r.Update(ctx, id, JobError, &JobErrorInfo{Type: typeStorageFull, Title: "Result storage full",
+		return r.Update(ctx, id, JobError, &JobErrorInfo{Type: string(problem.StorageFull), Title: "Result storage full",
 			Message: fmt.Sprintf("the result (%d bytes) would take the stored results past %d bytes; it was not stored", n, q.Total)}, nil)
 	}
 	return r.Update(ctx, id, JobFinished, nil, result)

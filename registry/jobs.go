@@ -5,6 +5,8 @@ import (
 	"slices"
 	"sync"
 	"time"
+
+	"github.com/scorehub/scorehub/problem"
 )
 
 // JobState is where a [Job] is in its life:
@@ -45,8 +47,8 @@ func (s JobState) Final() bool {
 
 // ErrJobTransition reports a change of a job's state that its life does not
 // allow (see [JobState]); the error names the job and both states.
-var ErrJobTransition error = &sentinel{"registry: job state change not allowed", typeConflict,
-	"the job's state does not allow this change"}
+var ErrJobTransition = &problem.Error{Code: problem.Conflict, Text: "registry: job state change not allowed",
+	Message: "the job's state does not allow this change"}
 
 // canTransition reports whether a job in state from may go to state to. It
 // is the one place the rule of [JobState] is written.

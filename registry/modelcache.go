@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+
+	"github.com/scorehub/scorehub/problem"
 )
 
 // cacheKey names a loaded model: its artifact's SHA-256 and its metadata's
@@ -128,15 +130,10 @@ func (c *modelCache) prune(st *State) {
 // no artifacts.
 var errNoArtifacts = errors.New("registry: the store keeps no model artifacts (it is not an ArtifactStore)")
 
-// unavailableError is a model that cannot be loaded: it matches
-// [ErrUnavailable], tells the client which model, and keeps the cause for
-// the log.
-type unavailableError struct {
-	msg   string
-	cause error
+// unavailable is a model that cannot be loaded: it matches [ErrUnavailable]
+// and the cause, tells the client which model, and keeps the cause for the
+// log.
+func unavailable(msg string, cause error) error {
+	return &problem.Error{Code: ErrUnavailable.Code, Message: msg,
+		Text: "registry: " + msg + ": " + cause.Error(), Err: errors.Join(ErrUnavailable, cause)}
 }
-
-func (e *unavailableError) Error() string         { return "registry: " + e.msg + ": " + e.cause.Error() }
-func (e *unavailableError) Unwrap() []error       { return []error{ErrUnavailable, e.cause} }
-func (e *unavailableError) ErrorType() string     { return typeProcessMissing }
-func (e *unavailableError) ClientMessage() string { return e.msg }

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/scorehub/scorehub/problem"
 )
 
 // ModelMetadata is what an upload says about a model file that the file
@@ -247,10 +249,7 @@ type ModelFormat interface {
 // [ErrModelInvalid], [ErrModelLimit] or [ErrVerification]) whose client
 // message is the formatted sentence. Formats use it to say exactly what in a
 // file they refuse.
-func ModelErrorf(kind error, format string, args ...any) error {
-	if _, ok := kind.(*sentinel); !ok {
-		panic("registry: ModelErrorf needs one of this package's sentinel errors")
-	}
+func ModelErrorf(kind *problem.Error, format string, args ...any) error {
 	return errorf(kind, format, args...)
 }
 

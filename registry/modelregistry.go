@@ -87,7 +87,7 @@ func (r *Registry) PutModelAlias(ctx context.Context, model string, a ModelAlias
 			return nil // the write's rules say what is wrong
 		}
 		if _, err := r.models.stored(info); err != nil {
-			return &unavailableError{msg: fmt.Sprintf("model %s cannot be loaded in this server; the alias was not moved", info.process), cause: err}
+			return unavailable(fmt.Sprintf("model %s cannot be loaded in this server; the alias was not moved", info.process), err)
 		}
 		return nil
 	}
@@ -240,7 +240,7 @@ func (s *Snapshot) EndpointProcess(e Endpoint) (ProcessInfo, error) {
 	}
 	entry, err := s.models.stored(info)
 	if err != nil {
-		return ProcessInfo{}, &unavailableError{msg: fmt.Sprintf("model %s cannot be loaded in this server", info.process), cause: err}
+		return ProcessInfo{}, unavailable(fmt.Sprintf("model %s cannot be loaded in this server", info.process), err)
 	}
 	p := entry.info
 	p.Name = info.process

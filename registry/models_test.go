@@ -12,6 +12,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/scorehub/scorehub/problem"
 	"github.com/scorehub/scorehub/registry"
 	"github.com/scorehub/scorehub/registry/registrytest"
 )
@@ -457,8 +458,8 @@ func TestModelLoadedOnce(t *testing.T) {
 	if !errors.Is(err, registry.ErrUnavailable) || !errors.Is(err, registry.ErrModelFormat) {
 		t.Fatalf("Resolve of an unreadable model: %v, want ErrUnavailable wrapping the cause", err)
 	}
-	var ce interface{ ClientMessage() string }
-	if !errors.As(err, &ce) || !strings.Contains(ce.ClientMessage(), "churn@1") {
+	var ce *problem.Error
+	if !errors.As(err, &ce) || !strings.Contains(ce.Message, "churn@1") {
 		t.Errorf("client message does not name the model: %v", err)
 	}
 	_, err = plain.PutModelAlias(ctx, "churn", registry.ModelAlias{Name: "production", Version: 2, Revision: 1})
@@ -596,8 +597,8 @@ func TestVerification(t *testing.T) {
 				}
 				return
 			}
-			var ce interface{ ClientMessage() string }
-			if !errors.Is(err, registry.ErrVerification) || !errors.As(err, &ce) || !strings.Contains(ce.ClientMessage(), tt.err) {
+			var ce *problem.Error
+			if !errors.Is(err, registry.ErrVerification) || !errors.As(err, &ce) || !strings.Contains(ce.Message, tt.err) {
 				t.Fatalf("error = %v, want ErrVerification saying %q", err, tt.err)
 			}
 			if len(mustState(t, s.writer).Models()) != 0 {

@@ -6,7 +6,7 @@ import (
 	"log/slog"
 	"net/http"
 
-	"github.com/scorehub/scorehub/internal/httperr"
+	"github.com/scorehub/scorehub/problem"
 	"github.com/scorehub/scorehub/registry"
 )
 
@@ -43,12 +43,11 @@ func authorizeGroup(authorize func(*http.Request, string, registry.AuthPolicy) e
 }
 
 // authError is what an Authorize function's refusal is answered with: an
-// *Error or one of the sentinels ErrUnauthorized and ErrForbidden as it is,
-// anything else as 500 (the request is refused either way), whatever else
-// that error says it is.
+// answer it composed or one of the sentinels ErrUnauthorized and
+// ErrForbidden as it is, anything else as 500 (the request is refused
+// either way), whatever else that error says it is.
 func authError(err error) error {
-	var e *Error
-	if errors.As(err, &e) || errors.Is(err, ErrUnauthorized) || errors.Is(err, ErrForbidden) {
+	if composed(err) != nil || errors.Is(err, ErrUnauthorized) || errors.Is(err, ErrForbidden) {
 		return err
 	}
 	return errInternal.Wrap(fmt.Errorf("scoring: authorize: %w", err))
@@ -56,5 +55,5 @@ func authError(err error) error {
 
 // errNeedsToken refuses a request to a token group when the handler has no
 // Authorize function.
-var errNeedsToken = &Error{Status: http.StatusUnauthorized, Type: httperr.TypeUnauthorized, Message: "this endpoint needs a valid token",
+var errNeedsToken = &problem.Error{Status: http.StatusUnauthorized, Code: problem.Unauthorized, Message: "this endpoint needs a valid token",
 	Challenge: "Bearer"}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/scorehub/scorehub/internal/httperr"
+	"github.com/scorehub/scorehub/problem"
 	"github.com/scorehub/scorehub/registry"
 )
 
@@ -111,7 +112,7 @@ func (r *Request) Conform(schema []registry.ColumnSpec) error {
 		c, ok := r.st.lookup(s.Name)
 		if !ok {
 			if s.Required {
-				return badRequest(TypeSchemaMismatch, "/data", "the required column %q is missing from every row", s.Name)
+				return badRequest(problem.SchemaMismatch, "/data", "the required column %q is missing from every row", s.Name)
 			}
 			continue
 		}
@@ -121,7 +122,7 @@ func (r *Request) Conform(schema []registry.ColumnSpec) error {
 		}
 		info := &r.st.cols[c]
 		if info.values > 0 {
-			return badRequest(TypeSchemaMismatch, pointer(int(info.first), s.Name),
+			return badRequest(problem.SchemaMismatch, pointer(int(info.first), s.Name),
 				"the column %q must hold %s values, not %s", s.Name, s.Kind, col.Kind)
 		}
 		if cols == nil {
@@ -163,7 +164,7 @@ func emptyColumn(name string, kind registry.Kind, rows int) registry.Column {
 // {"data":[{...},...]} with any other top-level keys ignored. It reads at
 // most lim.MaxBodyBytes (+1, to tell a body that is too large).
 //
-// Every fault of the request is an [*Error]: malformed JSON (including
+// Every fault of the request is a [*problem.Error]: malformed JSON (including
 // trailing commas, comments, NaN, single quotes, invalid UTF-8 and data
 // after the top-level object), a duplicate key, a missing or non-array
 // "data", a row that is not an object, a nested object or array as a value,
@@ -375,16 +376,16 @@ func (st *decodeState) read(r io.Reader, max, size int64) error {
 		if e := httperr.From(err); e.Status == http.StatusRequestTimeout {
 			return e // the server's read timeout: 408
 		}
-		return badRequest(TypeInvalidRequest, "", "the request body could not be read").Wrap(fmt.Errorf("scoring: read body: %w", err))
+		return badRequest(problem.InvalidRequest, "", "the request body could not be read").Wrap(fmt.Errorf("scoring: read body: %w", err))
 	}
 	return nil
 }
 
-func errBodyTooLarge(max int64) *Error {
-	return tooLarge(httperr.TypeBodyTooLarge, "the request body is larger than %d bytes", max)
+func errBodyTooLarge(max int64) *problem.Error {
+	return tooLarge(problem.BodyTooLarge, "the request body is larger than %d bytes", max)
 }
 
-var errNotObject = badRequest(TypeInvalidRequest, "", `the request body must be a JSON object with a "data" array of row objects`)
+var errNotObject = badRequest(problem.InvalidRequest, "", `the request body must be a JSON object with a "data" array of row objects`)
 
 // decode parses st.body into st.req: a large body in parts on several
 // goroutines when it can (decodeParallel), otherwise, and whenever the
@@ -447,7 +448,7 @@ func (st *decodeState) decodeStrict(lim Limits) (*Request, error) {
 	case '{':
 	case 0:
 		if len(bytes.TrimSpace(st.data)) == 0 {
-			return nil, badRequest(TypeMalformedJSON, "", "the request body is empty")
+			return nil, badRequest(problem.MalformedJSON, "", "the request body is empty")
 		}
 		_, err := d.ReadToken()
 		return nil, jsonError(err)
@@ -475,7 +476,7 @@ func (st *decodeState) decodeStrict(lim Limits) (*Request, error) {
 			_, dup = st.names[string(name)]
 		}
 		if dup {
-			return nil, badRequest(TypeDuplicateKey, "/"+escapePointer(string(name)),
+			return nil, badRequest(problem.DuplicateKey, "/"+escapePointer(string(name)),
 				"the key %q appears twice in one object", name)
 		}
 		if string(name) != "data" {
@@ -498,14 +499,14 @@ func (st *decodeState) decodeStrict(lim Limits) (*Request, error) {
 		return nil, jsonError(err)
 	}
 	if !sawData {
-		return nil, badRequest(TypeInvalidRequest, "", `the request body has no "data" array`)
+		return nil, badRequest(problem.InvalidRequest, "", `the request body has no "data" array`)
 	}
 	switch _, err := d.ReadToken(); {
 	case err == io.EOF:
 	case err != nil:
 		return nil, jsonError(err)
 	default:
-		return nil, badRequest(TypeMalformedJSON, "", "the request body has data after the JSON object")
+		return nil, badRequest(problem.MalformedJSON, "", "the request body has data after the JSON object")
 	}
 	if err := st.build(); err != nil {
 		return nil, err
@@ -521,7 +522,7 @@ func (st *decodeState) unquote(raw []byte) ([]byte, error) {
 	}
 	var err error
 	if st.scratch, err = jsontext.AppendUnquote(st.scratch[:0], raw); err != nil {
-		return nil, badRequest(TypeMalformedJSON, "", "a key is not a valid JSON string")
+		return nil, badRequest(problem.MalformedJSON, "", "a key is not a valid JSON string")
 	}
 	return st.scratch, nil
 }
@@ -533,7 +534,7 @@ func (st *decodeState) strictError() error {
 	for {
 		if _, err := d.ReadToken(); err != nil {
 			if err == io.EOF {
-				return badRequest(TypeMalformedJSON, "", "the request body is not valid JSON")
+				return badRequest(problem.MalformedJSON, "", "the request body is not valid JSON")
 			}
 			return jsonError(err)
 		}
@@ -549,7 +550,7 @@ func (st *decodeState) rows(lim Limits) error {
 		_, err := d.ReadToken()
 		return jsonError(err)
 	default:
-		return badRequest(TypeInvalidRequest, "/data", `"data" must be an array of row objects`)
+		return badRequest(problem.InvalidRequest, "/data", `"data" must be an array of row objects`)
 	}
 	if _, err := d.ReadToken(); err != nil {
 		return jsonError(err)
@@ -568,10 +569,10 @@ func (st *decodeState) rows(lim Limits) error {
 			if err := d.SkipValue(); err != nil {
 				return jsonError(err)
 			}
-			return badRequest(TypeInvalidRequest, rowPointer(row), "every element of \"data\" must be a row object")
+			return badRequest(problem.InvalidRequest, rowPointer(row), "every element of \"data\" must be a row object")
 		}
 		if row == lim.MaxRows {
-			return tooLarge(TypeTooManyRows, "the request has more than %d rows", lim.MaxRows)
+			return tooLarge(problem.TooManyRows, "the request has more than %d rows", lim.MaxRows)
 		}
 		if _, err := d.ReadToken(); err != nil {
 			return jsonError(err)
@@ -580,7 +581,7 @@ func (st *decodeState) rows(lim Limits) error {
 			return err
 		}
 		if n := len(st.cols); n > 0 && (row+1) > lim.MaxCells/n {
-			return tooLarge(TypeTooManyCells, "the request has more than %d cells (rows × columns)", lim.MaxCells)
+			return tooLarge(problem.TooManyCells, "the request has more than %d cells (rows × columns)", lim.MaxCells)
 		}
 	}
 }
@@ -634,7 +635,7 @@ func (st *decodeState) row1(row int, lim Limits) error {
 		}
 		info := &st.cols[c]
 		if info.seen == int32(row)+1 {
-			return badRequest(TypeDuplicateKey, pointer(row, info.name), "the key %q appears twice in one object", info.name)
+			return badRequest(problem.DuplicateKey, pointer(row, info.name), "the key %q appears twice in one object", info.name)
 		}
 		info.seen = int32(row) + 1
 		if int(c) < last {
@@ -661,23 +662,23 @@ func (st *decodeState) row1(row int, lim Limits) error {
 			if bytes.IndexByte(v, '\\') < 0 {
 				st.arena = append(st.arena, v[1:len(v)-1]...)
 			} else if st.arena, err = jsontext.AppendUnquote(st.arena, v); err != nil {
-				return badRequest(TypeMalformedJSON, pointer(row, info.name), "the value is not a valid JSON string")
+				return badRequest(problem.MalformedJSON, pointer(row, info.name), "the value is not a valid JSON string")
 			}
 			cl.val = uint64(a)<<32 | uint64(uint32(len(st.arena)))
 		case '{', '[':
-			return badRequest(TypeInvalidValue, pointer(row, info.name),
+			return badRequest(problem.InvalidValue, pointer(row, info.name),
 				"the value of %q is an object or array; values must be numbers, text, booleans or null", info.name)
 		default:
 			f, _, ok := scanNumber(v, 0)
 			if !ok { // the decoder has checked its grammar
-				return badRequest(TypeInvalidValue, pointer(row, info.name), "the number %.40s is out of range", v)
+				return badRequest(problem.InvalidValue, pointer(row, info.name), "the number %.40s is out of range", v)
 			}
 			cl.kind = cellNumber
 			cl.val = math.Float64bits(f)
 			kind = registry.Number
 		}
 		if cl.kind != cellNull && !info.add(kind, row) {
-			return badRequest(TypeMixedTypes, pointer(row, info.name),
+			return badRequest(problem.MixedTypes, pointer(row, info.name),
 				"the column %q holds both numbers and text", info.name)
 		}
 		st.cells = append(st.cells, cl)
@@ -700,9 +701,9 @@ func (st *decodeState) column(k int, key []byte, raw span, row int, lim Limits) 
 	if ref == nil || ref.gen != st.gen {
 		switch {
 		case len(name) == 0:
-			return 0, badRequest(TypeInvalidRequest, pointer(row, ""), "a key of a row is empty; columns need a name")
+			return 0, badRequest(problem.InvalidRequest, pointer(row, ""), "a key of a row is empty; columns need a name")
 		case len(st.cols) == lim.MaxColumns:
-			return 0, tooLarge(TypeTooManyColumns, "the request has more than %d columns", lim.MaxColumns)
+			return 0, tooLarge(problem.TooManyColumns, "the request has more than %d columns", lim.MaxColumns)
 		}
 		if ref == nil {
 			ref = &colRef{name: string(name)}
@@ -825,15 +826,15 @@ func jsonError(err error) error {
 	var se *jsontext.SyntacticError
 	switch {
 	case errors.As(err, &se) && errors.Is(se.Err, jsontext.ErrDuplicateName):
-		return badRequest(TypeDuplicateKey, string(se.JSONPointer),
+		return badRequest(problem.DuplicateKey, string(se.JSONPointer),
 			"the key %q appears twice in one object", se.JSONPointer.LastToken())
 	case errors.As(err, &se) && errors.Is(se.Err, io.ErrUnexpectedEOF):
-		return badRequest(TypeMalformedJSON, string(se.JSONPointer), "the request body ends before its JSON is complete")
+		return badRequest(problem.MalformedJSON, string(se.JSONPointer), "the request body ends before its JSON is complete")
 	case errors.As(err, &se):
-		return badRequest(TypeMalformedJSON, string(se.JSONPointer),
+		return badRequest(problem.MalformedJSON, string(se.JSONPointer),
 			"the request body is not valid JSON: %s after byte %d", se.Err, se.ByteOffset).Wrap(err)
 	case errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
-		return badRequest(TypeMalformedJSON, "", "the request body ends before its JSON is complete")
+		return badRequest(problem.MalformedJSON, "", "the request body ends before its JSON is complete")
 	}
-	return badRequest(TypeMalformedJSON, "", "the request body is not valid JSON").Wrap(err)
+	return badRequest(problem.MalformedJSON, "", "the request body is not valid JSON").Wrap(err)
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/scorehub/scorehub/problem"
 	"github.com/scorehub/scorehub/registry"
 	"github.com/scorehub/scorehub/scoring"
 )
@@ -125,11 +126,11 @@ func TestDecodeRefuses(t *testing.T) {
 			if err == nil {
 				t.Fatalf("Decode accepted it: %v", viewTable(req.Table))
 			}
-			var e *scoring.Error
+			var e *problem.Error
 			if !errors.As(err, &e) {
-				t.Fatalf("Decode error %v is not a *scoring.Error", err)
+				t.Fatalf("Decode error %v is not a *problem.Error", err)
 			}
-			got := apiError{Status: e.Status, Type: e.Type, Pointer: e.Pointer}
+			got := apiError{Status: e.Status, Type: string(e.Code), Pointer: e.Pointer}
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("error %q (-want +got):\n%s", e.Message, diff)
 			}
@@ -221,9 +222,9 @@ func TestConform(t *testing.T) {
 			}
 			err = req.Conform(spec)
 			var got apiError
-			var e *scoring.Error
+			var e *problem.Error
 			if errors.As(err, &e) {
-				got = apiError{Status: e.Status, Type: e.Type, Pointer: e.Pointer}
+				got = apiError{Status: e.Status, Type: string(e.Code), Pointer: e.Pointer}
 				if !strings.Contains(e.Message, `"age"`) && !strings.Contains(e.Message, `"city"`) {
 					t.Errorf("message %q does not name the column", e.Message)
 				}

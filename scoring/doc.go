@@ -80,8 +80,9 @@
 //
 // Every error is the JSON shape
 // {"error":{"type":"…","message":"…","pointer":"…"}}, the pointer present
-// where a place in the request is at fault (for example /data/3/age). The
-// type codes are stable:
+// where a place in the request is at fault (for example /data/3/age), and
+// every error the package returns is a [*problem.Error], or wraps one, whose
+// Code is that type. The type codes are stable:
 //
 //	not_found               404 no endpoint at this address, or a name that is not valid
 //	endpoint_disabled       404 the endpoint's deployment is disabled
@@ -142,8 +143,12 @@
 // only. See [JobsConfig].
 //
 // A request whose client left is logged as client_closed_request (499); no
-// client sees it. A process may return an [*Error] to choose the answer
-// itself, for example a 400 for input it cannot score.
+// client sees it. A process may return a [*problem.Error], possibly
+// wrapped, to choose the answer itself, for example a 400 for input it
+// cannot score; its Status may be zero for a code of package problem, and
+// is set for a code of the host's own. A sentinel of scorehub's packages
+// that a process passes on (registry.ErrNotFound, say) is a failure of the
+// process like any other error: 500.
 //
 // # Observing
 //

@@ -1,100 +1,72 @@
 package scoring
 
 import (
+	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
 
 	"github.com/scorehub/scorehub/internal/httperr"
+	"github.com/scorehub/scorehub/problem"
 )
 
-// Error is the error the handler answers with, carrying the whole answer:
-// the HTTP status, a stable snake_case Type, a Message safe to show the
-// client, the JSON Pointer of the place in the request at fault (or Fields,
-// for several), the headers the answer needs (Challenge for
-// WWW-Authenticate, RetryAfter, Allow) and the cause, for the log only.
-// [Decode], [Request.Conform] and [Jobs.Submit] return one for every fault
-// of the request, and a [registry.Process] or an Authorize function may
-// return one, possibly wrapped, to choose what the client is told: a 401
-// with its Challenge, a 429 with its RetryAfter. A zero Status means the one
-// scorehub gives Type, and 500 for a type of the host's own, which should
-// set it. Match it with [errors.As].
-type Error = httperr.Error
-
-// FieldError is one place in a request at fault, an element of
-// [Error].Fields.
-type FieldError = httperr.FieldError
-
-// Type codes of the errors that Go callers of this package meet: those of
-// [Decode], [Request.Conform] and [Jobs.Submit]. The handler's answers use
-// more (method_not_allowed, unsupported_media_type, unauthorized, ...); the
-// package documentation lists them all.
-const (
-	TypeMalformedJSON  = httperr.TypeMalformedJSON
-	TypeDuplicateKey   = httperr.TypeDuplicateKey
-	TypeInvalidRequest = httperr.TypeInvalidRequest
-	TypeInvalidValue   = httperr.TypeInvalidValue
-	TypeMixedTypes     = httperr.TypeMixedTypes
-	TypeSchemaMismatch = httperr.TypeSchemaMismatch
-	TypeBodyTooLarge   = httperr.TypeBodyTooLarge
-	TypeTooManyRows    = httperr.TypeTooManyRows
-	TypeTooManyColumns = httperr.TypeTooManyColumns
-	TypeTooManyCells   = httperr.TypeTooManyCells
-	TypeQueueFull      = httperr.TypeQueueFull
-)
-
-// Sentinel errors. Match them with [errors.Is]. Each also says what it is
-// to the HTTP edge, so the handler answers it without a mapping of its own.
+// Sentinel errors. Match them with [errors.Is]. Each is a
+// [*problem.Error] whose code says what it is to the HTTP edge, so the
+// handler answers it without a mapping of its own.
 var (
 	// ErrQueueFull is returned by [Queues.Acquire] and [Queues.Run] when
 	// the queue's waiting list is full. The handler answers 503 queue_full
 	// with Retry-After.
-	ErrQueueFull error = &sentinel{httperr.TypeQueueFull, "scoring: queue full",
-		"the endpoint's execution queue is full; retry later"}
+	ErrQueueFull = &problem.Error{Code: problem.QueueFull, Text: "scoring: queue full",
+		Message: "the endpoint's execution queue is full; retry later"}
 	// ErrNoQueue is returned by [Queues.Acquire] and [Queues.Run] for a
 	// queue the registry does not define: 503 unavailable.
-	ErrNoQueue error = &sentinel{httperr.TypeUnavailable, "scoring: no such queue",
-		"the endpoint's execution queue is not defined"}
+	ErrNoQueue = &problem.Error{Code: problem.Unavailable, Text: "scoring: no such queue",
+		Message: "the endpoint's execution queue is not defined"}
 	// ErrUnauthorized, returned (or wrapped) by an Authorize function,
 	// refuses a request that carries no acceptable credentials: 401
 	// unauthorized, with the challenge "Bearer".
-	ErrUnauthorized error = &sentinel{httperr.TypeUnauthorized, "scoring: unauthorized",
-		"this endpoint needs a valid token"}
+	ErrUnauthorized = &problem.Error{Code: problem.Unauthorized, Text: "scoring: unauthorized",
+		Message: "this endpoint needs a valid token"}
 	// ErrForbidden, returned (or wrapped) by an Authorize function, refuses
 	// a request whose caller may not use the group: 403 forbidden.
-	ErrForbidden error = &sentinel{httperr.TypeForbidden, "scoring: forbidden",
-		"the token does not allow using this web API group"}
+	ErrForbidden = &problem.Error{Code: problem.Forbidden, Text: "scoring: forbidden",
+		Message: "the token does not allow using this web API group"}
 )
 
-// sentinel is the type of the package's sentinel errors: their text for
-// the log; their type code and the sentence a client is told for the HTTP
-// edge.
-type sentinel struct{ typ, text, msg string }
-
-func (e *sentinel) Error() string         { return e.text }
-func (e *sentinel) ErrorType() string     { return e.typ }
-func (e *sentinel) ClientMessage() string { return e.msg }
-
-func badRequest(typ, pointer, format string, args ...any) *Error {
-	return &Error{Status: http.StatusBadRequest, Type: typ, Message: fmt.Sprintf(format, args...), Pointer: pointer}
+// composed returns the first [*problem.Error] in err's chain if it is an
+// answer composed for the client, or nil if there is none or it is a
+// package's sentinel, or its detail, passed on (which has Text): a process
+// or an Authorize function chooses its answer with the one, and fails with
+// the other as with any error.
+func composed(err error) *problem.Error {
+	var e *problem.Error
+	if errors.As(err, &e) && e.Text == "" {
+		return e
+	}
+	return nil
 }
 
-func tooLarge(typ, format string, args ...any) *Error {
-	return &Error{Status: http.StatusRequestEntityTooLarge, Type: typ, Message: fmt.Sprintf(format, args...)}
+func badRequest(typ problem.Code, pointer, format string, args ...any) *problem.Error {
+	return &problem.Error{Status: http.StatusBadRequest, Code: typ, Message: fmt.Sprintf(format, args...), Pointer: pointer}
+}
+
+func tooLarge(typ problem.Code, format string, args ...any) *problem.Error {
+	return &problem.Error{Status: http.StatusRequestEntityTooLarge, Code: typ, Message: fmt.Sprintf(format, args...)}
 }
 
 // mediaTypeError is the 415 for a body declared as contentType.
-func mediaTypeError(contentType string) *Error {
-	return &Error{Status: http.StatusUnsupportedMediaType, Type: httperr.TypeUnsupportedMediaType,
+func mediaTypeError(contentType string) *problem.Error {
+	return &problem.Error{Status: http.StatusUnsupportedMediaType, Code: problem.UnsupportedMediaType,
 		Message: httperr.MediaTypeMessage("the request body must be JSON in UTF-8 (Content-Type: application/json)", contentType)}
 }
 
 var (
-	errRouteNotFound = &Error{Status: http.StatusNotFound, Type: httperr.TypeNotFound, Message: "no scoring endpoint has this address"}
-	errMethod        = &Error{Status: http.StatusMethodNotAllowed, Type: httperr.TypeMethodNotAllowed, Message: "scoring endpoints take POST requests only",
+	errRouteNotFound = &problem.Error{Status: http.StatusNotFound, Code: problem.NotFound, Message: "no scoring endpoint has this address"}
+	errMethod        = &problem.Error{Status: http.StatusMethodNotAllowed, Code: problem.MethodNotAllowed, Message: "scoring endpoints take POST requests only",
 		Allow: http.MethodPost}
-	errInternal = &Error{Status: http.StatusInternalServerError, Type: httperr.TypeInternal, Message: "internal error"}
+	errInternal = &problem.Error{Status: http.StatusInternalServerError, Code: problem.Internal, Message: "internal error"}
 )
 
 // pointer returns the JSON Pointer (RFC 6901) of key in row row of "data".

@@ -11,6 +11,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/scorehub/scorehub/problem"
 	"github.com/scorehub/scorehub/registry"
 	"github.com/scorehub/scorehub/scoring"
 )
@@ -99,9 +100,9 @@ func ExampleDecode() {
 // Decode's errors say what the client did wrong and where.
 func ExampleDecode_error() {
 	_, err := scoring.Decode(strings.NewReader(`{"data":[{"age":31},{"age":"old"}]}`), scoring.Limits{})
-	var e *scoring.Error
+	var e *problem.Error
 	if errors.As(err, &e) {
-		fmt.Println(e.Status, e.Type, e.Pointer)
+		fmt.Println(e.Status, e.Code, e.Pointer)
 		fmt.Println(e.Message)
 	}
 	// Output:

@@ -2,7 +2,6 @@ package scoring
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"runtime/debug"
@@ -68,7 +67,7 @@ type execution struct {
 // execute runs x and returns the process's result, checked to have one row
 // per input row, or the error that ended it: the queue's ([ErrQueueFull],
 // [ErrNoQueue]), the context's when the deadline passed or req ended (even
-// if the process then succeeded), an [*Error] the process returned, or an
+// if the process then succeeded), a [*problem.Error] the process composed, or an
 // internal error for anything else the process did.
 //
 // req is the caller's context: its values reach the process, its deadline
@@ -164,7 +163,8 @@ type scored struct {
 
 // processError decides what a process's error means: the context's error
 // when the deadline passed or the caller left (even if the process then
-// succeeded), an *Error as it is, anything else an internal error.
+// succeeded), an answer it composed as it is, anything else (the sentinels
+// of scorehub's packages included) an internal error.
 func processError(ctx context.Context, name string, err error) error {
 	if cerr := ctx.Err(); cerr != nil {
 		return cerr
@@ -172,8 +172,7 @@ func processError(ctx context.Context, name string, err error) error {
 	if err == nil {
 		return nil
 	}
-	var e *Error
-	if errors.As(err, &e) {
+	if e := composed(err); e != nil {
 		return e
 	}
 	// A context error of the process's own (not ours) is a failure like any

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/scorehub/scorehub/problem"
 	"github.com/scorehub/scorehub/registry"
 	"github.com/scorehub/scorehub/scoring"
 )
@@ -23,9 +24,9 @@ func FuzzDecode(f *testing.F) {
 	f.Fuzz(func(t *testing.T, body []byte) {
 		req, err := scoring.Decode(bytes.NewReader(body), lim)
 		if err != nil {
-			var e *scoring.Error
+			var e *problem.Error
 			if !errors.As(err, &e) {
-				t.Fatalf("error %v is not a *scoring.Error", err)
+				t.Fatalf("error %v is not a *problem.Error", err)
 			}
 			if e.Status != 400 && e.Status != 413 {
 				t.Fatalf("status %d for a request fault: %v", e.Status, e)

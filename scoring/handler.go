@@ -14,6 +14,7 @@ import (
 
 	"github.com/scorehub/scorehub/internal/httperr"
 	"github.com/scorehub/scorehub/internal/urlpath"
+	"github.com/scorehub/scorehub/problem"
 	"github.com/scorehub/scorehub/registry"
 )
 
@@ -73,11 +74,13 @@ type Config struct {
 	// Authorize decides whether r may call an endpoint of a group whose
 	// Auth.Mode is registry.TokenRequired; it is called with the group's
 	// name and policy, and only for such groups. It returns nil to let the request
-	// through. Otherwise its error is the answer: an [*Error] as it is;
-	// [ErrUnauthorized] or [ErrForbidden] (possibly wrapped) as 401
-	// unauthorized or 403 forbidden; anything else as 500 internal_error.
-	// An [*Error]'s Challenge is sent as WWW-Authenticate; a 401 without
-	// one says "Bearer".
+	// through. Otherwise its error is the answer: a [*problem.Error] it
+	// composed (possibly wrapped) as it is, a 401 with its Challenge, a 429
+	// with its RetryAfter; [ErrUnauthorized] or [ErrForbidden] (possibly
+	// wrapped) as 401 unauthorized or 403 forbidden; anything else, the
+	// sentinels of scorehub's other packages included, as 500
+	// internal_error. A Challenge is sent as WWW-Authenticate; a 401
+	// without one says "Bearer".
 	//
 	// nil refuses every request to a token group with 401: the handler
 	// never lets a protected group through without a check.
@@ -85,7 +88,7 @@ type Config struct {
 
 	// Logger receives failed requests with their cause (server faults at
 	// error level, an endpoint's timeout at warn, what the client caused at
-	// debug; see httperr.LogLevel) and process panics with their stack. nil
+	// debug) and process panics with their stack. nil
 	// means slog.Default().
 	Logger *slog.Logger
 
@@ -335,7 +338,7 @@ func (h *Handler) endpoint(r *http.Request, o *observation, group, path, alias s
 }
 
 // errServerBusy refuses a request whose body would pass MaxDecodingBytes.
-var errServerBusy = &Error{Type: httperr.TypeServerBusy, Message: "the server holds as many request bodies as it may; retry later"}
+var errServerBusy = &problem.Error{Code: problem.ServerBusy, Message: "the server holds as many request bodies as it may; retry later"}
 
 // reserve counts n more body bytes as held, unless that would pass
 // maxDecoding.
@@ -377,7 +380,7 @@ func (b *budgetReader) release() { b.h.decoding.Add(-b.held) }
 // as Config.RetryAfter says.
 func (h *Handler) fail(w http.ResponseWriter, r *http.Request, o *observation, err error) {
 	e := httperr.From(err)
-	if (e.Type == httperr.TypeQueueFull || e.Type == httperr.TypeServerBusy) && e.RetryAfter == 0 {
+	if (e.Code == problem.QueueFull || e.Code == problem.ServerBusy) && e.RetryAfter == 0 {
 		e = e.WithRetryAfter(h.retryAfter)
 	}
 	o.answered(e.Status, 0)

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/scorehub/scorehub/problem"
 	"github.com/scorehub/scorehub/registry"
 	"github.com/scorehub/scorehub/scoring"
 )
@@ -407,7 +408,7 @@ func TestHandlerProcessFailures(t *testing.T) {
 			return nil, fmt.Errorf("lookup: %w", registry.ErrNotFound)
 		})},
 		{Name: "rejects", Process: registry.ProcessFunc(func(context.Context, registry.Input) (*registry.Table, error) {
-			return nil, fmt.Errorf("checking input: %w", &scoring.Error{Status: 422, Type: "unknown_category", Message: "the category is unknown", Pointer: "/data/1/cat"})
+			return nil, fmt.Errorf("checking input: %w", &problem.Error{Status: 422, Code: "unknown_category", Message: "the category is unknown", Pointer: "/data/1/cat"})
 		})},
 	}
 	for _, prompt := range []bool{false, true} {
@@ -782,13 +783,13 @@ func TestHandlerAuthorize(t *testing.T) {
 		},
 			apiError{Status: 401, Type: "unauthorized"}, "Bearer"},
 		{"unauthorized with a challenge", func(*http.Request, string, registry.AuthPolicy) error {
-			return fmt.Errorf("bad token: %w", &scoring.Error{Status: 401, Type: "unauthorized",
+			return fmt.Errorf("bad token: %w", &problem.Error{Status: 401, Code: "unauthorized",
 				Message: "this endpoint needs a valid token", Challenge: `Bearer realm="scorehub", error="invalid_token"`})
 		}, apiError{Status: 401, Type: "unauthorized"}, `Bearer realm="scorehub", error="invalid_token"`},
 		{"forbidden", func(*http.Request, string, registry.AuthPolicy) error { return scoring.ErrForbidden },
 			apiError{Status: 403, Type: "forbidden"}, ""},
 		{"an *Error as it is", func(*http.Request, string, registry.AuthPolicy) error {
-			return &scoring.Error{Status: 429, Type: "rate_limited", Message: "slow down"}
+			return &problem.Error{Status: 429, Code: "rate_limited", Message: "slow down"}
 		}, apiError{Status: 429, Type: "rate_limited", Message: "slow down"}, ""},
 		{"any other error fails closed", func(*http.Request, string, registry.AuthPolicy) error { return errors.New("key store down") },
 			apiError{Status: 500, Type: "internal_error", Message: "internal error"}, ""},
@@ -893,7 +894,7 @@ func TestHandlerProtectedGroupHidesEndpoints(t *testing.T) {
 		if r.Header.Get("Authorization") == "Bearer good" {
 			return nil
 		}
-		return &scoring.Error{Status: 401, Type: "unauthorized", Message: "this endpoint needs a valid token",
+		return &problem.Error{Status: 401, Code: "unauthorized", Message: "this endpoint needs a valid token",
 			Challenge: `Bearer realm="scorehub"`}
 	}
 	f := newFixture(t, scoring.Config{Authorize: refuse}, registry.ProcessInfo{Name: "echo", Process: echo})

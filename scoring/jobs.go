@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/scorehub/scorehub/internal/httperr"
+	"github.com/scorehub/scorehub/problem"
 	"github.com/scorehub/scorehub/registry"
 )
 
@@ -221,16 +222,16 @@ var (
 
 // Errors of the runner, as clients see them.
 var (
-	errJobNotFinished = httperr.New(httperr.TypeJobNotFinished, "the job has not finished; its result is available once it is FINISHED")
-	errJobEnded       = httperr.New(httperr.TypeJobEnded, "the job has already ended")
-	errJobsClosed     = httperr.New(httperr.TypeUnavailable, "the server is shutting down and takes no new jobs")
-	errJobQueueFull   = httperr.New(TypeQueueFull, "the execution queue's waiting list is full; retry later").WithRetryAfter(1)
-	errNoInput        = httperr.New(TypeInvalidRequest, "the job has no input rows")
-	errProcessJob     = httperr.New(httperr.TypeForbidden, "only an administrator may run a catalog process as a job; name an endpoint instead").At("/process")
-	errJobQueue       = httperr.New(httperr.TypeForbidden, "only an administrator may run an endpoint's job on another queue than the endpoint's").At("/queueName")
-	errActiveQuota    = httperr.New(httperr.TypeJobQuota, "too many of your jobs are pending or running; retry once one has ended").WithRetryAfter(activeQuotaRetry)
-	errResultQuota    = httperr.New(httperr.TypeJobQuota, "your jobs' stored results use up your quota; retry once older jobs have been removed")
-	errStorageFull    = httperr.New(httperr.TypeStorageFull, "the job store has no room for more results; retry later")
+	errJobNotFinished = httperr.New(problem.JobNotFinished, "the job has not finished; its result is available once it is FINISHED")
+	errJobEnded       = httperr.New(problem.JobEnded, "the job has already ended")
+	errJobsClosed     = httperr.New(problem.Unavailable, "the server is shutting down and takes no new jobs")
+	errJobQueueFull   = httperr.New(problem.QueueFull, "the execution queue's waiting list is full; retry later").WithRetryAfter(1)
+	errNoInput        = httperr.New(problem.InvalidRequest, "the job has no input rows")
+	errProcessJob     = httperr.New(problem.Forbidden, "only an administrator may run a catalog process as a job; name an endpoint instead").At("/process")
+	errJobQueue       = httperr.New(problem.Forbidden, "only an administrator may run an endpoint's job on another queue than the endpoint's").At("/queueName")
+	errActiveQuota    = httperr.New(problem.JobQuotaExceeded, "too many of your jobs are pending or running; retry once one has ended").WithRetryAfter(activeQuotaRetry)
+	errResultQuota    = httperr.New(problem.JobQuotaExceeded, "your jobs' stored results use up your quota; retry once older jobs have been removed")
+	errStorageFull    = httperr.New(problem.StorageFull, "the job store has no room for more results; retry later")
 )
 
 // NewJobs returns a runner configured by cfg and starts its janitor. The
@@ -334,7 +335,7 @@ func (j *Jobs) Limits() Limits { return j.lim }
 // handler applies to the same caller (see [JobsConfig.Authorize]), before
 // anything about the endpoint is looked up; a job naming a catalog process,
 // or moving an endpoint's execution to another queue, needs an
-// administrator ([Caller.Admin]). It fails with an [*Error]: 400
+// administrator ([Caller.Admin]). It fails with a [*problem.Error]: 400
 // invalid_request without rows or without exactly one of process and
 // endpoint, 401 or 403 when the caller may not run it, 422 invalid_reference for an unknown process,
 // endpoint or queue, 404 endpoint_disabled, 413 for rows beyond the
@@ -461,7 +462,7 @@ func (j *Jobs) resolve(spec JobSpec) (*execution, error) {
 	var x execution
 	switch {
 	case (spec.Process == "") == (spec.Endpoint == nil):
-		return nil, httperr.New(TypeInvalidRequest, "name either a process or an endpoint")
+		return nil, httperr.New(problem.InvalidRequest, "name either a process or an endpoint")
 	case spec.Endpoint != nil:
 		e := spec.Endpoint
 		// As at the scoring address: the policy first, so that a job
@@ -473,7 +474,7 @@ func (j *Jobs) resolve(spec JobSpec) (*execution, error) {
 		}
 		target, err := snap.Resolve(e.Group, e.Path, e.Alias)
 		if errors.Is(err, registry.ErrNotFound) {
-			return nil, httperr.Newf(httperr.TypeInvalidRef,
+			return nil, httperr.Newf(problem.InvalidReference,
 				"no endpoint %s/%s/%s is deployed", e.Group, e.Path, e.Alias).At("/endpoint").Wrap(err)
 		}
 		if err != nil {
@@ -492,7 +493,7 @@ func (j *Jobs) resolve(spec JobSpec) (*execution, error) {
 		}
 		p, ok := j.engine.reg.Catalog().Lookup(spec.Process)
 		if !ok {
-			return nil, httperr.Newf(httperr.TypeInvalidRef,
+			return nil, httperr.Newf(problem.InvalidReference,
 				"no process named %q is in the catalog", spec.Process).At("/process")
 		}
 		x = execution{process: p, queue: spec.Queue, timeout: j.timeout}
@@ -501,7 +502,7 @@ func (j *Jobs) resolve(spec JobSpec) (*execution, error) {
 		}
 	}
 	if _, ok := snap.State().Queue(x.queue); !ok {
-		return nil, httperr.Newf(httperr.TypeInvalidRef,
+		return nil, httperr.Newf(problem.InvalidReference,
 			"no execution queue named %q is defined", x.queue).At("/queueName")
 	}
 	x.background = true
@@ -516,11 +517,11 @@ func (l Limits) admit(r *Request) error {
 	case int64(len(r.st.data)) > l.MaxBodyBytes:
 		return errBodyTooLarge(l.MaxBodyBytes)
 	case rows > l.MaxRows:
-		return tooLarge(TypeTooManyRows, "the request has more than %d rows", l.MaxRows)
+		return tooLarge(problem.TooManyRows, "the request has more than %d rows", l.MaxRows)
 	case cols > l.MaxColumns:
-		return tooLarge(TypeTooManyColumns, "the request has more than %d columns", l.MaxColumns)
+		return tooLarge(problem.TooManyColumns, "the request has more than %d columns", l.MaxColumns)
 	case cols > 0 && rows > l.MaxCells/cols:
-		return tooLarge(TypeTooManyCells, "the request has more than %d cells (rows × columns)", l.MaxCells)
+		return tooLarge(problem.TooManyCells, "the request has more than %d cells (rows × columns)", l.MaxCells)
 	}
 	return nil
 }
@@ -588,16 +589,16 @@ func (j *Jobs) failure(ctx context.Context, err error, timeout time.Duration) en
 		return ending{registry.JobError, &registry.JobErrorInfo{Type: "interrupted", Title: "Job interrupted",
 			Message: "the job's lease lapsed before it finished"}}
 	case errors.Is(err, context.DeadlineExceeded):
-		return ending{registry.JobTimedOut, &registry.JobErrorInfo{Type: httperr.TypeTimeout, Title: "Job timed out",
+		return ending{registry.JobTimedOut, &registry.JobErrorInfo{Type: string(problem.Timeout), Title: "Job timed out",
 			Message: fmt.Sprintf("the process did not finish within %s", timeout)}}
 	case errors.Is(err, ErrQueueFull):
-		return ending{registry.JobError, &registry.JobErrorInfo{Type: TypeQueueFull, Title: "Queue full", Message: "the execution queue's waiting list was full"}}
+		return ending{registry.JobError, &registry.JobErrorInfo{Type: string(problem.QueueFull), Title: "Queue full", Message: "the execution queue's waiting list was full"}}
 	}
 	e := httperr.From(err)
 	if e.Status >= 500 {
 		j.engine.log.Error("scoring: job failed", "cause", err.Error())
 	}
-	return ending{registry.JobError, &registry.JobErrorInfo{Type: e.Type, Title: "Job failed", Message: e.Message}}
+	return ending{registry.JobError, &registry.JobErrorInfo{Type: string(e.Code), Title: "Job failed", Message: e.Message}}
 }
 
 func shutdownStop() *registry.JobErrorInfo {

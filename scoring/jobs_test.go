@@ -15,6 +15,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/scorehub/scorehub/internal/httperr"
+	"github.com/scorehub/scorehub/problem"
 	"github.com/scorehub/scorehub/registry"
 	"github.com/scorehub/scorehub/scoring"
 )
@@ -186,7 +187,7 @@ func TestJobLifecycle(t *testing.T) {
 	t.Run("RUNNING → ERROR says only what is safe", func(t *testing.T) {
 		f := newJobsFixture(t)
 		j := f.wait(t, f.submit(t, scoring.JobSpec{Caller: asAdmin, Process: "fail", Input: f.rows(t, `[{"a":"b"}]`)}).ID, registry.JobError)
-		want := &registry.JobErrorInfo{Type: httperr.TypeInternal, Title: "Job failed", Message: "internal error"}
+		want := &registry.JobErrorInfo{Type: string(problem.Internal), Title: "Job failed", Message: "internal error"}
 		if d := cmp.Diff(want, j.Error); d != "" {
 			t.Errorf("error (-want +got):\n%s", d)
 		}
@@ -200,7 +201,7 @@ func TestJobLifecycle(t *testing.T) {
 			Endpoints: []registry.Endpoint{{Alias: "a", Process: "sleep", Timeout: 20 * time.Millisecond}}})
 		j := f.submit(t, scoring.JobSpec{Caller: asAdmin, Endpoint: &registry.EndpointRef{Group: registry.DefaultGroup, Path: "slow", Alias: "a"}, Input: f.rows(t, `[{"a":1}]`)})
 		done := f.wait(t, j.ID, registry.JobTimedOut)
-		if done.Error == nil || done.Error.Type != httperr.TypeTimeout || done.Process != "sleep" {
+		if done.Error == nil || done.Error.Type != string(problem.Timeout) || done.Process != "sleep" {
 			t.Errorf("timed out job %+v", done)
 		}
 		if _, err := f.jobs.Result(ctx, asAdmin, j.ID); httperr.From(err).Status != http.StatusConflict {
@@ -212,7 +213,7 @@ func TestJobLifecycle(t *testing.T) {
 		j := f.submit(t, scoring.JobSpec{Caller: asAdmin, Process: "block", Input: f.rows(t, `[{"x":1}]`)})
 		<-f.procs.started
 		f.wait(t, j.ID, registry.JobRunning)
-		if _, err := f.jobs.Result(ctx, asAdmin, j.ID); httperr.From(err).Type != "job_not_finished" {
+		if _, err := f.jobs.Result(ctx, asAdmin, j.ID); string(httperr.From(err).Code) != "job_not_finished" {
 			t.Errorf("result of a running job: %v, want job_not_finished", err)
 		}
 		if _, err := f.jobs.Stop(ctx, asAdmin, j.ID); err != nil {
@@ -226,7 +227,7 @@ func TestJobLifecycle(t *testing.T) {
 		if done.Error == nil || done.Error.Type != "stopped" {
 			t.Errorf("stopped job %+v", done)
 		}
-		if _, err := f.jobs.Stop(ctx, asAdmin, j.ID); httperr.From(err).Type != "job_ended" {
+		if _, err := f.jobs.Stop(ctx, asAdmin, j.ID); string(httperr.From(err).Code) != "job_ended" {
 			t.Errorf("stopping a stopped job: %v, want job_ended", err)
 		}
 		if st, _ := f.h.Queues().Stat(registry.DefaultQueue); st.Running != 0 {
@@ -271,15 +272,15 @@ func TestJobSubmitRefusals(t *testing.T) {
 		status int
 		typ    string
 	}{
-		{"neither process nor endpoint", scoring.JobSpec{Caller: asAdmin}, `[]`, 400, scoring.TypeInvalidRequest},
-		{"both process and endpoint", scoring.JobSpec{Caller: asAdmin, Process: "double", Endpoint: &registry.EndpointRef{Group: "DEFAULT", Path: "demo", Alias: "double"}}, `[]`, 400, scoring.TypeInvalidRequest},
-		{"unknown process", scoring.JobSpec{Caller: asAdmin, Process: "nope"}, `[]`, 422, httperr.TypeInvalidRef},
-		{"unknown endpoint", scoring.JobSpec{Caller: asAdmin, Endpoint: &registry.EndpointRef{Group: "DEFAULT", Path: "demo", Alias: "nope"}}, `[]`, 422, httperr.TypeInvalidRef},
-		{"unknown queue", scoring.JobSpec{Caller: asAdmin, Queue: "nope", Process: "double"}, `[{"x":1}]`, 422, httperr.TypeInvalidRef},
-		{"strict JSON", scoring.JobSpec{Caller: asAdmin, Process: "double"}, `[{"x":1,}]`, 400, scoring.TypeMalformedJSON},
-		{"mixed types", scoring.JobSpec{Caller: asAdmin, Process: "double"}, `[{"x":1},{"x":"a"}]`, 400, scoring.TypeMixedTypes},
-		{"input schema", scoring.JobSpec{Caller: asAdmin, Process: "double"}, `[{"y":1}]`, 400, scoring.TypeSchemaMismatch},
-		{"full waiting list", scoring.JobSpec{Caller: asAdmin, Queue: "tight", Process: "double"}, `[{"x":1}]`, 503, scoring.TypeQueueFull},
+		{"neither process nor endpoint", scoring.JobSpec{Caller: asAdmin}, `[]`, 400, string(problem.InvalidRequest)},
+		{"both process and endpoint", scoring.JobSpec{Caller: asAdmin, Process: "double", Endpoint: &registry.EndpointRef{Group: "DEFAULT", Path: "demo", Alias: "double"}}, `[]`, 400, string(problem.InvalidRequest)},
+		{"unknown process", scoring.JobSpec{Caller: asAdmin, Process: "nope"}, `[]`, 422, string(problem.InvalidReference)},
+		{"unknown endpoint", scoring.JobSpec{Caller: asAdmin, Endpoint: &registry.EndpointRef{Group: "DEFAULT", Path: "demo", Alias: "nope"}}, `[]`, 422, string(problem.InvalidReference)},
+		{"unknown queue", scoring.JobSpec{Caller: asAdmin, Queue: "nope", Process: "double"}, `[{"x":1}]`, 422, string(problem.InvalidReference)},
+		{"strict JSON", scoring.JobSpec{Caller: asAdmin, Process: "double"}, `[{"x":1,}]`, 400, string(problem.MalformedJSON)},
+		{"mixed types", scoring.JobSpec{Caller: asAdmin, Process: "double"}, `[{"x":1},{"x":"a"}]`, 400, string(problem.MixedTypes)},
+		{"input schema", scoring.JobSpec{Caller: asAdmin, Process: "double"}, `[{"y":1}]`, 400, string(problem.SchemaMismatch)},
+		{"full waiting list", scoring.JobSpec{Caller: asAdmin, Queue: "tight", Process: "double"}, `[{"x":1}]`, 503, string(problem.QueueFull)},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -289,8 +290,8 @@ func TestJobSubmitRefusals(t *testing.T) {
 				tt.spec.Input = req
 				_, err = f.jobs.Submit(ctx, tt.spec)
 			}
-			if e := httperr.From(err); e.Status != tt.status || e.Type != tt.typ {
-				t.Errorf("Submit: %d %s (%v), want %d %s", e.Status, e.Type, err, tt.status, tt.typ)
+			if e := httperr.From(err); e.Status != tt.status || string(e.Code) != tt.typ {
+				t.Errorf("Submit: %d %s (%v), want %d %s", e.Status, string(e.Code), err, tt.status, tt.typ)
 			}
 		})
 	}
@@ -418,10 +419,10 @@ func TestJobSubmitInput(t *testing.T) {
 		status int
 		typ    string
 	}{
-		{"no rows", "", 400, scoring.TypeInvalidRequest},
+		{"no rows", "", 400, string(problem.InvalidRequest)},
 		{"within the limits", `[{"x":1},{"x":2}]`, 0, ""},
-		{"too many rows", `[{"x":1},{"x":2},{"x":3}]`, 413, scoring.TypeTooManyRows},
-		{"too many columns", `[{"x":1,"a":1,"b":2}]`, 413, scoring.TypeTooManyColumns},
+		{"too many rows", `[{"x":1},{"x":2},{"x":3}]`, 413, string(problem.TooManyRows)},
+		{"too many columns", `[{"x":1,"a":1,"b":2}]`, 413, string(problem.TooManyColumns)},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -436,8 +437,8 @@ func TestJobSubmitInput(t *testing.T) {
 				}
 				return
 			}
-			if e := httperr.From(err); e.Status != tt.status || e.Type != tt.typ {
-				t.Errorf("Submit: %d %s (%v), want %d %s", e.Status, e.Type, err, tt.status, tt.typ)
+			if e := httperr.From(err); e.Status != tt.status || string(e.Code) != tt.typ {
+				t.Errorf("Submit: %d %s (%v), want %d %s", e.Status, string(e.Code), err, tt.status, tt.typ)
 			}
 		})
 	}
@@ -470,7 +471,7 @@ func TestJobsApplyGroupPolicy(t *testing.T) {
 	authorize := func(r *http.Request, group string, p registry.AuthPolicy) error {
 		user, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 		if !ok {
-			return &scoring.Error{Status: 401, Type: "unauthorized", Message: "this endpoint needs a valid token", Challenge: "Bearer"}
+			return &problem.Error{Status: 401, Code: "unauthorized", Message: "this endpoint needs a valid token", Challenge: "Bearer"}
 		}
 		if user != "alice" {
 			return scoring.ErrForbidden
@@ -519,7 +520,7 @@ func TestJobsApplyGroupPolicy(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			tt.spec.Input = f.rows(t, `[{"x":1}]`)
 			j, err := f.jobs.Submit(ctx, tt.spec)
-			if e := httperr.From(err); err != nil && (e.Status != tt.status || e.Type != tt.typ) || err == nil && tt.status != 0 {
+			if e := httperr.From(err); err != nil && (e.Status != tt.status || string(e.Code) != tt.typ) || err == nil && tt.status != 0 {
 				t.Fatalf("Submit = %+v, %v; want %d %s", j, err, tt.status, tt.typ)
 			}
 			if err == nil && tt.spec.Queue == "fast" && j.Queue != "fast" {
@@ -645,11 +646,11 @@ func TestJobsQuotas(t *testing.T) {
 	ann, bob, cyd := scoring.Caller{Subject: "ann"}, scoring.Caller{Subject: "bob"}, scoring.Caller{Subject: "cyd"}
 	double := &registry.EndpointRef{Group: registry.DefaultGroup, Path: "demo", Alias: "double"}
 	block := &registry.EndpointRef{Group: registry.DefaultGroup, Path: "demo", Alias: "block"}
-	refused := func(t *testing.T, f *jobsFixture, c scoring.Caller, status int, typ string) *httperr.Error {
+	refused := func(t *testing.T, f *jobsFixture, c scoring.Caller, status int, typ string) *problem.Error {
 		t.Helper()
 		_, err := f.jobs.Submit(ctx, scoring.JobSpec{Caller: c, Endpoint: double, Input: f.rows(t, `[{"x":1}]`)})
 		e := httperr.From(err)
-		if err == nil || e.Status != status || e.Type != typ {
+		if err == nil || e.Status != status || string(e.Code) != typ {
 			t.Fatalf("%s submits: %v, want %d %s", c.Subject, err, status, typ)
 		}
 		return e
@@ -661,7 +662,7 @@ func TestJobsQuotas(t *testing.T) {
 		for range 2 {
 			held = append(held, f.submit(t, scoring.JobSpec{Caller: ann, Endpoint: block, Input: f.rows(t, `[{"x":1}]`)}))
 		}
-		e := refused(t, f, ann, http.StatusTooManyRequests, httperr.TypeJobQuota)
+		e := refused(t, f, ann, http.StatusTooManyRequests, string(problem.JobQuotaExceeded))
 		if e.RetryAfter <= 0 {
 			t.Errorf("429 without Retry-After")
 		}
@@ -701,8 +702,8 @@ func TestJobsQuotas(t *testing.T) {
 			}
 			ends[got.State]++
 			if got.State == registry.JobError {
-				if got.Error == nil || got.Error.Type != httperr.TypeJobQuota {
-					t.Errorf("refused result's job error %+v, want type %s", got.Error, httperr.TypeJobQuota)
+				if got.Error == nil || got.Error.Type != string(problem.JobQuotaExceeded) {
+					t.Errorf("refused result's job error %+v, want type %s", got.Error, problem.JobQuotaExceeded)
 				}
 				if _, err := f.jobs.Result(ctx, ann, id); err == nil {
 					t.Errorf("a refused result is readable")
@@ -712,14 +713,14 @@ func TestJobsQuotas(t *testing.T) {
 		if ends[registry.JobFinished] != 1 || ends[registry.JobError] != 1 {
 			t.Fatalf("ends %v, want one FINISHED and one ERROR", ends)
 		}
-		refused(t, f, ann, http.StatusTooManyRequests, httperr.TypeJobQuota)
+		refused(t, f, ann, http.StatusTooManyRequests, string(problem.JobQuotaExceeded))
 		// Another owner is unaffected by ann's quota, up to the total.
 		for _, c := range []scoring.Caller{bob, cyd} {
 			j := f.submit(t, scoring.JobSpec{Caller: c, Endpoint: double, Input: f.rows(t, `[{"x":1}]`)})
 			f.wait(t, j.ID, registry.JobFinished)
 		}
 		for _, c := range []scoring.Caller{bob, ann, asAdmin} {
-			refused(t, f, c, http.StatusInsufficientStorage, httperr.TypeStorageFull)
+			refused(t, f, c, http.StatusInsufficientStorage, string(problem.StorageFull))
 		}
 	})
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/scorehub/scorehub/problem"
 	"github.com/scorehub/scorehub/registry"
 	"github.com/scorehub/scorehub/scoring"
 )
@@ -53,7 +54,7 @@ func TestObserverSeesEveryAnswer(t *testing.T) {
 		return nil, errors.New("model server down")
 	})
 	teapot := registry.ProcessFunc(func(context.Context, registry.Input) (*registry.Table, error) {
-		return nil, &scoring.Error{Status: http.StatusTeapot, Type: "teapot", Message: "short and stout"}
+		return nil, &problem.Error{Status: http.StatusTeapot, Code: "teapot", Message: "short and stout"}
 	})
 	f := newFixture(t, scoring.Config{Observer: rec},
 		registry.ProcessInfo{Name: "double", Process: double},

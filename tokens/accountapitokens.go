@@ -10,6 +10,8 @@ import (
 	"time"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/scorehub/scorehub/problem"
 )
 
 // CreateAPIToken stores a new API token and returns it with its secret,
@@ -41,8 +43,10 @@ func (a *Accounts) CreateAPIToken(ctx context.Context, t NewAPIToken) (APIToken,
 		if !ro {
 			u, ok := s.users[t.Owner]
 			if !ok {
-				return AccountChange{}, nil, &accountError{kind: ErrNotFound, typ: typeInvalidRef, pointer: "/owner",
-					msg: fmt.Sprintf("user %q does not exist", t.Owner)}
+				// A reference the request makes, not an address: 422.
+				e := fieldError(ErrNotFound, "/owner", "user %q does not exist", t.Owner)
+				e.Code = problem.InvalidReference
+				return AccountChange{}, nil, e
 			}
 			cv = u.CredentialVersion
 		}

@@ -126,8 +126,8 @@ func wantRefusal(t *testing.T, err error, sentinel error, status int, typ, point
 		t.Fatalf("error %v does not match %v", err, sentinel)
 	}
 	e := httperr.From(err)
-	if e.Status != status || e.Type != typ || e.Pointer != pointer {
-		t.Errorf("client is told %d %s at %q, want %d %s at %q (%v)", e.Status, e.Type, e.Pointer, status, typ, pointer, err)
+	if e.Status != status || string(e.Code) != typ || e.Pointer != pointer {
+		t.Errorf("client is told %d %s at %q, want %d %s at %q (%v)", e.Status, string(e.Code), e.Pointer, status, typ, pointer, err)
 	}
 	if !strings.Contains(e.Message, phrase) {
 		t.Errorf("client message %q does not say %q", e.Message, phrase)

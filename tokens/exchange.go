@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/scorehub/scorehub/internal/httperr"
+	"github.com/scorehub/scorehub/problem"
 )
 
 // serveExchange is GET PathExchange: an access token the OpenID Connect
@@ -26,7 +27,7 @@ func (h *Service) serveExchange(w http.ResponseWriter, r *http.Request) {
 	p, err := h.provider.Verify(r.Context(), raw)
 	switch {
 	case errors.Is(err, ErrProviderUnavailable):
-		httperr.Write(w, r, h.logger, httperr.New(httperr.TypeUnavailable,
+		httperr.Write(w, r, h.logger, httperr.New(problem.Unavailable,
 			"the identity provider cannot be reached; retry later").
 			WithRetryAfter(int(math.Ceil(h.provider.refreshInterval.Seconds()))).Wrap(err))
 		h.observe(PathExchange, OutcomeError)
@@ -38,16 +39,16 @@ func (h *Service) serveExchange(w http.ResponseWriter, r *http.Request) {
 	case err != nil:
 		h.logger.LogAttrs(r.Context(), slog.LevelInfo, "tokens: access token refused",
 			slog.String("client", h.client(r)), slog.String("error", err.Error()))
-		httperr.Write(w, r, h.logger, h.bearerChallenge(httperr.TypeInvalidToken, "invalid_token", describe(err)))
+		httperr.Write(w, r, h.logger, h.bearerChallenge(problem.InvalidToken, "invalid_token", describe(err)))
 		h.observe(PathExchange, OutcomeInvalidToken)
 		return
 	}
 	h.observe(PathExchange, h.issue(w, r, p, "exchange", acceptsJSON(r)))
 }
 
-// bearerChallenge is the refusal of type typ with a Bearer challenge (RFC
+// bearerChallenge is the refusal of code typ with a Bearer challenge (RFC
 // 6750), naming code when there is one.
-func (h *Service) bearerChallenge(typ, code, message string) error {
+func (h *Service) bearerChallenge(typ problem.Code, code, message string) error {
 	description := message
 	if code == "" {
 		description = "" // RFC 6750 §3: no error, no description
@@ -118,13 +119,13 @@ func acceptsJSON(r *http.Request) bool {
 func (h *Service) bearerAttempt(w http.ResponseWriter, r *http.Request, route, missing string) (string, bool) {
 	auth := r.Header.Values("Authorization")
 	if len(auth) > 1 {
-		httperr.Write(w, r, h.logger, h.bearerChallenge(httperr.TypeInvalidRequest, "invalid_request", "the request has more than one Authorization header"))
+		httperr.Write(w, r, h.logger, h.bearerChallenge(problem.InvalidRequest, "invalid_request", "the request has more than one Authorization header"))
 		h.observe(route, OutcomeInvalidToken)
 		return "", false
 	}
 	raw, ok := bearerToken(auth)
 	if !ok {
-		httperr.Write(w, r, h.logger, h.bearerChallenge(httperr.TypeUnauthorized, "", missing))
+		httperr.Write(w, r, h.logger, h.bearerChallenge(problem.Unauthorized, "", missing))
 		h.observe(route, OutcomeInvalidToken)
 		return "", false
 	}

@@ -18,6 +18,7 @@ import (
 
 	"github.com/golang-jwt/jwt/v5"
 	"github.com/scorehub/scorehub/internal/httperr"
+	"github.com/scorehub/scorehub/problem"
 	"github.com/scorehub/scorehub/tokens"
 	"golang.org/x/crypto/bcrypt"
 )
@@ -209,7 +210,7 @@ func bearerOnly(v *tokens.Verifier) http.Handler {
 		}
 		c, err := v.Verify(r.Context(), raw)
 		if err != nil {
-			httperr.Write(w, r, nil, httperr.New(httperr.TypeInvalidToken, err.Error()).WithChallenge(`Bearer realm="scorehub", error="invalid_token"`))
+			httperr.Write(w, r, nil, httperr.New(problem.InvalidToken, err.Error()).WithChallenge(`Bearer realm="scorehub", error="invalid_token"`))
 			return
 		}
 		w.Header().Set("Content-Type", "application/json")

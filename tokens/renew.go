@@ -7,6 +7,7 @@ import (
 	"net/http"
 
 	"github.com/scorehub/scorehub/internal/httperr"
+	"github.com/scorehub/scorehub/problem"
 )
 
 // serveRenew is GET PathRenew: a valid idToken this service issued in, a
@@ -41,7 +42,7 @@ func (h *Service) serveRenew(w http.ResponseWriter, r *http.Request) {
 		} else if errors.Is(err, ErrRevoked) {
 			message = "the idToken was revoked or its user's credentials changed; sign in again at " + PathTokenService
 		}
-		httperr.Write(w, r, h.logger, h.bearerChallenge(httperr.TypeInvalidToken, "invalid_token", message))
+		httperr.Write(w, r, h.logger, h.bearerChallenge(problem.InvalidToken, "invalid_token", message))
 		h.observe(PathRenew, OutcomeInvalidToken)
 		return
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/scorehub/scorehub/internal/keyedlimit"
 	"github.com/scorehub/scorehub/internal/muxcheck"
 	"github.com/scorehub/scorehub/internal/urlpath"
+	"github.com/scorehub/scorehub/problem"
 )
 
 // The routes [Service] serves, relative to where the host mounts it.
@@ -216,7 +217,7 @@ func NewService(cfg ServiceConfig) (*Service, error) {
 func (h *Service) route(path string, handler http.Handler) {
 	h.mux.Handle("GET "+path, handler)
 	h.mux.HandleFunc(path, func(w http.ResponseWriter, r *http.Request) {
-		e := httperr.Newf(httperr.TypeMethodNotAllowed, "%s is not allowed here; use GET", r.Method)
+		e := httperr.Newf(problem.MethodNotAllowed, "%s is not allowed here; use GET", r.Method)
 		e.Allow = "GET, HEAD"
 		httperr.Write(w, r, h.logger, e)
 	})
@@ -275,12 +276,12 @@ func (h *Service) issue(w http.ResponseWriter, r *http.Request, p Principal, via
 }
 
 // errNoRoute answers a path the token routes do not serve.
-var errNoRoute = httperr.New(httperr.TypeNotFound, "no such route")
+var errNoRoute = httperr.New(problem.NotFound, "no such route")
 
 // tooMany is the 429 for an attempt past a limit, Retry-After in whole
 // seconds.
 func tooMany(d time.Duration) error {
-	return httperr.New(httperr.TypeRateLimited, "too many attempts; retry later").
+	return httperr.New(problem.RateLimited, "too many attempts; retry later").
 		WithRetryAfter(int(math.Ceil(d.Seconds())))
 }
 

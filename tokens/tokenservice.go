@@ -12,6 +12,7 @@ import (
 
 	"github.com/scorehub/scorehub/internal/httperr"
 	"github.com/scorehub/scorehub/internal/keyedlimit"
+	"github.com/scorehub/scorehub/problem"
 )
 
 // serveTokenService is GET PathTokenService: HTTP Basic credentials in, a
@@ -27,7 +28,7 @@ import (
 // so a burst of logins cannot take every core.
 func (h *Service) serveTokenService(w http.ResponseWriter, r *http.Request) {
 	if len(r.Header.Values("Authorization")) > 1 {
-		httperr.Write(w, r, h.logger, httperr.New(httperr.TypeInvalidRequest, "the request has more than one Authorization header"))
+		httperr.Write(w, r, h.logger, httperr.New(problem.InvalidRequest, "the request has more than one Authorization header"))
 		h.observe(PathTokenService, OutcomeBadCredentials)
 		return
 	}
@@ -88,7 +89,7 @@ func (h *Service) serveTokenService(w http.ResponseWriter, r *http.Request) {
 // basicChallenge is the 401 with a Basic challenge. message is the same
 // whether the user exists or not.
 func (h *Service) basicChallenge(message string) error {
-	return httperr.New(httperr.TypeUnauthorized, message).WithChallenge(`Basic realm="` + h.realm + `", charset="UTF-8"`)
+	return httperr.New(problem.Unauthorized, message).WithChallenge(`Basic realm="` + h.realm + `", charset="UTF-8"`)
 }
 
 // userKey is the rate-limit key of a user name: case-folded, so that an

@@ -15,43 +15,29 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/scorehub/scorehub/problem"
 )
 
-// domainErr is an error of a package that does not import httperr: it says
-// what it is through ErrorType, and may bring a sentence and a pointer.
-type domainErr struct{ typ, msg, ptr string }
-
-func (e domainErr) Error() string     { return "domain: " + e.typ + ": internal detail" }
-func (e domainErr) ErrorType() string { return e.typ }
-
-type describedErr struct{ domainErr }
-
-func (e describedErr) ClientMessage() string { return e.msg }
-func (e describedErr) ErrorPointer() string  { return e.ptr }
-
-// passingErr is a domain error of a failure that passes: it says when to
-// try again.
-type passingErr struct {
-	domainErr
-	after time.Duration
+// domain is an error of a domain package: a sentinel with its code, the
+// sentence a client is told and a Go text with what the client must not
+// see.
+func domain(code problem.Code, message string) *problem.Error {
+	return &problem.Error{Code: code, Message: message, Text: "domain: " + string(code) + ": internal detail"}
 }
 
-func (e passingErr) RetryAfter() time.Duration { return e.after }
-
-// A domain error that says when to try again is answered with Retry-After
-// in whole seconds, rounded up; one that says nothing, or zero, without.
+// A domain error that says when to try again is answered with Retry-After;
+// one that says nothing without.
 func TestFromTakesRetryAfterFromTheError(t *testing.T) {
+	storeDown := domain(problem.StoreUnavailable, "the store cannot be reached")
 	for _, tt := range []struct {
 		name string
 		err  error
 		want int
 	}{
-		{"store down, wrapped", fmt.Errorf("postgres: %w: %w", passingErr{domainErr{typ: TypeStoreUnavailable}, 1500 * time.Millisecond}, io.ErrUnexpectedEOF), 2},
-		{"zero", passingErr{domainErr{typ: TypeStoreUnavailable}, 0}, 0},
-		{"no method", domainErr{typ: TypeStoreUnavailable}, 0},
+		{"store down, wrapped", fmt.Errorf("postgres: %w: %w", storeDown.WithRetryAfter(2), io.ErrUnexpectedEOF), 2},
+		{"none", storeDown, 0},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			e := From(tt.err)
@@ -71,38 +57,41 @@ func TestFromTakesRetryAfterFromTheError(t *testing.T) {
 }
 
 func TestFromMapsEveryKnownError(t *testing.T) {
+	notFound := domain(problem.NotFound, "nothing is stored under that name")
 	tests := []struct {
 		name       string
 		err        error
 		status     int
-		typ        string
+		code       problem.Code
 		message    string // "" = not checked
 		pointer    string
 		safeReason bool // the message must not repeat the cause
 	}{
-		{"own error", &Error{Status: http.StatusTeapot, Type: "teapot", Message: "short and stout"}, http.StatusTeapot, "teapot", "short and stout", "", false},
-		{"status from the type", New(TypeQueueFull, "full"), 503, TypeQueueFull, "full", "", false},
-		{"zero status from the type", &Error{Type: TypeInvalidToken, Message: "expired"}, 401, TypeInvalidToken, "expired", "", false},
-		{"wrapped own error", fmt.Errorf("ctx: %w", New(TypeInvalidRequest, "bad")), 400, TypeInvalidRequest, "bad", "", false},
-		{"body limit", &http.MaxBytesError{Limit: 10}, 413, TypeBodyTooLarge, "", "", false},
-		{"read timeout", &net.OpError{Op: "read", Net: "tcp", Err: os.ErrDeadlineExceeded}, 408, TypeRequestTimeout, "", "", true},
-		{"domain error with a sentence", fmt.Errorf("x: %w", describedErr{domainErr{TypePrecondition, "record \"g/p\" is at revision 4, not 3", ""}}),
-			412, TypePrecondition, "record \"g/p\" is at revision 4, not 3", "", false},
-		{"domain error with a pointer", describedErr{domainErr{TypeInvalidRef, "no queue", "/endpoints/0/queue"}}, 422, TypeInvalidRef, "no queue", "/endpoints/0/queue", false},
-		{"domain error without a sentence", fmt.Errorf("registry: deployment %q: %w", "g/p", domainErr{typ: TypeNotFound}), 404, TypeNotFound, "the resource does not exist", "", true},
-		{"disabled", domainErr{typ: TypeDisabled}, 404, TypeDisabled, "", "", true},
-		{"in use", domainErr{typ: TypeInUse}, 409, TypeInUse, "", "", true},
-		{"process missing", domainErr{typ: TypeProcessMissing}, 503, TypeProcessMissing, "", "", true},
-		{"unknown domain type", domainErr{typ: "mystery"}, 500, "mystery", "internal error", "", true},
-		{"deadline", context.DeadlineExceeded, 504, TypeTimeout, "", "", true},
-		{"cancelled", context.Canceled, StatusClientClosedRequest, TypeClientGone, "", "", true},
-		{"anything else", errors.New("disk on fire at /var/secret"), 500, TypeInternal, "internal error", "", true},
+		{"own error", &problem.Error{Status: http.StatusTeapot, Code: "teapot", Message: "short and stout"}, http.StatusTeapot, "teapot", "short and stout", "", false},
+		{"status from the code", New(problem.QueueFull, "full"), 503, problem.QueueFull, "full", "", false},
+		{"zero status from the code", &problem.Error{Code: problem.InvalidToken, Message: "expired"}, 401, problem.InvalidToken, "expired", "", false},
+		{"wrapped own error", fmt.Errorf("ctx: %w", New(problem.InvalidRequest, "bad")), 400, problem.InvalidRequest, "bad", "", false},
+		{"body limit", &http.MaxBytesError{Limit: 10}, 413, problem.BodyTooLarge, "", "", false},
+		{"read timeout", &net.OpError{Op: "read", Net: "tcp", Err: os.ErrDeadlineExceeded}, 408, problem.RequestTimeout, "", "", true},
+		{"domain error with a sentence", fmt.Errorf("x: %w", domain(problem.PreconditionFailed, "record \"g/p\" is at revision 4, not 3")),
+			412, problem.PreconditionFailed, "record \"g/p\" is at revision 4, not 3", "", true},
+		{"domain error with a pointer", domain(problem.InvalidReference, "no queue").At("/endpoints/0/queue"), 422, problem.InvalidReference, "no queue", "/endpoints/0/queue", true},
+		{"a sentinel wrapped with detail", fmt.Errorf("registry: deployment %q: %w", "g/p", notFound), 404, problem.NotFound, "nothing is stored under that name", "", true},
+		{"a sentinel's detail", notFound.Detail("domain: deployment \"g/p\" does not exist", "deployment \"g/p\" does not exist"),
+			404, problem.NotFound, "deployment \"g/p\" does not exist", "", true},
+		{"disabled", domain(problem.EndpointDisabled, "off"), 404, problem.EndpointDisabled, "off", "", true},
+		{"in use", domain(problem.InUse, "used"), 409, problem.InUse, "used", "", true},
+		{"process missing", domain(problem.ProcessUnavailable, "gone"), 503, problem.ProcessUnavailable, "gone", "", true},
+		{"unknown code", domain("mystery", "a mystery"), 500, "mystery", "a mystery", "", true},
+		{"deadline", context.DeadlineExceeded, 504, problem.Timeout, "", "", true},
+		{"cancelled", context.Canceled, statusClientClosedRequest, problem.ClientClosedRequest, "", "", true},
+		{"anything else", errors.New("disk on fire at /var/secret"), 500, problem.Internal, "internal error", "", true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			e := From(tt.err)
-			if e.Status != tt.status || e.Type != tt.typ || e.Pointer != tt.pointer {
-				t.Errorf("From = %d %s %q, want %d %s %q", e.Status, e.Type, e.Pointer, tt.status, tt.typ, tt.pointer)
+			if e.Status != tt.status || e.Code != tt.code || e.Pointer != tt.pointer {
+				t.Errorf("From = %d %s %q, want %d %s %q", e.Status, e.Code, e.Pointer, tt.status, tt.code, tt.pointer)
 			}
 			if tt.message != "" && e.Message != tt.message {
 				t.Errorf("message %q, want %q", e.Message, tt.message)
@@ -114,19 +103,44 @@ func TestFromMapsEveryKnownError(t *testing.T) {
 	}
 }
 
+// The log is told the whole Go story of a domain error, context included,
+// and the cause of an answer composed at the edge, whose own text would
+// repeat the type and message it logs beside.
+func TestWriteLogsTheCause(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		err  error
+		want string
+	}{
+		{"domain error wrapped", fmt.Errorf("management: put %q: %w", "g/p", domain(problem.NotFound, "no such thing")),
+			`cause="management: put \"g/p\": domain: not_found: internal detail"`},
+		{"domain error", domain(problem.InUse, "used"), `cause="domain: in_use: internal detail"`},
+		{"answer with a cause", New(problem.InvalidRequest, "unreadable").Wrap(io.ErrUnexpectedEOF), `cause="unexpected EOF"`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var buf strings.Builder
+			logger := slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}))
+			Write(httptest.NewRecorder(), httptest.NewRequest(http.MethodPut, "/x", nil), logger, tt.err)
+			if !strings.Contains(buf.String(), tt.want) {
+				t.Errorf("logged %q, want %s", buf.String(), tt.want)
+			}
+		})
+	}
+}
+
 func TestWriteSendsTheHeadersTheErrorCarries(t *testing.T) {
 	tests := []struct {
 		name string
 		err  error
 		want http.Header
 	}{
-		{"challenge", New(TypeInvalidToken, "expired").WithChallenge(`Bearer error="invalid_token"`),
+		{"challenge", New(problem.InvalidToken, "expired").WithChallenge(`Bearer error="invalid_token"`),
 			http.Header{"Www-Authenticate": {`Bearer error="invalid_token"`}}},
-		{"401 without a challenge", New(TypeUnauthorized, "no token"), http.Header{"Www-Authenticate": {"Bearer"}}},
-		{"retry after", fmt.Errorf("q: %w", New(TypeQueueFull, "full").WithRetryAfter(3)), http.Header{"Retry-After": {"3"}}},
-		{"retry after at least a second", New(TypeRateLimited, "slow").WithRetryAfter(0), http.Header{"Retry-After": {"1"}}},
-		{"allow", &Error{Type: TypeMethodNotAllowed, Message: "POST only", Allow: "POST"}, http.Header{"Allow": {"POST"}}},
-		{"accept patch", &Error{Type: TypeUnsupportedMediaType, Message: "m", AcceptPatch: "application/merge-patch+json"},
+		{"401 without a challenge", New(problem.Unauthorized, "no token"), http.Header{"Www-Authenticate": {"Bearer"}}},
+		{"retry after", fmt.Errorf("q: %w", New(problem.QueueFull, "full").WithRetryAfter(3)), http.Header{"Retry-After": {"3"}}},
+		{"retry after at least a second", New(problem.RateLimited, "slow").WithRetryAfter(0), http.Header{"Retry-After": {"1"}}},
+		{"allow", &problem.Error{Code: problem.MethodNotAllowed, Message: "POST only", Allow: "POST"}, http.Header{"Allow": {"POST"}}},
+		{"accept patch", &problem.Error{Code: problem.UnsupportedMediaType, Message: "m", AcceptPatch: "application/merge-patch+json"},
 			http.Header{"Accept-Patch": {"application/merge-patch+json"}}},
 	}
 	for _, tt := range tests {
@@ -204,7 +218,7 @@ func TestWriteLogLevels(t *testing.T) {
 		{"endpoint timeout", context.DeadlineExceeded, "level=WARN"},
 		{"client gone", context.Canceled, "level=DEBUG"},
 		{"bad value", New("invalid_value", "nested values are not allowed"), "level=DEBUG"},
-		{"unauthorized", &Error{Status: http.StatusUnauthorized, Type: "unauthorized", Message: "no token"}, "level=DEBUG"},
+		{"unauthorized", &problem.Error{Status: http.StatusUnauthorized, Code: "unauthorized", Message: "no token"}, "level=DEBUG"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -222,16 +236,16 @@ func TestWriteListsEveryField(t *testing.T) {
 	rec := httptest.NewRecorder()
 	req := httptest.NewRequest(http.MethodPost, "/x", nil)
 	e := New("validation_failed", "2 fields are invalid").At("/endpoints/0/alias")
-	e.Fields = []FieldError{
+	e.Fields = []problem.FieldError{
 		{Pointer: "/endpoints/0/alias", Message: "is required"},
 		{Pointer: "/endpoints/1/timeoutMs", Message: "must be at least 0"},
 	}
 	Write(rec, req, nil, e)
 	var got struct {
 		Error struct {
-			Type    string       `json:"type"`
-			Pointer string       `json:"pointer"`
-			Fields  []FieldError `json:"fields"`
+			Type    string               `json:"type"`
+			Pointer string               `json:"pointer"`
+			Fields  []problem.FieldError `json:"fields"`
 		} `json:"error"`
 	}
 	if err := json.Unmarshal(rec.Body.Bytes(), &got); err != nil {
@@ -245,7 +259,7 @@ func TestWriteListsEveryField(t *testing.T) {
 	}
 
 	rec = httptest.NewRecorder()
-	Write(rec, req, nil, New(TypeNotFound, "no such thing"))
+	Write(rec, req, nil, New(problem.NotFound, "no such thing"))
 	if bytes.Contains(rec.Body.Bytes(), []byte(`"fields"`)) {
 		t.Errorf("an error without fields sent %s, want no fields member", rec.Body)
 	}

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/scorehub/scorehub/internal/httperr"
+	"github.com/scorehub/scorehub/problem"
 )
 
 //go:embed static
@@ -193,8 +194,8 @@ func renderPage(d pageData) ([]byte, error) {
 }
 
 var (
-	errNotFound = httperr.New(httperr.TypeNotFound, "no page has this address")
-	errMethod   = &httperr.Error{Status: http.StatusMethodNotAllowed, Type: httperr.TypeMethodNotAllowed,
+	errNotFound = httperr.New(problem.NotFound, "no page has this address")
+	errMethod   = &problem.Error{Status: http.StatusMethodNotAllowed, Code: problem.MethodNotAllowed,
 		Message: "only GET and HEAD are allowed here", Allow: "GET, HEAD"}
 )
 

@@ -39,8 +39,8 @@ func TestServerDownIsUnavailable(t *testing.T) {
 		if strings.Contains(err.Error(), srv.Password()) {
 			t.Errorf("%s: the error shows the password: %v", name, err)
 		}
-		if e := httperr.From(err); e.Status != http.StatusServiceUnavailable || e.Type != "store_unavailable" || e.RetryAfter < 1 {
-			t.Errorf("%s answers %d %s, Retry-After %d; want 503 store_unavailable with Retry-After", name, e.Status, e.Type, e.RetryAfter)
+		if e := httperr.From(err); e.Status != http.StatusServiceUnavailable || string(e.Code) != "store_unavailable" || e.RetryAfter < 1 {
+			t.Errorf("%s answers %d %s, Retry-After %d; want 503 store_unavailable with Retry-After", name, e.Status, string(e.Code), e.RetryAfter)
 		}
 	}
 

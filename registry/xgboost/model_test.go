@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/scorehub/scorehub/problem"
 	"github.com/scorehub/scorehub/registry"
 )
 
@@ -426,8 +427,8 @@ func TestLoadRefuses(t *testing.T) {
 				if !errors.Is(err, tc.kind) {
 					t.Errorf("%s: error %v does not match %v", enc, err, tc.kind)
 				}
-				var msg interface{ ClientMessage() string }
-				if !errors.As(err, &msg) || !strings.Contains(msg.ClientMessage(), tc.says) {
+				var msg *problem.Error
+				if !errors.As(err, &msg) || !strings.Contains(msg.Message, tc.says) {
 					t.Errorf("%s: error %q does not say %q", enc, err, tc.says)
 				}
 			}
