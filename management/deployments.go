@@ -3,6 +3,7 @@ package management
 import (
 	"errors"
 	"fmt"
+	"math"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -10,7 +11,6 @@ import (
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
-	"github.com/go-playground/validator/v10"
 
 	"github.com/scorehub/scorehub/internal/httperr"
 	"github.com/scorehub/scorehub/registry"
@@ -74,10 +74,11 @@ func deploymentView(d registry.Deployment) deploymentJSON {
 
 // deploymentInput is the body of POST /api/v1/deployments and PUT
 // /api/v1/deployments/{group}/{path}, and what a PATCH's merged document
-// is read as. An absent enabled means true.
+// is read as. An absent enabled means true. Its tags say what the wire
+// requires; the rules of a deployment are [registry.Deployment.Faults].
 type deploymentInput struct {
-	Group       string          `json:"group" validate:"required,name"`
-	Path        string          `json:"path" validate:"required,name"`
+	Group       string          `json:"group" validate:"required"`
+	Path        string          `json:"path" validate:"required"`
 	Description string          `json:"description" validate:"max=4096"`
 	Enabled     *bool           `json:"enabled"`
 	Endpoints   []endpointInput `json:"endpoints" validate:"max=1000,dive"`
@@ -93,11 +94,11 @@ type deploymentInput struct {
 // model is given (an empty one is not). An empty queue means DEFAULT, a
 // zero timeoutMs the scoring handler's default.
 type endpointInput struct {
-	Alias       string `json:"alias" validate:"required,name"`
-	Process     string `json:"process" validate:"omitempty,name"`
-	Model       string `json:"model" validate:"omitempty,modelref"`
-	Queue       string `json:"queue" validate:"omitempty,name"`
-	TimeoutMs   int64  `json:"timeoutMs" validate:"min=0,max=86400000"`
+	Alias       string `json:"alias" validate:"required"`
+	Process     string `json:"process"`
+	Model       string `json:"model"`
+	Queue       string `json:"queue"`
+	TimeoutMs   int64  `json:"timeoutMs" validate:"max=86400000"`
 	Description string `json:"description" validate:"max=4096"`
 
 	Unknown map[string]jsontext.Value `json:",unknown" validate:"-"`
@@ -109,28 +110,6 @@ func (in *deploymentInput) unknown() []httperr.FieldError {
 		out = append(out, unknownMembers("/endpoints/"+strconv.Itoa(i), e.Unknown)...)
 	}
 	return out
-}
-
-// checkAliases is the rule the tags cannot say: aliases are unique within
-// a deployment. Every repetition after the first is reported, as is an
-// endpoint with both a process and a model or neither.
-func checkAliases(sl validator.StructLevel) {
-	d := sl.Current().Interface().(deploymentInput)
-	seen := make(map[string]bool, len(d.Endpoints))
-	for i, e := range d.Endpoints {
-		if (e.Process == "") == (e.Model == "") {
-			f := fmt.Sprintf("endpoints[%d]", i)
-			sl.ReportError(e, f, f, "processormodel", "")
-		}
-		if e.Alias == "" {
-			continue
-		}
-		if seen[e.Alias] {
-			f := fmt.Sprintf("endpoints[%d].alias", i)
-			sl.ReportError(e.Alias, f, f, "unique", "")
-		}
-		seen[e.Alias] = true
-	}
 }
 
 func (in *deploymentInput) record(rev uint64) registry.Deployment {
@@ -148,11 +127,19 @@ func (in *deploymentInput) record(rev uint64) registry.Deployment {
 			Process:     e.Process,
 			Model:       e.Model,
 			Queue:       e.Queue,
-			Timeout:     time.Duration(e.TimeoutMs) * time.Millisecond,
+			Timeout:     millis(e.TimeoutMs),
 			Description: e.Description,
 		}
 	}
 	return d
+}
+
+// millis is ms milliseconds, bounded rather than wrapped where a
+// time.Duration ends, so that a value out of range keeps its sign for the
+// registry's rule.
+func millis(ms int64) time.Duration {
+	const most = math.MaxInt64 / int64(time.Millisecond)
+	return time.Duration(min(max(ms, -most), most)) * time.Millisecond
 }
 
 // checkIdentity lists the fields of a body that contradict the group and
@@ -355,11 +342,13 @@ func (h *Handler) decodeDeployment(data []byte, extra func(in *deploymentInput) 
 	if err := decodeStrict(data, in); err != nil {
 		return nil, err
 	}
-	var fields []httperr.FieldError
+	var more []httperr.FieldError
 	if extra != nil {
-		fields = extra(in)
+		more = extra(in)
 	}
-	if err := h.check(in, fields...); err != nil {
+	d := in.record(0)
+	fields, joint := d.Faults()
+	if err := h.checkRecord(in, fields, joint, more...); err != nil {
 		return nil, err
 	}
 	return in, nil

@@ -248,7 +248,7 @@ func TestOpenFileStoreRefusesBadFiles(t *testing.T) {
 			`"maxWaiting": 1000, "revision": 1, "createdAt": "2025-01-01T00:00:00Z", "updatedAt": "2025-01-01T00:00:00Z"}, {"name": "DEFAULT", "maxConcurrent": 1, "maxWaiting": 0, "revision": 1}`),
 			`queue "DEFAULT" appears twice`},
 		{"deployment twice", edit(`"deployments": [`, `"deployments": [{"group": "fraud", "path": "cards", "endpoints": [], "revision": 1},`), "deployment fraud/cards appears twice"},
-		{"invalid name", edit(`"path": "cards"`, `"path": ".."`), `/path: ".." is not a valid name`},
+		{"invalid name", edit(`"path": "cards"`, `"path": ".."`), `/path: must be a name`},
 		{"revision 0", edit(`"revision": 2`, `"revision": 0`), "revision 0 is out of range"},
 		{"revision missing", edit(`"revision": 2, `, ""), "revision 0 is out of range"},
 		{"invalid queue", edit(`"maxConcurrent": 16`, `"maxConcurrent": 0`), "/maxConcurrent"},

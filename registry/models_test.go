@@ -297,8 +297,8 @@ func TestModelEndpoints(t *testing.T) {
 			{"no such alias", registry.Endpoint{Alias: "a", Model: "churn@staging"}, "/endpoints/0/model"},
 			{"no such version", registry.Endpoint{Alias: "a", Model: "churn@3"}, "/endpoints/0/model"},
 			{"not a reference", registry.Endpoint{Alias: "a", Model: "churn"}, "/endpoints/0/model"},
-			{"process and model", registry.Endpoint{Alias: "a", Model: "churn@1", Process: "gbm"}, "/endpoints/0/model"},
-			{"neither", registry.Endpoint{Alias: "a"}, "/endpoints/0/process"},
+			{"process and model", registry.Endpoint{Alias: "a", Model: "churn@1", Process: "gbm"}, "/endpoints/0"},
+			{"neither", registry.Endpoint{Alias: "a"}, "/endpoints/0"},
 		}
 		for _, tt := range refused {
 			t.Run(tt.name, func(t *testing.T) {

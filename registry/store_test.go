@@ -470,7 +470,7 @@ func TestStoreRules(t *testing.T) {
 				{"credential kind twice", func() error {
 					_, err := s.PutGroup(ctx, registry.Group{Name: "g", Auth: registry.AuthPolicy{Mode: registry.TokenRequired, Schemes: []registry.Scheme{"basic", "apitoken", "basic"}}})
 					return err
-				}, "/auth/schemes/2"},
+				}, "/auth/schemes"},
 				{"queue -x", func() error { _, err := s.PutQueue(ctx, registry.Queue{Name: "-x", MaxConcurrent: 1}); return err }, "/name"},
 				{"queue without slots", func() error { _, err := s.PutQueue(ctx, registry.Queue{Name: "q"}); return err }, "/maxConcurrent"},
 				{"queue negative waiting", func() error {
