@@ -190,11 +190,7 @@ func (h *Handler) checkReferences(st *registry.State, d registry.Deployment, pre
 		p := "/endpoints/" + strconv.Itoa(i)
 		switch {
 		case e.Model != "":
-			if msg := missingModel(st, e.Model); msg != "" {
-				fields = append(fields, httperr.FieldError{Pointer: p + "/model", Message: msg})
-			} else {
-				add(p + "/model")
-			}
+			add(p + "/model")
 		default:
 			if _, ok := h.reg.Catalog().Lookup(e.Process); !ok && !keepsProcess(prev, e) {
 				fields = append(fields, httperr.FieldError{Pointer: p + "/process", Message: "names no process in the catalog: " + quote(e.Process)})
@@ -217,30 +213,6 @@ func unjoin(err error) []error {
 		return j.Unwrap()
 	}
 	return []error{err}
-}
-
-// missingModel says what of a model reference the registry lacks: the
-// model, its alias or its version; "" when it resolves. The reference was
-// checked to parse.
-func missingModel(st *registry.State, ref string) string {
-	mr, err := registry.ParseModelRef(ref)
-	if err != nil {
-		return "is not a model reference: " + err.Error()
-	}
-	m, ok := st.Model(mr.Model)
-	switch {
-	case !ok:
-		return "names no model: " + quote(mr.Model)
-	case mr.Alias != "":
-		if _, ok := m.Alias(mr.Alias); !ok {
-			return "names no alias of model " + quote(mr.Model) + ": " + quote(mr.Alias)
-		}
-	default:
-		if _, ok := m.Version(mr.Version); !ok {
-			return "names no version of model " + quote(mr.Model) + ": " + strconv.Itoa(mr.Version)
-		}
-	}
-	return ""
 }
 
 func keepsProcess(prev *registry.Deployment, e registry.Endpoint) bool {

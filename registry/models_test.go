@@ -660,8 +660,8 @@ func TestBuildStateWithModels(t *testing.T) {
 		{"aliases out of order", func(m *registry.Model) { m.Aliases[0], m.Aliases[1] = m.Aliases[1], m.Aliases[0] }, "", "out of order"},
 		{"alias all digits", func(m *registry.Model) { m.Aliases[0].Name = "7" }, "", "all digits"},
 		{"alias revision 0", func(m *registry.Model) { m.Aliases[1].Revision = 0 }, "", "revision 0 is out of range"},
-		{"endpoint on no alias", func(*registry.Model) {}, "churn@canary", `model "churn" has no alias "canary"`},
-		{"endpoint on a deleted version", func(*registry.Model) {}, "churn@2", `model "churn" has no version 2`},
+		{"endpoint on no alias", func(*registry.Model) {}, "churn@canary", `names no alias of model "churn": "canary"`},
+		{"endpoint on a deleted version", func(*registry.Model) {}, "churn@2", `names no version of model "churn": 2`},
 		{"endpoint on no model", func(*registry.Model) {}, "fraud@1", `names no model: "fraud"`},
 	}
 	for _, tt := range tests {
