@@ -59,7 +59,7 @@ type AccessLogConfig struct {
 // handler is done, with the attributes method, path (never the query, which
 // may carry secrets), status, bytes (of the body sent), duration, and, when
 // known, request_id ([RequestID]) and subject (the token's holder, from
-// [Bearer] or [ScoringAuth]), client with cfg.Client, then cfg.Attrs. Request ID and subject are
+// [Bearer] or [Credentials]), client with cfg.Client, then cfg.Attrs. Request ID and subject are
 // picked up whether those pieces run outside or inside AccessLog. A handler
 // that panics before sending headers is logged with status 500, the answer
 // [Recover] gives it. When the logger is not enabled at the level, requests

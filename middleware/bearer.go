@@ -19,7 +19,7 @@ import (
 )
 
 // TokenVerifier checks a raw bearer token and returns what it says: the
-// pure check [Bearer] and [ScoringAuth] put in front of handlers.
+// pure check [Bearer] and [Credentials] put in front of handlers.
 // *tokens.Verifier implements it. Errors match the tokens package's
 // sentinels (tokens.ErrExpired, tokens.ErrSignature, …); any other error is
 // taken as a failure of the verifier itself. Implementations must be safe
@@ -39,7 +39,7 @@ const DefaultRealm = "scorehub"
 const maxFormScan = 64 << 10
 
 // BearerConfig configures bearer-token authentication: [Bearer] in front of
-// handlers, [ScoringAuth] in front of the scoring handler's groups.
+// handlers, [CredentialsConfig] in front of the scoring handler's groups.
 type BearerConfig struct {
 	// Verifier checks tokens. Required.
 	Verifier TokenVerifier
@@ -61,7 +61,7 @@ type BearerConfig struct {
 }
 
 // authenticator checks the bearer token of requests (RFC 6750, header
-// method only) for [Bearer] and [ScoringAuth], with the refusals [Bearer]
+// method only) for [Bearer] and [Credentials], with the refusals [Bearer]
 // lists. It is safe for concurrent use.
 type authenticator struct {
 	verifier TokenVerifier

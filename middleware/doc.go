@@ -15,8 +15,8 @@
 //     check for scoring and jobs; [Credentials.Middleware] takes any kind in
 //     front of a route. Public groups stay open; protected ones take the
 //     kinds they list, of a caller in one of their user groups if they name
-//     any. [ScoringAuth] is the same check for a service that takes bearer
-//     idTokens only.
+//     any. A service that takes bearer idTokens only configures no other
+//     kind.
 //   - [RateLimit] (a token bucket per client, the client named and the
 //     bucket shaped as the token service's own limits), [BodyLimit], [RequestID],
 //     [AccessLog] (log/slog, or text lines it writes itself), [Recover] (a panic becomes a JSON 500),

@@ -104,14 +104,17 @@ func Example() {
 	// {"error":{"type":"unauthorized","message":"this request needs a bearer token in the Authorization header; GET /api/rest/tokenservice with Basic credentials issues one"}}
 }
 
-// ScoringAuth is the scoring handler's Authorize function: it is asked
-// only about groups that require a token, and the handler sends the error's
-// challenge as WWW-Authenticate.
-func ExampleScoringAuth() {
-	authorize, err := middleware.ScoringAuth(middleware.BearerConfig{Verifier: exampleVerifier, Realm: "scoring"})
+// Authorize is the scoring handler's Authorize function: it is asked only
+// about groups that require a token, and the handler sends the error's
+// challenge as WWW-Authenticate. This service takes bearer idTokens only.
+func ExampleCredentials_Authorize() {
+	c, err := middleware.NewCredentials(middleware.CredentialsConfig{
+		BearerConfig: middleware.BearerConfig{Verifier: exampleVerifier, Realm: "scoring"},
+	})
 	if err != nil {
 		panic(err)
 	}
+	authorize := c.Authorize
 	policy := registry.AuthPolicy{Mode: registry.TokenRequired, Groups: []string{"analysts"}}
 	for _, token := range []string{"analyst-token", "admin-token", "old-token"} {
 		r := httptest.NewRequest(http.MethodPost, "/webapi/risk/api/v1/services/churn/predict", nil)

@@ -25,8 +25,8 @@ func (l *RateLimiter) Len() int { return l.l.buckets.Len() }
 
 func (l *RateLimiter) Middleware(next http.Handler) http.Handler { return l.l.middleware(next) }
 
-// Authenticator gives the external tests the check behind Bearer and
-// ScoringAuth.
+// Authenticator gives the external tests the check behind Bearer and the
+// bearer tokens of Credentials.
 type Authenticator struct{ a *authenticator }
 
 // NewAuthenticator is newAuthenticator for the external tests.
