@@ -12,6 +12,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/scorehub/scorehub/internal/tabletest"
 	"github.com/scorehub/scorehub/registry"
 	"github.com/scorehub/scorehub/registry/registrytest"
 )
@@ -312,7 +313,7 @@ func TestModelEndpoints(t *testing.T) {
 			registry.Endpoint{Alias: "pinned", Model: "churn@2"},
 			registry.Endpoint{Alias: "iris", Process: "gbm"},
 		)))
-		row := registry.MustTable(1, registry.NumberColumn("age", []float64{4}, nil), registry.NumberColumn("income", []float64{1}, nil))
+		row := tabletest.Must(1, registry.NumberColumn("age", []float64{4}, nil), registry.NumberColumn("income", []float64{1}, nil))
 		score := func(alias string) (string, float64) {
 			t.Helper()
 			tg, err := s.Snapshot().Resolve("DEFAULT", "churn", alias)
@@ -500,7 +501,7 @@ func TestModelResolveDuringMoves(t *testing.T) {
 	must[registry.ModelVersion](t)(added(s.AddModelVersion(ctx, "churn", churnV2, registry.ModelMetadata{}, nil)))
 	must[registry.ModelAlias](t)(s.PutModelAlias(ctx, "churn", registry.ModelAlias{Name: "production", Version: 1}))
 	must[registry.Deployment](t)(s.PutDeployment(ctx, deployment("DEFAULT", "churn", registry.Endpoint{Alias: "prod", Model: "churn@production"})))
-	row := registry.MustTable(1, registry.NumberColumn("age", []float64{4}, nil), registry.NumberColumn("income", []float64{1}, nil))
+	row := tabletest.Must(1, registry.NumberColumn("age", []float64{4}, nil), registry.NumberColumn("income", []float64{1}, nil))
 	want := map[string]float64{"churn@1": 0.5, "churn@2": 2.5}
 
 	var wg sync.WaitGroup
@@ -552,7 +553,7 @@ func TestModelResolveDuringMoves(t *testing.T) {
 
 func TestVerification(t *testing.T) {
 	ctx := context.Background()
-	rows := registry.MustTable(3,
+	rows := tabletest.Must(3,
 		registry.NumberColumn("age", []float64{4, 0, 2}, nil),
 		registry.NumberColumn("income", []float64{1, 0, 0}, []bool{false, true, false}))
 	// churnV1 scores 0.5, 0.5 and 1.0.
@@ -584,7 +585,7 @@ func TestVerification(t *testing.T) {
 		{"confidences of too few classes", cls, registry.Verification{Rows: rows, Expected: []any{[]float64{1}, "yes", "yes"}}, "row 0 expects 1 confidences; the model has 2 classes"},
 		{"a negative tolerance", registry.ModelMetadata{}, registry.Verification{Rows: rows, Expected: []any{0.5, 0.5, 1}, Tolerance: -1}, "tolerance"},
 		{"a column of the wrong kind", registry.ModelMetadata{}, registry.Verification{
-			Rows: registry.MustTable(1, registry.TextColumn("age", []string{"old"}, nil)), Expected: []any{0.5}}, `column "age" holds text values`},
+			Rows: tabletest.Must(1, registry.TextColumn("age", []string{"old"}, nil)), Expected: []any{0.5}}, `column "age" holds text values`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -616,7 +617,7 @@ func TestVerificationListsFirstFive(t *testing.T) {
 	}
 	s := newModelWriter(t, registry.NewMemStore(registry.StoreOptions{}))
 	_, _, err := s.AddModelVersion(context.Background(), "churn", churnV1, registry.ModelMetadata{},
-		&registry.Verification{Rows: registry.MustTable(n, registry.NumberColumn("age", ages, nil)), Expected: want})
+		&registry.Verification{Rows: tabletest.Must(n, registry.NumberColumn("age", ages, nil)), Expected: want})
 	msg := fmt.Sprint(err)
 	if !strings.Contains(msg, "in 12 of 12 rows") || !strings.Contains(msg, "row 4,") || strings.Contains(msg, "row 5,") || !strings.Contains(msg, "and 7 more values") {
 		t.Errorf("error = %s; want the first five rows listed and the count of the rest", msg)
