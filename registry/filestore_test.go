@@ -17,6 +17,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/scorehub/scorehub/internal/testutil"
 	"github.com/scorehub/scorehub/registry"
 )
 
@@ -138,7 +139,7 @@ func TestFileStoreRoundTrip(t *testing.T) {
 	// A clock in another zone with nanoseconds: stored times are UTC and
 	// must come back to the nanosecond.
 	zone := time.FixedZone("UTC+5:30", 5*3600+1800)
-	clk := &clock{t: time.Date(2025, 2, 3, 4, 5, 6, 123456789, zone)}
+	clk := testutil.NewClock(time.Date(2025, 2, 3, 4, 5, 6, 123456789, zone))
 	opts := registry.StoreOptions{Now: clk.Now}
 	dir := t.TempDir()
 	s := newWriter(t, openFileStore(t, dir, opts))

@@ -13,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/scorehub/scorehub/internal/tabletest"
+	"github.com/scorehub/scorehub/internal/testutil"
 	"github.com/scorehub/scorehub/registry"
 	"github.com/scorehub/scorehub/registry/registrytest"
 )
@@ -87,7 +88,7 @@ func newModelWriter(t testing.TB, s registry.Store) modelWriter {
 // forEachModelStore runs fn against a Registry reading the test format
 // over a new store of every kind; a FileStore is reopened afterwards and
 // must hold what it held.
-func forEachModelStore(t *testing.T, fn func(t *testing.T, s modelWriter, clk *clock)) {
+func forEachModelStore(t *testing.T, fn func(t *testing.T, s modelWriter, clk *testutil.Clock)) {
 	for _, k := range storeKinds() {
 		t.Run(k.name, func(t *testing.T) {
 			clk := newClock()
@@ -120,7 +121,7 @@ var (
 
 func TestModelVersions(t *testing.T) {
 	ctx := context.Background()
-	forEachModelStore(t, func(t *testing.T, s modelWriter, clk *clock) {
+	forEachModelStore(t, func(t *testing.T, s modelWriter, clk *testutil.Clock) {
 		meta := registry.ModelMetadata{Label: "churn", Description: "first"}
 		v1, created, err := s.AddModelVersion(ctx, "churn", churnV1, meta, nil)
 		if err != nil || !created {
@@ -192,7 +193,7 @@ func added(v registry.ModelVersion, _ bool, err error) (registry.ModelVersion, e
 
 func TestModelUploadRefusals(t *testing.T) {
 	ctx := context.Background()
-	forEachModelStore(t, func(t *testing.T, s modelWriter, _ *clock) {
+	forEachModelStore(t, func(t *testing.T, s modelWriter, _ *testutil.Clock) {
 		tests := []struct {
 			name     string
 			model    string
@@ -220,7 +221,7 @@ func TestModelUploadRefusals(t *testing.T) {
 
 func TestModelAliases(t *testing.T) {
 	ctx := context.Background()
-	forEachModelStore(t, func(t *testing.T, s modelWriter, clk *clock) {
+	forEachModelStore(t, func(t *testing.T, s modelWriter, clk *testutil.Clock) {
 		must[registry.ModelVersion](t)(added(s.AddModelVersion(ctx, "churn", churnV1, registry.ModelMetadata{}, nil)))
 		must[registry.ModelVersion](t)(added(s.AddModelVersion(ctx, "churn", churnV2, registry.ModelMetadata{}, nil)))
 
@@ -284,7 +285,7 @@ func aliasNames(m registry.Model) []string {
 
 func TestModelEndpoints(t *testing.T) {
 	ctx := context.Background()
-	forEachModelStore(t, func(t *testing.T, s modelWriter, _ *clock) {
+	forEachModelStore(t, func(t *testing.T, s modelWriter, _ *testutil.Clock) {
 		must[registry.ModelVersion](t)(added(s.AddModelVersion(ctx, "churn", churnV1, registry.ModelMetadata{}, nil)))
 		must[registry.ModelVersion](t)(added(s.AddModelVersion(ctx, "churn", churnV2, registry.ModelMetadata{}, nil)))
 		must[registry.ModelAlias](t)(s.PutModelAlias(ctx, "churn", registry.ModelAlias{Name: "production", Version: 1}))

@@ -8,13 +8,13 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/scorehub/scorehub/internal/httperr"
+	"github.com/scorehub/scorehub/internal/testutil"
 	"github.com/scorehub/scorehub/registry"
 	"github.com/scorehub/scorehub/scoring"
 )
@@ -61,24 +61,7 @@ type jobsFixture struct {
 	procs *jobProcs
 	store *registry.MemJobStore
 	jobs  *scoring.Jobs
-	now   *testClock
-}
-
-type testClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *testClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *testClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
+	now   *testutil.Clock
 }
 
 // asAdmin is the caller of the job tests that are not about who may run
@@ -102,7 +85,7 @@ func newJobsFixtureAuth(t *testing.T, authorize func(*http.Request, string, regi
 func newJobsFixtureWith(t *testing.T, authorize func(*http.Request, string, registry.AuthPolicy) error, edit func(*scoring.JobsConfig)) *jobsFixture {
 	t.Helper()
 	p := &jobProcs{started: make(chan struct{}, 10), release: make(chan struct{})}
-	f := &jobsFixture{fixture: newFixture(t, scoring.Config{Authorize: authorize}, p.list()...), procs: p, now: &testClock{t: time.Date(2025, 3, 1, 0, 0, 0, 0, time.UTC)}}
+	f := &jobsFixture{fixture: newFixture(t, scoring.Config{Authorize: authorize}, p.list()...), procs: p, now: testutil.NewClock(time.Date(2025, 3, 1, 0, 0, 0, 0, time.UTC))}
 	f.store = registry.NewMemJobStore(registry.StoreOptions{Now: f.now.Now})
 	var err error
 	cfg := scoring.JobsConfig{Registry: f.reg, Queues: f.h.Queues(), Store: f.store, Now: f.now.Now, Authorize: authorize, Logger: slog.New(slog.NewTextHandler(f.log, nil))}
