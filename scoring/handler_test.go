@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
@@ -514,62 +515,62 @@ func TestHandlerTimeout(t *testing.T) {
 
 // TestHandlerPromptTimeout: a process marked Prompt hears of the deadline
 // by Err as well as by Done and is answered 504; one that breaks the
-// promise by ignoring its context holds the answer until it returns.
+// promise by ignoring its context holds the answer until it returns. The
+// deadlines pass on the bubble's clock.
 func TestHandlerPromptTimeout(t *testing.T) {
-	release := make(chan struct{})
-	returned := make(chan struct{})
-	procs := []registry.ProcessInfo{
-		{Name: "waits", Prompt: true, Process: registry.ProcessFunc(func(ctx context.Context, _ registry.Input) (*registry.Table, error) {
-			<-ctx.Done()
-			return nil, ctx.Err()
-		})},
-		{Name: "polls", Prompt: true, Process: registry.ProcessFunc(func(ctx context.Context, _ registry.Input) (*registry.Table, error) {
-			for ctx.Err() == nil {
-				time.Sleep(time.Millisecond)
+	synctest.Test(t, func(t *testing.T) {
+		release := make(chan struct{})
+		returned := make(chan struct{})
+		procs := []registry.ProcessInfo{
+			{Name: "waits", Prompt: true, Process: registry.ProcessFunc(func(ctx context.Context, _ registry.Input) (*registry.Table, error) {
+				<-ctx.Done()
+				return nil, ctx.Err()
+			})},
+			{Name: "polls", Prompt: true, Process: registry.ProcessFunc(func(ctx context.Context, _ registry.Input) (*registry.Table, error) {
+				for ctx.Err() == nil {
+					time.Sleep(time.Millisecond)
+				}
+				return nil, ctx.Err()
+			})},
+			{Name: "ignores", Prompt: true, Process: registry.ProcessFunc(func(_ context.Context, in registry.Input) (*registry.Table, error) {
+				<-release
+				defer close(returned)
+				return registry.NewTable(in.Table.Rows())
+			})},
+		}
+		f := newFixture(t, scoring.Config{DefaultTimeout: 20 * time.Millisecond}, procs...)
+		for _, alias := range []string{"waits", "polls"} {
+			if got := errorOf(t, f.post(alias, "", `{"data":[{"a":1}]}`)); got.Status != 504 || got.Type != "timeout" {
+				t.Errorf("%s: answer %+v, want 504 timeout", alias, got)
 			}
-			return nil, ctx.Err()
-		})},
-		{Name: "ignores", Prompt: true, Process: registry.ProcessFunc(func(_ context.Context, in registry.Input) (*registry.Table, error) {
-			<-release
-			defer close(returned)
-			return registry.NewTable(in.Table.Rows())
-		})},
-	}
-	f := newFixture(t, scoring.Config{DefaultTimeout: 20 * time.Millisecond}, procs...)
-	for _, alias := range []string{"waits", "polls"} {
-		t.Run(alias, func(t *testing.T) {
-			got := errorOf(t, f.post(alias, "", `{"data":[{"a":1}]}`))
-			if got.Status != 504 || got.Type != "timeout" {
-				t.Errorf("answer %+v, want 504 timeout", got)
-			}
-		})
-	}
-	answer := make(chan apiError, 1)
-	go func() { answer <- errorOf(t, f.post("ignores", "", `{"data":[{"a":1}]}`)) }()
-	waitFor(t, "the ignoring process to pass its deadline", func() bool {
+		}
+		answer := make(chan apiError, 1)
+		go func() { answer <- errorOf(t, f.post("ignores", "", `{"data":[{"a":1}]}`)) }()
+		time.Sleep(40 * time.Millisecond) // past the 20 ms timeout
+		synctest.Wait()
+		if st, _ := f.h.Queues().Stat(registry.DefaultQueue); st.Running != 1 {
+			t.Fatalf("figures %+v past the deadline, want the ignoring process running", st)
+		}
+		select {
+		case got := <-answer:
+			t.Fatalf("answered %+v before the prompt process returned", got)
+		default:
+		}
+		close(release)
+		got := <-answer
+		select {
+		case <-returned:
+		default:
+			t.Error("answered before the process returned")
+		}
+		if got.Status != 504 || got.Type != "timeout" {
+			t.Errorf("answer %+v, want 504 timeout", got)
+		}
 		st, _ := f.h.Queues().Stat(registry.DefaultQueue)
-		return st.Running == 1
+		if st.TimedOut != 3 || st.Running != 0 {
+			t.Errorf("figures %+v, want 3 timed out, none running", st)
+		}
 	})
-	time.Sleep(40 * time.Millisecond) // past the 20 ms timeout
-	select {
-	case got := <-answer:
-		t.Fatalf("answered %+v before the prompt process returned", got)
-	default:
-	}
-	close(release)
-	got := <-answer
-	select {
-	case <-returned:
-	default:
-		t.Error("answered before the process returned")
-	}
-	if got.Status != 504 || got.Type != "timeout" {
-		t.Errorf("answer %+v, want 504 timeout", got)
-	}
-	st, _ := f.h.Queues().Stat(registry.DefaultQueue)
-	if st.TimedOut != 3 || st.Running != 0 {
-		t.Errorf("figures %+v, want 3 timed out, none running", st)
-	}
 }
 
 func TestHandlerEndpointTimeoutOverridesDefault(t *testing.T) {

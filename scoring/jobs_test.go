@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
@@ -150,7 +151,7 @@ func (f *jobsFixture) rows(t *testing.T, rows string) *scoring.Request {
 
 func TestJobLifecycle(t *testing.T) {
 	ctx := context.Background()
-	t.Run("PENDING → RUNNING → FINISHED stores the result", func(t *testing.T) {
+	inBubble(t, "PENDING → RUNNING → FINISHED stores the result", func(t *testing.T) {
 		f := newJobsFixture(t)
 		j := f.submit(t, scoring.JobSpec{Caller: asAdmin, Process: "double", Input: f.rows(t, `[{"id":12345678901234567890,"x":1},{"x":2.5}]`)})
 		done := f.wait(t, j.ID, registry.JobFinished)
@@ -166,7 +167,7 @@ func TestJobLifecycle(t *testing.T) {
 			t.Errorf("result (-want +got):\n%s", d)
 		}
 	})
-	t.Run("RUNNING → ERROR says only what is safe", func(t *testing.T) {
+	inBubble(t, "RUNNING → ERROR says only what is safe", func(t *testing.T) {
 		f := newJobsFixture(t)
 		j := f.wait(t, f.submit(t, scoring.JobSpec{Caller: asAdmin, Process: "fail", Input: f.rows(t, `[{"a":"b"}]`)}).ID, registry.JobError)
 		want := &registry.JobErrorInfo{Type: httperr.TypeInternal, Title: "Job failed", Message: "internal error"}
@@ -177,7 +178,7 @@ func TestJobLifecycle(t *testing.T) {
 			t.Error("the cause did not reach the log")
 		}
 	})
-	t.Run("RUNNING → TIMED_OUT past the endpoint's timeout", func(t *testing.T) {
+	inBubble(t, "RUNNING → TIMED_OUT past the endpoint's timeout", func(t *testing.T) {
 		f := newJobsFixture(t)
 		f.putDeployment(t, registry.Deployment{Group: registry.DefaultGroup, Path: "slow", Enabled: true,
 			Endpoints: []registry.Endpoint{{Alias: "a", Process: "sleep", Timeout: 20 * time.Millisecond}}})
@@ -190,7 +191,7 @@ func TestJobLifecycle(t *testing.T) {
 			t.Errorf("result of a timed out job: %v, want 409", err)
 		}
 	})
-	t.Run("RUNNING → STOPPED when the process ignoring its context returns", func(t *testing.T) {
+	inBubble(t, "RUNNING → STOPPED when the process ignoring its context returns", func(t *testing.T) {
 		f := newJobsFixture(t)
 		j := f.submit(t, scoring.JobSpec{Caller: asAdmin, Process: "block", Input: f.rows(t, `[{"x":1}]`)})
 		<-f.procs.started
@@ -216,7 +217,7 @@ func TestJobLifecycle(t *testing.T) {
 			t.Errorf("the slot is still held: %+v", st)
 		}
 	})
-	t.Run("PENDING → STOPPED while waiting for a slot", func(t *testing.T) {
+	inBubble(t, "PENDING → STOPPED while waiting for a slot", func(t *testing.T) {
 		f := newJobsFixture(t)
 		f.putQueue(t, registry.Queue{Name: "one", MaxConcurrent: 1, MaxWaiting: 5})
 		slot, err := f.h.Queues().Acquire(ctx, "one")
@@ -225,8 +226,9 @@ func TestJobLifecycle(t *testing.T) {
 		}
 		defer slot.Release(nil)
 		j := f.submit(t, scoring.JobSpec{Caller: asAdmin, Queue: "one", Process: "double", Input: f.rows(t, `[{"x":1}]`)})
-		for st, _ := f.h.Queues().Stat("one"); st.Waiting == 0; st, _ = f.h.Queues().Stat("one") {
-			time.Sleep(time.Millisecond)
+		synctest.Wait()
+		if st, _ := f.h.Queues().Stat("one"); st.Waiting != 1 {
+			t.Fatalf("figures %+v, want the job waiting for the slot", st)
 		}
 		if _, err := f.jobs.Stop(ctx, asAdmin, j.ID); err != nil {
 			t.Fatal(err)
