@@ -3,6 +3,7 @@ package management
 import (
 	"errors"
 	"fmt"
+	"math"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -10,7 +11,6 @@ import (
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
-	"github.com/go-playground/validator/v10"
 
 	"github.com/scorehub/scorehub/internal/httperr"
 	"github.com/scorehub/scorehub/problem"
@@ -75,10 +75,11 @@ func deploymentView(d registry.Deployment) deploymentJSON {
 
 // deploymentInput is the body of POST /api/v1/deployments and PUT
 // /api/v1/deployments/{group}/{path}, and what a PATCH's merged document
-// is read as. An absent enabled means true.
+// is read as. An absent enabled means true. Its tags say what the wire
+// requires; the rules of a deployment are [registry.Deployment.Faults].
 type deploymentInput struct {
-	Group       string          `json:"group" validate:"required,name"`
-	Path        string          `json:"path" validate:"required,name"`
+	Group       string          `json:"group" validate:"required"`
+	Path        string          `json:"path" validate:"required"`
 	Description string          `json:"description" validate:"max=4096"`
 	Enabled     *bool           `json:"enabled"`
 	Endpoints   []endpointInput `json:"endpoints" validate:"max=1000,dive"`
@@ -94,11 +95,11 @@ type deploymentInput struct {
 // model is given (an empty one is not). An empty queue means DEFAULT, a
 // zero timeoutMs the scoring handler's default.
 type endpointInput struct {
-	Alias       string `json:"alias" validate:"required,name"`
-	Process     string `json:"process" validate:"omitempty,name"`
-	Model       string `json:"model" validate:"omitempty,modelref"`
-	Queue       string `json:"queue" validate:"omitempty,name"`
-	TimeoutMs   int64  `json:"timeoutMs" validate:"min=0,max=86400000"`
+	Alias       string `json:"alias" validate:"required"`
+	Process     string `json:"process"`
+	Model       string `json:"model"`
+	Queue       string `json:"queue"`
+	TimeoutMs   int64  `json:"timeoutMs" validate:"max=86400000"`
 	Description string `json:"description" validate:"max=4096"`
 
 	Unknown map[string]jsontext.Value `json:",unknown" validate:"-"`
@@ -110,28 +111,6 @@ func (in *deploymentInput) unknown() []problem.FieldError {
 		out = append(out, unknownMembers("/endpoints/"+strconv.Itoa(i), e.Unknown)...)
 	}
 	return out
-}
-
-// checkAliases is the rule the tags cannot say: aliases are unique within
-// a deployment. Every repetition after the first is reported, as is an
-// endpoint with both a process and a model or neither.
-func checkAliases(sl validator.StructLevel) {
-	d := sl.Current().Interface().(deploymentInput)
-	seen := make(map[string]bool, len(d.Endpoints))
-	for i, e := range d.Endpoints {
-		if (e.Process == "") == (e.Model == "") {
-			f := fmt.Sprintf("endpoints[%d]", i)
-			sl.ReportError(e, f, f, "processormodel", "")
-		}
-		if e.Alias == "" {
-			continue
-		}
-		if seen[e.Alias] {
-			f := fmt.Sprintf("endpoints[%d].alias", i)
-			sl.ReportError(e.Alias, f, f, "unique", "")
-		}
-		seen[e.Alias] = true
-	}
 }
 
 func (in *deploymentInput) record(rev uint64) registry.Deployment {
@@ -149,11 +128,19 @@ func (in *deploymentInput) record(rev uint64) registry.Deployment {
 			Process:     e.Process,
 			Model:       e.Model,
 			Queue:       e.Queue,
-			Timeout:     time.Duration(e.TimeoutMs) * time.Millisecond,
+			Timeout:     millis(e.TimeoutMs),
 			Description: e.Description,
 		}
 	}
 	return d
+}
+
+// millis is ms milliseconds, bounded rather than wrapped where a
+// time.Duration ends, so that a value out of range keeps its sign for the
+// registry's rule.
+func millis(ms int64) time.Duration {
+	const most = math.MaxInt64 / int64(time.Millisecond)
+	return time.Duration(min(max(ms, -most), most)) * time.Millisecond
 }
 
 // checkIdentity lists the fields of a body that contradict the group and
@@ -204,11 +191,7 @@ func (h *Handler) checkReferences(st *registry.State, d registry.Deployment, pre
 		p := "/endpoints/" + strconv.Itoa(i)
 		switch {
 		case e.Model != "":
-			if msg := missingModel(st, e.Model); msg != "" {
-				fields = append(fields, problem.FieldError{Pointer: p + "/model", Message: msg})
-			} else {
-				add(p + "/model")
-			}
+			add(p + "/model")
 		default:
 			if _, ok := h.reg.Catalog().Lookup(e.Process); !ok && !keepsProcess(prev, e) {
 				fields = append(fields, problem.FieldError{Pointer: p + "/process", Message: "names no process in the catalog: " + quote(e.Process)})
@@ -231,30 +214,6 @@ func unjoin(err error) []error {
 		return j.Unwrap()
 	}
 	return []error{err}
-}
-
-// missingModel says what of a model reference the registry lacks: the
-// model, its alias or its version; "" when it resolves. The reference was
-// checked to parse.
-func missingModel(st *registry.State, ref string) string {
-	mr, err := registry.ParseModelRef(ref)
-	if err != nil {
-		return "is not a model reference: " + err.Error()
-	}
-	m, ok := st.Model(mr.Model)
-	switch {
-	case !ok:
-		return "names no model: " + quote(mr.Model)
-	case mr.Alias != "":
-		if _, ok := m.Alias(mr.Alias); !ok {
-			return "names no alias of model " + quote(mr.Model) + ": " + quote(mr.Alias)
-		}
-	default:
-		if _, ok := m.Version(mr.Version); !ok {
-			return "names no version of model " + quote(mr.Model) + ": " + strconv.Itoa(mr.Version)
-		}
-	}
-	return ""
 }
 
 func keepsProcess(prev *registry.Deployment, e registry.Endpoint) bool {
@@ -356,11 +315,13 @@ func (h *Handler) decodeDeployment(data []byte, extra func(in *deploymentInput) 
 	if err := decodeStrict(data, in); err != nil {
 		return nil, err
 	}
-	var fields []problem.FieldError
+	var more []problem.FieldError
 	if extra != nil {
-		fields = extra(in)
+		more = extra(in)
 	}
-	if err := h.check(in, fields...); err != nil {
+	d := in.record(0)
+	fields, joint := d.Faults()
+	if err := h.checkRecord(in, fields, joint, more...); err != nil {
 		return nil, err
 	}
 	return in, nil

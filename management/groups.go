@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/go-json-experiment/json/jsontext"
-	"github.com/go-playground/validator/v10"
 
 	"github.com/scorehub/scorehub/problem"
 	"github.com/scorehub/scorehub/registry"
@@ -56,9 +55,10 @@ func groupView(g registry.Group) groupJSON {
 }
 
 // groupInput is the body of POST /api/v1/webapigroups and PUT
-// /api/v1/webapigroups/{group}.
+// /api/v1/webapigroups/{group}. Its tags say what the wire requires; the
+// rules of a group are [registry.Group.Faults].
 type groupInput struct {
-	Name        string    `json:"name" validate:"required,name"`
+	Name        string    `json:"name" validate:"required"`
 	Description string    `json:"description" validate:"max=4096"`
 	Auth        authInput `json:"auth"`
 	Revision    uint64    `json:"revision"`
@@ -72,9 +72,9 @@ type groupInput struct {
 // authInput is a group's policy in a body; an absent mode is public, and a
 // token group without schemes takes every kind of credential.
 type authInput struct {
-	Mode    string   `json:"mode" validate:"omitempty,oneof=public token"`
-	Groups  []string `json:"groups" validate:"max=1000,dive,required,max=256,nocontrol"`
-	Schemes []string `json:"schemes" validate:"unique,dive,oneof=basic apitoken bearer"`
+	Mode    string   `json:"mode"`
+	Groups  []string `json:"groups" validate:"max=1000,dive,max=256,nocontrol"`
+	Schemes []string `json:"schemes"`
 
 	Unknown map[string]jsontext.Value `json:",unknown" validate:"-"`
 }
@@ -83,44 +83,35 @@ func (in *groupInput) unknown() []problem.FieldError {
 	return append(unknownMembers("", in.Unknown), unknownMembers("/auth", in.Auth.Unknown)...)
 }
 
-// checkAuthPolicy is the rule the tags cannot say: a public group names no
-// user groups and no credential kinds.
-func checkAuthPolicy(sl validator.StructLevel) {
-	a := sl.Current().Interface().(authInput)
-	if a.Mode == string(registry.TokenRequired) {
-		return
-	}
-	if len(a.Groups) > 0 {
-		sl.ReportError(a.Groups, "groups", "Groups", "publicgroups", "")
-	}
-	if len(a.Schemes) > 0 {
-		sl.ReportError(a.Schemes, "schemes", "Schemes", "publicschemes", "")
-	}
-}
-
-func (in *groupInput) record(rev uint64) registry.Group {
-	mode := registry.AuthMode(in.Auth.Mode)
-	if mode == "" {
-		mode = registry.Public
-	}
-	// A protected group lists the kinds it takes, every kind unless the
-	// body names some, so that a kind added later is not taken without
-	// the group's say.
+// group is the group the body gives, as it gives it, for the registry's
+// rules to judge; record fills in what it leaves out.
+func (in *groupInput) group() registry.Group {
 	var schemes []registry.Scheme
-	if mode == registry.TokenRequired {
-		for _, s := range in.Auth.Schemes {
-			schemes = append(schemes, registry.Scheme(s))
-		}
-		if len(schemes) == 0 {
-			schemes = registry.AllSchemes()
-		}
+	for _, s := range in.Auth.Schemes {
+		schemes = append(schemes, registry.Scheme(s))
 	}
 	return registry.Group{
 		Name:        in.Name,
 		Description: in.Description,
-		Auth:        registry.AuthPolicy{Mode: mode, Groups: in.Auth.Groups, Schemes: schemes},
-		Revision:    rev,
+		Auth:        registry.AuthPolicy{Mode: registry.AuthMode(in.Auth.Mode), Groups: in.Auth.Groups, Schemes: schemes},
 	}
+}
+
+func (in *groupInput) record(rev uint64) registry.Group {
+	g := in.group()
+	g.Revision = rev
+	switch g.Auth.Mode {
+	case "":
+		g.Auth.Mode = registry.Public
+	case registry.TokenRequired:
+		// A protected group lists the kinds it takes, every kind unless
+		// the body names some, so that a kind added later is not taken
+		// without the group's say.
+		if len(g.Auth.Schemes) == 0 {
+			g.Auth.Schemes = registry.AllSchemes()
+		}
+	}
+	return g
 }
 
 // listGroups is GET /api/v1/webapigroups: every group, sorted by name.
@@ -164,7 +155,9 @@ func (h *Handler) decodeGroup(r *http.Request, urlName string) (*groupInput, err
 			extra = append(extra, problem.FieldError{Pointer: "/name", Message: "must be the name in the URL, " + quote(urlName)})
 		}
 	}
-	if err := h.check(in, extra...); err != nil {
+	g := in.group()
+	fields, joint := g.Faults()
+	if err := h.checkRecord(in, fields, joint, extra...); err != nil {
 		return nil, err
 	}
 	return in, nil

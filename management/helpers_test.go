@@ -194,10 +194,13 @@ func newFixture(t testing.TB, opts ...func(*fixtureOptions)) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	authorize, err := middleware.ScoringAuth(middleware.BearerConfig{Verifier: verifier, Realm: testRealm, Logger: logger})
+	creds, err := middleware.NewCredentials(middleware.CredentialsConfig{
+		BearerConfig: middleware.BearerConfig{Verifier: verifier, Realm: testRealm, Logger: logger},
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
+	authorize := creds.Authorize
 	scorer, err := scoring.New(scoring.Config{Registry: f.reg, Logger: logger, Authorize: authorize})
 	if err != nil {
 		t.Fatal(err)

@@ -21,11 +21,12 @@ type queueJSON struct {
 }
 
 // queueInput is the body of PUT /api/v1/queues/{name}. The figures a GET
-// shows may come back and are ignored.
+// shows may come back and are ignored. Its tags say what the wire
+// requires; the rules of a queue are [registry.Queue.Faults].
 type queueInput struct {
-	Name          string `json:"name" validate:"required,name"`
-	MaxConcurrent *int   `json:"maxConcurrent" validate:"required,min=1,max=100000"`
-	MaxWaiting    *int   `json:"maxWaiting" validate:"required,min=0,max=10000000"`
+	Name          string `json:"name" validate:"required"`
+	MaxConcurrent *int   `json:"maxConcurrent" validate:"required,max=100000"`
+	MaxWaiting    *int   `json:"maxWaiting" validate:"required,max=10000000"`
 	Revision      uint64 `json:"revision"`
 
 	CreatedAt jsontext.Value `json:"createdAt" validate:"-"`
@@ -93,7 +94,14 @@ func (h *Handler) putQueue(w http.ResponseWriter, r *http.Request) error {
 	case in.Name != name:
 		extra = append(extra, problem.FieldError{Pointer: "/name", Message: "must be the name in the URL, " + quote(name)})
 	}
-	if err := h.check(&in, extra...); err != nil {
+	q := registry.Queue{Name: in.Name}
+	if in.MaxConcurrent != nil {
+		q.MaxConcurrent = *in.MaxConcurrent
+	}
+	if in.MaxWaiting != nil {
+		q.MaxWaiting = *in.MaxWaiting
+	}
+	if err := h.checkRecord(&in, q.Faults(), nil, extra...); err != nil {
 		return err
 	}
 	pre, err := parsePrecondition(r, in.Revision, "/revision")

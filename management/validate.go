@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"reflect"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 	"unicode"
@@ -157,8 +158,7 @@ func escapePointer(s string) string {
 	return strings.NewReplacer("~", "~0", "/", "~1").Replace(s)
 }
 
-// input is a request body type: it reports the members it did not know and
-// any rule the validator's tags cannot say.
+// input is a request body type: it reports the members it did not know.
 type input interface {
 	unknown() []problem.FieldError
 }
@@ -166,30 +166,136 @@ type input interface {
 // check validates in and returns the 400 listing every field at fault,
 // followed by extra, or nil.
 func (h *Handler) check(in input, extra ...problem.FieldError) error {
-	var fields []problem.FieldError
-	err := h.validate.Struct(in)
-	var verrs validator.ValidationErrors
-	switch {
-	case errors.As(err, &verrs):
-		for _, fe := range verrs {
-			fields = append(fields, problem.FieldError{Pointer: namespacePointer(fe.Namespace()), Message: ruleMessage(fe)})
-		}
-	case err != nil:
-		return fmt.Errorf("management: validate %T: %w", in, err)
+	fields, err := h.wireFaults(in)
+	if err != nil {
+		return err
 	}
-	fields = append(fields, in.unknown()...)
-	fields = append(fields, extra...)
+	return failed(append(append(fields, in.unknown()...), extra...))
+}
+
+// checkRecord is check for the body of a registry record, whose tags say
+// only what the wire requires: the record's own rules are the registry's,
+// which found the faults fields (of single fields) and joint (of fields
+// taken together). They are listed with the wire's as one validator would
+// list them: in the order of in's fields, a field at fault hiding what is
+// under it, then the joint faults, the unknown members and extra.
+func (h *Handler) checkRecord(in input, fields, joint []*registry.InvalidError, extra ...problem.FieldError) error {
+	wire, err := h.wireFaults(in)
+	if err != nil {
+		return err
+	}
+	at := make(map[string]string, len(wire)+len(fields))
+	var order []string
+	add := func(pointer, msg string) {
+		if _, ok := at[pointer]; !ok { // the wire's fault first, as its tag comes first
+			at[pointer] = msg
+			order = append(order, pointer)
+		}
+	}
+	for _, f := range wire {
+		add(f.Pointer, f.Message)
+	}
+	for _, f := range fields {
+		add(f.Pointer, f.Message)
+	}
+	var out []problem.FieldError
+	walkFields(reflect.ValueOf(in), "", func(pointer string) bool {
+		msg, ok := at[pointer]
+		if ok {
+			out = append(out, problem.FieldError{Pointer: pointer, Message: msg})
+			delete(at, pointer)
+		}
+		return !ok
+	})
+	for _, p := range order {
+		if msg, ok := at[p]; ok && !under(p, out) { // not a field of in: kept rather than lost
+			out = append(out, problem.FieldError{Pointer: p, Message: msg})
+		}
+	}
+	for _, f := range joint {
+		out = append(out, problem.FieldError{Pointer: f.Pointer, Message: f.Message})
+	}
+	return failed(append(append(out, in.unknown()...), extra...))
+}
+
+// under reports whether pointer is below the place of one of fields.
+func under(pointer string, fields []problem.FieldError) bool {
+	for _, f := range fields {
+		if strings.HasPrefix(pointer, f.Pointer+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+// failed is the 400 listing fields, or nil when there are none.
+func failed(fields []problem.FieldError) error {
 	if len(fields) > 0 {
 		return validationFailed(fields)
 	}
 	return nil
 }
 
+// wireFaults are the fields of in that break its validate tags, in the
+// order of the fields.
+func (h *Handler) wireFaults(in input) ([]problem.FieldError, error) {
+	err := h.validate.Struct(in)
+	var verrs validator.ValidationErrors
+	switch {
+	case errors.As(err, &verrs):
+		fields := make([]problem.FieldError, len(verrs))
+		for i, fe := range verrs {
+			fields[i] = problem.FieldError{Pointer: namespacePointer(fe.Namespace()), Message: ruleMessage(fe)}
+		}
+		return fields, nil
+	case err != nil:
+		return nil, fmt.Errorf("management: validate %T: %w", in, err)
+	}
+	return nil, nil
+}
+
+// walkFields calls visit with the JSON pointer of every field under v, in
+// the order the validator checks them: a struct's fields as declared, a
+// list before its items. It goes under a field only when visit returns
+// true. Fields tagged validate:"-" are passed over.
+func walkFields(v reflect.Value, pointer string, visit func(pointer string) bool) {
+	for v.Kind() == reflect.Pointer || v.Kind() == reflect.Interface {
+		if v.IsNil() {
+			return
+		}
+		v = v.Elem()
+	}
+	switch v.Kind() {
+	case reflect.Struct:
+		t := v.Type()
+		for i := range t.NumField() {
+			f := t.Field(i)
+			name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+			if !f.IsExported() || name == "-" || f.Tag.Get("validate") == "-" {
+				continue
+			}
+			if name == "" {
+				name = f.Name
+			}
+			p := pointer + "/" + escapePointer(name)
+			if visit(p) {
+				walkFields(v.Field(i), p, visit)
+			}
+		}
+	case reflect.Slice, reflect.Array:
+		for i := range v.Len() {
+			p := pointer + "/" + strconv.Itoa(i)
+			if visit(p) {
+				walkFields(v.Index(i), p, visit)
+			}
+		}
+	}
+}
+
 // newValidator returns the validator of request bodies: field names are
 // their JSON names, and these rules are added: name (registry.ValidName),
 // nocontrol (no control characters), username (validUserName), password
-// (at most the 72 bytes bcrypt reads), modelref (registry.ParseModelRef)
-// and timestamp (RFC 3339).
+// (at most the 72 bytes bcrypt reads) and timestamp (RFC 3339).
 func newValidator() *validator.Validate {
 	v := validator.New(validator.WithRequiredStructEnabled())
 	v.RegisterTagNameFunc(func(f reflect.StructField) string {
@@ -215,16 +321,10 @@ func newValidator() *validator.Validate {
 	_ = v.RegisterValidation("password", func(fl validator.FieldLevel) bool {
 		return len(fl.Field().String()) <= maxPasswordBytes
 	})
-	_ = v.RegisterValidation("modelref", func(fl validator.FieldLevel) bool {
-		_, err := registry.ParseModelRef(fl.Field().String())
-		return err == nil
-	})
 	_ = v.RegisterValidation("timestamp", func(fl validator.FieldLevel) bool {
 		_, err := time.Parse(time.RFC3339, fl.Field().String())
 		return err == nil
 	})
-	v.RegisterStructValidation(checkAuthPolicy, authInput{})
-	v.RegisterStructValidation(checkAliases, deploymentInput{})
 	return v
 }
 
@@ -265,18 +365,8 @@ func ruleMessage(fe validator.FieldError) string {
 		return fmt.Sprintf("must be at most %d bytes long: bcrypt reads no more", maxPasswordBytes)
 	case "timestamp":
 		return "must be a date and time in RFC 3339, such as 2030-01-31T00:00:00Z"
-	case "oneof":
-		return "must be one of: " + strings.ReplaceAll(p, " ", ", ")
 	case "unique":
 		return "appears more than once"
-	case "modelref":
-		return `must name a model and one of its aliases or versions: "churn@production" or "churn@3"`
-	case "processormodel":
-		return "must name either a process or a model, not both or neither"
-	case "publicgroups":
-		return "must be empty unless mode is token: a public group cannot restrict user groups"
-	case "publicschemes":
-		return "must be empty unless mode is token: a public group takes no credentials"
 	case "min", "max":
 		bound := "at least"
 		if fe.Tag() == "max" {

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
@@ -763,49 +764,46 @@ scorehub_queue_waiting{queue="batch"} 0
 }
 
 // TestJobsByState submits jobs and reads the gauge per state.
+// The jobs run in a synctest bubble, so that the test can wait until every
+// goroutine is idle rather than poll.
 func TestJobsByState(t *testing.T) {
-	s := newSetup(t, true)
-	ctx := context.Background()
-	for _, body := range []string{`{"data":[{"x":1}]}`, `{"data":[{"x":2},{"x":3}]}`, `{"data":[{"z":1}]}`} {
-		rows, err := scoring.Decode(strings.NewReader(body), s.jobs.Limits())
-		if err != nil {
-			t.Fatal(err)
+	synctest.Test(t, func(t *testing.T) {
+		s := newSetup(t, true)
+		ctx := context.Background()
+		for _, body := range []string{`{"data":[{"x":1}]}`, `{"data":[{"x":2},{"x":3}]}`, `{"data":[{"z":1}]}`} {
+			rows, err := scoring.Decode(strings.NewReader(body), s.jobs.Limits())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := s.jobs.Submit(ctx, scoring.JobSpec{Process: "double", Input: rows, Caller: scoring.Caller{Subject: "admin", Admin: true}}); err != nil {
+				t.Fatal(err)
+			}
 		}
-		if _, err := s.jobs.Submit(ctx, scoring.JobSpec{Process: "double", Input: rows, Caller: scoring.Caller{Subject: "admin", Admin: true}}); err != nil {
-			t.Fatal(err)
+		synctest.Wait()
+		if c, err := s.jobs.Counts(ctx); err != nil || c[registry.JobFinished]+c[registry.JobError] != 3 {
+			t.Fatalf("counts %v, %v once every job ran; want the three ended", c, err)
 		}
-	}
-	// Wait (without a time bound of the test's own) for the three to end.
-	for {
-		c, err := s.jobs.Counts(ctx)
-		if err != nil {
-			t.Fatal(err)
+		want := `
+	# HELP scorehub_jobs Execution jobs kept, by state.
+	# TYPE scorehub_jobs gauge
+	scorehub_jobs{state="ERROR"} 1
+	scorehub_jobs{state="FINISHED"} 2
+	scorehub_jobs{state="PENDING"} 0
+	scorehub_jobs{state="RUNNING"} 0
+	scorehub_jobs{state="STOPPED"} 0
+	scorehub_jobs{state="TIMED_OUT"} 0
+	`
+		if err := testutil.GatherAndCompare(s.prom, strings.NewReader(want), "scorehub_jobs"); err != nil {
+			t.Error(err)
 		}
-		if c[registry.JobFinished]+c[registry.JobError] == 3 {
-			break
-		}
-		time.Sleep(time.Millisecond)
-	}
-	want := `
-# HELP scorehub_jobs Execution jobs kept, by state.
-# TYPE scorehub_jobs gauge
-scorehub_jobs{state="ERROR"} 1
-scorehub_jobs{state="FINISHED"} 2
-scorehub_jobs{state="PENDING"} 0
-scorehub_jobs{state="RUNNING"} 0
-scorehub_jobs{state="STOPPED"} 0
-scorehub_jobs{state="TIMED_OUT"} 0
-`
-	if err := testutil.GatherAndCompare(s.prom, strings.NewReader(want), "scorehub_jobs"); err != nil {
-		t.Error(err)
-	}
 
-	// A job store that cannot be read fails the scrape visibly rather than
-	// reporting zero jobs.
-	s.jobDB.Close()
-	if _, err := s.prom.Gather(); err == nil || !strings.Contains(err.Error(), "metrics: count jobs") {
-		t.Errorf("Gather with the job store closed: %v, want the count error", err)
-	}
+		// A job store that cannot be read fails the scrape visibly rather than
+		// reporting zero jobs.
+		s.jobDB.Close()
+		if _, err := s.prom.Gather(); err == nil || !strings.Contains(err.Error(), "metrics: count jobs") {
+			t.Errorf("Gather with the job store closed: %v, want the count error", err)
+		}
+	})
 }
 
 // TestTokenOutcomes checks the token counters and that labels a caller

@@ -45,10 +45,10 @@ type AccessLogConfig struct {
 	// it was.
 	Client bool
 	// TrustedProxies are the reverse proxies whose X-Forwarded-For entries
-	// are believed when Client names the client, as for
-	// [RateLimitConfig.TrustedProxies]. None by default: the client is the
-	// request's RemoteAddr, as any client can send X-Forwarded-For. A
-	// prefix that is not valid matches no address.
+	// are believed when Client names the client: it is the last address
+	// before them. None by default: the client is the request's
+	// RemoteAddr, as any client can send X-Forwarded-For. A prefix that is
+	// not valid matches no address.
 	TrustedProxies []netip.Prefix
 	// Now tells the time, to measure durations and to stamp records with
 	// the time the answer was done. Nil means time.Now.
@@ -58,12 +58,12 @@ type AccessLogConfig struct {
 // AccessLog returns middleware that logs one record per request once the
 // handler is done, with the attributes method, path (never the query, which
 // may carry secrets), status, bytes (of the body sent), duration, and, when
-// known, request_id ([RequestID]) and subject (the token's holder, from
-// [Bearer] or [ScoringAuth]), client with cfg.Client, then cfg.Attrs. Request ID and subject are
-// picked up whether those pieces run outside or inside AccessLog. A handler
-// that panics before sending headers is logged with status 500, the answer
-// [Recover] gives it. When the logger is not enabled at the level, requests
-// pass through untouched. The middleware is safe for concurrent use.
+// known, subject (the token's holder, from [Bearer] or [Credentials]),
+// client with cfg.Client, then cfg.Attrs. The subject is picked up whether
+// Bearer runs outside or inside AccessLog. A handler that panics before
+// sending headers is logged with status 500. When the logger is not enabled
+// at the level, requests pass through untouched. The middleware is safe for
+// concurrent use.
 //
 // Records are handed straight to the logger's [slog.Handler] and carry no
 // source position (their PC is zero): every one would name the same line
@@ -118,7 +118,7 @@ func AccessLog(cfg AccessLogConfig) func(http.Handler) http.Handler {
 			// that hands the log's fields to the pieces inside, those
 			// fields, and the writer that counts the answer.
 			st := &logState{Context: ctx}
-			st.li.requestID = RequestIDFrom(ctx)
+			st.li.requestID = requestIDFrom(ctx)
 			if c, ok := ClaimsFrom(ctx); ok {
 				st.li.subject = c.Subject
 			}

@@ -9,6 +9,7 @@ import (
 	"net/netip"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
@@ -322,7 +323,8 @@ func TestAccessLogClientText(t *testing.T) {
 // TestAccessLogRealClock checks the duration logged without an injected
 // clock, whose start is read off the monotonic clock alone: it covers the
 // handler's time, through slog and through Output alike, and the record's
-// time is the wall clock's at the end.
+// time is the wall clock's at the end. The clock is the bubble's, so the
+// handler's pause takes no time and the bounds are exact.
 func TestAccessLogRealClock(t *testing.T) {
 	const pause = 20 * time.Millisecond
 	slow := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -330,35 +332,39 @@ func TestAccessLogRealClock(t *testing.T) {
 		w.WriteHeader(http.StatusNoContent)
 	})
 	t.Run("slog", func(t *testing.T) {
-		var b logBuffer
-		log := middleware.AccessLog(middleware.AccessLogConfig{Logger: slog.New(slog.NewJSONHandler(&b, nil))})
-		before := time.Now()
-		serve(log(slow), httptest.NewRequest(http.MethodGet, "/slow", nil))
-		after := time.Now()
-		recs := b.records(t)
-		if len(recs) != 1 {
-			t.Fatalf("%d records, want 1: %s", len(recs), &b)
-		}
-		d, _ := recs[0]["duration"].(float64)
-		if got := time.Duration(d); got < pause || got > after.Sub(before) {
-			t.Errorf("duration %v, want from %v to the %v the request took", got, pause, after.Sub(before))
-		}
-		at, err := time.Parse(time.RFC3339Nano, recs[0]["time"].(string))
-		if err != nil || at.Before(before.Add(pause).Round(0).Truncate(time.Millisecond)) || at.After(after) {
-			t.Errorf("time %v (%v), want the end of the request, between %v and %v", recs[0]["time"], err, before.Add(pause), after)
-		}
+		synctest.Test(t, func(t *testing.T) {
+			var b logBuffer
+			log := middleware.AccessLog(middleware.AccessLogConfig{Logger: slog.New(slog.NewJSONHandler(&b, nil))})
+			before := time.Now()
+			serve(log(slow), httptest.NewRequest(http.MethodGet, "/slow", nil))
+			after := time.Now()
+			recs := b.records(t)
+			if len(recs) != 1 {
+				t.Fatalf("%d records, want 1: %s", len(recs), &b)
+			}
+			d, _ := recs[0]["duration"].(float64)
+			if got := time.Duration(d); got < pause || got > after.Sub(before) {
+				t.Errorf("duration %v, want from %v to the %v the request took", got, pause, after.Sub(before))
+			}
+			at, err := time.Parse(time.RFC3339Nano, recs[0]["time"].(string))
+			if err != nil || at.Before(before.Add(pause).Round(0).Truncate(time.Millisecond)) || at.After(after) {
+				t.Errorf("time %v (%v), want the end of the request, between %v and %v", recs[0]["time"], err, before.Add(pause), after)
+			}
+		})
 	})
 	t.Run("output", func(t *testing.T) {
-		var b bytes.Buffer
-		log := middleware.AccessLog(middleware.AccessLogConfig{Logger: slog.New(slog.DiscardHandler), Output: &b})
-		before := time.Now()
-		serve(log(slow), httptest.NewRequest(http.MethodGet, "/slow", nil))
-		took := time.Since(before)
-		_, text, ok := strings.Cut(strings.TrimSpace(b.String()), " duration=")
-		text, _, _ = strings.Cut(text, " ")
-		got, err := time.ParseDuration(text)
-		if !ok || err != nil || got < pause || got > took {
-			t.Errorf("line %q: duration %v (%v), want from %v to the %v the request took", b.String(), got, err, pause, took)
-		}
+		synctest.Test(t, func(t *testing.T) {
+			var b bytes.Buffer
+			log := middleware.AccessLog(middleware.AccessLogConfig{Logger: slog.New(slog.DiscardHandler), Output: &b})
+			before := time.Now()
+			serve(log(slow), httptest.NewRequest(http.MethodGet, "/slow", nil))
+			took := time.Since(before)
+			_, text, ok := strings.Cut(strings.TrimSpace(b.String()), " duration=")
+			text, _, _ = strings.Cut(text, " ")
+			got, err := time.ParseDuration(text)
+			if !ok || err != nil || got < pause || got > took {
+				t.Errorf("line %q: duration %v (%v), want from %v to the %v the request took", b.String(), got, err, pause, took)
+			}
+		})
 	})
 }

@@ -21,14 +21,14 @@ func RequireAdmin(next http.Handler) http.Handler {
 	return require(next, msgAdmin, func(c *tokens.Claims) bool { return c.Admin })
 }
 
-// RequireGroup returns middleware that lets a request through only if the
+// requireGroup returns middleware that lets a request through only if the
 // claims [Bearer] put in its context list the user group name. Being an
 // administrator does not count as being in a group. Refusals are as for
-// [RequireAdmin]. RequireGroup panics if name is empty, as a mux does on an
+// [RequireAdmin]. requireGroup panics if name is empty, as a mux does on an
 // empty pattern: it is a mistake in the program, not in a request.
-func RequireGroup(name string) func(http.Handler) http.Handler {
+func requireGroup(name string) func(http.Handler) http.Handler {
 	if name == "" {
-		panic("middleware: RequireGroup with an empty group name")
+		panic("middleware: requireGroup with an empty group name")
 	}
 	return func(next http.Handler) http.Handler {
 		return require(next, msgGroup, func(c *tokens.Claims) bool { return c.InGroup(name) })

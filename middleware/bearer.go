@@ -20,7 +20,7 @@ import (
 )
 
 // TokenVerifier checks a raw bearer token and returns what it says: the
-// pure check [Bearer] and [ScoringAuth] put in front of handlers.
+// pure check [Bearer] and [Credentials] put in front of handlers.
 // *tokens.Verifier implements it. Errors match the tokens package's
 // sentinels (tokens.ErrExpired, tokens.ErrSignature, …); any other error is
 // taken as a failure of the verifier itself. Implementations must be safe
@@ -40,7 +40,7 @@ const DefaultRealm = "scorehub"
 const maxFormScan = 64 << 10
 
 // BearerConfig configures bearer-token authentication: [Bearer] in front of
-// handlers, [ScoringAuth] in front of the scoring handler's groups.
+// handlers, [CredentialsConfig] in front of the scoring handler's groups.
 type BearerConfig struct {
 	// Verifier checks tokens. Required.
 	Verifier TokenVerifier
@@ -55,14 +55,14 @@ type BearerConfig struct {
 	// means slog.Default().
 	Logger *slog.Logger
 	// TrustedProxies are the reverse proxies whose X-Forwarded-For entries
-	// are believed when a refusal's record names the client, as for
-	// [RateLimitConfig.TrustedProxies]. None by default: the client is the
+	// are believed when a refusal's record names the client: it is the
+	// last address before them. None by default: the client is the
 	// request's RemoteAddr, as any client can send X-Forwarded-For.
 	TrustedProxies []netip.Prefix
 }
 
 // authenticator checks the bearer token of requests (RFC 6750, header
-// method only) for [Bearer] and [ScoringAuth], with the refusals [Bearer]
+// method only) for [Bearer] and [Credentials], with the refusals [Bearer]
 // lists. It is safe for concurrent use.
 type authenticator struct {
 	verifier TokenVerifier
@@ -381,11 +381,11 @@ type authKey struct{}
 type authInfo struct {
 	claims *tokens.Claims
 	// auth is the Bearer that accepted the claims, whose realm and logger
-	// the checks behind it use; nil when WithClaims put them there.
+	// the checks behind it use; nil when the tests put them there.
 	auth *authenticator
 }
 
-// realm is the realm of challenges about the claims, "" when WithClaims put
+// realm is the realm of challenges about the claims, "" when the tests put
 // them there.
 func (i *authInfo) realm() string {
 	if i.auth == nil {
@@ -398,14 +398,7 @@ func withAuth(ctx context.Context, c *tokens.Claims, a *authenticator) context.C
 	return context.WithValue(ctx, authKey{}, &authInfo{claims: c, auth: a})
 }
 
-// WithClaims returns a copy of ctx that carries c, as [Bearer] does for the
-// requests it lets through. It is for handlers that authenticate by other
-// means, and for tests.
-func WithClaims(ctx context.Context, c *tokens.Claims) context.Context {
-	return withAuth(ctx, c, nil)
-}
-
-// ClaimsFrom returns the claims [Bearer] (or [WithClaims]) put in ctx.
+// ClaimsFrom returns the claims [Bearer] put in ctx.
 func ClaimsFrom(ctx context.Context) (*tokens.Claims, bool) {
 	info := authFrom(ctx)
 	if info == nil || info.claims == nil {

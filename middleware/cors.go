@@ -14,9 +14,9 @@ import (
 	"github.com/scorehub/scorehub/problem"
 )
 
-// DefaultCORSMaxAge is how long browsers may cache a preflight answer when
+// defaultCORSMaxAge is how long browsers may cache a preflight answer when
 // [CORSConfig.MaxAge] is zero.
-const DefaultCORSMaxAge = 10 * time.Minute
+const defaultCORSMaxAge = 10 * time.Minute
 
 // CORSConfig configures [CORS]. The zero value allows no cross-origin
 // access at all: CORS then adds no headers.
@@ -45,7 +45,7 @@ type CORSConfig struct {
 	// means none.
 	ExposedHeaders []string
 	// MaxAge is how long a browser may cache a preflight answer, in whole
-	// seconds. Zero means DefaultCORSMaxAge; negative is an error.
+	// seconds. Zero means 10 minutes; negative is an error.
 	MaxAge time.Duration
 }
 
@@ -144,7 +144,7 @@ func newCORSPolicy(cfg CORSConfig) (*corsPolicy, error) {
 	case cfg.MaxAge < 0:
 		return nil, fmt.Errorf("middleware: CORS MaxAge must not be negative, not %v", cfg.MaxAge)
 	case cfg.MaxAge == 0:
-		p.maxAge = strconv.FormatInt(int64(DefaultCORSMaxAge/time.Second), 10)
+		p.maxAge = strconv.FormatInt(int64(defaultCORSMaxAge/time.Second), 10)
 	default:
 		p.maxAge = strconv.FormatInt(int64(cfg.MaxAge/time.Second), 10)
 	}

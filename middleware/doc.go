@@ -4,7 +4,7 @@
 //
 //   - [Bearer] authenticates requests by an idToken in the Authorization
 //     header (RFC 6750) and hands the verified claims to the handler
-//     ([ClaimsFrom]); [RequireAdmin] and [RequireGroup] check them. The
+//     ([ClaimsFrom]); [RequireAdmin] checks them. The
 //     check of the token itself is the pure [TokenVerifier] it is given,
 //     tokens.Verifier.Verify(ctx, raw).
 //   - [Credentials] checks every kind of credential AI Hub's clients send
@@ -15,11 +15,9 @@
 //     check for scoring and jobs; [Credentials.Middleware] takes any kind in
 //     front of a route. Public groups stay open; protected ones take the
 //     kinds they list, of a caller in one of their user groups if they name
-//     any. [ScoringAuth] is the same check for a service that takes bearer
-//     idTokens only.
-//   - [RateLimit] (a token bucket per client, the client named and the
-//     bucket shaped as the token service's own limits), [BodyLimit], [RequestID],
-//     [AccessLog] (log/slog, or text lines it writes itself), [Recover] (a panic becomes a JSON 500),
+//     any. A service that takes bearer idTokens only configures no other
+//     kind.
+//   - [BodyLimit], [AccessLog] (log/slog, or text lines it writes itself),
 //     [CORS] and [CleanPath] (a JSON 404 for paths with dot segments,
 //     where a mux would redirect).
 //   - [LogWriter] is not middleware but the writer for its output: it
@@ -34,17 +32,15 @@
 //
 // Where it sits in the data flow:
 //
-//	CloseChunked → host mux → RequestID → AccessLog → Recover → CORS → RateLimit → BodyLimit
-//	         → Bearer → RequireAdmin / RequireGroup → management handler
+//	CloseChunked → host mux → AccessLog → CORS → BodyLimit → Bearer → RequireAdmin
+//	         → management handler
 //	host mux → … → scoring handler → Credentials.Authorize (only for protected groups)
 //
-// That order is the one [Chain] reads best in and the one to prefer: the
-// request ID and access log see every request, panics anywhere below are
-// answered in JSON, CORS preflights (which carry no credentials) are
-// answered before authentication, and the rate limit caps how much token
-// verification an anonymous client can cause. The pieces do not depend on
-// their order for correctness: the access log learns the request ID and the
-// token's subject even when RequestID and Bearer run inside it.
+// That order is the one to prefer: the access log sees every request, and
+// CORS preflights (which carry no credentials) are answered before
+// authentication. The pieces do not depend on their order for
+// correctness: the access log learns the token's subject even when Bearer
+// runs inside it.
 //
 // Every refusal is one [*problem.Error] that carries its whole answer,
 // written through internal/httperr as {"error":{"type":…,"message":…}},

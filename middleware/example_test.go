@@ -10,7 +10,6 @@ import (
 	"net/http/httptest"
 	"os"
 	"strings"
-	"time"
 
 	"github.com/scorehub/scorehub/middleware"
 	"github.com/scorehub/scorehub/problem"
@@ -44,16 +43,12 @@ func exampleLogger() *slog.Logger {
 	}))
 }
 
-// A management API behind the usual chain: request IDs, an access log,
-// panic recovery, a body limit, bearer authentication and an admin check.
-// Each refused credential leaves a record of its own, before the access
-// log's line, naming the client and, for a valid token, its subject.
+// A management API behind the usual pieces: an access log, a body limit,
+// bearer authentication and an admin check. Each refused credential leaves
+// a record of its own, before the access log's line, naming the client
+// and, for a valid token, its subject.
 func Example() {
 	logger := exampleLogger()
-	requestID, err := middleware.RequestID(middleware.RequestIDConfig{})
-	if err != nil {
-		panic(err)
-	}
 	bodyLimit, err := middleware.BodyLimit(1 << 20)
 	if err != nil {
 		panic(err)
@@ -62,22 +57,14 @@ func Example() {
 	if err != nil {
 		panic(err)
 	}
-	chain := middleware.Chain(
-		requestID,
-		middleware.AccessLog(middleware.AccessLogConfig{Logger: logger}),
-		middleware.Recover(logger),
-		bodyLimit,
-		bearer,
-		middleware.RequireAdmin,
-	)
-	api := chain(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	accessLog := middleware.AccessLog(middleware.AccessLogConfig{Logger: logger})
+	api := accessLog(bodyLimit(bearer(middleware.RequireAdmin(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		c, _ := middleware.ClaimsFrom(r.Context())
 		fmt.Fprintf(w, "group deleted by %s\n", c.Subject)
-	}))
+	})))))
 
-	for i, token := range []string{"admin-token", "analyst-token", "old-token", ""} {
+	for _, token := range []string{"admin-token", "analyst-token", "old-token", ""} {
 		r := httptest.NewRequest(http.MethodDelete, "/api/v1/groups/risk", nil)
-		r.Header.Set("X-Request-ID", fmt.Sprintf("req-%d", i+1))
 		if token != "" {
 			r.Header.Set("Authorization", "Bearer "+token)
 		}
@@ -87,31 +74,34 @@ func Example() {
 		fmt.Print(rec.Body)
 	}
 	// Output:
-	// level=INFO msg="http request" method=DELETE path=/api/v1/groups/risk status=200 bytes=22 request_id=req-1 subject=root
+	// level=INFO msg="http request" method=DELETE path=/api/v1/groups/risk status=200 bytes=22 subject=root
 	// → 200
 	// group deleted by root
-	// level=WARN msg="middleware: credentials refused" method=DELETE path=/api/v1/groups/risk status=403 type=forbidden reason="this request needs an administrator's token" client=192.0.2.1 request_id=req-2 subject=ann
-	// level=INFO msg="http request" method=DELETE path=/api/v1/groups/risk status=403 bytes=87 request_id=req-2 subject=ann
+	// level=WARN msg="middleware: credentials refused" method=DELETE path=/api/v1/groups/risk status=403 type=forbidden reason="this request needs an administrator's token" client=192.0.2.1 subject=ann
+	// level=INFO msg="http request" method=DELETE path=/api/v1/groups/risk status=403 bytes=87 subject=ann
 	// → 403 Bearer realm="example", error="insufficient_scope", error_description="this request needs an administrator's token"
 	// {"error":{"type":"forbidden","message":"this request needs an administrator's token"}}
-	// level=WARN msg="middleware: credentials refused" method=DELETE path=/api/v1/groups/risk status=401 type=invalid_token reason="the token expired" cause="tokens: token expired" client=192.0.2.1 request_id=req-3
-	// level=INFO msg="http request" method=DELETE path=/api/v1/groups/risk status=401 bytes=65 request_id=req-3
+	// level=WARN msg="middleware: credentials refused" method=DELETE path=/api/v1/groups/risk status=401 type=invalid_token reason="the token expired" cause="tokens: token expired" client=192.0.2.1
+	// level=INFO msg="http request" method=DELETE path=/api/v1/groups/risk status=401 bytes=65
 	// → 401 Bearer realm="example", error="invalid_token", error_description="the token expired"
 	// {"error":{"type":"invalid_token","message":"the token expired"}}
-	// level=INFO msg="middleware: credentials refused" method=DELETE path=/api/v1/groups/risk status=401 type=unauthorized reason="this request needs a bearer token in the Authorization header; GET /api/rest/tokenservice with Basic credentials issues one" client=192.0.2.1 request_id=req-4
-	// level=INFO msg="http request" method=DELETE path=/api/v1/groups/risk status=401 bytes=170 request_id=req-4
+	// level=INFO msg="middleware: credentials refused" method=DELETE path=/api/v1/groups/risk status=401 type=unauthorized reason="this request needs a bearer token in the Authorization header; GET /api/rest/tokenservice with Basic credentials issues one" client=192.0.2.1
+	// level=INFO msg="http request" method=DELETE path=/api/v1/groups/risk status=401 bytes=170
 	// → 401 Bearer realm="example"
 	// {"error":{"type":"unauthorized","message":"this request needs a bearer token in the Authorization header; GET /api/rest/tokenservice with Basic credentials issues one"}}
 }
 
-// ScoringAuth is the scoring handler's Authorize function: it is asked
-// only about groups that require a token, and the handler sends the error's
-// challenge as WWW-Authenticate.
-func ExampleScoringAuth() {
-	authorize, err := middleware.ScoringAuth(middleware.BearerConfig{Verifier: exampleVerifier, Realm: "scoring"})
+// Authorize is the scoring handler's Authorize function: it is asked only
+// about groups that require a token, and the handler sends the error's
+// challenge as WWW-Authenticate. This service takes bearer idTokens only.
+func ExampleCredentials_Authorize() {
+	c, err := middleware.NewCredentials(middleware.CredentialsConfig{
+		BearerConfig: middleware.BearerConfig{Verifier: exampleVerifier, Realm: "scoring"},
+	})
 	if err != nil {
 		panic(err)
 	}
+	authorize := c.Authorize
 	policy := registry.AuthPolicy{Mode: registry.TokenRequired, Groups: []string{"analysts"}}
 	for _, token := range []string{"analyst-token", "admin-token", "old-token"} {
 		r := httptest.NewRequest(http.MethodPost, "/webapi/risk/api/v1/services/churn/predict", nil)
@@ -174,29 +164,6 @@ func ExampleCredentials() {
 	// Basic YW5uOm…: allowed
 	// Basic YW5uOm…: 401 Basic realm="scoring", charset="UTF-8"
 	// Bearer analy…: 401 Basic realm="scoring", charset="UTF-8"
-}
-
-func ExampleRateLimit() {
-	now := time.Date(2025, 1, 1, 12, 0, 0, 0, time.UTC)
-	limit, err := middleware.RateLimit(middleware.RateLimitConfig{
-		Limit: tokens.RateLimit{Every: 30 * time.Second, Burst: 2}, // two a minute on average
-		Now:   func() time.Time { return now },
-	})
-	if err != nil {
-		panic(err)
-	}
-	h := limit(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
-	for i := 0; i < 3; i++ {
-		r := httptest.NewRequest(http.MethodGet, "/", nil)
-		r.RemoteAddr = "198.51.100.7:52100"
-		rec := httptest.NewRecorder()
-		h.ServeHTTP(rec, r)
-		fmt.Println(rec.Code, rec.Header().Values("Retry-After"))
-	}
-	// Output:
-	// 200 []
-	// 200 []
-	// 429 [30]
 }
 
 func ExampleCORS() {

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/scorehub/scorehub/internal/testutil"
 	"github.com/scorehub/scorehub/middleware"
 	"github.com/scorehub/scorehub/tokens"
 )
@@ -167,26 +168,8 @@ func newLogger(level slog.Level) (*slog.Logger, *logBuffer) {
 	return slog.New(slog.NewJSONHandler(b, &slog.HandlerOptions{Level: level})), b
 }
 
-// fakeClock is a settable clock.
-type fakeClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func newClock() *fakeClock {
-	return &fakeClock{now: time.Date(2025, 3, 14, 9, 26, 53, 0, time.UTC)}
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
+func newClock() *testutil.Clock {
+	return testutil.NewClock(time.Date(2025, 3, 14, 9, 26, 53, 0, time.UTC))
 }
 
 // verifierFunc adapts a function to middleware.TokenVerifier.

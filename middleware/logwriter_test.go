@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/scorehub/scorehub/middleware"
@@ -62,30 +63,27 @@ func flush(t *testing.T, w *middleware.LogWriter) {
 }
 
 // A lone line is written before Write returns: an idle LogWriter holds
-// nothing back. It is idle again a moment after its last line.
+// nothing back. It is idle again once it has lingered after its last line.
 func TestLogWriterLoneLine(t *testing.T) {
-	var g gatedWriter
-	w := middleware.NewLogWriter(&g)
-	if n, err := w.Write([]byte("one\n")); n != 4 || err != nil {
-		t.Fatalf("Write = %d, %v", n, err)
-	}
-	if got := g.got(); len(got) != 1 || got[0] != "one\n" {
-		t.Fatalf("after the first Write returned, the writer got %q", got)
-	}
-	for i := 0; ; i++ {
+	synctest.Test(t, func(t *testing.T) {
+		var g gatedWriter
+		w := middleware.NewLogWriter(&g)
+		if n, err := w.Write([]byte("one\n")); n != 4 || err != nil {
+			t.Fatalf("Write = %d, %v", n, err)
+		}
+		if got := g.got(); len(got) != 1 || got[0] != "one\n" {
+			t.Fatalf("after the first Write returned, the writer got %q", got)
+		}
 		time.Sleep(20 * time.Millisecond) // longer than the LogWriter lingers
-		line := fmt.Sprintf("line %d\n", i)
-		if _, err := w.Write([]byte(line)); err != nil {
+		if _, err := w.Write([]byte("two\n")); err != nil {
 			t.Fatal(err)
 		}
-		if got := g.got(); got[len(got)-1] == line {
-			break // written at once
+		if got := g.got(); len(got) != 2 || got[1] != "two\n" {
+			t.Fatalf("a line written 20 ms after the last one is not written at once: %q", got)
 		}
-		if i == 200 {
-			t.Fatalf("a line written 20 ms after the last one is never written at once: %q", g.got())
-		}
-	}
-	flush(t, w)
+		flush(t, w)
+		time.Sleep(20 * time.Millisecond) // the writer lingers, then ends its goroutine
+	})
 }
 
 // Lines written while a write is in progress, or soon after it, return at

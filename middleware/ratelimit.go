@@ -16,17 +16,14 @@ import (
 	"github.com/scorehub/scorehub/tokens"
 )
 
-// DefaultMaxKeys is how many clients a rate limit tracks when
-// [tokens.RateLimit.MaxKeys] is zero, here as in the token service.
-const DefaultMaxKeys = keyedlimit.DefaultMaxKeys
-
-// RateLimitConfig configures [RateLimit].
-type RateLimitConfig struct {
+// rateLimitConfig configures rateLimit.
+type rateLimitConfig struct {
 	// Limit is the bucket each key draws from: one request regained every
 	// Limit.Every, Limit.Burst at once after being idle, Limit.MaxKeys keys
-	// tracked (zero means DefaultMaxKeys). It is the shape the token
-	// service's limits have. Every and Burst are required here: a zero
-	// Every or Burst is an error, not a default.
+	// tracked (zero means keyedlimit.DefaultMaxKeys, as in the token
+	// service). It is the shape the token service's limits have. Every and
+	// Burst are required here: a zero Every or Burst is an error, not a
+	// default.
 	Limit tokens.RateLimit
 	// Key names the bucket a request draws from; requests with the same
 	// key share one (an empty key is a key like any other). Nil means the
@@ -61,7 +58,7 @@ type rateLimiter struct {
 // newRateLimiter returns a rateLimiter for cfg. It fails on a missing
 // Every or Burst, a negative field, an invalid trusted proxy prefix, or
 // both Key and TrustedProxies set.
-func newRateLimiter(cfg RateLimitConfig) (*rateLimiter, error) {
+func newRateLimiter(cfg rateLimitConfig) (*rateLimiter, error) {
 	if cfg.Key != nil && len(cfg.TrustedProxies) > 0 {
 		return nil, errors.New("middleware: rate limit takes a Key or TrustedProxies, not both")
 	}
@@ -86,13 +83,13 @@ func newRateLimiter(cfg RateLimitConfig) (*rateLimiter, error) {
 	return l, nil
 }
 
-// RateLimit returns middleware that lets a request through if its key has
+// rateLimit returns middleware that lets a request through if its key has
 // a request left in its bucket, and refuses it with 429 rate_limited and
 // Retry-After (whole seconds, at least 1) if not. The buckets are a token
 // bucket (rate.Limiter) per key in bounded memory: the MaxKeys most
 // recently seen keys are tracked, in LRU order. The middleware is safe for
 // concurrent use.
-func RateLimit(cfg RateLimitConfig) (func(http.Handler) http.Handler, error) {
+func rateLimit(cfg rateLimitConfig) (func(http.Handler) http.Handler, error) {
 	l, err := newRateLimiter(cfg)
 	if err != nil {
 		return nil, err

@@ -11,15 +11,16 @@ import (
 	"github.com/scorehub/scorehub/problem"
 )
 
-// Recover returns middleware that turns a panic in the handler into a JSON
-// 500 internal_error saying only "internal error", and logs the panic value
-// and stack to logger at error level (nil means slog.Default()). If the
+// recoverPanics returns middleware that turns a panic in the handler into
+// a JSON 500 internal_error saying only "internal error", and logs the
+// panic value and stack to logger at error level (nil means
+// slog.Default()). If the
 // handler had already sent headers, the response cannot be replaced: the
 // connection is aborted (by panicking with http.ErrAbortHandler) so the
 // client sees a failure, not a truncated answer. A panic with
 // http.ErrAbortHandler itself is passed on untouched, since it is how a
 // handler asks net/http to abort quietly.
-func Recover(logger *slog.Logger) func(http.Handler) http.Handler {
+func recoverPanics(logger *slog.Logger) func(http.Handler) http.Handler {
 	if logger == nil {
 		logger = slog.Default()
 	}

@@ -72,7 +72,7 @@ func (a *authenticator) logRefusal(r *http.Request, err error, subject string) b
 	} else if r.RemoteAddr != "" { // not an IP address: a Unix socket, say
 		attrs = append(attrs, slog.String("client", r.RemoteAddr))
 	}
-	if id := RequestIDFrom(ctx); id != "" {
+	if id := requestIDFrom(ctx); id != "" {
 		attrs = append(attrs, slog.String("request_id", id))
 	}
 	if subject != "" {

@@ -17,7 +17,7 @@ import (
 
 // TestRefusedCredentialsAreLogged replays credentials an attacker would try
 // on a read route (behind Bearer), an admin route (Bearer, RequireAdmin) and
-// a protected scoring group (ScoringAuth): each refusal must leave one
+// a protected scoring group (Credentials.Authorize): each refusal must leave one
 // record at info or warn level naming the route, the reason, the client and,
 // for a valid token, its subject; and no record may hold the token.
 func TestRefusedCredentialsAreLogged(t *testing.T) {
@@ -88,10 +88,11 @@ func TestRefusedCredentialsAreLogged(t *testing.T) {
 				}
 				h = mux
 			case "scoring":
-				authorize, err := middleware.ScoringAuth(cfg)
+				c, err := middleware.NewCredentials(middleware.CredentialsConfig{BearerConfig: cfg})
 				if err != nil {
 					t.Fatal(err)
 				}
+				authorize := c.Authorize
 				policy := registry.AuthPolicy{Mode: registry.TokenRequired, Groups: []string{"risk-analysts"}}
 				h = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 					if err := authorize(r, "risk", policy); err != nil {

@@ -12,17 +12,17 @@ import (
 	"github.com/scorehub/scorehub/internal/httperr"
 )
 
-// DefaultRequestIDHeader is the header [RequestID] reads and sets when
-// [RequestIDConfig.Header] is empty.
-const DefaultRequestIDHeader = "X-Request-ID"
+// defaultRequestIDHeader is the header requestID reads and sets when
+// requestIDConfig.Header is empty.
+const defaultRequestIDHeader = "X-Request-ID"
 
-// MaxRequestIDLen is the longest incoming request ID [RequestID] keeps.
-const MaxRequestIDLen = 128
+// maxRequestIDLen is the longest incoming request ID requestID keeps.
+const maxRequestIDLen = 128
 
-// RequestIDConfig configures [RequestID].
-type RequestIDConfig struct {
+// requestIDConfig configures requestID.
+type requestIDConfig struct {
 	// Header is the request and response header that carries the ID.
-	// Empty means DefaultRequestIDHeader.
+	// Empty means defaultRequestIDHeader.
 	Header string
 	// Rand is the source of generated IDs. Nil means crypto/rand.Reader.
 	Rand io.Reader
@@ -30,17 +30,17 @@ type RequestIDConfig struct {
 	Logger *slog.Logger
 }
 
-// RequestID returns middleware that gives every request an ID: the one the
-// client (or a proxy) sent in the header, if it is at most MaxRequestIDLen
+// requestID returns middleware that gives every request an ID: the one the
+// client (or a proxy) sent in the header, if it is at most maxRequestIDLen
 // characters of A–Z a–z 0–9 and "-._~:+/=", else a new random one in UUID
 // version 4 form. The ID is set on the response header before the handler
-// runs and put in the request's context ([RequestIDFrom]), and AccessLog
+// runs and put in the request's context (requestIDFrom), and AccessLog
 // logs it. If Rand fails, the request is answered 500 rather than served
 // without an ID.
-func RequestID(cfg RequestIDConfig) (func(http.Handler) http.Handler, error) {
+func requestID(cfg requestIDConfig) (func(http.Handler) http.Handler, error) {
 	header := cfg.Header
 	if header == "" {
-		header = DefaultRequestIDHeader
+		header = defaultRequestIDHeader
 	}
 	if !isToken(header) {
 		return nil, fmt.Errorf("middleware: request ID header %q is not a valid header name", header)
@@ -78,17 +78,17 @@ func RequestID(cfg RequestIDConfig) (func(http.Handler) http.Handler, error) {
 
 type requestIDKey struct{}
 
-// RequestIDFrom returns the ID [RequestID] gave the request with context
+// requestIDFrom returns the ID requestID gave the request with context
 // ctx, or "" if none.
-func RequestIDFrom(ctx context.Context) string {
+func requestIDFrom(ctx context.Context) string {
 	id, _ := ctx.Value(requestIDKey{}).(string)
 	return id
 }
 
-// requestIDOf is RequestIDFrom, or the ID a RequestID running inside an
+// requestIDOf is requestIDFrom, or the ID a requestID running inside an
 // AccessLog left for it.
 func requestIDOf(ctx context.Context) string {
-	if id := RequestIDFrom(ctx); id != "" {
+	if id := requestIDFrom(ctx); id != "" {
 		return id
 	}
 	if li := logInfoFrom(ctx); li != nil {
@@ -98,7 +98,7 @@ func requestIDOf(ctx context.Context) string {
 }
 
 func validRequestID(s string) bool {
-	if s == "" || len(s) > MaxRequestIDLen {
+	if s == "" || len(s) > maxRequestIDLen {
 		return false
 	}
 	for i := 0; i < len(s); i++ {

@@ -6,7 +6,7 @@ import (
 )
 
 // responseWriter records the status and size of a response for AccessLog
-// and whether headers went out for Recover. Both reuse one they find
+// and whether headers went out for recoverPanics. Both reuse one they find
 // already in place, so stacking them costs one wrapper. It keeps the
 // optional interfaces reachable: Flush directly (the scoring handler
 // streams), the rest through Unwrap for http.ResponseController.

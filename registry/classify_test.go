@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
+	"github.com/scorehub/scorehub/internal/tabletest"
 	"github.com/scorehub/scorehub/registry"
 )
 
@@ -34,7 +35,7 @@ func TestClassifierScores(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	in := registry.MustTable(5, registry.NumberColumn("x", make([]float64, 5), nil))
+	in := tabletest.Must(5, registry.NumberColumn("x", make([]float64, 5), nil))
 	out, err := p.Score(context.Background(), registry.Input{Table: in})
 	if err != nil {
 		t.Fatal(err)
@@ -83,7 +84,7 @@ func TestClassifierPassesInputAndErrors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	in := registry.MustTable(3, registry.TextColumn("x", []string{"a", "b", "c"}, nil))
+	in := tabletest.Must(3, registry.TextColumn("x", []string{"a", "b", "c"}, nil))
 	if _, err := p.Score(context.Background(), registry.Input{Table: in}); !errors.Is(err, boom) {
 		t.Errorf("Score error = %v, want the predict error", err)
 	}
@@ -123,7 +124,7 @@ func TestClassifierKeepsItsClasses(t *testing.T) {
 		t.Fatal(err)
 	}
 	classes[0] = "changed"
-	out, err := p.Score(context.Background(), registry.Input{Table: registry.MustTable(1, registry.NumberColumn("x", []float64{1}, nil))})
+	out, err := p.Score(context.Background(), registry.Input{Table: tabletest.Must(1, registry.NumberColumn("x", []float64{1}, nil))})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -154,7 +155,7 @@ func TestClassifierScratchArrivesZeroed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	in := registry.Input{Table: registry.MustTable(3, registry.NumberColumn("x", make([]float64, 3), nil))}
+	in := registry.Input{Table: tabletest.Must(3, registry.NumberColumn("x", make([]float64, 3), nil))}
 	if _, err := p.Score(context.Background(), in); err != nil {
 		t.Fatal(err)
 	}
@@ -182,7 +183,7 @@ func TestClassifierOneRowAndManyClasses(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, err := p.Score(context.Background(), registry.Input{Table: registry.MustTable(1, registry.NumberColumn("x", []float64{1}, nil))})
+	out, err := p.Score(context.Background(), registry.Input{Table: tabletest.Must(1, registry.NumberColumn("x", []float64{1}, nil))})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -225,7 +226,7 @@ func TestClassifierOneRow(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			out, err := p.Score(context.Background(), registry.Input{Table: registry.MustTable(1, registry.NumberColumn("x", []float64{1}, nil))})
+			out, err := p.Score(context.Background(), registry.Input{Table: tabletest.Must(1, registry.NumberColumn("x", []float64{1}, nil))})
 			if !errors.Is(err, tt.err) {
 				t.Fatalf("error %v, want %v", err, tt.err)
 			}

@@ -26,7 +26,10 @@ func ExampleRegistry_AddModelVersion() {
 	defer reg.Close()
 
 	artifact := registrytest.LinearArtifact(-1, []string{"age"}, []float64{0.05})
-	rows := registry.MustTable(2, registry.NumberColumn("age", []float64{10, 40}, nil))
+	rows, err := registry.NewTable(2, registry.NumberColumn("age", []float64{10, 40}, nil))
+	if err != nil {
+		log.Fatal(err)
+	}
 	v, created, err := reg.AddModelVersion(ctx, "churn", artifact,
 		registry.ModelMetadata{Label: "churn", Classes: []string{"no", "yes"}},
 		&registry.Verification{Rows: rows, Expected: []any{"no", "yes"}})

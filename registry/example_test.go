@@ -50,7 +50,10 @@ func ExampleClassifier() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	in := registry.MustTable(3, registry.NumberColumn("age", []float64{25, 80, 0}, []bool{false, false, true}))
+	in, err := registry.NewTable(3, registry.NumberColumn("age", []float64{25, 80, 0}, []bool{false, false, true}))
+	if err != nil {
+		log.Fatal(err)
+	}
 	out, err := churn.Score(context.Background(), registry.Input{Table: in})
 	if err != nil {
 		log.Fatal(err)
@@ -110,7 +113,10 @@ func ExampleSnapshot_Resolve() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	in := registry.MustTable(2, registry.NumberColumn("x", []float64{1.5, 4}, nil))
+	in, err := registry.NewTable(2, registry.NumberColumn("x", []float64{1.5, 4}, nil))
+	if err != nil {
+		log.Fatal(err)
+	}
 	out, err := target.Process.Process.Score(ctx, registry.Input{Table: in})
 	if err != nil {
 		log.Fatal(err)
@@ -174,10 +180,13 @@ func ExampleOpenFileStore() {
 // A process that reads the same columns in every row looks their positions
 // up once per table.
 func ExampleTable_Index() {
-	t := registry.MustTable(2,
+	t, err := registry.NewTable(2,
 		registry.NumberColumn("age", []float64{34, 51}, nil),
 		registry.TextColumn("city", []string{"Oslo", "Lyon"}, nil),
 	)
+	if err != nil {
+		log.Fatal(err)
+	}
 	age := t.Column(t.Index("age"))
 	for i := range t.Rows() {
 		v, _ := age.Number(i)
@@ -191,10 +200,13 @@ func ExampleTable_Index() {
 }
 
 func ExampleTable_Slice() {
-	tab := registry.MustTable(4,
+	tab, err := registry.NewTable(4,
 		registry.NumberColumn("x", []float64{10, 20, 30, 40}, nil),
 		registry.TextColumn("name", []string{"a", "b", "c", "d"}, nil),
 	)
+	if err != nil {
+		log.Fatal(err)
+	}
 	part := tab.Slice(1, 3) // rows 1 and 2, sharing tab's memory
 	x, _ := part.Lookup("x")
 	name, _ := part.Lookup("name")

@@ -17,6 +17,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/scorehub/scorehub/internal/testutil"
 	"github.com/scorehub/scorehub/registry"
 )
 
@@ -138,7 +139,7 @@ func TestFileStoreRoundTrip(t *testing.T) {
 	// A clock in another zone with nanoseconds: stored times are UTC and
 	// must come back to the nanosecond.
 	zone := time.FixedZone("UTC+5:30", 5*3600+1800)
-	clk := &clock{t: time.Date(2025, 2, 3, 4, 5, 6, 123456789, zone)}
+	clk := testutil.NewClock(time.Date(2025, 2, 3, 4, 5, 6, 123456789, zone))
 	opts := registry.StoreOptions{Now: clk.Now}
 	dir := t.TempDir()
 	s := newWriter(t, openFileStore(t, dir, opts))
@@ -248,7 +249,7 @@ func TestOpenFileStoreRefusesBadFiles(t *testing.T) {
 			`"maxWaiting": 1000, "revision": 1, "createdAt": "2025-01-01T00:00:00Z", "updatedAt": "2025-01-01T00:00:00Z"}, {"name": "DEFAULT", "maxConcurrent": 1, "maxWaiting": 0, "revision": 1}`),
 			`queue "DEFAULT" appears twice`},
 		{"deployment twice", edit(`"deployments": [`, `"deployments": [{"group": "fraud", "path": "cards", "endpoints": [], "revision": 1},`), "deployment fraud/cards appears twice"},
-		{"invalid name", edit(`"path": "cards"`, `"path": ".."`), `/path: ".." is not a valid name`},
+		{"invalid name", edit(`"path": "cards"`, `"path": ".."`), `/path: must be a name`},
 		{"revision 0", edit(`"revision": 2`, `"revision": 0`), "revision 0 is out of range"},
 		{"revision missing", edit(`"revision": 2, `, ""), "revision 0 is out of range"},
 		{"invalid queue", edit(`"maxConcurrent": 16`, `"maxConcurrent": 0`), "/maxConcurrent"},

@@ -12,6 +12,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/scorehub/scorehub/internal/testutil"
 	"github.com/scorehub/scorehub/registry"
 	"github.com/scorehub/scorehub/registry/registrytest"
 )
@@ -172,9 +173,9 @@ func TestJobRegistry(t *testing.T) {
 		t.Run(k.name, func(t *testing.T) {
 			tests := []struct {
 				name string
-				run  func(t *testing.T, s registry.JobStore, r *registry.JobRegistry, clk *clock)
+				run  func(t *testing.T, s registry.JobStore, r *registry.JobRegistry, clk *testutil.Clock)
 			}{
-				{"create stamps a pending job", func(t *testing.T, s registry.JobStore, r *registry.JobRegistry, clk *clock) {
+				{"create stamps a pending job", func(t *testing.T, s registry.JobStore, r *registry.JobRegistry, clk *testutil.Clock) {
 					j, err := r.Create(ctx, registry.Job{ID: "a", State: registry.JobFinished, Queue: "DEFAULT", Process: "iris",
 						Endpoint: &registry.EndpointRef{Group: "DEFAULT", Path: "p", Alias: "x"}})
 					if err != nil {
@@ -193,18 +194,18 @@ func TestJobRegistry(t *testing.T) {
 						t.Errorf("read back (-want +got):\n%s", d)
 					}
 				}},
-				{"a job may run a model version", func(t *testing.T, _ registry.JobStore, r *registry.JobRegistry, _ *clock) {
+				{"a job may run a model version", func(t *testing.T, _ registry.JobStore, r *registry.JobRegistry, _ *testutil.Clock) {
 					if _, err := r.Create(ctx, registry.Job{ID: "m", Queue: "DEFAULT", Process: "churn@3"}); err != nil {
 						t.Errorf("a job running churn@3: %v", err)
 					}
 				}},
-				{"an id is used once", func(t *testing.T, _ registry.JobStore, r *registry.JobRegistry, _ *clock) {
+				{"an id is used once", func(t *testing.T, _ registry.JobStore, r *registry.JobRegistry, _ *testutil.Clock) {
 					mustCreate(t, r, "a", "DEFAULT")
 					if _, err := r.Create(ctx, registry.Job{ID: "a", Queue: "DEFAULT", Process: "iris"}); !errors.Is(err, registry.ErrExists) {
 						t.Errorf("second create: %v, want ErrExists", err)
 					}
 				}},
-				{"invalid fields are refused", func(t *testing.T, s registry.JobStore, r *registry.JobRegistry, _ *clock) {
+				{"invalid fields are refused", func(t *testing.T, s registry.JobStore, r *registry.JobRegistry, _ *testutil.Clock) {
 					for _, j := range []registry.Job{{ID: "../x", Queue: "DEFAULT", Process: "iris"}, {ID: "a", Queue: "", Process: "iris"}, {ID: "a", Queue: "DEFAULT"},
 						{ID: "a", Queue: "DEFAULT", Process: "churn@production"}} { // a model job names the version it ran
 						if _, err := r.Create(ctx, j); !errors.Is(err, registry.ErrInvalid) {
@@ -215,12 +216,12 @@ func TestJobRegistry(t *testing.T) {
 						t.Errorf("%d invalid jobs stored", n)
 					}
 				}},
-				{"unknown jobs are not found", func(t *testing.T, _ registry.JobStore, r *registry.JobRegistry, _ *clock) {
+				{"unknown jobs are not found", func(t *testing.T, _ registry.JobStore, r *registry.JobRegistry, _ *testutil.Clock) {
 					if _, err := r.Update(ctx, "nope", registry.JobRunning, nil, nil); !errors.Is(err, registry.ErrNotFound) {
 						t.Errorf("Update: %v", err)
 					}
 				}},
-				{"updates stamp times and keep the result", func(t *testing.T, s registry.JobStore, r *registry.JobRegistry, clk *clock) {
+				{"updates stamp times and keep the result", func(t *testing.T, s registry.JobStore, r *registry.JobRegistry, clk *testutil.Clock) {
 					mustCreate(t, r, "a", "DEFAULT")
 					started := clk.Advance(time.Second)
 					mustUpdate(t, r, "a", registry.JobRunning, nil)
@@ -243,7 +244,7 @@ func TestJobRegistry(t *testing.T) {
 						t.Errorf("stopping a finished job: %v, want ErrJobTransition", err)
 					}
 				}},
-				{"only a finished job has a result", func(t *testing.T, s registry.JobStore, r *registry.JobRegistry, _ *clock) {
+				{"only a finished job has a result", func(t *testing.T, s registry.JobStore, r *registry.JobRegistry, _ *testutil.Clock) {
 					mustCreate(t, r, "failed", "DEFAULT")
 					mustUpdate(t, r, "failed", registry.JobRunning, nil)
 					mustUpdate(t, r, "failed", registry.JobError, []byte(`{"data":[]}`))
@@ -257,7 +258,7 @@ func TestJobRegistry(t *testing.T) {
 						t.Errorf("result of a job finished without one: %q, %v; want empty", res, err)
 					}
 				}},
-				{"retention removes old and surplus ended jobs only", func(t *testing.T, s registry.JobStore, r *registry.JobRegistry, clk *clock) {
+				{"retention removes old and surplus ended jobs only", func(t *testing.T, s registry.JobStore, r *registry.JobRegistry, clk *testutil.Clock) {
 					for _, id := range []string{"old", "mid", "new", "run"} {
 						mustCreate(t, r, id, "DEFAULT")
 						mustUpdate(t, r, id, registry.JobRunning, nil)
@@ -282,7 +283,7 @@ func TestJobRegistry(t *testing.T) {
 						t.Errorf("result of a removed job: %v", err)
 					}
 				}},
-				{"a new registry ends the jobs that had not ended", func(t *testing.T, s registry.JobStore, r *registry.JobRegistry, clk *clock) {
+				{"a new registry ends the jobs that had not ended", func(t *testing.T, s registry.JobStore, r *registry.JobRegistry, clk *testutil.Clock) {
 					mustCreate(t, r, "pending", "DEFAULT")
 					mustCreate(t, r, "running", "DEFAULT")
 					mustUpdate(t, r, "running", registry.JobRunning, nil)
@@ -304,7 +305,7 @@ func TestJobRegistry(t *testing.T) {
 						t.Errorf("done after restart: %+v, %v; want %+v", j, err, done)
 					}
 				}},
-				{"closed stores refuse", func(t *testing.T, s registry.JobStore, r *registry.JobRegistry, _ *clock) {
+				{"closed stores refuse", func(t *testing.T, s registry.JobStore, r *registry.JobRegistry, _ *testutil.Clock) {
 					s.Close()
 					if _, err := r.Create(ctx, registry.Job{ID: "a", Queue: "DEFAULT", Process: "iris"}); !errors.Is(err, registry.ErrClosed) {
 						t.Errorf("create on a closed store: %v", err)

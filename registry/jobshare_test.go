@@ -6,19 +6,20 @@ import (
 	"testing"
 	"time"
 
+	"github.com/scorehub/scorehub/internal/testutil"
 	"github.com/scorehub/scorehub/registry"
 )
 
 // sharedJobs returns two replicas, a and b, sharing one job store, with
 // leases of a minute measured by clk.
-func sharedJobs(t *testing.T, clk *clock) (s registry.JobStore, a, b *registry.JobRegistry) {
+func sharedJobs(t *testing.T, clk *testutil.Clock) (s registry.JobStore, a, b *registry.JobRegistry) {
 	t.Helper()
 	s = registry.NewMemJobStore(registry.StoreOptions{Now: clk.Now})
 	t.Cleanup(func() { s.Close() })
 	return s, newSharedJobRegistry(t, s, "a", clk), newSharedJobRegistry(t, s, "b", clk)
 }
 
-func newSharedJobRegistry(t *testing.T, s registry.JobStore, replica string, clk *clock) *registry.JobRegistry {
+func newSharedJobRegistry(t *testing.T, s registry.JobStore, replica string, clk *testutil.Clock) *registry.JobRegistry {
 	t.Helper()
 	r, err := registry.NewSharedJobRegistry(context.Background(), s, registry.JobLease{Replica: replica, Duration: time.Minute, Now: clk.Now})
 	if err != nil {

@@ -1,7 +1,6 @@
 package registry
 
 import (
-	"fmt"
 	"math"
 	"time"
 )
@@ -205,94 +204,6 @@ type Queue struct {
 	Revision   uint64    `json:"revision"`
 	CreatedAt  time.Time `json:"createdAt"`
 	UpdatedAt  time.Time `json:"updatedAt"`
-}
-
-func (g *Group) validate() error {
-	if err := checkName("/name", g.Name); err != nil {
-		return err
-	}
-	switch g.Auth.Mode {
-	case "", Public:
-		if len(g.Auth.Groups) > 0 {
-			return invalid("/auth/groups", "a public group cannot restrict user groups")
-		}
-		if len(g.Auth.Schemes) > 0 {
-			return invalid("/auth/schemes", "a public group takes no credentials")
-		}
-	case TokenRequired:
-		for i, n := range g.Auth.Groups {
-			if n == "" {
-				return invalid(fmt.Sprintf("/auth/groups/%d", i), "empty user group name")
-			}
-		}
-		seen := make(map[Scheme]bool, len(g.Auth.Schemes))
-		for i, s := range g.Auth.Schemes {
-			switch {
-			case s != SchemeBasic && s != SchemeAPIToken && s != SchemeBearer:
-				return invalid(fmt.Sprintf("/auth/schemes/%d", i), "unknown credential kind %q (want %q, %q or %q)", s, SchemeBasic, SchemeAPIToken, SchemeBearer)
-			case seen[s]:
-				return invalid(fmt.Sprintf("/auth/schemes/%d", i), "credential kind %q appears twice", s)
-			}
-			seen[s] = true
-		}
-	default:
-		return invalid("/auth/mode", "unknown mode %q (want %q or %q)", g.Auth.Mode, Public, TokenRequired)
-	}
-	return nil
-}
-
-func (d *Deployment) validate() error {
-	if err := checkName("/group", d.Group); err != nil {
-		return err
-	}
-	if err := checkName("/path", d.Path); err != nil {
-		return err
-	}
-	seen := make(map[string]bool, len(d.Endpoints))
-	for i, e := range d.Endpoints {
-		p := fmt.Sprintf("/endpoints/%d", i)
-		if err := checkName(p+"/alias", e.Alias); err != nil {
-			return err
-		}
-		if seen[e.Alias] {
-			return invalid(p+"/alias", "alias %q appears twice", e.Alias)
-		}
-		seen[e.Alias] = true
-		switch {
-		case e.Model != "" && e.Process != "":
-			return invalid(p+"/model", "an endpoint names a process or a model, not both")
-		case e.Model != "":
-			if _, err := ParseModelRef(e.Model); err != nil {
-				return invalid(p+"/model", "%s", err.(*InvalidError).Message)
-			}
-		default:
-			if err := checkName(p+"/process", e.Process); err != nil {
-				return err
-			}
-		}
-		if e.Queue != "" {
-			if err := checkName(p+"/queue", e.Queue); err != nil {
-				return err
-			}
-		}
-		if e.Timeout < 0 {
-			return invalid(p+"/timeoutMs", "timeout must not be negative")
-		}
-	}
-	return nil
-}
-
-func (q *Queue) validate() error {
-	if err := checkName("/name", q.Name); err != nil {
-		return err
-	}
-	if q.MaxConcurrent < 1 {
-		return invalid("/maxConcurrent", "must be at least 1")
-	}
-	if q.MaxWaiting < 0 {
-		return invalid("/maxWaiting", "must not be negative")
-	}
-	return nil
 }
 
 // clone returns a copy of p that shares no memory with it.

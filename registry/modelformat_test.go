@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/scorehub/scorehub/internal/tabletest"
 	"github.com/scorehub/scorehub/registry"
 	"github.com/scorehub/scorehub/registry/registrytest"
 )
@@ -100,7 +101,7 @@ func TestCatalogLoadModel(t *testing.T) {
 	if err := json.Unmarshal(p.Sample, &sample); err != nil || len(sample) != 1 || sample[0]["x"] != 0.0 {
 		t.Errorf("sample %s (%v), want one row with x: 0", p.Sample, err)
 	}
-	if _, err := p.Process.Score(context.Background(), registry.Input{Table: registry.MustTable(0)}); err != nil {
+	if _, err := p.Process.Score(context.Background(), registry.Input{Table: tabletest.Must(0)}); err != nil {
 		t.Error(err)
 	}
 

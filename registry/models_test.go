@@ -12,6 +12,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/scorehub/scorehub/internal/tabletest"
+	"github.com/scorehub/scorehub/internal/testutil"
 	"github.com/scorehub/scorehub/problem"
 	"github.com/scorehub/scorehub/registry"
 	"github.com/scorehub/scorehub/registry/registrytest"
@@ -87,7 +89,7 @@ func newModelWriter(t testing.TB, s registry.Store) modelWriter {
 // forEachModelStore runs fn against a Registry reading the test format
 // over a new store of every kind; a FileStore is reopened afterwards and
 // must hold what it held.
-func forEachModelStore(t *testing.T, fn func(t *testing.T, s modelWriter, clk *clock)) {
+func forEachModelStore(t *testing.T, fn func(t *testing.T, s modelWriter, clk *testutil.Clock)) {
 	for _, k := range storeKinds() {
 		t.Run(k.name, func(t *testing.T) {
 			clk := newClock()
@@ -120,7 +122,7 @@ var (
 
 func TestModelVersions(t *testing.T) {
 	ctx := context.Background()
-	forEachModelStore(t, func(t *testing.T, s modelWriter, clk *clock) {
+	forEachModelStore(t, func(t *testing.T, s modelWriter, clk *testutil.Clock) {
 		meta := registry.ModelMetadata{Label: "churn", Description: "first"}
 		v1, created, err := s.AddModelVersion(ctx, "churn", churnV1, meta, nil)
 		if err != nil || !created {
@@ -192,7 +194,7 @@ func added(v registry.ModelVersion, _ bool, err error) (registry.ModelVersion, e
 
 func TestModelUploadRefusals(t *testing.T) {
 	ctx := context.Background()
-	forEachModelStore(t, func(t *testing.T, s modelWriter, _ *clock) {
+	forEachModelStore(t, func(t *testing.T, s modelWriter, _ *testutil.Clock) {
 		tests := []struct {
 			name     string
 			model    string
@@ -220,7 +222,7 @@ func TestModelUploadRefusals(t *testing.T) {
 
 func TestModelAliases(t *testing.T) {
 	ctx := context.Background()
-	forEachModelStore(t, func(t *testing.T, s modelWriter, clk *clock) {
+	forEachModelStore(t, func(t *testing.T, s modelWriter, clk *testutil.Clock) {
 		must[registry.ModelVersion](t)(added(s.AddModelVersion(ctx, "churn", churnV1, registry.ModelMetadata{}, nil)))
 		must[registry.ModelVersion](t)(added(s.AddModelVersion(ctx, "churn", churnV2, registry.ModelMetadata{}, nil)))
 
@@ -284,7 +286,7 @@ func aliasNames(m registry.Model) []string {
 
 func TestModelEndpoints(t *testing.T) {
 	ctx := context.Background()
-	forEachModelStore(t, func(t *testing.T, s modelWriter, _ *clock) {
+	forEachModelStore(t, func(t *testing.T, s modelWriter, _ *testutil.Clock) {
 		must[registry.ModelVersion](t)(added(s.AddModelVersion(ctx, "churn", churnV1, registry.ModelMetadata{}, nil)))
 		must[registry.ModelVersion](t)(added(s.AddModelVersion(ctx, "churn", churnV2, registry.ModelMetadata{}, nil)))
 		must[registry.ModelAlias](t)(s.PutModelAlias(ctx, "churn", registry.ModelAlias{Name: "production", Version: 1}))
@@ -298,8 +300,8 @@ func TestModelEndpoints(t *testing.T) {
 			{"no such alias", registry.Endpoint{Alias: "a", Model: "churn@staging"}, "/endpoints/0/model"},
 			{"no such version", registry.Endpoint{Alias: "a", Model: "churn@3"}, "/endpoints/0/model"},
 			{"not a reference", registry.Endpoint{Alias: "a", Model: "churn"}, "/endpoints/0/model"},
-			{"process and model", registry.Endpoint{Alias: "a", Model: "churn@1", Process: "gbm"}, "/endpoints/0/model"},
-			{"neither", registry.Endpoint{Alias: "a"}, "/endpoints/0/process"},
+			{"process and model", registry.Endpoint{Alias: "a", Model: "churn@1", Process: "gbm"}, "/endpoints/0"},
+			{"neither", registry.Endpoint{Alias: "a"}, "/endpoints/0"},
 		}
 		for _, tt := range refused {
 			t.Run(tt.name, func(t *testing.T) {
@@ -313,7 +315,7 @@ func TestModelEndpoints(t *testing.T) {
 			registry.Endpoint{Alias: "pinned", Model: "churn@2"},
 			registry.Endpoint{Alias: "iris", Process: "gbm"},
 		)))
-		row := registry.MustTable(1, registry.NumberColumn("age", []float64{4}, nil), registry.NumberColumn("income", []float64{1}, nil))
+		row := tabletest.Must(1, registry.NumberColumn("age", []float64{4}, nil), registry.NumberColumn("income", []float64{1}, nil))
 		score := func(alias string) (string, float64) {
 			t.Helper()
 			tg, err := s.Snapshot().Resolve("DEFAULT", "churn", alias)
@@ -501,7 +503,7 @@ func TestModelResolveDuringMoves(t *testing.T) {
 	must[registry.ModelVersion](t)(added(s.AddModelVersion(ctx, "churn", churnV2, registry.ModelMetadata{}, nil)))
 	must[registry.ModelAlias](t)(s.PutModelAlias(ctx, "churn", registry.ModelAlias{Name: "production", Version: 1}))
 	must[registry.Deployment](t)(s.PutDeployment(ctx, deployment("DEFAULT", "churn", registry.Endpoint{Alias: "prod", Model: "churn@production"})))
-	row := registry.MustTable(1, registry.NumberColumn("age", []float64{4}, nil), registry.NumberColumn("income", []float64{1}, nil))
+	row := tabletest.Must(1, registry.NumberColumn("age", []float64{4}, nil), registry.NumberColumn("income", []float64{1}, nil))
 	want := map[string]float64{"churn@1": 0.5, "churn@2": 2.5}
 
 	var wg sync.WaitGroup
@@ -553,7 +555,7 @@ func TestModelResolveDuringMoves(t *testing.T) {
 
 func TestVerification(t *testing.T) {
 	ctx := context.Background()
-	rows := registry.MustTable(3,
+	rows := tabletest.Must(3,
 		registry.NumberColumn("age", []float64{4, 0, 2}, nil),
 		registry.NumberColumn("income", []float64{1, 0, 0}, []bool{false, true, false}))
 	// churnV1 scores 0.5, 0.5 and 1.0.
@@ -585,7 +587,7 @@ func TestVerification(t *testing.T) {
 		{"confidences of too few classes", cls, registry.Verification{Rows: rows, Expected: []any{[]float64{1}, "yes", "yes"}}, "row 0 expects 1 confidences; the model has 2 classes"},
 		{"a negative tolerance", registry.ModelMetadata{}, registry.Verification{Rows: rows, Expected: []any{0.5, 0.5, 1}, Tolerance: -1}, "tolerance"},
 		{"a column of the wrong kind", registry.ModelMetadata{}, registry.Verification{
-			Rows: registry.MustTable(1, registry.TextColumn("age", []string{"old"}, nil)), Expected: []any{0.5}}, `column "age" holds text values`},
+			Rows: tabletest.Must(1, registry.TextColumn("age", []string{"old"}, nil)), Expected: []any{0.5}}, `column "age" holds text values`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -617,7 +619,7 @@ func TestVerificationListsFirstFive(t *testing.T) {
 	}
 	s := newModelWriter(t, registry.NewMemStore(registry.StoreOptions{}))
 	_, _, err := s.AddModelVersion(context.Background(), "churn", churnV1, registry.ModelMetadata{},
-		&registry.Verification{Rows: registry.MustTable(n, registry.NumberColumn("age", ages, nil)), Expected: want})
+		&registry.Verification{Rows: tabletest.Must(n, registry.NumberColumn("age", ages, nil)), Expected: want})
 	msg := fmt.Sprint(err)
 	if !strings.Contains(msg, "in 12 of 12 rows") || !strings.Contains(msg, "row 4,") || strings.Contains(msg, "row 5,") || !strings.Contains(msg, "and 7 more values") {
 		t.Errorf("error = %s; want the first five rows listed and the count of the rest", msg)
@@ -661,8 +663,8 @@ func TestBuildStateWithModels(t *testing.T) {
 		{"aliases out of order", func(m *registry.Model) { m.Aliases[0], m.Aliases[1] = m.Aliases[1], m.Aliases[0] }, "", "out of order"},
 		{"alias all digits", func(m *registry.Model) { m.Aliases[0].Name = "7" }, "", "all digits"},
 		{"alias revision 0", func(m *registry.Model) { m.Aliases[1].Revision = 0 }, "", "revision 0 is out of range"},
-		{"endpoint on no alias", func(*registry.Model) {}, "churn@canary", `model "churn" has no alias "canary"`},
-		{"endpoint on a deleted version", func(*registry.Model) {}, "churn@2", `model "churn" has no version 2`},
+		{"endpoint on no alias", func(*registry.Model) {}, "churn@canary", `names no alias of model "churn": "canary"`},
+		{"endpoint on a deleted version", func(*registry.Model) {}, "churn@2", `names no version of model "churn": 2`},
 		{"endpoint on no model", func(*registry.Model) {}, "fraud@1", `names no model: "fraud"`},
 	}
 	for _, tt := range tests {

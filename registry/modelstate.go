@@ -73,14 +73,27 @@ func (s *State) resolveRef(ref ModelRef) (versionInfo, error) {
 }
 
 // checkModelRef reports a model reference that names nothing s holds, as
-// an [*InvalidError] without a pointer.
+// an [*InvalidError] without a pointer saying which part of it: the
+// message is the one the management API shows at the endpoint's model.
 func (s *State) checkModelRef(ref string) error {
 	r, err := ParseModelRef(ref)
 	if err != nil {
 		return err
 	}
-	_, err = s.resolveRef(r)
-	return err
+	m, ok := s.models[r.Model]
+	switch {
+	case !ok:
+		return invalid("", "names no model: %q", r.Model)
+	case r.Alias != "":
+		if _, ok := m.Alias(r.Alias); !ok {
+			return invalid("", "names no alias of model %q: %q", r.Model, r.Alias)
+		}
+	default:
+		if _, ok := m.Version(r.Version); !ok {
+			return invalid("", "names no version of model %q: %d", r.Model, r.Version)
+		}
+	}
+	return nil
 }
 
 // endpointUsing returns the first endpoint, as "group/path/alias", whose

@@ -27,8 +27,9 @@ import (
 //     record as stored, its Revision one higher, stamped with the time
 //     (from the [StoreOptions] of a store of this package, else the wall
 //     clock, in UTC).
-//   - A record must be valid, and a deployment's group and its endpoints'
-//     queues must exist ([*InvalidError]).
+//   - A record must be valid ([Group.Faults], [Deployment.Faults],
+//     [Queue.Faults]), and a deployment's group and its endpoints' queues
+//     must exist ([*InvalidError], every fault joined).
 //   - A group with deployments, a queue an endpoint uses, and the built-in
 //     DEFAULT group and queue cannot be deleted ([ErrInUse]).
 //   - An endpoint names a catalog process or a model's alias or version

@@ -39,22 +39,16 @@ func NewState(now time.Time) *State {
 	}
 }
 
-// BuildState returns a state holding the given records as they are
-// (revisions and times included), after checking every rule a write would:
-// valid records, unique names, existing groups and queues, and the built-in
-// DEFAULT group and queue present; a revision must be one a write can store
-// (neither 0 nor AnyRevision). seq is the state's [State.Seq]. A store
-// uses it to load what it kept. It holds no models; see
-// [BuildStateWithModels].
-func BuildState(seq uint64, groups []Group, deployments []Deployment, queues []Queue) (*State, error) {
-	return BuildStateWithModels(seq, groups, deployments, queues, nil)
-}
-
-// BuildStateWithModels is [BuildState] with models, which it checks too:
-// valid names, versions in ascending order and at most the model's
-// LastVersion, SHA-256 sums in lower-case hex, aliases in order of name
-// pointing at versions that exist, and endpoints naming models, aliases
-// and versions that exist.
+// BuildStateWithModels returns a state holding the given records as they
+// are (revisions and times included), after checking every rule a write
+// would: valid records, unique names, existing groups and queues, the
+// built-in DEFAULT group and queue present; models with valid names,
+// versions in ascending order and at most the model's LastVersion, SHA-256
+// sums in lower-case hex, aliases in order of name pointing at versions
+// that exist, and endpoints naming models, aliases and versions that
+// exist. A revision must be one a write can store (neither 0 nor
+// AnyRevision). seq is the state's [State.Seq]. A store uses it to load
+// what it kept.
 func BuildStateWithModels(seq uint64, groups []Group, deployments []Deployment, queues []Queue, models []Model) (*State, error) {
 	s := &State{
 		groups:      make(map[string]Group, len(groups)),

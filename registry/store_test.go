@@ -10,29 +10,13 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/scorehub/scorehub/internal/testutil"
 	"github.com/scorehub/scorehub/registry"
 	"github.com/scorehub/scorehub/registry/registrytest"
 )
 
-// clock is a settable StoreOptions.Now.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func newClock() *clock { return &clock{t: time.Date(2025, 1, 2, 3, 4, 5, 6, time.UTC)} }
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *clock) Advance(d time.Duration) time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-	return c.t
+func newClock() *testutil.Clock {
+	return testutil.NewClock(time.Date(2025, 1, 2, 3, 4, 5, 6, time.UTC))
 }
 
 type storeKind struct {
@@ -94,7 +78,7 @@ func (w writer) Close() error { return w.store.Close() }
 // forEachStore runs fn against a Registry over a new store of every kind.
 // Afterwards a FileStore is reopened and must hold exactly what it held in
 // memory: every acknowledged write is on disk.
-func forEachStore(t *testing.T, fn func(t *testing.T, s writer, clk *clock)) {
+func forEachStore(t *testing.T, fn func(t *testing.T, s writer, clk *testutil.Clock)) {
 	for _, k := range storeKinds() {
 		t.Run(k.name, func(t *testing.T) {
 			clk := newClock()
@@ -207,9 +191,9 @@ func TestStoreRules(t *testing.T) {
 	ctx := context.Background()
 	tests := []struct {
 		name string
-		run  func(t *testing.T, s writer, clk *clock)
+		run  func(t *testing.T, s writer, clk *testutil.Clock)
 	}{
-		{"a new store holds the built-in group and queue", func(t *testing.T, s writer, clk *clock) {
+		{"a new store holds the built-in group and queue", func(t *testing.T, s writer, clk *testutil.Clock) {
 			now := clk.Now()
 			want := stateDump{
 				Groups: []registry.Group{{
@@ -228,7 +212,7 @@ func TestStoreRules(t *testing.T) {
 			}
 		}},
 
-		{"create stores revision 1 stamped now", func(t *testing.T, s writer, clk *clock) {
+		{"create stores revision 1 stamped now", func(t *testing.T, s writer, clk *testutil.Clock) {
 			now := clk.Now()
 			g := must[registry.Group](t)(s.PutGroup(ctx, registry.Group{Name: "fraud", Description: "Fraud models"}))
 			q := must[registry.Queue](t)(s.PutQueue(ctx, registry.Queue{Name: "batch", MaxConcurrent: 2, MaxWaiting: 5}))
@@ -260,7 +244,7 @@ func TestStoreRules(t *testing.T) {
 			}
 		}},
 
-		{"a deployment without endpoints lists none", func(t *testing.T, s writer, clk *clock) {
+		{"a deployment without endpoints lists none", func(t *testing.T, s writer, clk *testutil.Clock) {
 			d := must[registry.Deployment](t)(s.PutDeployment(ctx, registry.Deployment{Group: "DEFAULT", Path: "empty"}))
 			if d.Endpoints == nil {
 				t.Error("returned Endpoints is nil, want an empty list")
@@ -270,7 +254,7 @@ func TestStoreRules(t *testing.T) {
 			}
 		}},
 
-		{"update keeps CreatedAt and moves UpdatedAt", func(t *testing.T, s writer, clk *clock) {
+		{"update keeps CreatedAt and moves UpdatedAt", func(t *testing.T, s writer, clk *testutil.Clock) {
 			created := clk.Now()
 			g := must[registry.Group](t)(s.PutGroup(ctx, registry.Group{Name: "fraud"}))
 			q := must[registry.Queue](t)(s.PutQueue(ctx, registry.Queue{Name: "batch", MaxConcurrent: 1}))
@@ -300,7 +284,7 @@ func TestStoreRules(t *testing.T) {
 			}
 		}},
 
-		{"a stale revision conflicts", func(t *testing.T, s writer, clk *clock) {
+		{"a stale revision conflicts", func(t *testing.T, s writer, clk *testutil.Clock) {
 			g := must[registry.Group](t)(s.PutGroup(ctx, registry.Group{Name: "fraud"}))
 			must[registry.Group](t)(s.PutGroup(ctx, g)) // now at 2
 			_, err := s.PutGroup(ctx, g)
@@ -320,7 +304,7 @@ func TestStoreRules(t *testing.T) {
 			wantConflict(t, s.DeleteDeployment(ctx, "fraud", "cards", 1), registry.ConflictError{Kind: "deployment", Name: "fraud/cards", Want: 1, Current: 2})
 		}},
 
-		{"create of an existing record conflicts", func(t *testing.T, s writer, clk *clock) {
+		{"create of an existing record conflicts", func(t *testing.T, s writer, clk *testutil.Clock) {
 			_, err := s.PutGroup(ctx, registry.Group{Name: "DEFAULT"})
 			wantConflict(t, err, registry.ConflictError{Kind: "group", Name: "DEFAULT", Want: 0, Current: 1})
 			_, err = s.PutQueue(ctx, registry.Queue{Name: "DEFAULT", MaxConcurrent: 1})
@@ -333,7 +317,7 @@ func TestStoreRules(t *testing.T) {
 			}
 		}},
 
-		{"AnyRevision writes whatever is stored", func(t *testing.T, s writer, clk *clock) {
+		{"AnyRevision writes whatever is stored", func(t *testing.T, s writer, clk *testutil.Clock) {
 			for want := uint64(1); want <= 3; want++ {
 				g := must[registry.Group](t)(s.PutGroup(ctx, registry.Group{Name: "fraud", Revision: registry.AnyRevision}))
 				q := must[registry.Queue](t)(s.PutQueue(ctx, registry.Queue{Name: "batch", MaxConcurrent: 1, Revision: registry.AnyRevision}))
@@ -357,7 +341,7 @@ func TestStoreRules(t *testing.T) {
 			}
 		}},
 
-		{"delete with the current revision removes the record", func(t *testing.T, s writer, clk *clock) {
+		{"delete with the current revision removes the record", func(t *testing.T, s writer, clk *testutil.Clock) {
 			g := must[registry.Group](t)(s.PutGroup(ctx, registry.Group{Name: "fraud"}))
 			if err := s.DeleteGroup(ctx, "fraud", g.Revision); err != nil {
 				t.Fatal(err)
@@ -367,7 +351,7 @@ func TestStoreRules(t *testing.T) {
 			}
 		}},
 
-		{"update or delete of a missing record is not found", func(t *testing.T, s writer, clk *clock) {
+		{"update or delete of a missing record is not found", func(t *testing.T, s writer, clk *testutil.Clock) {
 			_, err := s.PutGroup(ctx, registry.Group{Name: "ghost", Revision: 3})
 			wantIs(t, err, registry.ErrNotFound)
 			_, err = s.PutQueue(ctx, registry.Queue{Name: "ghost", MaxConcurrent: 1, Revision: 3})
@@ -383,7 +367,7 @@ func TestStoreRules(t *testing.T) {
 			}
 		}},
 
-		{"a group with deployments cannot be deleted", func(t *testing.T, s writer, clk *clock) {
+		{"a group with deployments cannot be deleted", func(t *testing.T, s writer, clk *testutil.Clock) {
 			must[registry.Group](t)(s.PutGroup(ctx, registry.Group{Name: "fraud"}))
 			d := must[registry.Deployment](t)(s.PutDeployment(ctx, deployment("fraud", "cards")))
 			wantIs(t, s.DeleteGroup(ctx, "fraud", registry.AnyRevision), registry.ErrInUse)
@@ -395,7 +379,7 @@ func TestStoreRules(t *testing.T) {
 			}
 		}},
 
-		{"a queue an endpoint uses cannot be deleted", func(t *testing.T, s writer, clk *clock) {
+		{"a queue an endpoint uses cannot be deleted", func(t *testing.T, s writer, clk *testutil.Clock) {
 			must[registry.Queue](t)(s.PutQueue(ctx, registry.Queue{Name: "batch", MaxConcurrent: 1}))
 			d := must[registry.Deployment](t)(s.PutDeployment(ctx, deployment("DEFAULT", "cards",
 				registry.Endpoint{Alias: "a", Process: "p"}, registry.Endpoint{Alias: "b", Process: "p", Queue: "batch"})))
@@ -411,7 +395,7 @@ func TestStoreRules(t *testing.T) {
 			}
 		}},
 
-		{"the built-in group and queue can change but not go", func(t *testing.T, s writer, clk *clock) {
+		{"the built-in group and queue can change but not go", func(t *testing.T, s writer, clk *testutil.Clock) {
 			wantIs(t, s.DeleteGroup(ctx, registry.DefaultGroup, registry.AnyRevision), registry.ErrInUse)
 			wantIs(t, s.DeleteGroup(ctx, registry.DefaultGroup, 1), registry.ErrInUse)
 			wantIs(t, s.DeleteQueue(ctx, registry.DefaultQueue, registry.AnyRevision), registry.ErrInUse)
@@ -422,7 +406,7 @@ func TestStoreRules(t *testing.T) {
 			}
 		}},
 
-		{"a deployment refers to an existing group and queues", func(t *testing.T, s writer, clk *clock) {
+		{"a deployment refers to an existing group and queues", func(t *testing.T, s writer, clk *testutil.Clock) {
 			_, err := s.PutDeployment(ctx, deployment("nope", "cards"))
 			wantInvalid(t, err, "/group")
 			_, err = s.PutDeployment(ctx, deployment("DEFAULT", "cards",
@@ -433,7 +417,7 @@ func TestStoreRules(t *testing.T) {
 			}
 		}},
 
-		{"invalid records are refused with a pointer", func(t *testing.T, s writer, clk *clock) {
+		{"invalid records are refused with a pointer", func(t *testing.T, s writer, clk *testutil.Clock) {
 			before := mustState(t, s)
 			long := strings.Repeat("a", 129)
 			ep := func(e registry.Endpoint) registry.Deployment { return deployment("DEFAULT", "cards", e) }
@@ -470,7 +454,7 @@ func TestStoreRules(t *testing.T) {
 				{"credential kind twice", func() error {
 					_, err := s.PutGroup(ctx, registry.Group{Name: "g", Auth: registry.AuthPolicy{Mode: registry.TokenRequired, Schemes: []registry.Scheme{"basic", "apitoken", "basic"}}})
 					return err
-				}, "/auth/schemes/2"},
+				}, "/auth/schemes"},
 				{"queue -x", func() error { _, err := s.PutQueue(ctx, registry.Queue{Name: "-x", MaxConcurrent: 1}); return err }, "/name"},
 				{"queue without slots", func() error { _, err := s.PutQueue(ctx, registry.Queue{Name: "q"}); return err }, "/maxConcurrent"},
 				{"queue negative waiting", func() error {
@@ -508,7 +492,7 @@ func TestStoreRules(t *testing.T) {
 			}
 		}},
 
-		{"records handed out are copies", func(t *testing.T, s writer, clk *clock) {
+		{"records handed out are copies", func(t *testing.T, s writer, clk *testutil.Clock) {
 			in := deployment("DEFAULT", "cards", registry.Endpoint{Alias: "a", Process: "p"})
 			out := must[registry.Deployment](t)(s.PutDeployment(ctx, in))
 			in.Endpoints[0].Process = "changed-input"
@@ -539,7 +523,7 @@ func TestStoreRules(t *testing.T) {
 			}
 		}},
 
-		{"seq counts committed writes", func(t *testing.T, s writer, clk *clock) {
+		{"seq counts committed writes", func(t *testing.T, s writer, clk *testutil.Clock) {
 			start := mustState(t, s).Seq()
 			must[registry.Group](t)(s.PutGroup(ctx, registry.Group{Name: "a"}))
 			s.PutGroup(ctx, registry.Group{Name: "a"}) // conflict
@@ -553,7 +537,7 @@ func TestStoreRules(t *testing.T) {
 			}
 		}},
 
-		{"a write is published before it returns", func(t *testing.T, s writer, clk *clock) {
+		{"a write is published before it returns", func(t *testing.T, s writer, clk *testutil.Clock) {
 			before := s.Snapshot()
 			must[registry.Group](t)(s.PutGroup(ctx, registry.Group{Name: "g1"}))
 			after := s.Snapshot()
@@ -566,7 +550,7 @@ func TestStoreRules(t *testing.T) {
 			}
 		}},
 
-		{"a closed store refuses every call", func(t *testing.T, s writer, clk *clock) {
+		{"a closed store refuses every call", func(t *testing.T, s writer, clk *testutil.Clock) {
 			// Records that exist, so that every write gets as far as the store.
 			must[registry.Group](t)(s.PutGroup(ctx, registry.Group{Name: "g"}))
 			must[registry.Queue](t)(s.PutQueue(ctx, registry.Queue{Name: "q", MaxConcurrent: 1}))
@@ -590,7 +574,7 @@ func TestStoreRules(t *testing.T) {
 			}
 		}},
 
-		{"a cancelled context writes nothing", func(t *testing.T, s writer, clk *clock) {
+		{"a cancelled context writes nothing", func(t *testing.T, s writer, clk *testutil.Clock) {
 			cctx, cancel := context.WithCancel(ctx)
 			cancel()
 			_, err := s.PutGroup(cctx, registry.Group{Name: "g"})
@@ -612,7 +596,7 @@ func TestStoreConcurrentWriters(t *testing.T) {
 	const writers = 8
 
 	t.Run("AnyRevision loses no write", func(t *testing.T) {
-		forEachStore(t, func(t *testing.T, s writer, clk *clock) {
+		forEachStore(t, func(t *testing.T, s writer, clk *testutil.Clock) {
 			const each = 10
 			var wg sync.WaitGroup
 			revs := make(chan uint64, writers*each)
@@ -645,7 +629,7 @@ func TestStoreConcurrentWriters(t *testing.T) {
 	})
 
 	t.Run("one of many writers of the same revision wins", func(t *testing.T) {
-		forEachStore(t, func(t *testing.T, s writer, clk *clock) {
+		forEachStore(t, func(t *testing.T, s writer, clk *testutil.Clock) {
 			base := must[registry.Queue](t)(s.PutQueue(ctx, registry.Queue{Name: "shared", MaxConcurrent: 1}))
 			var (
 				wg               sync.WaitGroup
@@ -685,7 +669,7 @@ func TestStoreConcurrentWriters(t *testing.T) {
 	})
 
 	t.Run("read-modify-write with revisions loses no update", func(t *testing.T) {
-		forEachStore(t, func(t *testing.T, s writer, clk *clock) {
+		forEachStore(t, func(t *testing.T, s writer, clk *testutil.Clock) {
 			const each = 5
 			must[registry.Queue](t)(s.PutQueue(ctx, registry.Queue{Name: "counter", MaxConcurrent: 1}))
 			var wg sync.WaitGroup

@@ -182,16 +182,6 @@ func (t *Table) check() error {
 	return nil
 }
 
-// MustTable is like [NewTable] but panics on error. It is meant for tests and
-// for tables built from constants.
-func MustTable(rows int, cols ...Column) *Table {
-	t, err := NewTable(rows, cols...)
-	if err != nil {
-		panic(err)
-	}
-	return t
-}
-
 // Rows returns the number of rows.
 func (t *Table) Rows() int { return t.rows }
 

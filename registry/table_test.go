@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/scorehub/scorehub/internal/tabletest"
 	"github.com/scorehub/scorehub/registry"
 )
 
@@ -40,15 +41,6 @@ func TestNewTableErrors(t *testing.T) {
 			}
 		})
 	}
-}
-
-func TestMustTablePanics(t *testing.T) {
-	defer func() {
-		if recover() == nil {
-			t.Error("MustTable did not panic on a column of the wrong length")
-		}
-	}()
-	registry.MustTable(2, registry.NumberColumn("a", []float64{1}, nil))
 }
 
 func TestTableAccessors(t *testing.T) {
@@ -206,7 +198,7 @@ func TestTableSlice(t *testing.T) {
 				cols[j] = registry.TextColumn(name, []string{"a", "b", "c", "d", "e"}, nil)
 			}
 		}
-		tab := registry.MustTable(5, cols...)
+		tab := tabletest.Must(5, cols...)
 		s := tab.Slice(1, 4)
 		if s.Rows() != 3 || s.NumColumns() != width {
 			t.Fatalf("width %d: Slice(1, 4) has %d rows of %d columns", width, s.Rows(), s.NumColumns())
@@ -241,7 +233,7 @@ func TestTableSlice(t *testing.T) {
 					t.Errorf("Slice(%d, %d) of 5 rows did not panic", r[0], r[1])
 				}
 			}()
-			registry.MustTable(5, registry.NumberColumn("x", make([]float64, 5), nil)).Slice(r[0], r[1])
+			tabletest.Must(5, registry.NumberColumn("x", make([]float64, 5), nil)).Slice(r[0], r[1])
 		}()
 	}
 }

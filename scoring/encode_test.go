@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/scorehub/scorehub/internal/tabletest"
 	"github.com/scorehub/scorehub/registry"
 	"github.com/scorehub/scorehub/scoring"
 )
@@ -39,7 +40,7 @@ func TestAppendResponse(t *testing.T) {
 		{"results follow the inputs in the process's order",
 			`{"data":[{"x":1},{"x":2}]}`,
 			func(n int) *registry.Table {
-				return registry.MustTable(n,
+				return tabletest.Must(n,
 					registry.TextColumn("prediction(y)", []string{"yes", "no"}, nil),
 					registry.NumberColumn("confidence(yes)", []float64{0.75, 0.25}, nil))
 			},
@@ -47,7 +48,7 @@ func TestAppendResponse(t *testing.T) {
 		{"missing, NaN and infinite results are null",
 			`{"data":[{"x":1},{"x":2},{"x":3},{"x":4}]}`,
 			func(n int) *registry.Table {
-				return registry.MustTable(n,
+				return tabletest.Must(n,
 					registry.NumberColumn("r", []float64{nan, inf, -inf, 5}, []bool{false, false, false, false}),
 					registry.TextColumn("t", []string{"", "b", "c", "d"}, []bool{true, false, false, true}))
 			},
@@ -55,7 +56,7 @@ func TestAppendResponse(t *testing.T) {
 		{"a result named like an input column replaces it in place, in every row",
 			`{"data":[{"a":1,"b":2,"c":3},{"a":4,"c":6}]}`,
 			func(n int) *registry.Table {
-				return registry.MustTable(n,
+				return tabletest.Must(n,
 					registry.NumberColumn("new", []float64{7, 8}, nil),
 					registry.TextColumn("b", []string{"B1", "B2"}, nil))
 			},
@@ -63,7 +64,7 @@ func TestAppendResponse(t *testing.T) {
 		{"replacements keep the input order whatever the result order",
 			`{"data":[{"a":1,"b":2,"c":3}]}`,
 			func(n int) *registry.Table {
-				return registry.MustTable(n,
+				return tabletest.Must(n,
 					registry.NumberColumn("c", []float64{30}, nil),
 					registry.NumberColumn("a", []float64{10}, nil))
 			},
@@ -71,20 +72,20 @@ func TestAppendResponse(t *testing.T) {
 		{"a replaced column of a row that lacked it, before the row's keys",
 			`{"data":[{"a":1,"b":2},{"b":3}]}`,
 			func(n int) *registry.Table {
-				return registry.MustTable(n, registry.NumberColumn("a", []float64{0, 9}, nil))
+				return tabletest.Must(n, registry.NumberColumn("a", []float64{0, 9}, nil))
 			},
 			`{"data":[{"a":0,"b":2},{"a":9,"b":3}]}`},
 		{"number formatting",
 			`{"data":[{},{},{},{},{},{},{}]}`,
 			func(n int) *registry.Table {
-				return registry.MustTable(n, registry.NumberColumn("v",
+				return tabletest.Must(n, registry.NumberColumn("v",
 					[]float64{0.1, 100, 1e21, 1e-7, -2.5e-300, 123456789012, math.Copysign(0, -1)}, nil))
 			},
 			`{"data":[{"v":0.1},{"v":100},{"v":1e+21},{"v":1e-7},{"v":-2.5e-300},{"v":123456789012},{"v":-0}]}`},
 		{"text results are escaped, invalid UTF-8 replaced",
 			`{"data":[{}]}`,
 			func(n int) *registry.Table {
-				return registry.MustTable(n, registry.TextColumn("s \"q\"", []string{"a\"b\\c\n\x01\xffé🙂"}, nil))
+				return tabletest.Must(n, registry.TextColumn("s \"q\"", []string{"a\"b\\c\n\x01\xffé🙂"}, nil))
 			},
 			`{"data":[{"s \"q\"":"a\"b\\c\n\u0001\ufffdé🙂"}]}`},
 	}
@@ -94,7 +95,7 @@ func TestAppendResponse(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			result := registry.MustTable(req.Table.Rows())
+			result := tabletest.Must(req.Table.Rows())
 			if tc.result != nil {
 				result = tc.result(req.Table.Rows())
 			}
@@ -119,10 +120,10 @@ func TestAppendResponseRefusesBadResults(t *testing.T) {
 	}
 	for name, result := range map[string]*registry.Table{
 		"nil table":                nil,
-		"one row":                  registry.MustTable(1, registry.NumberColumn("r", []float64{1}, nil)),
-		"three rows":               registry.MustTable(3),
-		"zero rows":                registry.MustTable(0),
-		"three rows with a column": registry.MustTable(3, registry.TextColumn("t", []string{"a", "b", "c"}, nil)),
+		"one row":                  tabletest.Must(1, registry.NumberColumn("r", []float64{1}, nil)),
+		"three rows":               tabletest.Must(3),
+		"zero rows":                tabletest.Must(0),
+		"three rows with a column": tabletest.Must(3, registry.TextColumn("t", []string{"a", "b", "c"}, nil)),
 	} {
 		t.Run(name, func(t *testing.T) {
 			out, err := scoring.AppendResponse([]byte("prefix"), req, result)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"testing"
+	"testing/synctest"
 	"time"
 )
 
@@ -30,25 +31,35 @@ func TestExecContext(t *testing.T) {
 		}
 	})
 	t.Run("deadline by Err", func(t *testing.T) {
-		c := newExecContext(context.Background(), time.Now().Add(5*time.Millisecond), false)
-		for c.Err() == nil {
+		synctest.Test(t, func(t *testing.T) {
+			c := newExecContext(context.Background(), time.Now().Add(5*time.Millisecond), false)
+			time.Sleep(4 * time.Millisecond)
+			if err := c.Err(); err != nil {
+				t.Fatalf("Err = %v before the deadline", err)
+			}
 			time.Sleep(time.Millisecond)
-		}
-		if !errors.Is(c.Err(), context.DeadlineExceeded) {
-			t.Errorf("Err = %v", c.Err())
-		}
-		select {
-		case <-c.Done(): // closed, though asked for only after Err ended it
-		default:
-			t.Error("Done is open after Err reported the deadline")
-		}
+			if !errors.Is(c.Err(), context.DeadlineExceeded) {
+				t.Errorf("Err = %v at the deadline", c.Err())
+			}
+			select {
+			case <-c.Done(): // closed, though asked for only after Err ended it
+			default:
+				t.Error("Done is open after Err reported the deadline")
+			}
+		})
 	})
 	t.Run("deadline by Done", func(t *testing.T) {
-		c := newExecContext(context.Background(), time.Now().Add(5*time.Millisecond), false)
-		<-c.Done()
-		if !errors.Is(c.Err(), context.DeadlineExceeded) {
-			t.Errorf("Err = %v after Done closed", c.Err())
-		}
+		synctest.Test(t, func(t *testing.T) {
+			start := time.Now()
+			c := newExecContext(context.Background(), start.Add(5*time.Millisecond), false)
+			<-c.Done()
+			if !errors.Is(c.Err(), context.DeadlineExceeded) {
+				t.Errorf("Err = %v after Done closed", c.Err())
+			}
+			if took := time.Since(start); took != 5*time.Millisecond {
+				t.Errorf("Done closed after %v, want at the 5 ms deadline", took)
+			}
+		})
 	})
 	t.Run("request ends", func(t *testing.T) {
 		for _, asks := range []string{"Err", "Done"} {

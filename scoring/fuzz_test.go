@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/scorehub/scorehub/internal/tabletest"
 	"github.com/scorehub/scorehub/problem"
 	"github.com/scorehub/scorehub/registry"
 	"github.com/scorehub/scorehub/scoring"
@@ -84,7 +85,7 @@ func FuzzDecode(f *testing.F) {
 			}
 		}
 
-		out, err := scoring.AppendResponse(nil, req, registry.MustTable(tbl.Rows()))
+		out, err := scoring.AppendResponse(nil, req, tabletest.Must(tbl.Rows()))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -107,7 +108,7 @@ func FuzzDecode(f *testing.F) {
 				}
 			}
 		}
-		out2, err := scoring.AppendResponse(nil, again, registry.MustTable(tbl.Rows()))
+		out2, err := scoring.AppendResponse(nil, again, tabletest.Must(tbl.Rows()))
 		if err != nil || !bytes.Equal(out, out2) {
 			t.Fatalf("echoing the echo changed it:\n%q\n%q", out, out2)
 		}

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
@@ -459,134 +460,137 @@ func testProcessFailures(t *testing.T, f *fixture) {
 	}
 }
 
+// TestHandlerTimeout runs in a synctest bubble: the 20 ms deadlines pass
+// on its clock, and the figures are read once every goroutine waits.
 func TestHandlerTimeout(t *testing.T) {
-	release := make(chan struct{})
-	procs := []registry.ProcessInfo{
-		{Name: "heeds", Process: registry.ProcessFunc(func(ctx context.Context, _ registry.Input) (*registry.Table, error) {
-			<-ctx.Done()
-			return nil, ctx.Err()
-		})},
-		{Name: "ignores", Process: registry.ProcessFunc(func(_ context.Context, in registry.Input) (*registry.Table, error) {
-			<-release
-			return registry.NewTable(in.Table.Rows())
-		})},
-	}
-	f := newFixture(t, scoring.Config{DefaultTimeout: 20 * time.Millisecond}, procs...)
-	for _, alias := range []string{"heeds", "ignores"} {
-		t.Run(alias, func(t *testing.T) {
-			got := errorOf(t, f.post(alias, "", `{"data":[{"a":1}]}`))
-			if got.Status != 504 || got.Type != "timeout" {
-				t.Errorf("answer %+v, want 504 timeout", got)
-			}
-		})
-	}
-	// The endpoint ran out of its own time: the server is well, so the
-	// answer is no level=ERROR line an operator would be paged for.
-	var timeouts int
-	for _, line := range strings.Split(f.log.String(), "\n") {
-		if strings.Contains(line, "status=504") {
-			timeouts++
-			if !strings.Contains(line, "level=WARN") {
-				t.Errorf("504 logged as %q, want level=WARN", line)
+	synctest.Test(t, func(t *testing.T) {
+		release := make(chan struct{})
+		procs := []registry.ProcessInfo{
+			{Name: "heeds", Process: registry.ProcessFunc(func(ctx context.Context, _ registry.Input) (*registry.Table, error) {
+				<-ctx.Done()
+				return nil, ctx.Err()
+			})},
+			{Name: "ignores", Process: registry.ProcessFunc(func(_ context.Context, in registry.Input) (*registry.Table, error) {
+				<-release
+				return registry.NewTable(in.Table.Rows())
+			})},
+		}
+		f := newFixture(t, scoring.Config{DefaultTimeout: 20 * time.Millisecond}, procs...)
+		for _, alias := range []string{"heeds", "ignores"} {
+			if got := errorOf(t, f.post(alias, "", `{"data":[{"a":1}]}`)); got.Status != 504 || got.Type != "timeout" {
+				t.Errorf("%s: answer %+v, want 504 timeout", alias, got)
 			}
 		}
-	}
-	if timeouts != 2 {
-		t.Errorf("%d answers of 504 logged, want 2; log:\n%s", timeouts, f.log)
-	}
-	waitFor(t, "the heeding process to return", func() bool {
+		// The endpoint ran out of its own time: the server is well, so the
+		// answer is no level=ERROR line an operator would be paged for.
+		var timeouts int
+		for _, line := range strings.Split(f.log.String(), "\n") {
+			if strings.Contains(line, "status=504") {
+				timeouts++
+				if !strings.Contains(line, "level=WARN") {
+					t.Errorf("504 logged as %q, want level=WARN", line)
+				}
+			}
+		}
+		if timeouts != 2 {
+			t.Errorf("%d answers of 504 logged, want 2; log:\n%s", timeouts, f.log)
+		}
+		synctest.Wait()
 		st, _ := f.h.Queues().Stat(registry.DefaultQueue)
-		return st.TimedOut == 1
+		if st.TimedOut != 1 || st.Running != 1 {
+			t.Errorf("figures %+v: the heeding process returns, and one that ignores its context keeps its slot until it returns", st)
+		}
+		close(release)
+		synctest.Wait()
+		st, _ = f.h.Queues().Stat(registry.DefaultQueue)
+		if st.TimedOut != 2 || st.Completed != 0 {
+			t.Errorf("figures %+v, want 2 timed out", st)
+		}
+		time.Sleep(workersIdleOut)
 	})
-	st, _ := f.h.Queues().Stat(registry.DefaultQueue)
-	if st.Running != 1 {
-		t.Errorf("running = %d: a process that ignores its context keeps its slot until it returns", st.Running)
-	}
-	close(release)
-	waitFor(t, "the ignoring process to return", func() bool {
-		st, _ := f.h.Queues().Stat(registry.DefaultQueue)
-		return st.Running == 0
-	})
-	st, _ = f.h.Queues().Stat(registry.DefaultQueue)
-	if st.TimedOut != 2 || st.Completed != 0 {
-		t.Errorf("figures %+v, want 2 timed out", st)
-	}
 }
 
 // TestHandlerPromptTimeout: a process marked Prompt hears of the deadline
 // by Err as well as by Done and is answered 504; one that breaks the
-// promise by ignoring its context holds the answer until it returns.
+// promise by ignoring its context holds the answer until it returns. The
+// deadlines pass on the bubble's clock.
 func TestHandlerPromptTimeout(t *testing.T) {
-	release := make(chan struct{})
-	returned := make(chan struct{})
-	procs := []registry.ProcessInfo{
-		{Name: "waits", Prompt: true, Process: registry.ProcessFunc(func(ctx context.Context, _ registry.Input) (*registry.Table, error) {
-			<-ctx.Done()
-			return nil, ctx.Err()
-		})},
-		{Name: "polls", Prompt: true, Process: registry.ProcessFunc(func(ctx context.Context, _ registry.Input) (*registry.Table, error) {
-			for ctx.Err() == nil {
-				time.Sleep(time.Millisecond)
+	synctest.Test(t, func(t *testing.T) {
+		release := make(chan struct{})
+		returned := make(chan struct{})
+		procs := []registry.ProcessInfo{
+			{Name: "waits", Prompt: true, Process: registry.ProcessFunc(func(ctx context.Context, _ registry.Input) (*registry.Table, error) {
+				<-ctx.Done()
+				return nil, ctx.Err()
+			})},
+			{Name: "polls", Prompt: true, Process: registry.ProcessFunc(func(ctx context.Context, _ registry.Input) (*registry.Table, error) {
+				for ctx.Err() == nil {
+					time.Sleep(time.Millisecond)
+				}
+				return nil, ctx.Err()
+			})},
+			{Name: "ignores", Prompt: true, Process: registry.ProcessFunc(func(_ context.Context, in registry.Input) (*registry.Table, error) {
+				<-release
+				defer close(returned)
+				return registry.NewTable(in.Table.Rows())
+			})},
+		}
+		f := newFixture(t, scoring.Config{DefaultTimeout: 20 * time.Millisecond}, procs...)
+		for _, alias := range []string{"waits", "polls"} {
+			if got := errorOf(t, f.post(alias, "", `{"data":[{"a":1}]}`)); got.Status != 504 || got.Type != "timeout" {
+				t.Errorf("%s: answer %+v, want 504 timeout", alias, got)
 			}
-			return nil, ctx.Err()
-		})},
-		{Name: "ignores", Prompt: true, Process: registry.ProcessFunc(func(_ context.Context, in registry.Input) (*registry.Table, error) {
-			<-release
-			defer close(returned)
-			return registry.NewTable(in.Table.Rows())
-		})},
-	}
-	f := newFixture(t, scoring.Config{DefaultTimeout: 20 * time.Millisecond}, procs...)
-	for _, alias := range []string{"waits", "polls"} {
-		t.Run(alias, func(t *testing.T) {
-			got := errorOf(t, f.post(alias, "", `{"data":[{"a":1}]}`))
-			if got.Status != 504 || got.Type != "timeout" {
-				t.Errorf("answer %+v, want 504 timeout", got)
-			}
-		})
-	}
-	answer := make(chan apiError, 1)
-	go func() { answer <- errorOf(t, f.post("ignores", "", `{"data":[{"a":1}]}`)) }()
-	waitFor(t, "the ignoring process to pass its deadline", func() bool {
+		}
+		answer := make(chan apiError, 1)
+		go func() { answer <- errorOf(t, f.post("ignores", "", `{"data":[{"a":1}]}`)) }()
+		time.Sleep(40 * time.Millisecond) // past the 20 ms timeout
+		synctest.Wait()
+		if st, _ := f.h.Queues().Stat(registry.DefaultQueue); st.Running != 1 {
+			t.Fatalf("figures %+v past the deadline, want the ignoring process running", st)
+		}
+		select {
+		case got := <-answer:
+			t.Fatalf("answered %+v before the prompt process returned", got)
+		default:
+		}
+		close(release)
+		got := <-answer
+		select {
+		case <-returned:
+		default:
+			t.Error("answered before the process returned")
+		}
+		if got.Status != 504 || got.Type != "timeout" {
+			t.Errorf("answer %+v, want 504 timeout", got)
+		}
 		st, _ := f.h.Queues().Stat(registry.DefaultQueue)
-		return st.Running == 1
+		if st.TimedOut != 3 || st.Running != 0 {
+			t.Errorf("figures %+v, want 3 timed out, none running", st)
+		}
 	})
-	time.Sleep(40 * time.Millisecond) // past the 20 ms timeout
-	select {
-	case got := <-answer:
-		t.Fatalf("answered %+v before the prompt process returned", got)
-	default:
-	}
-	close(release)
-	got := <-answer
-	select {
-	case <-returned:
-	default:
-		t.Error("answered before the process returned")
-	}
-	if got.Status != 504 || got.Type != "timeout" {
-		t.Errorf("answer %+v, want 504 timeout", got)
-	}
-	st, _ := f.h.Queues().Stat(registry.DefaultQueue)
-	if st.TimedOut != 3 || st.Running != 0 {
-		t.Errorf("figures %+v, want 3 timed out, none running", st)
-	}
 }
 
 func TestHandlerEndpointTimeoutOverridesDefault(t *testing.T) {
-	slow := registry.ProcessFunc(func(ctx context.Context, in registry.Input) (*registry.Table, error) {
-		if _, ok := ctx.Deadline(); !ok {
-			return nil, errors.New("no deadline")
+	synctest.Test(t, func(t *testing.T) {
+		slow := registry.ProcessFunc(func(ctx context.Context, in registry.Input) (*registry.Table, error) {
+			if _, ok := ctx.Deadline(); !ok {
+				return nil, errors.New("no deadline")
+			}
+			<-ctx.Done()
+			return nil, ctx.Err()
+		})
+		f := newFixture(t, scoring.Config{DefaultTimeout: time.Hour}, registry.ProcessInfo{Name: "slow", Process: slow})
+		f.putDeployment(t, registry.Deployment{Group: "DEFAULT", Path: "demo", Enabled: true,
+			Endpoints: []registry.Endpoint{{Alias: "slow", Process: "slow", Timeout: 10 * time.Millisecond}}})
+		start := time.Now()
+		if got := errorOf(t, f.post("slow", "", `{"data":[{"a":1}]}`)); got.Status != 504 {
+			t.Errorf("answer %+v, want 504", got)
 		}
-		<-ctx.Done()
-		return nil, ctx.Err()
+		if took := time.Since(start); took != 10*time.Millisecond {
+			t.Errorf("answered after %v, want at the endpoint's 10 ms", took)
+		}
+		time.Sleep(workersIdleOut)
 	})
-	f := newFixture(t, scoring.Config{DefaultTimeout: time.Hour}, registry.ProcessInfo{Name: "slow", Process: slow})
-	f.putDeployment(t, registry.Deployment{Group: "DEFAULT", Path: "demo", Enabled: true,
-		Endpoints: []registry.Endpoint{{Alias: "slow", Process: "slow", Timeout: 10 * time.Millisecond}}})
-	if got := errorOf(t, f.post("slow", "", `{"data":[{"a":1}]}`)); got.Status != 504 {
-		t.Errorf("answer %+v, want 504", got)
-	}
 }
 
 // blocker is a process that signals when it starts and returns when

@@ -9,11 +9,26 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"testing/synctest"
+	"time"
 
 	"github.com/scorehub/scorehub/internal/testutil"
 	"github.com/scorehub/scorehub/registry"
 	"github.com/scorehub/scorehub/scoring"
 )
+
+// inBubble runs f as the subtest name in a synctest bubble: timers,
+// timeouts and leases run on the bubble's clock, which moves only when
+// every goroutine of the test waits.
+func inBubble(t *testing.T, name string, f func(t *testing.T)) {
+	t.Helper()
+	t.Run(name, func(t *testing.T) { synctest.Test(t, f) })
+}
+
+// workersIdleOut is long enough for the handler's idle workers to exit,
+// which a test in a bubble waits for at its end: no goroutine may outlive
+// the bubble.
+const workersIdleOut = 3 * time.Second
 
 // fixture is a registry over a memory store with one deployment,
 // DEFAULT/demo, and a handler over it.

@@ -8,13 +8,14 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/scorehub/scorehub/internal/httperr"
+	"github.com/scorehub/scorehub/internal/testutil"
 	"github.com/scorehub/scorehub/problem"
 	"github.com/scorehub/scorehub/registry"
 	"github.com/scorehub/scorehub/scoring"
@@ -62,24 +63,7 @@ type jobsFixture struct {
 	procs *jobProcs
 	store *registry.MemJobStore
 	jobs  *scoring.Jobs
-	now   *testClock
-}
-
-type testClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *testClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *testClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
+	now   *testutil.Clock
 }
 
 // asAdmin is the caller of the job tests that are not about who may run
@@ -103,7 +87,7 @@ func newJobsFixtureAuth(t *testing.T, authorize func(*http.Request, string, regi
 func newJobsFixtureWith(t *testing.T, authorize func(*http.Request, string, registry.AuthPolicy) error, edit func(*scoring.JobsConfig)) *jobsFixture {
 	t.Helper()
 	p := &jobProcs{started: make(chan struct{}, 10), release: make(chan struct{})}
-	f := &jobsFixture{fixture: newFixture(t, scoring.Config{Authorize: authorize}, p.list()...), procs: p, now: &testClock{t: time.Date(2025, 3, 1, 0, 0, 0, 0, time.UTC)}}
+	f := &jobsFixture{fixture: newFixture(t, scoring.Config{Authorize: authorize}, p.list()...), procs: p, now: testutil.NewClock(time.Date(2025, 3, 1, 0, 0, 0, 0, time.UTC))}
 	f.store = registry.NewMemJobStore(registry.StoreOptions{Now: f.now.Now})
 	var err error
 	cfg := scoring.JobsConfig{Registry: f.reg, Queues: f.h.Queues(), Store: f.store, Now: f.now.Now, Authorize: authorize, Logger: slog.New(slog.NewTextHandler(f.log, nil))}
@@ -168,7 +152,7 @@ func (f *jobsFixture) rows(t *testing.T, rows string) *scoring.Request {
 
 func TestJobLifecycle(t *testing.T) {
 	ctx := context.Background()
-	t.Run("PENDING → RUNNING → FINISHED stores the result", func(t *testing.T) {
+	inBubble(t, "PENDING → RUNNING → FINISHED stores the result", func(t *testing.T) {
 		f := newJobsFixture(t)
 		j := f.submit(t, scoring.JobSpec{Caller: asAdmin, Process: "double", Input: f.rows(t, `[{"id":12345678901234567890,"x":1},{"x":2.5}]`)})
 		done := f.wait(t, j.ID, registry.JobFinished)
@@ -184,7 +168,7 @@ func TestJobLifecycle(t *testing.T) {
 			t.Errorf("result (-want +got):\n%s", d)
 		}
 	})
-	t.Run("RUNNING → ERROR says only what is safe", func(t *testing.T) {
+	inBubble(t, "RUNNING → ERROR says only what is safe", func(t *testing.T) {
 		f := newJobsFixture(t)
 		j := f.wait(t, f.submit(t, scoring.JobSpec{Caller: asAdmin, Process: "fail", Input: f.rows(t, `[{"a":"b"}]`)}).ID, registry.JobError)
 		want := &registry.JobErrorInfo{Type: string(problem.Internal), Title: "Job failed", Message: "internal error"}
@@ -195,7 +179,7 @@ func TestJobLifecycle(t *testing.T) {
 			t.Error("the cause did not reach the log")
 		}
 	})
-	t.Run("RUNNING → TIMED_OUT past the endpoint's timeout", func(t *testing.T) {
+	inBubble(t, "RUNNING → TIMED_OUT past the endpoint's timeout", func(t *testing.T) {
 		f := newJobsFixture(t)
 		f.putDeployment(t, registry.Deployment{Group: registry.DefaultGroup, Path: "slow", Enabled: true,
 			Endpoints: []registry.Endpoint{{Alias: "a", Process: "sleep", Timeout: 20 * time.Millisecond}}})
@@ -208,7 +192,7 @@ func TestJobLifecycle(t *testing.T) {
 			t.Errorf("result of a timed out job: %v, want 409", err)
 		}
 	})
-	t.Run("RUNNING → STOPPED when the process ignoring its context returns", func(t *testing.T) {
+	inBubble(t, "RUNNING → STOPPED when the process ignoring its context returns", func(t *testing.T) {
 		f := newJobsFixture(t)
 		j := f.submit(t, scoring.JobSpec{Caller: asAdmin, Process: "block", Input: f.rows(t, `[{"x":1}]`)})
 		<-f.procs.started
@@ -234,7 +218,7 @@ func TestJobLifecycle(t *testing.T) {
 			t.Errorf("the slot is still held: %+v", st)
 		}
 	})
-	t.Run("PENDING → STOPPED while waiting for a slot", func(t *testing.T) {
+	inBubble(t, "PENDING → STOPPED while waiting for a slot", func(t *testing.T) {
 		f := newJobsFixture(t)
 		f.putQueue(t, registry.Queue{Name: "one", MaxConcurrent: 1, MaxWaiting: 5})
 		slot, err := f.h.Queues().Acquire(ctx, "one")
@@ -243,8 +227,9 @@ func TestJobLifecycle(t *testing.T) {
 		}
 		defer slot.Release(nil)
 		j := f.submit(t, scoring.JobSpec{Caller: asAdmin, Queue: "one", Process: "double", Input: f.rows(t, `[{"x":1}]`)})
-		for st, _ := f.h.Queues().Stat("one"); st.Waiting == 0; st, _ = f.h.Queues().Stat("one") {
-			time.Sleep(time.Millisecond)
+		synctest.Wait()
+		if st, _ := f.h.Queues().Stat("one"); st.Waiting != 1 {
+			t.Fatalf("figures %+v, want the job waiting for the slot", st)
 		}
 		if _, err := f.jobs.Stop(ctx, asAdmin, j.ID); err != nil {
 			t.Fatal(err)

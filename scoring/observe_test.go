@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
@@ -110,21 +111,25 @@ func (d *durations) ObserveRequest(_ registry.EndpointRef, _, _ int, took time.D
 // TestObserverDuration checks that the duration an Observer is told, read
 // off the monotonic clock, covers the process's time and no more than the
 // request's.
+// The clock is the bubble's, so the process's pause takes no time.
 func TestObserverDuration(t *testing.T) {
-	const pause = 20 * time.Millisecond
-	slow := registry.ProcessFunc(func(ctx context.Context, in registry.Input) (*registry.Table, error) {
-		time.Sleep(pause)
-		return double.Score(ctx, in)
+	synctest.Test(t, func(t *testing.T) {
+		const pause = 20 * time.Millisecond
+		slow := registry.ProcessFunc(func(ctx context.Context, in registry.Input) (*registry.Table, error) {
+			time.Sleep(pause)
+			return double.Score(ctx, in)
+		})
+		obs := &durations{}
+		f := newFixture(t, scoring.Config{Observer: obs}, registry.ProcessInfo{Name: "slow", Process: slow})
+		before := time.Now()
+		w := serve(f.h, "POST", "/DEFAULT/api/v1/services/demo/slow", "application/json", `{"data":[{"x":1}]}`)
+		took := time.Since(before)
+		if w.Code != http.StatusOK {
+			t.Fatalf("status %d: %s", w.Code, w.Body)
+		}
+		if len(obs.got) != 1 || obs.got[0] < pause || obs.got[0] > took {
+			t.Errorf("observed %v, want one duration from %v to the %v the request took", obs.got, pause, took)
+		}
+		time.Sleep(workersIdleOut)
 	})
-	obs := &durations{}
-	f := newFixture(t, scoring.Config{Observer: obs}, registry.ProcessInfo{Name: "slow", Process: slow})
-	before := time.Now()
-	w := serve(f.h, "POST", "/DEFAULT/api/v1/services/demo/slow", "application/json", `{"data":[{"x":1}]}`)
-	took := time.Since(before)
-	if w.Code != http.StatusOK {
-		t.Fatalf("status %d: %s", w.Code, w.Body)
-	}
-	if len(obs.got) != 1 || obs.got[0] < pause || obs.got[0] > took {
-		t.Errorf("observed %v, want one duration from %v to the %v the request took", obs.got, pause, took)
-	}
 }

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
@@ -168,47 +169,51 @@ func TestQueuesResizeLive(t *testing.T) {
 	}
 }
 
+// TestQueuesRun runs 40 calls that each hold a slot a while on a queue of
+// 3, in a synctest bubble, so that they pile up the same way every run.
 func TestQueuesRun(t *testing.T) {
-	_, qs := queueFixture(t, registry.Queue{Name: "q", MaxConcurrent: 3, MaxWaiting: 100})
-	var held holders
-	var wg sync.WaitGroup
-	for range 40 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			err := qs.Run(context.Background(), "q", func(context.Context) error {
-				held.enter()
-				time.Sleep(100 * time.Microsecond)
-				held.leave()
-				return nil
-			})
-			if err != nil {
-				t.Error(err)
-			}
-		}()
-	}
-	wg.Wait()
-	if p := held.peak.Load(); p > 3 {
-		t.Errorf("%d ran at once on a queue of 3", p)
-	}
-	if s := stat(t, qs, "q"); s.Completed != 40 || s.Running != 0 || s.Waiting != 0 {
-		t.Errorf("figures %+v", s)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		_, qs := queueFixture(t, registry.Queue{Name: "q", MaxConcurrent: 3, MaxWaiting: 100})
+		var held holders
+		var wg sync.WaitGroup
+		for range 40 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				err := qs.Run(context.Background(), "q", func(context.Context) error {
+					held.enter()
+					time.Sleep(100 * time.Microsecond)
+					held.leave()
+					return nil
+				})
+				if err != nil {
+					t.Error(err)
+				}
+			}()
+		}
+		wg.Wait()
+		if p := held.peak.Load(); p != 3 {
+			t.Errorf("%d ran at once on a queue of 3, want 3", p)
+		}
+		if s := stat(t, qs, "q"); s.Completed != 40 || s.Running != 0 || s.Waiting != 0 {
+			t.Errorf("figures %+v", s)
+		}
 
-	func() {
-		defer func() {
-			if recover() == nil {
-				t.Error("the panic did not go on")
-			}
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Error("the panic did not go on")
+				}
+			}()
+			qs.Run(context.Background(), "q", func(context.Context) error { panic("boom") })
 		}()
-		qs.Run(context.Background(), "q", func(context.Context) error { panic("boom") })
-	}()
-	if s := stat(t, qs, "q"); s.Failed != 1 || s.Running != 0 {
-		t.Errorf("after a panic: %+v, want one failed and the slot freed", s)
-	}
-	if err := qs.Run(context.Background(), "nope", func(context.Context) error { return nil }); !errors.Is(err, scoring.ErrNoQueue) {
-		t.Errorf("unknown queue: %v", err)
-	}
+		if s := stat(t, qs, "q"); s.Failed != 1 || s.Running != 0 {
+			t.Errorf("after a panic: %+v, want one failed and the slot freed", s)
+		}
+		if err := qs.Run(context.Background(), "nope", func(context.Context) error { return nil }); !errors.Is(err, scoring.ErrNoQueue) {
+			t.Errorf("unknown queue: %v", err)
+		}
+	})
 }
 
 func TestQueuesStats(t *testing.T) {

@@ -9,6 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/scorehub/scorehub/internal/demo"
+	"github.com/scorehub/scorehub/internal/tabletest"
 	"github.com/scorehub/scorehub/internal/testutil"
 	"github.com/scorehub/scorehub/registry"
 )
@@ -48,13 +49,13 @@ func sameEcho(t *testing.T, body []byte, want, got *Request) {
 		scores[i] = float64(i) / 4
 	}
 	results := []*registry.Table{
-		registry.MustTable(rows),
-		registry.MustTable(rows, registry.NumberColumn("score", scores, nil)),
+		tabletest.Must(rows),
+		tabletest.Must(rows, registry.NumberColumn("score", scores, nil)),
 	}
 	if want.Table.NumColumns() > 0 {
 		// A result in the place of an input column: every row echoed
 		// from its cells.
-		results = append(results, registry.MustTable(rows, registry.NumberColumn(want.Table.Column(0).Name, scores, nil)))
+		results = append(results, tabletest.Must(rows, registry.NumberColumn(want.Table.Column(0).Name, scores, nil)))
 	}
 	for row := range rows {
 		for col := range want.Table.NumColumns() {

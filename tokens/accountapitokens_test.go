@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
@@ -248,50 +249,51 @@ func TestDeleteAPITokenUnknown(t *testing.T) {
 }
 
 func TestAPITokenLastUsed(t *testing.T) {
-	f := newAccountsFixture(t, func(c *tokens.AccountsConfig) { c.LastUsedInterval = 10 * time.Millisecond })
-	ctx := context.Background()
-	f.createUser(t, "alice")
-	tok, secret := f.createToken(t, "alice")
-	f.clock.Advance(time.Minute)
-	if _, _, err := f.a.VerifyAPIToken(ctx, secret); err != nil {
-		t.Fatal(err)
-	}
-	used := t0.Add(time.Minute)
-	if got, _ := f.a.APIToken(tok.ID); !got.LastUsedAt.Equal(used) {
-		t.Errorf("LastUsedAt %v right after a use, want %v", got.LastUsedAt, used)
-	}
-	// The background writer makes it durable without any other write.
-	deadline := time.Now().Add(5 * time.Second)
-	for storedLastUsed(t, f.store, tok.ID) != used {
-		if time.Now().After(deadline) {
-			t.Fatalf("the last use was not committed within 5 s; the store holds %v", storedLastUsed(t, f.store, tok.ID))
+	synctest.Test(t, func(t *testing.T) {
+		const interval = 10 * time.Millisecond
+		f := newAccountsFixture(t, func(c *tokens.AccountsConfig) { c.LastUsedInterval = interval })
+		ctx := context.Background()
+		f.createUser(t, "alice")
+		tok, secret := f.createToken(t, "alice")
+		f.clock.Advance(time.Minute)
+		if _, _, err := f.a.VerifyAPIToken(ctx, secret); err != nil {
+			t.Fatal(err)
 		}
-		time.Sleep(5 * time.Millisecond)
-	}
+		used := t0.Add(time.Minute)
+		if got, _ := f.a.APIToken(tok.ID); !got.LastUsedAt.Equal(used) {
+			t.Errorf("LastUsedAt %v right after a use, want %v", got.LastUsedAt, used)
+		}
+		// The background writer makes it durable within an interval,
+		// without any other write.
+		time.Sleep(interval)
+		synctest.Wait()
+		if got := storedLastUsed(t, f.store, tok.ID); got != used {
+			t.Fatalf("the last use was not committed within %v; the store holds %v", interval, got)
+		}
 
-	// A failing write is logged and never fails verification; Close
-	// writes what is pending.
-	f.store.fail.Store(true)
-	f.clock.Advance(time.Minute)
-	if _, _, err := f.a.VerifyAPIToken(ctx, secret); err != nil {
-		t.Errorf("verification failed while the store does: %v", err)
-	}
-	for !strings.Contains(f.log.String(), errDiskFull.Error()) {
-		if time.Now().After(deadline) {
-			t.Fatalf("the failing last-use write was not logged; log:\n%s", f.log.String())
+		// A failing write is logged and never fails verification; Close
+		// writes what is pending.
+		f.store.fail.Store(true)
+		f.clock.Advance(time.Minute)
+		if _, _, err := f.a.VerifyAPIToken(ctx, secret); err != nil {
+			t.Errorf("verification failed while the store does: %v", err)
 		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	if strings.Contains(f.log.String(), secret) {
-		t.Error("the log holds a token secret")
-	}
-	f.store.fail.Store(false)
-	if err := f.a.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if got, want := storedLastUsed(t, f.store, tok.ID), t0.Add(2*time.Minute); got != want {
-		t.Errorf("after Close the store holds last use %v, want %v", got, want)
-	}
+		time.Sleep(interval)
+		synctest.Wait()
+		if !strings.Contains(f.log.String(), errDiskFull.Error()) {
+			t.Fatalf("the failing last-use write was not logged within %v; log:\n%s", interval, f.log.String())
+		}
+		if strings.Contains(f.log.String(), secret) {
+			t.Error("the log holds a token secret")
+		}
+		f.store.fail.Store(false)
+		if err := f.a.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if got, want := storedLastUsed(t, f.store, tok.ID), t0.Add(2*time.Minute); got != want {
+			t.Errorf("after Close the store holds last use %v, want %v", got, want)
+		}
+	})
 }
 
 func storedLastUsed(t *testing.T, s tokens.AccountStore, id string) time.Time {

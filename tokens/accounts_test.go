@@ -72,7 +72,7 @@ type accountsFixture struct {
 	a      *tokens.Accounts
 	store  *failingStore
 	files  *readOnlyUsers
-	clock  *clock
+	clock  *testutil.Clock
 	log    *testutil.LockedBuffer
 	config tokens.AccountsConfig
 }

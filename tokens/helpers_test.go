@@ -18,6 +18,7 @@ import (
 
 	"github.com/golang-jwt/jwt/v5"
 	"github.com/scorehub/scorehub/internal/httperr"
+	"github.com/scorehub/scorehub/internal/testutil"
 	"github.com/scorehub/scorehub/problem"
 	"github.com/scorehub/scorehub/tokens"
 	"golang.org/x/crypto/bcrypt"
@@ -31,25 +32,7 @@ const (
 // t0 is the tests' starting instant, a whole second as token times are.
 var t0 = time.Date(2026, 3, 14, 15, 9, 26, 0, time.UTC)
 
-// clock is a settable clock for Now fields.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func newClock() *clock { return &clock{t: t0} }
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
+func newClock() *testutil.Clock { return testutil.NewClock(t0) }
 
 // seeded is a deterministic randomness source.
 func seeded(seed byte) io.Reader {
@@ -138,7 +121,7 @@ func newSigner(t testing.TB, alg tokens.Algorithm, seed byte) signer {
 // fixture is a key set with an issuer and a verifier on one clock.
 type fixture struct {
 	signer   signer
-	clock    *clock
+	clock    *testutil.Clock
 	keys     *tokens.KeySet
 	issuer   *tokens.Issuer
 	verifier *tokens.Verifier

@@ -11,12 +11,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/scorehub/scorehub/internal/testutil"
 	"github.com/scorehub/scorehub/tokens"
 )
 
 // restartable builds the issuer/verifier pair a server would build from a
 // key file, as at each start.
-func restartable(t *testing.T, path string, c *clock, alg tokens.Algorithm) (*tokens.KeySet, *tokens.Issuer, *tokens.Verifier) {
+func restartable(t *testing.T, path string, c *testutil.Clock, alg tokens.Algorithm) (*tokens.KeySet, *tokens.Issuer, *tokens.Verifier) {
 	t.Helper()
 	cfg := tokens.KeySetConfig{Algorithm: alg, Now: c.Now}
 	if _, err := os.Stat(path); err != nil && alg == tokens.RS256 {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/golang-jwt/jwt/v5"
 	"github.com/google/go-cmp/cmp"
+	"github.com/scorehub/scorehub/internal/testutil"
 	"github.com/scorehub/scorehub/tokens"
 )
 
@@ -110,7 +111,7 @@ func keycloakClaims(issuer string, now time.Time) jwt.MapClaims {
 	}
 }
 
-func newProvider(t *testing.T, idp *fakeIdP, c *clock, edit func(*tokens.ProviderConfig)) *tokens.Provider {
+func newProvider(t *testing.T, idp *fakeIdP, c *testutil.Clock, edit func(*tokens.ProviderConfig)) *tokens.Provider {
 	t.Helper()
 	cfg := tokens.ProviderConfig{Issuer: idp.Issuer(), Audience: []string{"scorehub"}, HTTPClient: idp.srv.Client(), Now: c.Now}
 	if edit != nil {

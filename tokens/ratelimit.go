@@ -10,15 +10,14 @@ import (
 // RateLimit configures a limit on attempts per key (a client address, a
 // user name): a token bucket of Burst attempts, refilled by one every Every.
 // It is the one shape of a limit in scorehub: the token service's
-// AddressLimit, AddressFailureLimit and UserAddressLimit and the rate-limit
-// middleware (middleware.RateLimitConfig.Limit) take it.
+// AddressLimit, AddressFailureLimit and UserAddressLimit and the failure
+// limits of middleware.CredentialsConfig take it.
 type RateLimit struct {
 	// Every is the time to regain one attempt. Zero means the default of
-	// the token service's limit it configures; the middleware requires it.
+	// the limit it configures.
 	Every time.Duration
 	// Burst is the number of attempts a fresh key may make at once. Zero
-	// means the default of the token service's limit it configures; the
-	// middleware requires it.
+	// means the default of the limit it configures.
 	Burst int
 	// MaxKeys bounds how many keys are tracked at once, and so the memory
 	// used. When full, the key used least recently is forgotten (an idle key

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/scorehub/scorehub/internal/demo"
+	"github.com/scorehub/scorehub/internal/tabletest"
 	"github.com/scorehub/scorehub/registry"
 )
 
@@ -26,7 +27,7 @@ func BenchmarkIris(b *testing.B) {
 				}
 				cols[f] = registry.NumberColumn(name, v, nil)
 			}
-			in := registry.Input{Table: registry.MustTable(rows, cols...)}
+			in := registry.Input{Table: tabletest.Must(rows, cols...)}
 			ctx := context.Background()
 			b.ReportAllocs()
 			for b.Loop() {

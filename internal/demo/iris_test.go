@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/scorehub/scorehub/internal/modeltest"
+	"github.com/scorehub/scorehub/internal/tabletest"
 	"github.com/scorehub/scorehub/registry"
 )
 
@@ -47,7 +48,7 @@ func TestIrisProcess(t *testing.T) {
 		t.Fatal(err)
 	}
 	nan := math.NaN()
-	in := registry.MustTable(4,
+	in := tabletest.Must(4,
 		registry.NumberColumn("sepal_length", []float64{5.1, 6.4, 6.3, nan}, nil),
 		registry.NumberColumn("sepal_width", []float64{3.5, 3.2, 3.3, nan}, nil),
 		registry.NumberColumn("petal_length", []float64{1.4, 4.5, 6.0, 6.0}, []bool{false, false, false, false}),
@@ -151,7 +152,7 @@ func TestIrisRowWise(t *testing.T) {
 		}
 		cols[f] = registry.NumberColumn(name, vals, missing)
 	}
-	modeltest.CheckRowWise(t, p.Process, registry.MustTable(rows, cols...), 7)
+	modeltest.CheckRowWise(t, p.Process, tabletest.Must(rows, cols...), 7)
 }
 
 // TestPredictKeepsItsAnswers: the demo answers what it always has, to the

@@ -12,6 +12,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/scorehub/scorehub/internal/modeltest"
+	"github.com/scorehub/scorehub/internal/tabletest"
 	"github.com/scorehub/scorehub/internal/testenv"
 	"github.com/scorehub/scorehub/registry"
 )
@@ -77,7 +78,7 @@ func TestFixtureNames(t *testing.T) {
 // answer is a classifier's answer for one row.
 func answer(t *testing.T, class string, confidences ...float64) *registry.Table {
 	t.Helper()
-	return registry.MustTable(1,
+	return tabletest.Must(1,
 		registry.TextColumn("prediction(label)", []string{class}, nil),
 		registry.NumberColumn("confidence(a)", []float64{confidences[0]}, nil),
 		registry.NumberColumn("confidence(b)", []float64{confidences[1]}, nil),
@@ -126,14 +127,14 @@ func TestCheckValue(t *testing.T) {
 		{0.000002, 0, false},
 	}
 	for _, tt := range tests {
-		got := registry.MustTable(1, registry.NumberColumn("prediction(y)", []float64{tt.got}, nil))
+		got := tabletest.Must(1, registry.NumberColumn("prediction(y)", []float64{tt.got}, nil))
 		r := run(func(tb testing.TB) { modeltest.CheckValue(tb, "lib", got, "prediction(y)", 0, 0, tt.want) })
 		if (len(r.errors) == 0) != tt.ok {
 			t.Errorf("CheckValue(%v, want %v) reported %q; want passing %v", tt.got, tt.want, r.errors, tt.ok)
 		}
 	}
 	r := run(func(tb testing.TB) {
-		modeltest.CheckValue(tb, "lib", registry.MustTable(1, registry.NumberColumn("x", []float64{1}, nil)), "prediction(y)", 0, 0, 1)
+		modeltest.CheckValue(tb, "lib", tabletest.Must(1, registry.NumberColumn("x", []float64{1}, nil)), "prediction(y)", 0, 0, 1)
 	})
 	if !strings.Contains(r.ended, `no column "prediction(y)"`) {
 		t.Errorf("CheckValue without the column ended with %q, want a failure naming it", r.ended)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -57,5 +58,16 @@ func TestDecodeList(t *testing.T) {
 				t.Errorf("page (-want +got):\n%s", d)
 			}
 		})
+	}
+}
+
+func TestClockMovesOnlyWhenAdvanced(t *testing.T) {
+	start := time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC)
+	c := testutil.NewClock(start)
+	if got := c.Now(); !got.Equal(start) {
+		t.Fatalf("Now = %v, want %v", got, start)
+	}
+	if got := c.Advance(time.Minute); !got.Equal(start.Add(time.Minute)) || !c.Now().Equal(got) {
+		t.Errorf("Advance = %v and Now = %v, want both %v", got, c.Now(), start.Add(time.Minute))
 	}
 }

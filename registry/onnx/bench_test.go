@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/scorehub/scorehub/internal/tabletest"
 	"github.com/scorehub/scorehub/registry"
 )
 
@@ -69,7 +70,7 @@ func BenchmarkTreeEnsemble10k(b *testing.B) {
 		}
 		cols = append(cols, registry.NumberColumn(in.Name, v, nil))
 	}
-	in := registry.Input{Table: registry.MustTable(rows, cols...)}
+	in := registry.Input{Table: tabletest.Must(rows, cols...)}
 	b.ReportAllocs()
 	b.ResetTimer()
 	for range b.N {

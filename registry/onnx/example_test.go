@@ -35,12 +35,15 @@ func ExampleFormat_Load() {
 	}
 
 	iris, _ := catalog.Lookup("iris")
-	rows := registry.MustTable(2,
+	rows, err := registry.NewTable(2,
 		registry.NumberColumn("sepal_length", []float64{6.8, 5.0}, nil),
 		registry.NumberColumn("sepal_width", []float64{2.8, 3.4}, nil),
 		registry.NumberColumn("petal_length", []float64{4.8, 1.5}, nil),
 		registry.NumberColumn("petal_width", []float64{1.4, 0.2}, nil),
 	)
+	if err != nil {
+		log.Fatal(err)
+	}
 	out, err := iris.Process.Score(context.Background(), registry.Input{Table: rows})
 	if err != nil {
 		log.Fatal(err)

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/scorehub/scorehub/internal/tabletest"
 	"github.com/scorehub/scorehub/registry"
 )
 
@@ -23,7 +24,7 @@ func load(t *testing.T, m tModel, meta registry.ModelMetadata) *registry.LoadedM
 
 func score(t *testing.T, lm *registry.LoadedModel, cols ...registry.Column) *registry.Table {
 	t.Helper()
-	out, err := lm.Process.Score(context.Background(), registry.Input{Table: registry.MustTable(cols[0].Len(), cols...)})
+	out, err := lm.Process.Score(context.Background(), registry.Input{Table: tabletest.Must(cols[0].Len(), cols...)})
 	if err != nil {
 		t.Fatalf("Score: %v", err)
 	}

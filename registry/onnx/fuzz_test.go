@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/scorehub/scorehub/internal/tabletest"
 	"github.com/scorehub/scorehub/registry"
 )
 
@@ -34,7 +35,7 @@ func checkLoaded(t *testing.T, lm *registry.LoadedModel, err error) {
 		}
 	}
 	// Ten rows: the walks of eight rows at once, and of one, are both taken.
-	out, err := lm.Process.Score(context.Background(), registry.Input{Table: registry.MustTable(10, cols...)})
+	out, err := lm.Process.Score(context.Background(), registry.Input{Table: tabletest.Must(10, cols...)})
 	if err != nil {
 		t.Fatalf("Score: %v", err)
 	}

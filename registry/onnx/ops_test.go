@@ -10,6 +10,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/scorehub/scorehub/internal/tabletest"
 	"github.com/scorehub/scorehub/registry"
 )
 
@@ -177,7 +178,7 @@ func TestConcurrentAndLargeBatches(t *testing.T) {
 	for i := range n {
 		f0[i], f1[i] = float64(i%10)/10, float64(i%7)/2
 	}
-	table := registry.MustTable(n, registry.NumberColumn("f0", f0, nil), registry.NumberColumn("f1", f1, nil))
+	table := tabletest.Must(n, registry.NumberColumn("f0", f0, nil), registry.NumberColumn("f1", f1, nil))
 	want, err := lm.Process.Score(context.Background(), registry.Input{Table: table})
 	if err != nil {
 		t.Fatal(err)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"testing"
 
+	"github.com/scorehub/scorehub/internal/tabletest"
 	"github.com/scorehub/scorehub/registry"
 )
 
@@ -26,7 +27,7 @@ func BenchmarkForest10k(b *testing.B) {
 		}
 		cols[j] = registry.NumberColumn(name, v, nil)
 	}
-	in := registry.MustTable(benchRows, cols...)
+	in := tabletest.Must(benchRows, cols...)
 	ctx := context.Background()
 	b.ReportAllocs()
 	for b.Loop() {

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/scorehub/scorehub/internal/modeltest"
+	"github.com/scorehub/scorehub/internal/tabletest"
 	"github.com/scorehub/scorehub/registry"
 )
 
@@ -69,7 +70,7 @@ func Benchmark10k(b *testing.B) {
 		}
 		cols[f] = registry.NumberColumn(fmt.Sprintf("f%d", f), vals, nil)
 	}
-	in := registry.Input{Table: registry.MustTable(rows, cols...)}
+	in := registry.Input{Table: tabletest.Must(rows, cols...)}
 	b.ReportAllocs()
 	for b.Loop() {
 		out, err := lm.Process.Score(context.Background(), in)
@@ -102,7 +103,7 @@ func TestConcurrentScoring(t *testing.T) {
 			}
 			cols[f] = registry.NumberColumn(fmt.Sprintf("f%d", f), vals, nil)
 		}
-		tables[i] = registry.MustTable(50, cols...)
+		tables[i] = tabletest.Must(50, cols...)
 		out, err := lm.Process.Score(context.Background(), registry.Input{Table: tables[i]})
 		if err != nil {
 			t.Fatal(err)
@@ -150,5 +151,5 @@ func TestRowWise(t *testing.T) {
 		}
 		cols[f] = registry.NumberColumn(fmt.Sprintf("f%d", f), vals, missing)
 	}
-	modeltest.CheckRowWise(t, lm.Process, registry.MustTable(rows, cols...), 7)
+	modeltest.CheckRowWise(t, lm.Process, tabletest.Must(rows, cols...), 7)
 }

@@ -61,10 +61,13 @@ func ExampleFormat_Load() {
 	}
 	fmt.Println(model.Schema.Producer, model.Schema.Objective, model.Schema.Task)
 
-	row := registry.MustTable(1,
+	row, err := registry.NewTable(1,
 		registry.NumberColumn("petal_length", []float64{4.8}, nil),
 		registry.NumberColumn("petal_width", []float64{1.4}, nil),
 	)
+	if err != nil {
+		log.Fatal(err)
+	}
 	out, err := model.Process.Score(context.Background(), registry.Input{Table: row})
 	if err != nil {
 		log.Fatal(err)

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/scorehub/scorehub/internal/tabletest"
 	"github.com/scorehub/scorehub/registry"
 )
 
@@ -48,7 +49,7 @@ func checkLoaded(t *testing.T, lm *registry.LoadedModel, err error) {
 			cols = append(cols, registry.NumberColumn(in.Name, []float64{0, -1, math.NaN(), 1e300, 3}, nil))
 		}
 	}
-	out, err := lm.Process.Score(context.Background(), registry.Input{Table: registry.MustTable(5, cols...)})
+	out, err := lm.Process.Score(context.Background(), registry.Input{Table: tabletest.Must(5, cols...)})
 	if err != nil {
 		t.Fatalf("Score: %v", err)
 	}

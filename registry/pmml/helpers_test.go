@@ -6,6 +6,7 @@ import (
 	"math"
 	"testing"
 
+	"github.com/scorehub/scorehub/internal/tabletest"
 	"github.com/scorehub/scorehub/registry"
 )
 
@@ -65,7 +66,7 @@ func scoreRow(t *testing.T, lm *registry.LoadedModel, kv ...any) map[string]any 
 			t.Fatalf("value %v of %s has type %T", v, name, v)
 		}
 	}
-	res, err := lm.Process.Score(context.Background(), registry.Input{Table: registry.MustTable(1, cols...)})
+	res, err := lm.Process.Score(context.Background(), registry.Input{Table: tabletest.Must(1, cols...)})
 	if err != nil {
 		t.Fatalf("Score: %v", err)
 	}

@@ -6,6 +6,7 @@ import (
 	"math"
 	"testing"
 
+	"github.com/scorehub/scorehub/internal/tabletest"
 	"github.com/scorehub/scorehub/registry"
 	"github.com/scorehub/scorehub/registry/registrytest"
 )
@@ -17,7 +18,7 @@ func TestLinearFormat(t *testing.T) {
 		t.Fatal(err)
 	}
 	art := registrytest.LinearArtifact(0.5, []string{"x", "y"}, []float64{2, -1})
-	in := registry.MustTable(2,
+	in := tabletest.Must(2,
 		registry.NumberColumn("x", []float64{1, 3}, nil),
 		registry.NumberColumn("y", []float64{4, 0}, []bool{false, true}))
 
@@ -44,7 +45,7 @@ func TestLinearFormat(t *testing.T) {
 	if got := cls.Schema.Inputs[0].Name; got != "a" {
 		t.Errorf("first input %q, want the metadata's name a", got)
 	}
-	in = registry.MustTable(1, registry.NumberColumn("a", []float64{0}, nil))
+	in = tabletest.Must(1, registry.NumberColumn("a", []float64{0}, nil))
 	out, err = cls.Process.Score(context.Background(), registry.Input{Table: in})
 	if err != nil {
 		t.Fatal(err)

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/scorehub/scorehub/internal/tabletest"
 	"github.com/scorehub/scorehub/registry"
 )
 
@@ -57,7 +58,7 @@ func benchTable(f *fixture, rows [][]float64) *registry.Table {
 		}
 		cols[j] = registry.NumberColumn(name, values, nil)
 	}
-	return registry.MustTable(len(rows), cols...)
+	return tabletest.Must(len(rows), cols...)
 }
 
 // BenchmarkBreastCancer10k scores 10,000 rows with the breast-cancer model

@@ -6,6 +6,7 @@ import (
 	"os"
 	"testing"
 
+	"github.com/scorehub/scorehub/internal/tabletest"
 	"github.com/scorehub/scorehub/registry"
 )
 
@@ -42,7 +43,7 @@ func breastCancer(b *testing.B) (*model, *registry.LoadedModel, *registry.Table)
 		}
 		cols[f] = registry.NumberColumn(in.Name, v, nil)
 	}
-	return m, lm, registry.MustTable(benchRows, cols...)
+	return m, lm, tabletest.Must(benchRows, cols...)
 }
 
 // BenchmarkScore scores 10,000 rows through the model's Process, result
@@ -90,7 +91,7 @@ func BenchmarkScoreOneRow(b *testing.B) {
 		c := in.Column(i)
 		cols[i] = registry.NumberColumn(c.Name, c.Numbers[:1], nil)
 	}
-	row := registry.MustTable(1, cols...)
+	row := tabletest.Must(1, cols...)
 	ctx := context.Background()
 	b.ReportAllocs()
 	for b.Loop() {

@@ -34,12 +34,15 @@ func ExampleFormat_Load() {
 	}
 
 	iris, _ := catalog.Lookup("iris")
-	row := registry.MustTable(1,
+	row, err := registry.NewTable(1,
 		registry.NumberColumn("sepal_length", []float64{6.8}, nil),
 		registry.NumberColumn("sepal_width", []float64{2.8}, nil),
 		registry.NumberColumn("petal_length", []float64{4.8}, nil),
 		registry.NumberColumn("petal_width", []float64{1.4}, nil),
 	)
+	if err != nil {
+		log.Fatal(err)
+	}
 	out, err := iris.Process.Score(context.Background(), registry.Input{Table: row})
 	if err != nil {
 		log.Fatal(err)

@@ -6,6 +6,7 @@ import (
 	"math"
 	"testing"
 
+	"github.com/scorehub/scorehub/internal/tabletest"
 	"github.com/scorehub/scorehub/registry"
 )
 
@@ -46,7 +47,7 @@ func checkLoaded(t *testing.T, lm *registry.LoadedModel, err error) {
 	for _, in := range lm.Schema.Inputs {
 		cols = append(cols, registry.NumberColumn(in.Name, []float64{0, -1, math.NaN(), 1e40, 3}, nil))
 	}
-	out, err := lm.Process.Score(context.Background(), registry.Input{Table: registry.MustTable(5, cols...)})
+	out, err := lm.Process.Score(context.Background(), registry.Input{Table: tabletest.Must(5, cols...)})
 	if err != nil {
 		t.Fatalf("Score: %v", err)
 	}

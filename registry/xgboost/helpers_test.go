@@ -8,6 +8,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/scorehub/scorehub/internal/tabletest"
 	"github.com/scorehub/scorehub/registry"
 )
 
@@ -186,7 +187,7 @@ func rowsOf(rows ...[2]float64) *registry.Table {
 	for i, r := range rows {
 		f0[i], f1[i] = r[0], r[1]
 	}
-	return registry.MustTable(len(rows), registry.NumberColumn("f0", f0, nil), registry.NumberColumn("f1", f1, nil))
+	return tabletest.Must(len(rows), registry.NumberColumn("f0", f0, nil), registry.NumberColumn("f1", f1, nil))
 }
 
 // score scores t and returns the result's Number columns by name.

@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/scorehub/scorehub/internal/tabletest"
 	"github.com/scorehub/scorehub/problem"
 	"github.com/scorehub/scorehub/registry"
 )
@@ -23,7 +24,7 @@ func TestDefaultDirection(t *testing.T) {
 		if dflt == 1 {
 			missingLeaf = -0.5
 		}
-		in := registry.MustTable(4,
+		in := tabletest.Must(4,
 			registry.NumberColumn("f0", []float64{0.2, 0.5, nan, 0.1}, []bool{false, false, false, true}),
 		)
 		got := score(t, lm, in)["prediction(label)"]
@@ -267,7 +268,7 @@ func TestCategoricalSplit(t *testing.T) {
 		want[i] += 0.5
 	}
 	// A missing category takes the default branch, right here.
-	got := score(t, lm, registry.MustTable(len(in), registry.NumberColumn("f0", in, nil)))["prediction(label)"]
+	got := score(t, lm, tabletest.Must(len(in), registry.NumberColumn("f0", in, nil)))["prediction(label)"]
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("categorical predictions for %v (-want +got):\n%s", in, diff)
 	}
@@ -482,7 +483,7 @@ func TestDetect(t *testing.T) {
 
 func TestScoreTextColumn(t *testing.T) {
 	lm := load(t, modelOf("reg:squarederror", 0, stump(0, 0, 1, 2, 0)), registry.ModelMetadata{})
-	in := registry.MustTable(1, registry.TextColumn("f0", []string{"x"}, nil))
+	in := tabletest.Must(1, registry.TextColumn("f0", []string{"x"}, nil))
 	if _, err := lm.Process.Score(context.Background(), registry.Input{Table: in}); err == nil || !strings.Contains(err.Error(), `"f0" holds text`) {
 		t.Errorf("Score with a text feature: %v", err)
 	}

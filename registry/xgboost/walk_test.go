@@ -6,6 +6,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/scorehub/scorehub/internal/tabletest"
 	"github.com/scorehub/scorehub/registry"
 )
 
@@ -157,7 +158,7 @@ func TestWalksAgree(t *testing.T) {
 				for f := range cols {
 					cs = append(cs, registry.NumberColumn(lm.Schema.Inputs[f].Name, cols[f][first:last], nil))
 				}
-				return registry.MustTable(last-first, cs...)
+				return tabletest.Must(last-first, cs...)
 			}
 			got := score(t, lm, table(0, rows))["prediction(label)"]
 			for r := range rows {

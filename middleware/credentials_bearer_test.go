@@ -12,11 +12,14 @@ import (
 	"github.com/scorehub/scorehub/tokens"
 )
 
-func TestScoringAuth(t *testing.T) {
-	authorize, err := middleware.ScoringAuth(middleware.BearerConfig{Verifier: &fakeVerifier{}, Realm: testRealm})
+// TestBearerOnlyAuthorize checks Authorize of a Credentials that takes
+// bearer idTokens only, the check of a service without other kinds.
+func TestBearerOnlyAuthorize(t *testing.T) {
+	c, err := middleware.NewCredentials(middleware.CredentialsConfig{BearerConfig: middleware.BearerConfig{Verifier: &fakeVerifier{}, Realm: testRealm}})
 	if err != nil {
 		t.Fatal(err)
 	}
+	authorize := c.Authorize
 	token := registry.AuthPolicy{Mode: registry.TokenRequired}
 	restricted := registry.AuthPolicy{Mode: registry.TokenRequired, Groups: []string{"finance", "sales"}}
 	tests := []struct {
@@ -79,8 +82,8 @@ func TestScoringAuth(t *testing.T) {
 	}
 }
 
-func TestScoringAuthConfig(t *testing.T) {
-	if _, err := middleware.ScoringAuth(middleware.BearerConfig{}); err == nil {
-		t.Fatal("ScoringAuth without a verifier succeeded")
+func TestBearerOnlyConfig(t *testing.T) {
+	if _, err := middleware.NewCredentials(middleware.CredentialsConfig{}); err == nil {
+		t.Fatal("Credentials without a verifier succeeded")
 	}
 }

@@ -1,0 +1,150 @@
+package registry
+
+import (
+	"errors"
+	"strconv"
+)
+
+// The rules of groups, deployments and queues. Each record type lists every
+// rule a record breaks, so that the management API can answer with all of
+// them at once; a write refuses a record that breaks any. The messages are
+// the ones the management API shows beside the pointers.
+
+// Messages of the faults the rules find.
+const (
+	msgName           = "must be a name: 1 to 128 letters, digits, '.', '_' or '-', starting with a letter or digit"
+	msgRequired       = "is required"
+	msgTwice          = "appears more than once"
+	msgMode           = "must be one of: public, token"
+	msgScheme         = "must be one of: basic, apitoken, bearer"
+	msgPublicGroups   = "must be empty unless mode is token: a public group cannot restrict user groups"
+	msgPublicSchemes  = "must be empty unless mode is token: a public group takes no credentials"
+	msgModelRef       = `must name a model and one of its aliases or versions: "churn@production" or "churn@3"`
+	msgProcessOrModel = "must name either a process or a model, not both or neither"
+)
+
+// Faults lists the rules of a web API group that g breaks, each an
+// [*InvalidError] whose Pointer names the field as the management API
+// shows it; both are empty when g is valid. fields are the faults of single
+// fields, in the order of the fields; joint are those of fields taken
+// together (a public group that names user groups or credential kinds).
+func (g *Group) Faults() (fields, joint []*InvalidError) {
+	fields = appendName(fields, "/name", g.Name)
+	switch g.Auth.Mode {
+	case "", Public, TokenRequired:
+	default:
+		fields = append(fields, &InvalidError{Pointer: "/auth/mode", Message: msgMode})
+	}
+	for i, n := range g.Auth.Groups {
+		if n == "" {
+			fields = append(fields, &InvalidError{Pointer: "/auth/groups/" + strconv.Itoa(i), Message: msgRequired})
+		}
+	}
+	seen := make(map[Scheme]bool, len(g.Auth.Schemes))
+	for _, s := range g.Auth.Schemes {
+		if seen[s] {
+			fields = append(fields, &InvalidError{Pointer: "/auth/schemes", Message: msgTwice})
+			break
+		}
+		seen[s] = true
+	}
+	for i, s := range g.Auth.Schemes {
+		if s != SchemeBasic && s != SchemeAPIToken && s != SchemeBearer {
+			fields = append(fields, &InvalidError{Pointer: "/auth/schemes/" + strconv.Itoa(i), Message: msgScheme})
+		}
+	}
+	if g.Auth.Mode != TokenRequired {
+		if len(g.Auth.Groups) > 0 {
+			joint = append(joint, &InvalidError{Pointer: "/auth/groups", Message: msgPublicGroups})
+		}
+		if len(g.Auth.Schemes) > 0 {
+			joint = append(joint, &InvalidError{Pointer: "/auth/schemes", Message: msgPublicSchemes})
+		}
+	}
+	return fields, joint
+}
+
+// Faults lists the rules of a deployment that d breaks, each an
+// [*InvalidError] whose Pointer names the field as the management API
+// shows it; both are empty when d is valid. fields are the faults of single
+// fields, in the order of the fields; joint are those of fields taken
+// together (an endpoint naming both or neither of a process and a model,
+// an alias used twice). What d names must also exist: see
+// [State.CheckReferences].
+func (d *Deployment) Faults() (fields, joint []*InvalidError) {
+	fields = appendName(fields, "/group", d.Group)
+	fields = appendName(fields, "/path", d.Path)
+	for i, e := range d.Endpoints {
+		p := "/endpoints/" + strconv.Itoa(i)
+		fields = appendName(fields, p+"/alias", e.Alias)
+		if e.Process != "" {
+			fields = appendName(fields, p+"/process", e.Process)
+		}
+		if e.Model != "" {
+			if _, err := ParseModelRef(e.Model); err != nil {
+				fields = append(fields, &InvalidError{Pointer: p + "/model", Message: msgModelRef})
+			}
+		}
+		if e.Queue != "" {
+			fields = appendName(fields, p+"/queue", e.Queue)
+		}
+		if e.Timeout < 0 {
+			fields = append(fields, &InvalidError{Pointer: p + "/timeoutMs", Message: "must be at least 0"})
+		}
+	}
+	seen := make(map[string]bool, len(d.Endpoints))
+	for i, e := range d.Endpoints {
+		p := "/endpoints/" + strconv.Itoa(i)
+		if (e.Process == "") == (e.Model == "") {
+			joint = append(joint, &InvalidError{Pointer: p, Message: msgProcessOrModel})
+		}
+		if e.Alias == "" {
+			continue // no name at all is a fault of its own
+		}
+		if seen[e.Alias] {
+			joint = append(joint, &InvalidError{Pointer: p + "/alias", Message: msgTwice})
+		}
+		seen[e.Alias] = true
+	}
+	return fields, joint
+}
+
+// Faults lists the rules of a queue that q breaks, each an [*InvalidError]
+// whose Pointer names the field as the management API shows it, in the
+// order of the fields; empty when q is valid.
+func (q *Queue) Faults() []*InvalidError {
+	fields := appendName(nil, "/name", q.Name)
+	if q.MaxConcurrent < 1 {
+		fields = append(fields, &InvalidError{Pointer: "/maxConcurrent", Message: "must be at least 1"})
+	}
+	if q.MaxWaiting < 0 {
+		fields = append(fields, &InvalidError{Pointer: "/maxWaiting", Message: "must be at least 0"})
+	}
+	return fields
+}
+
+func (g *Group) validate() error      { return joinFaults(g.Faults()) }
+func (d *Deployment) validate() error { return joinFaults(d.Faults()) }
+func (q *Queue) validate() error      { return joinFaults(q.Faults(), nil) }
+
+// appendName appends to faults the one of a name at pointer, if s is not a
+// valid name.
+func appendName(faults []*InvalidError, pointer, s string) []*InvalidError {
+	if ValidName(s) {
+		return faults
+	}
+	return append(faults, &InvalidError{Pointer: pointer, Message: msgName})
+}
+
+// joinFaults returns nil, or every fault joined with [errors.Join], those
+// of single fields first.
+func joinFaults(fields, joint []*InvalidError) error {
+	errs := make([]error, 0, len(fields)+len(joint))
+	for _, f := range fields {
+		errs = append(errs, f)
+	}
+	for _, f := range joint {
+		errs = append(errs, f)
+	}
+	return errors.Join(errs...)
+}
