@@ -3,6 +3,8 @@ package registry
 import (
 	"fmt"
 	"time"
+
+	"github.com/scorehub/scorehub/internal/image"
 )
 
 // Type codes of this package's errors, as the HTTP edge reads them through
@@ -38,12 +40,13 @@ var (
 	// ErrConflict reports a write that named a revision other than the
 	// current one. The error is a [*ConflictError].
 	ErrConflict error = &sentinel{"registry: revision conflict", typePrecondition, "the record has changed since it was read"}
-	// ErrStale reports a [Commit] whose Base is no longer the stored state's
+	// ErrStale reports a commit whose base is no longer the stored state's
 	// Seq: another writer committed in between. A [Registry] loads the
 	// store again and retries; it returns ErrStale only when the store
-	// keeps changing under it.
-	ErrStale error = &sentinel{"registry: store changed by another writer", typeConflict,
-		"the records kept changing while this request was applied; retry"}
+	// keeps changing under it. It is the one stale error of every store
+	// (records, jobs, and those of package tokens, where it is
+	// tokens.ErrStale).
+	ErrStale = image.ErrStale
 	// ErrInUse reports a delete of a record that others still refer to, or of
 	// a built-in record (the DEFAULT group and queue).
 	ErrInUse error = &sentinel{"registry: in use", typeInUse, "the record is in use"}

@@ -56,17 +56,17 @@ func (r *replica) Load(ctx context.Context) (*registry.State, error) {
 	return r.b.state, nil
 }
 
-func (r *replica) Commit(ctx context.Context, c registry.Commit) error {
+func (r *replica) Commit(ctx context.Context, base uint64, next *registry.State) error {
 	r.b.mu.Lock()
 	defer r.b.mu.Unlock()
-	if c.Base != r.b.state.Seq() {
+	if base != r.b.state.Seq() {
 		return registry.ErrStale
 	}
-	r.b.state = c.State
+	r.b.state = next
 	if !r.quiet {
 		for other, fn := range r.b.subs {
 			if other != r {
-				fn(c.State)
+				fn(next)
 			}
 		}
 	}
