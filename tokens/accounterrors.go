@@ -1,6 +1,10 @@
 package tokens
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/scorehub/scorehub/internal/image"
+)
 
 // Type codes of the errors of [Accounts], as the HTTP edge reads them
 // through ErrorType (the codes of internal/httperr). The table that turns
@@ -43,12 +47,13 @@ var (
 	// that breaks a rule; the error points at the field ("/password",
 	// "/groups/3", "/expiresAt", "/webApiGroups/0", …).
 	ErrInvalid error = &accountSentinel{"tokens: invalid", typeValidation, "the request is not valid"}
-	// ErrAccountsStale reports an [AccountCommit] whose Base is no longer
-	// the stored state's Seq: another writer committed in between.
-	// Accounts loads the store again and retries; it returns
-	// ErrAccountsStale only when the store keeps changing under it.
-	ErrAccountsStale error = &accountSentinel{"tokens: account store changed by another writer", typeConflict,
-		"the users kept changing while this request was applied; retry"}
+	// ErrStale reports a commit whose base is no longer the stored state's
+	// Seq: another writer committed in between. Accounts loads the store
+	// again and retries; it returns ErrStale only when the store keeps
+	// changing under it. It is the one stale error of every store (the
+	// accounts, and those of package registry, where it is
+	// registry.ErrStale).
+	ErrStale = image.ErrStale
 	// ErrAccountsClosed reports use of a closed [Accounts] or
 	// [AccountStore].
 	ErrAccountsClosed error = &accountSentinel{"tokens: accounts closed", typeUnavailable, "the service is shutting down"}
