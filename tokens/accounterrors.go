@@ -48,11 +48,11 @@ var (
 	// "/groups/3", "/expiresAt", "/webApiGroups/0", …).
 	ErrInvalid error = &accountSentinel{"tokens: invalid", typeValidation, "the request is not valid"}
 	// ErrStale reports a commit whose base is no longer the stored state's
-	// Seq: another writer committed in between. Accounts loads the store
-	// again and retries; it returns ErrStale only when the store keeps
-	// changing under it. It is the one stale error of every store (the
-	// accounts, and those of package registry, where it is
-	// registry.ErrStale).
+	// Seq: another writer committed in between. Accounts and [KeySet]
+	// load the store again and retry; they return ErrStale only when the
+	// store keeps changing under them. It is the one stale error of every
+	// store (accounts, signing keys, and those of package registry, where
+	// it is registry.ErrStale).
 	ErrStale = image.ErrStale
 	// ErrAccountsClosed reports use of a closed [Accounts] or
 	// [AccountStore].
