@@ -1,9 +1,7 @@
 package registry
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -252,39 +250,17 @@ type fileState struct {
 }
 
 func encodeState(st *State) ([]byte, error) {
-	f := fileState{Format: fileFormat, Seq: st.Seq(), Groups: st.Groups(), Deployments: st.Deployments(), Queues: st.Queues(), Models: st.Models()}
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false) // the file is for people to read, not for a browser
-	enc.SetIndent("", "\t")
-	if err := enc.Encode(f); err != nil {
-		return nil, err
-	}
-	return buf.Bytes(), nil
+	return image.EncodeJSON(fileState{Format: fileFormat, Seq: st.Seq(), Groups: st.Groups(), Deployments: st.Deployments(),
+		Queues: st.Queues(), Models: st.Models()})
 }
 
 func decodeState(b []byte) (*State, error) {
-	// The version comes first so that a file of another format is reported
-	// as such, not as a field this build does not know.
-	var v struct {
-		Format *int `json:"format"`
-	}
-	if err := json.Unmarshal(b, &v); err != nil {
-		return nil, err
-	}
-	if v.Format == nil {
-		return nil, errors.New("no format version")
-	}
-	if *v.Format != 1 && *v.Format != fileFormat {
-		return nil, fmt.Errorf("format version %d is not supported (this build reads 1 and %d)", *v.Format, fileFormat)
-	}
 	var f fileState
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&f); err != nil {
+	format, err := image.DecodeJSON(b, &f, 1, fileFormat)
+	if err != nil {
 		return nil, err
 	}
-	if *v.Format == 1 && f.Models != nil {
+	if format == 1 && f.Models != nil {
 		return nil, errors.New("format version 1 has no models")
 	}
 	return BuildStateWithModels(f.Seq, f.Groups, f.Deployments, f.Queues, f.Models)

@@ -1,8 +1,6 @@
 package tokens
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -130,14 +128,7 @@ func encodeAccounts(st *AccountState) ([]byte, error) {
 			CreatedAt: t.CreatedAt, ExpiresAt: timeOrNil(t.ExpiresAt), LastUsedAt: timeOrNil(t.LastUsedAt),
 			Hash: t.Hash, CredentialVersion: t.CredentialVersion}
 	}
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false) // the file is for people to read, not for a browser
-	enc.SetIndent("", "\t")
-	if err := enc.Encode(f); err != nil {
-		return nil, err
-	}
-	return buf.Bytes(), nil
+	return image.EncodeJSON(f)
 }
 
 func nonNil(s []string) []string {
@@ -155,24 +146,8 @@ func timeOrNil(t time.Time) *time.Time {
 }
 
 func decodeAccounts(b []byte) (*AccountState, error) {
-	// The version comes first so that a file of another format is reported
-	// as such, not as a field this build does not know.
-	var v struct {
-		Format *int `json:"format"`
-	}
-	if err := json.Unmarshal(b, &v); err != nil {
-		return nil, err
-	}
-	if v.Format == nil {
-		return nil, errors.New("no format version")
-	}
-	if *v.Format != accountFileFormat {
-		return nil, fmt.Errorf("format version %d is not supported (this build reads %d)", *v.Format, accountFileFormat)
-	}
 	var f accountFile
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&f); err != nil {
+	if _, err := image.DecodeJSON(b, &f, accountFileFormat); err != nil {
 		return nil, err
 	}
 	st := &AccountState{Seq: f.Seq}

@@ -194,7 +194,7 @@ func (s *AccountStore) Subscribe(fn func(*tokens.AccountState)) (cancel func()) 
 	if s.closed.Load() {
 		return func() {}
 	}
-	return subscribe(s.db, func(l *listener) *feed[*tokens.AccountState] { return l.accounts }, fn)
+	return subscribe(s.db, func(l *listener) *feed[tokens.AccountState] { return l.accounts }, fn)
 }
 
 // accountUser is a user's row body: the fields of the accounts file, so

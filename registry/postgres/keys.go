@@ -91,5 +91,5 @@ func (s *KeyStore) Commit(ctx context.Context, base uint64, next *tokens.StoredK
 // [DB.Subscribe]): fn is given the key set after every rotation or prune
 // through any DB on the database, and after a reconnection.
 func (s *KeyStore) Subscribe(fn func(*tokens.StoredKeySet)) (cancel func()) {
-	return subscribe(s.db, func(l *listener) *feed[*tokens.StoredKeySet] { return l.keys }, fn)
+	return subscribe(s.db, func(l *listener) *feed[tokens.StoredKeySet] { return l.keys }, fn)
 }
