@@ -80,42 +80,16 @@ func New(ctx context.Context, catalog *Catalog, store Store) (*Registry, error) 
 	return r, nil
 }
 
-// write decides one write with decide on the current state and commits
-// it, through the Registry's [image.Writer]: a decision of no next state
-// and no error commits nothing; a write another writer's commit made stale
-// is decided again on what the store holds, as is, over a [Notifier], a
-// refusal (or a decision to do nothing) on a state older than the
-// store's, so that no replica refuses a write for a commit it has not been
-// told of yet.
-func (r *Registry) write(ctx context.Context, decide func(st *State, now time.Time) (*State, Change, error)) error {
-	return r.w.Write(ctx, func(cur *Snapshot) (*State, error) {
-		next, change, err := decide(cur.state, r.now().UTC())
-		if next != nil {
-			next.change = &change
-		}
-		return next, err
-	})
-}
-
 // PutGroup writes g under the rules of [Registry] and returns it as stored.
 // An empty Auth.Mode is stored as Public.
 func (r *Registry) PutGroup(ctx context.Context, g Group) (Group, error) {
-	var out Group
-	err := r.write(ctx, func(st *State, now time.Time) (*State, Change, error) {
-		next, c, err := st.withGroup(g, now)
-		if err == nil {
-			out = *c.Group
-			out.Auth = out.Auth.clone()
-		}
-		return next, c, err
-	})
-	return out, err
+	return update(ctx, r, func(tx *Tx) (Group, error) { return tx.PutGroup(g) })
 }
 
 // DeleteGroup removes the group name, which must be at revision (or
 // [AnyRevision]).
 func (r *Registry) DeleteGroup(ctx context.Context, name string, revision uint64) error {
-	return r.write(ctx, func(st *State, _ time.Time) (*State, Change, error) { return st.withoutGroup(name, revision) })
+	return r.Update(ctx, func(tx *Tx) error { return tx.DeleteGroup(name, revision) })
 }
 
 // PutDeployment writes d under the rules of [Registry] and returns it as
@@ -134,43 +108,25 @@ func (r *Registry) PutDeployment(ctx context.Context, d Deployment) (Deployment,
 			}
 		}
 	}
-	var out Deployment
-	err := r.write(ctx, func(st *State, now time.Time) (*State, Change, error) {
-		next, c, err := st.withDeployment(d, now)
-		if err == nil {
-			out = c.Deployment.clone()
-		}
-		return next, c, err
-	})
-	return out, err
+	return update(ctx, r, func(tx *Tx) (Deployment, error) { return tx.PutDeployment(d) })
 }
 
 // DeleteDeployment removes the deployment group/path, which must be at
 // revision (or [AnyRevision]). Its endpoints resolve to [ErrNotFound] from
 // then on.
 func (r *Registry) DeleteDeployment(ctx context.Context, group, path string, revision uint64) error {
-	return r.write(ctx, func(st *State, _ time.Time) (*State, Change, error) {
-		return st.withoutDeployment(group, path, revision)
-	})
+	return r.Update(ctx, func(tx *Tx) error { return tx.DeleteDeployment(group, path, revision) })
 }
 
 // PutQueue writes q under the rules of [Registry] and returns it as stored.
 func (r *Registry) PutQueue(ctx context.Context, q Queue) (Queue, error) {
-	var out Queue
-	err := r.write(ctx, func(st *State, now time.Time) (*State, Change, error) {
-		next, c, err := st.withQueue(q, now)
-		if err == nil {
-			out = *c.Queue
-		}
-		return next, c, err
-	})
-	return out, err
+	return update(ctx, r, func(tx *Tx) (Queue, error) { return tx.PutQueue(q) })
 }
 
 // DeleteQueue removes the queue name, which must be at revision (or
 // [AnyRevision]).
 func (r *Registry) DeleteQueue(ctx context.Context, name string, revision uint64) error {
-	return r.write(ctx, func(st *State, _ time.Time) (*State, Change, error) { return st.withoutQueue(name, revision) })
+	return r.Update(ctx, func(tx *Tx) error { return tx.DeleteQueue(name, revision) })
 }
 
 // Snapshot returns the current snapshot.
