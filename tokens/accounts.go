@@ -403,11 +403,14 @@ func (a *Accounts) Users() []Account {
 }
 
 // User returns the user name and whether there is one.
-func (a *Accounts) User(name string) (Account, bool) {
+func (a *Accounts) User(name string) (Account, bool) { return a.userOn(a.w.View(), name) }
+
+// userOn is User on the snapshot s.
+func (a *Accounts) userOn(s *accountSnapshot, name string) (Account, bool) {
 	if p, ok := a.readOnlyPrincipal(name); ok {
 		return readOnlyAccount(p), true
 	}
-	if u, ok := a.w.View().users[name]; ok {
+	if u, ok := s.users[name]; ok {
 		return storedAccount(u), true
 	}
 	return Account{}, false
@@ -522,6 +525,20 @@ func (a *Accounts) refresh(ctx context.Context, seq uint64) bool {
 	return a.w.Refresh(ctx) == nil && a.w.State().Seq > seq
 }
 
+// matchedUser returns the stored user name for a change under match, or
+// the error that refuses the change: match sees the user as User shows it
+// on s, before every other rule.
+func (a *Accounts) matchedUser(ctx context.Context, s *accountSnapshot, name string, match func(cur Account) error) (*StoredUser, error) {
+	acc, ok := a.userOn(s, name)
+	if !ok {
+		return nil, accountErrorf(ErrNotFound, "user %q does not exist", name)
+	}
+	if err := match(acc); err != nil {
+		return nil, err
+	}
+	return a.storedUser(ctx, s, name, 0)
+}
+
 // UpdateUser changes the fields of u that are set. ifRevision 0 changes
 // the user whatever its revision; otherwise it must be the current one.
 // Every update adds one to the revision. A change of password, groups or
@@ -530,15 +547,32 @@ func (a *Accounts) refresh(ctx context.Context, seq uint64) bool {
 // [ErrNotFound], [ErrReadOnly], [ErrRevision], [ErrInvalid] pointing at
 // "/password" or "/groups/<i>".
 func (a *Accounts) UpdateUser(ctx context.Context, name string, ifRevision uint64, u UserUpdate) (Account, error) {
+	return a.updateUser(ctx, func(s *accountSnapshot) (*StoredUser, error) { return a.storedUser(ctx, s, name, ifRevision) }, u)
+}
+
+// UpdateUserIf is UpdateUser under a condition of the caller's (an HTTP
+// If-Match) instead of a revision: match is called with the user as
+// [Accounts.User] shows it, a read-only user too, on the state the update
+// is decided on, before every rule of the update, and again whenever the
+// update is decided afresh on a newer state; an error of it refuses the
+// update. So the caller needs no retry of its own. Errors: match's, and
+// those of UpdateUser but ErrRevision.
+func (a *Accounts) UpdateUserIf(ctx context.Context, name string, match func(cur Account) error, u UserUpdate) (Account, error) {
+	return a.updateUser(ctx, func(s *accountSnapshot) (*StoredUser, error) { return a.matchedUser(ctx, s, name, match) }, u)
+}
+
+// updateUser is UpdateUser of the stored user that check returns on the
+// snapshot the update is decided on.
+func (a *Accounts) updateUser(ctx context.Context, check func(s *accountSnapshot) (*StoredUser, error), u UserUpdate) (Account, error) {
 	// Refuse what is refused anyway before the bcrypt work.
 	s := a.w.View()
-	if _, err := a.storedUser(ctx, s, name, ifRevision); err != nil {
+	if _, err := check(s); err != nil {
 		// Over a shared store, the user or its revision may come from
 		// another replica's commit not told here yet.
 		if !a.w.Shared() || !a.refresh(ctx, s.state.Seq) {
 			return Account{}, err
 		}
-		if _, err := a.storedUser(ctx, a.w.View(), name, ifRevision); err != nil {
+		if _, err := check(a.w.View()); err != nil {
 			return Account{}, err
 		}
 	}
@@ -560,7 +594,7 @@ func (a *Accounts) UpdateUser(ctx context.Context, name string, ifRevision uint6
 	}
 	var updated *StoredUser
 	err := a.write(ctx, func(s *accountSnapshot) (AccountChange, *AccountState, error) {
-		old, err := a.storedUser(ctx, s, name, ifRevision)
+		old, err := check(s)
 		if err != nil {
 			return AccountChange{}, nil, err
 		}
@@ -594,12 +628,24 @@ func (a *Accounts) UpdateUser(ctx context.Context, name string, ifRevision uint6
 // is as for UpdateUser. Errors: [ErrNotFound], [ErrReadOnly],
 // [ErrRevision].
 func (a *Accounts) DeleteUser(ctx context.Context, name string, ifRevision uint64) error {
+	return a.deleteUser(ctx, func(s *accountSnapshot) (*StoredUser, error) { return a.storedUser(ctx, s, name, ifRevision) })
+}
+
+// DeleteUserIf is DeleteUser under match, as UpdateUserIf is UpdateUser.
+// Errors: match's, [ErrNotFound], [ErrReadOnly].
+func (a *Accounts) DeleteUserIf(ctx context.Context, name string, match func(cur Account) error) error {
+	return a.deleteUser(ctx, func(s *accountSnapshot) (*StoredUser, error) { return a.matchedUser(ctx, s, name, match) })
+}
+
+// deleteUser is DeleteUser of the stored user that check returns on the
+// snapshot the removal is decided on.
+func (a *Accounts) deleteUser(ctx context.Context, check func(s *accountSnapshot) (*StoredUser, error)) error {
 	return a.write(ctx, func(s *accountSnapshot) (AccountChange, *AccountState, error) {
-		old, err := a.storedUser(ctx, s, name, ifRevision)
+		old, err := check(s)
 		if err != nil {
 			return AccountChange{}, nil, err
 		}
-		return AccountChange{User: old, Delete: true, Revision: old.Revision}, s.state.withoutUser(name), nil
+		return AccountChange{User: old, Delete: true, Revision: old.Revision}, s.state.withoutUser(old.Name), nil
 	})
 }
 
