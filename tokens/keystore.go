@@ -154,6 +154,11 @@ type keyCodec struct {
 	where string
 }
 
+var (
+	_ image.Store[keyState]    = keyCodec{}
+	_ image.Notifier[keyState] = keyNotifier{}
+)
+
 // Load implements [image.Store]: a store that holds no set yet gives one
 // of no keys at seq 0.
 func (c keyCodec) Load(ctx context.Context) (*keyState, error) {
