@@ -114,9 +114,11 @@ func openKeySet(ctx context.Context, store KeyStore, cfg KeySetConfig, where str
 		}
 		signing := cfg.Signing
 		if signing == nil {
-			if signing, err = GenerateKey(s.alg, s.random); err != nil {
+			k, err := GenerateKey(s.alg, s.random)
+			if err != nil {
 				return nil, err
 			}
+			signing = k
 		}
 		return &keyState{entries: []*keyEntry{{key: signing, created: s.now().UTC()}}}, nil
 	})
