@@ -51,7 +51,7 @@ func update[T any](ctx context.Context, r *Registry, write func(tx *Tx) (T, erro
 // state it is decided on, and the one write decided there. Its write
 // methods apply the rules of the Registry's methods of the same names and
 // return what those would. A Tx is valid only during the call of the
-// function Update gave it to.
+// function Update gave it to, and is not safe for concurrent use.
 type Tx struct {
 	r      *Registry
 	st     *State
