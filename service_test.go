@@ -202,12 +202,12 @@ func (m *memKeys) Load(context.Context) (*tokens.StoredKeySet, error) {
 	return &set, nil
 }
 
-func (m *memKeys) Commit(_ context.Context, c tokens.KeyCommit) error {
+func (m *memKeys) Commit(_ context.Context, base uint64, next *tokens.StoredKeySet) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if c.Base != m.set.Seq {
-		return tokens.ErrKeysStale
+	if base != m.set.Seq {
+		return tokens.ErrStale
 	}
-	m.set = *c.Set
+	m.set = *next
 	return nil
 }

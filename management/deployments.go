@@ -374,13 +374,14 @@ func (h *Handler) putDeployment(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	h.loadModels(in.record(0))
 	var stored registry.Deployment
-	err = apply(func() (uint64, error) {
-		st := h.reg.Snapshot().State()
+	err = h.reg.Update(r.Context(), func(tx *registry.Tx) error {
+		st := tx.State()
 		cur, exists := st.Deployment(group, path)
 		want, err := pre.revision("deployment", group+"/"+path, exists, cur.Revision, registry.AnyRevision)
 		if err != nil {
-			return 0, err
+			return err
 		}
 		d := in.record(want)
 		var prev *registry.Deployment
@@ -388,16 +389,10 @@ func (h *Handler) putDeployment(w http.ResponseWriter, r *http.Request) error {
 			prev = &cur
 		}
 		if err := h.checkReferences(st, d, prev); err != nil {
-			return 0, err
+			return err
 		}
-		if want == registry.AnyRevision && exists {
-			// Build on what was checked against, so a change in between
-			// is seen and checked afresh rather than overwritten blindly.
-			d.Revision = cur.Revision
-			want = cur.Revision
-		}
-		stored, err = h.reg.PutDeployment(r.Context(), d)
-		return want, err
+		stored, err = tx.PutDeployment(d)
+		return err
 	})
 	if err != nil {
 		return err
@@ -430,43 +425,70 @@ func (h *Handler) patchDeployment(w http.ResponseWriter, r *http.Request) error 
 	if err != nil {
 		return err
 	}
+	if cur, ok := h.reg.Snapshot().State().Deployment(group, path); ok {
+		if d, err := h.patched(cur, patch, cur.Revision); err == nil {
+			h.loadModels(d)
+		}
+	}
 	var stored registry.Deployment
-	err = apply(func() (uint64, error) {
-		st := h.reg.Snapshot().State()
+	err = h.reg.Update(r.Context(), func(tx *registry.Tx) error {
+		st := tx.State()
 		cur, exists := st.Deployment(group, path)
 		if !exists {
-			return 0, notFound("deployment", group+"/"+path)
+			return notFound("deployment", group+"/"+path)
 		}
 		want, err := pre.revision("deployment", group+"/"+path, true, cur.Revision, cur.Revision)
 		if err != nil {
-			return 0, err
+			return err
 		}
-		doc, err := json.Marshal(deploymentView(cur))
+		d, err := h.patched(cur, patch, want)
 		if err != nil {
-			return 0, fmt.Errorf("management: encode deployment: %w", err)
+			return err
 		}
-		merged, err := mergeDocument(doc, patch)
-		if err != nil {
-			return 0, err
-		}
-		in, err := h.decodeDeployment(merged, func(in *deploymentInput) []problem.FieldError {
-			return in.checkIdentity(group, path)
-		})
-		if err != nil {
-			return 0, err
-		}
-		d := in.record(want)
 		if err := h.checkReferences(st, d, &cur); err != nil {
-			return 0, err
+			return err
 		}
-		stored, err = h.reg.PutDeployment(r.Context(), d)
-		return want, err
+		stored, err = tx.PutDeployment(d)
+		return err
 	})
 	if err != nil {
 		return err
 	}
 	setETag(w, stored.Revision)
 	return writeJSON(w, http.StatusOK, deploymentView(stored))
+}
+
+// patched is cur with the merge patch applied, read and checked as a PUT
+// body is, at revision want.
+func (h *Handler) patched(cur registry.Deployment, patch map[string]any, want uint64) (registry.Deployment, error) {
+	doc, err := json.Marshal(deploymentView(cur))
+	if err != nil {
+		return registry.Deployment{}, fmt.Errorf("management: encode deployment: %w", err)
+	}
+	merged, err := mergeDocument(doc, patch)
+	if err != nil {
+		return registry.Deployment{}, err
+	}
+	in, err := h.decodeDeployment(merged, func(in *deploymentInput) []problem.FieldError {
+		return in.checkIdentity(cur.Group, cur.Path)
+	})
+	if err != nil {
+		return registry.Deployment{}, err
+	}
+	return in.record(want), nil
+}
+
+// loadModels loads the model versions d's endpoints name, before the
+// write that stores d: the write does not wait for them under its lock,
+// and d's first requests find them loaded. One that cannot be loaded is
+// left for the requests to report.
+func (h *Handler) loadModels(d registry.Deployment) {
+	snap := h.reg.Snapshot()
+	for _, e := range d.Endpoints {
+		if e.Model != "" {
+			_, _ = snap.EndpointProcess(e)
+		}
+	}
 }
 
 // deleteDeployment is DELETE /api/v1/deployments/{group}/{path}. Its
@@ -477,16 +499,16 @@ func (h *Handler) deleteDeployment(w http.ResponseWriter, r *http.Request) error
 	if err != nil {
 		return err
 	}
-	err = apply(func() (uint64, error) {
-		cur, exists := h.reg.Snapshot().State().Deployment(group, path)
+	err = h.reg.Update(r.Context(), func(tx *registry.Tx) error {
+		cur, exists := tx.State().Deployment(group, path)
 		if !exists {
-			return 0, notFound("deployment", group+"/"+path)
+			return notFound("deployment", group+"/"+path)
 		}
 		want, err := pre.revision("deployment", group+"/"+path, true, cur.Revision, registry.AnyRevision)
 		if err != nil {
-			return 0, err
+			return err
 		}
-		return want, h.reg.DeleteDeployment(r.Context(), group, path, want)
+		return tx.DeleteDeployment(group, path, want)
 	})
 	if err != nil {
 		return err

@@ -8,15 +8,7 @@ import (
 	"github.com/scorehub/scorehub/problem"
 )
 
-// maxAttempts bounds how often a write that met a concurrent change is
-// tried again before the client is told to retry.
-const maxAttempts = 16
-
-var (
-	errRouteNotFound = httperr.New(problem.NotFound, "no management route has this address")
-	errTooContended  = httperr.New(problem.Conflict,
-		"the record kept changing while this request was applied; retry")
-)
+var errRouteNotFound = httperr.New(problem.NotFound, "no management route has this address")
 
 // notFound is the 404 for a record that is not stored, or whose name in the
 // URL no record can have.

@@ -194,14 +194,14 @@ func (h *Handler) putGroup(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	var stored registry.Group
-	err = apply(func() (uint64, error) {
-		cur, exists := h.reg.Snapshot().State().Group(name)
+	err = h.reg.Update(r.Context(), func(tx *registry.Tx) error {
+		cur, exists := tx.State().Group(name)
 		want, err := pre.revision("web API group", name, exists, cur.Revision, registry.AnyRevision)
 		if err != nil {
-			return 0, err
+			return err
 		}
-		stored, err = h.reg.PutGroup(r.Context(), in.record(want))
-		return want, err
+		stored, err = tx.PutGroup(in.record(want))
+		return err
 	})
 	if err != nil {
 		return err
@@ -218,16 +218,16 @@ func (h *Handler) deleteGroup(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	err = apply(func() (uint64, error) {
-		cur, exists := h.reg.Snapshot().State().Group(name)
+	err = h.reg.Update(r.Context(), func(tx *registry.Tx) error {
+		cur, exists := tx.State().Group(name)
 		if !exists {
-			return 0, notFound("web API group", name)
+			return notFound("web API group", name)
 		}
 		want, err := pre.revision("web API group", name, true, cur.Revision, registry.AnyRevision)
 		if err != nil {
-			return 0, err
+			return err
 		}
-		return want, h.reg.DeleteGroup(r.Context(), name, want)
+		return tx.DeleteGroup(name, want)
 	})
 	if err != nil {
 		return err

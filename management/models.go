@@ -209,16 +209,16 @@ func (h *Handler) deleteModel(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	err = apply(func() (uint64, error) {
-		cur, exists := h.reg.Snapshot().State().Model(name)
+	err = h.reg.Update(r.Context(), func(tx *registry.Tx) error {
+		cur, exists := tx.State().Model(name)
 		if !exists {
-			return 0, notFound("model", name)
+			return notFound("model", name)
 		}
 		want, err := pre.revision("model", name, true, cur.Revision, registry.AnyRevision)
 		if err != nil {
-			return 0, err
+			return err
 		}
-		return want, h.reg.DeleteModel(r.Context(), name, want)
+		return tx.DeleteModel(name, want)
 	})
 	if err != nil {
 		return err
@@ -381,19 +381,22 @@ func (h *Handler) putModelAlias(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	// The version loads before the write, which then finds it loaded
+	// (one that cannot be loaded is refused there).
+	_, _ = h.reg.Snapshot().EndpointProcess(registry.Endpoint{Model: model + "@" + strconv.Itoa(in.Version)})
 	var stored registry.ModelAlias
-	err = apply(func() (uint64, error) {
-		m, ok := h.reg.Snapshot().State().Model(model)
+	err = h.reg.Update(r.Context(), func(tx *registry.Tx) error {
+		m, ok := tx.State().Model(model)
 		if !ok {
-			return 0, notFound("model", model)
+			return notFound("model", model)
 		}
 		cur, exists := m.Alias(alias)
 		want, err := pre.revision("alias", model+"@"+alias, exists, cur.Revision, registry.AnyRevision)
 		if err != nil {
-			return 0, err
+			return err
 		}
-		stored, err = h.reg.PutModelAlias(r.Context(), model, registry.ModelAlias{Name: alias, Version: in.Version, Revision: want})
-		return want, err
+		stored, err = tx.PutModelAlias(model, registry.ModelAlias{Name: alias, Version: in.Version, Revision: want})
+		return err
 	})
 	if err != nil {
 		return err
@@ -410,20 +413,20 @@ func (h *Handler) deleteModelAlias(w http.ResponseWriter, r *http.Request) error
 	if err != nil {
 		return err
 	}
-	err = apply(func() (uint64, error) {
-		m, ok := h.reg.Snapshot().State().Model(model)
+	err = h.reg.Update(r.Context(), func(tx *registry.Tx) error {
+		m, ok := tx.State().Model(model)
 		if !ok {
-			return 0, notFound("model", model)
+			return notFound("model", model)
 		}
 		cur, exists := m.Alias(alias)
 		if !exists {
-			return 0, httperr.Newf(problem.NotFound, "model %q has no alias %q", model, alias)
+			return httperr.Newf(problem.NotFound, "model %q has no alias %q", model, alias)
 		}
 		want, err := pre.revision("alias", model+"@"+alias, true, cur.Revision, registry.AnyRevision)
 		if err != nil {
-			return 0, err
+			return err
 		}
-		return want, h.reg.DeleteModelAlias(r.Context(), model, alias, want)
+		return tx.DeleteModelAlias(model, alias, want)
 	})
 	if err != nil {
 		return err

@@ -9,7 +9,6 @@ import (
 
 	"github.com/scorehub/scorehub/internal/httperr"
 	"github.com/scorehub/scorehub/problem"
-	"github.com/scorehub/scorehub/registry"
 	"github.com/scorehub/scorehub/tokens"
 )
 
@@ -95,15 +94,20 @@ func (p precondition) revision(kind, name string, exists bool, cur uint64, uncon
 		"%s %q is at revision %d, not one the request names", kind, name, cur)
 }
 
-// retryable reports whether a write with revision want failed only because
-// another write came in between its read and its commit, so that reading
-// again and deciding afresh is right. Creates and unconditional writes of
-// the registry (0 and AnyRevision) and of users (0) never are.
-func retryable(err error, want uint64) bool {
-	if want == 0 || want == registry.AnyRevision {
-		return false
+// user is p as the condition of a write of the user name, for
+// tokens.Accounts' UpdateUserIf and DeleteUserIf.
+func (p precondition) user(name string) func(cur tokens.Account) error {
+	return func(cur tokens.Account) error {
+		_, err := p.revision("user", name, true, cur.Revision, 0)
+		return err
 	}
-	var c *registry.ConflictError
-	return errors.As(err, &c) || errors.Is(err, registry.ErrNotFound) ||
-		errors.Is(err, tokens.ErrRevision) || errors.Is(err, tokens.ErrNotFound)
+}
+
+// userError is err of a write of the user name as this API says it: a
+// user that does not exist is the 404 of every record.
+func userError(err error, name string) error {
+	if errors.Is(err, tokens.ErrNotFound) {
+		return notFound("user", name)
+	}
+	return err
 }

@@ -1,12 +1,9 @@
 package management
 
 import (
-	"errors"
 	"net/http"
 	"net/http/httptest"
 	"testing"
-
-	"github.com/google/go-cmp/cmp"
 
 	"github.com/scorehub/scorehub/internal/httperr"
 	"github.com/scorehub/scorehub/registry"
@@ -72,38 +69,4 @@ func statusOf(err error) int {
 		return 0
 	}
 	return httperr.From(err).Status
-}
-
-func TestApplyRetriesOnlyWhatItShould(t *testing.T) {
-	conflict := &registry.ConflictError{Kind: "deployment", Name: "g/p", Want: 3, Current: 4}
-	tests := []struct {
-		name     string
-		want     uint64
-		err      error
-		attempts int
-		result   error
-	}{
-		{"success", 3, nil, 1, nil},
-		{"lost a race: retried until the limit", 3, conflict, maxAttempts, errTooContended},
-		{"deleted in between: retried", 3, registry.ErrNotFound, maxAttempts, errTooContended},
-		{"create of an existing record: not retried", 0, &registry.ConflictError{Kind: "group", Name: "g", Current: 1}, 1, nil},
-		{"blind write: not retried", registry.AnyRevision, conflict, 1, nil},
-		{"another error: not retried", 3, registry.ErrInUse, 1, nil},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			n := 0
-			err := apply(func() (uint64, error) { n++; return tt.want, tt.err })
-			if n != tt.attempts {
-				t.Errorf("%d attempts, want %d", n, tt.attempts)
-			}
-			want := tt.result
-			if want == nil {
-				want = tt.err
-			}
-			if !errors.Is(err, want) && !cmp.Equal(err, want) {
-				t.Errorf("apply = %v, want %v", err, want)
-			}
-		})
-	}
 }

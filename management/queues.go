@@ -109,16 +109,16 @@ func (h *Handler) putQueue(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	var stored registry.Queue
-	err = apply(func() (uint64, error) {
-		cur, exists := h.reg.Snapshot().State().Queue(name)
+	err = h.reg.Update(r.Context(), func(tx *registry.Tx) error {
+		cur, exists := tx.State().Queue(name)
 		want, err := pre.revision("queue", name, exists, cur.Revision, registry.AnyRevision)
 		if err != nil {
-			return 0, err
+			return err
 		}
-		stored, err = h.reg.PutQueue(r.Context(), registry.Queue{
+		stored, err = tx.PutQueue(registry.Queue{
 			Name: name, MaxConcurrent: *in.MaxConcurrent, MaxWaiting: *in.MaxWaiting, Revision: want,
 		})
-		return want, err
+		return err
 	})
 	if err != nil {
 		return err
@@ -135,16 +135,16 @@ func (h *Handler) deleteQueue(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	err = apply(func() (uint64, error) {
-		cur, exists := h.reg.Snapshot().State().Queue(name)
+	err = h.reg.Update(r.Context(), func(tx *registry.Tx) error {
+		cur, exists := tx.State().Queue(name)
 		if !exists {
-			return 0, notFound("queue", name)
+			return notFound("queue", name)
 		}
 		want, err := pre.revision("queue", name, true, cur.Revision, registry.AnyRevision)
 		if err != nil {
-			return 0, err
+			return err
 		}
-		return want, h.reg.DeleteQueue(r.Context(), name, want)
+		return tx.DeleteQueue(name, want)
 	})
 	if err != nil {
 		return err

@@ -43,19 +43,5 @@ func createdOrOK(rev uint64) int {
 	return http.StatusOK
 }
 
-// apply runs attempt, which reads the current state, decides the revision
-// to write with and writes, until it succeeds or fails for a reason other
-// than a write that came in between (see retryable). After maxAttempts such
-// losses in a row the client is told to retry.
-func apply(attempt func() (want uint64, err error)) error {
-	for range maxAttempts {
-		want, err := attempt()
-		if err == nil || !retryable(err, want) {
-			return err
-		}
-	}
-	return errTooContended
-}
-
 // quote quotes a name for a message.
 func quote(s string) string { return strconv.Quote(s) }

@@ -36,11 +36,11 @@ func (s outageStore) Load(ctx context.Context) (*registry.State, error) {
 	return s.Store.Load(ctx)
 }
 
-func (s outageStore) Commit(ctx context.Context, c registry.Commit) error {
+func (s outageStore) Commit(ctx context.Context, base uint64, next *registry.State) error {
 	if err := s.o.check(ctx); err != nil {
 		return err
 	}
-	return s.Store.Commit(ctx, c)
+	return s.Store.Commit(ctx, base, next)
 }
 
 // outageJobStore is a job store behind an outage.

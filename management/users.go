@@ -240,24 +240,12 @@ func (h *Handler) putUser(w http.ResponseWriter, r *http.Request) error {
 }
 
 // updateUser applies u to the user name under pre and answers with the
-// user. A write that comes in between the read and the update makes it
-// read and decide again, so that If-Match names the revision changed.
+// user. pre is checked on the user as the update finds it, again after a
+// write that came in between, so that If-Match names the revision changed.
 func (h *Handler) updateUser(w http.ResponseWriter, r *http.Request, name string, pre precondition, u tokens.UserUpdate) error {
-	var stored tokens.Account
-	err := apply(func() (uint64, error) {
-		cur, exists := h.accounts.User(name)
-		if !exists {
-			return 0, notFound("user", name)
-		}
-		want, err := pre.revision("user", name, true, cur.Revision, 0)
-		if err != nil {
-			return 0, err
-		}
-		stored, err = h.accounts.UpdateUser(r.Context(), name, want, u)
-		return want, err
-	})
+	stored, err := h.accounts.UpdateUserIf(r.Context(), name, pre.user(name), u)
 	if err != nil {
-		return err
+		return userError(err, name)
 	}
 	setUserETag(w, stored)
 	return writeJSON(w, http.StatusOK, userView(stored))
@@ -401,19 +389,8 @@ func (h *Handler) deleteUser(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	err = apply(func() (uint64, error) {
-		cur, exists := h.accounts.User(name)
-		if !exists {
-			return 0, notFound("user", name)
-		}
-		want, err := pre.revision("user", name, true, cur.Revision, 0)
-		if err != nil {
-			return 0, err
-		}
-		return want, h.accounts.DeleteUser(r.Context(), name, want)
-	})
-	if err != nil {
-		return err
+	if err := h.accounts.DeleteUserIf(r.Context(), name, pre.user(name)); err != nil {
+		return userError(err, name)
 	}
 	w.WriteHeader(http.StatusNoContent)
 	return nil

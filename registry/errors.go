@@ -4,6 +4,8 @@ import (
 	"fmt"
 
 	"github.com/scorehub/scorehub/problem"
+
+	"github.com/scorehub/scorehub/internal/image"
 )
 
 // Sentinel errors. Functions in this package wrap them with detail; match
@@ -22,12 +24,13 @@ var (
 	// current one. The error is a [*ConflictError].
 	ErrConflict = &problem.Error{Code: problem.PreconditionFailed, Text: "registry: revision conflict",
 		Message: "the record has changed since it was read"}
-	// ErrStale reports a [Commit] whose Base is no longer the stored state's
+	// ErrStale reports a commit whose base is no longer the stored state's
 	// Seq: another writer committed in between. A [Registry] loads the
 	// store again and retries; it returns ErrStale only when the store
-	// keeps changing under it.
-	ErrStale = &problem.Error{Code: problem.Conflict, Text: "registry: store changed by another writer",
-		Message: "the records kept changing while this request was applied; retry"}
+	// keeps changing under it. It is the one stale error of every store
+	// (records, jobs, and those of package tokens, where it is
+	// tokens.ErrStale).
+	ErrStale = image.ErrStale
 	// ErrInUse reports a delete of a record that others still refer to, or of
 	// a built-in record (the DEFAULT group and queue).
 	ErrInUse = &problem.Error{Code: problem.InUse, Text: "registry: in use", Message: "the record is in use"}

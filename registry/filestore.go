@@ -1,18 +1,16 @@
 package registry
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/scorehub/scorehub/internal/atomicfile"
+	"github.com/scorehub/scorehub/internal/image"
 )
 
 // Names inside a FileStore's directory.
@@ -66,12 +64,11 @@ var ErrLocked = errors.New("registry: store directory is in use by another proce
 //
 // A FileStore is safe for concurrent use; commits are serialised.
 type FileStore struct {
-	image
+	records
+	file   *image.File[State]
 	dir    string
-	path   string
 	models string // the artifacts' directory
 	fs     atomicfile.FS
-	lock   io.Closer
 }
 
 var (
@@ -94,74 +91,35 @@ func openFileStore(dir string, opts StoreOptions, fsys atomicfile.FS) (*FileStor
 	if dir == "" {
 		return nil, errors.New("registry: OpenFileStore needs a directory")
 	}
-	lock, err := lockDir(dir, lockFileName, "store")
+	s := &FileStore{records: records{opts: opts}, dir: dir, models: filepath.Join(dir, modelsDirName), fs: fsys}
+	f, err := image.OpenFile(image.FileConfig[State]{
+		MemConfig:  imageConfig(s.hasArtifact),
+		Path:       filepath.Join(dir, stateFileName),
+		TempPrefix: tempPrefix,
+		Lock:       lockFileName,
+		Locked:     ErrLocked,
+		Empty:      func() *State { return NewState(opts.now()) },
+		WriteEmpty: true,
+		Encode:     encodeState,
+		Decode:     decodeState,
+		FS:         fsys,
+		Prefix:     "registry",
+		What:       "store file",
+	})
 	if err != nil {
 		return nil, err
 	}
-	s := &FileStore{dir: dir, path: filepath.Join(dir, stateFileName), models: filepath.Join(dir, modelsDirName), fs: fsys, lock: lock}
-	s.opts = opts
-	s.hasArtifact = func(sum string) bool {
-		_, err := os.Stat(s.artifactPath(sum))
-		return err == nil
-	}
-	if err := s.load(opts); err != nil {
-		lock.Close()
+	s.file, s.img = f, f
+	if err := f.Locked(context.Background(), s.checkArtifacts); err != nil {
+		f.Close()
 		return nil, err
 	}
-	s.persist = s.commit
 	return s, nil
 }
 
-// lockDir creates dir (mode 0700) when it does not exist and takes the
-// lock file name in it, so that one store at a time has dir open. what
-// names the store in errors.
-func lockDir(dir, name, what string) (io.Closer, error) {
-	lock, err := atomicfile.LockDir(dir, name)
-	if errors.Is(err, atomicfile.ErrLocked) {
-		err = ErrLocked
-	}
-	if err != nil {
-		return nil, fmt.Errorf("registry: open %s %s: %w", what, dir, err)
-	}
-	return lock, nil
-}
-
-// load sets s.state from the state file, or writes a new one when there is
-// none. It runs holding the directory lock, so any temporary file present
-// belongs to a writer that crashed.
-func (s *FileStore) load(opts StoreOptions) error {
-	if err := atomicfile.RemoveTemps(s.dir, tempPrefix); err != nil {
-		return fmt.Errorf("registry: %w", err)
-	}
-	b, err := os.ReadFile(s.path)
-	if errors.Is(err, fs.ErrNotExist) {
-		st := NewState(opts.now())
-		if err := s.commit(st); err != nil {
-			return err
-		}
-		s.state = st
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("registry: read store file: %w", err)
-	}
-	st, err := decodeState(b)
-	if err != nil {
-		return fmt.Errorf("registry: %s is not a valid store file: %w", s.path, err)
-	}
-	// The last writer may have crashed after its rename but before its
-	// directory flush: make what was read durable before anyone relies on it.
-	if err := atomicfile.Sync(s.path); err != nil {
-		return fmt.Errorf("registry: sync %s: %w", s.path, err)
-	}
-	if err := s.fs.SyncDir(s.dir); err != nil {
-		return fmt.Errorf("registry: sync directory %s: %w", s.dir, err)
-	}
-	if err := s.checkArtifacts(st); err != nil {
-		return err
-	}
-	s.state = st
-	return nil
+func (s *FileStore) hasArtifact(sum string) bool {
+	_, err := os.Stat(s.artifactPath(sum))
+	return err == nil
 }
 
 // checkArtifacts fails when a version of st has no artifact of its size,
@@ -255,54 +213,28 @@ func (s *FileStore) Artifact(ctx context.Context, sum string) ([]byte, error) {
 
 // DeleteArtifact implements [ArtifactStore].
 func (s *FileStore) DeleteArtifact(ctx context.Context, sum string) error {
-	if err := s.artifactCall(ctx); err != nil {
-		return err
-	}
 	if !validSHA256(sum) {
+		return s.artifactCall(ctx)
+	}
+	// Under the commit lock, which the commit's check of artifacts takes
+	// too: no commit can add a reference between the check and the
+	// removal.
+	return s.img.Locked(ctx, func(cur *State) error {
+		if cur.referenced(sum) {
+			return nil
+		}
+		err := os.Remove(s.artifactPath(sum))
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("registry: delete artifact: %w", err)
+		}
+		if err := s.fs.SyncDir(s.models); err != nil {
+			return fmt.Errorf("registry: sync directory %s: %w", s.models, err)
+		}
 		return nil
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.state.referenced(sum) {
-		return nil
-	}
-	err := os.Remove(s.artifactPath(sum))
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("registry: delete artifact: %w", err)
-	}
-	if err := s.fs.SyncDir(s.models); err != nil {
-		return fmt.Errorf("registry: sync directory %s: %w", s.models, err)
-	}
-	return nil
-}
-
-// commit makes st the state on disk. It runs under the image's lock (or
-// before the store is shared), so commits never interleave.
-func (s *FileStore) commit(st *State) error {
-	b, err := encodeState(st)
-	if err != nil {
-		return fmt.Errorf("registry: encode state: %w", err)
-	}
-	if err := atomicfile.Write(s.fs, s.path, tempPrefix, b); err != nil {
-		return fmt.Errorf("registry: %w", err)
-	}
-	return nil
-}
-
-// Close implements [Store]. It waits for a write in progress, then releases
-// the directory for the next [OpenFileStore]. Closing a closed store does
-// nothing.
-func (s *FileStore) Close() error {
-	if !s.close() {
-		return nil
-	}
-	if err := s.lock.Close(); err != nil {
-		return fmt.Errorf("registry: release store %s: %w", s.dir, err)
-	}
-	return nil
+	})
 }
 
 // fileState is the state file: its format version and the records, in the
@@ -318,39 +250,17 @@ type fileState struct {
 }
 
 func encodeState(st *State) ([]byte, error) {
-	f := fileState{Format: fileFormat, Seq: st.Seq(), Groups: st.Groups(), Deployments: st.Deployments(), Queues: st.Queues(), Models: st.Models()}
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false) // the file is for people to read, not for a browser
-	enc.SetIndent("", "\t")
-	if err := enc.Encode(f); err != nil {
-		return nil, err
-	}
-	return buf.Bytes(), nil
+	return image.EncodeJSON(fileState{Format: fileFormat, Seq: st.Seq(), Groups: st.Groups(), Deployments: st.Deployments(),
+		Queues: st.Queues(), Models: st.Models()})
 }
 
 func decodeState(b []byte) (*State, error) {
-	// The version comes first so that a file of another format is reported
-	// as such, not as a field this build does not know.
-	var v struct {
-		Format *int `json:"format"`
-	}
-	if err := json.Unmarshal(b, &v); err != nil {
-		return nil, err
-	}
-	if v.Format == nil {
-		return nil, errors.New("no format version")
-	}
-	if *v.Format != 1 && *v.Format != fileFormat {
-		return nil, fmt.Errorf("format version %d is not supported (this build reads 1 and %d)", *v.Format, fileFormat)
-	}
 	var f fileState
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&f); err != nil {
+	format, err := image.DecodeJSON(b, &f, 1, fileFormat)
+	if err != nil {
 		return nil, err
 	}
-	if *v.Format == 1 && f.Models != nil {
+	if format == 1 && f.Models != nil {
 		return nil, errors.New("format version 1 has no models")
 	}
 	return BuildStateWithModels(f.Seq, f.Groups, f.Deployments, f.Queues, f.Models)

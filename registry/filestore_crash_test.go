@@ -218,7 +218,7 @@ func over(t *testing.T, s Store, now time.Time) *Registry {
 // up; only the kernel's release of its lock happens.
 func abandon(t *testing.T, s *FileStore) {
 	t.Helper()
-	if err := s.lock.Close(); err != nil {
+	if err := s.file.Abandon(); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -386,8 +386,8 @@ type observed struct {
 	ffs *faultFS
 }
 
-func (o *observed) Commit(ctx context.Context, c Commit) error {
-	err := o.Store.Commit(ctx, c)
+func (o *observed) Commit(ctx context.Context, base uint64, next *State) error {
+	err := o.Store.Commit(ctx, base, next)
 	o.ffs.record("committed")
 	return err
 }

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/scorehub/scorehub/internal/image"
 	"github.com/scorehub/scorehub/problem"
 )
 
@@ -252,7 +253,7 @@ func (r *JobRegistry) endLapsed(ctx context.Context, mine func(Job) bool) (int, 
 // the next job and whether to write it; change stamps the next revision.
 // result is stored with the write. It returns the job as stored.
 func (r *JobRegistry) change(ctx context.Context, id string, decide func(cur Job, now time.Time) (Job, bool, error), result []byte) (Job, error) {
-	for range maxStale {
+	for range image.MaxAttempts {
 		cur, err := r.store.Job(ctx, id)
 		if err != nil {
 			return Job{}, err

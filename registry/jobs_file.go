@@ -73,6 +73,20 @@ func openFileJobStore(dir string, opts StoreOptions, fsys atomicfile.FS) (*FileJ
 	return s, nil
 }
 
+// lockDir creates dir (mode 0700) when it does not exist and takes the
+// lock file name in it, so that one store at a time has dir open. what
+// names the store in errors.
+func lockDir(dir, name, what string) (io.Closer, error) {
+	lock, err := atomicfile.LockDir(dir, name)
+	if errors.Is(err, atomicfile.ErrLocked) {
+		err = ErrLocked
+	}
+	if err != nil {
+		return nil, fmt.Errorf("registry: open %s %s: %w", what, dir, err)
+	}
+	return lock, nil
+}
+
 // load reads every job and removes what a crashed writer left behind.
 func (s *FileJobStore) load() error {
 	entries, err := os.ReadDir(s.dir)

@@ -3,7 +3,6 @@ package registry
 import (
 	"context"
 	"fmt"
-	"time"
 )
 
 // AddModelVersion uploads artifact as the next version of the model name,
@@ -49,19 +48,19 @@ func (r *Registry) AddModelVersion(ctx context.Context, name string, artifact []
 		out     ModelVersion
 		created bool
 	)
-	err = r.write(ctx, func(st *State, now time.Time) (*State, Change, error) {
-		if old, ok := st.identicalVersion(name, sum, meta); ok {
+	err = r.Update(ctx, func(tx *Tx) error {
+		if old, ok := tx.st.identicalVersion(name, sum, meta); ok {
 			out, created = old, false
-			return nil, Change{}, nil
+			return nil
 		}
 		if err := as.PutArtifact(ctx, sum, artifact); err != nil {
-			return nil, Change{}, err
+			return err
 		}
-		next, c, stored, err := st.withModelVersion(name, ModelVersion{
+		next, c, stored, err := tx.st.withModelVersion(name, ModelVersion{
 			SHA256: sum, Size: int64(len(artifact)), Metadata: meta, Schema: e.model.Schema,
-		}, now)
+		}, tx.now)
 		out, created = stored, true
-		return next, c, err
+		return tx.set(next, c, err)
 	})
 	if err != nil {
 		return ModelVersion{}, false, err
@@ -81,43 +80,33 @@ func (r *Registry) AddModelVersion(ctx context.Context, name string, artifact []
 // it; a version that cannot be loaded fails with [ErrUnavailable] and the
 // alias stays where it was.
 func (r *Registry) PutModelAlias(ctx context.Context, model string, a ModelAlias) (ModelAlias, error) {
-	ready := func(st *State) error {
-		info, ok := st.keys[versionKey{model, a.Version}]
-		if !ok {
-			return nil // the write's rules say what is wrong
-		}
-		if _, err := r.models.stored(info); err != nil {
-			return unavailable(fmt.Sprintf("model %s cannot be loaded in this server; the alias was not moved", info.process), err)
-		}
-		return nil
-	}
 	// Loading can be slow: before the write where the version exists now,
 	// and again (at once, from the cache) on the state the write decides on.
-	if err := ready(r.Snapshot().state); err != nil {
+	if err := r.ready(r.Snapshot().state, model, a.Version); err != nil {
 		return ModelAlias{}, err
 	}
-	var out ModelAlias
-	err := r.write(ctx, func(st *State, now time.Time) (*State, Change, error) {
-		if err := ready(st); err != nil {
-			return nil, Change{}, err
-		}
-		next, c, stored, err := st.withModelAlias(model, a, now)
-		out = stored
-		return next, c, err
-	})
-	if err != nil {
-		return ModelAlias{}, err
+	return update(ctx, r, func(tx *Tx) (ModelAlias, error) { return tx.PutModelAlias(model, a) })
+}
+
+// ready loads version of model of st, and fails with ErrUnavailable when
+// it cannot be loaded. A version st does not have is left for the write's
+// rules to refuse.
+func (r *Registry) ready(st *State, model string, version int) error {
+	info, ok := st.keys[versionKey{model, version}]
+	if !ok {
+		return nil
 	}
-	return out, nil
+	if _, err := r.models.stored(info); err != nil {
+		return unavailable(fmt.Sprintf("model %s cannot be loaded in this server; the alias was not moved", info.process), err)
+	}
+	return nil
 }
 
 // DeleteModelAlias removes the alias of model, which must be at revision
 // (or [AnyRevision]). It fails with [ErrInUse] while an endpoint names
 // model@alias.
 func (r *Registry) DeleteModelAlias(ctx context.Context, model, alias string, revision uint64) error {
-	return r.write(ctx, func(st *State, now time.Time) (*State, Change, error) {
-		return st.withoutModelAlias(model, alias, revision, now)
-	})
+	return r.Update(ctx, func(tx *Tx) error { return tx.DeleteModelAlias(model, alias, revision) })
 }
 
 // DeleteModelVersion removes version of model. It fails with [ErrInUse]
@@ -125,18 +114,7 @@ func (r *Registry) DeleteModelAlias(ctx context.Context, model, alias string, re
 // (model@version). The version's number is never given again. Its
 // artifact is deleted when no other version uses it.
 func (r *Registry) DeleteModelVersion(ctx context.Context, model string, version int) error {
-	var drop []string
-	err := r.write(ctx, func(st *State, now time.Time) (*State, Change, error) {
-		drop = nil
-		if v, ok := st.models[model].Version(version); ok {
-			drop = append(drop, v.SHA256)
-		}
-		return st.withoutModelVersion(model, version, now)
-	})
-	if err == nil {
-		r.dropArtifacts(ctx, drop)
-	}
-	return err
+	return r.Update(ctx, func(tx *Tx) error { return tx.DeleteModelVersion(model, version) })
 }
 
 // DeleteModel removes the model name, which must be at revision (or
@@ -144,18 +122,7 @@ func (r *Registry) DeleteModelVersion(ctx context.Context, model string, version
 // while an endpoint names the model. A model created again under the name
 // starts at version 1.
 func (r *Registry) DeleteModel(ctx context.Context, name string, revision uint64) error {
-	var drop []string
-	err := r.write(ctx, func(st *State, _ time.Time) (*State, Change, error) {
-		drop = nil
-		for _, v := range st.models[name].Versions {
-			drop = append(drop, v.SHA256)
-		}
-		return st.withoutModel(name, revision)
-	})
-	if err == nil {
-		r.dropArtifacts(ctx, drop)
-	}
-	return err
+	return r.Update(ctx, func(tx *Tx) error { return tx.DeleteModel(name, revision) })
 }
 
 // dropArtifacts deletes the artifacts among sums that no version of the
@@ -163,7 +130,7 @@ func (r *Registry) DeleteModel(ctx context.Context, name string, revision uint64
 // failure here is not the caller's: the artifact stays as an orphan, which
 // a FileStore removes when it is next opened.
 func (r *Registry) dropArtifacts(ctx context.Context, sums []string) {
-	if r.models.store == nil {
+	if r.models.store == nil || len(sums) == 0 {
 		return
 	}
 	st := r.Snapshot().state

@@ -3,10 +3,10 @@ package registry
 import (
 	"context"
 	"errors"
-	"fmt"
 	"sync"
-	"sync/atomic"
 	"time"
+
+	"github.com/scorehub/scorehub/internal/image"
 )
 
 // Registry joins a [Catalog] and a [Store]. It is the one way to change the
@@ -43,22 +43,10 @@ import (
 // Snapshot takes no lock.
 type Registry struct {
 	catalog *Catalog
-	store   Store
 	models  *modelCache
 	now     func() time.Time
-	// shared reports a store other writers commit to (a Notifier), whose
-	// commits this Registry may not have been told of yet.
-	shared bool
-
-	mu     sync.Mutex // serialises writes; guards closed
-	closed bool
-	snap   atomic.Pointer[Snapshot]
-	cancel func()
+	w       *image.Writer[State, *Snapshot]
 }
-
-// maxStale bounds how often a write whose commit met another writer's is
-// decided afresh before it fails with ErrStale.
-const maxStale = 16
 
 // New returns a Registry over catalog and store, holding what the store
 // holds, with every model version an endpoint or alias uses loaded (one
@@ -68,110 +56,41 @@ func New(ctx context.Context, catalog *Catalog, store Store) (*Registry, error) 
 	if catalog == nil || store == nil {
 		return nil, errors.New("registry: New needs a catalog and a store")
 	}
-	r := &Registry{catalog: catalog, store: store, models: newModelCache(catalog, store), now: time.Now, cancel: func() {}}
+	r := &Registry{catalog: catalog, models: newModelCache(catalog, store), now: time.Now}
 	if c, ok := store.(interface{ now() time.Time }); ok {
 		r.now = c.now // StoreOptions.Now of this package's stores
 	}
-	if n, ok := store.(Notifier); ok {
-		r.shared = true
-		// Subscribe first so that no commit between the load and the
-		// subscription is missed; a newer state always wins.
-		r.cancel = n.Subscribe(r.publish)
-	}
-	st, err := store.Load(ctx)
+	w, err := image.NewWriter(ctx, image.WriterConfig[State, *Snapshot]{
+		Store: store,
+		Seq:   (*State).Seq,
+		View: func(st *State, _ *Snapshot) (*Snapshot, error) {
+			return &Snapshot{state: st, catalog: r.catalog, models: r.models}, nil
+		},
+		Published: func(s *Snapshot) { r.models.prune(s.state) },
+		Closed:    ErrClosed,
+		// An upload identical to a version the view holds is answered
+		// from the stored state too: another replica may have deleted it.
+		RecheckUnchanged: true,
+		ReadFailed:       "registry: read store",
+	})
 	if err != nil {
-		r.cancel()
-		return nil, fmt.Errorf("registry: read store: %w", err)
+		return nil, err
 	}
-	r.publish(st)
-	r.warm(st)
+	r.w = w
+	r.warm(w.State())
 	return r, nil
-}
-
-// publish makes st the current snapshot unless a newer one is.
-func (r *Registry) publish(st *State) {
-	next := &Snapshot{state: st, catalog: r.catalog, models: r.models}
-	for {
-		old := r.snap.Load()
-		if old != nil && old.state.seq >= st.seq {
-			return
-		}
-		if r.snap.CompareAndSwap(old, next) {
-			r.models.prune(st)
-			return
-		}
-	}
-}
-
-// write decides one write with decide on the current state and commits
-// it; a decision of no next state and no error commits nothing. When
-// another writer of a shared store committed first, it loads the store and
-// decides again; over a [Notifier], a refusal (or a decision to do
-// nothing) is also decided again, once, when the store holds a newer state
-// than the one it came from, so that no replica refuses a write for a
-// commit it has not been told of yet.
-func (r *Registry) write(ctx context.Context, decide func(st *State, now time.Time) (*State, Change, error)) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.closed {
-		return ErrClosed
-	}
-	reloaded := false
-	for attempt := 1; ; attempt++ {
-		base := r.snap.Load().state
-		next, change, err := decide(base, r.now().UTC())
-		if (err != nil || next == nil) && r.shared && !reloaded && ctx.Err() == nil {
-			// The refusal (or the finding that nothing is to be done) may
-			// come from a state that misses another writer's commit, not
-			// yet notified: a revision the client read from another
-			// replica. Decide once more on what the store holds.
-			reloaded = true
-			if st, lerr := r.store.Load(ctx); lerr == nil && st.seq > base.seq {
-				r.publish(st)
-				continue
-			}
-		}
-		if err != nil || next == nil {
-			return err
-		}
-		err = r.store.Commit(ctx, Commit{Base: base.seq, Change: change, State: next})
-		if err == nil {
-			r.publish(next)
-			return nil
-		}
-		if !errors.Is(err, ErrStale) || attempt == maxStale {
-			return err
-		}
-		st, err := r.store.Load(ctx)
-		if err != nil {
-			return fmt.Errorf("registry: read store: %w", err)
-		}
-		r.publish(st)
-	}
 }
 
 // PutGroup writes g under the rules of [Registry] and returns it as stored.
 // An empty Auth.Mode is stored as Public.
 func (r *Registry) PutGroup(ctx context.Context, g Group) (Group, error) {
-	var out Group
-	err := r.write(ctx, func(st *State, now time.Time) (*State, Change, error) {
-		next, c, err := st.withGroup(g, now)
-		if err == nil {
-			out = *c.Group
-			out.Auth = out.Auth.clone()
-		}
-		return next, c, err
-	})
-	return out, err
+	return update(ctx, r, func(tx *Tx) (Group, error) { return tx.PutGroup(g) })
 }
 
 // DeleteGroup removes the group name, which must be at revision (or
 // [AnyRevision]).
 func (r *Registry) DeleteGroup(ctx context.Context, name string, revision uint64) error {
-	return r.write(ctx, func(st *State, _ time.Time) (*State, Change, error) { return st.withoutGroup(name, revision) })
+	return r.Update(ctx, func(tx *Tx) error { return tx.DeleteGroup(name, revision) })
 }
 
 // PutDeployment writes d under the rules of [Registry] and returns it as
@@ -190,72 +109,42 @@ func (r *Registry) PutDeployment(ctx context.Context, d Deployment) (Deployment,
 			}
 		}
 	}
-	var out Deployment
-	err := r.write(ctx, func(st *State, now time.Time) (*State, Change, error) {
-		next, c, err := st.withDeployment(d, now)
-		if err == nil {
-			out = c.Deployment.clone()
-		}
-		return next, c, err
-	})
-	return out, err
+	return update(ctx, r, func(tx *Tx) (Deployment, error) { return tx.PutDeployment(d) })
 }
 
 // DeleteDeployment removes the deployment group/path, which must be at
 // revision (or [AnyRevision]). Its endpoints resolve to [ErrNotFound] from
 // then on.
 func (r *Registry) DeleteDeployment(ctx context.Context, group, path string, revision uint64) error {
-	return r.write(ctx, func(st *State, _ time.Time) (*State, Change, error) {
-		return st.withoutDeployment(group, path, revision)
-	})
+	return r.Update(ctx, func(tx *Tx) error { return tx.DeleteDeployment(group, path, revision) })
 }
 
 // PutQueue writes q under the rules of [Registry] and returns it as stored.
 func (r *Registry) PutQueue(ctx context.Context, q Queue) (Queue, error) {
-	var out Queue
-	err := r.write(ctx, func(st *State, now time.Time) (*State, Change, error) {
-		next, c, err := st.withQueue(q, now)
-		if err == nil {
-			out = *c.Queue
-		}
-		return next, c, err
-	})
-	return out, err
+	return update(ctx, r, func(tx *Tx) (Queue, error) { return tx.PutQueue(q) })
 }
 
 // DeleteQueue removes the queue name, which must be at revision (or
 // [AnyRevision]).
 func (r *Registry) DeleteQueue(ctx context.Context, name string, revision uint64) error {
-	return r.write(ctx, func(st *State, _ time.Time) (*State, Change, error) { return st.withoutQueue(name, revision) })
+	return r.Update(ctx, func(tx *Tx) error { return tx.DeleteQueue(name, revision) })
 }
 
 // Snapshot returns the current snapshot.
-func (r *Registry) Snapshot() *Snapshot { return r.snap.Load() }
+func (r *Registry) Snapshot() *Snapshot { return r.w.View() }
 
 // Catalog returns the registry's catalog.
 func (r *Registry) Catalog() *Catalog { return r.catalog }
 
 // Ping reports whether the store can be read, as a readiness check would
 // ask; it publishes what it reads when that is newer.
-func (r *Registry) Ping(ctx context.Context) error {
-	st, err := r.store.Load(ctx)
-	if err != nil {
-		return fmt.Errorf("registry: read store: %w", err)
-	}
-	r.publish(st)
-	return nil
-}
+func (r *Registry) Ping(ctx context.Context) error { return r.w.Refresh(ctx) }
 
 // Close stops the registry: later writes fail with [ErrClosed], and it no
 // longer follows a [Notifier] store. Snapshot keeps returning the last
 // state. Closing a closed registry does nothing.
 func (r *Registry) Close() error {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if !r.closed {
-		r.closed = true
-		r.cancel()
-	}
+	r.w.Close()
 	return nil
 }
 

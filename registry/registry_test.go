@@ -10,6 +10,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/scorehub/scorehub/internal/image"
+	"github.com/scorehub/scorehub/internal/image/imagetest"
 	"github.com/scorehub/scorehub/registry"
 )
 
@@ -28,63 +30,14 @@ func TestNewRegistryErrors(t *testing.T) {
 	}
 }
 
-// shared is a backend several stores share, as replicas share a database:
-// each replica's store commits only on the state it was decided on, and
-// tells the other replicas' subscribers about its commits.
-type shared struct {
-	mu    sync.Mutex
-	state *registry.State
-	subs  map[*replica]func(*registry.State)
+// newShared is a backend several stores share, as replicas share a
+// database: each replica's handle commits only on the state it was decided
+// on, and tells the replicas' subscribers about its commits unless it is
+// quiet, as a replica whose notification was lost.
+func newShared() *imagetest.Shared[registry.State] {
+	return imagetest.NewShared(registry.NewState(time.Now()),
+		image.MemConfig[registry.State]{Seq: (*registry.State).Seq, Closed: registry.ErrClosed})
 }
-
-func newShared() *shared {
-	return &shared{state: registry.NewState(time.Now()), subs: map[*replica]func(*registry.State){}}
-}
-
-// replica is one process's store over a shared backend. With quiet set it
-// tells no one of its commits, as a replica whose notification was lost.
-type replica struct {
-	b     *shared
-	quiet bool
-}
-
-var _ registry.Notifier = (*replica)(nil)
-
-func (r *replica) Load(ctx context.Context) (*registry.State, error) {
-	r.b.mu.Lock()
-	defer r.b.mu.Unlock()
-	return r.b.state, nil
-}
-
-func (r *replica) Commit(ctx context.Context, c registry.Commit) error {
-	r.b.mu.Lock()
-	defer r.b.mu.Unlock()
-	if c.Base != r.b.state.Seq() {
-		return registry.ErrStale
-	}
-	r.b.state = c.State
-	if !r.quiet {
-		for other, fn := range r.b.subs {
-			if other != r {
-				fn(c.State)
-			}
-		}
-	}
-	return nil
-}
-
-func (r *replica) Subscribe(fn func(*registry.State)) (cancel func()) {
-	r.b.mu.Lock()
-	defer r.b.mu.Unlock()
-	r.b.subs[r] = fn
-	return func() {
-		r.b.mu.Lock()
-		defer r.b.mu.Unlock()
-		delete(r.b.subs, r)
-	}
-}
-
-func (r *replica) Close() error { return nil }
 
 func TestRegistryFollowsOtherWriters(t *testing.T) {
 	ctx := context.Background()
@@ -93,8 +46,7 @@ func TestRegistryFollowsOtherWriters(t *testing.T) {
 		t.Fatal(err)
 	}
 	b := newShared()
-	one := &replica{b: b}
-	two := &replica{b: b}
+	one, two := b.Handle(), b.Handle()
 	r1, err := registry.New(ctx, cat, one)
 	if err != nil {
 		t.Fatal(err)
@@ -121,7 +73,7 @@ func TestRegistryFollowsOtherWriters(t *testing.T) {
 	// A write decided on a stale state is decided again on the stored one:
 	// nothing the other replica committed is lost, and a revision the
 	// writer read before the other's change conflicts.
-	one.quiet = true
+	one.Quiet(true)
 	q := must[registry.Queue](t)(r1.PutQueue(ctx, registry.Queue{Name: "batch", MaxConcurrent: 1}))
 	if _, ok := r2.Snapshot().State().Queue("batch"); ok {
 		t.Fatal("the quiet replica's write reached the other replica")
@@ -143,7 +95,7 @@ func TestRegistryFollowsOtherWriters(t *testing.T) {
 	// A write naming what the other replica committed, which this one has
 	// not been told of, is decided on the stored state: a client that read
 	// a record through one replica may write it through another.
-	one.quiet = true
+	one.Quiet(true)
 	q = must[registry.Queue](t)(r1.PutQueue(ctx, registry.Queue{Name: "batch", MaxConcurrent: 4, Revision: 2}))
 	must[registry.Group](t)(r1.PutGroup(ctx, registry.Group{Name: "told-to-none"}))
 	q.MaxConcurrent = 5
@@ -155,7 +107,7 @@ func TestRegistryFollowsOtherWriters(t *testing.T) {
 	}
 
 	// A closed Registry no longer follows, and no longer writes.
-	one.quiet = false
+	one.Quiet(false)
 	if err := r2.Close(); err != nil {
 		t.Fatal(err)
 	}

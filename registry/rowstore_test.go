@@ -64,16 +64,16 @@ func (s *rowStore) Load(ctx context.Context) (*registry.State, error) {
 	return registry.BuildStateWithModels(s.seq, values(s.groups), values(s.deployments), values(s.queues), values(s.models))
 }
 
-func (s *rowStore) Commit(ctx context.Context, c registry.Commit) error {
+func (s *rowStore) Commit(ctx context.Context, base uint64, next *registry.State) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if err := s.check(ctx); err != nil {
 		return err
 	}
-	if c.Base != s.seq {
+	if base != s.seq || next.Seq() != base+1 {
 		return registry.ErrStale
 	}
-	ch := c.Change
+	ch, _ := next.Change()
 	switch {
 	case ch.Group != nil:
 		apply(s.groups, ch.Group.Name, *ch.Group, ch.Delete)

@@ -17,6 +17,9 @@ type State struct {
 	// keys names the loaded form of every model version (see modelCache).
 	keys map[versionKey]versionInfo
 	seq  uint64
+	// change is what the write that made the state changed; nil for a
+	// state no write made.
+	change *Change
 }
 
 type deploymentKey struct{ group, path string }
@@ -149,6 +152,17 @@ func checkStoredRevision(rev uint64) error {
 // by one with every committed write.
 func (s *State) Seq() uint64 { return s.seq }
 
+// Change returns the one record the write that made s (from the state at
+// Seq-1) stores or removes, and true; false for a state no write of a
+// [Registry] made, such as one a store loaded. A store that keeps rows
+// writes it.
+func (s *State) Change() (Change, bool) {
+	if s.change == nil {
+		return Change{}, false
+	}
+	return *s.change, true
+}
+
 // Group returns the group named name.
 func (s *State) Group(name string) (Group, bool) {
 	g, ok := s.groups[name]
@@ -209,6 +223,7 @@ func (s *State) Queues() []Queue {
 func (s *State) next() *State {
 	n := *s
 	n.seq++
+	n.change = nil
 	return &n
 }
 

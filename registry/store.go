@@ -6,27 +6,32 @@ import (
 	"fmt"
 	"sync"
 	"time"
+
+	"github.com/scorehub/scorehub/internal/image"
 )
 
 // Store keeps the records of a [Registry]: it loads them and commits one
 // change at a time. It applies no rule of its own: the Registry checks every
 // rule of a write (revisions, references, built-in records, records in use)
 // on its current [State] before it asks the store to commit, so a store is
-// only persistence, and one conformance suite (package registrytest) proves
-// any implementation.
+// only persistence, and one conformance suite (package registrytest, over
+// the suite of every state image) proves any implementation.
 //
-// A commit is conditional, so that a store several writers share (several
+// It is the store of every state image (records, accounts, signing keys:
+// the protocol of package internal/image) for the records, with Close. A
+// commit is conditional, so that a store several writers share (several
 // server replicas on one database) stays consistent without trusting any
-// writer's view: the [Commit] names the Seq of the State its rules were
-// checked on (Base) and the one record it changes together with that
-// record's revision before the change. A store that keeps one image of the
-// state (as [MemStore] and [FileStore] do) compares Base with the Seq it
-// holds; a database store can do the same in the transaction that writes the
-// record (UPDATE of a sequence row WHERE seq = Base), which also keeps rules
-// that span records (a deployment's group exists, a queue in use is not
-// deleted) true under concurrent writers, or, when the schema enforces those
-// with constraints, make the record write alone conditional (UPDATE … WHERE
-// revision = Change.Revision, INSERT when it is 0). Either way a commit whose
+// writer's view: Commit names the Seq of the State the write's rules were
+// checked on (base), and next, at base+1, knows the one record it changes
+// ([State.Change]) with that record's revision before the change. A store
+// that keeps one image of the state (as [MemStore] and [FileStore] do)
+// compares base with the Seq it holds and keeps next; a database store can
+// do the same in the transaction that writes the record (UPDATE of a
+// sequence row WHERE seq = base), which also keeps rules that span records
+// (a deployment's group exists, a queue in use is not deleted) true under
+// concurrent writers, or, when the schema enforces those with constraints,
+// make the record write alone conditional (UPDATE … WHERE revision =
+// Change.Revision, INSERT when it is 0). Either way a commit whose
 // condition no longer holds fails with [ErrStale] and changes nothing; the
 // Registry then loads the store again and decides the write afresh.
 //
@@ -35,12 +40,10 @@ import (
 // leaves the stored state as it was, or, where a failure after the point of
 // no return cannot be ruled out, as it would be after the commit.
 type Store interface {
-	// Load returns the state as last committed.
-	Load(ctx context.Context) (*State, error)
-
-	// Commit makes c.State the stored state if the stored state's Seq is
-	// still c.Base, and fails with [ErrStale] otherwise.
-	Commit(ctx context.Context, c Commit) error
+	// Load returns the state as last committed; Commit makes next the
+	// stored state if the stored state's Seq is still base, and fails
+	// with [ErrStale] otherwise.
+	image.Store[State]
 
 	// Close releases the store. Later calls fail with [ErrClosed].
 	Close() error
@@ -62,24 +65,11 @@ type Notifier interface {
 	Subscribe(fn func(*State)) (cancel func())
 }
 
-// Commit is one write as a [Registry] decided it, for a [Store] to make
-// durable.
-type Commit struct {
-	// Base is the Seq of the state the write's rules were checked on.
-	Base uint64
-	// Change is the one record the write stores or removes.
-	Change Change
-	// State is the whole state after the write: the state at Base with
-	// Change applied, its Seq Base+1. A store that keeps one image writes
-	// it; a store that keeps rows writes Change.
-	State *State
-}
-
-// Change is the one record a [Commit] stores or removes. Exactly one of
-// Group, Deployment, Queue and Model is set: the record as the commit stores
-// it or, when Delete is set, as it was stored before its removal. A model's
-// versions and aliases are part of its record: adding or deleting one
-// stores the whole Model.
+// Change is the one record the write that made a [State] stores or
+// removes ([State.Change]). Exactly one of Group, Deployment, Queue and
+// Model is set: the record as the commit stores it or, when Delete is set,
+// as it was stored before its removal. A model's versions and aliases are
+// part of its record: adding or deleting one stores the whole Model.
 type Change struct {
 	Group      *Group
 	Deployment *Deployment
@@ -137,80 +127,64 @@ func (o StoreOptions) now() time.Time {
 	return time.Now().UTC()
 }
 
-// image is the part of a store that keeps the state as one value in
-// memory: locking, the commit condition and closing. persist, when set,
-// makes a state durable before it becomes the stored one; when it fails,
-// nothing changes.
-type image struct {
-	persist func(*State) error
-	// hasArtifact reports whether the artifact sum is stored; Commit
-	// refuses a change adding a version whose artifact is not.
-	hasArtifact func(sum string) bool
-	opts        StoreOptions
-
-	mu     sync.Mutex // serialises commits; guards state and closed
-	state  *State
-	closed bool
-}
-
-func (m *image) Load(ctx context.Context) (*State, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.closed {
-		return nil, ErrClosed
-	}
-	return m.state, nil
-}
-
-func (m *image) Commit(ctx context.Context, c Commit) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.closed {
-		return ErrClosed
-	}
-	if c.State == nil || c.Base != m.state.seq || c.State.seq != c.Base+1 {
-		return ErrStale
-	}
-	if m.hasArtifact != nil && c.Change.Model != nil && !c.Change.Delete {
-		// Another writer may have deleted the artifact between this
-		// writer's PutArtifact and now.
-		for _, v := range c.Change.Model.Versions {
-			if !m.state.referenced(v.SHA256) && !m.hasArtifact(v.SHA256) {
-				return ErrStale
+// imageConfig is what the stores of this package keep the state with:
+// when check is set (the store keeps artifacts), a commit adding a
+// version whose artifact is not stored is refused with ErrStale, as
+// another writer may have deleted the artifact between this writer's
+// PutArtifact and the commit.
+func imageConfig(hasArtifact func(sum string) bool) image.MemConfig[State] {
+	return image.MemConfig[State]{Seq: (*State).Seq, Closed: ErrClosed,
+		Check: func(cur, next *State) error {
+			c, _ := next.Change()
+			if c.Model == nil || c.Delete {
+				return nil
 			}
-		}
-	}
-	if m.persist != nil {
-		if err := m.persist(c.State); err != nil {
-			return err
-		}
-	}
-	m.state = c.State
-	return nil
+			for _, v := range c.Model.Versions {
+				if !cur.referenced(v.SHA256) && !hasArtifact(v.SHA256) {
+					return ErrStale
+				}
+			}
+			return nil
+		}}
 }
+
+// records is what MemStore and FileStore share: the image of the State,
+// and the clock of their StoreOptions.
+type records struct {
+	img interface {
+		image.Store[State]
+		Locked(ctx context.Context, fn func(cur *State) error) error
+		Close() error
+	}
+	opts StoreOptions
+}
+
+// Load implements [Store].
+func (r *records) Load(ctx context.Context) (*State, error) { return r.img.Load(ctx) }
+
+// Commit implements [Store].
+func (r *records) Commit(ctx context.Context, base uint64, next *State) error {
+	return r.img.Commit(ctx, base, next)
+}
+
+// Close implements [Store]. It waits for a commit in progress; a
+// FileStore then releases its directory for the next [OpenFileStore].
+// Closing a closed store does nothing.
+func (r *records) Close() error { return r.img.Close() }
 
 // now is the store's clock, which a Registry over it stamps records with.
-func (m *image) now() time.Time { return m.opts.now() }
+func (r *records) now() time.Time { return r.opts.now() }
 
-// close marks the store closed; it returns false when it already was.
-func (m *image) close() bool {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	was := m.closed
-	m.closed = true
-	return !was
+// artifactCall fails an artifact call with a cancelled context or on a
+// closed store.
+func (r *records) artifactCall(ctx context.Context) error {
+	return r.img.Locked(ctx, func(*State) error { return nil })
 }
 
 // MemStore is a [Store] and an [ArtifactStore] that keeps records and
 // artifacts in memory only. It is safe for concurrent use.
 type MemStore struct {
-	image
+	records
 	amu       sync.Mutex // guards artifacts
 	artifacts map[string][]byte
 }
@@ -222,16 +196,16 @@ var (
 
 // NewMemStore returns a store holding the built-in DEFAULT group and queue.
 func NewMemStore(opts StoreOptions) *MemStore {
-	s := &MemStore{artifacts: map[string][]byte{}}
-	s.opts = opts
-	s.state = NewState(opts.now())
-	s.hasArtifact = func(sum string) bool {
-		s.amu.Lock()
-		defer s.amu.Unlock()
-		_, ok := s.artifacts[sum]
-		return ok
-	}
+	s := &MemStore{records: records{opts: opts}, artifacts: map[string][]byte{}}
+	s.img = image.NewMem(NewState(opts.now()), imageConfig(s.hasArtifact))
 	return s
+}
+
+func (s *MemStore) hasArtifact(sum string) bool {
+	s.amu.Lock()
+	defer s.amu.Unlock()
+	_, ok := s.artifacts[sum]
+	return ok
 }
 
 // PutArtifact implements [ArtifactStore]; the store keeps its own copy.
@@ -266,34 +240,17 @@ func (s *MemStore) Artifact(ctx context.Context, sum string) ([]byte, error) {
 
 // DeleteArtifact implements [ArtifactStore].
 func (s *MemStore) DeleteArtifact(ctx context.Context, sum string) error {
-	if err := s.artifactCall(ctx); err != nil {
-		return err
-	}
-	// The image's lock first, as Commit takes it: no commit can add a
-	// reference between the check and the removal.
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.state.referenced(sum) {
+	// Under the commit lock, which the commit's check of artifacts takes
+	// too: no commit can add a reference between the check and the
+	// removal.
+	return s.img.Locked(ctx, func(cur *State) error {
+		if !cur.referenced(sum) {
+			s.amu.Lock()
+			defer s.amu.Unlock()
+			delete(s.artifacts, sum)
+		}
 		return nil
-	}
-	s.amu.Lock()
-	defer s.amu.Unlock()
-	delete(s.artifacts, sum)
-	return nil
-}
-
-// artifactCall fails an artifact call with a cancelled context or on a
-// closed store.
-func (m *image) artifactCall(ctx context.Context) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.closed {
-		return ErrClosed
-	}
-	return nil
+	})
 }
 
 // checkArtifactSum fails when sum is not data's SHA-256.
@@ -301,11 +258,5 @@ func checkArtifactSum(sum string, data []byte) error {
 	if got := sum256(data); got != sum {
 		return fmt.Errorf("registry: artifact named %q has SHA-256 %s", sum, got)
 	}
-	return nil
-}
-
-// Close implements [Store].
-func (s *MemStore) Close() error {
-	s.close()
 	return nil
 }

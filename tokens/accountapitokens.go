@@ -2,7 +2,6 @@ package tokens
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -100,7 +99,7 @@ func checkAPITokenName(name string) error {
 // APITokens returns every API token, sorted by owner, then creation time,
 // then ID.
 func (a *Accounts) APITokens() []APIToken {
-	s := a.snap.Load()
+	s := a.w.View()
 	out := make([]APIToken, len(s.ordered))
 	for i, t := range s.ordered {
 		out[i] = t.view()
@@ -110,7 +109,7 @@ func (a *Accounts) APITokens() []APIToken {
 
 // APIToken returns the API token id and whether there is one.
 func (a *Accounts) APIToken(id string) (APIToken, bool) {
-	t := a.snap.Load().byID[id]
+	t := a.w.View().byID[id]
 	if t == nil {
 		return APIToken{}, false
 	}
@@ -141,7 +140,7 @@ func (a *Accounts) VerifyAPIToken(ctx context.Context, token string) (p Principa
 	if !apiTokenWellFormed(token) {
 		return Principal{}, nil, ErrBadCredentials
 	}
-	t := a.snap.Load().tokens[hashAPIToken(token)]
+	t := a.w.View().tokens[hashAPIToken(token)]
 	if t == nil {
 		return Principal{}, nil, ErrBadCredentials
 	}
@@ -171,7 +170,7 @@ func (a *Accounts) owner(ctx context.Context, name string) (Principal, bool, err
 		p, ok := a.readOnlyPrincipal(name)
 		return p, ok, nil
 	}
-	u, ok := a.snap.Load().users[name]
+	u, ok := a.w.View().users[name]
 	if !ok {
 		return Principal{}, false, nil
 	}
@@ -237,50 +236,23 @@ func (a *Accounts) write(ctx context.Context, decide func(*accountSnapshot) (Acc
 }
 
 // commit decides a change on the published snapshot, commits it and
-// publishes the new state, holding the write lock. decide returns a nil
-// state for nothing to commit. A commit that meets another writer's
-// ([ErrAccountsStale]) loads the store, publishes what it holds and decides
-// again. Over a shared store, a refusal is also decided again, once, when
-// the store holds a newer state than the one it came from, so that no
-// replica refuses a write for a commit it has not been told of yet (a
-// revision or a user the client saw through another replica). afterClose
-// lets the last write of Close through.
+// publishes the new state, through the image.Writer of Accounts. decide
+// returns a nil state for nothing to commit. A commit that meets another
+// writer's ([ErrStale]) loads the store, publishes what it holds and
+// decides again. Over a shared store, a refusal is also decided again,
+// once, when the store holds a newer state than the one it came from, so
+// that no replica refuses a write for a commit it has not been told of yet
+// (a revision or a user the client saw through another replica).
+// afterClose lets the last write of Close through.
 func (a *Accounts) commit(ctx context.Context, afterClose bool, decide func(*accountSnapshot) (AccountChange, *AccountState, error)) error {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if a.closed && !afterClose {
+	if a.closed.Load() && !afterClose {
 		return ErrAccountsClosed
 	}
-	reloaded := false
-	for attempt := 1; ; attempt++ {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		s := a.snap.Load()
+	return a.w.Write(ctx, func(s *accountSnapshot) (*AccountState, error) {
 		change, next, err := decide(s)
-		if err != nil && a.shared && !reloaded {
-			reloaded = true
-			if a.refresh(ctx, s.state.Seq) {
-				continue
-			}
+		if next != nil {
+			next.Seq, next.Change = s.state.Seq+1, &change
 		}
-		if err != nil || next == nil {
-			return err
-		}
-		next.Seq = s.state.Seq + 1
-		err = a.store.Commit(ctx, AccountCommit{Base: s.state.Seq, Change: change, State: next})
-		if err == nil {
-			return a.publish(next)
-		}
-		if !errors.Is(err, ErrAccountsStale) || attempt == maxWriteAttempts {
-			return err
-		}
-		st, err := a.store.Load(ctx)
-		if err != nil {
-			return fmt.Errorf("tokens: read account store: %w", err)
-		}
-		if err := a.publish(st); err != nil {
-			return err
-		}
-	}
+		return next, err
+	})
 }

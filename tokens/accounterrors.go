@@ -3,6 +3,7 @@ package tokens
 import (
 	"fmt"
 
+	"github.com/scorehub/scorehub/internal/image"
 	"github.com/scorehub/scorehub/problem"
 )
 
@@ -40,12 +41,13 @@ var (
 	// "/groups/3", "/expiresAt", "/webApiGroups/0", …).
 	ErrInvalid = &problem.Error{Code: problem.ValidationFailed, Text: "tokens: invalid",
 		Message: "the request is not valid"}
-	// ErrAccountsStale reports an [AccountCommit] whose Base is no longer
-	// the stored state's Seq: another writer committed in between.
-	// Accounts loads the store again and retries; it returns
-	// ErrAccountsStale only when the store keeps changing under it.
-	ErrAccountsStale = &problem.Error{Code: problem.Conflict, Text: "tokens: account store changed by another writer",
-		Message: "the users kept changing while this request was applied; retry"}
+	// ErrStale reports a commit whose base is no longer the stored state's
+	// Seq: another writer committed in between. Accounts and [KeySet]
+	// load the store again and retry; they return ErrStale only when the
+	// store keeps changing under them. It is the one stale error of every
+	// store (accounts, signing keys, and those of package registry, where
+	// it is registry.ErrStale).
+	ErrStale = image.ErrStale
 	// ErrAccountsClosed reports use of a closed [Accounts] or
 	// [AccountStore].
 	ErrAccountsClosed = &problem.Error{Code: problem.Unavailable, Text: "tokens: accounts closed",

@@ -1,20 +1,15 @@
 package tokens
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"io/fs"
-	"os"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/scorehub/scorehub/internal/atomicfile"
+	"github.com/scorehub/scorehub/internal/image"
 )
 
 // Names inside a FileAccountStore's directory.
@@ -51,13 +46,7 @@ var ErrAccountStoreLocked = errors.New("tokens: account store directory is in us
 // (flock(2): Linux, macOS, the BSDs and illumos).
 //
 // A FileAccountStore is safe for concurrent use; commits are serialised.
-type FileAccountStore struct {
-	memoryImage
-	dir  string
-	path string
-	fs   atomicfile.FS
-	lock io.Closer
-}
+type FileAccountStore struct{ accountImage }
 
 var _ AccountStore = (*FileAccountStore)(nil)
 
@@ -74,96 +63,25 @@ func openFileAccountStore(dir string, fsys atomicfile.FS) (*FileAccountStore, er
 	if dir == "" {
 		return nil, errors.New("tokens: OpenFileAccountStore needs a directory")
 	}
-	lock, err := atomicfile.LockDir(dir, accountLockName)
-	if errors.Is(err, atomicfile.ErrLocked) {
-		err = ErrAccountStoreLocked
-	}
+	f, err := image.OpenFile(image.FileConfig[AccountState]{
+		MemConfig:  accountConfig,
+		Path:       filepath.Join(dir, accountFileName),
+		TempPrefix: accountTempPrefix,
+		Lock:       accountLockName,
+		Locked:     ErrAccountStoreLocked,
+		Empty:      func() *AccountState { return &AccountState{} },
+		WriteEmpty: true,
+		Encode:     encodeAccounts,
+		Decode:     decodeAccounts,
+		Secret:     "password hashes",
+		FS:         fsys,
+		Prefix:     "tokens",
+		What:       "accounts file",
+	})
 	if err != nil {
-		return nil, fmt.Errorf("tokens: open account store %s: %w", dir, err)
-	}
-	s := &FileAccountStore{dir: dir, path: filepath.Join(dir, accountFileName), fs: fsys, lock: lock}
-	if err := s.load(); err != nil {
-		lock.Close()
 		return nil, err
 	}
-	s.persist = s.write
-	return s, nil
-}
-
-// load sets s.state from the accounts file, or writes an empty one when
-// there is none. It runs holding the directory lock, so any temporary file
-// present belongs to a writer that crashed.
-func (s *FileAccountStore) load() error {
-	if err := atomicfile.RemoveTemps(s.dir, accountTempPrefix); err != nil {
-		return fmt.Errorf("tokens: %w", err)
-	}
-	f, err := os.Open(s.path)
-	if errors.Is(err, fs.ErrNotExist) {
-		st := &AccountState{}
-		if err := s.write(st); err != nil {
-			return err
-		}
-		s.state = st
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("tokens: open accounts file: %w", err)
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return fmt.Errorf("tokens: accounts file %s: %w", s.path, err)
-	}
-	if !fi.Mode().IsRegular() {
-		return fmt.Errorf("tokens: accounts file %s is not a regular file", s.path)
-	}
-	if perm := fi.Mode().Perm(); perm&0o077 != 0 && runtime.GOOS != "windows" {
-		return fmt.Errorf("tokens: accounts file %s holds password hashes but has mode %04o, open to group or others; run chmod 600 %s", s.path, perm, s.path)
-	}
-	b, err := io.ReadAll(f)
-	if err != nil {
-		return fmt.Errorf("tokens: read accounts file %s: %w", s.path, err)
-	}
-	st, err := decodeAccounts(b)
-	if err != nil {
-		return fmt.Errorf("tokens: %s is not a valid accounts file: %w", s.path, err)
-	}
-	// The last writer may have crashed after its rename but before its
-	// directory flush: make what was read durable before anyone relies on it.
-	if err := f.Sync(); err != nil {
-		return fmt.Errorf("tokens: sync %s: %w", s.path, err)
-	}
-	if err := s.fs.SyncDir(s.dir); err != nil {
-		return fmt.Errorf("tokens: sync directory %s: %w", s.dir, err)
-	}
-	s.state = st
-	return nil
-}
-
-// write makes st the state on disk. It runs under the image's lock (or
-// before the store is shared), so writes never interleave.
-func (s *FileAccountStore) write(st *AccountState) error {
-	b, err := encodeAccounts(st)
-	if err != nil {
-		return fmt.Errorf("tokens: encode accounts: %w", err)
-	}
-	if err := atomicfile.Write(s.fs, s.path, accountTempPrefix, b); err != nil {
-		return fmt.Errorf("tokens: %w", err)
-	}
-	return nil
-}
-
-// Close implements [AccountStore]. It waits for a commit in progress, then
-// releases the directory for the next [OpenFileAccountStore]. Closing a
-// closed store does nothing.
-func (s *FileAccountStore) Close() error {
-	if !s.close() {
-		return nil
-	}
-	if err := s.lock.Close(); err != nil {
-		return fmt.Errorf("tokens: release account store %s: %w", s.dir, err)
-	}
-	return nil
+	return &FileAccountStore{accountImage{f}}, nil
 }
 
 // accountFile is the accounts file, format 1.
@@ -210,14 +128,7 @@ func encodeAccounts(st *AccountState) ([]byte, error) {
 			CreatedAt: t.CreatedAt, ExpiresAt: timeOrNil(t.ExpiresAt), LastUsedAt: timeOrNil(t.LastUsedAt),
 			Hash: t.Hash, CredentialVersion: t.CredentialVersion}
 	}
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false) // the file is for people to read, not for a browser
-	enc.SetIndent("", "\t")
-	if err := enc.Encode(f); err != nil {
-		return nil, err
-	}
-	return buf.Bytes(), nil
+	return image.EncodeJSON(f)
 }
 
 func nonNil(s []string) []string {
@@ -235,24 +146,8 @@ func timeOrNil(t time.Time) *time.Time {
 }
 
 func decodeAccounts(b []byte) (*AccountState, error) {
-	// The version comes first so that a file of another format is reported
-	// as such, not as a field this build does not know.
-	var v struct {
-		Format *int `json:"format"`
-	}
-	if err := json.Unmarshal(b, &v); err != nil {
-		return nil, err
-	}
-	if v.Format == nil {
-		return nil, errors.New("no format version")
-	}
-	if *v.Format != accountFileFormat {
-		return nil, fmt.Errorf("format version %d is not supported (this build reads %d)", *v.Format, accountFileFormat)
-	}
 	var f accountFile
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&f); err != nil {
+	if _, err := image.DecodeJSON(b, &f, accountFileFormat); err != nil {
 		return nil, err
 	}
 	st := &AccountState{Seq: f.Seq}

@@ -46,13 +46,14 @@ func TestFileAccountStoreFailedCommitKeepsTheOldState(t *testing.T) {
 		return StoredUser{Name: name, PasswordHash: h, CredentialVersion: "cv", Revision: 1}
 	}
 	first := &AccountState{Seq: 1, Users: []StoredUser{user("alice")}}
-	if err := s.Commit(ctx, AccountCommit{Base: 0, Change: AccountChange{User: &first.Users[0]}, State: first}); err != nil {
+	first.Change = &AccountChange{User: &first.Users[0]}
+	if err := s.Commit(ctx, 0, first); err != nil {
 		t.Fatal(err)
 	}
 	fsys.fail.Store(true)
 	second := first.withUser(user("bob"))
-	second.Seq = 2
-	if err := s.Commit(ctx, AccountCommit{Base: 1, Change: AccountChange{User: &second.Users[1]}, State: second}); !errors.Is(err, errRename) {
+	second.Seq, second.Change = 2, &AccountChange{User: &second.Users[1]}
+	if err := s.Commit(ctx, 1, second); !errors.Is(err, errRename) {
 		t.Fatalf("commit whose rename fails: %v, want the rename's error", err)
 	}
 	if st, _ := s.Load(ctx); st.Seq != 1 || len(st.Users) != 1 {

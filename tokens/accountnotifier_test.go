@@ -2,83 +2,96 @@ package tokens_test
 
 import (
 	"context"
-	"sync"
+	"errors"
+	"slices"
 	"testing"
 
+	"golang.org/x/crypto/bcrypt"
+
+	"github.com/scorehub/scorehub/internal/image"
+	"github.com/scorehub/scorehub/internal/image/imagetest"
 	"github.com/scorehub/scorehub/tokens"
 	"github.com/scorehub/scorehub/tokens/tokenstest"
 )
 
-// sharedAccounts is one memory store that several handles share, each
-// telling its subscribers what any handle commits, as a database store
-// does for the replicas on it.
-type sharedAccounts struct {
-	mu    sync.Mutex // serialises commits, so that notifications keep their order
-	store *tokens.MemoryAccountStore
-	next  int
-	subs  map[int]func(*tokens.AccountState)
-}
-
-// accountHandle is one writer's handle on a sharedAccounts.
-type accountHandle struct {
-	*sharedAccounts
-	closed bool
-}
-
-var _ tokens.AccountNotifier = (*accountHandle)(nil)
-
-func newSharedAccounts() *sharedAccounts {
-	return &sharedAccounts{store: tokens.NewMemoryAccountStore(), subs: map[int]func(*tokens.AccountState){}}
-}
-
-func (h *accountHandle) Load(ctx context.Context) (*tokens.AccountState, error) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.closed {
-		return nil, tokens.ErrAccountsClosed
-	}
-	return h.store.Load(ctx)
-}
-
-func (h *accountHandle) Commit(ctx context.Context, c tokens.AccountCommit) error {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.closed {
-		return tokens.ErrAccountsClosed
-	}
-	if err := h.store.Commit(ctx, c); err != nil {
-		return err
-	}
-	for _, fn := range h.subs {
-		fn(c.State)
-	}
-	return nil
-}
-
-func (h *accountHandle) Close() error {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	h.closed = true
-	return nil
-}
-
-func (h *accountHandle) Subscribe(fn func(*tokens.AccountState)) (cancel func()) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	id := h.next
-	h.next++
-	h.subs[id] = fn
-	return func() {
-		h.mu.Lock()
-		defer h.mu.Unlock()
-		delete(h.subs, id)
-	}
-}
-
+// TestAccountNotifierConformance runs the suite of a shared store on one
+// state in memory that two handles share, each telling its subscribers
+// what any handle commits, as a database store does for the replicas on
+// it.
 func TestAccountNotifierConformance(t *testing.T) {
 	tokenstest.RunAccountNotifier(t, func(t *testing.T) (a, b tokens.AccountNotifier) {
-		s := newSharedAccounts()
-		t.Cleanup(func() { s.store.Close() })
-		return &accountHandle{sharedAccounts: s}, &accountHandle{sharedAccounts: s}
+		s := imagetest.NewShared(&tokens.AccountState{}, image.MemConfig[tokens.AccountState]{
+			Seq: func(st *tokens.AccountState) uint64 { return st.Seq }, Closed: tokens.ErrAccountsClosed})
+		return s.Handle(), s.Handle()
 	})
+}
+
+// TestUpdateUserIf: a condition of the caller's is checked on the user as
+// the write finds it, before every rule of the write, and again on the
+// stored state when this replica had not been told of the user yet.
+func TestUpdateUserIf(t *testing.T) {
+	ctx := context.Background()
+	s := imagetest.NewShared(&tokens.AccountState{}, image.MemConfig[tokens.AccountState]{
+		Seq: func(st *tokens.AccountState) uint64 { return st.Seq }, Closed: tokens.ErrAccountsClosed})
+	hereStore, thereStore := s.Handle(), s.Handle()
+	hereStore.Quiet(true) // there is told nothing of here's writes
+	files := newReadOnlyUsers(t, tokens.User{Name: "root", PasswordHash: hash(t, "root password!"), Admin: true})
+	open := func(st tokens.AccountStore) *tokens.Accounts {
+		a, err := tokens.NewCheapAccounts(ctx, tokens.AccountsConfig{Store: st, ReadOnly: files, BcryptCost: bcrypt.MinCost})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { a.Close() })
+		return a
+	}
+	here, there := open(hereStore), open(thereStore)
+	if _, err := here.CreateUser(ctx, tokens.NewUser{Name: "alice", Password: goodPassword}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := here.UpdateUser(ctx, "alice", 1, tokens.UserUpdate{Groups: &[]string{"analysts"}}); err != nil {
+		t.Fatal(err)
+	}
+	errNotTwo := errors.New("not at revision 2")
+	atTwo := func(seen *[]uint64) func(tokens.Account) error {
+		return func(cur tokens.Account) error {
+			*seen = append(*seen, cur.Revision)
+			if cur.Revision != 2 {
+				return errNotTwo
+			}
+			return nil
+		}
+	}
+
+	var seen []uint64
+	groups := []string{"auditors"}
+	got, err := there.UpdateUserIf(ctx, "alice", atTwo(&seen), tokens.UserUpdate{Groups: &groups})
+	if err != nil || got.Revision != 3 || !slices.Equal(got.Groups, groups) {
+		t.Fatalf("an update under a condition the stored user meets: %+v, %v; want revision 3 in %v", got, err, groups)
+	}
+	if !slices.Contains(seen, 2) {
+		t.Errorf("the condition saw revisions %v, never the stored 2", seen)
+	}
+
+	seen = nil
+	if _, err := there.UpdateUserIf(ctx, "alice", atTwo(&seen), tokens.UserUpdate{Groups: &groups}); !errors.Is(err, errNotTwo) {
+		t.Errorf("an update under a condition the user no longer meets: %v, want the condition's error", err)
+	}
+	if err := there.DeleteUserIf(ctx, "alice", atTwo(&seen)); !errors.Is(err, errNotTwo) {
+		t.Errorf("a removal under a condition the user no longer meets: %v, want the condition's error", err)
+	}
+	// The condition comes before the other rules: it sees a user of the
+	// users file too, which no write may change.
+	seen = nil
+	if err := there.DeleteUserIf(ctx, "root", atTwo(&seen)); !errors.Is(err, errNotTwo) || !slices.Equal(seen, []uint64{0}) {
+		t.Errorf("a removal of a user of the file under a condition: %v after seeing %v, want the condition's error after 0", err, seen)
+	}
+	if err := there.DeleteUserIf(ctx, "root", func(tokens.Account) error { return nil }); !errors.Is(err, tokens.ErrReadOnly) {
+		t.Errorf("a removal of a user of the file: %v, want ErrReadOnly", err)
+	}
+	if err := there.DeleteUserIf(ctx, "nobody", func(tokens.Account) error { return nil }); !errors.Is(err, tokens.ErrNotFound) {
+		t.Errorf("a removal of nobody: %v, want ErrNotFound", err)
+	}
+	if err := there.DeleteUserIf(ctx, "alice", func(cur tokens.Account) error { return nil }); err != nil {
+		t.Errorf("a removal under a condition met: %v", err)
+	}
 }

@@ -10,12 +10,13 @@ import (
 	"log/slog"
 	"slices"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
 	"golang.org/x/crypto/bcrypt"
+
+	"github.com/scorehub/scorehub/internal/image"
 )
 
 // APITokenPrefix starts every API token, so that a leaked token is found by
@@ -158,15 +159,8 @@ type Accounts struct {
 	random      io.Reader
 	dummy       []byte // a bcrypt hash no password matches, for unknown names
 
-	snap   atomic.Pointer[accountSnapshot]
-	cancel func() // ends the subscription to an AccountNotifier
-	// shared reports a store other writers commit to (an
-	// AccountNotifier), whose commits Accounts may not have been told of
-	// yet.
-	shared bool
-
-	mu     sync.Mutex // serialises writes; guards closed
-	closed bool
+	w      *image.Writer[AccountState, *accountSnapshot]
+	closed atomic.Bool
 
 	stop chan struct{} // closed by Close to stop the last-used writer
 	done chan struct{} // closed when the last-used writer has stopped
@@ -186,9 +180,6 @@ const (
 	maxAccountGroups = 1000
 	// maxAPITokenName bounds an API token's name, in characters.
 	maxAPITokenName = 128
-	// maxWriteAttempts bounds how often a write whose commit met another
-	// writer's is decided afresh before it fails with ErrAccountsStale.
-	maxWriteAttempts = 16
 )
 
 // NewAccounts returns Accounts over cfg.Store, holding what the store
@@ -216,7 +207,6 @@ func newAccounts(ctx context.Context, cfg AccountsConfig, lowestCost int) (*Acco
 		random:      rand.Reader,
 		stop:        make(chan struct{}),
 		done:        make(chan struct{}),
-		cancel:      func() {},
 	}
 	if a.cost == 0 {
 		a.cost = bcrypt.DefaultCost
@@ -253,21 +243,23 @@ func newAccounts(ctx context.Context, cfg AccountsConfig, lowestCost int) (*Acco
 		return nil, fmt.Errorf("tokens: dummy hash: %w", err)
 	}
 	a.dummy = dummy
-	if n, ok := a.store.(AccountNotifier); ok {
-		a.shared = true
-		// Subscribe first so that no commit between the load and the
-		// subscription is missed; a newer state always wins.
-		a.cancel = n.Subscribe(a.follow)
-	}
-	st, err := a.store.Load(ctx)
+	w, err := image.NewWriter(ctx, image.WriterConfig[AccountState, *accountSnapshot]{
+		Store: a.store,
+		Seq:   accountConfig.Seq,
+		View:  index,
+		// A state that cannot be indexed is logged and left unpublished:
+		// the snapshot keeps what it held, and the next good state
+		// replaces it.
+		Unusable: func(st *AccountState, err error) {
+			a.logger.Error("tokens: a state the account store reported cannot be used", "seq", st.Seq, "err", err)
+		},
+		Closed:     ErrAccountsClosed,
+		ReadFailed: "tokens: read account store",
+	})
 	if err != nil {
-		a.cancel()
-		return nil, fmt.Errorf("tokens: read account store: %w", err)
-	}
-	if err := a.publish(st); err != nil {
-		a.cancel()
 		return nil, err
 	}
+	a.w = w
 	go a.writeLastUsed()
 	return a, nil
 }
@@ -278,17 +270,14 @@ func newAccounts(ctx context.Context, cfg AccountsConfig, lowestCost int) (*Acco
 // [ErrAccountsClosed]; reads go on answering from what was last
 // published. Closing a closed Accounts does nothing.
 func (a *Accounts) Close() error {
-	a.mu.Lock()
-	if a.closed {
-		a.mu.Unlock()
+	if a.closed.Swap(true) {
 		return nil
 	}
-	a.closed = true
-	a.mu.Unlock()
-	a.cancel()
 	close(a.stop)
 	<-a.done
-	return a.flushLastUsed(context.Background())
+	err := a.flushLastUsed(context.Background())
+	a.w.Close()
+	return err
 }
 
 // clock returns the current time in UTC without a monotonic reading, as
@@ -325,36 +314,8 @@ func (t *liveAPIToken) view() APIToken {
 	return v
 }
 
-// follow publishes a state an AccountNotifier reports. A state that
-// cannot be indexed is logged and left unpublished: the snapshot keeps
-// what it held, and the next good state replaces it.
-func (a *Accounts) follow(st *AccountState) {
-	if err := a.publish(st); err != nil {
-		a.logger.Error("tokens: a state the account store reported cannot be used", "seq", st.Seq, "err", err)
-	}
-}
-
-// publish indexes st and makes it what reads see, carrying the recorded
-// last uses of tokens it still holds. It ignores a state no newer than the
-// one published, such as a notification of a commit already published.
-func (a *Accounts) publish(st *AccountState) error {
-	for {
-		prev := a.snap.Load()
-		if prev != nil && st.Seq <= prev.state.Seq {
-			return nil
-		}
-		s, err := index(st, prev)
-		if err != nil {
-			return err
-		}
-		if a.snap.CompareAndSwap(prev, s) {
-			return nil
-		}
-	}
-}
-
-// index makes the snapshot of st, carrying the last uses recorded in
-// prev, which may be nil.
+// index makes the snapshot of st, what reads see of it, carrying the last
+// uses recorded in prev, which may be nil.
 func index(st *AccountState, prev *accountSnapshot) (*accountSnapshot, error) {
 	s := &accountSnapshot{
 		state:  st,
@@ -423,7 +384,7 @@ func (a *Accounts) readOnlyPrincipal(name string) (Principal, bool) {
 // Users returns the stored and the read-only users, sorted by name. A
 // read-only user hides a stored user of the same name.
 func (a *Accounts) Users() []Account {
-	s := a.snap.Load()
+	s := a.w.View()
 	var out []Account
 	shadowed := map[string]bool{}
 	if a.readOnly != nil {
@@ -442,11 +403,14 @@ func (a *Accounts) Users() []Account {
 }
 
 // User returns the user name and whether there is one.
-func (a *Accounts) User(name string) (Account, bool) {
+func (a *Accounts) User(name string) (Account, bool) { return a.userOn(a.w.View(), name) }
+
+// userOn is User on the snapshot s.
+func (a *Accounts) userOn(s *accountSnapshot, name string) (Account, bool) {
 	if p, ok := a.readOnlyPrincipal(name); ok {
 		return readOnlyAccount(p), true
 	}
-	if u, ok := a.snap.Load().users[name]; ok {
+	if u, ok := s.users[name]; ok {
 		return storedAccount(u), true
 	}
 	return Account{}, false
@@ -558,11 +522,21 @@ func (a *Accounts) storedUser(ctx context.Context, s *accountSnapshot, name stri
 // refresh loads the store and publishes what it holds if it is newer than
 // seq, and reports whether it was.
 func (a *Accounts) refresh(ctx context.Context, seq uint64) bool {
-	st, err := a.store.Load(ctx)
-	if err != nil || st.Seq <= seq {
-		return false
+	return a.w.Refresh(ctx) == nil && a.w.State().Seq > seq
+}
+
+// matchedUser returns the stored user name for a change under match, or
+// the error that refuses the change: match sees the user as User shows it
+// on s, before every other rule.
+func (a *Accounts) matchedUser(ctx context.Context, s *accountSnapshot, name string, match func(cur Account) error) (*StoredUser, error) {
+	acc, ok := a.userOn(s, name)
+	if !ok {
+		return nil, accountErrorf(ErrNotFound, "user %q does not exist", name)
 	}
-	return a.publish(st) == nil
+	if err := match(acc); err != nil {
+		return nil, err
+	}
+	return a.storedUser(ctx, s, name, 0)
 }
 
 // UpdateUser changes the fields of u that are set. ifRevision 0 changes
@@ -573,15 +547,32 @@ func (a *Accounts) refresh(ctx context.Context, seq uint64) bool {
 // [ErrNotFound], [ErrReadOnly], [ErrRevision], [ErrInvalid] pointing at
 // "/password" or "/groups/<i>".
 func (a *Accounts) UpdateUser(ctx context.Context, name string, ifRevision uint64, u UserUpdate) (Account, error) {
+	return a.updateUser(ctx, func(s *accountSnapshot) (*StoredUser, error) { return a.storedUser(ctx, s, name, ifRevision) }, u)
+}
+
+// UpdateUserIf is UpdateUser under a condition of the caller's (an HTTP
+// If-Match) instead of a revision: match is called with the user as
+// [Accounts.User] shows it, a read-only user too, on the state the update
+// is decided on, before every rule of the update, and again whenever the
+// update is decided afresh on a newer state; an error of it refuses the
+// update. So the caller needs no retry of its own. Errors: match's, and
+// those of UpdateUser but ErrRevision.
+func (a *Accounts) UpdateUserIf(ctx context.Context, name string, match func(cur Account) error, u UserUpdate) (Account, error) {
+	return a.updateUser(ctx, func(s *accountSnapshot) (*StoredUser, error) { return a.matchedUser(ctx, s, name, match) }, u)
+}
+
+// updateUser is UpdateUser of the stored user that check returns on the
+// snapshot the update is decided on.
+func (a *Accounts) updateUser(ctx context.Context, check func(s *accountSnapshot) (*StoredUser, error), u UserUpdate) (Account, error) {
 	// Refuse what is refused anyway before the bcrypt work.
-	s := a.snap.Load()
-	if _, err := a.storedUser(ctx, s, name, ifRevision); err != nil {
+	s := a.w.View()
+	if _, err := check(s); err != nil {
 		// Over a shared store, the user or its revision may come from
 		// another replica's commit not told here yet.
-		if !a.shared || !a.refresh(ctx, s.state.Seq) {
+		if !a.w.Shared() || !a.refresh(ctx, s.state.Seq) {
 			return Account{}, err
 		}
-		if _, err := a.storedUser(ctx, a.snap.Load(), name, ifRevision); err != nil {
+		if _, err := check(a.w.View()); err != nil {
 			return Account{}, err
 		}
 	}
@@ -603,7 +594,7 @@ func (a *Accounts) UpdateUser(ctx context.Context, name string, ifRevision uint6
 	}
 	var updated *StoredUser
 	err := a.write(ctx, func(s *accountSnapshot) (AccountChange, *AccountState, error) {
-		old, err := a.storedUser(ctx, s, name, ifRevision)
+		old, err := check(s)
 		if err != nil {
 			return AccountChange{}, nil, err
 		}
@@ -637,12 +628,24 @@ func (a *Accounts) UpdateUser(ctx context.Context, name string, ifRevision uint6
 // is as for UpdateUser. Errors: [ErrNotFound], [ErrReadOnly],
 // [ErrRevision].
 func (a *Accounts) DeleteUser(ctx context.Context, name string, ifRevision uint64) error {
+	return a.deleteUser(ctx, func(s *accountSnapshot) (*StoredUser, error) { return a.storedUser(ctx, s, name, ifRevision) })
+}
+
+// DeleteUserIf is DeleteUser under match, as UpdateUserIf is UpdateUser.
+// Errors: match's, [ErrNotFound], [ErrReadOnly].
+func (a *Accounts) DeleteUserIf(ctx context.Context, name string, match func(cur Account) error) error {
+	return a.deleteUser(ctx, func(s *accountSnapshot) (*StoredUser, error) { return a.matchedUser(ctx, s, name, match) })
+}
+
+// deleteUser is DeleteUser of the stored user that check returns on the
+// snapshot the removal is decided on.
+func (a *Accounts) deleteUser(ctx context.Context, check func(s *accountSnapshot) (*StoredUser, error)) error {
 	return a.write(ctx, func(s *accountSnapshot) (AccountChange, *AccountState, error) {
-		old, err := a.storedUser(ctx, s, name, ifRevision)
+		old, err := check(s)
 		if err != nil {
 			return AccountChange{}, nil, err
 		}
-		return AccountChange{User: old, Delete: true, Revision: old.Revision}, s.state.withoutUser(name), nil
+		return AccountChange{User: old, Delete: true, Revision: old.Revision}, s.state.withoutUser(old.Name), nil
 	})
 }
 
@@ -666,7 +669,7 @@ func (a *Accounts) Authenticate(ctx context.Context, name, password string) (Pri
 	} else if ro {
 		return a.readOnly.Authenticate(ctx, name, password)
 	}
-	u, known := a.snap.Load().users[name]
+	u, known := a.w.View().users[name]
 	hash := a.dummy
 	if known {
 		hash = u.PasswordHash
@@ -687,7 +690,7 @@ func (a *Accounts) CredentialVersion(ctx context.Context, subject string) (strin
 	if v, ro, err := a.readOnlyVersion(ctx, subject); err != nil || ro {
 		return v, ro, err
 	}
-	if u, ok := a.snap.Load().users[subject]; ok {
+	if u, ok := a.w.View().users[subject]; ok {
 		return u.CredentialVersion, true, nil
 	}
 	return "", false, nil

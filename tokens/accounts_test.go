@@ -59,11 +59,11 @@ type failingStore struct {
 
 var errDiskFull = errors.New("disk full")
 
-func (s *failingStore) Commit(ctx context.Context, c tokens.AccountCommit) error {
+func (s *failingStore) Commit(ctx context.Context, base uint64, next *tokens.AccountState) error {
 	if s.fail.Load() {
 		return errDiskFull
 	}
-	return s.AccountStore.Commit(ctx, c)
+	return s.AccountStore.Commit(ctx, base, next)
 }
 
 // accountsFixture is Accounts over a memory store, with a file user

@@ -1,36 +1,37 @@
 package tokens
 
 import (
-	"context"
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/scorehub/scorehub/internal/image"
 )
 
 // AccountStore keeps the users and API tokens of [Accounts]: it loads them
 // and commits one change at a time. It applies no rule of its own: Accounts
 // checks every rule of a write (names, passwords, revisions, owners, limits)
 // on its current [AccountState] before it asks the store to commit, so a
-// store is only persistence, and one conformance suite (package tokenstest)
-// proves any implementation.
+// store is only persistence, and one conformance suite (package tokenstest,
+// over the suite of every state image) proves any implementation.
 //
-// A commit is conditional, so that a store several writers share stays
-// consistent without trusting any writer's view: the [AccountCommit] names
-// the Seq of the state its rules were checked on (Base). A commit whose
-// Base is no longer the stored Seq fails with [ErrAccountsStale] and changes
-// nothing; Accounts then loads the store again and decides the write afresh.
+// It is the store of every state image (records, accounts, signing keys:
+// the protocol of package internal/image) for the accounts, with Close. A
+// commit is conditional, so that a store several writers share stays
+// consistent without trusting any writer's view: Commit names the Seq of
+// the state the write's rules were checked on (base), and next, at base+1,
+// holds what it changes (AccountState.Change). A commit whose base is no
+// longer the stored Seq fails with [ErrStale] and changes nothing; Accounts
+// then loads the store again and decides the write afresh.
 //
 // Implementations must be safe for concurrent use. Commit returns only once
 // the change is committed (durable, for a durable store); a failed Commit
 // leaves the stored state as it was.
 type AccountStore interface {
-	// Load returns the state as last committed. The caller must not
-	// change it.
-	Load(ctx context.Context) (*AccountState, error)
-
-	// Commit makes c.State the stored state if the stored state's Seq is
-	// still c.Base, and fails with [ErrAccountsStale] otherwise.
-	Commit(ctx context.Context, c AccountCommit) error
+	// Load returns the state as last committed; the caller must not
+	// change it. Commit makes next the stored state if the stored
+	// state's Seq is still base, and fails with [ErrStale] otherwise.
+	image.Store[AccountState]
 
 	// Close releases the store. Later calls fail with [ErrAccountsClosed].
 	Close() error
@@ -63,6 +64,10 @@ type AccountState struct {
 	Users []StoredUser
 	// APITokens are the API tokens, sorted by ID.
 	APITokens []StoredAPIToken
+	// Change is what the write that made the state (from the state at
+	// Seq-1) stores or removes, for a store that keeps rows; nil for a
+	// state a store loaded.
+	Change *AccountChange
 }
 
 // StoredUser is a user as an [AccountStore] keeps it.
@@ -90,21 +95,8 @@ type StoredAPIToken struct {
 	CredentialVersion string
 }
 
-// AccountCommit is one write as [Accounts] decided it, for an
-// [AccountStore] to make durable.
-type AccountCommit struct {
-	// Base is the Seq of the state the write's rules were checked on.
-	Base uint64
-	// Change is what the write stores or removes.
-	Change AccountChange
-	// State is the whole state after the write: the state at Base with
-	// Change applied, its Seq Base+1. A store that keeps one image writes
-	// it; a store that keeps rows writes Change.
-	State *AccountState
-}
-
-// AccountChange is what one [AccountCommit] stores or removes. Exactly one
-// of User, APIToken and LastUsed is set.
+// AccountChange is what the write that made an [AccountState] stores or
+// removes. Exactly one of User, APIToken and LastUsed is set.
 type AccountChange struct {
 	// User is the user as the commit stores it or, when Delete is set, as
 	// it was before its removal. Removing a user removes the user's API

@@ -26,5 +26,11 @@ func NewCheapAccounts(ctx context.Context, cfg AccountsConfig) (*Accounts, error
 func StaticVersion(u User) string { return staticVersion(u) }
 
 // NewFileKeyStore is the store LoadOrCreateKeySet keeps the file at path
-// in.
-func NewFileKeyStore(path string) KeyStore { return &fileKeyStore{path: path} }
+// in, for a path where no file is yet.
+func NewFileKeyStore(path string) KeyStore {
+	s, err := openFileKeyStore(path)
+	if err != nil {
+		panic(err) // nothing is read: there is no file
+	}
+	return s
+}

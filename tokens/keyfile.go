@@ -8,15 +8,10 @@ import (
 	"encoding/pem"
 	"errors"
 	"fmt"
-	"io"
-	"io/fs"
-	"os"
 	"path/filepath"
-	"runtime"
-	"sync"
 	"time"
 
-	"github.com/scorehub/scorehub/internal/atomicfile"
+	"github.com/scorehub/scorehub/internal/image"
 )
 
 // keyFileVersion is the format version written to and required of key files.
@@ -60,89 +55,36 @@ type keyFileEntry struct {
 // processes rotating the same file overwrite each other's keys; replicas
 // share a set through a [KeyNotifier] store instead.
 func LoadOrCreateKeySet(path string, cfg KeySetConfig) (*KeySet, error) {
-	return openKeySet(context.Background(), &fileKeyStore{path: path}, cfg, "key file "+path)
-}
-
-// fileKeyStore is the [KeyStore] of LoadOrCreateKeySet: one key file, of
-// one process. The file keeps no commit count, so the store counts the
-// commits it made since it first found the file.
-type fileKeyStore struct {
-	path string
-
-	mu  sync.Mutex // serialises commits; guards seq
-	seq uint64     // 0 until the file is found or written
-}
-
-var _ KeyStore = (*fileKeyStore)(nil)
-
-// Load implements [KeyStore].
-func (s *fileKeyStore) Load(ctx context.Context) (*StoredKeySet, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	data, err := readKeyFile(s.path)
-	if errors.Is(err, fs.ErrNotExist) && s.seq == 0 {
-		return &StoredKeySet{}, nil
-	}
+	f, err := openFileKeyStore(path)
 	if err != nil {
 		return nil, err
 	}
-	s.seq = max(s.seq, 1)
-	return &StoredKeySet{Seq: s.seq, Data: data}, nil
+	return openKeySet(context.Background(), f, cfg, "key file "+path)
 }
 
-// Commit implements [KeyStore]. The first commit creates the file's
-// directory (mode 0700) when it is missing.
-func (s *fileKeyStore) Commit(ctx context.Context, c KeyCommit) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if c.Set == nil || c.Base != s.seq || c.Set.Seq != c.Base+1 {
-		return ErrKeysStale
-	}
-	if c.Base == 0 {
-		if err := os.MkdirAll(filepath.Dir(s.path), 0o700); err != nil {
-			return fmt.Errorf("create key directory: %w", err)
-		}
-	}
-	if err := atomicfile.Write(atomicfile.OS{}, s.path, "."+filepath.Base(s.path)+".tmp-", c.Set.Data); err != nil {
-		return err
-	}
-	s.seq = c.Set.Seq
-	return nil
+// openFileKeyStore opens the [KeyStore] of LoadOrCreateKeySet: one key
+// file, of one process, written by the first commit when it does not
+// exist, and never locked, as a file on a read-only mount may be read.
+// The file keeps no commit count, so the store counts the commits it made
+// since it found the file: one when it did.
+func openFileKeyStore(path string) (*image.File[StoredKeySet], error) {
+	return image.OpenFile(image.FileConfig[StoredKeySet]{
+		MemConfig:  image.MemConfig[StoredKeySet]{Seq: storedSeq, Closed: errKeyStoreClosed},
+		Path:       path,
+		TempPrefix: "." + filepath.Base(path) + ".tmp-",
+		Empty:      func() *StoredKeySet { return &StoredKeySet{} },
+		Encode:     func(st *StoredKeySet) ([]byte, error) { return st.Data, nil },
+		Decode:     func(data []byte) (*StoredKeySet, error) { return &StoredKeySet{Seq: 1, Data: data}, nil },
+		Secret:     "private keys",
+		MaxSize:    maxKeyFile,
+		Prefix:     "tokens",
+		What:       "key file",
+	})
 }
 
-// readKeyFile returns what the key file at path holds, refusing a file
-// others may read or that is larger than any key set.
-func readKeyFile(path string) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if !fi.Mode().IsRegular() {
-		return nil, errors.New("not a regular file")
-	}
-	if perm := fi.Mode().Perm(); perm&0o077 != 0 && runtime.GOOS != "windows" {
-		return nil, fmt.Errorf("it holds private keys but has mode %04o, open to group or others; run chmod 600 %s", perm, path)
-	}
-	data, err := io.ReadAll(io.LimitReader(f, maxKeyFile+1))
-	if err != nil {
-		return nil, err
-	}
-	if len(data) > maxKeyFile {
-		return nil, fmt.Errorf("larger than %d bytes", maxKeyFile)
-	}
-	return data, nil
-}
+// errKeyStoreClosed is what a closed key store of this package fails
+// with; a KeySet never closes its store.
+var errKeyStoreClosed = errors.New("tokens: key store closed")
 
 func decodeKeyFile(data []byte) (*keyState, error) {
 	var kf keyFile

@@ -18,10 +18,11 @@ import (
 	"math/big"
 	"slices"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
+
+	"github.com/scorehub/scorehub/internal/image"
 )
 
 // Algorithm is a JWS signing algorithm, as named in a token's "alg" header.
@@ -283,21 +284,19 @@ type KeySet struct {
 	now       func() time.Time
 	random    io.Reader
 	logger    *slog.Logger
-	store     KeyStore // where changes are committed; nil when in memory only
-	where     string   // names the store in errors
-	shared    bool     // the store is a KeyNotifier: other replicas sign too
-	cancel    func()   // ends the subscription to a KeyNotifier
-	closing   sync.Once
-
-	mu    sync.Mutex // serialises Rotate, RotateTo, RotateIfOlder and Prune
-	state atomic.Pointer[keyState]
+	where     string // names the store in errors
+	shared    bool   // the store is a KeyNotifier: other replicas sign too
+	// w holds the set and serialises Rotate, RotateTo, RotateIfOlder and
+	// Prune, committing each to the store before the change takes
+	// effect; nil for a zero KeySet.
+	w *image.Writer[keyState, *keyState]
 }
 
 // keyState is one immutable version of a KeySet: the newest key first
 // (the signing key, or in a shared set a key published but not signing
 // yet), then retired keys, newest first.
 type keyState struct {
-	seq     uint64 // the store's Seq of the state; 0 in memory
+	seq     uint64 // the store's Seq of the state
 	entries []*keyEntry
 	byID    map[string]*keyEntry
 }
@@ -370,14 +369,17 @@ func NewKeySet(cfg KeySetConfig) (*KeySet, error) {
 	st := &keyState{entries: []*keyEntry{{key: signing, created: s.now().UTC()}}}
 	st.index()
 	s.follow = cfg.Algorithm == ""
-	s.state.Store(st)
+	s.where = "key set"
+	mem := image.NewMem(st, image.MemConfig[keyState]{Seq: stateSeq, Closed: errKeyStoreClosed})
+	if err := s.start(context.Background(), mem); err != nil {
+		return nil, err
+	}
 	return s, nil
 }
 
 // newKeySet checks cfg and fills in its defaults, without keys.
 func newKeySet(cfg KeySetConfig) (*KeySet, error) {
-	s := &KeySet{alg: cfg.Algorithm, retention: cfg.Retention, now: cfg.Now, random: cfg.Rand, logger: cfg.Logger,
-		cancel: func() {}}
+	s := &KeySet{alg: cfg.Algorithm, retention: cfg.Retention, now: cfg.Now, random: cfg.Rand, logger: cfg.Logger}
 	if s.alg == "" {
 		s.alg = EdDSA
 	}
@@ -417,7 +419,12 @@ func (st *keyState) index() {
 }
 
 // current is the set's state; nil for a zero KeySet, which holds no keys.
-func (s *KeySet) current() *keyState { return s.state.Load() }
+func (s *KeySet) current() *keyState {
+	if s.w == nil {
+		return nil
+	}
+	return s.w.View()
+}
 
 // errZeroKeySet refuses changes to a KeySet not made by NewKeySet or
 // LoadOrCreateKeySet.
@@ -496,9 +503,7 @@ func (s *KeySet) RotateTo(k *Key) error {
 	if k == nil || k.alg == "" {
 		return errors.New("tokens: rotate to a nil or zero key")
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.rotateToLocked(k)
+	return s.change(func(old *keyState) (*keyState, error) { return s.rotated(old, k) })
 }
 
 // RotateIfOlder rotates, as [KeySet.Rotate] does, when the signing key was
@@ -533,11 +538,6 @@ func (s *KeySet) RotateIfOlder(maxAge time.Duration) (*Key, error) {
 		return nil, err
 	}
 	return k, nil
-}
-
-// rotateToLocked is RotateTo with s.mu held.
-func (s *KeySet) rotateToLocked(k *Key) error {
-	return s.changeLocked(func(old *keyState) (*keyState, error) { return s.rotated(old, k) })
 }
 
 // rotated returns old with k as its newest key. The key signing now is
@@ -617,48 +617,25 @@ func (s *KeySet) pruned(old *keyState) (*keyState, int) {
 // before it becomes current. When another replica committed first, it
 // loads the store and decides again.
 func (s *KeySet) change(decide func(old *keyState) (*keyState, error)) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.changeLocked(decide)
+	if s.w == nil {
+		return errZeroKeySet
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), keyStoreTimeout)
+	defer cancel()
+	return s.write(ctx, decide)
 }
 
-// changeLocked is change with s.mu held.
-func (s *KeySet) changeLocked(decide func(old *keyState) (*keyState, error)) error {
-	for attempt := 1; ; attempt++ {
-		old := s.current()
-		if old == nil {
-			return errZeroKeySet
-		}
+// write is change under ctx: it runs decide through the set's writer,
+// giving the state it decides the next Seq and its index.
+func (s *KeySet) write(ctx context.Context, decide func(old *keyState) (*keyState, error)) error {
+	return s.w.Write(ctx, func(old *keyState) (*keyState, error) {
 		next, err := decide(old)
-		if err != nil || next == nil {
-			return err
+		if next != nil {
+			next.seq = old.seq + 1
+			next.index()
 		}
-		next.index()
-		if s.store == nil {
-			s.state.Store(next)
-			return nil
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), keyStoreTimeout)
-		err = s.commit(ctx, old.seq, next)
-		if err == nil {
-			cancel()
-			s.installNewer(next)
-			return nil
-		}
-		if !errors.Is(err, ErrKeysStale) || attempt == maxKeyAttempts {
-			cancel()
-			return err
-		}
-		st, err := s.load(ctx)
-		cancel()
-		if err != nil {
-			return err
-		}
-		if st == nil {
-			return fmt.Errorf("tokens: %s refused a change but holds no key set", s.where)
-		}
-		s.installNewer(st)
-	}
+		return next, err
+	})
 }
 
 // verifyingKey finds the key a token names. A retired key verifies only

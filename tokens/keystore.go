@@ -4,7 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"time"
+
+	"github.com/scorehub/scorehub/internal/image"
 )
 
 // KeyStore keeps the keys of a [KeySet] so that they survive a restart
@@ -15,6 +18,13 @@ import (
 // one replica at a time changes the set; a replica whose commit meets
 // another's loads the store again and decides afresh.
 //
+// It is the store of every state image (records, accounts, signing keys:
+// the protocol of package internal/image) for the key set. Load returns
+// the set as last committed, or a StoredKeySet of Seq 0 and no Data when
+// the store holds none yet; Commit(ctx, base, next) makes next the stored
+// set if the stored set's Seq is still base (0 when the KeySet creates
+// the first set), and fails with [ErrStale] otherwise.
+//
 // The set travels as the key file of [LoadOrCreateKeySet] encodes it. It
 // holds the private keys: a store must keep it where only the service can
 // read it, and must never log it or put it in an error.
@@ -22,29 +32,17 @@ import (
 // Implementations must be safe for concurrent use. Commit returns only
 // once the set is committed (durable, for a durable store); a failed
 // Commit leaves the stored set as it was.
-type KeyStore interface {
-	// Load returns the set as last committed, or a StoredKeySet of Seq 0
-	// and no Data when the store holds none yet.
-	Load(ctx context.Context) (*StoredKeySet, error)
-
-	// Commit makes c.Set the stored set if the stored set's Seq is still
-	// c.Base, and fails with [ErrKeysStale] otherwise.
-	Commit(ctx context.Context, c KeyCommit) error
-}
+type KeyStore = image.Store[StoredKeySet]
 
 // KeyNotifier is a [KeyStore] that several processes share. A [KeySet]
 // over a KeyNotifier subscribes to it and installs every newer set it is
 // given, so that a rotation by any replica reaches every replica: each
-// verifies what the others sign and serves the same JWKS.
-type KeyNotifier interface {
-	KeyStore
-	// Subscribe calls fn with the stored set after changes committed by
-	// other writers. fn must be quick and must not call the store. A set
-	// whose Seq is no newer than the one installed is ignored, so a store
-	// may also report its own writers' commits, or one change twice.
-	// cancel stops the calls.
-	Subscribe(fn func(*StoredKeySet)) (cancel func())
-}
+// verifies what the others sign and serves the same JWKS. Subscribe calls
+// fn with the stored set after changes committed by other writers; fn
+// must be quick and must not call the store. A set whose Seq is no newer
+// than the one installed is ignored, so a store may also report its own
+// writers' commits, or one change twice. cancel stops the calls.
+type KeyNotifier = image.Notifier[StoredKeySet]
 
 // StoredKeySet is a key set as a [KeyStore] keeps it.
 type StoredKeySet struct {
@@ -55,30 +53,17 @@ type StoredKeySet struct {
 	Data []byte
 }
 
-// KeyCommit is one change of a key set, as a [KeySet] decided it, for a
-// [KeyStore] to make durable.
-type KeyCommit struct {
-	// Base is the Seq of the set the change was decided on; 0 when the
-	// KeySet creates the first set.
-	Base uint64
-	// Set is the set after the change, its Seq Base+1.
-	Set *StoredKeySet
-}
-
-// ErrKeysStale reports a [KeyCommit] whose Base is no longer the stored
-// set's Seq: another replica changed the set first. A [KeySet] meets it
-// only when the store keeps changing under it.
-var ErrKeysStale = errors.New("tokens: key set changed by another writer")
+// storedSeq is a stored set's Seq, stateSeq a decoded one's.
+func storedSeq(st *StoredKeySet) uint64 { return st.Seq }
+func stateSeq(st *keyState) uint64      { return st.seq }
 
 // Bounds of a KeySet's work with its store.
 const (
-	// keyStoreTimeout bounds one load or commit of a rotation or prune,
-	// which take no context: a store that does not answer (a database
-	// unreachable) fails the change, and the current key keeps signing.
+	// keyStoreTimeout bounds the work with the store of a rotation or a
+	// prune, which take no context: a store that does not answer (a
+	// database unreachable) fails the change, and the current key keeps
+	// signing.
 	keyStoreTimeout = 30 * time.Second
-	// maxKeyAttempts bounds how often a change whose commit met another
-	// replica's is decided afresh before it fails with ErrKeysStale.
-	maxKeyAttempts = 8
 	// KeyHandover is, in a set shared through a [KeyNotifier], how long
 	// a rotated-in key is published before any replica signs with it, so
 	// that every replica knows it first: replicas hear of a rotation
@@ -111,126 +96,136 @@ func openKeySet(ctx context.Context, store KeyStore, cfg KeySetConfig, where str
 	if err != nil {
 		return nil, err
 	}
-	s.store, s.where = store, where
+	s.where = where
 	s.follow = cfg.Algorithm == ""
+	var keys image.Store[keyState] = keyCodec{store, where}
 	if n, ok := store.(KeyNotifier); ok {
 		s.shared = true
-		// Subscribe first so that no commit between the load and the
-		// subscription is missed; a newer set always wins.
-		s.cancel = n.Subscribe(s.followStore)
+		keys = keyNotifier{keyCodec{store, where}, n, s.logger}
 	}
-	st, err := s.load(ctx)
-	if err == nil && st == nil {
-		st, err = s.create(ctx, cfg.Signing)
+	if err := s.start(ctx, keys); err != nil {
+		return nil, err
 	}
+	// Of several replicas opening an empty store at once, one commits the
+	// first set; the others find it when their commits are refused.
+	err = s.write(ctx, func(cur *keyState) (*keyState, error) {
+		if len(cur.entries) > 0 {
+			return nil, nil
+		}
+		signing := cfg.Signing
+		if signing == nil {
+			k, err := GenerateKey(s.alg, s.random)
+			if err != nil {
+				return nil, err
+			}
+			signing = k
+		}
+		return &keyState{entries: []*keyEntry{{key: signing, created: s.now().UTC()}}}, nil
+	})
 	if err != nil {
 		s.Close()
 		return nil, err
 	}
-	if cfg.Signing != nil && cfg.Signing.id != st.signing().key.id {
+	if cfg.Signing != nil && cfg.Signing.id != s.current().signing().key.id {
 		s.Close()
 		return nil, fmt.Errorf("tokens: %s holds another signing key than KeySetConfig.Signing", s.where)
 	}
-	s.installNewer(st)
 	return s, nil
 }
 
-// create commits a first set to an empty store, or loads the set another
-// replica committed first.
-func (s *KeySet) create(ctx context.Context, signing *Key) (*keyState, error) {
-	var err error
-	if signing == nil {
-		if signing, err = GenerateKey(s.alg, s.random); err != nil {
-			return nil, err
-		}
+// start has s publish what keys holds, through the writer of its changes.
+func (s *KeySet) start(ctx context.Context, keys image.Store[keyState]) error {
+	w, err := image.NewWriter(ctx, image.WriterConfig[keyState, *keyState]{
+		Store:      keys,
+		Seq:        stateSeq,
+		View:       func(st, _ *keyState) (*keyState, error) { return st, nil },
+		ReadFailed: "tokens: read " + s.where,
+	})
+	if err != nil {
+		return err
 	}
-	st := &keyState{entries: []*keyEntry{{key: signing, created: s.now().UTC()}}}
-	st.index()
-	err = s.commit(ctx, 0, st)
-	if errors.Is(err, ErrKeysStale) {
-		loaded, err := s.load(ctx)
-		if err == nil && loaded == nil {
-			err = fmt.Errorf("tokens: %s refused the first key set but holds none", s.where)
-		}
-		return loaded, err
-	}
+	s.w = w
+	return nil
+}
+
+// keyCodec is a KeyStore as the writer of a KeySet sees it: the set
+// decoded, every key checked, and encoded as the key file for a commit.
+// where names the store in errors.
+type keyCodec struct {
+	store KeyStore
+	where string
+}
+
+var (
+	_ image.Store[keyState]    = keyCodec{}
+	_ image.Notifier[keyState] = keyNotifier{}
+)
+
+// Load implements [image.Store]: a store that holds no set yet gives one
+// of no keys at seq 0.
+func (c keyCodec) Load(ctx context.Context) (*keyState, error) {
+	stored, err := c.store.Load(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return st, nil
+	return decodeStored(stored)
 }
 
-// load reads the store's set; nil when it holds none.
-func (s *KeySet) load(ctx context.Context) (*keyState, error) {
-	stored, err := s.store.Load(ctx)
+// Commit implements [image.Store].
+func (c keyCodec) Commit(ctx context.Context, base uint64, next *keyState) error {
+	data, err := encodeKeyFile(next)
 	if err != nil {
-		return nil, fmt.Errorf("tokens: read %s: %w", s.where, err)
+		return err
 	}
-	if stored.Seq == 0 {
-		return nil, nil
+	err = c.store.Commit(ctx, base, &StoredKeySet{Seq: next.seq, Data: data})
+	if err != nil && !errors.Is(err, ErrStale) {
+		return fmt.Errorf("tokens: write %s: %w", c.where, err)
 	}
-	return s.decode(stored)
+	return err
 }
 
-// decode turns a stored set into a state, checking every key.
-func (s *KeySet) decode(stored *StoredKeySet) (*keyState, error) {
+// decodeStored turns a stored set into a state, checking every key.
+func decodeStored(stored *StoredKeySet) (*keyState, error) {
+	if stored.Seq == 0 {
+		return &keyState{}, nil
+	}
 	st, err := decodeKeyFile(stored.Data)
 	if err != nil {
-		return nil, fmt.Errorf("tokens: %s: %w", s.where, err)
+		return nil, err
 	}
 	st.seq = stored.Seq
 	return st, nil
 }
 
-// commit makes next, decided on the set at base, the stored set, at
-// base+1.
-func (s *KeySet) commit(ctx context.Context, base uint64, next *keyState) error {
-	data, err := encodeKeyFile(next)
-	if err != nil {
-		return err
-	}
-	next.seq = base + 1
-	if err := s.store.Commit(ctx, KeyCommit{Base: base, Set: &StoredKeySet{Seq: next.seq, Data: data}}); err != nil {
-		if errors.Is(err, ErrKeysStale) {
-			return err
-		}
-		return fmt.Errorf("tokens: write %s: %w", s.where, err)
-	}
-	return nil
+// keyNotifier is the keyCodec of a KeyNotifier.
+type keyNotifier struct {
+	keyCodec
+	n      KeyNotifier
+	logger *slog.Logger
 }
 
-// followStore installs a set a KeyNotifier reports. One that cannot be
-// read is logged and left uninstalled: the set keeps what it held.
-func (s *KeySet) followStore(stored *StoredKeySet) {
-	if cur := s.current(); stored.Seq == 0 || cur != nil && stored.Seq <= cur.seq {
-		return // a store without a set yet, or a set installed already
-	}
-	st, err := s.decode(stored)
-	if err != nil {
-		s.logger.Error("tokens: a key set the store reported cannot be used; the current keys stay", "seq", stored.Seq, "err", err.Error())
-		return
-	}
-	s.installNewer(st)
-}
-
-// installNewer makes st current unless the current state is as new.
-func (s *KeySet) installNewer(st *keyState) {
-	for {
-		cur := s.current()
-		if cur != nil && st.seq <= cur.seq {
+// Subscribe implements [image.Notifier]. A set that cannot be read is
+// logged and not passed on: the KeySet keeps what it holds.
+func (c keyNotifier) Subscribe(fn func(*keyState)) (cancel func()) {
+	return c.n.Subscribe(func(stored *StoredKeySet) {
+		if stored.Seq == 0 {
+			return // a store without a set yet
+		}
+		st, err := decodeStored(stored)
+		if err != nil {
+			c.logger.Error("tokens: a key set the store reported cannot be used; the current keys stay", "seq", stored.Seq, "err", err.Error())
 			return
 		}
-		if s.state.CompareAndSwap(cur, st) {
-			return
-		}
-	}
+		fn(st)
+	})
 }
 
 // Close stops following a [KeyNotifier]; the set keeps verifying and
-// signing with what it holds. It does nothing for other sets.
+// signing with what it holds, and may still change. It does nothing for
+// other sets.
 func (s *KeySet) Close() error {
-	if s.cancel != nil {
-		s.closing.Do(s.cancel)
+	if s.w != nil {
+		s.w.Close()
 	}
 	return nil
 }

@@ -3,12 +3,14 @@ package tokens_test
 import (
 	"bytes"
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/scorehub/scorehub/internal/image"
+	"github.com/scorehub/scorehub/internal/image/imagetest"
 	"github.com/scorehub/scorehub/tokens"
 	"github.com/scorehub/scorehub/tokens/tokenstest"
 )
@@ -16,54 +18,9 @@ import (
 // sharedKeys is one key set in memory that several handles share, each
 // telling its subscribers what any handle commits, as a database store
 // does for the replicas on it.
-type sharedKeys struct {
-	mu   sync.Mutex // serialises commits, so that notifications keep their order
-	set  tokens.StoredKeySet
-	next int
-	subs map[int]func(*tokens.StoredKeySet)
-}
-
-var _ tokens.KeyNotifier = (*sharedKeys)(nil)
-
-func (s *sharedKeys) Load(ctx context.Context) (*tokens.StoredKeySet, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return &tokens.StoredKeySet{Seq: s.set.Seq, Data: bytes.Clone(s.set.Data)}, nil
-}
-
-func (s *sharedKeys) Commit(ctx context.Context, c tokens.KeyCommit) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if c.Set == nil || c.Base != s.set.Seq || c.Set.Seq != c.Base+1 {
-		return tokens.ErrKeysStale
-	}
-	s.set = tokens.StoredKeySet{Seq: c.Set.Seq, Data: bytes.Clone(c.Set.Data)}
-	for _, fn := range s.subs {
-		fn(&tokens.StoredKeySet{Seq: s.set.Seq, Data: bytes.Clone(s.set.Data)})
-	}
-	return nil
-}
-
-func (s *sharedKeys) Subscribe(fn func(*tokens.StoredKeySet)) (cancel func()) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.subs == nil {
-		s.subs = map[int]func(*tokens.StoredKeySet){}
-	}
-	id := s.next
-	s.next++
-	s.subs[id] = fn
-	return func() {
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		delete(s.subs, id)
-	}
+func sharedKeys() *imagetest.Shared[tokens.StoredKeySet] {
+	return imagetest.NewShared(&tokens.StoredKeySet{}, image.MemConfig[tokens.StoredKeySet]{
+		Seq: func(st *tokens.StoredKeySet) uint64 { return st.Seq }, Closed: errors.New("closed")})
 }
 
 func TestFileKeyStoreConformance(t *testing.T) {
@@ -73,10 +30,10 @@ func TestFileKeyStoreConformance(t *testing.T) {
 }
 
 func TestKeyNotifierConformance(t *testing.T) {
-	tokenstest.RunKeyStore(t, func(t *testing.T) tokens.KeyStore { return &sharedKeys{} })
+	tokenstest.RunKeyStore(t, func(t *testing.T) tokens.KeyStore { return sharedKeys().Handle() })
 	tokenstest.RunKeyNotifier(t, func(t *testing.T) (a, b tokens.KeyNotifier) {
-		s := &sharedKeys{}
-		return s, s
+		s := sharedKeys()
+		return s.Handle(), s.Handle()
 	})
 }
 
@@ -86,7 +43,7 @@ func TestKeyNotifierConformance(t *testing.T) {
 // reopens from the store decides alike.
 func TestSharedRotationDuringHandover(t *testing.T) {
 	c := newClock()
-	store := &sharedKeys{}
+	store := sharedKeys().Handle()
 	keys, err := tokens.OpenKeySet(context.Background(), store, tokens.KeySetConfig{Now: c.Now})
 	if err != nil {
 		t.Fatal(err)

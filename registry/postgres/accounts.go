@@ -28,7 +28,7 @@ const accountSeqQuery = "SELECT seq FROM account_seq"
 // every replica on the database shares. Commits are decided by the
 // database, conditionally on the Seq of the state their rules were checked
 // on, so a write decided through any replica on an outdated state fails
-// with [tokens.ErrAccountsStale]. Get it with [DB.Accounts]; it is safe for
+// with [tokens.ErrStale]. Get it with [DB.Accounts]; it is safe for
 // concurrent use.
 type AccountStore struct {
 	db     *DB
@@ -113,39 +113,31 @@ func (db *DB) accountsErr(err error) error {
 }
 
 // Commit implements [tokens.AccountStore]. One transaction advances the
-// sequence row from c.Base (none does when another writer committed
-// first: [tokens.ErrAccountsStale]), writes what c.Change stores or
-// removes and notifies the other DBs on the database.
-func (s *AccountStore) Commit(ctx context.Context, c tokens.AccountCommit) error {
+// sequence row from base (none does when another writer committed first:
+// [tokens.ErrStale]), writes what next's change stores or removes and
+// notifies the other DBs on the database.
+func (s *AccountStore) Commit(ctx context.Context, base uint64, next *tokens.AccountState) error {
 	if err := s.check(ctx); err != nil {
 		return err
 	}
-	if c.State == nil || c.State.Seq != c.Base+1 {
-		return fmt.Errorf("postgres: accounts commit on base %d of another seq: %w", c.Base, tokens.ErrAccountsStale)
+	if next == nil || next.Seq != base+1 {
+		return fmt.Errorf("postgres: accounts commit on base %d of another seq: %w", base, tokens.ErrStale)
 	}
-	err := pgx.BeginFunc(ctx, s.db.pool, func(tx pgx.Tx) error {
-		tag, err := tx.Exec(ctx, "UPDATE account_seq SET seq = seq + 1 WHERE seq = $1", int64(c.Base))
-		if err != nil {
-			return err
-		}
-		if tag.RowsAffected() == 0 {
-			return fmt.Errorf("postgres: accounts commit on base %d: %w", c.Base, tokens.ErrAccountsStale)
-		}
-		if err := writeAccountChange(ctx, tx, c); err != nil {
-			return err
-		}
-		_, err = tx.Exec(ctx, "SELECT pg_notify($1, $2)", accountsChannel, fmt.Sprint(c.Base+1))
-		return err
+	if next.Change == nil {
+		return errors.New("postgres: an accounts commit that changes nothing")
+	}
+	err := s.db.commitOn(ctx, base, accountsChannel, advanceSeq("account_seq"), func(tx pgx.Tx) error {
+		return writeAccountChange(ctx, tx, next)
 	})
-	if err != nil && !errors.Is(err, tokens.ErrAccountsStale) {
+	if err != nil && !errors.Is(err, tokens.ErrStale) {
 		return s.db.accountsErr(fmt.Errorf("postgres: commit accounts: %w", err))
 	}
 	return err
 }
 
-// writeAccountChange stores or removes what c.Change names.
-func writeAccountChange(ctx context.Context, tx pgx.Tx, c tokens.AccountCommit) error {
-	ch := c.Change
+// writeAccountChange stores or removes what next's change names.
+func writeAccountChange(ctx context.Context, tx pgx.Tx, next *tokens.AccountState) error {
+	ch := next.Change
 	switch {
 	case ch.User != nil && ch.Delete:
 		// The user's API tokens go with the user, as in Accounts' state.
@@ -171,11 +163,11 @@ func writeAccountChange(ctx context.Context, tx pgx.Tx, c tokens.AccountCommit) 
 		}
 		slices.Sort(ids) // rows locked in one order by every writer
 		for _, id := range ids {
-			i, ok := slices.BinarySearchFunc(c.State.APITokens, id, func(t tokens.StoredAPIToken, id string) int { return strings.Compare(t.ID, id) })
+			i, ok := slices.BinarySearchFunc(next.APITokens, id, func(t tokens.StoredAPIToken, id string) int { return strings.Compare(t.ID, id) })
 			if !ok {
 				continue // deleted by the write the commit's rules saw: nothing to record
 			}
-			if err := putAccountToken(ctx, tx, &c.State.APITokens[i]); err != nil {
+			if err := putAccountToken(ctx, tx, &next.APITokens[i]); err != nil {
 				return err
 			}
 		}
@@ -202,7 +194,7 @@ func (s *AccountStore) Subscribe(fn func(*tokens.AccountState)) (cancel func()) 
 	if s.closed.Load() {
 		return func() {}
 	}
-	return subscribe(s.db, func(l *listener) *feed[*tokens.AccountState] { return l.accounts }, fn)
+	return subscribe(s.db, func(l *listener) *feed[tokens.AccountState] { return l.accounts }, fn)
 }
 
 // accountUser is a user's row body: the fields of the accounts file, so

@@ -65,35 +65,23 @@ func (db *DB) loadKeys(ctx context.Context) (*tokens.StoredKeySet, error) {
 }
 
 // Commit implements [tokens.KeyStore]. One transaction creates the set
-// (c.Base 0) or replaces it if its Seq is still c.Base, and notifies the
-// other DBs on the database; otherwise it fails with [tokens.ErrKeysStale].
-func (s *KeyStore) Commit(ctx context.Context, c tokens.KeyCommit) error {
+// (base 0) or replaces it if its Seq is still base, and notifies the other
+// DBs on the database; otherwise it fails with [tokens.ErrStale].
+func (s *KeyStore) Commit(ctx context.Context, base uint64, next *tokens.StoredKeySet) error {
 	if err := s.db.check(ctx); err != nil {
 		return err
 	}
-	if c.Set == nil || c.Set.Seq != c.Base+1 || len(c.Set.Data) == 0 {
-		return fmt.Errorf("postgres: signing keys commit on base %d of another seq or no keys: %w", c.Base, tokens.ErrKeysStale)
+	if next == nil || next.Seq != base+1 || len(next.Data) == 0 {
+		return fmt.Errorf("postgres: signing keys commit on base %d of another seq or no keys: %w", base, tokens.ErrStale)
 	}
-	err := pgx.BeginFunc(ctx, s.db.pool, func(tx pgx.Tx) error {
-		var tag pgconn.CommandTag
-		var err error
-		if c.Base == 0 {
-			tag, err = tx.Exec(ctx, "INSERT INTO signing_keys (seq, data) VALUES ($1, $2) ON CONFLICT (id) DO NOTHING",
-				int64(c.Set.Seq), c.Set.Data)
-		} else {
-			tag, err = tx.Exec(ctx, "UPDATE signing_keys SET seq = $2, data = $3 WHERE seq = $1",
-				int64(c.Base), int64(c.Set.Seq), c.Set.Data)
+	err := s.db.commitOn(ctx, base, keysChannel, func(ctx context.Context, tx pgx.Tx, base uint64) (pgconn.CommandTag, error) {
+		if base == 0 {
+			return tx.Exec(ctx, "INSERT INTO signing_keys (seq, data) VALUES ($1, $2) ON CONFLICT (id) DO NOTHING",
+				int64(next.Seq), next.Data)
 		}
-		if err != nil {
-			return err
-		}
-		if tag.RowsAffected() == 0 {
-			return fmt.Errorf("postgres: signing keys commit on base %d: %w", c.Base, tokens.ErrKeysStale)
-		}
-		_, err = tx.Exec(ctx, "SELECT pg_notify($1, $2)", keysChannel, fmt.Sprint(c.Set.Seq))
-		return err
-	})
-	if err != nil && !errors.Is(err, tokens.ErrKeysStale) {
+		return tx.Exec(ctx, "UPDATE signing_keys SET seq = $2, data = $3 WHERE seq = $1", int64(base), int64(next.Seq), next.Data)
+	}, nil)
+	if err != nil && !errors.Is(err, tokens.ErrStale) {
 		return s.db.wrap(fmt.Errorf("postgres: commit signing keys: %w", err))
 	}
 	return err
@@ -103,5 +91,5 @@ func (s *KeyStore) Commit(ctx context.Context, c tokens.KeyCommit) error {
 // [DB.Subscribe]): fn is given the key set after every rotation or prune
 // through any DB on the database, and after a reconnection.
 func (s *KeyStore) Subscribe(fn func(*tokens.StoredKeySet)) (cancel func()) {
-	return subscribe(s.db, func(l *listener) *feed[*tokens.StoredKeySet] { return l.keys }, fn)
+	return subscribe(s.db, func(l *listener) *feed[tokens.StoredKeySet] { return l.keys }, fn)
 }

@@ -23,12 +23,12 @@ import (
 // at a time, never while the listener waits on the database. Once cancel
 // has returned, fn is not called again; fn must not call cancel.
 func (db *DB) Subscribe(fn func(*registry.State)) (cancel func()) {
-	return subscribe(db, func(l *listener) *feed[*registry.State] { return l.records }, fn)
+	return subscribe(db, func(l *listener) *feed[registry.State] { return l.records }, fn)
 }
 
 // subscribe adds fn to the feed of db's listener that pick names, starting
 // the listener on the first subscription of any feed.
-func subscribe[T any](db *DB, pick func(*listener) *feed[T], fn func(T)) (cancel func()) {
+func subscribe[T any](db *DB, pick func(*listener) *feed[T], fn func(*T)) (cancel func()) {
 	db.lmu.Lock()
 	defer db.lmu.Unlock()
 	if db.closed.Load() {
@@ -52,9 +52,9 @@ type listener struct {
 	db *DB
 	wg sync.WaitGroup
 
-	records  *feed[*registry.State]
-	accounts *feed[*tokens.AccountState]
-	keys     *feed[*tokens.StoredKeySet]
+	records  *feed[registry.State]
+	accounts *feed[tokens.AccountState]
+	keys     *feed[tokens.StoredKeySet]
 	feeds    []feedLoader
 
 	kick chan struct{} // wake asks the poller to look at once
@@ -75,30 +75,11 @@ type feedLoader interface {
 
 func newListener(db *DB) *listener {
 	l := &listener{db: db, kick: make(chan struct{}, 1)}
-	l.records = &feed[*registry.State]{db: db, name: "records", ch: recordsChannel, seqQuery: "SELECT seq FROM record_seq",
-		load: func(ctx context.Context) (*registry.State, uint64, error) {
-			st, err := db.Load(ctx)
-			if err != nil {
-				return nil, 0, err
-			}
-			return st, st.Seq(), nil
-		}}
-	l.accounts = &feed[*tokens.AccountState]{db: db, name: "accounts", ch: accountsChannel, seqQuery: accountSeqQuery,
-		load: func(ctx context.Context) (*tokens.AccountState, uint64, error) {
-			st, err := db.loadAccounts(ctx)
-			if err != nil {
-				return nil, 0, err
-			}
-			return st, st.Seq, nil
-		}}
-	l.keys = &feed[*tokens.StoredKeySet]{db: db, name: "signing keys", ch: keysChannel, seqQuery: keySeqQuery,
-		load: func(ctx context.Context) (*tokens.StoredKeySet, uint64, error) {
-			st, err := db.loadKeys(ctx)
-			if err != nil {
-				return nil, 0, err
-			}
-			return st, st.Seq, nil
-		}}
+	l.records = newFeed(db, "records", recordsChannel, "SELECT seq FROM record_seq", db.Load, (*registry.State).Seq)
+	l.accounts = newFeed(db, "accounts", accountsChannel, accountSeqQuery, db.loadAccounts,
+		func(st *tokens.AccountState) uint64 { return st.Seq })
+	l.keys = newFeed(db, "signing keys", keysChannel, keySeqQuery, db.loadKeys,
+		func(st *tokens.StoredKeySet) uint64 { return st.Seq })
 	l.feeds = []feedLoader{l.records, l.accounts, l.keys}
 	l.wg.Add(2)
 	go l.listen(db.ctx)
@@ -214,18 +195,19 @@ func (l *listener) poll(ctx context.Context) {
 	}
 }
 
-// feed is one kind of state the listener delivers: the channel its
-// commits notify, how its stored Seq is read, how it is loaded, and who is
-// given it.
+// feed is one state image the listener delivers: the channel its commits
+// notify, how its stored Seq is read, how it is loaded, and who is given
+// it.
 type feed[T any] struct {
 	db       *DB
 	name     string
 	ch       string
 	seqQuery string
-	load     func(ctx context.Context) (T, uint64, error)
+	load     func(ctx context.Context) (*T, error)
+	seq      func(*T) uint64
 
 	mu    sync.Mutex // guards subs, fresh, next
-	subs  map[int]func(T)
+	subs  map[int]func(*T)
 	fresh map[int]bool // subscribers given nothing yet
 	next  int
 
@@ -236,14 +218,18 @@ type feed[T any] struct {
 	delivered uint64
 }
 
+func newFeed[T any](db *DB, name, ch, seqQuery string, load func(context.Context) (*T, error), seq func(*T) uint64) *feed[T] {
+	return &feed[T]{db: db, name: name, ch: ch, seqQuery: seqQuery, load: load, seq: seq}
+}
+
 func (f *feed[T]) channel() string { return f.ch }
 func (f *feed[T]) what() string    { return f.name }
 
-func (f *feed[T]) add(fn func(T)) func() {
+func (f *feed[T]) add(fn func(*T)) func() {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.subs == nil {
-		f.subs, f.fresh = map[int]func(T){}, map[int]bool{}
+		f.subs, f.fresh = map[int]func(*T){}, map[int]bool{}
 	}
 	id := f.next
 	f.next++
@@ -273,7 +259,7 @@ func (f *feed[T]) has(id int) bool {
 // subscriber is one subscription as a reload found it.
 type subscriber[T any] struct {
 	id    int
-	fn    func(T)
+	fn    func(*T)
 	fresh bool // given nothing yet
 }
 
@@ -328,10 +314,11 @@ func (f *feed[T]) reload(ctx context.Context) error {
 	if len(subs) == 0 {
 		return nil
 	}
-	v, seq, err := f.load(ctx)
+	v, err := f.load(ctx)
 	if err != nil {
 		return err
 	}
+	seq := f.seq(v)
 	newer := seq > f.last || f.delivered == 0
 	if !newer && !fresh {
 		return nil

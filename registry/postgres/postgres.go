@@ -12,6 +12,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/scorehub/scorehub/registry"
@@ -157,6 +159,41 @@ func (db *DB) now() time.Time {
 		return db.cfg.Now().UTC()
 	}
 	return time.Now().UTC()
+}
+
+// commitOn commits on base in one transaction: move advances the state's
+// sequence number from base, changing no row when another writer committed
+// first ([registry.ErrStale]); write, when set, writes what the commit
+// changes; and the state's channel is notified of base+1, which the
+// listeners hear only if the transaction commits.
+func (db *DB) commitOn(ctx context.Context, base uint64, channel string, move move, write func(tx pgx.Tx) error) error {
+	return pgx.BeginFunc(ctx, db.pool, func(tx pgx.Tx) error {
+		tag, err := move(ctx, tx, base)
+		if err != nil {
+			return err
+		}
+		if tag.RowsAffected() == 0 {
+			return fmt.Errorf("postgres: commit on base %d of %s: %w", base, channel, registry.ErrStale)
+		}
+		if write != nil {
+			if err := write(tx); err != nil {
+				return err
+			}
+		}
+		_, err = tx.Exec(ctx, "SELECT pg_notify($1, $2)", channel, fmt.Sprint(base+1))
+		return err
+	})
+}
+
+// move advances a state's sequence number from base in tx.
+type move func(ctx context.Context, tx pgx.Tx, base uint64) (pgconn.CommandTag, error)
+
+// advanceSeq is the move of a state whose sequence number is the one row
+// of table.
+func advanceSeq(table string) move {
+	return func(ctx context.Context, tx pgx.Tx, base uint64) (pgconn.CommandTag, error) {
+		return tx.Exec(ctx, "UPDATE "+table+" SET seq = seq + 1 WHERE seq = $1", int64(base))
+	}
 }
 
 // begin checks a call's context and that the DB is open.

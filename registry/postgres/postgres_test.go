@@ -50,6 +50,15 @@ func TestConformance(t *testing.T) {
 	})
 }
 
+// TestSharedConformance: two DBs on one database, each with its own pool
+// and listener, as two replicas have.
+func TestSharedConformance(t *testing.T) {
+	registrytest.RunShared(t, func(t *testing.T) (a, b registry.Notifier) {
+		url := pgtest.DB(t)
+		return open(t, postgres.Config{URL: url}), open(t, postgres.Config{URL: url})
+	})
+}
+
 func TestJobStoreConformance(t *testing.T) {
 	opened := urls{}
 	registrytest.RunJobStore(t, registrytest.JobOpener{

@@ -73,35 +73,28 @@ func readBodies[T any](ctx context.Context, tx pgx.Tx, query string) ([]T, error
 }
 
 // Commit implements [registry.Store]. One transaction advances the
-// sequence row from c.Base (none does when another writer committed
-// first: [registry.ErrStale]), writes the one record c.Change names and
+// sequence row from base (none does when another writer committed first:
+// [registry.ErrStale]), writes the one record next's change names and
 // notifies the other DBs on the database.
-func (db *DB) Commit(ctx context.Context, c registry.Commit) error {
+func (db *DB) Commit(ctx context.Context, base uint64, next *registry.State) error {
 	if err := db.check(ctx); err != nil {
 		return err
 	}
-	if c.State == nil || c.State.Seq() != c.Base+1 {
-		return fmt.Errorf("postgres: commit of seq %d on base %d: %w", seqOf(c.State), c.Base, registry.ErrStale)
+	if next == nil || next.Seq() != base+1 {
+		return fmt.Errorf("postgres: commit of seq %d on base %d: %w", seqOf(next), base, registry.ErrStale)
 	}
-	err := pgx.BeginFunc(ctx, db.pool, func(tx pgx.Tx) error {
-		tag, err := tx.Exec(ctx, "UPDATE record_seq SET seq = seq + 1 WHERE seq = $1", int64(c.Base))
-		if err != nil {
-			return err
-		}
-		if tag.RowsAffected() == 0 {
-			return fmt.Errorf("postgres: commit on base %d: %w", c.Base, registry.ErrStale)
-		}
-		if err := writeChange(ctx, tx, c.Change); err != nil {
-			return err
-		}
-		_, err = tx.Exec(ctx, "SELECT pg_notify($1, $2)", recordsChannel, fmt.Sprint(c.Base+1))
-		return err
+	change, ok := next.Change()
+	if !ok {
+		return errors.New("postgres: a commit that changes no record")
+	}
+	err := db.commitOn(ctx, base, recordsChannel, advanceSeq("record_seq"), func(tx pgx.Tx) error {
+		return writeChange(ctx, tx, change)
 	})
 	var pe *pgconn.PgError
-	if errors.As(err, &pe) && pe.Code == "23503" && c.Change.Model != nil {
+	if errors.As(err, &pe) && pe.Code == "23503" && change.Model != nil {
 		// A version names an artifact that is not stored: another writer
 		// deleted it after this one stored it.
-		return fmt.Errorf("postgres: model %q references an artifact not stored: %w", c.Change.Model.Name, registry.ErrStale)
+		return fmt.Errorf("postgres: model %q references an artifact not stored: %w", change.Model.Name, registry.ErrStale)
 	}
 	if err != nil && !errors.Is(err, registry.ErrStale) {
 		return db.wrap(fmt.Errorf("postgres: commit: %w", err))

@@ -40,8 +40,8 @@ func TestTwoPoolsOneDatabase(t *testing.T) {
 			t.Fatal(err)
 		}
 		// b decides on what it loaded before a's write.
-		next, change := withQueue(t, base, "second")
-		err = b.Commit(ctx, registry.Commit{Base: base.Seq(), Change: change, State: next})
+		next := withQueue(t, base, "second")
+		err = b.Commit(ctx, base.Seq(), next)
 		if !errors.Is(err, registry.ErrStale) {
 			t.Fatalf("a commit on base %d after another pool's commit: %v, want ErrStale", base.Seq(), err)
 		}
@@ -159,25 +159,25 @@ func waitFor(t *testing.T, r *registry.Registry, ok func(*registry.State) bool) 
 }
 
 // withQueue returns st with a new queue, as a Registry would decide it.
-func withQueue(t *testing.T, st *registry.State, name string) (*registry.State, registry.Change) {
+func withQueue(t *testing.T, st *registry.State, name string) *registry.State {
 	t.Helper()
 	c := &captureStore{state: st}
 	r := newRegistry(t, c)
 	if _, err := r.PutQueue(context.Background(), registry.Queue{Name: name, MaxConcurrent: 1}); err != nil {
 		t.Fatal(err)
 	}
-	return c.commit.State, c.commit.Change
+	return c.next
 }
 
-// captureStore holds one state and records the commit a Registry makes.
+// captureStore holds one state and records the state a Registry commits.
 type captureStore struct {
-	state  *registry.State
-	commit registry.Commit
+	state *registry.State
+	next  *registry.State
 }
 
 func (c *captureStore) Load(context.Context) (*registry.State, error) { return c.state, nil }
-func (c *captureStore) Commit(_ context.Context, cm registry.Commit) error {
-	c.commit = cm
+func (c *captureStore) Commit(_ context.Context, _ uint64, next *registry.State) error {
+	c.next = next
 	return nil
 }
 func (c *captureStore) Close() error { return nil }

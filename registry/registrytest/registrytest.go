@@ -2,7 +2,10 @@
 // and [registry.JobStore]: the contracts a [registry.Registry] and a
 // [registry.JobRegistry] rely on, which every store, the ones of package
 // registry and any other (a database store in a package of its own), must
-// keep. A store's test calls [Run], a job store's [RunJobStore]:
+// keep. [Run] is the suite every store of a state image passes (package
+// internal/image/imagetest), given the records, and what a Registry makes
+// of a store besides. A store's test calls [Run], a job store's
+// [RunJobStore]:
 //
 //	func TestConformance(t *testing.T) {
 //		registrytest.Run(t, registrytest.Opener{Open: open, Reopen: reopen})
@@ -32,6 +35,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/scorehub/scorehub/internal/image"
+	"github.com/scorehub/scorehub/internal/image/imagetest"
 	"github.com/scorehub/scorehub/registry"
 )
 
@@ -55,14 +60,13 @@ func Run(t *testing.T, o Opener) {
 	open := func(t *testing.T) registry.Store {
 		return o.Open(t, registry.StoreOptions{Now: func() time.Time { return epoch }})
 	}
-
-	t.Run("a new store holds the built-in records", func(t *testing.T) {
-		s := open(t)
-		want := registry.NewState(epoch)
-		if got := load(t, s); dump(got) != dump(want) {
-			t.Errorf("new store holds\n%s\nwant\n%s", dump(got), dump(want))
+	k := kit(open)
+	if o.Reopen != nil {
+		k.Reopen = func(t *testing.T, s image.Store[registry.State]) image.Store[registry.State] {
+			return o.Reopen(t, s.(registry.Store))
 		}
-	})
+	}
+	imagetest.Run(t, k)
 
 	t.Run("what a registry commits loads back", func(t *testing.T) {
 		s := open(t)
@@ -101,24 +105,6 @@ func Run(t *testing.T, o Opener) {
 		}
 	})
 
-	t.Run("a commit on a stale base fails and changes nothing", func(t *testing.T) {
-		s := open(t)
-		r := newRegistry(t, s)
-		if _, err := r.PutGroup(ctx, registry.Group{Name: "first"}); err != nil {
-			t.Fatal(err)
-		}
-		before := load(t, s)
-		// A commit decided on the state before "first", as another writer
-		// that had not seen it would send.
-		c := otherWriterCommit(t, registry.Group{Name: "second"})
-		if err := s.Commit(ctx, c); !errors.Is(err, registry.ErrStale) {
-			t.Fatalf("Commit on base %d of a store at %d: %v, want ErrStale", c.Base, before.Seq(), err)
-		}
-		if got := load(t, s); dump(got) != dump(before) {
-			t.Errorf("a refused commit changed the store to\n%s", dump(got))
-		}
-	})
-
 	t.Run("registries sharing a store lose no write", func(t *testing.T) {
 		s := open(t)
 		const writers, each = 4, 8
@@ -142,22 +128,6 @@ func Run(t *testing.T, o Opener) {
 		st := load(t, s)
 		if got := len(st.Queues()); got != 1+writers*each || st.Seq() != writers*each {
 			t.Errorf("%d queues at Seq %d after %d writes; want %d at %d", got, st.Seq(), writers*each, 1+writers*each, writers*each)
-		}
-	})
-
-	t.Run("a cancelled context commits nothing", func(t *testing.T) {
-		s := open(t)
-		before := load(t, s)
-		cctx, cancel := context.WithCancel(ctx)
-		cancel()
-		if _, err := s.Load(cctx); !errors.Is(err, context.Canceled) {
-			t.Errorf("Load with a cancelled context: %v, want context.Canceled", err)
-		}
-		if err := s.Commit(cctx, otherWriterCommit(t, registry.Group{Name: "g"})); !errors.Is(err, context.Canceled) {
-			t.Errorf("Commit with a cancelled context: %v, want context.Canceled", err)
-		}
-		if got := load(t, s); dump(got) != dump(before) {
-			t.Errorf("a cancelled commit changed the store to\n%s", dump(got))
 		}
 	})
 
@@ -220,7 +190,7 @@ func Run(t *testing.T, o Opener) {
 		if _, _, err := newRegistry(t, withArtifacts{c, mem}).AddModelVersion(ctx, "churn", churn, registry.ModelMetadata{}, nil); err != nil {
 			t.Fatal(err)
 		}
-		if err := s.Commit(ctx, c.last); !errors.Is(err, registry.ErrStale) {
+		if err := s.Commit(ctx, before.Seq(), c.last); !errors.Is(err, registry.ErrStale) {
 			t.Fatalf("Commit of a version without its artifact: %v, want ErrStale", err)
 		}
 		if got := load(t, s); dump(got) != dump(before) {
@@ -228,33 +198,51 @@ func Run(t *testing.T, o Opener) {
 		}
 	})
 
-	t.Run("a closed store refuses every call", func(t *testing.T) {
+	t.Run("a closed store refuses artifact calls", func(t *testing.T) {
 		s := open(t)
-		as, _ := s.(registry.ArtifactStore)
+		as := artifactStore(t, s)
 		if err := s.Close(); err != nil {
 			t.Fatal(err)
 		}
-		if as != nil {
-			if err := as.PutArtifact(ctx, sum(churn), churn); !errors.Is(err, registry.ErrClosed) {
-				t.Errorf("PutArtifact after Close: %v, want ErrClosed", err)
-			}
-			if _, err := as.Artifact(ctx, sum(churn)); !errors.Is(err, registry.ErrClosed) {
-				t.Errorf("Artifact after Close: %v, want ErrClosed", err)
-			}
-			if err := as.DeleteArtifact(ctx, sum(churn)); !errors.Is(err, registry.ErrClosed) {
-				t.Errorf("DeleteArtifact after Close: %v, want ErrClosed", err)
-			}
+		if err := as.PutArtifact(ctx, sum(churn), churn); !errors.Is(err, registry.ErrClosed) {
+			t.Errorf("PutArtifact after Close: %v, want ErrClosed", err)
 		}
-		if _, err := s.Load(ctx); !errors.Is(err, registry.ErrClosed) {
-			t.Errorf("Load after Close: %v, want ErrClosed", err)
+		if _, err := as.Artifact(ctx, sum(churn)); !errors.Is(err, registry.ErrClosed) {
+			t.Errorf("Artifact after Close: %v, want ErrClosed", err)
 		}
-		if err := s.Commit(ctx, otherWriterCommit(t, registry.Group{Name: "g"})); !errors.Is(err, registry.ErrClosed) {
-			t.Errorf("Commit after Close: %v, want ErrClosed", err)
-		}
-		if err := s.Close(); err != nil {
-			t.Errorf("second Close: %v", err)
+		if err := as.DeleteArtifact(ctx, sum(churn)); !errors.Is(err, registry.ErrClosed) {
+			t.Errorf("DeleteArtifact after Close: %v, want ErrClosed", err)
 		}
 	})
+}
+
+// RunShared runs the suite of a store that several replicas share, a
+// [registry.Notifier], on two handles of one new store that open returns
+// (two connection pools, as two replicas have), and arranges the closing
+// of: what one commits reaches the other's subscribers, in order, within
+// imagetest.Propagation, and makes the other's commit on the same base
+// stale.
+func RunShared(t *testing.T, open func(t *testing.T) (a, b registry.Notifier)) {
+	k := kit(func(t *testing.T) registry.Store { a, _ := open(t); return a })
+	imagetest.RunShared(t, k, func(t *testing.T) (a, b image.Notifier[registry.State]) { return open(t) })
+}
+
+// kit is the records' part of the suite of every state image, on the
+// stores open returns.
+func kit(open func(t *testing.T) registry.Store) imagetest.Kit[registry.State] {
+	return imagetest.Kit[registry.State]{
+		Open: func(t *testing.T) image.Store[registry.State] { return open(t) },
+		New:  func() *registry.State { return registry.NewState(epoch) },
+		Seq:  (*registry.State).Seq,
+		Next: func(t *testing.T, base *registry.State, i int) *registry.State {
+			return decided(t, base, func(r *registry.Registry) error {
+				_, err := r.PutGroup(context.Background(), registry.Group{Name: fmt.Sprintf("g%d", i)})
+				return err
+			})
+		},
+		Dump:   records,
+		Closed: registry.ErrClosed,
+	}
 }
 
 func load(t *testing.T, s registry.Store) *registry.State {
@@ -404,27 +392,34 @@ func checkArtifacts(t *testing.T, s registry.Store, st *registry.State) {
 	}
 }
 
-// otherWriterCommit returns the commit that creates g on a new store: what
-// a writer that has seen nothing since the store began would send.
-func otherWriterCommit(t *testing.T, g registry.Group) registry.Commit {
+// decided returns the state write, through a Registry, makes of base:
+// what another writer that holds base would commit.
+func decided(t *testing.T, base *registry.State, write func(r *registry.Registry) error) *registry.State {
 	t.Helper()
-	c := &capture{Store: registry.NewMemStore(registry.StoreOptions{Now: func() time.Time { return epoch }})}
-	r := newRegistry(t, c)
-	if _, err := r.PutGroup(context.Background(), g); err != nil {
+	c := &capture{Store: &fixed{base}}
+	if err := write(newRegistry(t, c)); err != nil {
 		t.Fatal(err)
 	}
 	return c.last
 }
 
-// capture is a Store that keeps the last commit it was given.
+// fixed is a Store that holds one state and takes every commit on it
+// without keeping it.
+type fixed struct{ st *registry.State }
+
+func (f *fixed) Load(context.Context) (*registry.State, error)         { return f.st, nil }
+func (f *fixed) Commit(context.Context, uint64, *registry.State) error { return nil }
+func (f *fixed) Close() error                                          { return nil }
+
+// capture is a Store that keeps the last state it was given to commit.
 type capture struct {
 	registry.Store
-	last registry.Commit
+	last *registry.State
 }
 
-func (c *capture) Commit(ctx context.Context, cm registry.Commit) error {
-	c.last = cm
-	return c.Store.Commit(ctx, cm)
+func (c *capture) Commit(ctx context.Context, base uint64, next *registry.State) error {
+	c.last = next
+	return c.Store.Commit(ctx, base, next)
 }
 
 // withArtifacts is a capture that keeps artifacts.
@@ -436,13 +431,17 @@ type withArtifacts struct {
 // dump is st's records and Seq as JSON, times in UTC to the nanosecond, so
 // that two states compare by what they hold.
 func dump(st *registry.State) string {
+	return fmt.Sprintf("seq %d: %s", st.Seq(), records(st))
+}
+
+// records is st's records as JSON, without its Seq.
+func records(st *registry.State) string {
 	b, err := json.MarshalIndent(struct {
-		Seq         uint64
 		Groups      []registry.Group
 		Deployments []registry.Deployment
 		Queues      []registry.Queue
 		Models      []registry.Model
-	}{st.Seq(), st.Groups(), st.Deployments(), st.Queues(), st.Models()}, "", "  ")
+	}{st.Groups(), st.Deployments(), st.Queues(), st.Models()}, "", "  ")
 	if err != nil {
 		panic(err) // records hold nothing JSON cannot encode
 	}

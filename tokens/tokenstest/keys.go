@@ -1,10 +1,9 @@
 package tokenstest
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"sync"
@@ -12,23 +11,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/scorehub/scorehub/internal/image"
+	"github.com/scorehub/scorehub/internal/image/imagetest"
 	"github.com/scorehub/scorehub/tokens"
 )
 
 // RunKeyStore runs the suite of a [tokens.KeyStore]. open returns a new,
 // empty store and arranges its closing at the end of the test.
 func RunKeyStore(t *testing.T, open func(t *testing.T) tokens.KeyStore) {
-	ctx := context.Background()
-
-	t.Run("a new store holds no key set", func(t *testing.T) {
-		st, err := open(t).Load(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if st.Seq != 0 || len(st.Data) != 0 {
-			t.Errorf("a new store holds seq %d and %d bytes, want nothing", st.Seq, len(st.Data))
-		}
-	})
+	imagetest.Run(t, keyKit(open))
 
 	t.Run("a key set opened over an empty store is stored, rotations too", func(t *testing.T) {
 		s := open(t)
@@ -52,47 +43,21 @@ func RunKeyStore(t *testing.T, open func(t *testing.T) tokens.KeyStore) {
 			t.Errorf("opened after a rotation, the set holds %v, want %s then %s", got, k.ID(), first)
 		}
 	})
+}
 
-	t.Run("a commit on a stale base fails and changes nothing", func(t *testing.T) {
-		s := open(t)
-		openKeySet(t, s, nil)
-		before := loadKeys(t, s)
-		for _, base := range []uint64{0, 5} {
-			err := s.Commit(ctx, tokens.KeyCommit{Base: base, Set: &tokens.StoredKeySet{Seq: base + 1, Data: before.Data}})
-			if !errors.Is(err, tokens.ErrKeysStale) {
-				t.Errorf("commit on base %d of a store at seq 1: %v, want ErrKeysStale", base, err)
-			}
-		}
-		if after := loadKeys(t, s); after.Seq != before.Seq || !bytes.Equal(after.Data, before.Data) {
-			t.Errorf("stale commits changed the store to seq %d", after.Seq)
-		}
-	})
-
-	t.Run("of commits racing on one base exactly one wins", func(t *testing.T) {
-		s := open(t)
-		openKeySet(t, s, nil)
-		st := loadKeys(t, s)
-		var wins atomic.Int32
-		var wg sync.WaitGroup
-		for range 8 {
-			wg.Go(func() {
-				err := s.Commit(ctx, tokens.KeyCommit{Base: st.Seq, Set: &tokens.StoredKeySet{Seq: st.Seq + 1, Data: st.Data}})
-				switch {
-				case err == nil:
-					wins.Add(1)
-				case !errors.Is(err, tokens.ErrKeysStale):
-					t.Errorf("a losing commit: %v, want ErrKeysStale", err)
-				}
-			})
-		}
-		wg.Wait()
-		if n := wins.Load(); n != 1 {
-			t.Errorf("%d commits on one base won, want 1", n)
-		}
-		if got := loadKeys(t, s).Seq; got != st.Seq+1 {
-			t.Errorf("after the race the store is at seq %d, want %d", got, st.Seq+1)
-		}
-	})
+// keyKit is the key set's part of the suite of every state image, on the
+// stores open returns. A store keeps the set as it is given it, so the
+// suite's sets need not be key files.
+func keyKit(open func(t *testing.T) tokens.KeyStore) imagetest.Kit[tokens.StoredKeySet] {
+	return imagetest.Kit[tokens.StoredKeySet]{
+		Open: func(t *testing.T) image.Store[tokens.StoredKeySet] { return open(t) },
+		New:  func() *tokens.StoredKeySet { return &tokens.StoredKeySet{} },
+		Seq:  func(st *tokens.StoredKeySet) uint64 { return st.Seq },
+		Next: func(_ *testing.T, base *tokens.StoredKeySet, i int) *tokens.StoredKeySet {
+			return &tokens.StoredKeySet{Seq: base.Seq + 1, Data: fmt.Appendf(nil, `{"set": %d}`, i)}
+		},
+		Dump: func(st *tokens.StoredKeySet) string { return string(st.Data) },
+	}
 }
 
 // RunKeyNotifier runs the suite of a [tokens.KeyNotifier] that several
@@ -105,6 +70,8 @@ func RunKeyStore(t *testing.T, open func(t *testing.T) tokens.KeyStore) {
 // of it yet verifies every token; and rotations racing from both end in
 // one set.
 func RunKeyNotifier(t *testing.T, open func(t *testing.T) (a, b tokens.KeyNotifier)) {
+	imagetest.RunShared(t, keyKit(func(t *testing.T) tokens.KeyStore { a, _ := open(t); return a }), open)
+
 	t.Run("a key rotated through one replica is published by every replica before any signs with it", func(t *testing.T) {
 		sa, sb := open(t)
 		var now atomic.Int64

@@ -7,13 +7,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/scorehub/scorehub/internal/image"
+	"github.com/scorehub/scorehub/internal/image/imagetest"
 	"github.com/scorehub/scorehub/tokens"
 )
 
 // Propagation is how soon a change committed through one handle of a
 // shared store must be seen through another: the promise a store of
 // several replicas makes.
-const Propagation = time.Second
+const Propagation = imagetest.Propagation
 
 // RunAccountNotifier runs the suite of an [tokens.AccountNotifier] that
 // several writers share, such as one database under several replicas.
@@ -27,44 +29,8 @@ const Propagation = time.Second
 func RunAccountNotifier(t *testing.T, open func(t *testing.T) (a, b tokens.AccountNotifier)) {
 	ctx := context.Background()
 
-	t.Run("a commit through one handle reaches the other's subscriber", func(t *testing.T) {
-		a, b := open(t)
-		got := make(chan *tokens.AccountState, 16)
-		cancel := b.Subscribe(func(st *tokens.AccountState) { got <- st })
-		first := state(1, user(t, "alice", "analysts"))
-		commit(t, a, tokens.AccountCommit{Base: 0, Change: tokens.AccountChange{User: &first.Users[0]}, State: first})
-		st := receive(t, got, 1)
-		if dump(st) != dump(first) {
-			t.Errorf("the subscriber was given\n%s\nwant\n%s", dump(st), dump(first))
-		}
-		if l := load(t, b); dump(l) != dump(first) {
-			t.Errorf("the other handle loads\n%s\nwant\n%s", dump(l), dump(first))
-		}
-		cancel()
-		second := state(2, first.Users[0], user(t, "bob"))
-		commit(t, a, tokens.AccountCommit{Base: 1, Change: tokens.AccountChange{User: &second.Users[1]}, State: second})
-		select {
-		case st := <-got:
-			if st.Seq >= 2 {
-				t.Errorf("a cancelled subscriber was given seq %d", st.Seq)
-			}
-		case <-time.After(3 * Propagation / 10):
-		}
-	})
-
-	t.Run("a commit through one handle makes the other's on the same base stale", func(t *testing.T) {
-		a, b := open(t)
-		first := state(1, user(t, "alice"))
-		commit(t, a, tokens.AccountCommit{Base: 0, Change: tokens.AccountChange{User: &first.Users[0]}, State: first})
-		other := state(1, user(t, "bob"))
-		err := b.Commit(ctx, tokens.AccountCommit{Base: 0, Change: tokens.AccountChange{User: &other.Users[0]}, State: other})
-		if !errors.Is(err, tokens.ErrAccountsStale) {
-			t.Fatalf("a commit on a base the other handle moved on from: %v, want ErrAccountsStale", err)
-		}
-		if st := load(t, a); dump(st) != dump(first) {
-			t.Errorf("after the stale commit the store holds\n%s\nwant\n%s", dump(st), dump(first))
-		}
-	})
+	imagetest.RunShared(t, accountKit(func(t *testing.T) tokens.AccountStore { a, _ := open(t); return a }),
+		func(t *testing.T) (a, b image.Notifier[tokens.AccountState]) { return open(t) })
 
 	t.Run("a replica not told of a commit yet does not refuse a write for it", func(t *testing.T) {
 		sa, sb := open(t)
@@ -225,24 +191,6 @@ const password = "correct horse battery"
 
 // clock is the time of the suite's Accounts, issuer and verifier.
 func clock() time.Time { return epoch }
-
-// receive returns the first state fn is given at seq or later, failing
-// after Propagation.
-func receive(t *testing.T, got <-chan *tokens.AccountState, seq uint64) *tokens.AccountState {
-	t.Helper()
-	deadline := time.After(Propagation)
-	for {
-		select {
-		case st := <-got:
-			if st.Seq >= seq {
-				return st
-			}
-		case <-deadline:
-			t.Fatalf("no state at seq %d reached the other handle's subscriber within %v", seq, Propagation)
-			return nil
-		}
-	}
-}
 
 // waitFor polls cond until it holds, failing after Propagation.
 func waitFor(t *testing.T, what string, cond func() bool) {

@@ -1,7 +1,11 @@
-// Package tokenstest holds the conformance suite of [tokens.AccountStore]:
-// the contract [tokens.Accounts] relies on, which every account store, the
-// ones of package tokens and any other (a database store in a package of
-// its own), must keep. A store's test calls [RunAccountStore]:
+// Package tokenstest holds the conformance suites of [tokens.AccountStore]
+// and [tokens.KeyStore]: the contracts [tokens.Accounts] and
+// [tokens.KeySet] rely on, which every store, the ones of package tokens
+// and any other (a database store in a package of its own), must keep.
+// Each is the suite every store of a state image passes (package
+// internal/image/imagetest), given the accounts or the key set, and what
+// Accounts or a KeySet makes of a store besides. A store's test calls
+// [RunAccountStore]:
 //
 //	func TestAccountStoreConformance(t *testing.T) {
 //		tokenstest.RunAccountStore(t, open)
@@ -14,14 +18,17 @@ package tokenstest
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"golang.org/x/crypto/bcrypt"
 
+	"github.com/scorehub/scorehub/internal/image"
+	"github.com/scorehub/scorehub/internal/image/imagetest"
 	"github.com/scorehub/scorehub/tokens"
 )
 
@@ -31,15 +38,9 @@ var epoch = time.Date(2025, 1, 2, 3, 4, 5, 6000, time.UTC)
 // empty store and arranges its closing at the end of the test (t.Cleanup).
 func RunAccountStore(t *testing.T, open func(t *testing.T) tokens.AccountStore) {
 	ctx := context.Background()
+	imagetest.Run(t, accountKit(open))
 
-	t.Run("a new store is empty at seq 0", func(t *testing.T) {
-		st := load(t, open(t))
-		if st.Seq != 0 || len(st.Users) != 0 || len(st.APITokens) != 0 {
-			t.Errorf("new store holds %s, want nothing at seq 0", dump(st))
-		}
-	})
-
-	t.Run("what is committed loads back", func(t *testing.T) {
+	t.Run("a change of every kind loads back", func(t *testing.T) {
 		// One change a commit, as Accounts makes them, so that a store
 		// that keeps rows and writes only the change holds the same.
 		s := open(t)
@@ -60,7 +61,8 @@ func RunAccountStore(t *testing.T, open func(t *testing.T) tokens.AccountStore) 
 			{tokens.AccountChange{APIToken: &bobToken, Delete: true}, state(6, bob)},
 		}
 		for _, step := range steps {
-			commit(t, s, tokens.AccountCommit{Base: step.state.Seq - 1, Change: step.change, State: step.state})
+			step.state.Change = &step.change
+			commit(t, s, step.state)
 			if got := load(t, s); dump(got) != dump(step.state) {
 				t.Fatalf("after commit %d the store holds\n%s\nwant\n%s", step.state.Seq, dump(got), dump(step.state))
 			}
@@ -71,95 +73,16 @@ func RunAccountStore(t *testing.T, open func(t *testing.T) tokens.AccountStore) 
 		s := open(t)
 		st := state(1, user(t, "alice"))
 		st.APITokens = []tokens.StoredAPIToken{apiToken("alice", 1)}
-		commit(t, s, tokens.AccountCommit{Base: 0, Change: tokens.AccountChange{APIToken: &st.APITokens[0]}, State: st})
+		st.Change = &tokens.AccountChange{APIToken: &st.APITokens[0]}
+		commit(t, s, st)
 		used := epoch.Add(90 * time.Second)
 		next := state(2, st.Users...)
 		next.APITokens = []tokens.StoredAPIToken{st.APITokens[0]}
 		next.APITokens[0].LastUsedAt = used
-		commit(t, s, tokens.AccountCommit{Base: 1, Change: tokens.AccountChange{LastUsed: map[string]time.Time{next.APITokens[0].ID: used}}, State: next})
+		next.Change = &tokens.AccountChange{LastUsed: map[string]time.Time{next.APITokens[0].ID: used}}
+		commit(t, s, next)
 		if got := load(t, s).APITokens[0].LastUsedAt; !got.Equal(used) {
 			t.Errorf("last used at %v, want %v", got, used)
-		}
-	})
-
-	t.Run("a commit on a stale base fails and changes nothing", func(t *testing.T) {
-		s := open(t)
-		first := state(1, user(t, "alice"))
-		commit(t, s, tokens.AccountCommit{Base: 0, Change: tokens.AccountChange{User: &first.Users[0]}, State: first})
-		for _, c := range []tokens.AccountCommit{
-			{Base: 0, State: state(1, user(t, "bob"))}, // another writer's view
-			{Base: 5, State: state(6, user(t, "bob"))}, // a base the store never had
-			{Base: 1, State: state(3, user(t, "bob"))}, // a state that skips a seq
-		} {
-			bob := c.State.Users[0]
-			c.Change = tokens.AccountChange{User: &bob}
-			if err := s.Commit(ctx, c); !errors.Is(err, tokens.ErrAccountsStale) {
-				t.Errorf("commit on base %d as seq %d: %v, want ErrAccountsStale", c.Base, c.State.Seq, err)
-			}
-		}
-		if got := load(t, s); dump(got) != dump(first) {
-			t.Errorf("after refused commits the store holds\n%s\nwant\n%s", dump(got), dump(first))
-		}
-	})
-
-	t.Run("of commits racing on one base exactly one wins", func(t *testing.T) {
-		s := open(t)
-		const writers = 8
-		var wg sync.WaitGroup
-		errs := make([]error, writers)
-		for i := range writers {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				st := state(1, user(t, fmt.Sprintf("user%d", i)))
-				errs[i] = s.Commit(ctx, tokens.AccountCommit{Base: 0, Change: tokens.AccountChange{User: &st.Users[0]}, State: st})
-			}()
-		}
-		wg.Wait()
-		won := 0
-		for _, err := range errs {
-			switch {
-			case err == nil:
-				won++
-			case !errors.Is(err, tokens.ErrAccountsStale):
-				t.Errorf("a losing commit failed with %v, want ErrAccountsStale", err)
-			}
-		}
-		if won != 1 {
-			t.Errorf("%d commits on base 0 succeeded, want 1", won)
-		}
-		if st := load(t, s); st.Seq != 1 || len(st.Users) != 1 {
-			t.Errorf("store holds %s, want one user at seq 1", dump(st))
-		}
-	})
-
-	t.Run("a cancelled context commits nothing", func(t *testing.T) {
-		s := open(t)
-		cctx, cancel := context.WithCancel(ctx)
-		cancel()
-		st := state(1, user(t, "alice"))
-		if err := s.Commit(cctx, tokens.AccountCommit{Base: 0, Change: tokens.AccountChange{User: &st.Users[0]}, State: st}); err == nil {
-			t.Error("commit with a cancelled context succeeded")
-		}
-		if got := load(t, s); got.Seq != 0 {
-			t.Errorf("after a cancelled commit the store is at seq %d, want 0", got.Seq)
-		}
-	})
-
-	t.Run("a closed store refuses every call", func(t *testing.T) {
-		s := open(t)
-		if err := s.Close(); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := s.Load(ctx); !errors.Is(err, tokens.ErrAccountsClosed) {
-			t.Errorf("Load after Close: %v, want ErrAccountsClosed", err)
-		}
-		st := state(1, user(t, "alice"))
-		if err := s.Commit(ctx, tokens.AccountCommit{Base: 0, Change: tokens.AccountChange{User: &st.Users[0]}, State: st}); !errors.Is(err, tokens.ErrAccountsClosed) {
-			t.Errorf("Commit after Close: %v, want ErrAccountsClosed", err)
-		}
-		if err := s.Close(); err != nil {
-			t.Errorf("second Close: %v", err)
 		}
 	})
 
@@ -234,10 +157,34 @@ func load(t *testing.T, s tokens.AccountStore) *tokens.AccountState {
 	return st
 }
 
-func commit(t *testing.T, s tokens.AccountStore, c tokens.AccountCommit) {
+// commit commits next on the state before it.
+func commit(t *testing.T, s tokens.AccountStore, next *tokens.AccountState) {
 	t.Helper()
-	if err := s.Commit(context.Background(), c); err != nil {
+	if err := s.Commit(context.Background(), next.Seq-1, next); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// accountKit is the accounts' part of the suite of every state image, on
+// the stores open returns.
+func accountKit(open func(t *testing.T) tokens.AccountStore) imagetest.Kit[tokens.AccountState] {
+	return imagetest.Kit[tokens.AccountState]{
+		Open: func(t *testing.T) image.Store[tokens.AccountState] { return open(t) },
+		New:  func() *tokens.AccountState { return &tokens.AccountState{} },
+		Seq:  func(st *tokens.AccountState) uint64 { return st.Seq },
+		Next: func(t *testing.T, base *tokens.AccountState, i int) *tokens.AccountState {
+			u := user(t, fmt.Sprintf("user%02d", i))
+			next := &tokens.AccountState{Seq: base.Seq + 1, Users: append(slices.Clone(base.Users), u), APITokens: base.APITokens,
+				Change: &tokens.AccountChange{User: &u}}
+			slices.SortFunc(next.Users, func(x, y tokens.StoredUser) int { return strings.Compare(x.Name, y.Name) })
+			return next
+		},
+		Dump: func(st *tokens.AccountState) string {
+			c := *st
+			c.Seq = 0
+			return dump(&c)
+		},
+		Closed: tokens.ErrAccountsClosed,
 	}
 }
 
@@ -277,9 +224,10 @@ func apiToken(owner string, n int) tokens.StoredAPIToken {
 }
 
 // dump is the state as JSON, an empty list and none alike, for comparing
-// and showing.
+// and showing; the change that made it is not what it holds.
 func dump(st *tokens.AccountState) string {
 	c := *st
+	c.Change = nil
 	c.Users = append([]tokens.StoredUser(nil), st.Users...)
 	for i := range c.Users {
 		if len(c.Users[i].Groups) == 0 {
