@@ -366,9 +366,6 @@ func (st *decodeState) read(r io.Reader, max, size int64) error {
 	if err != nil {
 		// Only here: errors.As takes its target's address, which would
 		// cost every request an allocation.
-		if err == errServerBusy {
-			return errServerBusy
-		}
 		var mb *http.MaxBytesError
 		if errors.As(err, &mb) {
 			return errBodyTooLarge(max)

@@ -266,13 +266,14 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, o *observation) 
 		body = http.MaxBytesReader(w, body, h.lim.MaxBodyBytes)
 	}
 	var in io.Reader = body
+	var budget *budgetReader
 	if h.maxDecoding > 0 {
 		// The bytes are held until the answer is written: the body, the
 		// table decoded from it and the result all live until then.
 		if r.ContentLength < 0 {
-			b := &budgetReader{r: body, h: h}
-			defer b.release()
-			in = b
+			budget = &budgetReader{r: body, h: h}
+			defer budget.release()
+			in = budget
 		} else if r.ContentLength <= h.lim.MaxBodyBytes {
 			if !h.reserve(r.ContentLength) {
 				h.fail(w, r, o, errServerBusy)
@@ -282,6 +283,9 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, o *observation) 
 		}
 	}
 	if err := st.read(in, h.lim.MaxBodyBytes, r.ContentLength); err != nil {
+		if budget != nil && budget.refused {
+			err = errServerBusy
+		}
 		h.fail(w, r, o, err)
 		return
 	}
@@ -356,17 +360,20 @@ func (h *Handler) reserve(n int64) bool {
 
 // budgetReader counts a chunked body's bytes against MaxDecodingBytes as
 // they are read; release gives them back. It is used by one request's
-// goroutine only.
+// goroutine only. It records a refusal, so that the handler answers it
+// itself rather than leave the reading of the body to know its error.
 type budgetReader struct {
-	r    io.Reader
-	h    *Handler
-	held int64
+	r       io.Reader
+	h       *Handler
+	held    int64
+	refused bool
 }
 
 func (b *budgetReader) Read(p []byte) (int, error) {
 	n, err := b.r.Read(p)
 	if n > 0 {
 		if !b.h.reserve(int64(n)) {
+			b.refused = true
 			return 0, errServerBusy
 		}
 		b.held += int64(n)
