@@ -16,6 +16,7 @@ import (
 	"github.com/scorehub/scorehub/internal/urlpath"
 	"github.com/scorehub/scorehub/problem"
 	"github.com/scorehub/scorehub/registry"
+	"github.com/scorehub/scorehub/scoring/internal/wire"
 )
 
 // DefaultTimeout bounds an execution whose endpoint sets no timeout.
@@ -135,7 +136,7 @@ type Handler struct {
 	epoch          time.Time     // when New made it: durations are measured as offsets from it
 
 	decoding atomic.Int64 // body bytes held by requests in flight
-	states   statePool
+	states   wire.Pool
 	bufs     sync.Pool // *[]byte response buffers
 	partBufs sync.Pool // *[]byte buffers of the parts of a large answer
 }
@@ -253,8 +254,8 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, o *observation) 
 		return
 	}
 
-	st := h.states.get()
-	defer st.pool.put(st)
+	st := h.states.Get()
+	defer h.states.Put(st)
 	body := r.Body
 	if body == nil {
 		body = http.NoBody
@@ -282,21 +283,21 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, o *observation) 
 			defer h.decoding.Add(-r.ContentLength)
 		}
 	}
-	if err := st.read(in, h.lim.MaxBodyBytes, r.ContentLength); err != nil {
+	if err := st.Read(in, h.lim.MaxBodyBytes, r.ContentLength); err != nil {
 		if budget != nil && budget.refused {
 			err = errServerBusy
 		}
 		h.fail(w, r, o, err)
 		return
 	}
-	req, err := st.decode(h.lim)
+	req, err := st.Decode(wire.Limits(h.lim))
 	if err != nil {
 		h.fail(w, r, o, err)
 		return
 	}
 	if req.Table.Rows() == 0 {
 		o.answered(http.StatusOK, 0)
-		writeJSON(w, []byte(emptyResponse))
+		writeJSON(w, []byte(wire.EmptyResponse))
 		return
 	}
 	if err := req.Conform(x.process.Input); err != nil {
@@ -315,7 +316,7 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, o *observation) 
 		return
 	}
 	o.answered(http.StatusOK, req.Table.Rows())
-	h.respond(w, r, newEncoder(req, result), req.Table.Rows())
+	h.respond(w, r, req.Encoder(result), req.Table.Rows())
 }
 
 // endpoint finds the endpoint group/path/alias, once r's caller has
