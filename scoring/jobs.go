@@ -166,8 +166,9 @@ type JobSpec struct {
 	// the job takes.
 	Endpoint *registry.EndpointRef
 	// Input is the rows, decoded by [Decode] with the runner's
-	// [Jobs.Limits]. Required. The job's result echoes them as a scoring
-	// response would; the runner owns the Request from Submit on.
+	// [Jobs.Limits]. Required: a Request made otherwise holds no rows to
+	// echo, and is refused as none. The job's result echoes them as a
+	// scoring response would; the runner owns the Request from Submit on.
 	Input *Request
 	// Macros are handed to the process.
 	Macros map[string]string

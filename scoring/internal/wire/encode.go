@@ -59,11 +59,11 @@ const (
 type Encoder struct {
 	body     []byte
 	st       *State
-	rows     int
+	rows     int                // input rows, one answer row each
 	res      []resultCol        // the result columns of every table of the result, table after table
 	nres     int                // result columns a table
 	partEnd  []int              // of a result in parts: the row after each part's last
-	one      [1]*registry.Table // a whole result's table while newEncoder runs, as a slice of one
+	one      [1]*registry.Table // a whole result's table while Request.Encoder runs, as a slice of one
 	keys     []byte             // `,"name":` of every result column, back to back
 	keyEnd   []int              // where each result column's key ends in keys
 	keyNames []string           // the names keys holds, kept for the next response
