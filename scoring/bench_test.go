@@ -6,14 +6,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"math"
-	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
 	"runtime"
 	"testing"
 
 	"github.com/go-json-experiment/json/jsontext"
+
 	"github.com/scorehub/scorehub/internal/demo"
 	"github.com/scorehub/scorehub/internal/testutil"
 	"github.com/scorehub/scorehub/registry"
@@ -171,46 +170,4 @@ func BenchmarkIris(b *testing.B) {
 			runEndpoint(b, f.h, demo.IrisName, body, rows)
 		})
 	}
-}
-
-// BenchmarkAppendResponse writes the answer to a 10,000-row request with
-// what a classifier returns: three confidences per row, probabilities with
-// 17 digits that sum to one, the smallest often tiny (1e-20), as the iris
-// demo's softmax gives them.
-func BenchmarkAppendResponse(b *testing.B) {
-	const rows = 10_000
-	req, err := scoring.Decode(bytes.NewReader(benchBody(rows)), scoring.Limits{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	r := rand.New(rand.NewPCG(9, 10))
-	conf := [3][]float64{make([]float64, rows), make([]float64, rows), make([]float64, rows)}
-	for i := range rows {
-		var z [3]float64
-		sum := 0.0
-		for j := range z {
-			z[j] = math.Exp(r.NormFloat64() * 20)
-			sum += z[j]
-		}
-		for j := range z {
-			conf[j][i] = z[j] / sum
-		}
-	}
-	result, err := registry.NewTable(rows,
-		registry.NumberColumn("confidence(setosa)", conf[0], nil),
-		registry.NumberColumn("confidence(versicolor)", conf[1], nil),
-		registry.NumberColumn("confidence(virginica)", conf[2], nil))
-	if err != nil {
-		b.Fatal(err)
-	}
-	var out []byte
-	b.ReportAllocs()
-	report := testutil.MeasureCPU(b, testutil.ProcessCPU)
-	for b.Loop() {
-		if out, err = scoring.AppendResponse(out[:0], req, result); err != nil {
-			b.Fatal(err)
-		}
-	}
-	report()
-	b.SetBytes(int64(len(out)))
 }

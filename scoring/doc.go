@@ -9,17 +9,19 @@
 //	  → route /{group}/api/v1/services/{path}/{alias}, names checked
 //	  → Authorize (token groups, before any deployment is looked up)
 //	  → registry.Snapshot().Resolve (lock-free)
-//	  → Decode: body → columnar registry.Table, one pass of a scanner
+//	  → decode: body → columnar registry.Table, one pass of a scanner
 //	    made for this one shape of document, which hands anything else,
 //	    and every fault, to the strict JSON decoder (a large body in parts
 //	    on every processor), no map per row
-//	  → Request.Conform: the process's input schema
+//	  → conform: the process's input schema
 //	  → Queues: a slot on the endpoint's execution queue
 //	  → registry.Process.Score under the endpoint's timeout
-//	  → AppendResponse: inputs echoed as sent, then the results
+//	  → encode: inputs echoed as sent, then the results
 //
-// [Decode], [Request.Conform] and [AppendResponse] are pure functions beside
-// the handler; [Queues] is shared with anything else that should respect
+// The JSON codec, decoding and encoding, is the package's own
+// (scoring/internal/wire); [Decode] is its pure entry point beside the
+// handler, for rows that arrive otherwise than as a scoring request, such
+// as a job's. [Queues] is shared with anything else that should respect
 // the queues' limits.
 //
 // # Wire contract
@@ -116,8 +118,8 @@
 // its panics recovered, the result checked): a job's rows are a [Request]
 // from [Decode], the job is kept in a [registry.JobStore], waits PENDING for
 // a slot, runs RUNNING under its timeout (which, unlike a request's, starts
-// once it has the slot) and ends FINISHED (its result encoded as
-// [AppendResponse] would answer it), ERROR, STOPPED or TIMED_OUT. The
+// once it has the slot) and ends FINISHED (its result encoded as the
+// handler would answer it), ERROR, STOPPED or TIMED_OUT. The
 // management API serves it under /executions/jobs. Over a job store that
 // several server replicas share ([JobsConfig.Replica]) a job runs on the
 // replica it was submitted to, under a lease that replica renews every

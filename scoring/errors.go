@@ -4,8 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"strconv"
-	"strings"
 
 	"github.com/scorehub/scorehub/internal/httperr"
 	"github.com/scorehub/scorehub/problem"
@@ -52,10 +50,6 @@ func badRequest(typ problem.Code, pointer, format string, args ...any) *problem.
 	return &problem.Error{Status: http.StatusBadRequest, Code: typ, Message: fmt.Sprintf(format, args...), Pointer: pointer}
 }
 
-func tooLarge(typ problem.Code, format string, args ...any) *problem.Error {
-	return &problem.Error{Status: http.StatusRequestEntityTooLarge, Code: typ, Message: fmt.Sprintf(format, args...)}
-}
-
 // mediaTypeError is the 415 for a body declared as contentType.
 func mediaTypeError(contentType string) *problem.Error {
 	return &problem.Error{Status: http.StatusUnsupportedMediaType, Code: problem.UnsupportedMediaType,
@@ -68,24 +62,3 @@ var (
 		Allow: http.MethodPost}
 	errInternal = &problem.Error{Status: http.StatusInternalServerError, Code: problem.Internal, Message: "internal error"}
 )
-
-// pointer returns the JSON Pointer (RFC 6901) of key in row row of "data".
-func pointer(row int, key string) string {
-	var b strings.Builder
-	b.Grow(len("/data/") + 8 + len(key))
-	b.WriteString("/data/")
-	b.WriteString(strconv.Itoa(row))
-	b.WriteByte('/')
-	b.WriteString(escapePointer(key))
-	return b.String()
-}
-
-// escapePointer escapes a key as a JSON Pointer token: ~ as ~0, / as ~1.
-func escapePointer(key string) string {
-	if !strings.ContainsAny(key, "~/") {
-		return key
-	}
-	return strings.NewReplacer("~", "~0", "/", "~1").Replace(key)
-}
-
-func rowPointer(row int) string { return "/data/" + strconv.Itoa(row) }

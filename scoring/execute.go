@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/scorehub/scorehub/registry"
+	"github.com/scorehub/scorehub/scoring/internal/wire"
 )
 
 // engine is the one path every execution takes, a scoring request's and a
@@ -76,14 +77,14 @@ type execution struct {
 // is watched so that execute returns at once when the deadline passes or
 // req ends; one that does not heed its context keeps its slot until it
 // returns.
-func (e *engine) execute(req context.Context, x *execution) (scored, error) {
+func (e *engine) execute(req context.Context, x *execution) (wire.Result, error) {
 	if x.background {
 		slot, err := e.queues.acquire(req, nil, x.queue)
 		if err != nil {
-			return scored{}, err
+			return wire.Result{}, err
 		}
 		if err := x.begin(slot); err != nil {
-			return scored{}, err
+			return wire.Result{}, err
 		}
 		ctx := newExecContext(req, deadline(req, x.timeout), false)
 		defer ctx.release()
@@ -96,10 +97,10 @@ func (e *engine) execute(req context.Context, x *execution) (scored, error) {
 	defer ctx.release()
 	slot := &ctx.slot
 	if err := e.queues.acquireInto(ctx, req, x.queue, slot); err != nil {
-		return scored{}, err
+		return wire.Result{}, err
 	}
 	if err := x.begin(slot); err != nil {
-		return scored{}, err
+		return wire.Result{}, err
 	}
 	if prompt {
 		return e.run(ctx, slot, x)
@@ -130,7 +131,7 @@ func deadline(req context.Context, timeout time.Duration) time.Time {
 
 // run calls the process on slot, checks its result and releases the slot.
 // It turns a panic into an error, after logging it with its stack.
-func (e *engine) run(ctx context.Context, slot *Slot, x *execution) (result scored, err error) {
+func (e *engine) run(ctx context.Context, slot *Slot, x *execution) (result wire.Result, err error) {
 	name := x.process.Name
 	defer func() {
 		if v := recover(); v != nil {
@@ -139,26 +140,17 @@ func (e *engine) run(ctx context.Context, slot *Slot, x *execution) (result scor
 		}
 		err = processError(ctx, name, err)
 		if err != nil {
-			result = scored{}
+			result = wire.Result{}
 		}
 		slot.Release(err)
 	}()
 	result, err = e.score(ctx, x)
-	if err == nil && result.parts == nil { // parts are checked as they are scored
-		if cerr := checkResult(x.in.Table.Rows(), result.whole); cerr != nil {
+	if err == nil && result.Parts == nil { // parts are checked as they are scored
+		if cerr := wire.CheckResult(x.in.Table.Rows(), result.Whole); cerr != nil {
 			err = fmt.Errorf("scoring: process %q: %w", name, cerr)
 		}
 	}
 	return result, err
-}
-
-// scored is what a process answered an execution: one table, or, for an
-// input scored in row ranges at once, the table of each range, in row
-// order, with the same columns. The answer is written from the ranges'
-// tables as they are, never joined.
-type scored struct {
-	whole *registry.Table
-	parts []*registry.Table
 }
 
 // processError decides what a process's error means: the context's error

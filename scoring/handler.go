@@ -16,6 +16,7 @@ import (
 	"github.com/scorehub/scorehub/internal/urlpath"
 	"github.com/scorehub/scorehub/problem"
 	"github.com/scorehub/scorehub/registry"
+	"github.com/scorehub/scorehub/scoring/internal/wire"
 )
 
 // DefaultTimeout bounds an execution whose endpoint sets no timeout.
@@ -135,7 +136,7 @@ type Handler struct {
 	epoch          time.Time     // when New made it: durations are measured as offsets from it
 
 	decoding atomic.Int64 // body bytes held by requests in flight
-	states   statePool
+	states   wire.Pool
 	bufs     sync.Pool // *[]byte response buffers
 	partBufs sync.Pool // *[]byte buffers of the parts of a large answer
 }
@@ -253,8 +254,8 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, o *observation) 
 		return
 	}
 
-	st := h.states.get()
-	defer st.pool.put(st)
+	st := h.states.Get()
+	defer h.states.Put(st)
 	body := r.Body
 	if body == nil {
 		body = http.NoBody
@@ -266,13 +267,14 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, o *observation) 
 		body = http.MaxBytesReader(w, body, h.lim.MaxBodyBytes)
 	}
 	var in io.Reader = body
+	var budget *budgetReader
 	if h.maxDecoding > 0 {
 		// The bytes are held until the answer is written: the body, the
 		// table decoded from it and the result all live until then.
 		if r.ContentLength < 0 {
-			b := &budgetReader{r: body, h: h}
-			defer b.release()
-			in = b
+			budget = &budgetReader{r: body, h: h}
+			defer budget.release()
+			in = budget
 		} else if r.ContentLength <= h.lim.MaxBodyBytes {
 			if !h.reserve(r.ContentLength) {
 				h.fail(w, r, o, errServerBusy)
@@ -281,18 +283,21 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, o *observation) 
 			defer h.decoding.Add(-r.ContentLength)
 		}
 	}
-	if err := st.read(in, h.lim.MaxBodyBytes, r.ContentLength); err != nil {
+	if err := st.Read(in, h.lim.MaxBodyBytes, r.ContentLength); err != nil {
+		if budget != nil && budget.refused {
+			err = errServerBusy
+		}
 		h.fail(w, r, o, err)
 		return
 	}
-	req, err := st.decode(h.lim)
+	req, err := st.Decode(wire.Limits(h.lim))
 	if err != nil {
 		h.fail(w, r, o, err)
 		return
 	}
 	if req.Table.Rows() == 0 {
 		o.answered(http.StatusOK, 0)
-		writeJSON(w, []byte(emptyResponse))
+		writeJSON(w, []byte(wire.EmptyResponse))
 		return
 	}
 	if err := req.Conform(x.process.Input); err != nil {
@@ -311,7 +316,7 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, o *observation) 
 		return
 	}
 	o.answered(http.StatusOK, req.Table.Rows())
-	h.respond(w, r, newEncoder(req, result), req.Table.Rows())
+	h.respond(w, r, req.Encoder(result), req.Table.Rows())
 }
 
 // endpoint finds the endpoint group/path/alias, once r's caller has
@@ -356,17 +361,20 @@ func (h *Handler) reserve(n int64) bool {
 
 // budgetReader counts a chunked body's bytes against MaxDecodingBytes as
 // they are read; release gives them back. It is used by one request's
-// goroutine only.
+// goroutine only. It records a refusal, so that the handler answers it
+// itself rather than leave the reading of the body to know its error.
 type budgetReader struct {
-	r    io.Reader
-	h    *Handler
-	held int64
+	r       io.Reader
+	h       *Handler
+	held    int64
+	refused bool
 }
 
 func (b *budgetReader) Read(p []byte) (int, error) {
 	n, err := b.r.Read(p)
 	if n > 0 {
 		if !b.h.reserve(int64(n)) {
+			b.refused = true
 			return 0, errServerBusy
 		}
 		b.held += int64(n)

@@ -16,9 +16,11 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
 	"github.com/scorehub/scorehub/problem"
 	"github.com/scorehub/scorehub/registry"
 	"github.com/scorehub/scorehub/scoring"
+	"github.com/scorehub/scorehub/scoring/internal/wire"
 )
 
 // waitFor polls cond until it holds; the deadline only keeps a broken test
@@ -217,7 +219,8 @@ func TestHandlerStreamsLargeResponses(t *testing.T) {
 	b.WriteString(`]}`)
 	body := b.String()
 
-	req, err := scoring.Decode(strings.NewReader(body), scoring.Limits{})
+	req, err := wire.Decode(strings.NewReader(body), wire.Limits{MaxBodyBytes: scoring.DefaultMaxBodyBytes,
+		MaxRows: scoring.DefaultMaxRows, MaxColumns: scoring.DefaultMaxColumns, MaxCells: scoring.DefaultMaxCells})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -225,7 +228,7 @@ func TestHandlerStreamsLargeResponses(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, err := scoring.AppendResponse(nil, req, result)
+	want, err := wire.AppendResponse(nil, req, result)
 	if err != nil {
 		t.Fatal(err)
 	}

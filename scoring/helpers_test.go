@@ -162,6 +162,8 @@ type colView struct {
 	Values []any
 }
 
+func num(name string, v ...any) colView { return colView{Name: name, Kind: registry.Number, Values: v} }
+
 func viewTable(t *registry.Table) []colView {
 	out := []colView{}
 	for i := range t.NumColumns() {

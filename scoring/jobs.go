@@ -16,6 +16,7 @@ import (
 	"github.com/scorehub/scorehub/internal/httperr"
 	"github.com/scorehub/scorehub/problem"
 	"github.com/scorehub/scorehub/registry"
+	"github.com/scorehub/scorehub/scoring/internal/wire"
 )
 
 // Defaults of [JobsConfig].
@@ -165,8 +166,9 @@ type JobSpec struct {
 	// the job takes.
 	Endpoint *registry.EndpointRef
 	// Input is the rows, decoded by [Decode] with the runner's
-	// [Jobs.Limits]. Required. The job's result echoes them as a scoring
-	// response would; the runner owns the Request from Submit on.
+	// [Jobs.Limits]. Required: a Request made otherwise holds no rows to
+	// echo, and is refused as none. The job's result echoes them as a
+	// scoring response would; the runner owns the Request from Submit on.
 	Input *Request
 	// Macros are handed to the process.
 	Macros map[string]string
@@ -357,16 +359,17 @@ func (j *Jobs) Submit(ctx context.Context, spec JobSpec) (registry.Job, error) {
 	if err != nil {
 		return registry.Job{}, err
 	}
-	req := spec.Input
-	if req == nil {
+	if spec.Input == nil || spec.Input.in == nil {
 		return registry.Job{}, errNoInput
 	}
-	if err := j.lim.admit(req); err != nil {
+	req := spec.Input.in
+	if err := req.Admit(wire.Limits(j.lim)); err != nil {
 		return registry.Job{}, err
 	}
 	if err := req.Conform(x.process.Input); err != nil {
 		return registry.Job{}, err
 	}
+	spec.Input.Table = req.Table
 	queues := j.engine.queues
 	if st, ok := queues.Stat(x.queue); ok && st.Waiting >= st.MaxWaiting && (st.Waiting > 0 || st.Running >= st.MaxConcurrent) {
 		return registry.Job{}, errJobQueueFull.Wrap(fmt.Errorf("scoring: queue %q: %w", x.queue, ErrQueueFull))
@@ -509,23 +512,6 @@ func (j *Jobs) resolve(spec JobSpec) (*execution, error) {
 	return &x, nil
 }
 
-// admit checks a request decoded elsewhere, perhaps under other limits,
-// against l.
-func (l Limits) admit(r *Request) error {
-	rows, cols := r.Table.Rows(), r.Table.NumColumns()
-	switch {
-	case int64(len(r.st.data)) > l.MaxBodyBytes:
-		return errBodyTooLarge(l.MaxBodyBytes)
-	case rows > l.MaxRows:
-		return tooLarge(problem.TooManyRows, "the request has more than %d rows", l.MaxRows)
-	case cols > l.MaxColumns:
-		return tooLarge(problem.TooManyColumns, "the request has more than %d columns", l.MaxColumns)
-	case cols > 0 && rows > l.MaxCells/cols:
-		return tooLarge(problem.TooManyCells, "the request has more than %d cells (rows × columns)", l.MaxCells)
-	}
-	return nil
-}
-
 // newID returns a random UUID (version 4).
 func (j *Jobs) newID() (string, error) {
 	var b [16]byte
@@ -539,7 +525,7 @@ func (j *Jobs) newID() (string, error) {
 
 // run takes the job through its life: PENDING until x holds a slot,
 // RUNNING until its process returns, then its end state.
-func (j *Jobs) run(ctx context.Context, run *jobRun, job registry.Job, x *execution, req *Request, quota registry.ResultQuota) {
+func (j *Jobs) run(ctx context.Context, run *jobRun, job registry.Job, x *execution, req *wire.Request, quota registry.ResultQuota) {
 	defer j.wg.Done()
 	defer func() {
 		j.mu.Lock()
@@ -561,7 +547,7 @@ func (j *Jobs) run(ctx context.Context, run *jobRun, job registry.Job, x *execut
 	case err != nil:
 		j.end(job.ID, j.failure(ctx, err, x.timeout), nil)
 	default:
-		_, err := j.writes.Finish(context.Background(), job.ID, appendResponse(nil, req, result), quota)
+		_, err := j.writes.Finish(context.Background(), job.ID, req.Encoder(result).Append(nil), quota)
 		if err != nil && !errors.Is(err, registry.ErrJobTransition) { // else Shutdown marked it STOPPED
 			j.logStoreError(job.ID, err)
 		}

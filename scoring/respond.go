@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"sync"
 	"time"
+
+	"github.com/scorehub/scorehub/scoring/internal/wire"
 )
 
 // flushSize is how much of a response is buffered before it is written.
@@ -16,7 +18,7 @@ const flushSize = 32 << 10
 // loses its connection instead of holding the handler, its table and its
 // buffers. The last deadline stays set for the server's final flush, and
 // the server clears it before the connection's next request.
-func (h *Handler) respond(w http.ResponseWriter, r *http.Request, enc *encoder, rows int) {
+func (h *Handler) respond(w http.ResponseWriter, r *http.Request, enc *wire.Encoder, rows int) {
 	bp, _ := h.bufs.Get().(*[]byte)
 	if bp == nil {
 		bp = new([]byte)
@@ -26,13 +28,13 @@ func (h *Handler) respond(w http.ResponseWriter, r *http.Request, enc *encoder, 
 			h.bufs.Put(bp)
 		}
 	}()
-	buf := append((*bp)[:0], responseStart...)
+	buf := append((*bp)[:0], wire.ResponseStart...)
 	i := 0
 	for ; i < rows && len(buf) < flushSize; i++ {
-		buf = enc.appendRow(buf, i)
+		buf = enc.AppendRow(buf, i)
 	}
 	if i == rows {
-		buf = append(buf, responseEnd...)
+		buf = append(buf, wire.ResponseEnd...)
 		*bp = buf
 		writeJSON(w, buf)
 		return
@@ -45,7 +47,7 @@ func (h *Handler) respond(w http.ResponseWriter, r *http.Request, enc *encoder, 
 	if h.writeProgress > 0 {
 		sw.rc = http.NewResponseController(w)
 	}
-	if n := parallelism(); n > 1 && rows-i >= parallelRows {
+	if n := wire.Parallelism(); n > 1 && rows-i >= parallelRows {
 		ok := sw.write(buf)
 		*bp = buf[:0]
 		if ok {
@@ -63,10 +65,10 @@ func (h *Handler) respond(w http.ResponseWriter, r *http.Request, enc *encoder, 
 			break
 		}
 		for ; i < rows && len(buf) < flushSize; i++ {
-			buf = enc.appendRow(buf, i)
+			buf = enc.AppendRow(buf, i)
 		}
 		if i == rows {
-			buf = append(buf, responseEnd...)
+			buf = append(buf, wire.ResponseEnd...)
 		}
 	}
 	*bp = buf
@@ -106,7 +108,7 @@ const (
 // respondParallel encodes rows from to rows of the answer on n goroutines
 // and writes them, and the end of the answer, in order: each batch of n
 // parts of partRows rows is encoded while the batch before it is written.
-func (h *Handler) respondParallel(sw *streamWriter, enc *encoder, from, rows, n int) {
+func (h *Handler) respondParallel(sw *streamWriter, enc *wire.Encoder, from, rows, n int) {
 	type batch struct {
 		bufs [][]byte
 		wg   sync.WaitGroup
@@ -136,10 +138,10 @@ func (h *Handler) respondParallel(sw *streamWriter, enc *encoder, from, rows, n 
 			b.wg.Go(func() {
 				buf := b.bufs[k][:0]
 				for i := plo; i < phi; i++ {
-					buf = enc.appendRow(buf, i)
+					buf = enc.AppendRow(buf, i)
 				}
 				if phi == rows {
-					buf = append(buf, responseEnd...)
+					buf = append(buf, wire.ResponseEnd...)
 				}
 				b.bufs[k] = buf
 			})

@@ -7,17 +7,18 @@ import (
 	"sync"
 
 	"github.com/scorehub/scorehub/registry"
+	"github.com/scorehub/scorehub/scoring/internal/wire"
 )
 
 // score calls x's process on x's input: in parts on several goroutines,
 // one range of rows each, for a large input of a process that promises to
 // answer each row alone ([registry.ProcessInfo].RowWise); otherwise once.
-func (e *engine) score(ctx context.Context, x *execution) (scored, error) {
+func (e *engine) score(ctx context.Context, x *execution) (wire.Result, error) {
 	rows := x.in.Table.Rows()
-	n := parallelism()
+	n := wire.Parallelism()
 	if !x.process.RowWise || rows < parallelRows || n < 2 {
 		t, err := x.process.Process.Score(ctx, x.in)
-		return scored{whole: t}, err
+		return wire.Result{Whole: t}, err
 	}
 	return e.scoreParts(ctx, x.process.Name, x.process.Process, x.in, min(n, rows/(parallelRows/2)))
 }
@@ -27,7 +28,7 @@ func (e *engine) score(ctx context.Context, x *execution) (scored, error) {
 // result has its rows and the columns of the others. It takes the
 // execution's parts as values, so that the execution itself stays on its
 // caller's stack.
-func (e *engine) scoreParts(ctx context.Context, name string, p registry.Process, in registry.Input, n int) (scored, error) {
+func (e *engine) scoreParts(ctx context.Context, name string, p registry.Process, in registry.Input, n int) (wire.Result, error) {
 	rows := in.Table.Rows()
 	results := make([]*registry.Table, n)
 	errs := make([]error, n)
@@ -45,7 +46,7 @@ func (e *engine) scoreParts(ctx context.Context, name string, p registry.Process
 			pin.Table = in.Table.Slice(lo, hi)
 			results[k], errs[k] = p.Score(ctx, pin)
 			if errs[k] == nil {
-				errs[k] = checkResult(hi-lo, results[k])
+				errs[k] = wire.CheckResult(hi-lo, results[k])
 			}
 		}
 		if k == n-1 {
@@ -57,13 +58,13 @@ func (e *engine) scoreParts(ctx context.Context, name string, p registry.Process
 	wg.Wait()
 	for _, err := range errs {
 		if err != nil {
-			return scored{}, err
+			return wire.Result{}, err
 		}
 	}
 	if err := sameColumns(name, results); err != nil {
-		return scored{}, err
+		return wire.Result{}, err
 	}
-	return scored{parts: results}, nil
+	return wire.Result{Parts: results}, nil
 }
 
 // sameColumns reports tables that do not have the same columns in the

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"time"
+
+	"github.com/scorehub/scorehub/scoring/internal/wire"
 )
 
 // call is one execution on a goroutine other than the caller's (a worker),
@@ -16,7 +18,7 @@ type call struct {
 	ctx    context.Context
 	slot   *Slot
 	x      execution
-	result scored
+	result wire.Result
 	err    error
 	done   chan struct{} // buffered: run never blocks on it
 	// timer wakes await at the deadline. It is the call's own and reused
@@ -29,7 +31,7 @@ type call struct {
 // await runs x on a worker and waits for its outcome, the end of ctx or
 // the end of req, whichever comes first. When req ends before the deadline
 // (the client left) it cancels ctx, so that the process hears of it.
-func (e *engine) await(req context.Context, ctx *execContext, slot *Slot, x *execution) (scored, error) {
+func (e *engine) await(req context.Context, ctx *execContext, slot *Slot, x *execution) (wire.Result, error) {
 	c, _ := e.calls.Get().(*call)
 	if c == nil {
 		c = &call{done: make(chan struct{}, 1), timer: time.NewTimer(time.Hour)}
@@ -58,7 +60,7 @@ func (e *engine) await(req context.Context, ctx *execContext, slot *Slot, x *exe
 			return e.finish(c)
 		default:
 			stopTimer(c.timer) // the worker may still hold c, which is not reused
-			return scored{}, ctx.Err()
+			return wire.Result{}, ctx.Err()
 		}
 	}
 }
@@ -117,7 +119,7 @@ func (e *engine) worker(c *call) {
 
 // finish returns the outcome of a call whose run has ended, and recycles
 // the call.
-func (e *engine) finish(c *call) (scored, error) {
+func (e *engine) finish(c *call) (wire.Result, error) {
 	result, err := c.result, c.err
 	stopTimer(c.timer)
 	*c = call{done: c.done, timer: c.timer}

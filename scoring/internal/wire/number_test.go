@@ -1,4 +1,4 @@
-package scoring
+package wire
 
 import (
 	"math"
@@ -150,10 +150,7 @@ func BenchmarkAppendFloat(b *testing.B) {
 // every number as strconv does and refuse what JSON refuses, as
 // scanNumber does.
 func TestScanRowNumbersMatchStrconv(t *testing.T) {
-	lim, err := Limits{}.resolve()
-	if err != nil {
-		t.Fatal(err)
-	}
+	lim := defaultLimits
 	inputs := []string{"0", "-0", "0.0", "-0.0", "5.1", "-5.1", "1.10", "52000.75", "123456789012345",
 		"12345678901234.5", "1234567890123456", "0.000000000000001", "999999999999999", "9007199254740993",
 		"1e5", "1E-5", "-2.5e+3", "0.1e1"}
@@ -170,7 +167,7 @@ func TestScanRowNumbersMatchStrconv(t *testing.T) {
 		inputs = append(inputs, s, "0."+digits)
 	}
 	for _, s := range inputs {
-		st := new(decodeState)
+		st := new(State)
 		st.body.WriteString(`{"data":[{"x":` + s + `},{"x":` + s + `}]}`)
 		want, werr := strconv.ParseFloat(s, 64)
 		if !st.scanDoc(lim) || werr != nil {
@@ -184,7 +181,7 @@ func TestScanRowNumbersMatchStrconv(t *testing.T) {
 		}
 	}
 	for _, s := range []string{"-", "+1", "01", "-01", "00.5", "1.", "-.5", ".5", "1e", "1.e5", "0x1", "1..2", "--1"} {
-		st := new(decodeState)
+		st := new(State)
 		st.body.WriteString(`{"data":[{"x":` + s + `}]}`)
 		if st.scanDoc(lim) {
 			t.Errorf("the scanner took %s, which is not a JSON number", s)

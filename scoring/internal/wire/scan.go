@@ -1,13 +1,11 @@
-package scoring
+package wire
 
 import (
 	"bytes"
 	"encoding/binary"
 	"math"
 	"slices"
-	"strconv"
 	"unicode/utf8"
-	"unsafe"
 
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/scorehub/scorehub/registry"
@@ -28,7 +26,7 @@ import (
 // whether it did; when it did not, st's decoding must be started again.
 // Top-level keys other than "data", such as the "schema" pandas sends,
 // are skipped when they hold valid JSON, as the strict decoder skips them.
-func (st *decodeState) scanDoc(lim Limits) bool {
+func (st *State) scanDoc(lim Limits) bool {
 	st.begin()
 	st.data = st.body.Bytes()
 	b := st.data
@@ -134,7 +132,7 @@ func valueEnd(b []byte, i int) int {
 
 // scanRows decodes the array of rows that starts at b[i], a '[', and
 // returns the offset just after its ']', and whether it could.
-func (st *decodeState) scanRows(b []byte, i int, lim Limits) (int, bool) {
+func (st *State) scanRows(b []byte, i int, lim Limits) (int, bool) {
 	if i >= len(b) || b[i] != '[' {
 		return 0, false
 	}
@@ -149,7 +147,7 @@ func (st *decodeState) scanRows(b []byte, i int, lim Limits) (int, bool) {
 // ']' that closes their array, and returns the offset just after it; or,
 // when stop is not negative, up to the comma at b[stop] after a row, and
 // returns stop.
-func (st *decodeState) scanStretch(b []byte, i, stop int, lim Limits) (int, bool) {
+func (st *State) scanStretch(b []byte, i, stop int, lim Limits) (int, bool) {
 	for row := 0; ; row++ {
 		if row == lim.MaxRows || i >= len(b) || b[i] != '{' {
 			return 0, false
@@ -184,7 +182,7 @@ func (st *decodeState) scanStretch(b []byte, i, stop int, lim Limits) (int, bool
 
 // scanRow decodes the members of row row, b[i] being just after its '{',
 // and returns the offset just after its '}'.
-func (st *decodeState) scanRow(b []byte, i, row int, lim Limits) (int, bool) {
+func (st *State) scanRow(b []byte, i, row int, lim Limits) (int, bool) {
 	start := len(st.cells)
 	open := i - 1
 	// The row is its own echo when it is as long as the echo would be
@@ -350,7 +348,7 @@ func (st *decodeState) scanRow(b []byte, i, row int, lim Limits) (int, bool) {
 
 // endRow ends the row whose text runs from b[open], its '{', to b[close],
 // its '}', and which would be echoed in echo bytes.
-func (st *decodeState) endRow(open, close, echo int, verbatim bool) {
+func (st *State) endRow(open, close, echo int, verbatim bool) {
 	st.rowEnd = append(st.rowEnd, uint32(len(st.cells)))
 	text := span{}
 	if verbatim && close+1-open == echo {
@@ -364,7 +362,7 @@ func (st *decodeState) endRow(open, close, echo int, verbatim bool) {
 // where the column first appeared. A row tends to have the keys of the
 // row before in the same order, and then the key's bytes are those of the
 // column's first key, compared at once; any other is read and looked up.
-func (st *decodeState) scanKey(b []byte, i, k, row int, lim Limits) (c uint32, end int, same, ok bool) {
+func (st *State) scanKey(b []byte, i, k, row int, lim Limits) (c uint32, end int, same, ok bool) {
 	if k < len(st.order) {
 		c := st.order[k]
 		if key := st.cols[c].key.of(st.data); bytes.HasPrefix(b[i:], key) {
@@ -438,89 +436,4 @@ func stringEnd(b []byte, i int) (end int, esc, high bool) {
 		}
 	}
 	return -1, false, false
-}
-
-// exactPow10 holds the powers of ten that a float64 holds exactly.
-var exactPow10 = [...]float64{1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11,
-	1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22}
-
-// scanNumber reads the JSON number at b[i] and returns its value and the
-// offset just after it; false when it is not a number by JSON's grammar or
-// is out of range. Up to 19 digits with a power of ten up to 22 take
-// Clinger's fast path: when the digits make an integer of at most 2^53,
-// it and the power of ten are both exact in a float64, so one
-// multiplication or division rounds correctly. The rest go to strconv.
-func scanNumber(b []byte, i int) (float64, int, bool) {
-	start := i
-	neg := b[i] == '-'
-	if neg {
-		i++
-	}
-	var mant uint64
-	digits := 0 // of mant, leading zeros included
-	switch {
-	case i == len(b):
-		return 0, 0, false
-	case b[i] == '0':
-		i++
-	case '1' <= b[i] && b[i] <= '9':
-		for ; i < len(b) && '0' <= b[i] && b[i] <= '9'; i++ {
-			mant = mant*10 + uint64(b[i]-'0')
-			digits++
-		}
-	default:
-		return 0, 0, false
-	}
-	exp := 0
-	if i < len(b) && b[i] == '.' {
-		i++
-		frac := i
-		for ; i < len(b) && '0' <= b[i] && b[i] <= '9'; i++ {
-			mant = mant*10 + uint64(b[i]-'0')
-			digits++
-		}
-		if i == frac {
-			return 0, 0, false
-		}
-		exp = frac - i
-	}
-	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
-		i++
-		eneg := false
-		if i < len(b) && (b[i] == '+' || b[i] == '-') {
-			eneg = b[i] == '-'
-			i++
-		}
-		first := i
-		e := 0
-		for ; i < len(b) && '0' <= b[i] && b[i] <= '9'; i++ {
-			if e < 1_000_000 {
-				e = e*10 + int(b[i]-'0')
-			}
-		}
-		if i == first {
-			return 0, 0, false
-		}
-		if eneg {
-			e = -e
-		}
-		exp += e
-	}
-	if digits <= 19 && mant <= 1<<53 && -22 <= exp && exp <= 22 {
-		f := float64(mant)
-		if exp < 0 {
-			f /= exactPow10[-exp]
-		} else if exp > 0 {
-			f *= exactPow10[exp]
-		}
-		if neg {
-			f = -f
-		}
-		return f, i, true
-	}
-	f, err := strconv.ParseFloat(unsafe.String(&b[start], i-start), 64)
-	if err != nil {
-		return 0, 0, false
-	}
-	return f, i, true
 }

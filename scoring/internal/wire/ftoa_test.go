@@ -1,4 +1,4 @@
-package scoring
+package wire
 
 import (
 	"flag"

@@ -1,4 +1,4 @@
-package scoring
+package wire
 
 import (
 	"bytes"
@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+
 	"github.com/scorehub/scorehub/internal/demo"
 	"github.com/scorehub/scorehub/internal/tabletest"
 	"github.com/scorehub/scorehub/internal/testutil"
@@ -18,7 +19,7 @@ import (
 // otherwise than want and wantErr, the strict decoder's answer.
 func sameDecoding(t *testing.T, body []byte, want *Request, wantErr error, lim Limits) {
 	t.Helper()
-	st := new(decodeState)
+	st := new(State)
 	st.body.Write(body)
 	got, err := st.decodeDoc(lim)
 	if (err == nil) != (wantErr == nil) || err != nil && err.Error() != wantErr.Error() {
@@ -67,7 +68,7 @@ func sameEcho(t *testing.T, body []byte, want, got *Request) {
 		}
 	}
 	for _, result := range results {
-		a, b := appendResponse(nil, want, scored{whole: result}), appendResponse(nil, got, scored{whole: result})
+		a, b := want.Encoder(Result{Whole: result}).Append(nil), got.Encoder(Result{Whole: result}).Append(nil)
 		if !bytes.Equal(a, b) {
 			t.Fatalf("%q: echo\n%s\nwant\n%s", body, b, a)
 		}
@@ -79,10 +80,10 @@ func sameEcho(t *testing.T, body []byte, want, got *Request) {
 // or decodes it otherwise, and reports whether the scanner accepted it.
 func scanBoth(t *testing.T, body []byte, lim Limits) bool {
 	t.Helper()
-	strict := new(decodeState)
+	strict := new(State)
 	strict.body.Write(body)
 	want, wantErr := strict.decodeStrict(lim)
-	scan := new(decodeState)
+	scan := new(State)
 	scan.body.Write(body)
 	if !scan.scanDoc(lim) {
 		return false
@@ -99,10 +100,7 @@ func scanBoth(t *testing.T, body []byte, lim Limits) bool {
 // leaves every fault, and what it does not read itself, to the strict
 // decoder.
 func TestScanSameAsStrict(t *testing.T) {
-	lim, err := testLimits.resolve()
-	if err != nil {
-		t.Fatal(err)
-	}
+	lim := testLimits
 	row := func(i int) string { return fmt.Sprintf(`{"a":%d,"b":"x"}`, i) }
 	accepted := map[string]string{
 		"pandas":                    `{"data":[{"id":1,"x":5.1,"city":"S\u00e3o Paulo","ok":true,"n":null},{"id":2,"x":-0.25e-3,"city":"Oslo","ok":false,"n":null}]}`,
@@ -171,7 +169,7 @@ func TestScanSameAsStrict(t *testing.T) {
 		if scanBoth(t, []byte(body), lim) {
 			t.Errorf("%s: the scanner accepted %q", name, body)
 		}
-		strict := new(decodeState)
+		strict := new(State)
 		strict.body.Write([]byte(body))
 		want, wantErr := strict.decodeStrict(lim)
 		sameDecoding(t, []byte(body), want, wantErr, lim)
@@ -187,10 +185,7 @@ func TestScanSameAsStrict(t *testing.T) {
 // TestScanCorpus: every body of the decoding fuzz corpus is decoded by
 // the scanner as by the strict decoder, or left to it.
 func TestScanCorpus(t *testing.T) {
-	lim, err := testLimits.resolve()
-	if err != nil {
-		t.Fatal(err)
-	}
+	lim := testLimits
 	for _, f := range corpusFiles(t) {
 		body := corpusBytes(t, f)
 		scanBoth(t, body, lim)
@@ -203,10 +198,7 @@ func FuzzScan(f *testing.F) {
 	f.Add([]byte(`{"data":[{"a":1,"b":"x"},{"b":"S\u00e3o","a":-2.5e3},{"c":true,"d":null}]}`))
 	f.Add([]byte(`{"data":[{"a":1},{"a":"x"}]}`))
 	f.Add([]byte(" {\"data\" :[ {\"\\u0061\":0.1e22 } ] }\n"))
-	lim, err := Limits{MaxBodyBytes: 1 << 16, MaxRows: 64, MaxColumns: 16, MaxCells: 256}.resolve()
-	if err != nil {
-		f.Fatal(err)
-	}
+	lim := Limits{MaxBodyBytes: 1 << 16, MaxRows: 64, MaxColumns: 16, MaxCells: 256}
 	f.Fuzz(func(t *testing.T, body []byte) {
 		scanBoth(t, body, lim)
 	})
@@ -217,14 +209,11 @@ func FuzzScan(f *testing.F) {
 // reused as the handler reuses its pooled ones: what the scanner costs per
 // request.
 func BenchmarkScanDoc(b *testing.B) {
-	lim, err := Limits{}.resolve()
-	if err != nil {
-		b.Fatal(err)
-	}
+	lim := defaultLimits
 	for _, n := range []int{1, 10_000} {
 		body := demo.IrisRequest(n)
 		b.Run(fmt.Sprintf("rows=%d", n), func(b *testing.B) {
-			st := new(decodeState)
+			st := new(State)
 			b.SetBytes(int64(len(body)))
 			b.ReportAllocs()
 			report := testutil.MeasureCPU(b, testutil.ProcessCPU)

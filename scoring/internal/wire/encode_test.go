@@ -1,4 +1,4 @@
-package scoring_test
+package wire_test
 
 import (
 	"encoding/json"
@@ -8,7 +8,7 @@ import (
 
 	"github.com/scorehub/scorehub/internal/tabletest"
 	"github.com/scorehub/scorehub/registry"
-	"github.com/scorehub/scorehub/scoring"
+	"github.com/scorehub/scorehub/scoring/internal/wire"
 )
 
 func TestAppendResponse(t *testing.T) {
@@ -91,7 +91,7 @@ func TestAppendResponse(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			req, err := scoring.Decode(strings.NewReader(tc.body), scoring.Limits{})
+			req, err := decode(strings.NewReader(tc.body), wire.Limits{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -99,7 +99,7 @@ func TestAppendResponse(t *testing.T) {
 			if tc.result != nil {
 				result = tc.result(req.Table.Rows())
 			}
-			got, err := scoring.AppendResponse(nil, req, result)
+			got, err := wire.AppendResponse(nil, req, result)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -114,7 +114,7 @@ func TestAppendResponse(t *testing.T) {
 }
 
 func TestAppendResponseRefusesBadResults(t *testing.T) {
-	req, err := scoring.Decode(strings.NewReader(`{"data":[{"a":1},{"a":2}]}`), scoring.Limits{})
+	req, err := decode(strings.NewReader(`{"data":[{"a":1},{"a":2}]}`), wire.Limits{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -126,7 +126,7 @@ func TestAppendResponseRefusesBadResults(t *testing.T) {
 		"three rows with a column": tabletest.Must(3, registry.TextColumn("t", []string{"a", "b", "c"}, nil)),
 	} {
 		t.Run(name, func(t *testing.T) {
-			out, err := scoring.AppendResponse([]byte("prefix"), req, result)
+			out, err := wire.AppendResponse([]byte("prefix"), req, result)
 			if err == nil {
 				t.Fatalf("AppendResponse accepted it: %s", out)
 			}

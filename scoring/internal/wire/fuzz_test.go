@@ -1,4 +1,4 @@
-package scoring_test
+package wire_test
 
 import (
 	"bytes"
@@ -10,10 +10,11 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
 	"github.com/scorehub/scorehub/internal/tabletest"
 	"github.com/scorehub/scorehub/problem"
 	"github.com/scorehub/scorehub/registry"
-	"github.com/scorehub/scorehub/scoring"
+	"github.com/scorehub/scorehub/scoring/internal/wire"
 )
 
 // FuzzDecode checks that Decode never panics, refuses only with a request
@@ -21,9 +22,9 @@ import (
 // back to the same table and the same raw values. The seed corpus is in
 // testdata/fuzz/FuzzDecode.
 func FuzzDecode(f *testing.F) {
-	lim := scoring.Limits{MaxBodyBytes: 1 << 16, MaxRows: 64, MaxColumns: 16, MaxCells: 256}
+	lim := wire.Limits{MaxBodyBytes: 1 << 16, MaxRows: 64, MaxColumns: 16, MaxCells: 256}
 	f.Fuzz(func(t *testing.T, body []byte) {
-		req, err := scoring.Decode(bytes.NewReader(body), lim)
+		req, err := decode(bytes.NewReader(body), lim)
 		if err != nil {
 			var e *problem.Error
 			if !errors.As(err, &e) {
@@ -85,14 +86,14 @@ func FuzzDecode(f *testing.F) {
 			}
 		}
 
-		out, err := scoring.AppendResponse(nil, req, tabletest.Must(tbl.Rows()))
+		out, err := wire.AppendResponse(nil, req, tabletest.Must(tbl.Rows()))
 		if err != nil {
 			t.Fatal(err)
 		}
 		if !json.Valid(out) {
 			t.Fatalf("echo %q is not valid JSON", out)
 		}
-		again, err := scoring.Decode(bytes.NewReader(out), scoring.Limits{MaxRows: lim.MaxRows, MaxColumns: lim.MaxColumns, MaxCells: lim.MaxCells})
+		again, err := decode(bytes.NewReader(out), wire.Limits{MaxRows: lim.MaxRows, MaxColumns: lim.MaxColumns, MaxCells: lim.MaxCells})
 		if err != nil {
 			t.Fatalf("the echo %q does not decode: %v", out, err)
 		}
@@ -108,7 +109,7 @@ func FuzzDecode(f *testing.F) {
 				}
 			}
 		}
-		out2, err := scoring.AppendResponse(nil, again, tabletest.Must(tbl.Rows()))
+		out2, err := wire.AppendResponse(nil, again, tabletest.Must(tbl.Rows()))
 		if err != nil || !bytes.Equal(out, out2) {
 			t.Fatalf("echoing the echo changed it:\n%q\n%q", out, out2)
 		}

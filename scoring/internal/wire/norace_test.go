@@ -1,6 +1,6 @@
 //go:build !race
 
-package scoring
+package wire
 
 // raceEnabled reports whether the tests run under the race detector, which
 // makes the exhaustive formatting checks about ten times slower.

@@ -1,4 +1,4 @@
-package scoring
+package wire
 
 import (
 	"errors"
@@ -10,6 +10,15 @@ import (
 	"github.com/scorehub/scorehub/registry"
 )
 
+// Result is what a process answered a request: one table, or, for an
+// input scored in row ranges at once, the table of each range, in row
+// order, with the same columns. The answer is written from the ranges'
+// tables as they are, never joined.
+type Result struct {
+	Whole *registry.Table
+	Parts []*registry.Table
+}
+
 // AppendResponse appends to dst the response body for req scored as result:
 // {"data":[...]} with one object per input row, in input order. Each object
 // holds the keys its row had, in the order the columns first appeared in the
@@ -20,45 +29,47 @@ import (
 //
 // It fails when result is nil or does not have one row per input row.
 func AppendResponse(dst []byte, req *Request, result *registry.Table) ([]byte, error) {
-	if err := checkResult(req.Table.Rows(), result); err != nil {
+	if err := CheckResult(req.Table.Rows(), result); err != nil {
 		return dst, err
 	}
-	return appendResponse(dst, req, scored{whole: result}), nil
+	return req.Encoder(Result{Whole: result}).Append(dst), nil
 }
 
-// appendResponse is AppendResponse for a result checked already.
-func appendResponse(dst []byte, req *Request, result scored) []byte {
-	e := newEncoder(req, result)
-	dst = append(dst, responseStart...)
-	for i := range req.Table.Rows() {
-		dst = e.appendRow(dst, i)
+// Append appends the whole response, as [AppendResponse] does.
+func (e *Encoder) Append(dst []byte) []byte {
+	dst = append(dst, ResponseStart...)
+	for i := range e.rows {
+		dst = e.AppendRow(dst, i)
 	}
-	return append(dst, responseEnd...)
+	return append(dst, ResponseEnd...)
 }
 
+// A response is ResponseStart, the rows that [Encoder.AppendRow] writes,
+// and ResponseEnd; one without rows is EmptyResponse.
 const (
-	responseStart = `{"data":[`
-	responseEnd   = "]}\n"
-	emptyResponse = responseStart + responseEnd
+	ResponseStart = `{"data":[`
+	ResponseEnd   = "]}\n"
+	EmptyResponse = ResponseStart + ResponseEnd
 )
 
-// encoder writes the rows of one response. It lives in the request's
-// decode state, so that a pooled state reuses its slices. Once made, it
-// is only read: the rows of a long answer are encoded on several
-// goroutines at once.
-type encoder struct {
+// Encoder writes the rows of one response. It lives in the request's
+// state, so that a pooled state reuses its slices. Once made, it is only
+// read, and safe for concurrent use: the rows of a long answer are
+// encoded on several goroutines at once.
+type Encoder struct {
 	body     []byte
-	st       *decodeState
+	st       *State
+	rows     int                // input rows, one answer row each
 	res      []resultCol        // the result columns of every table of the result, table after table
 	nres     int                // result columns a table
 	partEnd  []int              // of a result in parts: the row after each part's last
-	one      [1]*registry.Table // a whole result's table while newEncoder runs, as a slice of one
+	one      [1]*registry.Table // a whole result's table while Request.Encoder runs, as a slice of one
 	keys     []byte             // `,"name":` of every result column, back to back
 	keyEnd   []int              // where each result column's key ends in keys
 	keyNames []string           // the names keys holds, kept for the next response
 	replace  []replacement      // result columns that take an input column's place, by input column
 	appended []int              // the other result columns, in result order
-	// verbatim: the rows' texts are their echoes (see decodeState.rowText)
+	// verbatim: the rows' texts are their echoes (see State.rowText)
 	// and no result column takes an input column's place.
 	verbatim bool
 }
@@ -78,8 +89,9 @@ type replacement struct {
 	res int
 }
 
-// checkResult reports a result a process must not return.
-func checkResult(rows int, result *registry.Table) error {
+// CheckResult reports a result a process must not return for rows input
+// rows: the encoder writes one answer row per input row from it.
+func CheckResult(rows int, result *registry.Table) error {
 	if result == nil {
 		return errors.New("scoring: the process returned no table")
 	}
@@ -89,17 +101,17 @@ func checkResult(rows int, result *registry.Table) error {
 	return nil
 }
 
-// newEncoder returns the encoder of req's response with result, which
-// must have one row per input row (see checkResult) and, in parts, the
-// same columns in every part (see sameColumns).
-func newEncoder(req *Request, result scored) *encoder {
-	e := &req.st.enc
-	*e = encoder{body: req.st.data, st: req.st,
+// Encoder returns the encoder of r's response with result, which must
+// have one row per input row (see [CheckResult]) and, in parts, the same
+// columns in every part. It replaces the encoder r's state held before.
+func (r *Request) Encoder(result Result) *Encoder {
+	e := &r.st.enc
+	*e = Encoder{body: r.st.data, st: r.st, rows: r.Table.Rows(),
 		res: e.res[:0], partEnd: e.partEnd[:0], keys: e.keys, keyEnd: e.keyEnd, keyNames: e.keyNames,
 		replace: e.replace[:0], appended: e.appended[:0]}
-	tables := result.parts
+	tables := result.Parts
 	if tables == nil {
-		e.one[0] = result.whole
+		e.one[0] = result.Whole
 		tables = e.one[:]
 	} else {
 		end := 0
@@ -127,7 +139,7 @@ func newEncoder(req *Request, result scored) *encoder {
 			e.keyEnd = append(e.keyEnd, len(e.keys))
 			e.keyNames = append(e.keyNames, col.Name)
 		}
-		if in, ok := req.st.lookup(col.Name); ok {
+		if in, ok := r.st.lookup(col.Name); ok {
 			e.replace = append(e.replace, replacement{in: in, res: i})
 		} else {
 			e.appended = append(e.appended, i)
@@ -144,13 +156,13 @@ func newEncoder(req *Request, result scored) *encoder {
 	}
 	e.one[0] = nil
 	slices.SortFunc(e.replace, func(a, b replacement) int { return int(a.in) - int(b.in) })
-	e.verbatim = len(e.replace) == 0 && len(req.st.rowText) == req.Table.Rows()
+	e.verbatim = len(e.replace) == 0 && len(r.st.rowText) == r.Table.Rows()
 	return e
 }
 
 // results returns the result columns that hold row i, and the row's
 // index in them.
-func (e *encoder) results(i int) ([]resultCol, int) {
+func (e *Encoder) results(i int) ([]resultCol, int) {
 	if len(e.partEnd) == 0 {
 		return e.res, i
 	}
@@ -162,8 +174,8 @@ func (e *encoder) results(i int) ([]resultCol, int) {
 	return e.res[p*e.nres : (p+1)*e.nres], i - start
 }
 
-// appendRow appends row i, preceded by a comma unless it is the first.
-func (e *encoder) appendRow(b []byte, i int) []byte {
+// AppendRow appends row i, preceded by a comma unless it is the first.
+func (e *Encoder) AppendRow(b []byte, i int) []byte {
 	if i > 0 {
 		b = append(b, ',')
 	}

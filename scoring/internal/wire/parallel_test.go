@@ -1,4 +1,4 @@
-package scoring
+package wire
 
 import (
 	"fmt"
@@ -11,11 +11,16 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+
 	"github.com/scorehub/scorehub/registry"
 )
 
 // testLimits are tight enough that the bodies below pass them.
 var testLimits = Limits{MaxBodyBytes: 1 << 20, MaxRows: 400, MaxColumns: 12, MaxCells: 2400}
+
+// defaultLimits are the scoring package's defaults, which the handler
+// decodes under unless configured otherwise.
+var defaultLimits = Limits{MaxBodyBytes: 32 << 20, MaxRows: 1_000_000, MaxColumns: 10_000, MaxCells: 10_000_000}
 
 // decodeBoth decodes body in one pass with the strict decoder, in one
 // pass as a request is (the scanner first), and in n parts of at least
@@ -25,15 +30,12 @@ var testLimits = Limits{MaxBodyBytes: 1 << 20, MaxRows: 400, MaxColumns: 12, Max
 // accepted it.
 func decodeBoth(t *testing.T, body []byte, n int) bool {
 	t.Helper()
-	lim, err := testLimits.resolve()
-	if err != nil {
-		t.Fatal(err)
-	}
-	one := new(decodeState)
+	lim := testLimits
+	one := new(State)
 	one.body.Write(body)
 	want, wantErr := one.decodeStrict(lim)
 	sameDecoding(t, body, want, wantErr, lim)
-	parts := new(decodeState)
+	parts := new(State)
 	parts.body.Write(body)
 	got := parts.decodeParallel(lim, n, 1)
 	if got == nil {

@@ -1,0 +1,59 @@
+package scoring
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/scorehub/scorehub/scoring/internal/wire"
+)
+
+// Default limits; see [Limits].
+const (
+	DefaultMaxBodyBytes = 32 << 20
+	DefaultMaxRows      = 1_000_000
+	DefaultMaxColumns   = 10_000
+	DefaultMaxCells     = 10_000_000
+)
+
+// Limits bound what one scoring request may hold. A zero field means its
+// default. Exceeding any of them is answered with 413.
+type Limits struct {
+	// MaxBodyBytes bounds the request body (default 32 MiB, at most
+	// 4 GiB − 1).
+	MaxBodyBytes int64
+	// MaxRows bounds the rows in "data" (default 1,000,000, at most
+	// 2³¹ − 1).
+	MaxRows int
+	// MaxColumns bounds the distinct keys over all rows (default 10,000).
+	MaxColumns int
+	// MaxCells bounds rows × columns (default 10,000,000). The process
+	// sees a dense table, so rows that each bring new keys would otherwise
+	// turn a small body into a large table.
+	MaxCells int
+}
+
+// resolve returns l with defaults filled in, or an error for a negative or
+// oversized field.
+func (l Limits) resolve() (Limits, error) {
+	switch {
+	case l.MaxBodyBytes < 0 || l.MaxBodyBytes > wire.MaxBodyLimit:
+		return l, fmt.Errorf("scoring: Limits.MaxBodyBytes %d is out of range (0 to %d)", l.MaxBodyBytes, int64(wire.MaxBodyLimit))
+	case l.MaxRows < 0, l.MaxColumns < 0, l.MaxCells < 0:
+		return l, errors.New("scoring: Limits fields must not be negative")
+	case l.MaxRows > wire.MaxRowsLimit:
+		return l, fmt.Errorf("scoring: Limits.MaxRows %d is out of range (at most %d)", l.MaxRows, wire.MaxRowsLimit)
+	}
+	if l.MaxBodyBytes == 0 {
+		l.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if l.MaxRows == 0 {
+		l.MaxRows = DefaultMaxRows
+	}
+	if l.MaxColumns == 0 {
+		l.MaxColumns = DefaultMaxColumns
+	}
+	if l.MaxCells == 0 {
+		l.MaxCells = DefaultMaxCells
+	}
+	return l, nil
+}
