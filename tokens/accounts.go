@@ -442,7 +442,7 @@ func checkGroups(pointer string, groups []string) error {
 		return invalidField(pointer, "%d groups are more than the %d allowed", len(groups), maxAccountGroups)
 	}
 	for i, g := range groups {
-		if err := checkName("group", g); err != nil {
+		if err := CheckName("group", g); err != nil {
 			return invalidField(fmt.Sprintf("%s/%d", pointer, i), "%s", strings.TrimPrefix(err.Error(), "tokens: "))
 		}
 		if slices.Index(groups, g) < i {

@@ -139,10 +139,14 @@ func newAPITokenID(random io.Reader) (string, error) {
 	return idEncoding.EncodeToString(b[:]), nil
 }
 
+// versionRandom is how many random bytes a stored user's credential
+// version is made of: as many as a credential version keeps of a hash.
+const versionRandom = 16
+
 // newCredentialVersion returns a random credential version for a stored
 // user, of the form [CredentialVersion] gives.
 func newCredentialVersion(random io.Reader) (string, error) {
-	var b [credentialVersionBytes]byte
+	var b [versionRandom]byte
 	if _, err := io.ReadFull(random, b[:]); err != nil {
 		return "", fmt.Errorf("tokens: credential version: %w", err)
 	}

@@ -83,7 +83,7 @@ func FuzzParseHTPasswd(f *testing.F) {
 				t.Fatalf("user %q has the hash %q, of a cost below %d", name, u.PasswordHash, minHTPasswdCost)
 			}
 			for _, g := range u.Groups {
-				if checkName("group", g) != nil || g != strings.TrimSpace(g) {
+				if CheckName("group", g) != nil || g != strings.TrimSpace(g) {
 					t.Fatalf("user %q has the group %q", name, g)
 				}
 			}

@@ -11,15 +11,6 @@ import (
 	"golang.org/x/crypto/bcrypt"
 )
 
-// Authenticator checks a user name and password and says who the user is.
-// Implementations must be safe for concurrent use, must return an error
-// matching [ErrBadCredentials] for an unknown name and for a wrong password
-// alike, and should take the same time for both, so that a caller cannot
-// tell which names exist.
-type Authenticator interface {
-	Authenticate(ctx context.Context, name, password string) (Principal, error)
-}
-
 // User is one account of [StaticUsers].
 type User struct {
 	// Name is the user name, the subject of the user's tokens: non-empty,
@@ -81,7 +72,7 @@ func NewStaticUsers(users ...User) (*StaticUsers, error) {
 		}
 		costs[cost]++
 		for _, g := range u.Groups {
-			if err := checkName("group", g); err != nil {
+			if err := CheckName("group", g); err != nil {
 				return nil, fmt.Errorf("tokens: user %q: %w", u.Name, err)
 			}
 		}
@@ -161,7 +152,7 @@ func notBcryptBase64(r rune) bool {
 }
 
 func checkUserName(name string) error {
-	if err := checkName("user name", name); err != nil {
+	if err := CheckName("user name", name); err != nil {
 		return err
 	}
 	if strings.Contains(name, ":") {
@@ -219,4 +210,17 @@ func (s *StaticUsers) Principals() []Principal {
 	}
 	slices.SortFunc(out, func(a, b Principal) int { return strings.Compare(a.Subject, b.Subject) })
 	return out
+}
+
+var _ CredentialSource = (*StaticUsers)(nil)
+
+// CredentialVersion returns the credential version of the user subject (of
+// their password hash, admin flag and groups), and whether there is such a
+// user. It never fails.
+func (s *StaticUsers) CredentialVersion(_ context.Context, subject string) (string, bool, error) {
+	u, ok := s.users[subject]
+	if !ok {
+		return "", false, nil
+	}
+	return u.version, true, nil
 }
