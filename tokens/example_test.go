@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/scorehub/scorehub/tokens"
+	"github.com/scorehub/scorehub/tokens/accounts"
 )
 
 // Issue a token for a user and verify it, as the management API does on
@@ -93,8 +94,8 @@ func ExampleNew() {
 	keys, _ := tokens.NewKeySet(tokens.KeySetConfig{Now: now})
 	issuer, _ := tokens.NewIssuer(tokens.IssuerConfig{Keys: keys, Issuer: "https://scorehub.example",
 		Audience: []string{"scorehub"}, Now: now})
-	hash, _ := tokens.HashPassword("wonderland", 4) // cost 4 keeps the example quick; production wants 0 (bcrypt's default) or more
-	users, _ := tokens.NewStaticUsers(tokens.User{Name: "alice", PasswordHash: hash, Admin: true})
+	hash, _ := accounts.HashPassword("wonderland", 4) // cost 4 keeps the example quick; production wants 0 (bcrypt's default) or more
+	users, _ := accounts.NewStaticUsers(accounts.User{Name: "alice", PasswordHash: hash, Admin: true})
 	h, err := tokens.NewService(tokens.ServiceConfig{Issuer: issuer, Users: users, Now: now,
 		Logger: slog.New(slog.DiscardHandler)}) // failed logins and issued tokens are logged at info
 	if err != nil {

@@ -1,4 +1,4 @@
-package tokens
+package accounts
 
 import (
 	"context"
@@ -11,9 +11,9 @@ import (
 
 func (s *StaticUsers) Len() int { return len(s.users) }
 
-// NewCheapAccounts is NewAccounts allowing bcrypt costs down to
+// NewCheapAccounts is Open allowing bcrypt costs down to
 // bcrypt.MinCost, so that tests creating many users run fast.
-func NewCheapAccounts(ctx context.Context, cfg AccountsConfig) (*Accounts, error) {
+func OpenCheap(ctx context.Context, cfg Config) (*Book, error) {
 	return newAccounts(ctx, cfg, bcrypt.MinCost)
 }
 

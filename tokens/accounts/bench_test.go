@@ -1,21 +1,21 @@
-package tokens_test
+package accounts_test
 
 import (
 	"context"
 	"fmt"
 	"testing"
 
-	"github.com/scorehub/scorehub/tokens"
+	"github.com/scorehub/scorehub/tokens/accounts"
 )
 
 // BenchmarkAuthenticate compares a wrong password with an unknown user at
 // bcrypt's default cost: the two should take the same time.
 func BenchmarkAuthenticate(b *testing.B) {
-	h, err := tokens.HashPassword("wonderland", 0)
+	h, err := accounts.HashPassword("wonderland", 0)
 	if err != nil {
 		b.Fatal(err)
 	}
-	users, err := tokens.NewStaticUsers(tokens.User{Name: "alice", PasswordHash: h})
+	users, err := accounts.NewStaticUsers(accounts.User{Name: "alice", PasswordHash: h})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -1,10 +1,11 @@
-package tokens
+package accounts
 
 import (
 	"crypto/sha256"
 	"encoding/base32"
 	"encoding/hex"
 	"fmt"
+	"github.com/scorehub/scorehub/tokens"
 	"hash/crc32"
 	"io"
 )
@@ -144,11 +145,11 @@ func newAPITokenID(random io.Reader) (string, error) {
 const versionRandom = 16
 
 // newCredentialVersion returns a random credential version for a stored
-// user, of the form [CredentialVersion] gives.
+// user, of the form [tokens.CredentialVersion] gives.
 func newCredentialVersion(random io.Reader) (string, error) {
 	var b [versionRandom]byte
 	if _, err := io.ReadFull(random, b[:]); err != nil {
 		return "", fmt.Errorf("tokens: credential version: %w", err)
 	}
-	return CredentialVersion(b[:]), nil
+	return tokens.CredentialVersion(b[:]), nil
 }

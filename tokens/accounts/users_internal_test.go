@@ -1,4 +1,4 @@
-package tokens
+package accounts
 
 import (
 	"testing"
