@@ -82,7 +82,7 @@ type CredentialsConfig struct {
 	Provider ProviderVerifier
 
 	// Passwords, when set, checks HTTP Basic credentials. Give it a
-	// *tokens.PasswordCache: it runs on every request, and a check the
+	// *accounts.PasswordCache: it runs on every request, and a check the
 	// cache remembers is let through before the failure limits are looked
 	// at. Nil means Basic is not taken.
 	Passwords tokens.Authenticator
@@ -359,7 +359,7 @@ func (c *Credentials) basic(r *http.Request, p registry.AuthPolicy, value string
 }
 
 // rememberer is a password check that can say, cheaply, whether it
-// accepted a name and password lately, as *tokens.PasswordCache does.
+// accepted a name and password lately, as *accounts.PasswordCache does.
 type rememberer interface {
 	Remembered(ctx context.Context, name, password string) (tokens.Principal, bool, error)
 }

@@ -122,7 +122,7 @@ func ExampleCredentials_Authorize() {
 }
 
 // Credentials checks what AI Hub's clients send to a protected group: here
-// HTTP Basic, checked through a tokens.PasswordCache so that bcrypt runs once
+// HTTP Basic, checked through an accounts.PasswordCache so that bcrypt runs once
 // a minute per user, and bearer idTokens; the group takes Basic only.
 func ExampleCredentials() {
 	users, err := accounts.Open(context.Background(), accounts.Config{Store: accounts.NewMemoryStore(), BcryptCost: 10})

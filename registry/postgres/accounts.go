@@ -24,8 +24,8 @@ const accountsChannel = "scorehub_accounts"
 // accountSeqQuery reads the stored Seq of the accounts.
 const accountSeqQuery = "SELECT seq FROM account_seq"
 
-// AccountStore keeps the users and API tokens of a [accounts.Book] in a
-// DB's database: a [accounts.Store] and [accounts.Notifier] that
+// AccountStore keeps the users and API tokens of an [accounts.Book] in a
+// DB's database: an [accounts.Store] and [accounts.Notifier] that
 // every replica on the database shares. Commits are decided by the
 // database, conditionally on the Seq of the state their rules were checked
 // on, so a write decided through any replica on an outdated state fails

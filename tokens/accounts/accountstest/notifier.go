@@ -18,13 +18,13 @@ import (
 // several replicas makes.
 const Propagation = imagetest.Propagation
 
-// RunNotifier runs the suite of a [accounts.Notifier] that
+// RunNotifier runs the suite of an [accounts.Notifier] that
 // several writers share, such as one database under several replicas.
 // open returns two handles on one new, empty store (two connection pools,
 // as two replicas have) and arranges their closing at the end of the test.
 // Besides what the store commits, it proves what a user sees: a user
 // removed, a password or groups changed, or an API token deleted through
-// one handle revokes, within [Propagation], what a [accounts.Book] over
+// one handle revokes, within [Propagation], what an [accounts.Book] over
 // the other handle issued, whatever the [tokens.Verifier] and
 // [accounts.PasswordCache] over it remember. It logs the delays it measured.
 func RunNotifier(t *testing.T, open func(t *testing.T) (a, b accounts.Notifier)) {
