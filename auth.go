@@ -9,6 +9,7 @@ import (
 
 	"github.com/scorehub/scorehub/middleware"
 	"github.com/scorehub/scorehub/tokens"
+	"github.com/scorehub/scorehub/tokens/accounts"
 )
 
 // The service's own tokens: issued and verified by the service alone.
@@ -35,7 +36,7 @@ type auth struct {
 	service  *tokens.Service
 	// accounts are the users made through the API beside the read-only
 	// ones (the built-in admin and the users file), and their API tokens.
-	accounts *tokens.Accounts
+	accounts *accounts.Book
 	// credentials checks every kind of credential on protected web API
 	// groups and the job routes.
 	credentials *middleware.Credentials
@@ -73,7 +74,7 @@ func newAuth(ctx context.Context, cfg Config, kind storeKind, st *stores, obs au
 	if err != nil {
 		return nil, err
 	}
-	var readOnly tokens.ReadOnlyUsers
+	var readOnly accounts.ReadOnlyUsers
 	var watched *users
 	if cfg.Users != nil {
 		readOnly = cfg.Users
@@ -83,17 +84,17 @@ func newAuth(ctx context.Context, cfg Config, kind storeKind, st *stores, obs au
 		}
 		readOnly = watched
 	}
-	accounts, err := tokens.NewAccounts(ctx, tokens.AccountsConfig{Store: st.accounts, ReadOnly: readOnly, Logger: cfg.Logger, Now: cfg.Now})
+	book, err := accounts.Open(ctx, accounts.Config{Store: st.accounts, ReadOnly: readOnly, Logger: cfg.Logger, Now: cfg.Now})
 	if err != nil {
 		return nil, err
 	}
 	defer func() {
 		if err != nil {
-			accounts.Close()
+			book.Close()
 		}
 	}()
 	if kind == inPostgres && cfg.Users == nil {
-		if err := ensureSharedAdmin(ctx, accounts, cfg.AdminPassword, cfg.Console); err != nil {
+		if err := ensureSharedAdmin(ctx, book, cfg.AdminPassword, cfg.Console); err != nil {
 			return nil, err
 		}
 	}
@@ -101,7 +102,7 @@ func newAuth(ctx context.Context, cfg Config, kind storeKind, st *stores, obs au
 	// whoever signed it; so is one whose user was removed or changed
 	// password or groups since.
 	verifier, err := tokens.NewVerifier(tokens.VerifierConfig{Keys: keys, Issuer: tokenIssuer, Audience: tokenAudience,
-		MaxValidity: cfg.TokenValidity, Credentials: accounts, Now: cfg.Now})
+		MaxValidity: cfg.TokenValidity, Credentials: book, Now: cfg.Now})
 	if err != nil {
 		return nil, err
 	}
@@ -120,21 +121,21 @@ func newAuth(ctx context.Context, cfg Config, kind storeKind, st *stores, obs au
 			return nil, err
 		}
 	}
-	service, err := tokens.NewService(tokens.ServiceConfig{Issuer: issuer, Users: accounts, Provider: provider,
+	service, err := tokens.NewService(tokens.ServiceConfig{Issuer: issuer, Users: book, Provider: provider,
 		Renewer: verifier, TrustedProxies: cfg.TrustedProxies, Logger: cfg.Logger, Observer: obs.tokens, Now: cfg.Now})
 	if err != nil {
 		return nil, err
 	}
 	// Basic credentials on scoring are checked with bcrypt once a minute
 	// per user, not on every request.
-	passwords, err := tokens.NewPasswordCache(tokens.PasswordCacheConfig{Users: accounts, Credentials: accounts, Now: cfg.Now})
+	passwords, err := accounts.NewPasswordCache(accounts.PasswordCacheConfig{Users: book, Credentials: book, Now: cfg.Now})
 	if err != nil {
 		return nil, err
 	}
 	creds := middleware.CredentialsConfig{
 		BearerConfig: middleware.BearerConfig{Verifier: verifier, Logger: cfg.Logger, TrustedProxies: cfg.TrustedProxies},
 		Passwords:    passwords,
-		APITokens:    accounts,
+		APITokens:    book,
 		Observer:     obs.checks,
 		Now:          cfg.Now,
 	}
@@ -145,7 +146,7 @@ func newAuth(ctx context.Context, cfg Config, kind storeKind, st *stores, obs au
 	if err != nil {
 		return nil, err
 	}
-	a := &auth{keys: keys, issuer: issuer, verifier: verifier, service: service, accounts: accounts,
+	a := &auth{keys: keys, issuer: issuer, verifier: verifier, service: service, accounts: book,
 		credentials: credentials}
 	bg, stop := context.WithCancel(context.Background())
 	a.stop = stop

@@ -13,6 +13,7 @@ import (
 	"github.com/scorehub/scorehub/management"
 	"github.com/scorehub/scorehub/registry"
 	"github.com/scorehub/scorehub/tokens"
+	"github.com/scorehub/scorehub/tokens/accounts"
 )
 
 // Defaults of the [Config] fields whose zero value means "the default".
@@ -94,7 +95,7 @@ type Config struct {
 
 	// Users are a host's own users, used instead of the built-in admin and
 	// UsersFile. Nil means those two.
-	Users tokens.ReadOnlyUsers
+	Users accounts.ReadOnlyUsers
 
 	// Console receives what an operator must read once and a log must not
 	// keep: a random admin password the service made up. Nil means a
@@ -200,7 +201,7 @@ type Stores struct {
 	// Jobs keeps the execution jobs and their results.
 	Jobs registry.JobStore
 	// Accounts keeps the users and API tokens made through the API.
-	Accounts tokens.AccountStore
+	Accounts accounts.Store
 	// Keys keeps the token signing keys.
 	Keys tokens.KeyStore
 }

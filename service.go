@@ -17,7 +17,7 @@ import (
 	"github.com/scorehub/scorehub/registry/pmml"
 	"github.com/scorehub/scorehub/registry/xgboost"
 	"github.com/scorehub/scorehub/scoring"
-	"github.com/scorehub/scorehub/tokens"
+	"github.com/scorehub/scorehub/tokens/accounts"
 )
 
 // Service is the whole of scorehub as one value: scoring, the token
@@ -250,7 +250,7 @@ func (s *Service) Registry() *registry.Registry { return s.reg }
 
 // Accounts are the service's users and API tokens, for a host that manages
 // in code what the management API manages over HTTP.
-func (s *Service) Accounts() *tokens.Accounts { return s.auth.accounts }
+func (s *Service) Accounts() *accounts.Book { return s.auth.accounts }
 
 // Shutdown waits for the running jobs to end, until ctx is done; then it
 // stops those left, which end STOPPED. Requests in flight are the HTTP

@@ -16,6 +16,7 @@ import (
 
 	"github.com/scorehub/scorehub/registry"
 	"github.com/scorehub/scorehub/tokens"
+	"github.com/scorehub/scorehub/tokens/accounts"
 )
 
 // quiet is a Config's logging for tests: nothing.
@@ -160,12 +161,12 @@ func groupNamed(name string) registry.Group {
 func TestHostStores(t *testing.T) {
 	records := registry.NewMemStore(registry.StoreOptions{})
 	jobs := registry.NewMemJobStore(registry.StoreOptions{})
-	accounts := tokens.NewMemoryAccountStore()
+	book := accounts.NewMemoryStore()
 	keys := &memKeys{}
 	defer records.Close()
 	defer jobs.Close()
-	defer accounts.Close()
-	stores := &Stores{Records: records, Jobs: jobs, Accounts: accounts, Keys: keys}
+	defer book.Close()
+	stores := &Stores{Records: records, Jobs: jobs, Accounts: book, Keys: keys}
 	svc, err := New(context.Background(), quiet(Config{Stores: stores, AdminPassword: "pw-host-stores"}))
 	if err != nil {
 		t.Fatal(err)

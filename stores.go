@@ -14,6 +14,7 @@ import (
 	"github.com/scorehub/scorehub/registry"
 	"github.com/scorehub/scorehub/registry/postgres"
 	"github.com/scorehub/scorehub/tokens"
+	"github.com/scorehub/scorehub/tokens/accounts"
 )
 
 // keyFile is where the data directory keeps the token signing keys.
@@ -25,7 +26,7 @@ const keyFile = "keys.json"
 type stores struct {
 	records  registry.Store // with the model files: a registry.ArtifactStore
 	jobs     registry.JobStore
-	accounts tokens.AccountStore
+	accounts accounts.Store
 	// keys is the key store of a database or of the host; nil for memory
 	// and files, whose key sets open themselves.
 	keys tokens.KeyStore
@@ -47,13 +48,13 @@ func openStores(ctx context.Context, cfg Config, kind storeKind) (_ *stores, err
 		if err != nil {
 			return nil, fmt.Errorf("scorehub: open Config.StoreURL: %w", err)
 		}
-		accounts := db.Accounts()
-		return &stores{records: db, jobs: db, accounts: accounts, keys: db.Keys(),
-			close: func() error { return errors.Join(accounts.Close(), db.Close()) }}, nil
+		book := db.Accounts()
+		return &stores{records: db, jobs: db, accounts: book, keys: db.Keys(),
+			close: func() error { return errors.Join(book.Close(), db.Close()) }}, nil
 	case inMemory:
-		records, jobs, accounts := registry.NewMemStore(opts), registry.NewMemJobStore(opts), tokens.NewMemoryAccountStore()
-		return &stores{records: records, jobs: jobs, accounts: accounts,
-			close: func() error { return errors.Join(accounts.Close(), jobs.Close(), records.Close()) }}, nil
+		records, jobs, book := registry.NewMemStore(opts), registry.NewMemJobStore(opts), accounts.NewMemoryStore()
+		return &stores{records: records, jobs: jobs, accounts: book,
+			close: func() error { return errors.Join(book.Close(), jobs.Close(), records.Close()) }}, nil
 	}
 	var closers []func() error
 	defer func() {
@@ -75,13 +76,13 @@ func openStores(ctx context.Context, cfg Config, kind storeKind) (_ *stores, err
 		return nil, err
 	}
 	closers = append(closers, jobs.Close)
-	accounts, err := tokens.OpenFileAccountStore(cfg.DataDir)
+	book, err := accounts.OpenFileStore(cfg.DataDir)
 	if err != nil {
 		return nil, err
 	}
-	closers = append(closers, accounts.Close)
-	return &stores{records: records, jobs: jobs, accounts: accounts,
-		close: func() error { return errors.Join(accounts.Close(), jobs.Close(), records.Close()) }}, nil
+	closers = append(closers, book.Close)
+	return &stores{records: records, jobs: jobs, accounts: book,
+		close: func() error { return errors.Join(book.Close(), jobs.Close(), records.Close()) }}, nil
 }
 
 // openKeys opens the token signing keys: those of the key store, of the

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/scorehub/scorehub/tokens"
+	"github.com/scorehub/scorehub/tokens/accounts"
 )
 
 // The built-in admin, and where the data directory keeps its password hash.
@@ -56,7 +57,7 @@ func loadUsers(cfg Config, kind storeKind) (*users, error) {
 			u.adminFile, set.adminStamp = adminFile, adminStamp
 		}
 	case kind != inPostgres && cfg.AdminPassword != "":
-		hash, err := tokens.HashPassword(cfg.AdminPassword, 0)
+		hash, err := accounts.HashPassword(cfg.AdminPassword, 0)
 		if err != nil {
 			return nil, err
 		}
@@ -67,7 +68,7 @@ func loadUsers(cfg Config, kind storeKind) (*users, error) {
 	if u.usersFile != "" {
 		set.usersStamp = stat(u.usersFile)
 		var err error
-		if set.others, err = tokens.LoadHTPasswd(u.usersFile); err != nil {
+		if set.others, err = accounts.LoadHTPasswd(u.usersFile); err != nil {
 			return nil, err
 		}
 	}
@@ -84,13 +85,13 @@ func loadUsers(cfg Config, kind storeKind) (*users, error) {
 // with a random password, written once to console. Replicas starting at
 // once may race to create it: the loser checks the password as if it had
 // found the admin stored.
-func ensureSharedAdmin(ctx context.Context, accounts *tokens.Accounts, password string, console io.Writer) error {
+func ensureSharedAdmin(ctx context.Context, book *accounts.Book, password string, console io.Writer) error {
 	for range 2 {
-		if _, ok := accounts.User(adminName); ok {
-			if password == "" || accounts.CheckPassword(ctx, adminName, password) == nil {
+		if _, ok := book.User(adminName); ok {
+			if password == "" || book.CheckPassword(ctx, adminName, password) == nil {
 				return nil
 			}
-			_, err := accounts.UpdateUser(ctx, adminName, 0, tokens.UserUpdate{Password: &password})
+			_, err := book.UpdateUser(ctx, adminName, 0, accounts.UserUpdate{Password: &password})
 			if err != nil {
 				return fmt.Errorf("scorehub: set the admin's password in the store: %w", err)
 			}
@@ -106,22 +107,22 @@ func ensureSharedAdmin(ctx context.Context, accounts *tokens.Accounts, password 
 				return err
 			}
 		}
-		_, err := accounts.CreateUser(ctx, tokens.NewUser{Name: adminName, Password: given, Admin: true, Groups: []string{tokens.AdminGroup}})
+		_, err := book.CreateUser(ctx, accounts.NewUser{Name: adminName, Password: given, Admin: true, Groups: []string{accounts.AdminGroup}})
 		switch {
 		case err == nil:
 			if password == "" {
 				fmt.Fprintf(console, "admin password (shown once; only its bcrypt hash is kept in the store): %s\n", given)
 			}
 			return nil
-		case !errors.Is(err, tokens.ErrExists):
+		case !errors.Is(err, accounts.ErrExists):
 			return fmt.Errorf("scorehub: store the admin: %w", err)
 		}
 	}
 	return errors.New("scorehub: store the admin: it kept changing")
 }
 
-func newAdmin(hash []byte) (*tokens.StaticUsers, error) {
-	return tokens.NewStaticUsers(tokens.User{Name: adminName, PasswordHash: hash, Admin: true, Groups: []string{tokens.AdminGroup}})
+func newAdmin(hash []byte) (*accounts.StaticUsers, error) {
+	return accounts.NewStaticUsers(accounts.User{Name: adminName, PasswordHash: hash, Admin: true, Groups: []string{accounts.AdminGroup}})
 }
 
 // randomPassword returns 144 random bits as text.
@@ -138,7 +139,7 @@ func randomPassword() (string, error) {
 // console and stored only as its hash.
 func adminHash(dir, password string, console io.Writer) ([]byte, error) {
 	if password != "" {
-		return tokens.HashPassword(password, 0)
+		return accounts.HashPassword(password, 0)
 	}
 	path := filepath.Join(dir, adminHashFile)
 	stored, err := os.ReadFile(path)
@@ -154,7 +155,7 @@ func adminHash(dir, password string, console io.Writer) ([]byte, error) {
 	if password, err = randomPassword(); err != nil {
 		return nil, err
 	}
-	hash, err := tokens.HashPassword(password, 0)
+	hash, err := accounts.HashPassword(password, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -195,14 +196,14 @@ type users struct {
 // shared store, whose admin is a stored user; others is nil without a
 // users file.
 type userSet struct {
-	admin, others          *tokens.StaticUsers
+	admin, others          *accounts.StaticUsers
 	adminStamp, usersStamp fs.FileInfo
 }
 
-var _ tokens.ReadOnlyUsers = (*users)(nil)
+var _ accounts.ReadOnlyUsers = (*users)(nil)
 
 // pick returns the users that name belongs to, nil for none.
-func (s *userSet) pick(name string) *tokens.StaticUsers {
+func (s *userSet) pick(name string) *accounts.StaticUsers {
 	if name == adminName || s.others == nil {
 		return s.admin
 	}
@@ -311,7 +312,7 @@ func changed(before, now fs.FileInfo) bool {
 	}
 }
 
-func readAdmin(path string, fi fs.FileInfo) (*tokens.StaticUsers, error) {
+func readAdmin(path string, fi fs.FileInfo) (*accounts.StaticUsers, error) {
 	if fi == nil {
 		return nil, errors.New("the file is gone")
 	}
@@ -322,9 +323,9 @@ func readAdmin(path string, fi fs.FileInfo) (*tokens.StaticUsers, error) {
 	return newAdmin([]byte(strings.TrimSpace(string(b))))
 }
 
-func readUsers(path string, fi fs.FileInfo) (*tokens.StaticUsers, error) {
+func readUsers(path string, fi fs.FileInfo) (*accounts.StaticUsers, error) {
 	if fi == nil {
 		return nil, errors.New("the file is gone")
 	}
-	return tokens.LoadHTPasswd(path)
+	return accounts.LoadHTPasswd(path)
 }

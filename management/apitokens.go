@@ -11,7 +11,7 @@ import (
 	"github.com/scorehub/scorehub/internal/httperr"
 	"github.com/scorehub/scorehub/problem"
 	"github.com/scorehub/scorehub/registry"
-	"github.com/scorehub/scorehub/tokens"
+	"github.com/scorehub/scorehub/tokens/accounts"
 )
 
 // apiTokenJSON is an API token as the API shows it: never its secret.
@@ -34,7 +34,7 @@ type apiTokenCreatedJSON struct {
 	Token        string `json:"token"`
 }
 
-func apiTokenView(t tokens.APIToken) apiTokenJSON {
+func apiTokenView(t accounts.APIToken) apiTokenJSON {
 	v := apiTokenJSON{ID: t.ID, Name: t.Name, Owner: t.Owner, WebAPIGroups: t.WebAPIGroups, CreatedAt: t.CreatedAt}
 	if v.WebAPIGroups == nil {
 		v.WebAPIGroups = []string{}
@@ -102,7 +102,7 @@ func (h *Handler) createAPIToken(w http.ResponseWriter, r *http.Request) error {
 	if len(missing) > 0 {
 		return invalidReferences(missing)
 	}
-	t, secret, err := h.accounts.CreateAPIToken(r.Context(), tokens.NewAPIToken{
+	t, secret, err := h.accounts.CreateAPIToken(r.Context(), accounts.NewAPIToken{
 		Name: in.Name, Owner: in.Owner, ExpiresAt: in.expiry(), WebAPIGroups: in.WebAPIGroups,
 	})
 	if err != nil {
@@ -130,7 +130,7 @@ func (h *Handler) listAPITokens(w http.ResponseWriter, r *http.Request) error {
 	if _, given := q["owner"]; given && (owner == "" || !validUserName(owner)) {
 		return httperr.New(problem.InvalidParameter, "the owner parameter must be a user name: 1 to 256 bytes, no colon and no control characters")
 	}
-	var all []tokens.APIToken
+	var all []accounts.APIToken
 	for _, t := range h.accounts.APITokens() {
 		if (owner == "" || t.Owner == owner) && (c.Admin || t.Owner == c.Subject) {
 			all = append(all, t)
@@ -142,20 +142,20 @@ func (h *Handler) listAPITokens(w http.ResponseWriter, r *http.Request) error {
 // apiTokenOf returns the API token id if the caller may see it: its owner
 // or an admin. To anyone else it does not exist (404), so that no one
 // learns which IDs others hold.
-func (h *Handler) apiTokenOf(r *http.Request, id string) (tokens.APIToken, error) {
+func (h *Handler) apiTokenOf(r *http.Request, id string) (accounts.APIToken, error) {
 	c, err := claimsOf(r)
 	if err != nil {
-		return tokens.APIToken{}, err
+		return accounts.APIToken{}, err
 	}
 	if id == hiddenSecret {
-		return tokens.APIToken{}, errSecretInPath
+		return accounts.APIToken{}, errSecretInPath
 	}
 	if !registry.ValidName(id) {
-		return tokens.APIToken{}, notFound("API token", id)
+		return accounts.APIToken{}, notFound("API token", id)
 	}
 	t, ok := h.accounts.APIToken(id)
 	if !ok || !c.Admin && t.Owner != c.Subject {
-		return tokens.APIToken{}, notFound("API token", id)
+		return accounts.APIToken{}, notFound("API token", id)
 	}
 	return t, nil
 }
@@ -189,7 +189,7 @@ func (h *Handler) deleteAPIToken(w http.ResponseWriter, r *http.Request) error {
 func hideSecretInPath(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		id := r.PathValue("id")
-		if !strings.HasPrefix(id, tokens.APITokenPrefix) {
+		if !strings.HasPrefix(id, accounts.APITokenPrefix) {
 			next.ServeHTTP(w, r)
 			return
 		}
@@ -203,7 +203,7 @@ func hideSecretInPath(next http.Handler) http.Handler {
 
 // hiddenSecret stands for a secret hideSecretInPath cut from a path; no
 // ID is written so.
-const hiddenSecret = tokens.APITokenPrefix + "(hidden)"
+const hiddenSecret = accounts.APITokenPrefix + "(hidden)"
 
 var errSecretInPath = httperr.New(problem.NotFound,
 	"the path holds an API token's secret, not its ID; find the ID with GET /api/v1/apitokens, and revoke the token, as the secret has been sent in a URL")

@@ -13,6 +13,7 @@ import (
 	"github.com/scorehub/scorehub/problem"
 	"github.com/scorehub/scorehub/registry"
 	"github.com/scorehub/scorehub/tokens"
+	"github.com/scorehub/scorehub/tokens/accounts"
 )
 
 func TestAPITokenRoutes(t *testing.T) {
@@ -26,7 +27,7 @@ func TestAPITokenRoutes(t *testing.T) {
 	created.want(t, 201, "")
 	id, _ := created.json["id"].(string)
 	secret, _ := created.json["token"].(string)
-	if !strings.HasPrefix(secret, tokens.APITokenPrefix) || id == "" || strings.Contains(secret, id) {
+	if !strings.HasPrefix(secret, accounts.APITokenPrefix) || id == "" || strings.Contains(secret, id) {
 		t.Fatalf("created %s", created.body)
 	}
 	if created.json["owner"] != "ann" || created.json["expiresAt"] != nil || created.json["lastUsedAt"] != nil ||
@@ -85,7 +86,7 @@ func TestAPITokenRoutes(t *testing.T) {
 			if d := cmp.Diff(tt.owner, owners(r)); d != "" {
 				t.Errorf("owners (-want +got):\n%s", d)
 			}
-			if strings.Contains(string(r.body), tokens.APITokenPrefix) {
+			if strings.Contains(string(r.body), accounts.APITokenPrefix) {
 				t.Errorf("a list shows a secret: %s", r.body)
 			}
 		})
@@ -182,7 +183,7 @@ func TestAccountSecretsNeverLogged(t *testing.T) {
 	f.do(t, request{method: "DELETE", path: "/api/v1/apitokens/" + secret, token: f.admin}).want(t, 404, "")
 
 	logs := f.logs.String()
-	for _, s := range []string{password, wrong, rejected, secret, secret[len(tokens.APITokenPrefix):]} {
+	for _, s := range []string{password, wrong, rejected, secret, secret[len(accounts.APITokenPrefix):]} {
 		if strings.Contains(logs, s) {
 			t.Errorf("the log holds the secret %q:\n%s", s, logs)
 		}

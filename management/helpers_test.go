@@ -21,6 +21,7 @@ import (
 	"github.com/scorehub/scorehub/registry/registrytest"
 	"github.com/scorehub/scorehub/scoring"
 	"github.com/scorehub/scorehub/tokens"
+	"github.com/scorehub/scorehub/tokens/accounts"
 )
 
 const (
@@ -39,7 +40,7 @@ type fixture struct {
 	handler  *management.Handler
 	jobs     *scoring.Jobs // nil withoutJobs
 	jobStore *registry.MemJobStore
-	accounts *tokens.Accounts // nil unless withAccounts
+	accounts *accounts.Book // nil unless withAccounts
 	issuer   *tokens.Issuer
 	srv      *httptest.Server
 	client   *http.Client
@@ -179,13 +180,13 @@ func newFixture(t testing.TB, opts ...func(*fixtureOptions)) *fixture {
 	}
 	f.forged = issue(t, newIssuer(t, otherKeys, time.Now), tokens.Principal{Subject: "root", Admin: true})
 
-	hash, err := tokens.HashPassword(adminPassword, 4)
+	hash, err := accounts.HashPassword(adminPassword, 4)
 	if err != nil {
 		t.Fatal(err)
 	}
-	users, err := tokens.NewStaticUsers(
-		tokens.User{Name: "root", PasswordHash: hash, Admin: true},
-		tokens.User{Name: "ann", PasswordHash: hash, Groups: []string{"analysts"}},
+	users, err := accounts.NewStaticUsers(
+		accounts.User{Name: "root", PasswordHash: hash, Admin: true},
+		accounts.User{Name: "ann", PasswordHash: hash, Groups: []string{"analysts"}},
 	)
 	if err != nil {
 		t.Fatal(err)
@@ -224,8 +225,8 @@ func newFixture(t testing.TB, opts ...func(*fixtureOptions)) *fixture {
 		cfg.Jobs = f.jobs
 	}
 	if o.accounts {
-		if f.accounts, err = tokens.NewAccounts(ctx, tokens.AccountsConfig{
-			Store: tokens.NewMemoryAccountStore(), ReadOnly: users, BcryptCost: 10, Logger: logger,
+		if f.accounts, err = accounts.Open(ctx, accounts.Config{
+			Store: accounts.NewMemoryStore(), ReadOnly: users, BcryptCost: 10, Logger: logger,
 		}); err != nil {
 			t.Fatal(err)
 		}

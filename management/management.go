@@ -22,6 +22,7 @@ import (
 	"github.com/scorehub/scorehub/registry"
 	"github.com/scorehub/scorehub/scoring"
 	"github.com/scorehub/scorehub/tokens"
+	"github.com/scorehub/scorehub/tokens/accounts"
 )
 
 // DefaultScoringPrefix is where the scoring handler is taken to be mounted
@@ -106,7 +107,7 @@ type Config struct {
 	// /api/v1/apitokens routes manage. Nil means those routes are not
 	// served (they answer 404, and Routes and the OpenAPI document leave
 	// them out).
-	Accounts *tokens.Accounts
+	Accounts *accounts.Book
 
 	// TokenRoutes are the routes of the token service the host serves
 	// beside the Handler, as [tokens.Service.Routes] lists them ("GET
@@ -132,7 +133,7 @@ type Handler struct {
 	reg      *registry.Registry
 	queues   *scoring.Queues
 	jobs     *scoring.Jobs
-	accounts *tokens.Accounts
+	accounts *accounts.Book
 	// wrongPasswords limits wrong currentPassword members per user, so
 	// that a stolen idToken cannot guess its holder's password.
 	wrongPasswords *keyedlimit.Limiter

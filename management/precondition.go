@@ -9,7 +9,7 @@ import (
 
 	"github.com/scorehub/scorehub/internal/httperr"
 	"github.com/scorehub/scorehub/problem"
-	"github.com/scorehub/scorehub/tokens"
+	"github.com/scorehub/scorehub/tokens/accounts"
 )
 
 // precondition is what a write asks of the stored record: nothing, that it
@@ -95,9 +95,9 @@ func (p precondition) revision(kind, name string, exists bool, cur uint64, uncon
 }
 
 // user is p as the condition of a write of the user name, for
-// tokens.Accounts' UpdateUserIf and DeleteUserIf.
-func (p precondition) user(name string) func(cur tokens.Account) error {
-	return func(cur tokens.Account) error {
+// accounts.Book's UpdateUserIf and DeleteUserIf.
+func (p precondition) user(name string) func(cur accounts.Account) error {
+	return func(cur accounts.Account) error {
 		_, err := p.revision("user", name, true, cur.Revision, 0)
 		return err
 	}
@@ -106,7 +106,7 @@ func (p precondition) user(name string) func(cur tokens.Account) error {
 // userError is err of a write of the user name as this API says it: a
 // user that does not exist is the 404 of every record.
 func userError(err error, name string) error {
-	if errors.Is(err, tokens.ErrNotFound) {
+	if errors.Is(err, accounts.ErrNotFound) {
 		return notFound("user", name)
 	}
 	return err

@@ -16,6 +16,7 @@ import (
 	"github.com/scorehub/scorehub/middleware"
 	"github.com/scorehub/scorehub/problem"
 	"github.com/scorehub/scorehub/tokens"
+	"github.com/scorehub/scorehub/tokens/accounts"
 )
 
 // accountRoutes are the routes of users and API tokens, served when
@@ -40,7 +41,7 @@ func accountRoutes() []route {
 // [hideSecretInPath] guards.
 const apiTokenPattern = "/api/v1/apitokens/{id}"
 
-// maxPasswordBytes is the longest password bcrypt reads; tokens.Accounts
+// maxPasswordBytes is the longest password bcrypt reads; accounts.Book
 // refuses longer ones rather than ignore the rest.
 const maxPasswordBytes = 72
 
@@ -56,7 +57,7 @@ type userJSON struct {
 	UpdatedAt *time.Time `json:"updatedAt"`
 }
 
-func userView(a tokens.Account) userJSON {
+func userView(a accounts.Account) userJSON {
 	v := userJSON{Name: a.Name, Admin: a.Admin, Groups: a.Groups, Source: a.Source, Revision: a.Revision}
 	if v.Groups == nil {
 		v.Groups = []string{}
@@ -67,8 +68,8 @@ func userView(a tokens.Account) userJSON {
 
 // setUserETag sends a stored user's revision as its ETag; a user of the
 // users file has none.
-func setUserETag(w http.ResponseWriter, a tokens.Account) {
-	if a.Source == tokens.AccountSourceAPI {
+func setUserETag(w http.ResponseWriter, a accounts.Account) {
+	if a.Source == accounts.SourceAPI {
 		setETag(w, a.Revision)
 	}
 }
@@ -203,7 +204,7 @@ func (h *Handler) createUser(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	a, err := h.accounts.CreateUser(r.Context(), tokens.NewUser{Name: in.Name, Password: *in.Password, Admin: in.Admin, Groups: in.groups()})
+	a, err := h.accounts.CreateUser(r.Context(), accounts.NewUser{Name: in.Name, Password: *in.Password, Admin: in.Admin, Groups: in.groups()})
 	if err != nil {
 		return err
 	}
@@ -236,13 +237,13 @@ func (h *Handler) putUser(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	groups := in.groups()
-	return h.updateUser(w, r, name, pre, tokens.UserUpdate{Password: in.Password, Admin: &in.Admin, Groups: &groups})
+	return h.updateUser(w, r, name, pre, accounts.UserUpdate{Password: in.Password, Admin: &in.Admin, Groups: &groups})
 }
 
 // updateUser applies u to the user name under pre and answers with the
 // user. pre is checked on the user as the update finds it, again after a
 // write that came in between, so that If-Match names the revision changed.
-func (h *Handler) updateUser(w http.ResponseWriter, r *http.Request, name string, pre precondition, u tokens.UserUpdate) error {
+func (h *Handler) updateUser(w http.ResponseWriter, r *http.Request, name string, pre precondition, u accounts.UserUpdate) error {
 	stored, err := h.accounts.UpdateUserIf(r.Context(), name, pre.user(name), u)
 	if err != nil {
 		return userError(err, name)
@@ -311,7 +312,7 @@ func (h *Handler) patchUser(w http.ResponseWriter, r *http.Request) error {
 			return err
 		}
 	}
-	var u tokens.UserUpdate
+	var u accounts.UserUpdate
 	u.Password = in.Password
 	if hasMember(patch, "admin") {
 		u.Admin = &in.Admin

@@ -13,6 +13,7 @@ import (
 	"github.com/scorehub/scorehub/management"
 	"github.com/scorehub/scorehub/problem"
 	"github.com/scorehub/scorehub/tokens"
+	"github.com/scorehub/scorehub/tokens/accounts"
 )
 
 // The fixture withAccounts has root (admin) and ann as users of a users
@@ -24,9 +25,9 @@ import (
 const bobPassword = "bob's long enough password"
 
 // createBob stores the user bob, in the user group analysts, directly.
-func (f *fixture) createBob(t *testing.T) tokens.Account {
+func (f *fixture) createBob(t *testing.T) accounts.Account {
 	t.Helper()
-	a, err := f.accounts.CreateUser(context.Background(), tokens.NewUser{Name: "bob", Password: bobPassword, Groups: []string{"analysts"}})
+	a, err := f.accounts.CreateUser(context.Background(), accounts.NewUser{Name: "bob", Password: bobPassword, Groups: []string{"analysts"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,7 +115,7 @@ func TestAccountRoutesRefuse(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, withAccounts())
 	ctx := context.Background()
-	rootToken, _, err := f.accounts.CreateAPIToken(ctx, tokens.NewAPIToken{Name: "root's", Owner: "root"})
+	rootToken, _, err := f.accounts.CreateAPIToken(ctx, accounts.NewAPIToken{Name: "root's", Owner: "root"})
 	if err != nil {
 		t.Fatal(err)
 	}

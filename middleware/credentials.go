@@ -15,6 +15,7 @@ import (
 	"github.com/scorehub/scorehub/problem"
 	"github.com/scorehub/scorehub/registry"
 	"github.com/scorehub/scorehub/tokens"
+	"github.com/scorehub/scorehub/tokens/accounts"
 )
 
 // ProviderVerifier checks an access token of an OpenID Connect provider
@@ -28,7 +29,7 @@ type ProviderVerifier interface {
 
 // APITokenVerifier checks a long-lived API token and returns its owner and
 // the web API groups the token is restricted to (none: every group its
-// owner may call). *tokens.Accounts implements it. Errors match
+// owner may call). *accounts.Book implements it. Errors match
 // tokens.ErrBadCredentials (no such token), tokens.ErrExpired and
 // tokens.ErrRevoked; any other error is a failure of the verifier.
 type APITokenVerifier interface {
@@ -81,7 +82,7 @@ type CredentialsConfig struct {
 	Provider ProviderVerifier
 
 	// Passwords, when set, checks HTTP Basic credentials. Give it a
-	// *tokens.PasswordCache: it runs on every request, and a check the
+	// *accounts.PasswordCache: it runs on every request, and a check the
 	// cache remembers is let through before the failure limits are looked
 	// at. Nil means Basic is not taken.
 	Passwords tokens.Authenticator
@@ -358,12 +359,12 @@ func (c *Credentials) basic(r *http.Request, p registry.AuthPolicy, value string
 }
 
 // rememberer is a password check that can say, cheaply, whether it
-// accepted a name and password lately, as *tokens.PasswordCache does.
+// accepted a name and password lately, as *accounts.PasswordCache does.
 type rememberer interface {
 	Remembered(ctx context.Context, name, password string) (tokens.Principal, bool, error)
 }
 
-var _ rememberer = (*tokens.PasswordCache)(nil)
+var _ rememberer = (*accounts.PasswordCache)(nil)
 
 // apiToken checks an API token.
 func (c *Credentials) apiToken(r *http.Request, p registry.AuthPolicy, value string) (caller, error) {

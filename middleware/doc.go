@@ -9,7 +9,7 @@
 //     tokens.Verifier.Verify(ctx, raw).
 //   - [Credentials] checks every kind of credential AI Hub's clients send
 //     against a web API group's policy ([registry.AuthPolicy]): HTTP Basic
-//     (through a tokens.PasswordCache, so bcrypt runs once a minute per
+//     (through an accounts.PasswordCache, so bcrypt runs once a minute per
 //     user), "apitoken <token>" and Bearer (an idToken, or an access token
 //     of an OpenID Connect provider). [Credentials.Authorize] is the one
 //     check for scoring and jobs; [Credentials.Middleware] takes any kind in

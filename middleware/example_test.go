@@ -15,6 +15,7 @@ import (
 	"github.com/scorehub/scorehub/problem"
 	"github.com/scorehub/scorehub/registry"
 	"github.com/scorehub/scorehub/tokens"
+	"github.com/scorehub/scorehub/tokens/accounts"
 )
 
 // exampleVerifier stands in for a *tokens.Verifier.
@@ -121,18 +122,18 @@ func ExampleCredentials_Authorize() {
 }
 
 // Credentials checks what AI Hub's clients send to a protected group: here
-// HTTP Basic, checked through a tokens.PasswordCache so that bcrypt runs once
+// HTTP Basic, checked through an accounts.PasswordCache so that bcrypt runs once
 // a minute per user, and bearer idTokens; the group takes Basic only.
 func ExampleCredentials() {
-	users, err := tokens.NewAccounts(context.Background(), tokens.AccountsConfig{Store: tokens.NewMemoryAccountStore(), BcryptCost: 10})
+	users, err := accounts.Open(context.Background(), accounts.Config{Store: accounts.NewMemoryStore(), BcryptCost: 10})
 	if err != nil {
 		panic(err)
 	}
 	defer users.Close()
-	if _, err := users.CreateUser(context.Background(), tokens.NewUser{Name: "ann", Password: "ann-password-1", Groups: []string{"analysts"}}); err != nil {
+	if _, err := users.CreateUser(context.Background(), accounts.NewUser{Name: "ann", Password: "ann-password-1", Groups: []string{"analysts"}}); err != nil {
 		panic(err)
 	}
-	passwords, err := tokens.NewPasswordCache(tokens.PasswordCacheConfig{Users: users, Credentials: users})
+	passwords, err := accounts.NewPasswordCache(accounts.PasswordCacheConfig{Users: users, Credentials: users})
 	if err != nil {
 		panic(err)
 	}

@@ -5,7 +5,7 @@
 //
 // The packages of the module return errors of this type, or errors that
 // wrap one, wherever a client is to be told about them: the exported
-// sentinels (registry.ErrNotFound, tokens.ErrRevision, scoring.ErrQueueFull,
+// sentinels (registry.ErrNotFound, accounts.ErrRevision, scoring.ErrQueueFull,
 // …) are *Error values that [errors.Is] matches, and the errors that say
 // more about a case wrap them. So a host that embeds scorehub reads the
 // code of an error it gets back with [errors.As]:

@@ -2,7 +2,6 @@ package tokens_test
 
 import (
 	"context"
-	"fmt"
 	"testing"
 
 	"github.com/scorehub/scorehub/tokens"
@@ -68,41 +67,4 @@ func BenchmarkVerifyParallel(b *testing.B) {
 			}
 		}
 	})
-}
-
-// BenchmarkAuthenticate compares a wrong password with an unknown user at
-// bcrypt's default cost: the two should take the same time.
-func BenchmarkAuthenticate(b *testing.B) {
-	h, err := tokens.HashPassword("wonderland", 0)
-	if err != nil {
-		b.Fatal(err)
-	}
-	users, err := tokens.NewStaticUsers(tokens.User{Name: "alice", PasswordHash: h})
-	if err != nil {
-		b.Fatal(err)
-	}
-	for _, tt := range []struct{ name, user string }{{"wrong-password", "alice"}, {"unknown-user", "mallory"}} {
-		b.Run(tt.name, func(b *testing.B) {
-			for b.Loop() {
-				users.Authenticate(context.Background(), tt.user, "guess")
-			}
-		})
-	}
-}
-
-// BenchmarkVerifyAPIToken measures what an "apitoken" credential costs each
-// scoring request.
-func BenchmarkVerifyAPIToken(b *testing.B) {
-	f := newAccountsFixture(b, nil)
-	for i := range 1000 {
-		f.createUser(b, fmt.Sprintf("user%04d", i), "analysts")
-	}
-	_, secret := f.createToken(b, "user0500")
-	ctx := context.Background()
-	b.ReportAllocs()
-	for b.Loop() {
-		if _, _, err := f.a.VerifyAPIToken(ctx, secret); err != nil {
-			b.Fatal(err)
-		}
-	}
 }

@@ -39,7 +39,8 @@ type Principal struct {
 	// CredentialVersion, when not empty, is put in the token as "cv", so
 	// that a [Verifier] with VerifierConfig.Credentials refuses the token
 	// once the subject's password, groups or admin flag change or the
-	// subject is removed. [StaticUsers] makes it with [CredentialVersion]
-	// from the user's hash, admin flag and groups.
+	// subject is removed. The users of package tokens/accounts make it
+	// with [CredentialVersion] from a user's hash, admin flag and groups,
+	// or at random.
 	CredentialVersion string
 }

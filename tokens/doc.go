@@ -85,11 +85,11 @@
 //
 // # Users
 //
-// An [Authenticator] turns a user name and password into a [Principal].
-// [Accounts] (below) keeps users that change at run time; [StaticUsers]
-// holds bcrypt hashes, from code ([NewStaticUsers]) or from an htpasswd
-// file ([LoadHTPasswd]). Either way an unknown user costs the same bcrypt
-// work as a wrong password. Before any bcrypt work the token service limits
+// The token service takes its users from an [Authenticator], which turns a
+// user name and password into a [Principal]; package tokens/accounts has
+// the ones scorehub keeps (users of an htpasswd file, users and API tokens
+// managed at run time), and any other (a directory service) will do.
+// Before any password check the token service limits
 // attempts per client address, failed logins per address, and failed
 // logins per user name and address. Failures count only against the
 // address they came from, so guessing a user's password from one address
@@ -98,53 +98,23 @@
 // characters of the name tried and a keyed hash of it, since a name that
 // failed may be a password typed into the wrong field.
 //
-// # Accounts
-//
-// [Accounts] keeps users and API tokens that an admin manages through the
-// management API, in an [AccountStore]: [NewMemoryAccountStore], or
-// [OpenFileAccountStore], one JSON file of mode 0600 in the data directory,
-// replaced atomically on every write. Accounts checks every rule of a
-// write (names, password length, revisions, owners, limits) and the store
-// only loads and commits, conditionally on the state the rules were checked
-// on, so package tokenstest proves any store with one suite. Over an
-// [AccountNotifier], a store several replicas share, Accounts also
-// publishes what the other replicas commit as the store reports it, so a
-// user removed or changed, or an API token deleted, through any replica
-// revokes what was issued for it on every replica, within the time the
-// store takes to report it (PostgreSQL's: under a second). Users of an
-// htpasswd file stay beside them as AccountsConfig.ReadOnly, listed with
-// source "file" and never changed. Errors describe themselves to the HTTP
-// edge (type, message naming the user or token, JSON pointer of the field).
-//
-// An API token is [APITokenPrefix], 256 random bits in base62 and a CRC-32
-// check, so leaked tokens are easy to find and a mistyped one is refused
-// before any lookup. Only its SHA-256 is kept. [Accounts.VerifyAPIToken]
-// looks the hash up in an immutable in-memory snapshot, without allocating
-// and without a write: it records the last use in memory, and a background
-// writer makes it durable. Every stored user has a random credential
-// version, new whenever their password, groups or admin flag change; the
-// principals Accounts authenticates carry it, and every API token keeps the
-// one its owner had when it was made, so such a change, or the owner's
-// removal, revokes the user's idTokens (through a [Verifier] with
-// Accounts as its [CredentialSource]) and their API tokens at once.
-//
 // # Revocation
 //
 // A token is a signed statement, valid until it expires; to end it sooner
 // the verifier must ask. A [Principal] can carry a credential version,
-// which [StaticUsers] makes with [CredentialVersion] from the user's bcrypt
-// hash, admin flag and groups, and the [Issuer] puts in the token's "cv"
-// claim. A [Verifier] given
+// which the [Issuer] puts in the token's "cv" claim; the users of package
+// tokens/accounts make it with [CredentialVersion] from a password hash,
+// or at random, new whenever the user's password, groups or admin flag
+// change. A [Verifier] given
 // a [CredentialSource] (VerifierConfig.Credentials) looks the token's
 // subject up after every other check and refuses it with [ErrRevoked] when
 // the subject is unknown or has another version: the user was removed, or
 // the password (bcrypt salts every new hash afresh), the groups or the
-// admin flag changed. The
-// lookup is a map read for [StaticUsers]; a host that reloads its users
-// swaps the source's contents, and a source shared by several servers
-// makes a revocation hold on all of them. Tokens without "cv", such as
-// those exchanged for an OpenID Connect provider's token, are not looked
-// up and end at their expiry.
+// admin flag changed. The lookup should be a map read; a host that reloads
+// its users swaps the source's contents, and a source shared by several
+// servers makes a revocation hold on all of them. Tokens without "cv",
+// such as those exchanged for an OpenID Connect provider's token, are not
+// looked up and end at their expiry.
 //
 // Errors sent to clients have the JSON shape of internal/httperr.
 package tokens

@@ -1,6 +1,10 @@
 package tokens
 
-import "errors"
+import (
+	"errors"
+
+	"github.com/scorehub/scorehub/internal/image"
+)
 
 // Errors of verification. [Verifier.Verify] wraps one of them with detail;
 // match them with [errors.Is]. None is returned together with claims.
@@ -33,3 +37,11 @@ var (
 	// two are not told apart.
 	ErrBadCredentials = errors.New("tokens: bad credentials")
 )
+
+// ErrStale reports a commit to a [KeyStore] whose base is no longer the
+// stored set's Seq: another writer committed in between. [KeySet] loads
+// the store again and retries; it returns ErrStale only when the store
+// keeps changing under it. It is the one stale error of every store
+// (signing keys, accounts, and those of package registry, where it is
+// registry.ErrStale).
+var ErrStale = image.ErrStale

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/scorehub/scorehub/tokens"
+	"github.com/scorehub/scorehub/tokens/accounts"
 )
 
 // Issue a token for a user and verify it, as the management API does on
@@ -87,42 +88,14 @@ func ExampleKeySet_Rotate() {
 	// published after retention: 1
 }
 
-// Users from an htpasswd file made with `htpasswd -B -C 10`; a third field
-// lists groups, and the admin group makes an admin. Other hash formats and
-// bcrypt costs below 10 are refused, naming the line.
-func ExampleParseHTPasswd() {
-	const file = `# scorehub users
-alice:$2y$10$IPyhGZhGKsmI2KqAidBU0Ot1Rl.PU.z2M5QdthkvC/bNL1bU9.7B2:admin,analysts
-bob:$2y$10$8IT0D4jhrfr.sBGF64Wd8e9BWz93oNxgCNa632vAlGT.fKZrGh2qa
-`
-	users, err := tokens.ParseHTPasswd(strings.NewReader(file), "users.htpasswd")
-	if err != nil {
-		panic(err)
-	}
-	p, err := users.Authenticate(context.Background(), "alice", "wonderland")
-	fmt.Printf("%+v %v\n", p, err)
-	_, err = users.Authenticate(context.Background(), "bob", "wonderland")
-	fmt.Println(errors.Is(err, tokens.ErrBadCredentials))
-
-	_, err = tokens.ParseHTPasswd(strings.NewReader("carol:$apr1$w6D0cJ1e$BnLuWBRV3VtdE1WeX3rUo/\n"), "users.htpasswd")
-	fmt.Println(err)
-	_, err = tokens.ParseHTPasswd(strings.NewReader("dave:$2y$05$cuL6KU6uffP3XeF4bregDO/RzkE3B/XtS3ADvOnZQ4HM7.0nsvEK6\n"), "users.htpasswd")
-	fmt.Println(err)
-	// Output:
-	// {Subject:alice Admin:true Groups:[admin analysts] CredentialVersion:fXL_0BbpIBfT7h8KL_nvog} <nil>
-	// true
-	// tokens: users.htpasswd:1: user "carol": password hash is Apache MD5 ($apr1$); only bcrypt is accepted (create it with htpasswd -B -C 10)
-	// tokens: users.htpasswd:1: user "dave": bcrypt cost 5 is below 10; hash the password again with htpasswd -B -C 10
-}
-
 // The token service: HTTP Basic in, {"idToken","expirationDate"} out.
 func ExampleNew() {
 	now := func() time.Time { return time.Date(2026, 1, 2, 15, 4, 5, 0, time.UTC) }
 	keys, _ := tokens.NewKeySet(tokens.KeySetConfig{Now: now})
 	issuer, _ := tokens.NewIssuer(tokens.IssuerConfig{Keys: keys, Issuer: "https://scorehub.example",
 		Audience: []string{"scorehub"}, Now: now})
-	hash, _ := tokens.HashPassword("wonderland", 4) // cost 4 keeps the example quick; production wants 0 (bcrypt's default) or more
-	users, _ := tokens.NewStaticUsers(tokens.User{Name: "alice", PasswordHash: hash, Admin: true})
+	hash, _ := accounts.HashPassword("wonderland", 4) // cost 4 keeps the example quick; production wants 0 (bcrypt's default) or more
+	users, _ := accounts.NewStaticUsers(accounts.User{Name: "alice", PasswordHash: hash, Admin: true})
 	h, err := tokens.NewService(tokens.ServiceConfig{Issuer: issuer, Users: users, Now: now,
 		Logger: slog.New(slog.DiscardHandler)}) // failed logins and issued tokens are logged at info
 	if err != nil {
@@ -151,50 +124,4 @@ func ExampleNew() {
 	// 200 no-store 2026-01-02T15:09:05Z 2
 	// 401 Basic realm="scorehub", charset="UTF-8"
 	// {"error":{"type":"unauthorized","message":"the user name or password is not correct"}}
-}
-
-// Users and API tokens kept by Accounts: an admin creates a user and an
-// API token for them; the token, sent as "Authorization: apitoken <token>",
-// names the user as they are now, until the user's password changes.
-func ExampleAccounts() {
-	ctx := context.Background()
-	store := tokens.NewMemoryAccountStore() // tokens.OpenFileAccountStore(dir) keeps them across restarts
-	defer store.Close()
-	accounts, err := tokens.NewAccounts(ctx, tokens.AccountsConfig{Store: store})
-	if err != nil {
-		panic(err)
-	}
-	defer accounts.Close()
-
-	bob, err := accounts.CreateUser(ctx, tokens.NewUser{Name: "bob", Password: "a long passphrase", Groups: []string{"analysts"}})
-	if err != nil {
-		panic(err)
-	}
-	fmt.Println(bob.Name, bob.Source, bob.Revision)
-
-	tok, secret, err := accounts.CreateAPIToken(ctx, tokens.NewAPIToken{Name: "nightly batch", Owner: "bob",
-		WebAPIGroups: []string{"risk"}})
-	if err != nil {
-		panic(err)
-	}
-	fmt.Println(tok.Name, strings.HasPrefix(secret, tokens.APITokenPrefix))
-
-	p, groups, err := accounts.VerifyAPIToken(ctx, secret)
-	fmt.Println(p.Subject, p.Groups, groups, err)
-
-	_, err = accounts.CreateUser(ctx, tokens.NewUser{Name: "carol", Password: "short"})
-	fmt.Println(err)
-
-	password := "another long passphrase"
-	if _, err := accounts.UpdateUser(ctx, "bob", bob.Revision, tokens.UserUpdate{Password: &password}); err != nil {
-		panic(err)
-	}
-	_, _, err = accounts.VerifyAPIToken(ctx, secret)
-	fmt.Println(errors.Is(err, tokens.ErrRevoked))
-	// Output:
-	// bob api 1
-	// nightly batch true
-	// bob [analysts] [risk] <nil>
-	// tokens: /password: the password has 5 characters; at least 12 are required
-	// true
 }

@@ -216,17 +216,6 @@ func errorBody(t testing.TB, body io.Reader) (typ, message string) {
 	return e.Error.Type, e.Error.Message
 }
 
-// fileHash is a bcrypt hash of password at the least cost an htpasswd file
-// may have. Each costs tens of milliseconds, so tests make few.
-func fileHash(t testing.TB, password string) []byte {
-	t.Helper()
-	h, err := bcrypt.GenerateFromPassword([]byte(password), bcrypt.DefaultCost)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return h
-}
-
 // hash is a cheap bcrypt hash for tests.
 func hash(t testing.TB, password string) []byte {
 	t.Helper()

@@ -7,17 +7,18 @@ import (
 	"testing"
 
 	"github.com/scorehub/scorehub/tokens"
+	"github.com/scorehub/scorehub/tokens/accounts"
 )
 
 // TestDotSegmentsAreNotFoundNotRedirected: a path that cleans to a token
 // route is a JSON 404, not the mux's HTML redirect to that route.
 func TestDotSegmentsAreNotFoundNotRedirected(t *testing.T) {
 	f := newFixture(t, tokens.EdDSA, 0)
-	hash, err := tokens.HashPassword("secret", 4)
+	hash, err := accounts.HashPassword("secret", 4)
 	if err != nil {
 		t.Fatal(err)
 	}
-	users, err := tokens.NewStaticUsers(tokens.User{Name: "alice", PasswordHash: hash})
+	users, err := accounts.NewStaticUsers(accounts.User{Name: "alice", PasswordHash: hash})
 	if err != nil {
 		t.Fatal(err)
 	}

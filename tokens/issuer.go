@@ -109,11 +109,11 @@ func (i *Issuer) Issue(p Principal) (string, *Claims, error) {
 	if i.keys == nil {
 		return "", nil, errors.New("tokens: Issuer not made by NewIssuer")
 	}
-	if err := checkName("subject", p.Subject); err != nil {
+	if err := CheckName("subject", p.Subject); err != nil {
 		return "", nil, err
 	}
 	for _, g := range p.Groups {
-		if err := checkName("group", g); err != nil {
+		if err := CheckName("group", g); err != nil {
 			return "", nil, err
 		}
 	}
@@ -176,9 +176,13 @@ func (i *Issuer) Issue(p Principal) (string, *Claims, error) {
 	return raw, c, nil
 }
 
-// checkName refuses names that would be ambiguous or unsafe in logs and
-// headers.
-func checkName(what, s string) error {
+// CheckName refuses a name that would be ambiguous or unsafe in logs and
+// headers, and that the Issuer therefore refuses as a subject or group:
+// empty, longer than 256 bytes, not UTF-8, or with a control character.
+// what names the kind of name in the error. A package that keeps users
+// checks their names with it, so that every user it accepts can get a
+// token.
+func CheckName(what, s string) error {
 	switch {
 	case s == "":
 		return fmt.Errorf("tokens: empty %s", what)

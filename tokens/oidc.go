@@ -373,7 +373,7 @@ func (p *Provider) Verify(ctx context.Context, raw string) (Principal, error) {
 // principal maps verified claims to a Principal.
 func (m ClaimMapping) principal(claims map[string]any) (Principal, error) {
 	sub, _ := claimPath(claims, m.Subject).(string)
-	if err := checkName("subject", sub); err != nil {
+	if err := CheckName("subject", sub); err != nil {
 		return Principal{}, fmt.Errorf("%w: claim %s: %v", ErrClaims, m.Subject, err)
 	}
 	roles, err := stringList(claims, m.Roles)
@@ -385,7 +385,7 @@ func (m ClaimMapping) principal(claims map[string]any) (Principal, error) {
 		return Principal{}, err
 	}
 	sub = m.SubjectPrefix + sub
-	if err := checkName("subject", sub); err != nil {
+	if err := CheckName("subject", sub); err != nil {
 		return Principal{}, fmt.Errorf("%w: claim %s: %v", ErrClaims, m.Subject, err)
 	}
 	p := Principal{Subject: sub, Groups: []string{}}
@@ -396,7 +396,7 @@ func (m ClaimMapping) principal(claims map[string]any) (Principal, error) {
 	}
 	for _, g := range groups {
 		g = strings.TrimPrefix(g, "/")
-		if err := checkName("group", g); err != nil {
+		if err := CheckName("group", g); err != nil {
 			return Principal{}, fmt.Errorf("%w: claim %s: %v", ErrClaims, m.Groups, err)
 		}
 		p.Groups = append(p.Groups, g)

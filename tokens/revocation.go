@@ -35,16 +35,3 @@ func CredentialVersion(passwordHash []byte) string {
 	sum := sha256.Sum256(passwordHash)
 	return base64.RawURLEncoding.EncodeToString(sum[:credentialVersionBytes])
 }
-
-var _ CredentialSource = (*StaticUsers)(nil)
-
-// CredentialVersion returns the credential version of the user subject (of
-// their password hash, admin flag and groups), and whether there is such a
-// user. It never fails.
-func (s *StaticUsers) CredentialVersion(_ context.Context, subject string) (string, bool, error) {
-	u, ok := s.users[subject]
-	if !ok {
-		return "", false, nil
-	}
-	return u.version, true, nil
-}

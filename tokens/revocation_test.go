@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/scorehub/scorehub/tokens"
+	"github.com/scorehub/scorehub/tokens/accounts"
 )
 
 // fakeCredentials is a CredentialSource whose users a test changes.
@@ -113,9 +114,9 @@ func TestVerifyCredentialSourceFails(t *testing.T) {
 // replaced by a set without the user or with another password.
 func TestStaticUsersCredentialSource(t *testing.T) {
 	ctx := context.Background()
-	before, err := tokens.NewStaticUsers(
-		tokens.User{Name: "alice", PasswordHash: hash(t, "old")},
-		tokens.User{Name: "bob", PasswordHash: hash(t, "bob")},
+	before, err := accounts.NewStaticUsers(
+		accounts.User{Name: "alice", PasswordHash: hash(t, "old")},
+		accounts.User{Name: "bob", PasswordHash: hash(t, "bob")},
 	)
 	if err != nil {
 		t.Fatal(err)
@@ -133,18 +134,18 @@ func TestStaticUsersCredentialSource(t *testing.T) {
 	if _, ok, err := before.CredentialVersion(ctx, "mallory"); ok || err != nil {
 		t.Errorf("CredentialVersion(mallory) = %v, %v; want false, nil", ok, err)
 	}
-	bob := tokens.User{Name: "bob", PasswordHash: hash(t, "bob")}
-	changed, err := tokens.NewStaticUsers(tokens.User{Name: "alice", PasswordHash: hash(t, "new")}, bob)
+	bob := accounts.User{Name: "bob", PasswordHash: hash(t, "bob")}
+	changed, err := accounts.NewStaticUsers(accounts.User{Name: "alice", PasswordHash: hash(t, "new")}, bob)
 	if err != nil {
 		t.Fatal(err)
 	}
-	removed, err := tokens.NewStaticUsers(bob)
+	removed, err := accounts.NewStaticUsers(bob)
 	if err != nil {
 		t.Fatal(err)
 	}
 	tests := []struct {
 		name    string
-		users   *tokens.StaticUsers
+		users   *accounts.StaticUsers
 		wantErr error
 	}{
 		{"unchanged", before, nil},

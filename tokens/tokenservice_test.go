@@ -17,6 +17,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/scorehub/scorehub/tokens"
+	"github.com/scorehub/scorehub/tokens/accounts"
 )
 
 // counting wraps an Authenticator and counts the checks that reach it.
@@ -39,9 +40,9 @@ type serviceFixture struct {
 func newService(t *testing.T, edit func(*tokens.ServiceConfig)) *serviceFixture {
 	t.Helper()
 	f := newFixture(t, tokens.EdDSA, 0)
-	users, err := tokens.NewStaticUsers(
-		tokens.User{Name: "alice", PasswordHash: hash(t, "wonderland"), Admin: true, Groups: []string{"analysts", "scoring"}},
-		tokens.User{Name: "bob", PasswordHash: hash(t, "builder")},
+	users, err := accounts.NewStaticUsers(
+		accounts.User{Name: "alice", PasswordHash: hash(t, "wonderland"), Admin: true, Groups: []string{"analysts", "scoring"}},
+		accounts.User{Name: "bob", PasswordHash: hash(t, "builder")},
 	)
 	if err != nil {
 		t.Fatal(err)
@@ -395,7 +396,7 @@ func TestTokenServiceCapsConcurrentChecks(t *testing.T) {
 
 func TestNewRefuses(t *testing.T) {
 	f := newFixture(t, tokens.EdDSA, 0)
-	users, err := tokens.NewStaticUsers(tokens.User{Name: "a", PasswordHash: hash(t, "x")})
+	users, err := accounts.NewStaticUsers(accounts.User{Name: "a", PasswordHash: hash(t, "x")})
 	if err != nil {
 		t.Fatal(err)
 	}

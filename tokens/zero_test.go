@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/scorehub/scorehub/tokens"
+	"github.com/scorehub/scorehub/tokens/accounts"
 )
 
 // TestZeroValuesFailClosed checks that a value declared instead of made by
@@ -25,7 +26,7 @@ func TestZeroValuesFailClosed(t *testing.T) {
 		{"KeySet.Rotate", func() error { _, err := new(tokens.KeySet).Rotate(); return err }},
 		{"KeySet.Prune", func() error { _, err := new(tokens.KeySet).Prune(); return err }},
 		{"StaticUsers.Authenticate", func() error {
-			_, err := new(tokens.StaticUsers).Authenticate(ctx, "ann", "secret")
+			_, err := new(accounts.StaticUsers).Authenticate(ctx, "ann", "secret")
 			return err
 		}},
 		{"Service.ServeHTTP", func() error {

@@ -28,6 +28,7 @@ import (
 	"github.com/scorehub/scorehub/e2e/internal/harness"
 	"github.com/scorehub/scorehub/internal/testutil"
 	"github.com/scorehub/scorehub/tokens"
+	"github.com/scorehub/scorehub/tokens/accounts"
 )
 
 // The server timeouts the catalogue runs with: short, so that slow senders
@@ -497,7 +498,7 @@ func badForge(t *testing.T, s *harness.Server, valid string) map[string]string {
 		}
 		return raw
 	}
-	admin := tokens.Principal{Subject: "admin", Admin: true, Groups: []string{tokens.AdminGroup}}
+	admin := tokens.Principal{Subject: "admin", Admin: true, Groups: []string{accounts.AdminGroup}}
 	aud := []string{tokenAudience}
 	out["expired"] = issue(tokens.IssuerConfig{Issuer: tokenIssuer, Audience: aud, Validity: time.Minute,
 		Now: func() time.Time { return time.Now().Add(-3 * time.Minute) }}, admin)

@@ -15,7 +15,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/scorehub/scorehub/e2e/internal/harness"
-	"github.com/scorehub/scorehub/tokens"
+	"github.com/scorehub/scorehub/tokens/accounts"
 )
 
 // The users of the htpasswd file the credential tests give the server:
@@ -35,7 +35,7 @@ func usersFile(t *testing.T) string {
 	} {
 		// The least cost a users file may have: under the race detector a
 		// login at the default cost takes seconds.
-		hash, err := tokens.HashPassword(u.password, 10)
+		hash, err := accounts.HashPassword(u.password, 10)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -18,7 +18,7 @@ import (
 	"github.com/scorehub/scorehub/e2e/internal/harness"
 	"github.com/scorehub/scorehub/internal/pgtest"
 	"github.com/scorehub/scorehub/registry"
-	"github.com/scorehub/scorehub/tokens"
+	"github.com/scorehub/scorehub/tokens/accounts"
 )
 
 // soakEnv names the variable that turns TestSoak on: a duration, such as
@@ -408,7 +408,7 @@ func soakUsersFile(t *testing.T, dir string) string {
 		user := "soak" + strconv.Itoa(i)
 		// The least cost a users file may have: under the race detector
 		// every step up doubles a login's seconds.
-		hash, err := tokens.HashPassword(soakPassword(user), bcryptMinCost)
+		hash, err := accounts.HashPassword(soakPassword(user), bcryptMinCost)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/scorehub/scorehub/e2e/internal/harness"
 	"github.com/scorehub/scorehub/tokens"
+	"github.com/scorehub/scorehub/tokens/accounts"
 )
 
 func TestDocumentIsValidOpenAPI(t *testing.T) {
@@ -406,7 +407,7 @@ func readerFile(t *testing.T, dir string) string {
 	t.Helper()
 	// The least cost bcrypt allows: under the race detector a login at
 	// the default cost takes seconds.
-	hash, err := tokens.HashPassword(readerPassword, 10)
+	hash, err := accounts.HashPassword(readerPassword, 10)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,7 +14,7 @@ import (
 	"github.com/scorehub/scorehub/internal/pgtest"
 	"github.com/scorehub/scorehub/middleware"
 	"github.com/scorehub/scorehub/registry"
-	"github.com/scorehub/scorehub/tokens"
+	"github.com/scorehub/scorehub/tokens/accounts"
 )
 
 // BenchmarkProtectedScoring measures a one-row request to the iris demo
@@ -34,11 +34,11 @@ func BenchmarkProtectedScoring(b *testing.B) {
 		Endpoints: []registry.Endpoint{{Alias: demoAlias, Process: "iris"}}}); err != nil {
 		b.Fatal(err)
 	}
-	accounts := srv.svc.Accounts()
-	if _, err := accounts.CreateUser(ctx, tokens.NewUser{Name: "ann", Password: "ann-password-1", Groups: []string{"analysts"}}); err != nil {
+	book := srv.svc.Accounts()
+	if _, err := book.CreateUser(ctx, accounts.NewUser{Name: "ann", Password: "ann-password-1", Groups: []string{"analysts"}}); err != nil {
 		b.Fatal(err)
 	}
-	_, secret, err := accounts.CreateAPIToken(ctx, tokens.NewAPIToken{Name: "bench", Owner: "ann"})
+	_, secret, err := book.CreateAPIToken(ctx, accounts.NewAPIToken{Name: "bench", Owner: "ann"})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/scorehub/scorehub/tokens"
+	"github.com/scorehub/scorehub/tokens/accounts"
 )
 
 // revocationDeadline is how soon after a file changes the tokens it
@@ -149,7 +149,7 @@ func login(t *testing.T, base, user, password string) string {
 // passwordHash is a bcrypt hash of the lowest cost the users file accepts.
 func passwordHash(t *testing.T, password string) []byte {
 	t.Helper()
-	h, err := tokens.HashPassword(password, 10)
+	h, err := accounts.HashPassword(password, 10)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -21,7 +21,7 @@
 // Package imagetest holds the one conformance suite every Store passes.
 //
 // The packages that own a state (registry, tokens) name the interfaces for
-// their state (registry.Store, tokens.AccountStore, tokens.KeyStore),
+// their state (registry.Store, accounts.Store, tokens.KeyStore),
 // so that a host implements a store without importing this package, and
 // keep the rules of their writes: a store only persists. The package
 // depends on the standard library and internal/atomicfile only.

@@ -14,6 +14,7 @@ import (
 
 	"github.com/scorehub/scorehub/registry"
 	"github.com/scorehub/scorehub/tokens"
+	"github.com/scorehub/scorehub/tokens/accounts"
 )
 
 // accountsChannel is the channel every commit of accounts notifies, with
@@ -23,8 +24,8 @@ const accountsChannel = "scorehub_accounts"
 // accountSeqQuery reads the stored Seq of the accounts.
 const accountSeqQuery = "SELECT seq FROM account_seq"
 
-// AccountStore keeps the users and API tokens of a [tokens.Accounts] in a
-// DB's database: a [tokens.AccountStore] and [tokens.AccountNotifier] that
+// AccountStore keeps the users and API tokens of an [accounts.Book] in a
+// DB's database: an [accounts.Store] and [accounts.Notifier] that
 // every replica on the database shares. Commits are decided by the
 // database, conditionally on the Seq of the state their rules were checked
 // on, so a write decided through any replica on an outdated state fails
@@ -36,8 +37,8 @@ type AccountStore struct {
 }
 
 var (
-	_ tokens.AccountStore    = (*AccountStore)(nil)
-	_ tokens.AccountNotifier = (*AccountStore)(nil)
+	_ accounts.Store    = (*AccountStore)(nil)
+	_ accounts.Notifier = (*AccountStore)(nil)
 )
 
 // Accounts returns a store of the users and API tokens on db's database.
@@ -50,21 +51,21 @@ func (s *AccountStore) check(ctx context.Context) error {
 		return err
 	}
 	if s.closed.Load() || s.db.closed.Load() {
-		return tokens.ErrAccountsClosed
+		return accounts.ErrClosed
 	}
 	return nil
 }
 
-// Close implements [tokens.AccountStore]: later calls fail with
-// [tokens.ErrAccountsClosed]. The DB stays open.
+// Close implements [accounts.Store]: later calls fail with
+// [accounts.ErrClosed]. The DB stays open.
 func (s *AccountStore) Close() error {
 	s.closed.Store(true)
 	return nil
 }
 
-// Load implements [tokens.AccountStore]: it reads every user and API token
+// Load implements [accounts.Store]: it reads every user and API token
 // in one snapshot of the database.
-func (s *AccountStore) Load(ctx context.Context) (*tokens.AccountState, error) {
+func (s *AccountStore) Load(ctx context.Context) (*accounts.State, error) {
 	if err := s.check(ctx); err != nil {
 		return nil, err
 	}
@@ -72,8 +73,8 @@ func (s *AccountStore) Load(ctx context.Context) (*tokens.AccountState, error) {
 }
 
 // loadAccounts reads the accounts in one snapshot of the database.
-func (db *DB) loadAccounts(ctx context.Context) (*tokens.AccountState, error) {
-	st := &tokens.AccountState{}
+func (db *DB) loadAccounts(ctx context.Context) (*accounts.State, error) {
+	st := &accounts.State{}
 	err := pgx.BeginTxFunc(ctx, db.pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
 		var seq int64
 		if err := tx.QueryRow(ctx, accountSeqQuery).Scan(&seq); err != nil {
@@ -103,20 +104,20 @@ func (db *DB) loadAccounts(ctx context.Context) (*tokens.AccountState, error) {
 }
 
 // accountsErr is wrap for the account store: a DB closed meanwhile is
-// tokens.ErrAccountsClosed.
+// accounts.ErrClosed.
 func (db *DB) accountsErr(err error) error {
 	err = db.wrap(err)
 	if errors.Is(err, registry.ErrClosed) {
-		return fmt.Errorf("%w: %w", tokens.ErrAccountsClosed, err)
+		return fmt.Errorf("%w: %w", accounts.ErrClosed, err)
 	}
 	return err
 }
 
-// Commit implements [tokens.AccountStore]. One transaction advances the
+// Commit implements [accounts.Store]. One transaction advances the
 // sequence row from base (none does when another writer committed first:
 // [tokens.ErrStale]), writes what next's change stores or removes and
 // notifies the other DBs on the database.
-func (s *AccountStore) Commit(ctx context.Context, base uint64, next *tokens.AccountState) error {
+func (s *AccountStore) Commit(ctx context.Context, base uint64, next *accounts.State) error {
 	if err := s.check(ctx); err != nil {
 		return err
 	}
@@ -136,7 +137,7 @@ func (s *AccountStore) Commit(ctx context.Context, base uint64, next *tokens.Acc
 }
 
 // writeAccountChange stores or removes what next's change names.
-func writeAccountChange(ctx context.Context, tx pgx.Tx, next *tokens.AccountState) error {
+func writeAccountChange(ctx context.Context, tx pgx.Tx, next *accounts.State) error {
 	ch := next.Change
 	switch {
 	case ch.User != nil && ch.Delete:
@@ -163,7 +164,7 @@ func writeAccountChange(ctx context.Context, tx pgx.Tx, next *tokens.AccountStat
 		}
 		slices.Sort(ids) // rows locked in one order by every writer
 		for _, id := range ids {
-			i, ok := slices.BinarySearchFunc(next.APITokens, id, func(t tokens.StoredAPIToken, id string) int { return strings.Compare(t.ID, id) })
+			i, ok := slices.BinarySearchFunc(next.APITokens, id, func(t accounts.StoredAPIToken, id string) int { return strings.Compare(t.ID, id) })
 			if !ok {
 				continue // deleted by the write the commit's rules saw: nothing to record
 			}
@@ -177,7 +178,7 @@ func writeAccountChange(ctx context.Context, tx pgx.Tx, next *tokens.AccountStat
 }
 
 // putAccountToken stores t, replacing the token of its ID.
-func putAccountToken(ctx context.Context, tx pgx.Tx, t *tokens.StoredAPIToken) error {
+func putAccountToken(ctx context.Context, tx pgx.Tx, t *accounts.StoredAPIToken) error {
 	body, err := json.Marshal(newAccountToken(t))
 	if err != nil {
 		return err
@@ -187,14 +188,14 @@ func putAccountToken(ctx context.Context, tx pgx.Tx, t *tokens.StoredAPIToken) e
 		t.ID, t.Owner, t.Hash, body)
 }
 
-// Subscribe implements [tokens.AccountNotifier], on the DB's listener (see
+// Subscribe implements [accounts.Notifier], on the DB's listener (see
 // [DB.Subscribe]): fn is given the accounts after every commit of any DB
 // on the database, and after a reconnection.
-func (s *AccountStore) Subscribe(fn func(*tokens.AccountState)) (cancel func()) {
+func (s *AccountStore) Subscribe(fn func(*accounts.State)) (cancel func()) {
 	if s.closed.Load() {
 		return func() {}
 	}
-	return subscribe(s.db, func(l *listener) *feed[tokens.AccountState] { return l.accounts }, fn)
+	return subscribe(s.db, func(l *listener) *feed[accounts.State] { return l.accounts }, fn)
 }
 
 // accountUser is a user's row body: the fields of the accounts file, so
@@ -210,13 +211,13 @@ type accountUser struct {
 	UpdatedAt         time.Time `json:"updatedAt"`
 }
 
-func newAccountUser(u *tokens.StoredUser) accountUser {
+func newAccountUser(u *accounts.StoredUser) accountUser {
 	return accountUser{Name: u.Name, PasswordHash: string(u.PasswordHash), Admin: u.Admin, Groups: nonNil(u.Groups),
 		CredentialVersion: u.CredentialVersion, Revision: u.Revision, CreatedAt: u.CreatedAt, UpdatedAt: u.UpdatedAt}
 }
 
-func (u accountUser) stored() tokens.StoredUser {
-	return tokens.StoredUser{Name: u.Name, PasswordHash: []byte(u.PasswordHash), Admin: u.Admin, Groups: noneIfEmpty(u.Groups),
+func (u accountUser) stored() accounts.StoredUser {
+	return accounts.StoredUser{Name: u.Name, PasswordHash: []byte(u.PasswordHash), Admin: u.Admin, Groups: noneIfEmpty(u.Groups),
 		CredentialVersion: u.CredentialVersion, Revision: u.Revision, CreatedAt: u.CreatedAt, UpdatedAt: u.UpdatedAt}
 }
 
@@ -233,14 +234,14 @@ type accountToken struct {
 	CredentialVersion string     `json:"credentialVersion"`
 }
 
-func newAccountToken(t *tokens.StoredAPIToken) accountToken {
+func newAccountToken(t *accounts.StoredAPIToken) accountToken {
 	return accountToken{ID: t.ID, Name: t.Name, Owner: t.Owner, WebAPIGroups: nonNil(t.WebAPIGroups), CreatedAt: t.CreatedAt,
 		ExpiresAt: timeOrNil(t.ExpiresAt), LastUsedAt: timeOrNil(t.LastUsedAt), Hash: t.Hash, CredentialVersion: t.CredentialVersion}
 }
 
-func (t accountToken) stored() tokens.StoredAPIToken {
-	return tokens.StoredAPIToken{
-		APIToken: tokens.APIToken{ID: t.ID, Name: t.Name, Owner: t.Owner, WebAPIGroups: noneIfEmpty(t.WebAPIGroups),
+func (t accountToken) stored() accounts.StoredAPIToken {
+	return accounts.StoredAPIToken{
+		APIToken: accounts.APIToken{ID: t.ID, Name: t.Name, Owner: t.Owner, WebAPIGroups: noneIfEmpty(t.WebAPIGroups),
 			CreatedAt: t.CreatedAt, ExpiresAt: derefTime(t.ExpiresAt), LastUsedAt: derefTime(t.LastUsedAt)},
 		Hash: t.Hash, CredentialVersion: t.CredentialVersion}
 }

@@ -11,11 +11,13 @@ import (
 	"github.com/scorehub/scorehub/internal/pgtest"
 	"github.com/scorehub/scorehub/registry/postgres"
 	"github.com/scorehub/scorehub/tokens"
+	"github.com/scorehub/scorehub/tokens/accounts"
+	"github.com/scorehub/scorehub/tokens/accounts/accountstest"
 	"github.com/scorehub/scorehub/tokens/tokenstest"
 )
 
 func TestAccountStoreConformance(t *testing.T) {
-	tokenstest.RunAccountStore(t, func(t *testing.T) tokens.AccountStore {
+	accountstest.RunStore(t, func(t *testing.T) accounts.Store {
 		s := open(t, postgres.Config{URL: pgtest.DB(t)}).Accounts()
 		t.Cleanup(func() { s.Close() })
 		return s
@@ -25,7 +27,7 @@ func TestAccountStoreConformance(t *testing.T) {
 // TestAccountsAcrossPools: two DBs, each with its own pool and listener,
 // on one database, as two replicas have.
 func TestAccountsAcrossPools(t *testing.T) {
-	tokenstest.RunAccountNotifier(t, func(t *testing.T) (a, b tokens.AccountNotifier) {
+	accountstest.RunNotifier(t, func(t *testing.T) (a, b accounts.Notifier) {
 		url := pgtest.DB(t)
 		return open(t, postgres.Config{URL: url}).Accounts(), open(t, postgres.Config{URL: url}).Accounts()
 	})
@@ -67,7 +69,7 @@ func TestAccountsAndKeysCatchUp(t *testing.T) {
 	here := newAccounts(t, reader.Accounts())
 	there := newAccounts(t, writer.Accounts())
 	hereKeys, thereKeys := openKeys(t, reader.Keys()), openKeys(t, writer.Keys())
-	if _, err := there.CreateUser(ctx, tokens.NewUser{Name: "alice", Password: "correct horse battery"}); err != nil {
+	if _, err := there.CreateUser(ctx, accounts.NewUser{Name: "alice", Password: "correct horse battery"}); err != nil {
 		t.Fatal(err)
 	}
 	within(t, 10*time.Second, "the replica to see alice", func() bool { _, ok := here.User("alice"); return ok })
@@ -105,9 +107,9 @@ func TestAccountsAndKeysCatchUp(t *testing.T) {
 	t.Logf("after the reconnection the replica caught up in %v", time.Since(start))
 }
 
-func newAccounts(t *testing.T, s tokens.AccountStore) *tokens.Accounts {
+func newAccounts(t *testing.T, s accounts.Store) *accounts.Book {
 	t.Helper()
-	a, err := tokens.NewAccounts(context.Background(), tokens.AccountsConfig{Store: s})
+	a, err := accounts.Open(context.Background(), accounts.Config{Store: s})
 	if err != nil {
 		t.Fatal(err)
 	}

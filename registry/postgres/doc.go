@@ -5,7 +5,7 @@
 // [registry.JobStore] for a [registry.JobRegistry]: one value over one
 // connection pool, closed once, after the registries over it. It also
 // keeps the users, API tokens and token signing keys of package tokens:
-// [DB.Accounts] is the [tokens.AccountStore] of a [tokens.Accounts], and
+// [DB.Accounts] is the [accounts.Store] of an [accounts.Book], and
 // [DB.Keys] the [tokens.KeyStore] of [tokens.OpenKeySet], both over the
 // same pool.
 //

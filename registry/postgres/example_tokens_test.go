@@ -8,6 +8,7 @@ import (
 
 	"github.com/scorehub/scorehub/registry/postgres"
 	"github.com/scorehub/scorehub/tokens"
+	"github.com/scorehub/scorehub/tokens/accounts"
 )
 
 // One replica's users, API tokens and signing keys, shared with every
@@ -28,13 +29,13 @@ func ExampleDB_Accounts() {
 		log.Fatal(err)
 	}
 	defer keys.Close()
-	accounts, err := tokens.NewAccounts(ctx, tokens.AccountsConfig{Store: db.Accounts()})
+	book, err := accounts.Open(ctx, accounts.Config{Store: db.Accounts()})
 	if err != nil {
 		log.Fatal(err)
 	}
-	defer accounts.Close()
+	defer book.Close()
 	verifier, err := tokens.NewVerifier(tokens.VerifierConfig{Keys: keys, Issuer: "https://scorehub.example",
-		Audience: "scorehub", Credentials: accounts})
+		Audience: "scorehub", Credentials: book})
 	if err != nil {
 		log.Fatal(err)
 	}

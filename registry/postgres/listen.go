@@ -10,6 +10,7 @@ import (
 
 	"github.com/scorehub/scorehub/registry"
 	"github.com/scorehub/scorehub/tokens"
+	"github.com/scorehub/scorehub/tokens/accounts"
 )
 
 // Subscribe implements [registry.Notifier]. The first subscription starts
@@ -53,7 +54,7 @@ type listener struct {
 	wg sync.WaitGroup
 
 	records  *feed[registry.State]
-	accounts *feed[tokens.AccountState]
+	accounts *feed[accounts.State]
 	keys     *feed[tokens.StoredKeySet]
 	feeds    []feedLoader
 
@@ -77,7 +78,7 @@ func newListener(db *DB) *listener {
 	l := &listener{db: db, kick: make(chan struct{}, 1)}
 	l.records = newFeed(db, "records", recordsChannel, "SELECT seq FROM record_seq", db.Load, (*registry.State).Seq)
 	l.accounts = newFeed(db, "accounts", accountsChannel, accountSeqQuery, db.loadAccounts,
-		func(st *tokens.AccountState) uint64 { return st.Seq })
+		func(st *accounts.State) uint64 { return st.Seq })
 	l.keys = newFeed(db, "signing keys", keysChannel, keySeqQuery, db.loadKeys,
 		func(st *tokens.StoredKeySet) uint64 { return st.Seq })
 	l.feeds = []feedLoader{l.records, l.accounts, l.keys}

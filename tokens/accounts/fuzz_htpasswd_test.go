@@ -1,7 +1,8 @@
-package tokens
+package accounts
 
 import (
 	"bytes"
+	"github.com/scorehub/scorehub/tokens"
 	"regexp"
 	"slices"
 	"strconv"
@@ -83,7 +84,7 @@ func FuzzParseHTPasswd(f *testing.F) {
 				t.Fatalf("user %q has the hash %q, of a cost below %d", name, u.PasswordHash, minHTPasswdCost)
 			}
 			for _, g := range u.Groups {
-				if checkName("group", g) != nil || g != strings.TrimSpace(g) {
+				if tokens.CheckName("group", g) != nil || g != strings.TrimSpace(g) {
 					t.Fatalf("user %q has the group %q", name, g)
 				}
 			}

@@ -1,9 +1,10 @@
-package tokens
+package accounts
 
 import (
 	"bufio"
 	"errors"
 	"fmt"
+	"github.com/scorehub/scorehub/tokens"
 	"io"
 	"os"
 	"strings"
@@ -109,7 +110,7 @@ func parseHTPasswdLine(line string) (User, error) {
 	if len(fields) == 3 && fields[2] != "" {
 		for _, g := range strings.Split(fields[2], ",") {
 			g = strings.TrimSpace(g)
-			if err := checkName("group", g); err != nil {
+			if err := tokens.CheckName("group", g); err != nil {
 				return User{}, fmt.Errorf("user %q: %w", u.Name, err)
 			}
 			if g == AdminGroup {

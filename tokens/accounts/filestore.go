@@ -1,4 +1,4 @@
-package tokens
+package accounts
 
 import (
 	"errors"
@@ -12,7 +12,7 @@ import (
 	"github.com/scorehub/scorehub/internal/image"
 )
 
-// Names inside a FileAccountStore's directory.
+// Names inside a FileStore's directory.
 const (
 	accountFileName = "accounts.json"
 	accountLockName = "accounts.lock"
@@ -27,11 +27,11 @@ const (
 // number.
 const accountFileFormat = 1
 
-// ErrAccountStoreLocked reports a FileAccountStore directory that another
+// ErrStoreLocked reports a FileStore directory that another
 // open store holds, in this process or in another one.
-var ErrAccountStoreLocked = errors.New("tokens: account store directory is in use by another process")
+var ErrStoreLocked = errors.New("tokens: account store directory is in use by another process")
 
-// FileAccountStore is a durable [AccountStore]. It keeps every user and API
+// FileStore is a durable [Store]. It keeps every user and API
 // token in one JSON file, accounts.json (mode 0600: it holds password
 // hashes), in its directory, and commits by writing the whole new state to
 // a temporary file, flushing it, renaming it over accounts.json and
@@ -40,36 +40,36 @@ var ErrAccountStoreLocked = errors.New("tokens: account store directory is in us
 // and a crash at any point leaves exactly the state before a commit or
 // exactly the state after it.
 //
-// One FileAccountStore at a time may have a directory open: another
-// [OpenFileAccountStore] of it, in any process, fails with
-// [ErrAccountStoreLocked] until this one is closed or its process exits
+// One FileStore at a time may have a directory open: another
+// [OpenFileStore] of it, in any process, fails with
+// [ErrStoreLocked] until this one is closed or its process exits
 // (flock(2): Linux, macOS, the BSDs and illumos).
 //
-// A FileAccountStore is safe for concurrent use; commits are serialised.
-type FileAccountStore struct{ accountImage }
+// A FileStore is safe for concurrent use; commits are serialised.
+type FileStore struct{ accountImage }
 
-var _ AccountStore = (*FileAccountStore)(nil)
+var _ Store = (*FileStore)(nil)
 
-// OpenFileAccountStore opens the store kept in dir, creating dir (mode
+// OpenFileStore opens the store kept in dir, creating dir (mode
 // 0700) and an empty store when they do not exist. A file that cannot be
 // read, is open to group or others, is of an unknown format version, or
 // holds what no store writes (a malformed name or hash, a name twice) is an
 // error naming it; it is never replaced.
-func OpenFileAccountStore(dir string) (*FileAccountStore, error) {
-	return openFileAccountStore(dir, atomicfile.OS{})
+func OpenFileStore(dir string) (*FileStore, error) {
+	return openFileStore(dir, atomicfile.OS{})
 }
 
-func openFileAccountStore(dir string, fsys atomicfile.FS) (*FileAccountStore, error) {
+func openFileStore(dir string, fsys atomicfile.FS) (*FileStore, error) {
 	if dir == "" {
-		return nil, errors.New("tokens: OpenFileAccountStore needs a directory")
+		return nil, errors.New("tokens: accounts.OpenFileStore needs a directory")
 	}
-	f, err := image.OpenFile(image.FileConfig[AccountState]{
+	f, err := image.OpenFile(image.FileConfig[State]{
 		MemConfig:  accountConfig,
 		Path:       filepath.Join(dir, accountFileName),
 		TempPrefix: accountTempPrefix,
 		Lock:       accountLockName,
-		Locked:     ErrAccountStoreLocked,
-		Empty:      func() *AccountState { return &AccountState{} },
+		Locked:     ErrStoreLocked,
+		Empty:      func() *State { return &State{} },
 		WriteEmpty: true,
 		Encode:     encodeAccounts,
 		Decode:     decodeAccounts,
@@ -81,7 +81,7 @@ func openFileAccountStore(dir string, fsys atomicfile.FS) (*FileAccountStore, er
 	if err != nil {
 		return nil, err
 	}
-	return &FileAccountStore{accountImage{f}}, nil
+	return &FileStore{accountImage{f}}, nil
 }
 
 // accountFile is the accounts file, format 1.
@@ -115,7 +115,7 @@ type accountFileToken struct {
 	CredentialVersion string     `json:"credentialVersion"`
 }
 
-func encodeAccounts(st *AccountState) ([]byte, error) {
+func encodeAccounts(st *State) ([]byte, error) {
 	f := accountFile{Format: accountFileFormat, Seq: st.Seq,
 		Users: make([]accountFileUser, len(st.Users)), APITokens: make([]accountFileToken, len(st.APITokens))}
 	for i, u := range st.Users {
@@ -145,12 +145,12 @@ func timeOrNil(t time.Time) *time.Time {
 	return &t
 }
 
-func decodeAccounts(b []byte) (*AccountState, error) {
+func decodeAccounts(b []byte) (*State, error) {
 	var f accountFile
 	if _, err := image.DecodeJSON(b, &f, accountFileFormat); err != nil {
 		return nil, err
 	}
-	st := &AccountState{Seq: f.Seq}
+	st := &State{Seq: f.Seq}
 	for _, u := range f.Users {
 		st.Users = append(st.Users, StoredUser{Name: u.Name, PasswordHash: []byte(u.PasswordHash), Admin: u.Admin,
 			Groups: cloneNames(u.Groups), CredentialVersion: u.CredentialVersion, Revision: u.Revision,
@@ -175,9 +175,9 @@ func derefTime(t *time.Time) time.Time {
 	return *t
 }
 
-// checkAccountState refuses a state that no Accounts commits: it is
+// checkAccountState refuses a state that no Book commits: it is
 // corrupt, or edited by hand.
-func checkAccountState(st *AccountState) error {
+func checkAccountState(st *State) error {
 	if !slices.IsSortedFunc(st.Users, func(x, y StoredUser) int { return strings.Compare(x.Name, y.Name) }) {
 		return errors.New("users are not sorted by name")
 	}

@@ -1,10 +1,11 @@
-package tokens
+package accounts
 
 import (
 	"crypto/sha256"
 	"encoding/base32"
 	"encoding/hex"
 	"fmt"
+	"github.com/scorehub/scorehub/tokens"
 	"hash/crc32"
 	"io"
 )
@@ -139,12 +140,16 @@ func newAPITokenID(random io.Reader) (string, error) {
 	return idEncoding.EncodeToString(b[:]), nil
 }
 
+// versionRandom is how many random bytes a stored user's credential
+// version is made of: as many as a credential version keeps of a hash.
+const versionRandom = 16
+
 // newCredentialVersion returns a random credential version for a stored
-// user, of the form [CredentialVersion] gives.
+// user, of the form [tokens.CredentialVersion] gives.
 func newCredentialVersion(random io.Reader) (string, error) {
-	var b [credentialVersionBytes]byte
+	var b [versionRandom]byte
 	if _, err := io.ReadFull(random, b[:]); err != nil {
 		return "", fmt.Errorf("tokens: credential version: %w", err)
 	}
-	return CredentialVersion(b[:]), nil
+	return tokens.CredentialVersion(b[:]), nil
 }

@@ -1,4 +1,4 @@
-package tokens_test
+package accounts_test
 
 import (
 	"context"
@@ -11,13 +11,13 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/scorehub/scorehub/tokens"
+	"github.com/scorehub/scorehub/tokens/accounts"
 	"golang.org/x/crypto/bcrypt"
 )
 
-func openAccountFile(t *testing.T, dir string) *tokens.FileAccountStore {
+func openAccountFile(t *testing.T, dir string) *accounts.FileStore {
 	t.Helper()
-	s, err := tokens.OpenFileAccountStore(dir)
+	s, err := accounts.OpenFileStore(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -25,27 +25,27 @@ func openAccountFile(t *testing.T, dir string) *tokens.FileAccountStore {
 	return s
 }
 
-func TestFileAccountStoreKeepsUsersAndTokens(t *testing.T) {
+func TestFileStoreKeepsUsersAndTokens(t *testing.T) {
 	ctx := context.Background()
 	dir := filepath.Join(t.TempDir(), "data")
 	c := newClock()
 	s := openAccountFile(t, dir)
-	cfg := tokens.AccountsConfig{Store: s, BcryptCost: bcrypt.MinCost, Now: c.Now}
-	a, err := tokens.NewCheapAccounts(ctx, cfg)
+	cfg := accounts.Config{Store: s, BcryptCost: bcrypt.MinCost, Now: c.Now}
+	a, err := accounts.OpenCheap(ctx, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := a.CreateUser(ctx, tokens.NewUser{Name: "alice", Password: goodPassword, Admin: true, Groups: []string{"analysts"}}); err != nil {
+	if _, err := a.CreateUser(ctx, accounts.NewUser{Name: "alice", Password: goodPassword, Admin: true, Groups: []string{"analysts"}}); err != nil {
 		t.Fatal(err)
 	}
 	// No groups read the same before and after a restart, however given.
-	if _, err := a.CreateUser(ctx, tokens.NewUser{Name: "bob", Password: goodPassword, Groups: []string{}}); err != nil {
+	if _, err := a.CreateUser(ctx, accounts.NewUser{Name: "bob", Password: goodPassword, Groups: []string{}}); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := a.CreateAPIToken(ctx, tokens.NewAPIToken{Name: "any group", Owner: "bob", WebAPIGroups: []string{}}); err != nil {
+	if _, _, err := a.CreateAPIToken(ctx, accounts.NewAPIToken{Name: "any group", Owner: "bob", WebAPIGroups: []string{}}); err != nil {
 		t.Fatal(err)
 	}
-	tok, secret, err := a.CreateAPIToken(ctx, tokens.NewAPIToken{Name: "ci", Owner: "alice", WebAPIGroups: []string{"risk"}, ExpiresAt: t0.Add(48 * time.Hour)})
+	tok, secret, err := a.CreateAPIToken(ctx, accounts.NewAPIToken{Name: "ci", Owner: "alice", WebAPIGroups: []string{"risk"}, ExpiresAt: t0.Add(48 * time.Hour)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,7 +79,7 @@ func TestFileAccountStoreKeepsUsersAndTokens(t *testing.T) {
 	}
 
 	cfg.Store = openAccountFile(t, dir)
-	b, err := tokens.NewCheapAccounts(ctx, cfg)
+	b, err := accounts.OpenCheap(ctx, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,7 +101,7 @@ func TestFileAccountStoreKeepsUsersAndTokens(t *testing.T) {
 	}
 }
 
-func TestFileAccountStoreRefusesBadFiles(t *testing.T) {
+func TestFileStoreRefusesBadFiles(t *testing.T) {
 	h := string(hash(t, goodPassword))
 	good := `{"format":1,"seq":1,"users":[{"name":"alice","passwordHash":"` + h +
 		`","admin":false,"groups":[],"credentialVersion":"cv","revision":1,"createdAt":"2026-01-01T00:00:00Z","updatedAt":"2026-01-01T00:00:00Z"}],"apiTokens":[]}`
@@ -125,10 +125,10 @@ func TestFileAccountStoreRefusesBadFiles(t *testing.T) {
 			if err := os.WriteFile(path, []byte(tc.content), tc.mode); err != nil {
 				t.Fatal(err)
 			}
-			s, err := tokens.OpenFileAccountStore(dir)
+			s, err := accounts.OpenFileStore(dir)
 			if err == nil {
 				s.Close()
-				t.Fatal("OpenFileAccountStore accepted the file")
+				t.Fatal("OpenFileStore accepted the file")
 			}
 			if !strings.Contains(err.Error(), tc.phrase) || !strings.Contains(err.Error(), path) {
 				t.Errorf("error %q does not name %s and say %q", err, path, tc.phrase)
@@ -150,14 +150,14 @@ func TestFileAccountStoreRefusesBadFiles(t *testing.T) {
 	})
 }
 
-func TestFileAccountStoreLocksItsDirectory(t *testing.T) {
+func TestFileStoreLocksItsDirectory(t *testing.T) {
 	dir := t.TempDir()
 	s := openAccountFile(t, dir)
-	if other, err := tokens.OpenFileAccountStore(dir); !errors.Is(err, tokens.ErrAccountStoreLocked) {
+	if other, err := accounts.OpenFileStore(dir); !errors.Is(err, accounts.ErrStoreLocked) {
 		if other != nil {
 			other.Close()
 		}
-		t.Fatalf("a second open of a directory in use: %v, want ErrAccountStoreLocked", err)
+		t.Fatalf("a second open of a directory in use: %v, want ErrStoreLocked", err)
 	}
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
@@ -165,7 +165,7 @@ func TestFileAccountStoreLocksItsDirectory(t *testing.T) {
 	openAccountFile(t, dir)
 }
 
-func TestFileAccountStoreRemovesLeftovers(t *testing.T) {
+func TestFileStoreRemovesLeftovers(t *testing.T) {
 	dir := t.TempDir()
 	leftover := filepath.Join(dir, "accounts.json.tmp-123")
 	if err := os.WriteFile(leftover, []byte("half a file"), 0o600); err != nil {

@@ -1,4 +1,4 @@
-package tokens
+package accounts
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"github.com/scorehub/scorehub/tokens"
 	"hash"
 	"runtime"
 	"sync"
@@ -24,14 +25,14 @@ const (
 type PasswordCacheConfig struct {
 	// Users checks the user names and passwords the cache has not seen.
 	// Required.
-	Users Authenticator
+	Users tokens.Authenticator
 	// Credentials tells the current credential version of each user. A
 	// remembered check counts only while the user's version is still the
 	// one the check found, so a user removed, or whose password or groups
 	// changed, is checked afresh at once. Required; the principals Users
 	// returns must carry a CredentialVersion (as [StaticUsers] and
-	// [Accounts] set it), or nothing is remembered.
-	Credentials CredentialSource
+	// [Book] set it), or nothing is remembered.
+	Credentials tokens.CredentialSource
 	// TTL is how long a check is remembered. Zero means
 	// [DefaultPasswordCacheTTL].
 	TTL time.Duration
@@ -49,7 +50,7 @@ type PasswordCacheConfig struct {
 	Now func() time.Time
 }
 
-// PasswordCache is an [Authenticator] that remembers, for a short time, the
+// PasswordCache is an [tokens.Authenticator] that remembers, for a short time, the
 // user names and passwords its Users accepted, so that a service taking
 // HTTP Basic credentials on every request pays for a bcrypt comparison once
 // per user and TTL rather than on every request. It remembers them under a
@@ -59,8 +60,8 @@ type PasswordCacheConfig struct {
 // remembered check is dropped at once when its user's credential version
 // changes. A PasswordCache is safe for concurrent use.
 type PasswordCache struct {
-	users   Authenticator
-	creds   CredentialSource
+	users   tokens.Authenticator
+	creds   tokens.CredentialSource
 	ttl     time.Duration
 	max     int
 	now     func() time.Time
@@ -74,11 +75,11 @@ type PasswordCache struct {
 
 // cachedCheck is one remembered check.
 type cachedCheck struct {
-	principal Principal
+	principal tokens.Principal
 	expires   time.Time
 }
 
-var _ Authenticator = (*PasswordCache)(nil)
+var _ tokens.Authenticator = (*PasswordCache)(nil)
 
 // NewPasswordCache checks cfg and returns a PasswordCache.
 func NewPasswordCache(cfg PasswordCacheConfig) (*PasswordCache, error) {
@@ -138,10 +139,10 @@ func (c *PasswordCache) key(name, password string) [sha256.Size]byte {
 // Authenticate returns the principal of name if password is theirs: from
 // memory when the same name and password were accepted within the TTL and
 // the user's credential version has not changed since, else from Users.
-// Errors are those of Users (an error matching [ErrBadCredentials] for a
+// Errors are those of Users (an error matching [tokens.ErrBadCredentials] for a
 // wrong name or password), and of Credentials when it cannot answer.
 // The principal's Groups must not be modified.
-func (c *PasswordCache) Authenticate(ctx context.Context, name, password string) (Principal, error) {
+func (c *PasswordCache) Authenticate(ctx context.Context, name, password string) (tokens.Principal, error) {
 	k := c.key(name, password)
 	p, ok, err := c.remembered(ctx, k)
 	if ok || err != nil {
@@ -151,7 +152,7 @@ func (c *PasswordCache) Authenticate(ctx context.Context, name, password string)
 	select {
 	case c.checks <- struct{}{}:
 	case <-ctx.Done():
-		return Principal{}, ctx.Err()
+		return tokens.Principal{}, ctx.Err()
 	}
 	p, err = c.users.Authenticate(ctx, name, password)
 	<-c.checks
@@ -168,33 +169,33 @@ func (c *PasswordCache) Authenticate(ctx context.Context, name, password string)
 // remembered. A caller that limits failed attempts can let a remembered
 // check through before it looks at its limits, since it proves the
 // password right. The principal's Groups must not be modified.
-func (c *PasswordCache) Remembered(ctx context.Context, name, password string) (p Principal, ok bool, err error) {
+func (c *PasswordCache) Remembered(ctx context.Context, name, password string) (p tokens.Principal, ok bool, err error) {
 	return c.remembered(ctx, c.key(name, password))
 }
 
 // remembered looks up the check under k, forgetting it if it is stale.
-func (c *PasswordCache) remembered(ctx context.Context, k [sha256.Size]byte) (Principal, bool, error) {
+func (c *PasswordCache) remembered(ctx context.Context, k [sha256.Size]byte) (tokens.Principal, bool, error) {
 	c.mu.RLock()
 	e, ok := c.entries[k]
 	c.mu.RUnlock()
 	if !ok {
-		return Principal{}, false, nil
+		return tokens.Principal{}, false, nil
 	}
 	if c.now().Before(e.expires) {
 		v, known, err := c.creds.CredentialVersion(ctx, e.principal.Subject)
 		if err != nil {
-			return Principal{}, false, err
+			return tokens.Principal{}, false, err
 		}
 		if known && v == e.principal.CredentialVersion {
 			return e.principal, true, nil
 		}
 	}
 	c.forget(k)
-	return Principal{}, false, nil
+	return tokens.Principal{}, false, nil
 }
 
 // remember adds a check, forgetting the oldest ones when full.
-func (c *PasswordCache) remember(k [sha256.Size]byte, p Principal, expires time.Time) {
+func (c *PasswordCache) remember(k [sha256.Size]byte, p tokens.Principal, expires time.Time) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if _, dup := c.entries[k]; !dup {

@@ -1,4 +1,4 @@
-package tokens
+package accounts
 
 import (
 	"context"
@@ -34,7 +34,7 @@ func TestFileAccountStoreFailedCommitKeepsTheOldState(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	fsys := &renameFailFS{}
-	s, err := openFileAccountStore(dir, fsys)
+	s, err := openFileStore(dir, fsys)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,14 +45,14 @@ func TestFileAccountStoreFailedCommitKeepsTheOldState(t *testing.T) {
 	user := func(name string) StoredUser {
 		return StoredUser{Name: name, PasswordHash: h, CredentialVersion: "cv", Revision: 1}
 	}
-	first := &AccountState{Seq: 1, Users: []StoredUser{user("alice")}}
-	first.Change = &AccountChange{User: &first.Users[0]}
+	first := &State{Seq: 1, Users: []StoredUser{user("alice")}}
+	first.Change = &Change{User: &first.Users[0]}
 	if err := s.Commit(ctx, 0, first); err != nil {
 		t.Fatal(err)
 	}
 	fsys.fail.Store(true)
 	second := first.withUser(user("bob"))
-	second.Seq, second.Change = 2, &AccountChange{User: &second.Users[1]}
+	second.Seq, second.Change = 2, &Change{User: &second.Users[1]}
 	if err := s.Commit(ctx, 1, second); !errors.Is(err, errRename) {
 		t.Fatalf("commit whose rename fails: %v, want the rename's error", err)
 	}
@@ -61,7 +61,7 @@ func TestFileAccountStoreFailedCommitKeepsTheOldState(t *testing.T) {
 	}
 	s.Close()
 
-	re, err := OpenFileAccountStore(dir)
+	re, err := OpenFileStore(dir)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package tokens_test
+package accounts_test
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/scorehub/scorehub/tokens"
+	"github.com/scorehub/scorehub/tokens/accounts"
 )
 
 var apiTokenPattern = regexp.MustCompile(`^scorehub_[0-9A-Za-z]{49}$`)
@@ -22,7 +23,7 @@ func TestCreateAPIToken(t *testing.T) {
 	ctx := context.Background()
 	f.createUser(t, "alice")
 	expires := t0.Add(24 * time.Hour)
-	tok, secret, err := f.a.CreateAPIToken(ctx, tokens.NewAPIToken{Name: "nightly batch", Owner: "alice", ExpiresAt: expires,
+	tok, secret, err := f.a.CreateAPIToken(ctx, accounts.NewAPIToken{Name: "nightly batch", Owner: "alice", ExpiresAt: expires,
 		WebAPIGroups: []string{"risk"}})
 	if err != nil {
 		t.Fatal(err)
@@ -33,7 +34,7 @@ func TestCreateAPIToken(t *testing.T) {
 	if !regexp.MustCompile(`^[a-z2-7]{16}$`).MatchString(tok.ID) {
 		t.Errorf("ID %q is not 16 characters of lower-case base32", tok.ID)
 	}
-	want := tokens.APIToken{ID: tok.ID, Name: "nightly batch", Owner: "alice", WebAPIGroups: []string{"risk"}, CreatedAt: t0, ExpiresAt: expires}
+	want := accounts.APIToken{ID: tok.ID, Name: "nightly batch", Owner: "alice", WebAPIGroups: []string{"risk"}, CreatedAt: t0, ExpiresAt: expires}
 	if diff := cmp.Diff(want, tok); diff != "" {
 		t.Errorf("CreateAPIToken returned (-want +got):\n%s", diff)
 	}
@@ -55,7 +56,7 @@ func TestCreateAPIToken(t *testing.T) {
 }
 
 func TestCreateAPITokenRefuses(t *testing.T) {
-	f := newAccountsFixture(t, func(c *tokens.AccountsConfig) { c.MaxAPITokensPerUser = 2 })
+	f := newAccountsFixture(t, func(c *accounts.Config) { c.MaxAPITokensPerUser = 2 })
 	ctx := context.Background()
 	f.createUser(t, "alice")
 	f.createUser(t, "full")
@@ -63,21 +64,21 @@ func TestCreateAPITokenRefuses(t *testing.T) {
 	f.createToken(t, "full")
 	for _, tc := range []struct {
 		name    string
-		token   tokens.NewAPIToken
+		token   accounts.NewAPIToken
 		err     error
 		status  int
 		typ     string
 		pointer string
 		phrase  string
 	}{
-		{"no name", tokens.NewAPIToken{Owner: "alice"}, tokens.ErrInvalid, 400, "validation_failed", "/name", "needs a name"},
-		{"name too long", tokens.NewAPIToken{Name: strings.Repeat("é", 129), Owner: "alice"}, tokens.ErrInvalid, 400, "validation_failed", "/name", "128 characters"},
-		{"name with a control character", tokens.NewAPIToken{Name: "a\tb", Owner: "alice"}, tokens.ErrInvalid, 400, "validation_failed", "/name", "control character"},
-		{"expiry now", tokens.NewAPIToken{Name: "ci", Owner: "alice", ExpiresAt: t0}, tokens.ErrInvalid, 400, "validation_failed", "/expiresAt", "not in the future"},
-		{"expiry past", tokens.NewAPIToken{Name: "ci", Owner: "alice", ExpiresAt: t0.Add(-time.Hour)}, tokens.ErrInvalid, 400, "validation_failed", "/expiresAt", "not in the future"},
-		{"bad web API group", tokens.NewAPIToken{Name: "ci", Owner: "alice", WebAPIGroups: []string{"risk", ""}}, tokens.ErrInvalid, 400, "validation_failed", "/webApiGroups/1", "empty group"},
-		{"unknown owner", tokens.NewAPIToken{Name: "ci", Owner: "bob"}, tokens.ErrNotFound, 422, "invalid_reference", "/owner", `user "bob" does not exist`},
-		{"owner at the limit", tokens.NewAPIToken{Name: "ci", Owner: "full"}, tokens.ErrTooManyAPITokens, 409, "conflict", "", `user "full" has 2 API tokens`},
+		{"no name", accounts.NewAPIToken{Owner: "alice"}, accounts.ErrInvalid, 400, "validation_failed", "/name", "needs a name"},
+		{"name too long", accounts.NewAPIToken{Name: strings.Repeat("é", 129), Owner: "alice"}, accounts.ErrInvalid, 400, "validation_failed", "/name", "128 characters"},
+		{"name with a control character", accounts.NewAPIToken{Name: "a\tb", Owner: "alice"}, accounts.ErrInvalid, 400, "validation_failed", "/name", "control character"},
+		{"expiry now", accounts.NewAPIToken{Name: "ci", Owner: "alice", ExpiresAt: t0}, accounts.ErrInvalid, 400, "validation_failed", "/expiresAt", "not in the future"},
+		{"expiry past", accounts.NewAPIToken{Name: "ci", Owner: "alice", ExpiresAt: t0.Add(-time.Hour)}, accounts.ErrInvalid, 400, "validation_failed", "/expiresAt", "not in the future"},
+		{"bad web API group", accounts.NewAPIToken{Name: "ci", Owner: "alice", WebAPIGroups: []string{"risk", ""}}, accounts.ErrInvalid, 400, "validation_failed", "/webApiGroups/1", "empty group"},
+		{"unknown owner", accounts.NewAPIToken{Name: "ci", Owner: "bob"}, accounts.ErrNotFound, 422, "invalid_reference", "/owner", `user "bob" does not exist`},
+		{"owner at the limit", accounts.NewAPIToken{Name: "ci", Owner: "full"}, accounts.ErrTooManyAPITokens, 409, "conflict", "", `user "full" has 2 API tokens`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, _, err := f.a.CreateAPIToken(ctx, tc.token)
@@ -111,10 +112,10 @@ func TestAPITokensAreSorted(t *testing.T) {
 func TestVerifyAPIToken(t *testing.T) {
 	f := newAccountsFixture(t, nil)
 	ctx := context.Background()
-	if _, err := f.a.CreateUser(ctx, tokens.NewUser{Name: "alice", Password: goodPassword, Admin: true, Groups: []string{"analysts"}}); err != nil {
+	if _, err := f.a.CreateUser(ctx, accounts.NewUser{Name: "alice", Password: goodPassword, Admin: true, Groups: []string{"analysts"}}); err != nil {
 		t.Fatal(err)
 	}
-	tok, secret, err := f.a.CreateAPIToken(ctx, tokens.NewAPIToken{Name: "ci", Owner: "alice", WebAPIGroups: []string{"risk", "fraud"},
+	tok, secret, err := f.a.CreateAPIToken(ctx, accounts.NewAPIToken{Name: "ci", Owner: "alice", WebAPIGroups: []string{"risk", "fraud"},
 		ExpiresAt: t0.Add(time.Hour)})
 	if err != nil {
 		t.Fatal(err)
@@ -131,7 +132,7 @@ func TestVerifyAPIToken(t *testing.T) {
 		t.Errorf("web API groups %v, want [risk fraud]", groups)
 	}
 
-	body := secret[len(tokens.APITokenPrefix):]
+	body := secret[len(accounts.APITokenPrefix):]
 	typo := []byte(secret)
 	typo[20] ^= 'a' ^ 'b' // any change of a character breaks the check
 	if typo[20] == secret[20] {
@@ -166,7 +167,7 @@ func TestVerifyAPIToken(t *testing.T) {
 }
 
 // wellFormedToken returns a token with a right check that f never issued:
-// one issued by another Accounts.
+// one issued by another Book.
 func wellFormedToken(t *testing.T, f *accountsFixture) string {
 	t.Helper()
 	other := newAccountsFixture(t, nil)
@@ -183,13 +184,13 @@ func TestAPITokensRevokedWithTheirOwner(t *testing.T) {
 		want   error
 	}{
 		{"password changed", func(t *testing.T, f *accountsFixture) {
-			f.a.UpdateUser(ctx, "alice", 0, tokens.UserUpdate{Password: &password})
+			f.a.UpdateUser(ctx, "alice", 0, accounts.UserUpdate{Password: &password})
 		}, tokens.ErrRevoked},
 		{"admin flag changed", func(t *testing.T, f *accountsFixture) {
-			f.a.UpdateUser(ctx, "alice", 0, tokens.UserUpdate{Admin: &admin})
+			f.a.UpdateUser(ctx, "alice", 0, accounts.UserUpdate{Admin: &admin})
 		}, tokens.ErrRevoked},
 		{"groups changed", func(t *testing.T, f *accountsFixture) {
-			f.a.UpdateUser(ctx, "alice", 0, tokens.UserUpdate{Groups: &groups})
+			f.a.UpdateUser(ctx, "alice", 0, accounts.UserUpdate{Groups: &groups})
 		}, tokens.ErrRevoked},
 		{"owner deleted with the token", func(t *testing.T, f *accountsFixture) {
 			if err := f.a.DeleteUser(ctx, "alice", 0); err != nil {
@@ -230,12 +231,12 @@ func TestAPITokensRevokedWithTheirOwner(t *testing.T) {
 	t.Run("user of the users file removed or changed", func(t *testing.T) {
 		f := newAccountsFixture(t, nil)
 		_, secret := f.createToken(t, "root")
-		f.files.set(t, tokens.User{Name: "root", PasswordHash: hash(t, "new root password"), Admin: true})
+		f.files.set(t, accounts.User{Name: "root", PasswordHash: hash(t, "new root password"), Admin: true})
 		if _, _, err := f.a.VerifyAPIToken(ctx, secret); !errors.Is(err, tokens.ErrRevoked) {
 			t.Errorf("token of a file user whose password changed: %v, want ErrRevoked", err)
 		}
 		_, secret = f.createToken(t, "root")
-		f.files.set(t, tokens.User{Name: "other", PasswordHash: hash(t, "other password")})
+		f.files.set(t, accounts.User{Name: "other", PasswordHash: hash(t, "other password")})
 		if _, _, err := f.a.VerifyAPIToken(ctx, secret); !errors.Is(err, tokens.ErrRevoked) {
 			t.Errorf("token of a file user removed from the file: %v, want ErrRevoked", err)
 		}
@@ -245,13 +246,13 @@ func TestAPITokensRevokedWithTheirOwner(t *testing.T) {
 func TestDeleteAPITokenUnknown(t *testing.T) {
 	f := newAccountsFixture(t, nil)
 	err := f.a.DeleteAPIToken(context.Background(), "aaaaaaaaaaaaaaaa")
-	wantRefusal(t, err, tokens.ErrNotFound, 404, "not_found", "", `API token "aaaaaaaaaaaaaaaa" does not exist`, "")
+	wantRefusal(t, err, accounts.ErrNotFound, 404, "not_found", "", `API token "aaaaaaaaaaaaaaaa" does not exist`, "")
 }
 
 func TestAPITokenLastUsed(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		const interval = 10 * time.Millisecond
-		f := newAccountsFixture(t, func(c *tokens.AccountsConfig) { c.LastUsedInterval = interval })
+		f := newAccountsFixture(t, func(c *accounts.Config) { c.LastUsedInterval = interval })
 		ctx := context.Background()
 		f.createUser(t, "alice")
 		tok, secret := f.createToken(t, "alice")
@@ -296,7 +297,7 @@ func TestAPITokenLastUsed(t *testing.T) {
 	})
 }
 
-func storedLastUsed(t *testing.T, s tokens.AccountStore, id string) time.Time {
+func storedLastUsed(t *testing.T, s accounts.Store, id string) time.Time {
 	t.Helper()
 	st, err := s.Load(context.Background())
 	if err != nil {
@@ -320,16 +321,16 @@ func TestFailedCommitChangesNothing(t *testing.T) {
 	password := "another long password"
 	for name, write := range map[string]func() error{
 		"create user": func() error {
-			_, err := f.a.CreateUser(ctx, tokens.NewUser{Name: "bob", Password: goodPassword})
+			_, err := f.a.CreateUser(ctx, accounts.NewUser{Name: "bob", Password: goodPassword})
 			return err
 		},
 		"update user": func() error {
-			_, err := f.a.UpdateUser(ctx, "alice", 0, tokens.UserUpdate{Password: &password})
+			_, err := f.a.UpdateUser(ctx, "alice", 0, accounts.UserUpdate{Password: &password})
 			return err
 		},
 		"delete user": func() error { return f.a.DeleteUser(ctx, "alice", 0) },
 		"create token": func() error {
-			_, _, err := f.a.CreateAPIToken(ctx, tokens.NewAPIToken{Name: "x", Owner: "alice"})
+			_, _, err := f.a.CreateAPIToken(ctx, accounts.NewAPIToken{Name: "x", Owner: "alice"})
 			return err
 		},
 		"delete token": func() error { return f.a.DeleteAPIToken(ctx, tok.ID) },
@@ -356,8 +357,8 @@ func TestClosedAccountsRefuseWrites(t *testing.T) {
 	f := newAccountsFixture(t, nil)
 	f.createUser(t, "alice")
 	f.a.Close()
-	_, err := f.a.CreateUser(context.Background(), tokens.NewUser{Name: "bob", Password: goodPassword})
-	wantRefusal(t, err, tokens.ErrAccountsClosed, 503, "unavailable", "", "shutting down", "")
+	_, err := f.a.CreateUser(context.Background(), accounts.NewUser{Name: "bob", Password: goodPassword})
+	wantRefusal(t, err, accounts.ErrClosed, 503, "unavailable", "", "shutting down", "")
 	if _, err := f.a.Authenticate(context.Background(), "alice", goodPassword); err != nil {
 		t.Errorf("reads stopped after Close: %v", err)
 	}
@@ -396,16 +397,16 @@ func TestAccountsConcurrentUse(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			name := fmt.Sprintf("user%02d", i)
-			if _, err := f.a.CreateUser(ctx, tokens.NewUser{Name: name, Password: goodPassword}); err != nil {
+			if _, err := f.a.CreateUser(ctx, accounts.NewUser{Name: name, Password: goodPassword}); err != nil {
 				t.Error(err)
 				return
 			}
-			if _, _, err := f.a.CreateAPIToken(ctx, tokens.NewAPIToken{Name: "t", Owner: name}); err != nil {
+			if _, _, err := f.a.CreateAPIToken(ctx, accounts.NewAPIToken{Name: "t", Owner: name}); err != nil {
 				t.Error(err)
 			}
 			// Everyone creates the same name; exactly one wins.
-			_, err := f.a.CreateUser(ctx, tokens.NewUser{Name: "shared", Password: goodPassword})
-			if err != nil && !errors.Is(err, tokens.ErrExists) {
+			_, err := f.a.CreateUser(ctx, accounts.NewUser{Name: "shared", Password: goodPassword})
+			if err != nil && !errors.Is(err, accounts.ErrExists) {
 				t.Error(err)
 			}
 		}()

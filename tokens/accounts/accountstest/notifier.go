@@ -1,4 +1,4 @@
-package tokenstest
+package accountstest
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"github.com/scorehub/scorehub/internal/image"
 	"github.com/scorehub/scorehub/internal/image/imagetest"
 	"github.com/scorehub/scorehub/tokens"
+	"github.com/scorehub/scorehub/tokens/accounts"
 )
 
 // Propagation is how soon a change committed through one handle of a
@@ -17,46 +18,46 @@ import (
 // several replicas makes.
 const Propagation = imagetest.Propagation
 
-// RunAccountNotifier runs the suite of an [tokens.AccountNotifier] that
+// RunNotifier runs the suite of an [accounts.Notifier] that
 // several writers share, such as one database under several replicas.
 // open returns two handles on one new, empty store (two connection pools,
 // as two replicas have) and arranges their closing at the end of the test.
 // Besides what the store commits, it proves what a user sees: a user
 // removed, a password or groups changed, or an API token deleted through
-// one handle revokes, within [Propagation], what an [tokens.Accounts] over
+// one handle revokes, within [Propagation], what an [accounts.Book] over
 // the other handle issued, whatever the [tokens.Verifier] and
-// [tokens.PasswordCache] over it remember. It logs the delays it measured.
-func RunAccountNotifier(t *testing.T, open func(t *testing.T) (a, b tokens.AccountNotifier)) {
+// [accounts.PasswordCache] over it remember. It logs the delays it measured.
+func RunNotifier(t *testing.T, open func(t *testing.T) (a, b accounts.Notifier)) {
 	ctx := context.Background()
 
-	imagetest.RunShared(t, accountKit(func(t *testing.T) tokens.AccountStore { a, _ := open(t); return a }),
-		func(t *testing.T) (a, b image.Notifier[tokens.AccountState]) { return open(t) })
+	imagetest.RunShared(t, accountKit(func(t *testing.T) accounts.Store { a, _ := open(t); return a }),
+		func(t *testing.T) (a, b image.Notifier[accounts.State]) { return open(t) })
 
 	t.Run("a replica not told of a commit yet does not refuse a write for it", func(t *testing.T) {
 		sa, sb := open(t)
 		here, there := newAccounts(t, sa), newAccounts(t, deaf{sb})
-		if _, err := here.CreateUser(ctx, tokens.NewUser{Name: "alice", Password: password}); err != nil {
+		if _, err := here.CreateUser(ctx, accounts.NewUser{Name: "alice", Password: password}); err != nil {
 			t.Fatal(err)
 		}
 		// The client read alice at revision 1 through here; there has
 		// heard nothing of her.
 		groups := []string{"auditors"}
-		u, err := there.UpdateUser(ctx, "alice", 1, tokens.UserUpdate{Groups: &groups})
+		u, err := there.UpdateUser(ctx, "alice", 1, accounts.UserUpdate{Groups: &groups})
 		if err != nil {
 			t.Fatalf("an update at the revision another replica showed: %v", err)
 		}
 		if u.Revision != 2 || !slices.Equal(u.Groups, groups) {
 			t.Errorf("updated alice is %+v, want revision 2 in %v", u, groups)
 		}
-		if _, _, err := there.CreateAPIToken(ctx, tokens.NewAPIToken{Name: "ci", Owner: "alice"}); err != nil {
+		if _, _, err := there.CreateAPIToken(ctx, accounts.NewAPIToken{Name: "ci", Owner: "alice"}); err != nil {
 			t.Errorf("an API token for the user another replica made: %v", err)
 		}
 		// What is refused stays refused: a revision the store moved on
 		// from.
-		if _, err := there.UpdateUser(ctx, "alice", 1, tokens.UserUpdate{Groups: &groups}); !errors.Is(err, tokens.ErrRevision) {
+		if _, err := there.UpdateUser(ctx, "alice", 1, accounts.UserUpdate{Groups: &groups}); !errors.Is(err, accounts.ErrRevision) {
 			t.Errorf("an update at a past revision: %v, want ErrRevision", err)
 		}
-		if err := there.DeleteUser(ctx, "nobody", 0); !errors.Is(err, tokens.ErrNotFound) {
+		if err := there.DeleteUser(ctx, "nobody", 0); !errors.Is(err, accounts.ErrNotFound) {
 			t.Errorf("deleting a user nobody made: %v, want ErrNotFound", err)
 		}
 	})
@@ -77,7 +78,7 @@ func RunAccountNotifier(t *testing.T, open func(t *testing.T) (a, b tokens.Accou
 		if err != nil {
 			t.Fatal(err)
 		}
-		passwords, err := tokens.NewPasswordCache(tokens.PasswordCacheConfig{Users: there, Credentials: there, Now: clock})
+		passwords, err := accounts.NewPasswordCache(accounts.PasswordCacheConfig{Users: there, Credentials: there, Now: clock})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -88,10 +89,10 @@ func RunAccountNotifier(t *testing.T, open func(t *testing.T) (a, b tokens.Accou
 		type session struct{ name, idToken, apiToken string }
 		signIn := func(t *testing.T, name string) session {
 			t.Helper()
-			if _, err := here.CreateUser(ctx, tokens.NewUser{Name: name, Password: password, Groups: []string{"analysts"}}); err != nil {
+			if _, err := here.CreateUser(ctx, accounts.NewUser{Name: name, Password: password, Groups: []string{"analysts"}}); err != nil {
 				t.Fatal(err)
 			}
-			_, secret, err := here.CreateAPIToken(ctx, tokens.NewAPIToken{Name: "ci", Owner: name})
+			_, secret, err := here.CreateAPIToken(ctx, accounts.NewAPIToken{Name: "ci", Owner: name})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -132,12 +133,12 @@ func RunAccountNotifier(t *testing.T, open func(t *testing.T) (a, b tokens.Accou
 			change     func(t *testing.T, s session)
 		}{
 			{"password changed", "alice", func(t *testing.T, s session) {
-				if _, err := here.UpdateUser(ctx, s.name, 0, tokens.UserUpdate{Password: &newPassword}); err != nil {
+				if _, err := here.UpdateUser(ctx, s.name, 0, accounts.UserUpdate{Password: &newPassword}); err != nil {
 					t.Fatal(err)
 				}
 			}},
 			{"groups changed", "bob", func(t *testing.T, s session) {
-				if _, err := here.UpdateUser(ctx, s.name, 0, tokens.UserUpdate{Groups: &groups}); err != nil {
+				if _, err := here.UpdateUser(ctx, s.name, 0, accounts.UserUpdate{Groups: &groups}); err != nil {
 					t.Fatal(err)
 				}
 			}},
@@ -160,7 +161,7 @@ func RunAccountNotifier(t *testing.T, open func(t *testing.T) (a, b tokens.Accou
 		t.Run("API token deleted", func(t *testing.T) {
 			s := signIn(t, "dave")
 			tok := here.APITokens()
-			i := slices.IndexFunc(tok, func(x tokens.APIToken) bool { return x.Owner == s.name })
+			i := slices.IndexFunc(tok, func(x accounts.APIToken) bool { return x.Owner == s.name })
 			if err := here.DeleteAPIToken(ctx, tok[i].ID); err != nil {
 				t.Fatal(err)
 			}
@@ -182,14 +183,14 @@ func RunAccountNotifier(t *testing.T, open func(t *testing.T) (a, b tokens.Accou
 
 // deaf is a handle whose subscribers are never told anything: a replica
 // whose notifications have not arrived yet.
-type deaf struct{ tokens.AccountNotifier }
+type deaf struct{ accounts.Notifier }
 
-func (deaf) Subscribe(func(*tokens.AccountState)) (cancel func()) { return func() {} }
+func (deaf) Subscribe(func(*accounts.State)) (cancel func()) { return func() {} }
 
 // password is the password of every user the suite signs in.
 const password = "correct horse battery"
 
-// clock is the time of the suite's Accounts, issuer and verifier.
+// clock is the time of the suite's Book, issuer and verifier.
 func clock() time.Time { return epoch }
 
 // waitFor polls cond until it holds, failing after Propagation.

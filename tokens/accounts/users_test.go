@@ -1,4 +1,4 @@
-package tokens_test
+package accounts_test
 
 import (
 	"context"
@@ -11,14 +11,15 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/scorehub/scorehub/tokens"
+	"github.com/scorehub/scorehub/tokens/accounts"
 )
 
 func TestStaticUsersAuthenticate(t *testing.T) {
 	long := strings.Repeat("p", 72)
 	aliceHash, bobHash := hash(t, "wonderland"), hash(t, long)
-	users, err := tokens.NewStaticUsers(
-		tokens.User{Name: "alice", PasswordHash: aliceHash, Admin: true, Groups: []string{"analysts"}},
-		tokens.User{Name: "bob", PasswordHash: bobHash},
+	users, err := accounts.NewStaticUsers(
+		accounts.User{Name: "alice", PasswordHash: aliceHash, Admin: true, Groups: []string{"analysts"}},
+		accounts.User{Name: "bob", PasswordHash: bobHash},
 	)
 	if err != nil {
 		t.Fatal(err)
@@ -28,12 +29,12 @@ func TestStaticUsersAuthenticate(t *testing.T) {
 		want                 *tokens.Principal
 	}{
 		{"right password", "alice", "wonderland", &tokens.Principal{Subject: "alice", Admin: true, Groups: []string{"analysts"},
-			CredentialVersion: tokens.StaticVersion(tokens.User{PasswordHash: aliceHash, Admin: true, Groups: []string{"analysts"}})}},
+			CredentialVersion: accounts.StaticVersion(accounts.User{PasswordHash: aliceHash, Admin: true, Groups: []string{"analysts"}})}},
 		{"wrong password", "alice", "Wonderland", nil},
 		{"unknown user", "mallory", "wonderland", nil},
 		{"name differs in case", "Alice", "wonderland", nil},
 		{"empty password", "alice", "", nil},
-		{"72-byte password", "bob", long, &tokens.Principal{Subject: "bob", CredentialVersion: tokens.StaticVersion(tokens.User{PasswordHash: bobHash})}},
+		{"72-byte password", "bob", long, &tokens.Principal{Subject: "bob", CredentialVersion: accounts.StaticVersion(accounts.User{PasswordHash: bobHash})}},
 		{"password bcrypt would truncate", "bob", long + "extra", nil},
 	}
 	for _, tt := range tests {
@@ -62,23 +63,23 @@ func TestNewStaticUsersRefuses(t *testing.T) {
 	h := hash(t, "x")
 	tests := []struct {
 		name  string
-		users []tokens.User
+		users []accounts.User
 	}{
 		{"none", nil},
-		{"duplicate", []tokens.User{{Name: "a", PasswordHash: h}, {Name: "a", PasswordHash: h}}},
-		{"empty name", []tokens.User{{Name: "", PasswordHash: h}}},
-		{"colon in name", []tokens.User{{Name: "a:b", PasswordHash: h}}},
-		{"control character", []tokens.User{{Name: "a\nb", PasswordHash: h}}},
-		{"plain text password", []tokens.User{{Name: "a", PasswordHash: []byte("secret")}}},
-		{"MD5-crypt hash", []tokens.User{{Name: "a", PasswordHash: []byte("$1$saltsalt$abcdefghijklmnopqrstuv")}}},
-		{"empty group", []tokens.User{{Name: "a", PasswordHash: h, Groups: []string{""}}}},
-		{"bcrypt cost 31, days per login", []tokens.User{{Name: "a", PasswordHash: []byte(withCost(h, 31))}}},
-		{"bcrypt salt outside its alphabet", []tokens.User{{Name: "a", PasswordHash: []byte(withChar(h, 59, '!'))}}},
-		{"bcrypt cost with a sign", []tokens.User{{Name: "a", PasswordHash: []byte(withChar(h, 4, '+'))}}},
+		{"duplicate", []accounts.User{{Name: "a", PasswordHash: h}, {Name: "a", PasswordHash: h}}},
+		{"empty name", []accounts.User{{Name: "", PasswordHash: h}}},
+		{"colon in name", []accounts.User{{Name: "a:b", PasswordHash: h}}},
+		{"control character", []accounts.User{{Name: "a\nb", PasswordHash: h}}},
+		{"plain text password", []accounts.User{{Name: "a", PasswordHash: []byte("secret")}}},
+		{"MD5-crypt hash", []accounts.User{{Name: "a", PasswordHash: []byte("$1$saltsalt$abcdefghijklmnopqrstuv")}}},
+		{"empty group", []accounts.User{{Name: "a", PasswordHash: h, Groups: []string{""}}}},
+		{"bcrypt cost 31, days per login", []accounts.User{{Name: "a", PasswordHash: []byte(withCost(h, 31))}}},
+		{"bcrypt salt outside its alphabet", []accounts.User{{Name: "a", PasswordHash: []byte(withChar(h, 59, '!'))}}},
+		{"bcrypt cost with a sign", []accounts.User{{Name: "a", PasswordHash: []byte(withChar(h, 4, '+'))}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if _, err := tokens.NewStaticUsers(tt.users...); err == nil {
+			if _, err := accounts.NewStaticUsers(tt.users...); err == nil {
 				t.Error("NewStaticUsers accepted them")
 			}
 		})
@@ -86,25 +87,25 @@ func TestNewStaticUsersRefuses(t *testing.T) {
 }
 
 func TestHashPassword(t *testing.T) {
-	h, err := tokens.HashPassword("s3cret", 4)
+	h, err := accounts.HashPassword("s3cret", 4)
 	if err != nil {
 		t.Fatal(err)
 	}
-	users, err := tokens.NewStaticUsers(tokens.User{Name: "a", PasswordHash: h})
+	users, err := accounts.NewStaticUsers(accounts.User{Name: "a", PasswordHash: h})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if _, err := users.Authenticate(context.Background(), "a", "s3cret"); err != nil {
 		t.Errorf("the hashed password does not authenticate: %v", err)
 	}
-	if _, err := tokens.HashPassword(strings.Repeat("x", 73), 4); err == nil {
+	if _, err := accounts.HashPassword(strings.Repeat("x", 73), 4); err == nil {
 		t.Error("HashPassword accepted a password bcrypt would truncate")
 	}
-	if _, err := tokens.HashPassword("x", 3); err == nil {
+	if _, err := accounts.HashPassword("x", 3); err == nil {
 		t.Error("HashPassword accepted cost 3")
 	}
-	if _, err := tokens.HashPassword("x", tokens.MaxBcryptCost+1); err == nil {
-		t.Errorf("HashPassword accepted cost %d", tokens.MaxBcryptCost+1)
+	if _, err := accounts.HashPassword("x", accounts.MaxBcryptCost+1); err == nil {
+		t.Errorf("HashPassword accepted cost %d", accounts.MaxBcryptCost+1)
 	}
 }
 
@@ -115,7 +116,7 @@ func TestParseHTPasswd(t *testing.T) {
 		"alice:" + a + ":admin, analysts\r\n" +
 		"  # indented comment\n" +
 		"bob:" + b + "\n"
-	users, err := tokens.ParseHTPasswd(strings.NewReader(file), "users.htpasswd")
+	users, err := accounts.ParseHTPasswd(strings.NewReader(file), "users.htpasswd")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -127,7 +128,7 @@ func TestParseHTPasswd(t *testing.T) {
 		t.Fatal(err)
 	}
 	if diff := cmp.Diff(tokens.Principal{Subject: "alice", Admin: true, Groups: []string{"admin", "analysts"},
-		CredentialVersion: tokens.StaticVersion(tokens.User{PasswordHash: []byte(a), Admin: true, Groups: []string{"admin", "analysts"}})}, got); diff != "" {
+		CredentialVersion: accounts.StaticVersion(accounts.User{PasswordHash: []byte(a), Admin: true, Groups: []string{"admin", "analysts"}})}, got); diff != "" {
 		t.Errorf("alice (-want +got):\n%s", diff)
 	}
 	got, err = users.Authenticate(context.Background(), "bob", "bob-pw")
@@ -166,7 +167,7 @@ func TestParseHTPasswdRefuses(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			file := "# users\n" + good + tt.line + "\n"
-			_, err := tokens.ParseHTPasswd(strings.NewReader(file), "users.htpasswd")
+			_, err := accounts.ParseHTPasswd(strings.NewReader(file), "users.htpasswd")
 			if err == nil {
 				t.Fatal("ParseHTPasswd accepted the file")
 			}
@@ -179,7 +180,7 @@ func TestParseHTPasswdRefuses(t *testing.T) {
 			}
 		})
 	}
-	if _, err := tokens.ParseHTPasswd(strings.NewReader("# nobody\n"), "empty"); err == nil {
+	if _, err := accounts.ParseHTPasswd(strings.NewReader("# nobody\n"), "empty"); err == nil {
 		t.Error("ParseHTPasswd accepted a file without users")
 	}
 }
@@ -201,7 +202,7 @@ func withChar(h []byte, i int, c byte) string {
 // defines its first user under the name that follows the mark.
 func TestParseHTPasswdByteOrderMark(t *testing.T) {
 	t.Parallel() // bcrypt at a file's cost takes a second under the race detector
-	users, err := tokens.ParseHTPasswd(strings.NewReader("\ufeffalice:"+string(fileHash(t, "pw"))+"\n"), "users.htpasswd")
+	users, err := accounts.ParseHTPasswd(strings.NewReader("\ufeffalice:"+string(fileHash(t, "pw"))+"\n"), "users.htpasswd")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -216,14 +217,14 @@ func TestLoadHTPasswd(t *testing.T) {
 	if err := os.WriteFile(path, []byte("alice:"+string(fileHash(t, "pw"))+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	users, err := tokens.LoadHTPasswd(path)
+	users, err := accounts.LoadHTPasswd(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if _, err := users.Authenticate(context.Background(), "alice", "pw"); err != nil {
 		t.Error(err)
 	}
-	if _, err := tokens.LoadHTPasswd(path + ".missing"); err == nil {
+	if _, err := accounts.LoadHTPasswd(path + ".missing"); err == nil {
 		t.Error("LoadHTPasswd of a missing file succeeded")
 	}
 }

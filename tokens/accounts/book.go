@@ -1,4 +1,4 @@
-package tokens
+package accounts
 
 import (
 	"cmp"
@@ -17,32 +17,33 @@ import (
 	"golang.org/x/crypto/bcrypt"
 
 	"github.com/scorehub/scorehub/internal/image"
+	"github.com/scorehub/scorehub/tokens"
 )
 
 // APITokenPrefix starts every API token, so that a leaked token is found by
 // a search of logs, repositories or pastes.
 const APITokenPrefix = "scorehub_"
 
-// DefaultMinPasswordLength is the shortest password [Accounts] accepts when
-// AccountsConfig.MinPasswordLength is zero.
+// DefaultMinPasswordLength is the shortest password [Book] accepts when
+// Config.MinPasswordLength is zero.
 const DefaultMinPasswordLength = 12
 
 // Sources of an [Account].
 const (
-	// AccountSourceAPI is a user kept by [Accounts] and managed through it.
-	AccountSourceAPI = "api"
-	// AccountSourceFile is a user of AccountsConfig.ReadOnly, managed
-	// where it comes from (the users file), never through Accounts.
-	AccountSourceFile = "file"
+	// SourceAPI is a user kept by [Book] and managed through it.
+	SourceAPI = "api"
+	// SourceFile is a user of Config.ReadOnly, managed
+	// where it comes from (the users file), never through the Book.
+	SourceFile = "file"
 )
 
-// Account is a user as [Accounts] shows it: never the password or its hash.
+// Account is a user as [Book] shows it: never the password or its hash.
 type Account struct {
 	Name   string
 	Admin  bool
 	Groups []string
-	// Source is AccountSourceAPI for a stored user, AccountSourceFile for
-	// a user of AccountsConfig.ReadOnly, which cannot be changed.
+	// Source is SourceAPI for a stored user, SourceFile for
+	// a user of Config.ReadOnly, which cannot be changed.
 	Source string
 	// Revision is 1 when the user is created and grows by one with every
 	// change; 0 for read-only users.
@@ -52,7 +53,7 @@ type Account struct {
 	UpdatedAt time.Time
 }
 
-// NewUser is a user to create with [Accounts.CreateUser].
+// NewUser is a user to create with [Book.CreateUser].
 type NewUser struct {
 	Name     string
 	Password string
@@ -60,7 +61,7 @@ type NewUser struct {
 	Groups   []string
 }
 
-// UserUpdate is a change of a user for [Accounts.UpdateUser]; a nil field
+// UserUpdate is a change of a user for [Book.UpdateUser]; a nil field
 // is left as it is.
 type UserUpdate struct {
 	Password *string
@@ -68,7 +69,7 @@ type UserUpdate struct {
 	Groups   *[]string
 }
 
-// APIToken is an API token as [Accounts] shows it: never the secret.
+// APIToken is an API token as [Book] shows it: never the secret.
 type APIToken struct {
 	// ID names the token in URLs: 16 random lower-case base32 characters.
 	ID string
@@ -86,7 +87,7 @@ type APIToken struct {
 	LastUsedAt time.Time
 }
 
-// NewAPIToken is an API token to create with [Accounts.CreateAPIToken].
+// NewAPIToken is an API token to create with [Book.CreateAPIToken].
 type NewAPIToken struct {
 	Name  string
 	Owner string
@@ -96,22 +97,22 @@ type NewAPIToken struct {
 }
 
 // ReadOnlyUsers are users managed elsewhere (an htpasswd file, a built-in
-// admin) that [Accounts] lists and authenticates but never changes.
+// admin) that [Book] lists and authenticates but never changes.
 // [StaticUsers] is one. Implementations must be safe for concurrent use.
 type ReadOnlyUsers interface {
-	Authenticator
-	CredentialSource
-	// Principals returns the current users, sorted by name. Accounts
+	tokens.Authenticator
+	tokens.CredentialSource
+	// Principals returns the current users, sorted by name. The Book
 	// calls it to list users and to verify an API token of a read-only
 	// user, so it should answer from memory.
-	Principals() []Principal
+	Principals() []tokens.Principal
 }
 
-// AccountsConfig configures [NewAccounts].
-type AccountsConfig struct {
-	// Store keeps the users and API tokens. Required. Accounts does not
-	// close it: the host that opened it does, after Accounts.Close.
-	Store AccountStore
+// Config configures [Open].
+type Config struct {
+	// Store keeps the users and API tokens. Required. The Book does not
+	// close it: the host that opened it does, after Book.Close.
+	Store Store
 	// ReadOnly, when set, are users listed and authenticated beside the
 	// stored ones. Their names cannot be created, and a stored user of the
 	// same name (the file gained it later) is hidden, unchangeable, until
@@ -137,18 +138,18 @@ type AccountsConfig struct {
 	Logger *slog.Logger
 }
 
-// Accounts keeps users and API tokens durably in an [AccountStore], beside
+// Book keeps users and API tokens durably in a [Store], beside
 // optional read-only users, and checks their passwords and tokens. Reads
 // (Users, Authenticate, VerifyAPIToken, CredentialVersion) answer from an
 // immutable snapshot and never wait for a write; writes are serialised, and
 // durable before they return, except last-used times of API tokens, which a
-// background writer makes durable every AccountsConfig.LastUsedInterval.
-// Accounts is an [Authenticator] and a [CredentialSource]. Over an
-// [AccountNotifier] it publishes what other writers commit as the store
+// background writer makes durable every Config.LastUsedInterval.
+// A Book is a [tokens.Authenticator] and a [tokens.CredentialSource]. Over a
+// [Notifier] it publishes what other writers commit as the store
 // reports it; over any other store shared with other writers it sees their
 // changes when its own next write meets them. It is safe for concurrent use.
-type Accounts struct {
-	store       AccountStore
+type Book struct {
+	store       Store
 	readOnly    ReadOnlyUsers
 	cost        int
 	minPassword int
@@ -159,7 +160,7 @@ type Accounts struct {
 	random      io.Reader
 	dummy       []byte // a bcrypt hash no password matches, for unknown names
 
-	w      *image.Writer[AccountState, *accountSnapshot]
+	w      *image.Writer[State, *accountSnapshot]
 	closed atomic.Bool
 
 	stop chan struct{} // closed by Close to stop the last-used writer
@@ -167,11 +168,11 @@ type Accounts struct {
 }
 
 var (
-	_ Authenticator    = (*Accounts)(nil)
-	_ CredentialSource = (*Accounts)(nil)
+	_ tokens.Authenticator    = (*Book)(nil)
+	_ tokens.CredentialSource = (*Book)(nil)
 )
 
-// Defaults of AccountsConfig.
+// Defaults of Config.
 const (
 	defaultMaxAPITokens     = 100
 	defaultLastUsedInterval = time.Minute
@@ -182,20 +183,20 @@ const (
 	maxAPITokenName = 128
 )
 
-// NewAccounts returns Accounts over cfg.Store, holding what the store
+// Open returns a Book over cfg.Store, holding what the store
 // holds. It fails on a config out of range. Close it to stop its
 // background writer.
-func NewAccounts(ctx context.Context, cfg AccountsConfig) (*Accounts, error) {
+func Open(ctx context.Context, cfg Config) (*Book, error) {
 	return newAccounts(ctx, cfg, bcrypt.DefaultCost)
 }
 
-// newAccounts is NewAccounts with lowestCost the lowest bcrypt cost
+// newAccounts is Open with lowestCost the lowest bcrypt cost
 // allowed, which tests lower to run fast.
-func newAccounts(ctx context.Context, cfg AccountsConfig, lowestCost int) (*Accounts, error) {
+func newAccounts(ctx context.Context, cfg Config, lowestCost int) (*Book, error) {
 	if cfg.Store == nil {
-		return nil, errors.New("tokens: NewAccounts needs a store")
+		return nil, errors.New("tokens: accounts.Open needs a store")
 	}
-	a := &Accounts{
+	a := &Book{
 		store:       cfg.Store,
 		readOnly:    cfg.ReadOnly,
 		cost:        cfg.BcryptCost,
@@ -243,17 +244,17 @@ func newAccounts(ctx context.Context, cfg AccountsConfig, lowestCost int) (*Acco
 		return nil, fmt.Errorf("tokens: dummy hash: %w", err)
 	}
 	a.dummy = dummy
-	w, err := image.NewWriter(ctx, image.WriterConfig[AccountState, *accountSnapshot]{
+	w, err := image.NewWriter(ctx, image.WriterConfig[State, *accountSnapshot]{
 		Store: a.store,
 		Seq:   accountConfig.Seq,
 		View:  index,
 		// A state that cannot be indexed is logged and left unpublished:
 		// the snapshot keeps what it held, and the next good state
 		// replaces it.
-		Unusable: func(st *AccountState, err error) {
+		Unusable: func(st *State, err error) {
 			a.logger.Error("tokens: a state the account store reported cannot be used", "seq", st.Seq, "err", err)
 		},
-		Closed:     ErrAccountsClosed,
+		Closed:     ErrClosed,
 		ReadFailed: "tokens: read account store",
 	})
 	if err != nil {
@@ -265,11 +266,11 @@ func newAccounts(ctx context.Context, cfg AccountsConfig, lowestCost int) (*Acco
 }
 
 // Close makes pending last-used times durable, stops the background
-// writer and stops following an [AccountNotifier]. It does not close the
+// writer and stops following a [Notifier]. It does not close the
 // store. Later writes fail with
-// [ErrAccountsClosed]; reads go on answering from what was last
-// published. Closing a closed Accounts does nothing.
-func (a *Accounts) Close() error {
+// [ErrClosed]; reads go on answering from what was last
+// published. Closing a closed Book does nothing.
+func (a *Book) Close() error {
 	if a.closed.Swap(true) {
 		return nil
 	}
@@ -282,12 +283,12 @@ func (a *Accounts) Close() error {
 
 // clock returns the current time in UTC without a monotonic reading, as
 // it is stored.
-func (a *Accounts) clock() time.Time { return a.now().UTC().Round(0) }
+func (a *Book) clock() time.Time { return a.now().UTC().Round(0) }
 
-// accountSnapshot is one published AccountState with the indexes reads use.
+// accountSnapshot is one published State with the indexes reads use.
 // It is never changed.
 type accountSnapshot struct {
-	state   *AccountState
+	state   *State
 	users   map[string]*StoredUser
 	tokens  map[apiTokenHash]*liveAPIToken
 	byID    map[string]*liveAPIToken
@@ -302,7 +303,7 @@ type liveAPIToken struct {
 	lastUsed *atomic.Int64 // Unix nanoseconds, 0 for never
 }
 
-// view returns the token as Accounts shows it.
+// view returns the token as the Book shows it.
 func (t *liveAPIToken) view() APIToken {
 	v := t.APIToken
 	v.WebAPIGroups = slices.Clone(v.WebAPIGroups)
@@ -316,7 +317,7 @@ func (t *liveAPIToken) view() APIToken {
 
 // index makes the snapshot of st, what reads see of it, carrying the last
 // uses recorded in prev, which may be nil.
-func index(st *AccountState, prev *accountSnapshot) (*accountSnapshot, error) {
+func index(st *State, prev *accountSnapshot) (*accountSnapshot, error) {
 	s := &accountSnapshot{
 		state:  st,
 		users:  make(map[string]*StoredUser, len(st.Users)),
@@ -360,7 +361,7 @@ func (s *accountSnapshot) token(id string) *liveAPIToken {
 
 // readOnlyVersion returns the credential version of the read-only user
 // name, and whether there is one.
-func (a *Accounts) readOnlyVersion(ctx context.Context, name string) (string, bool, error) {
+func (a *Book) readOnlyVersion(ctx context.Context, name string) (string, bool, error) {
 	if a.readOnly == nil {
 		return "", false, nil
 	}
@@ -369,21 +370,21 @@ func (a *Accounts) readOnlyVersion(ctx context.Context, name string) (string, bo
 
 // readOnlyPrincipal returns the read-only user name, and whether there is
 // one.
-func (a *Accounts) readOnlyPrincipal(name string) (Principal, bool) {
+func (a *Book) readOnlyPrincipal(name string) (tokens.Principal, bool) {
 	if a.readOnly == nil {
-		return Principal{}, false
+		return tokens.Principal{}, false
 	}
 	ps := a.readOnly.Principals()
-	i, ok := slices.BinarySearchFunc(ps, name, func(p Principal, name string) int { return strings.Compare(p.Subject, name) })
+	i, ok := slices.BinarySearchFunc(ps, name, func(p tokens.Principal, name string) int { return strings.Compare(p.Subject, name) })
 	if !ok {
-		return Principal{}, false
+		return tokens.Principal{}, false
 	}
 	return ps[i], true
 }
 
 // Users returns the stored and the read-only users, sorted by name. A
 // read-only user hides a stored user of the same name.
-func (a *Accounts) Users() []Account {
+func (a *Book) Users() []Account {
 	s := a.w.View()
 	var out []Account
 	shadowed := map[string]bool{}
@@ -403,10 +404,10 @@ func (a *Accounts) Users() []Account {
 }
 
 // User returns the user name and whether there is one.
-func (a *Accounts) User(name string) (Account, bool) { return a.userOn(a.w.View(), name) }
+func (a *Book) User(name string) (Account, bool) { return a.userOn(a.w.View(), name) }
 
 // userOn is User on the snapshot s.
-func (a *Accounts) userOn(s *accountSnapshot, name string) (Account, bool) {
+func (a *Book) userOn(s *accountSnapshot, name string) (Account, bool) {
 	if p, ok := a.readOnlyPrincipal(name); ok {
 		return readOnlyAccount(p), true
 	}
@@ -416,17 +417,17 @@ func (a *Accounts) userOn(s *accountSnapshot, name string) (Account, bool) {
 	return Account{}, false
 }
 
-func readOnlyAccount(p Principal) Account {
-	return Account{Name: p.Subject, Admin: p.Admin, Groups: slices.Clone(p.Groups), Source: AccountSourceFile}
+func readOnlyAccount(p tokens.Principal) Account {
+	return Account{Name: p.Subject, Admin: p.Admin, Groups: slices.Clone(p.Groups), Source: SourceFile}
 }
 
 func storedAccount(u *StoredUser) Account {
-	return Account{Name: u.Name, Admin: u.Admin, Groups: slices.Clone(u.Groups), Source: AccountSourceAPI,
+	return Account{Name: u.Name, Admin: u.Admin, Groups: slices.Clone(u.Groups), Source: SourceAPI,
 		Revision: u.Revision, CreatedAt: u.CreatedAt, UpdatedAt: u.UpdatedAt}
 }
 
 // checkPassword applies the rules of a new password.
-func (a *Accounts) checkPassword(password string) error {
+func (a *Book) checkPassword(password string) error {
 	if n := utf8.RuneCountInString(password); n < a.minPassword {
 		return invalidField("/password", "the password has %d characters; at least %d are required", n, a.minPassword)
 	}
@@ -442,7 +443,7 @@ func checkGroups(pointer string, groups []string) error {
 		return invalidField(pointer, "%d groups are more than the %d allowed", len(groups), maxAccountGroups)
 	}
 	for i, g := range groups {
-		if err := checkName("group", g); err != nil {
+		if err := tokens.CheckName("group", g); err != nil {
 			return invalidField(fmt.Sprintf("%s/%d", pointer, i), "%s", strings.TrimPrefix(err.Error(), "tokens: "))
 		}
 		if slices.Index(groups, g) < i {
@@ -453,7 +454,7 @@ func checkGroups(pointer string, groups []string) error {
 }
 
 // hash returns the bcrypt hash of a password that passed checkPassword.
-func (a *Accounts) hash(password string) ([]byte, error) {
+func (a *Book) hash(password string) ([]byte, error) {
 	h, err := bcrypt.GenerateFromPassword([]byte(password), a.cost)
 	if err != nil {
 		return nil, fmt.Errorf("tokens: hash password: %w", err)
@@ -464,7 +465,7 @@ func (a *Accounts) hash(password string) ([]byte, error) {
 // CreateUser stores a new user. Errors: [ErrInvalid] pointing at "/name",
 // "/password" or "/groups/<i>"; [ErrExists] for a name taken by a stored
 // or a read-only user.
-func (a *Accounts) CreateUser(ctx context.Context, u NewUser) (Account, error) {
+func (a *Book) CreateUser(ctx context.Context, u NewUser) (Account, error) {
 	if err := checkUserName(u.Name); err != nil {
 		return Account{}, invalidField("/name", "%s", strings.TrimPrefix(err.Error(), "tokens: "))
 	}
@@ -479,21 +480,21 @@ func (a *Accounts) CreateUser(ctx context.Context, u NewUser) (Account, error) {
 		return Account{}, err
 	}
 	var created *StoredUser
-	err = a.write(ctx, func(s *accountSnapshot) (AccountChange, *AccountState, error) {
+	err = a.write(ctx, func(s *accountSnapshot) (Change, *State, error) {
 		if _, ro, err := a.readOnlyVersion(ctx, u.Name); err != nil {
-			return AccountChange{}, nil, err
+			return Change{}, nil, err
 		} else if _, stored := s.users[u.Name]; ro || stored {
-			return AccountChange{}, nil, accountErrorf(ErrExists, "user %q already exists", u.Name)
+			return Change{}, nil, accountErrorf(ErrExists, "user %q already exists", u.Name)
 		}
 		cv, err := newCredentialVersion(a.random)
 		if err != nil {
-			return AccountChange{}, nil, err
+			return Change{}, nil, err
 		}
 		now := a.clock()
 		created = &StoredUser{Name: u.Name, PasswordHash: hash, Admin: u.Admin, Groups: cloneNames(u.Groups),
 			CredentialVersion: cv, Revision: 1, CreatedAt: now, UpdatedAt: now}
 		next := s.state.withUser(*created)
-		return AccountChange{User: created}, next, nil
+		return Change{User: created}, next, nil
 	})
 	if err != nil {
 		return Account{}, err
@@ -503,7 +504,7 @@ func (a *Accounts) CreateUser(ctx context.Context, u NewUser) (Account, error) {
 
 // storedUser returns the stored user name for a change named at
 // ifRevision, or the error that refuses the change.
-func (a *Accounts) storedUser(ctx context.Context, s *accountSnapshot, name string, ifRevision uint64) (*StoredUser, error) {
+func (a *Book) storedUser(ctx context.Context, s *accountSnapshot, name string, ifRevision uint64) (*StoredUser, error) {
 	if _, ro, err := a.readOnlyVersion(ctx, name); err != nil {
 		return nil, err
 	} else if ro {
@@ -521,14 +522,14 @@ func (a *Accounts) storedUser(ctx context.Context, s *accountSnapshot, name stri
 
 // refresh loads the store and publishes what it holds if it is newer than
 // seq, and reports whether it was.
-func (a *Accounts) refresh(ctx context.Context, seq uint64) bool {
+func (a *Book) refresh(ctx context.Context, seq uint64) bool {
 	return a.w.Refresh(ctx) == nil && a.w.State().Seq > seq
 }
 
 // matchedUser returns the stored user name for a change under match, or
 // the error that refuses the change: match sees the user as User shows it
 // on s, before every other rule.
-func (a *Accounts) matchedUser(ctx context.Context, s *accountSnapshot, name string, match func(cur Account) error) (*StoredUser, error) {
+func (a *Book) matchedUser(ctx context.Context, s *accountSnapshot, name string, match func(cur Account) error) (*StoredUser, error) {
 	acc, ok := a.userOn(s, name)
 	if !ok {
 		return nil, accountErrorf(ErrNotFound, "user %q does not exist", name)
@@ -546,24 +547,24 @@ func (a *Accounts) matchedUser(ctx context.Context, s *accountSnapshot, name str
 // user's tokens and the effect of the user's API tokens. Errors:
 // [ErrNotFound], [ErrReadOnly], [ErrRevision], [ErrInvalid] pointing at
 // "/password" or "/groups/<i>".
-func (a *Accounts) UpdateUser(ctx context.Context, name string, ifRevision uint64, u UserUpdate) (Account, error) {
+func (a *Book) UpdateUser(ctx context.Context, name string, ifRevision uint64, u UserUpdate) (Account, error) {
 	return a.updateUser(ctx, func(s *accountSnapshot) (*StoredUser, error) { return a.storedUser(ctx, s, name, ifRevision) }, u)
 }
 
 // UpdateUserIf is UpdateUser under a condition of the caller's (an HTTP
 // If-Match) instead of a revision: match is called with the user as
-// [Accounts.User] shows it, a read-only user too, on the state the update
+// [Book.User] shows it, a read-only user too, on the state the update
 // is decided on, before every rule of the update, and again whenever the
 // update is decided afresh on a newer state; an error of it refuses the
 // update. So the caller needs no retry of its own. Errors: match's, and
 // those of UpdateUser but ErrRevision.
-func (a *Accounts) UpdateUserIf(ctx context.Context, name string, match func(cur Account) error, u UserUpdate) (Account, error) {
+func (a *Book) UpdateUserIf(ctx context.Context, name string, match func(cur Account) error, u UserUpdate) (Account, error) {
 	return a.updateUser(ctx, func(s *accountSnapshot) (*StoredUser, error) { return a.matchedUser(ctx, s, name, match) }, u)
 }
 
 // updateUser is UpdateUser of the stored user that check returns on the
 // snapshot the update is decided on.
-func (a *Accounts) updateUser(ctx context.Context, check func(s *accountSnapshot) (*StoredUser, error), u UserUpdate) (Account, error) {
+func (a *Book) updateUser(ctx context.Context, check func(s *accountSnapshot) (*StoredUser, error), u UserUpdate) (Account, error) {
 	// Refuse what is refused anyway before the bcrypt work.
 	s := a.w.View()
 	if _, err := check(s); err != nil {
@@ -593,10 +594,10 @@ func (a *Accounts) updateUser(ctx context.Context, check func(s *accountSnapshot
 		}
 	}
 	var updated *StoredUser
-	err := a.write(ctx, func(s *accountSnapshot) (AccountChange, *AccountState, error) {
+	err := a.write(ctx, func(s *accountSnapshot) (Change, *State, error) {
 		old, err := check(s)
 		if err != nil {
-			return AccountChange{}, nil, err
+			return Change{}, nil, err
 		}
 		nu := *old
 		if hash != nil {
@@ -610,13 +611,13 @@ func (a *Accounts) updateUser(ctx context.Context, check func(s *accountSnapshot
 		}
 		if hash != nil || nu.Admin != old.Admin || !slices.Equal(nu.Groups, old.Groups) {
 			if nu.CredentialVersion, err = newCredentialVersion(a.random); err != nil {
-				return AccountChange{}, nil, err
+				return Change{}, nil, err
 			}
 		}
 		nu.Revision++
 		nu.UpdatedAt = a.clock()
 		updated = &nu
-		return AccountChange{User: updated, Revision: old.Revision}, s.state.withUser(nu), nil
+		return Change{User: updated, Revision: old.Revision}, s.state.withUser(nu), nil
 	})
 	if err != nil {
 		return Account{}, err
@@ -627,45 +628,45 @@ func (a *Accounts) updateUser(ctx context.Context, check func(s *accountSnapshot
 // DeleteUser removes the user name and the user's API tokens. ifRevision
 // is as for UpdateUser. Errors: [ErrNotFound], [ErrReadOnly],
 // [ErrRevision].
-func (a *Accounts) DeleteUser(ctx context.Context, name string, ifRevision uint64) error {
+func (a *Book) DeleteUser(ctx context.Context, name string, ifRevision uint64) error {
 	return a.deleteUser(ctx, func(s *accountSnapshot) (*StoredUser, error) { return a.storedUser(ctx, s, name, ifRevision) })
 }
 
 // DeleteUserIf is DeleteUser under match, as UpdateUserIf is UpdateUser.
 // Errors: match's, [ErrNotFound], [ErrReadOnly].
-func (a *Accounts) DeleteUserIf(ctx context.Context, name string, match func(cur Account) error) error {
+func (a *Book) DeleteUserIf(ctx context.Context, name string, match func(cur Account) error) error {
 	return a.deleteUser(ctx, func(s *accountSnapshot) (*StoredUser, error) { return a.matchedUser(ctx, s, name, match) })
 }
 
 // deleteUser is DeleteUser of the stored user that check returns on the
 // snapshot the removal is decided on.
-func (a *Accounts) deleteUser(ctx context.Context, check func(s *accountSnapshot) (*StoredUser, error)) error {
-	return a.write(ctx, func(s *accountSnapshot) (AccountChange, *AccountState, error) {
+func (a *Book) deleteUser(ctx context.Context, check func(s *accountSnapshot) (*StoredUser, error)) error {
+	return a.write(ctx, func(s *accountSnapshot) (Change, *State, error) {
 		old, err := check(s)
 		if err != nil {
-			return AccountChange{}, nil, err
+			return Change{}, nil, err
 		}
-		return AccountChange{User: old, Delete: true, Revision: old.Revision}, s.state.withoutUser(old.Name), nil
+		return Change{User: old, Delete: true, Revision: old.Revision}, s.state.withoutUser(old.Name), nil
 	})
 }
 
 // CheckPassword returns nil if password is the user name's, and an error
-// matching [ErrBadCredentials] otherwise, for a user who changes their own
+// matching [tokens.ErrBadCredentials] otherwise, for a user who changes their own
 // password.
-func (a *Accounts) CheckPassword(ctx context.Context, name, password string) error {
+func (a *Book) CheckPassword(ctx context.Context, name, password string) error {
 	_, err := a.Authenticate(ctx, name, password)
 	return err
 }
 
-// Authenticate implements [Authenticator] over the read-only users, then
+// Authenticate implements [tokens.Authenticator] over the read-only users, then
 // the stored ones. An unknown name costs a bcrypt comparison as a wrong
 // password does. The principal carries the user's credential version.
-func (a *Accounts) Authenticate(ctx context.Context, name, password string) (Principal, error) {
+func (a *Book) Authenticate(ctx context.Context, name, password string) (tokens.Principal, error) {
 	if err := ctx.Err(); err != nil {
-		return Principal{}, err
+		return tokens.Principal{}, err
 	}
 	if _, ro, err := a.readOnlyVersion(ctx, name); err != nil {
-		return Principal{}, err
+		return tokens.Principal{}, err
 	} else if ro {
 		return a.readOnly.Authenticate(ctx, name, password)
 	}
@@ -678,15 +679,15 @@ func (a *Accounts) Authenticate(ctx context.Context, name, password string) (Pri
 	// the same.
 	match := bcrypt.CompareHashAndPassword(hash, []byte(password)) == nil
 	if !known || !match || len(password) > maxPassword {
-		return Principal{}, ErrBadCredentials
+		return tokens.Principal{}, tokens.ErrBadCredentials
 	}
-	return Principal{Subject: u.Name, Admin: u.Admin, Groups: slices.Clone(u.Groups), CredentialVersion: u.CredentialVersion}, nil
+	return tokens.Principal{Subject: u.Name, Admin: u.Admin, Groups: slices.Clone(u.Groups), CredentialVersion: u.CredentialVersion}, nil
 }
 
-// CredentialVersion implements [CredentialSource] over the read-only
+// CredentialVersion implements [tokens.CredentialSource] over the read-only
 // users, then the stored ones. A stored user's version changes with every
 // change of the user's password, groups or admin flag.
-func (a *Accounts) CredentialVersion(ctx context.Context, subject string) (string, bool, error) {
+func (a *Book) CredentialVersion(ctx context.Context, subject string) (string, bool, error) {
 	if v, ro, err := a.readOnlyVersion(ctx, subject); err != nil || ro {
 		return v, ro, err
 	}

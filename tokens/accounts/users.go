@@ -1,4 +1,4 @@
-package tokens
+package accounts
 
 import (
 	"context"
@@ -8,17 +8,9 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/scorehub/scorehub/tokens"
 	"golang.org/x/crypto/bcrypt"
 )
-
-// Authenticator checks a user name and password and says who the user is.
-// Implementations must be safe for concurrent use, must return an error
-// matching [ErrBadCredentials] for an unknown name and for a wrong password
-// alike, and should take the same time for both, so that a caller cannot
-// tell which names exist.
-type Authenticator interface {
-	Authenticate(ctx context.Context, name, password string) (Principal, error)
-}
 
 // User is one account of [StaticUsers].
 type User struct {
@@ -44,7 +36,7 @@ const maxPassword = 72
 // on a tie), so it takes as long as a wrong password for them. A user of
 // another cost answers in another time than an unknown name, which tells
 // that the user exists: give every user the same cost. Its principals carry
-// the user's [CredentialVersion], and it is a [CredentialSource] that knows
+// the user's [tokens.CredentialVersion], and it is a [tokens.CredentialSource] that knows
 // them. StaticUsers is safe for concurrent use.
 type StaticUsers struct {
 	users map[string]staticUser
@@ -57,7 +49,7 @@ type staticUser struct {
 	version string
 }
 
-var _ Authenticator = (*StaticUsers)(nil)
+var _ tokens.Authenticator = (*StaticUsers)(nil)
 
 // NewStaticUsers checks users (names unique and well formed, hashes bcrypt)
 // and returns a StaticUsers holding copies of them. At least one user is
@@ -81,7 +73,7 @@ func NewStaticUsers(users ...User) (*StaticUsers, error) {
 		}
 		costs[cost]++
 		for _, g := range u.Groups {
-			if err := checkName("group", g); err != nil {
+			if err := tokens.CheckName("group", g); err != nil {
 				return nil, fmt.Errorf("tokens: user %q: %w", u.Name, err)
 			}
 		}
@@ -109,7 +101,7 @@ func staticVersion(u User) string {
 	for _, g := range u.Groups {
 		b = append(append(b, 0, 'g'), g...)
 	}
-	return CredentialVersion(b)
+	return tokens.CredentialVersion(b)
 }
 
 // commonest returns the key of counts with the highest count, the highest
@@ -161,7 +153,7 @@ func notBcryptBase64(r rune) bool {
 }
 
 func checkUserName(name string) error {
-	if err := checkName("user name", name); err != nil {
+	if err := tokens.CheckName("user name", name); err != nil {
 		return err
 	}
 	if strings.Contains(name, ":") {
@@ -171,10 +163,10 @@ func checkUserName(name string) error {
 }
 
 // Authenticate returns the principal of the user name if password is
-// theirs, and an error matching [ErrBadCredentials] otherwise.
-func (s *StaticUsers) Authenticate(ctx context.Context, name, password string) (Principal, error) {
+// theirs, and an error matching [tokens.ErrBadCredentials] otherwise.
+func (s *StaticUsers) Authenticate(ctx context.Context, name, password string) (tokens.Principal, error) {
 	if err := ctx.Err(); err != nil {
-		return Principal{}, err
+		return tokens.Principal{}, err
 	}
 	u, known := s.users[name]
 	hash := u.PasswordHash
@@ -185,9 +177,9 @@ func (s *StaticUsers) Authenticate(ctx context.Context, name, password string) (
 	// the same.
 	match := bcrypt.CompareHashAndPassword(hash, []byte(password)) == nil
 	if !known || !match || len(password) > maxPassword {
-		return Principal{}, ErrBadCredentials
+		return tokens.Principal{}, tokens.ErrBadCredentials
 	}
-	return Principal{Subject: u.Name, Admin: u.Admin, Groups: slices.Clone(u.Groups), CredentialVersion: u.version}, nil
+	return tokens.Principal{Subject: u.Name, Admin: u.Admin, Groups: slices.Clone(u.Groups), CredentialVersion: u.version}, nil
 }
 
 // HashPassword returns the bcrypt hash of password at cost (zero means
@@ -212,11 +204,24 @@ var _ ReadOnlyUsers = (*StaticUsers)(nil)
 
 // Principals returns every user as [StaticUsers.Authenticate] would,
 // sorted by name.
-func (s *StaticUsers) Principals() []Principal {
-	out := make([]Principal, 0, len(s.users))
+func (s *StaticUsers) Principals() []tokens.Principal {
+	out := make([]tokens.Principal, 0, len(s.users))
 	for _, u := range s.users {
-		out = append(out, Principal{Subject: u.Name, Admin: u.Admin, Groups: slices.Clone(u.Groups), CredentialVersion: u.version})
+		out = append(out, tokens.Principal{Subject: u.Name, Admin: u.Admin, Groups: slices.Clone(u.Groups), CredentialVersion: u.version})
 	}
-	slices.SortFunc(out, func(a, b Principal) int { return strings.Compare(a.Subject, b.Subject) })
+	slices.SortFunc(out, func(a, b tokens.Principal) int { return strings.Compare(a.Subject, b.Subject) })
 	return out
+}
+
+var _ tokens.CredentialSource = (*StaticUsers)(nil)
+
+// CredentialVersion returns the credential version of the user subject (of
+// their password hash, admin flag and groups), and whether there is such a
+// user. It never fails.
+func (s *StaticUsers) CredentialVersion(_ context.Context, subject string) (string, bool, error) {
+	u, ok := s.users[subject]
+	if !ok {
+		return "", false, nil
+	}
+	return u.version, true, nil
 }

@@ -1,4 +1,4 @@
-package tokens_test
+package accounts_test
 
 import (
 	"context"
@@ -15,6 +15,7 @@ import (
 	"github.com/scorehub/scorehub/internal/httperr"
 	"github.com/scorehub/scorehub/internal/testutil"
 	"github.com/scorehub/scorehub/tokens"
+	"github.com/scorehub/scorehub/tokens/accounts"
 	"golang.org/x/crypto/bcrypt"
 )
 
@@ -23,18 +24,18 @@ const goodPassword = "correct horse battery"
 // readOnlyUsers are users of a file that a test can change, as a host that
 // reads its users file again does.
 type readOnlyUsers struct {
-	cur atomic.Pointer[tokens.StaticUsers]
+	cur atomic.Pointer[accounts.StaticUsers]
 }
 
-func newReadOnlyUsers(t testing.TB, users ...tokens.User) *readOnlyUsers {
+func newReadOnlyUsers(t testing.TB, users ...accounts.User) *readOnlyUsers {
 	r := &readOnlyUsers{}
 	r.set(t, users...)
 	return r
 }
 
-func (r *readOnlyUsers) set(t testing.TB, users ...tokens.User) {
+func (r *readOnlyUsers) set(t testing.TB, users ...accounts.User) {
 	t.Helper()
-	s, err := tokens.NewStaticUsers(users...)
+	s, err := accounts.NewStaticUsers(users...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,44 +54,44 @@ func (r *readOnlyUsers) Principals() []tokens.Principal { return r.cur.Load().Pr
 
 // failingStore is a store whose commits fail while fail is set.
 type failingStore struct {
-	tokens.AccountStore
+	accounts.Store
 	fail atomic.Bool
 }
 
 var errDiskFull = errors.New("disk full")
 
-func (s *failingStore) Commit(ctx context.Context, base uint64, next *tokens.AccountState) error {
+func (s *failingStore) Commit(ctx context.Context, base uint64, next *accounts.State) error {
 	if s.fail.Load() {
 		return errDiskFull
 	}
-	return s.AccountStore.Commit(ctx, base, next)
+	return s.Store.Commit(ctx, base, next)
 }
 
-// accountsFixture is Accounts over a memory store, with a file user
+// accountsFixture is a Book over a memory store, with a file user
 // "root", a settable clock and a captured log.
 type accountsFixture struct {
-	a      *tokens.Accounts
+	a      *accounts.Book
 	store  *failingStore
 	files  *readOnlyUsers
 	clock  *testutil.Clock
 	log    *testutil.LockedBuffer
-	config tokens.AccountsConfig
+	config accounts.Config
 }
 
-func newAccountsFixture(t testing.TB, change func(*tokens.AccountsConfig)) *accountsFixture {
+func newAccountsFixture(t testing.TB, change func(*accounts.Config)) *accountsFixture {
 	t.Helper()
 	f := &accountsFixture{
-		store: &failingStore{AccountStore: tokens.NewMemoryAccountStore()},
-		files: newReadOnlyUsers(t, tokens.User{Name: "root", PasswordHash: hash(t, "root password!"), Admin: true, Groups: []string{"admin"}}),
+		store: &failingStore{Store: accounts.NewMemoryStore()},
+		files: newReadOnlyUsers(t, accounts.User{Name: "root", PasswordHash: hash(t, "root password!"), Admin: true, Groups: []string{"admin"}}),
 		clock: newClock(),
 		log:   &testutil.LockedBuffer{},
 	}
-	f.config = tokens.AccountsConfig{Store: f.store, ReadOnly: f.files, BcryptCost: bcrypt.MinCost, Now: f.clock.Now,
+	f.config = accounts.Config{Store: f.store, ReadOnly: f.files, BcryptCost: bcrypt.MinCost, Now: f.clock.Now,
 		Logger: slog.New(slog.NewTextHandler(f.log, nil))}
 	if change != nil {
 		change(&f.config)
 	}
-	a, err := tokens.NewCheapAccounts(context.Background(), f.config)
+	a, err := accounts.OpenCheap(context.Background(), f.config)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,18 +100,18 @@ func newAccountsFixture(t testing.TB, change func(*tokens.AccountsConfig)) *acco
 	return f
 }
 
-func (f *accountsFixture) createUser(t testing.TB, name string, groups ...string) tokens.Account {
+func (f *accountsFixture) createUser(t testing.TB, name string, groups ...string) accounts.Account {
 	t.Helper()
-	acc, err := f.a.CreateUser(context.Background(), tokens.NewUser{Name: name, Password: goodPassword, Groups: groups})
+	acc, err := f.a.CreateUser(context.Background(), accounts.NewUser{Name: name, Password: goodPassword, Groups: groups})
 	if err != nil {
 		t.Fatal(err)
 	}
 	return acc
 }
 
-func (f *accountsFixture) createToken(t testing.TB, owner string) (tokens.APIToken, string) {
+func (f *accountsFixture) createToken(t testing.TB, owner string) (accounts.APIToken, string) {
 	t.Helper()
-	tok, secret, err := f.a.CreateAPIToken(context.Background(), tokens.NewAPIToken{Name: "ci of " + owner, Owner: owner})
+	tok, secret, err := f.a.CreateAPIToken(context.Background(), accounts.NewAPIToken{Name: "ci of " + owner, Owner: owner})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -138,18 +139,18 @@ func wantRefusal(t *testing.T, err error, sentinel error, status int, typ, point
 }
 
 func TestNewAccountsRefusesBadConfig(t *testing.T) {
-	store := tokens.NewMemoryAccountStore()
-	for name, cfg := range map[string]tokens.AccountsConfig{
+	store := accounts.NewMemoryStore()
+	for name, cfg := range map[string]accounts.Config{
 		"no store":                  {},
 		"bcrypt cost below 10":      {Store: store, BcryptCost: 9},
-		"bcrypt cost above maximum": {Store: store, BcryptCost: tokens.MaxBcryptCost + 1},
+		"bcrypt cost above maximum": {Store: store, BcryptCost: accounts.MaxBcryptCost + 1},
 		"negative password length":  {Store: store, MinPasswordLength: -1},
 		"password length beyond 72": {Store: store, MinPasswordLength: 73},
 		"negative token limit":      {Store: store, MaxAPITokensPerUser: -1},
 		"negative last-used period": {Store: store, LastUsedInterval: -time.Second},
 	} {
 		t.Run(name, func(t *testing.T) {
-			if a, err := tokens.NewAccounts(context.Background(), cfg); err == nil {
+			if a, err := accounts.Open(context.Background(), cfg); err == nil {
 				a.Close()
 				t.Error("NewAccounts accepted the config")
 			}
@@ -166,24 +167,24 @@ func TestCreateUserRefuses(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		name    string
-		user    tokens.NewUser
+		user    accounts.NewUser
 		err     error
 		status  int
 		typ     string
 		pointer string
 		phrase  string
 	}{
-		{"empty name", tokens.NewUser{Password: goodPassword}, tokens.ErrInvalid, 400, "validation_failed", "/name", "empty user name"},
-		{"name with a colon", tokens.NewUser{Name: "a:b", Password: goodPassword}, tokens.ErrInvalid, 400, "validation_failed", "/name", "colon"},
-		{"name with a control character", tokens.NewUser{Name: "a\nb", Password: goodPassword}, tokens.ErrInvalid, 400, "validation_failed", "/name", "control character"},
-		{"name too long", tokens.NewUser{Name: strings.Repeat("a", 257), Password: goodPassword}, tokens.ErrInvalid, 400, "validation_failed", "/name", "longer than 256"},
-		{"short password", tokens.NewUser{Name: "bob", Password: "short pass"}, tokens.ErrInvalid, 400, "validation_failed", "/password", "at least 12"},
-		{"password beyond 72 bytes", tokens.NewUser{Name: "bob", Password: strings.Repeat("p", 73)}, tokens.ErrInvalid, 400, "validation_failed", "/password", "72 bytes"},
-		{"bad group", tokens.NewUser{Name: "bob", Password: goodPassword, Groups: []string{"ok", ""}}, tokens.ErrInvalid, 400, "validation_failed", "/groups/1", "empty group"},
-		{"group twice", tokens.NewUser{Name: "bob", Password: goodPassword, Groups: []string{"a", "b", "a"}}, tokens.ErrInvalid, 400, "validation_failed", "/groups/2", "twice"},
-		{"too many groups", tokens.NewUser{Name: "bob", Password: goodPassword, Groups: manyGroups}, tokens.ErrInvalid, 400, "validation_failed", "/groups", "1000"},
-		{"stored name", tokens.NewUser{Name: "alice", Password: goodPassword}, tokens.ErrExists, 409, "already_exists", "", `user "alice" already exists`},
-		{"name of the users file", tokens.NewUser{Name: "root", Password: goodPassword}, tokens.ErrExists, 409, "already_exists", "", `user "root" already exists`},
+		{"empty name", accounts.NewUser{Password: goodPassword}, accounts.ErrInvalid, 400, "validation_failed", "/name", "empty user name"},
+		{"name with a colon", accounts.NewUser{Name: "a:b", Password: goodPassword}, accounts.ErrInvalid, 400, "validation_failed", "/name", "colon"},
+		{"name with a control character", accounts.NewUser{Name: "a\nb", Password: goodPassword}, accounts.ErrInvalid, 400, "validation_failed", "/name", "control character"},
+		{"name too long", accounts.NewUser{Name: strings.Repeat("a", 257), Password: goodPassword}, accounts.ErrInvalid, 400, "validation_failed", "/name", "longer than 256"},
+		{"short password", accounts.NewUser{Name: "bob", Password: "short pass"}, accounts.ErrInvalid, 400, "validation_failed", "/password", "at least 12"},
+		{"password beyond 72 bytes", accounts.NewUser{Name: "bob", Password: strings.Repeat("p", 73)}, accounts.ErrInvalid, 400, "validation_failed", "/password", "72 bytes"},
+		{"bad group", accounts.NewUser{Name: "bob", Password: goodPassword, Groups: []string{"ok", ""}}, accounts.ErrInvalid, 400, "validation_failed", "/groups/1", "empty group"},
+		{"group twice", accounts.NewUser{Name: "bob", Password: goodPassword, Groups: []string{"a", "b", "a"}}, accounts.ErrInvalid, 400, "validation_failed", "/groups/2", "twice"},
+		{"too many groups", accounts.NewUser{Name: "bob", Password: goodPassword, Groups: manyGroups}, accounts.ErrInvalid, 400, "validation_failed", "/groups", "1000"},
+		{"stored name", accounts.NewUser{Name: "alice", Password: goodPassword}, accounts.ErrExists, 409, "already_exists", "", `user "alice" already exists`},
+		{"name of the users file", accounts.NewUser{Name: "root", Password: goodPassword}, accounts.ErrExists, 409, "already_exists", "", `user "root" already exists`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := f.a.CreateUser(context.Background(), tc.user)
@@ -195,7 +196,7 @@ func TestCreateUserRefuses(t *testing.T) {
 	}
 }
 
-func accountNames(accs []tokens.Account) []string {
+func accountNames(accs []accounts.Account) []string {
 	var out []string
 	for _, a := range accs {
 		out = append(out, a.Name)
@@ -204,26 +205,26 @@ func accountNames(accs []tokens.Account) []string {
 }
 
 func TestMinPasswordLengthCountsCharacters(t *testing.T) {
-	f := newAccountsFixture(t, func(c *tokens.AccountsConfig) { c.MinPasswordLength = 4 })
-	if _, err := f.a.CreateUser(context.Background(), tokens.NewUser{Name: "bob", Password: "äöü"}); !errors.Is(err, tokens.ErrInvalid) {
+	f := newAccountsFixture(t, func(c *accounts.Config) { c.MinPasswordLength = 4 })
+	if _, err := f.a.CreateUser(context.Background(), accounts.NewUser{Name: "bob", Password: "äöü"}); !errors.Is(err, accounts.ErrInvalid) {
 		t.Errorf("a password of 3 characters (6 bytes) was not refused under a minimum of 4: %v", err)
 	}
-	if _, err := f.a.CreateUser(context.Background(), tokens.NewUser{Name: "bob", Password: "äöüß"}); err != nil {
+	if _, err := f.a.CreateUser(context.Background(), accounts.NewUser{Name: "bob", Password: "äöüß"}); err != nil {
 		t.Errorf("a password of 4 characters was refused: %v", err)
 	}
 }
 
 func TestUsersListsStoredAndFileUsers(t *testing.T) {
 	f := newAccountsFixture(t, nil)
-	created, err := f.a.CreateUser(context.Background(), tokens.NewUser{Name: "alice", Password: goodPassword, Admin: true, Groups: []string{"analysts"}})
+	created, err := f.a.CreateUser(context.Background(), accounts.NewUser{Name: "alice", Password: goodPassword, Admin: true, Groups: []string{"analysts"}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	f.createUser(t, "zed")
-	want := []tokens.Account{
-		{Name: "alice", Admin: true, Groups: []string{"analysts"}, Source: tokens.AccountSourceAPI, Revision: 1, CreatedAt: t0, UpdatedAt: t0},
-		{Name: "root", Admin: true, Groups: []string{"admin"}, Source: tokens.AccountSourceFile},
-		{Name: "zed", Source: tokens.AccountSourceAPI, Revision: 1, CreatedAt: t0, UpdatedAt: t0},
+	want := []accounts.Account{
+		{Name: "alice", Admin: true, Groups: []string{"analysts"}, Source: accounts.SourceAPI, Revision: 1, CreatedAt: t0, UpdatedAt: t0},
+		{Name: "root", Admin: true, Groups: []string{"admin"}, Source: accounts.SourceFile},
+		{Name: "zed", Source: accounts.SourceAPI, Revision: 1, CreatedAt: t0, UpdatedAt: t0},
 	}
 	if diff := cmp.Diff(want, f.a.Users()); diff != "" {
 		t.Errorf("Users (-want +got):\n%s", diff)
@@ -250,18 +251,18 @@ func TestUpdateAndDeleteUserRefuse(t *testing.T) {
 		name       string
 		user       string
 		ifRevision uint64
-		update     tokens.UserUpdate
+		update     accounts.UserUpdate
 		err        error
 		status     int
 		typ        string
 		pointer    string
 		phrase     string
 	}{
-		{"unknown user", "bob", 0, tokens.UserUpdate{}, tokens.ErrNotFound, 404, "not_found", "", `user "bob" does not exist`},
-		{"user of the users file", "root", 0, tokens.UserUpdate{}, tokens.ErrReadOnly, 409, "conflict", "", `user "root" is managed in the users file`},
-		{"stale revision", "alice", 2, tokens.UserUpdate{}, tokens.ErrRevision, 412, "precondition_failed", "", `user "alice" is at revision 1, not 2`},
-		{"short password", "alice", 0, tokens.UserUpdate{Password: &short}, tokens.ErrInvalid, 400, "validation_failed", "/password", "at least 12"},
-		{"bad group", "alice", 0, tokens.UserUpdate{Groups: &bad}, tokens.ErrInvalid, 400, "validation_failed", "/groups/0", "control character"},
+		{"unknown user", "bob", 0, accounts.UserUpdate{}, accounts.ErrNotFound, 404, "not_found", "", `user "bob" does not exist`},
+		{"user of the users file", "root", 0, accounts.UserUpdate{}, accounts.ErrReadOnly, 409, "conflict", "", `user "root" is managed in the users file`},
+		{"stale revision", "alice", 2, accounts.UserUpdate{}, accounts.ErrRevision, 412, "precondition_failed", "", `user "alice" is at revision 1, not 2`},
+		{"short password", "alice", 0, accounts.UserUpdate{Password: &short}, accounts.ErrInvalid, 400, "validation_failed", "/password", "at least 12"},
+		{"bad group", "alice", 0, accounts.UserUpdate{Groups: &bad}, accounts.ErrInvalid, 400, "validation_failed", "/groups/0", "control character"},
 	} {
 		t.Run("update "+tc.name, func(t *testing.T) {
 			_, err := f.a.UpdateUser(ctx, tc.user, tc.ifRevision, tc.update)
@@ -286,18 +287,18 @@ func TestUpdateUser(t *testing.T) {
 	f.createUser(t, "alice", "analysts")
 	f.clock.Advance(time.Minute)
 	admin, groups := true, []string{"analysts", "risk"}
-	got, err := f.a.UpdateUser(ctx, "alice", 1, tokens.UserUpdate{Admin: &admin, Groups: &groups})
+	got, err := f.a.UpdateUser(ctx, "alice", 1, accounts.UserUpdate{Admin: &admin, Groups: &groups})
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := tokens.Account{Name: "alice", Admin: true, Groups: groups, Source: tokens.AccountSourceAPI, Revision: 2,
+	want := accounts.Account{Name: "alice", Admin: true, Groups: groups, Source: accounts.SourceAPI, Revision: 2,
 		CreatedAt: t0, UpdatedAt: t0.Add(time.Minute)}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("UpdateUser returned (-want +got):\n%s", diff)
 	}
 	// Revision 0 changes whatever the revision; nil fields stay.
 	newPassword := "a new long password"
-	got, err = f.a.UpdateUser(ctx, "alice", 0, tokens.UserUpdate{Password: &newPassword})
+	got, err = f.a.UpdateUser(ctx, "alice", 0, accounts.UserUpdate{Password: &newPassword})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -324,7 +325,7 @@ func TestUpdateUser(t *testing.T) {
 func TestAuthenticate(t *testing.T) {
 	f := newAccountsFixture(t, nil)
 	ctx := context.Background()
-	if _, err := f.a.CreateUser(ctx, tokens.NewUser{Name: "alice", Password: goodPassword, Admin: true, Groups: []string{"analysts"}}); err != nil {
+	if _, err := f.a.CreateUser(ctx, accounts.NewUser{Name: "alice", Password: goodPassword, Admin: true, Groups: []string{"analysts"}}); err != nil {
 		t.Fatal(err)
 	}
 	cv, _, _ := f.a.CredentialVersion(ctx, "alice")
@@ -367,7 +368,7 @@ func TestAuthenticate(t *testing.T) {
 }
 
 func TestUnknownUserCostsABcryptComparison(t *testing.T) {
-	f := newAccountsFixture(t, func(c *tokens.AccountsConfig) { c.ReadOnly = nil; c.BcryptCost = 8 })
+	f := newAccountsFixture(t, func(c *accounts.Config) { c.ReadOnly = nil; c.BcryptCost = 8 })
 	ctx := context.Background()
 	f.createUser(t, "alice")
 	// fastest is the least time of a few refusals, which scheduling noise
@@ -406,15 +407,15 @@ func TestCredentialVersionChangesWithTheUser(t *testing.T) {
 	password, admin, notAdmin, groups, sameGroups := "another long password", true, false, []string{"risk"}, []string{"risk"}
 	for _, tc := range []struct {
 		name    string
-		update  tokens.UserUpdate
+		update  accounts.UserUpdate
 		changes bool
 	}{
-		{"password", tokens.UserUpdate{Password: &password}, true},
-		{"admin flag", tokens.UserUpdate{Admin: &admin}, true},
-		{"groups", tokens.UserUpdate{Groups: &groups}, true},
-		{"same groups", tokens.UserUpdate{Groups: &sameGroups}, false},
-		{"admin flag back", tokens.UserUpdate{Admin: &notAdmin}, true},
-		{"nothing", tokens.UserUpdate{}, false},
+		{"password", accounts.UserUpdate{Password: &password}, true},
+		{"admin flag", accounts.UserUpdate{Admin: &admin}, true},
+		{"groups", accounts.UserUpdate{Groups: &groups}, true},
+		{"same groups", accounts.UserUpdate{Groups: &sameGroups}, false},
+		{"admin flag back", accounts.UserUpdate{Admin: &notAdmin}, true},
+		{"nothing", accounts.UserUpdate{}, false},
 	} {
 		before := version()
 		if _, err := f.a.UpdateUser(ctx, "alice", 0, tc.update); err != nil {
@@ -437,7 +438,7 @@ func TestCredentialVersionChangesWithTheUser(t *testing.T) {
 }
 
 // An idToken issued for a stored user's password is refused once the
-// password changes, as a Verifier over Accounts asks.
+// password changes, as a Verifier over a Book asks.
 func TestAccountsRevokeIDTokens(t *testing.T) {
 	f := newAccountsFixture(t, nil)
 	ctx := context.Background()
@@ -461,7 +462,7 @@ func TestAccountsRevokeIDTokens(t *testing.T) {
 		t.Fatalf("a fresh token is refused: %v", err)
 	}
 	password := "a brand new password"
-	if _, err := f.a.UpdateUser(ctx, "alice", 0, tokens.UserUpdate{Password: &password}); err != nil {
+	if _, err := f.a.UpdateUser(ctx, "alice", 0, accounts.UserUpdate{Password: &password}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := v.Verify(ctx, aliceToken); !errors.Is(err, tokens.ErrRevoked) {

@@ -1,4 +1,4 @@
-package tokens_test
+package accounts_test
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/scorehub/scorehub/tokens"
+	"github.com/scorehub/scorehub/tokens/accounts"
 )
 
 // countingUsers knows ann with password "right", whose credential version
@@ -48,7 +49,7 @@ func TestPasswordCache(t *testing.T) {
 	ctx := context.Background()
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	users := &countingUsers{version: "v1"}
-	c, err := tokens.NewPasswordCache(tokens.PasswordCacheConfig{Users: users, Credentials: users, TTL: time.Minute,
+	c, err := accounts.NewPasswordCache(accounts.PasswordCacheConfig{Users: users, Credentials: users, TTL: time.Minute,
 		Now: func() time.Time { return now }})
 	if err != nil {
 		t.Fatal(err)
@@ -84,7 +85,7 @@ func TestPasswordCache(t *testing.T) {
 
 func TestPasswordCacheIsBounded(t *testing.T) {
 	users := &manyUsers{}
-	c, err := tokens.NewPasswordCache(tokens.PasswordCacheConfig{Users: users, Credentials: users, MaxEntries: 10})
+	c, err := accounts.NewPasswordCache(accounts.PasswordCacheConfig{Users: users, Credentials: users, MaxEntries: 10})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,13 +112,13 @@ func (manyUsers) CredentialVersion(context.Context, string) (string, bool, error
 
 func TestPasswordCacheConfig(t *testing.T) {
 	users := &countingUsers{}
-	for _, cfg := range []tokens.PasswordCacheConfig{
+	for _, cfg := range []accounts.PasswordCacheConfig{
 		{Credentials: users},
 		{Users: users},
 		{Users: users, Credentials: users, TTL: -1},
 		{Users: users, Credentials: users, MaxEntries: -1},
 	} {
-		if _, err := tokens.NewPasswordCache(cfg); err == nil {
+		if _, err := accounts.NewPasswordCache(cfg); err == nil {
 			t.Errorf("NewPasswordCache(%+v) succeeded", cfg)
 		}
 	}
@@ -125,7 +126,7 @@ func TestPasswordCacheConfig(t *testing.T) {
 
 func BenchmarkPasswordCacheHit(b *testing.B) {
 	users := &countingUsers{version: "v1"}
-	c, err := tokens.NewPasswordCache(tokens.PasswordCacheConfig{Users: users, Credentials: users})
+	c, err := accounts.NewPasswordCache(accounts.PasswordCacheConfig{Users: users, Credentials: users})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -143,7 +144,7 @@ func BenchmarkPasswordCacheHit(b *testing.B) {
 func TestPasswordCacheRemembered(t *testing.T) {
 	ctx := context.Background()
 	users := &countingUsers{version: "v1"}
-	c, err := tokens.NewPasswordCache(tokens.PasswordCacheConfig{Users: users, Credentials: users})
+	c, err := accounts.NewPasswordCache(accounts.PasswordCacheConfig{Users: users, Credentials: users})
 	if err != nil {
 		t.Fatal(err)
 	}

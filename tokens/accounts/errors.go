@@ -1,4 +1,4 @@
-package tokens
+package accounts
 
 import (
 	"fmt"
@@ -7,7 +7,7 @@ import (
 	"github.com/scorehub/scorehub/problem"
 )
 
-// Errors of [Accounts] and of [AccountStore]s. Accounts wraps them with a
+// Errors of [Book] and of [Store]s. The Book wraps them with a
 // sentence naming the user or token at fault (never a password or a
 // token's secret); match them with [errors.Is]. Each is a
 // [*problem.Error], whose code and sentence say what it is to an HTTP edge,
@@ -24,7 +24,7 @@ var (
 	// stored or a read-only user.
 	ErrExists = &problem.Error{Code: problem.AlreadyExists, Text: "tokens: already exists",
 		Message: "the name is already taken"}
-	// ErrReadOnly reports a change to a user of AccountsConfig.ReadOnly,
+	// ErrReadOnly reports a change to a user of Config.ReadOnly,
 	// which is managed where it comes from (the users file).
 	ErrReadOnly = &problem.Error{Code: problem.Conflict, Text: "tokens: read-only user",
 		Message: "the user is managed in the users file"}
@@ -33,7 +33,7 @@ var (
 	ErrRevision = &problem.Error{Code: problem.PreconditionFailed, Text: "tokens: revision mismatch",
 		Message: "the user has changed since it was read"}
 	// ErrTooManyAPITokens reports a new API token for a user who has
-	// AccountsConfig.MaxAPITokensPerUser of them.
+	// Config.MaxAPITokensPerUser of them.
 	ErrTooManyAPITokens = &problem.Error{Code: problem.Conflict, Text: "tokens: too many API tokens",
 		Message: "the user has as many API tokens as allowed"}
 	// ErrInvalid reports a field of a new or changed user or API token
@@ -42,15 +42,14 @@ var (
 	ErrInvalid = &problem.Error{Code: problem.ValidationFailed, Text: "tokens: invalid",
 		Message: "the request is not valid"}
 	// ErrStale reports a commit whose base is no longer the stored state's
-	// Seq: another writer committed in between. Accounts and [KeySet]
-	// load the store again and retry; they return ErrStale only when the
-	// store keeps changing under them. It is the one stale error of every
-	// store (accounts, signing keys, and those of package registry, where
-	// it is registry.ErrStale).
+	// Seq: another writer committed in between. [Book] loads the store
+	// again and retries; it returns ErrStale only when the store keeps
+	// changing under it. It is the one stale error of every store
+	// (accounts, signing keys, and those of package registry); it is
+	// [tokens.ErrStale] and registry.ErrStale.
 	ErrStale = image.ErrStale
-	// ErrAccountsClosed reports use of a closed [Accounts] or
-	// [AccountStore].
-	ErrAccountsClosed = &problem.Error{Code: problem.Unavailable, Text: "tokens: accounts closed",
+	// ErrClosed reports use of a closed [Book] or [Store].
+	ErrClosed = &problem.Error{Code: problem.Unavailable, Text: "tokens: accounts closed",
 		Message: "the service is shutting down"}
 )
 

@@ -1,4 +1,4 @@
-package tokens
+package accounts
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/scorehub/scorehub/problem"
+	"github.com/scorehub/scorehub/tokens"
 )
 
 // CreateAPIToken stores a new API token and returns it with its secret,
@@ -19,7 +20,7 @@ import (
 // [ErrInvalid] pointing at "/name", "/expiresAt" or "/webApiGroups/<i>";
 // [ErrNotFound] of type "invalid_reference" pointing at "/owner";
 // [ErrTooManyAPITokens].
-func (a *Accounts) CreateAPIToken(ctx context.Context, t NewAPIToken) (APIToken, string, error) {
+func (a *Book) CreateAPIToken(ctx context.Context, t NewAPIToken) (APIToken, string, error) {
 	if err := checkAPITokenName(t.Name); err != nil {
 		return APIToken{}, "", err
 	}
@@ -34,10 +35,10 @@ func (a *Accounts) CreateAPIToken(ctx context.Context, t NewAPIToken) (APIToken,
 		return APIToken{}, "", err
 	}
 	var created *StoredAPIToken
-	err = a.write(ctx, func(s *accountSnapshot) (AccountChange, *AccountState, error) {
+	err = a.write(ctx, func(s *accountSnapshot) (Change, *State, error) {
 		cv, ro, err := a.readOnlyVersion(ctx, t.Owner)
 		if err != nil {
-			return AccountChange{}, nil, err
+			return Change{}, nil, err
 		}
 		if !ro {
 			u, ok := s.users[t.Owner]
@@ -45,22 +46,22 @@ func (a *Accounts) CreateAPIToken(ctx context.Context, t NewAPIToken) (APIToken,
 				// A reference the request makes, not an address: 422.
 				e := fieldError(ErrNotFound, "/owner", "user %q does not exist", t.Owner)
 				e.Code = problem.InvalidReference
-				return AccountChange{}, nil, e
+				return Change{}, nil, e
 			}
 			cv = u.CredentialVersion
 		}
 		if n := s.owned[t.Owner]; n >= a.maxTokens {
-			return AccountChange{}, nil, accountErrorf(ErrTooManyAPITokens,
+			return Change{}, nil, accountErrorf(ErrTooManyAPITokens,
 				"user %q has %d API tokens, as many as allowed; delete one first", t.Owner, n)
 		}
 		id, err := newAPITokenID(a.random)
 		if err != nil {
-			return AccountChange{}, nil, err
+			return Change{}, nil, err
 		}
 		if s.byID[id] != nil {
 			// 80 random bits do not collide; a source that repeats
 			// itself is broken.
-			return AccountChange{}, nil, fmt.Errorf("tokens: API token ID %q drawn twice", id)
+			return Change{}, nil, fmt.Errorf("tokens: API token ID %q drawn twice", id)
 		}
 		created = &StoredAPIToken{
 			APIToken: APIToken{ID: id, Name: t.Name, Owner: t.Owner, WebAPIGroups: cloneNames(t.WebAPIGroups),
@@ -71,7 +72,7 @@ func (a *Accounts) CreateAPIToken(ctx context.Context, t NewAPIToken) (APIToken,
 		if !t.ExpiresAt.IsZero() {
 			created.ExpiresAt = t.ExpiresAt.UTC().Round(0)
 		}
-		return AccountChange{APIToken: created}, s.state.withAPIToken(*created), nil
+		return Change{APIToken: created}, s.state.withAPIToken(*created), nil
 	})
 	if err != nil {
 		return APIToken{}, "", err
@@ -98,7 +99,7 @@ func checkAPITokenName(name string) error {
 
 // APITokens returns every API token, sorted by owner, then creation time,
 // then ID.
-func (a *Accounts) APITokens() []APIToken {
+func (a *Book) APITokens() []APIToken {
 	s := a.w.View()
 	out := make([]APIToken, len(s.ordered))
 	for i, t := range s.ordered {
@@ -108,7 +109,7 @@ func (a *Accounts) APITokens() []APIToken {
 }
 
 // APIToken returns the API token id and whether there is one.
-func (a *Accounts) APIToken(id string) (APIToken, bool) {
+func (a *Book) APIToken(id string) (APIToken, bool) {
 	t := a.w.View().byID[id]
 	if t == nil {
 		return APIToken{}, false
@@ -118,63 +119,63 @@ func (a *Accounts) APIToken(id string) (APIToken, bool) {
 
 // DeleteAPIToken removes the API token id; the next VerifyAPIToken of it
 // fails. Errors: [ErrNotFound].
-func (a *Accounts) DeleteAPIToken(ctx context.Context, id string) error {
-	return a.write(ctx, func(s *accountSnapshot) (AccountChange, *AccountState, error) {
+func (a *Book) DeleteAPIToken(ctx context.Context, id string) error {
+	return a.write(ctx, func(s *accountSnapshot) (Change, *State, error) {
 		t := s.byID[id]
 		if t == nil {
-			return AccountChange{}, nil, accountErrorf(ErrNotFound, "API token %q does not exist", id)
+			return Change{}, nil, accountErrorf(ErrNotFound, "API token %q does not exist", id)
 		}
-		return AccountChange{APIToken: t.StoredAPIToken, Delete: true}, s.state.withoutAPIToken(id), nil
+		return Change{APIToken: t.StoredAPIToken, Delete: true}, s.state.withoutAPIToken(id), nil
 	})
 }
 
 // VerifyAPIToken returns the principal of the owner of token as the owner
 // is now, and the web API groups the token is restricted to (none: no
-// restriction); the two share their slices with Accounts and must not be
+// restriction); the two share their slices with the Book and must not be
 // changed. A token that is malformed or unknown fails with an error
-// matching [ErrBadCredentials]; one past its expiry with [ErrExpired]; one
+// matching [tokens.ErrBadCredentials]; one past its expiry with [tokens.ErrExpired]; one
 // whose owner was removed or changed password, groups or admin flag since
-// it was made with [ErrRevoked]. It answers from memory and records the
+// it was made with [tokens.ErrRevoked]. It answers from memory and records the
 // use, to the second, for the background writer to make durable.
-func (a *Accounts) VerifyAPIToken(ctx context.Context, token string) (p Principal, webAPIGroups []string, err error) {
+func (a *Book) VerifyAPIToken(ctx context.Context, token string) (p tokens.Principal, webAPIGroups []string, err error) {
 	if !apiTokenWellFormed(token) {
-		return Principal{}, nil, ErrBadCredentials
+		return tokens.Principal{}, nil, tokens.ErrBadCredentials
 	}
 	t := a.w.View().tokens[hashAPIToken(token)]
 	if t == nil {
-		return Principal{}, nil, ErrBadCredentials
+		return tokens.Principal{}, nil, tokens.ErrBadCredentials
 	}
 	now := a.now()
 	if !t.ExpiresAt.IsZero() && !now.Before(t.ExpiresAt) {
-		return Principal{}, nil, fmt.Errorf("%w: API token %q expired at %s", ErrExpired, t.ID, t.ExpiresAt.Format(time.RFC3339))
+		return tokens.Principal{}, nil, fmt.Errorf("%w: API token %q expired at %s", tokens.ErrExpired, t.ID, t.ExpiresAt.Format(time.RFC3339))
 	}
 	p, ok, err := a.owner(ctx, t.Owner)
 	if err != nil {
-		return Principal{}, nil, err
+		return tokens.Principal{}, nil, err
 	}
 	if !ok {
-		return Principal{}, nil, fmt.Errorf("%w: the owner %q of API token %q no longer exists", ErrRevoked, t.Owner, t.ID)
+		return tokens.Principal{}, nil, fmt.Errorf("%w: the owner %q of API token %q no longer exists", tokens.ErrRevoked, t.Owner, t.ID)
 	}
 	if p.CredentialVersion != t.CredentialVersion {
-		return Principal{}, nil, fmt.Errorf("%w: the owner %q of API token %q changed since it was made", ErrRevoked, t.Owner, t.ID)
+		return tokens.Principal{}, nil, fmt.Errorf("%w: the owner %q of API token %q changed since it was made", tokens.ErrRevoked, t.Owner, t.ID)
 	}
 	recordUse(t.lastUsed, now)
 	return p, t.WebAPIGroups, nil
 }
 
 // owner returns the user name as a principal, read-only users first.
-func (a *Accounts) owner(ctx context.Context, name string) (Principal, bool, error) {
+func (a *Book) owner(ctx context.Context, name string) (tokens.Principal, bool, error) {
 	if _, ro, err := a.readOnlyVersion(ctx, name); err != nil {
-		return Principal{}, false, err
+		return tokens.Principal{}, false, err
 	} else if ro {
 		p, ok := a.readOnlyPrincipal(name)
 		return p, ok, nil
 	}
 	u, ok := a.w.View().users[name]
 	if !ok {
-		return Principal{}, false, nil
+		return tokens.Principal{}, false, nil
 	}
-	return Principal{Subject: u.Name, Admin: u.Admin, Groups: u.Groups, CredentialVersion: u.CredentialVersion}, true, nil
+	return tokens.Principal{Subject: u.Name, Admin: u.Admin, Groups: u.Groups, CredentialVersion: u.CredentialVersion}, true, nil
 }
 
 // recordUse sets last to now unless it holds a time less than a second
@@ -195,7 +196,7 @@ func recordUse(last *atomic.Int64, now time.Time) {
 
 // writeLastUsed makes recorded last uses durable every interval until
 // Close.
-func (a *Accounts) writeLastUsed() {
+func (a *Book) writeLastUsed() {
 	defer close(a.done)
 	tick := time.NewTicker(a.interval)
 	defer tick.Stop()
@@ -212,8 +213,8 @@ func (a *Accounts) writeLastUsed() {
 }
 
 // flushLastUsed commits the last uses recorded since the last commit.
-func (a *Accounts) flushLastUsed(ctx context.Context) error {
-	return a.commit(ctx, true, func(s *accountSnapshot) (AccountChange, *AccountState, error) {
+func (a *Book) flushLastUsed(ctx context.Context) error {
+	return a.commit(ctx, true, func(s *accountSnapshot) (Change, *State, error) {
 		used := map[string]time.Time{}
 		for _, t := range s.ordered {
 			if n := t.lastUsed.Load(); n != 0 {
@@ -223,20 +224,20 @@ func (a *Accounts) flushLastUsed(ctx context.Context) error {
 			}
 		}
 		if len(used) == 0 {
-			return AccountChange{}, nil, nil
+			return Change{}, nil, nil
 		}
-		return AccountChange{LastUsed: used}, s.state.withLastUsed(used), nil
+		return Change{LastUsed: used}, s.state.withLastUsed(used), nil
 	})
 }
 
 // write decides a change on the published snapshot and commits it, as
-// commit does, unless Accounts is closed.
-func (a *Accounts) write(ctx context.Context, decide func(*accountSnapshot) (AccountChange, *AccountState, error)) error {
+// commit does, unless the Book is closed.
+func (a *Book) write(ctx context.Context, decide func(*accountSnapshot) (Change, *State, error)) error {
 	return a.commit(ctx, false, decide)
 }
 
 // commit decides a change on the published snapshot, commits it and
-// publishes the new state, through the image.Writer of Accounts. decide
+// publishes the new state, through the image.Writer of the Book. decide
 // returns a nil state for nothing to commit. A commit that meets another
 // writer's ([ErrStale]) loads the store, publishes what it holds and
 // decides again. Over a shared store, a refusal is also decided again,
@@ -244,11 +245,11 @@ func (a *Accounts) write(ctx context.Context, decide func(*accountSnapshot) (Acc
 // that no replica refuses a write for a commit it has not been told of yet
 // (a revision or a user the client saw through another replica).
 // afterClose lets the last write of Close through.
-func (a *Accounts) commit(ctx context.Context, afterClose bool, decide func(*accountSnapshot) (AccountChange, *AccountState, error)) error {
+func (a *Book) commit(ctx context.Context, afterClose bool, decide func(*accountSnapshot) (Change, *State, error)) error {
 	if a.closed.Load() && !afterClose {
-		return ErrAccountsClosed
+		return ErrClosed
 	}
-	return a.w.Write(ctx, func(s *accountSnapshot) (*AccountState, error) {
+	return a.w.Write(ctx, func(s *accountSnapshot) (*State, error) {
 		change, next, err := decide(s)
 		if next != nil {
 			next.Seq, next.Change = s.state.Seq+1, &change

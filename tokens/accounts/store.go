@@ -1,4 +1,4 @@
-package tokens
+package accounts
 
 import (
 	"slices"
@@ -8,11 +8,11 @@ import (
 	"github.com/scorehub/scorehub/internal/image"
 )
 
-// AccountStore keeps the users and API tokens of [Accounts]: it loads them
-// and commits one change at a time. It applies no rule of its own: Accounts
+// Store keeps the users and API tokens of [Book]: it loads them
+// and commits one change at a time. It applies no rule of its own: the Book
 // checks every rule of a write (names, passwords, revisions, owners, limits)
-// on its current [AccountState] before it asks the store to commit, so a
-// store is only persistence, and one conformance suite (package tokenstest,
+// on its current [State] before it asks the store to commit, so a
+// store is only persistence, and one conformance suite (package accountstest,
 // over the suite of every state image) proves any implementation.
 //
 // It is the store of every state image (records, accounts, signing keys:
@@ -20,44 +20,44 @@ import (
 // commit is conditional, so that a store several writers share stays
 // consistent without trusting any writer's view: Commit names the Seq of
 // the state the write's rules were checked on (base), and next, at base+1,
-// holds what it changes (AccountState.Change). A commit whose base is no
-// longer the stored Seq fails with [ErrStale] and changes nothing; Accounts
+// holds what it changes (State.Change). A commit whose base is no
+// longer the stored Seq fails with [ErrStale] and changes nothing; the Book
 // then loads the store again and decides the write afresh.
 //
 // Implementations must be safe for concurrent use. Commit returns only once
 // the change is committed (durable, for a durable store); a failed Commit
 // leaves the stored state as it was.
-type AccountStore interface {
+type Store interface {
 	// Load returns the state as last committed; the caller must not
 	// change it. Commit makes next the stored state if the stored
 	// state's Seq is still base, and fails with [ErrStale] otherwise.
-	image.Store[AccountState]
+	image.Store[State]
 
-	// Close releases the store. Later calls fail with [ErrAccountsClosed].
+	// Close releases the store. Later calls fail with [ErrClosed].
 	Close() error
 }
 
-// AccountNotifier is an [AccountStore] that other writers share, such as
-// the store of several replicas on one database. [Accounts] over an
-// AccountNotifier subscribes to it and publishes every newer state it is
+// Notifier is a [Store] that other writers share, such as
+// the store of several replicas on one database. [Book] over an
+// Notifier subscribes to it and publishes every newer state it is
 // given, so that a user removed, a password, the groups or the admin flag
 // changed, or an API token deleted through another replica revokes, here
 // too, what was issued for it, without waiting for a write of this
-// process. Accounts publishes its own writes before they return and needs
+// process. The Book publishes its own writes before they return and needs
 // no notification for them.
-type AccountNotifier interface {
-	AccountStore
+type Notifier interface {
+	Store
 	// Subscribe calls fn with the stored state after changes that other
 	// writers committed. fn must be quick and must not call the store. A
 	// state whose Seq is no newer than the one published is ignored, so a
 	// store may also report its own writers' commits, or one change twice.
 	// cancel stops the calls.
-	Subscribe(fn func(*AccountState)) (cancel func())
+	Subscribe(fn func(*State)) (cancel func())
 }
 
-// AccountState is everything an [AccountStore] keeps. A state, once loaded
+// State is everything a [Store] keeps. A state, once loaded
 // or committed, is never changed: a write makes a new one.
-type AccountState struct {
+type State struct {
 	// Seq counts the commits that made the state; a new store's is 0.
 	Seq uint64
 	// Users are the stored users, sorted by name.
@@ -67,10 +67,10 @@ type AccountState struct {
 	// Change is what the write that made the state (from the state at
 	// Seq-1) stores or removes, for a store that keeps rows; nil for a
 	// state a store loaded.
-	Change *AccountChange
+	Change *Change
 }
 
-// StoredUser is a user as an [AccountStore] keeps it.
+// StoredUser is a user as a [Store] keeps it.
 type StoredUser struct {
 	Name         string
 	PasswordHash []byte // bcrypt
@@ -84,7 +84,7 @@ type StoredUser struct {
 	UpdatedAt         time.Time
 }
 
-// StoredAPIToken is an API token as an [AccountStore] keeps it: never the
+// StoredAPIToken is an API token as a [Store] keeps it: never the
 // secret, only its hash.
 type StoredAPIToken struct {
 	APIToken
@@ -95,9 +95,9 @@ type StoredAPIToken struct {
 	CredentialVersion string
 }
 
-// AccountChange is what the write that made an [AccountState] stores or
+// Change is what the write that made a [State] stores or
 // removes. Exactly one of User, APIToken and LastUsed is set.
-type AccountChange struct {
+type Change struct {
 	// User is the user as the commit stores it or, when Delete is set, as
 	// it was before its removal. Removing a user removes the user's API
 	// tokens with it.
@@ -117,8 +117,8 @@ type AccountChange struct {
 
 // withUser returns a copy of st, Seq unset, holding u in place of the user
 // of its name.
-func (st *AccountState) withUser(u StoredUser) *AccountState {
-	next := &AccountState{Users: make([]StoredUser, 0, len(st.Users)+1), APITokens: st.APITokens}
+func (st *State) withUser(u StoredUser) *State {
+	next := &State{Users: make([]StoredUser, 0, len(st.Users)+1), APITokens: st.APITokens}
 	placed := false
 	for _, old := range st.Users {
 		switch c := strings.Compare(old.Name, u.Name); {
@@ -138,8 +138,8 @@ func (st *AccountState) withUser(u StoredUser) *AccountState {
 
 // withoutUser returns a copy of st, Seq unset, without the user name and
 // the API tokens the user owns.
-func (st *AccountState) withoutUser(name string) *AccountState {
-	next := &AccountState{}
+func (st *State) withoutUser(name string) *State {
+	next := &State{}
 	for _, u := range st.Users {
 		if u.Name != name {
 			next.Users = append(next.Users, u)
@@ -154,15 +154,15 @@ func (st *AccountState) withoutUser(name string) *AccountState {
 }
 
 // withAPIToken returns a copy of st, Seq unset, holding the new token t.
-func (st *AccountState) withAPIToken(t StoredAPIToken) *AccountState {
-	next := &AccountState{Users: st.Users, APITokens: append(slices.Clone(st.APITokens), t)}
+func (st *State) withAPIToken(t StoredAPIToken) *State {
+	next := &State{Users: st.Users, APITokens: append(slices.Clone(st.APITokens), t)}
 	slices.SortFunc(next.APITokens, func(x, y StoredAPIToken) int { return strings.Compare(x.ID, y.ID) })
 	return next
 }
 
 // withoutAPIToken returns a copy of st, Seq unset, without the token id.
-func (st *AccountState) withoutAPIToken(id string) *AccountState {
-	next := &AccountState{Users: st.Users}
+func (st *State) withoutAPIToken(id string) *State {
+	next := &State{Users: st.Users}
 	for _, t := range st.APITokens {
 		if t.ID != id {
 			next.APITokens = append(next.APITokens, t)
@@ -173,8 +173,8 @@ func (st *AccountState) withoutAPIToken(id string) *AccountState {
 
 // withLastUsed returns a copy of st, Seq unset, with the last-used times of
 // used.
-func (st *AccountState) withLastUsed(used map[string]time.Time) *AccountState {
-	next := &AccountState{Users: st.Users, APITokens: slices.Clone(st.APITokens)}
+func (st *State) withLastUsed(used map[string]time.Time) *State {
+	next := &State{Users: st.Users, APITokens: slices.Clone(st.APITokens)}
 	for i := range next.APITokens {
 		if at, ok := used[next.APITokens[i].ID]; ok {
 			next.APITokens[i].LastUsedAt = at

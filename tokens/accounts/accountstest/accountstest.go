@@ -1,19 +1,19 @@
-// Package tokenstest holds the conformance suites of [tokens.AccountStore]
-// and [tokens.KeyStore]: the contracts [tokens.Accounts] and
-// [tokens.KeySet] rely on, which every store, the ones of package tokens
-// and any other (a database store in a package of its own), must keep.
-// Each is the suite every store of a state image passes (package
-// internal/image/imagetest), given the accounts or the key set, and what
-// Accounts or a KeySet makes of a store besides. A store's test calls
-// [RunAccountStore]:
+// Package accountstest holds the conformance suites of [accounts.Store]
+// and [accounts.Notifier]: the contract [accounts.Book] relies on, which
+// every account store, the ones of package accounts and any other (a
+// database store in a package of its own), must keep. Each is the suite
+// every store of a state image passes (package internal/image/imagetest),
+// given the accounts, and what a Book makes of a store besides. A store's
+// test calls [RunStore]:
 //
 //	func TestAccountStoreConformance(t *testing.T) {
-//		tokenstest.RunAccountStore(t, open)
+//		accountstest.RunStore(t, open)
 //	}
 //
 // The rules of a write are not the store's and are not checked here; the
-// tests of package tokens check them over every store it has.
-package tokenstest
+// tests of package accounts check them over every store it has. The
+// suites of the signing keys' stores are in package tokens/tokenstest.
+package accountstest
 
 import (
 	"context"
@@ -29,19 +29,19 @@ import (
 
 	"github.com/scorehub/scorehub/internal/image"
 	"github.com/scorehub/scorehub/internal/image/imagetest"
-	"github.com/scorehub/scorehub/tokens"
+	"github.com/scorehub/scorehub/tokens/accounts"
 )
 
 var epoch = time.Date(2025, 1, 2, 3, 4, 5, 6000, time.UTC)
 
-// RunAccountStore runs the suite on stores open makes. open returns a new,
+// RunStore runs the suite on stores open makes. open returns a new,
 // empty store and arranges its closing at the end of the test (t.Cleanup).
-func RunAccountStore(t *testing.T, open func(t *testing.T) tokens.AccountStore) {
+func RunStore(t *testing.T, open func(t *testing.T) accounts.Store) {
 	ctx := context.Background()
 	imagetest.Run(t, accountKit(open))
 
 	t.Run("a change of every kind loads back", func(t *testing.T) {
-		// One change a commit, as Accounts makes them, so that a store
+		// One change a commit, as the Book makes them, so that a store
 		// that keeps rows and writes only the change holds the same.
 		s := open(t)
 		alice, bob := user(t, "alice", "analysts"), user(t, "bob")
@@ -49,16 +49,16 @@ func RunAccountStore(t *testing.T, open func(t *testing.T) tokens.AccountStore) 
 		aliceToken.ExpiresAt = epoch.Add(time.Hour)
 		bobToken.WebAPIGroups = []string{"risk", "fraud"}
 		steps := []struct {
-			change tokens.AccountChange
-			state  *tokens.AccountState
+			change accounts.Change
+			state  *accounts.State
 		}{
-			{tokens.AccountChange{User: &alice}, state(1, alice)},
-			{tokens.AccountChange{User: &bob}, state(2, alice, bob)},
-			{tokens.AccountChange{APIToken: &aliceToken}, withTokens(state(3, alice, bob), aliceToken)},
-			{tokens.AccountChange{APIToken: &bobToken}, withTokens(state(4, alice, bob), aliceToken, bobToken)},
+			{accounts.Change{User: &alice}, state(1, alice)},
+			{accounts.Change{User: &bob}, state(2, alice, bob)},
+			{accounts.Change{APIToken: &aliceToken}, withTokens(state(3, alice, bob), aliceToken)},
+			{accounts.Change{APIToken: &bobToken}, withTokens(state(4, alice, bob), aliceToken, bobToken)},
 			// Removing a user removes the user's API tokens.
-			{tokens.AccountChange{User: &alice, Delete: true, Revision: 1}, withTokens(state(5, bob), bobToken)},
-			{tokens.AccountChange{APIToken: &bobToken, Delete: true}, state(6, bob)},
+			{accounts.Change{User: &alice, Delete: true, Revision: 1}, withTokens(state(5, bob), bobToken)},
+			{accounts.Change{APIToken: &bobToken, Delete: true}, state(6, bob)},
 		}
 		for _, step := range steps {
 			step.state.Change = &step.change
@@ -72,14 +72,14 @@ func RunAccountStore(t *testing.T, open func(t *testing.T) tokens.AccountStore) 
 	t.Run("last-used times commit", func(t *testing.T) {
 		s := open(t)
 		st := state(1, user(t, "alice"))
-		st.APITokens = []tokens.StoredAPIToken{apiToken("alice", 1)}
-		st.Change = &tokens.AccountChange{APIToken: &st.APITokens[0]}
+		st.APITokens = []accounts.StoredAPIToken{apiToken("alice", 1)}
+		st.Change = &accounts.Change{APIToken: &st.APITokens[0]}
 		commit(t, s, st)
 		used := epoch.Add(90 * time.Second)
 		next := state(2, st.Users...)
-		next.APITokens = []tokens.StoredAPIToken{st.APITokens[0]}
+		next.APITokens = []accounts.StoredAPIToken{st.APITokens[0]}
 		next.APITokens[0].LastUsedAt = used
-		next.Change = &tokens.AccountChange{LastUsed: map[string]time.Time{next.APITokens[0].ID: used}}
+		next.Change = &accounts.Change{LastUsed: map[string]time.Time{next.APITokens[0].ID: used}}
 		commit(t, s, next)
 		if got := load(t, s).APITokens[0].LastUsedAt; !got.Equal(used) {
 			t.Errorf("last used at %v, want %v", got, used)
@@ -89,12 +89,12 @@ func RunAccountStore(t *testing.T, open func(t *testing.T) tokens.AccountStore) 
 	t.Run("accounts sharing a store lose no write", func(t *testing.T) {
 		s := open(t)
 		a1, a2 := newAccounts(t, s), newAccounts(t, s)
-		if _, err := a1.CreateUser(ctx, tokens.NewUser{Name: "alice", Password: "correct horse battery"}); err != nil {
+		if _, err := a1.CreateUser(ctx, accounts.NewUser{Name: "alice", Password: "correct horse battery"}); err != nil {
 			t.Fatal(err)
 		}
 		// a2 decided on seq 0; its commit is refused, it reloads and
 		// decides again.
-		if _, err := a2.CreateUser(ctx, tokens.NewUser{Name: "bob", Password: "correct horse battery"}); err != nil {
+		if _, err := a2.CreateUser(ctx, accounts.NewUser{Name: "bob", Password: "correct horse battery"}); err != nil {
 			t.Fatal(err)
 		}
 		st := load(t, s)
@@ -109,10 +109,10 @@ func RunAccountStore(t *testing.T, open func(t *testing.T) tokens.AccountStore) 
 	t.Run("what Accounts commits works after a new start", func(t *testing.T) {
 		s := open(t)
 		a := newAccounts(t, s)
-		if _, err := a.CreateUser(ctx, tokens.NewUser{Name: "alice", Password: "correct horse battery", Groups: []string{"analysts"}}); err != nil {
+		if _, err := a.CreateUser(ctx, accounts.NewUser{Name: "alice", Password: "correct horse battery", Groups: []string{"analysts"}}); err != nil {
 			t.Fatal(err)
 		}
-		tok, secret, err := a.CreateAPIToken(ctx, tokens.NewAPIToken{Name: "ci", Owner: "alice"})
+		tok, secret, err := a.CreateAPIToken(ctx, accounts.NewAPIToken{Name: "ci", Owner: "alice"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -135,11 +135,11 @@ func RunAccountStore(t *testing.T, open func(t *testing.T) tokens.AccountStore) 
 	})
 }
 
-// newAccounts returns Accounts over s at the lowest bcrypt cost allowed,
+// newAccounts returns a Book over s at the lowest bcrypt cost allowed,
 // closed at the end of the test.
-func newAccounts(t *testing.T, s tokens.AccountStore) *tokens.Accounts {
+func newAccounts(t *testing.T, s accounts.Store) *accounts.Book {
 	t.Helper()
-	a, err := tokens.NewAccounts(context.Background(), tokens.AccountsConfig{Store: s, BcryptCost: bcrypt.DefaultCost,
+	a, err := accounts.Open(context.Background(), accounts.Config{Store: s, BcryptCost: bcrypt.DefaultCost,
 		Now: func() time.Time { return epoch }})
 	if err != nil {
 		t.Fatal(err)
@@ -148,7 +148,7 @@ func newAccounts(t *testing.T, s tokens.AccountStore) *tokens.Accounts {
 	return a
 }
 
-func load(t *testing.T, s tokens.AccountStore) *tokens.AccountState {
+func load(t *testing.T, s accounts.Store) *accounts.State {
 	t.Helper()
 	st, err := s.Load(context.Background())
 	if err != nil {
@@ -158,7 +158,7 @@ func load(t *testing.T, s tokens.AccountStore) *tokens.AccountState {
 }
 
 // commit commits next on the state before it.
-func commit(t *testing.T, s tokens.AccountStore, next *tokens.AccountState) {
+func commit(t *testing.T, s accounts.Store, next *accounts.State) {
 	t.Helper()
 	if err := s.Commit(context.Background(), next.Seq-1, next); err != nil {
 		t.Fatal(err)
@@ -167,35 +167,35 @@ func commit(t *testing.T, s tokens.AccountStore, next *tokens.AccountState) {
 
 // accountKit is the accounts' part of the suite of every state image, on
 // the stores open returns.
-func accountKit(open func(t *testing.T) tokens.AccountStore) imagetest.Kit[tokens.AccountState] {
-	return imagetest.Kit[tokens.AccountState]{
-		Open: func(t *testing.T) image.Store[tokens.AccountState] { return open(t) },
-		New:  func() *tokens.AccountState { return &tokens.AccountState{} },
-		Seq:  func(st *tokens.AccountState) uint64 { return st.Seq },
-		Next: func(t *testing.T, base *tokens.AccountState, i int) *tokens.AccountState {
+func accountKit(open func(t *testing.T) accounts.Store) imagetest.Kit[accounts.State] {
+	return imagetest.Kit[accounts.State]{
+		Open: func(t *testing.T) image.Store[accounts.State] { return open(t) },
+		New:  func() *accounts.State { return &accounts.State{} },
+		Seq:  func(st *accounts.State) uint64 { return st.Seq },
+		Next: func(t *testing.T, base *accounts.State, i int) *accounts.State {
 			u := user(t, fmt.Sprintf("user%02d", i))
-			next := &tokens.AccountState{Seq: base.Seq + 1, Users: append(slices.Clone(base.Users), u), APITokens: base.APITokens,
-				Change: &tokens.AccountChange{User: &u}}
-			slices.SortFunc(next.Users, func(x, y tokens.StoredUser) int { return strings.Compare(x.Name, y.Name) })
+			next := &accounts.State{Seq: base.Seq + 1, Users: append(slices.Clone(base.Users), u), APITokens: base.APITokens,
+				Change: &accounts.Change{User: &u}}
+			slices.SortFunc(next.Users, func(x, y accounts.StoredUser) int { return strings.Compare(x.Name, y.Name) })
 			return next
 		},
-		Dump: func(st *tokens.AccountState) string {
+		Dump: func(st *accounts.State) string {
 			c := *st
 			c.Seq = 0
 			return dump(&c)
 		},
-		Closed: tokens.ErrAccountsClosed,
+		Closed: accounts.ErrClosed,
 	}
 }
 
 // withTokens returns st holding the API tokens toks, sorted by ID.
-func withTokens(st *tokens.AccountState, toks ...tokens.StoredAPIToken) *tokens.AccountState {
+func withTokens(st *accounts.State, toks ...accounts.StoredAPIToken) *accounts.State {
 	st.APITokens = toks
 	return st
 }
 
-func state(seq uint64, users ...tokens.StoredUser) *tokens.AccountState {
-	return &tokens.AccountState{Seq: seq, Users: users}
+func state(seq uint64, users ...accounts.StoredUser) *accounts.State {
+	return &accounts.State{Seq: seq, Users: users}
 }
 
 // hash is one bcrypt hash for every user of the suite, made once: the
@@ -208,16 +208,16 @@ var hash = sync.OnceValue(func() []byte {
 	return h
 })
 
-func user(t *testing.T, name string, groups ...string) tokens.StoredUser {
+func user(t *testing.T, name string, groups ...string) accounts.StoredUser {
 	t.Helper()
-	return tokens.StoredUser{Name: name, PasswordHash: hash(), Groups: groups, CredentialVersion: "cv-" + name,
+	return accounts.StoredUser{Name: name, PasswordHash: hash(), Groups: groups, CredentialVersion: "cv-" + name,
 		Revision: 1, CreatedAt: epoch, UpdatedAt: epoch}
 }
 
 // apiToken returns a token of owner with ID and hash made from n.
-func apiToken(owner string, n int) tokens.StoredAPIToken {
-	return tokens.StoredAPIToken{
-		APIToken:          tokens.APIToken{ID: fmt.Sprintf("tok%013d", n), Name: "token " + owner, Owner: owner, CreatedAt: epoch},
+func apiToken(owner string, n int) accounts.StoredAPIToken {
+	return accounts.StoredAPIToken{
+		APIToken:          accounts.APIToken{ID: fmt.Sprintf("tok%013d", n), Name: "token " + owner, Owner: owner, CreatedAt: epoch},
 		Hash:              fmt.Sprintf("%064x", n),
 		CredentialVersion: "cv-" + owner,
 	}
@@ -225,16 +225,16 @@ func apiToken(owner string, n int) tokens.StoredAPIToken {
 
 // dump is the state as JSON, an empty list and none alike, for comparing
 // and showing; the change that made it is not what it holds.
-func dump(st *tokens.AccountState) string {
+func dump(st *accounts.State) string {
 	c := *st
 	c.Change = nil
-	c.Users = append([]tokens.StoredUser(nil), st.Users...)
+	c.Users = append([]accounts.StoredUser(nil), st.Users...)
 	for i := range c.Users {
 		if len(c.Users[i].Groups) == 0 {
 			c.Users[i].Groups = nil
 		}
 	}
-	c.APITokens = append([]tokens.StoredAPIToken(nil), st.APITokens...)
+	c.APITokens = append([]accounts.StoredAPIToken(nil), st.APITokens...)
 	for i := range c.APITokens {
 		if len(c.APITokens[i].WebAPIGroups) == 0 {
 			c.APITokens[i].WebAPIGroups = nil

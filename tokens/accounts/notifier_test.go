@@ -1,4 +1,4 @@
-package tokens_test
+package accounts_test
 
 import (
 	"context"
@@ -10,18 +10,18 @@ import (
 
 	"github.com/scorehub/scorehub/internal/image"
 	"github.com/scorehub/scorehub/internal/image/imagetest"
-	"github.com/scorehub/scorehub/tokens"
-	"github.com/scorehub/scorehub/tokens/tokenstest"
+	"github.com/scorehub/scorehub/tokens/accounts"
+	"github.com/scorehub/scorehub/tokens/accounts/accountstest"
 )
 
-// TestAccountNotifierConformance runs the suite of a shared store on one
+// TestNotifierConformance runs the suite of a shared store on one
 // state in memory that two handles share, each telling its subscribers
 // what any handle commits, as a database store does for the replicas on
 // it.
-func TestAccountNotifierConformance(t *testing.T) {
-	tokenstest.RunAccountNotifier(t, func(t *testing.T) (a, b tokens.AccountNotifier) {
-		s := imagetest.NewShared(&tokens.AccountState{}, image.MemConfig[tokens.AccountState]{
-			Seq: func(st *tokens.AccountState) uint64 { return st.Seq }, Closed: tokens.ErrAccountsClosed})
+func TestNotifierConformance(t *testing.T) {
+	accountstest.RunNotifier(t, func(t *testing.T) (a, b accounts.Notifier) {
+		s := imagetest.NewShared(&accounts.State{}, image.MemConfig[accounts.State]{
+			Seq: func(st *accounts.State) uint64 { return st.Seq }, Closed: accounts.ErrClosed})
 		return s.Handle(), s.Handle()
 	})
 }
@@ -31,13 +31,13 @@ func TestAccountNotifierConformance(t *testing.T) {
 // stored state when this replica had not been told of the user yet.
 func TestUpdateUserIf(t *testing.T) {
 	ctx := context.Background()
-	s := imagetest.NewShared(&tokens.AccountState{}, image.MemConfig[tokens.AccountState]{
-		Seq: func(st *tokens.AccountState) uint64 { return st.Seq }, Closed: tokens.ErrAccountsClosed})
+	s := imagetest.NewShared(&accounts.State{}, image.MemConfig[accounts.State]{
+		Seq: func(st *accounts.State) uint64 { return st.Seq }, Closed: accounts.ErrClosed})
 	hereStore, thereStore := s.Handle(), s.Handle()
 	hereStore.Quiet(true) // there is told nothing of here's writes
-	files := newReadOnlyUsers(t, tokens.User{Name: "root", PasswordHash: hash(t, "root password!"), Admin: true})
-	open := func(st tokens.AccountStore) *tokens.Accounts {
-		a, err := tokens.NewCheapAccounts(ctx, tokens.AccountsConfig{Store: st, ReadOnly: files, BcryptCost: bcrypt.MinCost})
+	files := newReadOnlyUsers(t, accounts.User{Name: "root", PasswordHash: hash(t, "root password!"), Admin: true})
+	open := func(st accounts.Store) *accounts.Book {
+		a, err := accounts.OpenCheap(ctx, accounts.Config{Store: st, ReadOnly: files, BcryptCost: bcrypt.MinCost})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -45,15 +45,15 @@ func TestUpdateUserIf(t *testing.T) {
 		return a
 	}
 	here, there := open(hereStore), open(thereStore)
-	if _, err := here.CreateUser(ctx, tokens.NewUser{Name: "alice", Password: goodPassword}); err != nil {
+	if _, err := here.CreateUser(ctx, accounts.NewUser{Name: "alice", Password: goodPassword}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := here.UpdateUser(ctx, "alice", 1, tokens.UserUpdate{Groups: &[]string{"analysts"}}); err != nil {
+	if _, err := here.UpdateUser(ctx, "alice", 1, accounts.UserUpdate{Groups: &[]string{"analysts"}}); err != nil {
 		t.Fatal(err)
 	}
 	errNotTwo := errors.New("not at revision 2")
-	atTwo := func(seen *[]uint64) func(tokens.Account) error {
-		return func(cur tokens.Account) error {
+	atTwo := func(seen *[]uint64) func(accounts.Account) error {
+		return func(cur accounts.Account) error {
 			*seen = append(*seen, cur.Revision)
 			if cur.Revision != 2 {
 				return errNotTwo
@@ -64,7 +64,7 @@ func TestUpdateUserIf(t *testing.T) {
 
 	var seen []uint64
 	groups := []string{"auditors"}
-	got, err := there.UpdateUserIf(ctx, "alice", atTwo(&seen), tokens.UserUpdate{Groups: &groups})
+	got, err := there.UpdateUserIf(ctx, "alice", atTwo(&seen), accounts.UserUpdate{Groups: &groups})
 	if err != nil || got.Revision != 3 || !slices.Equal(got.Groups, groups) {
 		t.Fatalf("an update under a condition the stored user meets: %+v, %v; want revision 3 in %v", got, err, groups)
 	}
@@ -73,7 +73,7 @@ func TestUpdateUserIf(t *testing.T) {
 	}
 
 	seen = nil
-	if _, err := there.UpdateUserIf(ctx, "alice", atTwo(&seen), tokens.UserUpdate{Groups: &groups}); !errors.Is(err, errNotTwo) {
+	if _, err := there.UpdateUserIf(ctx, "alice", atTwo(&seen), accounts.UserUpdate{Groups: &groups}); !errors.Is(err, errNotTwo) {
 		t.Errorf("an update under a condition the user no longer meets: %v, want the condition's error", err)
 	}
 	if err := there.DeleteUserIf(ctx, "alice", atTwo(&seen)); !errors.Is(err, errNotTwo) {
@@ -85,13 +85,13 @@ func TestUpdateUserIf(t *testing.T) {
 	if err := there.DeleteUserIf(ctx, "root", atTwo(&seen)); !errors.Is(err, errNotTwo) || !slices.Equal(seen, []uint64{0}) {
 		t.Errorf("a removal of a user of the file under a condition: %v after seeing %v, want the condition's error after 0", err, seen)
 	}
-	if err := there.DeleteUserIf(ctx, "root", func(tokens.Account) error { return nil }); !errors.Is(err, tokens.ErrReadOnly) {
+	if err := there.DeleteUserIf(ctx, "root", func(accounts.Account) error { return nil }); !errors.Is(err, accounts.ErrReadOnly) {
 		t.Errorf("a removal of a user of the file: %v, want ErrReadOnly", err)
 	}
-	if err := there.DeleteUserIf(ctx, "nobody", func(tokens.Account) error { return nil }); !errors.Is(err, tokens.ErrNotFound) {
+	if err := there.DeleteUserIf(ctx, "nobody", func(accounts.Account) error { return nil }); !errors.Is(err, accounts.ErrNotFound) {
 		t.Errorf("a removal of nobody: %v, want ErrNotFound", err)
 	}
-	if err := there.DeleteUserIf(ctx, "alice", func(cur tokens.Account) error { return nil }); err != nil {
+	if err := there.DeleteUserIf(ctx, "alice", func(cur accounts.Account) error { return nil }); err != nil {
 		t.Errorf("a removal under a condition met: %v", err)
 	}
 }
