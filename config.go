@@ -12,6 +12,7 @@ import (
 	"github.com/scorehub/scorehub/internal/urlpath"
 	"github.com/scorehub/scorehub/management"
 	"github.com/scorehub/scorehub/registry"
+	"github.com/scorehub/scorehub/registry/process"
 	"github.com/scorehub/scorehub/tokens"
 	"github.com/scorehub/scorehub/tokens/accounts"
 )
@@ -73,11 +74,11 @@ type Config struct {
 
 	// Processes are catalog processes the host adds, which deployments
 	// name as endpoint processes. Nil means none.
-	Processes []registry.ProcessInfo
+	Processes []process.ProcessInfo
 
 	// Formats read the model files uploaded through the management API.
 	// Nil means [DefaultFormats]: XGBoost, PMML and ONNX.
-	Formats []registry.ModelFormat
+	Formats []process.ModelFormat
 
 	// AdminPassword is the password of the built-in user admin, who
 	// administers the service. Empty means the one stored with the state:
@@ -228,7 +229,7 @@ type OIDCConfig struct {
 }
 
 // DefaultFormats are the model formats a [Config] without Formats reads.
-func DefaultFormats() []registry.ModelFormat {
+func DefaultFormats() []process.ModelFormat {
 	return defaultFormats()
 }
 

@@ -10,6 +10,7 @@ import (
 
 	"github.com/scorehub/scorehub"
 	"github.com/scorehub/scorehub/registry"
+	"github.com/scorehub/scorehub/registry/process"
 )
 
 // A host mounts the whole service under /ml/ beside its own routes, adds a
@@ -18,11 +19,11 @@ func ExampleNew() {
 	ctx := context.Background()
 	svc, err := scorehub.New(ctx, scorehub.Config{
 		AdminPassword: "correct horse battery",
-		Processes: []registry.ProcessInfo{{
+		Processes: []process.ProcessInfo{{
 			Name:    "double",
-			Input:   []registry.ColumnSpec{{Name: "x", Kind: registry.Number, Required: true}},
-			Output:  []registry.ColumnSpec{{Name: "doubled", Kind: registry.Number}},
-			Process: registry.ProcessFunc(double),
+			Input:   []process.ColumnSpec{{Name: "x", Kind: process.Number, Required: true}},
+			Output:  []process.ColumnSpec{{Name: "doubled", Kind: process.Number}},
+			Process: process.ProcessFunc(double),
 		}},
 		AccessLogOff: true,
 		Logger:       slog.New(slog.DiscardHandler),
@@ -53,7 +54,7 @@ func ExampleNew() {
 	// Output: 200 {"data":[{"x":21,"doubled":42}]}
 }
 
-func double(_ context.Context, in registry.Input) (*registry.Table, error) {
+func double(_ context.Context, in process.Input) (*process.Table, error) {
 	x, _ := in.Table.Lookup("x") // the input schema makes x a number column
 	n := in.Table.Rows()
 	out := make([]float64, n)
@@ -62,5 +63,5 @@ func double(_ context.Context, in registry.Input) (*registry.Table, error) {
 		v, ok := x.Number(i)
 		out[i], missing[i] = 2*v, !ok
 	}
-	return registry.NewTable(n, registry.NumberColumn("doubled", out, missing))
+	return process.NewTable(n, process.NumberColumn("doubled", out, missing))
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/scorehub/scorehub/registry"
 	"github.com/scorehub/scorehub/registry/onnx"
 	"github.com/scorehub/scorehub/registry/pmml"
+	"github.com/scorehub/scorehub/registry/process"
 	"github.com/scorehub/scorehub/registry/xgboost"
 	"github.com/scorehub/scorehub/scoring"
 	"github.com/scorehub/scorehub/tokens/accounts"
@@ -54,7 +55,7 @@ func build(ctx context.Context, cfg Config) (_ *Service, err error) {
 	if err != nil {
 		return nil, err
 	}
-	catalog := registry.NewCatalog()
+	catalog := process.NewCatalog()
 	for _, p := range cfg.Processes {
 		if err := catalog.Register(p); err != nil {
 			return nil, err
@@ -275,6 +276,6 @@ func (s *Service) Close() error {
 	return errors.Join(append(errs, s.stores.Close())...)
 }
 
-func defaultFormats() []registry.ModelFormat {
-	return []registry.ModelFormat{xgboost.Format{}, pmml.Format{}, onnx.Format{}}
+func defaultFormats() []process.ModelFormat {
+	return []process.ModelFormat{xgboost.Format{}, pmml.Format{}, onnx.Format{}}
 }

@@ -83,7 +83,7 @@
 // # Models
 //
 // A model is a file of a format the registry's catalog reads
-// (registry.Catalog.RegisterFormat), uploaded at runtime as numbered,
+// (process.Catalog.RegisterFormat), uploaded at runtime as numbered,
 // immutable versions, with aliases (production, staging) that point at one
 // version each. A deployment's endpoint names a catalog process
 // ("process") or a model version ("model": "churn@production" or

@@ -11,6 +11,7 @@ import (
 
 	"github.com/scorehub/scorehub/management"
 	"github.com/scorehub/scorehub/registry"
+	"github.com/scorehub/scorehub/registry/process"
 	"github.com/scorehub/scorehub/scoring"
 	"github.com/scorehub/scorehub/tokens"
 )
@@ -20,10 +21,10 @@ import (
 // URLs clients score at.
 func Example() {
 	ctx := context.Background()
-	catalog := registry.NewCatalog()
-	err := catalog.Register(registry.ProcessInfo{Name: "echo", Description: "Returns nothing new.",
-		Process: registry.ProcessFunc(func(_ context.Context, in registry.Input) (*registry.Table, error) {
-			return registry.NewTable(in.Table.Rows())
+	catalog := process.NewCatalog()
+	err := catalog.Register(process.ProcessInfo{Name: "echo", Description: "Returns nothing new.",
+		Process: process.ProcessFunc(func(_ context.Context, in process.Input) (*process.Table, error) {
+			return process.NewTable(in.Table.Rows())
 		})})
 	if err != nil {
 		panic(err)

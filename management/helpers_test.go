@@ -18,6 +18,7 @@ import (
 	"github.com/scorehub/scorehub/management"
 	"github.com/scorehub/scorehub/middleware"
 	"github.com/scorehub/scorehub/registry"
+	"github.com/scorehub/scorehub/registry/process"
 	"github.com/scorehub/scorehub/registry/registrytest"
 	"github.com/scorehub/scorehub/scoring"
 	"github.com/scorehub/scorehub/tokens"
@@ -51,14 +52,14 @@ type fixture struct {
 
 type fixtureOptions struct {
 	cfg      management.Config         // Registry, Queues, Verifier, Logger and Jobs are filled in
-	procs    []registry.ProcessInfo    // registered besides iris and double
+	procs    []process.ProcessInfo     // registered besides iris and double
 	noJobs   bool                      // leave Config.Jobs nil
 	jobs     func(*scoring.JobsConfig) // changes the runner's configuration
 	accounts bool                      // set Config.Accounts
 	debug    bool                      // log at debug level
 	store    *registry.MemStore        // the registry's store; nil for a new one
 	noFormat bool                      // register no model format
-	formats  []registry.ModelFormat    // registered after registrytest.LinearFormat
+	formats  []process.ModelFormat     // registered after registrytest.LinearFormat
 	// wrapStore and wrapJobs, when set, put something between the
 	// registry and its store, and between the jobs runner and its store.
 	wrapStore func(registry.Store) registry.Store
@@ -77,7 +78,7 @@ func withoutModelFormats() func(*fixtureOptions) {
 }
 
 // withModelFormat registers format too, after registrytest.LinearFormat.
-func withModelFormat(format registry.ModelFormat) func(*fixtureOptions) {
+func withModelFormat(format process.ModelFormat) func(*fixtureOptions) {
 	return func(o *fixtureOptions) { o.formats = append(o.formats, format) }
 }
 
@@ -111,7 +112,7 @@ func withConfig(cfg management.Config) func(*fixtureOptions) {
 }
 
 // withProcess registers p in the catalog too.
-func withProcess(p registry.ProcessInfo) func(*fixtureOptions) {
+func withProcess(p process.ProcessInfo) func(*fixtureOptions) {
 	return func(o *fixtureOptions) { o.procs = append(o.procs, p) }
 }
 
@@ -125,18 +126,18 @@ func newFixture(t testing.TB, opts ...func(*fixtureOptions)) *fixture {
 		fn(&o)
 	}
 	ctx := context.Background()
-	cat := registry.NewCatalog()
+	cat := process.NewCatalog()
 	iris, err := demo.Iris()
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, p := range append([]registry.ProcessInfo{iris, doubler()}, o.procs...) {
+	for _, p := range append([]process.ProcessInfo{iris, doubler()}, o.procs...) {
 		if err := cat.Register(p); err != nil {
 			t.Fatal(err)
 		}
 	}
 	if !o.noFormat {
-		for _, format := range append([]registry.ModelFormat{&registrytest.LinearFormat{}}, o.formats...) {
+		for _, format := range append([]process.ModelFormat{&registrytest.LinearFormat{}}, o.formats...) {
 			if err := cat.RegisterFormat(format); err != nil {
 				t.Fatal(err)
 			}
@@ -277,13 +278,13 @@ func (f *fixture) tokenFor(t testing.TB, subject string, admin bool) string {
 }
 
 // doubler is a catalog process that doubles the number column x.
-func doubler() registry.ProcessInfo {
-	return registry.ProcessInfo{
+func doubler() process.ProcessInfo {
+	return process.ProcessInfo{
 		Name:        "double",
 		Description: "Doubles x.",
-		Input:       []registry.ColumnSpec{{Name: "x", Kind: registry.Number, Required: true}},
-		Output:      []registry.ColumnSpec{{Name: "double", Kind: registry.Number}},
-		Process: registry.ProcessFunc(func(_ context.Context, in registry.Input) (*registry.Table, error) {
+		Input:       []process.ColumnSpec{{Name: "x", Kind: process.Number, Required: true}},
+		Output:      []process.ColumnSpec{{Name: "double", Kind: process.Number}},
+		Process: process.ProcessFunc(func(_ context.Context, in process.Input) (*process.Table, error) {
 			x, _ := in.Table.Lookup("x") // Required: the scoring handler made sure it is there
 			out := make([]float64, in.Table.Rows())
 			for i := range out {
@@ -293,7 +294,7 @@ func doubler() registry.ProcessInfo {
 				}
 				out[i] = 2 * v
 			}
-			return registry.NewTable(len(out), registry.NumberColumn("double", out, nil))
+			return process.NewTable(len(out), process.NumberColumn("double", out, nil))
 		}),
 	}
 }

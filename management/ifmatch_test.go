@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/scorehub/scorehub/registry"
+	"github.com/scorehub/scorehub/registry/process"
 )
 
 // TestPreconditionOnTheCommittedState: If-Match is checked on the state the
@@ -31,7 +32,7 @@ func TestPreconditionOnTheCommittedState(t *testing.T) {
 				o.wrapStore = func(s registry.Store) registry.Store { il = &interloper{Store: s}; return il }
 			})
 			f.putGroup(t, registry.Group{Name: "g"})
-			other, err := registry.New(ctx, registry.NewCatalog(), f.store)
+			other, err := registry.New(ctx, process.NewCatalog(), f.store)
 			if err != nil {
 				t.Fatal(err)
 			}

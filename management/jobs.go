@@ -14,6 +14,7 @@ import (
 	"github.com/scorehub/scorehub/middleware"
 	"github.com/scorehub/scorehub/problem"
 	"github.com/scorehub/scorehub/registry"
+	"github.com/scorehub/scorehub/registry/process"
 	"github.com/scorehub/scorehub/scoring"
 )
 
@@ -133,7 +134,7 @@ func (h *Handler) createJob(w http.ResponseWriter, r *http.Request) error {
 	}
 	spec := scoring.JobSpec{Queue: in.QueueName, Process: in.Process, Input: rows, Macros: in.Macros, Caller: caller}
 	if e := in.Endpoint; e != nil {
-		spec.Endpoint = &registry.EndpointRef{Group: e.Group, Path: e.Path, Alias: e.Alias}
+		spec.Endpoint = &process.EndpointRef{Group: e.Group, Path: e.Path, Alias: e.Alias}
 	}
 	job, err := h.jobs.Submit(r.Context(), spec)
 	if err != nil {

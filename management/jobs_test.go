@@ -12,6 +12,7 @@ import (
 	"github.com/scorehub/scorehub/management"
 	"github.com/scorehub/scorehub/problem"
 	"github.com/scorehub/scorehub/registry"
+	"github.com/scorehub/scorehub/registry/process"
 	"github.com/scorehub/scorehub/scoring"
 )
 
@@ -242,9 +243,9 @@ func TestJobsOwned(t *testing.T) {
 // storage_full to everyone.
 func TestJobQuotas(t *testing.T) {
 	release := make(chan struct{})
-	block := registry.ProcessInfo{Name: "block", Process: registry.ProcessFunc(func(_ context.Context, in registry.Input) (*registry.Table, error) {
+	block := process.ProcessInfo{Name: "block", Process: process.ProcessFunc(func(_ context.Context, in process.Input) (*process.Table, error) {
 		<-release
-		return registry.NewTable(in.Table.Rows())
+		return process.NewTable(in.Table.Rows())
 	})}
 	body := func(alias string) string {
 		return `{"endpoint":{"group":"risk","path":"churn","alias":"` + alias + `"},"data":[{"x":1}]}`

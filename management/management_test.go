@@ -11,12 +11,13 @@ import (
 	"github.com/scorehub/scorehub/management"
 	"github.com/scorehub/scorehub/problem"
 	"github.com/scorehub/scorehub/registry"
+	"github.com/scorehub/scorehub/registry/process"
 	"github.com/scorehub/scorehub/scoring"
 	"github.com/scorehub/scorehub/tokens"
 )
 
 func TestNewFailsClosed(t *testing.T) {
-	reg, err := registry.New(context.Background(), registry.NewCatalog(), registry.NewMemStore(registry.StoreOptions{}))
+	reg, err := registry.New(context.Background(), process.NewCatalog(), registry.NewMemStore(registry.StoreOptions{}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -27,7 +28,7 @@ func TestNewFailsClosed(t *testing.T) {
 	}
 	verifier := verifierFunc(func(context.Context, string) (*tokens.Claims, error) { return nil, tokens.ErrSignature })
 	valid := management.Config{Registry: reg, Queues: queues, Verifier: verifier}
-	otherReg, err := registry.New(context.Background(), registry.NewCatalog(), registry.NewMemStore(registry.StoreOptions{}))
+	otherReg, err := registry.New(context.Background(), process.NewCatalog(), registry.NewMemStore(registry.StoreOptions{}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,9 +95,9 @@ func seed(t *testing.T, f *fixture) {
 	f.putGroup(t, registry.Group{Name: "risk", Description: "Risk models"})
 	f.putQueue(t, registry.Queue{Name: "batch", MaxConcurrent: 2, MaxWaiting: 10})
 	f.putQueue(t, registry.Queue{Name: "spare", MaxConcurrent: 1, MaxWaiting: 0})
-	f.addModel(t, "churn", linear(1), registry.ModelMetadata{})
-	f.addModel(t, "churn", linear(2), registry.ModelMetadata{})
-	f.addModel(t, "spare", linear(3), registry.ModelMetadata{})
+	f.addModel(t, "churn", linear(1), process.ModelMetadata{})
+	f.addModel(t, "churn", linear(2), process.ModelMetadata{})
+	f.addModel(t, "spare", linear(3), process.ModelMetadata{})
 	f.putAlias(t, "churn", "production", 1)
 	f.putAlias(t, "churn", "staging", 1)
 	f.putDeployment(t, registry.Deployment{Group: "risk", Path: "churn", Enabled: true,

@@ -18,6 +18,7 @@ import (
 	"github.com/scorehub/scorehub/management"
 	"github.com/scorehub/scorehub/problem"
 	"github.com/scorehub/scorehub/registry"
+	"github.com/scorehub/scorehub/registry/process"
 	"github.com/scorehub/scorehub/registry/registrytest"
 )
 
@@ -73,7 +74,7 @@ func (f *fixture) uploadParts(t testing.TB, model string, parts ...part) respons
 }
 
 // addModel stores a version of model directly.
-func (f *fixture) addModel(t testing.TB, model string, artifact string, meta registry.ModelMetadata) registry.ModelVersion {
+func (f *fixture) addModel(t testing.TB, model string, artifact string, meta process.ModelMetadata) registry.ModelVersion {
 	t.Helper()
 	v, _, err := f.reg.AddModelVersion(context.Background(), model, []byte(artifact), meta, nil)
 	if err != nil {
@@ -327,8 +328,8 @@ func TestModelUploadRefusals(t *testing.T) {
 
 func TestModelAliases(t *testing.T) {
 	f := newFixture(t)
-	f.addModel(t, "churn", linear(1), registry.ModelMetadata{})
-	f.addModel(t, "churn", linear(2), registry.ModelMetadata{})
+	f.addModel(t, "churn", linear(1), process.ModelMetadata{})
+	f.addModel(t, "churn", linear(2), process.ModelMetadata{})
 	admin := func(method, path, body string, header map[string]string) response {
 		return f.do(t, request{method: method, path: path, token: f.admin, body: body, header: header})
 	}
@@ -404,8 +405,8 @@ func TestModelAliases(t *testing.T) {
 // endpoint uses can be removed.
 func TestModelEndpointFollowsItsAlias(t *testing.T) {
 	f := newFixture(t)
-	f.addModel(t, "churn", linear(1), registry.ModelMetadata{Label: "risk"})
-	f.addModel(t, "churn", linear(100), registry.ModelMetadata{Label: "risk"})
+	f.addModel(t, "churn", linear(1), process.ModelMetadata{Label: "risk"})
+	f.addModel(t, "churn", linear(100), process.ModelMetadata{Label: "risk"})
 	f.putAlias(t, "churn", "production", 1)
 	admin := func(method, path, body, contentType string, header map[string]string) response {
 		return f.do(t, request{method: method, path: path, token: f.admin, body: body, contentType: contentType, header: header})
@@ -489,8 +490,8 @@ func TestModelEndpointFollowsItsAlias(t *testing.T) {
 // request is answered 200 by one version or the other.
 func TestAliasMovesDropNoRequest(t *testing.T) {
 	f := newFixture(t)
-	f.addModel(t, "churn", linear(1), registry.ModelMetadata{})
-	f.addModel(t, "churn", linear(100), registry.ModelMetadata{})
+	f.addModel(t, "churn", linear(1), process.ModelMetadata{})
+	f.addModel(t, "churn", linear(100), process.ModelMetadata{})
 	f.putAlias(t, "churn", "production", 1)
 	f.putDeployment(t, registry.Deployment{Group: "DEFAULT", Path: "churn", Enabled: true,
 		Endpoints: []registry.Endpoint{{Alias: "predict", Model: "churn@production"}}})
@@ -542,7 +543,7 @@ func TestAliasMovesDropNoRequest(t *testing.T) {
 func TestModelEndpointOfAFormatNotRead(t *testing.T) {
 	store := registry.NewMemStore(registry.StoreOptions{})
 	before := newFixture(t, withStore(store))
-	before.addModel(t, "churn", linear(1), registry.ModelMetadata{})
+	before.addModel(t, "churn", linear(1), process.ModelMetadata{})
 	before.putDeployment(t, registry.Deployment{Group: "DEFAULT", Path: "churn", Enabled: true,
 		Endpoints: []registry.Endpoint{{Alias: "predict", Model: "churn@1"}}})
 
@@ -563,7 +564,7 @@ func TestModelEndpointOfAFormatNotRead(t *testing.T) {
 
 func TestModelEndpointReferences(t *testing.T) {
 	f := newFixture(t)
-	f.addModel(t, "churn", linear(1), registry.ModelMetadata{})
+	f.addModel(t, "churn", linear(1), process.ModelMetadata{})
 	f.putAlias(t, "churn", "production", 1)
 	tests := []struct {
 		name     string
@@ -605,7 +606,7 @@ func TestModelEndpointReferences(t *testing.T) {
 func TestModelArtifact(t *testing.T) {
 	f := newFixture(t)
 	art := linear(1)
-	f.addModel(t, "churn", art, registry.ModelMetadata{})
+	f.addModel(t, "churn", art, process.ModelMetadata{})
 	r := f.do(t, request{method: "GET", path: "/api/v1/models/churn/versions/1/artifact", token: f.admin})
 	r.want(t, 200, "")
 	if string(r.body) != art {

@@ -18,6 +18,7 @@ import (
 	"github.com/scorehub/scorehub/internal/httperr"
 	"github.com/scorehub/scorehub/problem"
 	"github.com/scorehub/scorehub/registry"
+	"github.com/scorehub/scorehub/registry/process"
 	"github.com/scorehub/scorehub/scoring"
 )
 
@@ -72,8 +73,8 @@ func (in *modelMetadataInput) unknown() []problem.FieldError {
 	return out
 }
 
-func (in *modelMetadataInput) metadata() registry.ModelMetadata {
-	return registry.ModelMetadata{Label: in.Label, Classes: in.Classes, Features: in.Features, Description: in.Description}
+func (in *modelMetadataInput) metadata() process.ModelMetadata {
+	return process.ModelMetadata{Label: in.Label, Classes: in.Classes, Features: in.Features, Description: in.Description}
 }
 
 // uploadModelVersion is POST /api/v1/models/{name}/versions: store a new
@@ -114,27 +115,27 @@ func (h *Handler) uploadModelVersion(w http.ResponseWriter, r *http.Request) err
 
 // readUpload reads an upload's artifact, metadata and verification in
 // either of its forms.
-func (h *Handler) readUpload(r *http.Request) ([]byte, registry.ModelMetadata, *registry.Verification, error) {
+func (h *Handler) readUpload(r *http.Request) ([]byte, process.ModelMetadata, *registry.Verification, error) {
 	ct := r.Header.Get("Content-Type")
 	mt, params, err := mime.ParseMediaType(ct)
 	if err == nil && mt == mediaMultipart {
 		return h.readMultipartUpload(r, params["boundary"])
 	}
 	if err != nil || (mt != mediaOctetStream && mt != mediaUBJSON && mt != mediaXML && mt != mediaTextXML && !isMediaType(ct, mediaJSON)) {
-		return nil, registry.ModelMetadata{}, nil, httperr.New(problem.UnsupportedMediaType,
+		return nil, process.ModelMetadata{}, nil, httperr.New(problem.UnsupportedMediaType,
 			httperr.MediaTypeMessage("a model is sent as Content-Type: application/json, application/ubjson, application/xml, text/xml or application/octet-stream (the file alone), or multipart/form-data (the file and its metadata)", ct))
 	}
 	q, err := uploadQuery(r)
 	if err != nil {
-		return nil, registry.ModelMetadata{}, nil, err
+		return nil, process.ModelMetadata{}, nil, err
 	}
 	in, err := h.metadataFromQuery(q)
 	if err != nil {
-		return nil, registry.ModelMetadata{}, nil, err
+		return nil, process.ModelMetadata{}, nil, err
 	}
 	artifact, err := io.ReadAll(r.Body)
 	if err != nil {
-		return nil, registry.ModelMetadata{}, nil, readError(err, "the request body could not be read")
+		return nil, process.ModelMetadata{}, nil, readError(err, "the request body could not be read")
 	}
 	return artifact, in.metadata(), nil, nil
 }
@@ -209,9 +210,9 @@ func commaList(s string) []string {
 // readMultipartUpload reads a multipart/form-data upload: exactly one part
 // "artifact" and at most one part "metadata", nothing else, and no
 // metadata in the query.
-func (h *Handler) readMultipartUpload(r *http.Request, boundary string) ([]byte, registry.ModelMetadata, *registry.Verification, error) {
-	fail := func(err error) ([]byte, registry.ModelMetadata, *registry.Verification, error) {
-		return nil, registry.ModelMetadata{}, nil, err
+func (h *Handler) readMultipartUpload(r *http.Request, boundary string) ([]byte, process.ModelMetadata, *registry.Verification, error) {
+	fail := func(err error) ([]byte, process.ModelMetadata, *registry.Verification, error) {
+		return nil, process.ModelMetadata{}, nil, err
 	}
 	q, err := uploadQuery(r)
 	if err != nil {
@@ -259,7 +260,7 @@ func (h *Handler) readMultipartUpload(r *http.Request, boundary string) ([]byte,
 		return fail(httperr.Newf(problem.InvalidRequest, "the multipart body has no part %q: the model file", partArtifact))
 	}
 	if !gotMetadata {
-		return artifact, registry.ModelMetadata{}, nil, nil
+		return artifact, process.ModelMetadata{}, nil, nil
 	}
 	in := &modelMetadataInput{}
 	if err := decodeStrict(metadata, in); err != nil {

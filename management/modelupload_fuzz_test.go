@@ -21,6 +21,7 @@ import (
 	"github.com/scorehub/scorehub/internal/httperr"
 	"github.com/scorehub/scorehub/problem"
 	"github.com/scorehub/scorehub/registry"
+	"github.com/scorehub/scorehub/registry/process"
 	"github.com/scorehub/scorehub/registry/xgboost"
 )
 
@@ -124,7 +125,7 @@ func FuzzUploadModelVersion(f *testing.F) {
 				t.Fatal(err)
 			}
 		}
-		fx.addModel(t, "kept", string(baseline), registry.ModelMetadata{Label: "kept"})
+		fx.addModel(t, "kept", string(baseline), process.ModelMetadata{Label: "kept"})
 
 		for _, name := range []string{"fresh", "kept"} {
 			rq := uploadRequest(t, fx, name, metadata, artifact, raw)

@@ -5,7 +5,7 @@ import (
 
 	"github.com/go-json-experiment/json/jsontext"
 
-	"github.com/scorehub/scorehub/registry"
+	"github.com/scorehub/scorehub/registry/process"
 )
 
 // processJSON is a catalog process as the API shows it. Input and output
@@ -27,7 +27,7 @@ type columnJSON struct {
 	Required bool   `json:"required"`
 }
 
-func processView(p registry.ProcessInfo) processJSON {
+func processView(p process.ProcessInfo) processJSON {
 	return processJSON{
 		Name:        p.Name,
 		Description: p.Description,
@@ -37,7 +37,7 @@ func processView(p registry.ProcessInfo) processJSON {
 	}
 }
 
-func columnsView(specs []registry.ColumnSpec) []columnJSON {
+func columnsView(specs []process.ColumnSpec) []columnJSON {
 	out := make([]columnJSON, len(specs))
 	for i, s := range specs {
 		out[i] = columnJSON{Name: s.Name, Kind: s.Kind.String(), Required: s.Required}

@@ -8,6 +8,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/scorehub/scorehub/registry"
+	"github.com/scorehub/scorehub/registry/process"
 )
 
 func TestQueueLifecycle(t *testing.T) {
@@ -76,15 +77,15 @@ type gate struct {
 
 func newGate() *gate { return &gate{entered: make(chan struct{}, 16), open: make(chan struct{})} }
 
-func (g *gate) info() registry.ProcessInfo {
-	return registry.ProcessInfo{Name: "gate", Process: registry.ProcessFunc(func(ctx context.Context, in registry.Input) (*registry.Table, error) {
+func (g *gate) info() process.ProcessInfo {
+	return process.ProcessInfo{Name: "gate", Process: process.ProcessFunc(func(ctx context.Context, in process.Input) (*process.Table, error) {
 		g.entered <- struct{}{}
 		select {
 		case <-g.open:
 		case <-ctx.Done():
 			return nil, ctx.Err()
 		}
-		return registry.NewTable(in.Table.Rows())
+		return process.NewTable(in.Table.Rows())
 	})}
 }
 

@@ -11,6 +11,7 @@ import (
 
 	"github.com/scorehub/scorehub/metrics"
 	"github.com/scorehub/scorehub/registry"
+	"github.com/scorehub/scorehub/registry/process"
 	"github.com/scorehub/scorehub/scoring"
 )
 
@@ -22,7 +23,7 @@ func BenchmarkObserveRequest(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	ep := registry.EndpointRef{Group: registry.DefaultGroup, Path: "insurance", Alias: "score"}
+	ep := process.EndpointRef{Group: registry.DefaultGroup, Path: "insurance", Alias: "score"}
 	b.ReportAllocs()
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/scorehub/scorehub/metrics"
 	"github.com/scorehub/scorehub/registry"
+	"github.com/scorehub/scorehub/registry/process"
 	"github.com/scorehub/scorehub/scoring"
 )
 
@@ -21,10 +22,10 @@ import (
 // the scoring handler as its Observer and serves them at /metrics.
 func ExampleNew() {
 	ctx := context.Background()
-	catalog := registry.NewCatalog()
-	err := catalog.Register(registry.ProcessInfo{Name: "constant", Process: registry.ProcessFunc(
-		func(_ context.Context, in registry.Input) (*registry.Table, error) {
-			return registry.NewTable(in.Table.Rows(), registry.NumberColumn("score", make([]float64, in.Table.Rows()), nil))
+	catalog := process.NewCatalog()
+	err := catalog.Register(process.ProcessInfo{Name: "constant", Process: process.ProcessFunc(
+		func(_ context.Context, in process.Input) (*process.Table, error) {
+			return process.NewTable(in.Table.Rows(), process.NumberColumn("score", make([]float64, in.Table.Rows()), nil))
 		})})
 	if err != nil {
 		log.Fatal(err)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/scorehub/scorehub/middleware"
 	"github.com/scorehub/scorehub/registry"
+	"github.com/scorehub/scorehub/registry/process"
 	"github.com/scorehub/scorehub/scoring"
 	"github.com/scorehub/scorehub/tokens"
 )
@@ -66,7 +67,7 @@ type Metrics struct {
 	// endpoints maps each endpoint to its series. It is replaced, never
 	// changed, under mu: a lookup is a plain map read, without the
 	// hashing of an interface key that a sync.Map costs.
-	endpoints atomic.Pointer[map[registry.EndpointRef]*endpointSeries]
+	endpoints atomic.Pointer[map[process.EndpointRef]*endpointSeries]
 }
 
 var (
@@ -135,7 +136,7 @@ func (m *Metrics) Unregister() {
 
 // ObserveRequest counts one answered scoring request; it implements
 // [scoring.Observer]. Rows are counted for status 200 only.
-func (m *Metrics) ObserveRequest(ep registry.EndpointRef, status int, rows int, d time.Duration) {
+func (m *Metrics) ObserveRequest(ep process.EndpointRef, status int, rows int, d time.Duration) {
 	s := m.series(ep)
 	i := statusIndex(status)
 	if s.statuses.Load()&(1<<i) == 0 {
@@ -170,7 +171,7 @@ func (m *Metrics) ObserveRequest(ep registry.EndpointRef, status int, rows int, 
 // cores do not take turns at the same cache lines, as a single counter
 // makes them do at every request; a scrape adds the shards up.
 type endpointSeries struct {
-	ep registry.EndpointRef
+	ep process.EndpointRef
 	// When each series was created, as the Prometheus vectors record it:
 	// the histogram with the endpoint's first request, a status's
 	// counter with the first answer of that status, the rows with the
@@ -277,7 +278,7 @@ func (s *endpointSeries) collect(m *Metrics, ch chan<- prometheus.Metric) {
 // (or is [scoring.Unmatched]); a scrape prunes those of endpoints deleted
 // since, so that creating and deleting endpoints does not grow the
 // metrics without bound.
-func (m *Metrics) series(ep registry.EndpointRef) *endpointSeries {
+func (m *Metrics) series(ep process.EndpointRef) *endpointSeries {
 	if s := m.endpointMap()[ep]; s != nil {
 		return s
 	}
@@ -288,7 +289,7 @@ func (m *Metrics) series(ep registry.EndpointRef) *endpointSeries {
 		return s
 	}
 	s := &endpointSeries{ep: ep, created: time.Now()}
-	next := make(map[registry.EndpointRef]*endpointSeries, len(old)+1)
+	next := make(map[process.EndpointRef]*endpointSeries, len(old)+1)
 	maps.Copy(next, old)
 	next[ep] = s
 	m.endpoints.Store(&next)
@@ -297,7 +298,7 @@ func (m *Metrics) series(ep registry.EndpointRef) *endpointSeries {
 
 // endpointMap is the current map of endpoints to their series; the caller
 // must not change it.
-func (m *Metrics) endpointMap() map[registry.EndpointRef]*endpointSeries {
+func (m *Metrics) endpointMap() map[process.EndpointRef]*endpointSeries {
 	if p := m.endpoints.Load(); p != nil {
 		return *p
 	}
@@ -309,8 +310,8 @@ func (m *Metrics) endpointMap() map[registry.EndpointRef]*endpointSeries {
 // endpoint as it is pruned counts into series no scrape reads again.
 func (m *Metrics) prune() {
 	unmatched := scoring.Unmatched()
-	staleIn := func(st *registry.State) func(registry.EndpointRef) bool {
-		return func(ep registry.EndpointRef) bool { return ep != unmatched && !exists(st, ep) }
+	staleIn := func(st *registry.State) func(process.EndpointRef) bool {
+		return func(ep process.EndpointRef) bool { return ep != unmatched && !exists(st, ep) }
 	}
 	if !anyKey(m.endpointMap(), staleIn(m.registry.Snapshot().State())) {
 		return
@@ -320,7 +321,7 @@ func (m *Metrics) prune() {
 	// The registry as it is now, with no series being made: an endpoint
 	// created since the look above is not taken for a deleted one.
 	stale := staleIn(m.registry.Snapshot().State())
-	kept := make(map[registry.EndpointRef]*endpointSeries)
+	kept := make(map[process.EndpointRef]*endpointSeries)
 	for ep, s := range m.endpointMap() {
 		if !stale(ep) {
 			kept[ep] = s
@@ -340,7 +341,7 @@ func anyKey[K comparable, V any](m map[K]V, f func(K) bool) bool {
 }
 
 // exists reports whether st holds the endpoint ep.
-func exists(st *registry.State, ep registry.EndpointRef) bool {
+func exists(st *registry.State, ep process.EndpointRef) bool {
 	d, ok := st.Deployment(ep.Group, ep.Path)
 	if !ok {
 		return false

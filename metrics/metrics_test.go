@@ -25,6 +25,7 @@ import (
 	"github.com/scorehub/scorehub/middleware"
 	"github.com/scorehub/scorehub/problem"
 	"github.com/scorehub/scorehub/registry"
+	"github.com/scorehub/scorehub/registry/process"
 	"github.com/scorehub/scorehub/scoring"
 	"github.com/scorehub/scorehub/tokens"
 )
@@ -44,9 +45,9 @@ type setup struct {
 func newSetup(t testing.TB, jobs bool) *setup {
 	t.Helper()
 	ctx := context.Background()
-	cat := registry.NewCatalog()
-	err := cat.Register(registry.ProcessInfo{Name: "double", Process: registry.ProcessFunc(
-		func(_ context.Context, in registry.Input) (*registry.Table, error) {
+	cat := process.NewCatalog()
+	err := cat.Register(process.ProcessInfo{Name: "double", Process: process.ProcessFunc(
+		func(_ context.Context, in process.Input) (*process.Table, error) {
 			x, ok := in.Table.Lookup("x")
 			if !ok {
 				return nil, &problem.Error{Status: http.StatusBadRequest, Code: "missing_x", Message: "x is required"}
@@ -56,7 +57,7 @@ func newSetup(t testing.TB, jobs bool) *setup {
 				v, _ := x.Number(i)
 				out[i] = 2 * v
 			}
-			return registry.NewTable(in.Table.Rows(), registry.NumberColumn("y", out, nil))
+			return process.NewTable(in.Table.Rows(), process.NumberColumn("y", out, nil))
 		})})
 	if err != nil {
 		t.Fatal(err)
@@ -321,9 +322,9 @@ scorehub_scoring_rows_total{alias="score",group="DEFAULT",path="insurance"} 1
 func TestObserveWhilePruning(t *testing.T) {
 	s := newSetup(t, false)
 	ctx := context.Background()
-	kept := registry.EndpointRef{Group: registry.DefaultGroup, Path: "insurance", Alias: "score"}
-	churn := func(i int) registry.EndpointRef {
-		return registry.EndpointRef{Group: registry.DefaultGroup, Path: fmt.Sprintf("churn%d", i), Alias: "score"}
+	kept := process.EndpointRef{Group: registry.DefaultGroup, Path: "insurance", Alias: "score"}
+	churn := func(i int) process.EndpointRef {
+		return process.EndpointRef{Group: registry.DefaultGroup, Path: fmt.Sprintf("churn%d", i), Alias: "score"}
 	}
 	const observers, each, churned = 4, 2000, 3
 	stop := repeat(func() bool {
@@ -372,7 +373,7 @@ scorehub_scoring_rows_total{alias="score",group="DEFAULT",path="insurance"} %d
 // observation, in its bucket.
 func TestHistogramWhileObserving(t *testing.T) {
 	prom, m := withBuckets(t, 0.001, 0.01, 0.1)
-	ep := registry.EndpointRef{Group: registry.DefaultGroup, Path: "insurance", Alias: "score"}
+	ep := process.EndpointRef{Group: registry.DefaultGroup, Path: "insurance", Alias: "score"}
 	durations := []time.Duration{500 * time.Microsecond, 5 * time.Millisecond, 50 * time.Millisecond, time.Second}
 	const observers, each = 8, 3000
 	histogram := func() (count uint64, sum float64, cumulative []uint64) {
@@ -547,7 +548,7 @@ func sum(t *testing.T, g prometheus.Gatherer, name string) float64 {
 // exact, any other becomes its class.
 func TestStatusLabelIsBounded(t *testing.T) {
 	s := newSetup(t, false)
-	ep := registry.EndpointRef{Group: registry.DefaultGroup, Path: "insurance", Alias: "score"}
+	ep := process.EndpointRef{Group: registry.DefaultGroup, Path: "insurance", Alias: "score"}
 	for _, code := range []int{100, 200, 201, 204, 302, 400, 401, 403, 404, 405, 413, 415, 418, 422, 429, 499, 500, 502, 503, 504, 99, 600} {
 		s.m.ObserveRequest(ep, code, 1, time.Millisecond)
 	}
@@ -628,7 +629,7 @@ scorehub_scoring_request_duration_seconds_count{alias="score",group="DEFAULT",pa
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			prom, m := withBuckets(t, c.buckets...)
-			ep := registry.EndpointRef{Group: registry.DefaultGroup, Path: "insurance", Alias: "score"}
+			ep := process.EndpointRef{Group: registry.DefaultGroup, Path: "insurance", Alias: "score"}
 			for _, d := range c.durations {
 				m.ObserveRequest(ep, 200, 1, d)
 			}
@@ -644,7 +645,7 @@ scorehub_scoring_request_duration_seconds_count{alias="score",group="DEFAULT",pa
 // OpenMetrics or protobuf scrape reads it to tell a reset from a new series.
 func TestSeriesCarryCreatedTimes(t *testing.T) {
 	prom, m := withBuckets(t, 0.01, 0.1)
-	ep := registry.EndpointRef{Group: registry.DefaultGroup, Path: "insurance", Alias: "score"}
+	ep := process.EndpointRef{Group: registry.DefaultGroup, Path: "insurance", Alias: "score"}
 	before := time.Now()
 	m.ObserveRequest(ep, 200, 3, time.Millisecond)
 	m.ObserveRequest(ep, 503, 0, time.Millisecond)
@@ -860,7 +861,7 @@ scorehub_auth_checks_total{outcome="revoked",scheme="apitoken"} 1
 func TestMetricNamesPassLint(t *testing.T) {
 	s := newSetup(t, true)
 	s.m.ObserveRequest(scoring.Unmatched(), 404, 0, time.Millisecond)
-	s.m.ObserveRequest(registry.EndpointRef{Group: registry.DefaultGroup, Path: "insurance", Alias: "score"}, 200, 3, time.Millisecond)
+	s.m.ObserveRequest(process.EndpointRef{Group: registry.DefaultGroup, Path: "insurance", Alias: "score"}, 200, 3, time.Millisecond)
 	s.m.ObserveToken(tokens.PathTokenService, tokens.OutcomeIssued)
 	s.m.ObserveAuth("basic", middleware.AuthAccepted)
 	problems, err := testutil.GatherAndLint(s.prom)

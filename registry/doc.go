@@ -1,8 +1,10 @@
-// Package registry is scorehub's domain: the columnar [Table] that processes
-// read and write, the [Process] interface and its [Catalog] of named
-// implementations, and the records that decide what is reachable over HTTP —
-// web API [Group]s, [Deployment]s with their [Endpoint]s, and execution
-// [Queue]s.
+// Package registry is scorehub's domain: the records that decide what is
+// reachable over HTTP — web API [Group]s, [Deployment]s with their
+// [Endpoint]s, and execution [Queue]s — with the rules of their writes, the
+// [Registry] that publishes them as snapshots, model versions and aliases,
+// and the stores that keep them. What a process reads and writes (tables,
+// processes, the catalog, model formats) is the vocabulary of package
+// registry/process, beneath this one; the model formats import only it.
 //
 // Records live in a [Store], which only loads them and commits one change
 // at a time. This package has two: [MemStore] for tests and ephemeral
@@ -22,13 +24,11 @@
 // # Models
 //
 // A trained model file is deployed at runtime, without a rebuild. A
-// [ModelFormat] (a sub-package per format, such as package xgboost)
-// reads files of one kind; a host registers it with [Catalog.RegisterFormat],
-// and [Catalog.LoadModel] detects a file's format by its content (never its
-// name), refuses files that run code when loaded (Python pickles, joblib),
-// and returns a [LoadedModel]: its derived [ModelSchema] and a [Process]. A
-// host program may use that alone, to serve a model file from disk as a
-// catalog process ([LoadedModel.ProcessInfo]).
+// [process.ModelFormat] (a sub-package per format, such as package xgboost)
+// reads files of one kind; a host registers it with
+// [process.Catalog.RegisterFormat], and [process.Catalog.LoadModel] detects
+// a file's format by its content and returns a [process.LoadedModel] (see
+// package process).
 //
 // The Registry keeps models as records, each a [Model] with immutable
 // versions numbered 1, 2, 3, … ([Registry.AddModelVersion]; a number is
@@ -36,7 +36,8 @@
 // ([Registry.PutModelAlias]). A version is content-addressed: its artifact,
 // the uploaded file, is kept by its SHA-256 in the store, which must be an
 // [ArtifactStore] (MemStore and FileStore are), and uploading the same
-// bytes with the same [ModelMetadata] again returns the version there is.
+// bytes with the same [process.ModelMetadata] again returns the version
+// there is.
 // An upload may carry a [Verification], rows with its producer's own
 // predictions, which the model must reproduce before anything is stored.
 //
@@ -73,5 +74,5 @@
 // sentinels.
 //
 // The package depends on the standard library only (and on the module's
-// problem and internal/atomicfile, which do too).
+// problem, registry/process and internal packages, which do too).
 package registry

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/scorehub/scorehub/problem"
+	"github.com/scorehub/scorehub/registry/process"
 
 	"github.com/scorehub/scorehub/internal/image"
 )
@@ -18,8 +19,8 @@ var (
 	ErrNotFound = &problem.Error{Code: problem.NotFound, Text: "registry: not found",
 		Message: "nothing is stored under that name"}
 	// ErrExists reports a create of a record or process name already taken.
-	ErrExists = &problem.Error{Code: problem.AlreadyExists, Text: "registry: already exists",
-		Message: "the name is already taken"}
+	// It is [process.ErrExists], which the catalog returns.
+	ErrExists = process.ErrExists
 	// ErrConflict reports a write that named a revision other than the
 	// current one. The error is a [*ConflictError].
 	ErrConflict = &problem.Error{Code: problem.PreconditionFailed, Text: "registry: revision conflict",
@@ -35,9 +36,9 @@ var (
 	// a built-in record (the DEFAULT group and queue).
 	ErrInUse = &problem.Error{Code: problem.InUse, Text: "registry: in use", Message: "the record is in use"}
 	// ErrInvalid reports a record that breaks a domain rule. The error is an
-	// [*InvalidError] naming the field.
-	ErrInvalid = &problem.Error{Code: problem.InvalidReference, Text: "registry: invalid",
-		Message: "the record is not valid"}
+	// [*InvalidError] naming the field. It is [process.ErrInvalid], which
+	// the catalog returns for a process name.
+	ErrInvalid = process.ErrInvalid
 	// ErrDisabled reports a lookup of an endpoint whose deployment is
 	// disabled.
 	ErrDisabled = &problem.Error{Code: problem.EndpointDisabled, Text: "registry: deployment disabled",
@@ -46,19 +47,6 @@ var (
 	// (for example, a deployment stored by a build that registered it).
 	ErrUnavailable = &problem.Error{Code: problem.ProcessUnavailable, Text: "registry: process unavailable",
 		Message: "the endpoint's process is not available in this server"}
-	// ErrModelFormat reports a model file of no format the catalog reads,
-	// or of a kind that is never read because loading it runs code.
-	ErrModelFormat = &problem.Error{Code: problem.UnsupportedModelFormat, Text: "registry: unsupported model format",
-		Message: "the file is not a model of a format this server reads"}
-	// ErrModelInvalid reports a model file that cannot be used as it is:
-	// malformed, inconsistent with its metadata, or using a feature its
-	// format's reader does not support (the message names it).
-	ErrModelInvalid = &problem.Error{Code: problem.InvalidModel, Text: "registry: invalid model",
-		Message: "the model file cannot be used"}
-	// ErrModelLimit reports a model file past one of its format's limits
-	// (trees, nodes, depth, features, classes).
-	ErrModelLimit = &problem.Error{Code: problem.ModelLimitExceeded, Text: "registry: model past a limit",
-		Message: "the model is larger than this server allows"}
 	// ErrVerification reports an upload whose verification rows the model
 	// scored differently from the predictions the upload expected.
 	ErrVerification = &problem.Error{Code: problem.VerificationFailed, Text: "registry: model verification failed",

@@ -6,6 +6,7 @@ import (
 	"log"
 
 	"github.com/scorehub/scorehub/registry"
+	"github.com/scorehub/scorehub/registry/process"
 	"github.com/scorehub/scorehub/registry/registrytest"
 )
 
@@ -15,7 +16,7 @@ import (
 // formats, such as xgboost.Format.)
 func ExampleRegistry_AddModelVersion() {
 	ctx := context.Background()
-	catalog := registry.NewCatalog()
+	catalog := process.NewCatalog()
 	if err := catalog.RegisterFormat(&registrytest.LinearFormat{}); err != nil {
 		log.Fatal(err)
 	}
@@ -26,12 +27,12 @@ func ExampleRegistry_AddModelVersion() {
 	defer reg.Close()
 
 	artifact := registrytest.LinearArtifact(-1, []string{"age"}, []float64{0.05})
-	rows, err := registry.NewTable(2, registry.NumberColumn("age", []float64{10, 40}, nil))
+	rows, err := process.NewTable(2, process.NumberColumn("age", []float64{10, 40}, nil))
 	if err != nil {
 		log.Fatal(err)
 	}
 	v, created, err := reg.AddModelVersion(ctx, "churn", artifact,
-		registry.ModelMetadata{Label: "churn", Classes: []string{"no", "yes"}},
+		process.ModelMetadata{Label: "churn", Classes: []string{"no", "yes"}},
 		&registry.Verification{Rows: rows, Expected: []any{"no", "yes"}})
 	if err != nil {
 		log.Fatal(err)
@@ -50,7 +51,7 @@ func ExampleRegistry_AddModelVersion() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	out, err := target.Process.Process.Score(ctx, registry.Input{Table: rows})
+	out, err := target.Process.Process.Score(ctx, process.Input{Table: rows})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -61,7 +62,7 @@ func ExampleRegistry_AddModelVersion() {
 	}
 
 	// The same file and metadata again is the version there is.
-	v, created, _ = reg.AddModelVersion(ctx, "churn", artifact, registry.ModelMetadata{Label: "churn", Classes: []string{"no", "yes"}}, nil)
+	v, created, _ = reg.AddModelVersion(ctx, "churn", artifact, process.ModelMetadata{Label: "churn", Classes: []string{"no", "yes"}}, nil)
 	fmt.Println("version", v.Version, "created", created)
 	// Output:
 	// version 1 created true task classification

@@ -14,6 +14,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/scorehub/scorehub/internal/atomicfile"
+	"github.com/scorehub/scorehub/registry/process"
 )
 
 var (
@@ -206,7 +207,7 @@ func tempFiles(t *testing.T, dir string) []string {
 // over returns a Registry over s stamping records at now.
 func over(t *testing.T, s Store, now time.Time) *Registry {
 	t.Helper()
-	r, err := New(context.Background(), NewCatalog(), s)
+	r, err := New(context.Background(), process.NewCatalog(), s)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -400,11 +401,11 @@ func (crashFormat) Name() string { return "crash" }
 func (crashFormat) Detect(b []byte) bool {
 	return strings.HasPrefix(string(b), "crash-test-model")
 }
-func (crashFormat) Load(b []byte, meta ModelMetadata) (*LoadedModel, error) {
-	return &LoadedModel{
-		Schema: ModelSchema{Task: Regression, Label: meta.LabelOrDefault(), Outputs: []ColumnSpec{{Name: "prediction(" + meta.LabelOrDefault() + ")", Kind: Number}}},
-		Process: ProcessFunc(func(_ context.Context, in Input) (*Table, error) {
-			return NewTable(in.Table.Rows(), NumberColumn("prediction(label)", make([]float64, in.Table.Rows()), nil))
+func (crashFormat) Load(b []byte, meta process.ModelMetadata) (*process.LoadedModel, error) {
+	return &process.LoadedModel{
+		Schema: process.ModelSchema{Task: process.Regression, Label: meta.LabelOrDefault(), Outputs: []process.ColumnSpec{{Name: "prediction(" + meta.LabelOrDefault() + ")", Kind: process.Number}}},
+		Process: process.ProcessFunc(func(_ context.Context, in process.Input) (*process.Table, error) {
+			return process.NewTable(in.Table.Rows(), process.NumberColumn("prediction(label)", make([]float64, in.Table.Rows()), nil))
 		}),
 	}, nil
 }
@@ -447,7 +448,7 @@ func TestFileStoreUploadFaults(t *testing.T) {
 	now := time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
 	opts := StoreOptions{Now: func() time.Time { return now }}
 	ctx := context.Background()
-	cat := NewCatalog()
+	cat := process.NewCatalog()
 	if err := cat.RegisterFormat(crashFormat{}); err != nil {
 		t.Fatal(err)
 	}
@@ -485,11 +486,11 @@ func TestFileStoreUploadFaults(t *testing.T) {
 						t.Fatal(err)
 					}
 					r.now = func() time.Time { return now }
-					if _, _, err := r.AddModelVersion(ctx, "m", first, ModelMetadata{}, nil); err != nil {
+					if _, _, err := r.AddModelVersion(ctx, "m", first, process.ModelMetadata{}, nil); err != nil {
 						t.Fatal(err)
 					}
 					before, _ := s.Load(ctx)
-					lm, err := cat.LoadModel(upload, ModelMetadata{})
+					lm, err := cat.LoadModel(upload, process.ModelMetadata{})
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -501,7 +502,7 @@ func TestFileStoreUploadFaults(t *testing.T) {
 					landed := st.file == 1 && (st.op == "syncdir" || (st.op == "rename" && effect))
 
 					ffs.armNth(st.op, st.file, effect, crash)
-					if _, _, err := r.AddModelVersion(ctx, "m", upload, ModelMetadata{}, nil); err == nil {
+					if _, _, err := r.AddModelVersion(ctx, "m", upload, process.ModelMetadata{}, nil); err == nil {
 						t.Fatal("the upload succeeded")
 					}
 					if cur, _ := s.Load(ctx); cur != before {
@@ -534,7 +535,7 @@ func TestFileStoreUploadFaults(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
-					if _, _, err := r2.AddModelVersion(ctx, "m", upload, ModelMetadata{}, nil); err != nil {
+					if _, _, err := r2.AddModelVersion(ctx, "m", upload, process.ModelMetadata{}, nil); err != nil {
 						t.Fatalf("upload after recovery: %v", err)
 					}
 					final, _ := re.Load(ctx)

@@ -19,6 +19,7 @@ import (
 
 	"github.com/scorehub/scorehub/internal/testutil"
 	"github.com/scorehub/scorehub/registry"
+	"github.com/scorehub/scorehub/registry/process"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files in testdata")
@@ -91,9 +92,9 @@ func TestFileStoreGolden(t *testing.T) {
 	}
 
 	clk.Advance(time.Minute)
-	must[registry.ModelVersion](t)(added(s.AddModelVersion(ctx, "churn", churnV1, registry.ModelMetadata{
+	must[registry.ModelVersion](t)(added(s.AddModelVersion(ctx, "churn", churnV1, process.ModelMetadata{
 		Label: "churn", Classes: []string{"no", "yes"}, Features: []string{"age", "income"}, Description: "First <try>"}, nil)))
-	must[registry.ModelVersion](t)(added(s.AddModelVersion(ctx, "churn", churnV2, registry.ModelMetadata{}, nil)))
+	must[registry.ModelVersion](t)(added(s.AddModelVersion(ctx, "churn", churnV2, process.ModelMetadata{}, nil)))
 	must[registry.ModelAlias](t)(s.PutModelAlias(ctx, "churn", registry.ModelAlias{Name: "production", Version: 2}))
 	must[registry.Deployment](t)(s.PutDeployment(ctx, registry.Deployment{Group: "DEFAULT", Path: "churn", Enabled: true,
 		Endpoints: []registry.Endpoint{{Alias: "prod", Model: "churn@production"}, {Alias: "first", Model: "churn@1", Queue: "batch"}}}))
@@ -386,7 +387,7 @@ func TestFileStoreWriterProcess(t *testing.T) {
 		fmt.Println("error", err)
 		os.Exit(1)
 	}
-	s, err := registry.New(context.Background(), registry.NewCatalog(), store)
+	s, err := registry.New(context.Background(), process.NewCatalog(), store)
 	if err != nil {
 		fmt.Println("error", err)
 		os.Exit(1)
@@ -507,7 +508,7 @@ func TestOpenFileStoreChecksArtifacts(t *testing.T) {
 		dir = t.TempDir()
 		st := openFileStore(t, dir, registry.StoreOptions{})
 		s := newModelWriter(t, st)
-		must[registry.ModelVersion](t)(added(s.AddModelVersion(ctx, "churn", churnV1, registry.ModelMetadata{}, nil)))
+		must[registry.ModelVersion](t)(added(s.AddModelVersion(ctx, "churn", churnV1, process.ModelMetadata{}, nil)))
 		if err := st.Close(); err != nil {
 			t.Fatal(err)
 		}

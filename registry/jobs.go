@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/scorehub/scorehub/problem"
+	"github.com/scorehub/scorehub/registry/process"
 )
 
 // JobState is where a [Job] is in its life:
@@ -97,7 +98,7 @@ type Job struct {
 	// model version it runs ("churn@3", see [Snapshot.EndpointProcess]).
 	Process string `json:"process"`
 	// Endpoint is the endpoint the job was submitted for, if any.
-	Endpoint *EndpointRef `json:"endpoint,omitempty"`
+	Endpoint *process.EndpointRef `json:"endpoint,omitempty"`
 	// Rows is the number of input rows.
 	Rows int `json:"rows"`
 	// CreatedAt is when the job was stored; StartedAt when it got a slot;

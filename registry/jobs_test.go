@@ -14,6 +14,7 @@ import (
 
 	"github.com/scorehub/scorehub/internal/testutil"
 	"github.com/scorehub/scorehub/registry"
+	"github.com/scorehub/scorehub/registry/process"
 	"github.com/scorehub/scorehub/registry/registrytest"
 )
 
@@ -177,12 +178,12 @@ func TestJobRegistry(t *testing.T) {
 			}{
 				{"create stamps a pending job", func(t *testing.T, s registry.JobStore, r *registry.JobRegistry, clk *testutil.Clock) {
 					j, err := r.Create(ctx, registry.Job{ID: "a", State: registry.JobFinished, Queue: "DEFAULT", Process: "iris",
-						Endpoint: &registry.EndpointRef{Group: "DEFAULT", Path: "p", Alias: "x"}})
+						Endpoint: &process.EndpointRef{Group: "DEFAULT", Path: "p", Alias: "x"}})
 					if err != nil {
 						t.Fatal(err)
 					}
 					want := registry.Job{ID: "a", Revision: 1, State: registry.JobPending, Queue: "DEFAULT", Process: "iris",
-						Endpoint: &registry.EndpointRef{Group: "DEFAULT", Path: "p", Alias: "x"}, CreatedAt: clk.Now()}
+						Endpoint: &process.EndpointRef{Group: "DEFAULT", Path: "p", Alias: "x"}, CreatedAt: clk.Now()}
 					if d := cmp.Diff(want, j); d != "" {
 						t.Errorf("created (-want +got):\n%s", d)
 					}
@@ -458,7 +459,7 @@ func TestFileJobStoreGolden(t *testing.T) {
 	s := openFileJobStore(t, dir, registry.StoreOptions{Now: clk.Now})
 	r := newJobRegistry(t, s)
 	_, err := r.Create(ctx, registry.Job{ID: "ended", Owner: "ann", Queue: "batch", Process: "fraud-gbm", Rows: 3,
-		Endpoint: &registry.EndpointRef{Group: "fraud", Path: "cards", Alias: "score"}})
+		Endpoint: &process.EndpointRef{Group: "fraud", Path: "cards", Alias: "score"}})
 	if err != nil {
 		t.Fatal(err)
 	}

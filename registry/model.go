@@ -3,6 +3,8 @@ package registry
 import (
 	"math"
 	"time"
+
+	"github.com/scorehub/scorehub/registry/process"
 )
 
 // Built-in names. The DEFAULT group and queue always exist: they can be
@@ -25,22 +27,10 @@ const AnyRevision = math.MaxUint64
 
 // ValidName reports whether s may name a group, deployment path, endpoint
 // alias, queue or process: ^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$. No valid name
-// is "." or "..", contains a slash, or needs escaping in a URL path.
-func ValidName(s string) bool {
-	if len(s) == 0 || len(s) > 128 {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
-		case i > 0 && (c == '.' || c == '_' || c == '-'):
-		default:
-			return false
-		}
-	}
-	return true
-}
+// is "." or "..", contains a slash, or needs escaping in a URL path. It is
+// the catalog's rule for process names ([process.ValidName]), kept here for
+// the records.
+func ValidName(s string) bool { return process.ValidName(s) }
 
 func checkName(pointer, s string) error {
 	if !ValidName(s) {

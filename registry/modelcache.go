@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/scorehub/scorehub/problem"
+	"github.com/scorehub/scorehub/registry/process"
 )
 
 // cacheKey names a loaded model: its artifact's SHA-256 and its metadata's
@@ -19,7 +20,7 @@ type cacheKey struct{ sum, meta string }
 // parse. Entries no version of the published state has are dropped at the
 // next publish, except those an upload in progress holds.
 type modelCache struct {
-	catalog *Catalog
+	catalog *process.Catalog
 	store   ArtifactStore // nil when the Registry's store keeps no artifacts
 
 	entries sync.Map // cacheKey → *cacheEntry
@@ -32,12 +33,12 @@ type modelCache struct {
 // model and info, or err, are set.
 type cacheEntry struct {
 	done  chan struct{}
-	model *LoadedModel
-	info  ProcessInfo // model.ProcessInfo, its Name set per endpoint
+	model *process.LoadedModel
+	info  process.ProcessInfo // model.ProcessInfo, its Name set per endpoint
 	err   error
 }
 
-func newModelCache(catalog *Catalog, store Store) *modelCache {
+func newModelCache(catalog *process.Catalog, store Store) *modelCache {
 	as, _ := store.(ArtifactStore)
 	return &modelCache{catalog: catalog, store: as, pins: map[cacheKey]int{}}
 }
@@ -47,7 +48,7 @@ func newModelCache(catalog *Catalog, store Store) *modelCache {
 // an invalid model, a limit) is kept, as loading again would fail again;
 // any other failure (reading the artifact) is not, so the next caller
 // tries again.
-func (c *modelCache) get(key cacheKey, load func() (*LoadedModel, error)) (*cacheEntry, error) {
+func (c *modelCache) get(key cacheKey, load func() (*process.LoadedModel, error)) (*cacheEntry, error) {
 	if v, ok := c.entries.Load(key); ok {
 		e := v.(*cacheEntry)
 		<-e.done
@@ -62,7 +63,7 @@ func (c *modelCache) get(key cacheKey, load func() (*LoadedModel, error)) (*cach
 	e.model, e.err = load()
 	if e.err == nil {
 		e.info = e.model.ProcessInfo("")
-	} else if !errors.Is(e.err, ErrModelFormat) && !errors.Is(e.err, ErrModelInvalid) && !errors.Is(e.err, ErrModelLimit) {
+	} else if !errors.Is(e.err, process.ErrModelFormat) && !errors.Is(e.err, process.ErrModelInvalid) && !errors.Is(e.err, process.ErrModelLimit) {
 		c.entries.CompareAndDelete(key, e)
 	}
 	close(e.done)
@@ -77,7 +78,7 @@ func (c *modelCache) stored(info versionInfo) (*cacheEntry, error) {
 		<-e.done
 		return e, e.err
 	}
-	return c.get(info.key, func() (*LoadedModel, error) {
+	return c.get(info.key, func() (*process.LoadedModel, error) {
 		if c.store == nil {
 			return nil, errNoArtifacts
 		}

@@ -3,13 +3,15 @@ package registry
 import (
 	"context"
 	"fmt"
+
+	"github.com/scorehub/scorehub/registry/process"
 )
 
 // AddModelVersion uploads artifact as the next version of the model name,
 // creating the model when it does not exist, and returns the version as
 // stored and whether it was created.
 //
-// The catalog's formats load artifact with meta ([Catalog.LoadModel]) before
+// The catalog's formats load artifact with meta ([process.Catalog.LoadModel]) before
 // anything is written, and, when v is not nil, the loaded model must
 // reproduce v's expected predictions ([ErrVerification] otherwise). An
 // upload whose artifact and metadata are those of an existing version of
@@ -20,7 +22,7 @@ import (
 //
 // It fails with a plain error when the Registry's store is no
 // [ArtifactStore]: such a store keeps no models.
-func (r *Registry) AddModelVersion(ctx context.Context, name string, artifact []byte, meta ModelMetadata, v *Verification) (ModelVersion, bool, error) {
+func (r *Registry) AddModelVersion(ctx context.Context, name string, artifact []byte, meta process.ModelMetadata, v *Verification) (ModelVersion, bool, error) {
 	if err := checkName("/name", name); err != nil {
 		return ModelVersion{}, false, err
 	}
@@ -35,7 +37,7 @@ func (r *Registry) AddModelVersion(ctx context.Context, name string, artifact []
 	// that will use the version.
 	r.models.pin(key)
 	defer r.models.unpin(key)
-	e, err := r.models.get(key, func() (*LoadedModel, error) { return r.catalog.LoadModel(artifact, meta) })
+	e, err := r.models.get(key, func() (*process.LoadedModel, error) { return r.catalog.LoadModel(artifact, meta) })
 	if err != nil {
 		return ModelVersion{}, false, err
 	}
@@ -189,25 +191,25 @@ func (r *Registry) warm(st *State) {
 // It fails with [ErrUnavailable] when the catalog has no such process, the
 // snapshot no such model, alias or version, or the version cannot be loaded
 // (the error then wraps the cause, for the log).
-func (s *Snapshot) EndpointProcess(e Endpoint) (ProcessInfo, error) {
+func (s *Snapshot) EndpointProcess(e Endpoint) (process.ProcessInfo, error) {
 	if e.Model == "" {
 		p, ok := s.catalog.Lookup(e.Process)
 		if !ok {
-			return ProcessInfo{}, errorf(ErrUnavailable, "the endpoint's process is not available in this server")
+			return process.ProcessInfo{}, errorf(ErrUnavailable, "the endpoint's process is not available in this server")
 		}
 		return p, nil
 	}
 	ref, err := ParseModelRef(e.Model)
 	if err != nil {
-		return ProcessInfo{}, errorf(ErrUnavailable, "the endpoint's model %q is not available in this server", e.Model)
+		return process.ProcessInfo{}, errorf(ErrUnavailable, "the endpoint's model %q is not available in this server", e.Model)
 	}
 	info, err := s.state.resolveRef(ref)
 	if err != nil {
-		return ProcessInfo{}, errorf(ErrUnavailable, "the endpoint's model is not available: %s", err.(*InvalidError).Message)
+		return process.ProcessInfo{}, errorf(ErrUnavailable, "the endpoint's model is not available: %s", err.(*InvalidError).Message)
 	}
 	entry, err := s.models.stored(info)
 	if err != nil {
-		return ProcessInfo{}, unavailable(fmt.Sprintf("model %s cannot be loaded in this server", info.process), err)
+		return process.ProcessInfo{}, unavailable(fmt.Sprintf("model %s cannot be loaded in this server", info.process), err)
 	}
 	p := entry.info
 	p.Name = info.process

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/scorehub/scorehub/registry/process"
 )
 
 // Model is a model file's history under one name: its immutable versions,
@@ -38,11 +40,11 @@ type ModelVersion struct {
 	Version int `json:"version"`
 	// SHA256 is the artifact's SHA-256 in lower-case hex: the name an
 	// [ArtifactStore] keeps it under.
-	SHA256    string        `json:"sha256"`
-	Size      int64         `json:"size"`
-	Metadata  ModelMetadata `json:"metadata"`
-	Schema    ModelSchema   `json:"schema"`
-	CreatedAt time.Time     `json:"createdAt"`
+	SHA256    string                `json:"sha256"`
+	Size      int64                 `json:"size"`
+	Metadata  process.ModelMetadata `json:"metadata"`
+	Schema    process.ModelSchema   `json:"schema"`
+	CreatedAt time.Time             `json:"createdAt"`
 }
 
 // ModelAlias is a movable name for one version of a model, such as
@@ -184,7 +186,7 @@ func sum256(b []byte) string {
 
 // metaDigest identifies metadata by content: two that digest alike say the
 // same thing (a nil list and an empty one alike).
-func metaDigest(m ModelMetadata) string {
+func metaDigest(m process.ModelMetadata) string {
 	b, err := json.Marshal(m)
 	if err != nil {
 		panic(err) // strings and lists of strings always encode
@@ -193,7 +195,7 @@ func metaDigest(m ModelMetadata) string {
 }
 
 // sameMetadata reports whether a and b say the same.
-func sameMetadata(a, b ModelMetadata) bool {
+func sameMetadata(a, b process.ModelMetadata) bool {
 	x, _ := json.Marshal(a)
 	y, _ := json.Marshal(b)
 	return bytes.Equal(x, y)

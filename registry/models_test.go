@@ -16,6 +16,7 @@ import (
 	"github.com/scorehub/scorehub/internal/testutil"
 	"github.com/scorehub/scorehub/problem"
 	"github.com/scorehub/scorehub/registry"
+	"github.com/scorehub/scorehub/registry/process"
 	"github.com/scorehub/scorehub/registry/registrytest"
 )
 
@@ -70,12 +71,12 @@ type modelWriter struct {
 
 func newModelWriter(t testing.TB, s registry.Store) modelWriter {
 	t.Helper()
-	cat := registry.NewCatalog()
+	cat := process.NewCatalog()
 	f := &registrytest.LinearFormat{}
 	if err := cat.RegisterFormat(f); err != nil {
 		t.Fatal(err)
 	}
-	if err := cat.Register(registry.ProcessInfo{Name: "gbm", Process: echo}); err != nil {
+	if err := cat.Register(process.ProcessInfo{Name: "gbm", Process: echo}); err != nil {
 		t.Fatal(err)
 	}
 	r, err := registry.New(context.Background(), cat, s)
@@ -123,7 +124,7 @@ var (
 func TestModelVersions(t *testing.T) {
 	ctx := context.Background()
 	forEachModelStore(t, func(t *testing.T, s modelWriter, clk *testutil.Clock) {
-		meta := registry.ModelMetadata{Label: "churn", Description: "first"}
+		meta := process.ModelMetadata{Label: "churn", Description: "first"}
 		v1, created, err := s.AddModelVersion(ctx, "churn", churnV1, meta, nil)
 		if err != nil || !created {
 			t.Fatalf("first upload: %v, created %v", err, created)
@@ -131,13 +132,13 @@ func TestModelVersions(t *testing.T) {
 		if v1.Version != 1 || v1.SHA256 != sha(churnV1) || v1.Size != int64(len(churnV1)) || !v1.CreatedAt.Equal(clk.Now()) {
 			t.Errorf("first version %+v", v1)
 		}
-		if v1.Schema.Format != "linear" || v1.Schema.Task != registry.Regression || len(v1.Schema.Inputs) != 2 {
+		if v1.Schema.Format != "linear" || v1.Schema.Task != process.Regression || len(v1.Schema.Inputs) != 2 {
 			t.Errorf("derived schema %+v", v1.Schema)
 		}
 
 		seq := mustState(t, s.writer).Seq()
 		clk.Advance(1)
-		again, created, err := s.AddModelVersion(ctx, "churn", churnV1, registry.ModelMetadata{Label: "churn", Description: "first", Classes: []string{}}, nil)
+		again, created, err := s.AddModelVersion(ctx, "churn", churnV1, process.ModelMetadata{Label: "churn", Description: "first", Classes: []string{}}, nil)
 		if err != nil || created || again.Version != 1 {
 			t.Errorf("identical upload: version %d, created %v, %v; want version 1, not created", again.Version, created, err)
 		}
@@ -145,7 +146,7 @@ func TestModelVersions(t *testing.T) {
 			t.Errorf("an identical upload wrote: Seq %d → %d", seq, got)
 		}
 
-		v2 := must[registry.ModelVersion](t)(added(s.AddModelVersion(ctx, "churn", churnV1, registry.ModelMetadata{Label: "churn", Description: "other words"}, nil)))
+		v2 := must[registry.ModelVersion](t)(added(s.AddModelVersion(ctx, "churn", churnV1, process.ModelMetadata{Label: "churn", Description: "other words"}, nil)))
 		v3 := must[registry.ModelVersion](t)(added(s.AddModelVersion(ctx, "churn", churnV2, meta, nil)))
 		if v2.Version != 2 || v3.Version != 3 {
 			t.Errorf("versions %d, %d; want 2, 3", v2.Version, v3.Version)
@@ -199,14 +200,14 @@ func TestModelUploadRefusals(t *testing.T) {
 			name     string
 			model    string
 			artifact []byte
-			meta     registry.ModelMetadata
+			meta     process.ModelMetadata
 			check    func(t *testing.T, err error)
 		}{
-			{"invalid name", "../x", churnV1, registry.ModelMetadata{}, func(t *testing.T, err error) { wantInvalid(t, err, "/name") }},
-			{"no format reads it", "m", []byte("hello"), registry.ModelMetadata{}, func(t *testing.T, err error) { wantIs(t, err, registry.ErrModelFormat) }},
-			{"a pickle", "m", []byte("\x80\x04\x95junk"), registry.ModelMetadata{}, func(t *testing.T, err error) { wantIs(t, err, registry.ErrModelFormat) }},
-			{"invalid for its format", "m", []byte("scorehub-test-linear v1\nbias x\n"), registry.ModelMetadata{}, func(t *testing.T, err error) { wantIs(t, err, registry.ErrModelInvalid) }},
-			{"metadata the model contradicts", "m", churnV1, registry.ModelMetadata{Features: []string{"one"}}, func(t *testing.T, err error) { wantIs(t, err, registry.ErrModelInvalid) }},
+			{"invalid name", "../x", churnV1, process.ModelMetadata{}, func(t *testing.T, err error) { wantInvalid(t, err, "/name") }},
+			{"no format reads it", "m", []byte("hello"), process.ModelMetadata{}, func(t *testing.T, err error) { wantIs(t, err, process.ErrModelFormat) }},
+			{"a pickle", "m", []byte("\x80\x04\x95junk"), process.ModelMetadata{}, func(t *testing.T, err error) { wantIs(t, err, process.ErrModelFormat) }},
+			{"invalid for its format", "m", []byte("scorehub-test-linear v1\nbias x\n"), process.ModelMetadata{}, func(t *testing.T, err error) { wantIs(t, err, process.ErrModelInvalid) }},
+			{"metadata the model contradicts", "m", churnV1, process.ModelMetadata{Features: []string{"one"}}, func(t *testing.T, err error) { wantIs(t, err, process.ErrModelInvalid) }},
 		}
 		for _, tt := range tests {
 			t.Run(tt.name, func(t *testing.T) {
@@ -223,8 +224,8 @@ func TestModelUploadRefusals(t *testing.T) {
 func TestModelAliases(t *testing.T) {
 	ctx := context.Background()
 	forEachModelStore(t, func(t *testing.T, s modelWriter, clk *testutil.Clock) {
-		must[registry.ModelVersion](t)(added(s.AddModelVersion(ctx, "churn", churnV1, registry.ModelMetadata{}, nil)))
-		must[registry.ModelVersion](t)(added(s.AddModelVersion(ctx, "churn", churnV2, registry.ModelMetadata{}, nil)))
+		must[registry.ModelVersion](t)(added(s.AddModelVersion(ctx, "churn", churnV1, process.ModelMetadata{}, nil)))
+		must[registry.ModelVersion](t)(added(s.AddModelVersion(ctx, "churn", churnV2, process.ModelMetadata{}, nil)))
 
 		prod := must[registry.ModelAlias](t)(s.PutModelAlias(ctx, "churn", registry.ModelAlias{Name: "production", Version: 1}))
 		if prod.Revision != 1 || prod.Version != 1 || !prod.CreatedAt.Equal(clk.Now()) {
@@ -287,8 +288,8 @@ func aliasNames(m registry.Model) []string {
 func TestModelEndpoints(t *testing.T) {
 	ctx := context.Background()
 	forEachModelStore(t, func(t *testing.T, s modelWriter, _ *testutil.Clock) {
-		must[registry.ModelVersion](t)(added(s.AddModelVersion(ctx, "churn", churnV1, registry.ModelMetadata{}, nil)))
-		must[registry.ModelVersion](t)(added(s.AddModelVersion(ctx, "churn", churnV2, registry.ModelMetadata{}, nil)))
+		must[registry.ModelVersion](t)(added(s.AddModelVersion(ctx, "churn", churnV1, process.ModelMetadata{}, nil)))
+		must[registry.ModelVersion](t)(added(s.AddModelVersion(ctx, "churn", churnV2, process.ModelMetadata{}, nil)))
 		must[registry.ModelAlias](t)(s.PutModelAlias(ctx, "churn", registry.ModelAlias{Name: "production", Version: 1}))
 
 		refused := []struct {
@@ -315,14 +316,14 @@ func TestModelEndpoints(t *testing.T) {
 			registry.Endpoint{Alias: "pinned", Model: "churn@2"},
 			registry.Endpoint{Alias: "iris", Process: "gbm"},
 		)))
-		row := tabletest.Must(1, registry.NumberColumn("age", []float64{4}, nil), registry.NumberColumn("income", []float64{1}, nil))
+		row := tabletest.Must(1, process.NumberColumn("age", []float64{4}, nil), process.NumberColumn("income", []float64{1}, nil))
 		score := func(alias string) (string, float64) {
 			t.Helper()
 			tg, err := s.Snapshot().Resolve("DEFAULT", "churn", alias)
 			if err != nil {
 				t.Fatal(err)
 			}
-			out, err := tg.Process.Process.Score(ctx, registry.Input{Table: row})
+			out, err := tg.Process.Process.Score(ctx, process.Input{Table: row})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -373,7 +374,7 @@ func TestModelEndpoints(t *testing.T) {
 			}
 		}
 		wantIs(t, s.DeleteModel(ctx, "churn", registry.AnyRevision), registry.ErrNotFound)
-		v := must[registry.ModelVersion](t)(added(s.AddModelVersion(ctx, "churn", churnV2, registry.ModelMetadata{}, nil)))
+		v := must[registry.ModelVersion](t)(added(s.AddModelVersion(ctx, "churn", churnV2, process.ModelMetadata{}, nil)))
 		if v.Version != 1 {
 			t.Errorf("a model created again starts at version %d, want 1", v.Version)
 		}
@@ -388,9 +389,9 @@ func TestModelLoadedOnce(t *testing.T) {
 	ctx := context.Background()
 	store := registry.NewMemStore(registry.StoreOptions{})
 	s := newModelWriter(t, store)
-	must[registry.ModelVersion](t)(added(s.AddModelVersion(ctx, "churn", churnV1, registry.ModelMetadata{}, nil)))
-	must[registry.ModelVersion](t)(added(s.AddModelVersion(ctx, "churn", churnV2, registry.ModelMetadata{}, nil)))
-	must[registry.ModelVersion](t)(added(s.AddModelVersion(ctx, "unused", churnV2, registry.ModelMetadata{Label: "x"}, nil)))
+	must[registry.ModelVersion](t)(added(s.AddModelVersion(ctx, "churn", churnV1, process.ModelMetadata{}, nil)))
+	must[registry.ModelVersion](t)(added(s.AddModelVersion(ctx, "churn", churnV2, process.ModelMetadata{}, nil)))
+	must[registry.ModelVersion](t)(added(s.AddModelVersion(ctx, "unused", churnV2, process.ModelMetadata{Label: "x"}, nil)))
 	must[registry.ModelAlias](t)(s.PutModelAlias(ctx, "churn", registry.ModelAlias{Name: "production", Version: 1}))
 	must[registry.Deployment](t)(s.PutDeployment(ctx, deployment("DEFAULT", "churn",
 		registry.Endpoint{Alias: "prod", Model: "churn@production"}, registry.Endpoint{Alias: "pinned", Model: "churn@2"})))
@@ -438,7 +439,7 @@ func TestModelLoadedOnce(t *testing.T) {
 	if n := re.format.Loads(); n != 3 {
 		t.Errorf("%d loads after deploying loaded versions, want 3", n)
 	}
-	must[registry.ModelVersion](t)(added(re.AddModelVersion(ctx, "later", churnV1, registry.ModelMetadata{Label: "later"}, nil)))
+	must[registry.ModelVersion](t)(added(re.AddModelVersion(ctx, "later", churnV1, process.ModelMetadata{Label: "later"}, nil)))
 	// Another replica's upload, or the next start: this registry has not parsed it.
 	third := newModelWriter(t, store)
 	base := third.format.Loads()
@@ -451,13 +452,13 @@ func TestModelLoadedOnce(t *testing.T) {
 	}
 
 	// A server that reads no such format.
-	plain, err := registry.New(ctx, registry.NewCatalog(), store)
+	plain, err := registry.New(ctx, process.NewCatalog(), store)
 	if err != nil {
 		t.Fatalf("New over models of a format it does not read: %v", err)
 	}
 	defer plain.Close()
 	_, err = plain.Snapshot().Resolve("DEFAULT", "churn", "prod")
-	if !errors.Is(err, registry.ErrUnavailable) || !errors.Is(err, registry.ErrModelFormat) {
+	if !errors.Is(err, registry.ErrUnavailable) || !errors.Is(err, process.ErrModelFormat) {
 		t.Fatalf("Resolve of an unreadable model: %v, want ErrUnavailable wrapping the cause", err)
 	}
 	var ce *problem.Error
@@ -484,7 +485,7 @@ func mustModel(t *testing.T, r *registry.Registry, name string) registry.Model {
 // refuses models plainly.
 func TestModelWritesNeedArtifactStore(t *testing.T) {
 	s := newModelWriter(t, recordsOnly{registry.NewMemStore(registry.StoreOptions{})})
-	_, _, err := s.AddModelVersion(context.Background(), "churn", churnV1, registry.ModelMetadata{}, nil)
+	_, _, err := s.AddModelVersion(context.Background(), "churn", churnV1, process.ModelMetadata{}, nil)
 	if err == nil || !strings.Contains(err.Error(), "ArtifactStore") {
 		t.Errorf("upload over a store without artifacts: %v", err)
 	}
@@ -499,11 +500,11 @@ type recordsOnly struct{ registry.Store }
 func TestModelResolveDuringMoves(t *testing.T) {
 	ctx := context.Background()
 	s := newModelWriter(t, registry.NewMemStore(registry.StoreOptions{}))
-	must[registry.ModelVersion](t)(added(s.AddModelVersion(ctx, "churn", churnV1, registry.ModelMetadata{}, nil)))
-	must[registry.ModelVersion](t)(added(s.AddModelVersion(ctx, "churn", churnV2, registry.ModelMetadata{}, nil)))
+	must[registry.ModelVersion](t)(added(s.AddModelVersion(ctx, "churn", churnV1, process.ModelMetadata{}, nil)))
+	must[registry.ModelVersion](t)(added(s.AddModelVersion(ctx, "churn", churnV2, process.ModelMetadata{}, nil)))
 	must[registry.ModelAlias](t)(s.PutModelAlias(ctx, "churn", registry.ModelAlias{Name: "production", Version: 1}))
 	must[registry.Deployment](t)(s.PutDeployment(ctx, deployment("DEFAULT", "churn", registry.Endpoint{Alias: "prod", Model: "churn@production"})))
-	row := tabletest.Must(1, registry.NumberColumn("age", []float64{4}, nil), registry.NumberColumn("income", []float64{1}, nil))
+	row := tabletest.Must(1, process.NumberColumn("age", []float64{4}, nil), process.NumberColumn("income", []float64{1}, nil))
 	want := map[string]float64{"churn@1": 0.5, "churn@2": 2.5}
 
 	var wg sync.WaitGroup
@@ -521,7 +522,7 @@ func TestModelResolveDuringMoves(t *testing.T) {
 					t.Errorf("Resolve during a move: %v", err)
 					return
 				}
-				out, err := tg.Process.Process.Score(ctx, registry.Input{Table: row})
+				out, err := tg.Process.Process.Score(ctx, process.Input{Table: row})
 				if err != nil {
 					t.Error(err)
 					return
@@ -537,7 +538,7 @@ func TestModelResolveDuringMoves(t *testing.T) {
 	wg.Go(func() {
 		for i := range 20 {
 			art := registrytest.LinearArtifact(float64(i), []string{"age"}, []float64{1})
-			if _, _, err := s.AddModelVersion(ctx, "other", art, registry.ModelMetadata{}, nil); err != nil {
+			if _, _, err := s.AddModelVersion(ctx, "other", art, process.ModelMetadata{}, nil); err != nil {
 				t.Error(err)
 				return
 			}
@@ -556,22 +557,22 @@ func TestModelResolveDuringMoves(t *testing.T) {
 func TestVerification(t *testing.T) {
 	ctx := context.Background()
 	rows := tabletest.Must(3,
-		registry.NumberColumn("age", []float64{4, 0, 2}, nil),
-		registry.NumberColumn("income", []float64{1, 0, 0}, []bool{false, true, false}))
+		process.NumberColumn("age", []float64{4, 0, 2}, nil),
+		process.NumberColumn("income", []float64{1, 0, 0}, []bool{false, true, false}))
 	// churnV1 scores 0.5, 0.5 and 1.0.
-	cls := registry.ModelMetadata{Label: "churn", Classes: []string{"no", "yes"}}
+	cls := process.ModelMetadata{Label: "churn", Classes: []string{"no", "yes"}}
 	tests := []struct {
 		name string
-		meta registry.ModelMetadata
+		meta process.ModelMetadata
 		v    registry.Verification
 		err  string // "" means accepted
 	}{
-		{"regression agrees", registry.ModelMetadata{}, registry.Verification{Rows: rows, Expected: []any{0.5, 0.5, 1.0}}, ""},
-		{"within the tolerance", registry.ModelMetadata{}, registry.Verification{Rows: rows, Expected: []any{0.5000001, 0.5, 1}, Tolerance: 1e-3}, ""},
-		{"relative to large values", registry.ModelMetadata{}, registry.Verification{Rows: rows, Expected: []any{0.5, 0.5, 1.0000005}}, ""},
-		{"past the default tolerance", registry.ModelMetadata{}, registry.Verification{Rows: rows, Expected: []any{0.5, 0.5001, 1}},
+		{"regression agrees", process.ModelMetadata{}, registry.Verification{Rows: rows, Expected: []any{0.5, 0.5, 1.0}}, ""},
+		{"within the tolerance", process.ModelMetadata{}, registry.Verification{Rows: rows, Expected: []any{0.5000001, 0.5, 1}, Tolerance: 1e-3}, ""},
+		{"relative to large values", process.ModelMetadata{}, registry.Verification{Rows: rows, Expected: []any{0.5, 0.5, 1.0000005}}, ""},
+		{"past the default tolerance", process.ModelMetadata{}, registry.Verification{Rows: rows, Expected: []any{0.5, 0.5001, 1}},
 			"differ from the expected ones in 1 of 3 rows: row 1, prediction(label): got 0.5, want 0.5001"},
-		{"every row listed up to five", registry.ModelMetadata{}, registry.Verification{Rows: rows, Expected: []any{0.0, 0.0, 0.0}},
+		{"every row listed up to five", process.ModelMetadata{}, registry.Verification{Rows: rows, Expected: []any{0.0, 0.0, 0.0}},
 			"in 3 of 3 rows: row 0, prediction(label): got 0.5, want 0; row 1, prediction(label): got 0.5, want 0; row 2, prediction(label): got 1, want 0"},
 		{"classes", cls, registry.Verification{Rows: rows, Expected: []any{"yes", "yes", "yes"}}, ""},
 		{"a wrong class", cls, registry.Verification{Rows: rows, Expected: []any{"yes", "no", "yes"}},
@@ -582,12 +583,12 @@ func TestVerification(t *testing.T) {
 		{"named columns", cls, registry.Verification{Rows: rows, Expected: []any{map[string]any{"prediction(churn)": "yes"}, map[string]any{"confidence(yes)": 0.6224593312018546}, map[string]any{}}}, ""},
 		{"a column the model does not answer", cls, registry.Verification{Rows: rows, Expected: []any{map[string]any{"score": 1.0}, "yes", "yes"}},
 			"row 0, score: got no such column, want 1"},
-		{"too few expectations", registry.ModelMetadata{}, registry.Verification{Rows: rows, Expected: []any{0.5}}, "1 expected predictions for 3 rows"},
-		{"an unreadable expectation", registry.ModelMetadata{}, registry.Verification{Rows: rows, Expected: []any{true, 0.5, 1}}, "row 0 is a bool"},
+		{"too few expectations", process.ModelMetadata{}, registry.Verification{Rows: rows, Expected: []any{0.5}}, "1 expected predictions for 3 rows"},
+		{"an unreadable expectation", process.ModelMetadata{}, registry.Verification{Rows: rows, Expected: []any{true, 0.5, 1}}, "row 0 is a bool"},
 		{"confidences of too few classes", cls, registry.Verification{Rows: rows, Expected: []any{[]float64{1}, "yes", "yes"}}, "row 0 expects 1 confidences; the model has 2 classes"},
-		{"a negative tolerance", registry.ModelMetadata{}, registry.Verification{Rows: rows, Expected: []any{0.5, 0.5, 1}, Tolerance: -1}, "tolerance"},
-		{"a column of the wrong kind", registry.ModelMetadata{}, registry.Verification{
-			Rows: tabletest.Must(1, registry.TextColumn("age", []string{"old"}, nil)), Expected: []any{0.5}}, `column "age" holds text values`},
+		{"a negative tolerance", process.ModelMetadata{}, registry.Verification{Rows: rows, Expected: []any{0.5, 0.5, 1}, Tolerance: -1}, "tolerance"},
+		{"a column of the wrong kind", process.ModelMetadata{}, registry.Verification{
+			Rows: tabletest.Must(1, process.TextColumn("age", []string{"old"}, nil)), Expected: []any{0.5}}, `column "age" holds text values`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -618,8 +619,8 @@ func TestVerificationListsFirstFive(t *testing.T) {
 		want[i] = 99.0
 	}
 	s := newModelWriter(t, registry.NewMemStore(registry.StoreOptions{}))
-	_, _, err := s.AddModelVersion(context.Background(), "churn", churnV1, registry.ModelMetadata{},
-		&registry.Verification{Rows: tabletest.Must(n, registry.NumberColumn("age", ages, nil)), Expected: want})
+	_, _, err := s.AddModelVersion(context.Background(), "churn", churnV1, process.ModelMetadata{},
+		&registry.Verification{Rows: tabletest.Must(n, process.NumberColumn("age", ages, nil)), Expected: want})
 	msg := fmt.Sprint(err)
 	if !strings.Contains(msg, "in 12 of 12 rows") || !strings.Contains(msg, "row 4,") || strings.Contains(msg, "row 5,") || !strings.Contains(msg, "and 7 more values") {
 		t.Errorf("error = %s; want the first five rows listed and the count of the rest", msg)
@@ -701,7 +702,7 @@ func TestBuildStateWithModels(t *testing.T) {
 func TestModelResolveAllocatesNothing(t *testing.T) {
 	ctx := context.Background()
 	s := newModelWriter(t, registry.NewMemStore(registry.StoreOptions{}))
-	must[registry.ModelVersion](t)(added(s.AddModelVersion(ctx, "churn", churnV1, registry.ModelMetadata{}, nil)))
+	must[registry.ModelVersion](t)(added(s.AddModelVersion(ctx, "churn", churnV1, process.ModelMetadata{}, nil)))
 	must[registry.ModelAlias](t)(s.PutModelAlias(ctx, "churn", registry.ModelAlias{Name: "production", Version: 1}))
 	must[registry.Deployment](t)(s.PutDeployment(ctx, deployment("DEFAULT", "churn", registry.Endpoint{Alias: "prod", Model: "churn@production"})))
 	allocs := testing.AllocsPerRun(100, func() {
@@ -719,16 +720,16 @@ func TestModelResolveAllocatesNothing(t *testing.T) {
 func TestModelCacheDropsDeleted(t *testing.T) {
 	ctx := context.Background()
 	s := newModelWriter(t, registry.NewMemStore(registry.StoreOptions{}))
-	must[registry.ModelVersion](t)(added(s.AddModelVersion(ctx, "churn", churnV1, registry.ModelMetadata{}, nil)))
-	must[registry.ModelVersion](t)(added(s.AddModelVersion(ctx, "churn", churnV2, registry.ModelMetadata{}, nil)))
+	must[registry.ModelVersion](t)(added(s.AddModelVersion(ctx, "churn", churnV1, process.ModelMetadata{}, nil)))
+	must[registry.ModelVersion](t)(added(s.AddModelVersion(ctx, "churn", churnV2, process.ModelMetadata{}, nil)))
 	if err := s.DeleteModelVersion(ctx, "churn", 1); err != nil {
 		t.Fatal(err)
 	}
-	must[registry.ModelVersion](t)(added(s.AddModelVersion(ctx, "churn", churnV2, registry.ModelMetadata{}, nil)))
+	must[registry.ModelVersion](t)(added(s.AddModelVersion(ctx, "churn", churnV2, process.ModelMetadata{}, nil)))
 	if n := s.format.Loads(); n != 2 {
 		t.Errorf("%d loads after two uploads and an identical one, want 2", n)
 	}
-	must[registry.ModelVersion](t)(added(s.AddModelVersion(ctx, "churn", churnV1, registry.ModelMetadata{}, nil)))
+	must[registry.ModelVersion](t)(added(s.AddModelVersion(ctx, "churn", churnV1, process.ModelMetadata{}, nil)))
 	if n := s.format.Loads(); n != 3 {
 		t.Errorf("%d loads after uploading a deleted version's file again, want 3: its model was dropped", n)
 	}

@@ -4,6 +4,8 @@ import (
 	"sort"
 	"strconv"
 	"time"
+
+	"github.com/scorehub/scorehub/registry/process"
 )
 
 // versionKey names one version of one model.
@@ -19,7 +21,7 @@ type versionInfo struct {
 	key     cacheKey
 	process string // "model@version"
 	sum     string
-	meta    ModelMetadata
+	meta    process.ModelMetadata
 }
 
 func newVersionInfo(model string, v ModelVersion) versionInfo {
@@ -114,7 +116,7 @@ func (s *State) endpointUsing(use func(ModelRef) bool) (string, bool) {
 
 // identicalVersion returns the version of model name whose artifact and
 // metadata are sum and meta.
-func (s *State) identicalVersion(name, sum string, meta ModelMetadata) (ModelVersion, bool) {
+func (s *State) identicalVersion(name, sum string, meta process.ModelMetadata) (ModelVersion, bool) {
 	for _, v := range s.models[name].Versions {
 		if v.SHA256 == sum && sameMetadata(v.Metadata, meta) {
 			return v.clone(), true

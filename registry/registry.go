@@ -7,9 +7,10 @@ import (
 	"time"
 
 	"github.com/scorehub/scorehub/internal/image"
+	"github.com/scorehub/scorehub/registry/process"
 )
 
-// Registry joins a [Catalog] and a [Store]. It is the one way to change the
+// Registry joins a [process.Catalog] and a [Store]. It is the one way to change the
 // records: each write checks every rule of the records against the current
 // [State], has the store commit the one change, and publishes the new
 // immutable [Snapshot] before it returns, so the next [Registry.Snapshot]
@@ -42,7 +43,7 @@ import (
 // A Registry is safe for concurrent use: its writes are serialised, and
 // Snapshot takes no lock.
 type Registry struct {
-	catalog *Catalog
+	catalog *process.Catalog
 	models  *modelCache
 	now     func() time.Time
 	w       *image.Writer[State, *Snapshot]
@@ -52,7 +53,7 @@ type Registry struct {
 // holds, with every model version an endpoint or alias uses loaded (one
 // that cannot be loaded makes its endpoints fail with [ErrUnavailable]).
 // Close it to stop it; closing the Registry does not close the store.
-func New(ctx context.Context, catalog *Catalog, store Store) (*Registry, error) {
+func New(ctx context.Context, catalog *process.Catalog, store Store) (*Registry, error) {
 	if catalog == nil || store == nil {
 		return nil, errors.New("registry: New needs a catalog and a store")
 	}
@@ -134,7 +135,7 @@ func (r *Registry) DeleteQueue(ctx context.Context, name string, revision uint64
 func (r *Registry) Snapshot() *Snapshot { return r.w.View() }
 
 // Catalog returns the registry's catalog.
-func (r *Registry) Catalog() *Catalog { return r.catalog }
+func (r *Registry) Catalog() *process.Catalog { return r.catalog }
 
 // Ping reports whether the store can be read, as a readiness check would
 // ask; it publishes what it reads when that is newer.
@@ -152,7 +153,7 @@ func (r *Registry) Close() error {
 // safe for concurrent use.
 type Snapshot struct {
 	state   *State
-	catalog *Catalog
+	catalog *process.Catalog
 	models  *modelCache
 
 	// targets holds the Target of each endpoint of a catalog process that
@@ -176,7 +177,7 @@ type Target struct {
 	Deployment Deployment
 	Endpoint   Endpoint
 	Queue      Queue
-	Process    ProcessInfo
+	Process    process.ProcessInfo
 }
 
 // Resolve finds the endpoint group/path/alias. It fails with [ErrNotFound]

@@ -13,7 +13,13 @@ import (
 	"github.com/scorehub/scorehub/internal/image"
 	"github.com/scorehub/scorehub/internal/image/imagetest"
 	"github.com/scorehub/scorehub/registry"
+	"github.com/scorehub/scorehub/registry/process"
 )
+
+// echo is a process that returns no result columns.
+var echo = process.ProcessFunc(func(_ context.Context, in process.Input) (*process.Table, error) {
+	return process.NewTable(in.Table.Rows())
+})
 
 func TestNewRegistryErrors(t *testing.T) {
 	ctx := context.Background()
@@ -21,11 +27,11 @@ func TestNewRegistryErrors(t *testing.T) {
 	if _, err := registry.New(ctx, nil, store); err == nil {
 		t.Error("New without a catalog succeeded")
 	}
-	if _, err := registry.New(ctx, registry.NewCatalog(), nil); err == nil {
+	if _, err := registry.New(ctx, process.NewCatalog(), nil); err == nil {
 		t.Error("New without a store succeeded")
 	}
 	store.Close()
-	if _, err := registry.New(ctx, registry.NewCatalog(), store); !errors.Is(err, registry.ErrClosed) {
+	if _, err := registry.New(ctx, process.NewCatalog(), store); !errors.Is(err, registry.ErrClosed) {
 		t.Errorf("New over a closed store: %v, want ErrClosed", err)
 	}
 }
@@ -41,8 +47,8 @@ func newShared() *imagetest.Shared[registry.State] {
 
 func TestRegistryFollowsOtherWriters(t *testing.T) {
 	ctx := context.Background()
-	cat := registry.NewCatalog()
-	if err := cat.Register(registry.ProcessInfo{Name: "gbm", Process: echo}); err != nil {
+	cat := process.NewCatalog()
+	if err := cat.Register(process.ProcessInfo{Name: "gbm", Process: echo}); err != nil {
 		t.Fatal(err)
 	}
 	b := newShared()
@@ -124,8 +130,8 @@ func TestRegistryFollowsOtherWriters(t *testing.T) {
 func resolveFixture(t testing.TB) *registry.Registry {
 	t.Helper()
 	ctx := context.Background()
-	cat := registry.NewCatalog()
-	if err := cat.Register(registry.ProcessInfo{Name: "gbm", Description: "gradient boosting", Process: echo}); err != nil {
+	cat := process.NewCatalog()
+	if err := cat.Register(process.ProcessInfo{Name: "gbm", Description: "gradient boosting", Process: echo}); err != nil {
 		t.Fatal(err)
 	}
 	s, err := registry.New(ctx, cat, registry.NewMemStore(registry.StoreOptions{}))
@@ -201,10 +207,10 @@ func TestSnapshotResolve(t *testing.T) {
 
 // gbmRegistry returns a registry over a memory store, closed when tb ends,
 // and its catalog, which holds the process "gbm".
-func gbmRegistry(tb testing.TB) (*registry.Registry, *registry.Catalog) {
+func gbmRegistry(tb testing.TB) (*registry.Registry, *process.Catalog) {
 	tb.Helper()
-	cat := registry.NewCatalog()
-	if err := cat.Register(registry.ProcessInfo{Name: "gbm", Process: echo}); err != nil {
+	cat := process.NewCatalog()
+	if err := cat.Register(process.ProcessInfo{Name: "gbm", Process: echo}); err != nil {
 		tb.Fatal(err)
 	}
 	r, err := registry.New(context.Background(), cat, registry.NewMemStore(registry.StoreOptions{}))
@@ -233,7 +239,7 @@ func TestResolveProcessRegisteredLater(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := cat.Register(registry.ProcessInfo{Name: "late", Process: echo}); err != nil {
+	if err := cat.Register(process.ProcessInfo{Name: "late", Process: echo}); err != nil {
 		t.Fatal(err)
 	}
 	for range 2 {

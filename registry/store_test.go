@@ -12,6 +12,7 @@ import (
 
 	"github.com/scorehub/scorehub/internal/testutil"
 	"github.com/scorehub/scorehub/registry"
+	"github.com/scorehub/scorehub/registry/process"
 	"github.com/scorehub/scorehub/registry/registrytest"
 )
 
@@ -61,7 +62,7 @@ type writer struct {
 // of s's StoreOptions.
 func newWriter(t testing.TB, s registry.Store) writer {
 	t.Helper()
-	r, err := registry.New(context.Background(), registry.NewCatalog(), s)
+	r, err := registry.New(context.Background(), process.NewCatalog(), s)
 	if err != nil {
 		t.Fatal(err)
 	}

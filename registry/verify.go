@@ -8,13 +8,15 @@ import (
 	"math"
 	"slices"
 	"strings"
+
+	"github.com/scorehub/scorehub/registry/process"
 )
 
 // Verification is what an upload asks a model to reproduce before it is
 // accepted: rows and the predictions its producer made for them.
 type Verification struct {
 	// Rows are scored by the loaded model.
-	Rows *Table
+	Rows *process.Table
 	// Expected holds one value per row: a float64 (a regressor's
 	// prediction), a string (a classifier's predicted class), a []float64
 	// (a classifier's confidences, in class order) or a map[string]any
@@ -32,31 +34,31 @@ const maxListed = 5
 
 // verify scores v's rows with m and compares the result with v.Expected.
 // Any difference fails with [ErrVerification], listing the first few.
-func verify(ctx context.Context, m *LoadedModel, v *Verification) error {
+func verify(ctx context.Context, m *process.LoadedModel, v *Verification) error {
 	if v.Rows == nil {
-		return ModelErrorf(ErrVerification, "the verification has no rows")
+		return process.ModelErrorf(ErrVerification, "the verification has no rows")
 	}
 	if len(v.Expected) != v.Rows.Rows() {
-		return ModelErrorf(ErrVerification, "the verification has %d expected predictions for %d rows", len(v.Expected), v.Rows.Rows())
+		return process.ModelErrorf(ErrVerification, "the verification has %d expected predictions for %d rows", len(v.Expected), v.Rows.Rows())
 	}
 	tol := v.Tolerance
 	switch {
 	case tol < 0 || math.IsNaN(tol) || math.IsInf(tol, 0):
-		return ModelErrorf(ErrVerification, "the verification's tolerance %v is not a non-negative number", tol)
+		return process.ModelErrorf(ErrVerification, "the verification's tolerance %v is not a non-negative number", tol)
 	case tol == 0:
 		tol = 1e-6
 	}
 	for _, in := range m.Schema.Inputs {
 		if c, ok := v.Rows.Lookup(in.Name); ok && c.Kind != in.Kind {
-			return ModelErrorf(ErrVerification, "verification column %q holds %s values; the model reads %s", in.Name, c.Kind, in.Kind)
+			return process.ModelErrorf(ErrVerification, "verification column %q holds %s values; the model reads %s", in.Name, c.Kind, in.Kind)
 		}
 	}
-	out, err := m.Process.Score(ctx, Input{Table: v.Rows})
+	out, err := m.Process.Score(ctx, process.Input{Table: v.Rows})
 	if err != nil {
-		return ModelErrorf(ErrVerification, "the model could not score the verification rows: %v", err)
+		return process.ModelErrorf(ErrVerification, "the model could not score the verification rows: %v", err)
 	}
 	if out.Rows() != v.Rows.Rows() {
-		return ModelErrorf(ErrVerification, "the model answered %d rows for %d", out.Rows(), v.Rows.Rows())
+		return process.ModelErrorf(ErrVerification, "the model answered %d rows for %d", out.Rows(), v.Rows.Rows())
 	}
 	c := comparer{out: out, schema: m.Schema, tol: tol}
 	for i, want := range v.Expected {
@@ -71,14 +73,14 @@ func verify(ctx context.Context, m *LoadedModel, v *Verification) error {
 	if n := c.diffs - len(c.listed); n > 0 {
 		more = fmt.Sprintf("; and %d more values", n)
 	}
-	return ModelErrorf(ErrVerification, "the model's predictions differ from the expected ones in %d of %d rows: %s%s",
+	return process.ModelErrorf(ErrVerification, "the model's predictions differ from the expected ones in %d of %d rows: %s%s",
 		c.rows, len(v.Expected), strings.Join(c.listed, "; "), more)
 }
 
 // comparer compares a model's answers with expected values, row by row.
 type comparer struct {
-	out    *Table
-	schema ModelSchema
+	out    *process.Table
+	schema process.ModelSchema
 	tol    float64
 
 	rows   int      // rows with a difference
@@ -104,7 +106,7 @@ func (c *comparer) row(i int, want any) error {
 			}
 			f, ok := number(x)
 			if !ok {
-				return ModelErrorf(ErrVerification, "the expected value of row %d, column %q, is neither a number nor text", i, name)
+				return process.ModelErrorf(ErrVerification, "the expected value of row %d, column %q, is neither a number nor text", i, name)
 			}
 			c.number(i, name, f)
 		}
@@ -115,10 +117,10 @@ func (c *comparer) row(i int, want any) error {
 		}
 		list, ok := numbers(w)
 		if !ok {
-			return ModelErrorf(ErrVerification, "the expected value of row %d is %s; want a number, a class, a list of confidences or an object of result columns", i, describe(w))
+			return process.ModelErrorf(ErrVerification, "the expected value of row %d is %s; want a number, a class, a list of confidences or an object of result columns", i, describe(w))
 		}
 		if len(list) != len(c.schema.Classes) {
-			return ModelErrorf(ErrVerification, "row %d expects %d confidences; the model has %d classes", i, len(list), len(c.schema.Classes))
+			return process.ModelErrorf(ErrVerification, "row %d expects %d confidences; the model has %d classes", i, len(list), len(c.schema.Classes))
 		}
 		for k, f := range list {
 			c.number(i, "confidence("+c.schema.Classes[k]+")", f)
@@ -143,7 +145,7 @@ func (c *comparer) number(i int, col string, want float64) {
 	switch {
 	case !ok:
 		c.differ(i, col, "no such column", w)
-	case col0.Kind != Number:
+	case col0.Kind != process.Number:
 		got, _ := col0.Text(i)
 		c.differ(i, col, fmt.Sprintf("%q", got), w)
 	default:
@@ -162,7 +164,7 @@ func (c *comparer) text(i int, col, want string) {
 	switch {
 	case !ok:
 		c.differ(i, col, "no such column", w)
-	case col0.Kind != Text:
+	case col0.Kind != process.Text:
 		got, _ := col0.Number(i)
 		c.differ(i, col, fmt.Sprint(got), w)
 	default:

@@ -14,7 +14,7 @@ import (
 	"testing/iotest"
 	"time"
 
-	"github.com/scorehub/scorehub/registry"
+	"github.com/scorehub/scorehub/registry/process"
 	"github.com/scorehub/scorehub/scoring"
 )
 
@@ -80,7 +80,7 @@ func TestHandlerClosesAnAnswerNobodyReads(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			f := newFixture(t, scoring.Config{WriteProgressTimeout: tt.timeout},
-				registry.ProcessInfo{Name: "echo", Process: echo, Prompt: true})
+				process.ProcessInfo{Name: "echo", Process: echo, Prompt: true})
 			srv := httptest.NewUnstartedServer(f.h)
 			closed := make(chan struct{})
 			var once sync.Once
@@ -154,17 +154,17 @@ func TestHandlerClosesAnAnswerNobodyReads(t *testing.T) {
 func TestHandlerDecodingBudget(t *testing.T) {
 	release := make(chan struct{})
 	started := make(chan struct{}, 1)
-	hold := registry.ProcessFunc(func(ctx context.Context, in registry.Input) (*registry.Table, error) {
+	hold := process.ProcessFunc(func(ctx context.Context, in process.Input) (*process.Table, error) {
 		started <- struct{}{}
 		<-release
-		return registry.NewTable(in.Table.Rows())
+		return process.NewTable(in.Table.Rows())
 	})
 	const budget = 1 << 20
 	f := newFixture(t, scoring.Config{
 		Limits:           scoring.Limits{MaxBodyBytes: budget},
 		MaxDecodingBytes: budget,
 		RetryAfter:       2 * time.Second,
-	}, registry.ProcessInfo{Name: "hold", Process: hold}, registry.ProcessInfo{Name: "echo", Process: echo})
+	}, process.ProcessInfo{Name: "hold", Process: hold}, process.ProcessInfo{Name: "echo", Process: echo})
 
 	large := paddedBody(3000, 200) // about 650 KB: two do not fit
 	if len(large) <= budget/2 || len(large) > budget {

@@ -15,7 +15,7 @@ import (
 
 	"github.com/scorehub/scorehub/internal/demo"
 	"github.com/scorehub/scorehub/internal/testutil"
-	"github.com/scorehub/scorehub/registry"
+	"github.com/scorehub/scorehub/registry/process"
 	"github.com/scorehub/scorehub/scoring"
 )
 
@@ -41,7 +41,7 @@ func benchBody(rows int) []byte {
 }
 
 // predict is the trivial process: one number column computed from age.
-var predict = registry.ProcessFunc(func(_ context.Context, in registry.Input) (*registry.Table, error) {
+var predict = process.ProcessFunc(func(_ context.Context, in process.Input) (*process.Table, error) {
 	n := in.Table.Rows()
 	age, _ := in.Table.Lookup("age")
 	out := make([]float64, n)
@@ -49,7 +49,7 @@ var predict = registry.ProcessFunc(func(_ context.Context, in registry.Input) (*
 		v, _ := age.Number(i)
 		out[i] = v * 0.25
 	}
-	return registry.NewTable(n, registry.NumberColumn("prediction", out, nil))
+	return process.NewTable(n, process.NumberColumn("prediction", out, nil))
 })
 
 // discard is a ResponseWriter that keeps nothing, so that the benchmarks
@@ -120,10 +120,10 @@ func baseline(w http.ResponseWriter, r *http.Request) {
 }
 
 func BenchmarkScoring(b *testing.B) {
-	f := newFixture(b, scoring.Config{}, registry.ProcessInfo{Name: "predict", Process: predict})
+	f := newFixture(b, scoring.Config{}, process.ProcessInfo{Name: "predict", Process: predict})
 	// The same process marked Prompt runs on the request's goroutine, as
 	// the demo and the model formats do.
-	fp := newFixture(b, scoring.Config{}, registry.ProcessInfo{Name: "predict", Process: predict, Prompt: true})
+	fp := newFixture(b, scoring.Config{}, process.ProcessInfo{Name: "predict", Process: predict, Prompt: true})
 	for _, rows := range []int{1, 10_000} {
 		body := benchBody(rows)
 		b.Run(fmt.Sprintf("handler/rows=%d", rows), func(b *testing.B) {

@@ -3,7 +3,7 @@ package scoring
 import (
 	"io"
 
-	"github.com/scorehub/scorehub/registry"
+	"github.com/scorehub/scorehub/registry/process"
 	"github.com/scorehub/scorehub/scoring/internal/wire"
 )
 
@@ -20,7 +20,7 @@ type Request struct {
 	// values. A column whose every value is null is Text, unless the
 	// schema of the process a job runs declares it a Number: [Jobs.Submit]
 	// replaces Table with the table the process sees.
-	Table *registry.Table
+	Table *process.Table
 
 	in *wire.Request
 }

@@ -9,13 +9,13 @@
 //	  → route /{group}/api/v1/services/{path}/{alias}, names checked
 //	  → Authorize (token groups, before any deployment is looked up)
 //	  → registry.Snapshot().Resolve (lock-free)
-//	  → decode: body → columnar registry.Table, one pass of a scanner
+//	  → decode: body → columnar process.Table, one pass of a scanner
 //	    made for this one shape of document, which hands anything else,
 //	    and every fault, to the strict JSON decoder (a large body in parts
 //	    on every processor), no map per row
 //	  → conform: the process's input schema
 //	  → Queues: a slot on the endpoint's execution queue
-//	  → registry.Process.Score under the endpoint's timeout
+//	  → process.Process.Score under the endpoint's timeout
 //	  → encode: inputs echoed as sent, then the results
 //
 // The JSON codec, decoding and encoding, is the package's own
@@ -50,7 +50,7 @@
 // goroutine, so that the client is answered when the timeout passes even by
 // a process that does not heed its context; such a process keeps its queue
 // slot until it returns. A process the catalog marks
-// [registry.ProcessInfo].Prompt runs on the request's goroutine instead,
+// [process.ProcessInfo].Prompt runs on the request's goroutine instead,
 // which saves the hand-off, and is trusted to return soon after its context
 // ends. A client that disconnects cancels the process's context.
 //
@@ -59,7 +59,7 @@
 // the "data" array cut between two rows, each on a goroutine of its own;
 // 2,048 rows or more are encoded in parts too, written in order while the
 // next parts are encoded; and they are scored in row ranges at once when
-// the process is [registry.ProcessInfo].RowWise. The answer is byte for
+// the process is [process.ProcessInfo].RowWise. The answer is byte for
 // byte the one a single pass gives: a body in which any part finds a fault
 // is decoded again in one pass, which answers the fault as it always has.
 // Smaller requests are handled on their own goroutine alone.

@@ -13,6 +13,7 @@ import (
 
 	"github.com/scorehub/scorehub/problem"
 	"github.com/scorehub/scorehub/registry"
+	"github.com/scorehub/scorehub/registry/process"
 	"github.com/scorehub/scorehub/scoring"
 )
 
@@ -20,17 +21,17 @@ import (
 // row: the inputs come back as sent, the result after them.
 func Example() {
 	ctx := context.Background()
-	catalog := registry.NewCatalog()
-	err := catalog.Register(registry.ProcessInfo{
+	catalog := process.NewCatalog()
+	err := catalog.Register(process.ProcessInfo{
 		Name: "risk",
-		Process: registry.ProcessFunc(func(_ context.Context, in registry.Input) (*registry.Table, error) {
+		Process: process.ProcessFunc(func(_ context.Context, in process.Input) (*process.Table, error) {
 			age, _ := in.Table.Lookup("age")
 			risk := make([]float64, in.Table.Rows())
 			for i := range risk {
 				a, _ := age.Number(i)
 				risk[i] = a / 100
 			}
-			return registry.NewTable(in.Table.Rows(), registry.NumberColumn("risk", risk, nil))
+			return process.NewTable(in.Table.Rows(), process.NumberColumn("risk", risk, nil))
 		}),
 	})
 	if err != nil {
@@ -114,7 +115,7 @@ func ExampleDecode_error() {
 // limits through Run; Stats shows the live figures.
 func ExampleQueues_Run() {
 	ctx := context.Background()
-	reg, err := registry.New(ctx, registry.NewCatalog(), registry.NewMemStore(registry.StoreOptions{}))
+	reg, err := registry.New(ctx, process.NewCatalog(), registry.NewMemStore(registry.StoreOptions{}))
 	if err != nil {
 		log.Fatal(err)
 	}

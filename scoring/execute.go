@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/scorehub/scorehub/registry"
+	"github.com/scorehub/scorehub/registry/process"
 	"github.com/scorehub/scorehub/scoring/internal/wire"
 )
 
@@ -48,9 +49,9 @@ func newEngine(reg *registry.Registry, queues *Queues, field string, log *slog.L
 // execution is one run of a process: what runs, on which queue, on what
 // input and for how long.
 type execution struct {
-	process registry.ProcessInfo
+	process process.ProcessInfo
 	queue   string
-	in      registry.Input
+	in      process.Input
 	timeout time.Duration
 
 	// background marks a job's execution. No client waits for it, so its
@@ -73,7 +74,7 @@ type execution struct {
 //
 // req is the caller's context: its values reach the process, its deadline
 // bounds the execution, and its end cancels the process. A process that
-// runs on a worker (neither [registry.ProcessInfo].Prompt nor background)
+// runs on a worker (neither [process.ProcessInfo].Prompt nor background)
 // is watched so that execute returns at once when the deadline passes or
 // req ends; one that does not heed its context keeps its slot until it
 // returns.

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/scorehub/scorehub/registry"
+	"github.com/scorehub/scorehub/registry/process"
 	"github.com/scorehub/scorehub/scoring"
 )
 
@@ -21,7 +22,7 @@ import (
 // part.
 func TestHandlerClientLeavesWhileQueued(t *testing.T) {
 	b := newBlocker()
-	f := newFixture(t, scoring.Config{DefaultTimeout: time.Hour}, registry.ProcessInfo{Name: "block", Process: b})
+	f := newFixture(t, scoring.Config{DefaultTimeout: time.Hour}, process.ProcessInfo{Name: "block", Process: b})
 	f.putQueue(t, registry.Queue{Name: "one", MaxConcurrent: 1, MaxWaiting: 4})
 	f.putDeployment(t, registry.Deployment{Group: "DEFAULT", Path: "demo", Enabled: true,
 		Endpoints: []registry.Endpoint{{Alias: "block", Process: "block", Queue: "one"}}})
@@ -81,7 +82,7 @@ func TestHandlerRequestDeadline(t *testing.T) {
 func testRequestDeadline(t *testing.T, prompt bool) {
 	seen := make(chan time.Time, 1)
 	stop := make(chan struct{}) // ends the process should the deadline not
-	p := registry.ProcessFunc(func(ctx context.Context, _ registry.Input) (*registry.Table, error) {
+	p := process.ProcessFunc(func(ctx context.Context, _ process.Input) (*process.Table, error) {
 		d, _ := ctx.Deadline()
 		seen <- d
 		select {
@@ -91,7 +92,7 @@ func testRequestDeadline(t *testing.T, prompt bool) {
 			return nil, errors.New("stopped by the test")
 		}
 	})
-	f := newFixture(t, scoring.Config{DefaultTimeout: time.Hour}, registry.ProcessInfo{Name: "wait", Process: p, Prompt: prompt})
+	f := newFixture(t, scoring.Config{DefaultTimeout: time.Hour}, process.ProcessInfo{Name: "wait", Process: p, Prompt: prompt})
 	deadline := time.Now().Add(50 * time.Millisecond)
 	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx, cancel := context.WithDeadline(r.Context(), deadline)

@@ -16,6 +16,7 @@ import (
 	"github.com/scorehub/scorehub/internal/urlpath"
 	"github.com/scorehub/scorehub/problem"
 	"github.com/scorehub/scorehub/registry"
+	"github.com/scorehub/scorehub/registry/process"
 	"github.com/scorehub/scorehub/scoring/internal/wire"
 )
 
@@ -305,10 +306,10 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, o *observation) 
 		return
 	}
 
-	x.in = registry.Input{
+	x.in = process.Input{
 		Table:    req.Table,
 		Macros:   macros,
-		Endpoint: registry.EndpointRef{Group: group, Path: path, Alias: alias},
+		Endpoint: process.EndpointRef{Group: group, Path: path, Alias: alias},
 	}
 	result, err := h.engine.execute(r.Context(), &x)
 	if err != nil {

@@ -19,6 +19,7 @@ import (
 
 	"github.com/scorehub/scorehub/problem"
 	"github.com/scorehub/scorehub/registry"
+	"github.com/scorehub/scorehub/registry/process"
 	"github.com/scorehub/scorehub/scoring"
 	"github.com/scorehub/scorehub/scoring/internal/wire"
 )
@@ -37,7 +38,7 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 }
 
 func TestHandlerRoutes(t *testing.T) {
-	f := newFixture(t, scoring.Config{}, registry.ProcessInfo{Name: "echo", Process: echo})
+	f := newFixture(t, scoring.Config{}, process.ProcessInfo{Name: "echo", Process: echo})
 	long := strings.Repeat("a", 129)
 	tests := []struct {
 		name, method, target string
@@ -94,7 +95,7 @@ func TestHandlerMountedUnderPrefix(t *testing.T) {
 			if own {
 				cfg.Prefix = "/webapi/"
 			}
-			f := newFixture(t, cfg, registry.ProcessInfo{Name: "echo", Process: echo})
+			f := newFixture(t, cfg, process.ProcessInfo{Name: "echo", Process: echo})
 			mux := http.NewServeMux()
 			if own {
 				mux.Handle("/", f.h) // sees every path, as a handler mounted at the root
@@ -125,7 +126,7 @@ func TestHandlerMountedUnderPrefix(t *testing.T) {
 }
 
 func TestHandlerContentType(t *testing.T) {
-	f := newFixture(t, scoring.Config{}, registry.ProcessInfo{Name: "echo", Process: echo})
+	f := newFixture(t, scoring.Config{}, process.ProcessInfo{Name: "echo", Process: echo})
 	for ct, ok := range map[string]bool{
 		"application/json":                   true,
 		"application/json; charset=utf-8":    true,
@@ -164,7 +165,7 @@ func TestHandlerContentType(t *testing.T) {
 
 // The issue's own test: a 20-digit ID and 1.10 come back unchanged.
 func TestHandlerEchoesInputsExactly(t *testing.T) {
-	f := newFixture(t, scoring.Config{}, registry.ProcessInfo{Name: "double", Process: double})
+	f := newFixture(t, scoring.Config{}, process.ProcessInfo{Name: "double", Process: double})
 	w := f.post("double", "", `{"data":[{"id":12345678901234567890,"x":1.10,"name":"caf\u00e9","ok":true,"none":null}]}`)
 	if w.Code != 200 {
 		t.Fatalf("status %d: %s", w.Code, w.Body)
@@ -182,15 +183,15 @@ func TestHandlerEchoesInputsExactly(t *testing.T) {
 // from one request to the next (here named by a macro) is answered with
 // the names of each request's own result, whatever the one before had.
 func TestHandlerResultNamesChange(t *testing.T) {
-	named := registry.ProcessFunc(func(_ context.Context, in registry.Input) (*registry.Table, error) {
+	named := process.ProcessFunc(func(_ context.Context, in process.Input) (*process.Table, error) {
 		names := strings.Split(in.Macros["names"], ",")
-		cols := make([]registry.Column, len(names))
+		cols := make([]process.Column, len(names))
 		for i, n := range names {
-			cols[i] = registry.NumberColumn(n, []float64{float64(i)}, nil)
+			cols[i] = process.NumberColumn(n, []float64{float64(i)}, nil)
 		}
-		return registry.NewTable(1, cols...)
+		return process.NewTable(1, cols...)
 	})
-	f := newFixture(t, scoring.Config{}, registry.ProcessInfo{Name: "named", Process: named})
+	f := newFixture(t, scoring.Config{}, process.ProcessInfo{Name: "named", Process: named})
 	for _, names := range []string{"p,q", "p,q", "p,r", "r", "p,q", "q,p", `a\"b,q`} {
 		w := f.post("named", "names="+url.QueryEscape(names), `{"data":[{"x":1}]}`)
 		var want strings.Builder
@@ -207,7 +208,7 @@ func TestHandlerResultNamesChange(t *testing.T) {
 }
 
 func TestHandlerStreamsLargeResponses(t *testing.T) {
-	f := newFixture(t, scoring.Config{}, registry.ProcessInfo{Name: "double", Process: double})
+	f := newFixture(t, scoring.Config{}, process.ProcessInfo{Name: "double", Process: double})
 	var b strings.Builder
 	b.WriteString(`{"data":[`)
 	for i := range 5000 {
@@ -224,7 +225,7 @@ func TestHandlerStreamsLargeResponses(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	result, err := double.Score(context.Background(), registry.Input{Table: req.Table})
+	result, err := double.Score(context.Background(), process.Input{Table: req.Table})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -244,11 +245,11 @@ func TestHandlerStreamsLargeResponses(t *testing.T) {
 
 func TestHandlerMacros(t *testing.T) {
 	var got atomic.Pointer[map[string]string]
-	macros := registry.ProcessFunc(func(_ context.Context, in registry.Input) (*registry.Table, error) {
+	macros := process.ProcessFunc(func(_ context.Context, in process.Input) (*process.Table, error) {
 		got.Store(&in.Macros)
-		return registry.NewTable(in.Table.Rows())
+		return process.NewTable(in.Table.Rows())
 	})
-	f := newFixture(t, scoring.Config{}, registry.ProcessInfo{Name: "macros", Process: macros})
+	f := newFixture(t, scoring.Config{}, process.ProcessInfo{Name: "macros", Process: macros})
 	tests := []struct {
 		query string
 		want  map[string]string
@@ -287,12 +288,12 @@ func TestHandlerMacros(t *testing.T) {
 
 func TestHandlerEmptyDataSkipsTheProcess(t *testing.T) {
 	var calls atomic.Int32
-	counting := registry.ProcessFunc(func(_ context.Context, in registry.Input) (*registry.Table, error) {
+	counting := process.ProcessFunc(func(_ context.Context, in process.Input) (*process.Table, error) {
 		calls.Add(1)
-		return registry.NewTable(in.Table.Rows())
+		return process.NewTable(in.Table.Rows())
 	})
-	schema := []registry.ColumnSpec{{Name: "x", Kind: registry.Number, Required: true}}
-	f := newFixture(t, scoring.Config{}, registry.ProcessInfo{Name: "count", Process: counting, Input: schema})
+	schema := []process.ColumnSpec{{Name: "x", Kind: process.Number, Required: true}}
+	f := newFixture(t, scoring.Config{}, process.ProcessInfo{Name: "count", Process: counting, Input: schema})
 	for _, body := range []string{`{"data":[]}`, `{"schema":{"fields":[]},"data":[ ]}`} {
 		w := f.post("count", "", body)
 		if w.Code != 200 || w.Body.String() != `{"data":[]}`+"\n" {
@@ -306,7 +307,7 @@ func TestHandlerEmptyDataSkipsTheProcess(t *testing.T) {
 
 func TestHandlerLimits(t *testing.T) {
 	f := newFixture(t, scoring.Config{Limits: scoring.Limits{MaxBodyBytes: 64, MaxRows: 2, MaxColumns: 2, MaxCells: 3}},
-		registry.ProcessInfo{Name: "echo", Process: echo})
+		process.ProcessInfo{Name: "echo", Process: echo})
 	tests := []struct {
 		name string
 		body string
@@ -363,13 +364,13 @@ func (f readFunc) Read(p []byte) (int, error) { return f(p) }
 
 func TestHandlerSchema(t *testing.T) {
 	var seen atomic.Pointer[[]colView]
-	record := registry.ProcessFunc(func(_ context.Context, in registry.Input) (*registry.Table, error) {
+	record := process.ProcessFunc(func(_ context.Context, in process.Input) (*process.Table, error) {
 		v := viewTable(in.Table)
 		seen.Store(&v)
-		return registry.NewTable(in.Table.Rows())
+		return process.NewTable(in.Table.Rows())
 	})
-	schema := []registry.ColumnSpec{{Name: "age", Kind: registry.Number, Required: true}, {Name: "score", Kind: registry.Number}}
-	f := newFixture(t, scoring.Config{}, registry.ProcessInfo{Name: "p", Process: record, Input: schema})
+	schema := []process.ColumnSpec{{Name: "age", Kind: process.Number, Required: true}, {Name: "score", Kind: process.Number}}
+	f := newFixture(t, scoring.Config{}, process.ProcessInfo{Name: "p", Process: record, Input: schema})
 
 	w := f.post("p", "", `{"data":[{"name":"x"}]}`)
 	if got := errorOf(t, w); got.Status != 400 || got.Type != "schema_mismatch" || !strings.Contains(got.Message, `"age"`) {
@@ -392,26 +393,26 @@ func TestHandlerSchema(t *testing.T) {
 }
 
 func TestHandlerProcessFailures(t *testing.T) {
-	procs := []registry.ProcessInfo{
-		{Name: "panics", Process: registry.ProcessFunc(func(context.Context, registry.Input) (*registry.Table, error) {
+	procs := []process.ProcessInfo{
+		{Name: "panics", Process: process.ProcessFunc(func(context.Context, process.Input) (*process.Table, error) {
 			panic("the model file is corrupt")
 		})},
-		{Name: "short", Process: registry.ProcessFunc(func(_ context.Context, in registry.Input) (*registry.Table, error) {
-			return registry.NewTable(in.Table.Rows()-1, registry.NumberColumn("r", make([]float64, in.Table.Rows()-1), nil))
+		{Name: "short", Process: process.ProcessFunc(func(_ context.Context, in process.Input) (*process.Table, error) {
+			return process.NewTable(in.Table.Rows()-1, process.NumberColumn("r", make([]float64, in.Table.Rows()-1), nil))
 		})},
-		{Name: "nil", Process: registry.ProcessFunc(func(context.Context, registry.Input) (*registry.Table, error) {
+		{Name: "nil", Process: process.ProcessFunc(func(context.Context, process.Input) (*process.Table, error) {
 			return nil, nil
 		})},
-		{Name: "fails", Process: registry.ProcessFunc(func(context.Context, registry.Input) (*registry.Table, error) {
+		{Name: "fails", Process: process.ProcessFunc(func(context.Context, process.Input) (*process.Table, error) {
 			return nil, errors.New("database password is hunter2")
 		})},
-		{Name: "own-timeout", Process: registry.ProcessFunc(func(context.Context, registry.Input) (*registry.Table, error) {
+		{Name: "own-timeout", Process: process.ProcessFunc(func(context.Context, process.Input) (*process.Table, error) {
 			return nil, fmt.Errorf("calling the model server: %w", context.DeadlineExceeded)
 		})},
-		{Name: "own-not-found", Process: registry.ProcessFunc(func(context.Context, registry.Input) (*registry.Table, error) {
+		{Name: "own-not-found", Process: process.ProcessFunc(func(context.Context, process.Input) (*process.Table, error) {
 			return nil, fmt.Errorf("lookup: %w", registry.ErrNotFound)
 		})},
-		{Name: "rejects", Process: registry.ProcessFunc(func(context.Context, registry.Input) (*registry.Table, error) {
+		{Name: "rejects", Process: process.ProcessFunc(func(context.Context, process.Input) (*process.Table, error) {
 			return nil, fmt.Errorf("checking input: %w", &problem.Error{Status: 422, Code: "unknown_category", Message: "the category is unknown", Pointer: "/data/1/cat"})
 		})},
 	}
@@ -468,14 +469,14 @@ func testProcessFailures(t *testing.T, f *fixture) {
 func TestHandlerTimeout(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		release := make(chan struct{})
-		procs := []registry.ProcessInfo{
-			{Name: "heeds", Process: registry.ProcessFunc(func(ctx context.Context, _ registry.Input) (*registry.Table, error) {
+		procs := []process.ProcessInfo{
+			{Name: "heeds", Process: process.ProcessFunc(func(ctx context.Context, _ process.Input) (*process.Table, error) {
 				<-ctx.Done()
 				return nil, ctx.Err()
 			})},
-			{Name: "ignores", Process: registry.ProcessFunc(func(_ context.Context, in registry.Input) (*registry.Table, error) {
+			{Name: "ignores", Process: process.ProcessFunc(func(_ context.Context, in process.Input) (*process.Table, error) {
 				<-release
-				return registry.NewTable(in.Table.Rows())
+				return process.NewTable(in.Table.Rows())
 			})},
 		}
 		f := newFixture(t, scoring.Config{DefaultTimeout: 20 * time.Millisecond}, procs...)
@@ -521,21 +522,21 @@ func TestHandlerPromptTimeout(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		release := make(chan struct{})
 		returned := make(chan struct{})
-		procs := []registry.ProcessInfo{
-			{Name: "waits", Prompt: true, Process: registry.ProcessFunc(func(ctx context.Context, _ registry.Input) (*registry.Table, error) {
+		procs := []process.ProcessInfo{
+			{Name: "waits", Prompt: true, Process: process.ProcessFunc(func(ctx context.Context, _ process.Input) (*process.Table, error) {
 				<-ctx.Done()
 				return nil, ctx.Err()
 			})},
-			{Name: "polls", Prompt: true, Process: registry.ProcessFunc(func(ctx context.Context, _ registry.Input) (*registry.Table, error) {
+			{Name: "polls", Prompt: true, Process: process.ProcessFunc(func(ctx context.Context, _ process.Input) (*process.Table, error) {
 				for ctx.Err() == nil {
 					time.Sleep(time.Millisecond)
 				}
 				return nil, ctx.Err()
 			})},
-			{Name: "ignores", Prompt: true, Process: registry.ProcessFunc(func(_ context.Context, in registry.Input) (*registry.Table, error) {
+			{Name: "ignores", Prompt: true, Process: process.ProcessFunc(func(_ context.Context, in process.Input) (*process.Table, error) {
 				<-release
 				defer close(returned)
-				return registry.NewTable(in.Table.Rows())
+				return process.NewTable(in.Table.Rows())
 			})},
 		}
 		f := newFixture(t, scoring.Config{DefaultTimeout: 20 * time.Millisecond}, procs...)
@@ -575,14 +576,14 @@ func TestHandlerPromptTimeout(t *testing.T) {
 
 func TestHandlerEndpointTimeoutOverridesDefault(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		slow := registry.ProcessFunc(func(ctx context.Context, in registry.Input) (*registry.Table, error) {
+		slow := process.ProcessFunc(func(ctx context.Context, in process.Input) (*process.Table, error) {
 			if _, ok := ctx.Deadline(); !ok {
 				return nil, errors.New("no deadline")
 			}
 			<-ctx.Done()
 			return nil, ctx.Err()
 		})
-		f := newFixture(t, scoring.Config{DefaultTimeout: time.Hour}, registry.ProcessInfo{Name: "slow", Process: slow})
+		f := newFixture(t, scoring.Config{DefaultTimeout: time.Hour}, process.ProcessInfo{Name: "slow", Process: slow})
 		f.putDeployment(t, registry.Deployment{Group: "DEFAULT", Path: "demo", Enabled: true,
 			Endpoints: []registry.Endpoint{{Alias: "slow", Process: "slow", Timeout: 10 * time.Millisecond}}})
 		start := time.Now()
@@ -607,11 +608,11 @@ func newBlocker() *blocker {
 	return &blocker{started: make(chan struct{}, 16), release: make(chan struct{})}
 }
 
-func (b *blocker) Score(ctx context.Context, in registry.Input) (*registry.Table, error) {
+func (b *blocker) Score(ctx context.Context, in process.Input) (*process.Table, error) {
 	b.started <- struct{}{}
 	select {
 	case <-b.release:
-		return registry.NewTable(in.Table.Rows())
+		return process.NewTable(in.Table.Rows())
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
@@ -619,7 +620,7 @@ func (b *blocker) Score(ctx context.Context, in registry.Input) (*registry.Table
 
 func TestHandlerQueueFull(t *testing.T) {
 	b := newBlocker()
-	f := newFixture(t, scoring.Config{RetryAfter: 2500 * time.Millisecond}, registry.ProcessInfo{Name: "block", Process: b})
+	f := newFixture(t, scoring.Config{RetryAfter: 2500 * time.Millisecond}, process.ProcessInfo{Name: "block", Process: b})
 	f.putQueue(t, registry.Queue{Name: "small", MaxConcurrent: 1, MaxWaiting: 1})
 	f.putDeployment(t, registry.Deployment{Group: "DEFAULT", Path: "demo", Enabled: true,
 		Endpoints: []registry.Endpoint{{Alias: "block", Process: "block", Queue: "small"}}})
@@ -679,13 +680,13 @@ func TestHandlerClientDisconnectCancelsTheProcess(t *testing.T) {
 func testClientDisconnect(t *testing.T, prompt bool, wait func(context.Context) error) {
 	started := make(chan struct{})
 	cause := make(chan error, 1)
-	p := registry.ProcessFunc(func(ctx context.Context, in registry.Input) (*registry.Table, error) {
+	p := process.ProcessFunc(func(ctx context.Context, in process.Input) (*process.Table, error) {
 		close(started)
 		err := wait(ctx)
 		cause <- err
 		return nil, err
 	})
-	f := newFixture(t, scoring.Config{DefaultTimeout: time.Hour}, registry.ProcessInfo{Name: "wait", Process: p, Prompt: prompt})
+	f := newFixture(t, scoring.Config{DefaultTimeout: time.Hour}, process.ProcessInfo{Name: "wait", Process: p, Prompt: prompt})
 	srv := httptest.NewServer(f.h)
 	defer srv.Close()
 
@@ -721,7 +722,7 @@ func testClientDisconnect(t *testing.T, prompt bool, wait func(context.Context) 
 // answered with a sentence about what the client sent, never with the Go
 // error chain behind it, which goes to the log.
 func TestHandlerNotFoundSaysNoMore(t *testing.T) {
-	f := newFixture(t, scoring.Config{}, registry.ProcessInfo{Name: "echo", Process: echo})
+	f := newFixture(t, scoring.Config{}, process.ProcessInfo{Name: "echo", Process: echo})
 	f.putDeployment(t, registry.Deployment{Group: "DEFAULT", Path: "off", Enabled: false,
 		Endpoints: []registry.Endpoint{{Alias: "echo", Process: "echo"}}})
 	tests := []struct {
@@ -748,7 +749,7 @@ func TestHandlerNotFoundSaysNoMore(t *testing.T) {
 
 func TestHandlerSeesLiveChanges(t *testing.T) {
 	f := newFixture(t, scoring.Config{},
-		registry.ProcessInfo{Name: "echo", Process: echo}, registry.ProcessInfo{Name: "double", Process: double})
+		process.ProcessInfo{Name: "echo", Process: echo}, process.ProcessInfo{Name: "double", Process: double})
 	body := `{"data":[{"x":2}]}`
 	if got := errorOf(t, serve(f.h, "POST", "/DEFAULT/api/v1/services/v2/d", "application/json", body)); got.Status != 404 {
 		t.Fatalf("before the deployment: %+v", got)
@@ -813,7 +814,7 @@ func TestHandlerAuthorize(t *testing.T) {
 					return tc.authorize(r, group, p)
 				}
 			}
-			f := newFixture(t, cfg, registry.ProcessInfo{Name: "echo", Process: echo})
+			f := newFixture(t, cfg, process.ProcessInfo{Name: "echo", Process: echo})
 			if _, err := f.reg.PutGroup(context.Background(), registry.Group{Name: "secure",
 				Auth: registry.AuthPolicy{Mode: registry.TokenRequired, Groups: []string{"analysts"}}}); err != nil {
 				t.Fatal(err)
@@ -851,7 +852,7 @@ func TestHandlerAuthorize(t *testing.T) {
 }
 
 func TestHandlerResponsesAreJSON(t *testing.T) {
-	f := newFixture(t, scoring.Config{}, registry.ProcessInfo{Name: "echo", Process: echo})
+	f := newFixture(t, scoring.Config{}, process.ProcessInfo{Name: "echo", Process: echo})
 	for _, w := range []*httptest.ResponseRecorder{
 		f.post("echo", "", `{"data":[{"a":1}]}`),
 		f.post("echo", "", `{"data":[{"a":1},]}`),
@@ -904,7 +905,7 @@ func TestHandlerProtectedGroupHidesEndpoints(t *testing.T) {
 		return &problem.Error{Status: 401, Code: "unauthorized", Message: "this endpoint needs a valid token",
 			Challenge: `Bearer realm="scorehub"`}
 	}
-	f := newFixture(t, scoring.Config{Authorize: refuse}, registry.ProcessInfo{Name: "echo", Process: echo})
+	f := newFixture(t, scoring.Config{Authorize: refuse}, process.ProcessInfo{Name: "echo", Process: echo})
 	if _, err := f.reg.PutGroup(context.Background(), registry.Group{Name: "secure",
 		Auth: registry.AuthPolicy{Mode: registry.TokenRequired}}); err != nil {
 		t.Fatal(err)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/scorehub/scorehub/internal/testutil"
 	"github.com/scorehub/scorehub/registry"
+	"github.com/scorehub/scorehub/registry/process"
 	"github.com/scorehub/scorehub/scoring"
 )
 
@@ -42,9 +43,9 @@ type fixture struct {
 // newFixture registers procs and deploys DEFAULT/demo with one endpoint per
 // process, its alias the process's name. cfg.Registry and cfg.Logger are
 // set by newFixture.
-func newFixture(t testing.TB, cfg scoring.Config, procs ...registry.ProcessInfo) *fixture {
+func newFixture(t testing.TB, cfg scoring.Config, procs ...process.ProcessInfo) *fixture {
 	t.Helper()
-	cat := registry.NewCatalog()
+	cat := process.NewCatalog()
 	var eps []registry.Endpoint
 	for _, p := range procs {
 		if err := cat.Register(p); err != nil {
@@ -137,12 +138,12 @@ func errorOf(t *testing.T, w *httptest.ResponseRecorder) apiError {
 
 // echo is a process that returns no columns: the response echoes the
 // input.
-var echo = registry.ProcessFunc(func(_ context.Context, in registry.Input) (*registry.Table, error) {
-	return registry.NewTable(in.Table.Rows())
+var echo = process.ProcessFunc(func(_ context.Context, in process.Input) (*process.Table, error) {
+	return process.NewTable(in.Table.Rows())
 })
 
 // double returns "double", twice the number column "x".
-var double = registry.ProcessFunc(func(_ context.Context, in registry.Input) (*registry.Table, error) {
+var double = process.ProcessFunc(func(_ context.Context, in process.Input) (*process.Table, error) {
 	n := in.Table.Rows()
 	out := make([]float64, n)
 	x, ok := in.Table.Lookup("x")
@@ -152,19 +153,19 @@ var double = registry.ProcessFunc(func(_ context.Context, in registry.Input) (*r
 			out[i] = 2 * v
 		}
 	}
-	return registry.NewTable(n, registry.NumberColumn("double", out, nil))
+	return process.NewTable(n, process.NumberColumn("double", out, nil))
 })
 
 // colView is a column as tests compare it: missing values are nil.
 type colView struct {
 	Name   string
-	Kind   registry.Kind
+	Kind   process.Kind
 	Values []any
 }
 
-func num(name string, v ...any) colView { return colView{Name: name, Kind: registry.Number, Values: v} }
+func num(name string, v ...any) colView { return colView{Name: name, Kind: process.Number, Values: v} }
 
-func viewTable(t *registry.Table) []colView {
+func viewTable(t *process.Table) []colView {
 	out := []colView{}
 	for i := range t.NumColumns() {
 		c := t.Column(i)
@@ -173,7 +174,7 @@ func viewTable(t *registry.Table) []colView {
 			if c.IsMissing(r) {
 				continue
 			}
-			if c.Kind == registry.Number {
+			if c.Kind == process.Number {
 				v.Values[r] = c.Numbers[r]
 			} else {
 				v.Values[r] = c.Texts[r]

@@ -16,6 +16,7 @@ import (
 	"github.com/scorehub/scorehub/internal/httperr"
 	"github.com/scorehub/scorehub/problem"
 	"github.com/scorehub/scorehub/registry"
+	"github.com/scorehub/scorehub/registry/process"
 	"github.com/scorehub/scorehub/scoring/internal/wire"
 )
 
@@ -164,7 +165,7 @@ type JobSpec struct {
 	Process string
 	// Endpoint names a deployed endpoint, whose process, queue and timeout
 	// the job takes.
-	Endpoint *registry.EndpointRef
+	Endpoint *process.EndpointRef
 	// Input is the rows, decoded by [Decode] with the runner's
 	// [Jobs.Limits]. Required: a Request made otherwise holds no rows to
 	// echo, and is refused as none. The job's result echoes them as a
@@ -407,7 +408,7 @@ func (j *Jobs) Submit(ctx context.Context, spec JobSpec) (registry.Job, error) {
 	run := &jobRun{cancel: cancel, owner: job.Owner}
 	j.running[id] = run
 	j.wg.Add(1)
-	x.in = registry.Input{Table: req.Table, Macros: spec.Macros}
+	x.in = process.Input{Table: req.Table, Macros: spec.Macros}
 	if spec.Endpoint != nil {
 		x.in.Endpoint = *spec.Endpoint
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/scorehub/scorehub/internal/testutil"
 	"github.com/scorehub/scorehub/problem"
 	"github.com/scorehub/scorehub/registry"
+	"github.com/scorehub/scorehub/registry/process"
 	"github.com/scorehub/scorehub/scoring"
 )
 
@@ -29,8 +30,8 @@ type jobProcs struct {
 	release chan struct{} // closing it lets block return
 }
 
-func (p *jobProcs) list() []registry.ProcessInfo {
-	ok := func(in registry.Input) (*registry.Table, error) {
+func (p *jobProcs) list() []process.ProcessInfo {
+	ok := func(in process.Input) (*process.Table, error) {
 		out := make([]float64, in.Table.Rows())
 		if x, found := in.Table.Lookup("x"); found {
 			for i := range out {
@@ -38,19 +39,19 @@ func (p *jobProcs) list() []registry.ProcessInfo {
 				out[i] = 2 * v
 			}
 		}
-		return registry.NewTable(len(out), registry.NumberColumn("double", out, nil))
+		return process.NewTable(len(out), process.NumberColumn("double", out, nil))
 	}
-	return []registry.ProcessInfo{
-		{Name: "double", Input: []registry.ColumnSpec{{Name: "x", Kind: registry.Number, Required: true}},
-			Process: registry.ProcessFunc(func(_ context.Context, in registry.Input) (*registry.Table, error) { return ok(in) })},
-		{Name: "fail", Process: registry.ProcessFunc(func(context.Context, registry.Input) (*registry.Table, error) {
+	return []process.ProcessInfo{
+		{Name: "double", Input: []process.ColumnSpec{{Name: "x", Kind: process.Number, Required: true}},
+			Process: process.ProcessFunc(func(_ context.Context, in process.Input) (*process.Table, error) { return ok(in) })},
+		{Name: "fail", Process: process.ProcessFunc(func(context.Context, process.Input) (*process.Table, error) {
 			return nil, errors.New("connect to db with password hunter2")
 		})},
-		{Name: "sleep", Process: registry.ProcessFunc(func(ctx context.Context, in registry.Input) (*registry.Table, error) {
+		{Name: "sleep", Process: process.ProcessFunc(func(ctx context.Context, in process.Input) (*process.Table, error) {
 			<-ctx.Done()
 			return nil, ctx.Err()
 		})},
-		{Name: "block", Process: registry.ProcessFunc(func(_ context.Context, in registry.Input) (*registry.Table, error) {
+		{Name: "block", Process: process.ProcessFunc(func(_ context.Context, in process.Input) (*process.Table, error) {
 			p.started <- struct{}{}
 			<-p.release
 			return ok(in)
@@ -183,7 +184,7 @@ func TestJobLifecycle(t *testing.T) {
 		f := newJobsFixture(t)
 		f.putDeployment(t, registry.Deployment{Group: registry.DefaultGroup, Path: "slow", Enabled: true,
 			Endpoints: []registry.Endpoint{{Alias: "a", Process: "sleep", Timeout: 20 * time.Millisecond}}})
-		j := f.submit(t, scoring.JobSpec{Caller: asAdmin, Endpoint: &registry.EndpointRef{Group: registry.DefaultGroup, Path: "slow", Alias: "a"}, Input: f.rows(t, `[{"a":1}]`)})
+		j := f.submit(t, scoring.JobSpec{Caller: asAdmin, Endpoint: &process.EndpointRef{Group: registry.DefaultGroup, Path: "slow", Alias: "a"}, Input: f.rows(t, `[{"a":1}]`)})
 		done := f.wait(t, j.ID, registry.JobTimedOut)
 		if done.Error == nil || done.Error.Type != string(problem.Timeout) || done.Process != "sleep" {
 			t.Errorf("timed out job %+v", done)
@@ -258,9 +259,9 @@ func TestJobSubmitRefusals(t *testing.T) {
 		typ    string
 	}{
 		{"neither process nor endpoint", scoring.JobSpec{Caller: asAdmin}, `[]`, 400, string(problem.InvalidRequest)},
-		{"both process and endpoint", scoring.JobSpec{Caller: asAdmin, Process: "double", Endpoint: &registry.EndpointRef{Group: "DEFAULT", Path: "demo", Alias: "double"}}, `[]`, 400, string(problem.InvalidRequest)},
+		{"both process and endpoint", scoring.JobSpec{Caller: asAdmin, Process: "double", Endpoint: &process.EndpointRef{Group: "DEFAULT", Path: "demo", Alias: "double"}}, `[]`, 400, string(problem.InvalidRequest)},
 		{"unknown process", scoring.JobSpec{Caller: asAdmin, Process: "nope"}, `[]`, 422, string(problem.InvalidReference)},
-		{"unknown endpoint", scoring.JobSpec{Caller: asAdmin, Endpoint: &registry.EndpointRef{Group: "DEFAULT", Path: "demo", Alias: "nope"}}, `[]`, 422, string(problem.InvalidReference)},
+		{"unknown endpoint", scoring.JobSpec{Caller: asAdmin, Endpoint: &process.EndpointRef{Group: "DEFAULT", Path: "demo", Alias: "nope"}}, `[]`, 422, string(problem.InvalidReference)},
 		{"unknown queue", scoring.JobSpec{Caller: asAdmin, Queue: "nope", Process: "double"}, `[{"x":1}]`, 422, string(problem.InvalidReference)},
 		{"strict JSON", scoring.JobSpec{Caller: asAdmin, Process: "double"}, `[{"x":1,}]`, 400, string(problem.MalformedJSON)},
 		{"mixed types", scoring.JobSpec{Caller: asAdmin, Process: "double"}, `[{"x":1},{"x":"a"}]`, 400, string(problem.MixedTypes)},
@@ -360,10 +361,10 @@ func TestNewJobsFailsClosed(t *testing.T) {
 }
 
 func ExampleJobs() {
-	cat := registry.NewCatalog()
-	_ = cat.Register(registry.ProcessInfo{Name: "count", Process: registry.ProcessFunc(
-		func(_ context.Context, in registry.Input) (*registry.Table, error) {
-			return registry.NewTable(in.Table.Rows(), registry.TextColumn("seen", make([]string, in.Table.Rows()), nil))
+	cat := process.NewCatalog()
+	_ = cat.Register(process.ProcessInfo{Name: "count", Process: process.ProcessFunc(
+		func(_ context.Context, in process.Input) (*process.Table, error) {
+			return process.NewTable(in.Table.Rows(), process.TextColumn("seen", make([]string, in.Table.Rows()), nil))
 		})})
 	store := registry.NewMemStore(registry.StoreOptions{})
 	reg, _ := registry.New(context.Background(), cat, store)
@@ -480,8 +481,8 @@ func TestJobsApplyGroupPolicy(t *testing.T) {
 		}
 		return scoring.Caller{Subject: user, Admin: admin, Request: r}
 	}
-	secure := &registry.EndpointRef{Group: "secure", Path: "demo", Alias: "double"}
-	public := &registry.EndpointRef{Group: registry.DefaultGroup, Path: "demo", Alias: "double"}
+	secure := &process.EndpointRef{Group: "secure", Path: "demo", Alias: "double"}
+	public := &process.EndpointRef{Group: registry.DefaultGroup, Path: "demo", Alias: "double"}
 	tests := []struct {
 		name   string
 		spec   scoring.JobSpec
@@ -493,7 +494,7 @@ func TestJobsApplyGroupPolicy(t *testing.T) {
 		{"administrator outside the user groups", scoring.JobSpec{Caller: caller("bob", true), Endpoint: secure}, 403, "forbidden"},
 		{"no credentials", scoring.JobSpec{Caller: scoring.Caller{Subject: "alice"}, Endpoint: secure}, 401, "unauthorized"},
 		{"outside the user groups, unknown endpoint", scoring.JobSpec{Caller: caller("bob", false),
-			Endpoint: &registry.EndpointRef{Group: "secure", Path: "nope", Alias: "x"}}, 403, "forbidden"},
+			Endpoint: &process.EndpointRef{Group: "secure", Path: "nope", Alias: "x"}}, 403, "forbidden"},
 		{"public endpoint", scoring.JobSpec{Caller: caller("bob", false), Endpoint: public}, 0, ""},
 		{"catalog process, not an administrator", scoring.JobSpec{Caller: caller("alice", false), Process: "double"}, 403, "forbidden"},
 		{"catalog process, administrator", scoring.JobSpec{Caller: caller("bob", true), Process: "double"}, 0, ""},
@@ -542,14 +543,14 @@ func TestJobsOwnership(t *testing.T) {
 	f := newJobsFixture(t)
 	ann := scoring.Caller{Subject: "ann"}
 	bob := scoring.Caller{Subject: "bob"}
-	demo := &registry.EndpointRef{Group: registry.DefaultGroup, Path: "demo", Alias: "double"}
+	demo := &process.EndpointRef{Group: registry.DefaultGroup, Path: "demo", Alias: "double"}
 	annJob := f.submit(t, scoring.JobSpec{Caller: ann, Endpoint: demo, Input: f.rows(t, `[{"x":1}]`)})
 	if annJob.Owner != "ann" {
 		t.Fatalf("job owner %q, want ann", annJob.Owner)
 	}
 	f.wait(t, annJob.ID, registry.JobFinished)
 	f.now.Advance(time.Second) // newest first
-	bobJob := f.submit(t, scoring.JobSpec{Caller: bob, Endpoint: &registry.EndpointRef{Group: registry.DefaultGroup, Path: "demo", Alias: "block"},
+	bobJob := f.submit(t, scoring.JobSpec{Caller: bob, Endpoint: &process.EndpointRef{Group: registry.DefaultGroup, Path: "demo", Alias: "block"},
 		Input: f.rows(t, `[{"x":1}]`)})
 	<-f.procs.started
 
@@ -629,8 +630,8 @@ func TestJobsOwnership(t *testing.T) {
 func TestJobsQuotas(t *testing.T) {
 	ctx := context.Background()
 	ann, bob, cyd := scoring.Caller{Subject: "ann"}, scoring.Caller{Subject: "bob"}, scoring.Caller{Subject: "cyd"}
-	double := &registry.EndpointRef{Group: registry.DefaultGroup, Path: "demo", Alias: "double"}
-	block := &registry.EndpointRef{Group: registry.DefaultGroup, Path: "demo", Alias: "block"}
+	double := &process.EndpointRef{Group: registry.DefaultGroup, Path: "demo", Alias: "double"}
+	block := &process.EndpointRef{Group: registry.DefaultGroup, Path: "demo", Alias: "block"}
 	refused := func(t *testing.T, f *jobsFixture, c scoring.Caller, status int, typ string) *problem.Error {
 		t.Helper()
 		_, err := f.jobs.Submit(ctx, scoring.JobSpec{Caller: c, Endpoint: double, Input: f.rows(t, `[{"x":1}]`)})

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/scorehub/scorehub/registry"
+	"github.com/scorehub/scorehub/registry/process"
 )
 
 // Observer is told about every request the [Handler] answers, once, after
@@ -14,7 +15,7 @@ import (
 // goroutines at once and should return quickly; the metrics package
 // implements it.
 type Observer interface {
-	ObserveRequest(ep registry.EndpointRef, status int, rows int, d time.Duration)
+	ObserveRequest(ep process.EndpointRef, status int, rows int, d time.Duration)
 }
 
 // Unmatched returns the endpoint an [Observer] is given for a request that
@@ -24,8 +25,8 @@ type Observer interface {
 // name, so it never collides with a real endpoint; and it keeps what an
 // observer records bounded: however many random addresses clients try, they
 // all count as this one. Compare an endpoint with it by ==.
-func Unmatched() registry.EndpointRef {
-	return registry.EndpointRef{Group: unmatchedName, Path: unmatchedName, Alias: unmatchedName}
+func Unmatched() process.EndpointRef {
+	return process.EndpointRef{Group: unmatchedName, Path: unmatchedName, Alias: unmatchedName}
 }
 
 const unmatchedName = "_unmatched"
@@ -34,7 +35,7 @@ const unmatchedName = "_unmatched"
 // A nil *observation records nothing, so the handler's steps need no
 // checks when no Observer is configured.
 type observation struct {
-	ep     registry.EndpointRef
+	ep     process.EndpointRef
 	status int
 	rows   int
 }
@@ -43,7 +44,7 @@ type observation struct {
 // the registry, never from the raw address.
 func (o *observation) resolved(t *registry.Target) {
 	if o != nil {
-		o.ep = registry.EndpointRef{Group: t.Group.Name, Path: t.Deployment.Path, Alias: t.Endpoint.Alias}
+		o.ep = process.EndpointRef{Group: t.Group.Name, Path: t.Deployment.Path, Alias: t.Endpoint.Alias}
 	}
 }
 

@@ -13,12 +13,13 @@ import (
 
 	"github.com/scorehub/scorehub/problem"
 	"github.com/scorehub/scorehub/registry"
+	"github.com/scorehub/scorehub/registry/process"
 	"github.com/scorehub/scorehub/scoring"
 )
 
 // observed is one call of an Observer, without the duration.
 type observed struct {
-	EP     registry.EndpointRef
+	EP     process.EndpointRef
 	Status int
 	Rows   int
 }
@@ -29,7 +30,7 @@ type recorder struct {
 	got []observed
 }
 
-func (r *recorder) ObserveRequest(ep registry.EndpointRef, status, rows int, d time.Duration) {
+func (r *recorder) ObserveRequest(ep process.EndpointRef, status, rows int, d time.Duration) {
 	if d < 0 {
 		panic("negative duration")
 	}
@@ -51,18 +52,18 @@ func (r *recorder) take() []observed {
 // and the endpoint's registry names, or Unmatched when there was none.
 func TestObserverSeesEveryAnswer(t *testing.T) {
 	rec := &recorder{}
-	fails := registry.ProcessFunc(func(context.Context, registry.Input) (*registry.Table, error) {
+	fails := process.ProcessFunc(func(context.Context, process.Input) (*process.Table, error) {
 		return nil, errors.New("model server down")
 	})
-	teapot := registry.ProcessFunc(func(context.Context, registry.Input) (*registry.Table, error) {
+	teapot := process.ProcessFunc(func(context.Context, process.Input) (*process.Table, error) {
 		return nil, &problem.Error{Status: http.StatusTeapot, Code: "teapot", Message: "short and stout"}
 	})
 	f := newFixture(t, scoring.Config{Observer: rec},
-		registry.ProcessInfo{Name: "double", Process: double},
-		registry.ProcessInfo{Name: "fails", Process: fails},
-		registry.ProcessInfo{Name: "teapot", Process: teapot})
-	ep := func(alias string) registry.EndpointRef {
-		return registry.EndpointRef{Group: registry.DefaultGroup, Path: "demo", Alias: alias}
+		process.ProcessInfo{Name: "double", Process: double},
+		process.ProcessInfo{Name: "fails", Process: fails},
+		process.ProcessInfo{Name: "teapot", Process: teapot})
+	ep := func(alias string) process.EndpointRef {
+		return process.EndpointRef{Group: registry.DefaultGroup, Path: "demo", Alias: alias}
 	}
 	const demo = "/DEFAULT/api/v1/services/demo/"
 	tests := []struct {
@@ -102,7 +103,7 @@ type durations struct {
 	got []time.Duration
 }
 
-func (d *durations) ObserveRequest(_ registry.EndpointRef, _, _ int, took time.Duration) {
+func (d *durations) ObserveRequest(_ process.EndpointRef, _, _ int, took time.Duration) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.got = append(d.got, took)
@@ -115,12 +116,12 @@ func (d *durations) ObserveRequest(_ registry.EndpointRef, _, _ int, took time.D
 func TestObserverDuration(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		const pause = 20 * time.Millisecond
-		slow := registry.ProcessFunc(func(ctx context.Context, in registry.Input) (*registry.Table, error) {
+		slow := process.ProcessFunc(func(ctx context.Context, in process.Input) (*process.Table, error) {
 			time.Sleep(pause)
 			return double.Score(ctx, in)
 		})
 		obs := &durations{}
-		f := newFixture(t, scoring.Config{Observer: obs}, registry.ProcessInfo{Name: "slow", Process: slow})
+		f := newFixture(t, scoring.Config{Observer: obs}, process.ProcessInfo{Name: "slow", Process: slow})
 		before := time.Now()
 		w := serve(f.h, "POST", "/DEFAULT/api/v1/services/demo/slow", "application/json", `{"data":[{"x":1}]}`)
 		took := time.Since(before)

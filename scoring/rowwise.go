@@ -6,13 +6,13 @@ import (
 	"runtime/debug"
 	"sync"
 
-	"github.com/scorehub/scorehub/registry"
+	"github.com/scorehub/scorehub/registry/process"
 	"github.com/scorehub/scorehub/scoring/internal/wire"
 )
 
 // score calls x's process on x's input: in parts on several goroutines,
 // one range of rows each, for a large input of a process that promises to
-// answer each row alone ([registry.ProcessInfo].RowWise); otherwise once.
+// answer each row alone ([process.ProcessInfo].RowWise); otherwise once.
 func (e *engine) score(ctx context.Context, x *execution) (wire.Result, error) {
 	rows := x.in.Table.Rows()
 	n := wire.Parallelism()
@@ -28,9 +28,9 @@ func (e *engine) score(ctx context.Context, x *execution) (wire.Result, error) {
 // result has its rows and the columns of the others. It takes the
 // execution's parts as values, so that the execution itself stays on its
 // caller's stack.
-func (e *engine) scoreParts(ctx context.Context, name string, p registry.Process, in registry.Input, n int) (wire.Result, error) {
+func (e *engine) scoreParts(ctx context.Context, name string, p process.Process, in process.Input, n int) (wire.Result, error) {
 	rows := in.Table.Rows()
-	results := make([]*registry.Table, n)
+	results := make([]*process.Table, n)
 	errs := make([]error, n)
 	var wg sync.WaitGroup
 	for k := range n {
@@ -69,7 +69,7 @@ func (e *engine) scoreParts(ctx context.Context, name string, p registry.Process
 
 // sameColumns reports tables that do not have the same columns in the
 // same order, of the same kinds.
-func sameColumns(process string, parts []*registry.Table) error {
+func sameColumns(process string, parts []*process.Table) error {
 	first := parts[0]
 	for _, p := range parts {
 		if p.NumColumns() != first.NumColumns() {

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/scorehub/scorehub/registry"
+	"github.com/scorehub/scorehub/registry/process"
 	"github.com/scorehub/scorehub/scoring"
 )
 
@@ -44,8 +45,8 @@ func largeBody(rows int) string {
 // where x is missing), the city's length as text, and the size of the
 // table it was given, which tells a request scored in parts from one
 // scored whole. It counts its calls in calls.
-func rowwise(calls *atomic.Int64, tableRows *atomic.Int64) registry.ProcessFunc {
-	return func(_ context.Context, in registry.Input) (*registry.Table, error) {
+func rowwise(calls *atomic.Int64, tableRows *atomic.Int64) process.ProcessFunc {
+	return func(_ context.Context, in process.Input) (*process.Table, error) {
 		calls.Add(1)
 		tableRows.Store(int64(in.Table.Rows()))
 		n := in.Table.Rows()
@@ -65,7 +66,7 @@ func rowwise(calls *atomic.Int64, tableRows *atomic.Int64) registry.ProcessFunc 
 				miss[i] = true
 			}
 		}
-		return registry.NewTable(n, registry.NumberColumn("x", dbl, nil), registry.TextColumn("len", size, miss))
+		return process.NewTable(n, process.NumberColumn("x", dbl, nil), process.TextColumn("len", size, miss))
 	}
 }
 
@@ -80,8 +81,8 @@ type rowWiseCounts struct {
 func newRowWiseFixture(t *testing.T) (*fixture, *rowWiseCounts) {
 	c := &rowWiseCounts{}
 	f := newFixture(t, scoring.Config{},
-		registry.ProcessInfo{Name: "parts", Process: rowwise(&c.partCalls, &c.partRows), RowWise: true},
-		registry.ProcessInfo{Name: "whole", Process: rowwise(&c.wholeCalls, &c.wholeRows)})
+		process.ProcessInfo{Name: "parts", Process: rowwise(&c.partCalls, &c.partRows), RowWise: true},
+		process.ProcessInfo{Name: "whole", Process: rowwise(&c.wholeCalls, &c.wholeRows)})
 	return f, c
 }
 
@@ -117,42 +118,42 @@ func TestHandlerScoresRowWiseInParts(t *testing.T) {
 // would, with a 500 that says no more, and the slot is freed.
 func TestHandlerRowWisePartFails(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4))
-	firstRowIs := func(in registry.Input, v float64) bool {
+	firstRowIs := func(in process.Input, v float64) bool {
 		x, _ := in.Table.Lookup("x")
 		got, _ := x.Number(0)
 		return got == v
 	}
-	procs := map[string]registry.ProcessFunc{
-		"fails": func(_ context.Context, in registry.Input) (*registry.Table, error) {
+	procs := map[string]process.ProcessFunc{
+		"fails": func(_ context.Context, in process.Input) (*process.Table, error) {
 			if !firstRowIs(in, 0.25) {
 				return nil, fmt.Errorf("disk on fire")
 			}
-			return registry.NewTable(in.Table.Rows())
+			return process.NewTable(in.Table.Rows())
 		},
-		"panics": func(_ context.Context, in registry.Input) (*registry.Table, error) {
+		"panics": func(_ context.Context, in process.Input) (*process.Table, error) {
 			if !firstRowIs(in, 0.25) {
 				panic("out of range")
 			}
-			return registry.NewTable(in.Table.Rows())
+			return process.NewTable(in.Table.Rows())
 		},
-		"renames": func(_ context.Context, in registry.Input) (*registry.Table, error) {
+		"renames": func(_ context.Context, in process.Input) (*process.Table, error) {
 			name := "a"
 			if !firstRowIs(in, 0.25) {
 				name = "b"
 			}
-			return registry.NewTable(in.Table.Rows(), registry.NumberColumn(name, make([]float64, in.Table.Rows()), nil))
+			return process.NewTable(in.Table.Rows(), process.NumberColumn(name, make([]float64, in.Table.Rows()), nil))
 		},
-		"short": func(_ context.Context, in registry.Input) (*registry.Table, error) {
+		"short": func(_ context.Context, in process.Input) (*process.Table, error) {
 			n := in.Table.Rows()
 			if !firstRowIs(in, 0.25) {
 				n--
 			}
-			return registry.NewTable(n)
+			return process.NewTable(n)
 		},
 	}
-	var infos []registry.ProcessInfo
+	var infos []process.ProcessInfo
 	for name, p := range procs {
-		infos = append(infos, registry.ProcessInfo{Name: name, Process: p, RowWise: true})
+		infos = append(infos, process.ProcessInfo{Name: name, Process: p, RowWise: true})
 	}
 	f := newFixture(t, scoring.Config{}, infos...)
 	body := largeBody(10_000)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/scorehub/scorehub/registry"
+	"github.com/scorehub/scorehub/registry/process"
 	"github.com/scorehub/scorehub/scoring"
 )
 
@@ -26,21 +27,21 @@ func TestHandlerWorkersOutliveFailures(t *testing.T) {
 			close(release)
 		}
 	}()
-	procs := []registry.ProcessInfo{
-		{Name: "panics", Process: registry.ProcessFunc(func(context.Context, registry.Input) (*registry.Table, error) {
+	procs := []process.ProcessInfo{
+		{Name: "panics", Process: process.ProcessFunc(func(context.Context, process.Input) (*process.Table, error) {
 			panic("boom")
 		})},
-		{Name: "stuck", Process: registry.ProcessFunc(func(_ context.Context, in registry.Input) (*registry.Table, error) {
+		{Name: "stuck", Process: process.ProcessFunc(func(_ context.Context, in process.Input) (*process.Table, error) {
 			<-release
-			return registry.NewTable(in.Table.Rows())
+			return process.NewTable(in.Table.Rows())
 		})},
-		{Name: "double", Process: registry.ProcessFunc(func(_ context.Context, in registry.Input) (*registry.Table, error) {
+		{Name: "double", Process: process.ProcessFunc(func(_ context.Context, in process.Input) (*process.Table, error) {
 			c, _ := in.Table.Lookup("a")
 			out := make([]float64, in.Table.Rows())
 			for i := range out {
 				out[i] = 2 * c.Numbers[i]
 			}
-			return registry.NewTable(len(out), registry.NumberColumn("b", out, nil))
+			return process.NewTable(len(out), process.NumberColumn("b", out, nil))
 		})},
 	}
 	f := newFixture(t, scoring.Config{DefaultTimeout: 2 * time.Second}, procs...)

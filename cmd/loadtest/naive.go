@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/scorehub/scorehub/internal/demo"
-	"github.com/scorehub/scorehub/registry"
+	"github.com/scorehub/scorehub/registry/process"
 )
 
 // naiveHandler scores iris requests the way a Go developer first writes
@@ -20,7 +20,7 @@ import (
 // measurements go into a table for the same demo model the standalone
 // server serves, and encoding/json writes the rows back with the result
 // columns added. It answers any POST path.
-func naiveHandler(iris registry.ProcessInfo) http.Handler {
+func naiveHandler(iris process.ProcessInfo) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodPost {
 			http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
@@ -34,7 +34,7 @@ func naiveHandler(iris registry.ProcessInfo) http.Handler {
 			return
 		}
 		n := len(req.Data)
-		cols := make([]registry.Column, len(iris.Input))
+		cols := make([]process.Column, len(iris.Input))
 		for c, spec := range iris.Input {
 			nums := make([]float64, n)
 			for i, row := range req.Data {
@@ -45,14 +45,14 @@ func naiveHandler(iris registry.ProcessInfo) http.Handler {
 				}
 				nums[i] = v
 			}
-			cols[c] = registry.NumberColumn(spec.Name, nums, nil)
+			cols[c] = process.NumberColumn(spec.Name, nums, nil)
 		}
-		in, err := registry.NewTable(n, cols...)
+		in, err := process.NewTable(n, cols...)
 		if err != nil {
 			http.Error(w, err.Error(), http.StatusBadRequest)
 			return
 		}
-		out, err := iris.Process.Score(r.Context(), registry.Input{Table: in})
+		out, err := iris.Process.Score(r.Context(), process.Input{Table: in})
 		if err != nil {
 			http.Error(w, err.Error(), http.StatusInternalServerError)
 			return

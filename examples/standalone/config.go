@@ -16,6 +16,7 @@ import (
 	"github.com/scorehub/scorehub/internal/demo"
 	"github.com/scorehub/scorehub/management"
 	"github.com/scorehub/scorehub/registry"
+	"github.com/scorehub/scorehub/registry/process"
 )
 
 // config is what the command line and the SCOREHUB_* environment set. A flag
@@ -354,7 +355,7 @@ func (c config) service(getenv func(string) string) (scorehub.Config, error) {
 	if err != nil {
 		return scorehub.Config{}, err
 	}
-	procs := []registry.ProcessInfo{}
+	procs := []process.ProcessInfo{}
 	iris, err := demo.Iris()
 	if err != nil {
 		return scorehub.Config{}, err

@@ -12,12 +12,12 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/scorehub/scorehub/registry"
+	"github.com/scorehub/scorehub/registry/process"
 )
 
 // exampleModel reads the README's example model, an XGBoost iris
 // classifier, and the metadata its upload carries.
-func exampleModel(t testing.TB) ([]byte, registry.ModelMetadata) {
+func exampleModel(t testing.TB) ([]byte, process.ModelMetadata) {
 	t.Helper()
 	artifact, err := os.ReadFile("../models/iris.json")
 	if err != nil {
@@ -27,7 +27,7 @@ func exampleModel(t testing.TB) ([]byte, registry.ModelMetadata) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var meta registry.ModelMetadata
+	var meta process.ModelMetadata
 	if err := json.Unmarshal(b, &meta); err != nil {
 		t.Fatalf("iris.metadata.json: %v", err)
 	}
@@ -96,7 +96,7 @@ func TestONNXUpload(t *testing.T) {
 	checkIrisFormat(t, irisFormat{
 		format: "onnx",
 		file:   "../../registry/onnx/testdata/iris_forest.onnx",
-		meta: registry.ModelMetadata{
+		meta: process.ModelMetadata{
 			Label:    "species",
 			Features: []string{"sepal_length", "sepal_width", "petal_length", "petal_width"},
 		},
@@ -110,7 +110,7 @@ func TestONNXUpload(t *testing.T) {
 type irisFormat struct {
 	format string // as the server names it, and the artifact's extension
 	file   string
-	meta   registry.ModelMetadata // what its upload carries
+	meta   process.ModelMetadata // what its upload carries
 	// sentAs is the Content-Type of the file sent alone, sentBy the one
 	// it is downloaded with.
 	sentAs, sentBy string
@@ -167,7 +167,7 @@ func checkIrisFormat(t *testing.T, f irisFormat) {
 }
 
 // upload posts artifact with meta as version of the model iris.
-func upload(t *testing.T, srv *server, token string, artifact []byte, meta registry.ModelMetadata) *httptest.ResponseRecorder {
+func upload(t *testing.T, srv *server, token string, artifact []byte, meta process.ModelMetadata) *httptest.ResponseRecorder {
 	t.Helper()
 	var b bytes.Buffer
 	mw := multipart.NewWriter(&b)

@@ -7,7 +7,7 @@ import (
 
 	"github.com/scorehub/scorehub/internal/demo"
 	"github.com/scorehub/scorehub/internal/tabletest"
-	"github.com/scorehub/scorehub/registry"
+	"github.com/scorehub/scorehub/registry/process"
 )
 
 // BenchmarkIris scores tables of 1 and 100 rows with the iris process, as
@@ -19,15 +19,15 @@ func BenchmarkIris(b *testing.B) {
 	}
 	for _, rows := range []int{1, 100} {
 		b.Run(fmt.Sprintf("rows=%d", rows), func(b *testing.B) {
-			cols := make([]registry.Column, 4)
+			cols := make([]process.Column, 4)
 			for f, name := range []string{"sepal_length", "sepal_width", "petal_length", "petal_width"} {
 				v := make([]float64, rows)
 				for i := range v {
 					v[i] = 1 + float64((i+f)%5)
 				}
-				cols[f] = registry.NumberColumn(name, v, nil)
+				cols[f] = process.NumberColumn(name, v, nil)
 			}
-			in := registry.Input{Table: tabletest.Must(rows, cols...)}
+			in := process.Input{Table: tabletest.Must(rows, cols...)}
 			ctx := context.Background()
 			b.ReportAllocs()
 			for b.Loop() {

@@ -9,7 +9,7 @@ import (
 	"math"
 	"strconv"
 
-	"github.com/scorehub/scorehub/registry"
+	"github.com/scorehub/scorehub/registry/process"
 )
 
 //go:embed iris.csv
@@ -98,15 +98,15 @@ const irisSample = `[
 // appear in at least one row, and a null or absent value leaves that feature
 // out for its row). Output: "prediction(species)"
 // and "confidence(<species>)" for setosa, versicolor and virginica.
-func Iris() (registry.ProcessInfo, error) {
+func Iris() (process.ProcessInfo, error) {
 	model, err := TrainIris()
 	if err != nil {
-		return registry.ProcessInfo{}, err
+		return process.ProcessInfo{}, err
 	}
 	classes := model.Classes()
-	proc, err := registry.Classifier("species", classes, func(ctx context.Context, in registry.Input, probs []float64) error {
+	proc, err := process.Classifier("species", classes, func(ctx context.Context, in process.Input, probs []float64) error {
 		// Fixed-size arrays keep the call free of allocations.
-		var cols [len(irisFeatures)]*registry.Column
+		var cols [len(irisFeatures)]*process.Column
 		for f, name := range irisFeatures {
 			if j := in.Table.Index(name); j >= 0 { // an absent column is a missing value in every row
 				cols[f] = in.Table.Column(j)
@@ -131,14 +131,14 @@ func Iris() (registry.ProcessInfo, error) {
 		return nil
 	})
 	if err != nil {
-		return registry.ProcessInfo{}, err
+		return process.ProcessInfo{}, err
 	}
-	input := make([]registry.ColumnSpec, len(irisFeatures))
+	input := make([]process.ColumnSpec, len(irisFeatures))
 	for f, name := range irisFeatures {
-		input[f] = registry.ColumnSpec{Name: name, Kind: registry.Number, Required: true}
+		input[f] = process.ColumnSpec{Name: name, Kind: process.Number, Required: true}
 	}
-	output := registry.ClassifierOutputs("species", classes)
-	return registry.ProcessInfo{
+	output := process.ClassifierOutputs("species", classes)
+	return process.ProcessInfo{
 		Name:        IrisName,
 		Description: "Iris species from sepal and petal measurements (cm): Gaussian naive Bayes trained on Fisher's iris data.",
 		Input:       input,

@@ -7,7 +7,7 @@ import (
 
 	"github.com/scorehub/scorehub/internal/modeltest"
 	"github.com/scorehub/scorehub/internal/tabletest"
-	"github.com/scorehub/scorehub/registry"
+	"github.com/scorehub/scorehub/registry/process"
 )
 
 func TestIrisTrainingAccuracy(t *testing.T) {
@@ -49,12 +49,12 @@ func TestIrisProcess(t *testing.T) {
 	}
 	nan := math.NaN()
 	in := tabletest.Must(4,
-		registry.NumberColumn("sepal_length", []float64{5.1, 6.4, 6.3, nan}, nil),
-		registry.NumberColumn("sepal_width", []float64{3.5, 3.2, 3.3, nan}, nil),
-		registry.NumberColumn("petal_length", []float64{1.4, 4.5, 6.0, 6.0}, []bool{false, false, false, false}),
-		registry.NumberColumn("petal_width", []float64{0.2, 1.5, 2.5, 0}, []bool{false, false, false, true}),
+		process.NumberColumn("sepal_length", []float64{5.1, 6.4, 6.3, nan}, nil),
+		process.NumberColumn("sepal_width", []float64{3.5, 3.2, 3.3, nan}, nil),
+		process.NumberColumn("petal_length", []float64{1.4, 4.5, 6.0, 6.0}, []bool{false, false, false, false}),
+		process.NumberColumn("petal_width", []float64{0.2, 1.5, 2.5, 0}, []bool{false, false, false, true}),
 	)
-	out, err := info.Process.Score(context.Background(), registry.Input{Table: in})
+	out, err := info.Process.Score(context.Background(), process.Input{Table: in})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -143,14 +143,14 @@ func TestIrisRowWise(t *testing.T) {
 		t.Fatal(err)
 	}
 	const rows = 6000
-	cols := make([]registry.Column, len(irisFeatures))
+	cols := make([]process.Column, len(irisFeatures))
 	for f, name := range irisFeatures {
 		vals, missing := make([]float64, rows), make([]bool, rows)
 		for r := range vals {
 			vals[r] = x[r%len(x)][f] + float64(r%7)/10
 			missing[r] = (r+f)%11 == 0
 		}
-		cols[f] = registry.NumberColumn(name, vals, missing)
+		cols[f] = process.NumberColumn(name, vals, missing)
 	}
 	modeltest.CheckRowWise(t, p.Process, tabletest.Must(rows, cols...), 7)
 }

@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/scorehub/scorehub/registry"
+	"github.com/scorehub/scorehub/registry/process"
 )
 
 // SleepName is the catalog name of the sleep process.
@@ -17,12 +17,12 @@ const SleepName = "sleep"
 // nothing useful: it holds a queue slot for as long as asked, which is what
 // trying a timeout, a full queue, a drain or the stopping of a job needs.
 // It is safe for concurrent use.
-func Sleep() registry.ProcessInfo {
-	return registry.ProcessInfo{
+func Sleep() process.ProcessInfo {
+	return process.ProcessInfo{
 		Name:        SleepName,
 		Description: "Waits for the macro ms milliseconds, then answers a column slept of zeros.",
-		Output:      []registry.ColumnSpec{{Name: "slept", Kind: registry.Number}},
-		Process: registry.ProcessFunc(func(ctx context.Context, in registry.Input) (*registry.Table, error) {
+		Output:      []process.ColumnSpec{{Name: "slept", Kind: process.Number}},
+		Process: process.ProcessFunc(func(ctx context.Context, in process.Input) (*process.Table, error) {
 			ms, err := strconv.Atoi(in.Macros["ms"])
 			if err != nil || ms < 0 {
 				return nil, fmt.Errorf("demo: the macro ms must be a number of milliseconds, not %q", in.Macros["ms"])
@@ -34,7 +34,7 @@ func Sleep() registry.ProcessInfo {
 			case <-ctx.Done():
 				return nil, ctx.Err()
 			}
-			return registry.NewTable(in.Table.Rows(), registry.NumberColumn("slept", make([]float64, in.Table.Rows()), nil))
+			return process.NewTable(in.Table.Rows(), process.NumberColumn("slept", make([]float64, in.Table.Rows()), nil))
 		}),
 	}
 }

@@ -6,11 +6,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/scorehub/scorehub/registry"
+	"github.com/scorehub/scorehub/registry/process"
 )
 
 func TestSleep(t *testing.T) {
-	in, err := registry.NewTable(2, registry.NumberColumn("x", []float64{1, 2}, nil))
+	in, err := process.NewTable(2, process.NumberColumn("x", []float64{1, 2}, nil))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -33,7 +33,7 @@ func TestSleep(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			start := time.Now()
-			out, err := Sleep().Process.Score(tt.ctx, registry.Input{Table: in, Macros: map[string]string{"ms": tt.ms}})
+			out, err := Sleep().Process.Score(tt.ctx, process.Input{Table: in, Macros: map[string]string{"ms": tt.ms}})
 			if tt.fail {
 				if err == nil || (tt.wantErr != nil && !errors.Is(err, tt.wantErr)) {
 					t.Fatalf("error %v, want a failure (%v)", err, tt.wantErr)

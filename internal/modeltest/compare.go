@@ -5,7 +5,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/scorehub/scorehub/registry"
+	"github.com/scorehub/scorehub/registry/process"
 )
 
 // Tolerance is how far an answer may be from the training library's: an
@@ -30,7 +30,7 @@ func Close(want, got float64) bool {
 // CheckValue fails t unless column col of got, the answer whose row r is
 // fixture row i, holds want within [Tolerance] (see [Close]), as library
 // says.
-func CheckValue(t testing.TB, library string, got *registry.Table, col string, r, i int, want float64) {
+func CheckValue(t testing.TB, library string, got *process.Table, col string, r, i int, want float64) {
 	t.Helper()
 	c := lookup(t, got, col)
 	v, ok := c.Number(r)
@@ -42,7 +42,7 @@ func CheckValue(t testing.TB, library string, got *registry.Table, col string, r
 // CheckConfidences fails t unless got, the answer whose row r is fixture
 // row i, has a column confidence(CLASS) for each of classes holding probs'
 // value within [Tolerance], as library says.
-func CheckConfidences(t testing.TB, library string, got *registry.Table, r, i int, classes []string, probs []float64) {
+func CheckConfidences(t testing.TB, library string, got *process.Table, r, i int, classes []string, probs []float64) {
 	t.Helper()
 	for c, want := range probs {
 		name := "confidence(" + classes[c] + ")"
@@ -58,7 +58,7 @@ func CheckConfidences(t testing.TB, library string, got *registry.Table, r, i in
 // fixture row i, is the class library predicts, want. Where the two most
 // probable of probs are within [Tolerance], a tie that may go either way,
 // any class passes.
-func CheckClass(t testing.TB, library string, got *registry.Table, col string, r, i int, probs []float64, want string) {
+func CheckClass(t testing.TB, library string, got *process.Table, col string, r, i int, probs []float64, want string) {
 	t.Helper()
 	if Tied(probs) {
 		return
@@ -86,7 +86,7 @@ func Tied(p []float64) bool {
 	return len(s) > 1 && s[len(s)-1]-s[len(s)-2] < Tolerance
 }
 
-func lookup(t testing.TB, got *registry.Table, name string) *registry.Column {
+func lookup(t testing.TB, got *process.Table, name string) *process.Column {
 	t.Helper()
 	c, ok := got.Lookup(name)
 	if !ok {

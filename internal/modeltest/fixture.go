@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/scorehub/scorehub/registry"
+	"github.com/scorehub/scorehub/registry/process"
 )
 
 // RowsExt ends the name of a fixture's rows file: NAME.rows.json holds the
@@ -71,9 +71,9 @@ func Value(t testing.TB, model string, i int, prediction json.RawMessage) float6
 }
 
 // Score scores tab with m and fails t unless m answers one row for each.
-func Score(t testing.TB, m *registry.LoadedModel, tab *registry.Table) *registry.Table {
+func Score(t testing.TB, m *process.LoadedModel, tab *process.Table) *process.Table {
 	t.Helper()
-	out, err := m.Process.Score(context.Background(), registry.Input{Table: tab})
+	out, err := m.Process.Score(context.Background(), process.Input{Table: tab})
 	if err != nil {
 		t.Fatalf("Score: %v", err)
 	}
@@ -87,7 +87,7 @@ func Score(t testing.TB, m *registry.LoadedModel, tab *registry.Table) *registry
 // row on its own (a one-row request may take its own path), and hands
 // check every answer with the index of its first row. table builds the
 // request for rows first to last-1.
-func ScoreEachWay(t testing.TB, m *registry.LoadedModel, n int, table func(first, last int) *registry.Table, check func(got *registry.Table, first int)) {
+func ScoreEachWay(t testing.TB, m *process.LoadedModel, n int, table func(first, last int) *process.Table, check func(got *process.Table, first int)) {
 	t.Helper()
 	check(Score(t, m, table(0, n)), 0)
 	for i := range n {

@@ -7,12 +7,12 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/scorehub/scorehub/registry"
+	"github.com/scorehub/scorehub/registry/process"
 )
 
 // Load reads the model file dir/file, checks that format detects it, and
 // loads it with a copy of meta, failing t where any step fails.
-func Load(t testing.TB, format registry.ModelFormat, dir, file string, meta registry.ModelMetadata) *registry.LoadedModel {
+func Load(t testing.TB, format process.ModelFormat, dir, file string, meta process.ModelMetadata) *process.LoadedModel {
 	t.Helper()
 	artifact, err := os.ReadFile(filepath.Join(dir, file))
 	if err != nil {
@@ -33,14 +33,14 @@ func Load(t testing.TB, format registry.ModelFormat, dir, file string, meta regi
 // fixture, then
 // a text column "id" ("row 0", "row 1", …) the model does not read, which
 // it must answer around.
-func Table(t testing.TB, first, last int, cols ...registry.Column) *registry.Table {
+func Table(t testing.TB, first, last int, cols ...process.Column) *process.Table {
 	t.Helper()
 	n := last - first
 	ids := make([]string, n)
 	for i := range ids {
 		ids[i] = fmt.Sprintf("row %d", first+i)
 	}
-	tab, err := registry.NewTable(n, append(slices.Clip(cols), registry.TextColumn("id", ids, nil))...)
+	tab, err := process.NewTable(n, append(slices.Clip(cols), process.TextColumn("id", ids, nil))...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,7 +71,7 @@ type Names struct {
 
 // CheckNames reports to t where s's label, input names, classes or output
 // names differ from want's. The kinds of inputs are the format's to check.
-func CheckNames(t testing.TB, s registry.ModelSchema, want Names) {
+func CheckNames(t testing.TB, s process.ModelSchema, want Names) {
 	t.Helper()
 	if s.Label != want.Label {
 		t.Errorf("schema: label %q, want %q", s.Label, want.Label)
@@ -99,7 +99,7 @@ func CheckNames(t testing.TB, s registry.ModelSchema, want Names) {
 type Schema struct {
 	// Format and Task are the schema's.
 	Format string
-	Task   registry.Task
+	Task   process.Task
 	// TextInputs are the inputs that are text; the others are numbers.
 	TextInputs []string
 	Names
@@ -107,15 +107,15 @@ type Schema struct {
 
 // CheckSchema reports to t where s's format, task, kinds of inputs or
 // names differ from want's.
-func CheckSchema(t testing.TB, s registry.ModelSchema, want Schema) {
+func CheckSchema(t testing.TB, s process.ModelSchema, want Schema) {
 	t.Helper()
 	if s.Format != want.Format || s.Task != want.Task {
 		t.Errorf("schema: format %q, task %q; want %s, %q", s.Format, s.Task, want.Format, want.Task)
 	}
 	for _, c := range s.Inputs {
-		kind := registry.Number
+		kind := process.Number
 		if slices.Contains(want.TextInputs, c.Name) {
-			kind = registry.Text
+			kind = process.Text
 		}
 		if c.Kind != kind {
 			t.Errorf("schema: input %q is %v, want %v", c.Name, c.Kind, kind)
@@ -130,10 +130,10 @@ func CheckSchema(t testing.TB, s registry.ModelSchema, want Schema) {
 // row has null), in the reverse of the model's order (the reader matches
 // columns by name), plus the id column of [Table]. A value of another
 // type fails t, naming the fixture's model.
-func RowsTable(t testing.TB, model string, rows []map[string]any, first, last int, inputs, textInputs []string) *registry.Table {
+func RowsTable(t testing.TB, model string, rows []map[string]any, first, last int, inputs, textInputs []string) *process.Table {
 	t.Helper()
 	n := last - first
-	var cols []registry.Column
+	var cols []process.Column
 	for j := len(inputs) - 1; j >= 0; j-- {
 		name := inputs[j]
 		if slices.Contains(textInputs, name) {
@@ -145,7 +145,7 @@ func RowsTable(t testing.TB, model string, rows []map[string]any, first, last in
 				}
 				values[i] = s
 			}
-			cols = append(cols, registry.TextColumn(name, values, nil))
+			cols = append(cols, process.TextColumn(name, values, nil))
 			continue
 		}
 		values := make([]float64, n)
@@ -163,7 +163,7 @@ func RowsTable(t testing.TB, model string, rows []map[string]any, first, last in
 				t.Fatalf("%s: row %d: %s is %v, not a number", model, first+i, name, v)
 			}
 		}
-		cols = append(cols, registry.NumberColumn(name, values, missing))
+		cols = append(cols, process.NumberColumn(name, values, missing))
 	}
 	return Table(t, first, last, cols...)
 }

@@ -14,7 +14,7 @@ import (
 	"github.com/scorehub/scorehub/internal/modeltest"
 	"github.com/scorehub/scorehub/internal/tabletest"
 	"github.com/scorehub/scorehub/internal/testenv"
-	"github.com/scorehub/scorehub/registry"
+	"github.com/scorehub/scorehub/registry/process"
 )
 
 // recorder stands in for a test, noting the errors reported and how it
@@ -76,12 +76,12 @@ func TestFixtureNames(t *testing.T) {
 }
 
 // answer is a classifier's answer for one row.
-func answer(t *testing.T, class string, confidences ...float64) *registry.Table {
+func answer(t *testing.T, class string, confidences ...float64) *process.Table {
 	t.Helper()
 	return tabletest.Must(1,
-		registry.TextColumn("prediction(label)", []string{class}, nil),
-		registry.NumberColumn("confidence(a)", []float64{confidences[0]}, nil),
-		registry.NumberColumn("confidence(b)", []float64{confidences[1]}, nil),
+		process.TextColumn("prediction(label)", []string{class}, nil),
+		process.NumberColumn("confidence(a)", []float64{confidences[0]}, nil),
+		process.NumberColumn("confidence(b)", []float64{confidences[1]}, nil),
 	)
 }
 
@@ -89,7 +89,7 @@ func TestCompare(t *testing.T) {
 	classes := []string{"a", "b"}
 	tests := []struct {
 		name   string
-		got    *registry.Table
+		got    *process.Table
 		probs  []float64
 		errors int
 	}{
@@ -127,14 +127,14 @@ func TestCheckValue(t *testing.T) {
 		{0.000002, 0, false},
 	}
 	for _, tt := range tests {
-		got := tabletest.Must(1, registry.NumberColumn("prediction(y)", []float64{tt.got}, nil))
+		got := tabletest.Must(1, process.NumberColumn("prediction(y)", []float64{tt.got}, nil))
 		r := run(func(tb testing.TB) { modeltest.CheckValue(tb, "lib", got, "prediction(y)", 0, 0, tt.want) })
 		if (len(r.errors) == 0) != tt.ok {
 			t.Errorf("CheckValue(%v, want %v) reported %q; want passing %v", tt.got, tt.want, r.errors, tt.ok)
 		}
 	}
 	r := run(func(tb testing.TB) {
-		modeltest.CheckValue(tb, "lib", tabletest.Must(1, registry.NumberColumn("x", []float64{1}, nil)), "prediction(y)", 0, 0, 1)
+		modeltest.CheckValue(tb, "lib", tabletest.Must(1, process.NumberColumn("x", []float64{1}, nil)), "prediction(y)", 0, 0, 1)
 	})
 	if !strings.Contains(r.ended, `no column "prediction(y)"`) {
 		t.Errorf("CheckValue without the column ended with %q, want a failure naming it", r.ended)
@@ -142,7 +142,7 @@ func TestCheckValue(t *testing.T) {
 }
 
 func TestTable(t *testing.T) {
-	tab := modeltest.Table(t, 3, 5, registry.NumberColumn("x", []float64{1, 2}, nil))
+	tab := modeltest.Table(t, 3, 5, process.NumberColumn("x", []float64{1, 2}, nil))
 	id, ok := tab.Lookup("id")
 	if !ok || tab.Rows() != 2 || tab.NumColumns() != 2 {
 		t.Fatalf("Table answered %d rows × %d columns (id %v), want 2 × 2 with id", tab.Rows(), tab.NumColumns(), ok)
@@ -153,11 +153,11 @@ func TestTable(t *testing.T) {
 }
 
 func TestCheckNames(t *testing.T) {
-	s := registry.ModelSchema{
+	s := process.ModelSchema{
 		Label:   "species",
-		Inputs:  []registry.ColumnSpec{{Name: "a"}, {Name: "b"}},
+		Inputs:  []process.ColumnSpec{{Name: "a"}, {Name: "b"}},
 		Classes: []string{"x", "y"},
-		Outputs: []registry.ColumnSpec{{Name: "prediction(species)"}, {Name: "confidence(x)"}, {Name: "confidence(y)"}},
+		Outputs: []process.ColumnSpec{{Name: "prediction(species)"}, {Name: "confidence(x)"}, {Name: "confidence(y)"}},
 	}
 	want := modeltest.Names{Label: "species", Inputs: []string{"a", "b"}, Classes: []string{"x", "y"}, Outputs: modeltest.Outputs("species", []string{"x", "y"})}
 	if r := run(func(tb testing.TB) { modeltest.CheckNames(tb, s, want) }); len(r.errors) != 0 {
@@ -171,9 +171,9 @@ func TestCheckNames(t *testing.T) {
 }
 
 func TestCheckSchema(t *testing.T) {
-	s := registry.ModelSchema{Format: "onnx", Task: registry.Classification, Label: "y",
-		Inputs: []registry.ColumnSpec{{Name: "a", Kind: registry.Number}, {Name: "b", Kind: registry.Text}}}
-	want := modeltest.Schema{Format: "onnx", Task: registry.Classification, TextInputs: []string{"b"},
+	s := process.ModelSchema{Format: "onnx", Task: process.Classification, Label: "y",
+		Inputs: []process.ColumnSpec{{Name: "a", Kind: process.Number}, {Name: "b", Kind: process.Text}}}
+	want := modeltest.Schema{Format: "onnx", Task: process.Classification, TextInputs: []string{"b"},
 		Names: modeltest.Names{Label: "y", Inputs: []string{"a", "b"}}}
 	if r := run(func(tb testing.TB) { modeltest.CheckSchema(tb, s, want) }); len(r.errors) != 0 {
 		t.Errorf("CheckSchema of a matching schema reported %q", r.errors)
@@ -367,7 +367,7 @@ func TestRowsTable(t *testing.T) {
 		t.Fatalf("RowsTable of rows 1..2 answered %d rows of %q, want 2 rows of the inputs reversed and the id", tab.Rows(), names)
 	}
 	x, s := tab.Column(1), tab.Column(0)
-	if _, ok := x.Number(0); ok || x.Numbers[1] != 2.5 || s.Kind != registry.Text || s.Texts[0] != "b" {
+	if _, ok := x.Number(0); ok || x.Numbers[1] != 2.5 || s.Kind != process.Text || s.Texts[0] != "b" {
 		t.Errorf("RowsTable answered x %v (missing %v) and s %q; want x missing then 2.5, s text b, c", x.Numbers, x.Missing, s.Texts)
 	}
 	r := run(func(tb testing.TB) { modeltest.RowsTable(tb, "m", rows, 0, 1, []string{"s"}, nil) })

@@ -6,10 +6,10 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/scorehub/scorehub/registry"
+	"github.com/scorehub/scorehub/registry/process"
 )
 
-// CheckRowWise proves what [registry.ProcessInfo].RowWise promises of p on
+// CheckRowWise proves what [process.ProcessInfo].RowWise promises of p on
 // in: it scores in whole, then scores parts disjoint ranges of its rows,
 // all at once, each from a goroutine of its own and as a table of its
 // rows only (as the scoring engine does for a large request), and fails t
@@ -17,20 +17,20 @@ import (
 // the same values bit for bit and the same missing ones, as the whole
 // answers for those rows. Run it with -race, on a table large enough that
 // each range holds many rows.
-func CheckRowWise(t testing.TB, p registry.Process, in *registry.Table, parts int) {
+func CheckRowWise(t testing.TB, p process.Process, in *process.Table, parts int) {
 	t.Helper()
-	whole, err := p.Score(context.Background(), registry.Input{Table: in})
+	whole, err := p.Score(context.Background(), process.Input{Table: in})
 	if err != nil {
 		t.Fatalf("scoring %d rows whole: %v", in.Rows(), err)
 	}
 	n := in.Rows()
-	got := make([]*registry.Table, parts)
+	got := make([]*process.Table, parts)
 	errs := make([]error, parts)
 	var wg sync.WaitGroup
 	for k := range parts {
 		lo, hi := n*k/parts, n*(k+1)/parts
 		wg.Go(func() {
-			got[k], errs[k] = p.Score(context.Background(), registry.Input{Table: in.Slice(lo, hi)})
+			got[k], errs[k] = p.Score(context.Background(), process.Input{Table: in.Slice(lo, hi)})
 		})
 	}
 	wg.Wait()
@@ -55,10 +55,10 @@ func CheckRowWise(t testing.TB, p registry.Process, in *registry.Table, parts in
 				if a.IsMissing(r) {
 					continue
 				}
-				if a.Kind == registry.Number && math.Float64bits(a.Numbers[r]) != math.Float64bits(b.Numbers[r-lo]) {
+				if a.Kind == process.Number && math.Float64bits(a.Numbers[r]) != math.Float64bits(b.Numbers[r-lo]) {
 					t.Fatalf("row %d, %q: %v in a range, %v whole", r, a.Name, b.Numbers[r-lo], a.Numbers[r])
 				}
-				if a.Kind == registry.Text && a.Texts[r] != b.Texts[r-lo] {
+				if a.Kind == process.Text && a.Texts[r] != b.Texts[r-lo] {
 					t.Fatalf("row %d, %q: %q in a range, %q whole", r, a.Name, b.Texts[r-lo], a.Texts[r])
 				}
 			}

@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	"github.com/scorehub/scorehub/internal/tabletest"
-	"github.com/scorehub/scorehub/registry"
+	"github.com/scorehub/scorehub/registry/process"
 )
 
 func TestMustPanics(t *testing.T) {
@@ -13,5 +13,5 @@ func TestMustPanics(t *testing.T) {
 			t.Error("Must did not panic on a column of the wrong length")
 		}
 	}()
-	tabletest.Must(2, registry.NumberColumn("a", []float64{1}, nil))
+	tabletest.Must(2, process.NumberColumn("a", []float64{1}, nil))
 }

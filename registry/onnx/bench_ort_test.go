@@ -10,7 +10,7 @@ import (
 	"strconv"
 	"testing"
 
-	"github.com/scorehub/scorehub/registry"
+	"github.com/scorehub/scorehub/registry/process"
 )
 
 // benchRows is how many rows each benchmark scores at once, as in
@@ -43,7 +43,7 @@ func benchGo(b *testing.B, model string) {
 	f, rows := benchInput(b, model)
 	m := loadFixtureModel(b, "testdata", model, f)
 	f.Rows = rows
-	in := registry.Input{Table: f.table(b, 0, len(rows))}
+	in := process.Input{Table: f.table(b, 0, len(rows))}
 	ctx := context.Background()
 	b.ReportAllocs()
 	for b.Loop() {
@@ -87,7 +87,7 @@ func benchORT(b *testing.B, model string) {
 	// to ONNX Runtime's probabilities.
 	m := loadFixtureModel(b, "testdata", model, f)
 	f.Rows = rows
-	got, err := m.Process.Score(context.Background(), registry.Input{Table: f.table(b, 0, len(rows))})
+	got, err := m.Process.Score(context.Background(), process.Input{Table: f.table(b, 0, len(rows))})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/scorehub/scorehub/internal/tabletest"
-	"github.com/scorehub/scorehub/registry"
+	"github.com/scorehub/scorehub/registry/process"
 )
 
 // syntheticForest is a random forest of trees full to depth, over
@@ -56,21 +56,21 @@ func syntheticForest(trees, depth, features, classes int, seed uint64) tModel {
 // BenchmarkTreeEnsemble10k scores 10,000 rows with a forest of 100 trees
 // of depth 8 over 20 features and 3 classes.
 func BenchmarkTreeEnsemble10k(b *testing.B) {
-	lm, err := Format{}.Load(syntheticForest(100, 8, 20, 3, 1).encode(), registry.ModelMetadata{})
+	lm, err := Format{}.Load(syntheticForest(100, 8, 20, 3, 1).encode(), process.ModelMetadata{})
 	if err != nil {
 		b.Fatal(err)
 	}
 	const rows = 10_000
 	r := rand.New(rand.NewPCG(2, 2))
-	var cols []registry.Column
+	var cols []process.Column
 	for _, in := range lm.Schema.Inputs {
 		v := make([]float64, rows)
 		for i := range v {
 			v[i] = r.Float64()
 		}
-		cols = append(cols, registry.NumberColumn(in.Name, v, nil))
+		cols = append(cols, process.NumberColumn(in.Name, v, nil))
 	}
-	in := registry.Input{Table: tabletest.Must(rows, cols...)}
+	in := process.Input{Table: tabletest.Must(rows, cols...)}
 	b.ReportAllocs()
 	b.ResetTimer()
 	for range b.N {

@@ -1,7 +1,7 @@
 // Package onnx reads ONNX model files and scores them in pure Go, as a
-// [registry.ModelFormat]: a host registers [Format] with
-// [registry.Catalog.RegisterFormat], and an uploaded .onnx file becomes a
-// [registry.Process] that endpoints run like any compiled one.
+// [process.ModelFormat]: a host registers [Format] with
+// [process.Catalog.RegisterFormat], and an uploaded .onnx file becomes a
+// [process.Process] that endpoints run like any compiled one.
 //
 // # What it reads
 //
@@ -57,7 +57,7 @@
 // TreeEnsembleClassifier's or LinearClassifier's, directly or through
 // ZipMap, Identity or Cast; or a ZipMap's) is a classifier: it answers
 // prediction(<label>) and one confidence(<class>) per class through
-// [registry.Classifier], the classes named as the classifier's
+// [process.Classifier], the classes named as the classifier's
 // classlabels_strings or classlabels_int64s (integers in decimal), the
 // prediction being the most probable class. Otherwise the first graph
 // output holding one number per row is a regressor's prediction(<label>).
@@ -84,7 +84,7 @@
 // tree by tree, without allocating per row, and trees of BRANCH_LEQ nodes
 // alone (scikit-learn's) walk eight rows at once without branching. A
 // model is safe for concurrent use, and Score checks its context between
-// chunks. Every model is RowWise (see [registry.LoadedModel]): each row is
+// chunks. Every model is RowWise (see [process.LoadedModel]): each row is
 // answered from that row alone, so the scoring engine scores a large
 // request's row ranges on every processor at once.
 package onnx

@@ -6,8 +6,8 @@ import (
 	"log"
 	"os"
 
-	"github.com/scorehub/scorehub/registry"
 	"github.com/scorehub/scorehub/registry/onnx"
+	"github.com/scorehub/scorehub/registry/process"
 )
 
 func ExampleFormat_Load() {
@@ -17,12 +17,12 @@ func ExampleFormat_Load() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	catalog := registry.NewCatalog()
+	catalog := process.NewCatalog()
 	if err := catalog.RegisterFormat(onnx.Format{}); err != nil {
 		log.Fatal(err)
 	}
 	// The graph's input is one tensor; the metadata names its columns.
-	model, err := catalog.LoadModel(artifact, registry.ModelMetadata{
+	model, err := catalog.LoadModel(artifact, process.ModelMetadata{
 		Label:    "species",
 		Features: []string{"sepal_length", "sepal_width", "petal_length", "petal_width"},
 	})
@@ -35,23 +35,23 @@ func ExampleFormat_Load() {
 	}
 
 	iris, _ := catalog.Lookup("iris")
-	rows, err := registry.NewTable(2,
-		registry.NumberColumn("sepal_length", []float64{6.8, 5.0}, nil),
-		registry.NumberColumn("sepal_width", []float64{2.8, 3.4}, nil),
-		registry.NumberColumn("petal_length", []float64{4.8, 1.5}, nil),
-		registry.NumberColumn("petal_width", []float64{1.4, 0.2}, nil),
+	rows, err := process.NewTable(2,
+		process.NumberColumn("sepal_length", []float64{6.8, 5.0}, nil),
+		process.NumberColumn("sepal_width", []float64{2.8, 3.4}, nil),
+		process.NumberColumn("petal_length", []float64{4.8, 1.5}, nil),
+		process.NumberColumn("petal_width", []float64{1.4, 0.2}, nil),
 	)
 	if err != nil {
 		log.Fatal(err)
 	}
-	out, err := iris.Process.Score(context.Background(), registry.Input{Table: rows})
+	out, err := iris.Process.Score(context.Background(), process.Input{Table: rows})
 	if err != nil {
 		log.Fatal(err)
 	}
 	for r := range out.Rows() {
 		for i := range out.NumColumns() {
 			c := out.Column(i)
-			if c.Kind == registry.Text {
+			if c.Kind == process.Text {
 				fmt.Printf("%s = %s", c.Name, c.Texts[r])
 			} else {
 				fmt.Printf(", %s = %.4f", c.Name, c.Numbers[r])

@@ -6,19 +6,19 @@ import (
 	"testing"
 
 	"github.com/scorehub/scorehub/internal/modeltest"
-	"github.com/scorehub/scorehub/registry"
 	"github.com/scorehub/scorehub/registry/onnx"
+	"github.com/scorehub/scorehub/registry/process"
 )
 
 // fixture is one model's NAME.rows.json, as testdata/export.py writes it.
 type fixture struct {
 	Model string `json:"model"`
 	// Metadata is what an upload of the model carries.
-	Metadata registry.ModelMetadata `json:"metadata"`
+	Metadata process.ModelMetadata `json:"metadata"`
 	// Schema is what the reader should derive from the file and Metadata.
 	Schema struct {
-		Task  registry.Task `json:"task"`
-		Label string        `json:"label"`
+		Task  process.Task `json:"task"`
+		Label string       `json:"label"`
 		// Inputs are the columns a request carries, in the model's
 		// order: the features of a model reading one [N, F] tensor, the
 		// graph's inputs of a model reading one per column.
@@ -61,7 +61,7 @@ func readFixture(t testing.TB, dir, name string) *fixture {
 	if n == 0 || len(f.Predictions) != n || len(f.ONNXRuntime.Predictions) != n {
 		t.Fatalf("%s.rows.json: %d rows, %d predictions, %d of ONNX Runtime", name, n, len(f.Predictions), len(f.ONNXRuntime.Predictions))
 	}
-	if f.Schema.Task == registry.Classification && (len(f.Classes) != n || len(f.ONNXRuntime.Classes) != n) {
+	if f.Schema.Task == process.Classification && (len(f.Classes) != n || len(f.ONNXRuntime.Classes) != n) {
 		t.Fatalf("%s.rows.json: %d rows, %d predicted classes, %d of ONNX Runtime", name, n, len(f.Classes), len(f.ONNXRuntime.Classes))
 	}
 	return &f
@@ -94,13 +94,13 @@ func (f *fixture) matchesScikitLearn() bool {
 
 // table builds rows first..last-1 as a client's request would arrive
 // (see [modeltest.RowsTable]).
-func (f *fixture) table(t testing.TB, first, last int) *registry.Table {
+func (f *fixture) table(t testing.TB, first, last int) *process.Table {
 	t.Helper()
 	return modeltest.RowsTable(t, f.Model, f.Rows, first, last, f.Schema.Inputs, f.Schema.TextInputs)
 }
 
 // loadFixtureModel loads NAME.onnx from dir with the fixture's metadata.
-func loadFixtureModel(t testing.TB, dir, name string, f *fixture) *registry.LoadedModel {
+func loadFixtureModel(t testing.TB, dir, name string, f *fixture) *process.LoadedModel {
 	t.Helper()
 	return modeltest.Load(t, onnx.Format{}, dir, name+".onnx", f.Metadata)
 }
@@ -124,11 +124,11 @@ func TestFixtures(t *testing.T) {
 func checkFixture(t *testing.T, dir, name string, f *fixture) {
 	m := loadFixtureModel(t, dir, name, f)
 	checkSchema(t, f, m.Schema)
-	modeltest.ScoreEachWay(t, m, len(f.Rows), func(first, last int) *registry.Table { return f.table(t, first, last) },
-		func(got *registry.Table, first int) { compareFixture(t, f, got, first) })
+	modeltest.ScoreEachWay(t, m, len(f.Rows), func(first, last int) *process.Table { return f.table(t, first, last) },
+		func(got *process.Table, first int) { compareFixture(t, f, got, first) })
 }
 
-func checkSchema(t *testing.T, f *fixture, s registry.ModelSchema) {
+func checkSchema(t *testing.T, f *fixture, s process.ModelSchema) {
 	t.Helper()
 	modeltest.CheckSchema(t, s, modeltest.Schema{
 		Format:     "onnx",
@@ -145,7 +145,7 @@ func checkSchema(t *testing.T, f *fixture, s registry.ModelSchema) {
 
 // compareFixture checks got, the answer for f's rows from first on,
 // against ONNX Runtime's and, where the model matches it, scikit-learn's.
-func compareFixture(t *testing.T, f *fixture, got *registry.Table, first int) {
+func compareFixture(t *testing.T, f *fixture, got *process.Table, first int) {
 	t.Helper()
 	compareAnswers(t, f, "ONNX Runtime", f.ONNXRuntime, got, first)
 	if f.matchesScikitLearn() {
@@ -156,12 +156,12 @@ func compareFixture(t *testing.T, f *fixture, got *registry.Table, first int) {
 // compareAnswers checks got, the answer for f's rows from first on,
 // against want, library's: confidences within 1e-6 and the class it
 // predicts; regression values within 1e-6 relative.
-func compareAnswers(t *testing.T, f *fixture, library string, want answers, got *registry.Table, first int) {
+func compareAnswers(t *testing.T, f *fixture, library string, want answers, got *process.Table, first int) {
 	t.Helper()
 	label := f.outputs()[0]
 	for r := range got.Rows() {
 		i := first + r
-		if f.Schema.Task == registry.Regression {
+		if f.Schema.Task == process.Regression {
 			v := modeltest.Value(t, f.Model, i, want.Predictions[i])
 			modeltest.CheckValue(t, library, got, label, r, i, v)
 			continue
@@ -183,7 +183,7 @@ func TestFloatThresholds(t *testing.T) {
 		worst := 0.0
 		for i := range f.Rows {
 			var sk, rt []float64
-			if f.Schema.Task == registry.Regression {
+			if f.Schema.Task == process.Regression {
 				v, w := modeltest.Value(t, name, i, f.Predictions[i]), modeltest.Value(t, name, i, f.ONNXRuntime.Predictions[i])
 				sk, rt = []float64{v / math.Max(1, math.Abs(v))}, []float64{w / math.Max(1, math.Abs(v))}
 			} else {

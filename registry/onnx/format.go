@@ -7,7 +7,7 @@ import (
 
 	"google.golang.org/protobuf/encoding/protowire"
 
-	"github.com/scorehub/scorehub/registry"
+	"github.com/scorehub/scorehub/registry/process"
 )
 
 // Format reads ONNX model files. Its zero value is ready to use with the
@@ -17,7 +17,7 @@ type Format struct {
 	Limits Limits
 }
 
-var _ registry.ModelFormat = Format{}
+var _ process.ModelFormat = Format{}
 
 // Name returns "onnx".
 func (Format) Name() string { return "onnx" }
@@ -65,7 +65,7 @@ func (Format) Detect(artifact []byte) bool {
 // Load reads an ONNX model and compiles its graph. meta names the label
 // and, for a graph with one [N,F] input, its features; anything the
 // evaluator does not support is refused with an error naming it.
-func (f Format) Load(artifact []byte, meta registry.ModelMetadata) (*registry.LoadedModel, error) {
+func (f Format) Load(artifact []byte, meta process.ModelMetadata) (*process.LoadedModel, error) {
 	lim := f.Limits.withDefaults()
 	if int64(len(artifact)) > lim.MaxBytes {
 		return nil, errLimit("the file has %d bytes, more than the limit of %d", len(artifact), lim.MaxBytes)
@@ -86,7 +86,7 @@ func (f Format) Load(artifact []byte, meta registry.ModelMetadata) (*registry.Lo
 }
 
 // compileModel checks the model's versions and compiles its graph.
-func compileModel(m *modelProto, meta registry.ModelMetadata, lim Limits) (*plan, error) {
+func compileModel(m *modelProto, meta process.ModelMetadata, lim Limits) (*plan, error) {
 	if m.irVersion < minIR || m.irVersion > maxIR {
 		return nil, errInvalid("IR version %d is not supported (versions %d to %d are)", m.irVersion, minIR, maxIR)
 	}
@@ -234,18 +234,18 @@ type plan struct {
 	trees   int
 	// columns are the request columns feeding the inputs: with one [N,F]
 	// input, one per feature; else one per input.
-	columns []registry.ColumnSpec
+	columns []process.ColumnSpec
 	wide    bool // one input read from its F columns
 }
 
 // loaded names the model's columns and builds its process.
-func (p *plan) loaded(m *modelProto, meta registry.ModelMetadata) (*registry.LoadedModel, error) {
+func (p *plan) loaded(m *modelProto, meta process.ModelMetadata) (*process.LoadedModel, error) {
 	if len(p.inputs) == 1 && len(p.inputs[0].dims) <= 1 {
 		in := p.inputs[0]
 		p.wide = true
-		kind := registry.Number
+		kind := process.Number
 		if in.dt == dtString {
-			kind = registry.Text
+			kind = process.Text
 		}
 		names := meta.Features
 		if len(names) == 0 {
@@ -257,18 +257,18 @@ func (p *plan) loaded(m *modelProto, meta registry.ModelMetadata) (*registry.Loa
 			return nil, errInvalid("the metadata names %d features; the model's input %q has %d", len(names), in.name, in.width)
 		}
 		for _, n := range names {
-			p.columns = append(p.columns, registry.ColumnSpec{Name: n, Kind: kind})
+			p.columns = append(p.columns, process.ColumnSpec{Name: n, Kind: kind})
 		}
 	} else {
 		for _, in := range p.inputs {
 			if in.width != 1 {
 				return nil, errInvalid("graph input %q is %s; a graph with several inputs must take one value per row in each", in.name, in.describe())
 			}
-			kind := registry.Number
+			kind := process.Number
 			if in.dt == dtString {
-				kind = registry.Text
+				kind = process.Text
 			}
-			p.columns = append(p.columns, registry.ColumnSpec{Name: in.name, Kind: kind})
+			p.columns = append(p.columns, process.ColumnSpec{Name: in.name, Kind: kind})
 		}
 		if len(meta.Features) > 0 {
 			var have []string
@@ -288,7 +288,7 @@ func (p *plan) loaded(m *modelProto, meta registry.ModelMetadata) (*registry.Loa
 		seen[c.Name] = true
 	}
 	label := meta.LabelOrDefault()
-	schema := registry.ModelSchema{
+	schema := process.ModelSchema{
 		Format:   "onnx",
 		Producer: strings.TrimSpace(m.producerName + " " + m.producerVersion),
 		Label:    label,
@@ -299,20 +299,20 @@ func (p *plan) loaded(m *modelProto, meta registry.ModelMetadata) (*registry.Loa
 		if len(meta.Classes) > 0 && !slices.Equal(meta.Classes, p.classes) {
 			return nil, errInvalid("the metadata names the classes %q, but the model's are %q", meta.Classes, p.classes)
 		}
-		proc, err := registry.Classifier(label, p.classes, p.predictProbs)
+		proc, err := process.Classifier(label, p.classes, p.predictProbs)
 		if err != nil {
 			return nil, errInvalid("%s", err.Error())
 		}
-		schema.Task = registry.Classification
+		schema.Task = process.Classification
 		schema.Classes = slices.Clone(p.classes)
-		schema.Outputs = registry.ClassifierOutputs(label, p.classes)
-		return &registry.LoadedModel{Schema: schema, Process: proc, RowWise: true}, nil
+		schema.Outputs = process.ClassifierOutputs(label, p.classes)
+		return &process.LoadedModel{Schema: schema, Process: proc, RowWise: true}, nil
 	}
 	if len(meta.Classes) > 0 {
 		return nil, errInvalid("the metadata names classes, but the model is a regressor")
 	}
 	name := "prediction(" + label + ")"
-	schema.Task = registry.Regression
-	schema.Outputs = []registry.ColumnSpec{{Name: name, Kind: registry.Number}}
-	return &registry.LoadedModel{Schema: schema, Process: &regressor{p: p, name: name}, RowWise: true}, nil
+	schema.Task = process.Regression
+	schema.Outputs = []process.ColumnSpec{{Name: name, Kind: process.Number}}
+	return &process.LoadedModel{Schema: schema, Process: &regressor{p: p, name: name}, RowWise: true}, nil
 }

@@ -10,10 +10,10 @@ import (
 	"testing"
 
 	"github.com/scorehub/scorehub/internal/tabletest"
-	"github.com/scorehub/scorehub/registry"
+	"github.com/scorehub/scorehub/registry/process"
 )
 
-func load(t *testing.T, m tModel, meta registry.ModelMetadata) *registry.LoadedModel {
+func load(t *testing.T, m tModel, meta process.ModelMetadata) *process.LoadedModel {
 	t.Helper()
 	lm, err := Format{}.Load(m.encode(), meta)
 	if err != nil {
@@ -22,9 +22,9 @@ func load(t *testing.T, m tModel, meta registry.ModelMetadata) *registry.LoadedM
 	return lm
 }
 
-func score(t *testing.T, lm *registry.LoadedModel, cols ...registry.Column) *registry.Table {
+func score(t *testing.T, lm *process.LoadedModel, cols ...process.Column) *process.Table {
 	t.Helper()
-	out, err := lm.Process.Score(context.Background(), registry.Input{Table: tabletest.Must(cols[0].Len(), cols...)})
+	out, err := lm.Process.Score(context.Background(), process.Input{Table: tabletest.Must(cols[0].Len(), cols...)})
 	if err != nil {
 		t.Fatalf("Score: %v", err)
 	}
@@ -33,7 +33,7 @@ func score(t *testing.T, lm *registry.LoadedModel, cols ...registry.Column) *reg
 
 func near(a, b float64) bool { return math.Abs(a-b) <= 1e-6 || (math.IsNaN(a) && math.IsNaN(b)) }
 
-func checkNumbers(t *testing.T, out *registry.Table, name string, want ...float64) {
+func checkNumbers(t *testing.T, out *process.Table, name string, want ...float64) {
 	t.Helper()
 	c, ok := out.Lookup(name)
 	if !ok {
@@ -46,7 +46,7 @@ func checkNumbers(t *testing.T, out *registry.Table, name string, want ...float6
 	}
 }
 
-func checkTexts(t *testing.T, out *registry.Table, name string, want ...string) {
+func checkTexts(t *testing.T, out *process.Table, name string, want ...string) {
 	t.Helper()
 	c, ok := out.Lookup(name)
 	if !ok {
@@ -89,17 +89,17 @@ func forest() tModel {
 }
 
 func TestTreeEnsembleClassifier(t *testing.T) {
-	lm := load(t, forest(), registry.ModelMetadata{Label: "kind"})
+	lm := load(t, forest(), process.ModelMetadata{Label: "kind"})
 	s := lm.Schema
-	if s.Task != registry.Classification || s.Trees != 2 || strings.Join(s.Classes, ",") != "a,b" || s.Producer != "test" {
+	if s.Task != process.Classification || s.Trees != 2 || strings.Join(s.Classes, ",") != "a,b" || s.Producer != "test" {
 		t.Fatalf("schema = %+v", s)
 	}
 	if len(s.Inputs) != 2 || s.Inputs[0].Name != "f0" || s.Inputs[1].Name != "f1" {
 		t.Fatalf("inputs = %+v", s.Inputs)
 	}
 	out := score(t, lm,
-		registry.NumberColumn("f0", []float64{0.2, 0.7, 0.7}, nil),
-		registry.NumberColumn("f1", []float64{1, 3, math.NaN()}, nil))
+		process.NumberColumn("f0", []float64{0.2, 0.7, 0.7}, nil),
+		process.NumberColumn("f1", []float64{1, 3, math.NaN()}, nil))
 	checkTexts(t, out, "prediction(kind)", "a", "b", "a")
 	checkNumbers(t, out, "confidence(a)", 0.9, 0.15, 0.6)
 	checkNumbers(t, out, "confidence(b)", 0.1, 0.85, 0.4)
@@ -119,8 +119,8 @@ func TestTreeEnsembleClassifierBinaryLogistic(t *testing.T) {
 		inputs:  []tValue{floatIn("X", 1)},
 		outputs: []tValue{{name: "label", elem: onnxInt64, dims: []int64{-1}}, {name: "p", elem: onnxFloat, dims: []int64{-1, 2}}},
 	}
-	lm := load(t, m, registry.ModelMetadata{})
-	out := score(t, lm, registry.NumberColumn("f0", []float64{-1, 1}, nil))
+	lm := load(t, m, process.ModelMetadata{})
+	out := score(t, lm, process.NumberColumn("f0", []float64{-1, 1}, nil))
 	sig := func(x float64) float64 { return 1 / (1 + math.Exp(-x)) }
 	checkTexts(t, out, "prediction(label)", "0", "1")
 	checkNumbers(t, out, "confidence(1)", sig(-0.9), sig(2.1))
@@ -154,11 +154,11 @@ func TestTreeEnsembleRegressor(t *testing.T) {
 		{"MAX", []float64{30, 30, 20}},
 	} {
 		t.Run(c.agg, func(t *testing.T) {
-			lm := load(t, regressorModel(c.agg, aFloats("nodes_values", 1, 0, 0, 5, 0, 0)), registry.ModelMetadata{Label: "price"})
-			if lm.Schema.Task != registry.Regression || lm.Schema.Outputs[0].Name != "prediction(price)" {
+			lm := load(t, regressorModel(c.agg, aFloats("nodes_values", 1, 0, 0, 5, 0, 0)), process.ModelMetadata{Label: "price"})
+			if lm.Schema.Task != process.Regression || lm.Schema.Outputs[0].Name != "prediction(price)" {
 				t.Fatalf("schema = %+v", lm.Schema)
 			}
-			out := score(t, lm, registry.NumberColumn("f0", []float64{0, 3, 6}, nil))
+			out := score(t, lm, process.NumberColumn("f0", []float64{0, 3, 6}, nil))
 			checkNumbers(t, out, "prediction(price)", c.want...)
 		})
 	}
@@ -179,16 +179,16 @@ func TestTreeThresholdPrecision(t *testing.T) {
 		}
 	}
 	m.inputs = []tValue{{name: "X", elem: onnxDouble, dims: []int64{-1, 1}}}
-	out := score(t, load(t, m, registry.ModelMetadata{}), registry.NumberColumn("f0", []float64{x}, nil))
+	out := score(t, load(t, m, process.ModelMetadata{}), process.NumberColumn("f0", []float64{x}, nil))
 	checkNumbers(t, out, "prediction(label)", 32)
 
 	f := regressorModel("SUM", aFloats("nodes_values", 0.1, 0, 0, 5, 0, 0))
-	out = score(t, load(t, f, registry.ModelMetadata{}), registry.NumberColumn("f0", []float64{x}, nil))
+	out = score(t, load(t, f, process.ModelMetadata{}), process.NumberColumn("f0", []float64{x}, nil))
 	checkNumbers(t, out, "prediction(label)", 31)
 
 	// A float input cannot read double thresholds: ONNX Runtime refuses it.
 	m.inputs = []tValue{floatIn("X", 1)}
-	if _, err := (Format{}).Load(m.encode(), registry.ModelMetadata{}); !errors.Is(err, registry.ErrModelInvalid) {
+	if _, err := (Format{}).Load(m.encode(), process.ModelMetadata{}); !errors.Is(err, process.ErrModelInvalid) {
 		t.Fatalf("Load of double thresholds for a float input = %v", err)
 	}
 }
@@ -206,8 +206,8 @@ func linearSoftmax() tModel {
 
 func TestLinearClassifierSoftmax(t *testing.T) {
 	m := linearSoftmax()
-	lm := load(t, m, registry.ModelMetadata{Features: []string{"x", "y"}})
-	out := score(t, lm, registry.NumberColumn("x", []float64{1}, nil), registry.NumberColumn("y", []float64{2}, nil))
+	lm := load(t, m, process.ModelMetadata{Features: []string{"x", "y"}})
+	out := score(t, lm, process.NumberColumn("x", []float64{1}, nil), process.NumberColumn("y", []float64{2}, nil))
 	e1, e2, e3 := math.Exp(-1), 1.0, math.Exp(-5)
 	sum := e1 + e2 + e3
 	checkTexts(t, out, "prediction(label)", "5")
@@ -235,19 +235,19 @@ func pipeline() tModel {
 }
 
 func TestPipelineOfSeveralInputs(t *testing.T) {
-	lm := load(t, pipeline(), registry.ModelMetadata{})
+	lm := load(t, pipeline(), process.ModelMetadata{})
 	in := lm.Schema.Inputs
-	if len(in) != 2 || in[0] != (registry.ColumnSpec{Name: "color", Kind: registry.Text}) || in[1] != (registry.ColumnSpec{Name: "size", Kind: registry.Number}) {
+	if len(in) != 2 || in[0] != (process.ColumnSpec{Name: "color", Kind: process.Text}) || in[1] != (process.ColumnSpec{Name: "size", Kind: process.Number}) {
 		t.Fatalf("inputs = %+v", in)
 	}
 	out := score(t, lm,
-		registry.TextColumn("color", []string{"red", "green", "", "blue"}, []bool{false, false, true, false}),
-		registry.NumberColumn("size", []float64{3, 1, 2, math.NaN()}, nil))
+		process.TextColumn("color", []string{"red", "green", "", "blue"}, []bool{false, false, true, false}),
+		process.NumberColumn("size", []float64{3, 1, 2, math.NaN()}, nil))
 	// red: 10 + (3-1)*2 + 0.5; green (unknown): 0 + 0 + 0.5; a missing
 	// string: no prediction; blue with a missing size imputed to 5.
 	checkNumbers(t, out, "prediction(label)", 14.5, 0.5, math.NaN(), 28.5)
 
-	if _, err := (Format{}).Load(pipeline().encode(), registry.ModelMetadata{Features: []string{"colour", "size"}}); !errors.Is(err, registry.ErrModelInvalid) {
+	if _, err := (Format{}).Load(pipeline().encode(), process.ModelMetadata{Features: []string{"colour", "size"}}); !errors.Is(err, process.ErrModelInvalid) {
 		t.Fatalf("Load renaming the inputs = %v", err)
 	}
 }
@@ -276,7 +276,7 @@ func labelArith() tModel {
 
 func TestLabelEncoderAndArithmetic(t *testing.T) {
 	m := labelArith()
-	out := score(t, load(t, m, registry.ModelMetadata{}), registry.TextColumn("f0", []string{"lo", "hi", "zz"}, nil))
+	out := score(t, load(t, m, process.ModelMetadata{}), process.TextColumn("f0", []string{"lo", "hi", "zz"}, nil))
 	sig := func(x float64) float64 { return 1 / (1 + math.Exp(-x)) }
 	// (code*2-1)*0.5, the default code being -1.
 	checkNumbers(t, out, "prediction(label)", sig(0.5), sig(2.5), sig(-1.5))
@@ -309,23 +309,23 @@ func TestRefusals(t *testing.T) {
 		kind  error
 		words string
 	}{
-		{"unknown operator", unknownOp.encode(), Limits{}, registry.ErrModelInvalid, `operator "TopK" (domain "") is not supported`},
-		{"bad opset", badOpset.encode(), Limits{}, registry.ErrModelInvalid, `opset 9 of domain "ai.onnx.ml" is not supported`},
-		{"bad type", badType.encode(), Limits{}, registry.ErrModelInvalid, "float16, which is not supported"},
-		{"bad shape", badShape.encode(), Limits{}, registry.ErrModelInvalid, "known number of features"},
-		{"undefined input", undefined.encode(), Limits{}, registry.ErrModelInvalid, `reads "nothing", which no node`},
-		{"cycle", cycle.encode(), Limits{}, registry.ErrModelInvalid, "cycle"},
-		{"bad attribute", badAttr.encode(), Limits{}, registry.ErrModelInvalid, `attribute "colour" is not supported`},
-		{"external data", external.encode(), Limits{}, registry.ErrModelInvalid, "external file"},
-		{"truncated", enc[:len(enc)-7], Limits{}, registry.ErrModelInvalid, "malformed protobuf"},
-		{"garbage", []byte{0x08, 0x08, 0x3a, 0xff, 0xff, 0x01}, Limits{}, registry.ErrModelInvalid, "malformed protobuf"},
-		{"too large", enc, Limits{MaxBytes: 100}, registry.ErrModelLimit, "more than the limit of 100"},
-		{"too many tree nodes", enc, Limits{MaxTreeNodes: 5}, registry.ErrModelLimit, "tree nodes"},
-		{"too many values", enc, Limits{MaxElements: 20}, registry.ErrModelLimit, "more than 20 values"},
-		{"too many classes", enc, Limits{MaxClasses: 1}, registry.ErrModelLimit, "classes"},
+		{"unknown operator", unknownOp.encode(), Limits{}, process.ErrModelInvalid, `operator "TopK" (domain "") is not supported`},
+		{"bad opset", badOpset.encode(), Limits{}, process.ErrModelInvalid, `opset 9 of domain "ai.onnx.ml" is not supported`},
+		{"bad type", badType.encode(), Limits{}, process.ErrModelInvalid, "float16, which is not supported"},
+		{"bad shape", badShape.encode(), Limits{}, process.ErrModelInvalid, "known number of features"},
+		{"undefined input", undefined.encode(), Limits{}, process.ErrModelInvalid, `reads "nothing", which no node`},
+		{"cycle", cycle.encode(), Limits{}, process.ErrModelInvalid, "cycle"},
+		{"bad attribute", badAttr.encode(), Limits{}, process.ErrModelInvalid, `attribute "colour" is not supported`},
+		{"external data", external.encode(), Limits{}, process.ErrModelInvalid, "external file"},
+		{"truncated", enc[:len(enc)-7], Limits{}, process.ErrModelInvalid, "malformed protobuf"},
+		{"garbage", []byte{0x08, 0x08, 0x3a, 0xff, 0xff, 0x01}, Limits{}, process.ErrModelInvalid, "malformed protobuf"},
+		{"too large", enc, Limits{MaxBytes: 100}, process.ErrModelLimit, "more than the limit of 100"},
+		{"too many tree nodes", enc, Limits{MaxTreeNodes: 5}, process.ErrModelLimit, "tree nodes"},
+		{"too many values", enc, Limits{MaxElements: 20}, process.ErrModelLimit, "more than 20 values"},
+		{"too many classes", enc, Limits{MaxClasses: 1}, process.ErrModelLimit, "classes"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			_, err := Format{Limits: c.lim}.Load(c.file, registry.ModelMetadata{})
+			_, err := Format{Limits: c.lim}.Load(c.file, process.ModelMetadata{})
 			if !errors.Is(err, c.kind) || !strings.Contains(err.Error(), c.words) {
 				t.Fatalf("Load = %v; want %v saying %q", err, c.kind, c.words)
 			}
@@ -394,7 +394,7 @@ func TestTwoClassSpecialCases(t *testing.T) {
 			[]float64{0.5, 0.5}, []float64{sig(0.3), sig(0.3)}, []string{"yes", "yes"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			out := score(t, load(t, c.m, registry.ModelMetadata{}), registry.NumberColumn("f0", []float64{-1, 1}, nil))
+			out := score(t, load(t, c.m, process.ModelMetadata{}), process.NumberColumn("f0", []float64{-1, 1}, nil))
 			checkNumbers(t, out, "confidence(no)", c.no...)
 			checkNumbers(t, out, "confidence(yes)", c.yes...)
 			checkTexts(t, out, "prediction(label)", c.labels...)

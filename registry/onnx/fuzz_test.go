@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/scorehub/scorehub/internal/tabletest"
-	"github.com/scorehub/scorehub/registry"
+	"github.com/scorehub/scorehub/registry/process"
 )
 
 // fuzzLimits keep the fuzzer's models small, so that a run explores
@@ -18,24 +18,24 @@ var fuzzLimits = Limits{MaxBytes: 1 << 20, MaxNodes: 64, MaxTreeNodes: 256, MaxT
 	MaxFeatures: 64, MaxClasses: 8, MaxElements: 4096}
 
 // checkLoaded fails unless a loaded model scores rows without trouble.
-func checkLoaded(t *testing.T, lm *registry.LoadedModel, err error) {
+func checkLoaded(t *testing.T, lm *process.LoadedModel, err error) {
 	if err != nil {
-		if !errors.Is(err, registry.ErrModelInvalid) && !errors.Is(err, registry.ErrModelLimit) {
+		if !errors.Is(err, process.ErrModelInvalid) && !errors.Is(err, process.ErrModelLimit) {
 			t.Fatalf("Load failed with an error of no model kind: %v", err)
 		}
 		return
 	}
-	var cols []registry.Column
+	var cols []process.Column
 	for _, in := range lm.Schema.Inputs {
-		if in.Kind == registry.Text {
-			cols = append(cols, registry.TextColumn(in.Name, []string{"a", "", "red", "x", "blue", "1", "0.5", "b", "green", "lo"},
+		if in.Kind == process.Text {
+			cols = append(cols, process.TextColumn(in.Name, []string{"a", "", "red", "x", "blue", "1", "0.5", "b", "green", "lo"},
 				[]bool{false, true, false, false, false, false, false, false, false, false}))
 		} else {
-			cols = append(cols, registry.NumberColumn(in.Name, []float64{0, -1, math.NaN(), 1e40, 3, 0.5, 1, 2, -0.25, 7}, nil))
+			cols = append(cols, process.NumberColumn(in.Name, []float64{0, -1, math.NaN(), 1e40, 3, 0.5, 1, 2, -0.25, 7}, nil))
 		}
 	}
 	// Ten rows: the walks of eight rows at once, and of one, are both taken.
-	out, err := lm.Process.Score(context.Background(), registry.Input{Table: tabletest.Must(10, cols...)})
+	out, err := lm.Process.Score(context.Background(), process.Input{Table: tabletest.Must(10, cols...)})
 	if err != nil {
 		t.Fatalf("Score: %v", err)
 	}
@@ -57,7 +57,7 @@ func FuzzLoad(f *testing.F) {
 		}
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
-		lm, err := Format{Limits: fuzzLimits}.Load(b, registry.ModelMetadata{})
+		lm, err := Format{Limits: fuzzLimits}.Load(b, process.ModelMetadata{})
 		checkLoaded(t, lm, err)
 	})
 }

@@ -1,6 +1,8 @@
 package onnx
 
-import "github.com/scorehub/scorehub/registry"
+import (
+	"github.com/scorehub/scorehub/registry/process"
+)
 
 // Limits bounds what [Format.Load] accepts, so that an upload cannot make
 // the server spend unbounded memory or time. A zero (or negative) field
@@ -65,9 +67,9 @@ func (l Limits) withDefaults() Limits {
 }
 
 func errInvalid(format string, args ...any) error {
-	return registry.ModelErrorf(registry.ErrModelInvalid, format, args...)
+	return process.ModelErrorf(process.ErrModelInvalid, format, args...)
 }
 
 func errLimit(format string, args ...any) error {
-	return registry.ModelErrorf(registry.ErrModelLimit, format, args...)
+	return process.ModelErrorf(process.ErrModelLimit, format, args...)
 }

@@ -14,8 +14,8 @@ import (
 
 	"github.com/scorehub/scorehub/internal/modeltest"
 	"github.com/scorehub/scorehub/internal/testenv"
-	"github.com/scorehub/scorehub/registry"
 	"github.com/scorehub/scorehub/registry/onnx"
+	"github.com/scorehub/scorehub/registry/process"
 )
 
 // python is the interpreter with the scikit-learn that trained the
@@ -187,7 +187,7 @@ func ortAnswers(t *testing.T, f *fixture, out []byte) answers {
 		if len(values) != len(f.Rows) {
 			t.Fatalf("run.js: output %s has %d rows, want %d", name, len(values), len(f.Rows))
 		}
-		if f.Schema.Task == registry.Regression || bytes.HasPrefix(values[0], []byte("[")) {
+		if f.Schema.Task == process.Regression || bytes.HasPrefix(values[0], []byte("[")) {
 			a.Predictions = values
 			continue
 		}
@@ -199,7 +199,7 @@ func ortAnswers(t *testing.T, f *fixture, out []byte) answers {
 			a.Classes = append(a.Classes, fmt.Sprint(label))
 		}
 	}
-	if a.Predictions == nil || (f.Schema.Task == registry.Classification && a.Classes == nil) {
+	if a.Predictions == nil || (f.Schema.Task == process.Classification && a.Classes == nil) {
 		t.Fatalf("run.js answered the outputs %q", slices.Sorted(maps.Keys(res.Outputs)))
 	}
 	return a

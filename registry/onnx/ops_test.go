@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	"github.com/scorehub/scorehub/internal/tabletest"
-	"github.com/scorehub/scorehub/registry"
+	"github.com/scorehub/scorehub/registry/process"
 )
 
 func TestNormalizer(t *testing.T) {
@@ -44,12 +44,12 @@ func TestNormalizer(t *testing.T) {
 				inputs:  []tValue{floatIn("X", 2)},
 				outputs: []tValue{{name: "first", elem: onnxFloat, dims: []int64{-1, 1}}, {name: "second", elem: onnxFloat, dims: []int64{-1, 1}}},
 			}
-			lm := load(t, m, registry.ModelMetadata{})
-			out := score(t, lm, registry.NumberColumn("f0", []float64{-3}, nil), registry.NumberColumn("f1", []float64{4}, nil))
+			lm := load(t, m, process.ModelMetadata{})
+			out := score(t, lm, process.NumberColumn("f0", []float64{-3}, nil), process.NumberColumn("f1", []float64{4}, nil))
 			checkNumbers(t, out, "prediction(label)", c.want[0])
 			// The second output is the same graph's second value.
 			m.outputs = m.outputs[1:]
-			out = score(t, load(t, m, registry.ModelMetadata{}), registry.NumberColumn("f0", []float64{-3}, nil), registry.NumberColumn("f1", []float64{4}, nil))
+			out = score(t, load(t, m, process.ModelMetadata{}), process.NumberColumn("f0", []float64{-3}, nil), process.NumberColumn("f1", []float64{4}, nil))
 			checkNumbers(t, out, "prediction(label)", c.want[1])
 		})
 	}
@@ -68,8 +68,8 @@ func TestSoftmaxOperatorMakesAClassifierThroughZipMap(t *testing.T) {
 			inputs:  []tValue{floatIn("X", 1)},
 			outputs: []tValue{{name: "probs", elem: onnxFloat, dims: []int64{-1, 2}}},
 		}
-		lm := load(t, m, registry.ModelMetadata{})
-		out := score(t, lm, registry.NumberColumn("f0", []float64{0.5, -1}, nil))
+		lm := load(t, m, process.ModelMetadata{})
+		out := score(t, lm, process.NumberColumn("f0", []float64{0.5, -1}, nil))
 		checkTexts(t, out, "prediction(label)", "10", "20")
 		checkNumbers(t, out, "confidence(10)", 1/(1+math.Exp(-1)), 1/(1+math.Exp(2)))
 	}
@@ -88,7 +88,7 @@ func TestLabelEncoderOpset1AndOneHotZeros(t *testing.T) {
 		inputs:  []tValue{{name: "s", elem: onnxString, dims: []int64{-1}}},
 		outputs: []tValue{{name: "y", elem: onnxFloat, dims: []int64{-1, 1}}},
 	}
-	out := score(t, load(t, m, registry.ModelMetadata{}), registry.TextColumn("f0", []string{"a", "c", "zzz", "b"}, nil))
+	out := score(t, load(t, m, process.ModelMetadata{}), process.TextColumn("f0", []string{"a", "c", "zzz", "b"}, nil))
 	// "zzz" is coded 7, a category the encoder (zeros=0) refuses: that row
 	// has no prediction, the others do.
 	checkNumbers(t, out, "prediction(label)", 1, 3, math.NaN(), 2)
@@ -105,10 +105,10 @@ func TestIntegerInputs(t *testing.T) {
 		inputs:  []tValue{{name: "n", elem: onnxInt64, dims: []int64{-1, 1}}, {name: "flag", elem: onnxBool, dims: []int64{-1, 1}}},
 		outputs: []tValue{{name: "y", elem: onnxFloat, dims: []int64{-1, 1}}},
 	}
-	lm := load(t, m, registry.ModelMetadata{})
+	lm := load(t, m, process.ModelMetadata{})
 	out := score(t, lm,
-		registry.NumberColumn("n", []float64{3, 2.5, math.NaN(), 4, 5}, nil),
-		registry.NumberColumn("flag", []float64{1, 0, 0, 2, 0}, nil))
+		process.NumberColumn("n", []float64{3, 2.5, math.NaN(), 4, 5}, nil),
+		process.NumberColumn("flag", []float64{1, 0, 0, 2, 0}, nil))
 	// A fraction, a missing integer and a bool that is neither 0 nor 1
 	// cannot be given to the graph: those rows answer nothing.
 	checkNumbers(t, out, "prediction(label)", 103, math.NaN(), math.NaN(), math.NaN(), 5)
@@ -118,17 +118,17 @@ func TestMetadataChecks(t *testing.T) {
 	for _, c := range []struct {
 		name  string
 		m     tModel
-		meta  registry.ModelMetadata
+		meta  process.ModelMetadata
 		words string
 	}{
-		{"too few features", forest(), registry.ModelMetadata{Features: []string{"a"}}, "names 1 features; the model's input \"X\" has 2"},
-		{"repeated feature", forest(), registry.ModelMetadata{Features: []string{"a", "a"}}, "repeated"},
-		{"other classes", forest(), registry.ModelMetadata{Classes: []string{"x", "y"}}, "the model's are [\"a\" \"b\"]"},
-		{"classes of a regressor", regressorModel("SUM", aFloats("nodes_values", 1, 0, 0, 5, 0, 0)), registry.ModelMetadata{Classes: []string{"x"}}, "regressor"},
+		{"too few features", forest(), process.ModelMetadata{Features: []string{"a"}}, "names 1 features; the model's input \"X\" has 2"},
+		{"repeated feature", forest(), process.ModelMetadata{Features: []string{"a", "a"}}, "repeated"},
+		{"other classes", forest(), process.ModelMetadata{Classes: []string{"x", "y"}}, "the model's are [\"a\" \"b\"]"},
+		{"classes of a regressor", regressorModel("SUM", aFloats("nodes_values", 1, 0, 0, 5, 0, 0)), process.ModelMetadata{Classes: []string{"x"}}, "regressor"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := Format{}.Load(c.m.encode(), c.meta)
-			if !errors.Is(err, registry.ErrModelInvalid) || !strings.Contains(err.Error(), c.words) {
+			if !errors.Is(err, process.ErrModelInvalid) || !strings.Contains(err.Error(), c.words) {
 				t.Fatalf("Load = %v, want an invalid model saying %q", err, c.words)
 			}
 		})
@@ -161,8 +161,8 @@ func TestMoreRefusals(t *testing.T) {
 		{"old IR", badIR, "IR version 2 is not supported"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			_, err := Format{}.Load(c.m.encode(), registry.ModelMetadata{})
-			if !errors.Is(err, registry.ErrModelInvalid) || !strings.Contains(err.Error(), c.words) {
+			_, err := Format{}.Load(c.m.encode(), process.ModelMetadata{})
+			if !errors.Is(err, process.ErrModelInvalid) || !strings.Contains(err.Error(), c.words) {
 				t.Fatalf("Load = %v, want an invalid model saying %q", err, c.words)
 			}
 		})
@@ -172,14 +172,14 @@ func TestMoreRefusals(t *testing.T) {
 // A model scores many rows (more than one chunk) from many goroutines at
 // once as it scores them alone, and stops when its context is done.
 func TestConcurrentAndLargeBatches(t *testing.T) {
-	lm := load(t, forest(), registry.ModelMetadata{})
+	lm := load(t, forest(), process.ModelMetadata{})
 	const n = 5000
 	f0, f1 := make([]float64, n), make([]float64, n)
 	for i := range n {
 		f0[i], f1[i] = float64(i%10)/10, float64(i%7)/2
 	}
-	table := tabletest.Must(n, registry.NumberColumn("f0", f0, nil), registry.NumberColumn("f1", f1, nil))
-	want, err := lm.Process.Score(context.Background(), registry.Input{Table: table})
+	table := tabletest.Must(n, process.NumberColumn("f0", f0, nil), process.NumberColumn("f1", f1, nil))
+	want, err := lm.Process.Score(context.Background(), process.Input{Table: table})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -205,7 +205,7 @@ func TestConcurrentAndLargeBatches(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			got, err := lm.Process.Score(context.Background(), registry.Input{Table: table})
+			got, err := lm.Process.Score(context.Background(), process.Input{Table: table})
 			if err != nil {
 				t.Error(err)
 				return
@@ -222,7 +222,7 @@ func TestConcurrentAndLargeBatches(t *testing.T) {
 	wg.Wait()
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := lm.Process.Score(ctx, registry.Input{Table: table}); !errors.Is(err, context.Canceled) {
+	if _, err := lm.Process.Score(ctx, process.Input{Table: table}); !errors.Is(err, context.Canceled) {
 		t.Fatalf("Score with a cancelled context = %v", err)
 	}
 }
@@ -253,12 +253,12 @@ func TestLabelEncoderFloatKeysSubDiv(t *testing.T) {
 		outputs: []tValue{{name: "v", elem: onnxFloat, dims: []int64{-1, 1}}},
 	}
 	// (3-2)/2 = 0.5 → 10; (4-2)/2 = 1 → 20; anything else the default.
-	out := score(t, load(t, m, registry.ModelMetadata{}), registry.NumberColumn("f0", []float64{3, 4, 5}, nil))
+	out := score(t, load(t, m, process.ModelMetadata{}), process.NumberColumn("f0", []float64{3, 4, 5}, nil))
 	checkNumbers(t, out, "prediction(label)", 10, 20, 7)
 
 	m.nodes = append(m.nodes, std("Reshape", []string{"v", "shape"}, []string{"r"}, aInt("allowzero", 1)))
 	m.inits = append(m.inits, tTensor{name: "shape", dt: onnxInt64, dims: []int64{2}, ints: []int64{-1, 0}})
-	if _, err := (Format{}).Load(m.encode(), registry.ModelMetadata{}); !errors.Is(err, registry.ErrModelInvalid) || !strings.Contains(err.Error(), "allowzero") {
+	if _, err := (Format{}).Load(m.encode(), process.ModelMetadata{}); !errors.Is(err, process.ErrModelInvalid) || !strings.Contains(err.Error(), "allowzero") {
 		t.Fatalf("Load of a reshape to an empty tensor = %v", err)
 	}
 }
@@ -298,20 +298,20 @@ func treeEnsembleV5(dt int64) tModel {
 
 func TestTreeEnsembleOpset5(t *testing.T) {
 	for _, dt := range []int64{onnxFloat, onnxDouble} {
-		lm := load(t, treeEnsembleV5(dt), registry.ModelMetadata{})
-		if lm.Schema.Trees != 2 || lm.Schema.Task != registry.Regression {
+		lm := load(t, treeEnsembleV5(dt), process.ModelMetadata{})
+		if lm.Schema.Trees != 2 || lm.Schema.Task != process.Regression {
 			t.Fatalf("schema = %+v", lm.Schema)
 		}
 		out := score(t, lm,
-			registry.NumberColumn("f0", []float64{0.2, 0.7, 0.7, 0.7}, nil),
-			registry.NumberColumn("f1", []float64{1, 3, 2, math.NaN()}, nil))
+			process.NumberColumn("f0", []float64{0.2, 0.7, 0.7, 0.7}, nil),
+			process.NumberColumn("f1", []float64{1, 3, 2, math.NaN()}, nil))
 		// 1+100; a member of {1,3}: 10, and 3 ≥ 2: 200; not a member: 20,
 		// and 200; a missing value is no member, and goes to the true side.
 		checkNumbers(t, out, "prediction(label)", 101, 210, 220, 120)
 	}
 	m := treeEnsembleV5(onnxFloat)
 	m.opsets = map[string]int64{"": 15, domainML: 3}
-	if _, err := (Format{}).Load(m.encode(), registry.ModelMetadata{}); !errors.Is(err, registry.ErrModelInvalid) || !strings.Contains(err.Error(), "opset 5") {
+	if _, err := (Format{}).Load(m.encode(), process.ModelMetadata{}); !errors.Is(err, process.ErrModelInvalid) || !strings.Contains(err.Error(), "opset 5") {
 		t.Fatalf("Load of TreeEnsemble under ai.onnx.ml opset 3 = %v", err)
 	}
 }

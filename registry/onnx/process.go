@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/scorehub/scorehub/registry"
+	"github.com/scorehub/scorehub/registry/process"
 )
 
 // chunkRows is how many rows one evaluation of the graph scores: it
@@ -15,7 +15,7 @@ const chunkRows = 2048
 
 // run evaluates the plan for rows [first, first+n) of t and calls emit
 // with the output tensor and which rows cannot be scored (nil: all can).
-func (p *plan) run(ctx context.Context, t *registry.Table, emit func(first, n int, out *tensor, bad []bool)) error {
+func (p *plan) run(ctx context.Context, t *process.Table, emit func(first, n int, out *tensor, bad []bool)) error {
 	cols := make([]int, len(p.columns))
 	for i, c := range p.columns {
 		cols[i] = t.Index(c.Name)
@@ -49,7 +49,7 @@ func (p *plan) run(ctx context.Context, t *registry.Table, emit func(first, n in
 // row. A missing number is NaN for a float or double input; a value the
 // input cannot hold (a missing value of an integer, bool or string input,
 // a fraction for an integer one) makes its row unscorable.
-func (p *plan) bind(s *state, in *value, t *registry.Table, cols []int, first, n int) tensor {
+func (p *plan) bind(s *state, in *value, t *process.Table, cols []int, first, n int) tensor {
 	w := len(cols)
 	var dst tensor
 	switch {
@@ -63,11 +63,11 @@ func (p *plan) bind(s *state, in *value, t *registry.Table, cols []int, first, n
 		dst.i64 = make([]int64, n*w)
 	}
 	for j, ci := range cols {
-		var c *registry.Column
+		var c *process.Column
 		if ci >= 0 {
 			c = t.Column(ci)
 		}
-		if c != nil && c.Kind == registry.Number && (in.dt == dtFloat || in.dt == dtDouble) {
+		if c != nil && c.Kind == process.Number && (in.dt == dtFloat || in.dt == dtDouble) {
 			// The common case, read straight from the column: a missing
 			// mark or a NaN is NaN either way.
 			nums := c.Numbers[first : first+n]
@@ -121,8 +121,8 @@ func (p *plan) bind(s *state, in *value, t *registry.Table, cols []int, first, n
 	return dst
 }
 
-// predictProbs is the classifier's [registry.PredictFunc].
-func (p *plan) predictProbs(ctx context.Context, in registry.Input, probs []float64) error {
+// predictProbs is the classifier's [process.PredictFunc].
+func (p *plan) predictProbs(ctx context.Context, in process.Input, probs []float64) error {
 	k := len(p.classes)
 	return p.run(ctx, in.Table, func(first, n int, out *tensor, bad []bool) {
 		dst := probs[first*k : (first+n)*k]
@@ -145,7 +145,7 @@ type regressor struct {
 	name string
 }
 
-func (g *regressor) Score(ctx context.Context, in registry.Input) (*registry.Table, error) {
+func (g *regressor) Score(ctx context.Context, in process.Input) (*process.Table, error) {
 	vals := make([]float64, in.Table.Rows())
 	dt := g.p.output.dt
 	err := g.p.run(ctx, in.Table, func(first, n int, out *tensor, bad []bool) {
@@ -165,5 +165,5 @@ func (g *regressor) Score(ctx context.Context, in registry.Input) (*registry.Tab
 	if err != nil {
 		return nil, err
 	}
-	return registry.NewTable(len(vals), registry.NumberColumn(g.name, vals, nil))
+	return process.NewTable(len(vals), process.NumberColumn(g.name, vals, nil))
 }

@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/scorehub/scorehub/internal/tabletest"
-	"github.com/scorehub/scorehub/registry"
+	"github.com/scorehub/scorehub/registry/process"
 )
 
 // benchRows is how many rows each benchmark scores, as in BENCHMARKS.md.
@@ -17,7 +17,7 @@ const benchRows = 10_000
 func BenchmarkForest10k(b *testing.B) {
 	f := readFixture(b, "testdata", "iris_forest")
 	lm := loadFixtureModel(b, "testdata", "iris_forest", f)
-	cols := make([]registry.Column, len(f.Schema.Inputs))
+	cols := make([]process.Column, len(f.Schema.Inputs))
 	for j, name := range f.Schema.Inputs {
 		v := make([]float64, benchRows)
 		for i := range v {
@@ -25,13 +25,13 @@ func BenchmarkForest10k(b *testing.B) {
 			// differ and take different paths.
 			v[i] = f.Rows[i%len(f.Rows)][name].(float64) * (1 + float64(i/len(f.Rows))*1e-4)
 		}
-		cols[j] = registry.NumberColumn(name, v, nil)
+		cols[j] = process.NumberColumn(name, v, nil)
 	}
 	in := tabletest.Must(benchRows, cols...)
 	ctx := context.Background()
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := lm.Process.Score(ctx, registry.Input{Table: in}); err != nil {
+		if _, err := lm.Process.Score(ctx, process.Input{Table: in}); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -11,7 +11,7 @@ import (
 
 	"github.com/scorehub/scorehub/internal/modeltest"
 	"github.com/scorehub/scorehub/internal/tabletest"
-	"github.com/scorehub/scorehub/registry"
+	"github.com/scorehub/scorehub/registry/process"
 )
 
 // forest writes a random forest: trees trees of the given depth over
@@ -58,19 +58,19 @@ func forest(trees, depth, features int, rng *rand.Rand) string {
 func Benchmark10k(b *testing.B) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	const features, rows = 8, 10_000
-	lm, err := Format{}.Load([]byte(forest(100, 6, features, rng)), registry.ModelMetadata{})
+	lm, err := Format{}.Load([]byte(forest(100, 6, features, rng)), process.ModelMetadata{})
 	if err != nil {
 		b.Fatal(err)
 	}
-	cols := make([]registry.Column, features)
+	cols := make([]process.Column, features)
 	for f := range cols {
 		vals := make([]float64, rows)
 		for i := range vals {
 			vals[i] = rng.Float64()
 		}
-		cols[f] = registry.NumberColumn(fmt.Sprintf("f%d", f), vals, nil)
+		cols[f] = process.NumberColumn(fmt.Sprintf("f%d", f), vals, nil)
 	}
-	in := registry.Input{Table: tabletest.Must(rows, cols...)}
+	in := process.Input{Table: tabletest.Must(rows, cols...)}
 	b.ReportAllocs()
 	for b.Loop() {
 		out, err := lm.Process.Score(context.Background(), in)
@@ -88,23 +88,23 @@ func Benchmark10k(b *testing.B) {
 // once answers each of them as it answers one alone.
 func TestConcurrentScoring(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
-	lm, err := Format{}.Load([]byte(forest(10, 4, 3, rng)), registry.ModelMetadata{})
+	lm, err := Format{}.Load([]byte(forest(10, 4, 3, rng)), process.ModelMetadata{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	tables := make([]*registry.Table, 8)
+	tables := make([]*process.Table, 8)
 	want := make([][]float64, len(tables))
 	for i := range tables {
-		cols := make([]registry.Column, 3)
+		cols := make([]process.Column, 3)
 		for f := range cols {
 			vals := make([]float64, 50)
 			for r := range vals {
 				vals[r] = rng.Float64()
 			}
-			cols[f] = registry.NumberColumn(fmt.Sprintf("f%d", f), vals, nil)
+			cols[f] = process.NumberColumn(fmt.Sprintf("f%d", f), vals, nil)
 		}
 		tables[i] = tabletest.Must(50, cols...)
-		out, err := lm.Process.Score(context.Background(), registry.Input{Table: tables[i]})
+		out, err := lm.Process.Score(context.Background(), process.Input{Table: tables[i]})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -114,7 +114,7 @@ func TestConcurrentScoring(t *testing.T) {
 	for i := range tables {
 		wg.Go(func() {
 			for range 20 {
-				out, err := lm.Process.Score(context.Background(), registry.Input{Table: tables[i]})
+				out, err := lm.Process.Score(context.Background(), process.Input{Table: tables[i]})
 				if err != nil {
 					t.Error(err)
 					return
@@ -134,7 +134,7 @@ func TestConcurrentScoring(t *testing.T) {
 // its RowWise promise lets the scoring engine do with a large request.
 func TestRowWise(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
-	lm, err := Format{}.Load([]byte(forest(10, 4, 3, rng)), registry.ModelMetadata{})
+	lm, err := Format{}.Load([]byte(forest(10, 4, 3, rng)), process.ModelMetadata{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -142,14 +142,14 @@ func TestRowWise(t *testing.T) {
 		t.Errorf("the model is not RowWise")
 	}
 	const rows = 4000
-	cols := make([]registry.Column, 3)
+	cols := make([]process.Column, 3)
 	for f := range cols {
 		vals, missing := make([]float64, rows), make([]bool, rows)
 		for r := range vals {
 			vals[r] = rng.Float64()
 			missing[r] = rng.IntN(10) == 0
 		}
-		cols[f] = registry.NumberColumn(fmt.Sprintf("f%d", f), vals, missing)
+		cols[f] = process.NumberColumn(fmt.Sprintf("f%d", f), vals, missing)
 	}
 	modeltest.CheckRowWise(t, lm.Process, tabletest.Must(rows, cols...), 7)
 }

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/scorehub/scorehub/registry"
+	"github.com/scorehub/scorehub/registry/process"
 )
 
 // kmeans is a k-means model as RapidMiner and sklearn exporters write it:
@@ -127,7 +127,7 @@ func TestClusteringRefuses(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			elem := strings.Replace(clusterElem("<euclidean/>", ""), c.from, c.to, 1)
 			_, _, err := compileElement(compileClustering, elem, clusterSchema)
-			if !errors.Is(err, registry.ErrModelInvalid) || !strings.Contains(err.Error(), c.want) {
+			if !errors.Is(err, process.ErrModelInvalid) || !strings.Contains(err.Error(), c.want) {
 				t.Fatalf("error %v, want ErrModelInvalid naming %s", err, c.want)
 			}
 		})

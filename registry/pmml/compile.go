@@ -1,11 +1,11 @@
 package pmml
 
 import (
-	"github.com/scorehub/scorehub/registry"
+	"github.com/scorehub/scorehub/registry/process"
 )
 
 // load compiles doc into a LoadedModel.
-func load(doc *document, meta registry.ModelMetadata, lim Limits) (*registry.LoadedModel, error) {
+func load(doc *document, meta process.ModelMetadata, lim Limits) (*process.LoadedModel, error) {
 	for _, u := range doc.Unknown {
 		switch u.XMLName.Local {
 		case "Extension", "MiningBuildTask":

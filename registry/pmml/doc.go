@@ -1,8 +1,8 @@
 // Package pmml reads PMML files (the Predictive Model Markup Language of the
 // Data Mining Group, versions 4.0 to 4.4) and scores them in pure Go, as a
-// [registry.ModelFormat]: a host registers [Format] with
-// [registry.Catalog.RegisterFormat], and an uploaded file becomes a
-// [registry.Process] that endpoints run like any compiled one.
+// [process.ModelFormat]: a host registers [Format] with
+// [process.Catalog.RegisterFormat], and an uploaded file becomes a
+// [process.Process] that endpoints run like any compiled one.
 //
 // # Reading a file
 //

@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"log"
 
-	"github.com/scorehub/scorehub/registry"
 	"github.com/scorehub/scorehub/registry/pmml"
+	"github.com/scorehub/scorehub/registry/process"
 )
 
 // A decision tree on two iris measurements, as a PMML exporter writes it.
@@ -50,31 +50,31 @@ const irisTree = `<?xml version="1.0" encoding="UTF-8"?>
 </PMML>`
 
 func ExampleFormat_Load() {
-	catalog := registry.NewCatalog()
+	catalog := process.NewCatalog()
 	if err := catalog.RegisterFormat(pmml.Format{}); err != nil {
 		log.Fatal(err)
 	}
 	// The file names its inputs, label and classes itself.
-	model, err := catalog.LoadModel([]byte(irisTree), registry.ModelMetadata{})
+	model, err := catalog.LoadModel([]byte(irisTree), process.ModelMetadata{})
 	if err != nil {
 		log.Fatal(err)
 	}
 	fmt.Println(model.Schema.Producer, model.Schema.Objective, model.Schema.Task)
 
-	row, err := registry.NewTable(1,
-		registry.NumberColumn("petal_length", []float64{4.8}, nil),
-		registry.NumberColumn("petal_width", []float64{1.4}, nil),
+	row, err := process.NewTable(1,
+		process.NumberColumn("petal_length", []float64{4.8}, nil),
+		process.NumberColumn("petal_width", []float64{1.4}, nil),
 	)
 	if err != nil {
 		log.Fatal(err)
 	}
-	out, err := model.Process.Score(context.Background(), registry.Input{Table: row})
+	out, err := model.Process.Score(context.Background(), process.Input{Table: row})
 	if err != nil {
 		log.Fatal(err)
 	}
 	for i := range out.NumColumns() {
 		c := out.Column(i)
-		if c.Kind == registry.Text {
+		if c.Kind == process.Text {
 			fmt.Printf("%s = %s\n", c.Name, c.Texts[0])
 		} else {
 			fmt.Printf("%s = %.6f\n", c.Name, c.Numbers[0])

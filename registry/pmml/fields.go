@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/scorehub/scorehub/registry"
+	"github.com/scorehub/scorehub/registry/process"
 )
 
 // errInvalidRow is what a model answers for a row holding a value its
@@ -395,22 +395,22 @@ func (fs *fieldSet) miningSchema(ms *miningSchema, inPlace bool) (steps []step, 
 }
 
 // readColumn turns row i of c into the value of f, as a request sends it.
-func readColumn(c *registry.Column, i int) value {
+func readColumn(c *process.Column, i int) value {
 	if c == nil || c.IsMissing(i) {
 		return value{}
 	}
-	if c.Kind == registry.Number {
+	if c.Kind == process.Number {
 		return numValue(c.Numbers[i])
 	}
 	return textValue(c.Texts[i])
 }
 
 // inputKind is the column kind a request sends f's values as.
-func inputKind(f *field) registry.Kind {
+func inputKind(f *field) process.Kind {
 	if f.numeric {
-		return registry.Number
+		return process.Number
 	}
-	return registry.Text
+	return process.Text
 }
 
 // runSteps runs steps on a row in order.

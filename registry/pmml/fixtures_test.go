@@ -5,18 +5,18 @@ import (
 	"testing"
 
 	"github.com/scorehub/scorehub/internal/modeltest"
-	"github.com/scorehub/scorehub/registry"
 	"github.com/scorehub/scorehub/registry/pmml"
+	"github.com/scorehub/scorehub/registry/process"
 )
 
 // fixture is one model's NAME.rows.json, as testdata/export.py writes it.
 type fixture struct {
 	Model string `json:"model"`
 	// Metadata is what an upload of the model carries.
-	Metadata registry.ModelMetadata `json:"metadata"`
+	Metadata process.ModelMetadata `json:"metadata"`
 	// Schema is what the reader should derive from the file and Metadata.
 	Schema struct {
-		Task registry.Task `json:"task"`
+		Task process.Task `json:"task"`
 		// Element is the PMML model element at the document's top.
 		Element string `json:"model"`
 		// Label is the PMML target's name, the label unless Metadata
@@ -45,7 +45,7 @@ func readFixture(t testing.TB, dir, name string) *fixture {
 	if len(f.Rows) == 0 || len(f.Rows) != len(f.Predictions) {
 		t.Fatalf("%s.rows.json: %d rows, %d predictions", name, len(f.Rows), len(f.Predictions))
 	}
-	if f.Schema.Task == registry.Classification && len(f.Classes) != len(f.Rows) {
+	if f.Schema.Task == process.Classification && len(f.Classes) != len(f.Rows) {
 		t.Fatalf("%s.rows.json: %d rows, %d predicted classes", name, len(f.Rows), len(f.Classes))
 	}
 	return &f
@@ -64,7 +64,7 @@ func (f *fixture) label() string {
 
 // outputs are the columns the model answers.
 func (f *fixture) outputs() []string {
-	if f.Schema.Task == registry.Clustering {
+	if f.Schema.Task == process.Clustering {
 		return []string{"cluster"}
 	}
 	return modeltest.Outputs(f.label(), f.Schema.Classes)
@@ -82,13 +82,13 @@ func (f *fixture) cluster(t testing.TB, i int) string {
 
 // table builds rows first..last-1 as a client's request would arrive
 // (see [modeltest.RowsTable]).
-func (f *fixture) table(t testing.TB, first, last int) *registry.Table {
+func (f *fixture) table(t testing.TB, first, last int) *process.Table {
 	t.Helper()
 	return modeltest.RowsTable(t, f.Model, f.Rows, first, last, f.Schema.Inputs, f.Schema.TextInputs)
 }
 
 // loadFixtureModel loads NAME.pmml from dir with the fixture's metadata.
-func loadFixtureModel(t testing.TB, dir, name string, f *fixture) *registry.LoadedModel {
+func loadFixtureModel(t testing.TB, dir, name string, f *fixture) *process.LoadedModel {
 	t.Helper()
 	return modeltest.Load(t, pmml.Format{}, dir, name+".pmml", f.Metadata)
 }
@@ -111,11 +111,11 @@ func TestFixtures(t *testing.T) {
 func checkFixture(t *testing.T, dir, name string, f *fixture) {
 	m := loadFixtureModel(t, dir, name, f)
 	checkSchema(t, f, m.Schema)
-	modeltest.ScoreEachWay(t, m, len(f.Rows), func(first, last int) *registry.Table { return f.table(t, first, last) },
-		func(got *registry.Table, first int) { compareFixture(t, f, got, first) })
+	modeltest.ScoreEachWay(t, m, len(f.Rows), func(first, last int) *process.Table { return f.table(t, first, last) },
+		func(got *process.Table, first int) { compareFixture(t, f, got, first) })
 }
 
-func checkSchema(t *testing.T, f *fixture, s registry.ModelSchema) {
+func checkSchema(t *testing.T, f *fixture, s process.ModelSchema) {
 	t.Helper()
 	modeltest.CheckSchema(t, s, modeltest.Schema{
 		Format:     "pmml",
@@ -134,7 +134,7 @@ func checkSchema(t *testing.T, f *fixture, s registry.ModelSchema) {
 // scikit-learn's: confidences within 1e-6 of predict_proba and the class
 // predict answers; regression values within 1e-6 relative; the cluster
 // predict answers.
-func compareFixture(t *testing.T, f *fixture, got *registry.Table, first int) {
+func compareFixture(t *testing.T, f *fixture, got *process.Table, first int) {
 	t.Helper()
 	label := f.outputs()[0]
 	pred, ok := got.Lookup(label)
@@ -144,11 +144,11 @@ func compareFixture(t *testing.T, f *fixture, got *registry.Table, first int) {
 	for r := range got.Rows() {
 		i := first + r
 		switch f.Schema.Task {
-		case registry.Clustering:
+		case process.Clustering:
 			if v, ok := pred.Text(r); !ok || v != f.cluster(t, i) {
 				t.Errorf("row %d: cluster = %q (present %v), scikit-learn says %q", i, v, ok, f.cluster(t, i))
 			}
-		case registry.Regression:
+		case process.Regression:
 			modeltest.CheckValue(t, "scikit-learn", got, label, r, i, modeltest.Value(t, f.Model, i, f.Predictions[i]))
 		default:
 			probs := modeltest.Confidences(t, f.Model, i, f.Predictions[i], len(f.Schema.Classes))

@@ -3,7 +3,7 @@ package pmml
 import (
 	"bytes"
 
-	"github.com/scorehub/scorehub/registry"
+	"github.com/scorehub/scorehub/registry/process"
 )
 
 // Format reads PMML files. Its zero value is ready to use with the default
@@ -13,7 +13,7 @@ type Format struct {
 	Limits Limits
 }
 
-var _ registry.ModelFormat = Format{}
+var _ process.ModelFormat = Format{}
 
 // Name returns "pmml".
 func (Format) Name() string { return "pmml" }
@@ -68,7 +68,7 @@ func (Format) Detect(artifact []byte) bool {
 // meta may rename the label; the inputs, classes and outputs are the
 // file's own. Anything the reader does not support is refused with an
 // error naming it.
-func (f Format) Load(artifact []byte, meta registry.ModelMetadata) (*registry.LoadedModel, error) {
+func (f Format) Load(artifact []byte, meta process.ModelMetadata) (*process.LoadedModel, error) {
 	lim := f.Limits.withDefaults()
 	doc, err := decode(artifact, lim)
 	if err != nil {

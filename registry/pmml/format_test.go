@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/scorehub/scorehub/registry"
+	"github.com/scorehub/scorehub/registry/process"
 )
 
 func TestDetect(t *testing.T) {
@@ -38,11 +38,11 @@ func TestDetect(t *testing.T) {
 // whether it is an invalid-model or a limit error.
 func loadErr(t *testing.T, lim Limits, doc string) (msg string, kind error) {
 	t.Helper()
-	_, err := Format{Limits: lim}.Load([]byte(doc), registry.ModelMetadata{})
+	_, err := Format{Limits: lim}.Load([]byte(doc), process.ModelMetadata{})
 	if err == nil {
 		t.Fatalf("Load succeeded, want an error")
 	}
-	for _, k := range []error{registry.ErrModelInvalid, registry.ErrModelLimit} {
+	for _, k := range []error{process.ErrModelInvalid, process.ErrModelLimit} {
 		if errors.Is(err, k) {
 			return err.Error(), k
 		}
@@ -60,18 +60,18 @@ func TestLoadRefuses(t *testing.T) {
 		kind error
 		want string
 	}{
-		{"doctype", Limits{}, `<?xml version="1.0"?><!DOCTYPE PMML [<!ENTITY a "x">]><PMML version="4.4"/>`, registry.ErrModelInvalid, "DOCTYPE"},
-		{"latin-1", Limits{}, `<?xml version="1.0" encoding="ISO-8859-1"?><PMML version="4.4"/>`, registry.ErrModelInvalid, `encoding "ISO-8859-1" is not supported`},
-		{"version 3.2", Limits{}, `<PMML xmlns="http://www.dmg.org/PMML-3_2" version="3.2">` + dd + `</PMML>`, registry.ErrModelInvalid, "PMML version 3.2 is not supported"},
-		{"version attribute 5.0", Limits{}, `<PMML version="5.0">` + dd + `</PMML>`, registry.ErrModelInvalid, "PMML version 5.0 is not supported"},
-		{"foreign namespace", Limits{}, `<PMML xmlns="urn:other" version="4.4"/>`, registry.ErrModelInvalid, `namespace "urn:other"`},
-		{"not well-formed", Limits{}, `<PMML version="4.4"><DataDictionary></PMML>`, registry.ErrModelInvalid, "not well-formed XML"},
-		{"unknown model", Limits{}, `<PMML version="4.4">` + dd + `<BaselineModel functionName="regression"/></PMML>`, registry.ErrModelInvalid, "PMML element BaselineModel is not supported"},
-		{"no model", Limits{}, `<PMML version="4.4">` + dd + `</PMML>`, registry.ErrModelInvalid, "holds no model"},
-		{"no data dictionary", Limits{}, `<PMML version="4.4"><Header/><TreeModel/></PMML>`, registry.ErrModelInvalid, "no DataDictionary"},
-		{"bytes", Limits{MaxBytes: 10}, `<PMML version="4.4"/>`, registry.ErrModelLimit, "more than the limit of 10"},
-		{"depth", Limits{MaxDepth: 3}, `<PMML version="4.4"><a><b><c/></b></a></PMML>`, registry.ErrModelLimit, "nest more than 3 deep"},
-		{"nodes", Limits{MaxNodes: 3}, `<PMML version="4.4"><a/><b/><c/></PMML>`, registry.ErrModelLimit, "more than 3 XML elements"},
+		{"doctype", Limits{}, `<?xml version="1.0"?><!DOCTYPE PMML [<!ENTITY a "x">]><PMML version="4.4"/>`, process.ErrModelInvalid, "DOCTYPE"},
+		{"latin-1", Limits{}, `<?xml version="1.0" encoding="ISO-8859-1"?><PMML version="4.4"/>`, process.ErrModelInvalid, `encoding "ISO-8859-1" is not supported`},
+		{"version 3.2", Limits{}, `<PMML xmlns="http://www.dmg.org/PMML-3_2" version="3.2">` + dd + `</PMML>`, process.ErrModelInvalid, "PMML version 3.2 is not supported"},
+		{"version attribute 5.0", Limits{}, `<PMML version="5.0">` + dd + `</PMML>`, process.ErrModelInvalid, "PMML version 5.0 is not supported"},
+		{"foreign namespace", Limits{}, `<PMML xmlns="urn:other" version="4.4"/>`, process.ErrModelInvalid, `namespace "urn:other"`},
+		{"not well-formed", Limits{}, `<PMML version="4.4"><DataDictionary></PMML>`, process.ErrModelInvalid, "not well-formed XML"},
+		{"unknown model", Limits{}, `<PMML version="4.4">` + dd + `<BaselineModel functionName="regression"/></PMML>`, process.ErrModelInvalid, "PMML element BaselineModel is not supported"},
+		{"no model", Limits{}, `<PMML version="4.4">` + dd + `</PMML>`, process.ErrModelInvalid, "holds no model"},
+		{"no data dictionary", Limits{}, `<PMML version="4.4"><Header/><TreeModel/></PMML>`, process.ErrModelInvalid, "no DataDictionary"},
+		{"bytes", Limits{MaxBytes: 10}, `<PMML version="4.4"/>`, process.ErrModelLimit, "more than the limit of 10"},
+		{"depth", Limits{MaxDepth: 3}, `<PMML version="4.4"><a><b><c/></b></a></PMML>`, process.ErrModelLimit, "nest more than 3 deep"},
+		{"nodes", Limits{MaxNodes: 3}, `<PMML version="4.4"><a/><b/><c/></PMML>`, process.ErrModelLimit, "more than 3 XML elements"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -98,7 +98,7 @@ func TestBillionLaughs(t *testing.T) {
 	b.WriteString(`]><PMML version="4.4"><Header description="&lol9;"/></PMML>`)
 	allocs := testing.AllocsPerRun(1, func() {
 		msg, kind := loadErr(t, Limits{}, b.String())
-		if kind != registry.ErrModelInvalid || !strings.Contains(msg, "DOCTYPE") {
+		if kind != process.ErrModelInvalid || !strings.Contains(msg, "DOCTYPE") {
 			t.Errorf("Load error %q, want one refusing the DOCTYPE", msg)
 		}
 	})
@@ -112,11 +112,11 @@ func TestLoadVersions(t *testing.T) {
 	for _, v := range []string{"4_0", "4_1", "4_2", "4_3", "4_4"} {
 		t.Run(v, func(t *testing.T) {
 			doc := `<PMML xmlns="http://www.dmg.org/PMML-` + v + `" version="` + strings.Replace(v, "_", ".", 1) + `"><Header/>` + body + `</PMML>`
-			lm, err := Format{}.Load([]byte(doc), registry.ModelMetadata{})
+			lm, err := Format{}.Load([]byte(doc), process.ModelMetadata{})
 			if err != nil {
 				t.Fatal(err)
 			}
-			if lm.Schema.Task != registry.Regression {
+			if lm.Schema.Task != process.Regression {
 				t.Errorf("task %s", lm.Schema.Task)
 			}
 		})
@@ -124,27 +124,27 @@ func TestLoadVersions(t *testing.T) {
 }
 
 func TestLoadLimitsClasses(t *testing.T) {
-	_, err := Format{Limits: Limits{MaxClasses: 1}}.Load([]byte(wrap(strings.Replace(classTree, "%s", "", 1))), registry.ModelMetadata{})
-	if !errors.Is(err, registry.ErrModelLimit) || !strings.Contains(err.Error(), "2 classes, more than the limit of 1") {
+	_, err := Format{Limits: Limits{MaxClasses: 1}}.Load([]byte(wrap(strings.Replace(classTree, "%s", "", 1))), process.ModelMetadata{})
+	if !errors.Is(err, process.ErrModelLimit) || !strings.Contains(err.Error(), "2 classes, more than the limit of 1") {
 		t.Errorf("error %v, want the class limit", err)
 	}
 }
 
 func TestLoadMetadata(t *testing.T) {
 	doc := []byte(wrap(strings.Replace(classTree, "%s", "", 1)))
-	lm, err := Format{}.Load(doc, registry.ModelMetadata{Label: "answer"})
+	lm, err := Format{}.Load(doc, process.ModelMetadata{Label: "answer"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if lm.Schema.Label != "answer" || lm.Schema.Outputs[0].Name != "prediction(answer)" {
 		t.Errorf("schema %+v, want the metadata's label", lm.Schema)
 	}
-	for _, meta := range []registry.ModelMetadata{{Classes: []string{"no", "yes"}}, {Features: []string{"c", "x"}}} {
-		if _, err := (Format{}).Load(doc, meta); !errors.Is(err, registry.ErrModelInvalid) || !strings.Contains(err.Error(), "a PMML file names its own") {
+	for _, meta := range []process.ModelMetadata{{Classes: []string{"no", "yes"}}, {Features: []string{"c", "x"}}} {
+		if _, err := (Format{}).Load(doc, meta); !errors.Is(err, process.ErrModelInvalid) || !strings.Contains(err.Error(), "a PMML file names its own") {
 			t.Errorf("metadata %+v: error %v, want names other than the file's refused", meta, err)
 		}
 	}
-	if _, err := (Format{}).Load(doc, registry.ModelMetadata{Classes: []string{"yes", "no"}, Features: []string{"x", "c"}}); err != nil {
+	if _, err := (Format{}).Load(doc, process.ModelMetadata{Classes: []string{"yes", "no"}, Features: []string{"x", "c"}}); err != nil {
 		t.Errorf("metadata repeating the file's names: %v", err)
 	}
 }

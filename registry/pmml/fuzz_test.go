@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/scorehub/scorehub/internal/tabletest"
-	"github.com/scorehub/scorehub/registry"
+	"github.com/scorehub/scorehub/registry/process"
 )
 
 // fuzzLimits keep the fuzzer's files small, so that a run explores shapes
@@ -34,22 +34,22 @@ func fuzzSeeds() []string {
 
 // checkLoaded fails unless a file Load accepted scores rows without
 // trouble, or Load refused it with an error of a model kind.
-func checkLoaded(t *testing.T, lm *registry.LoadedModel, err error) {
+func checkLoaded(t *testing.T, lm *process.LoadedModel, err error) {
 	if err != nil {
-		if !errors.Is(err, registry.ErrModelInvalid) && !errors.Is(err, registry.ErrModelLimit) && !errors.Is(err, registry.ErrModelFormat) {
+		if !errors.Is(err, process.ErrModelInvalid) && !errors.Is(err, process.ErrModelLimit) && !errors.Is(err, process.ErrModelFormat) {
 			t.Fatalf("Load failed with an error of no model kind: %v", err)
 		}
 		return
 	}
-	var cols []registry.Column
+	var cols []process.Column
 	for _, in := range lm.Schema.Inputs {
-		if in.Kind == registry.Text {
-			cols = append(cols, registry.TextColumn(in.Name, []string{"a", "", "b", "1", "yes"}, []bool{false, false, false, false, true}))
+		if in.Kind == process.Text {
+			cols = append(cols, process.TextColumn(in.Name, []string{"a", "", "b", "1", "yes"}, []bool{false, false, false, false, true}))
 		} else {
-			cols = append(cols, registry.NumberColumn(in.Name, []float64{0, -1, math.NaN(), 1e300, 3}, nil))
+			cols = append(cols, process.NumberColumn(in.Name, []float64{0, -1, math.NaN(), 1e300, 3}, nil))
 		}
 	}
-	out, err := lm.Process.Score(context.Background(), registry.Input{Table: tabletest.Must(5, cols...)})
+	out, err := lm.Process.Score(context.Background(), process.Input{Table: tabletest.Must(5, cols...)})
 	if err != nil {
 		t.Fatalf("Score: %v", err)
 	}
@@ -63,7 +63,7 @@ func FuzzLoad(f *testing.F) {
 		f.Add([]byte(wrap(s)))
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
-		lm, err := Format{Limits: fuzzLimits}.Load(b, registry.ModelMetadata{})
+		lm, err := Format{Limits: fuzzLimits}.Load(b, process.ModelMetadata{})
 		checkLoaded(t, lm, err)
 	})
 }
@@ -71,7 +71,7 @@ func FuzzLoad(f *testing.F) {
 // TestFuzzSeedsLoad keeps the seeds meaningful: each must load and score.
 func TestFuzzSeedsLoad(t *testing.T) {
 	for i, s := range fuzzSeeds() {
-		lm, err := Format{Limits: fuzzLimits}.Load([]byte(wrap(s)), registry.ModelMetadata{})
+		lm, err := Format{Limits: fuzzLimits}.Load([]byte(wrap(s)), process.ModelMetadata{})
 		if err != nil {
 			t.Fatalf("seed %d: %v", i, err)
 		}

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/scorehub/scorehub/internal/tabletest"
-	"github.com/scorehub/scorehub/registry"
+	"github.com/scorehub/scorehub/registry/process"
 )
 
 // parse decodes body wrapped in a PMML 4.4 root, failing the test on error.
@@ -26,9 +26,9 @@ func txt(s string) value      { return textValue(s) }
 func row(vs ...value) []value { return vs }
 
 // loadPMML loads a document body wrapped in a PMML 4.4 root.
-func loadPMML(t *testing.T, body string) *registry.LoadedModel {
+func loadPMML(t *testing.T, body string) *process.LoadedModel {
 	t.Helper()
-	lm, err := Format{}.Load([]byte(wrap(body)), registry.ModelMetadata{})
+	lm, err := Format{}.Load([]byte(wrap(body)), process.ModelMetadata{})
 	if err != nil {
 		t.Fatalf("Load: %v", err)
 	}
@@ -37,7 +37,7 @@ func loadPMML(t *testing.T, body string) *registry.LoadedModel {
 
 // loadPMMLErr loads a document body and returns its error.
 func loadPMMLErr(body string) error {
-	_, err := Format{}.Load([]byte(wrap(body)), registry.ModelMetadata{})
+	_, err := Format{}.Load([]byte(wrap(body)), process.ModelMetadata{})
 	return err
 }
 
@@ -48,25 +48,25 @@ func wrap(body string) string {
 // scoreRow scores one row given as name/value pairs (float64, string or
 // nil for missing) and returns the result columns by name: a float64, a
 // string, or nil when missing.
-func scoreRow(t *testing.T, lm *registry.LoadedModel, kv ...any) map[string]any {
+func scoreRow(t *testing.T, lm *process.LoadedModel, kv ...any) map[string]any {
 	t.Helper()
-	var cols []registry.Column
+	var cols []process.Column
 	for i := 0; i < len(kv); i += 2 {
 		name := kv[i].(string)
 		switch v := kv[i+1].(type) {
 		case float64:
-			cols = append(cols, registry.NumberColumn(name, []float64{v}, nil))
+			cols = append(cols, process.NumberColumn(name, []float64{v}, nil))
 		case int:
-			cols = append(cols, registry.NumberColumn(name, []float64{float64(v)}, nil))
+			cols = append(cols, process.NumberColumn(name, []float64{float64(v)}, nil))
 		case string:
-			cols = append(cols, registry.TextColumn(name, []string{v}, nil))
+			cols = append(cols, process.TextColumn(name, []string{v}, nil))
 		case nil:
-			cols = append(cols, registry.NumberColumn(name, []float64{0}, []bool{true}))
+			cols = append(cols, process.NumberColumn(name, []float64{0}, []bool{true}))
 		default:
 			t.Fatalf("value %v of %s has type %T", v, name, v)
 		}
 	}
-	res, err := lm.Process.Score(context.Background(), registry.Input{Table: tabletest.Must(1, cols...)})
+	res, err := lm.Process.Score(context.Background(), process.Input{Table: tabletest.Must(1, cols...)})
 	if err != nil {
 		t.Fatalf("Score: %v", err)
 	}
@@ -76,7 +76,7 @@ func scoreRow(t *testing.T, lm *registry.LoadedModel, kv ...any) map[string]any 
 		switch {
 		case c.IsMissing(0):
 			out[c.Name] = nil
-		case c.Kind == registry.Number:
+		case c.Kind == process.Number:
 			out[c.Name] = c.Numbers[0]
 		default:
 			out[c.Name] = c.Texts[0]
@@ -108,4 +108,4 @@ func checkRow(t *testing.T, got map[string]any, want map[string]any) {
 
 func xmlName(local string) xml.Name { return xml.Name{Local: local} }
 
-func registryMeta() registry.ModelMetadata { return registry.ModelMetadata{} }
+func registryMeta() process.ModelMetadata { return process.ModelMetadata{} }

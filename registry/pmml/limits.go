@@ -1,6 +1,8 @@
 package pmml
 
-import "github.com/scorehub/scorehub/registry"
+import (
+	"github.com/scorehub/scorehub/registry/process"
+)
 
 // Limits bounds what [Format.Load] accepts, so that an upload cannot make
 // the server spend unbounded memory or time. A zero (or negative) field
@@ -52,18 +54,18 @@ func (l Limits) withDefaults() Limits {
 	return l
 }
 
-// invalidf is an error matching registry.ErrModelInvalid.
+// invalidf is an error matching process.ErrModelInvalid.
 func invalidf(format string, args ...any) error {
-	return registry.ModelErrorf(registry.ErrModelInvalid, format, args...)
+	return process.ModelErrorf(process.ErrModelInvalid, format, args...)
 }
 
-// limitf is an error matching registry.ErrModelLimit.
+// limitf is an error matching process.ErrModelLimit.
 func limitf(format string, args ...any) error {
-	return registry.ModelErrorf(registry.ErrModelLimit, format, args...)
+	return process.ModelErrorf(process.ErrModelLimit, format, args...)
 }
 
-// unsupported is an error matching registry.ErrModelInvalid for something
+// unsupported is an error matching process.ErrModelInvalid for something
 // valid PMML this reader does not score; msg names it.
 func unsupported(msg string) error {
-	return registry.ModelErrorf(registry.ErrModelInvalid, "%s", msg)
+	return process.ModelErrorf(process.ErrModelInvalid, "%s", msg)
 }

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/scorehub/scorehub/registry"
+	"github.com/scorehub/scorehub/registry/process"
 )
 
 // naiveBayesPMML is a naive Bayes model as RapidMiner and the spec write
@@ -121,7 +121,7 @@ func TestNaiveBayesRefuses(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			elem := strings.Replace(naiveBayesPMML, c.from, c.to, 1)
 			_, _, err := compileElement(compileNaiveBayes, elem, fields)
-			if !errors.Is(err, registry.ErrModelInvalid) || !strings.Contains(err.Error(), c.want) {
+			if !errors.Is(err, process.ErrModelInvalid) || !strings.Contains(err.Error(), c.want) {
 				t.Fatalf("error %v, want ErrModelInvalid naming %s", err, c.want)
 			}
 		})

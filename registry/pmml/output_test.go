@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/scorehub/scorehub/registry"
+	"github.com/scorehub/scorehub/registry/process"
 )
 
 func TestTopLevelOutput(t *testing.T) {
@@ -55,7 +55,7 @@ func TestClusteringAnswersCluster(t *testing.T) {
  <Cluster id="c0" name="low"><Array n="1" type="real">0</Array></Cluster>
  <Cluster id="c1" name="high"><Array n="1" type="real">10</Array></Cluster>
 </ClusteringModel>`)
-	if lm.Schema.Task != registry.Clustering || len(lm.Schema.Outputs) != 1 || lm.Schema.Outputs[0] != (registry.ColumnSpec{Name: "cluster", Kind: registry.Text}) {
+	if lm.Schema.Task != process.Clustering || len(lm.Schema.Outputs) != 1 || lm.Schema.Outputs[0] != (process.ColumnSpec{Name: "cluster", Kind: process.Text}) {
 		t.Fatalf("schema %+v, want one cluster column", lm.Schema)
 	}
 	got := scoreRow(t, lm, "x", 7.0)

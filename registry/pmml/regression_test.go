@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/scorehub/scorehub/registry"
+	"github.com/scorehub/scorehub/registry/process"
 )
 
 // inputs is one input row for a compiled model: field name → value
@@ -237,7 +237,7 @@ func TestRegressionRefuses(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			_, _, err := compileElement(compileRegression, c.elem, c.s)
-			if !errors.Is(err, registry.ErrModelInvalid) || !strings.Contains(err.Error(), c.want) {
+			if !errors.Is(err, process.ErrModelInvalid) || !strings.Contains(err.Error(), c.want) {
 				t.Fatalf("error %v, want ErrModelInvalid naming %s", err, c.want)
 			}
 		})
@@ -259,7 +259,7 @@ func TestRegressionOrdinal(t *testing.T) {
 	got := scoreElement(t, compileRegression, elem, s, inputs{"x": 2.0})
 	checkProbs(t, got, "high", sigmoid(-2), 0.5-sigmoid(-2), 0.5)
 	_, _, err := compileElement(compileRegression, strings.Replace(elem, "logit", "softmax", 1), s)
-	if !errors.Is(err, registry.ErrModelInvalid) || !strings.Contains(err.Error(), "ordinal") {
+	if !errors.Is(err, process.ErrModelInvalid) || !strings.Contains(err.Error(), "ordinal") {
 		t.Fatalf("softmax on an ordinal target: error %v, want ErrModelInvalid", err)
 	}
 }

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/scorehub/scorehub/registry"
+	"github.com/scorehub/scorehub/registry/process"
 )
 
 // ruleSetPMML has a simple rule, a compound rule holding two, and a rule
@@ -100,7 +100,7 @@ func TestRuleSetRefuses(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			elem := strings.Replace(strings.Replace(ruleSetPMML, c.from, c.to, 1), "CRITERION", "firstHit", 1)
 			_, _, err := compileElement(compileRuleSet, elem, ruleSchema)
-			if !errors.Is(err, registry.ErrModelInvalid) || !strings.Contains(err.Error(), c.want) {
+			if !errors.Is(err, process.ErrModelInvalid) || !strings.Contains(err.Error(), c.want) {
 				t.Fatalf("error %v, want ErrModelInvalid naming %s", err, c.want)
 			}
 		})

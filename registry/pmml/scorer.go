@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"sync"
 
-	"github.com/scorehub/scorehub/registry"
+	"github.com/scorehub/scorehub/registry/process"
 )
 
 // input is a request column the model reads, and the slot it fills.
@@ -30,7 +30,7 @@ type scorer struct {
 type state struct {
 	in   []value
 	pred prediction
-	cols []*registry.Column
+	cols []*process.Column
 }
 
 // ctxEvery is how many rows are scored between checks of the context.
@@ -39,8 +39,8 @@ const ctxEvery = 1024
 // newScorer builds the LoadedModel of a compiled top-level model: its
 // inputs are the active fields of h's MiningSchema, its outputs follow
 // its function.
-func newScorer(doc *document, h *modelHeader, name string, m model, fs *fieldSet, meta registry.ModelMetadata, lim Limits) (*registry.LoadedModel, error) {
-	schema := registry.ModelSchema{Format: "pmml", Producer: producer(doc.Header), Objective: name}
+func newScorer(doc *document, h *modelHeader, name string, m model, fs *fieldSet, meta process.ModelMetadata, lim Limits) (*process.LoadedModel, error) {
+	schema := process.ModelSchema{Format: "pmml", Producer: producer(doc.Header), Objective: name}
 	var target *field
 	var inputs []input
 	for _, mf := range h.MiningSchema.MiningFields {
@@ -48,7 +48,7 @@ func newScorer(doc *document, h *modelHeader, name string, m model, fs *fieldSet
 		switch mf.UsageType {
 		case "", "active":
 			inputs = append(inputs, input{name: f.name, slot: slot})
-			schema.Inputs = append(schema.Inputs, registry.ColumnSpec{Name: f.name, Kind: inputKind(f)})
+			schema.Inputs = append(schema.Inputs, process.ColumnSpec{Name: f.name, Kind: inputKind(f)})
 		case "target", "predicted":
 			target = f
 		}
@@ -75,7 +75,7 @@ func newScorer(doc *document, h *modelHeader, name string, m model, fs *fieldSet
 	}
 	schema.Label = label
 	predName := "prediction(" + label + ")"
-	var proc registry.Process
+	var proc process.Process
 	switch h.FunctionName {
 	case "classification":
 		if target == nil || len(target.valid) == 0 {
@@ -89,37 +89,37 @@ func newScorer(doc *document, h *modelHeader, name string, m model, fs *fieldSet
 			return nil, invalidf("the metadata's classes %q are not the model's %q; a PMML file names its own", meta.Classes, classes)
 		}
 		sc.k = len(classes)
-		p, err := registry.Classifier(label, classes, sc.predictProbs)
+		p, err := process.Classifier(label, classes, sc.predictProbs)
 		if err != nil {
 			return nil, invalidf("%s", err.Error())
 		}
 		proc = p
-		schema.Task = registry.Classification
+		schema.Task = process.Classification
 		schema.Classes = classes
-		schema.Outputs = registry.ClassifierOutputs(label, classes)
+		schema.Outputs = process.ClassifierOutputs(label, classes)
 	case "regression":
 		if len(meta.Classes) > 0 {
 			return nil, invalidf("the metadata names classes, but the %s is a regression", name)
 		}
 		sc.name = predName
-		proc = registry.ProcessFunc(sc.scoreNumbers)
-		schema.Task = registry.Regression
-		schema.Outputs = []registry.ColumnSpec{{Name: predName, Kind: registry.Number}}
+		proc = process.ProcessFunc(sc.scoreNumbers)
+		schema.Task = process.Regression
+		schema.Outputs = []process.ColumnSpec{{Name: predName, Kind: process.Number}}
 	case "clustering":
 		if len(meta.Classes) > 0 {
 			return nil, invalidf("the metadata names classes, but the %s is a clustering", name)
 		}
 		sc.name = "cluster"
-		proc = registry.ProcessFunc(sc.scoreClusters)
-		schema.Task = registry.Clustering
-		schema.Outputs = []registry.ColumnSpec{{Name: sc.name, Kind: registry.Text}}
+		proc = process.ProcessFunc(sc.scoreClusters)
+		schema.Task = process.Clustering
+		schema.Outputs = []process.ColumnSpec{{Name: sc.name, Kind: process.Text}}
 	default:
 		return nil, unsupported("a top-level " + name + " with functionName " + h.FunctionName + " is not supported")
 	}
 	sc.pool.New = func() any {
 		return &state{in: make([]value, sc.slots), pred: prediction{probs: make([]float64, sc.k)}}
 	}
-	return &registry.LoadedModel{Schema: schema, Process: proc, RowWise: true}, nil
+	return &process.LoadedModel{Schema: schema, Process: proc, RowWise: true}, nil
 }
 
 // producer names the program that wrote the file, from its Header.
@@ -150,7 +150,7 @@ func (sc *scorer) row(st *state, i int) (bool, error) {
 }
 
 // begin readies a state for scoring t.
-func (sc *scorer) begin(t *registry.Table) *state {
+func (sc *scorer) begin(t *process.Table) *state {
 	st := sc.pool.Get().(*state)
 	st.cols = st.cols[:0]
 	for _, in := range sc.inputs {
@@ -160,8 +160,8 @@ func (sc *scorer) begin(t *registry.Table) *state {
 	return st
 }
 
-// predictProbs is the classifier's registry.PredictFunc.
-func (sc *scorer) predictProbs(ctx context.Context, in registry.Input, probs []float64) error {
+// predictProbs is the classifier's process.PredictFunc.
+func (sc *scorer) predictProbs(ctx context.Context, in process.Input, probs []float64) error {
 	st := sc.begin(in.Table)
 	defer sc.pool.Put(st)
 	for i := range in.Table.Rows() {
@@ -187,7 +187,7 @@ func (sc *scorer) predictProbs(ctx context.Context, in registry.Input, probs []f
 }
 
 // scoreNumbers scores a regression model.
-func (sc *scorer) scoreNumbers(ctx context.Context, in registry.Input) (*registry.Table, error) {
+func (sc *scorer) scoreNumbers(ctx context.Context, in process.Input) (*process.Table, error) {
 	st := sc.begin(in.Table)
 	defer sc.pool.Put(st)
 	rows := in.Table.Rows()
@@ -213,7 +213,7 @@ func (sc *scorer) scoreNumbers(ctx context.Context, in registry.Input) (*registr
 		}
 		vals[i] = x
 	}
-	return registry.NewTable(rows, registry.NumberColumn(sc.name, vals, miss))
+	return process.NewTable(rows, process.NumberColumn(sc.name, vals, miss))
 }
 
 // checkTopOutput checks the top-level model's Output: its predicted value
@@ -235,7 +235,7 @@ func checkTopOutput(o *output, target *field) error {
 }
 
 // scoreClusters scores a clustering model: the cluster each row falls in.
-func (sc *scorer) scoreClusters(ctx context.Context, in registry.Input) (*registry.Table, error) {
+func (sc *scorer) scoreClusters(ctx context.Context, in process.Input) (*process.Table, error) {
 	st := sc.begin(in.Table)
 	defer sc.pool.Put(st)
 	rows := in.Table.Rows()
@@ -260,5 +260,5 @@ func (sc *scorer) scoreClusters(ctx context.Context, in registry.Input) (*regist
 		}
 		ids[i] = st.pred.entity
 	}
-	return registry.NewTable(rows, registry.TextColumn(sc.name, ids, miss))
+	return process.NewTable(rows, process.TextColumn(sc.name, ids, miss))
 }

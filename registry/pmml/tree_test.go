@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/scorehub/scorehub/registry"
+	"github.com/scorehub/scorehub/registry/process"
 )
 
 // classTree is a classification tree whose strategies tests fill in: %s is
@@ -67,13 +67,13 @@ func TestTreeClassification(t *testing.T) {
 func TestTreeSchema(t *testing.T) {
 	lm := loadPMML(t, strings.Replace(classTree, "%s", "", 1))
 	s := lm.Schema
-	if s.Format != "pmml" || s.Producer != "hand 1" || s.Objective != "TreeModel" || s.Task != registry.Classification || s.Label != "y" {
+	if s.Format != "pmml" || s.Producer != "hand 1" || s.Objective != "TreeModel" || s.Task != process.Classification || s.Label != "y" {
 		t.Errorf("schema %+v", s)
 	}
 	if strings.Join(s.Classes, ",") != "yes,no" {
 		t.Errorf("classes %q, want the target's values in order", s.Classes)
 	}
-	want := []registry.ColumnSpec{{Name: "x", Kind: registry.Number}, {Name: "c", Kind: registry.Text}}
+	want := []process.ColumnSpec{{Name: "x", Kind: process.Number}, {Name: "c", Kind: process.Text}}
 	if len(s.Inputs) != 2 || s.Inputs[0] != want[0] || s.Inputs[1] != want[1] {
 		t.Errorf("inputs %+v, want %+v", s.Inputs, want)
 	}
@@ -105,7 +105,7 @@ const regressionTree = `<DataDictionary>
 
 func TestTreeRegressionCompoundPredicates(t *testing.T) {
 	lm := loadPMML(t, regressionTree)
-	if lm.Schema.Task != registry.Regression {
+	if lm.Schema.Task != process.Regression {
 		t.Fatalf("task %s", lm.Schema.Task)
 	}
 	tests := []struct {

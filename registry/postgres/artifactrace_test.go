@@ -9,12 +9,13 @@ import (
 	"github.com/scorehub/scorehub/internal/pgtest"
 	"github.com/scorehub/scorehub/registry"
 	"github.com/scorehub/scorehub/registry/postgres"
+	"github.com/scorehub/scorehub/registry/process"
 	"github.com/scorehub/scorehub/registry/registrytest"
 )
 
 func modelRegistry(t *testing.T, db *postgres.DB) *registry.Registry {
 	t.Helper()
-	cat := registry.NewCatalog()
+	cat := process.NewCatalog()
 	if err := cat.RegisterFormat(&registrytest.LinearFormat{}); err != nil {
 		t.Fatal(err)
 	}
@@ -34,7 +35,7 @@ func TestArtifactRace(t *testing.T) {
 	url := pgtest.DB(t)
 	dbA, dbB := open(t, postgres.Config{URL: url}), open(t, postgres.Config{URL: url})
 	ra, rb := modelRegistry(t, dbA), modelRegistry(t, dbB)
-	meta := registry.ModelMetadata{Label: "churn", Classes: []string{"no", "yes"}}
+	meta := process.ModelMetadata{Label: "churn", Classes: []string{"no", "yes"}}
 	for i := range 12 {
 		art := registrytest.LinearArtifact(float64(i), []string{"age"}, []float64{1})
 		if _, _, err := rb.AddModelVersion(ctx, "old", art, meta, nil); err != nil {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/scorehub/scorehub/registry"
 	"github.com/scorehub/scorehub/registry/postgres"
+	"github.com/scorehub/scorehub/registry/process"
 )
 
 // One replica of several sharing a database: a Registry over a DB. Every replica runs the same code against the same
@@ -23,7 +24,7 @@ func ExampleOpen() {
 	}
 	defer db.Close()
 
-	reg, err := registry.New(ctx, registry.NewCatalog(), db)
+	reg, err := registry.New(ctx, process.NewCatalog(), db)
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -12,11 +12,12 @@ import (
 	"github.com/scorehub/scorehub/internal/pgtest"
 	"github.com/scorehub/scorehub/registry"
 	"github.com/scorehub/scorehub/registry/postgres"
+	"github.com/scorehub/scorehub/registry/process"
 )
 
 func newRegistry(t testing.TB, s registry.Store) *registry.Registry {
 	t.Helper()
-	r, err := registry.New(context.Background(), registry.NewCatalog(), s)
+	r, err := registry.New(context.Background(), process.NewCatalog(), s)
 	if err != nil {
 		t.Fatal(err)
 	}

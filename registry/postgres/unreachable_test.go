@@ -11,6 +11,7 @@ import (
 	"github.com/scorehub/scorehub/internal/pgtest"
 	"github.com/scorehub/scorehub/registry"
 	"github.com/scorehub/scorehub/registry/postgres"
+	"github.com/scorehub/scorehub/registry/process"
 )
 
 // While the server is down every call fails with ErrStoreUnavailable,
@@ -21,7 +22,7 @@ func TestServerDownIsUnavailable(t *testing.T) {
 	srv := pgtest.New(t)
 	url := srv.NewDB(t)
 	db := open(t, postgres.Config{URL: url})
-	reg, err := registry.New(ctx, registry.NewCatalog(), db)
+	reg, err := registry.New(ctx, process.NewCatalog(), db)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/scorehub/scorehub/registry"
+	"github.com/scorehub/scorehub/registry/process"
 )
 
 // JobOpener makes the job stores [RunJobStore] runs on.
@@ -35,13 +36,13 @@ func RunJobStore(t *testing.T, o JobOpener) {
 		s := o.Open(t)
 		// Any state and times: a store stamps and checks nothing.
 		j := job("a", registry.JobRunning, 0)
-		j.Endpoint = &registry.EndpointRef{Group: "DEFAULT", Path: "p", Alias: "x"}
+		j.Endpoint = &process.EndpointRef{Group: "DEFAULT", Path: "p", Alias: "x"}
 		j.StartedAt = epoch.Add(time.Second)
 		if err := s.CreateJob(ctx, j); err != nil {
 			t.Fatal(err)
 		}
 		want := j
-		want.Endpoint = &registry.EndpointRef{Group: "DEFAULT", Path: "p", Alias: "x"}
+		want.Endpoint = &process.EndpointRef{Group: "DEFAULT", Path: "p", Alias: "x"}
 		j.Endpoint.Alias = "changed by the caller" // the store keeps its own copy
 		got := mustJob(t, s, "a")
 		checkJob(t, "read back", got, want)

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"sync/atomic"
 
-	"github.com/scorehub/scorehub/registry"
+	"github.com/scorehub/scorehub/registry/process"
 )
 
 // linearMagic starts every file of [LinearFormat].
@@ -34,8 +34,8 @@ const linearMagic = "scorehub-test-linear v1\n"
 //
 // A file that starts like one but breaks these rules, or weighs a feature
 // twice, fails with
-// [registry.ErrModelInvalid]; one with more than MaxWeights weights with
-// [registry.ErrModelLimit].
+// [process.ErrModelInvalid]; one with more than MaxWeights weights with
+// [process.ErrModelLimit].
 //
 // Its zero value is ready to use. A LinearFormat counts the files it loads,
 // so that tests can tell a cached model from a parsed one; it is safe for
@@ -47,7 +47,7 @@ type LinearFormat struct {
 	loads atomic.Int64
 }
 
-var _ registry.ModelFormat = (*LinearFormat)(nil)
+var _ process.ModelFormat = (*LinearFormat)(nil)
 
 // LinearArtifact returns the file of [LinearFormat] with bias and one
 // weight per feature: weights[i] is features[i]'s.
@@ -73,7 +73,7 @@ func (*LinearFormat) Detect(artifact []byte) bool {
 func (f *LinearFormat) Loads() int64 { return f.loads.Load() }
 
 // Load parses artifact.
-func (f *LinearFormat) Load(artifact []byte, meta registry.ModelMetadata) (*registry.LoadedModel, error) {
+func (f *LinearFormat) Load(artifact []byte, meta process.ModelMetadata) (*process.LoadedModel, error) {
 	f.loads.Add(1)
 	limit := f.MaxWeights
 	if limit == 0 {
@@ -85,7 +85,7 @@ func (f *LinearFormat) Load(artifact []byte, meta registry.ModelMetadata) (*regi
 	for i, line := range lines {
 		fields := strings.Fields(line)
 		bad := func() error {
-			return registry.ModelErrorf(registry.ErrModelInvalid, "line %d of the linear model is not \"bias <number>\" or \"weight <name> <number>\": %q", i+2, line)
+			return process.ModelErrorf(process.ErrModelInvalid, "line %d of the linear model is not \"bias <number>\" or \"weight <name> <number>\": %q", i+2, line)
 		}
 		switch {
 		case len(fields) == 2 && fields[0] == "bias":
@@ -100,7 +100,7 @@ func (f *LinearFormat) Load(artifact []byte, meta registry.ModelMetadata) (*regi
 				return nil, bad()
 			}
 			if slices.Contains(names, fields[1]) {
-				return nil, registry.ModelErrorf(registry.ErrModelInvalid, "line %d of the linear model weighs %q again; a feature has one weight", i+2, fields[1])
+				return nil, process.ModelErrorf(process.ErrModelInvalid, "line %d of the linear model weighs %q again; a feature has one weight", i+2, fields[1])
 			}
 			names = append(names, fields[1])
 			m.weights = append(m.weights, v)
@@ -109,38 +109,38 @@ func (f *LinearFormat) Load(artifact []byte, meta registry.ModelMetadata) (*regi
 		}
 	}
 	if len(m.weights) > limit {
-		return nil, registry.ModelErrorf(registry.ErrModelLimit, "the linear model has %d weights, more than the %d allowed", len(m.weights), limit)
+		return nil, process.ModelErrorf(process.ErrModelLimit, "the linear model has %d weights, more than the %d allowed", len(m.weights), limit)
 	}
 	if len(meta.Features) > 0 {
 		if len(meta.Features) != len(names) {
-			return nil, registry.ModelErrorf(registry.ErrModelInvalid, "the metadata names %d features; the model has %d", len(meta.Features), len(names))
+			return nil, process.ModelErrorf(process.ErrModelInvalid, "the metadata names %d features; the model has %d", len(meta.Features), len(names))
 		}
 		names = meta.Features
 	}
 	m.features = names
 	label := meta.LabelOrDefault()
-	schema := registry.ModelSchema{Producer: "registrytest", Objective: "linear", Label: label}
+	schema := process.ModelSchema{Producer: "registrytest", Objective: "linear", Label: label}
 	for _, n := range names {
-		schema.Inputs = append(schema.Inputs, registry.ColumnSpec{Name: n, Kind: registry.Number})
+		schema.Inputs = append(schema.Inputs, process.ColumnSpec{Name: n, Kind: process.Number})
 	}
-	lm := &registry.LoadedModel{}
+	lm := &process.LoadedModel{}
 	switch len(meta.Classes) {
 	case 0:
-		schema.Task = registry.Regression
+		schema.Task = process.Regression
 		m.out = "prediction(" + label + ")"
-		schema.Outputs = []registry.ColumnSpec{{Name: m.out, Kind: registry.Number}}
+		schema.Outputs = []process.ColumnSpec{{Name: m.out, Kind: process.Number}}
 		lm.Process = m
 	case 2:
-		schema.Task = registry.Classification
+		schema.Task = process.Classification
 		schema.Classes = append([]string(nil), meta.Classes...)
-		p, err := registry.Classifier(label, meta.Classes, m.predict)
+		p, err := process.Classifier(label, meta.Classes, m.predict)
 		if err != nil {
-			return nil, registry.ModelErrorf(registry.ErrModelInvalid, "%v", err)
+			return nil, process.ModelErrorf(process.ErrModelInvalid, "%v", err)
 		}
-		schema.Outputs = registry.ClassifierOutputs(label, meta.Classes)
+		schema.Outputs = process.ClassifierOutputs(label, meta.Classes)
 		lm.Process = p
 	default:
-		return nil, registry.ModelErrorf(registry.ErrModelInvalid, "a linear classifier has two classes, not %d", len(meta.Classes))
+		return nil, process.ModelErrorf(process.ErrModelInvalid, "a linear classifier has two classes, not %d", len(meta.Classes))
 	}
 	lm.Schema = schema
 	return lm, nil
@@ -155,7 +155,7 @@ type linearModel struct {
 }
 
 // scores returns the score of every row of t.
-func (m *linearModel) scores(t *registry.Table) []float64 {
+func (m *linearModel) scores(t *process.Table) []float64 {
 	s := make([]float64, t.Rows())
 	for i := range s {
 		s[i] = m.bias
@@ -175,16 +175,16 @@ func (m *linearModel) scores(t *registry.Table) []float64 {
 }
 
 // Score answers the regressor's prediction.
-func (m *linearModel) Score(ctx context.Context, in registry.Input) (*registry.Table, error) {
+func (m *linearModel) Score(ctx context.Context, in process.Input) (*process.Table, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	return registry.NewTable(in.Table.Rows(), registry.NumberColumn(m.out, m.scores(in.Table), nil))
+	return process.NewTable(in.Table.Rows(), process.NumberColumn(m.out, m.scores(in.Table), nil))
 }
 
 // predict is the classifier's: the second class's confidence is the
 // logistic of the score.
-func (m *linearModel) predict(ctx context.Context, in registry.Input, probs []float64) error {
+func (m *linearModel) predict(ctx context.Context, in process.Input, probs []float64) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}

@@ -38,6 +38,7 @@ import (
 	"github.com/scorehub/scorehub/internal/image"
 	"github.com/scorehub/scorehub/internal/image/imagetest"
 	"github.com/scorehub/scorehub/registry"
+	"github.com/scorehub/scorehub/registry/process"
 )
 
 // Opener makes the stores the suite runs on.
@@ -168,7 +169,7 @@ func Run(t *testing.T, o Opener) {
 		s := open(t)
 		as := artifactStore(t, s)
 		r := newRegistry(t, s)
-		if _, _, err := r.AddModelVersion(ctx, "churn", churn, registry.ModelMetadata{}, nil); err != nil {
+		if _, _, err := r.AddModelVersion(ctx, "churn", churn, process.ModelMetadata{}, nil); err != nil {
 			t.Fatal(err)
 		}
 		if err := as.DeleteArtifact(ctx, sum(churn)); err != nil {
@@ -187,7 +188,7 @@ func Run(t *testing.T, o Opener) {
 		// artifact this store never received (or another writer deleted).
 		mem := registry.NewMemStore(registry.StoreOptions{Now: func() time.Time { return epoch }})
 		c := &capture{Store: mem}
-		if _, _, err := newRegistry(t, withArtifacts{c, mem}).AddModelVersion(ctx, "churn", churn, registry.ModelMetadata{}, nil); err != nil {
+		if _, _, err := newRegistry(t, withArtifacts{c, mem}).AddModelVersion(ctx, "churn", churn, process.ModelMetadata{}, nil); err != nil {
 			t.Fatal(err)
 		}
 		if err := s.Commit(ctx, before.Seq(), c.last); !errors.Is(err, registry.ErrStale) {
@@ -278,7 +279,7 @@ var (
 // newRegistry returns a Registry over s whose catalog reads [LinearFormat].
 func newRegistry(t *testing.T, s registry.Store) *registry.Registry {
 	t.Helper()
-	cat := registry.NewCatalog()
+	cat := process.NewCatalog()
 	if err := cat.RegisterFormat(&LinearFormat{}); err != nil {
 		t.Fatal(err)
 	}
@@ -335,15 +336,15 @@ func writeModels(t *testing.T, r *registry.Registry) {
 	ctx := context.Background()
 	steps := []func() error{
 		func() error {
-			_, _, err := r.AddModelVersion(ctx, "churn", churn, registry.ModelMetadata{Label: "churn", Classes: []string{"no", "yes"}}, nil)
+			_, _, err := r.AddModelVersion(ctx, "churn", churn, process.ModelMetadata{Label: "churn", Classes: []string{"no", "yes"}}, nil)
 			return err
 		},
 		func() error {
-			_, _, err := r.AddModelVersion(ctx, "churn", churnOther, registry.ModelMetadata{Description: "gone soon"}, nil)
+			_, _, err := r.AddModelVersion(ctx, "churn", churnOther, process.ModelMetadata{Description: "gone soon"}, nil)
 			return err
 		},
 		func() error {
-			_, _, err := r.AddModelVersion(ctx, "churn", churnOther, registry.ModelMetadata{Features: []string{"tenure"}}, nil)
+			_, _, err := r.AddModelVersion(ctx, "churn", churnOther, process.ModelMetadata{Features: []string{"tenure"}}, nil)
 			return err
 		},
 		func() error {
@@ -357,7 +358,7 @@ func writeModels(t *testing.T, r *registry.Registry) {
 		func() error { return r.DeleteModelAlias(ctx, "churn", "staging", 1) },
 		func() error { return r.DeleteModelVersion(ctx, "churn", 2) },
 		func() error {
-			_, _, err := r.AddModelVersion(ctx, "dropped", churn, registry.ModelMetadata{}, nil)
+			_, _, err := r.AddModelVersion(ctx, "dropped", churn, process.ModelMetadata{}, nil)
 			return err
 		},
 		func() error { return r.DeleteModel(ctx, "dropped", registry.AnyRevision) },

@@ -13,7 +13,7 @@ import (
 	"testing"
 
 	"github.com/scorehub/scorehub/internal/tabletest"
-	"github.com/scorehub/scorehub/registry"
+	"github.com/scorehub/scorehub/registry/process"
 )
 
 // benchModel is the model both breast-cancer benchmarks score, and
@@ -49,14 +49,14 @@ func breastCancer10k(b *testing.B) (*fixture, [][]float64) {
 
 // benchTable is rows as a request's table: a Number column per feature, NaN
 // where a value is missing.
-func benchTable(f *fixture, rows [][]float64) *registry.Table {
-	cols := make([]registry.Column, len(f.Schema.Inputs))
+func benchTable(f *fixture, rows [][]float64) *process.Table {
+	cols := make([]process.Column, len(f.Schema.Inputs))
 	for j, name := range f.Schema.Inputs {
 		values := make([]float64, len(rows))
 		for i, r := range rows {
 			values[i] = r[j]
 		}
-		cols[j] = registry.NumberColumn(name, values, nil)
+		cols[j] = process.NumberColumn(name, values, nil)
 	}
 	return tabletest.Must(len(rows), cols...)
 }
@@ -66,7 +66,7 @@ func benchTable(f *fixture, rows [][]float64) *registry.Table {
 func BenchmarkBreastCancer10k(b *testing.B) {
 	f, rows := breastCancer10k(b)
 	m := loadFixtureModel(b, "testdata", benchModel, ".json", f)
-	in := registry.Input{Table: benchTable(f, rows)}
+	in := process.Input{Table: benchTable(f, rows)}
 	ctx := context.Background()
 	b.ReportAllocs()
 	b.ResetTimer()
@@ -117,7 +117,7 @@ func BenchmarkBreastCancer10kXGBoost(b *testing.B) {
 	// Both sides must score the same: Go's confidences of the second class
 	// sum to XGBoost's probabilities.
 	m := loadFixtureModel(b, "testdata", benchModel, ".json", f)
-	got, err := m.Process.Score(context.Background(), registry.Input{Table: benchTable(f, rows)})
+	got, err := m.Process.Score(context.Background(), process.Input{Table: benchTable(f, rows)})
 	if err != nil {
 		b.Fatal(err)
 	}

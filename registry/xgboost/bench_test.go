@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/scorehub/scorehub/internal/tabletest"
-	"github.com/scorehub/scorehub/registry"
+	"github.com/scorehub/scorehub/registry/process"
 )
 
 // benchRows is how many rows each benchmark scores, as in BENCHMARKS.md.
@@ -15,13 +15,13 @@ const benchRows = 10_000
 
 // breastCancer loads the breast cancer classifier of testdata and a table
 // of benchRows rows made from its test rows.
-func breastCancer(b *testing.B) (*model, *registry.LoadedModel, *registry.Table) {
+func breastCancer(b *testing.B) (*model, *process.LoadedModel, *process.Table) {
 	b.Helper()
 	artifact, err := os.ReadFile("testdata/breast_cancer_logistic.ubj")
 	if err != nil {
 		b.Fatal(err)
 	}
-	m, lm, err := Format{}.load(artifact, registry.ModelMetadata{})
+	m, lm, err := Format{}.load(artifact, process.ModelMetadata{})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -33,7 +33,7 @@ func breastCancer(b *testing.B) (*model, *registry.LoadedModel, *registry.Table)
 	if err := json.Unmarshal(raw, &fx); err != nil {
 		b.Fatal(err)
 	}
-	cols := make([]registry.Column, len(lm.Schema.Inputs))
+	cols := make([]process.Column, len(lm.Schema.Inputs))
 	for f, in := range lm.Schema.Inputs {
 		v := make([]float64, benchRows)
 		for i := range v {
@@ -41,7 +41,7 @@ func breastCancer(b *testing.B) (*model, *registry.LoadedModel, *registry.Table)
 			// differ and take different paths.
 			v[i] = fx.Rows[i%len(fx.Rows)][in.Name] * (1 + float64(i/len(fx.Rows))*1e-3)
 		}
-		cols[f] = registry.NumberColumn(in.Name, v, nil)
+		cols[f] = process.NumberColumn(in.Name, v, nil)
 	}
 	return m, lm, tabletest.Must(benchRows, cols...)
 }
@@ -53,7 +53,7 @@ func BenchmarkScore(b *testing.B) {
 	ctx := context.Background()
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := lm.Process.Score(ctx, registry.Input{Table: in}); err != nil {
+		if _, err := lm.Process.Score(ctx, process.Input{Table: in}); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -86,16 +86,16 @@ func BenchmarkEvaluate(b *testing.B) {
 // single-row scoring request does.
 func BenchmarkScoreOneRow(b *testing.B) {
 	_, lm, in := breastCancer(b)
-	cols := make([]registry.Column, in.NumColumns())
+	cols := make([]process.Column, in.NumColumns())
 	for i := range cols {
 		c := in.Column(i)
-		cols[i] = registry.NumberColumn(c.Name, c.Numbers[:1], nil)
+		cols[i] = process.NumberColumn(c.Name, c.Numbers[:1], nil)
 	}
 	row := tabletest.Must(1, cols...)
 	ctx := context.Background()
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := lm.Process.Score(ctx, registry.Input{Table: row}); err != nil {
+		if _, err := lm.Process.Score(ctx, process.Input{Table: row}); err != nil {
 			b.Fatal(err)
 		}
 	}

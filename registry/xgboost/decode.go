@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/scorehub/scorehub/registry"
+	"github.com/scorehub/scorehub/registry/process"
 )
 
 // file is a model file as read, before it is checked: the fields of
@@ -54,7 +54,7 @@ type walker struct {
 
 // invalid is an error for a file that is not a valid model.
 func invalid(format string, args ...any) error {
-	return registry.ModelErrorf(registry.ErrModelInvalid, format, args...)
+	return process.ModelErrorf(process.ErrModelInvalid, format, args...)
 }
 
 // wrap turns a reader's error into one naming where in the model it was.
@@ -301,7 +301,7 @@ func (w *walker) learner(f *file) error {
 }
 
 func (w *walker) featureLimit(n int) error {
-	return registry.ModelErrorf(registry.ErrModelLimit,
+	return process.ModelErrorf(process.ErrModelLimit,
 		"the model has %d or more features, more than the limit of %d", n, w.lim.MaxFeatures)
 }
 
@@ -414,7 +414,7 @@ func (w *walker) booster(path string, f *file) error {
 }
 
 func (w *walker) treeLimit(n int) error {
-	return registry.ModelErrorf(registry.ErrModelLimit,
+	return process.ModelErrorf(process.ErrModelLimit,
 		"the model has %d or more trees, more than the limit of %d", n, w.lim.MaxTrees)
 }
 
@@ -464,7 +464,7 @@ func (w *walker) treeModel(path string, f *file) error {
 func (w *walker) tree(name string) (rawTree, error) {
 	t := rawTree{numNodes: -1}
 	over := func(n int) error {
-		return registry.ModelErrorf(registry.ErrModelLimit,
+		return process.ModelErrorf(process.ErrModelLimit,
 			"%s has %d or more nodes, more than the limit of %d", name, n, w.lim.MaxNodes)
 	}
 	max := w.lim.MaxNodes

@@ -1,7 +1,7 @@
 // Package xgboost reads XGBoost model files and scores them in pure Go, as
-// a [registry.ModelFormat]: a host registers [Format] with
-// [registry.Catalog.RegisterFormat], and an uploaded file becomes a
-// [registry.Process] that endpoints run like any compiled one.
+// a [process.ModelFormat]: a host registers [Format] with
+// [process.Catalog.RegisterFormat], and an uploaded file becomes a
+// [process.Process] that endpoints run like any compiled one.
 //
 // # What it reads
 //
@@ -42,7 +42,7 @@
 // default branch, as a missing value does in XGBoost.
 //
 // Classifiers answer prediction(<label>) and one confidence(<class>) per
-// class through [registry.Classifier]; binary models have two classes,
+// class through [process.Classifier]; binary models have two classes,
 // confidence of the second being XGBoost's probability. For
 // multi:softmax, whose XGBoost prediction is the class alone, the
 // confidences are the softmax of the margins, as scikit-learn's

@@ -6,7 +6,7 @@ import (
 	"log"
 	"os"
 
-	"github.com/scorehub/scorehub/registry"
+	"github.com/scorehub/scorehub/registry/process"
 	"github.com/scorehub/scorehub/registry/xgboost"
 )
 
@@ -16,12 +16,12 @@ func ExampleFormat_Load() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	catalog := registry.NewCatalog()
+	catalog := process.NewCatalog()
 	if err := catalog.RegisterFormat(xgboost.Format{}); err != nil {
 		log.Fatal(err)
 	}
 	// The file numbers its classes; the metadata names them.
-	model, err := catalog.LoadModel(artifact, registry.ModelMetadata{
+	model, err := catalog.LoadModel(artifact, process.ModelMetadata{
 		Label:   "species",
 		Classes: []string{"setosa", "versicolor", "virginica"},
 	})
@@ -34,22 +34,22 @@ func ExampleFormat_Load() {
 	}
 
 	iris, _ := catalog.Lookup("iris")
-	row, err := registry.NewTable(1,
-		registry.NumberColumn("sepal_length", []float64{6.8}, nil),
-		registry.NumberColumn("sepal_width", []float64{2.8}, nil),
-		registry.NumberColumn("petal_length", []float64{4.8}, nil),
-		registry.NumberColumn("petal_width", []float64{1.4}, nil),
+	row, err := process.NewTable(1,
+		process.NumberColumn("sepal_length", []float64{6.8}, nil),
+		process.NumberColumn("sepal_width", []float64{2.8}, nil),
+		process.NumberColumn("petal_length", []float64{4.8}, nil),
+		process.NumberColumn("petal_width", []float64{1.4}, nil),
 	)
 	if err != nil {
 		log.Fatal(err)
 	}
-	out, err := iris.Process.Score(context.Background(), registry.Input{Table: row})
+	out, err := iris.Process.Score(context.Background(), process.Input{Table: row})
 	if err != nil {
 		log.Fatal(err)
 	}
 	for i := range out.NumColumns() {
 		c := out.Column(i)
-		if c.Kind == registry.Text {
+		if c.Kind == process.Text {
 			fmt.Printf("%s = %s\n", c.Name, c.Texts[0])
 		} else {
 			fmt.Printf("%s = %.6f\n", c.Name, c.Numbers[0])

@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/scorehub/scorehub/internal/demo"
-	"github.com/scorehub/scorehub/registry"
+	"github.com/scorehub/scorehub/registry/process"
 	"github.com/scorehub/scorehub/registry/xgboost"
 )
 
@@ -24,10 +24,10 @@ func TestExampleModel(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var meta registry.ModelMetadata
+	var meta process.ModelMetadata
 	readJSON(t, filepath.Join(dir, "iris.metadata.json"), &meta)
 	var upload struct {
-		registry.ModelMetadata
+		process.ModelMetadata
 		Verification struct {
 			Rows      []map[string]*float64 `json:"rows"`
 			Expected  [][]float64           `json:"expected"`
@@ -60,7 +60,7 @@ func TestExampleModel(t *testing.T) {
 	}
 	f := &fixture{Model: "iris", Metadata: meta, Rows: v.Rows}
 	f.Schema.Inputs, f.Schema.Classes = meta.Features, meta.Classes
-	got, err := m.Process.Score(context.Background(), registry.Input{Table: f.table(t, 0, len(v.Rows))})
+	got, err := m.Process.Score(context.Background(), process.Input{Table: f.table(t, 0, len(v.Rows))})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,7 +102,7 @@ func readJSON(t *testing.T, path string, v any) {
 	}
 }
 
-func columnNames(specs []registry.ColumnSpec) []string {
+func columnNames(specs []process.ColumnSpec) []string {
 	names := make([]string, len(specs))
 	for i, s := range specs {
 		names[i] = s.Name

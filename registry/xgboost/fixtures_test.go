@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/scorehub/scorehub/internal/modeltest"
-	"github.com/scorehub/scorehub/registry"
+	"github.com/scorehub/scorehub/registry/process"
 	"github.com/scorehub/scorehub/registry/xgboost"
 )
 
@@ -15,14 +15,14 @@ import (
 type fixture struct {
 	Model string `json:"model"`
 	// Metadata is what an upload of the model carries.
-	Metadata registry.ModelMetadata `json:"metadata"`
+	Metadata process.ModelMetadata `json:"metadata"`
 	// Schema is what the reader should derive from the file and Metadata.
 	Schema struct {
-		Task      registry.Task `json:"task"`
-		Objective string        `json:"objective"`
-		Inputs    []string      `json:"inputs"`
-		Classes   []string      `json:"classes"`
-		Trees     int           `json:"trees"`
+		Task      process.Task `json:"task"`
+		Objective string       `json:"objective"`
+		Inputs    []string     `json:"inputs"`
+		Classes   []string     `json:"classes"`
+		Trees     int          `json:"trees"`
 	} `json:"schema"`
 	// Rows are the input rows; a nil value or an absent key is missing.
 	Rows []map[string]*float64 `json:"rows"`
@@ -45,10 +45,10 @@ func readFixture(t testing.TB, dir, name string) *fixture {
 // Number column for each feature some row has, missing where a row has
 // null or no key, in the reverse of the model's order (the reader matches
 // columns by name), plus a text column the model does not read.
-func (f *fixture) table(t testing.TB, first, last int) *registry.Table {
+func (f *fixture) table(t testing.TB, first, last int) *process.Table {
 	t.Helper()
 	n := last - first
-	var cols []registry.Column
+	var cols []process.Column
 	for j := len(f.Schema.Inputs) - 1; j >= 0; j-- {
 		name := f.Schema.Inputs[j]
 		if !slices.ContainsFunc(f.Rows[first:last], func(r map[string]*float64) bool { _, ok := r[name]; return ok }) {
@@ -62,13 +62,13 @@ func (f *fixture) table(t testing.TB, first, last int) *registry.Table {
 				missing[i] = true
 			}
 		}
-		cols = append(cols, registry.NumberColumn(name, values, missing))
+		cols = append(cols, process.NumberColumn(name, values, missing))
 	}
 	return modeltest.Table(t, first, last, cols...)
 }
 
 // loadFixtureModel loads NAME.ext from dir with the fixture's metadata.
-func loadFixtureModel(t testing.TB, dir, name, ext string, f *fixture) *registry.LoadedModel {
+func loadFixtureModel(t testing.TB, dir, name, ext string, f *fixture) *process.LoadedModel {
 	t.Helper()
 	return modeltest.Load(t, xgboost.Format{}, dir, name+ext, f.Metadata)
 }
@@ -91,11 +91,11 @@ func TestFixtures(t *testing.T) {
 func checkFixture(t *testing.T, dir, name, ext string, f *fixture) {
 	m := loadFixtureModel(t, dir, name, ext, f)
 	checkSchema(t, f, m.Schema)
-	modeltest.ScoreEachWay(t, m, len(f.Rows), func(first, last int) *registry.Table { return f.table(t, first, last) },
-		func(got *registry.Table, first int) { compareFixture(t, f, got, first) })
+	modeltest.ScoreEachWay(t, m, len(f.Rows), func(first, last int) *process.Table { return f.table(t, first, last) },
+		func(got *process.Table, first int) { compareFixture(t, f, got, first) })
 }
 
-func checkSchema(t *testing.T, f *fixture, s registry.ModelSchema) {
+func checkSchema(t *testing.T, f *fixture, s process.ModelSchema) {
 	t.Helper()
 	want := f.Schema
 	if s.Task != want.Task || s.Objective != want.Objective || s.Trees != want.Trees {
@@ -105,7 +105,7 @@ func checkSchema(t *testing.T, f *fixture, s registry.ModelSchema) {
 		t.Errorf("schema: producer %q does not name XGBoost 1.7.4, which wrote the file", s.Producer)
 	}
 	for _, c := range s.Inputs {
-		if c.Kind != registry.Number || c.Required {
+		if c.Kind != process.Number || c.Required {
 			t.Errorf("schema: input %q is %v, required %v; want an optional number", c.Name, c.Kind, c.Required)
 		}
 	}
@@ -121,12 +121,12 @@ func checkSchema(t *testing.T, f *fixture, s registry.ModelSchema) {
 // compareFixture checks got, the answer for f's rows from first on, against
 // XGBoost's predictions: confidences within 1e-6, the predicted class the
 // most confident one; regression values within 1e-6 relative.
-func compareFixture(t *testing.T, f *fixture, got *registry.Table, first int) {
+func compareFixture(t *testing.T, f *fixture, got *process.Table, first int) {
 	t.Helper()
 	label := "prediction(" + f.Metadata.LabelOrDefault() + ")"
 	for r := range got.Rows() {
 		i := first + r
-		if f.Schema.Task == registry.Regression {
+		if f.Schema.Task == process.Regression {
 			modeltest.CheckValue(t, "XGBoost", got, label, r, i, modeltest.Value(t, f.Model, i, f.Predictions[i]))
 			continue
 		}

@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"fmt"
 
-	"github.com/scorehub/scorehub/registry"
+	"github.com/scorehub/scorehub/registry/process"
 )
 
 // Limits bounds what [Format.Load] accepts, so that an upload cannot make
@@ -62,7 +62,7 @@ type Format struct {
 	Limits Limits
 }
 
-var _ registry.ModelFormat = Format{}
+var _ process.ModelFormat = Format{}
 
 // Name returns "xgboost".
 func (Format) Name() string { return "xgboost" }
@@ -106,16 +106,16 @@ func isUBJSON(b []byte) bool {
 // content) and returns it ready to score. meta names what the file does
 // not: the label, the classes and, when given, the features. Anything the
 // reader does not support is refused with an error naming it.
-func (f Format) Load(artifact []byte, meta registry.ModelMetadata) (*registry.LoadedModel, error) {
+func (f Format) Load(artifact []byte, meta process.ModelMetadata) (*process.LoadedModel, error) {
 	_, lm, err := f.load(artifact, meta)
 	return lm, err
 }
 
 // load is Load, returning the model behind the process too.
-func (f Format) load(artifact []byte, meta registry.ModelMetadata) (*model, *registry.LoadedModel, error) {
+func (f Format) load(artifact []byte, meta process.ModelMetadata) (*model, *process.LoadedModel, error) {
 	lim := f.Limits.withDefaults()
 	if int64(len(artifact)) > lim.MaxBytes {
-		return nil, nil, registry.ModelErrorf(registry.ErrModelLimit,
+		return nil, nil, process.ModelErrorf(process.ErrModelLimit,
 			"the file has %d bytes, more than the limit of %d", len(artifact), lim.MaxBytes)
 	}
 	var r reader
@@ -125,7 +125,7 @@ func (f Format) load(artifact []byte, meta registry.ModelMetadata) (*model, *reg
 	case isJSON(artifact):
 		r = newJSONReader(artifact)
 	default:
-		return nil, nil, registry.ModelErrorf(registry.ErrModelFormat,
+		return nil, nil, process.ModelErrorf(process.ErrModelFormat,
 			"the file is not an XGBoost model saved as JSON or UBJSON")
 	}
 	w := &walker{r: r, lim: lim}

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/scorehub/scorehub/internal/tabletest"
-	"github.com/scorehub/scorehub/registry"
+	"github.com/scorehub/scorehub/registry/process"
 )
 
 // fuzzLimits keep the fuzzers' models small, so that a run explores
@@ -36,18 +36,18 @@ func fuzzSeeds() []obj {
 }
 
 // checkLoaded fails unless a loaded model scores rows without trouble.
-func checkLoaded(t *testing.T, lm *registry.LoadedModel, err error) {
+func checkLoaded(t *testing.T, lm *process.LoadedModel, err error) {
 	if err != nil {
-		if !errors.Is(err, registry.ErrModelInvalid) && !errors.Is(err, registry.ErrModelLimit) && !errors.Is(err, registry.ErrModelFormat) {
+		if !errors.Is(err, process.ErrModelInvalid) && !errors.Is(err, process.ErrModelLimit) && !errors.Is(err, process.ErrModelFormat) {
 			t.Fatalf("Load failed with an error of no model kind: %v", err)
 		}
 		return
 	}
-	var cols []registry.Column
+	var cols []process.Column
 	for _, in := range lm.Schema.Inputs {
-		cols = append(cols, registry.NumberColumn(in.Name, []float64{0, -1, math.NaN(), 1e40, 3}, nil))
+		cols = append(cols, process.NumberColumn(in.Name, []float64{0, -1, math.NaN(), 1e40, 3}, nil))
 	}
-	out, err := lm.Process.Score(context.Background(), registry.Input{Table: tabletest.Must(5, cols...)})
+	out, err := lm.Process.Score(context.Background(), process.Input{Table: tabletest.Must(5, cols...)})
 	if err != nil {
 		t.Fatalf("Score: %v", err)
 	}
@@ -61,7 +61,7 @@ func FuzzLoadJSON(f *testing.F) {
 		f.Add(encodeJSON(f, m))
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
-		lm, err := Format{Limits: fuzzLimits}.Load(b, registry.ModelMetadata{})
+		lm, err := Format{Limits: fuzzLimits}.Load(b, process.ModelMetadata{})
 		checkLoaded(t, lm, err)
 	})
 }
@@ -71,7 +71,7 @@ func FuzzLoadUBJSON(f *testing.F) {
 		f.Add(encodeUBJ(m))
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
-		lm, err := Format{Limits: fuzzLimits}.Load(b, registry.ModelMetadata{})
+		lm, err := Format{Limits: fuzzLimits}.Load(b, process.ModelMetadata{})
 		checkLoaded(t, lm, err)
 	})
 }

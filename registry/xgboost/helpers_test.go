@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/scorehub/scorehub/internal/tabletest"
-	"github.com/scorehub/scorehub/registry"
+	"github.com/scorehub/scorehub/registry/process"
 )
 
 // obj is a JSON object of a hand-made model.
@@ -168,7 +168,7 @@ func encodeUBJ(v any) []byte {
 
 // load loads m, saved as JSON and as UBJSON, and fails the test unless both
 // load alike; it returns the JSON one.
-func load(t testing.TB, m obj, meta registry.ModelMetadata) *registry.LoadedModel {
+func load(t testing.TB, m obj, meta process.ModelMetadata) *process.LoadedModel {
 	t.Helper()
 	lm, err := Format{}.Load(encodeJSON(t, m), meta)
 	if err != nil {
@@ -181,26 +181,26 @@ func load(t testing.TB, m obj, meta registry.ModelMetadata) *registry.LoadedMode
 }
 
 // rowsOf is a table of the two features f0 and f1; NaN is missing.
-func rowsOf(rows ...[2]float64) *registry.Table {
+func rowsOf(rows ...[2]float64) *process.Table {
 	f0 := make([]float64, len(rows))
 	f1 := make([]float64, len(rows))
 	for i, r := range rows {
 		f0[i], f1[i] = r[0], r[1]
 	}
-	return tabletest.Must(len(rows), registry.NumberColumn("f0", f0, nil), registry.NumberColumn("f1", f1, nil))
+	return tabletest.Must(len(rows), process.NumberColumn("f0", f0, nil), process.NumberColumn("f1", f1, nil))
 }
 
 // score scores t and returns the result's Number columns by name.
-func score(t testing.TB, lm *registry.LoadedModel, in *registry.Table) map[string][]float64 {
+func score(t testing.TB, lm *process.LoadedModel, in *process.Table) map[string][]float64 {
 	t.Helper()
-	out, err := lm.Process.Score(context.Background(), registry.Input{Table: in})
+	out, err := lm.Process.Score(context.Background(), process.Input{Table: in})
 	if err != nil {
 		t.Fatalf("Score: %v", err)
 	}
 	cols := map[string][]float64{}
 	for i := range out.NumColumns() {
 		c := out.Column(i)
-		if c.Kind == registry.Number {
+		if c.Kind == process.Number {
 			cols[c.Name] = c.Numbers
 		}
 	}

@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"sync"
 
-	"github.com/scorehub/scorehub/registry"
+	"github.com/scorehub/scorehub/registry/process"
 )
 
 // node is one node of a flattened tree. Trees are renumbered breadth first,
@@ -51,8 +51,8 @@ type model struct {
 	obj     objective
 	objName string
 	nFeat   int
-	inputs  []registry.ColumnSpec // the features' columns, in the model's order
-	dart    bool                  // trees are weighed by their w
+	inputs  []process.ColumnSpec // the features' columns, in the model's order
+	dart    bool                 // trees are weighed by their w
 	// weights are a gblinear model's: weights[f*groups+g] multiplies
 	// feature f for group g, weights[nFeat*groups+g] is g's bias. Nil for
 	// tree models.
@@ -91,7 +91,7 @@ func build(f *file, lim Limits) (*model, error) {
 	case f.numFeature < 1:
 		return nil, invalid("learner_model_param.num_feature is %d; the model must read at least one feature", f.numFeature)
 	case f.numFeature > int64(lim.MaxFeatures):
-		return nil, registry.ModelErrorf(registry.ErrModelLimit,
+		return nil, process.ModelErrorf(process.ErrModelLimit,
 			"the model has %d features, more than the limit of %d", f.numFeature, lim.MaxFeatures)
 	}
 	groups := 1
@@ -100,7 +100,7 @@ func build(f *file, lim Limits) (*model, error) {
 			return nil, invalid("objective %q needs num_class of at least 2, not %d", f.objective, f.numClass)
 		}
 		if f.numClass > int64(lim.MaxClasses) {
-			return nil, registry.ModelErrorf(registry.ErrModelLimit,
+			return nil, process.ModelErrorf(process.ErrModelLimit,
 				"the model has %d classes, more than the limit of %d", f.numClass, lim.MaxClasses)
 		}
 		groups = int(f.numClass)
@@ -273,7 +273,7 @@ func flatten(i int, rt *rawTree, nFeat int, lim Limits) (tree, error) {
 			}
 			d := depth[k] + 1
 			if int(d) > lim.MaxDepth {
-				return tree{}, registry.ModelErrorf(registry.ErrModelLimit,
+				return tree{}, process.ModelErrorf(process.ErrModelLimit,
 					"tree %d is deeper than the limit of %d", i, lim.MaxDepth)
 			}
 			nd.cond, nd.feat, value = rt.cond[old], f, 0
@@ -396,7 +396,7 @@ func (m *model) classCount() int {
 
 // loaded checks meta against the model and returns it with its schema and
 // process.
-func (m *model) loaded(f *file, meta registry.ModelMetadata, lim Limits) (*registry.LoadedModel, error) {
+func (m *model) loaded(f *file, meta process.ModelMetadata, lim Limits) (*process.LoadedModel, error) {
 	source := "the metadata"
 	if len(meta.Features) == 0 {
 		source = "the file's feature_names"
@@ -408,45 +408,45 @@ func (m *model) loaded(f *file, meta registry.ModelMetadata, lim Limits) (*regis
 		}
 	}
 	label := meta.LabelOrDefault()
-	schema := registry.ModelSchema{
+	schema := process.ModelSchema{
 		Format:    "xgboost",
 		Producer:  producer(f.version),
 		Objective: m.objName,
 		Label:     label,
 		Trees:     len(m.trees),
 	}
-	schema.Inputs = make([]registry.ColumnSpec, len(features))
+	schema.Inputs = make([]process.ColumnSpec, len(features))
 	for i, name := range features {
-		schema.Inputs[i] = registry.ColumnSpec{Name: name, Kind: registry.Number}
+		schema.Inputs[i] = process.ColumnSpec{Name: name, Kind: process.Number}
 	}
 	m.inputs = slices.Clone(schema.Inputs)
 	prediction := "prediction(" + label + ")"
-	var proc registry.Process
+	var proc process.Process
 	if m.obj.class {
 		k := m.classCount()
 		if k > lim.MaxClasses {
-			return nil, registry.ModelErrorf(registry.ErrModelLimit,
+			return nil, process.ModelErrorf(process.ErrModelLimit,
 				"the model has %d classes, more than the limit of %d", k, lim.MaxClasses)
 		}
 		classes := names(meta.Classes, nil, k, "")
 		if err := checkNames("class", "classes", "the metadata", classes, k); err != nil {
 			return nil, err
 		}
-		p, err := registry.Classifier(label, classes, m.predictProbs)
+		p, err := process.Classifier(label, classes, m.predictProbs)
 		if err != nil {
 			return nil, invalid("%s", err.Error())
 		}
 		proc = p
-		schema.Task = registry.Classification
+		schema.Task = process.Classification
 		schema.Classes = classes
-		schema.Outputs = registry.ClassifierOutputs(label, classes)
+		schema.Outputs = process.ClassifierOutputs(label, classes)
 	} else {
 		if len(meta.Classes) > 0 {
 			return nil, invalid("the metadata names classes, but the model is a regressor (objective %q)", m.objName)
 		}
-		schema.Task = registry.Regression
-		schema.Outputs = []registry.ColumnSpec{{Name: prediction, Kind: registry.Number}}
+		schema.Task = process.Regression
+		schema.Outputs = []process.ColumnSpec{{Name: prediction, Kind: process.Number}}
 		proc = &regressor{m: m, name: prediction}
 	}
-	return &registry.LoadedModel{Schema: schema, Process: proc, RowWise: true}, nil
+	return &process.LoadedModel{Schema: schema, Process: proc, RowWise: true}, nil
 }

@@ -6,7 +6,7 @@ import (
 	"math"
 	"slices"
 
-	"github.com/scorehub/scorehub/registry"
+	"github.com/scorehub/scorehub/registry/process"
 )
 
 // blockRows is how many rows are scored together: their features are
@@ -19,16 +19,16 @@ const ctxEvery = 32
 
 // scratch is the memory one Score call works in, pooled.
 type scratch struct {
-	cols []*registry.Column // a feature's column; nil when absent
-	x    []float32          // blockRows rows of features, row-major
-	out  []float32          // margins of the rows of a block, row-major
+	cols []*process.Column // a feature's column; nil when absent
+	x    []float32         // blockRows rows of features, row-major
+	out  []float32         // margins of the rows of a block, row-major
 }
 
 func (m *model) getScratch() *scratch {
 	s, _ := m.scratch.Get().(*scratch)
 	if s == nil {
 		s = &scratch{
-			cols: make([]*registry.Column, m.nFeat),
+			cols: make([]*process.Column, m.nFeat),
 			x:    make([]float32, blockRows*m.nFeat),
 			out:  make([]float32, blockRows*m.groups),
 		}
@@ -37,7 +37,7 @@ func (m *model) getScratch() *scratch {
 }
 
 // columns finds the column of every feature in t.
-func (m *model) columns(t *registry.Table, cols []*registry.Column) error {
+func (m *model) columns(t *process.Table, cols []*process.Column) error {
 	for f := range cols {
 		cols[f] = nil
 		i := t.Index(m.inputs[f].Name)
@@ -45,7 +45,7 @@ func (m *model) columns(t *registry.Table, cols []*registry.Column) error {
 			continue
 		}
 		c := t.Column(i)
-		if c.Kind != registry.Number {
+		if c.Kind != process.Number {
 			return fmt.Errorf("xgboost: column %q holds text; the model's features are numbers", c.Name)
 		}
 		cols[f] = c
@@ -56,7 +56,7 @@ func (m *model) columns(t *registry.Table, cols []*registry.Column) error {
 // margins scores every row of t and calls emit with each block's margins
 // (rows × groups, row-major) and the index of its first row. Missing
 // values, absent columns and NaN take each split's default branch.
-func (m *model) margins(ctx context.Context, t *registry.Table, emit func(first int, out []float32)) error {
+func (m *model) margins(ctx context.Context, t *process.Table, emit func(first int, out []float32)) error {
 	s := m.getScratch()
 	defer func() {
 		clear(s.cols) // the pool must not keep the caller's table alive
@@ -313,8 +313,8 @@ func (t *tree) leaf(x []float32) float32 {
 	}
 }
 
-// predictProbs is the classifier's [registry.PredictFunc].
-func (m *model) predictProbs(ctx context.Context, in registry.Input, probs []float64) error {
+// predictProbs is the classifier's [process.PredictFunc].
+func (m *model) predictProbs(ctx context.Context, in process.Input, probs []float64) error {
 	k := m.classCount()
 	return m.margins(ctx, in.Table, func(first int, out []float32) {
 		if m.obj.multi {
@@ -357,7 +357,7 @@ type regressor struct {
 	name string
 }
 
-func (p *regressor) Score(ctx context.Context, in registry.Input) (*registry.Table, error) {
+func (p *regressor) Score(ctx context.Context, in process.Input) (*process.Table, error) {
 	vals := make([]float64, in.Table.Rows())
 	err := p.m.margins(ctx, in.Table, func(first int, out []float32) {
 		for r, v := range out {
@@ -367,5 +367,5 @@ func (p *regressor) Score(ctx context.Context, in registry.Input) (*registry.Tab
 	if err != nil {
 		return nil, err
 	}
-	return registry.NewTable(len(vals), registry.NumberColumn(p.name, vals, nil))
+	return process.NewTable(len(vals), process.NumberColumn(p.name, vals, nil))
 }

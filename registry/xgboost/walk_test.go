@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/scorehub/scorehub/internal/tabletest"
-	"github.com/scorehub/scorehub/registry"
+	"github.com/scorehub/scorehub/registry/process"
 )
 
 // randomTree is a random tree over nf features, as XGBoost's arrays, with
@@ -120,7 +120,7 @@ func TestWalksAgree(t *testing.T) {
 			if tc.dart {
 				at(m, "learner")["gradient_booster"] = obj{"name": "dart", "gbtree": at(m, "learner", "gradient_booster"), "weight_drop": weights}
 			}
-			lm := load(t, m, registry.ModelMetadata{})
+			lm := load(t, m, process.ModelMetadata{})
 
 			const rows = 37
 			cols := make([][]float64, nf)
@@ -153,10 +153,10 @@ func TestWalksAgree(t *testing.T) {
 				}
 				want[r] = float64(sum)
 			}
-			table := func(first, last int) *registry.Table {
-				var cs []registry.Column
+			table := func(first, last int) *process.Table {
+				var cs []process.Column
 				for f := range cols {
-					cs = append(cs, registry.NumberColumn(lm.Schema.Inputs[f].Name, cols[f][first:last], nil))
+					cs = append(cs, process.NumberColumn(lm.Schema.Inputs[f].Name, cols[f][first:last], nil))
 				}
 				return tabletest.Must(last-first, cs...)
 			}

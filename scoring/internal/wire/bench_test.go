@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/scorehub/scorehub/internal/testutil"
-	"github.com/scorehub/scorehub/registry"
+	"github.com/scorehub/scorehub/registry/process"
 	"github.com/scorehub/scorehub/scoring/internal/wire"
 )
 
@@ -56,10 +56,10 @@ func BenchmarkAppendResponse(b *testing.B) {
 			conf[j][i] = z[j] / sum
 		}
 	}
-	result, err := registry.NewTable(rows,
-		registry.NumberColumn("confidence(setosa)", conf[0], nil),
-		registry.NumberColumn("confidence(versicolor)", conf[1], nil),
-		registry.NumberColumn("confidence(virginica)", conf[2], nil))
+	result, err := process.NewTable(rows,
+		process.NumberColumn("confidence(setosa)", conf[0], nil),
+		process.NumberColumn("confidence(versicolor)", conf[1], nil),
+		process.NumberColumn("confidence(virginica)", conf[2], nil))
 	if err != nil {
 		b.Fatal(err)
 	}

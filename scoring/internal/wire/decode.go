@@ -11,7 +11,7 @@ import (
 
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/scorehub/scorehub/problem"
-	"github.com/scorehub/scorehub/registry"
+	"github.com/scorehub/scorehub/registry/process"
 )
 
 // Decode reads a request body from r into a state of its own and decodes
@@ -296,7 +296,7 @@ func (st *State) row1(row int, lim Limits) error {
 		}
 		end := uint32(d.InputOffset())
 		cl := cell{raw: span{end - uint32(len(v)), end}, col: c}
-		kind := registry.Text
+		kind := process.Text
 		switch v[0] {
 		case 'n':
 			cl.kind = cellNull
@@ -323,7 +323,7 @@ func (st *State) row1(row int, lim Limits) error {
 			}
 			cl.kind = cellNumber
 			cl.val = math.Float64bits(f)
-			kind = registry.Number
+			kind = process.Number
 		}
 		if cl.kind != cellNull && !info.add(kind, row) {
 			return badRequest(problem.MixedTypes, pointer(row, info.name),
@@ -377,9 +377,9 @@ func (st *State) build() error {
 	for i := range st.cols {
 		c := &st.cols[i]
 		if c.kind == 0 {
-			c.kind = registry.Text
+			c.kind = process.Text
 		}
-		if c.kind == registry.Number {
+		if c.kind == process.Number {
 			nNum++
 		} else {
 			nText++
@@ -391,7 +391,7 @@ func (st *State) build() error {
 	nums := make([]float64, nNum*rows)
 	texts := make([]string, nText*rows)
 	missing := make([]bool, nMissing*rows)
-	cols := make([]registry.Column, len(st.cols))
+	cols := make([]process.Column, len(st.cols))
 	for i := range st.cols {
 		c := &st.cols[i]
 		col := &cols[i]
@@ -404,7 +404,7 @@ func (st *State) build() error {
 			}
 			col.Missing = miss
 		}
-		if c.kind == registry.Number {
+		if c.kind == process.Number {
 			col.Numbers, nums = nums[:rows:rows], nums[rows:]
 			if miss != nil {
 				for j := range col.Numbers {
@@ -428,7 +428,7 @@ func (st *State) build() error {
 	} else {
 		st.fill(cols, arena, 0, rows)
 	}
-	t, err := registry.NewTable(rows, cols...)
+	t, err := process.NewTable(rows, cols...)
 	if err != nil {
 		return fmt.Errorf("scoring: build table: %w", err)
 	}
@@ -437,7 +437,7 @@ func (st *State) build() error {
 }
 
 // fill writes the values of rows lo to hi into cols.
-func (st *State) fill(cols []registry.Column, arena string, lo, hi int) {
+func (st *State) fill(cols []process.Column, arena string, lo, hi int) {
 	start := uint32(0)
 	if lo > 0 {
 		start = st.rowEnd[lo-1]

@@ -9,12 +9,12 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/scorehub/scorehub/problem"
-	"github.com/scorehub/scorehub/registry"
+	"github.com/scorehub/scorehub/registry/process"
 	"github.com/scorehub/scorehub/scoring/internal/wire"
 )
 
-func num(name string, v ...any) colView  { return colView{Name: name, Kind: registry.Number, Values: v} }
-func text(name string, v ...any) colView { return colView{Name: name, Kind: registry.Text, Values: v} }
+func num(name string, v ...any) colView  { return colView{Name: name, Kind: process.Number, Values: v} }
+func text(name string, v ...any) colView { return colView{Name: name, Kind: process.Text, Values: v} }
 
 func TestDecodeAccepts(t *testing.T) {
 	tests := []struct {
@@ -177,10 +177,10 @@ func TestRequestRaw(t *testing.T) {
 }
 
 func TestConform(t *testing.T) {
-	spec := []registry.ColumnSpec{
-		{Name: "age", Kind: registry.Number, Required: true},
-		{Name: "city", Kind: registry.Text},
-		{Name: "score", Kind: registry.Number},
+	spec := []process.ColumnSpec{
+		{Name: "age", Kind: process.Number, Required: true},
+		{Name: "city", Kind: process.Text},
+		{Name: "score", Kind: process.Number},
 	}
 	tests := []struct {
 		name string

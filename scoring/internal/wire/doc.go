@@ -1,6 +1,6 @@
 // Package wire is the scoring endpoint's JSON codec: it reads a request's
 // body under the request limits, decodes it in one pass into a columnar
-// registry.Table, checks that table against the process's input schema,
+// process.Table, checks that table against the process's input schema,
 // and writes the answer, every input value echoed exactly as it was sent
 // and the process's results after it. It belongs to the scoring handler
 // and is internal so that its types can change with the handler's needs;

@@ -7,7 +7,7 @@ import (
 	"slices"
 	"unicode/utf8"
 
-	"github.com/scorehub/scorehub/registry"
+	"github.com/scorehub/scorehub/registry/process"
 )
 
 // Result is what a process answered a request: one table, or, for an
@@ -15,8 +15,8 @@ import (
 // order, with the same columns. The answer is written from the ranges'
 // tables as they are, never joined.
 type Result struct {
-	Whole *registry.Table
-	Parts []*registry.Table
+	Whole *process.Table
+	Parts []*process.Table
 }
 
 // AppendResponse appends to dst the response body for req scored as result:
@@ -28,7 +28,7 @@ type Result struct {
 // are null.
 //
 // It fails when result is nil or does not have one row per input row.
-func AppendResponse(dst []byte, req *Request, result *registry.Table) ([]byte, error) {
+func AppendResponse(dst []byte, req *Request, result *process.Table) ([]byte, error) {
 	if err := CheckResult(req.Table.Rows(), result); err != nil {
 		return dst, err
 	}
@@ -59,16 +59,16 @@ const (
 type Encoder struct {
 	body     []byte
 	st       *State
-	rows     int                // input rows, one answer row each
-	res      []resultCol        // the result columns of every table of the result, table after table
-	nres     int                // result columns a table
-	partEnd  []int              // of a result in parts: the row after each part's last
-	one      [1]*registry.Table // a whole result's table while Request.Encoder runs, as a slice of one
-	keys     []byte             // `,"name":` of every result column, back to back
-	keyEnd   []int              // where each result column's key ends in keys
-	keyNames []string           // the names keys holds, kept for the next response
-	replace  []replacement      // result columns that take an input column's place, by input column
-	appended []int              // the other result columns, in result order
+	rows     int               // input rows, one answer row each
+	res      []resultCol       // the result columns of every table of the result, table after table
+	nres     int               // result columns a table
+	partEnd  []int             // of a result in parts: the row after each part's last
+	one      [1]*process.Table // a whole result's table while Request.Encoder runs, as a slice of one
+	keys     []byte            // `,"name":` of every result column, back to back
+	keyEnd   []int             // where each result column's key ends in keys
+	keyNames []string          // the names keys holds, kept for the next response
+	replace  []replacement     // result columns that take an input column's place, by input column
+	appended []int             // the other result columns, in result order
 	// verbatim: the rows' texts are their echoes (see State.rowText)
 	// and no result column takes an input column's place.
 	verbatim bool
@@ -91,7 +91,7 @@ type replacement struct {
 
 // CheckResult reports a result a process must not return for rows input
 // rows: the encoder writes one answer row per input row from it.
-func CheckResult(rows int, result *registry.Table) error {
+func CheckResult(rows int, result *process.Table) error {
 	if result == nil {
 		return errors.New("scoring: the process returned no table")
 	}
@@ -150,7 +150,7 @@ func (r *Request) Encoder(result Result) *Encoder {
 		for i := range e.nres {
 			col := t.Column(i)
 			e.res = append(e.res, resultCol{key: e.keys[start:e.keyEnd[i]:e.keyEnd[i]],
-				numbers: col.Numbers, texts: col.Texts, missing: col.Missing, text: col.Kind == registry.Text})
+				numbers: col.Numbers, texts: col.Texts, missing: col.Missing, text: col.Kind == process.Text})
 			start = e.keyEnd[i]
 		}
 	}

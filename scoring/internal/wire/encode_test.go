@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/scorehub/scorehub/internal/tabletest"
-	"github.com/scorehub/scorehub/registry"
+	"github.com/scorehub/scorehub/registry/process"
 	"github.com/scorehub/scorehub/scoring/internal/wire"
 )
 
@@ -16,7 +16,7 @@ func TestAppendResponse(t *testing.T) {
 	tests := []struct {
 		name   string
 		body   string
-		result func(rows int) *registry.Table
+		result func(rows int) *process.Table
 		want   string
 	}{
 		{"numbers are echoed with their digits",
@@ -39,53 +39,53 @@ func TestAppendResponse(t *testing.T) {
 			`{"data":[{"\u0061":1},{"\u0061":2}]}`},
 		{"results follow the inputs in the process's order",
 			`{"data":[{"x":1},{"x":2}]}`,
-			func(n int) *registry.Table {
+			func(n int) *process.Table {
 				return tabletest.Must(n,
-					registry.TextColumn("prediction(y)", []string{"yes", "no"}, nil),
-					registry.NumberColumn("confidence(yes)", []float64{0.75, 0.25}, nil))
+					process.TextColumn("prediction(y)", []string{"yes", "no"}, nil),
+					process.NumberColumn("confidence(yes)", []float64{0.75, 0.25}, nil))
 			},
 			`{"data":[{"x":1,"prediction(y)":"yes","confidence(yes)":0.75},{"x":2,"prediction(y)":"no","confidence(yes)":0.25}]}`},
 		{"missing, NaN and infinite results are null",
 			`{"data":[{"x":1},{"x":2},{"x":3},{"x":4}]}`,
-			func(n int) *registry.Table {
+			func(n int) *process.Table {
 				return tabletest.Must(n,
-					registry.NumberColumn("r", []float64{nan, inf, -inf, 5}, []bool{false, false, false, false}),
-					registry.TextColumn("t", []string{"", "b", "c", "d"}, []bool{true, false, false, true}))
+					process.NumberColumn("r", []float64{nan, inf, -inf, 5}, []bool{false, false, false, false}),
+					process.TextColumn("t", []string{"", "b", "c", "d"}, []bool{true, false, false, true}))
 			},
 			`{"data":[{"x":1,"r":null,"t":null},{"x":2,"r":null,"t":"b"},{"x":3,"r":null,"t":"c"},{"x":4,"r":5,"t":null}]}`},
 		{"a result named like an input column replaces it in place, in every row",
 			`{"data":[{"a":1,"b":2,"c":3},{"a":4,"c":6}]}`,
-			func(n int) *registry.Table {
+			func(n int) *process.Table {
 				return tabletest.Must(n,
-					registry.NumberColumn("new", []float64{7, 8}, nil),
-					registry.TextColumn("b", []string{"B1", "B2"}, nil))
+					process.NumberColumn("new", []float64{7, 8}, nil),
+					process.TextColumn("b", []string{"B1", "B2"}, nil))
 			},
 			`{"data":[{"a":1,"b":"B1","c":3,"new":7},{"a":4,"b":"B2","c":6,"new":8}]}`},
 		{"replacements keep the input order whatever the result order",
 			`{"data":[{"a":1,"b":2,"c":3}]}`,
-			func(n int) *registry.Table {
+			func(n int) *process.Table {
 				return tabletest.Must(n,
-					registry.NumberColumn("c", []float64{30}, nil),
-					registry.NumberColumn("a", []float64{10}, nil))
+					process.NumberColumn("c", []float64{30}, nil),
+					process.NumberColumn("a", []float64{10}, nil))
 			},
 			`{"data":[{"a":10,"b":2,"c":30}]}`},
 		{"a replaced column of a row that lacked it, before the row's keys",
 			`{"data":[{"a":1,"b":2},{"b":3}]}`,
-			func(n int) *registry.Table {
-				return tabletest.Must(n, registry.NumberColumn("a", []float64{0, 9}, nil))
+			func(n int) *process.Table {
+				return tabletest.Must(n, process.NumberColumn("a", []float64{0, 9}, nil))
 			},
 			`{"data":[{"a":0,"b":2},{"a":9,"b":3}]}`},
 		{"number formatting",
 			`{"data":[{},{},{},{},{},{},{}]}`,
-			func(n int) *registry.Table {
-				return tabletest.Must(n, registry.NumberColumn("v",
+			func(n int) *process.Table {
+				return tabletest.Must(n, process.NumberColumn("v",
 					[]float64{0.1, 100, 1e21, 1e-7, -2.5e-300, 123456789012, math.Copysign(0, -1)}, nil))
 			},
 			`{"data":[{"v":0.1},{"v":100},{"v":1e+21},{"v":1e-7},{"v":-2.5e-300},{"v":123456789012},{"v":-0}]}`},
 		{"text results are escaped, invalid UTF-8 replaced",
 			`{"data":[{}]}`,
-			func(n int) *registry.Table {
-				return tabletest.Must(n, registry.TextColumn("s \"q\"", []string{"a\"b\\c\n\x01\xffé🙂"}, nil))
+			func(n int) *process.Table {
+				return tabletest.Must(n, process.TextColumn("s \"q\"", []string{"a\"b\\c\n\x01\xffé🙂"}, nil))
 			},
 			`{"data":[{"s \"q\"":"a\"b\\c\n\u0001\ufffdé🙂"}]}`},
 	}
@@ -118,12 +118,12 @@ func TestAppendResponseRefusesBadResults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for name, result := range map[string]*registry.Table{
+	for name, result := range map[string]*process.Table{
 		"nil table":                nil,
-		"one row":                  tabletest.Must(1, registry.NumberColumn("r", []float64{1}, nil)),
+		"one row":                  tabletest.Must(1, process.NumberColumn("r", []float64{1}, nil)),
 		"three rows":               tabletest.Must(3),
 		"zero rows":                tabletest.Must(0),
-		"three rows with a column": tabletest.Must(3, registry.TextColumn("t", []string{"a", "b", "c"}, nil)),
+		"three rows with a column": tabletest.Must(3, process.TextColumn("t", []string{"a", "b", "c"}, nil)),
 	} {
 		t.Run(name, func(t *testing.T) {
 			out, err := wire.AppendResponse([]byte("prefix"), req, result)

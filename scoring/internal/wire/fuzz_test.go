@@ -13,7 +13,7 @@ import (
 
 	"github.com/scorehub/scorehub/internal/tabletest"
 	"github.com/scorehub/scorehub/problem"
-	"github.com/scorehub/scorehub/registry"
+	"github.com/scorehub/scorehub/registry/process"
 	"github.com/scorehub/scorehub/scoring/internal/wire"
 )
 
@@ -50,7 +50,7 @@ func FuzzDecode(f *testing.F) {
 			if c.Len() != tbl.Rows() || (c.Missing != nil && len(c.Missing) != tbl.Rows()) {
 				t.Fatalf("column %q has %d values for %d rows", c.Name, c.Len(), tbl.Rows())
 			}
-			if c.Kind != registry.Number && c.Kind != registry.Text {
+			if c.Kind != process.Number && c.Kind != process.Text {
 				t.Fatalf("column %q has kind %v", c.Name, c.Kind)
 			}
 			for r := range tbl.Rows() {
@@ -67,7 +67,7 @@ func FuzzDecode(f *testing.F) {
 				if !present || string(raw) == "null" {
 					t.Fatalf("row %d column %q has a value but sent %q", r, c.Name, raw)
 				}
-				if c.Kind == registry.Number {
+				if c.Kind == process.Number {
 					want, err := strconv.ParseFloat(string(raw), 64)
 					if err != nil || math.Float64bits(want) != math.Float64bits(c.Numbers[r]) {
 						t.Fatalf("row %d column %q: %q decoded as %v, strconv says %v (%v)", r, c.Name, raw, c.Numbers[r], want, err)

@@ -3,7 +3,7 @@ package wire_test
 import (
 	"io"
 
-	"github.com/scorehub/scorehub/registry"
+	"github.com/scorehub/scorehub/registry/process"
 	"github.com/scorehub/scorehub/scoring"
 	"github.com/scorehub/scorehub/scoring/internal/wire"
 )
@@ -37,11 +37,11 @@ type apiError struct {
 // colView is a column as tests compare it: missing values are nil.
 type colView struct {
 	Name   string
-	Kind   registry.Kind
+	Kind   process.Kind
 	Values []any
 }
 
-func viewTable(t *registry.Table) []colView {
+func viewTable(t *process.Table) []colView {
 	out := []colView{}
 	for i := range t.NumColumns() {
 		c := t.Column(i)
@@ -50,7 +50,7 @@ func viewTable(t *registry.Table) []colView {
 			if c.IsMissing(r) {
 				continue
 			}
-			if c.Kind == registry.Number {
+			if c.Kind == process.Number {
 				v.Values[r] = c.Numbers[r]
 			} else {
 				v.Values[r] = c.Texts[r]

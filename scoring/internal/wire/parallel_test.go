@@ -12,7 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
-	"github.com/scorehub/scorehub/registry"
+	"github.com/scorehub/scorehub/registry/process"
 )
 
 // testLimits are tight enough that the bodies below pass them.
@@ -51,8 +51,8 @@ func decodeBoth(t *testing.T, body []byte, n int) bool {
 	return true
 }
 
-func columns(t *registry.Table) []registry.Column {
-	out := make([]registry.Column, t.NumColumns())
+func columns(t *process.Table) []process.Column {
+	out := make([]process.Column, t.NumColumns())
 	for i := range out {
 		out[i] = *t.Column(i)
 	}

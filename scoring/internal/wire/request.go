@@ -6,7 +6,7 @@ import (
 	"slices"
 
 	"github.com/scorehub/scorehub/problem"
-	"github.com/scorehub/scorehub/registry"
+	"github.com/scorehub/scorehub/registry/process"
 )
 
 // Request is a decoded scoring request: the rows of "data" as a columnar
@@ -22,7 +22,7 @@ type Request struct {
 	// "true" and "false") is string; null and absent keys are missing
 	// values. A column whose every value is null is Text, unless
 	// [Request.Conform] declares it a Number.
-	Table *registry.Table
+	Table *process.Table
 
 	st *State
 }
@@ -45,8 +45,8 @@ func (r *Request) Raw(row, col int) ([]byte, bool) {
 // another kind than declared, is a 400 schema_mismatch naming the column; a
 // column whose every value is null takes the declared kind. Columns the
 // schema does not name are kept as they are.
-func (r *Request) Conform(schema []registry.ColumnSpec) error {
-	var cols []registry.Column // copied on the first change
+func (r *Request) Conform(schema []process.ColumnSpec) error {
+	var cols []process.Column // copied on the first change
 	for _, s := range schema {
 		c, ok := r.st.lookup(s.Name)
 		if !ok {
@@ -65,7 +65,7 @@ func (r *Request) Conform(schema []registry.ColumnSpec) error {
 				"the column %q must hold %s values, not %s", s.Name, s.Kind, col.Kind)
 		}
 		if cols == nil {
-			cols = make([]registry.Column, r.Table.NumColumns())
+			cols = make([]process.Column, r.Table.NumColumns())
 			for i := range cols {
 				cols[i] = *r.Table.Column(i)
 			}
@@ -75,7 +75,7 @@ func (r *Request) Conform(schema []registry.ColumnSpec) error {
 	if cols == nil {
 		return nil
 	}
-	t, err := registry.NewTable(r.Table.Rows(), cols...)
+	t, err := process.NewTable(r.Table.Rows(), cols...)
 	if err != nil {
 		return fmt.Errorf("scoring: conform: %w", err)
 	}
@@ -84,17 +84,17 @@ func (r *Request) Conform(schema []registry.ColumnSpec) error {
 }
 
 // emptyColumn returns a column of rows missing values.
-func emptyColumn(name string, kind registry.Kind, rows int) registry.Column {
+func emptyColumn(name string, kind process.Kind, rows int) process.Column {
 	missing := make([]bool, rows)
 	for i := range missing {
 		missing[i] = true
 	}
-	if kind == registry.Number {
+	if kind == process.Number {
 		nums := make([]float64, rows)
 		for i := range nums {
 			nums[i] = math.NaN()
 		}
-		return registry.NumberColumn(name, nums, missing)
+		return process.NumberColumn(name, nums, missing)
 	}
-	return registry.TextColumn(name, make([]string, rows), missing)
+	return process.TextColumn(name, make([]string, rows), missing)
 }

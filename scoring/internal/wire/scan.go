@@ -8,7 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/go-json-experiment/json/jsontext"
-	"github.com/scorehub/scorehub/registry"
+	"github.com/scorehub/scorehub/registry/process"
 )
 
 // The scanner below decodes the documents clients send, {"data":[{…},…]}
@@ -238,7 +238,7 @@ func (st *State) scanRow(b []byte, i, row int, lim Limits) (int, bool) {
 			return 0, false
 		}
 		cl := cell{col: c}
-		kind := registry.Text
+		kind := process.Text
 		v := i
 		switch b[i] {
 		case '"':
@@ -316,7 +316,7 @@ func (st *State) scanRow(b []byte, i, row int, lim Limits) (int, bool) {
 			}
 			cl.kind = cellNumber
 			cl.val = math.Float64bits(f)
-			kind = registry.Number
+			kind = process.Number
 			i = j
 		}
 		cl.raw = span{uint32(v), uint32(i)}

@@ -12,7 +12,7 @@ import (
 	"github.com/scorehub/scorehub/internal/demo"
 	"github.com/scorehub/scorehub/internal/tabletest"
 	"github.com/scorehub/scorehub/internal/testutil"
-	"github.com/scorehub/scorehub/registry"
+	"github.com/scorehub/scorehub/registry/process"
 )
 
 // sameDecoding fails t when body, decoded as a request is, is answered
@@ -49,14 +49,14 @@ func sameEcho(t *testing.T, body []byte, want, got *Request) {
 	for i := range scores {
 		scores[i] = float64(i) / 4
 	}
-	results := []*registry.Table{
+	results := []*process.Table{
 		tabletest.Must(rows),
-		tabletest.Must(rows, registry.NumberColumn("score", scores, nil)),
+		tabletest.Must(rows, process.NumberColumn("score", scores, nil)),
 	}
 	if want.Table.NumColumns() > 0 {
 		// A result in the place of an input column: every row echoed
 		// from its cells.
-		results = append(results, tabletest.Must(rows, registry.NumberColumn(want.Table.Column(0).Name, scores, nil)))
+		results = append(results, tabletest.Must(rows, process.NumberColumn(want.Table.Column(0).Name, scores, nil)))
 	}
 	for row := range rows {
 		for col := range want.Table.NumColumns() {

@@ -7,7 +7,7 @@ import (
 	"unsafe"
 
 	"github.com/go-json-experiment/json/jsontext"
-	"github.com/scorehub/scorehub/registry"
+	"github.com/scorehub/scorehub/registry/process"
 )
 
 // State holds a request's body, everything decoded from it and the
@@ -160,17 +160,17 @@ func (st *State) lookup(name string) (uint32, bool) {
 // colInfo is what decoding learns about a column.
 type colInfo struct {
 	name   string
-	key    span          // the key's raw JSON text where it first appeared
-	words  keyWords      // the key's text and a colon as words, for the scanner
-	kind   registry.Kind // 0 while the column has only nulls
-	values int           // rows with a non-null value
-	first  int32         // row of the first non-null value
-	seen   int32         // 1 + the last row that had the key
+	key    span         // the key's raw JSON text where it first appeared
+	words  keyWords     // the key's text and a colon as words, for the scanner
+	kind   process.Kind // 0 while the column has only nulls
+	values int          // rows with a non-null value
+	first  int32        // row of the first non-null value
+	seen   int32        // 1 + the last row that had the key
 }
 
 // add counts a value of kind kind in row row, and reports false when the
 // column holds values of the other kind.
-func (c *colInfo) add(kind registry.Kind, row int) bool {
+func (c *colInfo) add(kind process.Kind, row int) bool {
 	switch c.kind {
 	case 0:
 		c.kind, c.first = kind, int32(row)

@@ -1,4 +1,4 @@
-package registry
+package process
 
 import (
 	"bytes"
@@ -246,7 +246,7 @@ type ModelFormat interface {
 }
 
 // ModelErrorf returns an error matching kind ([ErrModelFormat],
-// [ErrModelInvalid], [ErrModelLimit] or [ErrVerification]) whose client
+// [ErrModelInvalid], [ErrModelLimit] or [registry.ErrVerification]) whose client
 // message is the formatted sentence. Formats use it to say exactly what in a
 // file they refuse.
 func ModelErrorf(kind *problem.Error, format string, args ...any) error {

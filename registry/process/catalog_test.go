@@ -1,4 +1,4 @@
-package registry_test
+package process_test
 
 import (
 	"context"
@@ -9,33 +9,33 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/scorehub/scorehub/registry"
+	"github.com/scorehub/scorehub/registry/process"
 )
 
 // echo is a process that returns no result columns.
-var echo = registry.ProcessFunc(func(_ context.Context, in registry.Input) (*registry.Table, error) {
-	return registry.NewTable(in.Table.Rows())
+var echo = process.ProcessFunc(func(_ context.Context, in process.Input) (*process.Table, error) {
+	return process.NewTable(in.Table.Rows())
 })
 
 func TestCatalogRegisterErrors(t *testing.T) {
 	tests := []struct {
 		name string
-		p    registry.ProcessInfo
+		p    process.ProcessInfo
 		want string
 	}{
-		{"invalid name", registry.ProcessInfo{Name: "../etc", Process: echo}, "not a valid name"},
-		{"empty name", registry.ProcessInfo{Process: echo}, "not a valid name"},
-		{"nil process", registry.ProcessInfo{Name: "p"}, "nil Process"},
-		{"unnamed input column", registry.ProcessInfo{Name: "p", Process: echo, Input: []registry.ColumnSpec{{Kind: registry.Number}}}, "empty or repeated"},
-		{"repeated output column", registry.ProcessInfo{Name: "p", Process: echo, Output: []registry.ColumnSpec{{Name: "a", Kind: registry.Text}, {Name: "a", Kind: registry.Text}}}, "empty or repeated"},
-		{"column without kind", registry.ProcessInfo{Name: "p", Process: echo, Input: []registry.ColumnSpec{{Name: "a"}}}, "invalid kind"},
-		{"sample is an object", registry.ProcessInfo{Name: "p", Process: echo, Sample: json.RawMessage(`{"a":1}`)}, "sample"},
-		{"sample holds numbers", registry.ProcessInfo{Name: "p", Process: echo, Sample: json.RawMessage(`[1,2]`)}, "sample"},
-		{"sample is not JSON", registry.ProcessInfo{Name: "p", Process: echo, Sample: json.RawMessage(`[{"a":1},]`)}, "sample"},
+		{"invalid name", process.ProcessInfo{Name: "../etc", Process: echo}, "not a valid name"},
+		{"empty name", process.ProcessInfo{Process: echo}, "not a valid name"},
+		{"nil process", process.ProcessInfo{Name: "p"}, "nil Process"},
+		{"unnamed input column", process.ProcessInfo{Name: "p", Process: echo, Input: []process.ColumnSpec{{Kind: process.Number}}}, "empty or repeated"},
+		{"repeated output column", process.ProcessInfo{Name: "p", Process: echo, Output: []process.ColumnSpec{{Name: "a", Kind: process.Text}, {Name: "a", Kind: process.Text}}}, "empty or repeated"},
+		{"column without kind", process.ProcessInfo{Name: "p", Process: echo, Input: []process.ColumnSpec{{Name: "a"}}}, "invalid kind"},
+		{"sample is an object", process.ProcessInfo{Name: "p", Process: echo, Sample: json.RawMessage(`{"a":1}`)}, "sample"},
+		{"sample holds numbers", process.ProcessInfo{Name: "p", Process: echo, Sample: json.RawMessage(`[1,2]`)}, "sample"},
+		{"sample is not JSON", process.ProcessInfo{Name: "p", Process: echo, Sample: json.RawMessage(`[{"a":1},]`)}, "sample"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			c := registry.NewCatalog()
+			c := process.NewCatalog()
 			err := c.Register(tt.p)
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Fatalf("Register error = %v, want one mentioning %q", err, tt.want)
@@ -48,12 +48,12 @@ func TestCatalogRegisterErrors(t *testing.T) {
 }
 
 func TestCatalogDuplicate(t *testing.T) {
-	c := registry.NewCatalog()
-	if err := c.Register(registry.ProcessInfo{Name: "churn", Description: "first", Process: echo}); err != nil {
+	c := process.NewCatalog()
+	if err := c.Register(process.ProcessInfo{Name: "churn", Description: "first", Process: echo}); err != nil {
 		t.Fatal(err)
 	}
-	err := c.Register(registry.ProcessInfo{Name: "churn", Description: "second", Process: echo})
-	if !errors.Is(err, registry.ErrExists) {
+	err := c.Register(process.ProcessInfo{Name: "churn", Description: "second", Process: echo})
+	if !errors.Is(err, process.ErrExists) {
 		t.Fatalf("second Register error = %v, want ErrExists", err)
 	}
 	if p, _ := c.Lookup("churn"); p.Description != "first" {
@@ -62,11 +62,11 @@ func TestCatalogDuplicate(t *testing.T) {
 }
 
 func TestCatalogLookupAndList(t *testing.T) {
-	c := registry.NewCatalog()
+	c := process.NewCatalog()
 	sample := json.RawMessage(`[{"age":41,"city":"Oslo"}]`)
-	input := []registry.ColumnSpec{{Name: "age", Kind: registry.Number, Required: true}}
+	input := []process.ColumnSpec{{Name: "age", Kind: process.Number, Required: true}}
 	for _, name := range []string{"zeta", "Alpha", "mid", "alpha"} {
-		if err := c.Register(registry.ProcessInfo{Name: name, Process: echo, Sample: sample, Input: input}); err != nil {
+		if err := c.Register(process.ProcessInfo{Name: name, Process: echo, Sample: sample, Input: input}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -100,14 +100,14 @@ func TestCatalogLookupAndList(t *testing.T) {
 }
 
 func TestCatalogZeroValue(t *testing.T) {
-	var c registry.Catalog
+	var c process.Catalog
 	if _, ok := c.Lookup("p"); ok {
 		t.Error("Lookup found a process in an empty catalog")
 	}
 	if got := c.List(); len(got) != 0 {
 		t.Errorf("List of an empty catalog = %v", got)
 	}
-	if err := c.Register(registry.ProcessInfo{Name: "p", Process: echo}); err != nil {
+	if err := c.Register(process.ProcessInfo{Name: "p", Process: echo}); err != nil {
 		t.Fatalf("Register on a zero Catalog: %v", err)
 	}
 	if _, ok := c.Lookup("p"); !ok || len(c.List()) != 1 {

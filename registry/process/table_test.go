@@ -1,4 +1,4 @@
-package registry_test
+package process_test
 
 import (
 	"fmt"
@@ -9,30 +9,30 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/scorehub/scorehub/internal/tabletest"
-	"github.com/scorehub/scorehub/registry"
+	"github.com/scorehub/scorehub/registry/process"
 )
 
 func TestNewTableErrors(t *testing.T) {
-	num := func(name string, n int) registry.Column { return registry.NumberColumn(name, make([]float64, n), nil) }
+	num := func(name string, n int) process.Column { return process.NumberColumn(name, make([]float64, n), nil) }
 	tests := []struct {
 		name string
 		rows int
-		cols []registry.Column
+		cols []process.Column
 		want string // in the error
 	}{
 		{"negative rows", -1, nil, "negative row count"},
-		{"unnamed column", 1, []registry.Column{num("", 1)}, "column 0 has no name"},
-		{"repeated name", 1, []registry.Column{num("a", 1), registry.TextColumn("a", []string{"x"}, nil)}, `column "a" appears twice`},
-		{"zero kind", 1, []registry.Column{{Name: "a", Numbers: []float64{1}}}, `column "a" has invalid kind`},
-		{"number column with texts", 1, []registry.Column{{Name: "a", Kind: registry.Number, Numbers: []float64{1}, Texts: []string{"x"}}}, "has text values"},
-		{"text column with numbers", 1, []registry.Column{{Name: "a", Kind: registry.Text, Texts: []string{"x"}, Numbers: []float64{1}}}, "has number values"},
-		{"short column", 3, []registry.Column{num("a", 3), num("b", 2)}, `column "b" has 2 values, want 3`},
-		{"long text column", 1, []registry.Column{registry.TextColumn("t", []string{"x", "y"}, nil)}, `column "t" has 2 values, want 1`},
-		{"missing marks of another length", 2, []registry.Column{registry.NumberColumn("a", []float64{1, 2}, []bool{false})}, "1 missing marks, want 2"},
+		{"unnamed column", 1, []process.Column{num("", 1)}, "column 0 has no name"},
+		{"repeated name", 1, []process.Column{num("a", 1), process.TextColumn("a", []string{"x"}, nil)}, `column "a" appears twice`},
+		{"zero kind", 1, []process.Column{{Name: "a", Numbers: []float64{1}}}, `column "a" has invalid kind`},
+		{"number column with texts", 1, []process.Column{{Name: "a", Kind: process.Number, Numbers: []float64{1}, Texts: []string{"x"}}}, "has text values"},
+		{"text column with numbers", 1, []process.Column{{Name: "a", Kind: process.Text, Texts: []string{"x"}, Numbers: []float64{1}}}, "has number values"},
+		{"short column", 3, []process.Column{num("a", 3), num("b", 2)}, `column "b" has 2 values, want 3`},
+		{"long text column", 1, []process.Column{process.TextColumn("t", []string{"x", "y"}, nil)}, `column "t" has 2 values, want 1`},
+		{"missing marks of another length", 2, []process.Column{process.NumberColumn("a", []float64{1, 2}, []bool{false})}, "1 missing marks, want 2"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			tab, err := registry.NewTable(tt.rows, tt.cols...)
+			tab, err := process.NewTable(tt.rows, tt.cols...)
 			if err == nil {
 				t.Fatalf("NewTable succeeded with %d rows, %d columns", tab.Rows(), tab.NumColumns())
 			}
@@ -44,10 +44,10 @@ func TestNewTableErrors(t *testing.T) {
 }
 
 func TestTableAccessors(t *testing.T) {
-	tab, err := registry.NewTable(3,
-		registry.NumberColumn("age", []float64{41, math.NaN(), 7}, nil),
-		registry.TextColumn("city", []string{"Oslo", "", "Lima"}, []bool{false, true, false}),
-		registry.NumberColumn("score", []float64{0.5, 1, 2}, []bool{false, false, true}),
+	tab, err := process.NewTable(3,
+		process.NumberColumn("age", []float64{41, math.NaN(), 7}, nil),
+		process.TextColumn("city", []string{"Oslo", "", "Lima"}, []bool{false, true, false}),
+		process.NumberColumn("score", []float64{0.5, 1, 2}, []bool{false, false, true}),
 	)
 	if err != nil {
 		t.Fatal(err)
@@ -70,7 +70,7 @@ func TestTableAccessors(t *testing.T) {
 		Value   any
 		Present bool
 	}
-	read := func(r registry.Row, name string) cell {
+	read := func(r process.Row, name string) cell {
 		v, ok := r.Value(name)
 		return cell{v, ok}
 	}
@@ -120,7 +120,7 @@ func TestTableAccessors(t *testing.T) {
 }
 
 func TestEmptyTable(t *testing.T) {
-	tab, err := registry.NewTable(0, registry.NumberColumn("a", nil, nil), registry.TextColumn("b", nil, nil))
+	tab, err := process.NewTable(0, process.NumberColumn("a", nil, nil), process.TextColumn("b", nil, nil))
 	if err != nil {
 		t.Fatalf("a table without rows is valid: %v", err)
 	}
@@ -130,24 +130,24 @@ func TestEmptyTable(t *testing.T) {
 }
 
 func TestKindText(t *testing.T) {
-	for _, k := range []registry.Kind{registry.Number, registry.Text} {
+	for _, k := range []process.Kind{process.Number, process.Text} {
 		b, err := k.MarshalText()
 		if err != nil {
 			t.Fatal(err)
 		}
-		var back registry.Kind
+		var back process.Kind
 		if err := back.UnmarshalText(b); err != nil || back != k {
 			t.Errorf("%v: round trip through %q gave %v, %v", k, b, back, err)
 		}
 	}
-	if _, err := registry.Kind(0).MarshalText(); err == nil {
+	if _, err := process.Kind(0).MarshalText(); err == nil {
 		t.Error("the zero Kind marshalled")
 	}
-	var k registry.Kind
+	var k process.Kind
 	if err := k.UnmarshalText([]byte("string")); err == nil {
 		t.Error(`UnmarshalText accepted "string"`)
 	}
-	if got := registry.Kind(9).String(); got != "Kind(9)" {
+	if got := process.Kind(9).String(); got != "Kind(9)" {
 		t.Errorf("String of an invalid kind = %q", got)
 	}
 }
@@ -157,11 +157,11 @@ func TestKindText(t *testing.T) {
 func TestTableIndex(t *testing.T) {
 	for _, n := range []int{3, 40} {
 		t.Run(fmt.Sprintf("columns=%d", n), func(t *testing.T) {
-			cols := make([]registry.Column, n)
+			cols := make([]process.Column, n)
 			for i := range cols {
-				cols[i] = registry.NumberColumn(fmt.Sprintf("c%d", i), []float64{float64(i)}, nil)
+				cols[i] = process.NumberColumn(fmt.Sprintf("c%d", i), []float64{float64(i)}, nil)
 			}
-			tab, err := registry.NewTable(1, cols...)
+			tab, err := process.NewTable(1, cols...)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -176,8 +176,8 @@ func TestTableIndex(t *testing.T) {
 			if v, ok := tab.Row(0).Number(fmt.Sprintf("c%d", n-1)); !ok || v != float64(n-1) {
 				t.Errorf("last column reads %v, %v", v, ok)
 			}
-			dup := append(cols[:n:n], registry.NumberColumn("c1", []float64{0}, nil))
-			if _, err := registry.NewTable(1, dup...); err == nil || !strings.Contains(err.Error(), `"c1" appears twice`) {
+			dup := append(cols[:n:n], process.NumberColumn("c1", []float64{0}, nil))
+			if _, err := process.NewTable(1, dup...); err == nil || !strings.Contains(err.Error(), `"c1" appears twice`) {
 				t.Errorf("a repeated name gave %v", err)
 			}
 		})
@@ -189,13 +189,13 @@ func TestTableIndex(t *testing.T) {
 // rows after it, and panics out of range.
 func TestTableSlice(t *testing.T) {
 	for _, width := range []int{3, 20} { // below and above the by-name index
-		cols := make([]registry.Column, width)
+		cols := make([]process.Column, width)
 		for j := range cols {
 			name := fmt.Sprintf("c%d", j)
 			if j%2 == 0 {
-				cols[j] = registry.NumberColumn(name, []float64{0, 1, 2, 3, 4}, []bool{false, true, false, false, true})
+				cols[j] = process.NumberColumn(name, []float64{0, 1, 2, 3, 4}, []bool{false, true, false, false, true})
 			} else {
-				cols[j] = registry.TextColumn(name, []string{"a", "b", "c", "d", "e"}, nil)
+				cols[j] = process.TextColumn(name, []string{"a", "b", "c", "d", "e"}, nil)
 			}
 		}
 		tab := tabletest.Must(5, cols...)
@@ -233,7 +233,7 @@ func TestTableSlice(t *testing.T) {
 					t.Errorf("Slice(%d, %d) of 5 rows did not panic", r[0], r[1])
 				}
 			}()
-			tabletest.Must(5, registry.NumberColumn("x", make([]float64, 5), nil)).Slice(r[0], r[1])
+			tabletest.Must(5, process.NumberColumn("x", make([]float64, 5), nil)).Slice(r[0], r[1])
 		}()
 	}
 }

@@ -1,4 +1,4 @@
-package registry_test
+package process_test
 
 import (
 	"context"
@@ -11,12 +11,12 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/scorehub/scorehub/internal/tabletest"
-	"github.com/scorehub/scorehub/registry"
+	"github.com/scorehub/scorehub/registry/process"
 )
 
 // fixedProbs returns a PredictFunc that copies p into the probabilities.
-func fixedProbs(p ...float64) registry.PredictFunc {
-	return func(_ context.Context, _ registry.Input, probs []float64) error {
+func fixedProbs(p ...float64) process.PredictFunc {
+	return func(_ context.Context, _ process.Input, probs []float64) error {
 		copy(probs, p)
 		return nil
 	}
@@ -25,7 +25,7 @@ func fixedProbs(p ...float64) registry.PredictFunc {
 func TestClassifierScores(t *testing.T) {
 	nan := math.NaN()
 	classes := []string{"no", "yes", "maybe"}
-	p, err := registry.Classifier("churn", classes, fixedProbs(
+	p, err := process.Classifier("churn", classes, fixedProbs(
 		0.1, 0.7, 0.2, // yes
 		0.4, 0.4, 0.2, // tie: the first class wins
 		nan, nan, nan, // no prediction
@@ -35,8 +35,8 @@ func TestClassifierScores(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	in := tabletest.Must(5, registry.NumberColumn("x", make([]float64, 5), nil))
-	out, err := p.Score(context.Background(), registry.Input{Table: in})
+	in := tabletest.Must(5, process.NumberColumn("x", make([]float64, 5), nil))
+	out, err := p.Score(context.Background(), process.Input{Table: in})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -46,7 +46,7 @@ func TestClassifierScores(t *testing.T) {
 
 	type col struct {
 		Name   string
-		Kind   registry.Kind
+		Kind   process.Kind
 		Values []any
 	}
 	var got []col
@@ -59,10 +59,10 @@ func TestClassifierScores(t *testing.T) {
 		got = append(got, col{c.Name, c.Kind, vals})
 	}
 	want := []col{
-		{"prediction(churn)", registry.Text, []any{"yes", "no", nil, "maybe", "maybe"}},
-		{"confidence(no)", registry.Number, []any{0.1, 0.4, nil, nil, 0.2}},
-		{"confidence(yes)", registry.Number, []any{0.7, 0.4, nil, 0.3, 0.2}},
-		{"confidence(maybe)", registry.Number, []any{0.2, 0.2, nil, 0.6, 0.6}},
+		{"prediction(churn)", process.Text, []any{"yes", "no", nil, "maybe", "maybe"}},
+		{"confidence(no)", process.Number, []any{0.1, 0.4, nil, nil, 0.2}},
+		{"confidence(yes)", process.Number, []any{0.7, 0.4, nil, 0.3, 0.2}},
+		{"confidence(maybe)", process.Number, []any{0.2, 0.2, nil, 0.6, 0.6}},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("result columns (-want +got):\n%s", diff)
@@ -72,7 +72,7 @@ func TestClassifierScores(t *testing.T) {
 func TestClassifierPassesInputAndErrors(t *testing.T) {
 	boom := errors.New("model file missing")
 	var sawRows, sawLen int
-	p, err := registry.Classifier("y", []string{"a", "b"}, func(_ context.Context, in registry.Input, probs []float64) error {
+	p, err := process.Classifier("y", []string{"a", "b"}, func(_ context.Context, in process.Input, probs []float64) error {
 		sawRows, sawLen = in.Table.Rows(), len(probs)
 		for _, v := range probs {
 			if v != 0 {
@@ -84,8 +84,8 @@ func TestClassifierPassesInputAndErrors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	in := tabletest.Must(3, registry.TextColumn("x", []string{"a", "b", "c"}, nil))
-	if _, err := p.Score(context.Background(), registry.Input{Table: in}); !errors.Is(err, boom) {
+	in := tabletest.Must(3, process.TextColumn("x", []string{"a", "b", "c"}, nil))
+	if _, err := p.Score(context.Background(), process.Input{Table: in}); !errors.Is(err, boom) {
 		t.Errorf("Score error = %v, want the predict error", err)
 	}
 	if sawRows != 3 || sawLen != 6 {
@@ -99,7 +99,7 @@ func TestClassifierValidation(t *testing.T) {
 		name    string
 		label   string
 		classes []string
-		predict registry.PredictFunc
+		predict process.PredictFunc
 		want    string
 	}{
 		{"no label", "", []string{"a"}, ok, "label"},
@@ -109,7 +109,7 @@ func TestClassifierValidation(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := registry.Classifier(tt.label, tt.classes, tt.predict)
+			_, err := process.Classifier(tt.label, tt.classes, tt.predict)
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Errorf("error = %v, want one mentioning %q", err, tt.want)
 			}
@@ -119,12 +119,12 @@ func TestClassifierValidation(t *testing.T) {
 
 func TestClassifierKeepsItsClasses(t *testing.T) {
 	classes := []string{"a", "b"}
-	p, err := registry.Classifier("y", classes, fixedProbs(0.9, 0.1))
+	p, err := process.Classifier("y", classes, fixedProbs(0.9, 0.1))
 	if err != nil {
 		t.Fatal(err)
 	}
 	classes[0] = "changed"
-	out, err := p.Score(context.Background(), registry.Input{Table: tabletest.Must(1, registry.NumberColumn("x", []float64{1}, nil))})
+	out, err := p.Score(context.Background(), process.Input{Table: tabletest.Must(1, process.NumberColumn("x", []float64{1}, nil))})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -141,7 +141,7 @@ func TestClassifierKeepsItsClasses(t *testing.T) {
 // second time: the second result must not show the first call's values.
 func TestClassifierScratchArrivesZeroed(t *testing.T) {
 	calls := 0
-	p, err := registry.Classifier("y", []string{"a", "b"}, func(_ context.Context, _ registry.Input, probs []float64) error {
+	p, err := process.Classifier("y", []string{"a", "b"}, func(_ context.Context, _ process.Input, probs []float64) error {
 		calls++
 		if calls == 1 {
 			for i := range probs {
@@ -155,7 +155,7 @@ func TestClassifierScratchArrivesZeroed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	in := registry.Input{Table: tabletest.Must(3, registry.NumberColumn("x", make([]float64, 3), nil))}
+	in := process.Input{Table: tabletest.Must(3, process.NumberColumn("x", make([]float64, 3), nil))}
 	if _, err := p.Score(context.Background(), in); err != nil {
 		t.Fatal(err)
 	}
@@ -179,11 +179,11 @@ func TestClassifierOneRowAndManyClasses(t *testing.T) {
 		classes[k] = "c" + strings.Repeat("x", k)
 		probs[k] = float64(k) / 190
 	}
-	p, err := registry.Classifier("label", classes, fixedProbs(probs...))
+	p, err := process.Classifier("label", classes, fixedProbs(probs...))
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, err := p.Score(context.Background(), registry.Input{Table: tabletest.Must(1, registry.NumberColumn("x", []float64{1}, nil))})
+	out, err := p.Score(context.Background(), process.Input{Table: tabletest.Must(1, process.NumberColumn("x", []float64{1}, nil))})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -211,22 +211,22 @@ func TestClassifierOneRow(t *testing.T) {
 	fail := errors.New("model unavailable")
 	tests := []struct {
 		name    string
-		predict registry.PredictFunc
+		predict process.PredictFunc
 		label   any // nil: missing
 		conf    []float64
 		err     error
 	}{
 		{name: "predicted", predict: fixedProbs(0.2, 0.5, 0.3), label: "b", conf: []float64{0.2, 0.5, 0.3}},
 		{name: "no prediction", predict: fixedProbs(nan, nan, nan), label: nil, conf: []float64{nan, nan, nan}},
-		{name: "error", predict: func(context.Context, registry.Input, []float64) error { return fail }, err: fail},
+		{name: "error", predict: func(context.Context, process.Input, []float64) error { return fail }, err: fail},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			p, err := registry.Classifier("y", []string{"a", "b", "c"}, tt.predict)
+			p, err := process.Classifier("y", []string{"a", "b", "c"}, tt.predict)
 			if err != nil {
 				t.Fatal(err)
 			}
-			out, err := p.Score(context.Background(), registry.Input{Table: tabletest.Must(1, registry.NumberColumn("x", []float64{1}, nil))})
+			out, err := p.Score(context.Background(), process.Input{Table: tabletest.Must(1, process.NumberColumn("x", []float64{1}, nil))})
 			if !errors.Is(err, tt.err) {
 				t.Fatalf("error %v, want %v", err, tt.err)
 			}
@@ -259,32 +259,32 @@ func TestClassifierOneRow(t *testing.T) {
 // the ones the Classifier answers, names, kinds and order.
 func TestClassifierOutputs(t *testing.T) {
 	classes := []string{"setosa", "versicolor"}
-	p, err := registry.Classifier("species", classes, func(ctx context.Context, in registry.Input, probs []float64) error {
+	p, err := process.Classifier("species", classes, func(ctx context.Context, in process.Input, probs []float64) error {
 		probs[0], probs[1] = 0.25, 0.75
 		return nil
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	in, err := registry.NewTable(1, registry.NumberColumn("x", []float64{1}, nil))
+	in, err := process.NewTable(1, process.NumberColumn("x", []float64{1}, nil))
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := p.Score(context.Background(), registry.Input{Table: in})
+	res, err := p.Score(context.Background(), process.Input{Table: in})
 	if err != nil {
 		t.Fatal(err)
 	}
-	var got []registry.ColumnSpec
+	var got []process.ColumnSpec
 	for i := range res.NumColumns() {
 		c := res.Column(i)
-		got = append(got, registry.ColumnSpec{Name: c.Name, Kind: c.Kind})
+		got = append(got, process.ColumnSpec{Name: c.Name, Kind: c.Kind})
 	}
-	want := []registry.ColumnSpec{
-		{Name: "prediction(species)", Kind: registry.Text},
-		{Name: "confidence(setosa)", Kind: registry.Number},
-		{Name: "confidence(versicolor)", Kind: registry.Number},
+	want := []process.ColumnSpec{
+		{Name: "prediction(species)", Kind: process.Text},
+		{Name: "confidence(setosa)", Kind: process.Number},
+		{Name: "confidence(versicolor)", Kind: process.Number},
 	}
-	if diff := cmp.Diff(want, registry.ClassifierOutputs("species", classes)); diff != "" {
+	if diff := cmp.Diff(want, process.ClassifierOutputs("species", classes)); diff != "" {
 		t.Errorf("ClassifierOutputs (-want +got):\n%s", diff)
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
