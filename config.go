@@ -12,6 +12,7 @@ import (
 	"github.com/scorehub/scorehub/internal/urlpath"
 	"github.com/scorehub/scorehub/management"
 	"github.com/scorehub/scorehub/registry"
+	"github.com/scorehub/scorehub/registry/jobs"
 	"github.com/scorehub/scorehub/registry/process"
 	"github.com/scorehub/scorehub/tokens"
 	"github.com/scorehub/scorehub/tokens/accounts"
@@ -62,7 +63,7 @@ type Config struct {
 	Replica string
 
 	// JobLease is how long a replica's claim on a job holds without
-	// renewal; at least 3 s. Zero means registry.DefaultJobLease.
+	// renewal; at least 3 s. Zero means jobs.DefaultLease.
 	JobLease time.Duration
 
 	// Prefix is the path the scoring endpoints are served under, relative
@@ -200,7 +201,7 @@ type Stores struct {
 	// model files it must be a registry.ArtifactStore too.
 	Records registry.Store
 	// Jobs keeps the execution jobs and their results.
-	Jobs registry.JobStore
+	Jobs jobs.Store
 	// Accounts keeps the users and API tokens made through the API.
 	Accounts accounts.Store
 	// Keys keeps the token signing keys.
@@ -288,7 +289,7 @@ func (c Config) withDefaults() (Config, storeKind, error) {
 		return c, 0, fmt.Errorf("scorehub: Config.Replica %q must be 1 to 128 letters, digits, '.', '_' or '-', starting with a letter or digit", c.Replica)
 	}
 	if c.JobLease == 0 {
-		c.JobLease = registry.DefaultJobLease
+		c.JobLease = jobs.DefaultLease
 	}
 	if c.JobLease < 3*time.Second {
 		// Leases are renewed every second and must outlast three renewals.

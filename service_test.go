@@ -15,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/scorehub/scorehub/registry"
+	"github.com/scorehub/scorehub/registry/jobs"
 	"github.com/scorehub/scorehub/tokens"
 	"github.com/scorehub/scorehub/tokens/accounts"
 )
@@ -160,7 +161,7 @@ func groupNamed(name string) registry.Group {
 // there, and leaves them open at Close for the host to close.
 func TestHostStores(t *testing.T) {
 	records := registry.NewMemStore(registry.StoreOptions{})
-	jobs := registry.NewMemJobStore(registry.StoreOptions{})
+	jobs := jobs.NewMemStore(registry.StoreOptions{})
 	book := accounts.NewMemoryStore()
 	keys := &memKeys{}
 	defer records.Close()

@@ -12,6 +12,7 @@ import (
 	"unicode"
 
 	"github.com/scorehub/scorehub/registry"
+	"github.com/scorehub/scorehub/registry/jobs"
 	"github.com/scorehub/scorehub/registry/postgres"
 	"github.com/scorehub/scorehub/tokens"
 	"github.com/scorehub/scorehub/tokens/accounts"
@@ -25,7 +26,7 @@ const keyFile = "keys.json"
 // the host's own.
 type stores struct {
 	records  registry.Store // with the model files: a registry.ArtifactStore
-	jobs     registry.JobStore
+	jobs     jobs.Store
 	accounts accounts.Store
 	// keys is the key store of a database or of the host; nil for memory
 	// and files, whose key sets open themselves.
@@ -52,7 +53,7 @@ func openStores(ctx context.Context, cfg Config, kind storeKind) (_ *stores, err
 		return &stores{records: db, jobs: db, accounts: book, keys: db.Keys(),
 			close: func() error { return errors.Join(book.Close(), db.Close()) }}, nil
 	case inMemory:
-		records, jobs, book := registry.NewMemStore(opts), registry.NewMemJobStore(opts), accounts.NewMemoryStore()
+		records, jobs, book := registry.NewMemStore(opts), jobs.NewMemStore(opts), accounts.NewMemoryStore()
 		return &stores{records: records, jobs: jobs, accounts: book,
 			close: func() error { return errors.Join(book.Close(), jobs.Close(), records.Close()) }}, nil
 	}
@@ -71,7 +72,7 @@ func openStores(ctx context.Context, cfg Config, kind storeKind) (_ *stores, err
 	closers = append(closers, records.Close)
 	// Jobs are kept beside the records; a restart ends those it
 	// interrupted as ERROR.
-	jobs, err := registry.OpenFileJobStore(filepath.Join(cfg.DataDir, "jobs"), opts)
+	jobs, err := jobs.OpenFileStore(filepath.Join(cfg.DataDir, "jobs"), opts)
 	if err != nil {
 		return nil, err
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/scorehub/scorehub/management"
 	"github.com/scorehub/scorehub/middleware"
 	"github.com/scorehub/scorehub/registry"
+	"github.com/scorehub/scorehub/registry/jobs"
 	"github.com/scorehub/scorehub/registry/process"
 	"github.com/scorehub/scorehub/registry/registrytest"
 	"github.com/scorehub/scorehub/scoring"
@@ -40,7 +41,7 @@ type fixture struct {
 	reg      *registry.Registry
 	handler  *management.Handler
 	jobs     *scoring.Jobs // nil withoutJobs
-	jobStore *registry.MemJobStore
+	jobStore *jobs.MemStore
 	accounts *accounts.Book // nil unless withAccounts
 	issuer   *tokens.Issuer
 	srv      *httptest.Server
@@ -63,7 +64,7 @@ type fixtureOptions struct {
 	// wrapStore and wrapJobs, when set, put something between the
 	// registry and its store, and between the jobs runner and its store.
 	wrapStore func(registry.Store) registry.Store
-	wrapJobs  func(registry.JobStore) registry.JobStore
+	wrapJobs  func(jobs.Store) jobs.Store
 }
 
 // withStore builds the registry over s, which may hold records already.
@@ -210,8 +211,8 @@ func newFixture(t testing.TB, opts ...func(*fixtureOptions)) *fixture {
 	cfg := o.cfg
 	cfg.Registry, cfg.Queues, cfg.Verifier, cfg.Logger = f.reg, scorer.Queues(), verifier, logger
 	if !o.noJobs {
-		f.jobStore = registry.NewMemJobStore(registry.StoreOptions{})
-		var jobStore registry.JobStore = f.jobStore
+		f.jobStore = jobs.NewMemStore(registry.StoreOptions{})
+		var jobStore jobs.Store = f.jobStore
 		if o.wrapJobs != nil {
 			jobStore = o.wrapJobs(jobStore)
 		}

@@ -14,6 +14,7 @@ import (
 	"github.com/scorehub/scorehub/middleware"
 	"github.com/scorehub/scorehub/problem"
 	"github.com/scorehub/scorehub/registry"
+	"github.com/scorehub/scorehub/registry/jobs"
 	"github.com/scorehub/scorehub/registry/process"
 	"github.com/scorehub/scorehub/scoring"
 )
@@ -33,17 +34,17 @@ func jobRoutes() []route {
 // until the job starts and ends; error is null unless it ended other than
 // FINISHED.
 type jobJSON struct {
-	ID         string                 `json:"id"`
-	Owner      string                 `json:"owner"`
-	State      string                 `json:"state"`
-	QueueName  string                 `json:"queueName"`
-	Process    string                 `json:"process"`
-	Endpoint   *jobEndpointJSON       `json:"endpoint"`
-	Rows       int                    `json:"rows"`
-	CreatedAt  time.Time              `json:"createdAt"`
-	StartedAt  *time.Time             `json:"startedAt"`
-	FinishedAt *time.Time             `json:"finishedAt"`
-	Error      *registry.JobErrorInfo `json:"error"`
+	ID         string           `json:"id"`
+	Owner      string           `json:"owner"`
+	State      string           `json:"state"`
+	QueueName  string           `json:"queueName"`
+	Process    string           `json:"process"`
+	Endpoint   *jobEndpointJSON `json:"endpoint"`
+	Rows       int              `json:"rows"`
+	CreatedAt  time.Time        `json:"createdAt"`
+	StartedAt  *time.Time       `json:"startedAt"`
+	FinishedAt *time.Time       `json:"finishedAt"`
+	Error      *jobs.ErrorInfo  `json:"error"`
 	// Replica and StopRequested are shown only for a server that shares
 	// its job store with other replicas.
 	Replica       string `json:"replica,omitzero"`
@@ -59,7 +60,7 @@ type jobEndpointJSON struct {
 	Unknown map[string]jsontext.Value `json:",unknown" validate:"-"`
 }
 
-func jobView(j registry.Job) jobJSON {
+func jobView(j jobs.Job) jobJSON {
 	v := jobJSON{
 		ID: j.ID, Owner: j.Owner, State: string(j.State), QueueName: j.Queue, Process: j.Process, Rows: j.Rows,
 		CreatedAt: j.CreatedAt, Error: j.Error, Replica: j.Replica, StopRequested: j.StopRequested,
@@ -158,7 +159,7 @@ func (h *Handler) listJobs(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	f := registry.JobFilter{State: registry.JobState(q.Get("state")), Queue: q.Get("queueName"), Owner: q.Get("owner"),
+	f := jobs.Filter{State: jobs.State(q.Get("state")), Queue: q.Get("queueName"), Owner: q.Get("owner"),
 		Offset: page * size, Limit: size}
 	if _, given := q["owner"]; given && (f.Owner == "" || len(f.Owner) > maxOwnerLength) {
 		return httperr.Newf(problem.InvalidParameter, "the owner parameter must name a user in 1 to %d bytes", maxOwnerLength)

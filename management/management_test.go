@@ -11,6 +11,7 @@ import (
 	"github.com/scorehub/scorehub/management"
 	"github.com/scorehub/scorehub/problem"
 	"github.com/scorehub/scorehub/registry"
+	"github.com/scorehub/scorehub/registry/jobs"
 	"github.com/scorehub/scorehub/registry/process"
 	"github.com/scorehub/scorehub/scoring"
 	"github.com/scorehub/scorehub/tokens"
@@ -37,7 +38,7 @@ func TestNewFailsClosed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	jobsElsewhere, err := scoring.NewJobs(scoring.JobsConfig{Registry: otherReg, Queues: otherQueues, Store: registry.NewMemJobStore(registry.StoreOptions{})})
+	jobsElsewhere, err := scoring.NewJobs(scoring.JobsConfig{Registry: otherReg, Queues: otherQueues, Store: jobs.NewMemStore(registry.StoreOptions{})})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/scorehub/scorehub/registry"
+	"github.com/scorehub/scorehub/registry/jobs"
 )
 
 // outage is a database that can be taken down: while it is down, every
@@ -45,50 +46,50 @@ func (s outageStore) Commit(ctx context.Context, base uint64, next *registry.Sta
 
 // outageJobStore is a job store behind an outage.
 type outageJobStore struct {
-	registry.JobStore
+	jobs.Store
 	o *outage
 }
 
-func (s outageJobStore) CreateJob(ctx context.Context, j registry.Job) error {
+func (s outageJobStore) CreateJob(ctx context.Context, j jobs.Job) error {
 	if err := s.o.check(ctx); err != nil {
 		return err
 	}
-	return s.JobStore.CreateJob(ctx, j)
+	return s.Store.CreateJob(ctx, j)
 }
 
-func (s outageJobStore) UpdateJob(ctx context.Context, base uint64, j registry.Job, result []byte) error {
+func (s outageJobStore) UpdateJob(ctx context.Context, base uint64, j jobs.Job, result []byte) error {
 	if err := s.o.check(ctx); err != nil {
 		return err
 	}
-	return s.JobStore.UpdateJob(ctx, base, j, result)
+	return s.Store.UpdateJob(ctx, base, j, result)
 }
 
-func (s outageJobStore) Job(ctx context.Context, id string) (registry.Job, error) {
+func (s outageJobStore) Job(ctx context.Context, id string) (jobs.Job, error) {
 	if err := s.o.check(ctx); err != nil {
-		return registry.Job{}, err
+		return jobs.Job{}, err
 	}
-	return s.JobStore.Job(ctx, id)
+	return s.Store.Job(ctx, id)
 }
 
-func (s outageJobStore) Jobs(ctx context.Context, f registry.JobFilter) ([]registry.Job, int, error) {
+func (s outageJobStore) Jobs(ctx context.Context, f jobs.Filter) ([]jobs.Job, int, error) {
 	if err := s.o.check(ctx); err != nil {
 		return nil, 0, err
 	}
-	return s.JobStore.Jobs(ctx, f)
+	return s.Store.Jobs(ctx, f)
 }
 
 func (s outageJobStore) JobResult(ctx context.Context, id string) ([]byte, error) {
 	if err := s.o.check(ctx); err != nil {
 		return nil, err
 	}
-	return s.JobStore.JobResult(ctx, id)
+	return s.Store.JobResult(ctx, id)
 }
 
 func (s outageJobStore) DeleteJobs(ctx context.Context, ids []string) (int, error) {
 	if err := s.o.check(ctx); err != nil {
 		return 0, err
 	}
-	return s.JobStore.DeleteJobs(ctx, ids)
+	return s.Store.DeleteJobs(ctx, ids)
 }
 
 // While the store is down, scoring answers from the last snapshot, reads
@@ -100,7 +101,7 @@ func TestStoreOutage(t *testing.T) {
 	f := newFixture(t,
 		func(fo *fixtureOptions) {
 			fo.wrapStore = func(s registry.Store) registry.Store { return outageStore{s, &o} }
-			fo.wrapJobs = func(s registry.JobStore) registry.JobStore { return outageJobStore{s, &o} }
+			fo.wrapJobs = func(s jobs.Store) jobs.Store { return outageJobStore{s, &o} }
 		})
 	f.do(t, request{method: http.MethodPut, path: "/api/v1/deployments/DEFAULT/twice", token: f.admin,
 		body: `{"enabled":true,"endpoints":[{"alias":"x","process":"double"}]}`}).want(t, http.StatusCreated, "")
@@ -145,7 +146,7 @@ func TestStoreOutage(t *testing.T) {
 	// Nothing refused was stored, nothing acknowledged was lost.
 	f.do(t, request{method: http.MethodGet, path: "/api/v1/queues/slow", token: f.admin}).want(t, http.StatusNotFound, "not_found")
 	f.do(t, request{method: http.MethodGet, path: "/api/v1/deployments/DEFAULT/twice", token: f.admin}).want(t, http.StatusOK, "")
-	if _, n, err := f.jobStore.Jobs(context.Background(), registry.JobFilter{}); err != nil || n != 0 {
+	if _, n, err := f.jobStore.Jobs(context.Background(), jobs.Filter{}); err != nil || n != 0 {
 		t.Errorf("jobs stored while the store was down: %d, %v", n, err)
 	}
 	f.do(t, request{method: http.MethodPut, path: "/api/v1/queues/slow", token: f.admin,

@@ -42,7 +42,7 @@
 // with (200, 400, 401, 403, 404, 405, 413, 415, 499, 500, 503, 504) and the
 // class ("2xx" … "5xx", "other") for any other code a process or an
 // Authorize function chose. Queue outcomes are completed, failed, rejected,
-// timed_out and cancelled; job states are those of registry.JobStates; token
+// timed_out and cancelled; job states are those of jobs.States; token
 // routes are tokens.PathTokenService, tokens.PathExchange and tokens.PathRenew, their outcomes
 // the tokens.Outcome constants. Credential checks (middleware.Credentials)
 // count by the kind presented (basic, apitoken, bearer, none or other) and

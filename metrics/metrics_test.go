@@ -25,6 +25,7 @@ import (
 	"github.com/scorehub/scorehub/middleware"
 	"github.com/scorehub/scorehub/problem"
 	"github.com/scorehub/scorehub/registry"
+	"github.com/scorehub/scorehub/registry/jobs"
 	"github.com/scorehub/scorehub/registry/process"
 	"github.com/scorehub/scorehub/scoring"
 	"github.com/scorehub/scorehub/tokens"
@@ -39,10 +40,10 @@ type setup struct {
 	reg     *registry.Registry
 	handler *scoring.Handler
 	jobs    *scoring.Jobs
-	jobDB   *registry.MemJobStore
+	jobDB   *jobs.MemStore
 }
 
-func newSetup(t testing.TB, jobs bool) *setup {
+func newSetup(t testing.TB, withJobs bool) *setup {
 	t.Helper()
 	ctx := context.Background()
 	cat := process.NewCatalog()
@@ -79,8 +80,8 @@ func newSetup(t testing.TB, jobs bool) *setup {
 	}
 	s := &setup{prom: prometheus.NewRegistry(), reg: reg}
 	cfg := metrics.Config{Registerer: s.prom, Queues: queues}
-	if jobs {
-		s.jobDB = registry.NewMemJobStore(registry.StoreOptions{})
+	if withJobs {
+		s.jobDB = jobs.NewMemStore(registry.StoreOptions{})
 		j, err := scoring.NewJobs(scoring.JobsConfig{Registry: reg, Queues: queues, Store: s.jobDB})
 		if err != nil {
 			t.Fatal(err)
@@ -781,7 +782,7 @@ func TestJobsByState(t *testing.T) {
 			}
 		}
 		synctest.Wait()
-		if c, err := s.jobs.Counts(ctx); err != nil || c[registry.JobFinished]+c[registry.JobError] != 3 {
+		if c, err := s.jobs.Counts(ctx); err != nil || c[jobs.StateFinished]+c[jobs.StateError] != 3 {
 			t.Fatalf("counts %v, %v once every job ran; want the three ended", c, err)
 		}
 		want := `

@@ -49,18 +49,9 @@
 // once per process: by its upload, at [New] for what endpoints and aliases
 // use, or by the first request that needs it.
 //
-// Execution jobs are kept apart, in a [JobStore] ([MemJobStore],
-// [FileJobStore]), so that their frequent changes never touch the State
-// scoring reads. As with records, a job store only persists (its own
-// conformance suite is in package registrytest) and a [JobRegistry] applies
-// every rule of a job write above it: a job's life, PENDING → RUNNING → an
-// end state ([Job.Transition]), retention, and the end of jobs a stopped
-// server interrupted. Every job write is conditional on the job's
-// [Job.Revision], so that replicas sharing a job store (a database) cannot
-// overwrite each other's changes; over such a store a JobRegistry made by
-// [NewSharedJobRegistry] claims each job for the replica that runs it
-// under a lease, and ends other replicas' jobs only once their leases
-// lapse.
+// Execution jobs are kept apart, in package registry/jobs, so that their
+// frequent changes never touch the State scoring reads; that package
+// imports this one for the queues and names a job refers to.
 //
 // The scoring handler resolves each request against the current Snapshot
 // without taking a lock:

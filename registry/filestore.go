@@ -32,7 +32,7 @@ const (
 // models; this build reads format 1 files too.
 const fileFormat = 2
 
-// ErrLocked reports a FileStore or FileJobStore directory that another open
+// ErrLocked reports a FileStore or jobs.FileStore directory that another open
 // store holds, in this process or in another one.
 var ErrLocked = errors.New("registry: store directory is in use by another process")
 

@@ -136,13 +136,6 @@ func (r ModelRef) String() string {
 	return r.Model + "@" + strconv.Itoa(r.Version)
 }
 
-// validModelProcess reports whether s names a model version's process:
-// "model@version".
-func validModelProcess(s string) bool {
-	r, err := ParseModelRef(s)
-	return err == nil && r.Alias == ""
-}
-
 func allDigits(s string) bool {
 	for i := 0; i < len(s); i++ {
 		if s[i] < '0' || s[i] > '9' {

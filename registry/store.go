@@ -116,7 +116,7 @@ type ArtifactStore interface {
 type StoreOptions struct {
 	// Now returns the time stamped on records: the built-in records of a
 	// new store, the records a [Registry] over the store writes, and the
-	// jobs a [JobRegistry] over a job store writes. Nil means time.Now.
+	// jobs a jobs.Registry over a job store writes. Nil means time.Now.
 	Now func() time.Time
 }
 

@@ -116,7 +116,7 @@
 // [Jobs] runs a process outside a request, on the same [Queues] and along
 // the same path as the handler (a slot, the process under its timeout with
 // its panics recovered, the result checked): a job's rows are a [Request]
-// from [Decode], the job is kept in a [registry.JobStore], waits PENDING for
+// from [Decode], the job is kept in a [jobs.Store], waits PENDING for
 // a slot, runs RUNNING under its timeout (which, unlike a request's, starts
 // once it has the slot) and ends FINISHED (its result encoded as the
 // handler would answer it), ERROR, STOPPED or TIMED_OUT. The
@@ -139,7 +139,7 @@
 // RUNNING (8; past it 429 job_quota_exceeded with Retry-After), the bytes
 // of an owner's stored results (256 MiB; 429 job_quota_exceeded) and of
 // everyone's (2 GiB; 507 storage_full). The result bytes are counted by the
-// [registry.JobRegistry], which records each result's length; a job whose
+// [jobs.Registry], which records each result's length; a job whose
 // result would pass a byte quota when it finishes ends ERROR with that
 // type and its result is not stored. Administrators are bound by the total
 // only. See [JobsConfig].

@@ -16,6 +16,7 @@ import (
 	"github.com/scorehub/scorehub/internal/httperr"
 	"github.com/scorehub/scorehub/problem"
 	"github.com/scorehub/scorehub/registry"
+	"github.com/scorehub/scorehub/registry/jobs"
 	"github.com/scorehub/scorehub/registry/process"
 	"github.com/scorehub/scorehub/scoring/internal/wire"
 )
@@ -57,13 +58,13 @@ type JobsConfig struct {
 	// Store keeps the jobs and their results. Required; the runner does
 	// not close it. Unless Replica is set it must not be shared with
 	// another runner: NewJobs ends the jobs it holds that have not ended
-	// (see [registry.NewJobRegistry]).
-	Store registry.JobStore
+	// (see [jobs.NewRegistry]).
+	Store jobs.Store
 
 	// Replica, when set, says that Store is shared with the runners of
 	// other server replicas (several servers over one database), and
 	// names this one among them: a name no other live replica uses (see
-	// [registry.NewSharedJobRegistry]). A job then runs on the replica it
+	// [jobs.NewSharedRegistry]). A job then runs on the replica it
 	// was submitted to, which holds its input, under a lease it renews
 	// while the job runs; a stop asked for through another replica
 	// reaches it within LeaseCheck; and once a replica stops renewing
@@ -72,7 +73,7 @@ type JobsConfig struct {
 	// this runner's alone.
 	Replica string
 	// Lease is how long a replica's claim on a job holds without renewal.
-	// Zero means registry.DefaultJobLease (15 s). Only with Replica.
+	// Zero means jobs.DefaultLease (15 s). Only with Replica.
 	Lease time.Duration
 	// LeaseCheck is how often a runner with a Replica renews the leases
 	// of its jobs, looks for stop requests and for other replicas' lapsed
@@ -180,19 +181,19 @@ type JobSpec struct {
 // Jobs runs processes as jobs: each is stored PENDING, waits for a slot on
 // its execution queue (shared with the scoring requests), runs RUNNING
 // under its timeout, and ends FINISHED with its result stored, ERROR,
-// STOPPED or TIMED_OUT (see [registry.JobState]). A janitor removes ended
+// STOPPED or TIMED_OUT (see [jobs.State]). A janitor removes ended
 // jobs past the retention. Jobs is safe for concurrent use.
 type Jobs struct {
 	engine         *engine
 	authorize      func(*http.Request, string, registry.AuthPolicy) error
-	store          registry.JobStore     // reads
-	writes         *registry.JobRegistry // every write, under its rules
+	store          jobs.Store     // reads
+	writes         *jobs.Registry // every write, under its rules
 	lim            Limits
 	timeout        time.Duration
 	retention      time.Duration
 	maxJobs        int
 	maxActive      int
-	quota          registry.ResultQuota // of an owner who is not an administrator
+	quota          jobs.ResultQuota // of an owner who is not an administrator
 	now            func() time.Time
 	rand           io.Reader
 	base           context.Context // cancelled when shutdown gives up waiting
@@ -261,7 +262,7 @@ func NewJobs(cfg JobsConfig) (*Jobs, error) {
 		return nil, errors.New("scoring: JobsConfig.Lease and LeaseCheck must not be negative")
 	}
 	leaseCheck := cmp.Or(cfg.LeaseCheck, DefaultLeaseCheck)
-	if cfg.Replica != "" && leaseCheck > cmp.Or(cfg.Lease, registry.DefaultJobLease)/3 {
+	if cfg.Replica != "" && leaseCheck > cmp.Or(cfg.Lease, jobs.DefaultLease)/3 {
 		return nil, errors.New("scoring: JobsConfig.LeaseCheck must be at most a third of Lease, so that a lease is renewed before it lapses")
 	}
 	if cfg.Limits.MaxBodyBytes == 0 {
@@ -275,12 +276,12 @@ func NewJobs(cfg JobsConfig) (*Jobs, error) {
 	if err != nil {
 		return nil, err
 	}
-	var writes *registry.JobRegistry
+	var writes *jobs.Registry
 	if cfg.Replica == "" {
-		writes, err = registry.NewJobRegistry(context.Background(), cfg.Store)
+		writes, err = jobs.NewRegistry(context.Background(), cfg.Store)
 	} else {
-		writes, err = registry.NewSharedJobRegistry(context.Background(), cfg.Store,
-			registry.JobLease{Replica: cfg.Replica, Duration: cfg.Lease, Now: cfg.Now})
+		writes, err = jobs.NewSharedRegistry(context.Background(), cfg.Store,
+			jobs.Lease{Replica: cfg.Replica, Duration: cfg.Lease, Now: cfg.Now})
 	}
 	if err != nil {
 		return nil, fmt.Errorf("scoring: %w", err)
@@ -289,7 +290,7 @@ func NewJobs(cfg JobsConfig) (*Jobs, error) {
 		engine: eng, authorize: cfg.Authorize, store: cfg.Store, writes: writes, lim: lim,
 		timeout: cfg.Timeout, retention: cfg.Retention, maxJobs: cfg.MaxJobs,
 		maxActive: cmp.Or(cfg.MaxActiveJobsPerOwner, DefaultMaxActiveJobsPerOwner),
-		quota: registry.ResultQuota{
+		quota: jobs.ResultQuota{
 			Owner: cmp.Or(cfg.MaxOwnerResultBytes, DefaultMaxOwnerResultBytes),
 			Total: cmp.Or(cfg.MaxResultBytes, DefaultMaxResultBytes),
 		},
@@ -355,54 +356,54 @@ func (j *Jobs) Limits() Limits { return j.lim }
 // The waiting list is checked when the job is submitted. A job that then
 // loses the last waiting place to a scoring request ends ERROR with type
 // queue_full.
-func (j *Jobs) Submit(ctx context.Context, spec JobSpec) (registry.Job, error) {
+func (j *Jobs) Submit(ctx context.Context, spec JobSpec) (jobs.Job, error) {
 	x, err := j.resolve(spec)
 	if err != nil {
-		return registry.Job{}, err
+		return jobs.Job{}, err
 	}
 	if spec.Input == nil || spec.Input.in == nil {
-		return registry.Job{}, errNoInput
+		return jobs.Job{}, errNoInput
 	}
 	req := spec.Input.in
 	if err := req.Admit(wire.Limits(j.lim)); err != nil {
-		return registry.Job{}, err
+		return jobs.Job{}, err
 	}
 	if err := req.Conform(x.process.Input); err != nil {
-		return registry.Job{}, err
+		return jobs.Job{}, err
 	}
 	spec.Input.Table = req.Table
 	queues := j.engine.queues
 	if st, ok := queues.Stat(x.queue); ok && st.Waiting >= st.MaxWaiting && (st.Waiting > 0 || st.Running >= st.MaxConcurrent) {
-		return registry.Job{}, errJobQueueFull.Wrap(fmt.Errorf("scoring: queue %q: %w", x.queue, ErrQueueFull))
+		return jobs.Job{}, errJobQueueFull.Wrap(fmt.Errorf("scoring: queue %q: %w", x.queue, ErrQueueFull))
 	}
 	id, err := j.newID()
 	if err != nil {
-		return registry.Job{}, err
+		return jobs.Job{}, err
 	}
-	job := registry.Job{ID: id, Owner: spec.Caller.Subject, Queue: x.queue, Process: x.process.Name, Endpoint: spec.Endpoint, Rows: req.Table.Rows()}
+	job := jobs.Job{ID: id, Owner: spec.Caller.Subject, Queue: x.queue, Process: x.process.Name, Endpoint: spec.Endpoint, Rows: req.Table.Rows()}
 
 	if err := j.checkResultQuota(ctx, spec.Caller); err != nil {
-		return registry.Job{}, err
+		return jobs.Job{}, err
 	}
 
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	if j.closed {
-		return registry.Job{}, errJobsClosed
+		return jobs.Job{}, errJobsClosed
 	}
 	// Counted under mu with the job about to join them.
 	if !spec.Caller.Admin {
 		n, err := j.activeOf(ctx, spec.Caller.Subject)
 		if err != nil {
-			return registry.Job{}, err
+			return jobs.Job{}, err
 		}
 		if n >= j.maxActive {
-			return registry.Job{}, errActiveQuota
+			return jobs.Job{}, errActiveQuota
 		}
 	}
 	job, err = j.writes.Create(ctx, job)
 	if err != nil {
-		return registry.Job{}, fmt.Errorf("scoring: store job: %w", err)
+		return jobs.Job{}, fmt.Errorf("scoring: store job: %w", err)
 	}
 	runCtx, cancel := context.WithCancelCause(j.base)
 	run := &jobRun{cancel: cancel, owner: job.Owner}
@@ -426,8 +427,8 @@ func (j *Jobs) Submit(ctx context.Context, spec JobSpec) (registry.Job, error) {
 func (j *Jobs) activeOf(ctx context.Context, owner string) (int, error) {
 	if j.writes.Replica() != "" {
 		n := 0
-		for _, state := range []registry.JobState{registry.JobPending, registry.JobRunning} {
-			_, total, err := j.store.Jobs(ctx, registry.JobFilter{State: state, Owner: owner, Limit: 1})
+		for _, state := range []jobs.State{jobs.StatePending, jobs.StateRunning} {
+			_, total, err := j.store.Jobs(ctx, jobs.Filter{State: state, Owner: owner, Limit: 1})
 			if err != nil {
 				return 0, fmt.Errorf("scoring: count active jobs: %w", err)
 			}
@@ -526,7 +527,7 @@ func (j *Jobs) newID() (string, error) {
 
 // run takes the job through its life: PENDING until x holds a slot,
 // RUNNING until its process returns, then its end state.
-func (j *Jobs) run(ctx context.Context, run *jobRun, job registry.Job, x *execution, req *wire.Request, quota registry.ResultQuota) {
+func (j *Jobs) run(ctx context.Context, run *jobRun, job jobs.Job, x *execution, req *wire.Request, quota jobs.ResultQuota) {
 	defer j.wg.Done()
 	defer func() {
 		j.mu.Lock()
@@ -536,20 +537,20 @@ func (j *Jobs) run(ctx context.Context, run *jobRun, job registry.Job, x *execut
 	}()
 	var notStarted error
 	x.started = func() error {
-		_, notStarted = j.writes.Update(context.Background(), job.ID, registry.JobRunning, nil, nil)
+		_, notStarted = j.writes.Update(context.Background(), job.ID, jobs.StateRunning, nil, nil)
 		return notStarted
 	}
 	result, err := j.engine.execute(ctx, x)
 	switch {
 	case notStarted != nil:
-		if !errors.Is(notStarted, registry.ErrJobTransition) { // else Shutdown marked it STOPPED
+		if !errors.Is(notStarted, jobs.ErrTransition) { // else Shutdown marked it STOPPED
 			j.logStoreError(job.ID, notStarted)
 		}
 	case err != nil:
 		j.end(job.ID, j.failure(ctx, err, x.timeout), nil)
 	default:
 		_, err := j.writes.Finish(context.Background(), job.ID, req.Encoder(result).Append(nil), quota)
-		if err != nil && !errors.Is(err, registry.ErrJobTransition) { // else Shutdown marked it STOPPED
+		if err != nil && !errors.Is(err, jobs.ErrTransition) { // else Shutdown marked it STOPPED
 			j.logStoreError(job.ID, err)
 		}
 	}
@@ -557,8 +558,8 @@ func (j *Jobs) run(ctx context.Context, run *jobRun, job registry.Job, x *execut
 
 // ending is the end state a job reaches and why.
 type ending struct {
-	state registry.JobState
-	err   *registry.JobErrorInfo
+	state jobs.State
+	err   *jobs.ErrorInfo
 }
 
 // failure decides how a job whose run failed with err ends: STOPPED when
@@ -568,35 +569,35 @@ type ending struct {
 func (j *Jobs) failure(ctx context.Context, err error, timeout time.Duration) ending {
 	switch cause := context.Cause(ctx); {
 	case errors.Is(cause, errStopRequested):
-		return ending{registry.JobStopped, &registry.JobErrorInfo{Type: "stopped", Title: "Job stopped", Message: "the job was stopped on request"}}
+		return ending{jobs.StateStopped, &jobs.ErrorInfo{Type: "stopped", Title: "Job stopped", Message: "the job was stopped on request"}}
 	case errors.Is(cause, errShutdown) || (ctx.Err() != nil && j.base.Err() != nil):
-		return ending{registry.JobStopped, shutdownStop()}
+		return ending{jobs.StateStopped, shutdownStop()}
 	case errors.Is(cause, errEndedElsewhere):
 		// Another replica ended the job; the store refuses this ending.
-		return ending{registry.JobError, &registry.JobErrorInfo{Type: "interrupted", Title: "Job interrupted",
+		return ending{jobs.StateError, &jobs.ErrorInfo{Type: "interrupted", Title: "Job interrupted",
 			Message: "the job's lease lapsed before it finished"}}
 	case errors.Is(err, context.DeadlineExceeded):
-		return ending{registry.JobTimedOut, &registry.JobErrorInfo{Type: string(problem.Timeout), Title: "Job timed out",
+		return ending{jobs.StateTimedOut, &jobs.ErrorInfo{Type: string(problem.Timeout), Title: "Job timed out",
 			Message: fmt.Sprintf("the process did not finish within %s", timeout)}}
 	case errors.Is(err, ErrQueueFull):
-		return ending{registry.JobError, &registry.JobErrorInfo{Type: string(problem.QueueFull), Title: "Queue full", Message: "the execution queue's waiting list was full"}}
+		return ending{jobs.StateError, &jobs.ErrorInfo{Type: string(problem.QueueFull), Title: "Queue full", Message: "the execution queue's waiting list was full"}}
 	}
 	e := httperr.From(err)
 	if e.Status >= 500 {
 		j.engine.log.Error("scoring: job failed", "cause", err.Error())
 	}
-	return ending{registry.JobError, &registry.JobErrorInfo{Type: string(e.Code), Title: "Job failed", Message: e.Message}}
+	return ending{jobs.StateError, &jobs.ErrorInfo{Type: string(e.Code), Title: "Job failed", Message: e.Message}}
 }
 
-func shutdownStop() *registry.JobErrorInfo {
-	return &registry.JobErrorInfo{Type: "stopped", Title: "Job stopped", Message: "the server shut down before the job finished"}
+func shutdownStop() *jobs.ErrorInfo {
+	return &jobs.ErrorInfo{Type: "stopped", Title: "Job stopped", Message: "the server shut down before the job finished"}
 }
 
 // end moves the job to its end state. A job Shutdown has already marked
 // STOPPED stays so.
 func (j *Jobs) end(id string, e ending, result []byte) {
 	_, err := j.writes.Update(context.Background(), id, e.state, e.err, result)
-	if err != nil && !errors.Is(err, registry.ErrJobTransition) {
+	if err != nil && !errors.Is(err, jobs.ErrTransition) {
 		j.logStoreError(id, err)
 	}
 }
@@ -613,13 +614,13 @@ func (j *Jobs) logStoreError(id string, err error) {
 // anyone else only the jobs they own. A job c may not see fails as one that
 // does not exist, with an error matching [registry.ErrNotFound], so that
 // its ID cannot be probed.
-func (j *Jobs) Job(ctx context.Context, c Caller, id string) (registry.Job, error) {
+func (j *Jobs) Job(ctx context.Context, c Caller, id string) (jobs.Job, error) {
 	job, err := j.store.Job(ctx, id)
 	if err != nil {
-		return registry.Job{}, err
+		return jobs.Job{}, err
 	}
 	if !c.sees(job) {
-		return registry.Job{}, fmt.Errorf("scoring: job %q is not the caller's: %w", id, registry.ErrNotFound)
+		return jobs.Job{}, fmt.Errorf("scoring: job %q is not the caller's: %w", id, registry.ErrNotFound)
 	}
 	return job, nil
 }
@@ -627,14 +628,14 @@ func (j *Jobs) Job(ctx context.Context, c Caller, id string) (registry.Job, erro
 // sees reports whether c may see job: an administrator every job, anyone
 // else the jobs whose owner they are. A job without an owner is an
 // administrator's only.
-func (c Caller) sees(job registry.Job) bool {
+func (c Caller) sees(job jobs.Job) bool {
 	return c.Admin || c.Subject != "" && job.Owner == c.Subject
 }
 
 // List returns the jobs f selects among those c may see, newest first, and
 // how many match: for a caller who is not an administrator, only the
 // caller's own.
-func (j *Jobs) List(ctx context.Context, c Caller, f registry.JobFilter) ([]registry.Job, int, error) {
+func (j *Jobs) List(ctx context.Context, c Caller, f jobs.Filter) ([]jobs.Job, int, error) {
 	if !c.Admin {
 		if c.Subject == "" || f.Owner != "" && f.Owner != c.Subject {
 			return nil, 0, nil
@@ -652,7 +653,7 @@ func (j *Jobs) Result(ctx context.Context, c Caller, id string) ([]byte, error) 
 	if err != nil {
 		return nil, err
 	}
-	if job.State != registry.JobFinished {
+	if job.State != jobs.StateFinished {
 		return nil, errJobNotFinished
 	}
 	return j.store.JobResult(ctx, id)
@@ -663,8 +664,8 @@ func (j *Jobs) Result(ctx context.Context, c Caller, id string) ([]byte, error) 
 // once), whatever the process then returns. Stopping an ended job is a 409
 // job_ended. Over a shared store, a job another replica runs is stopped
 // by that replica once it reads the request this one stores
-// ([registry.Job.StopRequested]), within its JobsConfig.LeaseCheck.
-func (j *Jobs) Stop(ctx context.Context, c Caller, id string) (registry.Job, error) {
+// ([jobs.Job.StopRequested]), within its JobsConfig.LeaseCheck.
+func (j *Jobs) Stop(ctx context.Context, c Caller, id string) (jobs.Job, error) {
 	job, err := j.Job(ctx, c, id)
 	if err != nil {
 		return job, err
@@ -683,7 +684,7 @@ func (j *Jobs) Stop(ctx context.Context, c Caller, id string) (registry.Job, err
 		return job, errJobEnded // the job ended since it was read
 	}
 	job, err = j.writes.RequestStop(ctx, id)
-	if errors.Is(err, registry.ErrJobTransition) {
+	if errors.Is(err, jobs.ErrTransition) {
 		return job, errJobEnded
 	}
 	if err != nil {
@@ -693,10 +694,10 @@ func (j *Jobs) Stop(ctx context.Context, c Caller, id string) (registry.Job, err
 }
 
 // Counts returns how many stored jobs are in each state.
-func (j *Jobs) Counts(ctx context.Context) (map[registry.JobState]int, error) {
-	out := make(map[registry.JobState]int)
-	for _, s := range registry.JobStates() {
-		_, n, err := j.store.Jobs(ctx, registry.JobFilter{State: s, Limit: 1})
+func (j *Jobs) Counts(ctx context.Context) (map[jobs.State]int, error) {
+	out := make(map[jobs.State]int)
+	for _, s := range jobs.States() {
+		_, n, err := j.store.Jobs(ctx, jobs.Filter{State: s, Limit: 1})
 		if err != nil {
 			return nil, err
 		}
@@ -708,7 +709,7 @@ func (j *Jobs) Counts(ctx context.Context) (map[registry.JobState]int, error) {
 // Sweep removes the ended jobs past the retention or the count limit and
 // returns how many it removed. The janitor calls it every SweepInterval.
 func (j *Jobs) Sweep(ctx context.Context) (int, error) {
-	return j.writes.Delete(ctx, registry.JobRetention{Before: j.now().Add(-j.retention), MaxEnded: j.maxJobs})
+	return j.writes.Delete(ctx, jobs.Retention{Before: j.now().Add(-j.retention), MaxEnded: j.maxJobs})
 }
 
 func (j *Jobs) janitor(interval time.Duration) {
@@ -762,7 +763,7 @@ func (j *Jobs) Shutdown(ctx context.Context) error {
 	j.cancelAll()
 	for _, id := range ids {
 		// A job may end on its own meanwhile: then the change is refused.
-		j.end(id, ending{registry.JobStopped, shutdownStop()}, nil)
+		j.end(id, ending{jobs.StateStopped, shutdownStop()}, nil)
 	}
 	return ctx.Err()
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/scorehub/scorehub/internal/testutil"
 	"github.com/scorehub/scorehub/problem"
 	"github.com/scorehub/scorehub/registry"
+	"github.com/scorehub/scorehub/registry/jobs"
 	"github.com/scorehub/scorehub/registry/process"
 	"github.com/scorehub/scorehub/scoring"
 )
@@ -62,7 +63,7 @@ func (p *jobProcs) list() []process.ProcessInfo {
 type jobsFixture struct {
 	*fixture
 	procs *jobProcs
-	store *registry.MemJobStore
+	store *jobs.MemStore
 	jobs  *scoring.Jobs
 	now   *testutil.Clock
 }
@@ -89,7 +90,7 @@ func newJobsFixtureWith(t *testing.T, authorize func(*http.Request, string, regi
 	t.Helper()
 	p := &jobProcs{started: make(chan struct{}, 10), release: make(chan struct{})}
 	f := &jobsFixture{fixture: newFixture(t, scoring.Config{Authorize: authorize}, p.list()...), procs: p, now: testutil.NewClock(time.Date(2025, 3, 1, 0, 0, 0, 0, time.UTC))}
-	f.store = registry.NewMemJobStore(registry.StoreOptions{Now: f.now.Now})
+	f.store = jobs.NewMemStore(registry.StoreOptions{Now: f.now.Now})
 	var err error
 	cfg := scoring.JobsConfig{Registry: f.reg, Queues: f.h.Queues(), Store: f.store, Now: f.now.Now, Authorize: authorize, Logger: slog.New(slog.NewTextHandler(f.log, nil))}
 	edit(&cfg)
@@ -109,20 +110,20 @@ func newJobsFixtureWith(t *testing.T, authorize func(*http.Request, string, regi
 	return f
 }
 
-func (f *jobsFixture) submit(t *testing.T, spec scoring.JobSpec) registry.Job {
+func (f *jobsFixture) submit(t *testing.T, spec scoring.JobSpec) jobs.Job {
 	t.Helper()
 	j, err := f.jobs.Submit(context.Background(), spec)
 	if err != nil {
 		t.Fatalf("Submit: %v", err)
 	}
-	if j.State != registry.JobPending || j.ID == "" {
+	if j.State != jobs.StatePending || j.ID == "" {
 		t.Fatalf("submitted job %+v, want a PENDING one with an id", j)
 	}
 	return j
 }
 
 // wait polls the job until it is in state want.
-func (f *jobsFixture) wait(t *testing.T, id string, want registry.JobState) registry.Job {
+func (f *jobsFixture) wait(t *testing.T, id string, want jobs.State) jobs.Job {
 	t.Helper()
 	for range 2000 {
 		j, err := f.jobs.Job(context.Background(), asAdmin, id)
@@ -138,7 +139,7 @@ func (f *jobsFixture) wait(t *testing.T, id string, want registry.JobState) regi
 		time.Sleep(5 * time.Millisecond)
 	}
 	t.Fatalf("job %s never became %s", id, want)
-	return registry.Job{}
+	return jobs.Job{}
 }
 
 // rows decodes {"data":rows} with the runner's limits.
@@ -156,7 +157,7 @@ func TestJobLifecycle(t *testing.T) {
 	inBubble(t, "PENDING → RUNNING → FINISHED stores the result", func(t *testing.T) {
 		f := newJobsFixture(t)
 		j := f.submit(t, scoring.JobSpec{Caller: asAdmin, Process: "double", Input: f.rows(t, `[{"id":12345678901234567890,"x":1},{"x":2.5}]`)})
-		done := f.wait(t, j.ID, registry.JobFinished)
+		done := f.wait(t, j.ID, jobs.StateFinished)
 		if done.StartedAt.IsZero() || done.FinishedAt.IsZero() || done.Error != nil || done.Rows != 2 || done.Queue != registry.DefaultQueue {
 			t.Errorf("finished job %+v", done)
 		}
@@ -171,8 +172,8 @@ func TestJobLifecycle(t *testing.T) {
 	})
 	inBubble(t, "RUNNING → ERROR says only what is safe", func(t *testing.T) {
 		f := newJobsFixture(t)
-		j := f.wait(t, f.submit(t, scoring.JobSpec{Caller: asAdmin, Process: "fail", Input: f.rows(t, `[{"a":"b"}]`)}).ID, registry.JobError)
-		want := &registry.JobErrorInfo{Type: string(problem.Internal), Title: "Job failed", Message: "internal error"}
+		j := f.wait(t, f.submit(t, scoring.JobSpec{Caller: asAdmin, Process: "fail", Input: f.rows(t, `[{"a":"b"}]`)}).ID, jobs.StateError)
+		want := &jobs.ErrorInfo{Type: string(problem.Internal), Title: "Job failed", Message: "internal error"}
 		if d := cmp.Diff(want, j.Error); d != "" {
 			t.Errorf("error (-want +got):\n%s", d)
 		}
@@ -185,7 +186,7 @@ func TestJobLifecycle(t *testing.T) {
 		f.putDeployment(t, registry.Deployment{Group: registry.DefaultGroup, Path: "slow", Enabled: true,
 			Endpoints: []registry.Endpoint{{Alias: "a", Process: "sleep", Timeout: 20 * time.Millisecond}}})
 		j := f.submit(t, scoring.JobSpec{Caller: asAdmin, Endpoint: &process.EndpointRef{Group: registry.DefaultGroup, Path: "slow", Alias: "a"}, Input: f.rows(t, `[{"a":1}]`)})
-		done := f.wait(t, j.ID, registry.JobTimedOut)
+		done := f.wait(t, j.ID, jobs.StateTimedOut)
 		if done.Error == nil || done.Error.Type != string(problem.Timeout) || done.Process != "sleep" {
 			t.Errorf("timed out job %+v", done)
 		}
@@ -197,18 +198,18 @@ func TestJobLifecycle(t *testing.T) {
 		f := newJobsFixture(t)
 		j := f.submit(t, scoring.JobSpec{Caller: asAdmin, Process: "block", Input: f.rows(t, `[{"x":1}]`)})
 		<-f.procs.started
-		f.wait(t, j.ID, registry.JobRunning)
+		f.wait(t, j.ID, jobs.StateRunning)
 		if _, err := f.jobs.Result(ctx, asAdmin, j.ID); string(httperr.From(err).Code) != "job_not_finished" {
 			t.Errorf("result of a running job: %v, want job_not_finished", err)
 		}
 		if _, err := f.jobs.Stop(ctx, asAdmin, j.ID); err != nil {
 			t.Fatal(err)
 		}
-		if still, _ := f.jobs.Job(ctx, asAdmin, j.ID); still.State != registry.JobRunning {
+		if still, _ := f.jobs.Job(ctx, asAdmin, j.ID); still.State != jobs.StateRunning {
 			t.Errorf("state %s before the process returned, want RUNNING", still.State)
 		}
 		close(f.procs.release) // the process then succeeds: the job is STOPPED all the same
-		done := f.wait(t, j.ID, registry.JobStopped)
+		done := f.wait(t, j.ID, jobs.StateStopped)
 		if done.Error == nil || done.Error.Type != "stopped" {
 			t.Errorf("stopped job %+v", done)
 		}
@@ -235,7 +236,7 @@ func TestJobLifecycle(t *testing.T) {
 		if _, err := f.jobs.Stop(ctx, asAdmin, j.ID); err != nil {
 			t.Fatal(err)
 		}
-		done := f.wait(t, j.ID, registry.JobStopped)
+		done := f.wait(t, j.ID, jobs.StateStopped)
 		if !done.StartedAt.IsZero() {
 			t.Errorf("a job stopped while pending has StartedAt %v", done.StartedAt)
 		}
@@ -281,7 +282,7 @@ func TestJobSubmitRefusals(t *testing.T) {
 			}
 		})
 	}
-	if _, total, _ := f.jobs.List(ctx, asAdmin, registry.JobFilter{}); total != 0 {
+	if _, total, _ := f.jobs.List(ctx, asAdmin, jobs.Filter{}); total != 0 {
 		t.Errorf("%d jobs stored by refused submissions", total)
 	}
 }
@@ -294,21 +295,21 @@ func TestJobsShutdown(t *testing.T) {
 	quick := f.submit(t, scoring.JobSpec{Caller: asAdmin, Process: "double", Input: f.rows(t, `[{"x":1}]`)})
 	stuck := f.submit(t, scoring.JobSpec{Caller: asAdmin, Process: "block", Input: f.rows(t, `[{"x":1}]`)})
 	<-f.procs.started
-	f.wait(t, quick.ID, registry.JobFinished)
+	f.wait(t, quick.ID, jobs.StateFinished)
 	sctx, cancel := context.WithCancel(ctx)
 	cancel() // the grace period is over at once
 	if err := f.jobs.Shutdown(sctx); !errors.Is(err, context.Canceled) {
 		t.Errorf("Shutdown: %v, want context.Canceled for the job it stopped", err)
 	}
 	j, _ := f.jobs.Job(ctx, asAdmin, stuck.ID)
-	if j.State != registry.JobStopped || j.Error == nil || !strings.Contains(j.Error.Message, "shut down") {
+	if j.State != jobs.StateStopped || j.Error == nil || !strings.Contains(j.Error.Message, "shut down") {
 		t.Errorf("job running at shutdown: %+v %+v", j, j.Error)
 	}
 	if _, err := f.jobs.Submit(ctx, scoring.JobSpec{Caller: asAdmin, Process: "double", Input: f.rows(t, `[{"x":1}]`)}); httperr.From(err).Status != http.StatusServiceUnavailable {
 		t.Errorf("Submit after Shutdown: %v, want 503", err)
 	}
 	close(f.procs.release)
-	if done, _ := f.jobs.Job(ctx, asAdmin, quick.ID); done.State != registry.JobFinished {
+	if done, _ := f.jobs.Job(ctx, asAdmin, quick.ID); done.State != jobs.StateFinished {
 		t.Errorf("a finished job became %s", done.State)
 	}
 }
@@ -317,7 +318,7 @@ func TestJobsSweep(t *testing.T) {
 	ctx := context.Background()
 	f := newJobsFixture(t)
 	old := f.submit(t, scoring.JobSpec{Caller: asAdmin, Process: "double", Input: f.rows(t, `[{"x":1}]`)})
-	f.wait(t, old.ID, registry.JobFinished)
+	f.wait(t, old.ID, jobs.StateFinished)
 	f.now.Advance(23 * time.Hour)
 	if n, err := f.jobs.Sweep(ctx); err != nil || n != 0 {
 		t.Fatalf("Sweep within the retention removed %d, %v", n, err)
@@ -334,7 +335,7 @@ func TestJobsSweep(t *testing.T) {
 func TestNewJobsFailsClosed(t *testing.T) {
 	f := newJobsFixture(t)
 	other := newFixture(t, scoring.Config{})
-	store := registry.NewMemJobStore(registry.StoreOptions{})
+	store := jobs.NewMemStore(registry.StoreOptions{})
 	valid := scoring.JobsConfig{Registry: f.reg, Queues: f.h.Queues(), Store: store}
 	for _, tt := range []struct {
 		name   string
@@ -369,19 +370,19 @@ func ExampleJobs() {
 	store := registry.NewMemStore(registry.StoreOptions{})
 	reg, _ := registry.New(context.Background(), cat, store)
 	queues, _ := scoring.NewQueues(reg)
-	jobs, _ := scoring.NewJobs(scoring.JobsConfig{Registry: reg, Queues: queues, Store: registry.NewMemJobStore(registry.StoreOptions{})})
-	defer jobs.Close()
+	js, _ := scoring.NewJobs(scoring.JobsConfig{Registry: reg, Queues: queues, Store: jobs.NewMemStore(registry.StoreOptions{})})
+	defer js.Close()
 
 	// Only an administrator runs a catalog process directly.
 	admin := scoring.Caller{Subject: "root", Admin: true}
-	rows, _ := scoring.Decode(strings.NewReader(`{"data":[{"a":1}]}`), jobs.Limits())
-	job, _ := jobs.Submit(context.Background(), scoring.JobSpec{Caller: admin, Process: "count", Input: rows})
+	rows, _ := scoring.Decode(strings.NewReader(`{"data":[{"a":1}]}`), js.Limits())
+	job, _ := js.Submit(context.Background(), scoring.JobSpec{Caller: admin, Process: "count", Input: rows})
 	fmt.Println(job.State)
-	for job.State != registry.JobFinished {
+	for job.State != jobs.StateFinished {
 		time.Sleep(time.Millisecond)
-		job, _ = jobs.Job(context.Background(), admin, job.ID)
+		job, _ = js.Job(context.Background(), admin, job.ID)
 	}
-	result, _ := jobs.Result(context.Background(), admin, job.ID)
+	result, _ := js.Result(context.Background(), admin, job.ID)
 	fmt.Print(string(result))
 	// Output:
 	// PENDING
@@ -548,7 +549,7 @@ func TestJobsOwnership(t *testing.T) {
 	if annJob.Owner != "ann" {
 		t.Fatalf("job owner %q, want ann", annJob.Owner)
 	}
-	f.wait(t, annJob.ID, registry.JobFinished)
+	f.wait(t, annJob.ID, jobs.StateFinished)
 	f.now.Advance(time.Second) // newest first
 	bobJob := f.submit(t, scoring.JobSpec{Caller: bob, Endpoint: &process.EndpointRef{Group: registry.DefaultGroup, Path: "demo", Alias: "block"},
 		Input: f.rows(t, `[{"x":1}]`)})
@@ -565,7 +566,7 @@ func TestJobsOwnership(t *testing.T) {
 			if _, err := f.jobs.Result(ctx, c.caller, annJob.ID); !errors.Is(err, registry.ErrNotFound) {
 				t.Errorf("Result: %v, want not found", err)
 			}
-			list, total, err := f.jobs.List(ctx, c.caller, registry.JobFilter{Owner: "ann"})
+			list, total, err := f.jobs.List(ctx, c.caller, jobs.Filter{Owner: "ann"})
 			if err != nil || total != 0 || len(list) != 0 {
 				t.Errorf("List(owner ann) = %d jobs, %v; want none", total, err)
 			}
@@ -574,10 +575,10 @@ func TestJobsOwnership(t *testing.T) {
 	if _, err := f.jobs.Stop(ctx, ann, bobJob.ID); !errors.Is(err, registry.ErrNotFound) {
 		t.Errorf("ann stops bob's job: %v, want not found", err)
 	}
-	if j, _ := f.jobs.Job(ctx, bob, bobJob.ID); j.State != registry.JobRunning {
+	if j, _ := f.jobs.Job(ctx, bob, bobJob.ID); j.State != jobs.StateRunning {
 		t.Errorf("bob's job after ann's stop: %s", j.State)
 	}
-	ids := func(jobs []registry.Job) []string {
+	ids := func(jobs []jobs.Job) []string {
 		var out []string
 		for _, j := range jobs {
 			out = append(out, j.ID)
@@ -587,13 +588,13 @@ func TestJobsOwnership(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
 		caller scoring.Caller
-		filter registry.JobFilter
+		filter jobs.Filter
 		want   []string
 	}{
-		{"ann's own", ann, registry.JobFilter{}, []string{annJob.ID}},
-		{"bob's own", bob, registry.JobFilter{}, []string{bobJob.ID}},
-		{"administrator, all", asAdmin, registry.JobFilter{}, []string{bobJob.ID, annJob.ID}},
-		{"administrator, ann's", asAdmin, registry.JobFilter{Owner: "ann"}, []string{annJob.ID}},
+		{"ann's own", ann, jobs.Filter{}, []string{annJob.ID}},
+		{"bob's own", bob, jobs.Filter{}, []string{bobJob.ID}},
+		{"administrator, all", asAdmin, jobs.Filter{}, []string{bobJob.ID, annJob.ID}},
+		{"administrator, ann's", asAdmin, jobs.Filter{Owner: "ann"}, []string{annJob.ID}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, _, err := f.jobs.List(ctx, tc.caller, tc.filter)
@@ -644,7 +645,7 @@ func TestJobsQuotas(t *testing.T) {
 
 	t.Run("active jobs", func(t *testing.T) {
 		f := newJobsFixtureWith(t, nil, func(c *scoring.JobsConfig) { c.MaxActiveJobsPerOwner = 2 })
-		var held []registry.Job
+		var held []jobs.Job
 		for range 2 {
 			held = append(held, f.submit(t, scoring.JobSpec{Caller: ann, Endpoint: block, Input: f.rows(t, `[{"x":1}]`)}))
 		}
@@ -656,7 +657,7 @@ func TestJobsQuotas(t *testing.T) {
 		f.submit(t, scoring.JobSpec{Caller: asAdmin, Endpoint: double, Input: f.rows(t, `[{"x":1}]`)})
 		close(f.procs.release)
 		for _, j := range held {
-			f.wait(t, j.ID, registry.JobFinished)
+			f.wait(t, j.ID, jobs.StateFinished)
 		}
 		f.submit(t, scoring.JobSpec{Caller: ann, Endpoint: double, Input: f.rows(t, `[{"x":1}]`)})
 	})
@@ -664,7 +665,7 @@ func TestJobsQuotas(t *testing.T) {
 	// n is the size of one result of these tests.
 	probe := newJobsFixture(t)
 	j := probe.submit(t, scoring.JobSpec{Caller: ann, Endpoint: double, Input: probe.rows(t, `[{"x":1}]`)})
-	probe.wait(t, j.ID, registry.JobFinished)
+	probe.wait(t, j.ID, jobs.StateFinished)
 	res, err := probe.jobs.Result(ctx, ann, j.ID)
 	if err != nil {
 		t.Fatal(err)
@@ -676,18 +677,18 @@ func TestJobsQuotas(t *testing.T) {
 			c.MaxOwnerResultBytes, c.MaxResultBytes = 2*n, 4*n
 		})
 		first := f.submit(t, scoring.JobSpec{Caller: ann, Endpoint: double, Input: f.rows(t, `[{"x":1}]`)})
-		f.wait(t, first.ID, registry.JobFinished)
+		f.wait(t, first.ID, jobs.StateFinished)
 		// Both fit when submitted; only one result fits when they end.
 		a := f.submit(t, scoring.JobSpec{Caller: ann, Endpoint: block, Input: f.rows(t, `[{"x":1}]`)})
 		b := f.submit(t, scoring.JobSpec{Caller: ann, Endpoint: block, Input: f.rows(t, `[{"x":1}]`)})
 		close(f.procs.release)
-		ends := map[registry.JobState]int{}
+		ends := map[jobs.State]int{}
 		for _, id := range []string{a.ID, b.ID} {
-			var got registry.Job
+			var got jobs.Job
 			for got = f.wait1(t, id); !got.State.Final(); got = f.wait1(t, id) {
 			}
 			ends[got.State]++
-			if got.State == registry.JobError {
+			if got.State == jobs.StateError {
 				if got.Error == nil || got.Error.Type != string(problem.JobQuotaExceeded) {
 					t.Errorf("refused result's job error %+v, want type %s", got.Error, problem.JobQuotaExceeded)
 				}
@@ -696,14 +697,14 @@ func TestJobsQuotas(t *testing.T) {
 				}
 			}
 		}
-		if ends[registry.JobFinished] != 1 || ends[registry.JobError] != 1 {
+		if ends[jobs.StateFinished] != 1 || ends[jobs.StateError] != 1 {
 			t.Fatalf("ends %v, want one FINISHED and one ERROR", ends)
 		}
 		refused(t, f, ann, http.StatusTooManyRequests, string(problem.JobQuotaExceeded))
 		// Another owner is unaffected by ann's quota, up to the total.
 		for _, c := range []scoring.Caller{bob, cyd} {
 			j := f.submit(t, scoring.JobSpec{Caller: c, Endpoint: double, Input: f.rows(t, `[{"x":1}]`)})
-			f.wait(t, j.ID, registry.JobFinished)
+			f.wait(t, j.ID, jobs.StateFinished)
 		}
 		for _, c := range []scoring.Caller{bob, ann, asAdmin} {
 			refused(t, f, c, http.StatusInsufficientStorage, string(problem.StorageFull))
@@ -712,7 +713,7 @@ func TestJobsQuotas(t *testing.T) {
 }
 
 // wait1 reads the job id as an administrator.
-func (f *jobsFixture) wait1(t *testing.T, id string) registry.Job {
+func (f *jobsFixture) wait1(t *testing.T, id string) jobs.Job {
 	t.Helper()
 	time.Sleep(time.Millisecond)
 	j, err := f.jobs.Job(context.Background(), asAdmin, id)

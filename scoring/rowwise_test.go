@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/scorehub/scorehub/registry"
+	"github.com/scorehub/scorehub/registry/jobs"
 	"github.com/scorehub/scorehub/registry/process"
 	"github.com/scorehub/scorehub/scoring"
 )
@@ -176,36 +177,36 @@ func TestHandlerRowWisePartFails(t *testing.T) {
 func TestJobRowWiseInParts(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4))
 	f, c := newRowWiseFixture(t)
-	store := registry.NewMemJobStore(registry.StoreOptions{})
-	jobs, err := scoring.NewJobs(scoring.JobsConfig{Registry: f.reg, Queues: f.h.Queues(), Store: store})
+	store := jobs.NewMemStore(registry.StoreOptions{})
+	js, err := scoring.NewJobs(scoring.JobsConfig{Registry: f.reg, Queues: f.h.Queues(), Store: store})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		jobs.Close()
+		js.Close()
 		store.Close()
 	})
 	ctx := context.Background()
 	body := largeBody(10_000)
 	result := func(process string) []byte {
-		req, err := scoring.Decode(strings.NewReader(body), jobs.Limits())
+		req, err := scoring.Decode(strings.NewReader(body), js.Limits())
 		if err != nil {
 			t.Fatal(err)
 		}
-		j, err := jobs.Submit(ctx, scoring.JobSpec{Caller: asAdmin, Process: process, Input: req})
+		j, err := js.Submit(ctx, scoring.JobSpec{Caller: asAdmin, Process: process, Input: req})
 		if err != nil {
 			t.Fatal(err)
 		}
 		for range 2000 {
-			if j, err = jobs.Job(ctx, asAdmin, j.ID); err != nil || j.State.Final() {
+			if j, err = js.Job(ctx, asAdmin, j.ID); err != nil || j.State.Final() {
 				break
 			}
 			time.Sleep(5 * time.Millisecond)
 		}
-		if err != nil || j.State != registry.JobFinished {
+		if err != nil || j.State != jobs.StateFinished {
 			t.Fatalf("%s: job %+v, %v; want it FINISHED", process, j, err)
 		}
-		res, err := jobs.Result(ctx, asAdmin, j.ID)
+		res, err := js.Result(ctx, asAdmin, j.ID)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -15,6 +15,7 @@ import (
 	"github.com/scorehub/scorehub/e2e/internal/harness"
 	"github.com/scorehub/scorehub/internal/pgtest"
 	"github.com/scorehub/scorehub/registry"
+	"github.com/scorehub/scorehub/registry/jobs"
 )
 
 // Shape of TestCrashDurability.
@@ -76,14 +77,14 @@ func crashDurability(t *testing.T, storeArgs []string) {
 		writers[i] = newCrashWriter(i, rand.New(rand.NewPCG(seed, uint64(i)+1)))
 	}
 	models := newModelWriter(t, rand.New(rand.NewPCG(seed, crashWriters+1)))
-	var jobs []string // every job acknowledged 201, over all rounds
+	var list []string // every job acknowledged 201, over all rounds
 	inFlight := 0
 
 	for round := range crashRounds {
 		srv := crashStart(t, dir, storeArgs)
 		c := newCrashClient(srv.Base)
 		c.token = c.adminToken(t)
-		crashCheck(t, round, dir, c, writers, models, jobs)
+		crashCheck(t, round, dir, c, writers, models, list)
 		if t.Failed() {
 			crashKill(t, srv)
 			t.FailNow()
@@ -121,7 +122,7 @@ func crashDurability(t *testing.T, storeArgs []string) {
 			if w.pending != nil {
 				n++
 			}
-			jobs = append(jobs, w.jobs...)
+			list = append(list, w.jobs...)
 			w.jobs = nil
 		}
 		if models.pending != nil {
@@ -138,7 +139,7 @@ func crashDurability(t *testing.T, storeArgs []string) {
 	srv := crashStart(t, dir, storeArgs)
 	c := newCrashClient(srv.Base)
 	c.token = c.adminToken(t)
-	crashCheck(t, crashRounds, dir, c, writers, models, jobs)
+	crashCheck(t, crashRounds, dir, c, writers, models, list)
 	c.close()
 	if err := srv.Stop(); err != nil {
 		t.Error(err)
@@ -152,7 +153,7 @@ func crashDurability(t *testing.T, storeArgs []string) {
 			t.Fatalf("the store does not open after the last run: %v", err)
 		}
 		store.Close()
-		jobStore, err := registry.OpenFileJobStore(filepath.Join(dir, "jobs"), registry.StoreOptions{})
+		jobStore, err := jobs.OpenFileStore(filepath.Join(dir, "jobs"), registry.StoreOptions{})
 		if err != nil {
 			t.Fatalf("the job store does not open after the last run: %v", err)
 		}
@@ -166,7 +167,7 @@ func crashDurability(t *testing.T, storeArgs []string) {
 		t.Errorf("%d model versions and no alias acknowledged: the uploads proved nothing", len(models.versions))
 	}
 	t.Logf("model %s: %d versions, alias %s at version %d after %d moves", crashModel, len(models.versions), crashModelAlias, models.alias.Version, models.alias.Revision)
-	t.Logf("%d rounds, %d writes in flight at a kill, %d jobs acknowledged", crashRounds, inFlight, len(jobs))
+	t.Logf("%d rounds, %d writes in flight at a kill, %d jobs acknowledged", crashRounds, inFlight, len(list))
 }
 
 // crashCheck is what every restart must show: the start-up left no
@@ -214,8 +215,8 @@ func crashCheckJobs(t *testing.T, round int, c *crashClient, acked []string) {
 			state, _ := j["state"].(string)
 			states[id] = state
 			switch state {
-			case string(registry.JobFinished):
-			case string(registry.JobError):
+			case string(jobs.StateFinished):
+			case string(jobs.StateError):
 				if e, _ := j["error"].(map[string]any); e["type"] != "interrupted" {
 					t.Errorf("round %d: job %s ended ERROR %v, want only interrupted ones", round, id, e)
 				}
@@ -233,7 +234,7 @@ func crashCheckJobs(t *testing.T, round int, c *crashClient, acked []string) {
 			t.Errorf("round %d: job %s was acknowledged 201 but is gone", round, id)
 			continue
 		}
-		if state != string(registry.JobFinished) {
+		if state != string(jobs.StateFinished) {
 			continue
 		}
 		status, got, err := c.do(http.MethodGet, "/executions/jobs/"+id+"/result", "", "", "")

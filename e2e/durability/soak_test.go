@@ -17,7 +17,7 @@ import (
 
 	"github.com/scorehub/scorehub/e2e/internal/harness"
 	"github.com/scorehub/scorehub/internal/pgtest"
-	"github.com/scorehub/scorehub/registry"
+	"github.com/scorehub/scorehub/registry/jobs"
 	"github.com/scorehub/scorehub/tokens/accounts"
 )
 
@@ -339,8 +339,8 @@ func soakClients(c *crashClient, stats *soakStats, usersFile, model string) []so
 					stats.fail("job %s: %d %v %v", id, status, got, err)
 					return
 				}
-				if s := registry.JobState(got["state"].(string)); s.Final() {
-					if s != registry.JobFinished {
+				if s := jobs.State(got["state"].(string)); s.Final() {
+					if s != jobs.StateFinished {
 						stats.fail("job %s ended %s: %v", id, s, got)
 						return
 					}

@@ -16,6 +16,7 @@ import (
 	"github.com/scorehub/scorehub/internal/demo"
 	"github.com/scorehub/scorehub/management"
 	"github.com/scorehub/scorehub/registry"
+	"github.com/scorehub/scorehub/registry/jobs"
 	"github.com/scorehub/scorehub/registry/process"
 )
 
@@ -152,7 +153,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 		GCMinHeap: 32 << 20,
 	}
 	var audience, clients, tokenTypes, corsOrigins, proxies string
-	c.JobLease = registry.DefaultJobLease
+	c.JobLease = jobs.DefaultLease
 	fs := flag.NewFlagSet("standalone", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.StringVar(&c.Addr, "addr", c.Addr, "listen address (SCOREHUB_ADDR)")

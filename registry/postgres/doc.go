@@ -2,7 +2,7 @@
 // in PostgreSQL, so that several server replicas share them. A [DB] from
 // [Open] is a [registry.Store], [registry.Notifier] and
 // [registry.ArtifactStore] for a [registry.Registry], and a
-// [registry.JobStore] for a [registry.JobRegistry]: one value over one
+// [jobs.Store] for a [jobs.Registry]: one value over one
 // connection pool, closed once, after the registries over it. It also
 // keeps the users, API tokens and token signing keys of package tokens:
 // [DB.Accounts] is the [accounts.Store] of an [accounts.Book], and

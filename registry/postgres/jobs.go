@@ -10,12 +10,13 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/scorehub/scorehub/registry"
+	"github.com/scorehub/scorehub/registry/jobs"
 )
 
-// CreateJob implements [registry.JobStore]: an INSERT under the primary
+// CreateJob implements [jobs.Store]: an INSERT under the primary
 // key, so that of two writers creating one ID, one fails with
 // [registry.ErrExists].
-func (db *DB) CreateJob(ctx context.Context, j registry.Job) error {
+func (db *DB) CreateJob(ctx context.Context, j jobs.Job) error {
 	if err := db.check(ctx); err != nil {
 		return err
 	}
@@ -35,11 +36,11 @@ func (db *DB) CreateJob(ctx context.Context, j registry.Job) error {
 	return nil
 }
 
-// UpdateJob implements [registry.JobStore]: UPDATE … WHERE id = j.ID AND
+// UpdateJob implements [jobs.Store]: UPDATE … WHERE id = j.ID AND
 // the stored revision is base, with the result in the same row. The
 // revision is read from body, the job's JSON form, where a job written
 // before revisions existed has none (0).
-func (db *DB) UpdateJob(ctx context.Context, base uint64, j registry.Job, result []byte) error {
+func (db *DB) UpdateJob(ctx context.Context, base uint64, j jobs.Job, result []byte) error {
 	if err := db.check(ctx); err != nil {
 		return err
 	}
@@ -68,29 +69,29 @@ func (db *DB) UpdateJob(ctx context.Context, base uint64, j registry.Job, result
 	return fmt.Errorf("postgres: job %q is at revision %d, not %d: %w", j.ID, rev, base, registry.ErrStale)
 }
 
-// Job implements [registry.JobStore].
-func (db *DB) Job(ctx context.Context, id string) (registry.Job, error) {
+// Job implements [jobs.Store].
+func (db *DB) Job(ctx context.Context, id string) (jobs.Job, error) {
 	if err := db.check(ctx); err != nil {
-		return registry.Job{}, err
+		return jobs.Job{}, err
 	}
 	var body []byte
 	err := db.pool.QueryRow(ctx, "SELECT body FROM jobs WHERE id = $1", id).Scan(&body)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return registry.Job{}, fmt.Errorf("postgres: job %q does not exist: %w", id, registry.ErrNotFound)
+		return jobs.Job{}, fmt.Errorf("postgres: job %q does not exist: %w", id, registry.ErrNotFound)
 	}
 	if err != nil {
-		return registry.Job{}, db.wrap(fmt.Errorf("postgres: read job %q: %w", id, err))
+		return jobs.Job{}, db.wrap(fmt.Errorf("postgres: read job %q: %w", id, err))
 	}
-	var j registry.Job
+	var j jobs.Job
 	if err := json.Unmarshal(body, &j); err != nil {
-		return registry.Job{}, fmt.Errorf("postgres: decode job %q: %w", id, err)
+		return jobs.Job{}, fmt.Errorf("postgres: decode job %q: %w", id, err)
 	}
 	return j, nil
 }
 
-// Jobs implements [registry.JobStore]: the count and the page are read in
+// Jobs implements [jobs.Store]: the count and the page are read in
 // one snapshot.
-func (db *DB) Jobs(ctx context.Context, f registry.JobFilter) ([]registry.Job, int, error) {
+func (db *DB) Jobs(ctx context.Context, f jobs.Filter) ([]jobs.Job, int, error) {
 	if err := db.check(ctx); err != nil {
 		return nil, 0, err
 	}
@@ -111,7 +112,7 @@ func (db *DB) Jobs(ctx context.Context, f registry.JobFilter) ([]registry.Job, i
 		page += fmt.Sprintf(" LIMIT %d", f.Limit)
 	}
 	var (
-		jobs  []registry.Job
+		list  []jobs.Job
 		total int
 	)
 	err := pgx.BeginTxFunc(ctx, db.pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
@@ -123,9 +124,9 @@ func (db *DB) Jobs(ctx context.Context, f registry.JobFilter) ([]registry.Job, i
 		if err != nil {
 			return err
 		}
-		jobs, err = pgx.CollectRows(rows, func(row pgx.CollectableRow) (registry.Job, error) {
+		list, err = pgx.CollectRows(rows, func(row pgx.CollectableRow) (jobs.Job, error) {
 			var body []byte
-			var j registry.Job
+			var j jobs.Job
 			if err := row.Scan(&body); err != nil {
 				return j, err
 			}
@@ -139,10 +140,10 @@ func (db *DB) Jobs(ctx context.Context, f registry.JobFilter) ([]registry.Job, i
 	if err != nil {
 		return nil, 0, db.wrap(fmt.Errorf("postgres: list jobs: %w", err))
 	}
-	return jobs, total, nil
+	return list, total, nil
 }
 
-// JobResult implements [registry.JobStore].
+// JobResult implements [jobs.Store].
 func (db *DB) JobResult(ctx context.Context, id string) ([]byte, error) {
 	if err := db.check(ctx); err != nil {
 		return nil, err
@@ -158,7 +159,7 @@ func (db *DB) JobResult(ctx context.Context, id string) ([]byte, error) {
 	return result, nil
 }
 
-// DeleteJobs implements [registry.JobStore].
+// DeleteJobs implements [jobs.Store].
 func (db *DB) DeleteJobs(ctx context.Context, ids []string) (int, error) {
 	if err := db.check(ctx); err != nil {
 		return 0, err

@@ -17,6 +17,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/scorehub/scorehub/registry"
+	"github.com/scorehub/scorehub/registry/jobs"
 )
 
 // Config configures [Open].
@@ -30,9 +31,9 @@ type Config struct {
 	// larger of 4 and the number of CPUs).
 	MaxConns int32
 	// Now stamps the built-in records of a database the DB initialises.
-	// Nil means time.Now. (A Registry or JobRegistry over a DB stamps
+	// Nil means time.Now. (A Registry or jobs.Registry over a DB stamps
 	// what it writes with time.Now: their clock is the store's only for
-	// the stores of package registry.)
+	// the stores of packages registry and registry/jobs.)
 	Now func() time.Time
 	// Logger receives what the listener of [DB.Subscribe] meets: lost
 	// connections, reconnects, reloads that failed. Nil discards it.
@@ -53,7 +54,7 @@ const (
 
 // DB is a PostgreSQL database opened by [Open]. It is the registry's
 // [registry.Store], [registry.Notifier] and [registry.ArtifactStore], and
-// its [registry.JobStore]: one value, one pool, one Close.
+// its [jobs.Store]: one value, one pool, one Close.
 //
 // A DB is safe for concurrent use, and any number of DBs, in one process
 // or in several, may share one database.
@@ -79,7 +80,7 @@ var (
 	_ registry.Store         = (*DB)(nil)
 	_ registry.Notifier      = (*DB)(nil)
 	_ registry.ArtifactStore = (*DB)(nil)
-	_ registry.JobStore      = (*DB)(nil)
+	_ jobs.Store             = (*DB)(nil)
 )
 
 // Open connects to the database cfg.URL names, brings its schema up to

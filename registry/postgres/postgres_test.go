@@ -7,6 +7,7 @@ import (
 
 	"github.com/scorehub/scorehub/internal/pgtest"
 	"github.com/scorehub/scorehub/registry"
+	"github.com/scorehub/scorehub/registry/jobs"
 	"github.com/scorehub/scorehub/registry/postgres"
 	"github.com/scorehub/scorehub/registry/registrytest"
 )
@@ -62,7 +63,7 @@ func TestSharedConformance(t *testing.T) {
 func TestJobStoreConformance(t *testing.T) {
 	opened := urls{}
 	registrytest.RunJobStore(t, registrytest.JobOpener{
-		Open:   func(t *testing.T) registry.JobStore { return opened.open(t, postgres.Config{URL: pgtest.DB(t)}) },
-		Reopen: func(t *testing.T, s registry.JobStore) registry.JobStore { return opened.reopen(t, s) },
+		Open:   func(t *testing.T) jobs.Store { return opened.open(t, postgres.Config{URL: pgtest.DB(t)}) },
+		Reopen: func(t *testing.T, s jobs.Store) jobs.Store { return opened.reopen(t, s) },
 	})
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/scorehub/scorehub/registry"
+	"github.com/scorehub/scorehub/registry/jobs"
 	"github.com/scorehub/scorehub/registry/process"
 )
 
@@ -18,16 +19,16 @@ import (
 type JobOpener struct {
 	// Open returns a new, empty job store. Closing it at the end of the
 	// test (t.Cleanup) is Open's to arrange.
-	Open func(t *testing.T) registry.JobStore
+	Open func(t *testing.T) jobs.Store
 	// Reopen, for a durable store, closes s and returns a store over what
 	// s kept, as the next start of a process would open it. Nil for a
 	// store that keeps nothing past Close.
-	Reopen func(t *testing.T, s registry.JobStore) registry.JobStore
+	Reopen func(t *testing.T, s jobs.Store) jobs.Store
 }
 
-// RunJobStore runs the conformance suite of [registry.JobStore] on stores
+// RunJobStore runs the conformance suite of [jobs.Store] on stores
 // o opens: a store persists what it is given and applies no rule of a
-// job's life, which [registry.JobRegistry] applies above it and its own
+// job's life, which [jobs.Registry] applies above it and its own
 // tests check.
 func RunJobStore(t *testing.T, o JobOpener) {
 	ctx := context.Background()
@@ -35,7 +36,7 @@ func RunJobStore(t *testing.T, o JobOpener) {
 	t.Run("a job is stored as given", func(t *testing.T) {
 		s := o.Open(t)
 		// Any state and times: a store stamps and checks nothing.
-		j := job("a", registry.JobRunning, 0)
+		j := job("a", jobs.StateRunning, 0)
 		j.Endpoint = &process.EndpointRef{Group: "DEFAULT", Path: "p", Alias: "x"}
 		j.StartedAt = epoch.Add(time.Second)
 		if err := s.CreateJob(ctx, j); err != nil {
@@ -52,9 +53,9 @@ func RunJobStore(t *testing.T, o JobOpener) {
 
 	t.Run("an id is stored once", func(t *testing.T) {
 		s := o.Open(t)
-		first := job("a", registry.JobPending, 0)
+		first := job("a", jobs.StatePending, 0)
 		mustCreate(t, s, first)
-		second := job("a", registry.JobPending, 1)
+		second := job("a", jobs.StatePending, 1)
 		second.Queue = "other"
 		if err := s.CreateJob(ctx, second); !errors.Is(err, registry.ErrExists) {
 			t.Errorf("second create: %v, want ErrExists", err)
@@ -67,7 +68,7 @@ func RunJobStore(t *testing.T, o JobOpener) {
 		if _, err := s.Job(ctx, "nope"); !errors.Is(err, registry.ErrNotFound) {
 			t.Errorf("Job: %v, want ErrNotFound", err)
 		}
-		if err := s.UpdateJob(ctx, 1, job("nope", registry.JobRunning, 0), nil); !errors.Is(err, registry.ErrNotFound) && !errors.Is(err, registry.ErrStale) {
+		if err := s.UpdateJob(ctx, 1, job("nope", jobs.StateRunning, 0), nil); !errors.Is(err, registry.ErrNotFound) && !errors.Is(err, registry.ErrStale) {
 			t.Errorf("UpdateJob: %v, want ErrNotFound or ErrStale", err)
 		}
 		if _, err := s.JobResult(ctx, "nope"); !errors.Is(err, registry.ErrNotFound) {
@@ -80,8 +81,8 @@ func RunJobStore(t *testing.T, o JobOpener) {
 
 	t.Run("an update holds only while the revision it names does", func(t *testing.T) {
 		s := o.Open(t)
-		mustCreate(t, s, job("a", registry.JobPending, 0))
-		running := job("a", registry.JobRunning, 0)
+		mustCreate(t, s, job("a", jobs.StatePending, 0))
+		running := job("a", jobs.StateRunning, 0)
 		running.Revision = 2
 		running.StartedAt = epoch.Add(time.Second)
 		running.Replica, running.LeaseExpires = "r1", epoch.Add(time.Minute)
@@ -90,7 +91,7 @@ func RunJobStore(t *testing.T, o JobOpener) {
 		}
 		checkJob(t, "after the update", mustJob(t, s, "a"), running)
 		// A writer that decided on revision 1, as another replica might have.
-		late := job("a", registry.JobStopped, 0)
+		late := job("a", jobs.StateStopped, 0)
 		late.Revision = 2
 		if err := s.UpdateJob(ctx, 1, late, nil); !errors.Is(err, registry.ErrStale) {
 			t.Errorf("update from a revision the job has left: %v, want ErrStale", err)
@@ -113,13 +114,13 @@ func RunJobStore(t *testing.T, o JobOpener) {
 
 	t.Run("writers racing for one job: one wins", func(t *testing.T) {
 		s := o.Open(t)
-		mustCreate(t, s, job("a", registry.JobPending, 0))
+		mustCreate(t, s, job("a", jobs.StatePending, 0))
 		const writers = 8
 		errs := make([]error, writers)
 		var wg sync.WaitGroup
 		for i := range writers {
 			wg.Go(func() {
-				next := job("a", registry.JobRunning, 0)
+				next := job("a", jobs.StateRunning, 0)
 				next.Revision = 2
 				next.Process = fmt.Sprintf("p%d", i)
 				errs[i] = s.UpdateJob(ctx, 1, next, nil)
@@ -147,14 +148,14 @@ func RunJobStore(t *testing.T, o JobOpener) {
 
 	t.Run("a result is stored with its job", func(t *testing.T) {
 		s := o.Open(t)
-		mustCreate(t, s, job("a", registry.JobRunning, 0))
+		mustCreate(t, s, job("a", jobs.StateRunning, 0))
 		if _, err := s.JobResult(ctx, "a"); !errors.Is(err, registry.ErrNotFound) {
 			t.Errorf("result of a job given none: %v, want ErrNotFound", err)
 		}
 		for _, res := range [][]byte{[]byte(`{"data":[{"a":1}]}`), {}} {
 			id := fmt.Sprintf("r%d", len(res))
-			mustCreate(t, s, job(id, registry.JobRunning, 0))
-			if err := s.UpdateJob(ctx, 1, job(id, registry.JobFinished, 0), res); err != nil {
+			mustCreate(t, s, job(id, jobs.StateRunning, 0))
+			if err := s.UpdateJob(ctx, 1, job(id, jobs.StateFinished, 0), res); err != nil {
 				t.Fatal(err)
 			}
 			got, err := s.JobResult(ctx, id)
@@ -167,12 +168,12 @@ func RunJobStore(t *testing.T, o JobOpener) {
 	t.Run("list is newest first, filtered and paged", func(t *testing.T) {
 		s := o.Open(t)
 		for i, id := range []string{"j1", "j2", "j3", "j4"} {
-			j := job(id, registry.JobPending, i)
+			j := job(id, jobs.StatePending, i)
 			if id == "j2" {
 				j.Queue = "batch"
 			}
 			if id == "j3" {
-				j.State = registry.JobRunning
+				j.State = jobs.StateRunning
 			}
 			if id == "j1" || id == "j3" {
 				j.Owner = "ann"
@@ -180,21 +181,21 @@ func RunJobStore(t *testing.T, o JobOpener) {
 			mustCreate(t, s, j)
 		}
 		// The same time: the greater ID first.
-		mustCreate(t, s, job("j0", registry.JobPending, 0))
+		mustCreate(t, s, job("j0", jobs.StatePending, 0))
 		for _, tt := range []struct {
-			f     registry.JobFilter
+			f     jobs.Filter
 			want  []string
 			total int
 		}{
-			{registry.JobFilter{}, []string{"j4", "j3", "j2", "j1", "j0"}, 5},
-			{registry.JobFilter{Queue: "batch"}, []string{"j2"}, 1},
-			{registry.JobFilter{State: registry.JobRunning}, []string{"j3"}, 1},
-			{registry.JobFilter{State: registry.JobPending, Queue: "DEFAULT"}, []string{"j4", "j1", "j0"}, 3},
-			{registry.JobFilter{Offset: 1, Limit: 2}, []string{"j3", "j2"}, 5},
-			{registry.JobFilter{Offset: 9}, []string{}, 5},
-			{registry.JobFilter{Owner: "ann"}, []string{"j3", "j1"}, 2},
-			{registry.JobFilter{Owner: "ann", State: registry.JobPending}, []string{"j1"}, 1},
-			{registry.JobFilter{Owner: "bob"}, []string{}, 0},
+			{jobs.Filter{}, []string{"j4", "j3", "j2", "j1", "j0"}, 5},
+			{jobs.Filter{Queue: "batch"}, []string{"j2"}, 1},
+			{jobs.Filter{State: jobs.StateRunning}, []string{"j3"}, 1},
+			{jobs.Filter{State: jobs.StatePending, Queue: "DEFAULT"}, []string{"j4", "j1", "j0"}, 3},
+			{jobs.Filter{Offset: 1, Limit: 2}, []string{"j3", "j2"}, 5},
+			{jobs.Filter{Offset: 9}, []string{}, 5},
+			{jobs.Filter{Owner: "ann"}, []string{"j3", "j1"}, 2},
+			{jobs.Filter{Owner: "ann", State: jobs.StatePending}, []string{"j1"}, 1},
+			{jobs.Filter{Owner: "bob"}, []string{}, 0},
 		} {
 			t.Run(fmt.Sprintf("%+v", tt.f), func(t *testing.T) {
 				got, total, err := s.Jobs(ctx, tt.f)
@@ -211,8 +212,8 @@ func RunJobStore(t *testing.T, o JobOpener) {
 	t.Run("delete removes the set with its results", func(t *testing.T) {
 		s := o.Open(t)
 		for i, id := range []string{"a", "b", "c"} {
-			mustCreate(t, s, job(id, registry.JobRunning, i))
-			if err := s.UpdateJob(ctx, 1, job(id, registry.JobFinished, i), []byte(`{}`)); err != nil {
+			mustCreate(t, s, job(id, jobs.StateRunning, i))
+			if err := s.UpdateJob(ctx, 1, job(id, jobs.StateFinished, i), []byte(`{}`)); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -220,7 +221,7 @@ func RunJobStore(t *testing.T, o JobOpener) {
 		if err != nil || n != 2 {
 			t.Fatalf("DeleteJobs: %d, %v; want 2, nil", n, err)
 		}
-		got, _, err := s.Jobs(ctx, registry.JobFilter{})
+		got, _, err := s.Jobs(ctx, jobs.Filter{})
 		if err != nil || !slices.Equal(jobIDs(got), []string{"b"}) {
 			t.Errorf("left %v, %v; want [b]", jobIDs(got), err)
 		}
@@ -228,7 +229,7 @@ func RunJobStore(t *testing.T, o JobOpener) {
 			t.Errorf("result of a removed job: %v, want ErrNotFound", err)
 		}
 		// The ID is free again.
-		mustCreate(t, s, job("a", registry.JobPending, 5))
+		mustCreate(t, s, job("a", jobs.StatePending, 5))
 		if _, err := s.JobResult(ctx, "a"); !errors.Is(err, registry.ErrNotFound) {
 			t.Errorf("result of a new job under a removed job's ID: %v, want ErrNotFound", err)
 		}
@@ -239,27 +240,27 @@ func RunJobStore(t *testing.T, o JobOpener) {
 			return // the store keeps nothing past Close
 		}
 		s := o.Open(t)
-		pending := job("pending", registry.JobPending, 0)
-		running := job("running", registry.JobRunning, 1)
-		finished := job("finished", registry.JobFinished, 2)
+		pending := job("pending", jobs.StatePending, 0)
+		running := job("running", jobs.StateRunning, 1)
+		finished := job("finished", jobs.StateFinished, 2)
 		finished.Revision = 2
 		finished.FinishedAt = epoch.Add(time.Hour)
 		running.Replica, running.LeaseExpires, running.StopRequested = "r1", epoch.Add(time.Minute), true
-		failed := job("failed", registry.JobError, 3)
-		failed.Error = &registry.JobErrorInfo{Type: "failed", Title: "Failed", Message: "it <failed>"}
-		for _, j := range []registry.Job{pending, running, failed} {
+		failed := job("failed", jobs.StateError, 3)
+		failed.Error = &jobs.ErrorInfo{Type: "failed", Title: "Failed", Message: "it <failed>"}
+		for _, j := range []jobs.Job{pending, running, failed} {
 			mustCreate(t, s, j)
 		}
-		mustCreate(t, s, job("finished", registry.JobRunning, 2))
+		mustCreate(t, s, job("finished", jobs.StateRunning, 2))
 		if err := s.UpdateJob(ctx, 1, finished, []byte(`{"data":[]}`)); err != nil {
 			t.Fatal(err)
 		}
-		before, _, err := s.Jobs(ctx, registry.JobFilter{})
+		before, _, err := s.Jobs(ctx, jobs.Filter{})
 		if err != nil {
 			t.Fatal(err)
 		}
 		re := o.Reopen(t, s)
-		after, _, err := re.Jobs(ctx, registry.JobFilter{})
+		after, _, err := re.Jobs(ctx, jobs.Filter{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -273,35 +274,35 @@ func RunJobStore(t *testing.T, o JobOpener) {
 
 	t.Run("a done context changes nothing", func(t *testing.T) {
 		s := o.Open(t)
-		mustCreate(t, s, job("a", registry.JobPending, 0))
+		mustCreate(t, s, job("a", jobs.StatePending, 0))
 		cctx, cancel := context.WithCancel(ctx)
 		cancel()
-		if err := s.CreateJob(cctx, job("b", registry.JobPending, 0)); !errors.Is(err, context.Canceled) {
+		if err := s.CreateJob(cctx, job("b", jobs.StatePending, 0)); !errors.Is(err, context.Canceled) {
 			t.Errorf("CreateJob: %v, want context.Canceled", err)
 		}
-		if err := s.UpdateJob(cctx, 1, job("a", registry.JobRunning, 0), nil); !errors.Is(err, context.Canceled) {
+		if err := s.UpdateJob(cctx, 1, job("a", jobs.StateRunning, 0), nil); !errors.Is(err, context.Canceled) {
 			t.Errorf("UpdateJob: %v, want context.Canceled", err)
 		}
 		if _, err := s.DeleteJobs(cctx, []string{"a"}); !errors.Is(err, context.Canceled) {
 			t.Errorf("DeleteJobs: %v, want context.Canceled", err)
 		}
-		got, _, err := s.Jobs(ctx, registry.JobFilter{})
-		if err != nil || !slices.Equal(jobIDs(got), []string{"a"}) || got[0].State != registry.JobPending {
+		got, _, err := s.Jobs(ctx, jobs.Filter{})
+		if err != nil || !slices.Equal(jobIDs(got), []string{"a"}) || got[0].State != jobs.StatePending {
 			t.Errorf("store holds %+v, %v; want job a PENDING only", got, err)
 		}
 	})
 
 	t.Run("a closed store refuses every call", func(t *testing.T) {
 		s := o.Open(t)
-		mustCreate(t, s, job("a", registry.JobPending, 0))
+		mustCreate(t, s, job("a", jobs.StatePending, 0))
 		if err := s.Close(); err != nil {
 			t.Fatal(err)
 		}
 		calls := map[string]func() error{
-			"CreateJob": func() error { return s.CreateJob(ctx, job("b", registry.JobPending, 0)) },
-			"UpdateJob": func() error { return s.UpdateJob(ctx, 1, job("a", registry.JobRunning, 0), nil) },
+			"CreateJob": func() error { return s.CreateJob(ctx, job("b", jobs.StatePending, 0)) },
+			"UpdateJob": func() error { return s.UpdateJob(ctx, 1, job("a", jobs.StateRunning, 0), nil) },
 			"Job":       func() error { _, err := s.Job(ctx, "a"); return err },
-			"Jobs":      func() error { _, _, err := s.Jobs(ctx, registry.JobFilter{}); return err },
+			"Jobs":      func() error { _, _, err := s.Jobs(ctx, jobs.Filter{}); return err },
 			"JobResult": func() error { _, err := s.JobResult(ctx, "a"); return err },
 			"DeleteJobs": func() error {
 				_, err := s.DeleteJobs(ctx, []string{"a"})
@@ -320,19 +321,19 @@ func RunJobStore(t *testing.T, o JobOpener) {
 }
 
 // job returns a job in state at revision 1, created i seconds after epoch.
-func job(id string, state registry.JobState, i int) registry.Job {
-	return registry.Job{ID: id, Revision: 1, State: state, Queue: "DEFAULT", Process: "iris", Rows: 1,
+func job(id string, state jobs.State, i int) jobs.Job {
+	return jobs.Job{ID: id, Revision: 1, State: state, Queue: "DEFAULT", Process: "iris", Rows: 1,
 		CreatedAt: epoch.Add(time.Duration(i) * time.Second)}
 }
 
-func mustCreate(t *testing.T, s registry.JobStore, j registry.Job) {
+func mustCreate(t *testing.T, s jobs.Store, j jobs.Job) {
 	t.Helper()
 	if err := s.CreateJob(context.Background(), j); err != nil {
 		t.Fatal(err)
 	}
 }
 
-func mustJob(t *testing.T, s registry.JobStore, id string) registry.Job {
+func mustJob(t *testing.T, s jobs.Store, id string) jobs.Job {
 	t.Helper()
 	j, err := s.Job(context.Background(), id)
 	if err != nil {
@@ -341,7 +342,7 @@ func mustJob(t *testing.T, s registry.JobStore, id string) registry.Job {
 	return j
 }
 
-func checkJob(t *testing.T, what string, got, want registry.Job) {
+func checkJob(t *testing.T, what string, got, want jobs.Job) {
 	t.Helper()
 	if !reflect.DeepEqual(inUTC(got), inUTC(want)) {
 		t.Errorf("%s: %+v, want %+v", what, got, want)
@@ -350,9 +351,9 @@ func checkJob(t *testing.T, what string, got, want registry.Job) {
 
 // inUTC returns jobs with their times in UTC, so that they compare by the
 // instants they hold, whatever location a store reads times back in.
-func inUTC(jobs ...registry.Job) []registry.Job {
-	out := make([]registry.Job, len(jobs))
-	for i, j := range jobs {
+func inUTC(list ...jobs.Job) []jobs.Job {
+	out := make([]jobs.Job, len(list))
+	for i, j := range list {
 		j.CreatedAt, j.StartedAt, j.FinishedAt = j.CreatedAt.UTC(), j.StartedAt.UTC(), j.FinishedAt.UTC()
 		j.LeaseExpires = j.LeaseExpires.UTC()
 		out[i] = j
@@ -360,7 +361,7 @@ func inUTC(jobs ...registry.Job) []registry.Job {
 	return out
 }
 
-func jobIDs(jobs []registry.Job) []string {
+func jobIDs(jobs []jobs.Job) []string {
 	out := []string{}
 	for _, j := range jobs {
 		out = append(out, j.ID)

@@ -1,6 +1,6 @@
 // Package registrytest holds the conformance suites of [registry.Store]
-// and [registry.JobStore]: the contracts a [registry.Registry] and a
-// [registry.JobRegistry] rely on, which every store, the ones of package
+// and [jobs.Store]: the contracts a [registry.Registry] and a
+// [jobs.Registry] rely on, which every store, the ones of package
 // registry and any other (a database store in a package of its own), must
 // keep. [Run] is the suite every store of a state image passes (package
 // internal/image/imagetest), given the records, and what a Registry makes

@@ -1,4 +1,4 @@
-package registry_test
+package jobs_test
 
 import (
 	"context"
@@ -8,20 +8,21 @@ import (
 
 	"github.com/scorehub/scorehub/internal/testutil"
 	"github.com/scorehub/scorehub/registry"
+	"github.com/scorehub/scorehub/registry/jobs"
 )
 
 // sharedJobs returns two replicas, a and b, sharing one job store, with
 // leases of a minute measured by clk.
-func sharedJobs(t *testing.T, clk *testutil.Clock) (s registry.JobStore, a, b *registry.JobRegistry) {
+func sharedJobs(t *testing.T, clk *testutil.Clock) (s jobs.Store, a, b *jobs.Registry) {
 	t.Helper()
-	s = registry.NewMemJobStore(registry.StoreOptions{Now: clk.Now})
+	s = jobs.NewMemStore(registry.StoreOptions{Now: clk.Now})
 	t.Cleanup(func() { s.Close() })
 	return s, newSharedJobRegistry(t, s, "a", clk), newSharedJobRegistry(t, s, "b", clk)
 }
 
-func newSharedJobRegistry(t *testing.T, s registry.JobStore, replica string, clk *testutil.Clock) *registry.JobRegistry {
+func newSharedJobRegistry(t *testing.T, s jobs.Store, replica string, clk *testutil.Clock) *jobs.Registry {
 	t.Helper()
-	r, err := registry.NewSharedJobRegistry(context.Background(), s, registry.JobLease{Replica: replica, Duration: time.Minute, Now: clk.Now})
+	r, err := jobs.NewSharedRegistry(context.Background(), s, jobs.Lease{Replica: replica, Duration: time.Minute, Now: clk.Now})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -30,8 +31,8 @@ func newSharedJobRegistry(t *testing.T, s registry.JobStore, replica string, clk
 
 // interruptedJob reports whether j was ended as a job its replica
 // stopped running: ERROR, of type interrupted.
-func interruptedJob(j registry.Job) bool {
-	return j.State == registry.JobError && j.Error != nil && j.Error.Type == "interrupted"
+func interruptedJob(j jobs.Job) bool {
+	return j.State == jobs.StateError && j.Error != nil && j.Error.Type == "interrupted"
 }
 
 func TestSharedJobRegistry(t *testing.T) {
@@ -45,7 +46,7 @@ func TestSharedJobRegistry(t *testing.T) {
 			t.Errorf("created %+v; want replica a, a lease of a minute, revision 1", j)
 		}
 		clk.Advance(10 * time.Second)
-		j = mustUpdate(t, a, "j", registry.JobRunning, nil)
+		j = mustUpdate(t, a, "j", jobs.StateRunning, nil)
 		if j.Replica != "a" || !j.LeaseExpires.Equal(clk.Now().Add(time.Minute)) || j.Revision != 2 {
 			t.Errorf("claimed %+v; want replica a, the lease from the claim, revision 2", j)
 		}
@@ -55,9 +56,9 @@ func TestSharedJobRegistry(t *testing.T) {
 		clk := newClock()
 		s, a, _ := sharedJobs(t, clk)
 		mustCreate(t, a, "j", "DEFAULT")
-		mustUpdate(t, a, "j", registry.JobRunning, nil)
+		mustUpdate(t, a, "j", jobs.StateRunning, nil)
 		newSharedJobRegistry(t, s, "c", clk)
-		if got, _ := s.Job(ctx, "j"); got.State != registry.JobRunning {
+		if got, _ := s.Job(ctx, "j"); got.State != jobs.StateRunning {
 			t.Errorf("a's job after c started: %s, want RUNNING", got.State)
 		}
 		// The unshared registry assumes the store is its own, and ends it.
@@ -81,7 +82,7 @@ func TestSharedJobRegistry(t *testing.T) {
 		clk := newClock()
 		s, a, b := sharedJobs(t, clk)
 		mustCreate(t, a, "kept", "DEFAULT")
-		mustUpdate(t, a, "kept", registry.JobRunning, nil)
+		mustUpdate(t, a, "kept", jobs.StateRunning, nil)
 		mustCreate(t, a, "lost", "DEFAULT")
 
 		// A third in, a renewal changes nothing: two thirds remain.
@@ -113,14 +114,14 @@ func TestSharedJobRegistry(t *testing.T) {
 		if !interruptedJob(lost) || !lost.FinishedAt.Equal(clk.Now()) {
 			t.Errorf("lapsed job: %+v; want ERROR interrupted, now", lost)
 		}
-		if kept, _ := s.Job(ctx, "kept"); kept.State != registry.JobRunning {
+		if kept, _ := s.Job(ctx, "kept"); kept.State != jobs.StateRunning {
 			t.Errorf("renewed job: %s, want RUNNING", kept.State)
 		}
 		// a learns of it when it next renews, and may not end it again.
-		if got, err := a.Renew(ctx, "lost"); err != nil || got.State != registry.JobError {
+		if got, err := a.Renew(ctx, "lost"); err != nil || got.State != jobs.StateError {
 			t.Errorf("a renewing its ended job: %+v, %v; want it ERROR", got, err)
 		}
-		if _, err := a.Update(ctx, "lost", registry.JobStopped, nil, nil); !errors.Is(err, registry.ErrJobTransition) {
+		if _, err := a.Update(ctx, "lost", jobs.StateStopped, nil, nil); !errors.Is(err, jobs.ErrTransition) {
 			t.Errorf("a ending a job b ended: %v, want ErrJobTransition", err)
 		}
 		// A replica never ends its own jobs as lapsed: it is alive.
@@ -132,9 +133,9 @@ func TestSharedJobRegistry(t *testing.T) {
 
 	t.Run("a lease renewed between the read and the write holds", func(t *testing.T) {
 		clk := newClock()
-		mem := registry.NewMemJobStore(registry.StoreOptions{Now: clk.Now})
+		mem := jobs.NewMemStore(registry.StoreOptions{Now: clk.Now})
 		t.Cleanup(func() { mem.Close() })
-		s := &racingJobStore{JobStore: mem}
+		s := &racingJobStore{Store: mem}
 		a := newSharedJobRegistry(t, s, "a", clk)
 		b := newSharedJobRegistry(t, s, "b", clk)
 		mustCreate(t, a, "j", "DEFAULT")
@@ -148,7 +149,7 @@ func TestSharedJobRegistry(t *testing.T) {
 		if n, err := b.EndLapsed(ctx); err != nil || n != 0 {
 			t.Fatalf("EndLapsed: %d, %v; want 0", n, err)
 		}
-		if got, _ := s.Job(ctx, "j"); got.State != registry.JobPending {
+		if got, _ := s.Job(ctx, "j"); got.State != jobs.StatePending {
 			t.Errorf("job renewed while b decided: %s, want PENDING", got.State)
 		}
 	})
@@ -157,10 +158,10 @@ func TestSharedJobRegistry(t *testing.T) {
 		clk := newClock()
 		s, a, b := sharedJobs(t, clk)
 		mustCreate(t, a, "j", "DEFAULT")
-		mustUpdate(t, a, "j", registry.JobRunning, nil)
+		mustUpdate(t, a, "j", jobs.StateRunning, nil)
 		clk.Advance(30 * time.Second)
 		// The stop and a renewal race: both are kept.
-		s2 := &racingJobStore{JobStore: s}
+		s2 := &racingJobStore{Store: s}
 		b2 := newSharedJobRegistry(t, s2, "b2", clk)
 		s2.race = func() {
 			if _, err := a.Renew(ctx, "j"); err != nil {
@@ -174,17 +175,17 @@ func TestSharedJobRegistry(t *testing.T) {
 		if err != nil || !got.StopRequested || !got.LeaseExpires.Equal(clk.Now().Add(time.Minute)) {
 			t.Errorf("a's renewal after the stop request: %+v, %v; want the stop and the renewed lease", got, err)
 		}
-		mustUpdate(t, a, "j", registry.JobStopped, nil)
-		if _, err := b.RequestStop(ctx, "j"); !errors.Is(err, registry.ErrJobTransition) {
+		mustUpdate(t, a, "j", jobs.StateStopped, nil)
+		if _, err := b.RequestStop(ctx, "j"); !errors.Is(err, jobs.ErrTransition) {
 			t.Errorf("stopping an ended job: %v, want ErrJobTransition", err)
 		}
 	})
 
 	t.Run("a replica needs a name", func(t *testing.T) {
-		s := registry.NewMemJobStore(registry.StoreOptions{})
+		s := jobs.NewMemStore(registry.StoreOptions{})
 		defer s.Close()
-		for _, l := range []registry.JobLease{{}, {Replica: "a/b"}, {Replica: "a", Duration: -time.Second}} {
-			if _, err := registry.NewSharedJobRegistry(ctx, s, l); err == nil {
+		for _, l := range []jobs.Lease{{}, {Replica: "a/b"}, {Replica: "a", Duration: -time.Second}} {
+			if _, err := jobs.NewSharedRegistry(ctx, s, l); err == nil {
 				t.Errorf("NewSharedJobRegistry(%+v) succeeded", l)
 			}
 		}

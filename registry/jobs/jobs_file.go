@@ -1,4 +1,4 @@
-package registry
+package jobs
 
 import (
 	"bytes"
@@ -13,9 +13,10 @@ import (
 	"strings"
 
 	"github.com/scorehub/scorehub/internal/atomicfile"
+	"github.com/scorehub/scorehub/registry"
 )
 
-// Names inside a FileJobStore's directory.
+// Names inside a FileStore's directory.
 const (
 	jobLockFileName  = "jobs.lock"
 	jobFileSuffix    = ".job.json"
@@ -25,36 +26,36 @@ const (
 	maxJobFileLength = 1 << 20
 )
 
-// FileJobStore is a durable [JobStore]. It keeps each job in its own JSON
+// FileStore is a durable [Store]. It keeps each job in its own JSON
 // file, <id>.job.json, and the result of a finished job beside it in
-// <id>.result.json, both written as [FileStore] writes its state: to a
+// <id>.result.json, both written as [registry.FileStore] writes its state: to a
 // temporary file, flushed, renamed into place, the directory flushed. A
 // result is made durable before its job is marked FINISHED, so a FINISHED
 // job always has its result, and a result whose job file does not say
 // FINISHED is what a crash left between the two writes: opening removes it.
 //
 // The jobs a crash interrupted are still PENDING or RUNNING when the store
-// is opened again; the [JobRegistry] over it ends them.
+// is opened again; the [Registry] over it ends them.
 //
-// One FileJobStore at a time may have a directory open, as with FileStore.
-// A FileJobStore is safe for concurrent use; writes are serialised.
-type FileJobStore struct {
+// One FileStore at a time may have a directory open, as with FileStore.
+// A FileStore is safe for concurrent use; writes are serialised.
+type FileStore struct {
 	jobCore
 	dir  string
 	fs   atomicfile.FS
 	lock io.Closer
 }
 
-var _ JobStore = (*FileJobStore)(nil)
+var _ Store = (*FileStore)(nil)
 
-// OpenFileJobStore opens the job store kept in dir, creating dir (mode
+// OpenFileStore opens the job store kept in dir, creating dir (mode
 // 0700) when it does not exist. A job file that cannot be read is an error
 // naming it; it is never replaced.
-func OpenFileJobStore(dir string, opts StoreOptions) (*FileJobStore, error) {
+func OpenFileStore(dir string, opts registry.StoreOptions) (*FileStore, error) {
 	return openFileJobStore(dir, opts, atomicfile.OS{})
 }
 
-func openFileJobStore(dir string, opts StoreOptions, fsys atomicfile.FS) (*FileJobStore, error) {
+func openFileJobStore(dir string, opts registry.StoreOptions, fsys atomicfile.FS) (*FileStore, error) {
 	if dir == "" {
 		return nil, errors.New("registry: OpenFileJobStore needs a directory")
 	}
@@ -62,7 +63,7 @@ func openFileJobStore(dir string, opts StoreOptions, fsys atomicfile.FS) (*FileJ
 	if err != nil {
 		return nil, err
 	}
-	s := &FileJobStore{dir: dir, fs: fsys, lock: lock}
+	s := &FileStore{dir: dir, fs: fsys, lock: lock}
 	s.init(opts)
 	s.persist = s.write
 	s.remove = s.delete
@@ -79,7 +80,7 @@ func openFileJobStore(dir string, opts StoreOptions, fsys atomicfile.FS) (*FileJ
 func lockDir(dir, name, what string) (io.Closer, error) {
 	lock, err := atomicfile.LockDir(dir, name)
 	if errors.Is(err, atomicfile.ErrLocked) {
-		err = ErrLocked
+		err = registry.ErrLocked
 	}
 	if err != nil {
 		return nil, fmt.Errorf("registry: open %s %s: %w", what, dir, err)
@@ -88,7 +89,7 @@ func lockDir(dir, name, what string) (io.Closer, error) {
 }
 
 // load reads every job and removes what a crashed writer left behind.
-func (s *FileJobStore) load() error {
+func (s *FileStore) load() error {
 	entries, err := os.ReadDir(s.dir)
 	if err != nil {
 		return fmt.Errorf("registry: read job store directory: %w", err)
@@ -116,7 +117,7 @@ func (s *FileJobStore) load() error {
 		}
 	}
 	for _, id := range resultFiles {
-		if j, ok := s.jobs[id]; ok && j.State == JobFinished {
+		if j, ok := s.jobs[id]; ok && j.State == StateFinished {
 			s.results[id] = nil
 			continue
 		}
@@ -130,7 +131,7 @@ func (s *FileJobStore) load() error {
 }
 
 // write makes j durable, and result, when non-nil, before it.
-func (s *FileJobStore) write(j *Job, result []byte) error {
+func (s *FileStore) write(j *Job, result []byte) error {
 	if result != nil {
 		if err := atomicfile.Write(s.fs, filepath.Join(s.dir, j.ID+jobResultSuffix), jobTempPrefix, result); err != nil {
 			return fmt.Errorf("registry: %w", err)
@@ -148,7 +149,7 @@ func (s *FileJobStore) write(j *Job, result []byte) error {
 
 // delete removes a job's files, the job's first so that a crash between
 // the two leaves a result open removes.
-func (s *FileJobStore) delete(id string, hasResult bool) error {
+func (s *FileStore) delete(id string, hasResult bool) error {
 	names := []string{id + jobFileSuffix}
 	if hasResult {
 		names = append(names, id+jobResultSuffix)
@@ -161,15 +162,15 @@ func (s *FileJobStore) delete(id string, hasResult bool) error {
 	return nil
 }
 
-// JobResult implements [JobStore].
-func (s *FileJobStore) JobResult(ctx context.Context, id string) ([]byte, error) {
+// JobResult implements [Store].
+func (s *FileStore) JobResult(ctx context.Context, id string) ([]byte, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if err := s.check(ctx); err != nil {
 		return nil, err
 	}
 	if _, ok := s.results[id]; !ok {
-		return nil, errorf(ErrNotFound, "job %q has no stored result", id)
+		return nil, errorf(registry.ErrNotFound, "job %q has no stored result", id)
 	}
 	b, err := os.ReadFile(filepath.Join(s.dir, id+jobResultSuffix))
 	if err != nil {
@@ -178,9 +179,9 @@ func (s *FileJobStore) JobResult(ctx context.Context, id string) ([]byte, error)
 	return b, nil
 }
 
-// Close implements [JobStore]. It waits for a write in progress, then
+// Close implements [Store]. It waits for a write in progress, then
 // releases the directory. Closing a closed store does nothing.
-func (s *FileJobStore) Close() error {
+func (s *FileStore) Close() error {
 	if !s.close() {
 		return nil
 	}
