@@ -8,7 +8,6 @@ import (
 	"slices"
 	"strings"
 	"sync/atomic"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -81,19 +80,19 @@ func (db *DB) loadAccounts(ctx context.Context) (*accounts.State, error) {
 			return fmt.Errorf("read seq: %w", err)
 		}
 		st.Seq = uint64(seq)
-		users, err := readBodies[accountUser](ctx, tx, "SELECT body FROM account_users ORDER BY name")
+		users, err := readBodies[accounts.StoredUser](ctx, tx, "SELECT body FROM account_users ORDER BY name")
 		if err != nil {
 			return err
 		}
-		for _, u := range users {
-			st.Users = append(st.Users, u.stored())
+		if len(users) > 0 {
+			st.Users = users
 		}
-		toks, err := readBodies[accountToken](ctx, tx, "SELECT body FROM account_api_tokens ORDER BY id")
+		toks, err := readBodies[accounts.StoredAPIToken](ctx, tx, "SELECT body FROM account_api_tokens ORDER BY id")
 		if err != nil {
 			return err
 		}
-		for _, t := range toks {
-			st.APITokens = append(st.APITokens, t.stored())
+		if len(toks) > 0 {
+			st.APITokens = toks
 		}
 		return nil
 	})
@@ -147,7 +146,7 @@ func writeAccountChange(ctx context.Context, tx pgx.Tx, next *accounts.State) er
 		}
 		return exec(ctx, tx, "DELETE FROM account_users WHERE name = $1", ch.User.Name)
 	case ch.User != nil:
-		body, err := json.Marshal(newAccountUser(ch.User))
+		body, err := json.Marshal(ch.User)
 		if err != nil {
 			return err
 		}
@@ -179,7 +178,7 @@ func writeAccountChange(ctx context.Context, tx pgx.Tx, next *accounts.State) er
 
 // putAccountToken stores t, replacing the token of its ID.
 func putAccountToken(ctx context.Context, tx pgx.Tx, t *accounts.StoredAPIToken) error {
-	body, err := json.Marshal(newAccountToken(t))
+	body, err := json.Marshal(t)
 	if err != nil {
 		return err
 	}
@@ -196,81 +195,4 @@ func (s *AccountStore) Subscribe(fn func(*accounts.State)) (cancel func()) {
 		return func() {}
 	}
 	return subscribe(s.db, func(l *listener) *feed[accounts.State] { return l.accounts }, fn)
-}
-
-// accountUser is a user's row body: the fields of the accounts file, so
-// that a row reads as the file does.
-type accountUser struct {
-	Name              string    `json:"name"`
-	PasswordHash      string    `json:"passwordHash"`
-	Admin             bool      `json:"admin"`
-	Groups            []string  `json:"groups"`
-	CredentialVersion string    `json:"credentialVersion"`
-	Revision          uint64    `json:"revision"`
-	CreatedAt         time.Time `json:"createdAt"`
-	UpdatedAt         time.Time `json:"updatedAt"`
-}
-
-func newAccountUser(u *accounts.StoredUser) accountUser {
-	return accountUser{Name: u.Name, PasswordHash: string(u.PasswordHash), Admin: u.Admin, Groups: nonNil(u.Groups),
-		CredentialVersion: u.CredentialVersion, Revision: u.Revision, CreatedAt: u.CreatedAt, UpdatedAt: u.UpdatedAt}
-}
-
-func (u accountUser) stored() accounts.StoredUser {
-	return accounts.StoredUser{Name: u.Name, PasswordHash: []byte(u.PasswordHash), Admin: u.Admin, Groups: noneIfEmpty(u.Groups),
-		CredentialVersion: u.CredentialVersion, Revision: u.Revision, CreatedAt: u.CreatedAt, UpdatedAt: u.UpdatedAt}
-}
-
-// accountToken is an API token's row body: never the secret, its SHA-256.
-type accountToken struct {
-	ID                string     `json:"id"`
-	Name              string     `json:"name"`
-	Owner             string     `json:"owner"`
-	WebAPIGroups      []string   `json:"webApiGroups"`
-	CreatedAt         time.Time  `json:"createdAt"`
-	ExpiresAt         *time.Time `json:"expiresAt,omitempty"`
-	LastUsedAt        *time.Time `json:"lastUsedAt,omitempty"`
-	Hash              string     `json:"sha256"`
-	CredentialVersion string     `json:"credentialVersion"`
-}
-
-func newAccountToken(t *accounts.StoredAPIToken) accountToken {
-	return accountToken{ID: t.ID, Name: t.Name, Owner: t.Owner, WebAPIGroups: nonNil(t.WebAPIGroups), CreatedAt: t.CreatedAt,
-		ExpiresAt: timeOrNil(t.ExpiresAt), LastUsedAt: timeOrNil(t.LastUsedAt), Hash: t.Hash, CredentialVersion: t.CredentialVersion}
-}
-
-func (t accountToken) stored() accounts.StoredAPIToken {
-	return accounts.StoredAPIToken{
-		APIToken: accounts.APIToken{ID: t.ID, Name: t.Name, Owner: t.Owner, WebAPIGroups: noneIfEmpty(t.WebAPIGroups),
-			CreatedAt: t.CreatedAt, ExpiresAt: derefTime(t.ExpiresAt), LastUsedAt: derefTime(t.LastUsedAt)},
-		Hash: t.Hash, CredentialVersion: t.CredentialVersion}
-}
-
-func nonNil(s []string) []string {
-	if s == nil {
-		return []string{}
-	}
-	return s
-}
-
-// noneIfEmpty is nil for an empty list, as Accounts keeps one.
-func noneIfEmpty(s []string) []string {
-	if len(s) == 0 {
-		return nil
-	}
-	return s
-}
-
-func timeOrNil(t time.Time) *time.Time {
-	if t.IsZero() {
-		return nil
-	}
-	return &t
-}
-
-func derefTime(t *time.Time) time.Time {
-	if t == nil {
-		return time.Time{}
-	}
-	return *t
 }

@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/scorehub/scorehub/internal/atomicfile"
 	"github.com/scorehub/scorehub/internal/image"
@@ -86,63 +85,21 @@ func openFileStore(dir string, fsys atomicfile.FS) (*FileStore, error) {
 
 // accountFile is the accounts file, format 1.
 type accountFile struct {
-	Format    int                `json:"format"`
-	Seq       uint64             `json:"seq"`
-	Users     []accountFileUser  `json:"users"`
-	APITokens []accountFileToken `json:"apiTokens"`
-}
-
-type accountFileUser struct {
-	Name              string    `json:"name"`
-	PasswordHash      string    `json:"passwordHash"`
-	Admin             bool      `json:"admin"`
-	Groups            []string  `json:"groups"`
-	CredentialVersion string    `json:"credentialVersion"`
-	Revision          uint64    `json:"revision"`
-	CreatedAt         time.Time `json:"createdAt"`
-	UpdatedAt         time.Time `json:"updatedAt"`
-}
-
-type accountFileToken struct {
-	ID                string     `json:"id"`
-	Name              string     `json:"name"`
-	Owner             string     `json:"owner"`
-	WebAPIGroups      []string   `json:"webApiGroups"`
-	CreatedAt         time.Time  `json:"createdAt"`
-	ExpiresAt         *time.Time `json:"expiresAt,omitempty"`
-	LastUsedAt        *time.Time `json:"lastUsedAt,omitempty"`
-	Hash              string     `json:"sha256"`
-	CredentialVersion string     `json:"credentialVersion"`
+	Format    int              `json:"format"`
+	Seq       uint64           `json:"seq"`
+	Users     []StoredUser     `json:"users"`
+	APITokens []StoredAPIToken `json:"apiTokens"`
 }
 
 func encodeAccounts(st *State) ([]byte, error) {
-	f := accountFile{Format: accountFileFormat, Seq: st.Seq,
-		Users: make([]accountFileUser, len(st.Users)), APITokens: make([]accountFileToken, len(st.APITokens))}
-	for i, u := range st.Users {
-		f.Users[i] = accountFileUser{Name: u.Name, PasswordHash: string(u.PasswordHash), Admin: u.Admin,
-			Groups: nonNil(u.Groups), CredentialVersion: u.CredentialVersion, Revision: u.Revision,
-			CreatedAt: u.CreatedAt, UpdatedAt: u.UpdatedAt}
+	f := accountFile{Format: accountFileFormat, Seq: st.Seq, Users: st.Users, APITokens: st.APITokens}
+	if f.Users == nil {
+		f.Users = []StoredUser{}
 	}
-	for i, t := range st.APITokens {
-		f.APITokens[i] = accountFileToken{ID: t.ID, Name: t.Name, Owner: t.Owner, WebAPIGroups: nonNil(t.WebAPIGroups),
-			CreatedAt: t.CreatedAt, ExpiresAt: timeOrNil(t.ExpiresAt), LastUsedAt: timeOrNil(t.LastUsedAt),
-			Hash: t.Hash, CredentialVersion: t.CredentialVersion}
+	if f.APITokens == nil {
+		f.APITokens = []StoredAPIToken{}
 	}
 	return image.EncodeJSON(f)
-}
-
-func nonNil(s []string) []string {
-	if s == nil {
-		return []string{}
-	}
-	return s
-}
-
-func timeOrNil(t time.Time) *time.Time {
-	if t.IsZero() {
-		return nil
-	}
-	return &t
 }
 
 func decodeAccounts(b []byte) (*State, error) {
@@ -151,28 +108,16 @@ func decodeAccounts(b []byte) (*State, error) {
 		return nil, err
 	}
 	st := &State{Seq: f.Seq}
-	for _, u := range f.Users {
-		st.Users = append(st.Users, StoredUser{Name: u.Name, PasswordHash: []byte(u.PasswordHash), Admin: u.Admin,
-			Groups: cloneNames(u.Groups), CredentialVersion: u.CredentialVersion, Revision: u.Revision,
-			CreatedAt: u.CreatedAt, UpdatedAt: u.UpdatedAt})
+	if len(f.Users) > 0 {
+		st.Users = f.Users
 	}
-	for _, t := range f.APITokens {
-		st.APITokens = append(st.APITokens, StoredAPIToken{
-			APIToken: APIToken{ID: t.ID, Name: t.Name, Owner: t.Owner, WebAPIGroups: cloneNames(t.WebAPIGroups),
-				CreatedAt: t.CreatedAt, ExpiresAt: derefTime(t.ExpiresAt), LastUsedAt: derefTime(t.LastUsedAt)},
-			Hash: t.Hash, CredentialVersion: t.CredentialVersion})
+	if len(f.APITokens) > 0 {
+		st.APITokens = f.APITokens
 	}
 	if err := checkAccountState(st); err != nil {
 		return nil, err
 	}
 	return st, nil
-}
-
-func derefTime(t *time.Time) time.Time {
-	if t == nil {
-		return time.Time{}
-	}
-	return *t
 }
 
 // checkAccountState refuses a state that no Book commits: it is
