@@ -2,6 +2,7 @@ package testutil_test
 
 import (
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -69,5 +70,52 @@ func TestClockMovesOnlyWhenAdvanced(t *testing.T) {
 	}
 	if got := c.Advance(time.Minute); !got.Equal(start.Add(time.Minute)) || !c.Now().Equal(got) {
 		t.Errorf("Advance = %v and Now = %v, want both %v", got, c.Now(), start.Add(time.Minute))
+	}
+}
+
+func TestEventuallyReturnsOnceTheConditionHolds(t *testing.T) {
+	calls := 0
+	start := time.Now()
+	testutil.Eventually(t, time.Minute, "third call", func() bool {
+		calls++
+		return calls == 3
+	})
+	if calls != 3 {
+		t.Errorf("cond called %d times, want 3", calls)
+	}
+	if took := time.Since(start); took > 10*time.Second {
+		t.Errorf("took %v for a condition that held on the third look", took)
+	}
+}
+
+// fatalTB records a Fatalf instead of ending the test, so that the test of
+// Eventually can watch it fail.
+type fatalTB struct {
+	testing.TB
+	msg string
+}
+
+func (f *fatalTB) Helper() {}
+
+func (f *fatalTB) Fatalf(format string, args ...any) { f.msg = fmt.Sprintf(format, args...) }
+
+func TestEventuallyFailsNamingWhatNeverHeld(t *testing.T) {
+	fake := &fatalTB{TB: t}
+	calls := 0
+	testutil.Eventually(fake, 30*time.Millisecond, "the moon is blue", func() bool {
+		calls++
+		return false
+	})
+	if !strings.Contains(fake.msg, "the moon is blue") {
+		t.Errorf("failure %q does not name what was waited for", fake.msg)
+	}
+	if calls < 2 {
+		t.Errorf("cond called %d times, want it looked at again before giving up", calls)
+	}
+	if testutil.Poll(0, func() bool { return false }) {
+		t.Error("Poll reported a condition that never held")
+	}
+	if !testutil.Poll(0, func() bool { return true }) {
+		t.Error("Poll missed a condition that held at once")
 	}
 }
