@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/scorehub/scorehub/internal/testutil"
 	"github.com/scorehub/scorehub/management"
 	"github.com/scorehub/scorehub/problem"
 	"github.com/scorehub/scorehub/registry"
@@ -20,16 +21,14 @@ import (
 // ended.
 func (f *fixture) waitJob(t *testing.T, id string) response {
 	t.Helper()
-	for range 2000 {
-		r := f.do(t, request{method: http.MethodGet, path: "/executions/jobs/" + id, token: f.admin})
+	var r response
+	testutil.Eventually(t, 15*time.Second, "job "+id+" ended", func() bool {
+		r = f.do(t, request{method: http.MethodGet, path: "/executions/jobs/" + id, token: f.admin})
 		r.want(t, 200, "")
-		if s := r.json["state"]; s != "PENDING" && s != "RUNNING" {
-			return r
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	t.Fatalf("job %s never ended", id)
-	return response{}
+		s := r.json["state"]
+		return s != "PENDING" && s != "RUNNING"
+	})
+	return r
 }
 
 func TestJobRoutes(t *testing.T) {

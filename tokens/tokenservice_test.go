@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/scorehub/scorehub/internal/testutil"
 	"github.com/scorehub/scorehub/tokens"
 	"github.com/scorehub/scorehub/tokens/accounts"
 )
@@ -374,9 +375,7 @@ func TestTokenServiceCapsConcurrentChecks(t *testing.T) {
 	for range limit {
 		<-g.entered
 	}
-	for arrived.Load() < n {
-		time.Sleep(time.Millisecond)
-	}
+	testutil.Eventually(t, 30*time.Second, "every request arrived", func() bool { return arrived.Load() >= n })
 	time.Sleep(20 * time.Millisecond)
 	close(g.release)
 	wg.Wait()

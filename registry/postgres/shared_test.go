@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/scorehub/scorehub/internal/pgtest"
+	"github.com/scorehub/scorehub/internal/testutil"
 	"github.com/scorehub/scorehub/registry"
 	"github.com/scorehub/scorehub/registry/postgres"
 	"github.com/scorehub/scorehub/registry/process"
@@ -150,13 +151,8 @@ func TestTwoPoolsOneDatabase(t *testing.T) {
 // waitFor waits until r's snapshot satisfies ok.
 func waitFor(t *testing.T, r *registry.Registry, ok func(*registry.State) bool) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !ok(r.Snapshot().State()) {
-		if time.Now().After(deadline) {
-			t.Fatal("the registry's snapshot did not reach the expected state within 10s")
-		}
-		time.Sleep(time.Millisecond)
-	}
+	testutil.Eventually(t, 10*time.Second, "the registry's snapshot reached the expected state",
+		func() bool { return ok(r.Snapshot().State()) })
 }
 
 // withQueue returns st with a new queue, as a Registry would decide it.
