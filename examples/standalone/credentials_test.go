@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/scorehub/scorehub/internal/testutil"
 	"github.com/scorehub/scorehub/tokens"
 )
 
@@ -287,17 +288,9 @@ func TestRevocationOfEveryKindWithinASecond(t *testing.T) {
 	}
 	refusedWithin := func(what, auth string) {
 		t.Helper()
-		deadline := time.Now().Add(time.Second)
-		for {
-			status, _ := a.score("all", auth)
-			if status == 401 {
-				return
-			}
-			if time.Now().After(deadline) {
-				t.Errorf("%s: still %d a second later, want 401", what, status)
-				return
-			}
-			time.Sleep(20 * time.Millisecond)
+		var status int
+		if !testutil.Poll(time.Second, func() bool { status, _ = a.score("all", auth); return status == 401 }) {
+			t.Errorf("%s: still %d a second later, want 401", what, status)
 		}
 	}
 

@@ -43,11 +43,7 @@ func TestUnreadAnswerIsClosed(t *testing.T) {
 	if _, err := fmt.Fprintf(conn, "POST %s HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", path, len(body), body); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(20 * time.Second)
-	for logLine(logs.String(), "http request", "path="+path) == "" {
-		if time.Now().After(deadline) {
-			t.Fatalf("the unread answer still holds its request; log:\n%s", logs.String())
-		}
-		time.Sleep(20 * time.Millisecond)
+	if !testutil.Poll(20*time.Second, func() bool { return logLine(logs.String(), "http request", "path="+path) != "" }) {
+		t.Fatalf("the unread answer still holds its request; log:\n%s", logs.String())
 	}
 }

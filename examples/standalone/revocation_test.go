@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/scorehub/scorehub/internal/testutil"
 	"github.com/scorehub/scorehub/tokens/accounts"
 )
 
@@ -93,18 +94,16 @@ func TestTokensRevokedWhenUsersChange(t *testing.T) {
 func waitRefused(t *testing.T, base, tok string) {
 	t.Helper()
 	start := time.Now()
-	for {
-		status, challenge := readWithChallenge(t, base, tok)
-		if status == http.StatusUnauthorized {
-			if !strings.Contains(challenge, `error_description="the token was revoked"`) {
-				t.Errorf("refused with challenge %q, want the token was revoked", challenge)
-			}
-			return
-		}
-		if time.Since(start) > revocationDeadline() {
-			t.Fatalf("the token still got %d %v after the change, want 401", status, time.Since(start))
-		}
-		time.Sleep(20 * time.Millisecond)
+	var status int
+	var challenge string
+	if !testutil.Poll(revocationDeadline(), func() bool {
+		status, challenge = readWithChallenge(t, base, tok)
+		return status == http.StatusUnauthorized
+	}) {
+		t.Fatalf("the token still got %d %v after the change, want 401", status, time.Since(start))
+	}
+	if !strings.Contains(challenge, `error_description="the token was revoked"`) {
+		t.Errorf("refused with challenge %q, want the token was revoked", challenge)
 	}
 }
 
