@@ -25,6 +25,7 @@ import (
 
 	"github.com/scorehub/scorehub/e2e/internal/harness"
 	"github.com/scorehub/scorehub/internal/testenv"
+	"github.com/scorehub/scorehub/internal/testutil"
 )
 
 // The browser tests drive Debian's chromium (headless) through the Chrome
@@ -147,18 +148,15 @@ func eval[T any](b browser, expr string) T {
 // forbids the eval that in-page polling would need.
 func (b browser) waitFor(what, cond string) {
 	b.t.Helper()
-	deadline := time.Now().Add(waitLimit)
-	for {
+	var err error
+	if !testutil.Poll(waitLimit, func() bool {
 		ctx, cancel := context.WithTimeout(b.ctx, waitLimit)
-		ok, err := chromedp.Run(ctx, chromedp.Evaluate[bool]("!!("+cond+")"))
-		cancel()
-		if err == nil && ok {
-			return
-		}
-		if time.Now().After(deadline) {
-			b.t.Fatalf("waiting for %s: %v (not true: %s)%s", what, err, cond, b.problems())
-		}
-		time.Sleep(50 * time.Millisecond)
+		defer cancel()
+		var ok bool
+		ok, err = chromedp.Run(ctx, chromedp.Evaluate[bool]("!!("+cond+")"))
+		return err == nil && ok
+	}) {
+		b.t.Fatalf("waiting for %s: %v (not true: %s)%s", what, err, cond, b.problems())
 	}
 }
 

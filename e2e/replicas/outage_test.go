@@ -8,6 +8,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/scorehub/scorehub/internal/testutil"
 )
 
 // TestDatabaseRestart: while PostgreSQL stops and starts again under a
@@ -79,9 +81,8 @@ func TestDatabaseRestart(t *testing.T) {
 		return len(acked)
 	}
 	began := time.Now()
-	for ackedCount() < 20 && time.Since(began) < 30*time.Second {
-		time.Sleep(20 * time.Millisecond)
-	}
+	// Too few writes are reported below, with the other counts.
+	testutil.Poll(30*time.Second, func() bool { return ackedCount() >= 20 })
 	before := ackedCount()
 	t.Logf("%d writes acknowledged in %v before the database stopped", before, time.Since(began).Round(time.Millisecond))
 	c.pg.Stop(t)
@@ -101,9 +102,7 @@ func TestDatabaseRestart(t *testing.T) {
 	time.Sleep(2 * time.Second)
 	c.pg.Start(t)
 	restarted.Store(true)
-	for deadline := time.Now().Add(20 * time.Second); afterRestart.Load() < 30 && time.Now().Before(deadline); {
-		time.Sleep(50 * time.Millisecond)
-	}
+	testutil.Poll(20*time.Second, func() bool { return afterRestart.Load() >= 30 })
 	cancel()
 	wg.Wait()
 
@@ -124,15 +123,13 @@ func TestDatabaseRestart(t *testing.T) {
 	for _, r := range c.replicas {
 		deadline := time.Now().Add(5 * time.Second)
 		for _, name := range acked {
-			for {
-				a, err := r.do(http.MethodGet, "/api/v1/queues/"+name, "")
-				if err == nil && a.status == http.StatusOK {
-					break
-				}
-				if time.Now().After(deadline) {
-					t.Fatalf("acknowledged queue %s is not served by %s: %s, %v", name, r.Base, a, err)
-				}
-				time.Sleep(20 * time.Millisecond)
+			var a answer
+			var err error
+			if !testutil.Poll(time.Until(deadline), func() bool {
+				a, err = r.do(http.MethodGet, "/api/v1/queues/"+name, "")
+				return err == nil && a.status == http.StatusOK
+			}) {
+				t.Fatalf("acknowledged queue %s is not served by %s: %s, %v", name, r.Base, a, err)
 			}
 		}
 		ready, err := r.do(http.MethodGet, "/health/ready", "")

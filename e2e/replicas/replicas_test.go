@@ -8,6 +8,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/scorehub/scorehub/internal/testutil"
 )
 
 // TestWritesReachEveryReplica: a write acknowledged by any replica is
@@ -132,20 +134,18 @@ func TestKilledReplicaJobsAreInterrupted(t *testing.T) {
 // waitState polls the job at path through r until it is in state want.
 func waitState(t *testing.T, r *replica, path, want string, limit time.Duration) answer {
 	t.Helper()
-	deadline := time.Now().Add(limit)
 	var last answer
-	for time.Now().Before(deadline) {
+	if !testutil.Poll(limit, func() bool {
 		a, err := r.do(http.MethodGet, path, "")
-		if err == nil && a.status == http.StatusOK {
-			if a.json["state"] == want {
-				return a
-			}
-			last = a
+		if err != nil || a.status != http.StatusOK {
+			return false
 		}
-		time.Sleep(20 * time.Millisecond)
+		last = a
+		return a.json["state"] == want
+	}) {
+		t.Fatalf("job %s not %s within %v; last seen %s", path, want, limit, last)
 	}
-	t.Fatalf("job %s not %s within %v; last seen %s", path, want, limit, last)
-	return answer{}
+	return last
 }
 
 // TestTokensAcrossReplicas: the replicas share one signing key set, so an
