@@ -15,6 +15,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/scorehub/scorehub/e2e/internal/harness"
+	"github.com/scorehub/scorehub/internal/testutil"
 	"github.com/scorehub/scorehub/tokens"
 	"github.com/scorehub/scorehub/tokens/accounts"
 )
@@ -310,16 +311,14 @@ func TestEveryOperationAnswersAsDocumented(t *testing.T) {
 	}
 
 	// The finished job's result, once it has finished.
-	deadline := time.Now().Add(time.Minute)
-	for {
-		status, body := send(t, client, s.Base, tokensBy["admin"], step{method: "GET", path: "/executions/jobs/{done}/result"}, kept)
-		if status == http.StatusOK {
-			break
-		}
-		if status != http.StatusConflict || time.Now().After(deadline) {
-			t.Fatalf("the iris job's result: %d %s", status, body)
-		}
-		time.Sleep(20 * time.Millisecond)
+	var status int
+	var body []byte
+	if !testutil.Poll(time.Minute, func() bool {
+		status, body = send(t, client, s.Base, tokensBy["admin"], step{method: "GET", path: "/executions/jobs/{done}/result"}, kept)
+		// 409 is the only answer that may still change.
+		return status != http.StatusConflict
+	}) || status != http.StatusOK {
+		t.Fatalf("the iris job's result: %d %s", status, body)
 	}
 
 	if d := cmp.Diff(s.Conformance(t).Operations(), tr.Seen()); d != "" {

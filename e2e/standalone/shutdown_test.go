@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/scorehub/scorehub/e2e/internal/harness"
+	"github.com/scorehub/scorehub/internal/testutil"
 )
 
 // sleepy runs the server with the demo sleep process and deploys it at
@@ -39,16 +40,13 @@ func submitSleep(t *testing.T, s *harness.Server, tok string, ms int) string {
 // waitRunning waits until n requests or jobs run on the DEFAULT queue.
 func waitRunning(t *testing.T, s *harness.Server, tok string, n int) {
 	t.Helper()
-	deadline := time.Now().Add(time.Minute)
-	for {
-		status, q := s.API(t, tok, "GET", "/api/v1/queues/DEFAULT", "", "")
-		if status == http.StatusOK && q["running"] == float64(n) {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the DEFAULT queue never ran %d at once: %d %v", n, status, q)
-		}
-		time.Sleep(20 * time.Millisecond)
+	var status int
+	var q map[string]any
+	if !testutil.Poll(time.Minute, func() bool {
+		status, q = s.API(t, tok, "GET", "/api/v1/queues/DEFAULT", "", "")
+		return status == http.StatusOK && q["running"] == float64(n)
+	}) {
+		t.Fatalf("the DEFAULT queue never ran %d at once: %d %v", n, status, q)
 	}
 }
 
