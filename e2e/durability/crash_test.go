@@ -14,6 +14,7 @@ import (
 
 	"github.com/scorehub/scorehub/e2e/internal/harness"
 	"github.com/scorehub/scorehub/internal/pgtest"
+	"github.com/scorehub/scorehub/internal/testutil"
 	"github.com/scorehub/scorehub/registry"
 	"github.com/scorehub/scorehub/registry/jobs"
 )
@@ -105,10 +106,8 @@ func crashDurability(t *testing.T, storeArgs []string) {
 			models.run(t, c, &acked)
 		}()
 		delay := time.Duration(rng.IntN(250)) * time.Millisecond
-		busy := time.Now().Add(time.Minute)
-		for acked.Load() < crashWriters*crashAcksBeforeKill && !srv.Exited() && time.Now().Before(busy) {
-			time.Sleep(5 * time.Millisecond)
-		}
+		// Too few writes are reported just below.
+		testutil.Poll(time.Minute, func() bool { return acked.Load() >= crashWriters*crashAcksBeforeKill || srv.Exited() })
 		if acked.Load() < crashWriters*crashAcksBeforeKill {
 			t.Errorf("round %d: only %d writes acknowledged in a minute", round, acked.Load())
 		}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/scorehub/scorehub/e2e/internal/harness"
 	"github.com/scorehub/scorehub/internal/pgtest"
+	"github.com/scorehub/scorehub/internal/testutil"
 	"github.com/scorehub/scorehub/registry/jobs"
 	"github.com/scorehub/scorehub/tokens/accounts"
 )
@@ -534,13 +535,8 @@ func soakSettledGoroutines(t *testing.T, p *harness.Profiles) int {
 // server to fall to baseline, and returns it, with a dump of them when it
 // did not.
 func soakGoroutinesBackTo(t *testing.T, p *harness.Profiles, baseline int) (int, string) {
-	end := time.Now().Add(30 * time.Second)
-	n := p.Goroutines(t)
-	for n > baseline && time.Now().Before(end) {
-		time.Sleep(50 * time.Millisecond)
-		n = p.Goroutines(t)
-	}
-	if n <= baseline {
+	var n int
+	if testutil.Poll(30*time.Second, func() bool { n = p.Goroutines(t); return n <= baseline }) {
 		return n, ""
 	}
 	return n, p.GoroutineDump(t)
