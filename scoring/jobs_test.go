@@ -125,21 +125,19 @@ func (f *jobsFixture) submit(t *testing.T, spec scoring.JobSpec) jobs.Job {
 // wait polls the job until it is in state want.
 func (f *jobsFixture) wait(t *testing.T, id string, want jobs.State) jobs.Job {
 	t.Helper()
-	for range 2000 {
-		j, err := f.jobs.Job(context.Background(), asAdmin, id)
+	var j jobs.Job
+	testutil.Eventually(t, 15*time.Second, "job "+id+" became "+string(want), func() bool {
+		var err error
+		j, err = f.jobs.Job(context.Background(), asAdmin, id)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if j.State == want {
-			return j
-		}
-		if j.State.Final() {
+		if j.State != want && j.State.Final() {
 			t.Fatalf("job ended %s (%+v), want %s", j.State, j.Error, want)
 		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	t.Fatalf("job %s never became %s", id, want)
-	return jobs.Job{}
+		return j.State == want
+	})
+	return j
 }
 
 // rows decodes {"data":rows} with the runner's limits.
