@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/scorehub/scorehub/internal/testutil"
 	"github.com/scorehub/scorehub/registry"
 	"github.com/scorehub/scorehub/registry/jobs"
 	"github.com/scorehub/scorehub/registry/process"
@@ -197,12 +198,10 @@ func TestJobRowWiseInParts(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for range 2000 {
-			if j, err = js.Job(ctx, asAdmin, j.ID); err != nil || j.State.Final() {
-				break
-			}
-			time.Sleep(5 * time.Millisecond)
-		}
+		testutil.Poll(15*time.Second, func() bool {
+			j, err = js.Job(ctx, asAdmin, j.ID)
+			return err != nil || j.State.Final()
+		})
 		if err != nil || j.State != jobs.StateFinished {
 			t.Fatalf("%s: job %+v, %v; want it FINISHED", process, j, err)
 		}
