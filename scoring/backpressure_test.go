@@ -14,6 +14,7 @@ import (
 	"testing/iotest"
 	"time"
 
+	"github.com/scorehub/scorehub/internal/testutil"
 	"github.com/scorehub/scorehub/registry/process"
 	"github.com/scorehub/scorehub/scoring"
 )
@@ -118,17 +119,11 @@ func TestHandlerClosesAnAnswerNobodyReads(t *testing.T) {
 			// The body is sent once decoding has begun; the rest is
 			// decoding, one stalled write and the close.
 			deadline := time.Now().Add(10 * time.Second)
-			for !strings.Contains(f.log.String(), "response not delivered") {
-				if time.Now().After(deadline) {
-					t.Fatalf("no write of the answer failed after %v; log:\n%s", time.Since(start), f.log)
-				}
-				time.Sleep(10 * time.Millisecond)
+			if !testutil.Poll(time.Until(deadline), func() bool { return strings.Contains(f.log.String(), "response not delivered") }) {
+				t.Fatalf("no write of the answer failed after %v; log:\n%s", time.Since(start), f.log)
 			}
-			for serving() {
-				if time.Now().After(deadline) {
-					t.Fatalf("the handler still holds the answer after %v", time.Since(start))
-				}
-				time.Sleep(10 * time.Millisecond)
+			if !testutil.Poll(time.Until(deadline), func() bool { return !serving() }) {
+				t.Fatalf("the handler still holds the answer after %v", time.Since(start))
 			}
 			t.Logf("sent in %v, handler gone after %v", sent, time.Since(start))
 
