@@ -46,9 +46,20 @@ func startEmbed(t *testing.T) string {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
+	exited := make(chan error, 1)
 	t.Cleanup(func() {
-		cmd.Process.Kill()
-		cmd.Wait()
+		// Stopped as an operator stops it: SIGINT drains and exits 0.
+		cmd.Process.Signal(os.Interrupt)
+		select {
+		case err := <-exited:
+			if err != nil {
+				t.Errorf("the embed example, interrupted: %v\n%s", err, stderr.String())
+			}
+		case <-time.After(waitLimit):
+			cmd.Process.Kill()
+			<-exited
+			t.Errorf("the embed example did not exit within %v of SIGINT", waitLimit)
+		}
 	})
 	listening := make(chan string, 1)
 	go func() {
@@ -59,6 +70,7 @@ func startEmbed(t *testing.T) string {
 			}
 		}
 		close(listening)
+		exited <- cmd.Wait()
 	}()
 	select {
 	case base, ok := <-listening:

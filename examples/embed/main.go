@@ -13,12 +13,16 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"log"
 	"net"
 	"net/http"
 	"os"
+	"os/signal"
+	"syscall"
+	"time"
 
 	"github.com/scorehub/scorehub"
 )
@@ -41,7 +45,23 @@ func main() {
 		log.Fatal(err)
 	}
 	fmt.Printf("listening on http://%s/ (scorehub under /ml/)\n", ln.Addr())
-	log.Fatal(http.Serve(ln, h))
+	// A client that sends its headers slowly must not hold a connection.
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 2 * time.Minute}
+	go func() {
+		if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+			log.Fatal(err)
+		}
+	}()
+
+	// On SIGINT or SIGTERM: the requests in flight and the running jobs
+	// get half a minute to end, then the service closes its stores.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	<-ctx.Done()
+	drain, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	srv.Shutdown(drain)
+	svc.Shutdown(drain)
 }
 
 // newHandler builds the host's mux: its own /hello route beside the whole
