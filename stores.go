@@ -11,9 +11,9 @@ import (
 	"strings"
 	"unicode"
 
+	"github.com/scorehub/scorehub/internal/pgstore"
 	"github.com/scorehub/scorehub/registry"
 	"github.com/scorehub/scorehub/registry/jobs"
-	"github.com/scorehub/scorehub/registry/postgres"
 	"github.com/scorehub/scorehub/tokens"
 	"github.com/scorehub/scorehub/tokens/accounts"
 )
@@ -37,7 +37,7 @@ type stores struct {
 }
 
 // openStores opens the stores cfg names. An error never holds the
-// connection string's password (package postgres removes it).
+// connection string's password (package pgstore removes it).
 func openStores(ctx context.Context, cfg Config, kind storeKind) (_ *stores, err error) {
 	opts := registry.StoreOptions{Now: cfg.Now}
 	switch kind {
@@ -45,7 +45,7 @@ func openStores(ctx context.Context, cfg Config, kind storeKind) (_ *stores, err
 		s := cfg.Stores
 		return &stores{records: s.Records, jobs: s.Jobs, accounts: s.Accounts, keys: s.Keys}, nil
 	case inPostgres:
-		db, err := postgres.Open(ctx, postgres.Config{URL: cfg.StoreURL, Logger: cfg.Logger})
+		db, err := pgstore.Open(ctx, pgstore.Config{URL: cfg.StoreURL, Logger: cfg.Logger})
 		if err != nil {
 			return nil, fmt.Errorf("scorehub: open Config.StoreURL: %w", err)
 		}

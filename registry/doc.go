@@ -9,7 +9,7 @@
 // Records live in a [Store], which only loads them and commits one change
 // at a time. This package has two: [MemStore] for tests and ephemeral
 // servers, and [FileStore], which makes every acknowledged write durable.
-// Package registry/postgres keeps them in a PostgreSQL database that
+// The service's PostgreSQL store (Config.StoreURL) keeps them in a PostgreSQL database that
 // several server replicas share, and package registrytest holds the
 // conformance suite every store passes.
 //

@@ -38,8 +38,8 @@
 // store. The store keeps no rule of its own: the KeySet decides a
 // rotation or a prune on the set it holds and commits it conditionally on
 // that set, so that over a store several replicas share (a
-// [KeyNotifier], such as the PostgreSQL store of package
-// registry/postgres) one replica at a time changes the set, and a replica
+// [KeyNotifier], such as the service's PostgreSQL store,
+// internal/pgstore) one replica at a time changes the set, and a replica
 // whose commit meets another's reloads the store and decides afresh:
 // replicas that find the signing key old at once rotate it once. Every
 // replica installs each set the store reports, so each verifies what the

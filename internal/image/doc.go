@@ -11,7 +11,7 @@
 //     nothing. [Notifier] is a Store that other writers share and that
 //     tells of their commits.
 //   - [Mem] keeps the state in memory, [File] in one file written
-//     atomically (package internal/atomicfile); package registry/postgres
+//     atomically (package internal/atomicfile); package internal/pgstore
 //     keeps each image in a database that replicas share.
 //   - [Writer] is the one writer over a Store: it decides a write on the
 //     published state, commits it, decides again on what the store holds

@@ -3,8 +3,8 @@
 // read back with its result.
 //
 // Jobs are kept apart from the records of package registry, in a [Store]
-// ([MemStore], [FileStore]; package registry/postgres has one in a
-// database), so that their frequent changes never touch the snapshot
+// ([MemStore], [FileStore]; the service's PostgreSQL store has one in
+// a database), so that their frequent changes never touch the snapshot
 // scoring reads. As with records, a store only persists (its conformance
 // suite is in package registrytest) and a [Registry] applies every rule of
 // a job write above it: a job's life, PENDING → RUNNING → an end state

@@ -1,4 +1,4 @@
-package postgres_test
+package pgstore_test
 
 import (
 	"context"
@@ -9,10 +9,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/scorehub/scorehub/internal/pgstore"
 	"github.com/scorehub/scorehub/internal/pgtest"
 	"github.com/scorehub/scorehub/internal/testutil"
 	"github.com/scorehub/scorehub/registry"
-	"github.com/scorehub/scorehub/registry/postgres"
 	"github.com/scorehub/scorehub/registry/process"
 )
 
@@ -33,7 +33,7 @@ func TestTwoPoolsOneDatabase(t *testing.T) {
 
 	t.Run("a stale base through either is refused by the database", func(t *testing.T) {
 		url := pgtest.DB(t)
-		a, b := open(t, postgres.Config{URL: url}), open(t, postgres.Config{URL: url})
+		a, b := open(t, pgstore.Config{URL: url}), open(t, pgstore.Config{URL: url})
 		base, err := b.Load(ctx)
 		if err != nil {
 			t.Fatal(err)
@@ -58,7 +58,7 @@ func TestTwoPoolsOneDatabase(t *testing.T) {
 
 	t.Run("a stale revision through either registry is a conflict", func(t *testing.T) {
 		url := pgtest.DB(t)
-		ra := newRegistry(t, open(t, postgres.Config{URL: url}))
+		ra := newRegistry(t, open(t, pgstore.Config{URL: url}))
 		g, err := ra.PutGroup(ctx, registry.Group{Name: "g"})
 		if err != nil {
 			t.Fatal(err)
@@ -85,7 +85,7 @@ func TestTwoPoolsOneDatabase(t *testing.T) {
 
 	t.Run("a revision read through one is written through the other before it is told", func(t *testing.T) {
 		url := pgtest.DB(t)
-		ra := newRegistry(t, open(t, postgres.Config{URL: url}))
+		ra := newRegistry(t, open(t, pgstore.Config{URL: url}))
 		rb := newRegistry(t, openHeld(t, url))
 		// A client creates g through a and reads it back from a.
 		g, err := ra.PutGroup(ctx, registry.Group{Name: "g"})
@@ -104,8 +104,8 @@ func TestTwoPoolsOneDatabase(t *testing.T) {
 	t.Run("concurrent writers through two pools lose no update", func(t *testing.T) {
 		url := pgtest.DB(t)
 		regs := []*registry.Registry{
-			newRegistry(t, open(t, postgres.Config{URL: url})),
-			newRegistry(t, open(t, postgres.Config{URL: url})),
+			newRegistry(t, open(t, pgstore.Config{URL: url})),
+			newRegistry(t, open(t, pgstore.Config{URL: url})),
 		}
 		if _, err := regs[0].PutQueue(ctx, registry.Queue{Name: "counter", MaxConcurrent: 1}); err != nil {
 			t.Fatal(err)
@@ -136,7 +136,7 @@ func TestTwoPoolsOneDatabase(t *testing.T) {
 			})
 		}
 		wg.Wait()
-		loaded, err := open(t, postgres.Config{URL: url}).Load(ctx)
+		loaded, err := open(t, pgstore.Config{URL: url}).Load(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -184,8 +184,8 @@ func (c *captureStore) Close() error { return nil }
 func TestPropagation(t *testing.T) {
 	ctx := context.Background()
 	url := pgtest.DB(t)
-	writer := newRegistry(t, open(t, postgres.Config{URL: url}))
-	reader := open(t, postgres.Config{URL: url, PollInterval: time.Hour})
+	writer := newRegistry(t, open(t, pgstore.Config{URL: url}))
+	reader := open(t, pgstore.Config{URL: url, PollInterval: time.Hour})
 	seen := make(chan uint64, 1000)
 	cancel := reader.Subscribe(func(st *registry.State) { seen <- st.Seq() })
 	defer cancel()
@@ -231,11 +231,11 @@ func waitSeq(t *testing.T, seen <-chan uint64, seq uint64) {
 
 // openHeld opens another DB on url whose listener is held back until the
 // test ends: it hears of no commit, and polls too seldom to learn of one.
-func openHeld(t *testing.T, url string) *postgres.DB {
+func openHeld(t *testing.T, url string) *pgstore.DB {
 	t.Helper()
-	db := open(t, postgres.Config{URL: url, PollInterval: time.Hour})
+	db := open(t, pgstore.Config{URL: url, PollInterval: time.Hour})
 	held := make(chan struct{})
-	postgres.SetListenHook(db, func() { <-held })
+	pgstore.SetListenHook(db, func() { <-held })
 	t.Cleanup(func() { close(held) })
 	return db
 }

@@ -1,12 +1,12 @@
-package postgres_test
+package pgstore_test
 
 import (
 	"context"
 	"log"
 	"os"
 
+	"github.com/scorehub/scorehub/internal/pgstore"
 	"github.com/scorehub/scorehub/registry"
-	"github.com/scorehub/scorehub/registry/postgres"
 	"github.com/scorehub/scorehub/registry/process"
 )
 
@@ -16,7 +16,7 @@ import (
 // the database. (It needs a server, so it is compiled, not run.)
 func ExampleOpen() {
 	ctx := context.Background()
-	db, err := postgres.Open(ctx, postgres.Config{
+	db, err := pgstore.Open(ctx, pgstore.Config{
 		URL: os.Getenv("SCOREHUB_STORE"), // postgres://user:password@host/db
 	})
 	if err != nil {

@@ -1,23 +1,23 @@
-package postgres_test
+package pgstore_test
 
 import (
 	"context"
 	"os"
 	"testing"
 
+	"github.com/scorehub/scorehub/internal/pgstore"
 	"github.com/scorehub/scorehub/internal/pgtest"
 	"github.com/scorehub/scorehub/registry"
 	"github.com/scorehub/scorehub/registry/jobs"
-	"github.com/scorehub/scorehub/registry/postgres"
 	"github.com/scorehub/scorehub/registry/registrytest"
 )
 
 func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
 
 // open opens a DB on url, closed when the test ends.
-func open(t testing.TB, cfg postgres.Config) *postgres.DB {
+func open(t testing.TB, cfg pgstore.Config) *pgstore.DB {
 	t.Helper()
-	db, err := postgres.Open(context.Background(), cfg)
+	db, err := pgstore.Open(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -27,16 +27,16 @@ func open(t testing.TB, cfg postgres.Config) *postgres.DB {
 
 // urls remembers the database of each DB the conformance suites open, for
 // their Reopen.
-type urls map[any]postgres.Config
+type urls map[any]pgstore.Config
 
-func (u urls) open(t testing.TB, cfg postgres.Config) *postgres.DB {
+func (u urls) open(t testing.TB, cfg pgstore.Config) *pgstore.DB {
 	db := open(t, cfg)
 	u[db] = cfg
 	return db
 }
 
 // reopen closes s, a DB that open opened, and opens its database again.
-func (u urls) reopen(t testing.TB, s interface{ Close() error }) *postgres.DB {
+func (u urls) reopen(t testing.TB, s interface{ Close() error }) *pgstore.DB {
 	s.Close()
 	return u.open(t, u[s])
 }
@@ -45,7 +45,7 @@ func TestConformance(t *testing.T) {
 	opened := urls{}
 	registrytest.Run(t, registrytest.Opener{
 		Open: func(t *testing.T, opts registry.StoreOptions) registry.Store {
-			return opened.open(t, postgres.Config{URL: pgtest.DB(t), Now: opts.Now})
+			return opened.open(t, pgstore.Config{URL: pgtest.DB(t), Now: opts.Now})
 		},
 		Reopen: func(t *testing.T, s registry.Store) registry.Store { return opened.reopen(t, s) },
 	})
@@ -56,14 +56,14 @@ func TestConformance(t *testing.T) {
 func TestSharedConformance(t *testing.T) {
 	registrytest.RunShared(t, func(t *testing.T) (a, b registry.Notifier) {
 		url := pgtest.DB(t)
-		return open(t, postgres.Config{URL: url}), open(t, postgres.Config{URL: url})
+		return open(t, pgstore.Config{URL: url}), open(t, pgstore.Config{URL: url})
 	})
 }
 
 func TestJobStoreConformance(t *testing.T) {
 	opened := urls{}
 	registrytest.RunJobStore(t, registrytest.JobOpener{
-		Open:   func(t *testing.T) jobs.Store { return opened.open(t, postgres.Config{URL: pgtest.DB(t)}) },
+		Open:   func(t *testing.T) jobs.Store { return opened.open(t, pgstore.Config{URL: pgtest.DB(t)}) },
 		Reopen: func(t *testing.T, s jobs.Store) jobs.Store { return opened.reopen(t, s) },
 	})
 }

@@ -1,4 +1,4 @@
-package postgres_test
+package pgstore_test
 
 import (
 	"context"
@@ -6,14 +6,14 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/scorehub/scorehub/internal/pgstore"
 	"github.com/scorehub/scorehub/internal/pgtest"
 	"github.com/scorehub/scorehub/registry"
-	"github.com/scorehub/scorehub/registry/postgres"
 	"github.com/scorehub/scorehub/registry/process"
 	"github.com/scorehub/scorehub/registry/registrytest"
 )
 
-func modelRegistry(t *testing.T, db *postgres.DB) *registry.Registry {
+func modelRegistry(t *testing.T, db *pgstore.DB) *registry.Registry {
 	t.Helper()
 	cat := process.NewCatalog()
 	if err := cat.RegisterFormat(&registrytest.LinearFormat{}); err != nil {
@@ -33,7 +33,7 @@ func modelRegistry(t *testing.T, db *postgres.DB) *registry.Registry {
 func TestArtifactRace(t *testing.T) {
 	ctx := context.Background()
 	url := pgtest.DB(t)
-	dbA, dbB := open(t, postgres.Config{URL: url}), open(t, postgres.Config{URL: url})
+	dbA, dbB := open(t, pgstore.Config{URL: url}), open(t, pgstore.Config{URL: url})
 	ra, rb := modelRegistry(t, dbA), modelRegistry(t, dbB)
 	meta := process.ModelMetadata{Label: "churn", Classes: []string{"no", "yes"}}
 	for i := range 12 {

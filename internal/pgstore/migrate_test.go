@@ -1,4 +1,4 @@
-package postgres_test
+package pgstore_test
 
 import (
 	"context"
@@ -9,9 +9,9 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/scorehub/scorehub/internal/pgstore"
 	"github.com/scorehub/scorehub/internal/pgtest"
 	"github.com/scorehub/scorehub/registry"
-	"github.com/scorehub/scorehub/registry/postgres"
 )
 
 func query[T any](t *testing.T, url, sql string) T {
@@ -36,11 +36,11 @@ func TestOpenRace(t *testing.T) {
 	ctx := context.Background()
 	url := pgtest.DB(t)
 	const n = 8
-	dbs := make([]*postgres.DB, n)
+	dbs := make([]*pgstore.DB, n)
 	errs := make([]error, n)
 	var wg sync.WaitGroup
 	for i := range n {
-		wg.Go(func() { dbs[i], errs[i] = postgres.Open(ctx, postgres.Config{URL: url, MaxConns: 2}) })
+		wg.Go(func() { dbs[i], errs[i] = pgstore.Open(ctx, pgstore.Config{URL: url, MaxConns: 2}) })
 	}
 	wg.Wait()
 	for i, err := range errs {
@@ -70,7 +70,7 @@ func TestOpenRace(t *testing.T) {
 func TestOpenRefusesNewerSchema(t *testing.T) {
 	ctx := context.Background()
 	url := pgtest.DB(t)
-	db := open(t, postgres.Config{URL: url})
+	db := open(t, pgstore.Config{URL: url})
 	r := newRegistry(t, db)
 	if _, err := r.PutGroup(ctx, registry.Group{Name: "kept"}); err != nil {
 		t.Fatal(err)
@@ -82,7 +82,7 @@ func TestOpenRefusesNewerSchema(t *testing.T) {
 	if got := query[int](t, url, "INSERT INTO schema_migrations (version, name) VALUES ("+strconv.Itoa(future)+", 'future') RETURNING version"); got != future {
 		t.Fatal(got)
 	}
-	_, err := postgres.Open(ctx, postgres.Config{URL: url})
+	_, err := pgstore.Open(ctx, pgstore.Config{URL: url})
 	if err == nil || !strings.Contains(err.Error(), "newer than this build") {
 		t.Fatalf("Open of a database at schema %d by a build knowing %d: %v, want a refusal", future, known, err)
 	}

@@ -1,5 +1,7 @@
-// Package postgres keeps the registry's records, model artifacts and jobs
-// in PostgreSQL, so that several server replicas share them. A [DB] from
+// Package pgstore is the service's PostgreSQL store, which several server
+// replicas share. The service opens it from Config.StoreURL (package
+// scorehub); it is internal because hosts reach it through that field, and
+// plug stores of their own in through Config.Stores. A [DB] from
 // [Open] is a [registry.Store], [registry.Notifier] and
 // [registry.ArtifactStore] for a [registry.Registry], and a
 // [jobs.Store] for a [jobs.Registry]: one value over one
@@ -85,4 +87,4 @@
 // but to a DB's own connection: a notification carries only the new
 // set's number, and no error or log line of this package or of package
 // tokens contains them.
-package postgres
+package pgstore

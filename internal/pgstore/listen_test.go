@@ -1,4 +1,4 @@
-package postgres_test
+package pgstore_test
 
 import (
 	"bytes"
@@ -12,9 +12,9 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/scorehub/scorehub/internal/pgstore"
 	"github.com/scorehub/scorehub/internal/pgtest"
 	"github.com/scorehub/scorehub/registry"
-	"github.com/scorehub/scorehub/registry/postgres"
 )
 
 // syncBuffer is a log destination safe for the listener's goroutine.
@@ -45,7 +45,7 @@ func TestListenerCatchesUp(t *testing.T) {
 	srv := pgtest.New(t)
 	url := srv.NewDB(t)
 	logs := &syncBuffer{}
-	reader, err := postgres.Open(ctx, postgres.Config{URL: url, PollInterval: time.Hour, RetryMax: 200 * time.Millisecond,
+	reader, err := pgstore.Open(ctx, pgstore.Config{URL: url, PollInterval: time.Hour, RetryMax: 200 * time.Millisecond,
 		Logger: slog.New(slog.NewTextHandler(logs, nil))})
 	if err != nil {
 		t.Fatal(err)
@@ -55,7 +55,7 @@ func TestListenerCatchesUp(t *testing.T) {
 	var armed atomic.Bool
 	connected := make(chan struct{}, 10)
 	resume, done := make(chan struct{}), make(chan struct{})
-	postgres.SetListenHook(reader, func() {
+	pgstore.SetListenHook(reader, func() {
 		if armed.Swap(false) {
 			connected <- struct{}{}
 			select {
@@ -82,7 +82,7 @@ func TestListenerCatchesUp(t *testing.T) {
 		case <-time.After(30 * time.Second):
 			t.Fatal("the listener did not reconnect within 30s")
 		}
-		writer := newRegistry(t, open(t, postgres.Config{URL: url}))
+		writer := newRegistry(t, open(t, pgstore.Config{URL: url}))
 		if _, err := writer.PutGroup(ctx, registry.Group{Name: strings.ReplaceAll(t.Name(), "/", "-")}); err != nil {
 			t.Fatal(err)
 		}
@@ -127,12 +127,12 @@ func TestListenerCatchesUp(t *testing.T) {
 func TestLateSubscriberStartsFromStored(t *testing.T) {
 	ctx := context.Background()
 	url := pgtest.DB(t)
-	writer := newRegistry(t, open(t, postgres.Config{URL: url}))
+	writer := newRegistry(t, open(t, pgstore.Config{URL: url}))
 	if _, err := writer.PutGroup(ctx, registry.Group{Name: "g"}); err != nil {
 		t.Fatal(err)
 	}
 	stored := writer.Snapshot().State().Seq()
-	reader := open(t, postgres.Config{URL: url, PollInterval: time.Hour})
+	reader := open(t, pgstore.Config{URL: url, PollInterval: time.Hour})
 	first := make(chan uint64, 10)
 	defer reader.Subscribe(func(st *registry.State) { first <- st.Seq() })()
 	waitSeq(t, first, stored)
@@ -151,8 +151,8 @@ func TestLateSubscriberStartsFromStored(t *testing.T) {
 func TestSubscribersStopOnCancel(t *testing.T) {
 	ctx := context.Background()
 	url := pgtest.DB(t)
-	reader := open(t, postgres.Config{URL: url})
-	writer := newRegistry(t, open(t, postgres.Config{URL: url}))
+	reader := open(t, pgstore.Config{URL: url})
+	writer := newRegistry(t, open(t, pgstore.Config{URL: url}))
 	var mu sync.Mutex
 	var cancelledCalls int
 	cancel := reader.Subscribe(func(*registry.State) {

@@ -1,4 +1,4 @@
-package postgres_test
+package pgstore_test
 
 import (
 	"context"
@@ -6,7 +6,7 @@ import (
 	"os"
 	"time"
 
-	"github.com/scorehub/scorehub/registry/postgres"
+	"github.com/scorehub/scorehub/internal/pgstore"
 	"github.com/scorehub/scorehub/tokens"
 	"github.com/scorehub/scorehub/tokens/accounts"
 )
@@ -18,7 +18,7 @@ import (
 // compiled, not run.)
 func ExampleDB_Accounts() {
 	ctx := context.Background()
-	db, err := postgres.Open(ctx, postgres.Config{URL: os.Getenv("SCOREHUB_STORE")})
+	db, err := pgstore.Open(ctx, pgstore.Config{URL: os.Getenv("SCOREHUB_STORE")})
 	if err != nil {
 		log.Fatal(err)
 	}

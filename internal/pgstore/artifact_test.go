@@ -1,4 +1,4 @@
-package postgres_test
+package pgstore_test
 
 import (
 	"bytes"
@@ -12,9 +12,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/scorehub/scorehub/internal/pgstore"
 	"github.com/scorehub/scorehub/internal/pgtest"
 	"github.com/scorehub/scorehub/registry"
-	"github.com/scorehub/scorehub/registry/postgres"
 )
 
 // TestLargeArtifact stores and reads back an artifact far larger than the
@@ -30,7 +30,7 @@ func TestLargeArtifact(t *testing.T) {
 		mib = n
 	}
 	ctx := context.Background()
-	db := open(t, postgres.Config{URL: pgtest.DB(t)})
+	db := open(t, pgstore.Config{URL: pgtest.DB(t)})
 	data := make([]byte, mib<<20)
 	for i := range data {
 		data[i] = byte(i * 7 / 3)

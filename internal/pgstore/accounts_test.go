@@ -1,4 +1,4 @@
-package postgres_test
+package pgstore_test
 
 import (
 	"context"
@@ -8,9 +8,9 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/scorehub/scorehub/internal/pgstore"
 	"github.com/scorehub/scorehub/internal/pgtest"
 	"github.com/scorehub/scorehub/internal/testutil"
-	"github.com/scorehub/scorehub/registry/postgres"
 	"github.com/scorehub/scorehub/tokens"
 	"github.com/scorehub/scorehub/tokens/accounts"
 	"github.com/scorehub/scorehub/tokens/accounts/accountstest"
@@ -19,7 +19,7 @@ import (
 
 func TestAccountStoreConformance(t *testing.T) {
 	accountstest.RunStore(t, func(t *testing.T) accounts.Store {
-		s := open(t, postgres.Config{URL: pgtest.DB(t)}).Accounts()
+		s := open(t, pgstore.Config{URL: pgtest.DB(t)}).Accounts()
 		t.Cleanup(func() { s.Close() })
 		return s
 	})
@@ -30,13 +30,13 @@ func TestAccountStoreConformance(t *testing.T) {
 func TestAccountsAcrossPools(t *testing.T) {
 	accountstest.RunNotifier(t, func(t *testing.T) (a, b accounts.Notifier) {
 		url := pgtest.DB(t)
-		return open(t, postgres.Config{URL: url}).Accounts(), open(t, postgres.Config{URL: url}).Accounts()
+		return open(t, pgstore.Config{URL: url}).Accounts(), open(t, pgstore.Config{URL: url}).Accounts()
 	})
 }
 
 func TestKeyStoreConformance(t *testing.T) {
 	tokenstest.RunKeyStore(t, func(t *testing.T) tokens.KeyStore {
-		return open(t, postgres.Config{URL: pgtest.DB(t)}).Keys()
+		return open(t, pgstore.Config{URL: pgtest.DB(t)}).Keys()
 	})
 }
 
@@ -44,7 +44,7 @@ func TestKeyStoreConformance(t *testing.T) {
 func TestKeysAcrossPools(t *testing.T) {
 	tokenstest.RunKeyNotifier(t, func(t *testing.T) (a, b tokens.KeyNotifier) {
 		url := pgtest.DB(t)
-		return open(t, postgres.Config{URL: url}).Keys(), open(t, postgres.Config{URL: url}).Keys()
+		return open(t, pgstore.Config{URL: url}).Keys(), open(t, pgstore.Config{URL: url}).Keys()
 	})
 }
 
@@ -56,16 +56,16 @@ func TestAccountsAndKeysCatchUp(t *testing.T) {
 	ctx := context.Background()
 	url := pgtest.DB(t)
 	// The reader names itself, so that only its listener is cut.
-	reader := open(t, postgres.Config{URL: url + "&application_name=catching-up", PollInterval: time.Hour, RetryMax: 200 * time.Millisecond})
+	reader := open(t, pgstore.Config{URL: url + "&application_name=catching-up", PollInterval: time.Hour, RetryMax: 200 * time.Millisecond})
 	reconnected, resume := make(chan struct{}, 10), make(chan struct{})
 	var sessions atomic.Int32
-	postgres.SetListenHook(reader, func() {
+	pgstore.SetListenHook(reader, func() {
 		if sessions.Add(1) > 1 {
 			reconnected <- struct{}{}
 			<-resume
 		}
 	})
-	writer := open(t, postgres.Config{URL: url})
+	writer := open(t, pgstore.Config{URL: url})
 
 	here := newAccounts(t, reader.Accounts())
 	there := newAccounts(t, writer.Accounts())

@@ -1,4 +1,4 @@
-package postgres_test
+package pgstore_test
 
 import (
 	"context"
@@ -8,9 +8,9 @@ import (
 	"testing"
 
 	"github.com/scorehub/scorehub/internal/httperr"
+	"github.com/scorehub/scorehub/internal/pgstore"
 	"github.com/scorehub/scorehub/internal/pgtest"
 	"github.com/scorehub/scorehub/registry"
-	"github.com/scorehub/scorehub/registry/postgres"
 	"github.com/scorehub/scorehub/registry/process"
 )
 
@@ -21,7 +21,7 @@ func TestServerDownIsUnavailable(t *testing.T) {
 	ctx := context.Background()
 	srv := pgtest.New(t)
 	url := srv.NewDB(t)
-	db := open(t, postgres.Config{URL: url})
+	db := open(t, pgstore.Config{URL: url})
 	reg, err := registry.New(ctx, process.NewCatalog(), db)
 	if err != nil {
 		t.Fatal(err)

@@ -1,4 +1,4 @@
-package postgres
+package pgstore
 
 // SetListenHook has db's listener call fn after each connection it makes,
 // before it listens. Set it before the first Subscribe.

@@ -1,4 +1,4 @@
-package postgres_test
+package pgstore_test
 
 import (
 	"context"
@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/scorehub/scorehub/internal/pgstore"
 	"github.com/scorehub/scorehub/internal/pgtest"
-	"github.com/scorehub/scorehub/registry/postgres"
 )
 
 // TestPasswordNotInErrors opens databases that cannot be used, with a
@@ -35,7 +35,7 @@ func TestPasswordNotInErrors(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			defer cancel()
-			db, err := postgres.Open(ctx, postgres.Config{URL: tt.url})
+			db, err := pgstore.Open(ctx, pgstore.Config{URL: tt.url})
 			if err == nil {
 				db.Close()
 				t.Fatal("Open succeeded")
@@ -55,7 +55,7 @@ func TestPasswordNotInErrors(t *testing.T) {
 func TestPasswordNotInOutageErrors(t *testing.T) {
 	ctx := context.Background()
 	srv := pgtest.New(t)
-	db := open(t, postgres.Config{URL: srv.NewDB(t)})
+	db := open(t, pgstore.Config{URL: srv.NewDB(t)})
 	srv.Stop(t)
 	_, err := db.Load(ctx)
 	if err == nil {
