@@ -737,15 +737,19 @@ func TestThreadsCPU(t *testing.T) {
 	if !ok {
 		t.Skip("no /proc/<pid>/task/*/schedstat on this system")
 	}
+	// The kernel adds a running thread's time to schedstat at its
+	// scheduler ticks, not continuously: spin until a reading moves, which
+	// one tick (at most 10 ms) makes it do, within a generous bound.
 	start := time.Now()
-	for time.Since(start) < 3*time.Millisecond {
+	after, ok := before, true
+	for ok && after == before && time.Since(start) < 5*time.Second {
+		after, ok = threadsCPU(os.Getpid())
 	}
-	after, ok := threadsCPU(os.Getpid())
-	// The loop spends up to 3 ms of CPU, less when the machine takes the
-	// core away; a clock of 10 ms ticks would read a whole number of
-	// milliseconds (0 or 10), one read to the nanosecond almost never does.
-	if d := after - before; !ok || d <= 0 || d > time.Second || d%time.Millisecond == 0 {
-		t.Errorf("threadsCPU went from %v to %v (%v) over a 3 ms busy loop", before, after, ok)
+	spun := time.Since(start)
+	// A clock of 10 ms ticks would read a whole number of milliseconds;
+	// one read to the nanosecond almost never does.
+	if d := after - before; !ok || d <= 0 || d > spun+time.Second || d%time.Millisecond == 0 {
+		t.Errorf("threadsCPU went from %v to %v (%v) over a %v busy loop", before, after, ok, spun)
 	}
 	if _, ok := threadsCPU(-1); ok {
 		t.Error("threadsCPU of no process reported a time")
