@@ -96,6 +96,11 @@ func compileModel(m *modelProto, meta process.ModelMetadata, lim Limits) (*plan,
 	if m.graph.sparse {
 		return nil, errInvalid("sparse initializers are not supported")
 	}
+	if m.hasFunctions {
+		// A model-local function may carry the name of an operator its
+		// nodes call, and so change what a node computes unseen.
+		return nil, errInvalid("model-local functions are refused; the model defines %s", strings.Join(m.functions, ", "))
+	}
 	c := &compiler{lim: lim, opsets: make(map[string]int64), values: make(map[string]*value)}
 	for _, o := range m.opsets {
 		dom := o.domain

@@ -11,6 +11,7 @@ import (
 
 	"github.com/scorehub/scorehub/internal/tabletest"
 	"github.com/scorehub/scorehub/registry/process"
+	"google.golang.org/protobuf/encoding/protowire"
 )
 
 func load(t *testing.T, m tModel, meta process.ModelMetadata) *process.LoadedModel {
@@ -399,5 +400,26 @@ func TestTwoClassSpecialCases(t *testing.T) {
 			checkNumbers(t, out, "confidence(yes)", c.yes...)
 			checkTexts(t, out, "prediction(label)", c.labels...)
 		})
+	}
+}
+
+// TestModelLocalFunctionsAreRefused: a ModelProto whose functions redefine
+// an operator its nodes call (here the ai.onnx.ml Scaler) is refused as the
+// package documents, naming the function, rather than loaded with the
+// built-in operator silently standing in for the model's own.
+func TestModelLocalFunctionsAreRefused(t *testing.T) {
+	fn := protowire.AppendTag(nil, 1, protowire.BytesType)
+	fn = protowire.AppendString(fn, "Scaler")
+	fn = protowire.AppendTag(fn, 10, protowire.BytesType)
+	fn = protowire.AppendString(fn, "ai.onnx.ml")
+	plain := forest().encode()
+	if _, err := (Format{}).Load(plain, process.ModelMetadata{}); err != nil {
+		t.Fatalf("the model without functions: %v", err)
+	}
+	withFn := protowire.AppendTag(plain, 25, protowire.BytesType) // ModelProto.functions
+	withFn = protowire.AppendBytes(withFn, fn)
+	_, err := Format{}.Load(withFn, process.ModelMetadata{})
+	if !errors.Is(err, process.ErrModelInvalid) || !strings.Contains(err.Error(), `"Scaler" of domain "ai.onnx.ml"`) {
+		t.Errorf("a model-local Scaler: %v, want ErrModelInvalid naming it", err)
 	}
 }

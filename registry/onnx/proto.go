@@ -19,7 +19,13 @@ type modelProto struct {
 	opsets          []opsetID
 	graph           *graphProto
 	hasFunctions    bool
+	// functions names the model-local functions (domain and name), the
+	// first maxFunctionNames of them, for the refusal's message.
+	functions []string
 }
+
+// maxFunctionNames bounds how many model-local functions a refusal names.
+const maxFunctionNames = 5
 
 type opsetID struct {
 	domain  string
@@ -372,6 +378,27 @@ func (d *decoder) model(b []byte) (*modelProto, error) {
 			return n, err
 		case 25:
 			m.hasFunctions = true
+			p := fmt.Sprintf("%s.functions[%d]", path, len(m.functions))
+			v, n, err := bytesField(p, typ, b)
+			if err != nil || len(m.functions) >= maxFunctionNames {
+				return n, err
+			}
+			var name, domain string
+			err = walk(p, v, func(num protowire.Number, typ protowire.Type, b []byte) (int, error) {
+				switch num {
+				case 1, 10:
+					s, n, err := bytesField(p+".name", typ, b)
+					if num == 1 {
+						name = string(s)
+					} else {
+						domain = string(s)
+					}
+					return n, err
+				}
+				return -1, nil
+			})
+			m.functions = append(m.functions, fmt.Sprintf("%q of domain %q", name, domain))
+			return n, err
 		}
 		return -1, nil
 	})
