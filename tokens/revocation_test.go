@@ -70,8 +70,11 @@ func TestVerifyRevoked(t *testing.T) {
 		{"user removed", withVersion(alice, oldVersion), "", tokens.ErrRevoked},
 		{"password changed", withVersion(alice, oldVersion), newVersion, tokens.ErrRevoked},
 		{"token for the new password", withVersion(alice, newVersion), newVersion, nil},
-		{"no credential version, user unknown", tokens.Principal{Subject: "oidc:alice"}, "", nil},
-		{"no credential version, user known", alice, oldVersion, nil},
+		{"no credential version, a provider's subject", tokens.Principal{Subject: "oidc:alice"}, "", nil},
+		// A user's token without "cv" would escape revocation: refused,
+		// whether the user exists or never did.
+		{"no credential version, user known", alice, oldVersion, tokens.ErrRevoked},
+		{"no credential version, user never known", tokens.Principal{Subject: "mallory"}, "", tokens.ErrRevoked},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
@@ -49,12 +50,13 @@ type VerifierConfig struct {
 	// [MaxValidity].
 	MaxValidity time.Duration
 
-	// Credentials, when not nil, is asked about every token that carries
-	// a credential version ("cv", set by the issuer from
-	// Principal.CredentialVersion): a token whose subject it does not know,
-	// or whose version is no longer the subject's, is refused with
-	// [ErrRevoked]. Tokens without one, such as those exchanged for an
-	// OpenID Connect provider's token, are not asked about.
+	// Credentials, when not nil, is asked about every token of a user:
+	// its credential version ("cv", set by the issuer from
+	// Principal.CredentialVersion) must be the subject's current one, or
+	// the token is refused with [ErrRevoked], as is a user's token without
+	// one. Tokens of a provider's subjects (a subject with a colon, such as
+	// "oidc:alice", which no user name has), exchanged for an OpenID
+	// Connect provider's token, carry none and are not asked about.
 	Credentials CredentialSource
 
 	// CacheSize is how many verified tokens the Verifier remembers, so
@@ -224,10 +226,19 @@ func (v *Verifier) recheck(ctx context.Context, e verifiedToken) (c *Claims, ok 
 }
 
 // checkCredentials refuses a token whose credential version is no longer
-// its subject's.
+// its subject's. A token without one passes only for a provider's subject
+// (which holds a colon, as no user name does): the Issuer stamps every
+// user's token with the user's version, so a user's token without it was
+// not issued by this service's rules, and would escape revocation.
 func (v *Verifier) checkCredentials(ctx context.Context, subject, version string) error {
-	if version == "" || v.credentials == nil {
+	if v.credentials == nil {
 		return nil
+	}
+	if version == "" {
+		if strings.Contains(subject, ":") {
+			return nil
+		}
+		return fmt.Errorf("%w: the token of %q carries no credential version", ErrRevoked, subject)
 	}
 	current, known, err := v.credentials.CredentialVersion(ctx, subject)
 	switch {
