@@ -14,20 +14,24 @@ import (
 	"github.com/scorehub/scorehub/registry"
 	"github.com/scorehub/scorehub/registry/jobs"
 	"github.com/scorehub/scorehub/registry/process"
+	"github.com/scorehub/scorehub/scoring"
 	"github.com/scorehub/scorehub/tokens"
 	"github.com/scorehub/scorehub/tokens/accounts"
 )
 
-// Defaults of the [Config] fields whose zero value means "the default".
+// Defaults of the [Config] fields whose zero value means "the default":
+// the defaults of the parts that take them, but for the job body (below
+// a request's, as jobs are kept) and the key rotation, which only the
+// service sets.
 const (
-	DefaultPrefix          = "/webapi"
-	DefaultMaxBodyBytes    = 32 << 20
-	DefaultMaxRows         = 1_000_000
-	DefaultMaxColumns      = 10_000
+	DefaultPrefix          = management.DefaultScoringPrefix
+	DefaultMaxBodyBytes    = scoring.DefaultMaxBodyBytes
+	DefaultMaxRows         = scoring.DefaultMaxRows
+	DefaultMaxColumns      = scoring.DefaultMaxColumns
 	DefaultMaxJobBodyBytes = 8 << 20
-	DefaultTimeout         = 10 * time.Second
-	DefaultJobRetention    = 24 * time.Hour
-	DefaultTokenValidity   = 5 * time.Minute
+	DefaultTimeout         = scoring.DefaultTimeout
+	DefaultJobRetention    = scoring.DefaultJobRetention
+	DefaultTokenValidity   = tokens.DefaultValidity
 	DefaultKeyRotation     = 30 * 24 * time.Hour
 )
 

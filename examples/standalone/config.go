@@ -126,12 +126,12 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	c := config{
 		Addr:       "127.0.0.1:8080",
 		DataDir:    "./scorehub-data",
-		Prefix:     "/webapi",
-		MaxBody:    32 << 20,
-		MaxRows:    1_000_000,
-		MaxColumns: 10_000,
-		MaxJobBody: 8 << 20,
-		Timeout:    10 * time.Second,
+		Prefix:     scorehub.DefaultPrefix,
+		MaxBody:    scorehub.DefaultMaxBodyBytes,
+		MaxRows:    scorehub.DefaultMaxRows,
+		MaxColumns: scorehub.DefaultMaxColumns,
+		MaxJobBody: scorehub.DefaultMaxJobBodyBytes,
+		Timeout:    scorehub.DefaultTimeout,
 		Grace:      30 * time.Second,
 
 		MaxModelBytes: management.DefaultMaxModelBytes,
@@ -142,10 +142,10 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 
 		WriteProgressTimeout: time.Minute,
 
-		JobRetention: 24 * time.Hour,
+		JobRetention: scorehub.DefaultJobRetention,
 
-		TokenValidity: 5 * time.Minute,
-		KeyRotation:   30 * 24 * time.Hour,
+		TokenValidity: scorehub.DefaultTokenValidity,
+		KeyRotation:   scorehub.DefaultKeyRotation,
 
 		Metrics:   true,
 		AccessLog: true,
