@@ -50,19 +50,15 @@ func openStores(ctx context.Context, cfg Config, kind storeKind) (_ *stores, err
 			return nil, fmt.Errorf("scorehub: open Config.StoreURL: %w", err)
 		}
 		book := db.Accounts()
-		return &stores{records: db, jobs: db, accounts: book, keys: db.Keys(),
-			close: func() error { return errors.Join(book.Close(), db.Close()) }}, nil
+		return &stores{records: db, jobs: db, accounts: book, keys: db.Keys(), close: closeAll(db.Close, book.Close)}, nil
 	case inMemory:
 		records, jobs, book := registry.NewMemStore(opts), jobs.NewMemStore(opts), accounts.NewMemoryStore()
-		return &stores{records: records, jobs: jobs, accounts: book,
-			close: func() error { return errors.Join(book.Close(), jobs.Close(), records.Close()) }}, nil
+		return &stores{records: records, jobs: jobs, accounts: book, close: closeAll(records.Close, jobs.Close, book.Close)}, nil
 	}
 	var closers []func() error
 	defer func() {
 		if err != nil {
-			for _, c := range closers {
-				c()
-			}
+			closeAll(closers...)()
 		}
 	}()
 	records, err := registry.OpenFileStore(cfg.DataDir, opts)
@@ -82,8 +78,19 @@ func openStores(ctx context.Context, cfg Config, kind storeKind) (_ *stores, err
 		return nil, err
 	}
 	closers = append(closers, book.Close)
-	return &stores{records: records, jobs: jobs, accounts: book,
-		close: func() error { return errors.Join(book.Close(), jobs.Close(), records.Close()) }}, nil
+	return &stores{records: records, jobs: jobs, accounts: book, close: closeAll(closers...)}, nil
+}
+
+// closeAll returns a function that closes what closers close, the last
+// opened first.
+func closeAll(closers ...func() error) func() error {
+	return func() error {
+		var errs []error
+		for i := len(closers) - 1; i >= 0; i-- {
+			errs = append(errs, closers[i]())
+		}
+		return errors.Join(errs...)
+	}
 }
 
 // openKeys opens the token signing keys: those of the key store, of the
