@@ -1,11 +1,9 @@
 package scorehub
 
 import (
-	"mime"
 	"net/http"
-	"strconv"
-	"strings"
 
+	"github.com/scorehub/scorehub/internal/accept"
 	"github.com/scorehub/scorehub/internal/httperr"
 	"github.com/scorehub/scorehub/internal/urlpath"
 	"github.com/scorehub/scorehub/problem"
@@ -34,31 +32,11 @@ func root(next http.Handler) http.Handler {
 			return
 		}
 		w.Header().Add("Vary", "Accept")
-		if acceptsHTML(r.Header.Values("Accept")) {
+		// A browser asks for HTML by name; curl sends */* and wants JSON.
+		if accept.Names(r.Header.Values("Accept"), "text/html", "application/xhtml+xml") {
 			http.Redirect(w, r, urlpath.Mount(r)+uiPath, http.StatusSeeOther)
 			return
 		}
 		httperr.Write(w, r, nil, errRoot)
 	})
-}
-
-// acceptsHTML reports whether an Accept header names text/html with a
-// quality above zero. A wildcard does not count: curl sends */*, and
-// wants JSON.
-func acceptsHTML(accept []string) bool {
-	for _, line := range accept {
-		for _, part := range strings.Split(line, ",") {
-			mt, params, err := mime.ParseMediaType(strings.TrimSpace(part))
-			if err != nil || (mt != "text/html" && mt != "application/xhtml+xml") {
-				continue
-			}
-			if q, ok := params["q"]; ok {
-				if f, err := strconv.ParseFloat(q, 64); err != nil || f <= 0 {
-					continue
-				}
-			}
-			return true
-		}
-	}
-	return false
 }

@@ -5,11 +5,10 @@ import (
 	"errors"
 	"log/slog"
 	"math"
-	"mime"
 	"net/http"
-	"strconv"
 	"strings"
 
+	"github.com/scorehub/scorehub/internal/accept"
 	"github.com/scorehub/scorehub/internal/httperr"
 	"github.com/scorehub/scorehub/problem"
 )
@@ -43,7 +42,7 @@ func (h *Service) serveExchange(w http.ResponseWriter, r *http.Request) {
 		h.observe(PathExchange, OutcomeInvalidToken)
 		return
 	}
-	h.observe(PathExchange, h.issue(w, r, p, "exchange", acceptsJSON(r)))
+	h.observe(PathExchange, h.issue(w, r, p, "exchange", accept.Names(r.Header.Values("Accept"), "application/json")))
 }
 
 // bearerChallenge is the refusal of code typ with a Bearer challenge (RFC
@@ -92,24 +91,6 @@ func describe(err error) string {
 		return "the access token lacks a claim this service needs"
 	}
 	return "the access token is not valid"
-}
-
-// acceptsJSON reports whether the request's Accept header names
-// application/json with a non-zero quality.
-func acceptsJSON(r *http.Request) bool {
-	for _, v := range r.Header.Values("Accept") {
-		for part := range strings.SplitSeq(v, ",") {
-			mt, params, err := mime.ParseMediaType(strings.TrimSpace(part))
-			if err != nil || mt != "application/json" {
-				continue
-			}
-			if q, err := strconv.ParseFloat(params["q"], 64); params["q"] != "" && (err != nil || q <= 0) {
-				continue
-			}
-			return true
-		}
-	}
-	return false
 }
 
 // bearerAttempt reads the one Bearer token of a request to route and
