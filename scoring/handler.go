@@ -285,7 +285,8 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, o *observation) 
 		}
 	}
 	if err := st.Read(in, h.lim.MaxBodyBytes, r.ContentLength); err != nil {
-		if budget != nil && budget.refused {
+		if errors.Is(err, errServerBusy) {
+			// The budget reader refused the body, not the client.
 			err = errServerBusy
 		}
 		h.fail(w, r, o, err)
@@ -344,7 +345,8 @@ func (h *Handler) endpoint(r *http.Request, o *observation, group, path, alias s
 }
 
 // errServerBusy refuses a request whose body would pass MaxDecodingBytes.
-var errServerBusy = &problem.Error{Code: problem.ServerBusy, Message: "the server holds as many request bodies as it may; retry later"}
+var errServerBusy = &problem.Error{Code: problem.ServerBusy, Status: http.StatusServiceUnavailable,
+	Message: "the server holds as many request bodies as it may; retry later"}
 
 // reserve counts n more body bytes as held, unless that would pass
 // maxDecoding.
@@ -362,20 +364,18 @@ func (h *Handler) reserve(n int64) bool {
 
 // budgetReader counts a chunked body's bytes against MaxDecodingBytes as
 // they are read; release gives them back. It is used by one request's
-// goroutine only. It records a refusal, so that the handler answers it
-// itself rather than leave the reading of the body to know its error.
+// goroutine only. Its refusal, errServerBusy, reaches the handler wrapped
+// in the body reader's error, and the handler answers it itself.
 type budgetReader struct {
-	r       io.Reader
-	h       *Handler
-	held    int64
-	refused bool
+	r    io.Reader
+	h    *Handler
+	held int64
 }
 
 func (b *budgetReader) Read(p []byte) (int, error) {
 	n, err := b.r.Read(p)
 	if n > 0 {
 		if !b.h.reserve(int64(n)) {
-			b.refused = true
 			return 0, errServerBusy
 		}
 		b.held += int64(n)
