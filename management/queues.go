@@ -115,9 +115,8 @@ func (h *Handler) putQueue(w http.ResponseWriter, r *http.Request) error {
 		if err != nil {
 			return err
 		}
-		stored, err = tx.PutQueue(registry.Queue{
-			Name: name, MaxConcurrent: *in.MaxConcurrent, MaxWaiting: *in.MaxWaiting, Revision: want,
-		})
+		q.Revision = want // q names the queue of the URL: checkRecord refused another
+		stored, err = tx.PutQueue(q)
 		return err
 	})
 	if err != nil {
