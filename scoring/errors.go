@@ -2,7 +2,6 @@ package scoring
 
 import (
 	"errors"
-	"fmt"
 	"net/http"
 
 	"github.com/scorehub/scorehub/internal/httperr"
@@ -44,10 +43,6 @@ func composed(err error) *problem.Error {
 		return e
 	}
 	return nil
-}
-
-func badRequest(typ problem.Code, pointer, format string, args ...any) *problem.Error {
-	return &problem.Error{Status: http.StatusBadRequest, Code: typ, Message: fmt.Sprintf(format, args...), Pointer: pointer}
 }
 
 // mediaTypeError is the 415 for a body declared as contentType.

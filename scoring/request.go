@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/scorehub/scorehub/problem"
+	"github.com/scorehub/scorehub/scoring/internal/wire"
 )
 
 // isJSON reports whether a Content-Type header names JSON in UTF-8:
@@ -31,7 +32,7 @@ func parseMacros(raw string) (map[string]string, error) {
 	}
 	q, err := url.ParseQuery(raw)
 	if err != nil {
-		return nil, badRequest(problem.InvalidRequest, "", "the query string is malformed").Wrap(err)
+		return nil, wire.BadRequest(problem.InvalidRequest, "", "the query string is malformed").Wrap(err)
 	}
 	names := make([]string, 0, len(q))
 	for name := range q {
@@ -43,9 +44,9 @@ func parseMacros(raw string) (map[string]string, error) {
 		v := q[name]
 		switch {
 		case name == "":
-			return nil, badRequest(problem.InvalidRequest, "", "a query parameter has no name")
+			return nil, wire.BadRequest(problem.InvalidRequest, "", "a query parameter has no name")
 		case len(v) > 1:
-			return nil, badRequest(problem.DuplicateMacro, "", "the macro %q is given %d times; give it once", name, len(v))
+			return nil, wire.BadRequest(problem.DuplicateMacro, "", "the macro %q is given %d times; give it once", name, len(v))
 		}
 		macros[name] = v[0]
 	}

@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"github.com/go-json-experiment/json/jsontext"
+
 	"github.com/scorehub/scorehub/problem"
 	"github.com/scorehub/scorehub/registry/process"
 )
@@ -24,7 +25,7 @@ func Decode(r io.Reader, lim Limits) (*Request, error) {
 	return st.Decode(lim)
 }
 
-var errNotObject = badRequest(problem.InvalidRequest, "", `the request body must be a JSON object with a "data" array of row objects`)
+var errNotObject = BadRequest(problem.InvalidRequest, "", `the request body must be a JSON object with a "data" array of row objects`)
 
 // Decode decodes the body [State.Read] read, {"data":[{...},...]} with
 // any other top-level keys ignored, into the Request that lives in st.
@@ -96,7 +97,7 @@ func (st *State) decodeStrict(lim Limits) (*Request, error) {
 	case '{':
 	case 0:
 		if len(bytes.TrimSpace(st.data)) == 0 {
-			return nil, badRequest(problem.MalformedJSON, "", "the request body is empty")
+			return nil, BadRequest(problem.MalformedJSON, "", "the request body is empty")
 		}
 		_, err := d.ReadToken()
 		return nil, jsonError(err)
@@ -124,7 +125,7 @@ func (st *State) decodeStrict(lim Limits) (*Request, error) {
 			_, dup = st.names[string(name)]
 		}
 		if dup {
-			return nil, badRequest(problem.DuplicateKey, "/"+escapePointer(string(name)),
+			return nil, BadRequest(problem.DuplicateKey, "/"+escapePointer(string(name)),
 				"the key %q appears twice in one object", name)
 		}
 		if string(name) != "data" {
@@ -147,14 +148,14 @@ func (st *State) decodeStrict(lim Limits) (*Request, error) {
 		return nil, jsonError(err)
 	}
 	if !sawData {
-		return nil, badRequest(problem.InvalidRequest, "", `the request body has no "data" array`)
+		return nil, BadRequest(problem.InvalidRequest, "", `the request body has no "data" array`)
 	}
 	switch _, err := d.ReadToken(); {
 	case err == io.EOF:
 	case err != nil:
 		return nil, jsonError(err)
 	default:
-		return nil, badRequest(problem.MalformedJSON, "", "the request body has data after the JSON object")
+		return nil, BadRequest(problem.MalformedJSON, "", "the request body has data after the JSON object")
 	}
 	if err := st.build(); err != nil {
 		return nil, err
@@ -170,7 +171,7 @@ func (st *State) unquote(raw []byte) ([]byte, error) {
 	}
 	var err error
 	if st.scratch, err = jsontext.AppendUnquote(st.scratch[:0], raw); err != nil {
-		return nil, badRequest(problem.MalformedJSON, "", "a key is not a valid JSON string")
+		return nil, BadRequest(problem.MalformedJSON, "", "a key is not a valid JSON string")
 	}
 	return st.scratch, nil
 }
@@ -182,7 +183,7 @@ func (st *State) strictError() error {
 	for {
 		if _, err := d.ReadToken(); err != nil {
 			if err == io.EOF {
-				return badRequest(problem.MalformedJSON, "", "the request body is not valid JSON")
+				return BadRequest(problem.MalformedJSON, "", "the request body is not valid JSON")
 			}
 			return jsonError(err)
 		}
@@ -198,7 +199,7 @@ func (st *State) rows(lim Limits) error {
 		_, err := d.ReadToken()
 		return jsonError(err)
 	default:
-		return badRequest(problem.InvalidRequest, "/data", `"data" must be an array of row objects`)
+		return BadRequest(problem.InvalidRequest, "/data", `"data" must be an array of row objects`)
 	}
 	if _, err := d.ReadToken(); err != nil {
 		return jsonError(err)
@@ -217,7 +218,7 @@ func (st *State) rows(lim Limits) error {
 			if err := d.SkipValue(); err != nil {
 				return jsonError(err)
 			}
-			return badRequest(problem.InvalidRequest, rowPointer(row), "every element of \"data\" must be a row object")
+			return BadRequest(problem.InvalidRequest, rowPointer(row), "every element of \"data\" must be a row object")
 		}
 		if row == lim.MaxRows {
 			return tooLarge(problem.TooManyRows, "the request has more than %d rows", lim.MaxRows)
@@ -283,7 +284,7 @@ func (st *State) row1(row int, lim Limits) error {
 		}
 		info := &st.cols[c]
 		if info.seen == int32(row)+1 {
-			return badRequest(problem.DuplicateKey, pointer(row, info.name), "the key %q appears twice in one object", info.name)
+			return BadRequest(problem.DuplicateKey, pointer(row, info.name), "the key %q appears twice in one object", info.name)
 		}
 		info.seen = int32(row) + 1
 		if int(c) < last {
@@ -310,23 +311,23 @@ func (st *State) row1(row int, lim Limits) error {
 			if bytes.IndexByte(v, '\\') < 0 {
 				st.arena = append(st.arena, v[1:len(v)-1]...)
 			} else if st.arena, err = jsontext.AppendUnquote(st.arena, v); err != nil {
-				return badRequest(problem.MalformedJSON, pointer(row, info.name), "the value is not a valid JSON string")
+				return BadRequest(problem.MalformedJSON, pointer(row, info.name), "the value is not a valid JSON string")
 			}
 			cl.val = uint64(a)<<32 | uint64(uint32(len(st.arena)))
 		case '{', '[':
-			return badRequest(problem.InvalidValue, pointer(row, info.name),
+			return BadRequest(problem.InvalidValue, pointer(row, info.name),
 				"the value of %q is an object or array; values must be numbers, text, booleans or null", info.name)
 		default:
 			f, _, ok := scanNumber(v, 0)
 			if !ok { // the decoder has checked its grammar
-				return badRequest(problem.InvalidValue, pointer(row, info.name), "the number %.40s is out of range", v)
+				return BadRequest(problem.InvalidValue, pointer(row, info.name), "the number %.40s is out of range", v)
 			}
 			cl.kind = cellNumber
 			cl.val = math.Float64bits(f)
 			kind = process.Number
 		}
 		if cl.kind != cellNull && !info.add(kind, row) {
-			return badRequest(problem.MixedTypes, pointer(row, info.name),
+			return BadRequest(problem.MixedTypes, pointer(row, info.name),
 				"the column %q holds both numbers and text", info.name)
 		}
 		st.cells = append(st.cells, cl)
@@ -349,7 +350,7 @@ func (st *State) column(k int, key []byte, raw span, row int, lim Limits) (uint3
 	if ref == nil || ref.gen != st.gen {
 		switch {
 		case len(name) == 0:
-			return 0, badRequest(problem.InvalidRequest, pointer(row, ""), "a key of a row is empty; columns need a name")
+			return 0, BadRequest(problem.InvalidRequest, pointer(row, ""), "a key of a row is empty; columns need a name")
 		case len(st.cols) == lim.MaxColumns:
 			return 0, tooLarge(problem.TooManyColumns, "the request has more than %d columns", lim.MaxColumns)
 		}
@@ -474,15 +475,15 @@ func jsonError(err error) error {
 	var se *jsontext.SyntacticError
 	switch {
 	case errors.As(err, &se) && errors.Is(se.Err, jsontext.ErrDuplicateName):
-		return badRequest(problem.DuplicateKey, string(se.JSONPointer),
+		return BadRequest(problem.DuplicateKey, string(se.JSONPointer),
 			"the key %q appears twice in one object", se.JSONPointer.LastToken())
 	case errors.As(err, &se) && errors.Is(se.Err, io.ErrUnexpectedEOF):
-		return badRequest(problem.MalformedJSON, string(se.JSONPointer), "the request body ends before its JSON is complete")
+		return BadRequest(problem.MalformedJSON, string(se.JSONPointer), "the request body ends before its JSON is complete")
 	case errors.As(err, &se):
-		return badRequest(problem.MalformedJSON, string(se.JSONPointer),
+		return BadRequest(problem.MalformedJSON, string(se.JSONPointer),
 			"the request body is not valid JSON: %s after byte %d", se.Err, se.ByteOffset).Wrap(err)
 	case errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
-		return badRequest(problem.MalformedJSON, "", "the request body ends before its JSON is complete")
+		return BadRequest(problem.MalformedJSON, "", "the request body ends before its JSON is complete")
 	}
-	return badRequest(problem.MalformedJSON, "", "the request body is not valid JSON").Wrap(err)
+	return BadRequest(problem.MalformedJSON, "", "the request body is not valid JSON").Wrap(err)
 }

@@ -12,7 +12,9 @@ import (
 // The answers the codec gives a request it refuses: the HTTP edge sends
 // them as they are.
 
-func badRequest(typ problem.Code, pointer, format string, args ...any) *problem.Error {
+// BadRequest is a 400 of code typ, with its message made from format and
+// args, pointing at pointer ("" for none).
+func BadRequest(typ problem.Code, pointer, format string, args ...any) *problem.Error {
 	return &problem.Error{Status: http.StatusBadRequest, Code: typ, Message: fmt.Sprintf(format, args...), Pointer: pointer}
 }
 

@@ -40,7 +40,7 @@ func (st *State) Read(r io.Reader, max, size int64) error {
 		if e := httperr.From(err); e.Status == http.StatusRequestTimeout {
 			return e // the server's read timeout: 408
 		}
-		return badRequest(problem.InvalidRequest, "", "the request body could not be read").Wrap(fmt.Errorf("scoring: read body: %w", err))
+		return BadRequest(problem.InvalidRequest, "", "the request body could not be read").Wrap(fmt.Errorf("scoring: read body: %w", err))
 	}
 	return nil
 }

@@ -51,7 +51,7 @@ func (r *Request) Conform(schema []process.ColumnSpec) error {
 		c, ok := r.st.lookup(s.Name)
 		if !ok {
 			if s.Required {
-				return badRequest(problem.SchemaMismatch, "/data", "the required column %q is missing from every row", s.Name)
+				return BadRequest(problem.SchemaMismatch, "/data", "the required column %q is missing from every row", s.Name)
 			}
 			continue
 		}
@@ -61,7 +61,7 @@ func (r *Request) Conform(schema []process.ColumnSpec) error {
 		}
 		info := &r.st.cols[c]
 		if info.values > 0 {
-			return badRequest(problem.SchemaMismatch, pointer(int(info.first), s.Name),
+			return BadRequest(problem.SchemaMismatch, pointer(int(info.first), s.Name),
 				"the column %q must hold %s values, not %s", s.Name, s.Kind, col.Kind)
 		}
 		if cols == nil {

@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/go-json-experiment/json/jsontext"
+
 	"github.com/scorehub/scorehub/registry/process"
 )
 

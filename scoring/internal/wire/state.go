@@ -7,6 +7,7 @@ import (
 	"unsafe"
 
 	"github.com/go-json-experiment/json/jsontext"
+
 	"github.com/scorehub/scorehub/registry/process"
 )
 
