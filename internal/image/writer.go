@@ -84,12 +84,7 @@ func NewWriter[T, V any](ctx context.Context, cfg WriterConfig[T, V]) (*Writer[T
 		w.shared = true
 		w.cancel = n.Subscribe(w.follow)
 	}
-	st, err := cfg.Store.Load(ctx)
-	if err != nil {
-		w.cancel()
-		return nil, fmt.Errorf("%s: %w", cfg.ReadFailed, err)
-	}
-	if err := w.publish(st); err != nil {
+	if err := w.Refresh(ctx); err != nil {
 		w.cancel()
 		return nil, err
 	}
@@ -187,24 +182,16 @@ func (w *Writer[T, V]) Write(ctx context.Context, decide func(cur V) (*T, error)
 		if err := backOff(ctx, attempt); err != nil {
 			return err
 		}
-		st, err := w.cfg.Store.Load(ctx)
-		if err != nil {
-			return fmt.Errorf("%s: %w", w.cfg.ReadFailed, err)
-		}
-		if err := w.publish(st); err != nil {
+		if err := w.Refresh(ctx); err != nil {
 			return err
 		}
 	}
 }
 
-// refresh loads the store and publishes what it holds if it is newer than
-// seq, and reports whether it was.
+// refresh loads the store, publishes what it holds if it is newer, and
+// reports whether what is published now is newer than seq.
 func (w *Writer[T, V]) refresh(ctx context.Context, seq uint64) bool {
-	st, err := w.cfg.Store.Load(ctx)
-	if err != nil || w.cfg.Seq(st) <= seq {
-		return false
-	}
-	return w.publish(st) == nil
+	return w.Refresh(ctx) == nil && w.cfg.Seq(w.cur.Load().state) > seq
 }
 
 // Refresh loads the store, as a readiness check would, and publishes what
