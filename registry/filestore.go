@@ -65,7 +65,6 @@ var ErrLocked = errors.New("registry: store directory is in use by another proce
 // A FileStore is safe for concurrent use; commits are serialised.
 type FileStore struct {
 	records
-	file   *image.File[State]
 	dir    string
 	models string // the artifacts' directory
 	fs     atomicfile.FS
@@ -109,7 +108,7 @@ func openFileStore(dir string, opts StoreOptions, fsys atomicfile.FS) (*FileStor
 	if err != nil {
 		return nil, err
 	}
-	s.file, s.img = f, f
+	s.img = f
 	if err := f.Locked(context.Background(), s.checkArtifacts); err != nil {
 		f.Close()
 		return nil, err

@@ -14,6 +14,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/scorehub/scorehub/internal/atomicfile"
+	"github.com/scorehub/scorehub/internal/image"
 	"github.com/scorehub/scorehub/registry/process"
 )
 
@@ -219,7 +220,7 @@ func over(t *testing.T, s Store, now time.Time) *Registry {
 // up; only the kernel's release of its lock happens.
 func abandon(t *testing.T, s *FileStore) {
 	t.Helper()
-	if err := s.file.Abandon(); err != nil {
+	if err := s.img.(*image.File[State]).Abandon(); err != nil {
 		t.Fatal(err)
 	}
 }

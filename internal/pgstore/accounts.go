@@ -146,12 +146,8 @@ func writeAccountChange(ctx context.Context, tx pgx.Tx, next *accounts.State) er
 		}
 		return exec(ctx, tx, "DELETE FROM account_users WHERE name = $1", ch.User.Name)
 	case ch.User != nil:
-		body, err := json.Marshal(ch.User)
-		if err != nil {
-			return err
-		}
-		return exec(ctx, tx, `INSERT INTO account_users (name, body) VALUES ($1, $2)
-			ON CONFLICT (name) DO UPDATE SET body = EXCLUDED.body`, ch.User.Name, body)
+		return putBody(ctx, tx, `INSERT INTO account_users (name, body) VALUES ($1, $2)
+			ON CONFLICT (name) DO UPDATE SET body = EXCLUDED.body`, ch.User.Name, ch.User)
 	case ch.APIToken != nil && ch.Delete:
 		return exec(ctx, tx, "DELETE FROM account_api_tokens WHERE id = $1", ch.APIToken.ID)
 	case ch.APIToken != nil:
