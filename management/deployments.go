@@ -374,7 +374,7 @@ func (h *Handler) putDeployment(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	h.loadModels(in.record(0))
+	h.reg.LoadModels(in.record(0))
 	var stored registry.Deployment
 	err = h.reg.Update(r.Context(), func(tx *registry.Tx) error {
 		st := tx.State()
@@ -427,7 +427,7 @@ func (h *Handler) patchDeployment(w http.ResponseWriter, r *http.Request) error 
 	}
 	if cur, ok := h.reg.Snapshot().State().Deployment(group, path); ok {
 		if d, err := h.patched(cur, patch, cur.Revision); err == nil {
-			h.loadModels(d)
+			h.reg.LoadModels(d)
 		}
 	}
 	var stored registry.Deployment
@@ -476,19 +476,6 @@ func (h *Handler) patched(cur registry.Deployment, patch map[string]any, want ui
 		return registry.Deployment{}, err
 	}
 	return in.record(want), nil
-}
-
-// loadModels loads the model versions d's endpoints name, before the
-// write that stores d: the write does not wait for them under its lock,
-// and d's first requests find them loaded. One that cannot be loaded is
-// left for the requests to report.
-func (h *Handler) loadModels(d registry.Deployment) {
-	snap := h.reg.Snapshot()
-	for _, e := range d.Endpoints {
-		if e.Model != "" {
-			_, _ = snap.EndpointProcess(e)
-		}
-	}
 }
 
 // deleteDeployment is DELETE /api/v1/deployments/{group}/{path}. Its

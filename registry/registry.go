@@ -102,6 +102,15 @@ func (r *Registry) DeleteGroup(ctx context.Context, name string, revision uint64
 // that cannot be loaded is reported by the requests, as [Snapshot.Resolve]
 // says.
 func (r *Registry) PutDeployment(ctx context.Context, d Deployment) (Deployment, error) {
+	r.LoadModels(d)
+	return update(ctx, r, func(tx *Tx) (Deployment, error) { return tx.PutDeployment(d) })
+}
+
+// LoadModels loads the model versions d's endpoints name, as the current
+// snapshot resolves them, so that a write of d through [Registry.Update]
+// does not wait for them under its lock and d's first requests find them
+// loaded. One that cannot be loaded is left for the requests to report.
+func (r *Registry) LoadModels(d Deployment) {
 	st := r.Snapshot().state
 	for _, e := range d.Endpoints {
 		if ref, err := ParseModelRef(e.Model); e.Model != "" && err == nil {
@@ -110,7 +119,6 @@ func (r *Registry) PutDeployment(ctx context.Context, d Deployment) (Deployment,
 			}
 		}
 	}
-	return update(ctx, r, func(tx *Tx) (Deployment, error) { return tx.PutDeployment(d) })
 }
 
 // DeleteDeployment removes the deployment group/path, which must be at
