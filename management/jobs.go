@@ -100,7 +100,7 @@ func jobCaller(r *http.Request) (scoring.Caller, error) {
 	if claims == nil {
 		return scoring.Caller{}, errNoClaims
 	}
-	return scoring.Caller{Subject: claims.Subject, Admin: claims.Admin, Request: r}, nil
+	return scoring.Caller{Subject: claims.Subject, Admin: claims.Admin, WebAPIGroups: claims.WebAPIGroups, Request: r}, nil
 }
 
 // createJob is POST /executions/jobs: 201 with the PENDING job and its

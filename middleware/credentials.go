@@ -184,9 +184,6 @@ func (c *Credentials) configured(s registry.Scheme) bool {
 // caller is who a request's credentials name.
 type caller struct {
 	claims *tokens.Claims
-	// webAPIGroups, when not empty, are the only web API groups the
-	// credential may call (an API token's restriction).
-	webAPIGroups []string
 }
 
 // Authorize decides whether r may call an endpoint of the web API group
@@ -218,15 +215,58 @@ func (c *Credentials) Authorize(r *http.Request, group string, p registry.AuthPo
 	if err != nil {
 		return err
 	}
-	if len(who.webAPIGroups) > 0 && !slices.Contains(who.webAPIGroups, group) {
+	switch groupRule(who.claims, group, p) {
+	case ruleRestricted:
 		return c.refuse(r, string(registry.SchemeAPIToken), AuthForbidden, who.claims.Subject,
 			forbidden(c.bearer.realm, msgAPITokenGroup+group))
-	}
-	if len(p.Groups) > 0 && !slices.ContainsFunc(p.Groups, who.claims.InGroup) {
+	case ruleNotInGroups:
 		return c.refuse(r, "", AuthForbidden, who.claims.Subject,
 			c.bearer.errNotInGroups.Wrap(fmt.Errorf("middleware: %q is in none of the user groups %q", who.claims.Subject, p.Groups)))
 	}
 	return nil
+}
+
+// A rule of a web API group a caller breaks, as groupRule finds it.
+const (
+	ruleNone        = iota // none: the caller may use the group
+	ruleRestricted         // the credential is restricted to other groups
+	ruleNotInGroups        // the caller is in none of the group's user groups
+)
+
+// groupRule returns the rule of the web API group named group, whose
+// policy is p, that the holder of claims c breaks: the one decision of
+// what a caller who has proved who they are may do with a group, for
+// scoring ([Credentials.Authorize]), jobs and reads ([MaySee]) alike. A
+// credential restricted to other groups may not use it, whatever its
+// policy; a protected group that names user groups takes only their
+// members.
+func groupRule(c *tokens.Claims, group string, p registry.AuthPolicy) int {
+	switch {
+	case !c.MayUse(group):
+		return ruleRestricted
+	case p.Mode == registry.TokenRequired && len(p.Groups) > 0 && !slices.ContainsFunc(p.Groups, c.InGroup):
+		return ruleNotInGroups
+	}
+	return ruleNone
+}
+
+// MaySee reports whether the holder of claims c (nil for a caller without
+// credentials) may see the resources of the web API group named group,
+// whose policy is p: its endpoints, deployments and the models deployed
+// there. The rule is the group's scoring rule ([Credentials.Authorize])
+// without the kind of credential: everyone may see a public group, the
+// holders of valid credentials a protected one that names no user groups,
+// and only the members of one of its user groups a protected one that
+// does; a credential restricted to other groups sees none of this one. An
+// administrator (never a restricted credential) sees every group.
+func MaySee(c *tokens.Claims, group string, p registry.AuthPolicy) bool {
+	switch {
+	case c == nil:
+		return p.Mode != registry.TokenRequired
+	case c.Admin:
+		return true
+	}
+	return groupRule(c, group, p) == ruleNone
 }
 
 // Middleware lets a request through to next only with valid credentials of
@@ -384,7 +424,9 @@ func (c *Credentials) apiToken(r *http.Request, p registry.AuthPolicy, value str
 		c.observe(string(kind), AuthError)
 		return caller{}, fmt.Errorf("middleware: verify an API token: %w", err)
 	}
-	return caller{claims: claimsOf(pr), webAPIGroups: groups}, nil
+	claims := claimsOf(pr)
+	claims.Restrict(groups) // never an administrator's, if restricted
+	return caller{claims: claims}, nil
 }
 
 // bearerToken checks a bearer token: an idToken, or else, when a provider

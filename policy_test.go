@@ -1,0 +1,163 @@
+package scorehub
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/scorehub/scorehub/internal/demo"
+	"github.com/scorehub/scorehub/registry"
+	"github.com/scorehub/scorehub/registry/process"
+)
+
+// adminPassword is the built-in admin's password in the tests of who may
+// do what.
+const adminPassword = "Policy-admin-7Kq-password"
+
+// client calls a service's handler as one holder of credentials.
+type client struct {
+	t    *testing.T
+	h    http.Handler
+	auth string // the Authorization header; "" for none
+}
+
+// do sends method path with body (JSON, when not "") and returns the
+// status and the body.
+func (c client) do(method, path, body string) (int, string) {
+	c.t.Helper()
+	r := httptest.NewRequest(method, path, strings.NewReader(body))
+	if body != "" {
+		r.Header.Set("Content-Type", "application/json")
+	}
+	if c.auth != "" {
+		r.Header.Set("Authorization", c.auth)
+	}
+	w := httptest.NewRecorder()
+	c.h.ServeHTTP(w, r)
+	return w.Code, w.Body.String()
+}
+
+// must sends method path with body and fails the test unless the answer
+// has status want; it returns the body decoded into out, when not nil.
+func (c client) must(method, path, body string, want int, out any) {
+	c.t.Helper()
+	code, got := c.do(method, path, body)
+	if code != want {
+		c.t.Fatalf("%s %s answered %d %s, want %d", method, path, code, got, want)
+	}
+	if out != nil {
+		if err := json.Unmarshal([]byte(got), out); err != nil {
+			c.t.Fatalf("%s %s: %v in %s", method, path, err, got)
+		}
+	}
+}
+
+// signIn returns a client holding the idToken of user's password.
+func signIn(t *testing.T, h http.Handler, user, password string) client {
+	t.Helper()
+	w := get(h, "/api/rest/tokenservice", user, password)
+	var tok struct{ IDToken string }
+	if err := json.Unmarshal(w.Body.Bytes(), &tok); w.Code != http.StatusOK || err != nil || tok.IDToken == "" {
+		t.Fatalf("signing in %s answered %d %s", user, w.Code, w.Body)
+	}
+	return client{t: t, h: h, auth: "Bearer " + tok.IDToken}
+}
+
+// policyService is a service with the sleep process deployed in four
+// groups: g1 and open are public, secret needs a token, and members needs
+// one of a user in the user group staff. The admin and a user bob (in no
+// user group) can sign in.
+func policyService(t *testing.T) (*Service, client) {
+	t.Helper()
+	svc := newService(t, Config{AdminPassword: adminPassword, Processes: []process.ProcessInfo{demo.Sleep()}})
+	ctx := context.Background()
+	reg := svc.Registry()
+	for _, g := range []registry.Group{
+		groupNamed("g1"), groupNamed("open"),
+		{Name: "secret", Auth: registry.AuthPolicy{Mode: registry.TokenRequired}},
+		{Name: "members", Auth: registry.AuthPolicy{Mode: registry.TokenRequired, Groups: []string{"staff"}}},
+	} {
+		if _, err := reg.PutGroup(ctx, g); err != nil {
+			t.Fatal(err)
+		}
+		d := registry.Deployment{Group: g.Name, Path: "nap", Enabled: true,
+			Endpoints: []registry.Endpoint{{Alias: "now", Process: demo.SleepName}}}
+		if _, err := reg.PutDeployment(ctx, d); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := reg.PutQueue(ctx, registry.Queue{Name: "other", MaxConcurrent: 1, MaxWaiting: 10}); err != nil {
+		t.Fatal(err)
+	}
+	admin := signIn(t, svc.Handler(), "admin", adminPassword)
+	admin.must("POST", "/api/v1/users", `{"name":"bob","password":"Bob-policy-9Wz-password"}`, http.StatusCreated, nil)
+	return svc, admin
+}
+
+// job is a job as the API shows it.
+type job struct {
+	ID    string
+	Owner string
+	State string
+}
+
+// napJob is the body of a job on group's sleep endpoint that sleeps for
+// the macro ms, with extra members (",…") when not "".
+func napJob(group, ms, extra string) string {
+	return `{"endpoint":{"group":"` + group + `","path":"nap","alias":"now"},"data":[{}],"macros":{"ms":"` + ms + `"}` + extra + `}`
+}
+
+// TestRestrictedAPITokenIsNoAdmin: an administrator's API token restricted
+// to the web API group g1 may do with g1 what any caller may, and nothing
+// an administrator may: no catalog process, no other queue, no other
+// group (public ones included), no other user's job.
+func TestRestrictedAPITokenIsNoAdmin(t *testing.T) {
+	svc, admin := policyService(t)
+	h := svc.Handler()
+	bob := signIn(t, h, "bob", "Bob-policy-9Wz-password")
+	var bobs job
+	bob.must("POST", "/executions/jobs", napJob("secret", "600000", ""), http.StatusCreated, &bobs)
+	t.Cleanup(func() { admin.do("POST", "/executions/jobs/"+bobs.ID+"/stop", "") })
+
+	var created struct{ Token string }
+	admin.must("POST", "/api/v1/apitokens", `{"name":"only g1","webApiGroups":["g1"]}`, http.StatusCreated, &created)
+	restricted := client{t: t, h: h, auth: "apitoken " + created.Token}
+
+	var own job
+	restricted.must("POST", "/executions/jobs", napJob("g1", "0", ""), http.StatusCreated, &own)
+	if own.Owner != "admin" {
+		t.Errorf("the restricted token's job is owned by %q, want its owner admin", own.Owner)
+	}
+	for _, c := range []struct {
+		name, method, path, body string
+		status                   int
+	}{
+		{"score in another group", "POST", "/webapi/secret/api/v1/services/nap/now?ms=0", `{"data":[{}]}`, http.StatusForbidden},
+		{"stop another user's job", "POST", "/executions/jobs/" + bobs.ID + "/stop", "", http.StatusNotFound},
+		{"run a catalog process", "POST", "/executions/jobs", `{"process":"sleep","data":[{}],"macros":{"ms":"0"}}`, http.StatusForbidden},
+		{"move a job to another queue", "POST", "/executions/jobs", napJob("g1", "0", `,"queueName":"other"`), http.StatusForbidden},
+		{"a job in a protected group", "POST", "/executions/jobs", napJob("secret", "0", ""), http.StatusForbidden},
+		{"a job in another public group", "POST", "/executions/jobs", napJob("open", "0", ""), http.StatusForbidden},
+		{"a job in a group that does not exist", "POST", "/executions/jobs", napJob("nowhere", "0", ""), http.StatusForbidden},
+		{"create a user", "POST", "/api/v1/users", `{"name":"eve","password":"Eve-policy-4Rt-password"}`, http.StatusUnauthorized},
+	} {
+		if code, body := restricted.do(c.method, c.path, c.body); code != c.status {
+			t.Errorf("%s: %d %s, want %d", c.name, code, body, c.status)
+		}
+	}
+	var still job
+	admin.must("GET", "/executions/jobs/"+bobs.ID, "", http.StatusOK, &still)
+	if still.State != "PENDING" && still.State != "RUNNING" {
+		t.Errorf("bob's job is %s after the restricted token tried to stop it", still.State)
+	}
+
+	// The same token unrestricted is the administrator's, as before.
+	var full struct{ Token string }
+	admin.must("POST", "/api/v1/apitokens", `{"name":"everything"}`, http.StatusCreated, &full)
+	unrestricted := client{t: t, h: h, auth: "apitoken " + full.Token}
+	unrestricted.must("POST", "/executions/jobs", `{"process":"sleep","data":[{}],"macros":{"ms":"0"}}`, http.StatusCreated, nil)
+	unrestricted.must("POST", "/executions/jobs/"+bobs.ID+"/stop", "", http.StatusAccepted, nil)
+}
