@@ -11,6 +11,7 @@ import (
 	"github.com/scorehub/scorehub/internal/demo"
 	"github.com/scorehub/scorehub/registry"
 	"github.com/scorehub/scorehub/registry/process"
+	"github.com/scorehub/scorehub/registry/registrytest"
 )
 
 // adminPassword is the built-in admin's password in the tests of who may
@@ -72,7 +73,8 @@ func signIn(t *testing.T, h http.Handler, user, password string) client {
 // user group) can sign in.
 func policyService(t *testing.T) (*Service, client) {
 	t.Helper()
-	svc := newService(t, Config{AdminPassword: adminPassword, Processes: []process.ProcessInfo{demo.Sleep()}})
+	svc := newService(t, Config{AdminPassword: adminPassword, Processes: []process.ProcessInfo{demo.Sleep()},
+		Formats: []process.ModelFormat{&registrytest.LinearFormat{}}})
 	ctx := context.Background()
 	reg := svc.Registry()
 	for _, g := range []registry.Group{
@@ -160,4 +162,104 @@ func TestRestrictedAPITokenIsNoAdmin(t *testing.T) {
 	unrestricted := client{t: t, h: h, auth: "apitoken " + full.Token}
 	unrestricted.must("POST", "/executions/jobs", `{"process":"sleep","data":[{}],"macros":{"ms":"0"}}`, http.StatusCreated, nil)
 	unrestricted.must("POST", "/executions/jobs/"+bobs.ID+"/stop", "", http.StatusAccepted, nil)
+}
+
+// TestProtectedGroupsHideFromNonMembers: a signed-in user whom a protected
+// group keeps out of scoring sees nothing of it either: not its endpoints,
+// their schemas, its deployments, the group, or a model deployed only
+// there; a member sees them, and so does an administrator.
+func TestProtectedGroupsHideFromNonMembers(t *testing.T) {
+	svc, admin := policyService(t)
+	h := svc.Handler()
+	admin.must("POST", "/api/v1/users", `{"name":"sam","password":"Sam-policy-6Pd-password","groups":["staff"]}`, http.StatusCreated, nil)
+	artifact := string(registrytest.LinearArtifact(1, []string{"x"}, []float64{2}))
+	for _, model := range []string{"hidden", "shared", "loose"} {
+		r := httptest.NewRequest("POST", "/api/v1/models/"+model+"/versions", strings.NewReader(artifact))
+		r.Header.Set("Authorization", admin.auth)
+		r.Header.Set("Content-Type", "application/octet-stream")
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		if w.Code != http.StatusCreated {
+			t.Fatalf("uploading %s: %d %s", model, w.Code, w.Body)
+		}
+	}
+	// hidden is deployed in members only, shared in members and g1,
+	// loose nowhere.
+	admin.must("PUT", "/api/v1/deployments/members/scored",
+		`{"enabled":true,"endpoints":[{"alias":"a","model":"hidden@1"},{"alias":"b","model":"shared@1"}]}`, http.StatusCreated, nil)
+	admin.must("PUT", "/api/v1/deployments/g1/scored", `{"enabled":true,"endpoints":[{"alias":"b","model":"shared@1"}]}`, http.StatusCreated, nil)
+
+	bob := signIn(t, h, "bob", "Bob-policy-9Wz-password")
+	sam := signIn(t, h, "sam", "Sam-policy-6Pd-password")
+	if code, _ := bob.do("POST", "/webapi/members/api/v1/services/nap/now?ms=0", `{"data":[{}]}`); code != http.StatusForbidden {
+		t.Fatalf("bob scoring in members answered %d, want 403: the test's premise", code)
+	}
+	for _, path := range []string{
+		"/api/v1/endpoints/members/nap/now/process",
+		"/api/v1/deployments/members/nap",
+		"/api/v1/webapigroups/members",
+		"/api/v1/models/hidden",
+		"/api/v1/models/hidden/versions",
+		"/api/v1/models/hidden/versions/1",
+	} {
+		if code, body := bob.do("GET", path, ""); code != http.StatusNotFound {
+			t.Errorf("bob reads %s: %d %s, want 404", path, code, body)
+		}
+		for _, c := range []client{sam, admin} {
+			if code, body := c.do("GET", path, ""); code != http.StatusOK {
+				t.Errorf("a member or an admin reads %s: %d %s, want 200", path, code, body)
+			}
+		}
+	}
+	for _, c := range []struct {
+		path string
+		bob  []string // what bob sees
+		sam  []string // what a member sees, as the admin
+	}{
+		{"/api/v1/endpoints", []string{"g1/nap", "g1/scored", "open/nap", "secret/nap"},
+			[]string{"g1/nap", "g1/scored", "members/nap", "members/scored", "open/nap", "secret/nap"}},
+		{"/api/v1/deployments", []string{"g1/nap", "g1/scored", "open/nap", "secret/nap"},
+			[]string{"g1/nap", "g1/scored", "members/nap", "members/scored", "open/nap", "secret/nap"}},
+		{"/api/v1/webapigroups", []string{"DEFAULT", "g1", "open", "secret"},
+			[]string{"DEFAULT", "g1", "members", "open", "secret"}},
+		{"/api/v1/models", []string{"loose", "shared"}, []string{"hidden", "loose", "shared"}},
+	} {
+		if got := names(t, bob, c.path); strings.Join(got, " ") != strings.Join(c.bob, " ") {
+			t.Errorf("bob lists %s: %q, want %q", c.path, got, c.bob)
+		}
+		for _, who := range []client{sam, admin} {
+			if got := names(t, who, c.path); strings.Join(got, " ") != strings.Join(c.sam, " ") {
+				t.Errorf("a member or an admin lists %s: %q, want %q", c.path, got, c.sam)
+			}
+		}
+	}
+}
+
+// names lists what GET path answers, by name (a model or group) or
+// group/path (an endpoint or a deployment), once each, in order.
+func names(t *testing.T, c client, path string) []string {
+	t.Helper()
+	type item struct{ Name, Group, Path string }
+	var list []item
+	code, body := c.do("GET", path, "")
+	if code != http.StatusOK {
+		t.Fatalf("GET %s: %d %s", path, code, body)
+	}
+	var page struct{ Content []item }
+	if err := json.Unmarshal([]byte(body), &page); err == nil {
+		list = page.Content
+	} else if err := json.Unmarshal([]byte(body), &list); err != nil {
+		t.Fatalf("GET %s: %v in %s", path, err, body)
+	}
+	var out []string
+	for _, it := range list {
+		n := it.Name
+		if it.Group != "" {
+			n = it.Group + "/" + it.Path
+		}
+		if len(out) == 0 || out[len(out)-1] != n {
+			out = append(out, n)
+		}
+	}
+	return out
 }
