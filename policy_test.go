@@ -7,8 +7,10 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/scorehub/scorehub/internal/demo"
+	"github.com/scorehub/scorehub/internal/testutil"
 	"github.com/scorehub/scorehub/registry"
 	"github.com/scorehub/scorehub/registry/process"
 	"github.com/scorehub/scorehub/registry/registrytest"
@@ -262,4 +264,62 @@ func names(t *testing.T, c client, path string) []string {
 		}
 	}
 	return out
+}
+
+// TestRecreatedUserInheritsNoJobs: deleting a user stops their jobs, and a
+// user made later with the same name sees none of the deleted one's jobs,
+// finished or stopped, nor their results.
+func TestRecreatedUserInheritsNoJobs(t *testing.T) {
+	svc, admin := policyService(t)
+	h := svc.Handler()
+	admin.must("POST", "/api/v1/users", `{"name":"carl","password":"Carl-policy-3Hx-password"}`, http.StatusCreated, nil)
+	old := signIn(t, h, "carl", "Carl-policy-3Hx-password")
+	var done, long job
+	old.must("POST", "/executions/jobs", napJob("g1", "0", ""), http.StatusCreated, &done)
+	old.must("POST", "/executions/jobs", napJob("g1", "600000", ""), http.StatusCreated, &long)
+	testutil.Eventually(t, 10*time.Second, "the short job finishing", func() bool {
+		var j job
+		old.must("GET", "/executions/jobs/"+done.ID, "", http.StatusOK, &j)
+		return j.State == "FINISHED"
+	})
+
+	admin.must("DELETE", "/api/v1/users/carl", "", http.StatusNoContent, nil)
+	testutil.Eventually(t, 10*time.Second, "the deleted user's running job stopping", func() bool {
+		var j job
+		admin.must("GET", "/executions/jobs/"+long.ID, "", http.StatusOK, &j)
+		return j.State == "STOPPED"
+	})
+
+	admin.must("POST", "/api/v1/users", `{"name":"carl","password":"Carl-again-8Vm-password"}`, http.StatusCreated, nil)
+	again := signIn(t, h, "carl", "Carl-again-8Vm-password")
+	if n := jobCount(t, again); n != 0 {
+		t.Errorf("the new carl lists %d jobs of the old one", n)
+	}
+	for _, c := range []struct{ method, path string }{
+		{"GET", "/executions/jobs/" + done.ID},
+		{"GET", "/executions/jobs/" + done.ID + "/result"},
+		{"GET", "/executions/jobs/" + long.ID},
+		{"POST", "/executions/jobs/" + long.ID + "/stop"},
+	} {
+		if code, body := again.do(c.method, c.path, ""); code != http.StatusNotFound {
+			t.Errorf("the new carl: %s %s answered %d %s, want 404", c.method, c.path, code, body)
+		}
+	}
+	var mine job
+	again.must("POST", "/executions/jobs", napJob("g1", "0", ""), http.StatusCreated, &mine)
+	again.must("GET", "/executions/jobs/"+mine.ID, "", http.StatusOK, nil)
+	if n := jobCount(t, again); n != 1 {
+		t.Errorf("the new carl lists %d jobs, want their one", n)
+	}
+	if n := jobCount(t, admin); n != 3 {
+		t.Errorf("the admin lists %d jobs, want the old carl's two and the new one's", n)
+	}
+}
+
+// jobCount returns how many jobs c lists.
+func jobCount(t *testing.T, c client) int {
+	t.Helper()
+	var page struct{ TotalElements int }
+	c.must("GET", "/executions/jobs", "", http.StatusOK, &page)
+	return page.TotalElements
 }

@@ -156,6 +156,12 @@ type Caller struct {
 	// tokens.Claims.WebAPIGroups): its jobs may name only endpoints of
 	// those groups, and it sees and stops only the jobs it owns on them.
 	WebAPIGroups []string
+	// Since, when not zero, is when the caller's identity began: the
+	// creation of the user account that holds Subject now. Jobs of Subject
+	// created before it belong to an earlier account of that name, since
+	// deleted, and the caller neither sees nor stops them. Zero means
+	// every job of Subject is the caller's (a user the host manages).
+	Since time.Time
 	// Request is the request that submits the job. Its credentials are
 	// what [JobsConfig.Authorize] checks against the policy of the group
 	// of the endpoint a job names; without it a job naming an endpoint of
@@ -647,7 +653,7 @@ func (c Caller) sees(job jobs.Job) bool {
 	switch {
 	case c.admin():
 		return true
-	case c.Subject == "" || job.Owner != c.Subject:
+	case c.Subject == "" || job.Owner != c.Subject || job.CreatedAt.Before(c.Since):
 		return false
 	case len(c.WebAPIGroups) == 0:
 		return true
@@ -674,6 +680,9 @@ func (j *Jobs) List(ctx context.Context, c Caller, f jobs.Filter) ([]jobs.Job, i
 			return nil, 0, nil
 		}
 		f.Owner = c.Subject
+		if f.CreatedFrom.Before(c.Since) {
+			f.CreatedFrom = c.Since
+		}
 	}
 	return j.store.Jobs(ctx, f)
 }
@@ -724,6 +733,35 @@ func (j *Jobs) Stop(ctx context.Context, c Caller, id string) (jobs.Job, error) 
 		return job, fmt.Errorf("scoring: request the stop of job %q: %w", id, err)
 	}
 	return job, nil
+}
+
+// StopOwner stops every job of owner that has not ended, as [Jobs.Stop]
+// would for an administrator, and returns how many it asked to stop: what
+// a host does when it removes the user owner, whose jobs end with them.
+// Their ended jobs stay until the retention removes them; a user later
+// made with the same name does not see them (see [Caller.Since]).
+func (j *Jobs) StopOwner(ctx context.Context, owner string) (int, error) {
+	if owner == "" {
+		return 0, nil
+	}
+	n := 0
+	for _, state := range []jobs.State{jobs.StatePending, jobs.StateRunning} {
+		list, _, err := j.store.Jobs(ctx, jobs.Filter{State: state, Owner: owner})
+		if err != nil {
+			return n, fmt.Errorf("scoring: list the jobs of %q: %w", owner, err)
+		}
+		for _, job := range list {
+			_, err := j.Stop(ctx, Caller{Admin: true}, job.ID)
+			switch {
+			case err == nil:
+				n++
+			case errors.Is(err, errJobEnded), errors.Is(err, registry.ErrNotFound):
+			default:
+				return n, err
+			}
+		}
+	}
+	return n, nil
 }
 
 // Counts returns how many stored jobs are in each state.
