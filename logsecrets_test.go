@@ -9,29 +9,11 @@ import (
 	"net"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/scorehub/scorehub/internal/testutil"
 )
-
-// syncBuffer is a bytes.Buffer that the service's goroutines may write at
-// once.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
 
 // TestNoSecretReachesTheLogs sends a catalogue of requests that carry
 // secrets (passwords, API tokens, idTokens, another issuer's JWT) in the
@@ -55,7 +37,7 @@ func TestNoSecretReachesTheLogs(t *testing.T) {
 		lines bool // the access log as lines of its own
 	}{{"access log through the Logger", false}, {"access log lines", true}} {
 		t.Run(mode.name, func(t *testing.T) {
-			var logs syncBuffer
+			var logs testutil.LockedBuffer
 			cfg := Config{AdminPassword: adminPassword,
 				Logger: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))}
 			if mode.lines {
@@ -184,7 +166,7 @@ func TestNoStorePasswordReachesTheLogs(t *testing.T) {
 	}
 	addr := l.Addr().String()
 	l.Close() // nothing listens there now: the connection is refused
-	var logs syncBuffer
+	var logs testutil.LockedBuffer
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	for _, url := range []string{

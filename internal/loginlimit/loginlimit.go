@@ -1,9 +1,3 @@
-// Package loginlimit is the one policy on wrong passwords, which the token
-// service and the Basic credentials of protected groups both apply: limits
-// on failures per client address, per user name and address, and per user
-// name across addresses, the last waived for an address the user has
-// logged in from before, so that guessing one user's password from many
-// addresses is slowed without locking the user out.
 package loginlimit
 
 import (
