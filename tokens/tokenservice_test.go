@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
 	"github.com/scorehub/scorehub/internal/testutil"
 	"github.com/scorehub/scorehub/tokens"
 	"github.com/scorehub/scorehub/tokens/accounts"
