@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/scorehub/scorehub/internal/redact"
 	"github.com/scorehub/scorehub/internal/urlpath"
 	"github.com/scorehub/scorehub/management"
 	"github.com/scorehub/scorehub/registry"
@@ -189,6 +190,11 @@ type Config struct {
 	AccessLogOutput io.Writer
 
 	// Logger receives the service's records. Nil means slog.Default().
+	// Every record passes a filter first that replaces the secrets it can
+	// recognise (API tokens, JWTs, a URL's password, the value of a
+	// parameter named as a secret) with REDACTED, wherever the record
+	// quotes them; AccessLogOutput's lines have the same done to their
+	// paths.
 	Logger *slog.Logger
 
 	// Now is the clock of tokens, keys, accounts and records. Nil means
@@ -395,5 +401,8 @@ func (c Config) withDefaults() (Config, storeKind, error) {
 	if c.Logger == nil {
 		c.Logger = slog.Default()
 	}
+	// Whatever a record quotes (a path, an error naming a URL), no
+	// secret the service can recognise reaches the host's handler.
+	c.Logger = slog.New(redact.Handler(c.Logger.Handler()))
 	return c, kind, nil
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/scorehub/scorehub/internal/httperr"
 	"github.com/scorehub/scorehub/internal/keyedlimit"
+	"github.com/scorehub/scorehub/internal/loginlimit"
 	"github.com/scorehub/scorehub/problem"
 	"github.com/scorehub/scorehub/registry"
 	"github.com/scorehub/scorehub/tokens"
@@ -102,6 +103,14 @@ type CredentialsConfig struct {
 	// every 6 seconds, as the token service.
 	UserAddressFailureLimit tokens.RateLimit
 
+	// UserFailureLimit limits wrong Basic passwords per user name across
+	// client addresses, so that many addresses guessing one user's
+	// password are slowed as one (429 with Retry-After); an address the
+	// user's password was right from before is not held by it, so the
+	// user still gets in from there. Zero fields mean a burst of 20 and one
+	// more every minute, as the token service.
+	UserFailureLimit tokens.RateLimit
+
 	// Observer, when not nil, is told how every check ended.
 	Observer AuthObserver
 
@@ -122,8 +131,7 @@ type Credentials struct {
 	provider  ProviderVerifier
 	passwords tokens.Authenticator
 	apiTokens APITokenVerifier
-	failAddr  *keyedlimit.Limiter
-	failUser  *keyedlimit.Limiter
+	failures  *loginlimit.Guard
 	observer  AuthObserver
 	now       func() time.Time
 	// kinds are the kinds configured, in the order of registry.AllSchemes.
@@ -144,11 +152,9 @@ func NewCredentials(cfg CredentialsConfig) (*Credentials, error) {
 	if c.now == nil {
 		c.now = time.Now
 	}
-	if c.failAddr, err = failureLimiter(cfg.AddressFailureLimit.WithDefaults(tokens.DefaultFailureEvery, tokens.DefaultAddressFailureBurst)); err != nil {
-		return nil, err
-	}
-	if c.failUser, err = failureLimiter(cfg.UserAddressFailureLimit.WithDefaults(tokens.DefaultFailureEvery, tokens.DefaultUserAddressFailureBurst)); err != nil {
-		return nil, err
+	if c.failures, err = loginlimit.New(loginlimit.Config{Address: loginlimit.Limit(cfg.AddressFailureLimit),
+		UserAddress: loginlimit.Limit(cfg.UserAddressFailureLimit), User: loginlimit.Limit(cfg.UserFailureLimit)}); err != nil {
+		return nil, fmt.Errorf("middleware: failure limit: %w", err)
 	}
 	for _, s := range registry.AllSchemes() {
 		if c.configured(s) {
@@ -157,15 +163,6 @@ func NewCredentials(cfg CredentialsConfig) (*Credentials, error) {
 	}
 	c.all = registry.AuthPolicy{Mode: registry.TokenRequired, Schemes: c.kinds}
 	return c, nil
-}
-
-// failureLimiter returns the limiter l describes.
-func failureLimiter(l tokens.RateLimit) (*keyedlimit.Limiter, error) {
-	lim, err := keyedlimit.New(l.Every, l.Burst, l.MaxKeys)
-	if err != nil {
-		return nil, fmt.Errorf("middleware: failure limit: %w", err)
-	}
-	return lim, nil
 }
 
 // configured reports whether c can check credentials of kind s.
@@ -373,28 +370,20 @@ func (c *Credentials) basic(r *http.Request, p registry.AuthPolicy, value string
 		}
 	}
 	client := keyedlimit.ClientKey(r, c.bearer.trusted)
-	pair := client + " " + strings.ToLower(name) // the address has no space: unambiguous
-	now := c.now()
-	for _, l := range []struct {
-		lim *keyedlimit.Limiter
-		key string
-	}{{c.failAddr, client}, {c.failUser, pair}} {
-		if d, ok := l.lim.Check(l.key, now); !ok {
-			e := httperr.New(problem.RateLimited, msgTooManyFailures).WithRetryAfter(int((d + time.Second - 1) / time.Second))
-			return caller{}, c.refuse(r, string(kind), AuthRateLimited, "", e)
-		}
+	if d, ok := c.failures.Check(name, client, c.now()); !ok {
+		e := httperr.New(problem.RateLimited, msgTooManyFailures).WithRetryAfter(int((d + time.Second - 1) / time.Second))
+		return caller{}, c.refuse(r, string(kind), AuthRateLimited, "", e)
 	}
 	pr, err := c.passwords.Authenticate(r.Context(), name, password)
 	switch {
 	case errors.Is(err, tokens.ErrBadCredentials):
-		now := c.now()
-		c.failAddr.Charge(client, now)
-		c.failUser.Charge(pair, now)
+		c.failures.Failed(name, client, c.now())
 		return caller{}, c.refuse(r, string(kind), AuthBadCredentials, "", c.invalid(p, kind, msgBadPassword, err))
 	case err != nil:
 		c.observe(string(kind), AuthError)
 		return caller{}, fmt.Errorf("middleware: check a password: %w", err)
 	}
+	c.failures.Succeeded(name, client)
 	return caller{claims: claimsOf(pr)}, nil
 }
 

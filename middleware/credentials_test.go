@@ -275,6 +275,56 @@ func TestCredentialsBasicFailuresAreLimited(t *testing.T) {
 	}
 }
 
+// TestCredentialsBasicSlowsGuessingFromManyAddresses: 40 wrong passwords
+// for ann, each from another address. Past the limit per user they are
+// answered 429 with Retry-After, as the token service answers them; ann
+// still gets in from an address her password was right from before, while
+// from an address new to her she waits too.
+func TestCredentialsBasicSlowsGuessingFromManyAddresses(t *testing.T) {
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	obs := &countingObserver{}
+	c := newTestCredentials(t, func(cfg *middleware.CredentialsConfig) {
+		cfg.Now = func() time.Time { return now }
+		cfg.Observer = obs
+	})
+	policy := registry.AuthPolicy{Mode: registry.TokenRequired}
+	try := func(addr, auth string) *problem.Error {
+		r := httptest.NewRequest(http.MethodPost, "/webapi/risk/api/v1/services/churn/predict", nil)
+		r.RemoteAddr = addr + ":1234"
+		r.Header.Set("Authorization", auth)
+		if err := c.Authorize(r, "risk", policy); err != nil {
+			return httperr.From(err)
+		}
+		return nil
+	}
+	const home, travel = "198.51.100.7", "192.0.2.200"
+	if e := try(home, basicAuth("ann", "ann-pw")); e != nil {
+		t.Fatalf("ann from home: %d %s", e.Status, e.Message)
+	}
+	for i := range 40 {
+		e := try(fmt.Sprintf("203.0.113.%d", i+1), basicAuth("ann", fmt.Sprint("guess", i)))
+		if e == nil || e.Status != 401 && (e.Status != 429 || e.RetryAfter < 1) {
+			t.Fatalf("guess %d: %+v, want 401, or 429 with Retry-After", i+1, e)
+		}
+	}
+	if got := obs.count("basic rate_limited"); got != 40-tokens.DefaultUserFailureBurst {
+		t.Errorf("%d of 40 guesses from 40 addresses answered 429, want %d", got, 40-tokens.DefaultUserFailureBurst)
+	}
+	if e := try(home, basicAuth("ann", "ann-pw")); e != nil {
+		t.Errorf("ann from home during the guessing: %d %s", e.Status, e.Message)
+	}
+	if e := try(travel, basicAuth("ann", "ann-pw")); e == nil || e.Status != 429 || e.RetryAfter != 60 {
+		t.Errorf("ann from a new address during the guessing: %+v, want 429 with Retry-After 60", e)
+	}
+	if e := try(travel, basicAuth("bob", "bob-pw")); e != nil {
+		t.Errorf("bob from that address: %d %s", e.Status, e.Message)
+	}
+	now = now.Add(tokens.DefaultUserFailureEvery)
+	if e := try(travel, basicAuth("ann", "ann-pw")); e != nil {
+		t.Errorf("ann from the new address a minute later: %d %s", e.Status, e.Message)
+	}
+}
+
 func TestCredentialsWithoutBasicOrAPITokens(t *testing.T) {
 	c := newTestCredentials(t, func(cfg *middleware.CredentialsConfig) {
 		cfg.Passwords, cfg.APITokens, cfg.Provider = nil, nil, nil
