@@ -178,9 +178,11 @@ func (c *Credentials) configured(s registry.Scheme) bool {
 	return false
 }
 
-// caller is who a request's credentials name.
+// caller is who a request's credentials name, and the kind of credentials
+// that named them.
 type caller struct {
 	claims *tokens.Claims
+	kind   registry.Scheme
 }
 
 // Authorize decides whether r may call an endpoint of the web API group
@@ -217,8 +219,15 @@ func (c *Credentials) Authorize(r *http.Request, group string, p registry.AuthPo
 		return c.refuse(r, string(registry.SchemeAPIToken), AuthForbidden, who.claims.Subject,
 			forbidden(c.bearer.realm, msgAPITokenGroup+group))
 	case ruleNotInGroups:
+		refusal := c.bearer.errNotInGroups // a token's holder
+		switch who.kind {
+		case registry.SchemeBasic:
+			refusal = forbidden(c.bearer.realm, msgGroupUser)
+		case registry.SchemeAPIToken:
+			refusal = forbidden(c.bearer.realm, msgGroupAPIToken)
+		}
 		return c.refuse(r, "", AuthForbidden, who.claims.Subject,
-			c.bearer.errNotInGroups.Wrap(fmt.Errorf("middleware: %q is in none of the user groups %q", who.claims.Subject, p.Groups)))
+			refusal.Wrap(fmt.Errorf("middleware: %q is in none of the user groups %q", who.claims.Subject, p.Groups)))
 	}
 	return nil
 }
@@ -325,6 +334,12 @@ func (c *Credentials) authenticate(r *http.Request, p registry.AuthPolicy) (call
 			httperr.New(problem.Unauthorized, c.kindMessage(p, name)).WithChallenge(c.challenges(p, "", "", "")))
 	}
 	value := strings.TrimLeft(rest, " ")
+	switch {
+	case kind == registry.SchemeBearer && noToken(value):
+		return caller{}, c.refuse(r, string(kind), AuthMalformed, "", c.badRequest(p, kind, msgNoBearer))
+	case kind == registry.SchemeAPIToken && noToken(value):
+		return caller{}, c.refuse(r, string(kind), AuthMalformed, "", c.badRequest(p, kind, msgNoAPIToken))
+	}
 	var who caller
 	switch kind {
 	case registry.SchemeBasic:
@@ -337,6 +352,7 @@ func (c *Credentials) authenticate(r *http.Request, p registry.AuthPolicy) (call
 	if err != nil {
 		return caller{}, err
 	}
+	who.kind = kind
 	if li := logInfoFrom(r.Context()); li != nil {
 		li.subject = who.claims.Subject
 	}

@@ -133,6 +133,7 @@ func TestCredentialsAuthorize(t *testing.T) {
 		badPwCh    = basicCh + ", " + apiCh + ", " + bearerCh
 		expiredCh  = basicCh + ", " + apiCh + `, Bearer realm="scorehub-test", error="invalid_token", error_description="the token expired"`
 		forbidCh   = `Bearer realm="scorehub-test", error="insufficient_scope", error_description="the token's holder is not in a user group allowed here"`
+		forbidUser = `Bearer realm="scorehub-test", error="insufficient_scope", error_description="the user of the Basic credentials is not in a user group allowed here"`
 		apiGroupCh = `Bearer realm="scorehub-test", error="insufficient_scope", error_description="this API token may not call the web API group fraud"`
 	)
 	all := registry.AuthPolicy{Mode: registry.TokenRequired}
@@ -163,7 +164,7 @@ func TestCredentialsAuthorize(t *testing.T) {
 		{"Basic, empty name", "risk", all, basicAuth("", "x"), 400, "invalid_request", allCh, nil},
 		{"Basic to a group without Basic", "risk", noBasic, basicAuth("ann", "ann-pw"), 401, "unauthorized", apiCh + ", " + bearerCh, nil},
 		{"Basic, user in an allowed group", "risk", analysts, basicAuth("ann", "ann-pw"), 0, "", "", nil},
-		{"Basic, user in no allowed group", "risk", analysts, basicAuth("bob", "bob-pw"), 403, "forbidden", forbidCh, nil},
+		{"Basic, user in no allowed group", "risk", analysts, basicAuth("bob", "bob-pw"), 403, "forbidden", forbidUser, nil},
 
 		{"apitoken", "risk", all, "apitoken scorehub_ann", 0, "", "", nil},
 		{"APIToken in other case", "risk", all, "APIToken scorehub_ann", 0, "", "", nil},
@@ -395,5 +396,39 @@ func TestCredentialsMiddleware(t *testing.T) {
 	h.ServeHTTP(w, httptest.NewRequest(http.MethodGet, "/executions/jobs", nil))
 	if w.Code != 401 || !strings.HasPrefix(w.Header().Get("WWW-Authenticate"), "Basic ") {
 		t.Errorf("no credentials: %d %q, want 401 with every challenge", w.Code, w.Header().Get("WWW-Authenticate"))
+	}
+}
+
+// TestCredentialsRefusalsSpeakToTheCaller: a refusal says what is wrong in
+// the terms of the credentials sent: no token at all where a client's
+// unset variable left none, and whose membership is lacking, a user's,
+// an API token owner's or a token holder's.
+func TestCredentialsRefusalsSpeakToTheCaller(t *testing.T) {
+	all := registry.AuthPolicy{Mode: registry.TokenRequired}
+	ops := registry.AuthPolicy{Mode: registry.TokenRequired, Groups: []string{"ops"}}
+	c := newTestCredentials(t, func(*middleware.CredentialsConfig) {})
+	for _, tt := range []struct {
+		name, auth string
+		policy     registry.AuthPolicy
+		status     int
+		message    string
+	}{
+		{"Bearer and nothing", "Bearer ", all, 400, "the Authorization header carries no token: Bearer is followed by nothing"},
+		{"Bearer null", "Bearer null", all, 400, "the Authorization header carries no token"},
+		{"apitoken undefined", "apitoken undefined", all, 400, "the Authorization header carries no API token"},
+		{"apitoken alone", "apitoken", all, 400, "the Authorization header carries no API token"},
+		{"a user not in the groups", basicAuth("bob", "bob-pw"), ops, 403,
+			"the user of the Basic credentials is not in a user group allowed here"},
+		{"an API token's owner not in the groups", "apitoken scorehub_ann", ops, 403,
+			"the owner of the API token is not in a user group allowed here"},
+		{"a token's holder not in the groups", "Bearer bob-token", ops, 403,
+			"the token's holder is not in a user group allowed here"},
+	} {
+		r := httptest.NewRequest(http.MethodPost, "/webapi/risk/api/v1/services/churn/predict", nil)
+		r.Header.Set("Authorization", tt.auth)
+		e := httperr.From(c.Authorize(r, "risk", tt.policy))
+		if e.Status != tt.status || !strings.HasPrefix(e.Message, tt.message) {
+			t.Errorf("%s: %d %q, want %d %q", tt.name, e.Status, e.Message, tt.status, tt.message)
+		}
 	}
 }
