@@ -31,9 +31,19 @@ type client struct {
 // status and the body.
 func (c client) do(method, path, body string) (int, string) {
 	c.t.Helper()
-	r := httptest.NewRequest(method, path, strings.NewReader(body))
+	contentType := ""
 	if body != "" {
-		r.Header.Set("Content-Type", "application/json")
+		contentType = "application/json"
+	}
+	return c.send(method, path, contentType, body)
+}
+
+// send is do with a body of the given Content-Type.
+func (c client) send(method, path, contentType, body string) (int, string) {
+	c.t.Helper()
+	r := httptest.NewRequest(method, path, strings.NewReader(body))
+	if contentType != "" {
+		r.Header.Set("Content-Type", contentType)
 	}
 	if c.auth != "" {
 		r.Header.Set("Authorization", c.auth)
@@ -176,13 +186,8 @@ func TestProtectedGroupsHideFromNonMembers(t *testing.T) {
 	admin.must("POST", "/api/v1/users", `{"name":"sam","password":"Sam-policy-6Pd-password","groups":["staff"]}`, http.StatusCreated, nil)
 	artifact := string(registrytest.LinearArtifact(1, []string{"x"}, []float64{2}))
 	for _, model := range []string{"hidden", "shared", "loose"} {
-		r := httptest.NewRequest("POST", "/api/v1/models/"+model+"/versions", strings.NewReader(artifact))
-		r.Header.Set("Authorization", admin.auth)
-		r.Header.Set("Content-Type", "application/octet-stream")
-		w := httptest.NewRecorder()
-		h.ServeHTTP(w, r)
-		if w.Code != http.StatusCreated {
-			t.Fatalf("uploading %s: %d %s", model, w.Code, w.Body)
+		if code, body := admin.send("POST", "/api/v1/models/"+model+"/versions", "application/octet-stream", artifact); code != http.StatusCreated {
+			t.Fatalf("uploading %s: %d %s", model, code, body)
 		}
 	}
 	// hidden is deployed in members only, shared in members and g1,
