@@ -99,7 +99,9 @@ func TestMisspeltFeatureIsRefused(t *testing.T) {
 			base := "/webapi/DEFAULT/api/v1/services/" + c.format + "/"
 
 			code, body := anon.do("POST", base+"strict", string(typo))
-			var e struct{ Error struct{ Type, Message string } }
+			var e struct {
+				Error struct{ Type, Message string }
+			}
 			json.Unmarshal([]byte(body), &e)
 			if code != http.StatusBadRequest || e.Error.Type != "schema_mismatch" ||
 				!strings.Contains(e.Error.Message, `"mean_radius" is missing from every row`) ||

@@ -350,7 +350,7 @@ func TestObserveWhilePruning(t *testing.T) {
 	})
 	observeFrom(observers, each, func(g, i int) {
 		s.m.ObserveRequest(scoring.Observation{Endpoint: kept, Status: 200, Rows: 1, Duration: time.Millisecond})
-		s.m.ObserveRequest(scoring.Observation{Endpoint: churn((g+i)%churned), Status: []int{200, 400, 503}[i%3], Rows: 1, Duration: time.Millisecond})
+		s.m.ObserveRequest(scoring.Observation{Endpoint: churn((g + i) % churned), Status: []int{200, 400, 503}[i%3], Rows: 1, Duration: time.Millisecond})
 	})
 	stop()
 
