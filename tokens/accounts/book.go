@@ -12,7 +12,6 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
-	"unicode/utf8"
 
 	"golang.org/x/crypto/bcrypt"
 
@@ -121,9 +120,11 @@ type Config struct {
 	// BcryptCost is the cost of new password hashes: 10 to
 	// [MaxBcryptCost]. Zero means bcrypt's default, 10.
 	BcryptCost int
-	// MinPasswordLength is the shortest password accepted, in bytes. Zero
-	// means [DefaultMinPasswordLength]. Passwords longer than 72 bytes are
-	// always refused: bcrypt would ignore the rest.
+	// MinPasswordLength is the shortest password accepted, in characters.
+	// Zero means [DefaultMinPasswordLength]. Passwords longer than 72 bytes
+	// are always refused: bcrypt would ignore the rest. Whatever the
+	// length, common, repetitive and sequential passwords are refused too
+	// ([CheckNewPassword]).
 	MinPasswordLength int
 	// MaxAPITokensPerUser bounds the API tokens of one owner. Zero means
 	// 100.
@@ -426,15 +427,10 @@ func storedAccount(u *StoredUser) Account {
 		Revision: u.Revision, CreatedAt: u.CreatedAt, UpdatedAt: u.UpdatedAt}
 }
 
-// checkPassword applies the rules of a new password.
+// checkPassword applies the rules of a new password ([CheckNewPassword])
+// with the Book's minimum length.
 func (a *Book) checkPassword(password string) error {
-	if n := utf8.RuneCountInString(password); n < a.minPassword {
-		return invalidField("/password", "the password has %d characters; at least %d are required", n, a.minPassword)
-	}
-	if len(password) > maxPassword {
-		return invalidField("/password", "the password is longer than %d bytes, the most bcrypt reads", maxPassword)
-	}
-	return nil
+	return CheckNewPassword(password, a.minPassword)
 }
 
 // checkGroups applies the rules of a list of group names at pointer.

@@ -27,8 +27,8 @@
 // A [Book] keeps users and API tokens that an admin manages through the
 // management API, in a [Store]: [NewMemoryStore], or [OpenFileStore], one
 // JSON file of mode 0600 in the data directory, replaced atomically on
-// every write. The Book checks every rule of a write (names, password
-// length, revisions, owners, limits) and the store only loads and commits,
+// every write. The Book checks every rule of a write (names, passwords,
+// revisions, owners, limits) and the store only loads and commits,
 // conditionally on the state the rules were checked on, so package
 // accountstest proves any store with one suite. Over a [Notifier], a store
 // several replicas share, the Book also publishes what the other replicas
@@ -39,6 +39,17 @@
 // them as Config.ReadOnly, listed with source "file" and never changed.
 // Errors describe themselves to the HTTP edge (type, message naming the
 // user or token, JSON pointer of the field).
+//
+// # Passwords
+//
+// Every password the Book is given, and any a host is configured with,
+// passes [CheckNewPassword], after NIST SP 800-63B: long enough, at most
+// the 72 bytes bcrypt reads, and not one an attacker tries first (white
+// space alone, one of the common passwords of commonpasswords.txt, whose
+// header says where they come from, a repetition or a run of consecutive
+// characters). The users of an htpasswd file, and any [User] built from a
+// hash, come as bcrypt hashes: their passwords cannot be checked, and
+// whoever writes the file answers for them.
 //
 // An API token is [APITokenPrefix], 256 random bits in base62 and a CRC-32
 // check, so leaked tokens are easy to find and a mistyped one is refused
