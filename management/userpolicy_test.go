@@ -59,3 +59,46 @@ func TestTrivialPasswordsRefused(t *testing.T) {
 		t.Errorf("bob's password: %v", err)
 	}
 }
+
+// TestLookalikeUserNamesRefused is an admin creating a user whose name
+// passes for one of the users file's (ann, root): a name that reads as
+// theirs is 409 already_exists naming them; one that mixes scripts or
+// hides a character is 400 at /name naming the rule.
+func TestLookalikeUserNamesRefused(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, withAccounts())
+	for _, tc := range []struct {
+		name, user string
+		status     int
+		typ, rule  string
+	}{
+		{"capitalised", "Ann", 409, "already_exists", `user name "Ann" is taken: it reads as the name of the existing user "ann"`},
+		{"capitals", "ROOT", 409, "already_exists", `user name "ROOT" is taken: it reads as the name of the existing user "root"`},
+		{"Cyrillic look-alikes", "апп", 409, "already_exists", `user name "апп" is taken: it reads as the name of the existing user "ann"`},
+		{"a Cyrillic first letter", "\u0430nn", 400, "validation_failed", "the user name mixes the scripts Cyrillic and Latin"},
+		{"a leading space", " ann", 400, "validation_failed", "the user name has white space or an invisible character (U+0020, character 1)"},
+		{"a trailing space", "root ", 400, "validation_failed", "the user name has white space or an invisible character (U+0020, character 5)"},
+		{"a zero-width space", "a\u200bnn", 400, "validation_failed", "the user name has white space or an invisible character (U+200B, character 2)"},
+		{"a soft hyphen", "ro\u00adot", 400, "validation_failed", "the user name has white space or an invisible character (U+00AD, character 3)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			name, err := json.Marshal(tc.user)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := f.do(t, request{method: http.MethodPost, path: "/api/v1/users", token: f.admin,
+				body: `{"name":` + string(name) + `,"password":"a password long enough"}`})
+			r.want(t, tc.status, tc.typ)
+			m, _ := r.errorField("message").(string)
+			if !strings.HasPrefix(m, tc.rule) {
+				t.Errorf("answered %q, want %q", m, tc.rule)
+			}
+			if p, _ := r.errorField("pointer").(string); tc.status == 400 && p != "/name" {
+				t.Errorf("answered at %q, want /name", p)
+			}
+		})
+	}
+	if l := f.do(t, request{method: "GET", path: "/api/v1/users", token: f.admin}).page(t); l.TotalElements != 2 {
+		t.Errorf("a look-alike name was stored: %+v", l)
+	}
+}

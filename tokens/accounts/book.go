@@ -458,12 +458,20 @@ func (a *Book) hash(password string) ([]byte, error) {
 	return h, nil
 }
 
-// CreateUser stores a new user. Errors: [ErrInvalid] pointing at "/name",
+// CreateUser stores a new user. Its name must follow the rules of a new
+// user name (see User names in the package documentation): no white
+// space or invisible characters, one RFC 8265 allows, of one script, and
+// not another user's name but for case, normalisation or look-alike
+// letters. Users already stored under such names keep them. Errors: [ErrInvalid] pointing at "/name",
 // "/password" or "/groups/<i>"; [ErrExists] for a name taken by a stored
-// or a read-only user.
+// or a read-only user, or one that reads as theirs (the message names
+// the user).
 func (a *Book) CreateUser(ctx context.Context, u NewUser) (Account, error) {
 	if err := checkUserName(u.Name); err != nil {
 		return Account{}, invalidField("/name", "%s", strings.TrimPrefix(err.Error(), "tokens: "))
+	}
+	if rule := checkNewUserName(u.Name); rule != "" {
+		return Account{}, invalidField("/name", "%s", rule)
 	}
 	if err := a.checkPassword(u.Password); err != nil {
 		return Account{}, err
@@ -481,6 +489,11 @@ func (a *Book) CreateUser(ctx context.Context, u NewUser) (Account, error) {
 			return Change{}, nil, err
 		} else if _, stored := s.users[u.Name]; ro || stored {
 			return Change{}, nil, accountErrorf(ErrExists, "user %q already exists", u.Name)
+		}
+		// Decided on the state the commit is conditional on, so that of
+		// two look-alike names created at once, on any replica, one fails.
+		if other, ok := a.lookalike(s, u.Name); ok {
+			return Change{}, nil, accountErrorf(ErrExists, "user name %q is taken: it reads as the name of the existing user %q (compared case-folded and normalised, look-alike letters read alike)", u.Name, other)
 		}
 		cv, err := newCredentialVersion(a.random)
 		if err != nil {

@@ -40,6 +40,25 @@
 // Errors describe themselves to the HTTP edge (type, message naming the
 // user or token, JSON pointer of the field).
 //
+// # User names
+//
+// A name the Book creates must not pass for another user's, to a person
+// reading a list of users or a log: it has no white space and no
+// invisible character (U+200B ZERO WIDTH SPACE, U+00AD SOFT HYPHEN and
+// the other format and default-ignorable characters); it is one that the
+// PRECIS UsernameCaseMapped profile of RFC 8265 accepts; its letters are
+// of one script, as Unicode TR39's Highly Restrictive level has it (Latin
+// with Han and kana, Bopomofo or Hangul is one), so "аdmin" with a
+// Cyrillic а is refused; and it differs from every other user's name,
+// stored or read-only, after NFKC normalisation, case folding and reading
+// the Cyrillic and Greek letters that look Latin as those letters, so
+// "Ann", "ANN", "ａｎｎ" and a Cyrillic "апп" are refused beside "ann" with
+// [ErrExists] naming it. The comparison is made on the state the commit
+// is conditional on, so it holds for names created at once on any
+// replica. Users stored before these rules, and users of an htpasswd
+// file, keep their names and log in with them as before: lookups are by
+// the exact name, and only a new name is compared.
+//
 // # Passwords
 //
 // Every password the Book is given, and any a host is configured with,
