@@ -4,10 +4,11 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
-	"github.com/scorehub/scorehub/tokens"
 	"io"
 	"os"
 	"strings"
+
+	"github.com/scorehub/scorehub/tokens"
 )
 
 // AdminGroup is the group that makes a user of an htpasswd file an admin.
