@@ -48,12 +48,12 @@ var consecutive = []string{
 // CheckNewPassword applies the rules of a new password with the shortest
 // length minLength, in characters (zero means [DefaultMinPasswordLength]):
 // at least minLength characters and at most 72 bytes, which bcrypt reads;
-// not white space alone; not one of a few thousand common passwords,
-// compared case-folded and NFKC-normalised; not repetitive (a short unit
-// repeated, such as aaaaaaaaaaaa or abcabcabcabc, or fewer than three
-// different characters); not a run of consecutive characters (digits,
-// the alphabet or a keyboard row, either way, such as 123456789012 or
-// qwertyuiopas). The error matches [ErrInvalid], points at "/password"
+// not white space alone; and, compared case-folded, NFKC-normalised and
+// trimmed of white space, not one of a few thousand common passwords, not
+// repetitive (a short unit repeated, such as aaaaaaaaaaaa or
+// abcabcabcabc, or fewer than three different characters) and not a run
+// of consecutive characters (digits, the alphabet or a keyboard row,
+// either way, such as 123456789012 or qwertyuiopas). The error matches [ErrInvalid], points at "/password"
 // and names the rule broken; it never quotes the password. [Book] applies
 // it to every password it is given; a host applies it to a password it is
 // configured with.
@@ -94,9 +94,10 @@ func weakPassword(password string) string {
 
 // foldPassword returns password as the rules compare it: NFKC-normalised,
 // so that full-width and other compatibility forms read as their plain
-// letters, and lower-cased.
+// letters, lower-cased, and without leading and trailing white space,
+// which a trivial password does not hide behind.
 func foldPassword(password string) string {
-	return strings.ToLower(norm.NFKC.String(password))
+	return strings.TrimSpace(strings.ToLower(norm.NFKC.String(password)))
 }
 
 // repetitive reports whether p repeats a part of at most half its length

@@ -31,6 +31,8 @@ var trivialPasswords = []struct {
 	{"the alphabet backwards", "ZYXWVUTSRQPO", "consecutive"},
 	{"a keyboard row", "qwertyuiopas", "consecutive"},
 	{"digits backwards", "210987654321", "consecutive"},
+	{"a common password between spaces", "  password1234  ", "most common"},
+	{"digits in a row after a space", " 567890123456", "consecutive"},
 }
 
 func TestCheckNewPasswordRefusesTrivialPasswords(t *testing.T) {
