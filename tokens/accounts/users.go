@@ -8,8 +8,9 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/scorehub/scorehub/tokens"
 	"golang.org/x/crypto/bcrypt"
+
+	"github.com/scorehub/scorehub/tokens"
 )
 
 // User is one account of [StaticUsers].
