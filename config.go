@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/scorehub/scorehub/internal/httperr"
 	"github.com/scorehub/scorehub/internal/redact"
 	"github.com/scorehub/scorehub/internal/urlpath"
 	"github.com/scorehub/scorehub/management"
@@ -91,7 +92,10 @@ type Config struct {
 	// in DataDir (its bcrypt hash alone) or in the shared store; a store
 	// that holds none gets a random password, written once to Console. In
 	// memory, or with Stores, it is required unless Users or UsersFile
-	// names other users.
+	// names other users. [New] refuses a password that a user made through
+	// the API could not have (see [accounts.CheckNewPassword]): shorter
+	// than 12 characters, longer than 72 bytes, white space alone, a
+	// common password, or a repetitive or sequential one.
 	AdminPassword string
 
 	// UsersFile is an htpasswd file of further users (bcrypt of cost 10 or
@@ -332,6 +336,11 @@ func (c Config) withDefaults() (Config, storeKind, error) {
 	}
 	if c.Users == nil && c.AdminPassword == "" && c.UsersFile == "" && (kind == inMemory || kind == inHostStores) {
 		return c, 0, errors.New("scorehub: no users: set Config.AdminPassword, UsersFile or Users")
+	}
+	if c.AdminPassword != "" {
+		if err := accounts.CheckNewPassword(c.AdminPassword, 0); err != nil {
+			return c, 0, fmt.Errorf("scorehub: Config.AdminPassword: %s", httperr.From(err).Message)
+		}
 	}
 
 	if c.OIDC.Issuer != "" {

@@ -35,6 +35,10 @@ func TestConfigRefusesWhatIsUnsafe(t *testing.T) {
 		{"keys rotated faster than tokens live", Config{AdminPassword: pw, TokenValidity: time.Hour, KeyRotation: time.Minute}, "KeyRotation"},
 		{"a negative body limit", Config{AdminPassword: pw, MaxBodyBytes: -1}, "MaxBodyBytes"},
 		{"metrics apart but off", Config{AdminPassword: pw, MetricsOff: true, MetricsApart: true}, "MetricsApart"},
+		{"a short admin password", Config{AdminPassword: "pw"}, "Config.AdminPassword: the password has 2 characters; at least 12"},
+		{"a common admin password", Config{AdminPassword: "Password1234"}, "Config.AdminPassword: the password is one of the most common"},
+		{"a repetitive admin password", Config{DataDir: "d", AdminPassword: "adminadminadmin"}, "Config.AdminPassword: the password is repetitive"},
+		{"a sequential admin password", Config{StoreURL: "postgres://h/db", AdminPassword: "123456789012345"}, "Config.AdminPassword: the password is a run of consecutive"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			_, _, err := tt.cfg.withDefaults()
@@ -48,7 +52,7 @@ func TestConfigRefusesWhatIsUnsafe(t *testing.T) {
 // TestConfigDefaults: the zero values mean the documented defaults, and a
 // shared store names its replica, anew at every start.
 func TestConfigDefaults(t *testing.T) {
-	c, kind, err := Config{AdminPassword: "pw"}.withDefaults()
+	c, kind, err := Config{AdminPassword: "correct horse battery"}.withDefaults()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,7 +60,7 @@ func TestConfigDefaults(t *testing.T) {
 		c.KeyRotation != DefaultKeyRotation || c.Timeout != DefaultTimeout || len(c.Formats) != 3 || c.Logger == nil {
 		t.Errorf("defaults: %+v", c)
 	}
-	if c, _, err := (Config{AdminPassword: "pw", Prefix: "ml/v1/"}).withDefaults(); err != nil || c.Prefix != "/ml/v1" {
+	if c, _, err := (Config{AdminPassword: "correct horse battery", Prefix: "ml/v1/"}).withDefaults(); err != nil || c.Prefix != "/ml/v1" {
 		t.Errorf("prefix ml/v1/: %q, %v; want /ml/v1", c.Prefix, err)
 	}
 	a, _, err := Config{StoreURL: "postgres://h/db"}.withDefaults()

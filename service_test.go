@@ -135,7 +135,7 @@ func TestParts(t *testing.T) {
 		t.Error("the scoring handler issued a token")
 	}
 
-	off := newService(t, Config{AdminPassword: "pw", MetricsOff: true})
+	off := newService(t, Config{AdminPassword: "pw-for-metrics-off", MetricsOff: true})
 	if off.MetricsHandler() != nil {
 		t.Error("with MetricsOff there is a metrics handler")
 	}

@@ -84,8 +84,10 @@ func loadUsers(cfg Config, kind storeKind) (*users, error) {
 // without one, the stored admin stays, and a store without one gets one
 // with a random password, written once to console. Replicas starting at
 // once may race to create it: the loser checks the password as if it had
-// found the admin stored.
+// found the admin stored. A stored user whose name reads as admin's
+// (Admin, ADMIN) keeps the admin from being made: the error names it.
 func ensureSharedAdmin(ctx context.Context, book *accounts.Book, password string, console io.Writer) error {
+	var refused error
 	for range 2 {
 		if _, ok := book.User(adminName); ok {
 			if password == "" || book.CheckPassword(ctx, adminName, password) == nil {
@@ -117,8 +119,11 @@ func ensureSharedAdmin(ctx context.Context, book *accounts.Book, password string
 		case !errors.Is(err, accounts.ErrExists):
 			return fmt.Errorf("scorehub: store the admin: %w", err)
 		}
+		refused = err
 	}
-	return errors.New("scorehub: store the admin: it kept changing")
+	// Twice taken and twice not there: another replica is creating and
+	// removing it, or another user's name reads as admin.
+	return fmt.Errorf("scorehub: store the admin: %w", refused)
 }
 
 func newAdmin(hash []byte) (*accounts.StaticUsers, error) {
