@@ -90,7 +90,14 @@ func ensureSharedAdmin(ctx context.Context, book *accounts.Book, password string
 	var refused error
 	for range 2 {
 		if _, ok := book.User(adminName); ok {
-			if password == "" || book.CheckPassword(ctx, adminName, password) == nil {
+			if password == "" {
+				if console != nil {
+					fmt.Fprintf(console, "admin password: the one shown when the store was first used (only its bcrypt hash is kept there); "+
+						"to replace it, start with a new admin password, or change it over the API (PATCH /api/v1/users/admin)\n")
+				}
+				return nil
+			}
+			if book.CheckPassword(ctx, adminName, password) == nil {
 				return nil
 			}
 			_, err := book.UpdateUser(ctx, adminName, 0, accounts.UserUpdate{Password: &password})
@@ -149,6 +156,10 @@ func adminHash(dir, password string, console io.Writer) ([]byte, error) {
 	path := filepath.Join(dir, adminHashFile)
 	stored, err := os.ReadFile(path)
 	if err == nil {
+		if console != nil {
+			fmt.Fprintf(console, "admin password: the one shown when %s was made (only its bcrypt hash is kept there); "+
+				"to replace it, start with a new admin password, or remove that file to have a new one made and shown once\n", path)
+		}
 		return []byte(strings.TrimSpace(string(stored))), nil
 	}
 	if !errors.Is(err, fs.ErrNotExist) {

@@ -1,8 +1,10 @@
 package scorehub
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -29,5 +31,32 @@ func TestSharedAdminBesideALookalike(t *testing.T) {
 	}
 	if _, ok := book.User(adminName); ok {
 		t.Error("admin was stored beside Admin")
+	}
+}
+
+// TestSharedStoreTellsWhereTheAdminIs: over a shared accounts store, the
+// first start shows the admin's random password once; a later one shows
+// no password, but how to replace it.
+func TestSharedStoreTellsWhereTheAdminIs(t *testing.T) {
+	ctx := context.Background()
+	book, err := accounts.Open(ctx, accounts.Config{Store: accounts.NewMemoryStore()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer book.Close()
+	var console bytes.Buffer
+	if err := ensureSharedAdmin(ctx, book, "", &console); err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`admin password \(shown once[^)]*\): (\S+)\n`).FindStringSubmatch(console.String())
+	if m == nil {
+		t.Fatalf("the first start showed %q, want the admin password", console.String())
+	}
+	console.Reset()
+	if err := ensureSharedAdmin(ctx, book, "", &console); err != nil {
+		t.Fatal(err)
+	}
+	if shown := console.String(); strings.Contains(shown, m[1]) || !strings.Contains(shown, "to replace it") {
+		t.Errorf("a later start showed %q, want how to replace the admin password, and no password", shown)
 	}
 }
