@@ -216,4 +216,3 @@ func (m *memKeys) Commit(_ context.Context, base uint64, next *tokens.StoredKeyS
 	m.set = *next
 	return nil
 }
-
