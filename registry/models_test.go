@@ -719,6 +719,9 @@ func TestBuildStateWithModels(t *testing.T) {
 	}{
 		{"valid", func(*registry.Model) {}, "churn@production", ""},
 		{"endpoint on a version", func(*registry.Model) {}, "churn@3", ""},
+		{"a sample", func(m *registry.Model) { m.Versions[0].Sample = []byte(`[{"age":1,"income":null}]`) }, "", ""},
+		{"a sample not of rows", func(m *registry.Model) { m.Versions[0].Sample = []byte(`{"age":1}`) }, "", "the sample is not a JSON array of row objects"},
+		{"a sample not JSON", func(m *registry.Model) { m.Versions[0].Sample = []byte(`[{"age":`) }, "", "the sample is not a JSON array of row objects"},
 		{"invalid name", func(m *registry.Model) { m.Name = "a/b" }, "", "not a valid name"},
 		{"revision 0", func(m *registry.Model) { m.Revision = 0 }, "", "revision 0 is out of range"},
 		{"versions out of order", func(m *registry.Model) { m.Versions[0].Version = 5 }, "", "version 3 is not above the one before it (5)"},
