@@ -121,6 +121,7 @@ func TestBrowserSaysWhyALinkedEndpointIsNotShown(t *testing.T) {
 	if shown(b, "welcome") || shown(b, "endpoint") {
 		t.Error("signed out, the link to a protected endpoint shows the welcome card or an endpoint")
 	}
+	b.screenshot("ui-unseen-endpoint.png")
 
 	b.signIn("bob", bobPassword)
 	b.waitFor("the session", `!document.getElementById('session').hidden`)
