@@ -212,6 +212,12 @@ func TestProtectedGroupsHideFromNonMembers(t *testing.T) {
 		if code, body := bob.do("GET", path, ""); code != http.StatusNotFound {
 			t.Errorf("bob reads %s: %d %s, want 404", path, code, body)
 		}
+		// Without credentials: a 401 where reading needs a token, and
+		// where anyone may read (an endpoint's process), a 404 all the
+		// same.
+		if code, body := (client{t: t, h: h}).do("GET", path, ""); code != http.StatusNotFound && code != http.StatusUnauthorized {
+			t.Errorf("an anonymous visitor reads %s: %d %s, want 404 or 401", path, code, body)
+		}
 		for _, c := range []client{sam, admin} {
 			if code, body := c.do("GET", path, ""); code != http.StatusOK {
 				t.Errorf("a member or an admin reads %s: %d %s, want 200", path, code, body)

@@ -24,7 +24,8 @@
 // # Routes
 //
 // Every route needs "Authorization: Bearer <idToken>" except the health
-// probes and the OpenAPI document. Any valid token may read; writes (POST,
+// probes, the OpenAPI document and the two endpoint routes that show a
+// caller without one the public groups' endpoints. Any valid token may read; writes (POST,
 // PUT, PATCH, DELETE) need a token with the admin claim, except where the
 // user and API token routes below say otherwise.
 //
@@ -37,7 +38,7 @@
 //	GET    /api/v1/deployments      POST                   ?group=, page, size
 //	GET    /api/v1/deployments/{group}/{path}    PUT, PATCH, DELETE
 //	GET    /api/v1/endpoints                               every endpoint with its scoring URL (no token: public groups' only)
-//	GET    /api/v1/endpoints/{group}/{path}/{alias}/process    what an endpoint runs, with its sample input
+//	GET    /api/v1/endpoints/{group}/{path}/{alias}/process    what an endpoint runs, with its sample input (no token: public groups' only)
 //	GET    /api/v1/processes, /api/v1/processes/{name}     the process catalog
 //	GET    /api/v1/models                                  models, page, size
 //	GET    /api/v1/models/{name}    DELETE                 one model, its versions and aliases

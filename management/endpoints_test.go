@@ -90,6 +90,32 @@ func TestEndpointsListWithoutAToken(t *testing.T) {
 	}
 }
 
+// Without a token, what an endpoint of a public group runs is shown, so
+// that the test page starts an anonymous visitor from its sample; one of a
+// protected group answers as one that does not exist.
+func TestEndpointProcessWithoutAToken(t *testing.T) {
+	f := newFixture(t)
+	seedEndpoints(t, f)
+	f.putDeployment(t, registry.Deployment{Group: "DEFAULT", Path: "open", Enabled: true, Endpoints: []registry.Endpoint{{Alias: "a", Process: "iris"}}})
+	r := f.do(t, request{method: "GET", path: "/api/v1/endpoints/DEFAULT/open/a/process"})
+	r.want(t, 200, "")
+	if rows, _ := r.json["sample"].([]any); len(rows) == 0 {
+		t.Errorf("the public endpoint's process has no sample: %s", r.body)
+	}
+	if cc, vary := r.header.Get("Cache-Control"), r.header.Values("Vary"); cc != "no-store" || !strings.Contains(strings.Join(vary, ","), "Authorization") {
+		t.Errorf("Cache-Control %q, Vary %q: a cache must not hand one visitor's answer to another", cc, vary)
+	}
+	for _, path := range []string{"/api/v1/endpoints/kiosk/shop/a/process", "/api/v1/endpoints/risk/churn/predict/process", "/api/v1/endpoints/DEFAULT/none/a/process"} {
+		f.do(t, request{method: "GET", path: path}).want(t, 404, "not_found")
+	}
+	f.do(t, request{method: "GET", path: "/api/v1/endpoints/risk/churn/predict/process", token: f.reader}).want(t, 200, "")
+	for _, tc := range []struct{ name, token string }{{"expired", f.expired}, {"forged", f.forged}} {
+		if r := f.do(t, request{method: "GET", path: "/api/v1/endpoints/DEFAULT/open/a/process", token: tc.token}); r.status != http.StatusUnauthorized {
+			t.Errorf("%s token: %d, want 401: a token sent is never ignored", tc.name, r.status)
+		}
+	}
+}
+
 func irisDescription(t *testing.T, f *fixture) string {
 	p, ok := f.reg.Catalog().Lookup("iris")
 	if !ok {

@@ -402,7 +402,7 @@ func routeTable() []route {
 		{http.MethodDelete, "/api/v1/deployments/{group}/{path}", writeAccess, (*Handler).deleteDeployment},
 
 		{http.MethodGet, "/api/v1/endpoints", anyoneReadAccess, (*Handler).listEndpoints},
-		{http.MethodGet, "/api/v1/endpoints/{group}/{path}/{alias}/process", readAccess, (*Handler).getEndpointProcess},
+		{http.MethodGet, "/api/v1/endpoints/{group}/{path}/{alias}/process", anyoneReadAccess, (*Handler).getEndpointProcess},
 
 		{http.MethodGet, "/api/v1/processes", readAccess, (*Handler).listProcesses},
 		{http.MethodGet, "/api/v1/processes/{name}", readAccess, (*Handler).getProcess},

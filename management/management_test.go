@@ -157,7 +157,7 @@ func TestAuthMatrix(t *testing.T) {
 	}
 	public := map[string]bool{"GET /health/live": true, "GET /health/ready": true, "GET /api/v1/openapi.json": true}
 	// Routes anyone may read, that check a token when one is sent.
-	anyone := map[string]bool{"GET /api/v1/endpoints": true}
+	anyone := map[string]bool{"GET /api/v1/endpoints": true, "GET /api/v1/endpoints/{group}/{path}/{alias}/process": true}
 	// Reads for administrators only.
 	adminRead := map[string]bool{"GET /api/v1/models/{name}/versions/{version}/artifact": true}
 

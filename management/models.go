@@ -50,24 +50,26 @@ type modelJSON struct {
 
 // modelVersionJSON is one immutable version of a model: what the upload
 // said (label, classes, description) and what the registry derived from
-// the file. aliases names the model's aliases that point at it.
+// the file. aliases names the model's aliases that point at it; sample
+// holds the first rows its upload was verified with.
 type modelVersionJSON struct {
-	Model       string       `json:"model"`
-	Version     int          `json:"version"`
-	SHA256      string       `json:"sha256"`
-	Size        int64        `json:"size"`
-	Format      string       `json:"format"`
-	Producer    string       `json:"producer"`
-	Objective   string       `json:"objective"`
-	Task        string       `json:"task"`
-	Label       string       `json:"label"`
-	Classes     []string     `json:"classes"`
-	Inputs      []columnJSON `json:"inputs"`
-	Outputs     []columnJSON `json:"outputs"`
-	Trees       int          `json:"trees"`
-	Description string       `json:"description"`
-	Aliases     []string     `json:"aliases"`
-	CreatedAt   time.Time    `json:"createdAt"`
+	Model       string         `json:"model"`
+	Version     int            `json:"version"`
+	SHA256      string         `json:"sha256"`
+	Size        int64          `json:"size"`
+	Format      string         `json:"format"`
+	Producer    string         `json:"producer"`
+	Objective   string         `json:"objective"`
+	Task        string         `json:"task"`
+	Label       string         `json:"label"`
+	Classes     []string       `json:"classes"`
+	Inputs      []columnJSON   `json:"inputs"`
+	Outputs     []columnJSON   `json:"outputs"`
+	Trees       int            `json:"trees"`
+	Description string         `json:"description"`
+	Aliases     []string       `json:"aliases"`
+	Sample      jsontext.Value `json:"sample,omitzero"`
+	CreatedAt   time.Time      `json:"createdAt"`
 }
 
 // modelAliasJSON is an alias of a model: a movable name of one of its
@@ -126,6 +128,7 @@ func modelVersionView(m registry.Model, v registry.ModelVersion) modelVersionJSO
 		Trees:       v.Schema.Trees,
 		Description: v.Metadata.Description,
 		Aliases:     aliases,
+		Sample:      jsontext.Value(v.Sample),
 		CreatedAt:   v.CreatedAt,
 	}
 }

@@ -177,6 +177,43 @@ func TestModelUploadAndViews(t *testing.T) {
 	}
 }
 
+// A version keeps the first rows of its verification as its sample, every
+// input in each (a missing value null): the version shows it, and the
+// process of an endpoint on it starts the test page from it, for anyone
+// who may see the endpoint.
+func TestModelSampleFromVerification(t *testing.T) {
+	f := newFixture(t)
+	meta := `{"verification":{"rows":[{"age":1,"income":2,"id":"a"},{"age":0,"income":0},{"income":-3},{"age":9,"income":9}],
+		"expected":[1,1,4,10]}}`
+	r := f.uploadParts(t, "churn", part{"artifact", linear(1)}, part{"metadata", meta})
+	r.want(t, 201, "")
+	want := []any{
+		map[string]any{"age": 1.0, "income": 2.0},
+		map[string]any{"age": 0.0, "income": 0.0},
+		map[string]any{"age": nil, "income": -3.0},
+	}
+	if d := cmp.Diff(want, r.json["sample"]); d != "" {
+		t.Errorf("the uploaded version's sample (-want +got):\n%s", d)
+	}
+	r = f.uploadParts(t, "plain", part{"artifact", linear(1)})
+	r.want(t, 201, "")
+	if _, ok := r.json["sample"]; ok {
+		t.Errorf("a version uploaded without verification shows a sample: %s", r.body)
+	}
+	f.putDeployment(t, registry.Deployment{Group: "DEFAULT", Path: "churn", Enabled: true,
+		Endpoints: []registry.Endpoint{{Alias: "predict", Model: "churn@1"}, {Alias: "plain", Model: "plain@1"}}})
+	r = f.do(t, request{method: "GET", path: "/api/v1/endpoints/DEFAULT/churn/predict/process"})
+	r.want(t, 200, "")
+	if d := cmp.Diff(want, r.json["sample"]); d != "" {
+		t.Errorf("the sample the test page starts from (-want +got):\n%s", d)
+	}
+	r = f.do(t, request{method: "GET", path: "/api/v1/endpoints/DEFAULT/churn/plain/process"})
+	r.want(t, 200, "")
+	if d := cmp.Diff([]any{map[string]any{"age": 0.0, "income": 0.0}}, r.json["sample"]); d != "" {
+		t.Errorf("without verification rows, the sample (-want +got):\n%s", d)
+	}
+}
+
 // jsonNumber prints a number of a decoded JSON answer as JSON does.
 func jsonNumber(v any) string {
 	f, _ := v.(float64)

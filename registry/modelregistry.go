@@ -2,10 +2,16 @@ package registry
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 
 	"github.com/scorehub/scorehub/registry/process"
 )
+
+// MaxSampleRows is how many of an upload's verification rows its version
+// keeps as its sample ([ModelVersion.Sample]): enough to show a few kinds
+// of row, few enough for a test page's request body.
+const MaxSampleRows = 3
 
 // AddModelVersion uploads artifact as the next version of the model name,
 // creating the model when it does not exist, and returns the version as
@@ -18,7 +24,8 @@ import (
 // the model writes nothing and returns that version, created false.
 // Otherwise the artifact is stored (durably, for a durable store) before
 // the commit that adds the version, numbered one above the highest number
-// the model has ever given.
+// the model has ever given. The first [MaxSampleRows] rows of v become the
+// version's sample.
 //
 // It fails with a plain error when the Registry's store is no
 // [ArtifactStore]: such a store keeps no models.
@@ -46,6 +53,10 @@ func (r *Registry) AddModelVersion(ctx context.Context, name string, artifact []
 			return ModelVersion{}, false, err
 		}
 	}
+	var sample json.RawMessage
+	if v != nil {
+		sample = e.model.Schema.SampleRows(v.Rows, MaxSampleRows)
+	}
 	var (
 		out     ModelVersion
 		created bool
@@ -59,7 +70,7 @@ func (r *Registry) AddModelVersion(ctx context.Context, name string, artifact []
 			return err
 		}
 		next, c, stored, err := tx.st.withModelVersion(name, ModelVersion{
-			SHA256: sum, Size: int64(len(artifact)), Metadata: meta, Schema: e.model.Schema,
+			SHA256: sum, Size: int64(len(artifact)), Metadata: meta, Schema: e.model.Schema, Sample: sample,
 		}, tx.now)
 		out, created = stored, true
 		return tx.set(next, c, err)
@@ -187,7 +198,8 @@ func (r *Registry) warm(st *State) {
 
 // EndpointProcess returns the process e runs: the catalog's process it
 // names, or the process of the model version it names, resolved on the
-// snapshot (an alias to the version it points at), named "model@version".
+// snapshot (an alias to the version it points at), named "model@version",
+// with the version's sample where it has one.
 // It fails with [ErrUnavailable] when the catalog has no such process, the
 // snapshot no such model, alias or version, or the version cannot be loaded
 // (the error then wraps the cause, for the log).
@@ -213,5 +225,8 @@ func (s *Snapshot) EndpointProcess(e Endpoint) (process.ProcessInfo, error) {
 	}
 	p := entry.info
 	p.Name = info.process
+	if info.sample != nil {
+		p.Sample = info.sample
+	}
 	return p, nil
 }

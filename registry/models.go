@@ -40,11 +40,17 @@ type ModelVersion struct {
 	Version int `json:"version"`
 	// SHA256 is the artifact's SHA-256 in lower-case hex: the name an
 	// [ArtifactStore] keeps it under.
-	SHA256    string                `json:"sha256"`
-	Size      int64                 `json:"size"`
-	Metadata  process.ModelMetadata `json:"metadata"`
-	Schema    process.ModelSchema   `json:"schema"`
-	CreatedAt time.Time             `json:"createdAt"`
+	SHA256   string                `json:"sha256"`
+	Size     int64                 `json:"size"`
+	Metadata process.ModelMetadata `json:"metadata"`
+	Schema   process.ModelSchema   `json:"schema"`
+	// Sample is example input as a client would post it in "data": the
+	// first rows the upload was verified with ([MaxSampleRows] at most),
+	// each with every input of the model, a missing value as null. Empty
+	// when the upload had no verification: the test page then starts from
+	// the sample the model's format gives.
+	Sample    json.RawMessage `json:"sample,omitempty"`
+	CreatedAt time.Time       `json:"createdAt"`
 }
 
 // ModelAlias is a movable name for one version of a model, such as
@@ -92,6 +98,7 @@ func (m Model) clone() Model {
 func (v ModelVersion) clone() ModelVersion {
 	v.Metadata = v.Metadata.Clone()
 	v.Schema = v.Schema.Clone()
+	v.Sample = bytes.Clone(v.Sample)
 	return v
 }
 
@@ -187,6 +194,25 @@ func metaDigest(m process.ModelMetadata) string {
 	return sum256(b)
 }
 
+// validSample reports whether b is a JSON array of objects, as a sample
+// is.
+func validSample(b json.RawMessage) bool {
+	var rows []map[string]json.RawMessage
+	return json.Unmarshal(b, &rows) == nil && rows != nil
+}
+
+// compactSample returns a valid sample without insignificant space.
+func compactSample(b json.RawMessage) json.RawMessage {
+	if b == nil {
+		return nil
+	}
+	var out bytes.Buffer
+	if err := json.Compact(&out, b); err != nil {
+		return b
+	}
+	return out.Bytes()
+}
+
 // sameMetadata reports whether a and b say the same.
 func sameMetadata(a, b process.ModelMetadata) bool {
 	x, _ := json.Marshal(a)
@@ -215,6 +241,9 @@ func (m *Model) validate() error {
 		}
 		if v.Size < 0 {
 			return invalid(p+"/size", "negative size %d", v.Size)
+		}
+		if v.Sample != nil && !validSample(v.Sample) {
+			return invalid(p+"/sample", "the sample is not a JSON array of row objects")
 		}
 	}
 	if prev > m.LastVersion {

@@ -655,6 +655,45 @@ func TestVerificationListsFirstFive(t *testing.T) {
 	}
 }
 
+func TestModelSample(t *testing.T) {
+	ctx := context.Background()
+	forEachModelStore(t, func(t *testing.T, s modelWriter, _ *testutil.Clock) {
+		// churnV1 scores 0.5 + 0.25*age - income, a missing value as 0.
+		rows := tabletest.Must(4,
+			process.TextColumn("id", []string{"a", "b", "c", "d"}, nil),
+			process.NumberColumn("income", []float64{1, 0, 0, 3}, []bool{false, true, false, false}),
+			process.NumberColumn("age", []float64{4, 0, 2, 8}, nil))
+		v1 := must[registry.ModelVersion](t)(added(s.AddModelVersion(ctx, "churn", churnV1, process.ModelMetadata{},
+			&registry.Verification{Rows: rows, Expected: []any{0.5, 0.5, 1.0, -0.5}})))
+		v2 := must[registry.ModelVersion](t)(added(s.AddModelVersion(ctx, "churn", churnV2, process.ModelMetadata{}, nil)))
+		// The first rows, every input in the model's order, a missing value
+		// null, the column the model does not read left out.
+		want := `[{"age":4,"income":1},{"age":0,"income":null},{"age":2,"income":0}]`
+		if string(v1.Sample) != want {
+			t.Errorf("version 1's sample = %s; want %s", v1.Sample, want)
+		}
+		if v2.Sample != nil {
+			t.Errorf("version 2, uploaded without verification, has the sample %s", v2.Sample)
+		}
+		m, _ := s.Snapshot().State().Model("churn")
+		if got, _ := m.Version(1); string(got.Sample) != want {
+			t.Errorf("stored version 1's sample = %s; want %s", got.Sample, want)
+		}
+		for _, tt := range []struct{ model, sample string }{
+			{"churn@1", want},
+			{"churn@2", `[{"age":0,"income":0}]`},
+		} {
+			p, err := s.Snapshot().EndpointProcess(registry.Endpoint{Alias: "a", Model: tt.model})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(p.Sample) != tt.sample {
+				t.Errorf("the process of %s has the sample %s; want %s", tt.model, p.Sample, tt.sample)
+			}
+		}
+	})
+}
+
 func sha(b []byte) string {
 	h := sha256.Sum256(b)
 	return hex.EncodeToString(h[:])
@@ -680,6 +719,9 @@ func TestBuildStateWithModels(t *testing.T) {
 	}{
 		{"valid", func(*registry.Model) {}, "churn@production", ""},
 		{"endpoint on a version", func(*registry.Model) {}, "churn@3", ""},
+		{"a sample", func(m *registry.Model) { m.Versions[0].Sample = []byte(`[{"age":1,"income":null}]`) }, "", ""},
+		{"a sample not of rows", func(m *registry.Model) { m.Versions[0].Sample = []byte(`{"age":1}`) }, "", "the sample is not a JSON array of row objects"},
+		{"a sample not JSON", func(m *registry.Model) { m.Versions[0].Sample = []byte(`[{"age":`) }, "", "the sample is not a JSON array of row objects"},
 		{"invalid name", func(m *registry.Model) { m.Name = "a/b" }, "", "not a valid name"},
 		{"revision 0", func(m *registry.Model) { m.Revision = 0 }, "", "revision 0 is out of range"},
 		{"versions out of order", func(m *registry.Model) { m.Versions[0].Version = 5 }, "", "version 3 is not above the one before it (5)"},

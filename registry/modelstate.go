@@ -1,6 +1,8 @@
 package registry
 
 import (
+	"bytes"
+	"encoding/json"
 	"sort"
 	"strconv"
 	"time"
@@ -16,12 +18,13 @@ type versionKey struct {
 
 // versionInfo is what resolving an endpoint needs of a version without
 // recomputing it per request: the key of its loaded form and the name its
-// process goes by.
+// process goes by, and its sample.
 type versionInfo struct {
 	key     cacheKey
 	process string // "model@version"
 	sum     string
 	meta    process.ModelMetadata
+	sample  json.RawMessage // nil: the format's
 }
 
 func newVersionInfo(model string, v ModelVersion) versionInfo {
@@ -30,6 +33,7 @@ func newVersionInfo(model string, v ModelVersion) versionInfo {
 		process: model + "@" + strconv.Itoa(v.Version),
 		sum:     v.SHA256,
 		meta:    v.Metadata.Clone(),
+		sample:  bytes.Clone(v.Sample),
 	}
 }
 

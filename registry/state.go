@@ -69,6 +69,10 @@ func BuildStateWithModels(seq uint64, groups []Group, deployments []Deployment, 
 			return nil, fmt.Errorf("registry: model %q appears twice", m.Name)
 		}
 		m = m.clone()
+		for j, v := range m.Versions {
+			// A store may keep it indented; the state holds what was stored.
+			m.Versions[j].Sample = compactSample(v.Sample)
+		}
 		s.models[m.Name] = m
 		for _, v := range m.Versions {
 			s.keys[versionKey{m.Name, v.Version}] = newVersionInfo(m.Name, v)

@@ -247,13 +247,17 @@ func (b browser) screenshot(name string) {
 	b.t.Logf("screenshot of the test page: %s", path)
 }
 
-// signIn fills in the sign-in form and submits it.
+// signIn fills in the sign-in form, submits it and waits for the answer:
+// a refusal, or the menu of the session it starts, so that what the test
+// does next is not undone by the menu's reload.
 func (b browser) signIn(user, password string) {
 	b.t.Helper()
 	b.do("wait for the sign-in form", chromedp.WaitVisible(chromedp.CSS("#username")))
 	b.typeInto("#username", user)
 	b.typeInto("#password", password)
 	b.do("submit the sign-in form", chromedp.Click(chromedp.CSS("#signin-submit")))
+	b.waitFor("the sign-in's answer", `!document.getElementById('signin-submit').disabled &&
+		(document.getElementById('session').hidden || document.getElementById('queue-list'))`)
 }
 
 const irisKey = "DEFAULT/iris/classify"
@@ -323,10 +327,10 @@ func TestBrowserEndpointTestPage(t *testing.T) {
 			t.Errorf("duration shown %q, want milliseconds", d)
 		}
 		head := eval[[]string](b, `[...document.querySelectorAll('#result-table th[data-column]')].map((th) => th.textContent)`)
-		wantHead := []string{"sepal_length", "sepal_width", "petal_length", "petal_width",
-			"prediction(species)", "confidence(setosa)", "confidence(versicolor)", "confidence(virginica)"}
+		wantHead := []string{"prediction(species)", "confidence(setosa)", "confidence(versicolor)", "confidence(virginica)",
+			"sepal_length", "sepal_width", "petal_length", "petal_width"}
 		if d := cmp.Diff(wantHead, head); d != "" {
-			t.Errorf("table columns, inputs then results (-want +got):\n%s", d)
+			t.Errorf("table columns, results then the inputs echoed (-want +got):\n%s", d)
 		}
 		predictions := eval[[]string](b, `[...document.querySelectorAll('#result-table td[data-column="prediction(species)"]')].map((td) => td.textContent)`)
 		if d := cmp.Diff([]string{"setosa", "versicolor", "virginica", "virginica"}, predictions); d != "" {

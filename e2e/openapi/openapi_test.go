@@ -142,6 +142,7 @@ func TestEveryOperationAnswersAsDocumented(t *testing.T) {
 		{method: "GET", path: "/api/v1/processes/iris", as: "reader", status: 200},
 		{method: "GET", path: "/api/v1/processes/nowhere", as: "reader", status: 404},
 		{method: "GET", path: "/api/v1/endpoints/traffic/iris/species/process", as: "reader", status: 200},
+		{method: "GET", path: "/api/v1/endpoints/traffic/iris/species/process", status: 200}, // a public group's, without a token
 		{method: "GET", path: "/api/v1/endpoints/traffic/iris/nowhere/process", as: "reader", status: 404},
 
 		// The model routes' refusals, which need no model file.

@@ -10,18 +10,21 @@
 //	browser ── GET  /ui/                          Handler: page, app.css, app.js
 //	        ── GET  /api/rest/tokenservice        HTTP Basic → idToken (tokens)
 //	        ── GET  /api/v1/endpoints             the menu: groups → deployments → endpoints
-//	           GET  /api/v1/webapigroups          (management, Bearer idToken)
-//	           GET  /executions/queues            queue figures
 //	           GET  /api/v1/endpoints/{group}/{path}/{alias}/process
 //	                                              what the endpoint runs (catalog process
 //	                                              or model version) and the sample input
-//	                                              the body starts from
+//	                                              the body starts from (both without a
+//	                                              token for the public groups' endpoints)
+//	           GET  /api/v1/webapigroups          (management, Bearer idToken)
+//	           GET  /executions/queues            queue figures
 //	        ── POST {endpoint URL}                Run Test (scoring; for a protected
 //	                                              group, the credential chosen)
 //
 // The idToken is kept in the page's memory only, never in storage or a
 // cookie. When it expires, or any call with it answers 401, the page
-// forgets it and asks for a sign-in again, saying why.
+// forgets it and asks for a sign-in again, saying why. A link to an
+// endpoint the menu does not list asks a visitor to sign in, or tells a
+// tester signed in that it does not exist or is not theirs to see.
 //
 // For an endpoint of a protected group the page offers, under "Call as",
 // the kinds of credentials the group takes (the endpoint list's schemes):
@@ -34,9 +37,11 @@
 //
 // Run Test sends the editor's text as it is, so the server's own errors
 // (such as 400 malformed_json for a trailing comma) are shown with their
-// type and message. The answer is shown as a table, input columns first and
-// the result columns highlighted, and as JSON laid out without changing a
-// single number. "Show curl command" gives the same request for a POSIX
+// type and message. The answer is shown as a table, the result columns
+// first, highlighted and pinned at its left edge while the echoed input
+// columns scroll past (so that a model of many features shows its
+// prediction at once), and as JSON laid out without changing a single
+// number. "Show curl command" gives the same request for a POSIX
 // shell: the exact URL, headers and body, the body in single quotes with
 // each single quote in it closed, escaped and reopened:
 //

@@ -184,6 +184,58 @@ func (s ModelSchema) sampleRow() json.RawMessage {
 	return b.Bytes()
 }
 
+// SampleRows returns the first n rows of t (all when it has fewer) as a
+// client would post them in "data", each with every input of s in the
+// model's order: its value in t, or null where t has none (a missing
+// value, which still counts as sent). Other columns of t are left out. It
+// returns nil when t has no rows.
+func (s ModelSchema) SampleRows(t *Table, n int) json.RawMessage {
+	n = min(n, t.Rows())
+	if n <= 0 {
+		return nil
+	}
+	var b bytes.Buffer
+	b.WriteByte('[')
+	for i := range n {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteByte('{')
+		for j, in := range s.Inputs {
+			if j > 0 {
+				b.WriteByte(',')
+			}
+			name, _ := json.Marshal(in.Name)
+			b.Write(name)
+			b.WriteByte(':')
+			b.Write(sampleValue(t, in.Name, i))
+		}
+		b.WriteByte('}')
+	}
+	b.WriteByte(']')
+	return b.Bytes()
+}
+
+// sampleValue is row i of t's column name as JSON: null when t has no
+// such column or no value there, or a number JSON cannot hold.
+func sampleValue(t *Table, name string, i int) []byte {
+	c, ok := t.Lookup(name)
+	if !ok || c.IsMissing(i) {
+		return []byte("null")
+	}
+	var v any
+	if c.Kind == Text {
+		v = c.Texts[i]
+	} else {
+		v = c.Numbers[i]
+	}
+	out, err := json.Marshal(v)
+	if err != nil { // ±Inf
+		return []byte("null")
+	}
+	return out
+}
+
 // check reports a LoadedModel a format should never return.
 func (m *LoadedModel) check(format string) error {
 	if m == nil || m.Process == nil {

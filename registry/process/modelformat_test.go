@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"math"
 	"slices"
 	"strings"
 	"testing"
@@ -171,5 +172,34 @@ func TestLoadedModelRequiresItsInputs(t *testing.T) {
 				t.Errorf("%s: the schema's input %q is marked Required; the schema is the file's", c.name, in.Name)
 			}
 		}
+	}
+}
+
+// SampleRows gives the first rows of a table as a request's data: every
+// input of the model in its order, null where the row has no value (or a
+// number JSON cannot hold), and nothing else.
+func TestSampleRows(t *testing.T) {
+	schema := process.ModelSchema{Inputs: []process.ColumnSpec{
+		{Name: "age", Kind: process.Number}, {Name: "plan", Kind: process.Text}, {Name: "region", Kind: process.Text},
+	}}
+	rows := tabletest.Must(3,
+		process.TextColumn("id", []string{"a", "b", "c"}, nil),
+		process.TextColumn("plan", []string{"gold", "", "x"}, []bool{false, false, true}),
+		process.NumberColumn("age", []float64{41.5, 0, math.Inf(1)}, []bool{false, true, false}))
+	tests := []struct {
+		n    int
+		want string
+	}{
+		{2, `[{"age":41.5,"plan":"gold","region":null},{"age":null,"plan":"","region":null}]`},
+		{5, `[{"age":41.5,"plan":"gold","region":null},{"age":null,"plan":"","region":null},{"age":null,"plan":null,"region":null}]`},
+		{0, ``},
+	}
+	for _, tt := range tests {
+		if got := schema.SampleRows(rows, tt.n); string(got) != tt.want {
+			t.Errorf("SampleRows(%d) = %s, want %s", tt.n, got, tt.want)
+		}
+	}
+	if got := schema.SampleRows(tabletest.Must(0), 3); got != nil {
+		t.Errorf("SampleRows of no rows = %s, want nil", got)
 	}
 }

@@ -498,14 +498,45 @@
       return;
     }
     renderMenu();
-    const wanted = state.current || decodeURIComponent(location.hash.slice(1));
+    const wanted = state.current || hashKey();
     if (wanted && state.endpoints.some((ep) => keyOf(ep) === wanted)) {
       openEndpoint(wanted, false);
     } else {
       state.current = '';
-      show('endpoint', false);
-      show('welcome', true);
+      showUnseen(wanted);
     }
+  }
+
+  // hashKey is the endpoint the page's address names, or ''.
+  function hashKey() {
+    try {
+      return decodeURIComponent(location.hash.slice(1));
+    } catch {
+      return location.hash.slice(1);
+    }
+  }
+
+  // showUnseen shows the welcome card, or, when the page's address names
+  // an endpoint key the menu does not list, why it is not shown: a link to
+  // a protected group's endpoint asks a visitor to sign in first; a tester
+  // signed in learns that it does not exist or is not theirs to see,
+  // which the server does not tell apart.
+  function showUnseen(key) {
+    show('endpoint', false);
+    if (!key) {
+      show('unseen', false);
+      show('welcome', true);
+      return;
+    }
+    if (signedIn()) {
+      $('unseen-title').textContent = 'This endpoint is not available to you';
+      $('unseen-message').textContent = `The endpoint ${key} does not exist, or its web API group does not let ${session.subject} see it. Choose an endpoint in the menu.`;
+    } else {
+      $('unseen-title').textContent = 'Sign in to see this endpoint';
+      $('unseen-message').textContent = `The endpoint ${key} is not one of the public endpoints. If it belongs to a protected web API group, sign in with an account the group admits to see and test it.`;
+    }
+    show('welcome', false);
+    show('unseen', true);
   }
 
   async function refreshQueues() {
@@ -600,14 +631,13 @@
   const runsText = (ep) => (ep.model ? `model ${ep.model}` : `process ${ep.process}`);
 
   // processInfo returns what ep runs, its catalog process or the model
-  // version its reference names, as the endpoint's process route shows it.
-  // It needs a token: without one, it is refused at once.
+  // version its reference names, as the endpoint's process route shows it:
+  // to anyone for an endpoint of a public group, as the menu lists it.
   function processInfo(ep) {
-    if (!signedIn()) return Promise.reject(new Error('not signed in'));
     const key = keyOf(ep);
     if (!state.processes.has(key)) {
       const route = [ep.group, ep.path, ep.alias].map(encodeURIComponent).join('/');
-      const p = api(`api/v1/endpoints/${route}/process`, { exact: true }).then((v) => {
+      const p = api(`api/v1/endpoints/${route}/process`, { exact: true, anonymous: true }).then((v) => {
         const output = new Set();
         for (const c of v.get('output') || []) if (c instanceof Map) output.add(c.get('name'));
         const sample = v.get('sample');
@@ -656,12 +686,15 @@
     $('curl-token').checked = false;
     show('curl-token-row', ep.auth === 'token');
     show('welcome', false);
+    show('unseen', false);
     show('endpoint', true);
     renderResult(state.results.get(key) || null);
 
     const editor = $('body');
     if (state.bodies.has(key)) {
-      editor.value = state.bodies.get(key);
+      // Left alone when unchanged: a menu reloaded while the tester types
+      // must not move the cursor.
+      if (editor.value !== state.bodies.get(key)) editor.value = state.bodies.get(key);
       if (state.unsampled.has(key)) showSampleHint(ep);
       else show('body-sample-hint', false);
     } else {
@@ -699,7 +732,7 @@
   function showSampleHint(ep) {
     $('body-sample-hint').textContent = signedIn()
       ? `The ${runsText(ep)} has no sample input: fill in the row's input columns.`
-      : `The sample input of the ${runsText(ep)} is shown to signed-in testers: fill in the row's input columns, or sign in.`;
+      : `The sample input of the ${runsText(ep)} could not be read: fill in the row's input columns, or sign in.`;
     show('body-sample-hint', true);
   }
 
@@ -993,9 +1026,11 @@
     return cols;
   }
 
-  // renderTable shows the rows: input columns first, then the result
-  // columns, highlighted. A result column is one the process declares as
-  // output or one the request did not have.
+  // renderTable shows the rows: the result columns first, highlighted and
+  // pinned at the frame's left edge, then the input columns echoed, so that
+  // the prediction of a model of many features is in view without
+  // scrolling. A result column is one the process declares as output or
+  // one the request did not have.
   function renderTable(rows, inputs, outputs) {
     const cols = [];
     const seen = new Set();
@@ -1004,13 +1039,13 @@
       for (const k of r.keys()) if (!seen.has(k)) { seen.add(k); cols.push(k); }
     }
     const isResult = (c) => outputs.has(c) || !inputs.has(c);
-    const ordered = cols.filter((c) => !isResult(c)).concat(cols.filter(isResult));
+    const ordered = cols.filter(isResult).concat(cols.filter((c) => !isResult(c)));
     const results = ordered.filter(isResult);
 
     const table = $('result-table');
     table.replaceChildren();
     table.append(el('caption', { class: 'sr-only' },
-      `${plural(rows.length, 'row', 'rows')}; input columns, then the result columns ${results.join(', ')}`));
+      `${plural(rows.length, 'row', 'rows')}; the result columns ${results.join(', ')}, then the input columns`));
     const head = el('tr', {}, el('th', { scope: 'col', class: 'row-num' }, '#'));
     for (const c of ordered) {
       head.append(el('th', { scope: 'col', 'data-column': c, class: isResult(c) ? 'result-col' : null, title: isResult(c) ? 'result column' : 'input column' }, c));
@@ -1042,7 +1077,44 @@
     });
     table.append(el('thead', {}, head), body);
     show('result-table-wrap', true);
+    pinResults();
     showScrollHint();
+  }
+
+  // pinResults pins the row number and the result columns at the frame's
+  // left edge while the inputs scroll past them, as many result columns as
+  // fit in two thirds of the frame, so that inputs can still be read beside
+  // them in a narrow window.
+  function pinResults() {
+    const wrap = $('result-table-wrap');
+    const table = $('result-table');
+    for (const c of table.querySelectorAll('.pinned')) {
+      c.classList.remove('pinned', 'pinned-last');
+      c.style.left = '';
+    }
+    if (wrap.hidden) return;
+    const heads = [...table.querySelectorAll('thead th')];
+    const budget = (wrap.clientWidth * 2) / 3;
+    let left = 0;
+    let pinned = 0;
+    for (const th of heads) {
+      const width = th.getBoundingClientRect().width;
+      const first = pinned === 0; // the row number
+      if (!first && (!th.classList.contains('result-col') || left + width > budget)) break;
+      left += width;
+      pinned++;
+    }
+    if (pinned < 2) return; // no result column fits: nothing to pin it beside
+    let offset = 0;
+    heads.slice(0, pinned).forEach((th, i) => {
+      const x = `${offset}px`;
+      for (const cell of table.querySelectorAll(`tr > :nth-child(${i + 1})`)) {
+        cell.classList.add('pinned');
+        if (i === pinned - 1) cell.classList.add('pinned-last');
+        cell.style.left = x;
+      }
+      offset += th.getBoundingClientRect().width;
+    });
   }
 
   // showScrollHint says so when the table is wider than its frame: where
@@ -1052,7 +1124,10 @@
     const wrap = $('result-table-wrap');
     show('result-table-hint', !wrap.hidden && wrap.scrollWidth > wrap.clientWidth + 1);
   }
-  new ResizeObserver(showScrollHint).observe($('result-table-wrap'));
+  new ResizeObserver(() => {
+    pinResults();
+    showScrollHint();
+  }).observe($('result-table-wrap'));
 
   // ---------------------------------------------------------------------
   // curl: the request Run Test sends, as a command for a POSIX shell.
@@ -1213,8 +1288,14 @@
     }
   });
   window.addEventListener('hashchange', () => {
-    const key = decodeURIComponent(location.hash.slice(1));
-    if (key && key !== state.current) openEndpoint(key, false);
+    const key = hashKey();
+    if (!key || key === state.current) return;
+    if (state.endpoints.some((ep) => keyOf(ep) === key)) {
+      openEndpoint(key, false);
+    } else {
+      state.current = '';
+      showUnseen(key);
+    }
   });
 
   endSession('');
