@@ -53,6 +53,9 @@ type execution struct {
 	queue   string
 	in      process.Input
 	timeout time.Duration
+	// maxResultCells bounds the rows × result columns of the answer
+	// (Limits.MaxResultCells); 0 is no bound.
+	maxResultCells int
 
 	// background marks a job's execution. No client waits for it, so its
 	// timeout starts once it holds a slot, and it runs on the caller's
@@ -67,7 +70,9 @@ type execution struct {
 }
 
 // execute runs x and returns the process's result, checked to have one row
-// per input row, or the error that ended it: the queue's ([ErrQueueFull],
+// per input row and no more result cells than x allows, or the error that
+// ended it: a 413 too_many_result_cells (before the process runs when it
+// declares its result columns), the queue's ([ErrQueueFull],
 // [ErrNoQueue]), the context's when the deadline passed or req ended (even
 // if the process then succeeded), a [*problem.Error] the process composed, or an
 // internal error for anything else the process did.
@@ -79,6 +84,9 @@ type execution struct {
 // req ends; one that does not heed its context keeps its slot until it
 // returns.
 func (e *engine) execute(req context.Context, x *execution) (wire.Result, error) {
+	if err := x.admitResult(x.in.Table.Rows()); err != nil {
+		return wire.Result{}, err
+	}
 	if x.background {
 		slot, err := e.queues.acquire(req, nil, x.queue)
 		if err != nil {
@@ -107,6 +115,16 @@ func (e *engine) execute(req context.Context, x *execution) (wire.Result, error)
 		return e.run(ctx, slot, x)
 	}
 	return e.await(req, ctx, slot, x)
+}
+
+// admitResult refuses, before x runs, an answer whose rows × the result
+// columns x's process declares would pass x's bound. A process that
+// declares none is checked on its result (see run).
+func (x *execution) admitResult(rows int) error {
+	if x.maxResultCells <= 0 {
+		return nil
+	}
+	return wire.AdmitResult(rows, len(x.process.Output), x.maxResultCells)
 }
 
 // begin calls x.started, if any, on the slot x holds.
@@ -150,6 +168,11 @@ func (e *engine) run(ctx context.Context, slot *Slot, x *execution) (result wire
 		if cerr := wire.CheckResult(x.in.Table.Rows(), result.Whole); cerr != nil {
 			err = fmt.Errorf("scoring: process %q: %w", name, cerr)
 		}
+	}
+	if err == nil && x.maxResultCells > 0 {
+		// What a process declared is checked before it ran; what it
+		// returns, declared or not, is checked before it is encoded.
+		err = wire.AdmitResult(x.in.Table.Rows(), result.Columns(), x.maxResultCells)
 	}
 	return result, err
 }

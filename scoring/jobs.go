@@ -371,6 +371,9 @@ func (j *Jobs) Submit(ctx context.Context, spec JobSpec) (jobs.Job, error) {
 	if err := req.Conform(x.process.Input); err != nil {
 		return jobs.Job{}, err
 	}
+	if err := x.admitResult(req.Table.Rows()); err != nil {
+		return jobs.Job{}, err
+	}
 	spec.Input.Table = req.Table
 	queues := j.engine.queues
 	if st, ok := queues.Stat(x.queue); ok && st.Waiting >= st.MaxWaiting && (st.Waiting > 0 || st.Running >= st.MaxConcurrent) {
@@ -511,6 +514,7 @@ func (j *Jobs) resolve(spec JobSpec) (*execution, error) {
 			"no execution queue named %q is defined", x.queue).At("/queueName")
 	}
 	x.background = true
+	x.maxResultCells = j.lim.MaxResultCells
 	return &x, nil
 }
 

@@ -13,6 +13,8 @@ const (
 	DefaultMaxRows      = 1_000_000
 	DefaultMaxColumns   = 10_000
 	DefaultMaxCells     = 10_000_000
+	// DefaultMaxResultCells is the default of [Limits.MaxResultCells].
+	DefaultMaxResultCells = 2_000_000
 )
 
 // Limits bound what one scoring request may hold. A zero field means its
@@ -30,6 +32,29 @@ type Limits struct {
 	// sees a dense table, so rows that each bring new keys would otherwise
 	// turn a small body into a large table.
 	MaxCells int
+	// MaxResultCells bounds rows × result columns, the values the process
+	// adds to the answer (default 2,000,000). The other limits count what
+	// a request brings; this one counts what it makes the server build:
+	// a model with many classes answers one column per class, so that a
+	// small request would otherwise make a huge answer. It counts the
+	// result columns only: the echoed input values are bounded by
+	// MaxCells and their bytes by the body's, as they are echoed as sent.
+	// A result column that replaces an input column counts as a result
+	// column.
+	//
+	// The check comes before the process runs, from the result columns
+	// its catalog entry declares ([process.ProcessInfo].Output, which a
+	// model's schema fills); a process that declares none is checked on
+	// what it returns, before anything of the answer is encoded. Either
+	// way the answer is 413 too_many_result_cells naming the rows, the
+	// result columns and the limit.
+	//
+	// The default lets through 500,000 rows of a binary classifier
+	// (3 result columns) or 20,000 rows of a 100-class one, and refuses
+	// 2,000 rows of a 1,000-class one: a request of a few hundred KiB
+	// that would make an answer of about 80 MB and hold some 16 bytes of
+	// results a cell, times the requests at once.
+	MaxResultCells int
 }
 
 // resolve returns l with defaults filled in, or an error for a negative or
@@ -38,7 +63,7 @@ func (l Limits) resolve() (Limits, error) {
 	switch {
 	case l.MaxBodyBytes < 0 || l.MaxBodyBytes > wire.MaxBodyLimit:
 		return l, fmt.Errorf("scoring: Limits.MaxBodyBytes %d is out of range (0 to %d)", l.MaxBodyBytes, int64(wire.MaxBodyLimit))
-	case l.MaxRows < 0, l.MaxColumns < 0, l.MaxCells < 0:
+	case l.MaxRows < 0, l.MaxColumns < 0, l.MaxCells < 0, l.MaxResultCells < 0:
 		return l, errors.New("scoring: Limits fields must not be negative")
 	case l.MaxRows > wire.MaxRowsLimit:
 		return l, fmt.Errorf("scoring: Limits.MaxRows %d is out of range (at most %d)", l.MaxRows, wire.MaxRowsLimit)
@@ -54,6 +79,9 @@ func (l Limits) resolve() (Limits, error) {
 	}
 	if l.MaxCells == 0 {
 		l.MaxCells = DefaultMaxCells
+	}
+	if l.MaxResultCells == 0 {
+		l.MaxResultCells = DefaultMaxResultCells
 	}
 	return l, nil
 }

@@ -19,6 +19,14 @@ type Result struct {
 	Parts []*process.Table
 }
 
+// Columns returns the number of result columns r holds.
+func (r Result) Columns() int {
+	if r.Parts != nil {
+		return r.Parts[0].NumColumns()
+	}
+	return r.Whole.NumColumns()
+}
+
 // AppendResponse appends to dst the response body for req scored as result:
 // {"data":[...]} with one object per input row, in input order. Each object
 // holds the keys its row had, in the order the columns first appeared in the

@@ -26,6 +26,8 @@ type Limits struct {
 	MaxColumns int
 	// MaxCells bounds rows × columns.
 	MaxCells int
+	// MaxResultCells bounds rows × result columns of the answer.
+	MaxResultCells int
 }
 
 // Admit checks r, perhaps decoded under other limits, against lim, with
@@ -41,6 +43,17 @@ func (r *Request) Admit(lim Limits) error {
 		return tooLarge(problem.TooManyColumns, "the request has more than %d columns", lim.MaxColumns)
 	case cols > 0 && rows > lim.MaxCells/cols:
 		return tooLarge(problem.TooManyCells, "the request has more than %d cells (rows × columns)", lim.MaxCells)
+	}
+	return nil
+}
+
+// AdmitResult checks an answer of rows rows and cols result columns
+// against maxCells, the limit of [Limits.MaxResultCells]: a 413
+// too_many_result_cells naming the figures when it holds more.
+func AdmitResult(rows, cols, maxCells int) error {
+	if cols > 0 && rows > maxCells/cols {
+		return tooLarge(problem.TooManyResultCells,
+			"the answer would hold %d rows × %d result columns, more than the limit of %d result cells", rows, cols, maxCells)
 	}
 	return nil
 }
