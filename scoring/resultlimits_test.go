@@ -8,7 +8,13 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
+	"github.com/scorehub/scorehub/internal/httperr"
+	"github.com/scorehub/scorehub/internal/testutil"
+	"github.com/scorehub/scorehub/problem"
+	"github.com/scorehub/scorehub/registry"
+	"github.com/scorehub/scorehub/registry/jobs"
 	"github.com/scorehub/scorehub/registry/process"
 	"github.com/scorehub/scorehub/scoring"
 )
@@ -82,6 +88,90 @@ func TestResultCellsLimit(t *testing.T) {
 		f := newFixture(t, scoring.Config{Limits: scoring.Limits{MaxResultCells: 4}}, declared)
 		if w := f.post("classes", "", manyRows(1)); errorOf(t, w).Type != "too_many_result_cells" {
 			t.Errorf("one row of %d result columns under a limit of 4: %d %.200s", classes+1, w.Code, w.Body)
+		}
+	})
+}
+
+// TestJobResultLimits replays the request as a job: a job whose answer
+// would hold too many result cells, or whose result could not fit its
+// owner's quota or the store's, is refused when it is submitted, before
+// anything is stored or run, rather than ending ERROR after it ran.
+func TestJobResultLimits(t *testing.T) {
+	const classes = 1000
+	lm := manyClassModel(t, classes)
+	var calls atomic.Int64
+	info := lm.ProcessInfo("classes")
+	inner := info.Process
+	info.Process = process.ProcessFunc(func(ctx context.Context, in process.Input) (*process.Table, error) {
+		calls.Add(1)
+		return inner.Score(ctx, in)
+	})
+	f := newFixture(t, scoring.Config{}, info)
+	store := jobs.NewMemStore(registry.StoreOptions{})
+	t.Cleanup(func() { store.Close() })
+	const ownerQuota, totalQuota = 1 << 20, 4 << 20
+	runner, err := scoring.NewJobs(scoring.JobsConfig{Registry: f.reg, Queues: f.h.Queues(), Store: store,
+		MaxOwnerResultBytes: ownerQuota, MaxResultBytes: totalQuota})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { runner.Close() })
+	endpoint := &process.EndpointRef{Group: registry.DefaultGroup, Path: "demo", Alias: "classes"}
+	ann := scoring.Caller{Subject: "ann"}
+	submit := func(c scoring.Caller, rows int) (jobs.Job, error) {
+		t.Helper()
+		req, err := scoring.Decode(strings.NewReader(manyRows(rows)), runner.Limits())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return runner.Submit(context.Background(), scoring.JobSpec{Caller: c, Endpoint: endpoint, Input: req})
+	}
+
+	tests := []struct {
+		name    string
+		caller  scoring.Caller
+		rows    int
+		status  int
+		typ     problem.Code
+		figures []string
+	}{
+		{"result cells", asAdmin, 3000, 413, problem.TooManyResultCells,
+			[]string{"3000 rows", "1001 result columns", strconv.Itoa(scoring.DefaultMaxResultCells)}},
+		{"owner's quota", ann, 200, 429, problem.JobQuotaExceeded, []string{strconv.Itoa(ownerQuota)}},
+		{"store's room", asAdmin, 1000, 507, problem.StorageFull, []string{strconv.Itoa(totalQuota)}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := submit(tc.caller, tc.rows)
+			e := httperr.From(err)
+			if err == nil || e.Status != tc.status || e.Code != tc.typ {
+				t.Fatalf("a job of %d rows to a %d-class model: %v, want %d %s", tc.rows, classes, err, tc.status, tc.typ)
+			}
+			for _, figure := range tc.figures {
+				if !strings.Contains(e.Message, figure) {
+					t.Errorf("message %q does not name %q", e.Message, figure)
+				}
+			}
+		})
+	}
+	if list, n, err := runner.List(context.Background(), asAdmin, jobs.Filter{}); err != nil || n != 0 {
+		t.Errorf("refused jobs were stored: %d (%v, %v)", n, list, err)
+	}
+	if n := calls.Load(); n != 0 {
+		t.Errorf("the model ran %d times for refused jobs", n)
+	}
+
+	t.Run("within the quota", func(t *testing.T) {
+		j, err := submit(ann, 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		testutil.Eventually(t, 15*time.Second, "the job ended", func() bool {
+			j, err = runner.Job(context.Background(), ann, j.ID)
+			return err == nil && j.State.Final()
+		})
+		if j.State != jobs.StateFinished {
+			t.Fatalf("job ended %s (%+v)", j.State, j.Error)
 		}
 	})
 }
