@@ -28,6 +28,7 @@ const (
 	DefaultMaxBodyBytes    = scoring.DefaultMaxBodyBytes
 	DefaultMaxRows         = scoring.DefaultMaxRows
 	DefaultMaxColumns      = scoring.DefaultMaxColumns
+	DefaultMaxResultCells  = scoring.DefaultMaxResultCells
 	DefaultMaxJobBodyBytes = 8 << 20
 	DefaultTimeout         = scoring.DefaultTimeout
 	DefaultJobRetention    = scoring.DefaultJobRetention
@@ -128,6 +129,15 @@ type Config struct {
 	MaxBodyBytes int64
 	MaxRows      int
 	MaxColumns   int
+
+	// MaxResultCells bounds rows × result columns of a scoring answer and
+	// of a job's result: what a request makes the server build, which a
+	// model of many classes makes far larger than the request. Past it the
+	// request or job is answered 413 too_many_result_cells, before the
+	// process runs when it declares its result columns (models do). Zero
+	// means [DefaultMaxResultCells] (2,000,000; see
+	// scoring.Limits.MaxResultCells).
+	MaxResultCells int
 
 	// MaxJobBodyBytes bounds a job's body, which is kept until the job
 	// ends. Zero means [DefaultMaxJobBodyBytes], 8 MiB.
@@ -377,8 +387,11 @@ func (c Config) withDefaults() (Config, storeKind, error) {
 	if c.MaxColumns == 0 {
 		c.MaxColumns = DefaultMaxColumns
 	}
-	if c.MaxRows < 0 || c.MaxColumns < 0 {
-		return c, 0, errors.New("scorehub: Config.MaxRows and MaxColumns must not be negative")
+	if c.MaxResultCells == 0 {
+		c.MaxResultCells = DefaultMaxResultCells
+	}
+	if c.MaxRows < 0 || c.MaxColumns < 0 || c.MaxResultCells < 0 {
+		return c, 0, errors.New("scorehub: Config.MaxRows, MaxColumns and MaxResultCells must not be negative")
 	}
 	if c.Timeout == 0 {
 		c.Timeout = DefaultTimeout

@@ -3,12 +3,16 @@ package main
 import (
 	"bytes"
 	"io"
+	"net/http"
+	"net/http/httptest"
 	"net/netip"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/scorehub/scorehub"
 )
 
 func TestConfigFlagsAndEnvironment(t *testing.T) {
@@ -216,5 +220,47 @@ func TestMaxModelBytesFlag(t *testing.T) {
 	}
 	if _, err := parseConfig([]string{"-max-model-bytes", "0"}, func(string) string { return "" }, io.Discard); err == nil {
 		t.Error("-max-model-bytes 0 was accepted, want an error")
+	}
+}
+
+// TestMaxResultCellsFlag: -max-result-cells (or SCOREHUB_MAX_RESULT_CELLS)
+// bounds rows × result columns of an answer: two rows of the iris demo,
+// four result columns each, pass a limit of 7 and are refused with 413
+// before the model runs, while one row is answered.
+func TestMaxResultCellsFlag(t *testing.T) {
+	c, err := parseConfig(nil, func(k string) string {
+		if k == "SCOREHUB_MAX_RESULT_CELLS" {
+			return "7"
+		}
+		return ""
+	}, io.Discard)
+	if err != nil || c.MaxResultCells != 7 {
+		t.Fatalf("SCOREHUB_MAX_RESULT_CELLS=7 gave %d (%v)", c.MaxResultCells, err)
+	}
+	if c, _ := parseConfig(nil, func(string) string { return "" }, io.Discard); c.MaxResultCells != scorehub.DefaultMaxResultCells {
+		t.Errorf("default -max-result-cells %d, want %d", c.MaxResultCells, scorehub.DefaultMaxResultCells)
+	}
+	if _, err := parseConfig([]string{"-max-result-cells", "0"}, func(string) string { return "" }, io.Discard); err == nil {
+		t.Error("-max-result-cells 0 was accepted, want an error")
+	}
+
+	srv := newTestServer(t, t.TempDir(), "-max-result-cells", "7")
+	defer srv.Close()
+	row := `{"sepal_length":5.1,"sepal_width":3.5,"petal_length":1.4,"petal_width":0.2}`
+	for _, tc := range []struct {
+		body   string
+		status int
+		want   string
+	}{
+		{`{"data":[` + row + `]}`, http.StatusOK, "setosa"},
+		{`{"data":[` + row + `,` + row + `]}`, http.StatusRequestEntityTooLarge, `"too_many_result_cells"`},
+	} {
+		r := httptest.NewRequest(http.MethodPost, "/webapi/DEFAULT/api/v1/services/iris/classify", strings.NewReader(tc.body))
+		r.Header.Set("Content-Type", "application/json")
+		w := httptest.NewRecorder()
+		srv.handler.ServeHTTP(w, r)
+		if w.Code != tc.status || !strings.Contains(w.Body.String(), tc.want) {
+			t.Errorf("%s: %d %s, want %d with %s", tc.body, w.Code, w.Body, tc.status, tc.want)
+		}
 	}
 }
