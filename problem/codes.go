@@ -43,6 +43,7 @@ const (
 	TooManyColumns     Code = "too_many_columns"
 	TooManyCells       Code = "too_many_cells"
 	TooManyResultCells Code = "too_many_result_cells"
+	ResponseTooLarge   Code = "response_too_large"
 	InvalidReference   Code = "invalid_reference"
 	PreconditionFailed Code = "precondition_failed"
 )

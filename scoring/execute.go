@@ -53,9 +53,11 @@ type execution struct {
 	queue   string
 	in      process.Input
 	timeout time.Duration
-	// maxResultCells bounds the rows × result columns of the answer
-	// (Limits.MaxResultCells); 0 is no bound.
-	maxResultCells int
+	// maxResultCells and maxResponseBytes bound the rows × result columns
+	// of the answer and the bytes they add to it (Limits.MaxResultCells,
+	// Limits.MaxResponseBytes); 0 is no bound.
+	maxResultCells   int
+	maxResponseBytes int64
 
 	// background marks a job's execution. No client waits for it, so its
 	// timeout starts once it holds a slot, and it runs on the caller's
@@ -71,8 +73,8 @@ type execution struct {
 
 // execute runs x and returns the process's result, checked to have one row
 // per input row and no more result cells than x allows, or the error that
-// ended it: a 413 too_many_result_cells (before the process runs when it
-// declares its result columns), the queue's ([ErrQueueFull],
+// ended it: a 413 too_many_result_cells or response_too_large (before the
+// process runs when it declares its result columns), the queue's ([ErrQueueFull],
 // [ErrNoQueue]), the context's when the deadline passed or req ended (even
 // if the process then succeeded), a [*problem.Error] the process composed, or an
 // internal error for anything else the process did.
@@ -118,13 +120,27 @@ func (e *engine) execute(req context.Context, x *execution) (wire.Result, error)
 }
 
 // admitResult refuses, before x runs, an answer whose rows × the result
-// columns x's process declares would pass x's bound. A process that
+// columns x's process declares would pass x's bounds. A process that
 // declares none is checked on its result (see run).
 func (x *execution) admitResult(rows int) error {
-	if x.maxResultCells <= 0 {
-		return nil
+	names := 0
+	for _, c := range x.process.Output {
+		names += len(c.Name)
 	}
-	return wire.AdmitResult(rows, len(x.process.Output), x.maxResultCells)
+	return wire.AdmitResult(rows, len(x.process.Output), names, x.maxResultCells, x.maxResponseBytes)
+}
+
+// admitResultOf is admitResult for the result x's process returned.
+func (x *execution) admitResultOf(rows int, result wire.Result) error {
+	t := result.Whole
+	if result.Parts != nil {
+		t = result.Parts[0] // every part has the same columns
+	}
+	names := 0
+	for i := range t.NumColumns() {
+		names += len(t.Column(i).Name)
+	}
+	return wire.AdmitResult(rows, t.NumColumns(), names, x.maxResultCells, x.maxResponseBytes)
 }
 
 // begin calls x.started, if any, on the slot x holds.
@@ -169,10 +185,10 @@ func (e *engine) run(ctx context.Context, slot *Slot, x *execution) (result wire
 			err = fmt.Errorf("scoring: process %q: %w", name, cerr)
 		}
 	}
-	if err == nil && x.maxResultCells > 0 {
+	if err == nil {
 		// What a process declared is checked before it ran; what it
 		// returns, declared or not, is checked before it is encoded.
-		err = wire.AdmitResult(x.in.Table.Rows(), result.Columns(), x.maxResultCells)
+		err = x.admitResultOf(x.in.Table.Rows(), result)
 	}
 	return result, err
 }

@@ -342,7 +342,7 @@ func (h *Handler) endpoint(r *http.Request, o *observation, group, path, alias s
 	}
 	o.resolved(&target)
 	x := endpointExecution(&target, h.defaultTimeout)
-	x.maxResultCells = h.lim.MaxResultCells
+	x.maxResultCells, x.maxResponseBytes = h.lim.MaxResultCells, h.lim.MaxResponseBytes
 	return x, nil
 }
 

@@ -533,7 +533,7 @@ func (j *Jobs) resolve(spec JobSpec) (*execution, error) {
 			"no execution queue named %q is defined", x.queue).At("/queueName")
 	}
 	x.background = true
-	x.maxResultCells = j.lim.MaxResultCells
+	x.maxResultCells, x.maxResponseBytes = j.lim.MaxResultCells, j.lim.MaxResponseBytes
 	return &x, nil
 }
 

@@ -15,6 +15,8 @@ const (
 	DefaultMaxCells     = 10_000_000
 	// DefaultMaxResultCells is the default of [Limits.MaxResultCells].
 	DefaultMaxResultCells = 2_000_000
+	// DefaultMaxResponseBytes is the default of [Limits.MaxResponseBytes].
+	DefaultMaxResponseBytes = 128 << 20
 )
 
 // Limits bound what one scoring request may hold. A zero field means its
@@ -55,6 +57,24 @@ type Limits struct {
 	// that would make an answer of about 80 MB and hold some 16 bytes of
 	// results a cell, times the requests at once.
 	MaxResultCells int
+	// MaxResponseBytes bounds the bytes of the answer (default 128 MiB).
+	// MaxResultCells bounds the result values, but not the result
+	// columns' names, which every row repeats: a model whose classes have
+	// long names makes a long answer of few cells. The bytes are judged
+	// when MaxResultCells is, by a lower bound: in every row, each result
+	// column's name in quotes, a colon and a value of one byte, which the
+	// answer holds whatever else it does. So no answer is refused that
+	// would be within the limit, and one let through is longer only by
+	// its echoed input (bounded by the body) and its values beyond one
+	// byte (at most 24 more a number, and its text). The answer is 413
+	// response_too_large naming the bound, the rows, the result columns
+	// and the limit.
+	//
+	// The default is above the bound of the answers MaxResultCells lets
+	// through when names are of ordinary length (2,000,000 cells of names
+	// of 60 bytes), and refuses 1,000 rows to a model of 1,000 classes
+	// named in 200 bytes each, which would otherwise answer some 220 MB.
+	MaxResponseBytes int64
 }
 
 // resolve returns l with defaults filled in, or an error for a negative or
@@ -63,7 +83,7 @@ func (l Limits) resolve() (Limits, error) {
 	switch {
 	case l.MaxBodyBytes < 0 || l.MaxBodyBytes > wire.MaxBodyLimit:
 		return l, fmt.Errorf("scoring: Limits.MaxBodyBytes %d is out of range (0 to %d)", l.MaxBodyBytes, int64(wire.MaxBodyLimit))
-	case l.MaxRows < 0, l.MaxColumns < 0, l.MaxCells < 0, l.MaxResultCells < 0:
+	case l.MaxRows < 0, l.MaxColumns < 0, l.MaxCells < 0, l.MaxResultCells < 0, l.MaxResponseBytes < 0:
 		return l, errors.New("scoring: Limits fields must not be negative")
 	case l.MaxRows > wire.MaxRowsLimit:
 		return l, fmt.Errorf("scoring: Limits.MaxRows %d is out of range (at most %d)", l.MaxRows, wire.MaxRowsLimit)
@@ -82,6 +102,9 @@ func (l Limits) resolve() (Limits, error) {
 	}
 	if l.MaxResultCells == 0 {
 		l.MaxResultCells = DefaultMaxResultCells
+	}
+	if l.MaxResponseBytes == 0 {
+		l.MaxResponseBytes = DefaultMaxResponseBytes
 	}
 	return l, nil
 }

@@ -11,11 +11,13 @@ import (
 	"time"
 
 	"github.com/scorehub/scorehub/internal/httperr"
+	"github.com/scorehub/scorehub/internal/modeltest"
 	"github.com/scorehub/scorehub/internal/testutil"
 	"github.com/scorehub/scorehub/problem"
 	"github.com/scorehub/scorehub/registry"
 	"github.com/scorehub/scorehub/registry/jobs"
 	"github.com/scorehub/scorehub/registry/process"
+	"github.com/scorehub/scorehub/registry/xgboost"
 	"github.com/scorehub/scorehub/scoring"
 )
 
@@ -172,6 +174,64 @@ func TestJobResultLimits(t *testing.T) {
 		})
 		if j.State != jobs.StateFinished {
 			t.Fatalf("job ended %s (%+v)", j.State, j.Error)
+		}
+	})
+}
+
+// TestResponseBytesLimit replays a request to a model whose classes have
+// long names: few result cells, but names every row repeats. The answer is
+// refused with 413 response_too_large naming the figures, before the
+// model runs when it declares its result columns, before anything is
+// encoded when it does not.
+func TestResponseBytesLimit(t *testing.T) {
+	const classes, rows = 1000, 1000
+	names := make([]string, classes)
+	for i := range names {
+		names[i] = fmt.Sprintf("%04d-%s", i, strings.Repeat("n", 195))
+	}
+	lm, err := xgboost.Format{}.Load(modeltest.XGBoostClasses(classes), process.ModelMetadata{Classes: names})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var declaredCalls, undeclaredCalls atomic.Int64
+	declared := lm.ProcessInfo("long")
+	inner := declared.Process
+	declared.Process = process.ProcessFunc(func(ctx context.Context, in process.Input) (*process.Table, error) {
+		declaredCalls.Add(1)
+		return inner.Score(ctx, in)
+	})
+	undeclared := process.ProcessInfo{Name: "longer", Process: process.ProcessFunc(func(ctx context.Context, in process.Input) (*process.Table, error) {
+		undeclaredCalls.Add(1)
+		return inner.Score(ctx, in)
+	})}
+	f := newFixture(t, scoring.Config{}, declared, undeclared)
+	if rows*(classes+1) > scoring.DefaultMaxResultCells {
+		t.Fatalf("the request passes the result cell limit too; it must pass only the byte limit")
+	}
+	for _, tc := range []struct {
+		alias string
+		calls *atomic.Int64
+		want  int64
+	}{{"long", &declaredCalls, 0}, {"longer", &undeclaredCalls, 1}} {
+		t.Run(tc.alias, func(t *testing.T) {
+			w := f.post(tc.alias, "", manyRows(rows))
+			got := errorOf(t, w)
+			if got.Status != 413 || got.Type != "response_too_large" {
+				t.Fatalf("%d rows to a model of %d long class names: %d %.200s, want 413 response_too_large", rows, classes, w.Code, w.Body)
+			}
+			for _, figure := range []string{"1000 rows", "1001 result columns", strconv.Itoa(scoring.DefaultMaxResponseBytes) + " bytes"} {
+				if !strings.Contains(got.Message, figure) {
+					t.Errorf("message %q does not name %q", got.Message, figure)
+				}
+			}
+			if n := tc.calls.Load(); n != tc.want {
+				t.Errorf("the process ran %d times, want %d", n, tc.want)
+			}
+		})
+	}
+	t.Run("within the limit", func(t *testing.T) {
+		if w := f.post("long", "", manyRows(100)); w.Code != 200 {
+			t.Errorf("100 rows: %d %.200s", w.Code, w.Body)
 		}
 	})
 }

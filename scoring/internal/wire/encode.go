@@ -19,14 +19,6 @@ type Result struct {
 	Parts []*process.Table
 }
 
-// Columns returns the number of result columns r holds.
-func (r Result) Columns() int {
-	if r.Parts != nil {
-		return r.Parts[0].NumColumns()
-	}
-	return r.Whole.NumColumns()
-}
-
 // MinResponseBytes returns a lower bound of the bytes of r's response
 // when its result holds the columns outputs, whatever else it holds: the
 // brackets and braces, and for every input key of every row and every

@@ -115,6 +115,13 @@ func TestAppendResponse(t *testing.T) {
 			for i := range result.NumColumns() {
 				outputs = append(outputs, process.ColumnSpec{Name: result.Column(i).Name, Kind: result.Column(i).Kind})
 			}
+			names := 0
+			for _, c := range outputs {
+				names += len(c.Name)
+			}
+			if min := wire.MinResultBytes(req.Table.Rows(), len(outputs), names); min > int64(len(got)) {
+				t.Errorf("MinResultBytes = %d, answer %d bytes", min, len(got))
+			}
 			for _, declared := range [][]process.ColumnSpec{nil, outputs} {
 				if min := req.MinResponseBytes(declared); min > int64(len(got)) || min <= 0 {
 					t.Errorf("MinResponseBytes(%d columns) = %d, answer %d bytes", len(declared), min, len(got))
