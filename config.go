@@ -36,6 +36,10 @@ const (
 	DefaultKeyRotation     = 30 * 24 * time.Hour
 )
 
+// DefaultMaxResponseBytes is the default of [Config.MaxResponseBytes],
+// scoring's.
+const DefaultMaxResponseBytes = scoring.DefaultMaxResponseBytes
+
 // Config configures a [Service]. Its zero value, with AdminPassword set, is
 // a working service that keeps its state in memory: every field says what
 // its zero value means. [New] refuses a combination that is unsafe or
@@ -138,6 +142,12 @@ type Config struct {
 	// means [DefaultMaxResultCells] (2,000,000; see
 	// scoring.Limits.MaxResultCells).
 	MaxResultCells int
+	// MaxResponseBytes bounds the bytes of a scoring answer and of a job's
+	// result, judged when MaxResultCells is by a lower bound that counts
+	// the result columns' names in every row: past it the answer is 413
+	// response_too_large. Zero means [DefaultMaxResponseBytes] (128 MiB;
+	// see scoring.Limits.MaxResponseBytes).
+	MaxResponseBytes int64
 
 	// MaxJobBodyBytes bounds a job's body, which is kept until the job
 	// ends. Zero means [DefaultMaxJobBodyBytes], 8 MiB.
@@ -373,6 +383,7 @@ func (c Config) withDefaults() (Config, storeKind, error) {
 		{"MaxBodyBytes", &c.MaxBodyBytes, DefaultMaxBodyBytes},
 		{"MaxJobBodyBytes", &c.MaxJobBodyBytes, DefaultMaxJobBodyBytes},
 		{"MaxModelBytes", &c.MaxModelBytes, management.DefaultMaxModelBytes},
+		{"MaxResponseBytes", &c.MaxResponseBytes, DefaultMaxResponseBytes},
 	} {
 		if *d.v == 0 {
 			*d.v = d.def

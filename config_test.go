@@ -35,6 +35,7 @@ func TestConfigRefusesWhatIsUnsafe(t *testing.T) {
 		{"keys rotated faster than tokens live", Config{AdminPassword: pw, TokenValidity: time.Hour, KeyRotation: time.Minute}, "KeyRotation"},
 		{"a negative body limit", Config{AdminPassword: pw, MaxBodyBytes: -1}, "MaxBodyBytes"},
 		{"a negative result cell limit", Config{AdminPassword: pw, MaxResultCells: -1}, "MaxResultCells"},
+		{"a negative answer byte limit", Config{AdminPassword: pw, MaxResponseBytes: -1}, "MaxResponseBytes"},
 		{"metrics apart but off", Config{AdminPassword: pw, MetricsOff: true, MetricsApart: true}, "MetricsApart"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
@@ -55,7 +56,7 @@ func TestConfigDefaults(t *testing.T) {
 	}
 	if kind != inMemory || c.Prefix != DefaultPrefix || c.MaxBodyBytes != DefaultMaxBodyBytes || c.TokenValidity != DefaultTokenValidity ||
 		c.KeyRotation != DefaultKeyRotation || c.Timeout != DefaultTimeout || len(c.Formats) != 3 || c.Logger == nil ||
-		c.MaxResultCells != DefaultMaxResultCells {
+		c.MaxResultCells != DefaultMaxResultCells || c.MaxResponseBytes != DefaultMaxResponseBytes {
 		t.Errorf("defaults: %+v", c)
 	}
 	if c, _, err := (Config{AdminPassword: "pw", Prefix: "ml/v1/"}).withDefaults(); err != nil || c.Prefix != "/ml/v1" {

@@ -347,8 +347,8 @@ func (j *Jobs) Limits() Limits { return j.lim }
 // invalid_request without rows or without exactly one of process and
 // endpoint, 401 or 403 when the caller may not run it, 422 invalid_reference for an unknown process,
 // endpoint or queue, 404 endpoint_disabled, 413 for rows beyond the
-// runner's Limits (too_many_result_cells for rows × the result columns
-// the process declares), 400 schema_mismatch for rows the process's schema does
+// runner's Limits (too_many_result_cells or response_too_large for rows
+// × the result columns the process declares), 400 schema_mismatch for rows the process's schema does
 // not accept, 503 queue_full when the queue's waiting list is full (no job
 // is then stored), 503 unavailable once Shutdown has begun. A caller who is
 // not an administrator gets 429 job_quota_exceeded with as many jobs

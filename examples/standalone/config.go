@@ -44,8 +44,10 @@ type config struct {
 	Grace      time.Duration
 
 	// MaxResultCells bounds rows × result columns of an answer or a job's
-	// result (scorehub Config.MaxResultCells).
-	MaxResultCells int
+	// result, MaxResponseBytes its bytes (scorehub Config.MaxResultCells,
+	// Config.MaxResponseBytes).
+	MaxResultCells   int
+	MaxResponseBytes int64
 
 	// MaxModelBytes bounds a model upload's body (management
 	// Config.MaxModelBytes).
@@ -138,7 +140,8 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 		Timeout:    scorehub.DefaultTimeout,
 		Grace:      30 * time.Second,
 
-		MaxResultCells: scorehub.DefaultMaxResultCells,
+		MaxResultCells:   scorehub.DefaultMaxResultCells,
+		MaxResponseBytes: scorehub.DefaultMaxResponseBytes,
 
 		MaxModelBytes: management.DefaultMaxModelBytes,
 
@@ -172,6 +175,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	fs.IntVar(&c.MaxRows, "max-rows", c.MaxRows, "most rows in one request (SCOREHUB_MAX_ROWS)")
 	fs.IntVar(&c.MaxColumns, "max-columns", c.MaxColumns, "most columns in one request (SCOREHUB_MAX_COLUMNS)")
 	fs.IntVar(&c.MaxResultCells, "max-result-cells", c.MaxResultCells, "most rows × result columns in one answer or job result, such as rows × classes of a classifier (SCOREHUB_MAX_RESULT_CELLS)")
+	fs.Int64Var(&c.MaxResponseBytes, "max-response-bytes", c.MaxResponseBytes, "largest answer or job result in bytes, judged before the process runs by the result columns' names in every row (SCOREHUB_MAX_RESPONSE_BYTES)")
 	fs.Int64Var(&c.MaxJobBody, "max-job-body", c.MaxJobBody, "largest job body in bytes (SCOREHUB_MAX_JOB_BODY)")
 	fs.Int64Var(&c.MaxModelBytes, "max-model-bytes", c.MaxModelBytes, "largest model upload in bytes (SCOREHUB_MAX_MODEL_BYTES)")
 	fs.DurationVar(&c.Timeout, "timeout", c.Timeout, "default execution timeout (SCOREHUB_TIMEOUT)")
@@ -208,6 +212,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 		{"SCOREHUB_STORE", "store"}, {"SCOREHUB_REPLICA", "replica"}, {"SCOREHUB_JOB_LEASE", "job-lease"},
 		{"SCOREHUB_MAX_BODY", "max-body"}, {"SCOREHUB_MAX_ROWS", "max-rows"},
 		{"SCOREHUB_MAX_COLUMNS", "max-columns"}, {"SCOREHUB_MAX_RESULT_CELLS", "max-result-cells"},
+		{"SCOREHUB_MAX_RESPONSE_BYTES", "max-response-bytes"},
 		{"SCOREHUB_TIMEOUT", "timeout"}, {"SCOREHUB_GRACE", "grace"},
 		{"SCOREHUB_MAX_JOB_BODY", "max-job-body"}, {"SCOREHUB_MAX_MODEL_BYTES", "max-model-bytes"},
 		{"SCOREHUB_JOB_RETENTION", "job-retention"},
@@ -253,7 +258,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	for _, n := range []struct {
 		name string
 		v    int64
-	}{{"max-body", c.MaxBody}, {"max-rows", int64(c.MaxRows)}, {"max-columns", int64(c.MaxColumns)}, {"max-result-cells", int64(c.MaxResultCells)}, {"max-job-body", c.MaxJobBody}, {"max-model-bytes", c.MaxModelBytes}} {
+	}{{"max-body", c.MaxBody}, {"max-rows", int64(c.MaxRows)}, {"max-columns", int64(c.MaxColumns)}, {"max-result-cells", int64(c.MaxResultCells)}, {"max-response-bytes", c.MaxResponseBytes}, {"max-job-body", c.MaxJobBody}, {"max-model-bytes", c.MaxModelBytes}} {
 		if n.v <= 0 {
 			return c, fmt.Errorf("-%s must be positive, not %s", n.name, strconv.FormatInt(n.v, 10))
 		}
@@ -391,6 +396,7 @@ func (c config) service(getenv func(string) string) (scorehub.Config, error) {
 		Timeout:         c.Timeout,
 		// The flag's 0 is "none", the Config's is "the default".
 		WriteProgressTimeout: cmp.Or(c.WriteProgressTimeout, -1),
+		MaxResponseBytes:     c.MaxResponseBytes,
 		JobRetention:         c.JobRetention,
 		CORSOrigins:          c.CORSOrigins,
 		TrustedProxies:       c.TrustedProxies,
