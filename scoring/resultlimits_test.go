@@ -95,7 +95,7 @@ func TestResultCellsLimit(t *testing.T) {
 }
 
 // TestJobResultLimits replays the request as a job: a job whose answer
-// would hold too many result cells, or whose result could not fit its
+// would hold too many result cells or bytes, or whose result could not fit its
 // owner's quota or the store's, is refused when it is submitted, before
 // anything is stored or run, rather than ending ERROR after it ran.
 func TestJobResultLimits(t *testing.T) {
@@ -162,6 +162,28 @@ func TestJobResultLimits(t *testing.T) {
 	if n := calls.Load(); n != 0 {
 		t.Errorf("the model ran %d times for refused jobs", n)
 	}
+
+	t.Run("answer bytes", func(t *testing.T) {
+		store := jobs.NewMemStore(registry.StoreOptions{})
+		t.Cleanup(func() { store.Close() })
+		small, err := scoring.NewJobs(scoring.JobsConfig{Registry: f.reg, Queues: f.h.Queues(), Store: store,
+			Limits: scoring.Limits{MaxResponseBytes: 64 << 10}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { small.Close() })
+		req, err := scoring.Decode(strings.NewReader(manyRows(10)), small.Limits())
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = small.Submit(context.Background(), scoring.JobSpec{Caller: asAdmin, Endpoint: endpoint, Input: req})
+		if e := httperr.From(err); err == nil || e.Status != 413 || e.Code != problem.ResponseTooLarge || !strings.Contains(e.Message, "65536 bytes") {
+			t.Errorf("a job of 10 rows of %d result columns under 64 KiB: %v, want 413 response_too_large", classes+1, err)
+		}
+		if n := calls.Load(); n != 0 {
+			t.Errorf("the model ran %d times", n)
+		}
+	})
 
 	t.Run("within the quota", func(t *testing.T) {
 		j, err := submit(ann, 10)
