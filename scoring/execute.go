@@ -54,8 +54,9 @@ type execution struct {
 	in      process.Input
 	timeout time.Duration
 	// maxResultCells and maxResponseBytes bound the rows × result columns
-	// of the answer and the bytes they add to it (Limits.MaxResultCells,
-	// Limits.MaxResponseBytes); 0 is no bound.
+	// of the answer and its bytes (Limits.MaxResultCells,
+	// Limits.MaxResponseBytes); 0 is no bound. execute hands them to the
+	// process in its input.
 	maxResultCells   int
 	maxResponseBytes int64
 
@@ -86,6 +87,7 @@ type execution struct {
 // req ends; one that does not heed its context keeps its slot until it
 // returns.
 func (e *engine) execute(req context.Context, x *execution) (wire.Result, error) {
+	x.in.Limits = x.resultLimits(x.in.Table.Rows())
 	if err := x.admitResult(x.in.Table.Rows()); err != nil {
 		return wire.Result{}, err
 	}
@@ -119,6 +121,11 @@ func (e *engine) execute(req context.Context, x *execution) (wire.Result, error)
 	return e.await(req, ctx, slot, x)
 }
 
+// resultLimits are x's bounds on an answer of rows rows.
+func (x *execution) resultLimits(rows int) process.ResultLimits {
+	return process.ResultLimits{Rows: rows, MaxCells: x.maxResultCells, MaxBytes: x.maxResponseBytes}
+}
+
 // admitResult refuses, before x runs, an answer whose rows × the result
 // columns x's process declares would pass x's bounds. A process that
 // declares none is checked on its result (see run).
@@ -127,7 +134,7 @@ func (x *execution) admitResult(rows int) error {
 	for _, c := range x.process.Output {
 		names += len(c.Name)
 	}
-	return wire.AdmitResult(rows, len(x.process.Output), names, x.maxResultCells, x.maxResponseBytes)
+	return x.resultLimits(rows).Check(len(x.process.Output), names)
 }
 
 // admitResultOf is admitResult for the result x's process returned.
@@ -140,7 +147,7 @@ func (x *execution) admitResultOf(rows int, result wire.Result) error {
 	for i := range t.NumColumns() {
 		names += len(t.Column(i).Name)
 	}
-	return wire.AdmitResult(rows, t.NumColumns(), names, x.maxResultCells, x.maxResponseBytes)
+	return x.resultLimits(rows).Check(t.NumColumns(), names)
 }
 
 // begin calls x.started, if any, on the slot x holds.

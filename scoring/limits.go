@@ -47,9 +47,11 @@ type Limits struct {
 	// The check comes before the process runs, from the result columns
 	// its catalog entry declares ([process.ProcessInfo].Output, which a
 	// model's schema fills); a process that declares none is checked on
-	// what it returns, before anything of the answer is encoded. Either
-	// way the answer is 413 too_many_result_cells naming the rows, the
-	// result columns and the limit.
+	// what it returns, before anything of the answer is encoded, and is
+	// told the limits ([process.Input].Limits) so that it can refuse
+	// before it builds a result past them. Either way the answer is 413
+	// too_many_result_cells naming the rows, the result columns and the
+	// limit.
 	//
 	// The default lets through 500,000 rows of a binary classifier
 	// (3 result columns) or 20,000 rows of a 100-class one, and refuses

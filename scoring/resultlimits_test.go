@@ -41,16 +41,32 @@ func TestResultCellsLimit(t *testing.T) {
 		wideCalls.Add(1)
 		return inner.Score(ctx, in)
 	})}
-	f := newFixture(t, scoring.Config{}, declared, wide)
+	// careful declares nothing either, but checks the columns it would
+	// answer against its input's limits before it builds them; it is
+	// scored in row ranges, each of which is held to the whole answer's.
+	var carefulBuilt atomic.Int64
+	careful := process.ProcessInfo{Name: "careful", RowWise: true, Process: process.ProcessFunc(func(ctx context.Context, in process.Input) (*process.Table, error) {
+		names := 0
+		for _, c := range declared.Output {
+			names += len(c.Name)
+		}
+		if err := in.Limits.Check(len(declared.Output), names); err != nil {
+			return nil, err
+		}
+		carefulBuilt.Add(1)
+		return inner.Score(ctx, in)
+	})}
+	f := newFixture(t, scoring.Config{}, declared, wide, careful)
 
 	tests := []struct {
 		alias string
 		rows  int
 		calls *atomic.Int64
-		want  int64 // calls of the process
+		want  int64 // calls of the process (of careful, results it built)
 	}{
 		{"classes", 3000, &declaredCalls, 0},
 		{"wide", 3000, &wideCalls, 1},
+		{"careful", 3000, &carefulBuilt, 0},
 	}
 	for _, tc := range tests {
 		t.Run(tc.alias, func(t *testing.T) {

@@ -119,7 +119,7 @@ func TestAppendResponse(t *testing.T) {
 			for _, c := range outputs {
 				names += len(c.Name)
 			}
-			if min := wire.MinResultBytes(req.Table.Rows(), len(outputs), names); min > int64(len(got)) {
+			if min := process.MinResultBytes(req.Table.Rows(), len(outputs), names); min > int64(len(got)) {
 				t.Errorf("MinResultBytes = %d, answer %d bytes", min, len(got))
 			}
 			for _, declared := range [][]process.ColumnSpec{nil, outputs} {

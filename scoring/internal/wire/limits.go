@@ -29,7 +29,7 @@ type Limits struct {
 	// MaxResultCells bounds rows × result columns of the answer.
 	MaxResultCells int
 	// MaxResponseBytes bounds the bytes of the answer, judged by
-	// [MinResultBytes].
+	// [process.MinResultBytes].
 	MaxResponseBytes int64
 }
 
@@ -48,33 +48,4 @@ func (r *Request) Admit(lim Limits) error {
 		return tooLarge(problem.TooManyCells, "the request has more than %d cells (rows × columns)", lim.MaxCells)
 	}
 	return nil
-}
-
-// AdmitResult checks an answer of rows rows whose cols result columns
-// have names of nameBytes bytes in all against maxCells, the limit of
-// [Limits.MaxResultCells] (a 413 too_many_result_cells), and maxBytes,
-// the limit of [Limits.MaxResponseBytes] (a 413 response_too_large), each
-// naming the figures. The answer's bytes are judged by a lower bound,
-// [MinResultBytes]. A limit of 0 is none.
-func AdmitResult(rows, cols, nameBytes, maxCells int, maxBytes int64) error {
-	if maxCells > 0 && cols > 0 && rows > maxCells/cols {
-		return tooLarge(problem.TooManyResultCells,
-			"the answer would hold %d rows × %d result columns, more than the limit of %d result cells", rows, cols, maxCells)
-	}
-	if n := MinResultBytes(rows, cols, nameBytes); maxBytes > 0 && n > maxBytes {
-		return tooLarge(problem.ResponseTooLarge,
-			"the answer would be at least %d bytes (%d rows × %d result columns, whose names take %d bytes), more than the limit of %d bytes",
-			n, rows, cols, nameBytes, maxBytes)
-	}
-	return nil
-}
-
-// MinResultBytes is a lower bound of the bytes of an answer of rows rows
-// with cols result columns whose names take nameBytes bytes in all: in
-// every row, each name in quotes, a colon and a value of one byte, which
-// the answer holds whatever it echoes (a result column that replaces an
-// input column is written in its place). A name is never written shorter
-// than it is.
-func MinResultBytes(rows, cols, nameBytes int) int64 {
-	return int64(rows) * (int64(nameBytes) + int64(cols)*int64(len(`"":0`)))
 }
