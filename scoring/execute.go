@@ -73,19 +73,19 @@ type execution struct {
 }
 
 // execute runs x and returns the process's result, checked to have one row
-// per input row and no more result cells than x allows, or the error that
-// ended it: a 413 too_many_result_cells or response_too_large (before the
-// process runs when it declares its result columns), the queue's ([ErrQueueFull],
-// [ErrNoQueue]), the context's when the deadline passed or req ended (even
-// if the process then succeeded), a [*problem.Error] the process composed, or an
-// internal error for anything else the process did.
+// per input row and no more result cells or bytes than x allows, or the
+// error that ended it: a 413 too_many_result_cells or response_too_large
+// (before the process runs when it declares its result columns), the
+// queue's ([ErrQueueFull], [ErrNoQueue]), the context's when the deadline
+// passed or req ended (even if the process then succeeded), a
+// [*problem.Error] the process composed, or an internal error for anything
+// else the process did.
 //
 // req is the caller's context: its values reach the process, its deadline
 // bounds the execution, and its end cancels the process. A process that
-// runs on a worker (neither [process.ProcessInfo].Prompt nor background)
-// is watched so that execute returns at once when the deadline passes or
-// req ends; one that does not heed its context keeps its slot until it
-// returns.
+// runs on a worker (neither [process.ProcessInfo].Prompt nor background) is
+// watched so that execute returns at once when the deadline passes or req
+// ends; one that does not heed its context keeps its slot until it returns.
 func (e *engine) execute(req context.Context, x *execution) (wire.Result, error) {
 	x.in.Limits = x.resultLimits(x.in.Table.Rows())
 	if err := x.admitResult(x.in.Table.Rows()); err != nil {

@@ -81,11 +81,10 @@ type JobsConfig struct {
 	// third of Lease.
 	LeaseCheck time.Duration
 
-	// Limits bound a job's input, and the result cells it may make, as
-	// they bound a scoring request; zero
-	// fields mean the defaults, except MaxBodyBytes, whose zero means
-	// DefaultMaxJobBodyBytes (8 MiB): a job's body is kept until it runs
-	// and echoed in its stored result, so it is bounded below a scoring
+	// Limits bound a job's input, and the result it may make, as they bound a
+	// scoring request; zero fields mean the defaults, except MaxBodyBytes, whose
+	// zero means DefaultMaxJobBodyBytes (8 MiB): a job's body is kept until it
+	// runs and echoed in its stored result, so it is bounded below a scoring
 	// request's.
 	Limits Limits
 
@@ -341,26 +340,25 @@ func (j *Jobs) Limits() Limits { return j.lim }
 // Submit checks spec, stores the job PENDING and starts it. A job naming an
 // endpoint must pass the check of the endpoint's group policy the scoring
 // handler applies to the same caller (see [JobsConfig.Authorize]), before
-// anything about the endpoint is looked up; a job naming a catalog process,
-// or moving an endpoint's execution to another queue, needs an
-// administrator ([Caller.Admin]). It fails with a [*problem.Error]: 400
-// invalid_request without rows or without exactly one of process and
-// endpoint, 401 or 403 when the caller may not run it, 422 invalid_reference for an unknown process,
-// endpoint or queue, 404 endpoint_disabled, 413 for rows beyond the
-// runner's Limits (too_many_result_cells or response_too_large for rows
-// × the result columns the process declares), 400 schema_mismatch for rows the process's schema does
-// not accept, 503 queue_full when the queue's waiting list is full (no job
-// is then stored), 503 unavailable once Shutdown has begun. A caller who is
-// not an administrator gets 429 job_quota_exceeded with as many jobs
+// anything about the endpoint is looked up; a job naming a catalog process, or
+// moving an endpoint's execution to another queue, needs an administrator
+// ([Caller.Admin]). It fails with a [*problem.Error]: 400 invalid_request
+// without rows or without exactly one of process and endpoint, 401 or 403 when
+// the caller may not run it, 422 invalid_reference for an unknown process,
+// endpoint or queue, 404 endpoint_disabled, 413 for rows beyond the runner's
+// Limits (too_many_result_cells or response_too_large for rows × the result
+// columns the process declares), 400 schema_mismatch for rows the process's
+// schema does not accept, 503 queue_full when the queue's waiting list is full
+// (no job is then stored), 503 unavailable once Shutdown has begun. A caller
+// who is not an administrator gets 429 job_quota_exceeded with as many jobs
 // PENDING or RUNNING as [JobsConfig.MaxActiveJobsPerOwner] allows (with
-// Retry-After), or with stored results at [JobsConfig.MaxOwnerResultBytes]
-// or that the job's result would take past it; anyone gets 507
-// storage_full likewise for [JobsConfig.MaxResultBytes]. The job's result
-// is judged by a lower bound of its size, from its rows and the result
-// columns the process declares, so that a job is refused only when its
-// result could never be stored. A job whose result would pass either byte
-// quota when it finishes (as jobs submitted together may) ends ERROR with
-// that type and no result.
+// Retry-After), or with stored results at [JobsConfig.MaxOwnerResultBytes] or
+// that the job's result would take past it; anyone gets 507 storage_full
+// likewise for [JobsConfig.MaxResultBytes]. The job's result is judged by a
+// lower bound of its size, from its rows and the result columns the process
+// declares, so that a job is refused only when its result could never be
+// stored. A job whose result would pass either byte quota when it finishes (as
+// jobs submitted together may) ends ERROR with that type and no result.
 //
 // The waiting list is checked when the job is submitted. A job that then
 // loses the last waiting place to a scoring request ends ERROR with type
