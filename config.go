@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/scorehub/scorehub/internal/httperr"
+	"github.com/scorehub/scorehub/internal/redact"
 	"github.com/scorehub/scorehub/internal/urlpath"
 	"github.com/scorehub/scorehub/management"
 	"github.com/scorehub/scorehub/registry"
@@ -95,7 +97,10 @@ type Config struct {
 	// in DataDir (its bcrypt hash alone) or in the shared store; a store
 	// that holds none gets a random password, written once to Console. In
 	// memory, or with Stores, it is required unless Users or UsersFile
-	// names other users.
+	// names other users. [New] refuses a password that a user made through
+	// the API could not have (see [accounts.CheckNewPassword]): shorter
+	// than 12 characters, longer than 72 bytes, white space alone, a
+	// common password, or a repetitive or sequential one.
 	AdminPassword string
 
 	// UsersFile is an htpasswd file of further users (bcrypt of cost 10 or
@@ -209,6 +214,11 @@ type Config struct {
 	AccessLogOutput io.Writer
 
 	// Logger receives the service's records. Nil means slog.Default().
+	// Every record passes a filter first that replaces the secrets it can
+	// recognise (API tokens, JWTs, a URL's password, the value of a
+	// parameter named as a secret) with REDACTED, wherever the record
+	// quotes them; AccessLogOutput's lines have the same done to their
+	// paths.
 	Logger *slog.Logger
 
 	// Now is the clock of tokens, keys, accounts and records. Nil means
@@ -347,6 +357,11 @@ func (c Config) withDefaults() (Config, storeKind, error) {
 	if c.Users == nil && c.AdminPassword == "" && c.UsersFile == "" && (kind == inMemory || kind == inHostStores) {
 		return c, 0, errors.New("scorehub: no users: set Config.AdminPassword, UsersFile or Users")
 	}
+	if c.AdminPassword != "" {
+		if err := accounts.CheckNewPassword(c.AdminPassword, 0); err != nil {
+			return c, 0, fmt.Errorf("scorehub: Config.AdminPassword: %s", httperr.From(err).Message)
+		}
+	}
 
 	if c.OIDC.Issuer != "" {
 		if c.OIDC.TokenTypes == nil {
@@ -419,5 +434,8 @@ func (c Config) withDefaults() (Config, storeKind, error) {
 	if c.Logger == nil {
 		c.Logger = slog.Default()
 	}
+	// Whatever a record quotes (a path, an error naming a URL), no
+	// secret the service can recognise reaches the host's handler.
+	c.Logger = slog.New(redact.Handler(c.Logger.Handler()))
 	return c, kind, nil
 }

@@ -37,6 +37,10 @@ func TestConfigRefusesWhatIsUnsafe(t *testing.T) {
 		{"a negative result cell limit", Config{AdminPassword: pw, MaxResultCells: -1}, "MaxResultCells"},
 		{"a negative answer byte limit", Config{AdminPassword: pw, MaxResponseBytes: -1}, "MaxResponseBytes"},
 		{"metrics apart but off", Config{AdminPassword: pw, MetricsOff: true, MetricsApart: true}, "MetricsApart"},
+		{"a short admin password", Config{AdminPassword: "pw"}, "Config.AdminPassword: the password has 2 characters; at least 12"},
+		{"a common admin password", Config{AdminPassword: "Password1234"}, "Config.AdminPassword: the password is one of the most common"},
+		{"a repetitive admin password", Config{DataDir: "d", AdminPassword: "adminadminadmin"}, "Config.AdminPassword: the password is repetitive"},
+		{"a sequential admin password", Config{StoreURL: "postgres://h/db", AdminPassword: "123456789012345"}, "Config.AdminPassword: the password is a run of consecutive"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			_, _, err := tt.cfg.withDefaults()
@@ -50,7 +54,7 @@ func TestConfigRefusesWhatIsUnsafe(t *testing.T) {
 // TestConfigDefaults: the zero values mean the documented defaults, and a
 // shared store names its replica, anew at every start.
 func TestConfigDefaults(t *testing.T) {
-	c, kind, err := Config{AdminPassword: "pw"}.withDefaults()
+	c, kind, err := Config{AdminPassword: "correct horse battery"}.withDefaults()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,7 +63,7 @@ func TestConfigDefaults(t *testing.T) {
 		c.MaxResultCells != DefaultMaxResultCells || c.MaxResponseBytes != DefaultMaxResponseBytes {
 		t.Errorf("defaults: %+v", c)
 	}
-	if c, _, err := (Config{AdminPassword: "pw", Prefix: "ml/v1/"}).withDefaults(); err != nil || c.Prefix != "/ml/v1" {
+	if c, _, err := (Config{AdminPassword: "correct horse battery", Prefix: "ml/v1/"}).withDefaults(); err != nil || c.Prefix != "/ml/v1" {
 		t.Errorf("prefix ml/v1/: %q, %v; want /ml/v1", c.Prefix, err)
 	}
 	a, _, err := Config{StoreURL: "postgres://h/db"}.withDefaults()

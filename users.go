@@ -84,11 +84,20 @@ func loadUsers(cfg Config, kind storeKind) (*users, error) {
 // without one, the stored admin stays, and a store without one gets one
 // with a random password, written once to console. Replicas starting at
 // once may race to create it: the loser checks the password as if it had
-// found the admin stored.
+// found the admin stored. A stored user whose name reads as admin's
+// (Admin, ADMIN) keeps the admin from being made: the error names it.
 func ensureSharedAdmin(ctx context.Context, book *accounts.Book, password string, console io.Writer) error {
+	var refused error
 	for range 2 {
 		if _, ok := book.User(adminName); ok {
-			if password == "" || book.CheckPassword(ctx, adminName, password) == nil {
+			if password == "" {
+				if console != nil {
+					fmt.Fprintf(console, "admin password: the one shown when the store was first used (only its bcrypt hash is kept there); "+
+						"to replace it, start with a new admin password, or change it over the API (PATCH /api/v1/users/admin)\n")
+				}
+				return nil
+			}
+			if book.CheckPassword(ctx, adminName, password) == nil {
 				return nil
 			}
 			_, err := book.UpdateUser(ctx, adminName, 0, accounts.UserUpdate{Password: &password})
@@ -117,8 +126,11 @@ func ensureSharedAdmin(ctx context.Context, book *accounts.Book, password string
 		case !errors.Is(err, accounts.ErrExists):
 			return fmt.Errorf("scorehub: store the admin: %w", err)
 		}
+		refused = err
 	}
-	return errors.New("scorehub: store the admin: it kept changing")
+	// Twice taken and twice not there: another replica is creating and
+	// removing it, or another user's name reads as admin.
+	return fmt.Errorf("scorehub: store the admin: %w", refused)
 }
 
 func newAdmin(hash []byte) (*accounts.StaticUsers, error) {
@@ -144,6 +156,10 @@ func adminHash(dir, password string, console io.Writer) ([]byte, error) {
 	path := filepath.Join(dir, adminHashFile)
 	stored, err := os.ReadFile(path)
 	if err == nil {
+		if console != nil {
+			fmt.Fprintf(console, "admin password: the one shown when %s was made (only its bcrypt hash is kept there); "+
+				"to replace it, start with a new admin password, or remove that file to have a new one made and shown once\n", path)
+		}
 		return []byte(strings.TrimSpace(string(stored))), nil
 	}
 	if !errors.Is(err, fs.ErrNotExist) {

@@ -233,10 +233,10 @@ type pageJSON[T any] struct {
 	Size          int `json:"size"`
 }
 
-// listDeployments is GET /api/v1/deployments: the deployments sorted by
-// group and path, of one group with ?group=, one page at a time (?page=,
-// from 0, and ?size=, 20 by default and at most 1000). A page past the
-// last is empty.
+// listDeployments is GET /api/v1/deployments: the deployments of the
+// groups the caller may see (see viewer) sorted by group and path, of one
+// group with ?group=, one page at a time (?page=, from 0, and ?size=, 20 by
+// default and at most 1000). A page past the last is empty.
 func (h *Handler) listDeployments(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
 	page, size, err := pageParams(q)
@@ -248,8 +248,10 @@ func (h *Handler) listDeployments(w http.ResponseWriter, r *http.Request) error 
 		return httperr.Newf(problem.InvalidParameter, "the group parameter %q is not a valid name", group)
 	}
 	var all []registry.Deployment
-	for _, d := range h.reg.Snapshot().State().Deployments() {
-		if group == "" || d.Group == group {
+	st := h.reg.Snapshot().State()
+	v := viewerOf(r, st)
+	for _, d := range st.Deployments() {
+		if (group == "" || d.Group == group) && v.group(d.Group) {
 			all = append(all, d)
 		}
 	}
@@ -298,11 +300,13 @@ func intParam(s, name string, def, lo, hi int) (int, error) {
 	return n, nil
 }
 
-// getDeployment is GET /api/v1/deployments/{group}/{path}.
+// getDeployment is GET /api/v1/deployments/{group}/{path}; 404 for a
+// deployment of a group the caller may not see.
 func (h *Handler) getDeployment(w http.ResponseWriter, r *http.Request) error {
 	group, path := r.PathValue("group"), r.PathValue("path")
-	d, ok := h.reg.Snapshot().State().Deployment(group, path)
-	if !ok {
+	st := h.reg.Snapshot().State()
+	d, ok := st.Deployment(group, path)
+	if !ok || !viewerOf(r, st).group(group) {
 		return notFound("deployment", group+"/"+path)
 	}
 	setETag(w, d.Revision)

@@ -77,7 +77,13 @@
 // of the users file are listed with source "file" and cannot be changed
 // here (409 conflict); nor can an admin remove themself or their own admin
 // flag (409 conflict). Passwords are write-only: no answer and no log line
-// holds one. Anyone may create, list, read and revoke their own API tokens,
+// holds one. A new password breaking a rule of [accounts.CheckNewPassword]
+// (too short or long, white space alone, common, repetitive or sequential)
+// is a 400 validation_failed at /password naming the rule. A new user's
+// name that reads as an existing user's (but for case, normalisation or
+// look-alike letters) is a 409 already_exists naming that user; one with
+// white space, invisible characters or letters of several scripts is a
+// 400 at /name (see package accounts, User names). Anyone may create, list, read and revoke their own API tokens,
 // an admin anyone's; another user's token is a 404 to anyone else. The
 // answer to POST /api/v1/apitokens is the only one that shows the token's
 // secret; a secret sent in a path where an ID goes is cut from the path

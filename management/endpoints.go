@@ -4,7 +4,6 @@ import (
 	"net/http"
 
 	"github.com/scorehub/scorehub/internal/httperr"
-	"github.com/scorehub/scorehub/middleware"
 	"github.com/scorehub/scorehub/problem"
 	"github.com/scorehub/scorehub/registry"
 )
@@ -40,12 +39,13 @@ type endpointInfo struct {
 // with its full scoring URL (see Config.BaseURL and Config.ScoringPrefix),
 // its state, and its group's auth mode and credential kinds. Without a
 // token it lists only the endpoints of public groups, which anyone may call
-// anyway, so that the test page can offer them before anyone signs in; the
-// endpoints of protected groups are not enumerable without credentials.
+// anyway, so that the test page can offer them before anyone signs in; with
+// one, those of the groups the caller may see (see viewer): the endpoints
+// of a protected group are not enumerable by those it keeps out.
 func (h *Handler) listEndpoints(w http.ResponseWriter, r *http.Request) error {
-	_, signedIn := middleware.ClaimsFrom(r.Context())
 	snap := h.reg.Snapshot()
 	st := snap.State()
+	v := viewerOf(r, st)
 	base := h.base(r) + h.prefix
 	out := []endpointInfo{}
 	for _, d := range st.Deployments() {
@@ -57,7 +57,7 @@ func (h *Handler) listEndpoints(w http.ResponseWriter, r *http.Request) error {
 				schemes = append(schemes, string(s))
 			}
 		}
-		if !signedIn && auth != string(registry.Public) {
+		if !v.group(d.Group) {
 			continue
 		}
 		for _, e := range d.Endpoints {
@@ -98,12 +98,13 @@ func (h *Handler) listEndpoints(w http.ResponseWriter, r *http.Request) error {
 // process: its description, columns and sample input, for a model endpoint
 // those of the model version it names now. The test page starts a request
 // body from the sample. 503 process_unavailable when the endpoint's
-// process is not in this server's catalog.
+// process is not in this server's catalog; 404 for an endpoint of a group
+// the caller may not see, as for one that does not exist.
 func (h *Handler) getEndpointProcess(w http.ResponseWriter, r *http.Request) error {
 	group, path, alias := r.PathValue("group"), r.PathValue("path"), r.PathValue("alias")
 	snap := h.reg.Snapshot()
 	d, ok := snap.State().Deployment(group, path)
-	if !ok {
+	if !ok || !viewerOf(r, snap.State()).group(group) {
 		return notFound("deployment", group+"/"+path)
 	}
 	e, ok := d.Endpoint(alias)

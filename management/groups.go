@@ -114,21 +114,27 @@ func (in *groupInput) record(rev uint64) registry.Group {
 	return g
 }
 
-// listGroups is GET /api/v1/webapigroups: every group, sorted by name.
+// listGroups is GET /api/v1/webapigroups: every group the caller may see
+// (see viewer), sorted by name.
 func (h *Handler) listGroups(w http.ResponseWriter, r *http.Request) error {
-	gs := h.reg.Snapshot().State().Groups()
-	out := make([]groupJSON, len(gs))
-	for i, g := range gs {
-		out[i] = groupView(g)
+	st := h.reg.Snapshot().State()
+	v := viewerOf(r, st)
+	out := []groupJSON{}
+	for _, g := range st.Groups() {
+		if v.group(g.Name) {
+			out = append(out, groupView(g))
+		}
 	}
 	return writeJSON(w, http.StatusOK, out)
 }
 
-// getGroup is GET /api/v1/webapigroups/{group}.
+// getGroup is GET /api/v1/webapigroups/{group}; 404 for a group the caller
+// may not see.
 func (h *Handler) getGroup(w http.ResponseWriter, r *http.Request) error {
 	name := r.PathValue("group")
-	g, ok := h.reg.Snapshot().State().Group(name)
-	if !ok {
+	st := h.reg.Snapshot().State()
+	g, ok := st.Group(name)
+	if !ok || !viewerOf(r, st).group(name) {
 		return notFound("web API group", name)
 	}
 	setETag(w, g.Revision)

@@ -92,15 +92,23 @@ func (in *jobInput) unknown() []problem.FieldError {
 }
 
 // jobCaller is who calls a job route, for the runner to decide what they
-// may run and see: the claims Bearer accepted, and the request, whose
+// may run and see: the claims Bearer accepted; the creation of the user
+// account of that name, so that a user made with the name of a deleted one
+// does not inherit the deleted one's jobs; and the request, whose
 // credentials the runner checks against an endpoint's group policy as the
 // scoring handler would.
-func jobCaller(r *http.Request) (scoring.Caller, error) {
+func (h *Handler) jobCaller(r *http.Request) (scoring.Caller, error) {
 	claims, _ := middleware.ClaimsFrom(r.Context())
 	if claims == nil {
 		return scoring.Caller{}, errNoClaims
 	}
-	return scoring.Caller{Subject: claims.Subject, Admin: claims.Admin, Request: r}, nil
+	c := scoring.Caller{Subject: claims.Subject, Admin: claims.Admin, WebAPIGroups: claims.WebAPIGroups, Request: r}
+	if h.accounts != nil {
+		if a, ok := h.accounts.User(claims.Subject); ok {
+			c.Since = a.CreatedAt
+		}
+	}
+	return c, nil
 }
 
 // createJob is POST /executions/jobs: 201 with the PENDING job and its
@@ -129,7 +137,7 @@ func (h *Handler) createJob(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	caller, err := jobCaller(r)
+	caller, err := h.jobCaller(r)
 	if err != nil {
 		return err
 	}
@@ -150,7 +158,7 @@ func (h *Handler) createJob(w http.ResponseWriter, r *http.Request) error {
 // at a time (?page=, from 0, and ?size=, 20 by default and at most 1000).
 // Only an admin sees every owner's jobs; anyone else sees their own.
 func (h *Handler) listJobs(w http.ResponseWriter, r *http.Request) error {
-	caller, err := jobCaller(r)
+	caller, err := h.jobCaller(r)
 	if err != nil {
 		return err
 	}
@@ -188,7 +196,7 @@ func (h *Handler) getJob(w http.ResponseWriter, r *http.Request) error {
 	if !registry.ValidName(id) {
 		return notFound("job", id)
 	}
-	caller, err := jobCaller(r)
+	caller, err := h.jobCaller(r)
 	if err != nil {
 		return err
 	}
@@ -206,7 +214,7 @@ func (h *Handler) getJobResult(w http.ResponseWriter, r *http.Request) error {
 	if !registry.ValidName(id) {
 		return notFound("job", id)
 	}
-	caller, err := jobCaller(r)
+	caller, err := h.jobCaller(r)
 	if err != nil {
 		return err
 	}
@@ -229,7 +237,7 @@ func (h *Handler) stopJob(w http.ResponseWriter, r *http.Request) error {
 	if !registry.ValidName(id) {
 		return notFound("job", id)
 	}
-	caller, err := jobCaller(r)
+	caller, err := h.jobCaller(r)
 	if err != nil {
 		return err
 	}

@@ -141,11 +141,13 @@ func modelAliasView(model string, a registry.ModelAlias) modelAliasJSON {
 	}
 }
 
-// model returns the stored model the URL names, or a 404.
+// model returns the stored model the URL names, or a 404, also for a model
+// the caller may not see (see viewer).
 func (h *Handler) model(r *http.Request) (registry.Model, error) {
 	name := r.PathValue("name")
-	m, ok := h.reg.Snapshot().State().Model(name)
-	if !ok {
+	st := h.reg.Snapshot().State()
+	m, ok := st.Model(name)
+	if !ok || !viewerOf(r, st).model(name) {
 		return registry.Model{}, notFound("model", name)
 	}
 	return m, nil
@@ -181,14 +183,23 @@ func (h *Handler) modelVersion(r *http.Request) (registry.Model, registry.ModelV
 	return m, mv, nil
 }
 
-// listModels is GET /api/v1/models: the models sorted by name, one page
-// at a time (?page=, from 0, and ?size=, 20 by default and at most 1000).
+// listModels is GET /api/v1/models: the models the caller may see (see
+// viewer) sorted by name, one page at a time (?page=, from 0, and ?size=,
+// 20 by default and at most 1000).
 func (h *Handler) listModels(w http.ResponseWriter, r *http.Request) error {
 	page, size, err := pageParams(r.URL.Query())
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, pageOf(h.reg.Snapshot().State().Models(), page, size, modelView))
+	st := h.reg.Snapshot().State()
+	v := viewerOf(r, st)
+	var seen []registry.Model
+	for _, m := range st.Models() {
+		if v.model(m.Name) {
+			seen = append(seen, m)
+		}
+	}
+	return writeJSON(w, http.StatusOK, pageOf(seen, page, size, modelView))
 }
 
 // getModel is GET /api/v1/models/{name}.

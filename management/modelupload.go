@@ -40,7 +40,7 @@ const (
 
 // metadataParams are the query parameters that carry the metadata of an
 // artifact sent as the raw body.
-var metadataParams = []string{"label", "classes", "features", "description"}
+var metadataParams = []string{"label", "classes", "features", "optionalFeatures", "lenient", "description"}
 
 // modelMetadataInput is the metadata part of a multipart upload, and what
 // the query parameters of a raw upload are read as.
@@ -48,6 +48,8 @@ type modelMetadataInput struct {
 	Label        string             `json:"label" validate:"max=256,nocontrol"`
 	Classes      []string           `json:"classes" validate:"max=10000,unique,dive,required,max=256,nocontrol"`
 	Features     []string           `json:"features" validate:"max=100000,unique,dive,required,max=256,nocontrol"`
+	Optional     []string           `json:"optionalFeatures" validate:"max=100000,unique,dive,required,max=256,nocontrol"`
+	Lenient      bool               `json:"lenient"`
 	Description  string             `json:"description" validate:"max=4096"`
 	Verification *verificationInput `json:"verification"`
 
@@ -74,7 +76,8 @@ func (in *modelMetadataInput) unknown() []problem.FieldError {
 }
 
 func (in *modelMetadataInput) metadata() process.ModelMetadata {
-	return process.ModelMetadata{Label: in.Label, Classes: in.Classes, Features: in.Features, Description: in.Description}
+	return process.ModelMetadata{Label: in.Label, Classes: in.Classes, Features: in.Features,
+		OptionalFeatures: in.Optional, Lenient: in.Lenient, Description: in.Description}
 }
 
 // uploadModelVersion is POST /api/v1/models/{name}/versions: store a new
@@ -176,6 +179,14 @@ func (h *Handler) metadataFromQuery(q url.Values) (*modelMetadataInput, error) {
 	}
 	in.Label, in.Description = q.Get("label"), q.Get("description")
 	in.Classes, in.Features = commaList(q.Get("classes")), commaList(q.Get("features"))
+	in.Optional = commaList(q.Get("optionalFeatures"))
+	switch l := q.Get("lenient"); l {
+	case "", "false":
+	case "true":
+		in.Lenient = true
+	default:
+		return nil, httperr.Newf(problem.InvalidParameter, "the lenient parameter must be true or false, not %q", l)
+	}
 	if err := h.check(in); err != nil {
 		var e *problem.Error
 		if errors.As(err, &e) && len(e.Fields) > 0 {

@@ -393,6 +393,15 @@ func (h *Handler) deleteUser(w http.ResponseWriter, r *http.Request) error {
 	if err := h.accounts.DeleteUserIf(r.Context(), name, pre.user(name)); err != nil {
 		return userError(err, name)
 	}
+	// The user's jobs end with them. The deletion stands if they cannot be
+	// stopped now: a user made later with the name does not see them
+	// (scoring.Caller.Since), and they end at their timeout.
+	if h.jobs != nil {
+		if _, err := h.jobs.StopOwner(r.Context(), name); err != nil {
+			h.logger.WarnContext(r.Context(), "management: the jobs of a deleted user were not all stopped",
+				"user", name, "cause", err.Error())
+		}
+	}
 	w.WriteHeader(http.StatusNoContent)
 	return nil
 }

@@ -27,7 +27,7 @@ func BenchmarkObserveRequest(b *testing.B) {
 	b.ReportAllocs()
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
-			m.ObserveRequest(ep, 200, 10, 3*time.Millisecond)
+			m.ObserveRequest(scoring.Observation{Endpoint: ep, Status: 200, Rows: 10, Duration: 3 * time.Millisecond})
 		}
 	})
 }

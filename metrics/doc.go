@@ -16,19 +16,24 @@
 // # Bounded labels
 //
 // Every label value is a name the registry holds (a web API group,
-// deployment path, endpoint alias or queue), a job state, or one of a fixed
+// deployment path, endpoint alias, model, model version or queue), a job
+// state, or one of a fixed
 // set (status codes, outcomes, token routes); none is taken from a raw
 // request address. A request that does not resolve to an endpoint counts
 // under the group, path and alias "_unmatched", so a scan of random URLs
 // adds no series. The series of an endpoint go at the first scrape after
 // it leaves the registry (its deployment or group deleted, or the alias
 // removed), so creating and deleting endpoints does not grow the metrics.
+// A model endpoint's series carry the model and version that answered
+// (empty for a catalog process), so that moving an alias shows on a
+// dashboard; a version's series go once it is deleted or the endpoint
+// names another model.
 //
 // # Metrics
 //
-//	scorehub_scoring_requests_total          counter    group, path, alias, status
-//	scorehub_scoring_request_duration_seconds histogram group, path, alias
-//	scorehub_scoring_rows_total              counter    group, path, alias
+//	scorehub_scoring_requests_total          counter    group, path, alias, model, version, status
+//	scorehub_scoring_request_duration_seconds histogram group, path, alias, model, version
+//	scorehub_scoring_rows_total              counter    group, path, alias, model, version
 //	scorehub_queue_running                   gauge      queue
 //	scorehub_queue_waiting                   gauge      queue
 //	scorehub_queue_max_concurrent            gauge      queue

@@ -79,7 +79,7 @@ func ExampleNew() {
 		}
 	}
 	// Output:
-	// scorehub_scoring_requests_total{alias="_unmatched",group="_unmatched",path="_unmatched",status="404"} 1
-	// scorehub_scoring_requests_total{alias="score",group="DEFAULT",path="churn",status="200"} 1
-	// scorehub_scoring_rows_total{alias="score",group="DEFAULT",path="churn"} 2
+	// scorehub_scoring_requests_total{alias="_unmatched",group="_unmatched",model="",path="_unmatched",status="404",version=""} 1
+	// scorehub_scoring_requests_total{alias="score",group="DEFAULT",model="",path="churn",status="200",version=""} 1
+	// scorehub_scoring_rows_total{alias="score",group="DEFAULT",model="",path="churn",version=""} 2
 }

@@ -6,6 +6,7 @@ import (
 	"maps"
 	"runtime"
 	"slices"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -67,7 +68,7 @@ type Metrics struct {
 	// endpoints maps each endpoint to its series. It is replaced, never
 	// changed, under mu: a lookup is a plain map read, without the
 	// hashing of an interface key that a sync.Map costs.
-	endpoints atomic.Pointer[map[process.EndpointRef]*endpointSeries]
+	endpoints atomic.Pointer[map[seriesKey]*endpointSeries]
 }
 
 var (
@@ -93,7 +94,7 @@ func New(cfg Config) (*Metrics, error) {
 	if len(buckets) == 0 || !slices.IsSorted(buckets) || len(slices.Compact(slices.Clone(buckets))) != len(buckets) {
 		return nil, fmt.Errorf("metrics: Config.Buckets %v are not increasing", buckets)
 	}
-	endpoint := []string{"group", "path", "alias"}
+	endpoint := []string{"group", "path", "alias", "model", "version"}
 	m := &Metrics{
 		requests: prometheus.NewDesc(prometheus.BuildFQName(namespace, "scoring", "requests_total"),
 			`Scoring requests answered, by endpoint and HTTP status; requests that resolve to no endpoint count under "_unmatched".`,
@@ -135,9 +136,17 @@ func (m *Metrics) Unregister() {
 }
 
 // ObserveRequest counts one answered scoring request; it implements
-// [scoring.Observer]. Rows are counted for status 200 only.
-func (m *Metrics) ObserveRequest(ep process.EndpointRef, status int, rows int, d time.Duration) {
-	s := m.series(ep)
+// [scoring.Observer]. Rows are counted for status 200 only. The series of a
+// model endpoint carry the model version that answered (labels model and
+// version; empty for a catalog process), so that a rollout or a rollback
+// shows on a dashboard.
+func (m *Metrics) ObserveRequest(o scoring.Observation) {
+	status, rows, d := o.Status, o.Rows, o.Duration
+	key := seriesKey{ep: o.Endpoint, model: o.Model, version: o.Version}
+	if key.model == "" || key.version <= 0 {
+		key.model, key.version = "", 0
+	}
+	s := m.series(key)
 	i := statusIndex(status)
 	if s.statuses.Load()&(1<<i) == 0 {
 		// The series is created: its time first, so that a scrape that
@@ -171,7 +180,8 @@ func (m *Metrics) ObserveRequest(ep process.EndpointRef, status int, rows int, d
 // cores do not take turns at the same cache lines, as a single counter
 // makes them do at every request; a scrape adds the shards up.
 type endpointSeries struct {
-	ep process.EndpointRef
+	key     seriesKey
+	version string // key.version as a label; "" for none
 	// When each series was created, as the Prometheus vectors record it:
 	// the histogram with the endpoint's first request, a status's
 	// counter with the first answer of that status, the rows with the
@@ -255,7 +265,7 @@ func (s *endpointSeries) collect(m *Metrics, ch chan<- prometheus.Metric) {
 	for i, n := range requests {
 		if statuses&(1<<i) != 0 {
 			ch <- prometheus.MustNewConstMetricWithCreatedTimestamp(m.requests, prometheus.CounterValue, float64(n),
-				time.Unix(0, s.statusCreated[i].Load()), s.ep.Group, s.ep.Path, s.ep.Alias, statusLabels[i])
+				time.Unix(0, s.statusCreated[i].Load()), s.labels(statusLabels[i])...)
 		}
 	}
 	if statuses != 0 {
@@ -266,39 +276,57 @@ func (s *endpointSeries) collect(m *Metrics, ch chan<- prometheus.Metric) {
 			cumulative[ub] = below
 		}
 		sum := float64(int64(nanos)) / float64(time.Second)
-		ch <- prometheus.MustNewConstHistogramWithCreatedTimestamp(m.duration, count, sum, cumulative, s.created, s.ep.Group, s.ep.Path, s.ep.Alias)
+		ch <- prometheus.MustNewConstHistogramWithCreatedTimestamp(m.duration, count, sum, cumulative, s.created, s.labels()...)
 	}
 	if s.scored.Load() {
 		ch <- prometheus.MustNewConstMetricWithCreatedTimestamp(m.rows, prometheus.CounterValue, float64(rows),
-			time.Unix(0, s.rowsCreated.Load()), s.ep.Group, s.ep.Path, s.ep.Alias)
+			time.Unix(0, s.rowsCreated.Load()), s.labels()...)
 	}
 }
 
-// series returns ep's series. They are kept while ep is in the registry
-// (or is [scoring.Unmatched]); a scrape prunes those of endpoints deleted
-// since, so that creating and deleting endpoints does not grow the
-// metrics without bound.
-func (m *Metrics) series(ep process.EndpointRef) *endpointSeries {
-	if s := m.endpointMap()[ep]; s != nil {
+// labels returns the series' label values, then more.
+func (s *endpointSeries) labels(more ...string) []string {
+	ep := s.key.ep
+	return append([]string{ep.Group, ep.Path, ep.Alias, s.key.model, s.version}, more...)
+}
+
+// seriesKey names an endpoint's series: the endpoint, and for a model
+// endpoint the model version that answered.
+type seriesKey struct {
+	ep      process.EndpointRef
+	model   string
+	version int
+}
+
+// series returns key's series. They are kept while the endpoint is in the
+// registry (or is [scoring.Unmatched]) and, for a model version, while the
+// endpoint names that model and the version exists; a scrape prunes the
+// others, so that creating and deleting endpoints and versions does not
+// grow the metrics without bound.
+func (m *Metrics) series(key seriesKey) *endpointSeries {
+	if s := m.endpointMap()[key]; s != nil {
 		return s
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	old := m.endpointMap()
-	if s := old[ep]; s != nil {
+	if s := old[key]; s != nil {
 		return s
 	}
-	s := &endpointSeries{ep: ep, created: time.Now()}
-	next := make(map[process.EndpointRef]*endpointSeries, len(old)+1)
+	s := &endpointSeries{key: key, created: time.Now()}
+	if key.version > 0 {
+		s.version = strconv.Itoa(key.version)
+	}
+	next := make(map[seriesKey]*endpointSeries, len(old)+1)
 	maps.Copy(next, old)
-	next[ep] = s
+	next[key] = s
 	m.endpoints.Store(&next)
 	return s
 }
 
 // endpointMap is the current map of endpoints to their series; the caller
 // must not change it.
-func (m *Metrics) endpointMap() map[process.EndpointRef]*endpointSeries {
+func (m *Metrics) endpointMap() map[seriesKey]*endpointSeries {
 	if p := m.endpoints.Load(); p != nil {
 		return *p
 	}
@@ -310,8 +338,8 @@ func (m *Metrics) endpointMap() map[process.EndpointRef]*endpointSeries {
 // endpoint as it is pruned counts into series no scrape reads again.
 func (m *Metrics) prune() {
 	unmatched := scoring.Unmatched()
-	staleIn := func(st *registry.State) func(process.EndpointRef) bool {
-		return func(ep process.EndpointRef) bool { return ep != unmatched && !exists(st, ep) }
+	staleIn := func(st *registry.State) func(seriesKey) bool {
+		return func(k seriesKey) bool { return k.ep != unmatched && !exists(st, k) }
 	}
 	if !anyKey(m.endpointMap(), staleIn(m.registry.Snapshot().State())) {
 		return
@@ -321,10 +349,10 @@ func (m *Metrics) prune() {
 	// The registry as it is now, with no series being made: an endpoint
 	// created since the look above is not taken for a deleted one.
 	stale := staleIn(m.registry.Snapshot().State())
-	kept := make(map[process.EndpointRef]*endpointSeries)
-	for ep, s := range m.endpointMap() {
-		if !stale(ep) {
-			kept[ep] = s
+	kept := make(map[seriesKey]*endpointSeries)
+	for k, s := range m.endpointMap() {
+		if !stale(k) {
+			kept[k] = s
 		}
 	}
 	m.endpoints.Store(&kept)
@@ -340,13 +368,26 @@ func anyKey[K comparable, V any](m map[K]V, f func(K) bool) bool {
 	return false
 }
 
-// exists reports whether st holds the endpoint ep.
-func exists(st *registry.State, ep process.EndpointRef) bool {
-	d, ok := st.Deployment(ep.Group, ep.Path)
+// exists reports whether st holds the endpoint of k and, for a model
+// version, whether the endpoint names that model and the version exists.
+func exists(st *registry.State, k seriesKey) bool {
+	d, ok := st.Deployment(k.ep.Group, k.ep.Path)
 	if !ok {
 		return false
 	}
-	_, ok = d.Endpoint(ep.Alias)
+	e, ok := d.Endpoint(k.ep.Alias)
+	if !ok || k.model == "" {
+		return ok
+	}
+	ref, err := registry.ParseModelRef(e.Model)
+	if err != nil || ref.Model != k.model {
+		return false
+	}
+	m, ok := st.Model(k.model)
+	if !ok {
+		return false
+	}
+	_, ok = m.Version(k.version)
 	return ok
 }
 

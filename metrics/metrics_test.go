@@ -160,7 +160,7 @@ func TestNewFailsClosed(t *testing.T) {
 		})
 	}
 	// The failed second registration left the first one whole.
-	s.m.ObserveRequest(scoring.Unmatched(), 404, 0, time.Millisecond)
+	s.m.ObserveRequest(scoring.Observation{Endpoint: scoring.Unmatched(), Status: 404, Rows: 0, Duration: time.Millisecond})
 	if n := testutil.CollectAndCount(s.prom, "scorehub_scoring_requests_total"); n != 1 {
 		t.Errorf("after a failed second New, %d request series, want 1", n)
 	}
@@ -197,12 +197,12 @@ func TestScoringRequestsAreCounted(t *testing.T) {
 	want := `
 # HELP scorehub_scoring_requests_total Scoring requests answered, by endpoint and HTTP status; requests that resolve to no endpoint count under "_unmatched".
 # TYPE scorehub_scoring_requests_total counter
-scorehub_scoring_requests_total{alias="score",group="DEFAULT",path="insurance",status="200"} 2
-scorehub_scoring_requests_total{alias="score",group="DEFAULT",path="insurance",status="400"} 2
-scorehub_scoring_requests_total{alias="_unmatched",group="_unmatched",path="_unmatched",status="404"} 1
+scorehub_scoring_requests_total{alias="score",group="DEFAULT",model="",path="insurance",status="200",version=""} 2
+scorehub_scoring_requests_total{alias="score",group="DEFAULT",model="",path="insurance",status="400",version=""} 2
+scorehub_scoring_requests_total{alias="_unmatched",group="_unmatched",model="",path="_unmatched",status="404",version=""} 1
 # HELP scorehub_scoring_rows_total Input rows of successful scoring requests.
 # TYPE scorehub_scoring_rows_total counter
-scorehub_scoring_rows_total{alias="score",group="DEFAULT",path="insurance"} 5
+scorehub_scoring_rows_total{alias="score",group="DEFAULT",model="",path="insurance",version=""} 5
 `
 	if err := testutil.GatherAndCompare(s.prom, strings.NewReader(want), "scorehub_scoring_requests_total", "scorehub_scoring_rows_total"); err != nil {
 		t.Error(err)
@@ -307,8 +307,8 @@ func TestDeletedEndpointSeriesGo(t *testing.T) {
 	wantRows := `
 # HELP scorehub_scoring_rows_total Input rows of successful scoring requests.
 # TYPE scorehub_scoring_rows_total counter
-scorehub_scoring_rows_total{alias="score",group="DEFAULT",path="claims"} 2
-scorehub_scoring_rows_total{alias="score",group="DEFAULT",path="insurance"} 1
+scorehub_scoring_rows_total{alias="score",group="DEFAULT",model="",path="claims",version=""} 2
+scorehub_scoring_rows_total{alias="score",group="DEFAULT",model="",path="insurance",version=""} 1
 `
 	if err := testutil.GatherAndCompare(s.prom, strings.NewReader(wantRows), "scorehub_scoring_rows_total"); err != nil {
 		t.Errorf("rows after re-creating DEFAULT/claims: %v", err)
@@ -349,18 +349,18 @@ func TestObserveWhilePruning(t *testing.T) {
 		return true
 	})
 	observeFrom(observers, each, func(g, i int) {
-		s.m.ObserveRequest(kept, 200, 1, time.Millisecond)
-		s.m.ObserveRequest(churn((g+i)%churned), []int{200, 400, 503}[i%3], 1, time.Millisecond)
+		s.m.ObserveRequest(scoring.Observation{Endpoint: kept, Status: 200, Rows: 1, Duration: time.Millisecond})
+		s.m.ObserveRequest(scoring.Observation{Endpoint: churn((g + i) % churned), Status: []int{200, 400, 503}[i%3], Rows: 1, Duration: time.Millisecond})
 	})
 	stop()
 
 	want := fmt.Sprintf(`
 # HELP scorehub_scoring_requests_total Scoring requests answered, by endpoint and HTTP status; requests that resolve to no endpoint count under "_unmatched".
 # TYPE scorehub_scoring_requests_total counter
-scorehub_scoring_requests_total{alias="score",group="DEFAULT",path="insurance",status="200"} %d
+scorehub_scoring_requests_total{alias="score",group="DEFAULT",model="",path="insurance",status="200",version=""} %d
 # HELP scorehub_scoring_rows_total Input rows of successful scoring requests.
 # TYPE scorehub_scoring_rows_total counter
-scorehub_scoring_rows_total{alias="score",group="DEFAULT",path="insurance"} %d
+scorehub_scoring_rows_total{alias="score",group="DEFAULT",model="",path="insurance",version=""} %d
 `, observers*each, observers*each)
 	if err := testutil.GatherAndCompare(s.prom, strings.NewReader(want), "scorehub_scoring_requests_total", "scorehub_scoring_rows_total"); err != nil {
 		t.Error(err)
@@ -410,7 +410,7 @@ func TestHistogramWhileObserving(t *testing.T) {
 		return true
 	})
 	observeFrom(observers, each, func(g, i int) {
-		m.ObserveRequest(ep, 200, 1, durations[(g+i)%len(durations)])
+		m.ObserveRequest(scoring.Observation{Endpoint: ep, Status: 200, Rows: 1, Duration: durations[(g+i)%len(durations)]})
 	})
 	stop()
 
@@ -510,10 +510,10 @@ func TestRandomURLsAddNoSeries(t *testing.T) {
 		}
 	}
 
-	const unmatched = "alias=_unmatched,group=_unmatched,path=_unmatched"
+	const unmatched = "alias=_unmatched,group=_unmatched,model=,path=_unmatched"
 	want := map[string][]string{
-		"scorehub_scoring_requests_total":           {unmatched + ",status=404", unmatched + ",status=405"},
-		"scorehub_scoring_request_duration_seconds": {unmatched},
+		"scorehub_scoring_requests_total":           {unmatched + ",status=404,version=", unmatched + ",status=405,version="},
+		"scorehub_scoring_request_duration_seconds": {unmatched + ",version="},
 		"scorehub_scoring_rows_total":               nil,
 	}
 	for name, w := range want {
@@ -551,32 +551,32 @@ func TestStatusLabelIsBounded(t *testing.T) {
 	s := newSetup(t, false)
 	ep := process.EndpointRef{Group: registry.DefaultGroup, Path: "insurance", Alias: "score"}
 	for _, code := range []int{100, 200, 201, 204, 302, 400, 401, 403, 404, 405, 413, 415, 418, 422, 429, 499, 500, 502, 503, 504, 99, 600} {
-		s.m.ObserveRequest(ep, code, 1, time.Millisecond)
+		s.m.ObserveRequest(scoring.Observation{Endpoint: ep, Status: code, Rows: 1, Duration: time.Millisecond})
 	}
 	want := `
 # HELP scorehub_scoring_requests_total Scoring requests answered, by endpoint and HTTP status; requests that resolve to no endpoint count under "_unmatched".
 # TYPE scorehub_scoring_requests_total counter
-scorehub_scoring_requests_total{alias="score",group="DEFAULT",path="insurance",status="1xx"} 1
-scorehub_scoring_requests_total{alias="score",group="DEFAULT",path="insurance",status="200"} 1
-scorehub_scoring_requests_total{alias="score",group="DEFAULT",path="insurance",status="2xx"} 2
-scorehub_scoring_requests_total{alias="score",group="DEFAULT",path="insurance",status="3xx"} 1
-scorehub_scoring_requests_total{alias="score",group="DEFAULT",path="insurance",status="400"} 1
-scorehub_scoring_requests_total{alias="score",group="DEFAULT",path="insurance",status="401"} 1
-scorehub_scoring_requests_total{alias="score",group="DEFAULT",path="insurance",status="403"} 1
-scorehub_scoring_requests_total{alias="score",group="DEFAULT",path="insurance",status="404"} 1
-scorehub_scoring_requests_total{alias="score",group="DEFAULT",path="insurance",status="405"} 1
-scorehub_scoring_requests_total{alias="score",group="DEFAULT",path="insurance",status="413"} 1
-scorehub_scoring_requests_total{alias="score",group="DEFAULT",path="insurance",status="415"} 1
-scorehub_scoring_requests_total{alias="score",group="DEFAULT",path="insurance",status="4xx"} 3
-scorehub_scoring_requests_total{alias="score",group="DEFAULT",path="insurance",status="499"} 1
-scorehub_scoring_requests_total{alias="score",group="DEFAULT",path="insurance",status="500"} 1
-scorehub_scoring_requests_total{alias="score",group="DEFAULT",path="insurance",status="503"} 1
-scorehub_scoring_requests_total{alias="score",group="DEFAULT",path="insurance",status="504"} 1
-scorehub_scoring_requests_total{alias="score",group="DEFAULT",path="insurance",status="5xx"} 1
-scorehub_scoring_requests_total{alias="score",group="DEFAULT",path="insurance",status="other"} 2
+scorehub_scoring_requests_total{alias="score",group="DEFAULT",model="",path="insurance",status="1xx",version=""} 1
+scorehub_scoring_requests_total{alias="score",group="DEFAULT",model="",path="insurance",status="200",version=""} 1
+scorehub_scoring_requests_total{alias="score",group="DEFAULT",model="",path="insurance",status="2xx",version=""} 2
+scorehub_scoring_requests_total{alias="score",group="DEFAULT",model="",path="insurance",status="3xx",version=""} 1
+scorehub_scoring_requests_total{alias="score",group="DEFAULT",model="",path="insurance",status="400",version=""} 1
+scorehub_scoring_requests_total{alias="score",group="DEFAULT",model="",path="insurance",status="401",version=""} 1
+scorehub_scoring_requests_total{alias="score",group="DEFAULT",model="",path="insurance",status="403",version=""} 1
+scorehub_scoring_requests_total{alias="score",group="DEFAULT",model="",path="insurance",status="404",version=""} 1
+scorehub_scoring_requests_total{alias="score",group="DEFAULT",model="",path="insurance",status="405",version=""} 1
+scorehub_scoring_requests_total{alias="score",group="DEFAULT",model="",path="insurance",status="413",version=""} 1
+scorehub_scoring_requests_total{alias="score",group="DEFAULT",model="",path="insurance",status="415",version=""} 1
+scorehub_scoring_requests_total{alias="score",group="DEFAULT",model="",path="insurance",status="4xx",version=""} 3
+scorehub_scoring_requests_total{alias="score",group="DEFAULT",model="",path="insurance",status="499",version=""} 1
+scorehub_scoring_requests_total{alias="score",group="DEFAULT",model="",path="insurance",status="500",version=""} 1
+scorehub_scoring_requests_total{alias="score",group="DEFAULT",model="",path="insurance",status="503",version=""} 1
+scorehub_scoring_requests_total{alias="score",group="DEFAULT",model="",path="insurance",status="504",version=""} 1
+scorehub_scoring_requests_total{alias="score",group="DEFAULT",model="",path="insurance",status="5xx",version=""} 1
+scorehub_scoring_requests_total{alias="score",group="DEFAULT",model="",path="insurance",status="other",version=""} 2
 # HELP scorehub_scoring_rows_total Input rows of successful scoring requests.
 # TYPE scorehub_scoring_rows_total counter
-scorehub_scoring_rows_total{alias="score",group="DEFAULT",path="insurance"} 1
+scorehub_scoring_rows_total{alias="score",group="DEFAULT",model="",path="insurance",version=""} 1
 `
 	if err := testutil.GatherAndCompare(s.prom, strings.NewReader(want), "scorehub_scoring_requests_total", "scorehub_scoring_rows_total"); err != nil {
 		t.Error(err)
@@ -610,29 +610,29 @@ func TestLatencyHistogram(t *testing.T) {
 		want      string
 	}{
 		{"durations", []float64{0.01, 0.1, 1}, []time.Duration{5 * time.Millisecond, 50 * time.Millisecond, 60 * time.Millisecond, 3 * time.Second}, `
-scorehub_scoring_request_duration_seconds_bucket{alias="score",group="DEFAULT",path="insurance",le="0.01"} 1
-scorehub_scoring_request_duration_seconds_bucket{alias="score",group="DEFAULT",path="insurance",le="0.1"} 3
-scorehub_scoring_request_duration_seconds_bucket{alias="score",group="DEFAULT",path="insurance",le="1"} 3
-scorehub_scoring_request_duration_seconds_bucket{alias="score",group="DEFAULT",path="insurance",le="+Inf"} 4
-scorehub_scoring_request_duration_seconds_sum{alias="score",group="DEFAULT",path="insurance"} 3.115
-scorehub_scoring_request_duration_seconds_count{alias="score",group="DEFAULT",path="insurance"} 4
+scorehub_scoring_request_duration_seconds_bucket{alias="score",group="DEFAULT",model="",path="insurance",version="",le="0.01"} 1
+scorehub_scoring_request_duration_seconds_bucket{alias="score",group="DEFAULT",model="",path="insurance",version="",le="0.1"} 3
+scorehub_scoring_request_duration_seconds_bucket{alias="score",group="DEFAULT",model="",path="insurance",version="",le="1"} 3
+scorehub_scoring_request_duration_seconds_bucket{alias="score",group="DEFAULT",model="",path="insurance",version="",le="+Inf"} 4
+scorehub_scoring_request_duration_seconds_sum{alias="score",group="DEFAULT",model="",path="insurance",version=""} 3.115
+scorehub_scoring_request_duration_seconds_count{alias="score",group="DEFAULT",model="",path="insurance",version=""} 4
 `},
 		// Only a host calling ObserveRequest itself can pass a negative
 		// duration; it counts as Prometheus counts one: in the first
 		// bucket, and taken off the sum.
 		{"negative", []float64{0.01, 0.1}, []time.Duration{-time.Second, 3 * time.Second}, `
-scorehub_scoring_request_duration_seconds_bucket{alias="score",group="DEFAULT",path="insurance",le="0.01"} 1
-scorehub_scoring_request_duration_seconds_bucket{alias="score",group="DEFAULT",path="insurance",le="0.1"} 1
-scorehub_scoring_request_duration_seconds_bucket{alias="score",group="DEFAULT",path="insurance",le="+Inf"} 2
-scorehub_scoring_request_duration_seconds_sum{alias="score",group="DEFAULT",path="insurance"} 2
-scorehub_scoring_request_duration_seconds_count{alias="score",group="DEFAULT",path="insurance"} 2
+scorehub_scoring_request_duration_seconds_bucket{alias="score",group="DEFAULT",model="",path="insurance",version="",le="0.01"} 1
+scorehub_scoring_request_duration_seconds_bucket{alias="score",group="DEFAULT",model="",path="insurance",version="",le="0.1"} 1
+scorehub_scoring_request_duration_seconds_bucket{alias="score",group="DEFAULT",model="",path="insurance",version="",le="+Inf"} 2
+scorehub_scoring_request_duration_seconds_sum{alias="score",group="DEFAULT",model="",path="insurance",version=""} 2
+scorehub_scoring_request_duration_seconds_count{alias="score",group="DEFAULT",model="",path="insurance",version=""} 2
 `},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			prom, m := withBuckets(t, c.buckets...)
 			ep := process.EndpointRef{Group: registry.DefaultGroup, Path: "insurance", Alias: "score"}
 			for _, d := range c.durations {
-				m.ObserveRequest(ep, 200, 1, d)
+				m.ObserveRequest(scoring.Observation{Endpoint: ep, Status: 200, Rows: 1, Duration: d})
 			}
 			if err := testutil.GatherAndCompare(prom, strings.NewReader(head+c.want[1:]), "scorehub_scoring_request_duration_seconds"); err != nil {
 				t.Error(err)
@@ -648,8 +648,8 @@ func TestSeriesCarryCreatedTimes(t *testing.T) {
 	prom, m := withBuckets(t, 0.01, 0.1)
 	ep := process.EndpointRef{Group: registry.DefaultGroup, Path: "insurance", Alias: "score"}
 	before := time.Now()
-	m.ObserveRequest(ep, 200, 3, time.Millisecond)
-	m.ObserveRequest(ep, 503, 0, time.Millisecond)
+	m.ObserveRequest(scoring.Observation{Endpoint: ep, Status: 200, Rows: 3, Duration: time.Millisecond})
+	m.ObserveRequest(scoring.Observation{Endpoint: ep, Status: 503, Rows: 0, Duration: time.Millisecond})
 	after := time.Now()
 	mfs, err := prom.Gather()
 	if err != nil {
@@ -861,8 +861,8 @@ scorehub_auth_checks_total{outcome="revoked",scheme="apitoken"} 1
 // names, units and help texts follow Prometheus conventions.
 func TestMetricNamesPassLint(t *testing.T) {
 	s := newSetup(t, true)
-	s.m.ObserveRequest(scoring.Unmatched(), 404, 0, time.Millisecond)
-	s.m.ObserveRequest(process.EndpointRef{Group: registry.DefaultGroup, Path: "insurance", Alias: "score"}, 200, 3, time.Millisecond)
+	s.m.ObserveRequest(scoring.Observation{Endpoint: scoring.Unmatched(), Status: 404, Rows: 0, Duration: time.Millisecond})
+	s.m.ObserveRequest(scoring.Observation{Endpoint: process.EndpointRef{Group: registry.DefaultGroup, Path: "insurance", Alias: "score"}, Status: 200, Rows: 3, Duration: time.Millisecond})
 	s.m.ObserveToken(tokens.PathTokenService, tokens.OutcomeIssued)
 	s.m.ObserveAuth("basic", middleware.AuthAccepted)
 	problems, err := testutil.GatherAndLint(s.prom)

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/scorehub/scorehub/internal/keyedlimit"
+	"github.com/scorehub/scorehub/internal/redact"
 )
 
 // AccessLogConfig configures [AccessLog].
@@ -57,7 +58,8 @@ type AccessLogConfig struct {
 
 // AccessLog returns middleware that logs one record per request once the
 // handler is done, with the attributes method, path (never the query, which
-// may carry secrets), status, bytes (of the body sent), duration, and, when
+// may carry secrets, and with any secret the path holds replaced by
+// redact.Secrets), status, bytes (of the body sent), duration, and, when
 // known, subject (the token's holder, from [Bearer] or [Credentials]),
 // client with cfg.Client, then cfg.Attrs. The subject is picked up whether
 // Bearer runs outside or inside AccessLog. A handler that panics before
@@ -148,7 +150,7 @@ func AccessLog(cfg AccessLogConfig) func(http.Handler) http.Handler {
 				}
 				end := now()
 				rec := accessRecord{end: end, fault: lvl != level,
-					method: r.Method, path: r.URL.Path, status: status, bytes: rw.written, duration: end.Sub(start),
+					method: r.Method, path: redact.Secrets(r.URL.Path), status: status, bytes: rw.written, duration: end.Sub(start),
 					requestID: li.requestID, subject: li.subject, withSubject: li.subject != "" || audit}
 				if logClient {
 					rec.client, rec.withClient = clientText(r, trusted), true

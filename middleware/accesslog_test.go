@@ -368,3 +368,33 @@ func TestAccessLogRealClock(t *testing.T) {
 		})
 	})
 }
+
+// TestAccessLogRedactsSecretsInThePath: an API token or a JWT sent as a
+// path segment is replaced in the record, through a Logger and as a line
+// of Output alike.
+func TestAccessLogRedactsSecretsInThePath(t *testing.T) {
+	const (
+		apiToken = "scorehub_4Jq0VZ3bWm9Xc1yTfLpR8sN2uK7hD5gA6eB0oQiCzwt3kPY1z2"
+		jwt      = "eyJhbGciOiJFZERTQSJ9.eyJzdWIiOiJhbm4ifQ.c2lnbmF0dXJlLWJ5dGVz"
+	)
+	for _, lines := range []bool{false, true} {
+		var out bytes.Buffer
+		cfg := middleware.AccessLogConfig{Logger: slog.New(slog.NewTextHandler(&out, nil))}
+		if lines {
+			cfg = middleware.AccessLogConfig{Output: &out}
+		}
+		h := middleware.AccessLog(cfg)(okHandler)
+		for _, path := range []string{"/api/v1/apitokens/" + apiToken, "/webapi/g/" + jwt + "/a"} {
+			h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("GET", path, nil))
+		}
+		got := out.String()
+		if strings.Contains(got, apiToken[len("scorehub_"):]) || strings.Contains(got, jwt) {
+			t.Errorf("Output %v: the log holds a secret:\n%s", lines, got)
+		}
+		for _, want := range []string{"path=/api/v1/apitokens/scorehub_REDACTED ", "path=/webapi/g/REDACTED/a "} {
+			if !strings.Contains(got, want) {
+				t.Errorf("Output %v: the log lacks %q:\n%s", lines, want, got)
+			}
+		}
+	}
+}

@@ -72,6 +72,7 @@ type authenticator struct {
 
 	errMissing, errScheme                             *problem.Error
 	errQuery, errForm, errMultiple, errMalformed      *problem.Error
+	errNoToken                                        *problem.Error
 	errBodyRead                                       *problem.Error
 	errExpired, errNotYet, errInvalid, errNotInGroups *problem.Error
 	errRevoked                                        *problem.Error
@@ -115,6 +116,7 @@ func newAuthenticator(cfg BearerConfig) (*authenticator, error) {
 		errForm:        badRequest(msgForm),
 		errMultiple:    badRequest(msgMultiple),
 		errMalformed:   badRequest(msgMalformed),
+		errNoToken:     badRequest(msgNoBearer),
 		errBodyRead:    badRequest(msgBodyRead),
 		errExpired:     badToken(msgExpired),
 		errNotYet:      badToken(msgNotYet),
@@ -229,6 +231,9 @@ func (a *authenticator) credentials(r *http.Request) (string, error) {
 		return "", a.errScheme
 	}
 	raw := strings.TrimLeft(rest, " ")
+	if noToken(raw) {
+		return "", a.errNoToken
+	}
 	if !isB64Token(raw) {
 		return "", a.errMalformed
 	}

@@ -30,6 +30,7 @@ func TestBearer(t *testing.T) {
 	const (
 		bare      = `Bearer realm="scorehub-test"`
 		malformed = `Bearer realm="scorehub-test", error="invalid_request", error_description="the Authorization header must be the word Bearer, one space and one token"`
+		noToken   = `Bearer realm="scorehub-test", error="invalid_request", error_description="the Authorization header carries no token: Bearer is followed by nothing, or by null, undefined or None; check that the variable meant to hold the token is set"`
 		invalid   = `Bearer realm="scorehub-test", error="invalid_token", error_description="the token is invalid"`
 	)
 	tests := []struct {
@@ -111,14 +112,32 @@ func TestBearer(t *testing.T) {
 		{
 			name:       "the word Bearer alone",
 			auth:       []string{"Bearer"},
-			wantStatus: http.StatusBadRequest, wantType: "invalid_request", wantChallenge: malformed,
-			wantMessage: "the Authorization header must be the word Bearer, one space and one token",
+			wantStatus: http.StatusBadRequest, wantType: "invalid_request", wantChallenge: noToken,
+			wantMessage: "the Authorization header carries no token: Bearer is followed by nothing, or by null, undefined or None; check that the variable meant to hold the token is set",
 		},
 		{
 			name:       "Bearer and a space",
 			auth:       []string{"Bearer "},
-			wantStatus: http.StatusBadRequest, wantType: "invalid_request", wantChallenge: malformed,
-			wantMessage: "the Authorization header must be the word Bearer, one space and one token",
+			wantStatus: http.StatusBadRequest, wantType: "invalid_request", wantChallenge: noToken,
+			wantMessage: "the Authorization header carries no token: Bearer is followed by nothing, or by null, undefined or None; check that the variable meant to hold the token is set",
+		},
+		{
+			name:       "an unset variable in JavaScript",
+			auth:       []string{"Bearer undefined"},
+			wantStatus: http.StatusBadRequest, wantType: "invalid_request", wantChallenge: noToken,
+			wantMessage: "the Authorization header carries no token: Bearer is followed by nothing, or by null, undefined or None; check that the variable meant to hold the token is set",
+		},
+		{
+			name:       "null",
+			auth:       []string{"Bearer null"},
+			wantStatus: http.StatusBadRequest, wantType: "invalid_request", wantChallenge: noToken,
+			wantMessage: "the Authorization header carries no token: Bearer is followed by nothing, or by null, undefined or None; check that the variable meant to hold the token is set",
+		},
+		{
+			name:       "an unset variable in Python",
+			auth:       []string{"bearer None"},
+			wantStatus: http.StatusBadRequest, wantType: "invalid_request", wantChallenge: noToken,
+			wantMessage: "the Authorization header carries no token: Bearer is followed by nothing, or by null, undefined or None; check that the variable meant to hold the token is set",
 		},
 		{
 			name:       "two tokens",

@@ -12,6 +12,7 @@ import (
 
 	"github.com/scorehub/scorehub/internal/httperr"
 	"github.com/scorehub/scorehub/internal/keyedlimit"
+	"github.com/scorehub/scorehub/internal/loginlimit"
 	"github.com/scorehub/scorehub/problem"
 	"github.com/scorehub/scorehub/registry"
 	"github.com/scorehub/scorehub/tokens"
@@ -102,6 +103,14 @@ type CredentialsConfig struct {
 	// every 6 seconds, as the token service.
 	UserAddressFailureLimit tokens.RateLimit
 
+	// UserFailureLimit limits wrong Basic passwords per user name across
+	// client addresses, so that many addresses guessing one user's
+	// password are slowed as one (429 with Retry-After); an address the
+	// user's password was right from before is not held by it, so the
+	// user still gets in from there. Zero fields mean a burst of 20 and one
+	// more every minute, as the token service.
+	UserFailureLimit tokens.RateLimit
+
 	// Observer, when not nil, is told how every check ended.
 	Observer AuthObserver
 
@@ -122,8 +131,7 @@ type Credentials struct {
 	provider  ProviderVerifier
 	passwords tokens.Authenticator
 	apiTokens APITokenVerifier
-	failAddr  *keyedlimit.Limiter
-	failUser  *keyedlimit.Limiter
+	failures  *loginlimit.Guard
 	observer  AuthObserver
 	now       func() time.Time
 	// kinds are the kinds configured, in the order of registry.AllSchemes.
@@ -144,11 +152,9 @@ func NewCredentials(cfg CredentialsConfig) (*Credentials, error) {
 	if c.now == nil {
 		c.now = time.Now
 	}
-	if c.failAddr, err = failureLimiter(cfg.AddressFailureLimit.WithDefaults(tokens.DefaultFailureEvery, tokens.DefaultAddressFailureBurst)); err != nil {
-		return nil, err
-	}
-	if c.failUser, err = failureLimiter(cfg.UserAddressFailureLimit.WithDefaults(tokens.DefaultFailureEvery, tokens.DefaultUserAddressFailureBurst)); err != nil {
-		return nil, err
+	if c.failures, err = loginlimit.New(loginlimit.Config{Address: loginlimit.Limit(cfg.AddressFailureLimit),
+		UserAddress: loginlimit.Limit(cfg.UserAddressFailureLimit), User: loginlimit.Limit(cfg.UserFailureLimit)}); err != nil {
+		return nil, fmt.Errorf("middleware: failure limit: %w", err)
 	}
 	for _, s := range registry.AllSchemes() {
 		if c.configured(s) {
@@ -157,15 +163,6 @@ func NewCredentials(cfg CredentialsConfig) (*Credentials, error) {
 	}
 	c.all = registry.AuthPolicy{Mode: registry.TokenRequired, Schemes: c.kinds}
 	return c, nil
-}
-
-// failureLimiter returns the limiter l describes.
-func failureLimiter(l tokens.RateLimit) (*keyedlimit.Limiter, error) {
-	lim, err := keyedlimit.New(l.Every, l.Burst, l.MaxKeys)
-	if err != nil {
-		return nil, fmt.Errorf("middleware: failure limit: %w", err)
-	}
-	return lim, nil
 }
 
 // configured reports whether c can check credentials of kind s.
@@ -181,12 +178,11 @@ func (c *Credentials) configured(s registry.Scheme) bool {
 	return false
 }
 
-// caller is who a request's credentials name.
+// caller is who a request's credentials name, and the kind of credentials
+// that named them.
 type caller struct {
 	claims *tokens.Claims
-	// webAPIGroups, when not empty, are the only web API groups the
-	// credential may call (an API token's restriction).
-	webAPIGroups []string
+	kind   registry.Scheme
 }
 
 // Authorize decides whether r may call an endpoint of the web API group
@@ -218,15 +214,65 @@ func (c *Credentials) Authorize(r *http.Request, group string, p registry.AuthPo
 	if err != nil {
 		return err
 	}
-	if len(who.webAPIGroups) > 0 && !slices.Contains(who.webAPIGroups, group) {
+	switch groupRule(who.claims, group, p) {
+	case ruleRestricted:
 		return c.refuse(r, string(registry.SchemeAPIToken), AuthForbidden, who.claims.Subject,
 			forbidden(c.bearer.realm, msgAPITokenGroup+group))
-	}
-	if len(p.Groups) > 0 && !slices.ContainsFunc(p.Groups, who.claims.InGroup) {
+	case ruleNotInGroups:
+		refusal := c.bearer.errNotInGroups // a token's holder
+		switch who.kind {
+		case registry.SchemeBasic:
+			refusal = forbidden(c.bearer.realm, msgGroupUser)
+		case registry.SchemeAPIToken:
+			refusal = forbidden(c.bearer.realm, msgGroupAPIToken)
+		}
 		return c.refuse(r, "", AuthForbidden, who.claims.Subject,
-			c.bearer.errNotInGroups.Wrap(fmt.Errorf("middleware: %q is in none of the user groups %q", who.claims.Subject, p.Groups)))
+			refusal.Wrap(fmt.Errorf("middleware: %q is in none of the user groups %q", who.claims.Subject, p.Groups)))
 	}
 	return nil
+}
+
+// A rule of a web API group a caller breaks, as groupRule finds it.
+const (
+	ruleNone        = iota // none: the caller may use the group
+	ruleRestricted         // the credential is restricted to other groups
+	ruleNotInGroups        // the caller is in none of the group's user groups
+)
+
+// groupRule returns the rule of the web API group named group, whose
+// policy is p, that the holder of claims c breaks: the one decision of
+// what a caller who has proved who they are may do with a group, for
+// scoring ([Credentials.Authorize]), jobs and reads ([MaySee]) alike. A
+// credential restricted to other groups may not use it, whatever its
+// policy; a protected group that names user groups takes only their
+// members.
+func groupRule(c *tokens.Claims, group string, p registry.AuthPolicy) int {
+	switch {
+	case !c.MayUse(group):
+		return ruleRestricted
+	case p.Mode == registry.TokenRequired && len(p.Groups) > 0 && !slices.ContainsFunc(p.Groups, c.InGroup):
+		return ruleNotInGroups
+	}
+	return ruleNone
+}
+
+// MaySee reports whether the holder of claims c (nil for a caller without
+// credentials) may see the resources of the web API group named group,
+// whose policy is p: its endpoints, deployments and the models deployed
+// there. The rule is the group's scoring rule ([Credentials.Authorize])
+// without the kind of credential: everyone may see a public group, the
+// holders of valid credentials a protected one that names no user groups,
+// and only the members of one of its user groups a protected one that
+// does; a credential restricted to other groups sees none of this one. An
+// administrator (never a restricted credential) sees every group.
+func MaySee(c *tokens.Claims, group string, p registry.AuthPolicy) bool {
+	switch {
+	case c == nil:
+		return p.Mode != registry.TokenRequired
+	case c.Admin:
+		return true
+	}
+	return groupRule(c, group, p) == ruleNone
 }
 
 // Middleware lets a request through to next only with valid credentials of
@@ -288,6 +334,12 @@ func (c *Credentials) authenticate(r *http.Request, p registry.AuthPolicy) (call
 			httperr.New(problem.Unauthorized, c.kindMessage(p, name)).WithChallenge(c.challenges(p, "", "", "")))
 	}
 	value := strings.TrimLeft(rest, " ")
+	switch {
+	case kind == registry.SchemeBearer && noToken(value):
+		return caller{}, c.refuse(r, string(kind), AuthMalformed, "", c.badRequest(p, kind, msgNoBearer))
+	case kind == registry.SchemeAPIToken && noToken(value):
+		return caller{}, c.refuse(r, string(kind), AuthMalformed, "", c.badRequest(p, kind, msgNoAPIToken))
+	}
 	var who caller
 	switch kind {
 	case registry.SchemeBasic:
@@ -300,6 +352,7 @@ func (c *Credentials) authenticate(r *http.Request, p registry.AuthPolicy) (call
 	if err != nil {
 		return caller{}, err
 	}
+	who.kind = kind
 	if li := logInfoFrom(r.Context()); li != nil {
 		li.subject = who.claims.Subject
 	}
@@ -333,28 +386,20 @@ func (c *Credentials) basic(r *http.Request, p registry.AuthPolicy, value string
 		}
 	}
 	client := keyedlimit.ClientKey(r, c.bearer.trusted)
-	pair := client + " " + strings.ToLower(name) // the address has no space: unambiguous
-	now := c.now()
-	for _, l := range []struct {
-		lim *keyedlimit.Limiter
-		key string
-	}{{c.failAddr, client}, {c.failUser, pair}} {
-		if d, ok := l.lim.Check(l.key, now); !ok {
-			e := httperr.New(problem.RateLimited, msgTooManyFailures).WithRetryAfter(int((d + time.Second - 1) / time.Second))
-			return caller{}, c.refuse(r, string(kind), AuthRateLimited, "", e)
-		}
+	if d, ok := c.failures.Check(name, client, c.now()); !ok {
+		e := httperr.New(problem.RateLimited, msgTooManyFailures).WithRetryAfter(int((d + time.Second - 1) / time.Second))
+		return caller{}, c.refuse(r, string(kind), AuthRateLimited, "", e)
 	}
 	pr, err := c.passwords.Authenticate(r.Context(), name, password)
 	switch {
 	case errors.Is(err, tokens.ErrBadCredentials):
-		now := c.now()
-		c.failAddr.Charge(client, now)
-		c.failUser.Charge(pair, now)
+		c.failures.Failed(name, client, c.now())
 		return caller{}, c.refuse(r, string(kind), AuthBadCredentials, "", c.invalid(p, kind, msgBadPassword, err))
 	case err != nil:
 		c.observe(string(kind), AuthError)
 		return caller{}, fmt.Errorf("middleware: check a password: %w", err)
 	}
+	c.failures.Succeeded(name, client)
 	return caller{claims: claimsOf(pr)}, nil
 }
 
@@ -384,7 +429,9 @@ func (c *Credentials) apiToken(r *http.Request, p registry.AuthPolicy, value str
 		c.observe(string(kind), AuthError)
 		return caller{}, fmt.Errorf("middleware: verify an API token: %w", err)
 	}
-	return caller{claims: claimsOf(pr), webAPIGroups: groups}, nil
+	claims := claimsOf(pr)
+	claims.Restrict(groups) // never an administrator's, if restricted
+	return caller{claims: claims}, nil
 }
 
 // bearerToken checks a bearer token: an idToken, or else, when a provider

@@ -133,6 +133,7 @@ func TestCredentialsAuthorize(t *testing.T) {
 		badPwCh    = basicCh + ", " + apiCh + ", " + bearerCh
 		expiredCh  = basicCh + ", " + apiCh + `, Bearer realm="scorehub-test", error="invalid_token", error_description="the token expired"`
 		forbidCh   = `Bearer realm="scorehub-test", error="insufficient_scope", error_description="the token's holder is not in a user group allowed here"`
+		forbidUser = `Bearer realm="scorehub-test", error="insufficient_scope", error_description="the user of the Basic credentials is not in a user group allowed here"`
 		apiGroupCh = `Bearer realm="scorehub-test", error="insufficient_scope", error_description="this API token may not call the web API group fraud"`
 	)
 	all := registry.AuthPolicy{Mode: registry.TokenRequired}
@@ -163,7 +164,7 @@ func TestCredentialsAuthorize(t *testing.T) {
 		{"Basic, empty name", "risk", all, basicAuth("", "x"), 400, "invalid_request", allCh, nil},
 		{"Basic to a group without Basic", "risk", noBasic, basicAuth("ann", "ann-pw"), 401, "unauthorized", apiCh + ", " + bearerCh, nil},
 		{"Basic, user in an allowed group", "risk", analysts, basicAuth("ann", "ann-pw"), 0, "", "", nil},
-		{"Basic, user in no allowed group", "risk", analysts, basicAuth("bob", "bob-pw"), 403, "forbidden", forbidCh, nil},
+		{"Basic, user in no allowed group", "risk", analysts, basicAuth("bob", "bob-pw"), 403, "forbidden", forbidUser, nil},
 
 		{"apitoken", "risk", all, "apitoken scorehub_ann", 0, "", "", nil},
 		{"APIToken in other case", "risk", all, "APIToken scorehub_ann", 0, "", "", nil},
@@ -275,6 +276,56 @@ func TestCredentialsBasicFailuresAreLimited(t *testing.T) {
 	}
 }
 
+// TestCredentialsBasicSlowsGuessingFromManyAddresses: 40 wrong passwords
+// for ann, each from another address. Past the limit per user they are
+// answered 429 with Retry-After, as the token service answers them; ann
+// still gets in from an address her password was right from before, while
+// from an address new to her she waits too.
+func TestCredentialsBasicSlowsGuessingFromManyAddresses(t *testing.T) {
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	obs := &countingObserver{}
+	c := newTestCredentials(t, func(cfg *middleware.CredentialsConfig) {
+		cfg.Now = func() time.Time { return now }
+		cfg.Observer = obs
+	})
+	policy := registry.AuthPolicy{Mode: registry.TokenRequired}
+	try := func(addr, auth string) *problem.Error {
+		r := httptest.NewRequest(http.MethodPost, "/webapi/risk/api/v1/services/churn/predict", nil)
+		r.RemoteAddr = addr + ":1234"
+		r.Header.Set("Authorization", auth)
+		if err := c.Authorize(r, "risk", policy); err != nil {
+			return httperr.From(err)
+		}
+		return nil
+	}
+	const home, travel = "198.51.100.7", "192.0.2.200"
+	if e := try(home, basicAuth("ann", "ann-pw")); e != nil {
+		t.Fatalf("ann from home: %d %s", e.Status, e.Message)
+	}
+	for i := range 40 {
+		e := try(fmt.Sprintf("203.0.113.%d", i+1), basicAuth("ann", fmt.Sprint("guess", i)))
+		if e == nil || e.Status != 401 && (e.Status != 429 || e.RetryAfter < 1) {
+			t.Fatalf("guess %d: %+v, want 401, or 429 with Retry-After", i+1, e)
+		}
+	}
+	if got := obs.count("basic rate_limited"); got != 40-tokens.DefaultUserFailureBurst {
+		t.Errorf("%d of 40 guesses from 40 addresses answered 429, want %d", got, 40-tokens.DefaultUserFailureBurst)
+	}
+	if e := try(home, basicAuth("ann", "ann-pw")); e != nil {
+		t.Errorf("ann from home during the guessing: %d %s", e.Status, e.Message)
+	}
+	if e := try(travel, basicAuth("ann", "ann-pw")); e == nil || e.Status != 429 || e.RetryAfter != 60 {
+		t.Errorf("ann from a new address during the guessing: %+v, want 429 with Retry-After 60", e)
+	}
+	if e := try(travel, basicAuth("bob", "bob-pw")); e != nil {
+		t.Errorf("bob from that address: %d %s", e.Status, e.Message)
+	}
+	now = now.Add(tokens.DefaultUserFailureEvery)
+	if e := try(travel, basicAuth("ann", "ann-pw")); e != nil {
+		t.Errorf("ann from the new address a minute later: %d %s", e.Status, e.Message)
+	}
+}
+
 func TestCredentialsWithoutBasicOrAPITokens(t *testing.T) {
 	c := newTestCredentials(t, func(cfg *middleware.CredentialsConfig) {
 		cfg.Passwords, cfg.APITokens, cfg.Provider = nil, nil, nil
@@ -345,5 +396,39 @@ func TestCredentialsMiddleware(t *testing.T) {
 	h.ServeHTTP(w, httptest.NewRequest(http.MethodGet, "/executions/jobs", nil))
 	if w.Code != 401 || !strings.HasPrefix(w.Header().Get("WWW-Authenticate"), "Basic ") {
 		t.Errorf("no credentials: %d %q, want 401 with every challenge", w.Code, w.Header().Get("WWW-Authenticate"))
+	}
+}
+
+// TestCredentialsRefusalsSpeakToTheCaller: a refusal says what is wrong in
+// the terms of the credentials sent: no token at all where a client's
+// unset variable left none, and whose membership is lacking, a user's,
+// an API token owner's or a token holder's.
+func TestCredentialsRefusalsSpeakToTheCaller(t *testing.T) {
+	all := registry.AuthPolicy{Mode: registry.TokenRequired}
+	ops := registry.AuthPolicy{Mode: registry.TokenRequired, Groups: []string{"ops"}}
+	c := newTestCredentials(t, func(*middleware.CredentialsConfig) {})
+	for _, tt := range []struct {
+		name, auth string
+		policy     registry.AuthPolicy
+		status     int
+		message    string
+	}{
+		{"Bearer and nothing", "Bearer ", all, 400, "the Authorization header carries no token: Bearer is followed by nothing"},
+		{"Bearer null", "Bearer null", all, 400, "the Authorization header carries no token"},
+		{"apitoken undefined", "apitoken undefined", all, 400, "the Authorization header carries no API token"},
+		{"apitoken alone", "apitoken", all, 400, "the Authorization header carries no API token"},
+		{"a user not in the groups", basicAuth("bob", "bob-pw"), ops, 403,
+			"the user of the Basic credentials is not in a user group allowed here"},
+		{"an API token's owner not in the groups", "apitoken scorehub_ann", ops, 403,
+			"the owner of the API token is not in a user group allowed here"},
+		{"a token's holder not in the groups", "Bearer bob-token", ops, 403,
+			"the token's holder is not in a user group allowed here"},
+	} {
+		r := httptest.NewRequest(http.MethodPost, "/webapi/risk/api/v1/services/churn/predict", nil)
+		r.Header.Set("Authorization", tt.auth)
+		e := httperr.From(c.Authorize(r, "risk", tt.policy))
+		if e.Status != tt.status || !strings.HasPrefix(e.Message, tt.message) {
+			t.Errorf("%s: %d %q, want %d %q", tt.name, e.Status, e.Message, tt.status, tt.message)
+		}
 	}
 }

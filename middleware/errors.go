@@ -1,6 +1,8 @@
 package middleware
 
 import (
+	"strings"
+
 	"github.com/scorehub/scorehub/internal/httperr"
 	"github.com/scorehub/scorehub/problem"
 	"github.com/scorehub/scorehub/tokens"
@@ -26,6 +28,7 @@ const (
 	msgForm      = "access tokens are not accepted in the request body; send them in the Authorization header"
 	msgMultiple  = "the request has more than one Authorization header"
 	msgMalformed = "the Authorization header must be the word Bearer, one space and one token"
+	msgNoBearer  = "the Authorization header carries no token: Bearer is followed by nothing, or by null, undefined or None; check that the variable meant to hold the token is set"
 	msgBodyRead  = "the request body could not be read"
 	msgExpired   = "the token expired"
 	msgNotYet    = "the token is not valid yet"
@@ -34,17 +37,33 @@ const (
 	msgAdmin     = "this request needs an administrator's token"
 	msgGroup     = "the token's holder is not in a user group allowed here"
 
+	msgGroupUser     = "the user of the Basic credentials is not in a user group allowed here"
+	msgGroupAPIToken = "the owner of the API token is not in a user group allowed here"
+
 	msgHeaderSyntax    = "the Authorization header must be a scheme, one space and the credentials"
 	msgBasicSyntax     = "the Basic credentials must be the base64 of a user name, a colon and a password"
 	msgBadPassword     = "the user name or password is not correct"
 	msgTooManyFailures = "too many failed attempts; retry later"
 	msgAPITokenSyntax  = "the Authorization header must be the word apitoken, one space and one token"
+	msgNoAPIToken      = "the Authorization header carries no API token: apitoken is followed by nothing, or by null, undefined or None; check that the variable meant to hold the token is set"
 	msgAPITokenInvalid = "the API token is not valid"
 	msgAPITokenExpired = "the API token expired"
 	msgAPITokenRevoked = "the API token was revoked: its owner was removed or changed"
 	msgAPITokenGroup   = "this API token may not call the web API group "
 	msgProviderDown    = "the identity provider cannot be reached to check the token; retry later"
 )
+
+// noToken reports whether the credentials after an Authorization scheme
+// are none at all: nothing, or what a client's unset variable turns into
+// (null, undefined, None, nil), so that the refusal says so rather than
+// that a token is malformed or invalid.
+func noToken(value string) bool {
+	switch strings.ToLower(value) {
+	case "", "null", "undefined", "none", "nil":
+		return true
+	}
+	return false
+}
 
 // newAuthError is a request refused for its credentials: the answer the
 // client gets, WWW-Authenticate challenge included, as one value that

@@ -8,6 +8,7 @@ import (
 	"runtime/debug"
 
 	"github.com/scorehub/scorehub/internal/httperr"
+	"github.com/scorehub/scorehub/internal/redact"
 	"github.com/scorehub/scorehub/problem"
 )
 
@@ -37,7 +38,7 @@ func recoverPanics(logger *slog.Logger) func(http.Handler) http.Handler {
 				}
 				attrs := []slog.Attr{
 					slog.String("method", r.Method),
-					slog.String("path", r.URL.Path),
+					slog.String("path", redact.Secrets(r.URL.Path)),
 					slog.String("panic", fmt.Sprint(v)),
 					slog.String("stack", string(debug.Stack())),
 				}

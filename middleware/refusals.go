@@ -6,6 +6,7 @@ import (
 	"net/http"
 
 	"github.com/scorehub/scorehub/internal/keyedlimit"
+	"github.com/scorehub/scorehub/internal/redact"
 	"github.com/scorehub/scorehub/problem"
 	"github.com/scorehub/scorehub/tokens"
 )
@@ -51,7 +52,7 @@ func (a *authenticator) logRefusal(r *http.Request, err error, subject string) b
 	if !a.logger.Enabled(ctx, level) {
 		return true
 	}
-	path := r.URL.Path
+	path := redact.Secrets(r.URL.Path)
 	if len(path) > maxLoggedPath {
 		path = path[:maxLoggedPath] + "…"
 	}

@@ -102,11 +102,20 @@ func (c *modelCache) pin(key cacheKey) {
 	c.pins[key]++
 }
 
-func (c *modelCache) unpin(key cacheKey) {
+// unpin releases a pin of key. The last one drops key's entry unless the
+// state published now (current, read under the lock prune holds, so no
+// publish is missed) has a version of it: an upload that was refused or
+// failed holds nothing once it is answered, without waiting for the next
+// publish to prune it.
+func (c *modelCache) unpin(key cacheKey, current func() *State) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.pins[key]--; c.pins[key] <= 0 {
-		delete(c.pins, key)
+	if c.pins[key]--; c.pins[key] > 0 {
+		return
+	}
+	delete(c.pins, key)
+	if !current().hasKey(key) {
+		c.entries.Delete(key)
 	}
 }
 
@@ -120,11 +129,21 @@ func (c *modelCache) prune(st *State) {
 	defer c.mu.Unlock()
 	c.entries.Range(func(k, _ any) bool {
 		key := k.(cacheKey)
-		if !keep[key] && c.pins[key] == 0 {
+		if c.pins[key] == 0 && !keep[key] {
 			c.entries.Delete(key)
 		}
 		return true
 	})
+}
+
+// hasKey reports whether a model version of st loads as key.
+func (st *State) hasKey(key cacheKey) bool {
+	for _, info := range st.keys {
+		if info.key == key {
+			return true
+		}
+	}
+	return false
 }
 
 // errNoArtifacts is the failure of a model write over a store that keeps

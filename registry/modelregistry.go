@@ -36,7 +36,7 @@ func (r *Registry) AddModelVersion(ctx context.Context, name string, artifact []
 	// Parsing can be slow: outside the write, and kept for the endpoints
 	// that will use the version.
 	r.models.pin(key)
-	defer r.models.unpin(key)
+	defer r.models.unpin(key, r.w.State)
 	e, err := r.models.get(key, func() (*process.LoadedModel, error) { return r.catalog.LoadModel(artifact, meta) })
 	if err != nil {
 		return ModelVersion{}, false, err

@@ -381,6 +381,34 @@ func TestModelEndpoints(t *testing.T) {
 	})
 }
 
+// TestRefusedUploadHoldsNothing: an upload that is refused (its model
+// cannot be read, or disagrees with its verification rows) keeps nothing
+// once it is answered, not even until the next write: the same upload
+// again parses the file again. An upload that is stored keeps its parse.
+func TestRefusedUploadHoldsNothing(t *testing.T) {
+	ctx := context.Background()
+	s := newModelWriter(t, registry.NewMemStore(registry.StoreOptions{}))
+	rows := tabletest.Must(1, process.NumberColumn("age", []float64{4}, nil))
+	wrong := &registry.Verification{Rows: rows, Expected: []any{-1.0}}
+	broken := []byte(string(churnV1) + "weight age 1\n") // weighs age twice
+	for i := range 3 {
+		if _, _, err := s.AddModelVersion(ctx, "churn", churnV1, process.ModelMetadata{}, wrong); err == nil {
+			t.Fatal("an upload whose verification fails was stored")
+		}
+		if _, _, err := s.AddModelVersion(ctx, "churn", broken, process.ModelMetadata{}, nil); !errors.Is(err, process.ErrModelInvalid) {
+			t.Fatalf("a broken file: %v, want ErrModelInvalid", err)
+		}
+		if n, want := s.format.Loads(), int64(2*(i+1)); n != want {
+			t.Fatalf("%d loads after %d pairs of refused uploads, want %d: a refused upload's parse was kept", n, i+1, want)
+		}
+	}
+	must[registry.ModelVersion](t)(added(s.AddModelVersion(ctx, "churn", churnV1, process.ModelMetadata{}, nil)))
+	must[registry.ModelVersion](t)(added(s.AddModelVersion(ctx, "churn", churnV1, process.ModelMetadata{}, nil)))
+	if n := s.format.Loads(); n != 7 {
+		t.Errorf("%d loads after a stored upload and its repeat, want 7: a stored upload keeps its parse", n)
+	}
+}
+
 // TestModelLoadedOnce checks an upload's parse serves its endpoints, a
 // registry opened over stored models loads each used version once before
 // its first request, and one that cannot be loaded answers ErrUnavailable

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net/http"
 
+	"github.com/scorehub/scorehub/internal/redact"
 	"github.com/scorehub/scorehub/problem"
 	"github.com/scorehub/scorehub/registry"
 )
@@ -33,7 +34,7 @@ func authorizeGroup(authorize func(*http.Request, string, registry.AuthPolicy) e
 	}
 	if authorize == nil {
 		log.WarnContext(r.Context(), "scoring: a web API group requires a token but no Authorize function is configured; refusing",
-			"path", r.URL.Path)
+			"path", redact.Secrets(r.URL.Path))
 		return errNeedsToken
 	}
 	if err := authorize(r, group, p); err != nil {

@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"maps"
 	"net/http"
+	"slices"
 	"sync"
 	"time"
 
@@ -149,8 +150,21 @@ type Caller struct {
 	Subject string
 	// Admin says the caller is an administrator: only an administrator
 	// may run a catalog process directly, run an endpoint's process on a
-	// queue other than the endpoint's, and see and stop every job.
+	// queue other than the endpoint's, and see and stop every job. A
+	// caller restricted to some web API groups (WebAPIGroups) is never
+	// one, whatever Admin says.
 	Admin bool
+	// WebAPIGroups, when not empty, are the only web API groups the
+	// caller's credential may use (an API token's restriction, as
+	// tokens.Claims.WebAPIGroups): its jobs may name only endpoints of
+	// those groups, and it sees and stops only the jobs it owns on them.
+	WebAPIGroups []string
+	// Since, when not zero, is when the caller's identity began: the
+	// creation of the user account that holds Subject now. Jobs of Subject
+	// created before it belong to an earlier account of that name, since
+	// deleted, and the caller neither sees nor stops them. Zero means
+	// every job of Subject is the caller's (a user the host manages).
+	Since time.Time
 	// Request is the request that submits the job. Its credentials are
 	// what [JobsConfig.Authorize] checks against the policy of the group
 	// of the endpoint a job names; without it a job naming an endpoint of
@@ -235,6 +249,7 @@ var (
 	errJobQueueFull   = httperr.New(problem.QueueFull, "the execution queue's waiting list is full; retry later").WithRetryAfter(1)
 	errNoInput        = httperr.New(problem.InvalidRequest, "the job has no input rows")
 	errProcessJob     = httperr.New(problem.Forbidden, "only an administrator may run a catalog process as a job; name an endpoint instead").At("/process")
+	errJobGroup       = httperr.New(problem.Forbidden, "this credential may not use the endpoint's web API group").At("/endpoint/group")
 	errJobQueue       = httperr.New(problem.Forbidden, "only an administrator may run an endpoint's job on another queue than the endpoint's").At("/queueName")
 	errActiveQuota    = httperr.New(problem.JobQuotaExceeded, "too many of your jobs are pending or running; retry once one has ended").WithRetryAfter(activeQuotaRetry)
 	errResultQuota    = httperr.New(problem.JobQuotaExceeded, "your jobs' stored results use up your quota; retry once older jobs have been removed")
@@ -402,7 +417,7 @@ func (j *Jobs) Submit(ctx context.Context, spec JobSpec) (jobs.Job, error) {
 		return jobs.Job{}, errJobsClosed
 	}
 	// Counted under mu with the job about to join them.
-	if !spec.Caller.Admin {
+	if !spec.Caller.admin() {
 		n, err := j.activeOf(ctx, spec.Caller.Subject)
 		if err != nil {
 			return jobs.Job{}, err
@@ -424,7 +439,7 @@ func (j *Jobs) Submit(ctx context.Context, spec JobSpec) (jobs.Job, error) {
 		x.in.Endpoint = *spec.Endpoint
 	}
 	quota := j.quota
-	if spec.Caller.Admin {
+	if spec.Caller.admin() {
 		quota.Owner = 0
 	}
 	go j.run(runCtx, run, job, x, req, quota)
@@ -469,7 +484,7 @@ func (j *Jobs) checkResultQuota(ctx context.Context, c Caller, minResult int64) 
 	switch {
 	case total >= j.quota.Total:
 		return errStorageFull
-	case !c.Admin && ofOwner >= j.quota.Owner:
+	case !c.admin() && ofOwner >= j.quota.Owner:
 		return errResultQuota
 	case total+minResult > j.quota.Total:
 		return httperr.Newf(problem.StorageFull,
@@ -490,6 +505,11 @@ func (j *Jobs) resolve(spec JobSpec) (*execution, error) {
 		return nil, httperr.New(problem.InvalidRequest, "name either a process or an endpoint")
 	case spec.Endpoint != nil:
 		e := spec.Endpoint
+		// A credential restricted to other groups is refused before
+		// anything is looked up, whether the group exists or not.
+		if !spec.Caller.mayUse(e.Group) {
+			return nil, errJobGroup
+		}
 		// As at the scoring address: the policy first, so that a job
 		// cannot tell a caller which endpoints a protected group has.
 		if g, ok := snap.State().Group(e.Group); ok {
@@ -507,13 +527,13 @@ func (j *Jobs) resolve(spec JobSpec) (*execution, error) {
 		}
 		x = endpointExecution(&target, j.timeout)
 		if spec.Queue != "" && spec.Queue != x.queue {
-			if !spec.Caller.Admin {
+			if !spec.Caller.admin() {
 				return nil, errJobQueue
 			}
 			x.queue = spec.Queue
 		}
 	default:
-		if !spec.Caller.Admin {
+		if !spec.Caller.admin() {
 			return nil, errProcessJob
 		}
 		p, ok := j.engine.reg.Catalog().Lookup(spec.Process)
@@ -647,21 +667,43 @@ func (j *Jobs) Job(ctx context.Context, c Caller, id string) (jobs.Job, error) {
 }
 
 // sees reports whether c may see job: an administrator every job, anyone
-// else the jobs whose owner they are. A job without an owner is an
+// else the jobs whose owner they are, and a restricted caller only those of
+// them that name an endpoint of its groups. A job without an owner is an
 // administrator's only.
 func (c Caller) sees(job jobs.Job) bool {
-	return c.Admin || c.Subject != "" && job.Owner == c.Subject
+	switch {
+	case c.admin():
+		return true
+	case c.Subject == "" || job.Owner != c.Subject || job.CreatedAt.Before(c.Since):
+		return false
+	case len(c.WebAPIGroups) == 0:
+		return true
+	}
+	return job.Endpoint != nil && c.mayUse(job.Endpoint.Group)
+}
+
+// admin reports whether c acts as an administrator: never when restricted.
+func (c Caller) admin() bool { return c.Admin && len(c.WebAPIGroups) == 0 }
+
+// mayUse reports whether c's credential may use the web API group named
+// group at all.
+func (c Caller) mayUse(group string) bool {
+	return len(c.WebAPIGroups) == 0 || slices.Contains(c.WebAPIGroups, group)
 }
 
 // List returns the jobs f selects among those c may see, newest first, and
 // how many match: for a caller who is not an administrator, only the
-// caller's own.
+// caller's own. A caller restricted to some web API groups lists none (the
+// store selects jobs by owner, not by group); it looks its jobs up by ID.
 func (j *Jobs) List(ctx context.Context, c Caller, f jobs.Filter) ([]jobs.Job, int, error) {
-	if !c.Admin {
-		if c.Subject == "" || f.Owner != "" && f.Owner != c.Subject {
+	if !c.admin() {
+		if c.Subject == "" || len(c.WebAPIGroups) > 0 || f.Owner != "" && f.Owner != c.Subject {
 			return nil, 0, nil
 		}
 		f.Owner = c.Subject
+		if f.CreatedFrom.Before(c.Since) {
+			f.CreatedFrom = c.Since
+		}
 	}
 	return j.store.Jobs(ctx, f)
 }
@@ -712,6 +754,35 @@ func (j *Jobs) Stop(ctx context.Context, c Caller, id string) (jobs.Job, error) 
 		return job, fmt.Errorf("scoring: request the stop of job %q: %w", id, err)
 	}
 	return job, nil
+}
+
+// StopOwner stops every job of owner that has not ended, as [Jobs.Stop]
+// would for an administrator, and returns how many it asked to stop: what
+// a host does when it removes the user owner, whose jobs end with them.
+// Their ended jobs stay until the retention removes them; a user later
+// made with the same name does not see them (see [Caller.Since]).
+func (j *Jobs) StopOwner(ctx context.Context, owner string) (int, error) {
+	if owner == "" {
+		return 0, nil
+	}
+	n := 0
+	for _, state := range []jobs.State{jobs.StatePending, jobs.StateRunning} {
+		list, _, err := j.store.Jobs(ctx, jobs.Filter{State: state, Owner: owner})
+		if err != nil {
+			return n, fmt.Errorf("scoring: list the jobs of %q: %w", owner, err)
+		}
+		for _, job := range list {
+			_, err := j.Stop(ctx, Caller{Admin: true}, job.ID)
+			switch {
+			case err == nil:
+				n++
+			case errors.Is(err, errJobEnded), errors.Is(err, registry.ErrNotFound):
+			default:
+				return n, err
+			}
+		}
+	}
+	return n, nil
 }
 
 // Counts returns how many stored jobs are in each state.

@@ -30,13 +30,13 @@ type recorder struct {
 	got []observed
 }
 
-func (r *recorder) ObserveRequest(ep process.EndpointRef, status, rows int, d time.Duration) {
-	if d < 0 {
+func (r *recorder) ObserveRequest(o scoring.Observation) {
+	if o.Duration < 0 {
 		panic("negative duration")
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.got = append(r.got, observed{ep, status, rows})
+	r.got = append(r.got, observed{o.Endpoint, o.Status, o.Rows})
 }
 
 func (r *recorder) take() []observed {
@@ -103,10 +103,10 @@ type durations struct {
 	got []time.Duration
 }
 
-func (d *durations) ObserveRequest(_ process.EndpointRef, _, _ int, took time.Duration) {
+func (d *durations) ObserveRequest(o scoring.Observation) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	d.got = append(d.got, took)
+	d.got = append(d.got, o.Duration)
 }
 
 // TestObserverDuration checks that the duration an Observer is told, read

@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/scorehub/scorehub/internal/redact"
 	"github.com/scorehub/scorehub/scoring/internal/wire"
 )
 
@@ -92,7 +93,7 @@ func (sw *streamWriter) write(b []byte) bool {
 		sw.rc = nil
 	}
 	if _, err := sw.w.Write(b); err != nil {
-		sw.h.log.DebugContext(sw.r.Context(), "scoring: response not delivered", "path", sw.r.URL.Path, "cause", err.Error())
+		sw.h.log.DebugContext(sw.r.Context(), "scoring: response not delivered", "path", redact.Secrets(sw.r.URL.Path), "cause", err.Error())
 		return false
 	}
 	return true

@@ -90,11 +90,13 @@
 // the ones scorehub keeps (users of an htpasswd file, users and API tokens
 // managed at run time), and any other (a directory service) will do.
 // Before any password check the token service limits
-// attempts per client address, failed logins per address, and failed
-// logins per user name and address. Failures count only against the
-// address they came from, so guessing a user's password from one address
-// cannot lock that user out of the others. It also caps how many checks
-// run at once. A failed login is logged with only the first two
+// attempts per client address, failed logins per address, failed logins
+// per user name and address, and failed logins per user name across
+// addresses, so that many addresses guessing one password are slowed as
+// one. The last limit does not hold an address the user logged in from
+// before, so guessing a user's password cannot lock that user out where
+// the user is known; middleware.Credentials applies the same policy to
+// Basic passwords. It also caps how many checks run at once. A failed login is logged with only the first two
 // characters of the name tried and a keyed hash of it, since a name that
 // failed may be a password typed into the wrong field.
 //

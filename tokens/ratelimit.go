@@ -5,13 +5,14 @@ import (
 	"time"
 
 	"github.com/scorehub/scorehub/internal/keyedlimit"
+	"github.com/scorehub/scorehub/internal/loginlimit"
 )
 
 // RateLimit configures a limit on attempts per key (a client address, a
 // user name): a token bucket of Burst attempts, refilled by one every Every.
 // It is the one shape of a limit in scorehub: the token service's
-// AddressLimit, AddressFailureLimit and UserAddressLimit and the failure
-// limits of middleware.CredentialsConfig take it.
+// AddressLimit, AddressFailureLimit, UserAddressLimit and UserFailureLimit
+// and the failure limits of middleware.CredentialsConfig take it.
 type RateLimit struct {
 	// Every is the time to regain one attempt. Zero means the default of
 	// the limit it configures.
@@ -26,12 +27,17 @@ type RateLimit struct {
 }
 
 // Defaults of the limits on failed logins: the token service's
-// ([ServiceConfig].AddressFailureLimit and UserAddressLimit), which
-// middleware.Credentials applies to wrong Basic passwords too.
+// ([ServiceConfig].AddressFailureLimit, UserAddressLimit and
+// UserFailureLimit), which middleware.Credentials applies to wrong Basic
+// passwords too.
 const (
-	DefaultFailureEvery            = 6 * time.Second
-	DefaultAddressFailureBurst     = 20
-	DefaultUserAddressFailureBurst = 10
+	DefaultFailureEvery            = loginlimit.DefaultEvery            // 6 s
+	DefaultAddressFailureBurst     = loginlimit.DefaultAddressBurst     // 20
+	DefaultUserAddressFailureBurst = loginlimit.DefaultUserAddressBurst // 10
+	// A user's failures from every address together: 20 at once, then
+	// one a minute, 1,440 a day however many addresses guess.
+	DefaultUserFailureEvery = loginlimit.DefaultUserEvery // 1 min
+	DefaultUserFailureBurst = loginlimit.DefaultUserBurst // 20
 )
 
 // WithDefaults returns l with a zero Every and a zero Burst replaced by

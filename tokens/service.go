@@ -17,6 +17,7 @@ import (
 
 	"github.com/scorehub/scorehub/internal/httperr"
 	"github.com/scorehub/scorehub/internal/keyedlimit"
+	"github.com/scorehub/scorehub/internal/loginlimit"
 	"github.com/scorehub/scorehub/internal/muxcheck"
 	"github.com/scorehub/scorehub/internal/urlpath"
 	"github.com/scorehub/scorehub/problem"
@@ -100,6 +101,17 @@ type ServiceConfig struct {
 	// seconds.
 	UserAddressLimit RateLimit
 
+	// UserFailureLimit limits failed logins on the token service per user
+	// name (compared without case) across addresses, so that many
+	// addresses guessing one user's password are slowed as one: past it,
+	// a login is answered 429 with Retry-After before the password is
+	// checked. An address the user logged in from before (one of the last
+	// 8, remembered for as many users as its MaxKeys) is not held by it,
+	// so the user still gets in from there while others guess; from an
+	// address new to the user, the user waits too. Zero fields mean a
+	// burst of 20 and one more every minute.
+	UserFailureLimit RateLimit
+
 	// MaxConcurrentChecks caps how many password checks run at once;
 	// more wait their turn. Zero means GOMAXPROCS.
 	MaxConcurrentChecks int
@@ -137,8 +149,7 @@ type Service struct {
 	realm    string
 	trusted  []netip.Prefix
 	byAddr   *keyedlimit.Limiter // every attempt, per address
-	failAddr *keyedlimit.Limiter // failed logins, per address
-	failUser *keyedlimit.Limiter // failed logins, per user name and address
+	failures *loginlimit.Guard   // failed logins
 	checks   chan struct{}
 	now      func() time.Time
 	logger   *slog.Logger
@@ -177,11 +188,9 @@ func NewService(cfg ServiceConfig) (*Service, error) {
 	if h.byAddr, err = cfg.AddressLimit.limiter(defaultAddressEvery, defaultAddressBurst); err != nil {
 		return nil, err
 	}
-	if h.failAddr, err = cfg.AddressFailureLimit.limiter(DefaultFailureEvery, DefaultAddressFailureBurst); err != nil {
-		return nil, err
-	}
-	if h.failUser, err = cfg.UserAddressLimit.limiter(DefaultFailureEvery, DefaultUserAddressFailureBurst); err != nil {
-		return nil, err
+	if h.failures, err = loginlimit.New(loginlimit.Config{Address: loginlimit.Limit(cfg.AddressFailureLimit),
+		UserAddress: loginlimit.Limit(cfg.UserAddressLimit), User: loginlimit.Limit(cfg.UserFailureLimit)}); err != nil {
+		return nil, fmt.Errorf("tokens: %w", err)
 	}
 	n := cfg.MaxConcurrentChecks
 	if n == 0 {

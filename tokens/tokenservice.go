@@ -11,7 +11,6 @@ import (
 	"unicode"
 
 	"github.com/scorehub/scorehub/internal/httperr"
-	"github.com/scorehub/scorehub/internal/keyedlimit"
 	"github.com/scorehub/scorehub/problem"
 )
 
@@ -19,12 +18,13 @@ import (
 // token out as {"idToken":…,"expirationDate":…}.
 //
 // Rate limits are checked before any password is: attempts per client
-// address, then failures per address and failures per user name and
-// address; a request past any is answered 429 without touching the
-// password. Only a failure is charged to the failure limits, after the
-// check, so a user's right password is refused only from an address that
-// has failed too often, never because others failed for that name
-// elsewhere. Password checks queue for one of MaxConcurrentChecks slots,
+// address, then the failure limits of package loginlimit (per address,
+// per user name and address, and per user name across addresses, the last
+// waived for an address the user logged in from before); a request past
+// any is answered 429 without touching the password. Only a failure is
+// charged to the failure limits, after the check, so a user's right
+// password is refused from an address the user has logged in from only
+// when that address has failed too often itself. Password checks queue for one of MaxConcurrentChecks slots,
 // so a burst of logins cannot take every core.
 func (h *Service) serveTokenService(w http.ResponseWriter, r *http.Request) {
 	if len(r.Header.Values("Authorization")) > 1 {
@@ -43,16 +43,10 @@ func (h *Service) serveTokenService(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	client := h.client(r)
-	pair := client + " " + userKey(name) // the address has no space: unambiguous
-	for _, c := range []struct {
-		lim *keyedlimit.Limiter
-		key string
-	}{{h.failAddr, client}, {h.failUser, pair}} {
-		if d, ok := c.lim.Check(c.key, h.now()); !ok {
-			httperr.Write(w, r, h.logger, tooMany(d))
-			h.observe(PathTokenService, OutcomeRateLimited)
-			return
-		}
+	if d, ok := h.failures.Check(name, client, h.now()); !ok {
+		httperr.Write(w, r, h.logger, tooMany(d))
+		h.observe(PathTokenService, OutcomeRateLimited)
+		return
 	}
 
 	select {
@@ -67,11 +61,7 @@ func (h *Service) serveTokenService(w http.ResponseWriter, r *http.Request) {
 
 	switch {
 	case errors.Is(err, ErrBadCredentials):
-		// Charged after the check, whatever others did meanwhile: a burst
-		// of guesses checked at once leaves the limits in debt.
-		now := h.now()
-		h.failAddr.Charge(client, now)
-		h.failUser.Charge(pair, now)
+		h.failures.Failed(name, client, h.now())
 		h.logger.LogAttrs(r.Context(), slog.LevelInfo, "tokens: authentication failed",
 			slog.String("user_prefix", namePrefix(name)), slog.String("user_ref", h.nameRef(name)),
 			slog.String("client", client))
@@ -83,6 +73,7 @@ func (h *Service) serveTokenService(w http.ResponseWriter, r *http.Request) {
 		h.observe(PathTokenService, OutcomeError)
 		return
 	}
+	h.failures.Succeeded(name, client)
 	h.observe(PathTokenService, h.issue(w, r, p, "basic", true))
 }
 
@@ -90,16 +81,6 @@ func (h *Service) serveTokenService(w http.ResponseWriter, r *http.Request) {
 // whether the user exists or not.
 func (h *Service) basicChallenge(message string) error {
 	return httperr.New(problem.Unauthorized, message).WithChallenge(`Basic realm="` + h.realm + `", charset="UTF-8"`)
-}
-
-// userKey is the rate-limit key of a user name: case-folded, so that an
-// authenticator that ignores case cannot be guessed against under many
-// spellings, and bounded in length.
-func userKey(name string) string {
-	if len(name) > maxName {
-		name = name[:maxName]
-	}
-	return strings.ToLower(name)
 }
 
 // namePrefixRunes is how much of a refused user name is logged. A name

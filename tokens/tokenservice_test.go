@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
 	"github.com/scorehub/scorehub/internal/testutil"
 	"github.com/scorehub/scorehub/tokens"
 	"github.com/scorehub/scorehub/tokens/accounts"
@@ -255,7 +256,12 @@ func TestTokenServiceLockout(t *testing.T) {
 	const attacker, user = "203.0.113.66", "198.51.100.7"
 
 	t.Run("guessing one user's password", func(t *testing.T) {
-		s := newService(t, nil)
+		// The limit per user across addresses refilled as fast as the
+		// one per user and address, which this test is about; the other
+		// is TestTokenServiceSlowsGuessingFromManyAddresses's.
+		s := newService(t, func(c *tokens.ServiceConfig) {
+			c.UserFailureLimit = tokens.RateLimit{Every: tokens.DefaultFailureEvery}
+		})
 		for i := range 10 {
 			if rec := s.do(from(attacker, "alice", "guess")); rec.Code != http.StatusUnauthorized {
 				t.Fatalf("guess %d: status %d, want 401", i+1, rec.Code)
@@ -311,6 +317,61 @@ func TestTokenServiceLockout(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestTokenServiceSlowsGuessingFromManyAddresses: 40 wrong passwords for
+// one user, each from another address, as a botnet sends them. Past the
+// limit per user the guesses are answered 429 with Retry-After, unchecked;
+// the user still gets in from an address that logged in before, while a
+// login from an address new to the user waits too (the price of slowing a
+// botnet without locking the user out where they are known).
+func TestTokenServiceSlowsGuessingFromManyAddresses(t *testing.T) {
+	from := func(addr, user, password string) *http.Request {
+		r := basicRequest(user, password)
+		r.RemoteAddr = addr + ":4242"
+		return r
+	}
+	const home, travel = "198.51.100.7", "192.0.2.200"
+	s := newService(t, nil)
+	if rec := s.do(from(home, "alice", "wonderland")); rec.Code != http.StatusOK {
+		t.Fatalf("the user from home: status %d, want 200", rec.Code)
+	}
+	checks := s.users.n.Load()
+	limited := 0
+	for i := range 40 {
+		rec := s.do(from("203.0.113."+strconv.Itoa(i+1), "alice", "guess"+strconv.Itoa(i)))
+		switch rec.Code {
+		case http.StatusUnauthorized:
+		case http.StatusTooManyRequests:
+			limited++
+			if ra := rec.Header().Get("Retry-After"); ra == "" || ra == "0" {
+				t.Errorf("guess %d: 429 with Retry-After %q, want a wait", i+1, ra)
+			}
+		default:
+			t.Fatalf("guess %d: status %d, want 401 or 429", i+1, rec.Code)
+		}
+	}
+	if want := 40 - tokens.DefaultUserFailureBurst; limited != want {
+		t.Errorf("%d of 40 guesses from 40 addresses answered 429, want %d", limited, want)
+	}
+	if n := s.users.n.Load() - checks; n != tokens.DefaultUserFailureBurst {
+		t.Errorf("%d guesses checked, want %d: a limited guess must not be checked", n, tokens.DefaultUserFailureBurst)
+	}
+	if rec := s.do(from(home, "alice", "wonderland")); rec.Code != http.StatusOK {
+		t.Errorf("the user from home during the guessing: status %d, want 200", rec.Code)
+	}
+	rec := s.do(from(travel, "alice", "wonderland"))
+	if rec.Code != http.StatusTooManyRequests || rec.Header().Get("Retry-After") != "60" {
+		t.Errorf("the user from a new address during the guessing: status %d, Retry-After %q; want 429 and 60",
+			rec.Code, rec.Header().Get("Retry-After"))
+	}
+	if rec := s.do(from(travel, "bob", "builder")); rec.Code != http.StatusOK {
+		t.Errorf("another user from that address: status %d, want 200", rec.Code)
+	}
+	s.clock.Advance(tokens.DefaultUserFailureEvery)
+	if rec := s.do(from(travel, "alice", "wonderland")); rec.Code != http.StatusOK {
+		t.Errorf("the user from the new address a minute later: status %d, want 200", rec.Code)
+	}
 }
 
 // gate is an Authenticator that holds every check until released, and

@@ -117,7 +117,8 @@ func TestFixturesScoreAsProduced(t *testing.T) {
 
 // TestModelInputs: a feature sent as text is a 400 naming the column; a
 // feature left out of a row is a missing value, which takes each tree's
-// default branch as XGBoost does with NaN.
+// default branch as XGBoost does with NaN, while one left out of every row
+// of a request is a 400 naming it.
 func TestModelInputs(t *testing.T) {
 	t.Parallel()
 	fx := fixtureWithMissing(t)
@@ -130,6 +131,9 @@ func TestModelInputs(t *testing.T) {
 
 	col := fx.features[len(fx.features)/2]
 	row := map[string]any{}
+	for _, f := range fx.features {
+		row[f] = nil // null: a missing value, the key present
+	}
 	for k, v := range fx.rows[0] {
 		row[k] = v
 	}
@@ -142,9 +146,11 @@ func TestModelInputs(t *testing.T) {
 	}
 
 	// The rows with missing values, with those features left out instead
-	// of null: the answers are XGBoost's for NaN.
+	// of null: the answers are XGBoost's for NaN. A row with every feature
+	// goes first, so that no feature is missing from every row.
 	var rows []map[string]any
 	var idx []int
+	complete := -1
 	for i, r := range fx.rows {
 		out := map[string]any{}
 		missing := false
@@ -157,13 +163,28 @@ func TestModelInputs(t *testing.T) {
 		}
 		if missing {
 			rows, idx = append(rows, out), append(idx, i)
+		} else if complete < 0 && len(out) == len(fx.features) {
+			complete = i
 		}
 	}
-	if len(rows) == 0 {
-		t.Fatalf("fixture %s has no row with a missing value", fx.stem)
+	if len(rows) == 0 || complete < 0 {
+		t.Fatalf("fixture %s has no row with a missing value, or none without", fx.stem)
 	}
-	got := c.score(t, url, jsonBody(t, map[string]any{"data": rows}))
-	fx.subset(idx).check(t, name+" (features left out)", got)
+	got := c.score(t, url, jsonBody(t, map[string]any{"data": append([]map[string]any{fx.rows[complete]}, rows...)}))
+	fx.subset(idx).check(t, name+" (features left out)", got[1:])
+
+	// A feature left out of every row is refused, naming it.
+	alone := map[string]any{}
+	for k, v := range fx.rows[complete] {
+		alone[k] = v
+	}
+	delete(alone, col)
+	a = c.doJSON(t, http.MethodPost, url, map[string]any{"data": []any{alone}})
+	e, _ = a.body["error"].(map[string]any)
+	msg, _ = e["message"].(string)
+	if a.status != http.StatusBadRequest || e["type"] != "schema_mismatch" || !strings.Contains(msg, col) {
+		t.Errorf("the feature %q left out of every row answered %d %s, want a 400 schema_mismatch naming it", col, a.status, a.raw)
+	}
 }
 
 // TestPromoteUnderLoad moves the alias an endpoint names from version 1

@@ -30,10 +30,10 @@ func TestMetricsEndpoint(t *testing.T) {
 
 	text := s.Get(t, "/metrics")
 	for _, want := range []string{
-		`scorehub_scoring_requests_total{alias="classify",group="DEFAULT",path="iris",status="200"} 1`,
-		`scorehub_scoring_requests_total{alias="_unmatched",group="_unmatched",path="_unmatched",status="404"} 1`,
-		`scorehub_scoring_rows_total{alias="classify",group="DEFAULT",path="iris"} 2`,
-		`scorehub_scoring_request_duration_seconds_count{alias="classify",group="DEFAULT",path="iris"} 1`,
+		`scorehub_scoring_requests_total{alias="classify",group="DEFAULT",model="",path="iris",status="200",version=""} 1`,
+		`scorehub_scoring_requests_total{alias="_unmatched",group="_unmatched",model="",path="_unmatched",status="404",version=""} 1`,
+		`scorehub_scoring_rows_total{alias="classify",group="DEFAULT",model="",path="iris",version=""} 2`,
+		`scorehub_scoring_request_duration_seconds_count{alias="classify",group="DEFAULT",model="",path="iris",version=""} 1`,
 		`scorehub_token_requests_total{outcome="issued",route="/api/rest/tokenservice"} 1`,
 		`scorehub_token_requests_total{outcome="bad_credentials",route="/api/rest/tokenservice"} 1`,
 		`scorehub_queue_executions_total{outcome="completed",queue="DEFAULT"} 1`,

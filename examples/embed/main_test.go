@@ -165,7 +165,7 @@ func TestWholeServiceUnderAPrefix(t *testing.T) {
 	}
 
 	if res, body := h.do("GET", "/ml/metrics", "", "", nil); res.StatusCode != 200 ||
-		!strings.Contains(string(body), `scorehub_scoring_requests_total{alias="species",group="DEFAULT",path="flowers",status="200"} 1`) ||
+		!strings.Contains(string(body), `scorehub_scoring_requests_total{alias="species",group="DEFAULT",model="iris",path="flowers",status="200",version="1"} 1`) ||
 		!strings.Contains(string(body), `scorehub_jobs{state="FINISHED"} 1`) {
 		t.Errorf("the metrics answered %d without the request and the job counted:\n%s", res.StatusCode, body)
 	}

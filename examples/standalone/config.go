@@ -6,7 +6,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net"
 	"net/netip"
+	"net/url"
 	"os"
 	"strconv"
 	"strings"
@@ -28,8 +30,13 @@ type config struct {
 	// Store is where the records, jobs, model files, users, API tokens
 	// and signing keys are kept: empty for files in DataDir, or a
 	// postgres:// connection string for a database that several replicas
-	// share. It may hold a password: it is never printed or logged.
+	// share. It may hold a password: it is never printed or logged. It
+	// comes from -store, SCOREHUB_STORE or the file -store-file names.
 	Store string
+	// StorePasswordInArgs says that -store was given on the command line
+	// with a password in it, which /proc/<pid>/cmdline shows to every
+	// local user: the server warns at start.
+	StorePasswordInArgs bool
 	// Replica names this process among the replicas of a shared store,
 	// in the jobs it runs; JobLease is how long its claim on a job holds
 	// without renewal. Only with a postgres Store.
@@ -106,6 +113,8 @@ type config struct {
 	// (net/http/pprof) are served, on a listener of their own; never on the
 	// public one. Off by default.
 	DebugAddr string
+	// InsecureDebugPublic allows a DebugAddr that is not on loopback.
+	InsecureDebugPublic bool
 
 	// GCMinHeap is the heap size below which the collector does not run,
 	// while the heap left live is below half of it (gcFloor); 0 leaves
@@ -167,7 +176,13 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	fs.SetOutput(stderr)
 	fs.StringVar(&c.Addr, "addr", c.Addr, "listen address (SCOREHUB_ADDR)")
 	fs.StringVar(&c.DataDir, "data", c.DataDir, "data directory (SCOREHUB_DATA)")
-	fs.StringVar(&c.Store, "store", "", "where records, jobs, models, users and keys are kept: empty for files in -data, or a postgres://user:password@host/db connection string that several replicas share (SCOREHUB_STORE)")
+	var storeFile string
+	parsingArgs, storeInArgs := false, false
+	fs.Func("store", "where records, jobs, models, users and keys are kept: empty for files in -data, or a postgres://user@host/db connection string that several replicas share; a password here is shown to every local user, give it in -store-file, PGPASSFILE or PGPASSWORD (SCOREHUB_STORE)", func(v string) error {
+		c.Store, storeInArgs = v, parsingArgs
+		return nil
+	})
+	fs.StringVar(&storeFile, "store-file", "", "file holding the -store connection string (without its trailing line break), password included, so that it is on no command line (SCOREHUB_STORE_FILE)")
 	fs.StringVar(&c.Replica, "replica", "", "this replica's name in the jobs it runs, with -store postgres://; empty means the host name and a random suffix (SCOREHUB_REPLICA)")
 	fs.DurationVar(&c.JobLease, "job-lease", c.JobLease, "with -store postgres://, how long after a replica stops renewing the others end its jobs as interrupted (SCOREHUB_JOB_LEASE)")
 	fs.StringVar(&c.Prefix, "prefix", c.Prefix, "path prefix of the scoring endpoints (SCOREHUB_PREFIX)")
@@ -197,7 +212,8 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	fs.BoolVar(&c.Metrics, "metrics", c.Metrics, "serve Prometheus metrics at /metrics, without a token (SCOREHUB_METRICS)")
 	fs.StringVar(&c.MetricsAddr, "metrics-addr", "", "listen address of /metrics, separate from -addr, which then does not serve it; empty means -addr (SCOREHUB_METRICS_ADDR)")
 	fs.BoolVar(&c.AccessLog, "access-log", c.AccessLog, "log one line per request: method, path, status, bytes, duration, subject, client (SCOREHUB_ACCESS_LOG)")
-	fs.StringVar(&c.DebugAddr, "debug-addr", "", "listen address of the profiling endpoints (/debug/pprof/), separate from -addr; off when empty (SCOREHUB_DEBUG_ADDR)")
+	fs.StringVar(&c.DebugAddr, "debug-addr", "", "listen address of the profiling endpoints (/debug/pprof/), separate from -addr, on loopback; off when empty (SCOREHUB_DEBUG_ADDR)")
+	fs.BoolVar(&c.InsecureDebugPublic, "insecure-debug-public", false, "allow a -debug-addr that is not on loopback: its profiles take no token (SCOREHUB_INSECURE_DEBUG_PUBLIC)")
 	fs.Int64Var(&c.GCMinHeap, "gc-min-heap", c.GCMinHeap, "heap size in bytes below which the garbage collector does not run while what it leaves live is below half of that; 0 means Go's own, 4 MiB; not applied when GOGC is set (SCOREHUB_GC_MIN_HEAP)")
 	fs.BoolVar(&c.DemoSleep, "demo-sleep", false, "add the catalog process sleep, which waits for its macro ms milliseconds (SCOREHUB_DEMO_SLEEP)")
 	fs.StringVar(&proxies, "trusted-proxies", "", "comma-separated addresses or prefixes (10.0.0.5, 10.1.0.0/16) of reverse proxies whose X-Forwarded-For names the client; none by default (SCOREHUB_TRUSTED_PROXIES)")
@@ -209,7 +225,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 		flag string
 	}{
 		{"SCOREHUB_ADDR", "addr"}, {"SCOREHUB_DATA", "data"}, {"SCOREHUB_PREFIX", "prefix"},
-		{"SCOREHUB_STORE", "store"}, {"SCOREHUB_REPLICA", "replica"}, {"SCOREHUB_JOB_LEASE", "job-lease"},
+		{"SCOREHUB_STORE", "store"}, {"SCOREHUB_STORE_FILE", "store-file"}, {"SCOREHUB_REPLICA", "replica"}, {"SCOREHUB_JOB_LEASE", "job-lease"},
 		{"SCOREHUB_MAX_BODY", "max-body"}, {"SCOREHUB_MAX_ROWS", "max-rows"},
 		{"SCOREHUB_MAX_COLUMNS", "max-columns"}, {"SCOREHUB_MAX_RESULT_CELLS", "max-result-cells"},
 		{"SCOREHUB_MAX_RESPONSE_BYTES", "max-response-bytes"},
@@ -226,7 +242,8 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 		{"SCOREHUB_OIDC_INSECURE_HTTP", "oidc-insecure-http"},
 		{"SCOREHUB_CORS_ORIGINS", "cors-origins"}, {"SCOREHUB_TRUSTED_PROXIES", "trusted-proxies"},
 		{"SCOREHUB_METRICS", "metrics"}, {"SCOREHUB_METRICS_ADDR", "metrics-addr"}, {"SCOREHUB_ACCESS_LOG", "access-log"},
-		{"SCOREHUB_DEBUG_ADDR", "debug-addr"}, {"SCOREHUB_GC_MIN_HEAP", "gc-min-heap"},
+		{"SCOREHUB_DEBUG_ADDR", "debug-addr"}, {"SCOREHUB_INSECURE_DEBUG_PUBLIC", "insecure-debug-public"},
+		{"SCOREHUB_GC_MIN_HEAP", "gc-min-heap"},
 		{"SCOREHUB_DEMO_SLEEP", "demo-sleep"},
 	}
 	for _, e := range env {
@@ -239,14 +256,32 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 			}
 		}
 	}
+	parsingArgs = true
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
 	if fs.NArg() > 0 {
 		return c, fmt.Errorf("unexpected arguments: %s", strings.Join(fs.Args(), " "))
 	}
+	if storeFile != "" {
+		if c.Store != "" {
+			return c, errors.New("set -store or -store-file (SCOREHUB_STORE or SCOREHUB_STORE_FILE), not both")
+		}
+		b, err := os.ReadFile(storeFile)
+		if err != nil {
+			return c, fmt.Errorf("-store-file: %w", err)
+		}
+		if c.Store = strings.TrimSuffix(strings.TrimSuffix(string(b), "\n"), "\r"); c.Store == "" {
+			return c, fmt.Errorf("-store-file: %s is empty", storeFile)
+		}
+	}
 	if err := checkStore(&c); err != nil {
 		return c, err
+	}
+	c.StorePasswordInArgs = storeInArgs && holdsPassword(c.Store)
+	if c.DebugAddr != "" && !c.InsecureDebugPublic && !onLoopback(c.DebugAddr) {
+		// Its profiles take no token and show the process's memory.
+		return c, fmt.Errorf("-debug-addr: the debug address %q is not on loopback (127.0.0.1:6060, [::1]:6060, localhost:6060); -insecure-debug-public serves the profiles there anyway", c.DebugAddr)
 	}
 	c.Prefix = "/" + strings.Trim(c.Prefix, "/")
 	if c.Prefix == "/" {
@@ -336,6 +371,32 @@ func checkStore(c *config) error {
 		return fmt.Errorf("-job-lease %v must be at least 3s", c.JobLease)
 	}
 	return nil
+}
+
+// holdsPassword reports whether the connection string s holds a password,
+// in its user information or as a parameter.
+func holdsPassword(s string) bool {
+	u, err := url.Parse(s)
+	if err != nil {
+		// Unreadable here, and so by the database's driver too: whatever
+		// it holds may be a password.
+		return strings.Contains(s, "@") || strings.Contains(s, "password")
+	}
+	_, set := u.User.Password()
+	return set || u.Query().Has("password")
+}
+
+// onLoopback reports whether the listen address addr is on loopback alone.
+func onLoopback(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	if host == "localhost" {
+		return true
+	}
+	a, err := netip.ParseAddr(host)
+	return err == nil && a.IsLoopback()
 }
 
 // splitList is the non-empty items of a comma-separated list.

@@ -20,13 +20,15 @@ type sideServer struct {
 
 // debugHandler serves /debug/pprof/. It takes no token: whoever can reach it
 // can read the process's memory layout and slow it down with profiles, which
-// is why it is off unless -debug-addr is set, and why that address belongs
-// on loopback. The handlers are mounted on a mux of the server's own;
-// net/http/pprof's registrations on http.DefaultServeMux are never served.
+// is why it is off unless -debug-addr is set, and why that address must be
+// on loopback unless -insecure-debug-public. The command line
+// (/debug/pprof/cmdline) is not served: it may hold -store's password; the
+// index answers that path 404 as an unknown profile. The handlers are
+// mounted on a mux of the server's own; net/http/pprof's registrations on
+// http.DefaultServeMux are never served.
 func debugHandler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("/debug/pprof/", pprof.Index)
-	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
 	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
 	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
 	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)

@@ -13,7 +13,9 @@
 // files are kept in a PostgreSQL database instead, which several replicas
 // of the server share: each serves what any of them stored, within a second,
 // and keeps scoring from what it last read while the database is down. The
-// connection string is never printed or logged.
+// connection string is never printed or logged; its password belongs in
+// PGPASSFILE, PGPASSWORD or a file named by -store-file rather than on the
+// command line, which every local user can read.
 //
 //	go run ./examples/standalone
 //
@@ -203,6 +205,12 @@ func newServer(ctx context.Context, cfg config, getenv func(string) string, stdo
 		return nil, err
 	}
 	sc.Console, sc.Logger, sc.AccessLogOutput = stdout, logger, accessOut
+	if cfg.StorePasswordInArgs {
+		logger.Warn("the -store flag holds a password, which every local user can read in the process's command line (/proc/<pid>/cmdline, ps); give the connection string in -store-file or SCOREHUB_STORE_FILE, or the password in PGPASSFILE or PGPASSWORD")
+	}
+	if cfg.DebugAddr != "" && !onLoopback(cfg.DebugAddr) {
+		logger.Warn("-insecure-debug-public: the profiles, which take no token, are served off loopback", "debug_addr", cfg.DebugAddr)
+	}
 	svc, err := scorehub.New(ctx, sc)
 	if err != nil {
 		return nil, err

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/scorehub/scorehub/internal/redact"
 	"github.com/scorehub/scorehub/problem"
 )
 
@@ -178,11 +179,11 @@ func Write(w http.ResponseWriter, r *http.Request, logger *slog.Logger, err erro
 	}
 	if !known {
 		logger.ErrorContext(r.Context(), "httperr: error code not in the status table; answered 500",
-			"type", string(e.Code), "method", r.Method, "path", r.URL.Path)
+			"type", string(e.Code), "method", r.Method, "path", redact.Secrets(r.URL.Path))
 	}
 	level := logLevel(e.Status)
 	if logger.Enabled(r.Context(), level) {
-		attrs := []any{"status", e.Status, "type", string(e.Code), "method", r.Method, "path", r.URL.Path}
+		attrs := []any{"status", e.Status, "type", string(e.Code), "method", r.Method, "path", redact.Secrets(r.URL.Path)}
 		if e.Err != nil {
 			attrs = append(attrs, "cause", e.Err.Error())
 		}

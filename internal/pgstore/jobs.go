@@ -103,6 +103,10 @@ func (db *DB) Jobs(ctx context.Context, f jobs.Filter) ([]jobs.Job, int, error) 
 			conds = append(conds, fmt.Sprintf("%s = $%d", c.col, len(args)))
 		}
 	}
+	if t := f.CreatedFrom; !t.IsZero() {
+		args = append(args, t.Unix(), t.Nanosecond())
+		conds = append(conds, fmt.Sprintf("(created_s, created_ns) >= ($%d, $%d)", len(args)-1, len(args)))
+	}
 	where := ""
 	if len(conds) > 0 {
 		where = " WHERE " + strings.Join(conds, " AND ")

@@ -186,6 +186,9 @@ type Filter struct {
 	Queue string
 	// Owner selects the jobs of one owner.
 	Owner string
+	// CreatedFrom, when not zero, selects the jobs created at or after it
+	// (to the nanosecond).
+	CreatedFrom time.Time
 	// Offset skips that many matching jobs; Limit, when positive, returns
 	// at most that many.
 	Offset, Limit int
@@ -193,7 +196,7 @@ type Filter struct {
 
 func (f Filter) match(j *Job) bool {
 	return (f.State == "" || j.State == f.State) && (f.Queue == "" || j.Queue == f.Queue) &&
-		(f.Owner == "" || j.Owner == f.Owner)
+		(f.Owner == "" || j.Owner == f.Owner) && (f.CreatedFrom.IsZero() || !j.CreatedAt.Before(f.CreatedFrom))
 }
 
 // Store keeps jobs and the results of finished ones. It is separate from

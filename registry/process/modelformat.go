@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -28,6 +30,15 @@ type ModelMetadata struct {
 	// producer's defaults (XGBoost: "f0", "f1", …). When given, there must
 	// be exactly as many as the model has inputs.
 	Features []string `json:"features,omitempty"`
+	// OptionalFeatures names the inputs a request may leave out of every
+	// row, for a model meant to be scored without them (each a missing
+	// value, as the format defines). Every other input is required: a
+	// request none of whose rows has it is refused, so that a misspelt
+	// column is not scored as a row of missing values.
+	OptionalFeatures []string `json:"optionalFeatures,omitempty"`
+	// Lenient makes every input optional, as OptionalFeatures would name
+	// them all.
+	Lenient bool `json:"lenient,omitempty"`
 	// Description is free text shown with the version.
 	Description string `json:"description,omitempty"`
 }
@@ -36,6 +47,7 @@ type ModelMetadata struct {
 func (m ModelMetadata) Clone() ModelMetadata {
 	m.Classes = append([]string(nil), m.Classes...)
 	m.Features = append([]string(nil), m.Features...)
+	m.OptionalFeatures = append([]string(nil), m.OptionalFeatures...)
 	return m
 }
 
@@ -77,8 +89,12 @@ type ModelSchema struct {
 	// Label and Classes are the names the result columns use.
 	Label   string   `json:"label"`
 	Classes []string `json:"classes,omitempty"`
-	// Inputs are the columns the model reads, in its order. None is
-	// required: a column absent from a row is a missing value.
+	// Inputs are the columns the model reads, in its order, as the file
+	// declares them. A column absent from a row is a missing value; one
+	// absent from every row of a request is refused unless the metadata
+	// makes it optional (see [ModelMetadata.OptionalFeatures]): the
+	// process of a model [Catalog.LoadModel] loads marks the others
+	// Required in its [ProcessInfo.Input].
 	Inputs []ColumnSpec `json:"inputs"`
 	// Outputs are the result columns, in the order they are answered.
 	Outputs []ColumnSpec `json:"outputs"`
@@ -113,6 +129,10 @@ type LoadedModel struct {
 	// "data": a JSON array of row objects. Nil means one row built from
 	// Schema.Inputs.
 	Sample json.RawMessage
+
+	// inputs, when set by Catalog.LoadModel, are Schema.Inputs with the
+	// metadata's requirements: what ProcessInfo checks requests with.
+	inputs []ColumnSpec
 }
 
 // ProcessInfo returns m as a catalog entry named name, ready for
@@ -128,10 +148,14 @@ func (m *LoadedModel) ProcessInfo(name string) ProcessInfo {
 	if m.Schema.Objective != "" {
 		desc += " (" + m.Schema.Objective + ")"
 	}
+	inputs := m.inputs
+	if inputs == nil {
+		inputs = m.Schema.Inputs
+	}
 	return ProcessInfo{
 		Name:        name,
 		Description: desc,
-		Input:       append([]ColumnSpec(nil), m.Schema.Inputs...),
+		Input:       slices.Clone(inputs),
 		Output:      append([]ColumnSpec(nil), m.Schema.Outputs...),
 		Sample:      sample,
 		Process:     m.Process,
@@ -180,12 +204,33 @@ func (m *LoadedModel) check(format string) error {
 	return nil
 }
 
+// required returns the inputs of s, each Required unless meta makes it
+// optional. An optional feature that names no input is an error.
+func (s ModelSchema) required(meta ModelMetadata) ([]ColumnSpec, error) {
+	optional := make(map[string]bool, len(meta.OptionalFeatures))
+	for _, name := range meta.OptionalFeatures {
+		optional[name] = true
+	}
+	inputs := make([]ColumnSpec, len(s.Inputs))
+	for i, c := range s.Inputs {
+		c.Required = !meta.Lenient && !optional[c.Name]
+		inputs[i] = c
+		delete(optional, c.Name)
+	}
+	if len(optional) > 0 {
+		return nil, ModelErrorf(ErrModelInvalid, "the metadata's optionalFeatures name %q, which the model has no input of",
+			slices.Sorted(maps.Keys(optional)))
+	}
+	return inputs, nil
+}
+
 // notUTF8 returns the first text of m that is not UTF-8, and what it is;
 // "" when there is none.
 func (m ModelMetadata) notUTF8() (what, text string) {
 	texts := []namedText{{"label", m.Label}, {"description", m.Description}}
 	texts = appendNamed(texts, "class", m.Classes...)
 	texts = appendNamed(texts, "feature", m.Features...)
+	texts = appendNamed(texts, "optional feature", m.OptionalFeatures...)
 	return firstNotUTF8(texts)
 }
 
@@ -326,6 +371,9 @@ func (c *Catalog) LoadModel(artifact []byte, meta ModelMetadata) (*LoadedModel, 
 		}
 		if what, text := m.Schema.notUTF8(); what != "" {
 			return nil, ModelErrorf(ErrModelInvalid, "the model's %s %q is not UTF-8 text", what, text)
+		}
+		if m.inputs, err = m.Schema.required(meta); err != nil {
+			return nil, err
 		}
 		m.Schema.Format = f.Name()
 		return m, nil

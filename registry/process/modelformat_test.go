@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
@@ -49,6 +50,9 @@ func TestCatalogLoadModel(t *testing.T) {
 		fakeFormat{"good", func() (*process.LoadedModel, error) {
 			return model([]process.ColumnSpec{num("x")}, []process.ColumnSpec{num("p")}), nil
 		}},
+		fakeFormat{"three", func() (*process.LoadedModel, error) {
+			return model([]process.ColumnSpec{num("a"), num("b"), num("c")}, []process.ColumnSpec{num("p")}), nil
+		}},
 	} {
 		if err := cat.RegisterFormat(f); err != nil {
 			t.Fatal(err)
@@ -64,7 +68,9 @@ func TestCatalogLoadModel(t *testing.T) {
 		{"joblib zlib", "\x78\x9c junk", process.ModelMetadata{}, process.ErrModelFormat, "zlib-compressed (joblib)"},
 		{"gzip", "\x1f\x8b\x08", process.ModelMetadata{}, process.ErrModelFormat, "gzip-compressed"},
 		{"zip", "PK\x03\x04rest", process.ModelMetadata{}, process.ErrModelFormat, "ZIP archive"},
-		{"unknown", "{\"what\": 1}", process.ModelMetadata{}, process.ErrModelFormat, "(linear, noprocess, nooutputs, twice, untyped, nil, bytes, good)"},
+		{"unknown", "{\"what\": 1}", process.ModelMetadata{}, process.ErrModelFormat, "(linear, noprocess, nooutputs, twice, untyped, nil, bytes, good, three)"},
+		{"an optional feature that is no input", "three", process.ModelMetadata{OptionalFeatures: []string{"b", "z", "y"}}, process.ErrModelInvalid,
+			`optionalFeatures name ["y" "z"], which the model has no input of`},
 		{"no process", "noprocess", process.ModelMetadata{}, nil, `format "noprocess" loaded no process`},
 		{"no outputs", "nooutputs", process.ModelMetadata{}, nil, "without outputs"},
 		{"a column twice", "twice", process.ModelMetadata{}, nil, `repeated or untyped column "x"`},
@@ -126,5 +132,44 @@ func TestRegisterFormat(t *testing.T) {
 	}
 	if got := cat.Formats(); len(got) != 1 || got[0].Name() != "linear" {
 		t.Errorf("Formats() = %v, want the one registered", got)
+	}
+}
+
+// TestLoadedModelRequiresItsInputs: a loaded model's process requires
+// every input its metadata does not make optional, and the schema stays
+// the file's.
+func TestLoadedModelRequiresItsInputs(t *testing.T) {
+	num := func(name string) process.ColumnSpec { return process.ColumnSpec{Name: name, Kind: process.Number} }
+	cat := process.NewCatalog()
+	if err := cat.RegisterFormat(fakeFormat{"three", func() (*process.LoadedModel, error) {
+		return model([]process.ColumnSpec{num("a"), num("b"), num("c")}, []process.ColumnSpec{num("p")}), nil
+	}}); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name string
+		meta process.ModelMetadata
+		want []bool // Required of a, b and c
+	}{
+		{"by default", process.ModelMetadata{}, []bool{true, true, true}},
+		{"b optional", process.ModelMetadata{OptionalFeatures: []string{"b"}}, []bool{true, false, true}},
+		{"lenient", process.ModelMetadata{Lenient: true}, []bool{false, false, false}},
+	} {
+		m, err := cat.LoadModel([]byte("three"), c.meta)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []bool
+		for _, in := range m.ProcessInfo("x").Input {
+			got = append(got, in.Required)
+		}
+		if !slices.Equal(got, c.want) {
+			t.Errorf("%s: Required = %v, want %v", c.name, got, c.want)
+		}
+		for _, in := range m.Schema.Inputs {
+			if in.Required {
+				t.Errorf("%s: the schema's input %q is marked Required; the schema is the file's", c.name, in.Name)
+			}
+		}
 	}
 }

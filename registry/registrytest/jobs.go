@@ -196,6 +196,9 @@ func RunJobStore(t *testing.T, o JobOpener) {
 			{jobs.Filter{Owner: "ann"}, []string{"j3", "j1"}, 2},
 			{jobs.Filter{Owner: "ann", State: jobs.StatePending}, []string{"j1"}, 1},
 			{jobs.Filter{Owner: "bob"}, []string{}, 0},
+			{jobs.Filter{CreatedFrom: epoch.Add(2 * time.Second)}, []string{"j4", "j3"}, 2},
+			{jobs.Filter{CreatedFrom: epoch.Add(2*time.Second + time.Nanosecond)}, []string{"j4"}, 1},
+			{jobs.Filter{Owner: "ann", CreatedFrom: epoch.Add(time.Second)}, []string{"j3"}, 1},
 		} {
 			t.Run(fmt.Sprintf("%+v", tt.f), func(t *testing.T) {
 				got, total, err := s.Jobs(ctx, tt.f)

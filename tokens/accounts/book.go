@@ -12,7 +12,6 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
-	"unicode/utf8"
 
 	"golang.org/x/crypto/bcrypt"
 
@@ -121,9 +120,11 @@ type Config struct {
 	// BcryptCost is the cost of new password hashes: 10 to
 	// [MaxBcryptCost]. Zero means bcrypt's default, 10.
 	BcryptCost int
-	// MinPasswordLength is the shortest password accepted, in bytes. Zero
-	// means [DefaultMinPasswordLength]. Passwords longer than 72 bytes are
-	// always refused: bcrypt would ignore the rest.
+	// MinPasswordLength is the shortest password accepted, in characters.
+	// Zero means [DefaultMinPasswordLength]. Passwords longer than 72 bytes
+	// are always refused: bcrypt would ignore the rest. Whatever the
+	// length, common, repetitive and sequential passwords are refused too
+	// ([CheckNewPassword]).
 	MinPasswordLength int
 	// MaxAPITokensPerUser bounds the API tokens of one owner. Zero means
 	// 100.
@@ -426,15 +427,10 @@ func storedAccount(u *StoredUser) Account {
 		Revision: u.Revision, CreatedAt: u.CreatedAt, UpdatedAt: u.UpdatedAt}
 }
 
-// checkPassword applies the rules of a new password.
+// checkPassword applies the rules of a new password ([CheckNewPassword])
+// with the Book's minimum length.
 func (a *Book) checkPassword(password string) error {
-	if n := utf8.RuneCountInString(password); n < a.minPassword {
-		return invalidField("/password", "the password has %d characters; at least %d are required", n, a.minPassword)
-	}
-	if len(password) > maxPassword {
-		return invalidField("/password", "the password is longer than %d bytes, the most bcrypt reads", maxPassword)
-	}
-	return nil
+	return CheckNewPassword(password, a.minPassword)
 }
 
 // checkGroups applies the rules of a list of group names at pointer.
@@ -462,12 +458,20 @@ func (a *Book) hash(password string) ([]byte, error) {
 	return h, nil
 }
 
-// CreateUser stores a new user. Errors: [ErrInvalid] pointing at "/name",
+// CreateUser stores a new user. Its name must follow the rules of a new
+// user name (see User names in the package documentation): no white
+// space or invisible characters, one RFC 8265 allows, of one script, and
+// not another user's name but for case, normalisation or look-alike
+// letters. Users already stored under such names keep them. Errors: [ErrInvalid] pointing at "/name",
 // "/password" or "/groups/<i>"; [ErrExists] for a name taken by a stored
-// or a read-only user.
+// or a read-only user, or one that reads as theirs (the message names
+// the user).
 func (a *Book) CreateUser(ctx context.Context, u NewUser) (Account, error) {
 	if err := checkUserName(u.Name); err != nil {
 		return Account{}, invalidField("/name", "%s", strings.TrimPrefix(err.Error(), "tokens: "))
+	}
+	if rule := checkNewUserName(u.Name); rule != "" {
+		return Account{}, invalidField("/name", "%s", rule)
 	}
 	if err := a.checkPassword(u.Password); err != nil {
 		return Account{}, err
@@ -485,6 +489,11 @@ func (a *Book) CreateUser(ctx context.Context, u NewUser) (Account, error) {
 			return Change{}, nil, err
 		} else if _, stored := s.users[u.Name]; ro || stored {
 			return Change{}, nil, accountErrorf(ErrExists, "user %q already exists", u.Name)
+		}
+		// Decided on the state the commit is conditional on, so that of
+		// two look-alike names created at once, on any replica, one fails.
+		if other, ok := a.lookalike(s, u.Name); ok {
+			return Change{}, nil, accountErrorf(ErrExists, "user name %q is taken: it reads as the name of the existing user %q (compared case-folded and normalised, look-alike letters read alike)", u.Name, other)
 		}
 		cv, err := newCredentialVersion(a.random)
 		if err != nil {

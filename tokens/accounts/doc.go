@@ -27,8 +27,8 @@
 // A [Book] keeps users and API tokens that an admin manages through the
 // management API, in a [Store]: [NewMemoryStore], or [OpenFileStore], one
 // JSON file of mode 0600 in the data directory, replaced atomically on
-// every write. The Book checks every rule of a write (names, password
-// length, revisions, owners, limits) and the store only loads and commits,
+// every write. The Book checks every rule of a write (names, passwords,
+// revisions, owners, limits) and the store only loads and commits,
 // conditionally on the state the rules were checked on, so package
 // accountstest proves any store with one suite. Over a [Notifier], a store
 // several replicas share, the Book also publishes what the other replicas
@@ -39,6 +39,36 @@
 // them as Config.ReadOnly, listed with source "file" and never changed.
 // Errors describe themselves to the HTTP edge (type, message naming the
 // user or token, JSON pointer of the field).
+//
+// # User names
+//
+// A name the Book creates must not pass for another user's, to a person
+// reading a list of users or a log: it has no white space and no
+// invisible character (U+200B ZERO WIDTH SPACE, U+00AD SOFT HYPHEN and
+// the other format and default-ignorable characters); it is one that the
+// PRECIS UsernameCaseMapped profile of RFC 8265 accepts; its letters are
+// of one script, as Unicode TR39's Highly Restrictive level has it (Latin
+// with Han and kana, Bopomofo or Hangul is one), so "аdmin" with a
+// Cyrillic а is refused; and it differs from every other user's name,
+// stored or read-only, after NFKC normalisation, case folding and reading
+// the Cyrillic and Greek letters that look Latin as those letters, so
+// "Ann", "ANN", "ａｎｎ" and a Cyrillic "апп" are refused beside "ann" with
+// [ErrExists] naming it. The comparison is made on the state the commit
+// is conditional on, so it holds for names created at once on any
+// replica. Users stored before these rules, and users of an htpasswd
+// file, keep their names and log in with them as before: lookups are by
+// the exact name, and only a new name is compared.
+//
+// # Passwords
+//
+// Every password the Book is given, and any a host is configured with,
+// passes [CheckNewPassword], after NIST SP 800-63B: long enough, at most
+// the 72 bytes bcrypt reads, and not one an attacker tries first (white
+// space alone, one of the common passwords of commonpasswords.txt, whose
+// header says where they come from, a repetition or a run of consecutive
+// characters). The users of an htpasswd file, and any [User] built from a
+// hash, come as bcrypt hashes: their passwords cannot be checked, and
+// whoever writes the file answers for them.
 //
 // An API token is [APITokenPrefix], 256 random bits in base62 and a CRC-32
 // check, so leaked tokens are easy to find and a mistyped one is refused

@@ -21,7 +21,9 @@ var (
 	ErrNotFound = &problem.Error{Code: problem.NotFound, Text: "tokens: not found",
 		Message: "nothing is stored under that name"}
 	// ErrExists reports a create of a user name already taken, by a
-	// stored or a read-only user.
+	// stored or a read-only user, or of one that reads as such a name
+	// but for case, normalisation or look-alike letters (the message
+	// names the user).
 	ErrExists = &problem.Error{Code: problem.AlreadyExists, Text: "tokens: already exists",
 		Message: "the name is already taken"}
 	// ErrReadOnly reports a change to a user of Config.ReadOnly,

@@ -83,3 +83,16 @@ func ExampleBook() {
 	// tokens: /password: the password has 5 characters; at least 12 are required
 	// true
 }
+
+// A host checks a password it is configured with by the rules the Book
+// applies to every password it sets.
+func ExampleCheckNewPassword() {
+	for _, p := range []string{"password1234", "123456789012345", "abcabcabcabc", "correct horse battery staple"} {
+		fmt.Println(accounts.CheckNewPassword(p, 0))
+	}
+	// Output:
+	// tokens: /password: the password is one of the most common passwords
+	// tokens: /password: the password is a run of consecutive characters (digits, the alphabet or a keyboard row)
+	// tokens: /password: the password is repetitive: it repeats a shorter part, or uses fewer than 3 different characters
+	// <nil>
+}

@@ -4,10 +4,11 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
-	"github.com/scorehub/scorehub/tokens"
 	"io"
 	"os"
 	"strings"
+
+	"github.com/scorehub/scorehub/tokens"
 )
 
 // AdminGroup is the group that makes a user of an htpasswd file an admin.
@@ -44,7 +45,8 @@ func LoadHTPasswd(path string) (*StaticUsers, error) {
 // every user the same cost: see [StaticUsers] for why.
 // The optional third field lists the user's groups; a user in [AdminGroup]
 // is an admin. Blank lines and lines starting with # are ignored. name names
-// the source in errors.
+// the source in errors. The passwords behind the hashes cannot be checked
+// against the rules of [CheckNewPassword]: choose them by those rules.
 func ParseHTPasswd(r io.Reader, name string) (*StaticUsers, error) {
 	var users []User
 	seen := map[string]int{}

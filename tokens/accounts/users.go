@@ -8,8 +8,9 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/scorehub/scorehub/tokens"
 	"golang.org/x/crypto/bcrypt"
+
+	"github.com/scorehub/scorehub/tokens"
 )
 
 // User is one account of [StaticUsers].
@@ -185,7 +186,9 @@ func (s *StaticUsers) Authenticate(ctx context.Context, name, password string) (
 // HashPassword returns the bcrypt hash of password at cost (zero means
 // bcrypt.DefaultCost, at most [MaxBcryptCost]), for building [User] values
 // in code. Passwords longer
-// than 72 bytes are refused: bcrypt would ignore the rest.
+// than 72 bytes are refused: bcrypt would ignore the rest. It applies no
+// other rule: check a password a person chose with [CheckNewPassword]
+// first, as the Book does, since the hash no longer tells how weak it is.
 func HashPassword(password string, cost int) ([]byte, error) {
 	if cost == 0 {
 		cost = bcrypt.DefaultCost

@@ -235,3 +235,45 @@ func TestConform(t *testing.T) {
 		})
 	}
 }
+
+// TestConformNamesEveryMissingColumn: required columns no row has are all
+// named, with the columns the rows have instead and, for a likely typo,
+// the name meant.
+func TestConformNamesEveryMissingColumn(t *testing.T) {
+	spec := []process.ColumnSpec{
+		{Name: "mean radius", Kind: process.Number, Required: true},
+		{Name: "mean_texture", Kind: process.Number, Required: true},
+		{Name: "petal_width", Kind: process.Number, Required: true},
+		{Name: "age", Kind: process.Number},
+	}
+	for _, tc := range []struct {
+		name, body string
+		want       string // the message
+	}{
+		{"one missing, no other column", `{"data":[{"mean radius":1,"mean_texture":2}]}`,
+			`the required column "petal_width" is missing from every row`},
+		{"typos of every kind", `{"data":[{"mean_radius":1,"Mean Texture":2,"petal_widht":3,"age":4,"colour":"red"}]}`,
+			`the required columns "mean radius", "mean_texture", "petal_width" are missing from every row; ` +
+				`the rows have columns it does not read: "mean_radius" (did you mean "mean radius"?), ` +
+				`"Mean Texture" (did you mean "mean_texture"?), "petal_widht" (did you mean "petal_width"?), "colour"`},
+		{"nothing close", `{"data":[{"x":1}]}`,
+			`the required columns "mean radius", "mean_texture", "petal_width" are missing from every row; ` +
+				`the rows have columns it does not read: "x"`},
+		{"no rows", `{"data":[]}`,
+			`the required columns "mean radius", "mean_texture", "petal_width" are missing from every row`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			req, err := decode(strings.NewReader(tc.body), wire.Limits{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var e *problem.Error
+			if err := req.Conform(spec); !errors.As(err, &e) || e.Code != problem.SchemaMismatch || e.Status != 400 {
+				t.Fatalf("Conform: %v, want a 400 schema_mismatch", err)
+			}
+			if e.Message != tc.want {
+				t.Errorf("message\n %s\nwant\n %s", e.Message, tc.want)
+			}
+		})
+	}
+}
