@@ -30,12 +30,17 @@ const (
 	DefaultMaxBodyBytes    = scoring.DefaultMaxBodyBytes
 	DefaultMaxRows         = scoring.DefaultMaxRows
 	DefaultMaxColumns      = scoring.DefaultMaxColumns
+	DefaultMaxResultCells  = scoring.DefaultMaxResultCells
 	DefaultMaxJobBodyBytes = 8 << 20
 	DefaultTimeout         = scoring.DefaultTimeout
 	DefaultJobRetention    = scoring.DefaultJobRetention
 	DefaultTokenValidity   = tokens.DefaultValidity
 	DefaultKeyRotation     = 30 * 24 * time.Hour
 )
+
+// DefaultMaxResponseBytes is the default of [Config.MaxResponseBytes],
+// scoring's.
+const DefaultMaxResponseBytes = scoring.DefaultMaxResponseBytes
 
 // Config configures a [Service]. Its zero value, with AdminPassword set, is
 // a working service that keeps its state in memory: every field says what
@@ -133,6 +138,21 @@ type Config struct {
 	MaxBodyBytes int64
 	MaxRows      int
 	MaxColumns   int
+
+	// MaxResultCells bounds rows × result columns of a scoring answer and
+	// of a job's result: what a request makes the server build, which a
+	// model of many classes makes far larger than the request. Past it the
+	// request or job is answered 413 too_many_result_cells, before the
+	// process runs when it declares its result columns (models do). Zero
+	// means [DefaultMaxResultCells] (2,000,000; see
+	// scoring.Limits.MaxResultCells).
+	MaxResultCells int
+	// MaxResponseBytes bounds the bytes of a scoring answer and of a job's
+	// result, judged when MaxResultCells is by a lower bound that counts
+	// the result columns' names in every row: past it the answer is 413
+	// response_too_large. Zero means [DefaultMaxResponseBytes] (128 MiB;
+	// see scoring.Limits.MaxResponseBytes).
+	MaxResponseBytes int64
 
 	// MaxJobBodyBytes bounds a job's body, which is kept until the job
 	// ends. Zero means [DefaultMaxJobBodyBytes], 8 MiB.
@@ -378,6 +398,7 @@ func (c Config) withDefaults() (Config, storeKind, error) {
 		{"MaxBodyBytes", &c.MaxBodyBytes, DefaultMaxBodyBytes},
 		{"MaxJobBodyBytes", &c.MaxJobBodyBytes, DefaultMaxJobBodyBytes},
 		{"MaxModelBytes", &c.MaxModelBytes, management.DefaultMaxModelBytes},
+		{"MaxResponseBytes", &c.MaxResponseBytes, DefaultMaxResponseBytes},
 	} {
 		if *d.v == 0 {
 			*d.v = d.def
@@ -392,8 +413,11 @@ func (c Config) withDefaults() (Config, storeKind, error) {
 	if c.MaxColumns == 0 {
 		c.MaxColumns = DefaultMaxColumns
 	}
-	if c.MaxRows < 0 || c.MaxColumns < 0 {
-		return c, 0, errors.New("scorehub: Config.MaxRows and MaxColumns must not be negative")
+	if c.MaxResultCells == 0 {
+		c.MaxResultCells = DefaultMaxResultCells
+	}
+	if c.MaxRows < 0 || c.MaxColumns < 0 || c.MaxResultCells < 0 {
+		return c, 0, errors.New("scorehub: Config.MaxRows, MaxColumns and MaxResultCells must not be negative")
 	}
 	if c.Timeout == 0 {
 		c.Timeout = DefaultTimeout

@@ -34,6 +34,8 @@ func TestConfigRefusesWhatIsUnsafe(t *testing.T) {
 		{"a provider without clients", Config{AdminPassword: pw, OIDC: OIDCConfig{Issuer: "http://127.0.0.1:1", Audience: []string{"a"}}}, "ClientIDs"},
 		{"keys rotated faster than tokens live", Config{AdminPassword: pw, TokenValidity: time.Hour, KeyRotation: time.Minute}, "KeyRotation"},
 		{"a negative body limit", Config{AdminPassword: pw, MaxBodyBytes: -1}, "MaxBodyBytes"},
+		{"a negative result cell limit", Config{AdminPassword: pw, MaxResultCells: -1}, "MaxResultCells"},
+		{"a negative answer byte limit", Config{AdminPassword: pw, MaxResponseBytes: -1}, "MaxResponseBytes"},
 		{"metrics apart but off", Config{AdminPassword: pw, MetricsOff: true, MetricsApart: true}, "MetricsApart"},
 		{"a short admin password", Config{AdminPassword: "pw"}, "Config.AdminPassword: the password has 2 characters; at least 12"},
 		{"a common admin password", Config{AdminPassword: "Password1234"}, "Config.AdminPassword: the password is one of the most common"},
@@ -57,7 +59,8 @@ func TestConfigDefaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	if kind != inMemory || c.Prefix != DefaultPrefix || c.MaxBodyBytes != DefaultMaxBodyBytes || c.TokenValidity != DefaultTokenValidity ||
-		c.KeyRotation != DefaultKeyRotation || c.Timeout != DefaultTimeout || len(c.Formats) != 3 || c.Logger == nil {
+		c.KeyRotation != DefaultKeyRotation || c.Timeout != DefaultTimeout || len(c.Formats) != 3 || c.Logger == nil ||
+		c.MaxResultCells != DefaultMaxResultCells || c.MaxResponseBytes != DefaultMaxResponseBytes {
 		t.Errorf("defaults: %+v", c)
 	}
 	if c, _, err := (Config{AdminPassword: "correct horse battery", Prefix: "ml/v1/"}).withDefaults(); err != nil || c.Prefix != "/ml/v1" {

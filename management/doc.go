@@ -61,7 +61,10 @@
 // 1 MiB of other bodies. The runner's quotas answer a user with too many
 // jobs PENDING or RUNNING, or too many stored results, 429
 // job_quota_exceeded, and anyone 507 storage_full when all stored results
-// fill the runner's total (see [scoring.JobsConfig]). What a job may run
+// fill the runner's total, each also for a job whose result could not
+// fit what is left, judged before it runs; a job whose result would hold
+// too many cells or bytes is 413 too_many_result_cells or
+// response_too_large (see [scoring.JobsConfig]). What a job may run
 // is the runner's decision ([scoring.Jobs.Submit]): a job naming an endpoint
 // passes the check the scoring handler applies to the same token (give the
 // runner the scoring handler's Authorize), and only an admin may run a

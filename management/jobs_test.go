@@ -237,9 +237,10 @@ func TestJobsOwned(t *testing.T) {
 
 // TestJobQuotas replays filling the job store over HTTP: a user past the
 // active jobs quota gets 429 job_quota_exceeded with Retry-After while an
-// administrator is not bound by it, a result past the user's bytes ends the
-// job ERROR unstored, and results at the store's total give 507
-// storage_full to everyone.
+// administrator is not bound by it, of two jobs whose results do not both
+// fit the user's bytes the one that ends last ends ERROR unstored, a job
+// whose result could not fit what is left is refused before it runs, and
+// results at the store's total give 507 storage_full to everyone.
 func TestJobQuotas(t *testing.T) {
 	release := make(chan struct{})
 	block := process.ProcessInfo{Name: "block", Process: process.ProcessFunc(func(_ context.Context, in process.Input) (*process.Table, error) {
@@ -280,17 +281,43 @@ func TestJobQuotas(t *testing.T) {
 	size := int64(len(res.body))
 
 	t.Run("result bytes", func(t *testing.T) {
-		f := newFixture(t, withJobsConfig(func(c *scoring.JobsConfig) { c.MaxOwnerResultBytes, c.MaxResultBytes = size+1, 2*size }))
+		// hold answers as double does once held is closed, so that two
+		// jobs are submitted before either result is stored.
+		held := make(chan struct{})
+		double := doubler()
+		hold := process.ProcessInfo{Name: "hold", Output: double.Output, Process: process.ProcessFunc(func(ctx context.Context, in process.Input) (*process.Table, error) {
+			<-held
+			return double.Process.Score(ctx, in)
+		})}
+		f := newFixture(t, withProcess(hold), withJobsConfig(func(c *scoring.JobsConfig) { c.MaxOwnerResultBytes, c.MaxResultBytes = size+1, 2*size }))
 		seed(t, f)
-		if j := f.waitJob(t, post(f, f.reader, "score").json["id"].(string)); j.json["state"] != "FINISHED" {
-			t.Fatalf("first job %v", j.json)
+		f.putDeployment(t, registry.Deployment{Group: "risk", Path: "churn", Enabled: true, Endpoints: []registry.Endpoint{
+			{Alias: "score", Process: "double", Queue: "batch"}, {Alias: "hold", Process: "hold", Queue: "batch"}}})
+		// Both under her quota when submitted; only one result fits when
+		// they end.
+		a, b := post(f, f.reader, "hold"), post(f, f.reader, "hold")
+		a.want(t, 201, "")
+		b.want(t, 201, "")
+		close(held)
+		ends := map[any]int{}
+		var j response
+		for _, r := range []response{a, b} {
+			r = f.waitJob(t, r.json["id"].(string))
+			ends[r.json["state"]]++
+			if r.json["state"] == "ERROR" {
+				j = r
+			}
 		}
-		// Under her quota when submitted, past it when it ends.
-		j := f.waitJob(t, post(f, f.reader, "score").json["id"].(string))
+		if ends["FINISHED"] != 1 || ends["ERROR"] != 1 {
+			t.Fatalf("ends %v, want one FINISHED and one ERROR", ends)
+		}
 		if e, _ := j.json["error"].(map[string]any); j.json["state"] != "ERROR" || e["type"] != "job_quota_exceeded" {
 			t.Fatalf("job past the quota: %v", j.json)
 		}
 		f.do(t, request{method: http.MethodGet, path: "/executions/jobs/" + j.json["id"].(string) + "/result", token: f.reader}).want(t, 409, "job_not_finished")
+		// Under her quota now, but a result could not fit what is left:
+		// refused before it runs.
+		post(f, f.reader, "score").want(t, 429, "job_quota_exceeded")
 		// The administrator is bound only by the total, which its result
 		// fills.
 		if j := f.waitJob(t, post(f, f.admin, "score").json["id"].(string)); j.json["state"] != "FINISHED" {

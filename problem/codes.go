@@ -42,6 +42,8 @@ const (
 	TooManyRows        Code = "too_many_rows"
 	TooManyColumns     Code = "too_many_columns"
 	TooManyCells       Code = "too_many_cells"
+	TooManyResultCells Code = "too_many_result_cells"
+	ResponseTooLarge   Code = "response_too_large"
 	InvalidReference   Code = "invalid_reference"
 	PreconditionFailed Code = "precondition_failed"
 )

@@ -104,6 +104,8 @@
 //	too_many_rows           413 more rows than Limits.MaxRows
 //	too_many_columns        413 more distinct keys than Limits.MaxColumns
 //	too_many_cells          413 rows × columns exceed Limits.MaxCells
+//	too_many_result_cells   413 rows × result columns exceed Limits.MaxResultCells (before the process runs when it declares its result columns)
+//	response_too_large      413 the answer would pass Limits.MaxResponseBytes, judged by a lower bound (when too_many_result_cells is)
 //	queue_full              503 the queue's waiting list is full (with Retry-After)
 //	server_busy             503 the bodies being read and decoded would pass Config.MaxDecodingBytes (with Retry-After)
 //	unavailable             503 the endpoint's queue is not defined

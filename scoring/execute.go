@@ -53,6 +53,12 @@ type execution struct {
 	queue   string
 	in      process.Input
 	timeout time.Duration
+	// maxResultCells and maxResponseBytes bound the rows × result columns
+	// of the answer and its bytes (Limits.MaxResultCells,
+	// Limits.MaxResponseBytes); 0 is no bound. execute hands them to the
+	// process in its input.
+	maxResultCells   int
+	maxResponseBytes int64
 
 	// background marks a job's execution. No client waits for it, so its
 	// timeout starts once it holds a slot, and it runs on the caller's
@@ -67,18 +73,24 @@ type execution struct {
 }
 
 // execute runs x and returns the process's result, checked to have one row
-// per input row, or the error that ended it: the queue's ([ErrQueueFull],
-// [ErrNoQueue]), the context's when the deadline passed or req ended (even
-// if the process then succeeded), a [*problem.Error] the process composed, or an
-// internal error for anything else the process did.
+// per input row and no more result cells or bytes than x allows, or the
+// error that ended it: a 413 too_many_result_cells or response_too_large
+// (before the process runs when it declares its result columns), the
+// queue's ([ErrQueueFull], [ErrNoQueue]), the context's when the deadline
+// passed or req ended (even if the process then succeeded), a
+// [*problem.Error] the process composed, or an internal error for anything
+// else the process did.
 //
 // req is the caller's context: its values reach the process, its deadline
 // bounds the execution, and its end cancels the process. A process that
-// runs on a worker (neither [process.ProcessInfo].Prompt nor background)
-// is watched so that execute returns at once when the deadline passes or
-// req ends; one that does not heed its context keeps its slot until it
-// returns.
+// runs on a worker (neither [process.ProcessInfo].Prompt nor background) is
+// watched so that execute returns at once when the deadline passes or req
+// ends; one that does not heed its context keeps its slot until it returns.
 func (e *engine) execute(req context.Context, x *execution) (wire.Result, error) {
+	x.in.Limits = x.resultLimits(x.in.Table.Rows())
+	if err := x.admitResult(x.in.Table.Rows()); err != nil {
+		return wire.Result{}, err
+	}
 	if x.background {
 		slot, err := e.queues.acquire(req, nil, x.queue)
 		if err != nil {
@@ -107,6 +119,35 @@ func (e *engine) execute(req context.Context, x *execution) (wire.Result, error)
 		return e.run(ctx, slot, x)
 	}
 	return e.await(req, ctx, slot, x)
+}
+
+// resultLimits are x's bounds on an answer of rows rows.
+func (x *execution) resultLimits(rows int) process.ResultLimits {
+	return process.ResultLimits{Rows: rows, MaxCells: x.maxResultCells, MaxBytes: x.maxResponseBytes}
+}
+
+// admitResult refuses, before x runs, an answer whose rows × the result
+// columns x's process declares would pass x's bounds. A process that
+// declares none is checked on its result (see run).
+func (x *execution) admitResult(rows int) error {
+	names := 0
+	for _, c := range x.process.Output {
+		names += len(c.Name)
+	}
+	return x.resultLimits(rows).Check(len(x.process.Output), names)
+}
+
+// admitResultOf is admitResult for the result x's process returned.
+func (x *execution) admitResultOf(rows int, result wire.Result) error {
+	t := result.Whole
+	if result.Parts != nil {
+		t = result.Parts[0] // every part has the same columns
+	}
+	names := 0
+	for i := range t.NumColumns() {
+		names += len(t.Column(i).Name)
+	}
+	return x.resultLimits(rows).Check(t.NumColumns(), names)
 }
 
 // begin calls x.started, if any, on the slot x holds.
@@ -150,6 +191,11 @@ func (e *engine) run(ctx context.Context, slot *Slot, x *execution) (result wire
 		if cerr := wire.CheckResult(x.in.Table.Rows(), result.Whole); cerr != nil {
 			err = fmt.Errorf("scoring: process %q: %w", name, cerr)
 		}
+	}
+	if err == nil {
+		// What a process declared is checked before it ran; what it
+		// returns, declared or not, is checked before it is encoded.
+		err = x.admitResultOf(x.in.Table.Rows(), result)
 	}
 	return result, err
 }

@@ -341,7 +341,9 @@ func (h *Handler) endpoint(r *http.Request, o *observation, group, path, alias s
 		return execution{}, err
 	}
 	o.resolved(&target)
-	return endpointExecution(&target, h.defaultTimeout), nil
+	x := endpointExecution(&target, h.defaultTimeout)
+	x.maxResultCells, x.maxResponseBytes = h.lim.MaxResultCells, h.lim.MaxResponseBytes
+	return x, nil
 }
 
 // errServerBusy refuses a request whose body would pass MaxDecodingBytes.

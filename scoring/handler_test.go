@@ -238,6 +238,61 @@ func TestHandlerStreamsLargeResponses(t *testing.T) {
 	}
 }
 
+// TestHandlerStreamsWideAnswers: an answer of wide rows, whose rows grow
+// longer as it goes, is encoded in parts sized by the rows before them and
+// reads as a single pass writes it.
+func TestHandlerStreamsWideAnswers(t *testing.T) {
+	const width = 200
+	names := make([]string, width)
+	for j := range names {
+		names[j] = fmt.Sprintf("score(%d)", j)
+	}
+	wide := process.ProcessFunc(func(_ context.Context, in process.Input) (*process.Table, error) {
+		n := in.Table.Rows()
+		cols := make([]process.Column, width)
+		for j := range cols {
+			v := make([]float64, n)
+			for i := range v {
+				v[i] = float64(i*j) / 7
+			}
+			cols[j] = process.NumberColumn(names[j], v, nil)
+		}
+		return process.NewTable(n, cols...)
+	})
+	f := newFixture(t, scoring.Config{}, process.ProcessInfo{Name: "wide", Process: wide})
+	var b strings.Builder
+	b.WriteString(`{"data":[`)
+	for i := range 4000 {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, `{"x":%d,"label":%q}`, i, strings.Repeat("w", i/4))
+	}
+	b.WriteString(`]}`)
+	body := b.String()
+
+	req, err := wire.Decode(strings.NewReader(body), wire.Limits{MaxBodyBytes: scoring.DefaultMaxBodyBytes,
+		MaxRows: scoring.DefaultMaxRows, MaxColumns: scoring.DefaultMaxColumns, MaxCells: scoring.DefaultMaxCells})
+	if err != nil {
+		t.Fatal(err)
+	}
+	result, err := wide.Score(context.Background(), process.Input{Table: req.Table})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := wire.AppendResponse(nil, req, result)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := f.post("wide", "", body)
+	if w.Code != 200 {
+		t.Fatalf("status %d: %.200s", w.Code, w.Body)
+	}
+	if got := w.Body.String(); got != string(want) {
+		t.Errorf("streamed body differs from AppendResponse (%d vs %d bytes)", len(got), len(want))
+	}
+}
+
 func TestHandlerMacros(t *testing.T) {
 	var got atomic.Pointer[map[string]string]
 	macros := process.ProcessFunc(func(_ context.Context, in process.Input) (*process.Table, error) {

@@ -82,10 +82,10 @@ type JobsConfig struct {
 	// third of Lease.
 	LeaseCheck time.Duration
 
-	// Limits bound a job's input as they bound a scoring request; zero
-	// fields mean the defaults, except MaxBodyBytes, whose zero means
-	// DefaultMaxJobBodyBytes (8 MiB): a job's body is kept until it runs
-	// and echoed in its stored result, so it is bounded below a scoring
+	// Limits bound a job's input, and the result it may make, as they bound a
+	// scoring request; zero fields mean the defaults, except MaxBodyBytes, whose
+	// zero means DefaultMaxJobBodyBytes (8 MiB): a job's body is kept until it
+	// runs and echoed in its stored result, so it is bounded below a scoring
 	// request's.
 	Limits Limits
 
@@ -95,15 +95,18 @@ type JobsConfig struct {
 	// DefaultMaxActiveJobsPerOwner (8). Administrators are not bound.
 	MaxActiveJobsPerOwner int
 	// MaxOwnerResultBytes bounds the bytes of the stored results of one
-	// owner's jobs. A submission while they are at or past it is a 429
-	// job_quota_exceeded; a job whose result would pass it ends ERROR with
-	// type job_quota_exceeded and no result stored. Zero means
+	// owner's jobs. A submission while they are at or past it, or whose
+	// result would take them past it, is a 429 job_quota_exceeded; the
+	// result is judged before the job runs by a lower bound of its size
+	// (see [Jobs.Submit]). A job whose result passes it all the same ends
+	// ERROR with type job_quota_exceeded and no result stored. Zero means
 	// DefaultMaxOwnerResultBytes (256 MiB). Administrators are not bound.
 	MaxOwnerResultBytes int64
 	// MaxResultBytes bounds the bytes of the stored results of every job,
-	// administrators' included. A submission while they are at or past it
-	// is a 507 storage_full; a job whose result would pass it ends ERROR
-	// with type storage_full and no result stored. Zero means
+	// administrators' included. A submission while they are at or past it,
+	// or whose result would take them past it, is a 507 storage_full; a
+	// job whose result passes it all the same ends ERROR with type
+	// storage_full and no result stored. Zero means
 	// DefaultMaxResultBytes (2 GiB).
 	MaxResultBytes int64
 	// Timeout bounds a job's run once it has a slot, when its endpoint sets
@@ -352,21 +355,25 @@ func (j *Jobs) Limits() Limits { return j.lim }
 // Submit checks spec, stores the job PENDING and starts it. A job naming an
 // endpoint must pass the check of the endpoint's group policy the scoring
 // handler applies to the same caller (see [JobsConfig.Authorize]), before
-// anything about the endpoint is looked up; a job naming a catalog process,
-// or moving an endpoint's execution to another queue, needs an
-// administrator ([Caller.Admin]). It fails with a [*problem.Error]: 400
-// invalid_request without rows or without exactly one of process and
-// endpoint, 401 or 403 when the caller may not run it, 422 invalid_reference for an unknown process,
-// endpoint or queue, 404 endpoint_disabled, 413 for rows beyond the
-// runner's Limits, 400 schema_mismatch for rows the process's schema does
-// not accept, 503 queue_full when the queue's waiting list is full (no job
-// is then stored), 503 unavailable once Shutdown has begun. A caller who is
-// not an administrator gets 429 job_quota_exceeded with as many jobs
+// anything about the endpoint is looked up; a job naming a catalog process, or
+// moving an endpoint's execution to another queue, needs an administrator
+// ([Caller.Admin]). It fails with a [*problem.Error]: 400 invalid_request
+// without rows or without exactly one of process and endpoint, 401 or 403 when
+// the caller may not run it, 422 invalid_reference for an unknown process,
+// endpoint or queue, 404 endpoint_disabled, 413 for rows beyond the runner's
+// Limits (too_many_result_cells or response_too_large for rows × the result
+// columns the process declares), 400 schema_mismatch for rows the process's
+// schema does not accept, 503 queue_full when the queue's waiting list is full
+// (no job is then stored), 503 unavailable once Shutdown has begun. A caller
+// who is not an administrator gets 429 job_quota_exceeded with as many jobs
 // PENDING or RUNNING as [JobsConfig.MaxActiveJobsPerOwner] allows (with
-// Retry-After) or stored results at [JobsConfig.MaxOwnerResultBytes];
-// anyone gets 507 storage_full with the store's results at
-// [JobsConfig.MaxResultBytes]. A job whose result would pass either byte
-// quota when it finishes ends ERROR with that type and no result.
+// Retry-After), or with stored results at [JobsConfig.MaxOwnerResultBytes] or
+// that the job's result would take past it; anyone gets 507 storage_full
+// likewise for [JobsConfig.MaxResultBytes]. The job's result is judged by a
+// lower bound of its size, from its rows and the result columns the process
+// declares, so that a job is refused only when its result could never be
+// stored. A job whose result would pass either byte quota when it finishes (as
+// jobs submitted together may) ends ERROR with that type and no result.
 //
 // The waiting list is checked when the job is submitted. A job that then
 // loses the last waiting place to a scoring request ends ERROR with type
@@ -386,6 +393,9 @@ func (j *Jobs) Submit(ctx context.Context, spec JobSpec) (jobs.Job, error) {
 	if err := req.Conform(x.process.Input); err != nil {
 		return jobs.Job{}, err
 	}
+	if err := x.admitResult(req.Table.Rows()); err != nil {
+		return jobs.Job{}, err
+	}
 	spec.Input.Table = req.Table
 	queues := j.engine.queues
 	if st, ok := queues.Stat(x.queue); ok && st.Waiting >= st.MaxWaiting && (st.Waiting > 0 || st.Running >= st.MaxConcurrent) {
@@ -397,7 +407,7 @@ func (j *Jobs) Submit(ctx context.Context, spec JobSpec) (jobs.Job, error) {
 	}
 	job := jobs.Job{ID: id, Owner: spec.Caller.Subject, Queue: x.queue, Process: x.process.Name, Endpoint: spec.Endpoint, Rows: req.Table.Rows()}
 
-	if err := j.checkResultQuota(ctx, spec.Caller); err != nil {
+	if err := j.checkResultQuota(ctx, spec.Caller, req.MinResponseBytes(x.process.Output)); err != nil {
 		return jobs.Job{}, err
 	}
 
@@ -460,9 +470,13 @@ func (j *Jobs) activeOf(ctx context.Context, owner string) (int, error) {
 	return n, nil
 }
 
-// checkResultQuota refuses a job of c while the stored results are at a
-// byte quota: the job's result could not be stored.
-func (j *Jobs) checkResultQuota(ctx context.Context, c Caller) error {
+// checkResultQuota refuses a job of c whose result could not be stored:
+// while the stored results are at a byte quota, or when minResult, a
+// lower bound of the job's result (see [wire.Request.MinResponseBytes]),
+// would take them past it. A refusal is never wrong, as the result could
+// be no smaller; jobs that each fit may still pass a quota together, and
+// the one that finishes past it ends ERROR without its result, as before.
+func (j *Jobs) checkResultQuota(ctx context.Context, c Caller, minResult int64) error {
 	ofOwner, total, err := j.writes.ResultBytes(ctx, c.Subject)
 	if err != nil {
 		return fmt.Errorf("scoring: job results: %w", err)
@@ -472,6 +486,12 @@ func (j *Jobs) checkResultQuota(ctx context.Context, c Caller) error {
 		return errStorageFull
 	case !c.admin() && ofOwner >= j.quota.Owner:
 		return errResultQuota
+	case total+minResult > j.quota.Total:
+		return httperr.Newf(problem.StorageFull,
+			"the job's result would be at least %d bytes, more than the job store has room for (%d of %d bytes used)", minResult, total, j.quota.Total)
+	case !c.Admin && ofOwner+minResult > j.quota.Owner:
+		return httperr.Newf(problem.JobQuotaExceeded,
+			"the job's result would be at least %d bytes, which would take your stored results (%d bytes) past your quota of %d bytes", minResult, ofOwner, j.quota.Owner)
 	}
 	return nil
 }
@@ -531,6 +551,7 @@ func (j *Jobs) resolve(spec JobSpec) (*execution, error) {
 			"no execution queue named %q is defined", x.queue).At("/queueName")
 	}
 	x.background = true
+	x.maxResultCells, x.maxResponseBytes = j.lim.MaxResultCells, j.lim.MaxResponseBytes
 	return &x, nil
 }
 

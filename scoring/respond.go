@@ -49,10 +49,11 @@ func (h *Handler) respond(w http.ResponseWriter, r *http.Request, enc *wire.Enco
 		sw.rc = http.NewResponseController(w)
 	}
 	if n := wire.Parallelism(); n > 1 && rows-i >= parallelRows {
+		perRow := max(1, len(buf)/i)
 		ok := sw.write(buf)
 		*bp = buf[:0]
 		if ok {
-			h.respondParallel(&sw, enc, i, rows, n)
+			h.respondParallel(&sw, enc, i, rows, n, perRow)
 		}
 		return
 	}
@@ -98,18 +99,30 @@ func (sw *streamWriter) write(b []byte) bool {
 	return true
 }
 
-// partRows is how many rows one goroutine encodes at a time when an
-// answer is encoded in parts; buffers of up to maxPartBuf are kept for the
-// next answer.
+// An answer encoded in parts is encoded a batch at a time, each batch in
+// one part a goroutine, while the batch before it is written. A part holds
+// at most partRows rows and about partBytes bytes, as many rows as the
+// rows before it say fit, so that the answer's buffers stay near
+// 2 × parts × partBytes however wide its rows and however long the
+// answer: a part outgrows partBytes only by rows much longer than those
+// before them. Buffers of up to maxPartBuf are kept for the next answer.
 const (
 	partRows   = 1024
+	partBytes  = 128 << 10
 	maxPartBuf = 1 << 20
 )
 
+// rowsPerPart is how many rows of perRow bytes each make a part.
+func rowsPerPart(perRow int) int {
+	return max(1, min(partRows, partBytes/max(1, perRow)))
+}
+
 // respondParallel encodes rows from to rows of the answer on n goroutines
 // and writes them, and the end of the answer, in order: each batch of n
-// parts of partRows rows is encoded while the batch before it is written.
-func (h *Handler) respondParallel(sw *streamWriter, enc *wire.Encoder, from, rows, n int) {
+// parts is encoded while the batch before it is written. perRow is the
+// bytes of a row encoded so far, which sizes the first batch's parts;
+// each batch sizes the next one's.
+func (h *Handler) respondParallel(sw *streamWriter, enc *wire.Encoder, from, rows, n, perRow int) {
 	type batch struct {
 		bufs [][]byte
 		wg   sync.WaitGroup
@@ -133,7 +146,7 @@ func (h *Handler) respondParallel(sw *streamWriter, enc *wire.Encoder, from, row
 		}
 	}()
 	start := func(b *batch, lo int) int {
-		hi := min(lo+n*partRows, rows)
+		hi := min(lo+n*rowsPerPart(perRow), rows)
 		for k := range n {
 			plo, phi := lo+(hi-lo)*k/n, lo+(hi-lo)*(k+1)/n
 			b.wg.Go(func() {
@@ -149,13 +162,18 @@ func (h *Handler) respondParallel(sw *streamWriter, enc *wire.Encoder, from, row
 		}
 		return hi
 	}
-	next := start(&batches[0], from)
+	lo, next := from, start(&batches[0], from)
 	for cur := 0; ; cur ^= 1 {
 		b := &batches[cur]
 		b.wg.Wait()
 		done := next == rows
 		if !done {
-			next = start(&batches[cur^1], next)
+			size := 0
+			for _, buf := range b.bufs {
+				size += len(buf)
+			}
+			perRow = max(1, size/(next-lo))
+			lo, next = next, start(&batches[cur^1], next)
 		}
 		for _, buf := range b.bufs {
 			if len(buf) > 0 && !sw.write(buf) {

@@ -50,6 +50,12 @@ type config struct {
 	Timeout    time.Duration
 	Grace      time.Duration
 
+	// MaxResultCells bounds rows × result columns of an answer or a job's
+	// result, MaxResponseBytes its bytes (scorehub Config.MaxResultCells,
+	// Config.MaxResponseBytes).
+	MaxResultCells   int
+	MaxResponseBytes int64
+
 	// MaxModelBytes bounds a model upload's body (management
 	// Config.MaxModelBytes).
 	MaxModelBytes int64
@@ -143,6 +149,9 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 		Timeout:    scorehub.DefaultTimeout,
 		Grace:      30 * time.Second,
 
+		MaxResultCells:   scorehub.DefaultMaxResultCells,
+		MaxResponseBytes: scorehub.DefaultMaxResponseBytes,
+
 		MaxModelBytes: management.DefaultMaxModelBytes,
 
 		ReadHeaderTimeout: 10 * time.Second,
@@ -180,6 +189,8 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	fs.Int64Var(&c.MaxBody, "max-body", c.MaxBody, "largest request body in bytes (SCOREHUB_MAX_BODY)")
 	fs.IntVar(&c.MaxRows, "max-rows", c.MaxRows, "most rows in one request (SCOREHUB_MAX_ROWS)")
 	fs.IntVar(&c.MaxColumns, "max-columns", c.MaxColumns, "most columns in one request (SCOREHUB_MAX_COLUMNS)")
+	fs.IntVar(&c.MaxResultCells, "max-result-cells", c.MaxResultCells, "most rows × result columns in one answer or job result, such as rows × classes of a classifier (SCOREHUB_MAX_RESULT_CELLS)")
+	fs.Int64Var(&c.MaxResponseBytes, "max-response-bytes", c.MaxResponseBytes, "largest answer or job result in bytes, judged before the process runs by the result columns' names in every row (SCOREHUB_MAX_RESPONSE_BYTES)")
 	fs.Int64Var(&c.MaxJobBody, "max-job-body", c.MaxJobBody, "largest job body in bytes (SCOREHUB_MAX_JOB_BODY)")
 	fs.Int64Var(&c.MaxModelBytes, "max-model-bytes", c.MaxModelBytes, "largest model upload in bytes (SCOREHUB_MAX_MODEL_BYTES)")
 	fs.DurationVar(&c.Timeout, "timeout", c.Timeout, "default execution timeout (SCOREHUB_TIMEOUT)")
@@ -216,7 +227,9 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 		{"SCOREHUB_ADDR", "addr"}, {"SCOREHUB_DATA", "data"}, {"SCOREHUB_PREFIX", "prefix"},
 		{"SCOREHUB_STORE", "store"}, {"SCOREHUB_STORE_FILE", "store-file"}, {"SCOREHUB_REPLICA", "replica"}, {"SCOREHUB_JOB_LEASE", "job-lease"},
 		{"SCOREHUB_MAX_BODY", "max-body"}, {"SCOREHUB_MAX_ROWS", "max-rows"},
-		{"SCOREHUB_MAX_COLUMNS", "max-columns"}, {"SCOREHUB_TIMEOUT", "timeout"}, {"SCOREHUB_GRACE", "grace"},
+		{"SCOREHUB_MAX_COLUMNS", "max-columns"}, {"SCOREHUB_MAX_RESULT_CELLS", "max-result-cells"},
+		{"SCOREHUB_MAX_RESPONSE_BYTES", "max-response-bytes"},
+		{"SCOREHUB_TIMEOUT", "timeout"}, {"SCOREHUB_GRACE", "grace"},
 		{"SCOREHUB_MAX_JOB_BODY", "max-job-body"}, {"SCOREHUB_MAX_MODEL_BYTES", "max-model-bytes"},
 		{"SCOREHUB_JOB_RETENTION", "job-retention"},
 		{"SCOREHUB_READ_HEADER_TIMEOUT", "read-header-timeout"}, {"SCOREHUB_READ_TIMEOUT", "read-timeout"},
@@ -280,7 +293,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	for _, n := range []struct {
 		name string
 		v    int64
-	}{{"max-body", c.MaxBody}, {"max-rows", int64(c.MaxRows)}, {"max-columns", int64(c.MaxColumns)}, {"max-job-body", c.MaxJobBody}, {"max-model-bytes", c.MaxModelBytes}} {
+	}{{"max-body", c.MaxBody}, {"max-rows", int64(c.MaxRows)}, {"max-columns", int64(c.MaxColumns)}, {"max-result-cells", int64(c.MaxResultCells)}, {"max-response-bytes", c.MaxResponseBytes}, {"max-job-body", c.MaxJobBody}, {"max-model-bytes", c.MaxModelBytes}} {
 		if n.v <= 0 {
 			return c, fmt.Errorf("-%s must be positive, not %s", n.name, strconv.FormatInt(n.v, 10))
 		}
@@ -438,11 +451,13 @@ func (c config) service(getenv func(string) string) (scorehub.Config, error) {
 		MaxBodyBytes:    c.MaxBody,
 		MaxRows:         c.MaxRows,
 		MaxColumns:      c.MaxColumns,
+		MaxResultCells:  c.MaxResultCells,
 		MaxJobBodyBytes: c.MaxJobBody,
 		MaxModelBytes:   c.MaxModelBytes,
 		Timeout:         c.Timeout,
 		// The flag's 0 is "none", the Config's is "the default".
 		WriteProgressTimeout: cmp.Or(c.WriteProgressTimeout, -1),
+		MaxResponseBytes:     c.MaxResponseBytes,
 		JobRetention:         c.JobRetention,
 		CORSOrigins:          c.CORSOrigins,
 		TrustedProxies:       c.TrustedProxies,

@@ -3,12 +3,16 @@ package main
 import (
 	"bytes"
 	"io"
+	"net/http"
+	"net/http/httptest"
 	"net/netip"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/scorehub/scorehub"
 )
 
 func TestConfigFlagsAndEnvironment(t *testing.T) {
@@ -216,5 +220,52 @@ func TestMaxModelBytesFlag(t *testing.T) {
 	}
 	if _, err := parseConfig([]string{"-max-model-bytes", "0"}, func(string) string { return "" }, io.Discard); err == nil {
 		t.Error("-max-model-bytes 0 was accepted, want an error")
+	}
+}
+
+// TestResultLimitFlags: -max-result-cells and -max-response-bytes (or
+// their SCOREHUB_* variables) bound an answer: two rows of the iris demo,
+// four result columns each whose names take 96 bytes a row, pass a limit
+// of 7 cells, or of 150 bytes, and are refused with 413 before the model
+// runs, while one row is answered.
+func TestResultLimitFlags(t *testing.T) {
+	env := map[string]string{"SCOREHUB_MAX_RESULT_CELLS": "7", "SCOREHUB_MAX_RESPONSE_BYTES": "150"}
+	c, err := parseConfig(nil, func(k string) string { return env[k] }, io.Discard)
+	if err != nil || c.MaxResultCells != 7 || c.MaxResponseBytes != 150 {
+		t.Fatalf("SCOREHUB_MAX_RESULT_CELLS=7, SCOREHUB_MAX_RESPONSE_BYTES=150 gave %d, %d (%v)", c.MaxResultCells, c.MaxResponseBytes, err)
+	}
+	if c, _ := parseConfig(nil, func(string) string { return "" }, io.Discard); c.MaxResultCells != scorehub.DefaultMaxResultCells ||
+		c.MaxResponseBytes != scorehub.DefaultMaxResponseBytes {
+		t.Errorf("defaults %d, %d; want %d, %d", c.MaxResultCells, c.MaxResponseBytes, scorehub.DefaultMaxResultCells, scorehub.DefaultMaxResponseBytes)
+	}
+	for _, bad := range [][]string{{"-max-result-cells", "0"}, {"-max-response-bytes", "-1"}} {
+		if _, err := parseConfig(bad, func(string) string { return "" }, io.Discard); err == nil {
+			t.Errorf("%q was accepted, want an error", bad)
+		}
+	}
+
+	row := `{"sepal_length":5.1,"sepal_width":3.5,"petal_length":1.4,"petal_width":0.2}`
+	for _, tc := range []struct {
+		flag, limit string
+		want        string
+	}{{"-max-result-cells", "7", "too_many_result_cells"}, {"-max-response-bytes", "150", "response_too_large"}} {
+		srv := newTestServer(t, t.TempDir(), tc.flag, tc.limit)
+		for _, r := range []struct {
+			body   string
+			status int
+			want   string
+		}{
+			{`{"data":[` + row + `]}`, http.StatusOK, "setosa"},
+			{`{"data":[` + row + `,` + row + `]}`, http.StatusRequestEntityTooLarge, `"` + tc.want + `"`},
+		} {
+			req := httptest.NewRequest(http.MethodPost, "/webapi/DEFAULT/api/v1/services/iris/classify", strings.NewReader(r.body))
+			req.Header.Set("Content-Type", "application/json")
+			w := httptest.NewRecorder()
+			srv.handler.ServeHTTP(w, req)
+			if w.Code != r.status || !strings.Contains(w.Body.String(), r.want) {
+				t.Errorf("%s %s, %s: %d %s, want %d with %s", tc.flag, tc.limit, r.body, w.Code, w.Body, r.status, r.want)
+			}
+		}
+		srv.Close()
 	}
 }

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/scorehub/scorehub"
+	"github.com/scorehub/scorehub/internal/modeltest"
 	"github.com/scorehub/scorehub/registry/process"
 )
 
@@ -208,4 +210,58 @@ func idTokenOf(t testing.TB, h http.Handler, user, password string) string {
 		t.Fatalf("token service: %d %s", w.Code, w.Body)
 	}
 	return got.IDToken
+}
+
+// TestManyClassModelEndpoint replays a small anonymous request to the
+// endpoint of an uploaded model of 1,000 classes: 3,000 rows, a body of
+// about 54 KB, would make an answer of 3,000 × 1,001 result values (about
+// 120 MB). The server refuses it with 413 too_many_result_cells naming the
+// rows, the result columns and the limit, and answers rows within it.
+func TestManyClassModelEndpoint(t *testing.T) {
+	srv := newTestServer(t, t.TempDir())
+	defer srv.Close()
+	token := handlerToken(t, srv)
+	var b bytes.Buffer
+	mw := multipart.NewWriter(&b)
+	pw, _ := mw.CreateFormFile("artifact", "classes.json")
+	pw.Write(modeltest.XGBoostClasses(1000))
+	mw.Close()
+	for _, r := range []struct{ method, path, contentType, body string }{
+		{"POST", "/api/v1/models/classes/versions", mw.FormDataContentType(), b.String()},
+		{"PUT", "/api/v1/models/classes/aliases/production", "application/json", `{"version":1}`},
+		{"POST", "/api/v1/deployments", "application/json", `{"group":"DEFAULT","path":"wide","endpoints":[{"alias":"classes","model":"classes@production"}]}`},
+	} {
+		if w := serve(srv, r.method, r.path, token, r.contentType, []byte(r.body)); w.Code != http.StatusCreated {
+			t.Fatalf("%s %s: %d %s", r.method, r.path, w.Code, w.Body)
+		}
+	}
+	rows := func(n int) []byte {
+		var b bytes.Buffer
+		b.WriteString(`{"data":[`)
+		for i := range n {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			b.WriteString(`{"f0":` + strconv.Itoa(i%9) + `.5,"f1":` + strconv.Itoa(i%4) + `}`)
+		}
+		b.WriteString(`]}`)
+		return b.Bytes()
+	}
+
+	w := serve(srv, "POST", "/webapi/DEFAULT/api/v1/services/wide/classes", "", "application/json", rows(3000))
+	var got struct {
+		Error struct{ Type, Message string }
+	}
+	if err := json.Unmarshal(w.Body.Bytes(), &got); err != nil || w.Code != http.StatusRequestEntityTooLarge || got.Error.Type != "too_many_result_cells" {
+		t.Fatalf("3,000 rows to a 1,000-class model: %d %.200s, want 413 too_many_result_cells", w.Code, w.Body)
+	}
+	for _, figure := range []string{"3000 rows", "1001 result columns", strconv.Itoa(scorehub.DefaultMaxResultCells)} {
+		if !strings.Contains(got.Error.Message, figure) {
+			t.Errorf("message %q does not name %q", got.Error.Message, figure)
+		}
+	}
+	w = serve(srv, "POST", "/webapi/DEFAULT/api/v1/services/wide/classes", "", "application/json", rows(10))
+	if w.Code != http.StatusOK || !strings.Contains(w.Body.String(), `"confidence(999)":`) {
+		t.Errorf("10 rows: %d %.200s, want their answers", w.Code, w.Body)
+	}
 }

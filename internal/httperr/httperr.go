@@ -56,7 +56,7 @@ func lookup(code problem.Code) (status int, known bool) {
 		return http.StatusConflict, true
 	case problem.PreconditionFailed:
 		return http.StatusPreconditionFailed, true
-	case problem.BodyTooLarge, problem.TooManyRows, problem.TooManyColumns, problem.TooManyCells:
+	case problem.BodyTooLarge, problem.TooManyRows, problem.TooManyColumns, problem.TooManyCells, problem.TooManyResultCells, problem.ResponseTooLarge:
 		return http.StatusRequestEntityTooLarge, true
 	case problem.UnsupportedMediaType, problem.UnsupportedModelFormat:
 		return http.StatusUnsupportedMediaType, true

@@ -10,5 +10,6 @@
 // numbers and strings), scoring it whole and row by row, and checking that
 // the generator script writes the committed fixtures again. So every
 // format is held to the same tolerances and the same skip-or-fail rule of
-// [testenv.SkipOrFail].
+// [testenv.SkipOrFail]. [XGBoostClasses] makes a model of many classes for
+// the tests of the limits on what a request may make the server build.
 package modeltest

@@ -1,10 +1,11 @@
 // Package process is the vocabulary every part of scorehub shares: what a
 // scoring request becomes and what answers it. The scoring handler decodes
 // a request's rows into a columnar [Table] and hands it, as an [Input], to
-// a [Process]; the process returns a table of result columns. A [Catalog]
-// names the processes a host can run ([ProcessInfo], with the [ColumnSpec]s
-// it reads and writes), and [Classifier] builds a process from a
-// classifier's probabilities with the column names AI Hub clients read.
+// a [Process], with the [ResultLimits] its result is held to; the process
+// returns a table of result columns. A [Catalog] names the processes a host
+// can run ([ProcessInfo], with the [ColumnSpec]s it reads and writes), and
+// [Classifier] builds a process from a classifier's probabilities with the
+// column names AI Hub clients read.
 //
 // A trained model is a process too. A [ModelFormat] (one sub-package of
 // registry per format: xgboost, pmml, onnx) turns a file into a

@@ -10,11 +10,14 @@ type EndpointRef struct {
 }
 
 // Input is what a [Process] scores: the request's rows as a table, the
-// request's macros (query parameters) and the endpoint that was called.
+// request's macros (query parameters), the endpoint that was called and
+// the limits its result is held to.
 type Input struct {
 	Table    *Table
 	Macros   map[string]string
 	Endpoint EndpointRef
+	// Limits bound the result, as the scoring engine will check it.
+	Limits ResultLimits
 }
 
 // Process is an analytical process hosted behind scoring endpoints.

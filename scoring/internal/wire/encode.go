@@ -19,6 +19,37 @@ type Result struct {
 	Parts []*process.Table
 }
 
+// MinResponseBytes returns a lower bound of the bytes of r's response
+// when its result holds the columns outputs, whatever else it holds: the
+// brackets and braces, and for every input key of every row and every
+// output column of every row, its name in quotes, a colon and a value of
+// one byte. It counts no value in full, as any input column may be
+// replaced by a result column of the same name, and a name as it is
+// written is never shorter than the name itself.
+func (r *Request) MinResponseBytes(outputs []process.ColumnSpec) int64 {
+	rows := int64(r.Table.Rows())
+	if rows == 0 {
+		return int64(len(EmptyResponse))
+	}
+	const around = len(`"":0`)
+	n := int64(len(ResponseStart)+len(ResponseEnd)) + rows*3 - 1 // {}, and the commas between rows
+	declared := make(map[string]bool, len(outputs))
+	for _, c := range outputs {
+		declared[c.Name] = true
+		n += rows * int64(len(c.Name)+around)
+	}
+	sizes := make([]int64, len(r.st.cols))
+	for i, c := range r.st.cols {
+		if !declared[c.name] {
+			sizes[i] = int64(len(c.name) + around)
+		}
+	}
+	for _, c := range r.st.cells {
+		n += sizes[c.col]
+	}
+	return n
+}
+
 // AppendResponse appends to dst the response body for req scored as result:
 // {"data":[...]} with one object per input row, in input order. Each object
 // holds the keys its row had, in the order the columns first appeared in the

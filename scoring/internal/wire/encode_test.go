@@ -109,6 +109,24 @@ func TestAppendResponse(t *testing.T) {
 			if !json.Valid(got) {
 				t.Errorf("response is not valid JSON")
 			}
+			// The lower bound a job's result is judged by before it runs,
+			// whether or not the process declares its result columns.
+			var outputs []process.ColumnSpec
+			for i := range result.NumColumns() {
+				outputs = append(outputs, process.ColumnSpec{Name: result.Column(i).Name, Kind: result.Column(i).Kind})
+			}
+			names := 0
+			for _, c := range outputs {
+				names += len(c.Name)
+			}
+			if min := process.MinResultBytes(req.Table.Rows(), len(outputs), names); min > int64(len(got)) {
+				t.Errorf("MinResultBytes = %d, answer %d bytes", min, len(got))
+			}
+			for _, declared := range [][]process.ColumnSpec{nil, outputs} {
+				if min := req.MinResponseBytes(declared); min > int64(len(got)) || min <= 0 {
+					t.Errorf("MinResponseBytes(%d columns) = %d, answer %d bytes", len(declared), min, len(got))
+				}
+			}
 		})
 	}
 }

@@ -26,6 +26,11 @@ type Limits struct {
 	MaxColumns int
 	// MaxCells bounds rows × columns.
 	MaxCells int
+	// MaxResultCells bounds rows × result columns of the answer.
+	MaxResultCells int
+	// MaxResponseBytes bounds the bytes of the answer, judged by
+	// [process.MinResultBytes].
+	MaxResponseBytes int64
 }
 
 // Admit checks r, perhaps decoded under other limits, against lim, with
