@@ -27,6 +27,8 @@
 //	management   the management API, its OpenAPI document, the test pages
 //	metrics      Prometheus figures
 //
-// examples/standalone is the reference server: flags and environment
-// turned into a Config.
+// cmd/scorehub is the reference server (go install
+// github.com/scorehub/scorehub/cmd/scorehub@latest): flags and environment
+// turned into a Config; go run ./examples/standalone runs it from a
+// checkout.
 package scorehub

@@ -25,7 +25,7 @@ const irisPath = "/webapi/DEFAULT/api/v1/services/iris/classify"
 // once, when one has; TestMain removes it.
 var standaloneDir string
 
-// standaloneBinary builds examples/standalone, once.
+// standaloneBinary builds the reference server, cmd/scorehub, once.
 var standaloneBinary = sync.OnceValues(func() (string, error) {
 	dir, err := os.MkdirTemp("", "scorehub-loadtest-test-")
 	if err != nil {

@@ -1,5 +1,5 @@
 // Command loadtest measures scoring throughput over loopback against a
-// ceiling: it starts the standalone reference server (examples/standalone,
+// ceiling: it starts the reference server (cmd/scorehub,
 // built with `go build` unless -server-bin names a binary), drives its iris
 // endpoint with N concurrent keep-alive clients for a fixed time (for each
 // N of -clients, 16 and 32 by default), then sends

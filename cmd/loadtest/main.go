@@ -132,7 +132,7 @@ func parseConfig(args []string, stderr io.Writer) (config, error) {
 	fs.DurationVar(&c.Timeout, "timeout", c.Timeout, "timeout of one request")
 	fs.StringVar(&rows, "rows", rows, "comma-separated rows per request, one scenario pair each")
 	fs.Int64Var(&c.MaxRequests, "max-requests", c.MaxRequests, "most requests of one scoring run")
-	fs.StringVar(&c.ServerBin, "server-bin", "", "standalone server binary to run (default: go build ./examples/standalone)")
+	fs.StringVar(&c.ServerBin, "server-bin", "", "standalone server binary to run (default: go build ./cmd/scorehub)")
 	fs.StringVar(&c.ServerURL, "server-url", "", "base URL of a server that is already running, instead of starting one")
 	fs.StringVar(&serverEnv, "server-env", "", "comma-separated NAME=VALUE settings added to the environment of the scoring server the harness starts, and of no other process, such as GOGC=400 or SCOREHUB_ACCESS_LOG=false")
 	fs.StringVar(&c.ModuleDir, "module", c.ModuleDir, "the scorehub module's directory, where the server is built")
@@ -568,7 +568,7 @@ func serverUnderTest(ctx context.Context, cfg config, stderr io.Writer) (_ *unde
 	}()
 	bin := cfg.ServerBin
 	if bin == "" {
-		fmt.Fprintf(stderr, "loadtest: building ./examples/standalone in %s\n", cfg.ModuleDir)
+		fmt.Fprintf(stderr, "loadtest: building ./cmd/scorehub in %s\n", cfg.ModuleDir)
 		if bin, err = buildServer(ctx, cfg.ModuleDir, tmp); err != nil {
 			return nil, err
 		}

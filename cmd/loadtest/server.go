@@ -19,18 +19,18 @@ import (
 // accepts connections, followed by its base URL.
 const listeningPrefix = "scorehub listening on "
 
-// buildServer builds examples/standalone of the module in moduleDir into
-// dir and returns the binary's path.
+// buildServer builds the reference server, cmd/scorehub, of the module in
+// moduleDir into dir and returns the binary's path.
 func buildServer(ctx context.Context, moduleDir, dir string) (string, error) {
 	bin := filepath.Join(dir, "standalone")
 	if runtime.GOOS == "windows" {
 		bin += ".exe"
 	}
-	cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, "./examples/standalone")
+	cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/scorehub")
 	cmd.Dir = moduleDir
 	out, err := cmd.CombinedOutput()
 	if err != nil {
-		return "", fmt.Errorf("loadtest: go build ./examples/standalone in %s: %w\n%s", moduleDir, err, out)
+		return "", fmt.Errorf("loadtest: go build ./cmd/scorehub in %s: %w\n%s", moduleDir, err, out)
 	}
 	return bin, nil
 }

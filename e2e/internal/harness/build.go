@@ -82,10 +82,10 @@ func (b *builds) conformance(spec []byte) (*Conformance, error) {
 	return got.(*Conformance), nil
 }
 
-// build builds the standalone server into bin. It builds in the root
-// module's directory (found through the replace directive), so that the
-// binary is the one `go run ./examples/standalone` runs there, with the
-// root module's dependencies.
+// build builds the reference server, cmd/scorehub (the program go install
+// installs, and examples/standalone runs), into bin. It builds in the root
+// module's directory (found through the replace directive), with the root
+// module's dependencies.
 func build(bin string, race bool) error {
 	out, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", rootModule).Output()
 	if err != nil {
@@ -96,10 +96,10 @@ func build(bin string, race bool) error {
 	if race {
 		args = append(args, "-race")
 	}
-	cmd := exec.Command("go", append(args, "./examples/standalone")...)
+	cmd := exec.Command("go", append(args, "./cmd/scorehub")...)
 	cmd.Dir = root
 	if out, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("harness: go build ./examples/standalone in %s: %w\n%s", root, err, out)
+		return fmt.Errorf("harness: go build ./cmd/scorehub in %s: %w\n%s", root, err, out)
 	}
 	return nil
 }

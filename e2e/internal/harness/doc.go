@@ -1,4 +1,4 @@
-// Package harness runs the reference server, examples/standalone, for the
+// Package harness runs the reference server, cmd/scorehub, for the
 // end-to-end suites: [Main] sets a suite's test binary up to build the
 // server once, [Start] runs it as a process of its own on a free loopback
 // port, and the methods of [Server] talk to it as clients do, checking

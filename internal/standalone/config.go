@@ -1,4 +1,4 @@
-package main
+package standalone
 
 import (
 	"cmp"
@@ -172,8 +172,9 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	}
 	var audience, clients, tokenTypes, corsOrigins, proxies string
 	c.JobLease = jobs.DefaultLease
-	fs := flag.NewFlagSet("standalone", flag.ContinueOnError)
+	fs := flag.NewFlagSet(programName(), flag.ContinueOnError)
 	fs.SetOutput(stderr)
+	showVersion := fs.Bool("version", false, "print the version of scorehub this program was built from, and exit")
 	fs.StringVar(&c.Addr, "addr", c.Addr, "listen address (SCOREHUB_ADDR)")
 	fs.StringVar(&c.DataDir, "data", c.DataDir, "data directory (SCOREHUB_DATA)")
 	var storeFile string
@@ -262,6 +263,9 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	}
 	if fs.NArg() > 0 {
 		return c, fmt.Errorf("unexpected arguments: %s", strings.Join(fs.Args(), " "))
+	}
+	if *showVersion {
+		return c, errShowVersion
 	}
 	if storeFile != "" {
 		if c.Store != "" {

@@ -1,7 +1,8 @@
-package main
+package standalone
 
 import (
 	"bytes"
+	"context"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -267,5 +268,19 @@ func TestResultLimitFlags(t *testing.T) {
 			}
 		}
 		srv.Close()
+	}
+}
+
+// TestVersionFlag: -version prints the version the program was built from
+// and exits without serving.
+func TestVersionFlag(t *testing.T) {
+	var stdout, stderr strings.Builder
+	if err := run(context.Background(), []string{"-version"}, func(string) string { return "" }, &stdout, &stderr, func(string) {
+		t.Error("-version started the server")
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if got := stdout.String(); !strings.HasPrefix(got, "scorehub ") || !strings.Contains(got, "go1.") {
+		t.Errorf("-version printed %q, want scorehub, its version and Go's", got)
 	}
 }

@@ -1,6 +1,6 @@
 //go:build !race
 
-package main
+package standalone
 
 // raceEnabled reports whether the tests run under the race detector, which
 // makes bcrypt, and so reading a users file, many times slower.
