@@ -88,6 +88,25 @@
 // out and scales up the rest. It answers the nearest cluster's name, else
 // its id, else its 1-based index.
 //
+// # Arithmetic
+//
+// A model element computes in float64 unless it says x-mathContext="float",
+// the extension JPMML's producers (JPMML-XGBoost, sklearn2pmml for XGBoost
+// and LightGBM) write on every element of a model its library computes in
+// float32. Such an element reads every number as a float32 (the field
+// values it reads and its own thresholds, scores, weights, coefficients,
+// intercepts and Targets' constants) and rounds the result of each
+// operation to float32, in the order the element defines: each comparison
+// of a predicate, each addition of a Segmentation's sum or average, each
+// product and sum of a RegressionTable, each step of a normalization
+// (1/(1+exp(-y)) for logit; exp(y-max) summed for softmax), the steps of
+// a NaiveBayesModel's log densities and a ClusteringModel's distances. A
+// nested model computes in its own context, and derived fields in
+// float64, rounded where a float element reads them. So an XGBoost model
+// exported by JPMML-XGBoost answers what XGBoost does: the same float32
+// leaves, reached by the same float32 comparisons, summed in the order the
+// document gives. Any other x-mathContext is refused.
+//
 // # What a model answers
 //
 // A model reads one column per active field of its top-level MiningSchema:

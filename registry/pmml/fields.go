@@ -188,6 +188,9 @@ type fieldSet struct {
 	// validated marks the slots the top-level model checks with
 	// returnInvalid, which nested models need not check again.
 	validated *map[int]bool
+	// math is the arithmetic of the model element whose set this is: the
+	// predicates compiled in it compare as that model does.
+	math mathContext
 }
 
 // newFieldSet returns the root set: one slot per DataField, in order.
@@ -207,7 +210,7 @@ func newFieldSet(dd *dataDictionary, lim Limits) (*fieldSet, error) {
 
 // child returns a set extending fs.
 func (fs *fieldSet) child() *fieldSet {
-	return &fieldSet{parent: fs, byName: make(map[string]int), fields: fs.fields, lim: fs.lim, validated: fs.validated}
+	return &fieldSet{parent: fs, byName: make(map[string]int), fields: fs.fields, lim: fs.lim, validated: fs.validated, math: fs.math}
 }
 
 // add gives f a new slot in fs, refusing a name fs already defines.

@@ -89,6 +89,8 @@ func simplePredicate(p *pred, fs *fieldSet) (predFn, error) {
 	if !ok {
 		return nil, invalidf("a SimplePredicate compares the %s field %q with %q, which is not a number", f.dataType, f.name, p.Value)
 	}
+	mc := fs.math
+	want = mc.value(want)
 	var test func(c int) bool
 	switch p.Operator {
 	case "equal":
@@ -97,7 +99,7 @@ func simplePredicate(p *pred, fs *fieldSet) (predFn, error) {
 			if v.kind == missing {
 				return unknown
 			}
-			return triOf(equalValues(v, want))
+			return triOf(equalValues(mc.value(v), want))
 		}, nil
 	case "notEqual":
 		return func(in []value) tri {
@@ -105,7 +107,7 @@ func simplePredicate(p *pred, fs *fieldSet) (predFn, error) {
 			if v.kind == missing {
 				return unknown
 			}
-			return triOf(!equalValues(v, want))
+			return triOf(!equalValues(mc.value(v), want))
 		}, nil
 	case "lessThan":
 		test = func(c int) bool { return c < 0 }
@@ -126,7 +128,7 @@ func simplePredicate(p *pred, fs *fieldSet) (predFn, error) {
 			return func(in []value) tri {
 				v := in[slot]
 				if v.kind == number {
-					return triOf(v.num <= x)
+					return triOf(mc.round(v.num) <= x)
 				}
 				return numericTri(v, x, test)
 			}, nil
@@ -134,7 +136,7 @@ func simplePredicate(p *pred, fs *fieldSet) (predFn, error) {
 			return func(in []value) tri {
 				v := in[slot]
 				if v.kind == number {
-					return triOf(v.num < x)
+					return triOf(mc.round(v.num) < x)
 				}
 				return numericTri(v, x, test)
 			}, nil
@@ -145,7 +147,7 @@ func simplePredicate(p *pred, fs *fieldSet) (predFn, error) {
 		if v.kind == missing {
 			return unknown
 		}
-		c, ok := compareValues(v, want)
+		c, ok := compareValues(mc.value(v), want)
 		if !ok {
 			return isFalse
 		}
@@ -187,11 +189,13 @@ func simpleSetPredicate(p *pred, fs *fieldSet) (predFn, error) {
 	}
 	set := make(map[string]bool, len(items))
 	nums := make(map[float64]bool)
+	mc := fs.math
 	for _, it := range items {
 		v, ok := f.cast(constant(it, arrayDataType(p.Array.Type)))
 		if !ok {
 			return nil, invalidf("the Array of a SimpleSetPredicate on the %s field %q holds %q", f.dataType, f.name, it)
 		}
+		v = mc.value(v)
 		if v.kind == number {
 			nums[v.num] = true
 		} else {
@@ -199,7 +203,7 @@ func simpleSetPredicate(p *pred, fs *fieldSet) (predFn, error) {
 		}
 	}
 	return func(row []value) tri {
-		v := row[slot]
+		v := mc.value(row[slot])
 		var found bool
 		switch v.kind {
 		case missing:
@@ -210,7 +214,7 @@ func simpleSetPredicate(p *pred, fs *fieldSet) (predFn, error) {
 			found = set[v.str]
 			if !found && len(nums) > 0 {
 				if x, ok := v.asNumber(); ok {
-					found = nums[x]
+					found = nums[mc.round(x)]
 				}
 			}
 		}

@@ -91,21 +91,24 @@ func parseNormalization(name string) (n normalization, ok bool) {
 }
 
 // link applies the inverse link function of n to y: the single-value
-// normalizations a regression or a binary classification uses.
-func (n normalization) link(y float64) float64 {
+// normalizations a regression or a binary classification uses, each step
+// rounded as mc holds numbers. (In float32, XGBoost's sigmoid is
+// 1/(1+exp(-y)) step by step, as here.)
+func (n normalization) link(y float64, mc mathContext) float64 {
+	r := mc.round
 	switch n {
 	case normSoftmax, normLogit:
-		return 1 / (1 + math.Exp(-y))
+		return r(1 / r(1+r(math.Exp(-y))))
 	case normProbit:
-		return 0.5 * math.Erfc(-y/math.Sqrt2)
+		return r(0.5 * math.Erfc(-y/math.Sqrt2))
 	case normCloglog:
-		return 1 - math.Exp(-math.Exp(y))
+		return r(1 - r(math.Exp(-r(math.Exp(y)))))
 	case normLoglog:
-		return math.Exp(-math.Exp(-y))
+		return r(math.Exp(-r(math.Exp(-y))))
 	case normCauchit:
-		return 0.5 + math.Atan(y)/math.Pi
+		return r(0.5 + r(math.Atan(y)/math.Pi))
 	case normExp:
-		return math.Exp(y)
+		return r(math.Exp(y))
 	}
 	return y
 }
@@ -129,12 +132,14 @@ type compiledTable struct {
 	intercept   float64
 	terms       []linearTerm
 	categorical []categoricalTerm
+	math        mathContext
 }
 
 // eval returns the table's value for the row in, or false when a numeric
 // input is missing: then the model has no answer for the row. A missing
 // categorical input adds nothing, as the spec says.
 func (t *compiledTable) eval(in []value) (float64, bool) {
+	r := t.math.round
 	y := t.intercept
 	for i := range t.terms {
 		term := &t.terms[i]
@@ -144,17 +149,18 @@ func (t *compiledTable) eval(in []value) (float64, bool) {
 			if !ok {
 				return 0, false
 			}
+			x = r(x)
 			if term.exponent != 1 {
-				x = math.Pow(x, term.exponent)
+				x = r(math.Pow(x, term.exponent))
 			}
-			p *= x
+			p = r(p * x)
 		}
-		y += p
+		y = r(y + p)
 	}
 	for i := range t.categorical {
 		c := &t.categorical[i]
 		if c.match.matches(in[c.slot]) {
-			y += c.coef
+			y = r(y + c.coef)
 		}
 	}
 	return y, true
@@ -241,9 +247,10 @@ func compileRegression(r *regressionModel, fs *fieldSet) (model, error) {
 
 // compileTable resolves the fields of t in fs.
 func compileTable(t *regressionTable, fs *fieldSet) (compiledTable, error) {
-	var ct compiledTable
+	r := fs.math.round
+	ct := compiledTable{math: fs.math}
 	if t.Intercept != nil {
-		ct.intercept = *t.Intercept
+		ct.intercept = r(*t.Intercept)
 	}
 	for _, p := range t.NumericPredictors {
 		if p.Coefficient == nil {
@@ -255,9 +262,9 @@ func compileTable(t *regressionTable, fs *fieldSet) (compiledTable, error) {
 		}
 		e := 1.0
 		if p.Exponent != nil {
-			e = *p.Exponent
+			e = r(*p.Exponent)
 		}
-		ct.terms = append(ct.terms, linearTerm{coef: *p.Coefficient, slots: []int{slot}, exponent: e})
+		ct.terms = append(ct.terms, linearTerm{coef: r(*p.Coefficient), slots: []int{slot}, exponent: e})
 	}
 	for _, p := range t.CategoricalPredictors {
 		if p.Coefficient == nil {
@@ -267,7 +274,7 @@ func compileTable(t *regressionTable, fs *fieldSet) (compiledTable, error) {
 		if err != nil {
 			return ct, err
 		}
-		ct.categorical = append(ct.categorical, categoricalTerm{slot: slot, match: newCategory(p.Value), coef: *p.Coefficient})
+		ct.categorical = append(ct.categorical, categoricalTerm{slot: slot, match: newCategory(p.Value), coef: r(*p.Coefficient)})
 	}
 	for _, p := range t.PredictorTerms {
 		if p.Coefficient == nil {
@@ -276,7 +283,7 @@ func compileTable(t *regressionTable, fs *fieldSet) (compiledTable, error) {
 		if len(p.FieldRefs) == 0 {
 			return ct, invalidf("RegressionModel's PredictorTerm names no field")
 		}
-		term := linearTerm{coef: *p.Coefficient, exponent: 1}
+		term := linearTerm{coef: r(*p.Coefficient), exponent: 1}
 		for _, f := range p.FieldRefs {
 			slot, err := predictorSlot(fs, "PredictorTerm", f.Field)
 			if err != nil {
@@ -308,7 +315,7 @@ func (m *regression) predict(in []value, out *prediction) error {
 			out.value = value{}
 			return nil
 		}
-		y = m.norm.link(y)
+		y = m.norm.link(y, m.s.math)
 		if m.s.rescale != nil {
 			y = m.s.rescale(y)
 		}
@@ -329,34 +336,35 @@ func (m *regression) predict(in []value, out *prediction) error {
 		}
 		p[m.classes[i]] = y
 	}
+	r := m.s.math.round
 	switch {
 	case m.ordinal:
 		m.cumulative(p)
 	case m.norm == normSoftmax:
-		softmax(p)
+		softmax(p, m.s.math)
 	case m.norm == normSimplemax:
 		var sum float64
 		for _, y := range p {
-			sum += y
+			sum = r(sum + y)
 		}
 		for k := range p {
-			p[k] /= sum
+			p[k] = r(p[k] / sum)
 		}
 	case len(m.names) == 2:
 		// The first table's value decides; the second class has the rest.
 		first, second := m.classes[0], m.classes[1]
-		p[first] = m.norm.link(p[first])
+		p[first] = m.norm.link(p[first], m.s.math)
 		if m.norm == normNone {
 			p[first] = min(max(p[first], 0), 1)
 		}
-		p[second] = 1 - p[first]
+		p[second] = r(1 - p[first])
 	default:
 		// none with more than two classes: the last table's class has
 		// what the others leave.
 		last := m.classes[len(m.classes)-1]
 		rest := 1.0
 		for _, k := range m.classes[:len(m.classes)-1] {
-			rest -= p[k]
+			rest = r(rest - p[k])
 		}
 		p[last] = rest
 	}
@@ -367,21 +375,24 @@ func (m *regression) predict(in []value, out *prediction) error {
 // cumulative turns the tables' values of an ordinal target, which give
 // P(target ≤ class) through the link function, into class probabilities.
 func (m *regression) cumulative(p []float64) {
+	r := m.s.math.round
 	var below float64
 	for _, k := range m.classes[:len(m.classes)-1] {
-		c := m.norm.link(p[k])
+		c := m.norm.link(p[k], m.s.math)
 		if m.norm == normNone {
 			c = min(max(c, 0), 1)
 		}
-		p[k] = c - below
+		p[k] = r(c - below)
 		below = c
 	}
-	p[m.classes[len(m.classes)-1]] = 1 - below
+	p[m.classes[len(m.classes)-1]] = r(1 - below)
 }
 
 // softmax turns scores into probabilities in place, shifted by the largest
-// score so that no exponential overflows.
-func softmax(p []float64) {
+// score so that no exponential overflows, each step rounded as mc holds
+// numbers (XGBoost's softmax, in float32).
+func softmax(p []float64, mc mathContext) {
+	r := mc.round
 	top := math.Inf(-1)
 	for _, y := range p {
 		top = max(top, y)
@@ -394,10 +405,10 @@ func softmax(p []float64) {
 	}
 	var sum float64
 	for k, y := range p {
-		p[k] = math.Exp(y - top)
-		sum += p[k]
+		p[k] = r(math.Exp(r(y - top)))
+		sum = r(sum + p[k])
 	}
 	for k := range p {
-		p[k] /= sum
+		p[k] = r(p[k] / sum)
 	}
 }
