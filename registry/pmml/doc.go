@@ -114,7 +114,11 @@
 // the others. A column absent from a request, or a null, is a missing
 // value. A classifier answers prediction(<label>) and one
 // confidence(<class>) per class, in the order of the target field's Values
-// (or, when it lists none, the order the model names them in); a
+// (or, when it lists none, the order the model names them in), named by
+// those values: the metadata may rename them only where the target's
+// dataType is integer and its values are 0..k-1 in that order (XGBoost's
+// classes as JPMML-XGBoost writes them), and may only repeat others
+// ([process.ClassNames]); a
 // regression answers prediction(<label>); a clustering model answers a
 // text column "cluster". The label is the metadata's, else
 // the target field's name. The top-level Output's predicted value and

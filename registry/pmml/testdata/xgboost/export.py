@@ -410,7 +410,9 @@ def main():
     names, xtr, ytr, xte = data(datasets.load_iris(), True)
     names = ["sepal_length", "sepal_width", "petal_length", "petal_width"]
     p = {"objective": "multi:softprob", "num_class": 3, "eta": 0.3, "max_depth": 3}
-    write(args.out, "iris_softprob", train(p, xtr, ytr, 10), p, names, "species", xte, {})
+    # Uploaded with metadata naming the integer classes 0..2.
+    species = [str(n) for n in datasets.load_iris().target_names]
+    write(args.out, "iris_softprob", train(p, xtr, ytr, 10), p, names, "species", xte, {"classes": species})
 
     names, xtr, ytr, xte = data(datasets.load_diabetes(), False)
     p = {"objective": "reg:squarederror", "eta": 0.1, "max_depth": 4}
