@@ -52,22 +52,25 @@ type modelJSON struct {
 // said (label, classes, description) and what the registry derived from
 // the file. aliases names the model's aliases that point at it.
 type modelVersionJSON struct {
-	Model       string       `json:"model"`
-	Version     int          `json:"version"`
-	SHA256      string       `json:"sha256"`
-	Size        int64        `json:"size"`
-	Format      string       `json:"format"`
-	Producer    string       `json:"producer"`
-	Objective   string       `json:"objective"`
-	Task        string       `json:"task"`
-	Label       string       `json:"label"`
-	Classes     []string     `json:"classes"`
-	Inputs      []columnJSON `json:"inputs"`
-	Outputs     []columnJSON `json:"outputs"`
-	Trees       int          `json:"trees"`
-	Description string       `json:"description"`
-	Aliases     []string     `json:"aliases"`
-	CreatedAt   time.Time    `json:"createdAt"`
+	Model     string       `json:"model"`
+	Version   int          `json:"version"`
+	SHA256    string       `json:"sha256"`
+	Size      int64        `json:"size"`
+	Format    string       `json:"format"`
+	Producer  string       `json:"producer"`
+	Objective string       `json:"objective"`
+	Task      string       `json:"task"`
+	Label     string       `json:"label"`
+	Classes   []string     `json:"classes"`
+	Inputs    []columnJSON `json:"inputs"`
+	Outputs   []columnJSON `json:"outputs"`
+	Trees     int          `json:"trees"`
+	// Warnings are the format's, where it read the file leniently; absent
+	// when there are none.
+	Warnings    []string  `json:"warnings,omitempty"`
+	Description string    `json:"description"`
+	Aliases     []string  `json:"aliases"`
+	CreatedAt   time.Time `json:"createdAt"`
 }
 
 // modelAliasJSON is an alias of a model: a movable name of one of its
@@ -124,6 +127,7 @@ func modelVersionView(m registry.Model, v registry.ModelVersion) modelVersionJSO
 		Inputs:      columnsView(v.Schema.Inputs),
 		Outputs:     columnsView(v.Schema.Outputs),
 		Trees:       v.Schema.Trees,
+		Warnings:    v.Schema.Warnings,
 		Description: v.Metadata.Description,
 		Aliases:     aliases,
 		CreatedAt:   v.CreatedAt,

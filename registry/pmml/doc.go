@@ -17,7 +17,13 @@
 // Every element or attribute value that would change the answer and that
 // the reader does not implement is refused by name when the file is loaded
 // ("PMML element BaselineModel is not supported"): the reader never scores
-// a model differently from its producer.
+// a model differently from its producer. Where a producer's slip leaves
+// one reading, the file is read as other evaluators read it, and the
+// loaded model's [process.ModelSchema] Warnings say so: an Array holding
+// fewer values than its n says (R's pmml package writes some) is read as
+// the values it holds. One holding more is refused, as a value its
+// producer did not quote may have split in two; a cluster's center, whose
+// coordinates are read by position, must hold exactly n.
 //
 // # Fields
 //

@@ -40,7 +40,7 @@ const ctxEvery = 1024
 // inputs are the active fields of h's MiningSchema, its outputs follow
 // its function.
 func newScorer(doc *document, h *modelHeader, name string, m model, fs *fieldSet, meta process.ModelMetadata, lim Limits) (*process.LoadedModel, error) {
-	schema := process.ModelSchema{Format: "pmml", Producer: producer(doc.Header), Objective: name}
+	schema := process.ModelSchema{Format: "pmml", Producer: producer(doc.Header), Objective: name, Warnings: slices.Clone(*fs.warnings)}
 	var target *field
 	var inputs []input
 	for _, mf := range h.MiningSchema.MiningFields {

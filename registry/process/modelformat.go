@@ -107,11 +107,19 @@ type ModelSchema struct {
 	Outputs []ColumnSpec `json:"outputs"`
 	// Trees counts the trees of a tree ensemble; 0 for other models.
 	Trees int `json:"trees,omitempty"`
+	// Warnings say, each in a sentence, where the format read the file
+	// leniently: something its producer got wrong that the format read as
+	// other evaluators do, because the file leaves one reading (a PMML
+	// Array holding fewer values than its n says). A file that would
+	// leave a doubt about an answer is refused instead. Empty for most
+	// files.
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // Clone returns a copy of s that shares no memory with it.
 func (s ModelSchema) Clone() ModelSchema {
 	s.Classes = append([]string(nil), s.Classes...)
+	s.Warnings = append([]string(nil), s.Warnings...)
 	s.Inputs = append([]ColumnSpec(nil), s.Inputs...)
 	s.Outputs = append([]ColumnSpec(nil), s.Outputs...)
 	return s
