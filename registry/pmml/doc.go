@@ -17,7 +17,9 @@
 // Every element or attribute value that would change the answer and that
 // the reader does not implement is refused by name when the file is loaded
 // ("PMML element BaselineModel is not supported"): the reader never scores
-// a model differently from its producer. Where a producer's slip leaves
+// a model differently from its producer. So is every attribute a producer
+// names x-… outside an Extension, but for x-mathContext (see Arithmetic).
+// Where a producer's slip leaves
 // one reading, the file is read as other evaluators read it, and the
 // loaded model's [process.ModelSchema] Warnings say so: an Array holding
 // fewer values than its n says (R's pmml package writes some) is read as

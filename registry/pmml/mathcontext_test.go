@@ -202,3 +202,31 @@ func checkExact(t *testing.T, got map[string]any, want map[string]any) {
 		}
 	}
 }
+
+// TestExtensionAttributesRefused: a producer's x- attribute other than a
+// model element's x-mathContext may change the answer and is refused by
+// name; inside an Extension, the producer's content is its own.
+func TestExtensionAttributesRefused(t *testing.T) {
+	for _, c := range []struct{ name, from, to, words string }{
+		{"x-missingThreshold on a model", `<TreeModel functionName="regression">`,
+			`<TreeModel functionName="regression" x-missingThreshold="0.5">`, "the attribute x-missingThreshold of TreeModel"},
+		{"x-mathContext on a field", `<DataField name="a" optype="continuous" dataType="double"/>`,
+			`<DataField name="a" optype="continuous" dataType="double" x-mathContext="float"/>`, "the attribute x-mathContext of DataField"},
+		{"x- on a node", `<Node score="10">`, `<Node score="10" x-weight="2">`, "the attribute x-weight of Node"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			doc := strings.Replace(regressionTree, c.from, c.to, 1)
+			if doc == regressionTree {
+				t.Fatalf("%q is not in the document", c.from)
+			}
+			if err := loadPMMLErr(doc); err == nil || !strings.Contains(err.Error(), c.words) {
+				t.Errorf("error %v, want %q", err, c.words)
+			}
+		})
+	}
+	doc := strings.Replace(regressionTree, `<TreeModel functionName="regression">`,
+		`<TreeModel functionName="regression"><Extension name="producer"><Note x-by="hand"/></Extension>`, 1)
+	if err := loadPMMLErr(doc); err != nil {
+		t.Errorf("an x- attribute inside an Extension: %v", err)
+	}
+}
