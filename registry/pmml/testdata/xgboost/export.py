@@ -14,7 +14,10 @@ JPMML-XGBoost (and sklearn2pmml, which calls it) is not packaged for Debian,
 so this file writes PMML the way it does, from the model XGBoost saves as
 JSON:
 
-  - every feature is a continuous DataField of dataType float, the target a
+  - every feature is a continuous DataField of dataType float (or, as
+    sklearn2pmml writes a pipeline's double columns, of dataType double,
+    cast by a DerivedField "float(NAME)" of the TransformationDictionary
+    that the splits read), the target a
     categorical integer field of the classes 0..k-1 (a classifier) or a
     continuous float field (a regressor);
   - every tree is a TreeModel (functionName regression, binarySplit,
@@ -130,6 +133,9 @@ class Model:
         self.trees = gbm["model"]["trees"]
         self.tree_info = gbm["model"]["tree_info"]
         self.eta = np.float32(eta)
+        # Whether the features are double DataFields the trees read
+        # through a cast to float.
+        self.double_inputs = False
 
     def base_margin(self):
         """The base score as a margin, as JPMML-XGBoost computes it."""
@@ -141,8 +147,9 @@ class Model:
         return b
 
 
-def tree_model(parent, tree, names, eta, counts):
-    """A TreeModel of one XGBoost tree."""
+def tree_model(parent, tree, names, split_names, eta, counts):
+    """A TreeModel of one XGBoost tree, its MiningSchema naming the
+    DataFields names, its splits the fields split_names."""
     m = sub(parent, "TreeModel", functionName="regression", missingValueStrategy="defaultChild",
             splitCharacteristic="binarySplit", x__mathContext="float")
     used = sorted({f for f, left in zip(tree["split_indices"], tree["left_children"]) if left >= 0})
@@ -168,7 +175,7 @@ def tree_model(parent, tree, names, eta, counts):
             field, op, value = predicate
             sub(n, "SimplePredicate", field=field, operator=op, value=value)
         if left[i] >= 0:
-            field, value = names[index[i]], f32text(cond[i])
+            field, value = split_names[index[i]], f32text(cond[i])
             node(n, left[i], (field, "lessThan", value))
             node(n, right[i], (field, "greaterOrEqual", value))
 
@@ -205,7 +212,8 @@ def output_group(parent, model, trees, names, target, output, counts):
     for i, t in enumerate(trees):
         s = sub(seg, "Segment", id=i + 1)
         sub(s, "True")
-        tree_model(s, t, names, model.eta, counts)
+        split_names = ["float(%s)" % n for n in names] if model.double_inputs else names
+        tree_model(s, t, names, split_names, model.eta, counts)
     return m
 
 
@@ -243,7 +251,13 @@ def document(model, names, target, classes):
     else:
         sub(dd, "DataField", name=target, optype="continuous", dataType="float")
     for n in names:
-        sub(dd, "DataField", name=n, optype="continuous", dataType="float")
+        sub(dd, "DataField", name=n, optype="continuous", dataType="double" if model.double_inputs else "float")
+    if model.double_inputs:
+        used = sorted({f for t in model.trees for f, left in zip(t["split_indices"], t["left_children"]) if left >= 0})
+        td = sub(root, "TransformationDictionary")
+        for f in used:
+            d = sub(td, "DerivedField", name="float(%s)" % names[f], optype="continuous", dataType="float")
+            sub(d, "FieldRef", field=names[f])
     return root
 
 
@@ -360,8 +374,9 @@ def document_predictions(model, booster, x):
     return out
 
 
-def write(out, name, booster, params, names, target, x, metadata):
+def write(out, name, booster, params, names, target, x, metadata, double_inputs=False):
     model = Model(booster, params["eta"])
+    model.double_inputs = double_inputs
     root, classes = encode(model, names, target)
     ET.indent(root, space=" ")
     with open(os.path.join(out, name + ".pmml"), "wb") as f:
@@ -416,7 +431,11 @@ def main():
 
     names, xtr, ytr, xte = data(datasets.load_diabetes(), False)
     p = {"objective": "reg:squarederror", "eta": 0.1, "max_depth": 4}
-    write(args.out, "diabetes_squarederror", train(p, xtr, ytr, 30), p, names, "progression", xte, {})
+    booster = train(p, xtr, ytr, 30)
+    write(args.out, "diabetes_squarederror", booster, p, names, "progression", xte, {})
+    # The same model as sklearn2pmml writes it for a pipeline of double
+    # columns.
+    write(args.out, "diabetes_double_inputs", booster, p, names, "progression", xte, {}, double_inputs=True)
     # Counts of a smaller scale, which max_delta_step lets the trees reach.
     p = {"objective": "count:poisson", "eta": 0.5, "max_depth": 3}
     write(args.out, "diabetes_poisson", train(p, xtr, np.round(ytr / 25.0), 30), p, names, "progression", xte, {})
