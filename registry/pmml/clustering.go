@@ -280,7 +280,6 @@ func (m *clustering) predict(in []value, out *prediction) error {
 // adjustment with unit weights does; no value at all means no answer.
 func (m *clustering) distance(in []value, center []float64) (float64, bool) {
 	mc := m.s.math
-	r := mc.round
 	var sum, all, present float64
 	for i := range m.fields {
 		f := &m.fields[i]
@@ -290,40 +289,39 @@ func (m *clustering) distance(in []value, center []float64) (float64, bool) {
 			continue
 		}
 		present++
-		c := f.compareValues(r(x), center[i], mc)
+		c := f.compareValues(mc.round(x), center[i], mc)
 		switch m.measure {
 		case euclidean, squaredEuclidean:
-			sum = r(sum + r(r(f.weight*c)*c))
+			sum = mc.round(sum + mc.round(mc.round(f.weight*c)*c))
 		case cityBlock:
-			sum = r(sum + r(f.weight*math.Abs(c)))
+			sum = mc.round(sum + mc.round(f.weight*math.Abs(c)))
 		case chebychev:
-			sum = max(sum, r(f.weight*math.Abs(c)))
+			sum = max(sum, mc.round(f.weight*math.Abs(c)))
 		case minkowski:
-			sum = r(sum + r(f.weight*r(math.Pow(math.Abs(c), m.p))))
+			sum = mc.round(sum + mc.round(f.weight*mc.round(math.Pow(math.Abs(c), m.p))))
 		}
 	}
 	if present == 0 {
 		return 0, false
 	}
 	if m.measure != chebychev {
-		sum = r(sum * r(all/present))
+		sum = mc.round(sum * mc.round(all/present))
 	}
 	switch m.measure {
 	case euclidean:
-		return r(math.Sqrt(sum)), true
+		return mc.round(math.Sqrt(sum)), true
 	case minkowski:
-		return r(math.Pow(sum, r(1/m.p))), true
+		return mc.round(math.Pow(sum, mc.round(1/m.p))), true
 	}
 	return sum, true
 }
 
 // compareValues is f's compare function of x and y, in mc's arithmetic.
 func (f *clusterField) compareValues(x, y float64, mc mathContext) float64 {
-	r := mc.round
 	switch f.compare {
 	case gaussSim:
-		d := r(x - y)
-		return r(math.Exp(r(r(r(r(-math.Ln2)*d)*d) / r(f.scale*f.scale))))
+		d := mc.round(x - y)
+		return mc.round(math.Exp(mc.round(mc.round(mc.round(mc.round(-math.Ln2)*d)*d) / mc.round(f.scale*f.scale))))
 	case delta:
 		if x == y {
 			return 0
@@ -335,5 +333,5 @@ func (f *clusterField) compareValues(x, y float64, mc mathContext) float64 {
 		}
 		return 0
 	}
-	return r(x - y)
+	return mc.round(x - y)
 }

@@ -212,7 +212,7 @@ func (m *mining) post(out *prediction) {
 
 // combine computes a regression's sum, average or median.
 func (m *mining) combine(in []value, out *prediction, p *prediction) error {
-	r := m.s.math.round
+	mc := m.s.math
 	var sum, weights float64
 	var vals []float64
 	for _, sg := range m.segs {
@@ -230,14 +230,14 @@ func (m *mining) combine(in []value, out *prediction, p *prediction) error {
 			}
 			return nil
 		}
-		x = r(x)
+		x = mc.round(x)
 		switch m.method {
 		case "sum", "average":
-			sum = r(sum + x)
+			sum = mc.round(sum + x)
 			weights++
 		case "weightedSum", "weightedAverage":
-			sum = r(sum + r(sg.weight*x))
-			weights = r(weights + sg.weight)
+			sum = mc.round(sum + mc.round(sg.weight*x))
+			weights = mc.round(weights + sg.weight)
 		case "median":
 			vals = append(vals, x)
 		}
@@ -253,7 +253,7 @@ func (m *mining) combine(in []value, out *prediction, p *prediction) error {
 		if weights == 0 {
 			return nil
 		}
-		res = r(sum / weights)
+		res = mc.round(sum / weights)
 	case "median":
 		if len(vals) == 0 {
 			return nil
@@ -262,7 +262,7 @@ func (m *mining) combine(in []value, out *prediction, p *prediction) error {
 		n := len(vals)
 		res = vals[n/2]
 		if n%2 == 0 {
-			res = r(r(vals[n/2-1]+vals[n/2]) / 2)
+			res = mc.round(mc.round(vals[n/2-1]+vals[n/2]) / 2)
 		}
 	}
 	out.value = numValue(res)
@@ -276,7 +276,7 @@ func (m *mining) combine(in []value, out *prediction, p *prediction) error {
 // share of the votes. The predicted class is the most probable, the first
 // in the target's order on a tie.
 func (m *mining) vote(in []value, out *prediction, p *prediction) error {
-	r := m.s.math.round
+	mc := m.s.math
 	var weights float64
 	for _, sg := range m.segs {
 		if sg.pred(in) != isTrue {
@@ -297,15 +297,15 @@ func (m *mining) vote(in []value, out *prediction, p *prediction) error {
 		if m.method == "weightedAverage" || m.method == "weightedMajorityVote" {
 			w = sg.weight
 		}
-		weights = r(weights + w)
+		weights = mc.round(weights + w)
 		switch m.method {
 		case "average", "weightedAverage":
 			for k, x := range p.probs {
-				out.probs[k] = r(out.probs[k] + r(w*r(x)))
+				out.probs[k] = mc.round(out.probs[k] + mc.round(w*mc.round(x)))
 			}
 		default:
 			if k := m.classOf(p); k >= 0 {
-				out.probs[k] = r(out.probs[k] + w)
+				out.probs[k] = mc.round(out.probs[k] + w)
 			}
 		}
 	}
@@ -314,7 +314,7 @@ func (m *mining) vote(in []value, out *prediction, p *prediction) error {
 		return nil
 	}
 	for k := range out.probs {
-		out.probs[k] = r(out.probs[k] / weights)
+		out.probs[k] = mc.round(out.probs[k] / weights)
 	}
 	out.value = textValue(m.s.target.valid[argmax(out.probs)])
 	return nil

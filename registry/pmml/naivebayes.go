@@ -131,16 +131,15 @@ type bayesDist struct {
 // logDensity is the log of the density (Gaussian) or probability
 // (Poisson) of x, in mc's arithmetic.
 func (d bayesDist) logDensity(x float64, mc mathContext) float64 {
-	r := mc.round
 	if d.poisson {
 		if x < 0 || x != math.Trunc(x) {
 			return math.Inf(-1)
 		}
 		lg, _ := math.Lgamma(x + 1)
-		return r(r(r(x*r(math.Log(d.mean)))-d.mean) - r(lg))
+		return mc.round(mc.round(mc.round(x*mc.round(math.Log(d.mean)))-d.mean) - mc.round(lg))
 	}
-	z := r(x - d.mean)
-	return r(r(-0.5*r(math.Log(r(r(2*math.Pi)*d.variance)))) - r(r(z*z)/r(2*d.variance)))
+	z := mc.round(x - d.mean)
+	return mc.round(mc.round(-0.5*mc.round(math.Log(mc.round(mc.round(2*math.Pi)*d.variance)))) - mc.round(mc.round(z*z)/mc.round(2*d.variance)))
 }
 
 // compileNaiveBayes checks r against the fields of fs and compiles it.

@@ -95,20 +95,19 @@ func parseNormalization(name string) (n normalization, ok bool) {
 // rounded as mc holds numbers. (In float32, XGBoost's sigmoid is
 // 1/(1+exp(-y)) step by step, as here.)
 func (n normalization) link(y float64, mc mathContext) float64 {
-	r := mc.round
 	switch n {
 	case normSoftmax, normLogit:
-		return r(1 / r(1+r(math.Exp(-y))))
+		return mc.round(1 / mc.round(1+mc.round(math.Exp(-y))))
 	case normProbit:
-		return r(0.5 * math.Erfc(-y/math.Sqrt2))
+		return mc.round(0.5 * math.Erfc(-y/math.Sqrt2))
 	case normCloglog:
-		return r(1 - r(math.Exp(-r(math.Exp(y)))))
+		return mc.round(1 - mc.round(math.Exp(-mc.round(math.Exp(y)))))
 	case normLoglog:
-		return r(math.Exp(-r(math.Exp(-y))))
+		return mc.round(math.Exp(-mc.round(math.Exp(-y))))
 	case normCauchit:
-		return r(0.5 + r(math.Atan(y)/math.Pi))
+		return mc.round(0.5 + mc.round(math.Atan(y)/math.Pi))
 	case normExp:
-		return r(math.Exp(y))
+		return mc.round(math.Exp(y))
 	}
 	return y
 }
@@ -139,7 +138,7 @@ type compiledTable struct {
 // input is missing: then the model has no answer for the row. A missing
 // categorical input adds nothing, as the spec says.
 func (t *compiledTable) eval(in []value) (float64, bool) {
-	r := t.math.round
+	mc := t.math
 	y := t.intercept
 	for i := range t.terms {
 		term := &t.terms[i]
@@ -149,18 +148,18 @@ func (t *compiledTable) eval(in []value) (float64, bool) {
 			if !ok {
 				return 0, false
 			}
-			x = r(x)
+			x = mc.round(x)
 			if term.exponent != 1 {
-				x = r(math.Pow(x, term.exponent))
+				x = mc.round(math.Pow(x, term.exponent))
 			}
-			p = r(p * x)
+			p = mc.round(p * x)
 		}
-		y = r(y + p)
+		y = mc.round(y + p)
 	}
 	for i := range t.categorical {
 		c := &t.categorical[i]
 		if c.match.matches(in[c.slot]) {
-			y = r(y + c.coef)
+			y = mc.round(y + c.coef)
 		}
 	}
 	return y, true
@@ -247,10 +246,10 @@ func compileRegression(r *regressionModel, fs *fieldSet) (model, error) {
 
 // compileTable resolves the fields of t in fs.
 func compileTable(t *regressionTable, fs *fieldSet) (compiledTable, error) {
-	r := fs.math.round
+	mc := fs.math
 	ct := compiledTable{math: fs.math}
 	if t.Intercept != nil {
-		ct.intercept = r(*t.Intercept)
+		ct.intercept = mc.round(*t.Intercept)
 	}
 	for _, p := range t.NumericPredictors {
 		if p.Coefficient == nil {
@@ -262,9 +261,9 @@ func compileTable(t *regressionTable, fs *fieldSet) (compiledTable, error) {
 		}
 		e := 1.0
 		if p.Exponent != nil {
-			e = r(*p.Exponent)
+			e = mc.round(*p.Exponent)
 		}
-		ct.terms = append(ct.terms, linearTerm{coef: r(*p.Coefficient), slots: []int{slot}, exponent: e})
+		ct.terms = append(ct.terms, linearTerm{coef: mc.round(*p.Coefficient), slots: []int{slot}, exponent: e})
 	}
 	for _, p := range t.CategoricalPredictors {
 		if p.Coefficient == nil {
@@ -274,7 +273,7 @@ func compileTable(t *regressionTable, fs *fieldSet) (compiledTable, error) {
 		if err != nil {
 			return ct, err
 		}
-		ct.categorical = append(ct.categorical, categoricalTerm{slot: slot, match: newCategory(p.Value), coef: r(*p.Coefficient)})
+		ct.categorical = append(ct.categorical, categoricalTerm{slot: slot, match: newCategory(p.Value), coef: mc.round(*p.Coefficient)})
 	}
 	for _, p := range t.PredictorTerms {
 		if p.Coefficient == nil {
@@ -283,7 +282,7 @@ func compileTable(t *regressionTable, fs *fieldSet) (compiledTable, error) {
 		if len(p.FieldRefs) == 0 {
 			return ct, invalidf("RegressionModel's PredictorTerm names no field")
 		}
-		term := linearTerm{coef: r(*p.Coefficient), exponent: 1}
+		term := linearTerm{coef: mc.round(*p.Coefficient), exponent: 1}
 		for _, f := range p.FieldRefs {
 			slot, err := predictorSlot(fs, "PredictorTerm", f.Field)
 			if err != nil {
@@ -336,7 +335,7 @@ func (m *regression) predict(in []value, out *prediction) error {
 		}
 		p[m.classes[i]] = y
 	}
-	r := m.s.math.round
+	mc := m.s.math
 	switch {
 	case m.ordinal:
 		m.cumulative(p)
@@ -345,10 +344,10 @@ func (m *regression) predict(in []value, out *prediction) error {
 	case m.norm == normSimplemax:
 		var sum float64
 		for _, y := range p {
-			sum = r(sum + y)
+			sum = mc.round(sum + y)
 		}
 		for k := range p {
-			p[k] = r(p[k] / sum)
+			p[k] = mc.round(p[k] / sum)
 		}
 	case len(m.names) == 2:
 		// The first table's value decides; the second class has the rest.
@@ -357,14 +356,14 @@ func (m *regression) predict(in []value, out *prediction) error {
 		if m.norm == normNone {
 			p[first] = min(max(p[first], 0), 1)
 		}
-		p[second] = r(1 - p[first])
+		p[second] = mc.round(1 - p[first])
 	default:
 		// none with more than two classes: the last table's class has
 		// what the others leave.
 		last := m.classes[len(m.classes)-1]
 		rest := 1.0
 		for _, k := range m.classes[:len(m.classes)-1] {
-			rest = r(rest - p[k])
+			rest = mc.round(rest - p[k])
 		}
 		p[last] = rest
 	}
@@ -375,24 +374,23 @@ func (m *regression) predict(in []value, out *prediction) error {
 // cumulative turns the tables' values of an ordinal target, which give
 // P(target ≤ class) through the link function, into class probabilities.
 func (m *regression) cumulative(p []float64) {
-	r := m.s.math.round
+	mc := m.s.math
 	var below float64
 	for _, k := range m.classes[:len(m.classes)-1] {
 		c := m.norm.link(p[k], m.s.math)
 		if m.norm == normNone {
 			c = min(max(c, 0), 1)
 		}
-		p[k] = r(c - below)
+		p[k] = mc.round(c - below)
 		below = c
 	}
-	p[m.classes[len(m.classes)-1]] = r(1 - below)
+	p[m.classes[len(m.classes)-1]] = mc.round(1 - below)
 }
 
 // softmax turns scores into probabilities in place, shifted by the largest
 // score so that no exponential overflows, each step rounded as mc holds
 // numbers (XGBoost's softmax, in float32).
 func softmax(p []float64, mc mathContext) {
-	r := mc.round
 	top := math.Inf(-1)
 	for _, y := range p {
 		top = max(top, y)
@@ -405,10 +403,10 @@ func softmax(p []float64, mc mathContext) {
 	}
 	var sum float64
 	for k, y := range p {
-		p[k] = r(math.Exp(r(y - top)))
-		sum = r(sum + p[k])
+		p[k] = mc.round(math.Exp(mc.round(y - top)))
+		sum = mc.round(sum + p[k])
 	}
 	for k := range p {
-		p[k] = r(p[k] / sum)
+		p[k] = mc.round(p[k] / sum)
 	}
 }

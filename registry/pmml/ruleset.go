@@ -232,11 +232,10 @@ func compileRule(r *rule, fs *fieldSet, index classIndexer) (cr compiledRule, er
 // their probability, else their confidence, else their share of the
 // records; in mc's arithmetic.
 func ruleDistribution(sds []*scoreDistribution, index classIndexer, where string, mc mathContext) ([]float64, error) {
-	r := mc.round
 	var dist []float64
 	var total float64
 	for _, sd := range sds {
-		total = r(total + r(sd.RecordCount))
+		total = mc.round(total + mc.round(sd.RecordCount))
 	}
 	for _, sd := range sds {
 		k, err := index(sd.Value, where+"'s ScoreDistribution")
@@ -248,11 +247,11 @@ func ruleDistribution(sds []*scoreDistribution, index classIndexer, where string
 		}
 		switch {
 		case sd.Probability != nil:
-			dist[k] = r(*sd.Probability)
+			dist[k] = mc.round(*sd.Probability)
 		case sd.Confidence != nil:
-			dist[k] = r(*sd.Confidence)
+			dist[k] = mc.round(*sd.Confidence)
 		case total > 0:
-			dist[k] = r(r(sd.RecordCount) / total)
+			dist[k] = mc.round(mc.round(sd.RecordCount) / total)
 		}
 	}
 	return dist, nil

@@ -99,17 +99,17 @@ func (s *scope) targets(t *targets, name string) error {
 		if tg.Field != "" && s.target != nil && tg.Field != s.target.name {
 			return invalidf("a Target names the field %q, not the model's target %q", tg.Field, s.target.name)
 		}
-		r := s.math.round
-		factor, constant := 1.0, r(tg.RescaleConstant)
+		mc := s.math
+		factor, constant := 1.0, mc.round(tg.RescaleConstant)
 		if tg.RescaleFactor != nil {
-			factor = r(*tg.RescaleFactor)
+			factor = mc.round(*tg.RescaleFactor)
 		}
 		lo, hi := math.Inf(-1), math.Inf(1)
 		if tg.Min != nil {
-			lo = r(*tg.Min)
+			lo = mc.round(*tg.Min)
 		}
 		if tg.Max != nil {
-			hi = r(*tg.Max)
+			hi = mc.round(*tg.Max)
 		}
 		var round func(float64) float64
 		switch tg.CastInteger {
@@ -124,7 +124,7 @@ func (s *scope) targets(t *targets, name string) error {
 			return invalidf("a Target has castInteger %q (round, ceiling or floor)", tg.CastInteger)
 		}
 		s.rescale = func(x float64) float64 {
-			x = r(r(math.Min(math.Max(x, lo), hi)*factor) + constant)
+			x = mc.round(mc.round(math.Min(math.Max(x, lo), hi)*factor) + constant)
 			if round != nil {
 				x = round(x)
 			}

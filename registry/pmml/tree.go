@@ -220,7 +220,7 @@ func (m *tree) distribution(n *node, where string) ([]classProb, error) {
 		return nil, nil
 	}
 	out := make([]classProb, len(sd))
-	r := m.s.math.round
+	mc := m.s.math
 	allProb, allConf, total := true, true, 0.0
 	for _, d := range sd {
 		allProb = allProb && d.Probability != nil
@@ -228,7 +228,7 @@ func (m *tree) distribution(n *node, where string) ([]classProb, error) {
 		if d.RecordCount < 0 {
 			return nil, invalidf("a ScoreDistribution of %s has a negative recordCount", where)
 		}
-		total = r(total + r(d.RecordCount))
+		total = mc.round(total + mc.round(d.RecordCount))
 	}
 	for i, d := range sd {
 		k, err := m.s.classIndex(d.Value, where)
@@ -242,7 +242,7 @@ func (m *tree) distribution(n *node, where string) ([]classProb, error) {
 		case allConf:
 			p = *d.Confidence
 		case total > 0:
-			p = r(d.RecordCount) / total
+			p = mc.round(d.RecordCount) / total
 		}
 		out[i] = classProb{k, m.s.math.round(p)}
 	}
