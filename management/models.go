@@ -53,19 +53,22 @@ type modelJSON struct {
 // the file. aliases names the model's aliases that point at it; sample
 // holds the first rows its upload was verified with.
 type modelVersionJSON struct {
-	Model       string         `json:"model"`
-	Version     int            `json:"version"`
-	SHA256      string         `json:"sha256"`
-	Size        int64          `json:"size"`
-	Format      string         `json:"format"`
-	Producer    string         `json:"producer"`
-	Objective   string         `json:"objective"`
-	Task        string         `json:"task"`
-	Label       string         `json:"label"`
-	Classes     []string       `json:"classes"`
-	Inputs      []columnJSON   `json:"inputs"`
-	Outputs     []columnJSON   `json:"outputs"`
-	Trees       int            `json:"trees"`
+	Model     string       `json:"model"`
+	Version   int          `json:"version"`
+	SHA256    string       `json:"sha256"`
+	Size      int64        `json:"size"`
+	Format    string       `json:"format"`
+	Producer  string       `json:"producer"`
+	Objective string       `json:"objective"`
+	Task      string       `json:"task"`
+	Label     string       `json:"label"`
+	Classes   []string     `json:"classes"`
+	Inputs    []columnJSON `json:"inputs"`
+	Outputs   []columnJSON `json:"outputs"`
+	Trees     int          `json:"trees"`
+	// Warnings are the format's, where it read the file leniently; absent
+	// when there are none.
+	Warnings    []string       `json:"warnings,omitempty"`
 	Description string         `json:"description"`
 	Aliases     []string       `json:"aliases"`
 	Sample      jsontext.Value `json:"sample,omitzero"`
@@ -126,6 +129,7 @@ func modelVersionView(m registry.Model, v registry.ModelVersion) modelVersionJSO
 		Inputs:      columnsView(v.Schema.Inputs),
 		Outputs:     columnsView(v.Schema.Outputs),
 		Trees:       v.Schema.Trees,
+		Warnings:    v.Schema.Warnings,
 		Description: v.Metadata.Description,
 		Aliases:     aliases,
 		Sample:      jsontext.Value(v.Sample),

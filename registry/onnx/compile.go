@@ -20,6 +20,9 @@ type value struct {
 	node  int       // the producing node's index, -1 for inputs and initializers
 	zip   bool      // a sequence of maps, as ZipMap makes
 	cls   []string  // set when the value holds a classifier's scores, one per class in this order
+	// clsInts says that cls are integer labels (classlabels_int64s), in
+	// decimal.
+	clsInts bool
 }
 
 func (v *value) describe() string {

@@ -59,7 +59,12 @@
 // prediction(<label>) and one confidence(<class>) per class through
 // [process.Classifier], the classes named as the classifier's
 // classlabels_strings or classlabels_int64s (integers in decimal), the
-// prediction being the most probable class. Otherwise the first graph
+// prediction being the most probable class. The upload's metadata may name
+// classes the file labels by the integers 0..k-1 in that order (a
+// scikit-learn classifier trained on such labels), one name per class, as
+// it names an XGBoost classifier's; it may only repeat any other labels
+// (text, or other integers), and a different count is refused
+// ([process.ClassNames]). Otherwise the first graph
 // output holding one number per row is a regressor's prediction(<label>).
 //
 // # Arithmetic

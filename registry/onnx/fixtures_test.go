@@ -3,6 +3,7 @@ package onnx_test
 import (
 	"encoding/json"
 	"math"
+	"slices"
 	"testing"
 
 	"github.com/scorehub/scorehub/internal/modeltest"
@@ -28,7 +29,12 @@ type fixture struct {
 		// TextInputs are the inputs of Inputs that are text (string
 		// tensors); the others are numbers.
 		TextInputs []string `json:"text_inputs"`
-		Classes    []string `json:"classes"`
+		// Classes name the classes in the answer: the metadata's names
+		// where it renames the model's integer labels, else the model's.
+		Classes []string `json:"classes"`
+		// ModelClasses are the model's own labels where the metadata
+		// renames them; empty otherwise.
+		ModelClasses []string `json:"model_classes"`
 		// Threshold is the precision of the trees' thresholds, "float"
 		// or "double"; empty for a model without trees.
 		Threshold string `json:"threshold"`
@@ -65,6 +71,15 @@ func readFixture(t testing.TB, dir, name string) *fixture {
 		t.Fatalf("%s.rows.json: %d rows, %d predicted classes, %d of ONNX Runtime", name, n, len(f.Classes), len(f.ONNXRuntime.Classes))
 	}
 	return &f
+}
+
+// className returns the answer's name of the class the model labels
+// label.
+func (f *fixture) className(label string) string {
+	if k := slices.Index(f.Schema.ModelClasses, label); k >= 0 {
+		return f.Schema.Classes[k]
+	}
+	return label
 }
 
 // label is the name the answer's columns use.

@@ -210,7 +210,7 @@ func (p *plan) chooseOutput(c *compiler, g *graphProto) error {
 		}
 		names = append(names, fmt.Sprintf("%q (%s)", o.name, v.describe()))
 		if v.cls != nil && v.konst == nil && p.output == nil {
-			p.output, p.classes = v, v.cls
+			p.output, p.classes, p.classInts = v, v.cls, v.clsInts
 		}
 	}
 	if p.output != nil {
@@ -236,7 +236,9 @@ type plan struct {
 	slots   int
 	output  *value
 	classes []string // set for classifiers
-	trees   int
+	// classInts says that classes are integer labels, in decimal.
+	classInts bool
+	trees     int
 	// columns are the request columns feeding the inputs: with one [N,F]
 	// input, one per feature; else one per input.
 	columns []process.ColumnSpec
@@ -301,16 +303,17 @@ func (p *plan) loaded(m *modelProto, meta process.ModelMetadata) (*process.Loade
 		Trees:    p.trees,
 	}
 	if p.classes != nil {
-		if len(meta.Classes) > 0 && !slices.Equal(meta.Classes, p.classes) {
-			return nil, errInvalid("the metadata names the classes %q, but the model's are %q", meta.Classes, p.classes)
+		classes, err := process.ClassNames(meta.Classes, p.classes, p.classInts, "an ONNX file")
+		if err != nil {
+			return nil, err
 		}
-		proc, err := process.Classifier(label, p.classes, p.predictProbs)
+		proc, err := process.Classifier(label, classes, p.predictProbs)
 		if err != nil {
 			return nil, errInvalid("%s", err.Error())
 		}
 		schema.Task = process.Classification
-		schema.Classes = slices.Clone(p.classes)
-		schema.Outputs = process.ClassifierOutputs(label, p.classes)
+		schema.Classes = classes
+		schema.Outputs = process.ClassifierOutputs(label, classes)
 		return &process.LoadedModel{Schema: schema, Process: proc, RowWise: true}, nil
 	}
 	if len(meta.Classes) > 0 {

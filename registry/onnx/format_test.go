@@ -6,12 +6,14 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
+	"google.golang.org/protobuf/encoding/protowire"
+
 	"github.com/scorehub/scorehub/internal/tabletest"
 	"github.com/scorehub/scorehub/registry/process"
-	"google.golang.org/protobuf/encoding/protowire"
 )
 
 func load(t *testing.T, m tModel, meta process.ModelMetadata) *process.LoadedModel {
@@ -421,5 +423,61 @@ func TestModelLocalFunctionsAreRefused(t *testing.T) {
 	_, err := Format{}.Load(withFn, process.ModelMetadata{})
 	if !errors.Is(err, process.ErrModelInvalid) || !strings.Contains(err.Error(), `"Scaler" of domain "ai.onnx.ml"`) {
 		t.Errorf("a model-local Scaler: %v, want ErrModelInvalid naming it", err)
+	}
+}
+
+// binaryLogistic is TestTreeEnsembleClassifierBinaryLogistic's model: two
+// classes labelled by the integers 0 and 1.
+func binaryLogistic(labels ...int64) tModel {
+	return tModel{
+		nodes: []tNode{ml("TreeEnsembleClassifier", []string{"X"}, []string{"label", "p"},
+			aInts("nodes_treeids", 0, 0, 0), aInts("nodes_nodeids", 0, 1, 2), aInts("nodes_featureids", 0, 0, 0),
+			aStrings("nodes_modes", "BRANCH_LEQ", "LEAF", "LEAF"), aFloats("nodes_values", 0, 0, 0),
+			aInts("nodes_truenodeids", 1, 0, 0), aInts("nodes_falsenodeids", 2, 0, 0),
+			aInts("class_treeids", 0, 0), aInts("class_nodeids", 1, 2), aInts("class_ids", 0, 0),
+			aFloats("class_weights", -1, 2), aFloats("base_values", 0.1),
+			aInts("classlabels_int64s", labels...), aString("post_transform", "LOGISTIC"))},
+		inputs:  []tValue{floatIn("X", 1)},
+		outputs: []tValue{{name: "label", elem: onnxInt64, dims: []int64{-1}}, {name: "p", elem: onnxFloat, dims: []int64{-1, 2}}},
+	}
+}
+
+// TestIntegerLabelsNamed: metadata names a classifier's integer labels
+// 0..k-1 in order, as it names an XGBoost classifier's classes; other
+// labels it can only repeat.
+func TestIntegerLabelsNamed(t *testing.T) {
+	lm := load(t, binaryLogistic(0, 1), process.ModelMetadata{Label: "diagnosis", Classes: []string{"benign", "malignant"}})
+	if want := []string{"benign", "malignant"}; !slices.Equal(lm.Schema.Classes, want) {
+		t.Errorf("schema classes %q, want %q", lm.Schema.Classes, want)
+	}
+	out := score(t, lm, process.NumberColumn("f0", []float64{-1, 1}, nil))
+	sig := func(x float64) float64 { return 1 / (1 + math.Exp(-x)) }
+	checkTexts(t, out, "prediction(diagnosis)", "benign", "malignant")
+	checkNumbers(t, out, "confidence(malignant)", sig(-0.9), sig(2.1))
+	checkNumbers(t, out, "confidence(benign)", sig(0.9), sig(-2.1))
+
+	// Repeating the model's own labels is naming them too.
+	if lm := load(t, linearSoftmax(), process.ModelMetadata{Classes: []string{"3", "5", "7"}}); !slices.Equal(lm.Schema.Classes, []string{"3", "5", "7"}) {
+		t.Errorf("schema classes %q, want the model's", lm.Schema.Classes)
+	}
+
+	for _, c := range []struct {
+		name  string
+		m     tModel
+		meta  []string
+		words string
+	}{
+		{"labels other than 0..k-1", linearSoftmax(), []string{"a", "b", "c"}, `integers other than 0..2 in order`},
+		{"labels out of order", binaryLogistic(1, 0), []string{"a", "b"}, `integers other than 0..1 in order`},
+		{"text labels", forest(), []string{"x", "y"}, `an ONNX file names its own classes`},
+		{"too many names", binaryLogistic(0, 1), []string{"a", "b", "c"}, `names 3 classes, but the model's are 2`},
+		{"too few names", binaryLogistic(0, 1), []string{"a"}, `names 1 classes, but the model's are 2`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := Format{}.Load(c.m.encode(), process.ModelMetadata{Classes: c.meta})
+			if !errors.Is(err, process.ErrModelInvalid) || !strings.Contains(err.Error(), c.words) {
+				t.Fatalf("Load = %v, want an invalid model saying %q", err, c.words)
+			}
+		})
 	}
 }

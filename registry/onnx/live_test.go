@@ -196,7 +196,7 @@ func ortAnswers(t *testing.T, f *fixture, out []byte) answers {
 			if err := json.Unmarshal(v, &label); err != nil {
 				t.Fatal(err)
 			}
-			a.Classes = append(a.Classes, fmt.Sprint(label))
+			a.Classes = append(a.Classes, f.className(fmt.Sprint(label)))
 		}
 	}
 	if a.Predictions == nil || (f.Schema.Task == process.Classification && a.Classes == nil) {

@@ -77,7 +77,7 @@ func compileNormalizer(x *nodeCtx) (kernel, error) {
 	if err != nil || out == nil {
 		return func(*state) {}, err
 	}
-	out.cls = in.cls
+	out.cls, out.clsInts = in.cls, in.clsInts
 	return func(s *state) {
 		src := s.vals[in.slot]
 		dst := make([]float32, s.rows*w)

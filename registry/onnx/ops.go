@@ -47,7 +47,7 @@ func compileIdentity(x *nodeCtx) (kernel, error) {
 	if err != nil || out == nil {
 		return func(*state) {}, err
 	}
-	out.zip, out.cls = in.zip, in.cls
+	out.zip, out.cls, out.clsInts = in.zip, in.cls, in.clsInts
 	return func(s *state) { s.vals[out.slot] = s.vals[in.slot] }, nil
 }
 
@@ -75,7 +75,7 @@ func compileCast(x *nodeCtx) (kernel, error) {
 		return func(*state) {}, err
 	}
 	if dt == dtFloat || dt == dtDouble {
-		out.cls = in.cls
+		out.cls, out.clsInts = in.cls, in.clsInts
 	}
 	from := in.dt
 	return func(s *state) {
@@ -537,7 +537,7 @@ func compileReshape(x *nodeCtx) (kernel, error) {
 	if err != nil || out == nil {
 		return func(*state) {}, err
 	}
-	out.cls = in.cls
+	out.cls, out.clsInts = in.cls, in.clsInts
 	return func(s *state) { s.vals[out.slot] = s.vals[in.slot] }, nil
 }
 
@@ -560,7 +560,7 @@ func compileFlatten(x *nodeCtx) (kernel, error) {
 	if err != nil || out == nil {
 		return func(*state) {}, err
 	}
-	out.cls = in.cls
+	out.cls, out.clsInts = in.cls, in.clsInts
 	return func(s *state) { s.vals[out.slot] = s.vals[in.slot] }, nil
 }
 
@@ -603,7 +603,7 @@ func compileSoftmax(x *nodeCtx) (kernel, error) {
 	if err != nil || out == nil {
 		return func(*state) {}, err
 	}
-	out.cls = in.cls // normalized scores are still the classes' scores
+	out.cls, out.clsInts = in.cls, in.clsInts // normalized scores are still the classes' scores
 	return func(s *state) {
 		n := s.rows * in.width
 		src := s.vals[in.slot]
@@ -654,7 +654,7 @@ func compileSigmoid(x *nodeCtx) (kernel, error) {
 	if err != nil || out == nil {
 		return func(*state) {}, err
 	}
-	out.cls = in.cls
+	out.cls, out.clsInts = in.cls, in.clsInts
 	return func(s *state) {
 		n := s.rows * in.width
 		src := s.vals[in.slot]
@@ -754,7 +754,8 @@ func compileZipMap(x *nodeCtx) (kernel, error) {
 	if err != nil || out == nil {
 		return func(*state) {}, err
 	}
-	out.zip, out.cls = true, labels
+	ints, _ := x.intsAttr("classlabels_int64s")
+	out.zip, out.cls, out.clsInts = true, labels, len(ints) > 0
 	return func(s *state) { s.vals[out.slot] = s.vals[in.slot] }, nil
 }
 
@@ -825,7 +826,7 @@ func (cl *classifier) outputs(x *nodeCtx) error {
 		return err
 	}
 	if cl.zv != nil {
-		cl.zv.cls = cl.labels
+		cl.zv.cls, cl.zv.clsInts = cl.labels, cl.ldt == dtInt64
 	}
 	return nil
 }

@@ -146,7 +146,7 @@ func compileClustering(r *clusteringModel, fs *fieldSet) (model, error) {
 		if p == nil || !(*p >= 1) || math.IsInf(*p, 0) {
 			return nil, invalidf("ClusteringModel's minkowski measure needs a finite p-parameter of at least 1")
 		}
-		m.measure, m.p = minkowski, *p
+		m.measure, m.p = minkowski, s.math.round(*p)
 	default:
 		return nil, unsupported("ClusteringModel measure " + name + " is not supported (euclidean, squaredEuclidean, cityBlock, chebychev or minkowski)")
 	}
@@ -170,7 +170,7 @@ func compileClustering(r *clusteringModel, fs *fieldSet) (model, error) {
 			if !(*f.FieldWeight >= 0) || math.IsInf(*f.FieldWeight, 0) {
 				return nil, invalidf("ClusteringModel's ClusteringField %q has a negative or infinite fieldWeight", f.Field)
 			}
-			cf.weight = *f.FieldWeight
+			cf.weight = s.math.round(*f.FieldWeight)
 		}
 		name := f.CompareFunction
 		if name == "" {
@@ -185,7 +185,7 @@ func compileClustering(r *clusteringModel, fs *fieldSet) (model, error) {
 			if f.SimilarityScale == nil || !(*f.SimilarityScale != 0) || math.IsInf(*f.SimilarityScale, 0) {
 				return nil, invalidf("ClusteringModel's ClusteringField %q compares with gaussSim but has no similarityScale", f.Field)
 			}
-			cf.scale = *f.SimilarityScale
+			cf.scale = s.math.round(*f.SimilarityScale)
 		}
 		m.fields = append(m.fields, cf)
 	}
@@ -217,6 +217,9 @@ func compileClustering(r *clusteringModel, fs *fieldSet) (model, error) {
 		}
 		if len(center) != len(m.fields) {
 			return nil, invalidf("ClusteringModel's Cluster %s has %d center coordinates for %d center fields", label, len(center), len(m.fields))
+		}
+		for k := range center {
+			center[k] = s.math.round(center[k])
 		}
 		m.centers = append(m.centers, center)
 		m.labels = append(m.labels, label)
@@ -276,6 +279,7 @@ func (m *clustering) predict(in []value, out *prediction) error {
 // the share of the weight left out, as the spec's missing value
 // adjustment with unit weights does; no value at all means no answer.
 func (m *clustering) distance(in []value, center []float64) (float64, bool) {
+	mc := m.s.math
 	var sum, all, present float64
 	for i := range m.fields {
 		f := &m.fields[i]
@@ -285,39 +289,39 @@ func (m *clustering) distance(in []value, center []float64) (float64, bool) {
 			continue
 		}
 		present++
-		c := f.compareValues(x, center[i])
+		c := f.compareValues(mc.round(x), center[i], mc)
 		switch m.measure {
 		case euclidean, squaredEuclidean:
-			sum += f.weight * c * c
+			sum = mc.round(sum + mc.round(mc.round(f.weight*c)*c))
 		case cityBlock:
-			sum += f.weight * math.Abs(c)
+			sum = mc.round(sum + mc.round(f.weight*math.Abs(c)))
 		case chebychev:
-			sum = max(sum, f.weight*math.Abs(c))
+			sum = max(sum, mc.round(f.weight*math.Abs(c)))
 		case minkowski:
-			sum += f.weight * math.Pow(math.Abs(c), m.p)
+			sum = mc.round(sum + mc.round(f.weight*mc.round(math.Pow(math.Abs(c), m.p))))
 		}
 	}
 	if present == 0 {
 		return 0, false
 	}
 	if m.measure != chebychev {
-		sum *= all / present
+		sum = mc.round(sum * mc.round(all/present))
 	}
 	switch m.measure {
 	case euclidean:
-		return math.Sqrt(sum), true
+		return mc.round(math.Sqrt(sum)), true
 	case minkowski:
-		return math.Pow(sum, 1/m.p), true
+		return mc.round(math.Pow(sum, mc.round(1/m.p))), true
 	}
 	return sum, true
 }
 
-// compareValues is f's compare function of x and y.
-func (f *clusterField) compareValues(x, y float64) float64 {
+// compareValues is f's compare function of x and y, in mc's arithmetic.
+func (f *clusterField) compareValues(x, y float64, mc mathContext) float64 {
 	switch f.compare {
 	case gaussSim:
-		d := x - y
-		return math.Exp(-math.Ln2 * d * d / (f.scale * f.scale))
+		d := mc.round(x - y)
+		return mc.round(math.Exp(mc.round(mc.round(mc.round(mc.round(-math.Ln2)*d)*d) / mc.round(f.scale*f.scale))))
 	case delta:
 		if x == y {
 			return 0
@@ -329,5 +333,5 @@ func (f *clusterField) compareValues(x, y float64) float64 {
 		}
 		return 0
 	}
-	return x - y
+	return mc.round(x - y)
 }

@@ -38,12 +38,16 @@ func decode(b []byte, lim Limits) (*document, error) {
 
 // scan walks the file's tokens once, checking what must hold before it is
 // unmarshalled: well-formed XML, no DOCTYPE, a PMML root of a supported
-// version, and the limits on depth and elements.
+// version, no producer's x- attribute the reader does not implement, and
+// the limits on depth and elements.
 func scan(b []byte, lim Limits) error {
 	d := xml.NewDecoder(bytes.NewReader(b))
 	d.Strict = true
 	d.CharsetReader = charsetReader
 	depth, nodes := 0, 0
+	// extension is the depth of the Extension element being read, whose
+	// content is the producer's own; 0 outside one.
+	extension := 0
 	for {
 		tok, err := d.Token()
 		var ce charsetError
@@ -76,12 +80,46 @@ func scan(b []byte, lim Limits) error {
 			} else if depth == 1 {
 				return invalidf("the file has more than one root element")
 			}
+			if extension == 0 && t.Name.Local == "Extension" {
+				extension = depth
+			}
+			if extension == 0 {
+				if err := checkExtensionAttrs(t); err != nil {
+					return err
+				}
+			}
 		case xml.EndElement:
+			if depth == extension {
+				extension = 0
+			}
 			depth--
 		case xml.Directive:
 			return invalidf("the file has a DOCTYPE or other XML declaration (%s); PMML needs none, and they are refused", firstWord(t))
 		}
 	}
+}
+
+// checkExtensionAttrs refuses an attribute of t that is a producer's
+// extension (named x-…) the reader does not implement: such an attribute
+// may change the answer (JPMML's x-missingThreshold, for one). The one it
+// implements is x-mathContext on a model element.
+func checkExtensionAttrs(t xml.StartElement) error {
+	for _, a := range t.Attr {
+		if a.Name.Space != "" || !strings.HasPrefix(a.Name.Local, "x-") {
+			continue
+		}
+		if a.Name.Local == "x-mathContext" && modelElements[t.Name.Local] {
+			continue
+		}
+		return unsupported("the attribute " + a.Name.Local + " of " + t.Name.Local + " (a producer's extension) is not supported")
+	}
+	return nil
+}
+
+// modelElements are the model elements the reader scores.
+var modelElements = map[string]bool{
+	"TreeModel": true, "MiningModel": true, "RegressionModel": true,
+	"NaiveBayesModel": true, "RuleSetModel": true, "ClusteringModel": true,
 }
 
 // checkRoot checks the root element: PMML, in a PMML 4.x namespace that

@@ -17,7 +17,15 @@
 // Every element or attribute value that would change the answer and that
 // the reader does not implement is refused by name when the file is loaded
 // ("PMML element BaselineModel is not supported"): the reader never scores
-// a model differently from its producer.
+// a model differently from its producer. So is every attribute a producer
+// names x-… outside an Extension, but for x-mathContext (see Arithmetic).
+// Where a producer's slip leaves
+// one reading, the file is read as other evaluators read it, and the
+// loaded model's [process.ModelSchema] Warnings say so: an Array holding
+// fewer values than its n says (R's pmml package writes some) is read as
+// the values it holds. One holding more is refused, as a value its
+// producer did not quote may have split in two; a cluster's center, whose
+// coordinates are read by position, must hold exactly n.
 //
 // # Fields
 //
@@ -88,6 +96,25 @@
 // out and scales up the rest. It answers the nearest cluster's name, else
 // its id, else its 1-based index.
 //
+// # Arithmetic
+//
+// A model element computes in float64 unless it says x-mathContext="float",
+// the extension JPMML's producers (JPMML-XGBoost, sklearn2pmml for XGBoost
+// and LightGBM) write on every element of a model its library computes in
+// float32. Such an element reads every number as a float32 (the field
+// values it reads and its own thresholds, scores, weights, coefficients,
+// intercepts and Targets' constants) and rounds the result of each
+// operation to float32, in the order the element defines: each comparison
+// of a predicate, each addition of a Segmentation's sum or average, each
+// product and sum of a RegressionTable, each step of a normalization
+// (1/(1+exp(-y)) for logit; exp(y-max) summed for softmax), the steps of
+// a NaiveBayesModel's log densities and a ClusteringModel's distances. A
+// nested model computes in its own context, and derived fields in
+// float64, rounded where a float element reads them. So an XGBoost model
+// exported by JPMML-XGBoost answers what XGBoost does: the same float32
+// leaves, reached by the same float32 comparisons, summed in the order the
+// document gives. Any other x-mathContext is refused.
+//
 // # What a model answers
 //
 // A model reads one column per active field of its top-level MiningSchema:
@@ -95,7 +122,11 @@
 // the others. A column absent from a request, or a null, is a missing
 // value. A classifier answers prediction(<label>) and one
 // confidence(<class>) per class, in the order of the target field's Values
-// (or, when it lists none, the order the model names them in); a
+// (or, when it lists none, the order the model names them in), named by
+// those values: the metadata may rename them only where the target's
+// dataType is integer and its values are 0..k-1 in that order (XGBoost's
+// classes as JPMML-XGBoost writes them), and may only repeat others
+// ([process.ClassNames]); a
 // regression answers prediction(<label>); a clustering model answers a
 // text column "cluster". The label is the metadata's, else
 // the target field's name. The top-level Output's predicted value and

@@ -3,6 +3,7 @@ package pmml
 import (
 	"errors"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -188,11 +189,17 @@ type fieldSet struct {
 	// validated marks the slots the top-level model checks with
 	// returnInvalid, which nested models need not check again.
 	validated *map[int]bool
+	// math is the arithmetic of the model element whose set this is: the
+	// predicates compiled in it compare as that model does.
+	math mathContext
+	// warnings collect, for the whole file, what was read leniently
+	// (process.ModelSchema.Warnings).
+	warnings *[]string
 }
 
 // newFieldSet returns the root set: one slot per DataField, in order.
 func newFieldSet(dd *dataDictionary, lim Limits) (*fieldSet, error) {
-	fs := &fieldSet{byName: make(map[string]int), fields: new([]*field), lim: lim, validated: &map[int]bool{}}
+	fs := &fieldSet{byName: make(map[string]int), fields: new([]*field), lim: lim, validated: &map[int]bool{}, warnings: new([]string)}
 	for _, d := range dd.DataFields {
 		f, err := newField(d)
 		if err != nil {
@@ -207,7 +214,7 @@ func newFieldSet(dd *dataDictionary, lim Limits) (*fieldSet, error) {
 
 // child returns a set extending fs.
 func (fs *fieldSet) child() *fieldSet {
-	return &fieldSet{parent: fs, byName: make(map[string]int), fields: fs.fields, lim: fs.lim, validated: fs.validated}
+	return &fieldSet{parent: fs, byName: make(map[string]int), fields: fs.fields, lim: fs.lim, validated: fs.validated, math: fs.math, warnings: fs.warnings}
 }
 
 // add gives f a new slot in fs, refusing a name fs already defines.
@@ -241,6 +248,13 @@ func (fs *fieldSet) mustLookup(name, where string) (int, *field, error) {
 		return 0, nil, invalidf("%s refers to the field %q, which is not defined", where, name)
 	}
 	return slot, f, nil
+}
+
+// warn records a sentence for the model's warnings, once.
+func (fs *fieldSet) warn(sentence string) {
+	if !slices.Contains(*fs.warnings, sentence) {
+		*fs.warnings = append(*fs.warnings, sentence)
+	}
 }
 
 // slots returns how many slots the file's sets use so far.

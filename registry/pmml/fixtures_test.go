@@ -36,6 +36,10 @@ type fixture struct {
 	Predictions []json.RawMessage `json:"predictions"`
 	// Classes are predict's answers of a classifier, one per row.
 	Classes []string `json:"classes"`
+	// DocumentPredictions, where the generator writes them, are what the
+	// PMML document computes for the rows in its own arithmetic, shaped
+	// as Predictions (testdata/xgboost: float32, step by step).
+	DocumentPredictions []json.RawMessage `json:"document_predictions"`
 }
 
 func readFixture(t testing.TB, dir, name string) *fixture {

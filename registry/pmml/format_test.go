@@ -2,6 +2,7 @@ package pmml
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
@@ -146,5 +147,48 @@ func TestLoadMetadata(t *testing.T) {
 	}
 	if _, err := (Format{}).Load(doc, process.ModelMetadata{Classes: []string{"yes", "no"}, Features: []string{"x", "c"}}); err != nil {
 		t.Errorf("metadata repeating the file's names: %v", err)
+	}
+}
+
+// TestIntegerTargetNamed: metadata names the classes of a target whose
+// values are the integers 0..k-1, as it names an XGBoost classifier's;
+// other classes it can only repeat.
+func TestIntegerTargetNamed(t *testing.T) {
+	doc := func(dataType, first, second string) []byte {
+		return []byte(wrap(`<DataDictionary>
+ <DataField name="x" optype="continuous" dataType="double"/>
+ <DataField name="y" optype="categorical" dataType="` + dataType + `"><Value value="` + first + `"/><Value value="` + second + `"/></DataField>
+</DataDictionary>
+<TreeModel functionName="classification">
+ <MiningSchema><MiningField name="x"/><MiningField name="y" usageType="target"/></MiningSchema>
+ <Node><True/>
+  <Node score="` + first + `"><SimplePredicate field="x" operator="lessThan" value="0"/></Node>
+  <Node score="` + second + `"><True/></Node>
+ </Node>
+</TreeModel>`))
+	}
+	lm, err := Format{}.Load(doc("integer", "0", "1"), process.ModelMetadata{Classes: []string{"benign", "malignant"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"benign", "malignant"}; !slices.Equal(lm.Schema.Classes, want) {
+		t.Errorf("schema classes %q, want %q", lm.Schema.Classes, want)
+	}
+	checkRow(t, scoreRow(t, lm, "x", 1.0), map[string]any{"prediction(y)": "malignant", "confidence(malignant)": 1.0, "confidence(benign)": 0.0})
+	checkRow(t, scoreRow(t, lm, "x", -1.0), map[string]any{"prediction(y)": "benign", "confidence(benign)": 1.0})
+
+	for _, c := range []struct {
+		name, dataType, first, second, words string
+	}{
+		{"integers from 1", "integer", "1", "2", "integers other than 0..1 in order"},
+		{"integers out of order", "integer", "1", "0", "integers other than 0..1 in order"},
+		{"text that looks like integers", "string", "0", "1", "a PMML file names its own"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := Format{}.Load(doc(c.dataType, c.first, c.second), process.ModelMetadata{Classes: []string{"benign", "malignant"}})
+			if !errors.Is(err, process.ErrModelInvalid) || !strings.Contains(err.Error(), c.words) {
+				t.Fatalf("Load = %v, want an invalid model saying %q", err, c.words)
+			}
+		})
 	}
 }

@@ -102,7 +102,7 @@ func (c *compiler) compileMining(mm *miningModel, fs *fieldSet) (model, error) {
 		}
 		w := 1.0
 		if sgm.Weight != nil {
-			w = *sgm.Weight
+			w = s.math.round(*sgm.Weight)
 		}
 		st := seg{pred: pf, m: sm, weight: w}
 		if m.method == "modelChain" && i < len(sg.Segments)-1 {
@@ -212,6 +212,7 @@ func (m *mining) post(out *prediction) {
 
 // combine computes a regression's sum, average or median.
 func (m *mining) combine(in []value, out *prediction, p *prediction) error {
+	mc := m.s.math
 	var sum, weights float64
 	var vals []float64
 	for _, sg := range m.segs {
@@ -229,13 +230,14 @@ func (m *mining) combine(in []value, out *prediction, p *prediction) error {
 			}
 			return nil
 		}
+		x = mc.round(x)
 		switch m.method {
 		case "sum", "average":
-			sum += x
+			sum = mc.round(sum + x)
 			weights++
 		case "weightedSum", "weightedAverage":
-			sum += sg.weight * x
-			weights += sg.weight
+			sum = mc.round(sum + mc.round(sg.weight*x))
+			weights = mc.round(weights + sg.weight)
 		case "median":
 			vals = append(vals, x)
 		}
@@ -251,7 +253,7 @@ func (m *mining) combine(in []value, out *prediction, p *prediction) error {
 		if weights == 0 {
 			return nil
 		}
-		res = sum / weights
+		res = mc.round(sum / weights)
 	case "median":
 		if len(vals) == 0 {
 			return nil
@@ -260,7 +262,7 @@ func (m *mining) combine(in []value, out *prediction, p *prediction) error {
 		n := len(vals)
 		res = vals[n/2]
 		if n%2 == 0 {
-			res = (vals[n/2-1] + vals[n/2]) / 2
+			res = mc.round(mc.round(vals[n/2-1]+vals[n/2]) / 2)
 		}
 	}
 	out.value = numValue(res)
@@ -274,6 +276,7 @@ func (m *mining) combine(in []value, out *prediction, p *prediction) error {
 // share of the votes. The predicted class is the most probable, the first
 // in the target's order on a tie.
 func (m *mining) vote(in []value, out *prediction, p *prediction) error {
+	mc := m.s.math
 	var weights float64
 	for _, sg := range m.segs {
 		if sg.pred(in) != isTrue {
@@ -294,15 +297,15 @@ func (m *mining) vote(in []value, out *prediction, p *prediction) error {
 		if m.method == "weightedAverage" || m.method == "weightedMajorityVote" {
 			w = sg.weight
 		}
-		weights += w
+		weights = mc.round(weights + w)
 		switch m.method {
 		case "average", "weightedAverage":
 			for k, x := range p.probs {
-				out.probs[k] += w * x
+				out.probs[k] = mc.round(out.probs[k] + mc.round(w*mc.round(x)))
 			}
 		default:
 			if k := m.classOf(p); k >= 0 {
-				out.probs[k] += w
+				out.probs[k] = mc.round(out.probs[k] + w)
 			}
 		}
 	}
@@ -311,7 +314,7 @@ func (m *mining) vote(in []value, out *prediction, p *prediction) error {
 		return nil
 	}
 	for k := range out.probs {
-		out.probs[k] /= weights
+		out.probs[k] = mc.round(out.probs[k] / weights)
 	}
 	out.value = textValue(m.s.target.valid[argmax(out.probs)])
 	return nil

@@ -129,17 +129,17 @@ type bayesDist struct {
 }
 
 // logDensity is the log of the density (Gaussian) or probability
-// (Poisson) of x.
-func (d bayesDist) logDensity(x float64) float64 {
+// (Poisson) of x, in mc's arithmetic.
+func (d bayesDist) logDensity(x float64, mc mathContext) float64 {
 	if d.poisson {
 		if x < 0 || x != math.Trunc(x) {
 			return math.Inf(-1)
 		}
 		lg, _ := math.Lgamma(x + 1)
-		return x*math.Log(d.mean) - d.mean - lg
+		return mc.round(mc.round(mc.round(x*mc.round(math.Log(d.mean)))-d.mean) - mc.round(lg))
 	}
-	z := x - d.mean
-	return -0.5*math.Log(2*math.Pi*d.variance) - z*z/(2*d.variance)
+	z := mc.round(x - d.mean)
+	return mc.round(mc.round(-0.5*mc.round(math.Log(mc.round(mc.round(2*math.Pi)*d.variance)))) - mc.round(mc.round(z*z)/mc.round(2*d.variance)))
 }
 
 // compileNaiveBayes checks r against the fields of fs and compiles it.
@@ -175,15 +175,16 @@ func compileNaiveBayes(r *naiveBayesModel, fs *fieldSet) (model, error) {
 	}
 	classes := append([]string(nil), s.target.valid...)
 	m := &naiveBayes{s: s, names: classes}
-	prior, err := classCounts(r.BayesOutput.TargetValueCounts, index, len(classes), "BayesOutput")
+	prior, err := classCounts(r.BayesOutput.TargetValueCounts, index, len(classes), "BayesOutput", s.math)
 	if err != nil {
 		return nil, err
 	}
+	mc := s.math
 	m.logPrior = make([]float64, len(classes))
 	for k, c := range prior {
-		m.logPrior[k] = math.Log(c)
+		m.logPrior[k] = mc.round(math.Log(c))
 	}
-	logThreshold := math.Log(*r.Threshold)
+	logThreshold := mc.round(math.Log(mc.round(*r.Threshold)))
 	for _, b := range r.BayesInputs.all() {
 		slot, _, ok := s.fs.lookup(b.FieldName)
 		if !ok {
@@ -197,9 +198,9 @@ func compileNaiveBayes(r *naiveBayesModel, fs *fieldSet) (model, error) {
 		case b.TargetValueStats != nil && len(b.PairCounts) > 0:
 			return nil, invalidf("NaiveBayesModel's BayesInput %q has both TargetValueStats and PairCounts", b.FieldName)
 		case b.TargetValueStats != nil:
-			in.dists, err = compileStats(b, classes, index)
+			in.dists, err = compileStats(b, classes, index, mc)
 		case len(b.PairCounts) > 0:
-			err = in.compileCounts(b, index, len(classes), logThreshold)
+			err = in.compileCounts(b, index, len(classes), logThreshold, mc)
 		default:
 			err = invalidf("NaiveBayesModel's BayesInput %q has neither TargetValueStats nor PairCounts", b.FieldName)
 		}
@@ -215,8 +216,9 @@ func compileNaiveBayes(r *naiveBayesModel, fs *fieldSet) (model, error) {
 // where, for messages.
 type classIndexer func(class, where string) (int, error)
 
-// classCounts reads a count per class; classes it does not name count 0.
-func classCounts(t *targetValueCounts, index classIndexer, n int, where string) ([]float64, error) {
+// classCounts reads a count per class, in mc's arithmetic; classes it does
+// not name count 0.
+func classCounts(t *targetValueCounts, index classIndexer, n int, where string, mc mathContext) ([]float64, error) {
 	counts := make([]float64, n)
 	for _, c := range t.Counts {
 		k, err := index(c.Value, where)
@@ -229,7 +231,7 @@ func classCounts(t *targetValueCounts, index classIndexer, n int, where string) 
 		if c.Count == nil || !(*c.Count >= 0) || math.IsInf(*c.Count, 0) {
 			return nil, invalidf("NaiveBayesModel's %s count of class %q is missing, negative or not finite", where, c.Value)
 		}
-		counts[k] += *c.Count
+		counts[k] = mc.round(counts[k] + mc.round(*c.Count))
 	}
 	return counts, nil
 }
@@ -238,20 +240,20 @@ func classCounts(t *targetValueCounts, index classIndexer, n int, where string) 
 // value's count for the class over the class's count across all values
 // of the input, and a zero count takes the threshold instead, as the spec
 // says.
-func (in *bayesCompiled) compileCounts(b *bayesInput, index classIndexer, n int, logThreshold float64) error {
+func (in *bayesCompiled) compileCounts(b *bayesInput, index classIndexer, n int, logThreshold float64, mc mathContext) error {
 	total := make([]float64, n)
 	counts := make([][]float64, len(b.PairCounts))
 	for i, p := range b.PairCounts {
 		if p.TargetValueCounts == nil {
 			return invalidf("NaiveBayesModel's PairCounts %q of %q has no TargetValueCounts", p.Value, b.FieldName)
 		}
-		c, err := classCounts(p.TargetValueCounts, index, n, "PairCounts of "+b.FieldName)
+		c, err := classCounts(p.TargetValueCounts, index, n, "PairCounts of "+b.FieldName, mc)
 		if err != nil {
 			return err
 		}
 		counts[i] = c
 		for k, n := range c {
-			total[k] += n
+			total[k] = mc.round(total[k] + n)
 		}
 		in.values = append(in.values, newCategory(p.Value))
 	}
@@ -262,7 +264,7 @@ func (in *bayesCompiled) compileCounts(b *bayesInput, index classIndexer, n int,
 			if n == 0 {
 				lp[k] = logThreshold
 			} else {
-				lp[k] = math.Log(n / total[k])
+				lp[k] = mc.round(math.Log(mc.round(n / total[k])))
 			}
 		}
 		in.logProb[i] = lp
@@ -270,8 +272,9 @@ func (in *bayesCompiled) compileCounts(b *bayesInput, index classIndexer, n int,
 	return nil
 }
 
-// compileStats reads a continuous input's distributions, one per class.
-func compileStats(b *bayesInput, classes []string, index classIndexer) ([]bayesDist, error) {
+// compileStats reads a continuous input's distributions, one per class, as
+// mc holds numbers.
+func compileStats(b *bayesInput, classes []string, index classIndexer, mc mathContext) ([]bayesDist, error) {
 	dists := make([]bayesDist, len(classes))
 	seen := make([]bool, len(classes))
 	for _, s := range b.TargetValueStats.Stats {
@@ -292,13 +295,13 @@ func compileStats(b *bayesInput, classes []string, index classIndexer) ([]bayesD
 			if g.Mean == nil || g.Variance == nil || !(*g.Variance > 0) || math.IsInf(*g.Variance, 0) || math.IsInf(*g.Mean, 0) || math.IsNaN(*g.Mean) {
 				return nil, invalidf("NaiveBayesModel's GaussianDistribution of %q for class %q needs a finite mean and a positive variance", b.FieldName, s.Value)
 			}
-			d = bayesDist{mean: *g.Mean, variance: *g.Variance}
+			d = bayesDist{mean: mc.round(*g.Mean), variance: mc.round(*g.Variance)}
 		case s.Poisson != nil:
 			p := s.Poisson
 			if p.Mean == nil || !(*p.Mean > 0) || math.IsInf(*p.Mean, 0) {
 				return nil, invalidf("NaiveBayesModel's PoissonDistribution of %q for class %q needs a positive mean", b.FieldName, s.Value)
 			}
-			d = bayesDist{poisson: true, mean: *p.Mean}
+			d = bayesDist{poisson: true, mean: mc.round(*p.Mean)}
 		default:
 			return nil, invalidf("NaiveBayesModel's TargetValueStat of %q for class %q holds no distribution", b.FieldName, s.Value)
 		}
@@ -316,6 +319,7 @@ func (m *naiveBayes) predict(in []value, out *prediction) error {
 	if err := m.s.prepare(in); err != nil {
 		return err
 	}
+	mc := m.s.math
 	p := out.probs[:len(m.names)]
 	copy(p, m.logPrior)
 	for i := range m.inputs {
@@ -329,22 +333,23 @@ func (m *naiveBayes) predict(in []value, out *prediction) error {
 			if !ok {
 				continue
 			}
+			x = mc.round(x)
 			for k := range p {
-				p[k] += max(b.dists[k].logDensity(x), b.logThreshold)
+				p[k] = mc.round(p[k] + max(b.dists[k].logDensity(x, mc), b.logThreshold))
 			}
 			continue
 		}
 		for j := range b.values {
 			if b.values[j].matches(v) {
 				for k := range p {
-					p[k] += b.logProb[j][k]
+					p[k] = mc.round(p[k] + b.logProb[j][k])
 				}
 				break
 			}
 		}
 		// A value the training data never saw tells nothing: ignored.
 	}
-	softmax(p)
+	softmax(p, mc)
 	out.value = bestClass(p, m.names)
 	return nil
 }

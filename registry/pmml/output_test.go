@@ -39,13 +39,6 @@ func TestNestedOutputRefused(t *testing.T) {
 	}
 }
 
-func TestMathContextFloatRefused(t *testing.T) {
-	doc := strings.Replace(regressionTree, `<TreeModel functionName="regression">`, `<TreeModel functionName="regression" x-mathContext="float">`, 1)
-	if err := loadPMMLErr(doc); err == nil || !strings.Contains(err.Error(), `x-mathContext "float"`) {
-		t.Errorf("error %v, want float arithmetic refused", err)
-	}
-}
-
 func TestClusteringAnswersCluster(t *testing.T) {
 	lm := loadPMML(t, `<DataDictionary><DataField name="x" optype="continuous" dataType="double"/></DataDictionary>
 <ClusteringModel functionName="clustering" modelClass="centerBased" numberOfClusters="2">

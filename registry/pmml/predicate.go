@@ -1,6 +1,7 @@
 package pmml
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
 )
@@ -89,6 +90,8 @@ func simplePredicate(p *pred, fs *fieldSet) (predFn, error) {
 	if !ok {
 		return nil, invalidf("a SimplePredicate compares the %s field %q with %q, which is not a number", f.dataType, f.name, p.Value)
 	}
+	mc := fs.math
+	want = mc.value(want)
 	var test func(c int) bool
 	switch p.Operator {
 	case "equal":
@@ -97,7 +100,7 @@ func simplePredicate(p *pred, fs *fieldSet) (predFn, error) {
 			if v.kind == missing {
 				return unknown
 			}
-			return triOf(equalValues(v, want))
+			return triOf(equalValues(mc.value(v), want))
 		}, nil
 	case "notEqual":
 		return func(in []value) tri {
@@ -105,7 +108,7 @@ func simplePredicate(p *pred, fs *fieldSet) (predFn, error) {
 			if v.kind == missing {
 				return unknown
 			}
-			return triOf(!equalValues(v, want))
+			return triOf(!equalValues(mc.value(v), want))
 		}, nil
 	case "lessThan":
 		test = func(c int) bool { return c < 0 }
@@ -126,7 +129,7 @@ func simplePredicate(p *pred, fs *fieldSet) (predFn, error) {
 			return func(in []value) tri {
 				v := in[slot]
 				if v.kind == number {
-					return triOf(v.num <= x)
+					return triOf(mc.round(v.num) <= x)
 				}
 				return numericTri(v, x, test)
 			}, nil
@@ -134,7 +137,7 @@ func simplePredicate(p *pred, fs *fieldSet) (predFn, error) {
 			return func(in []value) tri {
 				v := in[slot]
 				if v.kind == number {
-					return triOf(v.num < x)
+					return triOf(mc.round(v.num) < x)
 				}
 				return numericTri(v, x, test)
 			}, nil
@@ -145,7 +148,7 @@ func simplePredicate(p *pred, fs *fieldSet) (predFn, error) {
 		if v.kind == missing {
 			return unknown
 		}
-		c, ok := compareValues(v, want)
+		c, ok := compareValues(mc.value(v), want)
 		if !ok {
 			return isFalse
 		}
@@ -181,17 +184,22 @@ func simpleSetPredicate(p *pred, fs *fieldSet) (predFn, error) {
 	if p.Array == nil {
 		return nil, invalidf("a SimpleSetPredicate on field %q has no Array", f.name)
 	}
-	items, err := parseArray(p.Array)
+	items, note, err := parseArray(p.Array)
 	if err != nil {
 		return nil, err
 	}
+	if note != "" {
+		fs.warn("the SimpleSetPredicate on " + strconv.Quote(f.name) + ": " + note)
+	}
 	set := make(map[string]bool, len(items))
 	nums := make(map[float64]bool)
+	mc := fs.math
 	for _, it := range items {
 		v, ok := f.cast(constant(it, arrayDataType(p.Array.Type)))
 		if !ok {
 			return nil, invalidf("the Array of a SimpleSetPredicate on the %s field %q holds %q", f.dataType, f.name, it)
 		}
+		v = mc.value(v)
 		if v.kind == number {
 			nums[v.num] = true
 		} else {
@@ -199,7 +207,7 @@ func simpleSetPredicate(p *pred, fs *fieldSet) (predFn, error) {
 		}
 	}
 	return func(row []value) tri {
-		v := row[slot]
+		v := mc.value(row[slot])
 		var found bool
 		switch v.kind {
 		case missing:
@@ -210,7 +218,7 @@ func simpleSetPredicate(p *pred, fs *fieldSet) (predFn, error) {
 			found = set[v.str]
 			if !found && len(nums) > 0 {
 				if x, ok := v.asNumber(); ok {
-					found = nums[x]
+					found = nums[mc.round(x)]
 				}
 			}
 		}
@@ -227,11 +235,18 @@ func arrayDataType(t string) string {
 
 // parseArray splits an Array's text: values separated by white space, a
 // value holding white space written in double quotes with \" inside.
-func parseArray(a *array) ([]string, error) {
+//
+// An Array holding fewer values than its n says (R's pmml package writes
+// some so) is read as the values it holds, as other evaluators read it,
+// and note says so; the values are unambiguous, as none was split apart.
+// One holding more is refused: a value holding white space that its
+// producer did not quote would read as several, and which belong together
+// cannot be told.
+func parseArray(a *array) (values []string, note string, err error) {
 	switch a.Type {
 	case "string", "int", "real":
 	default:
-		return nil, invalidf("an Array has type %q (string, int or real)", a.Type)
+		return nil, "", invalidf("an Array has type %q (string, int or real)", a.Type)
 	}
 	var out []string
 	s := a.Text
@@ -255,7 +270,7 @@ func parseArray(a *array) ([]string, error) {
 				b.WriteByte(s[i])
 			}
 			if i >= len(s) {
-				return nil, invalidf("an Array has an unterminated quoted value")
+				return nil, "", invalidf("an Array has an unterminated quoted value")
 			}
 			out = append(out, b.String())
 			s = s[i+1:]
@@ -268,17 +283,20 @@ func parseArray(a *array) ([]string, error) {
 		out = append(out, s[:end])
 		s = s[end:]
 	}
-	if a.N != nil && *a.N != len(out) {
-		return nil, invalidf("an Array says it holds %d values but holds %d", *a.N, len(out))
+	if a.N != nil && *a.N < len(out) {
+		return nil, "", invalidf("an Array says it holds %d values but holds %d", *a.N, len(out))
+	}
+	if a.N != nil && *a.N > len(out) {
+		note = fmt.Sprintf("an Array says it holds %d values but holds %d; the %d it holds were read", *a.N, len(out), len(out))
 	}
 	if a.Type != "string" {
 		for _, v := range out {
 			if _, err := strconv.ParseFloat(v, 64); err != nil {
-				return nil, invalidf("an Array of type %s holds %q", a.Type, v)
+				return nil, "", invalidf("an Array of type %s holds %q", a.Type, v)
 			}
 		}
 	}
-	return out, nil
+	return out, note, nil
 }
 
 func compoundPredicate(p *pred, fs *fieldSet) (predFn, error) {

@@ -91,21 +91,23 @@ func parseNormalization(name string) (n normalization, ok bool) {
 }
 
 // link applies the inverse link function of n to y: the single-value
-// normalizations a regression or a binary classification uses.
-func (n normalization) link(y float64) float64 {
+// normalizations a regression or a binary classification uses, each step
+// rounded as mc holds numbers. (In float32, XGBoost's sigmoid is
+// 1/(1+exp(-y)) step by step, as here.)
+func (n normalization) link(y float64, mc mathContext) float64 {
 	switch n {
 	case normSoftmax, normLogit:
-		return 1 / (1 + math.Exp(-y))
+		return mc.round(1 / mc.round(1+mc.round(math.Exp(-y))))
 	case normProbit:
-		return 0.5 * math.Erfc(-y/math.Sqrt2)
+		return mc.round(0.5 * math.Erfc(-y/math.Sqrt2))
 	case normCloglog:
-		return 1 - math.Exp(-math.Exp(y))
+		return mc.round(1 - mc.round(math.Exp(-mc.round(math.Exp(y)))))
 	case normLoglog:
-		return math.Exp(-math.Exp(-y))
+		return mc.round(math.Exp(-mc.round(math.Exp(-y))))
 	case normCauchit:
-		return 0.5 + math.Atan(y)/math.Pi
+		return mc.round(0.5 + mc.round(math.Atan(y)/math.Pi))
 	case normExp:
-		return math.Exp(y)
+		return mc.round(math.Exp(y))
 	}
 	return y
 }
@@ -129,12 +131,14 @@ type compiledTable struct {
 	intercept   float64
 	terms       []linearTerm
 	categorical []categoricalTerm
+	math        mathContext
 }
 
 // eval returns the table's value for the row in, or false when a numeric
 // input is missing: then the model has no answer for the row. A missing
 // categorical input adds nothing, as the spec says.
 func (t *compiledTable) eval(in []value) (float64, bool) {
+	mc := t.math
 	y := t.intercept
 	for i := range t.terms {
 		term := &t.terms[i]
@@ -144,17 +148,18 @@ func (t *compiledTable) eval(in []value) (float64, bool) {
 			if !ok {
 				return 0, false
 			}
+			x = mc.round(x)
 			if term.exponent != 1 {
-				x = math.Pow(x, term.exponent)
+				x = mc.round(math.Pow(x, term.exponent))
 			}
-			p *= x
+			p = mc.round(p * x)
 		}
-		y += p
+		y = mc.round(y + p)
 	}
 	for i := range t.categorical {
 		c := &t.categorical[i]
 		if c.match.matches(in[c.slot]) {
-			y += c.coef
+			y = mc.round(y + c.coef)
 		}
 	}
 	return y, true
@@ -241,9 +246,10 @@ func compileRegression(r *regressionModel, fs *fieldSet) (model, error) {
 
 // compileTable resolves the fields of t in fs.
 func compileTable(t *regressionTable, fs *fieldSet) (compiledTable, error) {
-	var ct compiledTable
+	mc := fs.math
+	ct := compiledTable{math: fs.math}
 	if t.Intercept != nil {
-		ct.intercept = *t.Intercept
+		ct.intercept = mc.round(*t.Intercept)
 	}
 	for _, p := range t.NumericPredictors {
 		if p.Coefficient == nil {
@@ -255,9 +261,9 @@ func compileTable(t *regressionTable, fs *fieldSet) (compiledTable, error) {
 		}
 		e := 1.0
 		if p.Exponent != nil {
-			e = *p.Exponent
+			e = mc.round(*p.Exponent)
 		}
-		ct.terms = append(ct.terms, linearTerm{coef: *p.Coefficient, slots: []int{slot}, exponent: e})
+		ct.terms = append(ct.terms, linearTerm{coef: mc.round(*p.Coefficient), slots: []int{slot}, exponent: e})
 	}
 	for _, p := range t.CategoricalPredictors {
 		if p.Coefficient == nil {
@@ -267,7 +273,7 @@ func compileTable(t *regressionTable, fs *fieldSet) (compiledTable, error) {
 		if err != nil {
 			return ct, err
 		}
-		ct.categorical = append(ct.categorical, categoricalTerm{slot: slot, match: newCategory(p.Value), coef: *p.Coefficient})
+		ct.categorical = append(ct.categorical, categoricalTerm{slot: slot, match: newCategory(p.Value), coef: mc.round(*p.Coefficient)})
 	}
 	for _, p := range t.PredictorTerms {
 		if p.Coefficient == nil {
@@ -276,7 +282,7 @@ func compileTable(t *regressionTable, fs *fieldSet) (compiledTable, error) {
 		if len(p.FieldRefs) == 0 {
 			return ct, invalidf("RegressionModel's PredictorTerm names no field")
 		}
-		term := linearTerm{coef: *p.Coefficient, exponent: 1}
+		term := linearTerm{coef: mc.round(*p.Coefficient), exponent: 1}
 		for _, f := range p.FieldRefs {
 			slot, err := predictorSlot(fs, "PredictorTerm", f.Field)
 			if err != nil {
@@ -308,7 +314,7 @@ func (m *regression) predict(in []value, out *prediction) error {
 			out.value = value{}
 			return nil
 		}
-		y = m.norm.link(y)
+		y = m.norm.link(y, m.s.math)
 		if m.s.rescale != nil {
 			y = m.s.rescale(y)
 		}
@@ -329,34 +335,35 @@ func (m *regression) predict(in []value, out *prediction) error {
 		}
 		p[m.classes[i]] = y
 	}
+	mc := m.s.math
 	switch {
 	case m.ordinal:
 		m.cumulative(p)
 	case m.norm == normSoftmax:
-		softmax(p)
+		softmax(p, m.s.math)
 	case m.norm == normSimplemax:
 		var sum float64
 		for _, y := range p {
-			sum += y
+			sum = mc.round(sum + y)
 		}
 		for k := range p {
-			p[k] /= sum
+			p[k] = mc.round(p[k] / sum)
 		}
 	case len(m.names) == 2:
 		// The first table's value decides; the second class has the rest.
 		first, second := m.classes[0], m.classes[1]
-		p[first] = m.norm.link(p[first])
+		p[first] = m.norm.link(p[first], m.s.math)
 		if m.norm == normNone {
 			p[first] = min(max(p[first], 0), 1)
 		}
-		p[second] = 1 - p[first]
+		p[second] = mc.round(1 - p[first])
 	default:
 		// none with more than two classes: the last table's class has
 		// what the others leave.
 		last := m.classes[len(m.classes)-1]
 		rest := 1.0
 		for _, k := range m.classes[:len(m.classes)-1] {
-			rest -= p[k]
+			rest = mc.round(rest - p[k])
 		}
 		p[last] = rest
 	}
@@ -367,21 +374,23 @@ func (m *regression) predict(in []value, out *prediction) error {
 // cumulative turns the tables' values of an ordinal target, which give
 // P(target ≤ class) through the link function, into class probabilities.
 func (m *regression) cumulative(p []float64) {
+	mc := m.s.math
 	var below float64
 	for _, k := range m.classes[:len(m.classes)-1] {
-		c := m.norm.link(p[k])
+		c := m.norm.link(p[k], m.s.math)
 		if m.norm == normNone {
 			c = min(max(c, 0), 1)
 		}
-		p[k] = c - below
+		p[k] = mc.round(c - below)
 		below = c
 	}
-	p[m.classes[len(m.classes)-1]] = 1 - below
+	p[m.classes[len(m.classes)-1]] = mc.round(1 - below)
 }
 
 // softmax turns scores into probabilities in place, shifted by the largest
-// score so that no exponential overflows.
-func softmax(p []float64) {
+// score so that no exponential overflows, each step rounded as mc holds
+// numbers (XGBoost's softmax, in float32).
+func softmax(p []float64, mc mathContext) {
 	top := math.Inf(-1)
 	for _, y := range p {
 		top = max(top, y)
@@ -394,10 +403,10 @@ func softmax(p []float64) {
 	}
 	var sum float64
 	for k, y := range p {
-		p[k] = math.Exp(y - top)
-		sum += p[k]
+		p[k] = mc.round(math.Exp(mc.round(y - top)))
+		sum = mc.round(sum + p[k])
 	}
 	for k := range p {
-		p[k] /= sum
+		p[k] = mc.round(p[k] / sum)
 	}
 }

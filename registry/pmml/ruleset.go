@@ -133,10 +133,10 @@ func compileRuleSet(r *ruleSetModel, fs *fieldSet) (model, error) {
 		}
 		m.fallback = compiledRule{class: k, confidence: 1}
 		if rs.DefaultConfidence != nil {
-			m.fallback.confidence = *rs.DefaultConfidence
+			m.fallback.confidence = s.math.round(*rs.DefaultConfidence)
 		}
 		if len(rs.ScoreDistributions) > 0 {
-			if m.fallback.dist, err = ruleDistribution(rs.ScoreDistributions, index, "RuleSet"); err != nil {
+			if m.fallback.dist, err = ruleDistribution(rs.ScoreDistributions, index, "RuleSet", s.math); err != nil {
 				return nil, err
 			}
 		}
@@ -215,13 +215,13 @@ func compileRule(r *rule, fs *fieldSet, index classIndexer) (cr compiledRule, er
 	}
 	cr.class, cr.confidence, cr.weight = k, 1, 1
 	if r.Confidence != nil {
-		cr.confidence = *r.Confidence
+		cr.confidence = fs.math.round(*r.Confidence)
 	}
 	if r.Weight != nil {
-		cr.weight = *r.Weight
+		cr.weight = fs.math.round(*r.Weight)
 	}
 	if len(r.ScoreDistributions) > 0 {
-		if cr.dist, err = ruleDistribution(r.ScoreDistributions, index, "SimpleRule "+strconv.Quote(r.ID)); err != nil {
+		if cr.dist, err = ruleDistribution(r.ScoreDistributions, index, "SimpleRule "+strconv.Quote(r.ID), fs.math); err != nil {
 			return cr, err
 		}
 	}
@@ -230,12 +230,12 @@ func compileRule(r *rule, fs *fieldSet, index classIndexer) (cr compiledRule, er
 
 // ruleDistribution reads ScoreDistributions as probabilities by class:
 // their probability, else their confidence, else their share of the
-// records.
-func ruleDistribution(sds []*scoreDistribution, index classIndexer, where string) ([]float64, error) {
+// records; in mc's arithmetic.
+func ruleDistribution(sds []*scoreDistribution, index classIndexer, where string, mc mathContext) ([]float64, error) {
 	var dist []float64
 	var total float64
 	for _, sd := range sds {
-		total += sd.RecordCount
+		total = mc.round(total + mc.round(sd.RecordCount))
 	}
 	for _, sd := range sds {
 		k, err := index(sd.Value, where+"'s ScoreDistribution")
@@ -247,11 +247,11 @@ func ruleDistribution(sds []*scoreDistribution, index classIndexer, where string
 		}
 		switch {
 		case sd.Probability != nil:
-			dist[k] = *sd.Probability
+			dist[k] = mc.round(*sd.Probability)
 		case sd.Confidence != nil:
-			dist[k] = *sd.Confidence
+			dist[k] = mc.round(*sd.Confidence)
 		case total > 0:
-			dist[k] = sd.RecordCount / total
+			dist[k] = mc.round(mc.round(sd.RecordCount) / total)
 		}
 	}
 	return dist, nil
@@ -270,10 +270,10 @@ func (m *ruleSetScorer) predict(in []value, out *prediction) error {
 		winner = heaviestFiring(m.rules, in, nil)
 	case weightedSum:
 		var fired int
-		sumWeights(m.rules, in, p, &fired)
+		sumWeights(m.rules, in, p, &fired, m.s.math)
 		if fired > 0 {
 			for k := range p {
-				p[k] /= float64(fired)
+				p[k] = m.s.math.round(p[k] / float64(fired))
 			}
 			out.value = bestClass(p, m.names)
 			return nil
@@ -334,18 +334,18 @@ func heaviestFiring(rules []compiledRule, in []value, best *compiledRule) *compi
 }
 
 // sumWeights adds the weight of every firing simple rule to its class in p
-// and counts the rules.
-func sumWeights(rules []compiledRule, in []value, p []float64, fired *int) {
+// and counts the rules, in mc's arithmetic.
+func sumWeights(rules []compiledRule, in []value, p []float64, fired *int, mc mathContext) {
 	for i := range rules {
 		r := &rules[i]
 		if r.test(in) != isTrue {
 			continue
 		}
 		if r.class < 0 {
-			sumWeights(r.rules, in, p, fired)
+			sumWeights(r.rules, in, p, fired, mc)
 			continue
 		}
-		p[r.class] += r.weight
+		p[r.class] = mc.round(p[r.class] + r.weight)
 		*fired++
 	}
 }

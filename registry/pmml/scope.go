@@ -21,6 +21,8 @@ type scope struct {
 	// rescale is the Targets element's post-processing of a predicted
 	// number; nil when there is none.
 	rescale func(float64) float64
+	// math is the element's arithmetic, also fs.math.
+	math mathContext
 }
 
 // prepare runs the steps that ready a row for the model.
@@ -36,8 +38,9 @@ func (fs *fieldSet) enter(h *modelHeader, name string, functions ...string) (*sc
 	if h.IsScorable == "false" {
 		return nil, invalidf("the %s is marked isScorable=\"false\"", name)
 	}
-	if h.MathContext != "" && h.MathContext != "double" {
-		return nil, unsupported("a " + name + " with x-mathContext " + strconv.Quote(h.MathContext) + " (arithmetic in float32) is not supported")
+	mc, err := parseMathContext(h.MathContext, name)
+	if err != nil {
+		return nil, err
 	}
 	ok := false
 	for _, f := range functions {
@@ -47,6 +50,7 @@ func (fs *fieldSet) enter(h *modelHeader, name string, functions ...string) (*sc
 		return nil, unsupported("a " + name + " with functionName " + strconv.Quote(h.FunctionName) + " is not supported")
 	}
 	child := fs.child()
+	child.math = mc
 	top := fs.parent == nil
 	steps, active, target, err := child.miningSchema(h.MiningSchema, top)
 	if err != nil {
@@ -62,7 +66,7 @@ func (fs *fieldSet) enter(h *modelHeader, name string, functions ...string) (*sc
 		}
 		steps = append(steps, local...)
 	}
-	s := &scope{fs: child, steps: steps, target: target, active: active, function: h.FunctionName}
+	s := &scope{fs: child, steps: steps, target: target, active: active, function: h.FunctionName, math: mc}
 	switch h.FunctionName {
 	case "classification":
 		if target != nil && target.optype == "continuous" {
@@ -95,16 +99,17 @@ func (s *scope) targets(t *targets, name string) error {
 		if tg.Field != "" && s.target != nil && tg.Field != s.target.name {
 			return invalidf("a Target names the field %q, not the model's target %q", tg.Field, s.target.name)
 		}
-		factor, constant := 1.0, tg.RescaleConstant
+		mc := s.math
+		factor, constant := 1.0, mc.round(tg.RescaleConstant)
 		if tg.RescaleFactor != nil {
-			factor = *tg.RescaleFactor
+			factor = mc.round(*tg.RescaleFactor)
 		}
 		lo, hi := math.Inf(-1), math.Inf(1)
 		if tg.Min != nil {
-			lo = *tg.Min
+			lo = mc.round(*tg.Min)
 		}
 		if tg.Max != nil {
-			hi = *tg.Max
+			hi = mc.round(*tg.Max)
 		}
 		var round func(float64) float64
 		switch tg.CastInteger {
@@ -119,7 +124,7 @@ func (s *scope) targets(t *targets, name string) error {
 			return invalidf("a Target has castInteger %q (round, ceiling or floor)", tg.CastInteger)
 		}
 		s.rescale = func(x float64) float64 {
-			x = math.Min(math.Max(x, lo), hi)*factor + constant
+			x = mc.round(mc.round(math.Min(math.Max(x, lo), hi)*factor) + constant)
 			if round != nil {
 				x = round(x)
 			}

@@ -40,7 +40,7 @@ const ctxEvery = 1024
 // inputs are the active fields of h's MiningSchema, its outputs follow
 // its function.
 func newScorer(doc *document, h *modelHeader, name string, m model, fs *fieldSet, meta process.ModelMetadata, lim Limits) (*process.LoadedModel, error) {
-	schema := process.ModelSchema{Format: "pmml", Producer: producer(doc.Header), Objective: name}
+	schema := process.ModelSchema{Format: "pmml", Producer: producer(doc.Header), Objective: name, Warnings: slices.Clone(*fs.warnings)}
 	var target *field
 	var inputs []input
 	for _, mf := range h.MiningSchema.MiningFields {
@@ -85,8 +85,11 @@ func newScorer(doc *document, h *modelHeader, name string, m model, fs *fieldSet
 		if len(classes) > lim.MaxClasses {
 			return nil, limitf("the model has %d classes, more than the limit of %d", len(classes), lim.MaxClasses)
 		}
-		if len(meta.Classes) > 0 && !slices.Equal(meta.Classes, classes) {
-			return nil, invalidf("the metadata's classes %q are not the model's %q; a PMML file names its own", meta.Classes, classes)
+		// The target's values name the classes; metadata renames them
+		// where they are the integers 0..k-1.
+		classes, err := process.ClassNames(meta.Classes, classes, target.dataType == "integer", "a PMML file")
+		if err != nil {
+			return nil, err
 		}
 		sc.k = len(classes)
 		p, err := process.Classifier(label, classes, sc.predictProbs)

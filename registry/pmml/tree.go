@@ -25,9 +25,10 @@ const (
 // its children are contiguous, and what it answers is in tree.outs.
 type tnode struct {
 	op   uint8
-	slot int32   // the field an inline test reads
-	x    float64 // the threshold an inline test compares with
-	pred predFn  // the predicate; inline tests fall back to it for a value that is no number
+	math mathContext // how an inline test reads its field's value
+	slot int32       // the field an inline test reads
+	x    float64     // the threshold an inline test compares with
+	pred predFn      // the predicate; inline tests fall back to it for a value that is no number
 	// first and count locate the children in tree.nodes.
 	first, count int32
 	// defaultChild is the index of the child a missing value leads to
@@ -48,15 +49,16 @@ func (n *tnode) test(in []value) tri {
 	if v.kind != number {
 		return n.pred(in)
 	}
+	x := n.math.round(v.num)
 	switch n.op {
 	case opLessThan:
-		return triOf(v.num < n.x)
+		return triOf(x < n.x)
 	case opLessOrEqual:
-		return triOf(v.num <= n.x)
+		return triOf(x <= n.x)
 	case opGreaterThan:
-		return triOf(v.num > n.x)
+		return triOf(x > n.x)
 	}
-	return triOf(v.num >= n.x)
+	return triOf(x >= n.x)
 }
 
 // tout is what a tree node answers.
@@ -150,7 +152,7 @@ func (m *tree) build(n *node, idx int32) error {
 			if err != nil {
 				return invalidf("%s has score %q, which is not a number", where, *n.Score)
 			}
-			o.score = numValue(x)
+			o.score = numValue(m.s.math.round(x))
 		}
 	}
 	if m.classify {
@@ -205,7 +207,7 @@ func (m *tree) inline(n *tnode, p *pred) {
 	}
 	ops := map[string]uint8{"lessThan": opLessThan, "lessOrEqual": opLessOrEqual, "greaterThan": opGreaterThan, "greaterOrEqual": opGreaterOrEqual}
 	if op, ok := ops[p.Operator]; ok {
-		n.op, n.slot, n.x = op, int32(slot), x
+		n.op, n.math, n.slot, n.x = op, m.s.math, int32(slot), m.s.math.round(x)
 	}
 }
 
@@ -218,6 +220,7 @@ func (m *tree) distribution(n *node, where string) ([]classProb, error) {
 		return nil, nil
 	}
 	out := make([]classProb, len(sd))
+	mc := m.s.math
 	allProb, allConf, total := true, true, 0.0
 	for _, d := range sd {
 		allProb = allProb && d.Probability != nil
@@ -225,7 +228,7 @@ func (m *tree) distribution(n *node, where string) ([]classProb, error) {
 		if d.RecordCount < 0 {
 			return nil, invalidf("a ScoreDistribution of %s has a negative recordCount", where)
 		}
-		total += d.RecordCount
+		total = mc.round(total + mc.round(d.RecordCount))
 	}
 	for i, d := range sd {
 		k, err := m.s.classIndex(d.Value, where)
@@ -239,9 +242,9 @@ func (m *tree) distribution(n *node, where string) ([]classProb, error) {
 		case allConf:
 			p = *d.Confidence
 		case total > 0:
-			p = d.RecordCount / total
+			p = mc.round(d.RecordCount) / total
 		}
-		out[i] = classProb{k, p}
+		out[i] = classProb{k, m.s.math.round(p)}
 	}
 	return out, nil
 }

@@ -22,8 +22,15 @@ type ModelMetadata struct {
 	// "prediction(<Label>)". Empty means "label".
 	Label string `json:"label,omitempty"`
 	// Classes names a classifier's classes in the order of the model's
-	// outputs (an XGBoost classifier numbers them 0..k-1). Empty means the
-	// names the file holds, else "0", "1", ….
+	// outputs. Empty means the names the file holds, else "0", "1", ….
+	// Every format follows one rule ([ClassNames]): where the model's
+	// classes are the integers 0..k-1 in that order (every XGBoost
+	// classifier; an ONNX classifier with classlabels_int64s, as
+	// scikit-learn writes one trained on such labels; a PMML target of an
+	// integer dataType whose values are 0..k-1), Classes renames them, one
+	// name per class in that order. Classes the file names otherwise (by
+	// text, or by other integers) can only be repeated: other names, or
+	// a count other than the model's, are refused.
 	Classes []string `json:"classes,omitempty"`
 	// Features names the model's inputs in the model's order; requests
 	// carry them as columns. Empty means the names the file holds, else the
@@ -100,11 +107,19 @@ type ModelSchema struct {
 	Outputs []ColumnSpec `json:"outputs"`
 	// Trees counts the trees of a tree ensemble; 0 for other models.
 	Trees int `json:"trees,omitempty"`
+	// Warnings say, each in a sentence, where the format read the file
+	// leniently: something its producer got wrong that the format read as
+	// other evaluators do, because the file leaves one reading (a PMML
+	// Array holding fewer values than its n says). A file that would
+	// leave a doubt about an answer is refused instead. Empty for most
+	// files.
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // Clone returns a copy of s that shares no memory with it.
 func (s ModelSchema) Clone() ModelSchema {
 	s.Classes = append([]string(nil), s.Classes...)
+	s.Warnings = append([]string(nil), s.Warnings...)
 	s.Inputs = append([]ColumnSpec(nil), s.Inputs...)
 	s.Outputs = append([]ColumnSpec(nil), s.Outputs...)
 	return s

@@ -309,11 +309,17 @@ def write(out, name, m, est, x, metadata, label, threshold, classes=None, encode
     ort = ort_answers(out, name, {"schema": {"inputs": inputs}, "rows": fixture["rows"]})
     outs = [o.name for o in m.graph.output]
     if classes is not None:
-        names = [str(c) for c in classes]
+        # The metadata may name integer labels 0..k-1; the answers then
+        # carry its names, and model_classes keeps the file's labels.
+        labels = [str(c) for c in classes]
+        names = metadata.get("classes", labels)
         schema["classes"] = names
+        if names != labels:
+            schema["model_classes"] = labels
+        name_of = dict(zip(labels, names))
         fixture["predictions"] = [[float(p) for p in row] for row in est.predict_proba(encode(x))]
-        fixture["classes"] = [str(k) for k in est.predict(encode(x))]
-        fixture["onnxruntime"] = {"predictions": ort[outs[1]], "classes": [str(k) for k in ort[outs[0]]]}
+        fixture["classes"] = [name_of[str(k)] for k in est.predict(encode(x))]
+        fixture["onnxruntime"] = {"predictions": ort[outs[1]], "classes": [name_of[str(k)] for k in ort[outs[0]]]}
     else:
         fixture["predictions"] = [float(v) for v in est.predict(encode(x))]
         fixture["onnxruntime"] = {"predictions": ort[outs[0]]}
@@ -353,6 +359,15 @@ def iris(out):
     m = tree_classifier_model("iris_forest", "RandomForestClassifier on the iris data set: 8 trees, double thresholds",
                               est, [e.tree_ for e in est.estimators_], list(est.classes_), width, True, True, 3)
     write(out, "iris_forest", m, est, xte, meta, "species", "double", classes=list(est.classes_))
+
+    # A tree trained on the labels 0..2, as a converter writes it
+    # (classlabels_int64s, ZipMap keyed by int64), uploaded with metadata
+    # naming the classes.
+    est = DecisionTreeClassifier(max_depth=3, random_state=SEED).fit(xtr.to_numpy(), ytr)
+    m = tree_classifier_model("iris_tree_int_labels", "DecisionTreeClassifier on the iris data set, trained on "
+                              "the labels 0..2, double thresholds", est, [est.tree_], [0, 1, 2], width, True, True, 3)
+    write(out, "iris_tree_int_labels", m, est, xte, dict(meta, classes=names), "species", "double",
+          classes=[0, 1, 2])
 
     # Multiclass gradient boosting: SOFTMAX over a score per class, int64 labels.
     est = GradientBoostingClassifier(n_estimators=10, max_depth=2, learning_rate=0.3, random_state=SEED)
