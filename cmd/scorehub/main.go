@@ -7,8 +7,9 @@
 //	scorehub -h
 //	scorehub -version
 //
-// Flags and SCOREHUB_* environment variables configure it; the README
-// lists them. SIGINT or SIGTERM drains the requests in flight and exits 0.
+// Flags and SCOREHUB_* environment variables configure it;
+// docs/configuration.md lists them. SIGINT or SIGTERM drains the requests
+// in flight and exits 0.
 package main
 
 import (

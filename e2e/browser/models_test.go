@@ -12,9 +12,9 @@ import (
 	"github.com/scorehub/scorehub/e2e/internal/harness"
 )
 
-// TestBrowserTestsAModelEndpoint deploys the README's example XGBoost
-// model behind an alias and opens its endpoint on the test page: it is
-// listed like a process's, its sample input is a row of the model's
+// TestBrowserTestsAModelEndpoint deploys the example XGBoost model of
+// docs/models.md behind an alias and opens its endpoint on the test page: it
+// is listed like a process's, its sample input is a row of the model's
 // features, and running it shows the model's prediction and confidences.
 func TestBrowserTestsAModelEndpoint(t *testing.T) {
 	tab := newTab(t)

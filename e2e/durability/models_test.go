@@ -26,7 +26,7 @@ const (
 	crashModelPath  = "crash-model"
 )
 
-// crashModelFile is the README's example model, an XGBoost iris
+// crashModelFile is the example model of docs/models.md, an XGBoost iris
 // classifier as JSON, which the model writer uploads with whitespace
 // appended, so that versions differ in content too.
 const crashModelFile = "../../examples/models/iris.json"

@@ -218,7 +218,7 @@ func soakRowArray(n int) string {
 func soakRows(n int) string { return `{"data":` + soakRowArray(n) + `}` }
 
 // soakModelVersions is where TestSoak uploads versions of its model, the
-// README's example model, with metadata in the query; a description
+// example model of docs/models.md, with metadata in the query; a description
 // follows.
 const soakModelVersions = "/api/v1/models/soak-m/versions?label=species&classes=setosa,versicolor,virginica" +
 	"&features=sepal_length,sepal_width,petal_length,petal_width&description=soak+upload+"

@@ -327,8 +327,8 @@ func TestEveryOperationAnswersAsDocumented(t *testing.T) {
 	}
 }
 
-// exampleModel is the README's example model, an XGBoost iris classifier
-// saved as JSON.
+// exampleModel is the example model of docs/models.md, an XGBoost iris
+// classifier saved as JSON.
 func exampleModel(t *testing.T) string {
 	t.Helper()
 	b, err := os.ReadFile("../../examples/models/iris.json")

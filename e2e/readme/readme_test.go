@@ -1,6 +1,6 @@
-// Package readme runs what the repository's README shows against the
-// reference server: its commands, as written there, and the answers it
-// shows after them.
+// Package readme runs what the repository's README and the pages of its
+// docs directory show against the reference server: their commands, as
+// written there, and the answers they show after them.
 package readme
 
 import (
@@ -17,6 +17,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -27,6 +28,10 @@ import (
 // readmePath is the README, from this package's directory.
 const readmePath = "../../README.md"
 
+// docsGlob names the pages of the docs directory, from this package's
+// directory: their commands run as the README's do.
+const docsGlob = "../../docs/*.md"
+
 // readmeBase is the address the README's commands use.
 const readmeBase = "http://127.0.0.1:8080"
 
@@ -36,7 +41,8 @@ const readmeBase = "http://127.0.0.1:8080"
 const readmeRoot = "../.."
 
 // readmeStep is one command of the README: a curl command, the variable
-// its output's field goes to, if any (TOKEN=$(curl … | jq -r .idToken)),
+// its output's field goes to, if any (TOKEN=$(curl … | jq -r .idToken),
+// with or without export),
 // and the JSON the README shows after it, if any (for an assignment, the
 // whole answer before jq takes the field).
 type readmeStep struct {
@@ -47,39 +53,76 @@ type readmeStep struct {
 	want   string
 }
 
-// readmeSection is a "## " section of the README and the commands it runs.
+// readmeSection is a "## " section of the README or of a page in docs and
+// the commands it runs. Its heading names the file too: "README.md ## Quick
+// start", "docs/security.md ## Tokens".
 type readmeSection struct {
 	heading string
 	steps   []readmeStep
+}
+
+// docFiles are the README and the pages of docs, as paths from the
+// repository's root, and their paths from this package's directory.
+func docFiles(t *testing.T) (names, paths []string) {
+	t.Helper()
+	pages, err := filepath.Glob(docsGlob)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(pages) == 0 {
+		t.Fatalf("no pages match %s", docsGlob)
+	}
+	names, paths = []string{"README.md"}, []string{readmePath}
+	for _, p := range pages {
+		rel, err := filepath.Rel(readmeRoot, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		names = append(names, filepath.ToSlash(rel))
+		paths = append(paths, p)
+	}
+	return names, paths
 }
 
 // notRun is the marker that, on the line before an sh block, leaves the
 // block out of the run, saying why: <!-- not run: why -->.
 const notRun = "<!-- not run: "
 
-// readmeSections reads the README's "## " sections that have commands to
-// run, each with its commands in order: every sh block not marked notRun,
-// with the json block that follows it, if any.
+// readmeSections reads the "## " sections of the README and of the pages
+// in docs that have commands to run, each with its commands in order: every
+// sh block not marked notRun, with the json block that follows it, if any.
 func readmeSections(t *testing.T) []readmeSection {
 	t.Helper()
-	b, err := os.ReadFile(readmePath)
-	if err != nil {
-		t.Fatal(err)
+	var sections []readmeSection
+	names, paths := docFiles(t)
+	for i, p := range paths {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sections = append(sections, fileSections(t, names[i], string(b))...)
 	}
+	return sections
+}
+
+// fileSections reads the sections of one file, named name, with commands
+// to run.
+func fileSections(t *testing.T, name, text string) []readmeSection {
+	t.Helper()
 	block := regexp.MustCompile("(?ms)^(" + regexp.QuoteMeta(notRun) + "[^\n]*-->\n)?```(\\w*)\n(.*?)^```$")
 	var sections []readmeSection
-	for _, part := range strings.Split(string(b), "\n## ")[1:] {
+	for _, part := range strings.Split(text, "\n## ")[1:] {
 		heading, body, _ := strings.Cut(part, "\n")
-		sec := readmeSection{heading: "## " + heading}
+		sec := readmeSection{heading: name + " ## " + heading}
 		lastRun := false // whether the block before was a command that runs
 		for _, m := range block.FindAllStringSubmatch(body, -1) {
 			marked, kind, text := m[1] != "", m[2], strings.TrimSpace(m[3])
 			if marked && kind != "sh" {
-				t.Fatalf("README %s: a not-run marker before a %q block, not an sh block:\n%s", sec.heading, kind, text)
+				t.Fatalf("%s: a not-run marker before a %q block, not an sh block:\n%s", sec.heading, kind, text)
 			}
 			if kind == "json" && lastRun {
 				if sec.steps[len(sec.steps)-1].want != "" {
-					t.Fatalf("README %s: two json blocks after one command:\n%s", sec.heading, text)
+					t.Fatalf("%s: two json blocks after one command:\n%s", sec.heading, text)
 				}
 				sec.steps[len(sec.steps)-1].want = text
 				continue
@@ -102,15 +145,15 @@ func parseStep(t *testing.T, heading, text string) readmeStep {
 	t.Helper()
 	line := strings.ReplaceAll(text, "\\\n", " ")
 	if strings.Contains(line, "\n") {
-		t.Fatalf("README %s: one command per sh block, please:\n%s", heading, text)
+		t.Fatalf("%s: one command per sh block, please:\n%s", heading, text)
 	}
 	s := readmeStep{text: text}
-	if m := regexp.MustCompile(`^(\w+)=\$\((.*) \| jq -r \.(\w+)\)$`).FindStringSubmatch(line); m != nil {
+	if m := regexp.MustCompile(`^(?:export )?(\w+)=\$\((.*) \| jq -r \.(\w+)\)$`).FindStringSubmatch(line); m != nil {
 		s.assign, line, s.field = m[1], m[2], m[3]
 	}
 	var err error
 	if s.words, err = shellWords(line); err != nil {
-		t.Fatalf("README %s: %v in\n%s", heading, err, text)
+		t.Fatalf("%s: %v in\n%s", heading, err, text)
 	}
 	return s
 }
@@ -360,7 +403,7 @@ func multipartBody(form []string) ([]byte, string, error) {
 // volatile are the members whose values differ from run to run.
 var volatile = map[string]bool{
 	"createdAt": true, "updatedAt": true, "lastUsedAt": true, "startedAt": true, "finishedAt": true,
-	"id": true, "idToken": true, "expirationDate": true,
+	"id": true, "idToken": true, "expirationDate": true, "token": true,
 }
 
 // withoutVolatile replaces the value of every volatile member of v with
@@ -387,15 +430,18 @@ func withoutVolatile(v any) any {
 // the fewest each must have, so that a block the parser stops reading
 // cannot drop out of the run unnoticed.
 var readmeMinSteps = map[string]int{
-	"## Quick start":         1, // the demo endpoint
-	"## Tokens":              2, // a token, a route called with it
-	"## Management API":      6, // the token, the group, the deployment, scoring, disabling and scoring again
-	"## Protected endpoints": 8,
-	"## Jobs":                6,  // the token, submitting, the job, its result, stopping it, the list
-	"## Deploy a model":      10, // the token, two uploads, the deployment, scoring, promoting, scoring, rolling back, the delete refused
+	"README.md ## Quick start":                1, // the demo endpoint
+	"README.md ## Tokens":                     4, // an idToken, an API token, a route called with it, a call with no token
+	"README.md ## Deploy your own model":      5, // the token, the upload, the deployment, scoring, a misspelt feature
+	"docs/security.md ## Tokens":              2, // a token, a route called with it
+	"docs/management.md ## Management API":    6, // the token, the group, the deployment, scoring, disabling and scoring again
+	"docs/security.md ## Protected endpoints": 8,
+	"docs/management.md ## Jobs":              7,  // the tokens, submitting, the job, its result, stopping it, the list
+	"docs/models.md ## Deploy a model":        10, // the token, two uploads, the deployment, scoring, promoting, scoring, rolling back, the delete refused
 }
 
-// TestReadme runs every section of the README that has commands, each
+// TestReadme runs every section of the README and of the pages in docs
+// that has commands, each
 // against a fresh server of its own, as written there, and compares what
 // each command answers with what the README shows (times and ids aside).
 //
@@ -410,12 +456,12 @@ func TestReadme(t *testing.T) {
 	seen := map[string]bool{}
 	for _, sec := range sections {
 		seen[sec.heading] = true
-		t.Run(strings.TrimPrefix(sec.heading, "## "), func(t *testing.T) {
+		t.Run(strings.Replace(sec.heading, " ## ", ": ", 1), func(t *testing.T) {
 			t.Parallel()
 			if n := readmeMinSteps[sec.heading]; len(sec.steps) < n {
-				t.Fatalf("the README's %s section has %d commands to run, want at least %d", sec.heading, len(sec.steps), n)
+				t.Fatalf("the %s section has %d commands to run, want at least %d", sec.heading, len(sec.steps), n)
 			}
-			if sec.heading == "## Management API" && !strings.Contains(sec.steps[len(sec.steps)-1].want, `"endpoint_disabled"`) {
+			if sec.heading == "docs/management.md ## Management API" && !strings.Contains(sec.steps[len(sec.steps)-1].want, `"endpoint_disabled"`) {
 				t.Errorf("the walk-through does not end by showing the disabled endpoint's 404 type")
 			}
 			runSteps(t, harness.Start(t, harness.Options{}), sec.steps)
@@ -423,7 +469,7 @@ func TestReadme(t *testing.T) {
 	}
 	for heading := range readmeMinSteps {
 		if !seen[heading] {
-			t.Errorf("the README has no %s section with commands to run", heading)
+			t.Errorf("there is no %s section with commands to run", heading)
 		}
 	}
 }
@@ -470,7 +516,7 @@ func runSteps(t *testing.T, srv *harness.Server, steps []readmeStep) {
 			return d == "" || !isGet(s.words)
 		})
 		if d != "" {
-			t.Errorf("step %d (%s) answered %d (-README +server):\n%s", i, s.text, status, d)
+			t.Errorf("step %d (%s) answered %d (-shown +server):\n%s", i, s.text, status, d)
 		}
 	}
 }
@@ -553,4 +599,108 @@ func TestShellWords(t *testing.T) {
 			t.Errorf("shellWords(%q) (-want +got):\n%s", tt.line, d)
 		}
 	}
+}
+
+// TestReadmeTrainingScript: the script the README shows for training a
+// model is examples/models/cancer.py, whose files the README's commands
+// upload, so that what a reader runs is what wrote them.
+func TestReadmeTrainingScript(t *testing.T) {
+	t.Parallel()
+	readme, err := os.ReadFile(readmePath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	script, err := os.ReadFile(filepath.Join(readmeRoot, "examples", "models", "cancer.py"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, after, ok := strings.Cut(string(readme), "\n## Deploy your own model\n")
+	if !ok {
+		t.Fatal("the README has no section ## Deploy your own model")
+	}
+	_, block, ok := strings.Cut(after, "```python\n")
+	if !ok {
+		t.Fatal("the README's ## Deploy your own model section has no python block")
+	}
+	block, _, _ = strings.Cut(block, "```\n")
+	if d := cmp.Diff(string(script), block); d != "" {
+		t.Errorf("the README's training script differs from examples/models/cancer.py (-file +README):\n%s", d)
+	}
+}
+
+// TestDocLinks: every relative link of the README, BENCHMARKS.md and the
+// pages in docs names a file that exists and, after #, a heading of it.
+func TestDocLinks(t *testing.T) {
+	t.Parallel()
+	names, paths := docFiles(t)
+	names, paths = append(names, "BENCHMARKS.md"), append(paths, filepath.Join(readmeRoot, "BENCHMARKS.md"))
+	anchors := map[string]map[string]bool{} // file from the root → its headings' anchors
+	anchorsOf := func(name string) (map[string]bool, error) {
+		if a, ok := anchors[name]; ok {
+			return a, nil
+		}
+		b, err := os.ReadFile(filepath.Join(readmeRoot, name))
+		if err != nil {
+			return nil, err
+		}
+		a := map[string]bool{}
+		inCode := false
+		for _, l := range strings.Split(string(b), "\n") {
+			if strings.HasPrefix(l, "```") {
+				inCode = !inCode
+			}
+			if h, ok := strings.CutPrefix(l, "#"); ok && !inCode {
+				a[anchor(strings.TrimLeft(h, "#"))] = true
+			}
+		}
+		anchors[name] = a
+		return a, nil
+	}
+	link := regexp.MustCompile(`\]\(([^)\s]+)\)`)
+	for i, p := range paths {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range link.FindAllStringSubmatch(string(b), -1) {
+			target := m[1]
+			if strings.Contains(target, "://") || strings.HasPrefix(target, "mailto:") {
+				continue
+			}
+			file, frag, _ := strings.Cut(target, "#")
+			name := names[i]
+			if file != "" {
+				name = filepath.ToSlash(filepath.Join(filepath.Dir(names[i]), file))
+				if _, err := os.Stat(filepath.Join(readmeRoot, name)); err != nil {
+					t.Errorf("%s links to %s, which does not exist", names[i], target)
+					continue
+				}
+			}
+			if frag == "" || !strings.HasSuffix(name, ".md") {
+				continue
+			}
+			a, err := anchorsOf(name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !a[frag] {
+				t.Errorf("%s links to %s, but %s has no heading whose anchor is #%s", names[i], target, name, frag)
+			}
+		}
+	}
+}
+
+// anchor is the fragment GitHub gives a heading: lower case, spaces as
+// hyphens, punctuation other than hyphens and underscores left out.
+func anchor(heading string) string {
+	var b strings.Builder
+	for _, r := range strings.ToLower(strings.TrimSpace(heading)) {
+		switch {
+		case r == ' ':
+			b.WriteByte('-')
+		case r == '-' || r == '_' || unicode.IsLetter(r) || unicode.IsDigit(r):
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
 }

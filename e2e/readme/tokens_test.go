@@ -10,10 +10,11 @@ import (
 	"github.com/scorehub/scorehub/e2e/internal/harness"
 )
 
-// TestReadmeTokenWalkthrough does what the README's Tokens section shows:
-// get a token with the admin password, call a protected route with it, and
-// see the same call refused once the token has expired. The server issues
-// tokens valid for three seconds so the test need not wait five minutes.
+// TestReadmeTokenWalkthrough does what the Tokens section of
+// docs/security.md shows: get a token with the admin password, call a
+// protected route with it, and see the same call refused once the token has
+// expired. The server issues tokens valid for three seconds so the test
+// need not wait five minutes.
 func TestReadmeTokenWalkthrough(t *testing.T) {
 	t.Parallel()
 	s := harness.Start(t, harness.Options{Args: []string{"-token-validity", "3s"}})

@@ -31,8 +31,8 @@ func main() {
 	addr := flag.String("addr", "127.0.0.1:8081", "listen address")
 	data := flag.String("data", "", "data directory; empty keeps everything in memory")
 	flag.Parse()
-	h, svc, err := newHandler(context.Background(), scorehub.Config{
-		DataDir:       *data,
+	svc, err := scorehub.New(context.Background(), scorehub.Config{
+		DataDir:       *data, // empty keeps everything in memory
 		AdminPassword: os.Getenv("SCOREHUB_ADMIN_PASSWORD"),
 		Console:       os.Stdout,
 	})
@@ -40,13 +40,15 @@ func main() {
 		log.Fatal(err)
 	}
 	defer svc.Close()
+	mux := newHandler(svc)
+
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
 		log.Fatal(err)
 	}
 	fmt.Printf("listening on http://%s/ (scorehub under /ml/)\n", ln.Addr())
 	// A client that sends its headers slowly must not hold a connection.
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 2 * time.Minute}
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 2 * time.Minute}
 	go func() {
 		if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
 			log.Fatal(err)
@@ -66,15 +68,14 @@ func main() {
 
 // newHandler builds the host's mux: its own /hello route beside the whole
 // of scorehub under /ml/.
-func newHandler(ctx context.Context, cfg scorehub.Config) (http.Handler, *scorehub.Service, error) {
-	svc, err := scorehub.New(ctx, cfg)
-	if err != nil {
-		return nil, nil, err
-	}
+func newHandler(svc *scorehub.Service) *http.ServeMux {
 	mux := http.NewServeMux()
-	mux.HandleFunc("GET /hello", func(w http.ResponseWriter, _ *http.Request) {
-		fmt.Fprintln(w, "hello from the host application")
-	})
+	mux.HandleFunc("GET /hello", hello) // the host's own routes stay as they are
 	mux.Handle("/ml/", http.StripPrefix("/ml", svc.Handler()))
-	return mux, svc, nil
+	return mux
+}
+
+// hello is one of the host's own routes.
+func hello(w http.ResponseWriter, _ *http.Request) {
+	fmt.Fprintln(w, "hello from the host application")
 }

@@ -27,12 +27,12 @@ type host struct {
 
 func newHost(t *testing.T) *host {
 	t.Helper()
-	h, svc, err := newHandler(context.Background(), scorehub.Config{AdminPassword: password, AccessLogOff: true, Logger: slog.New(slog.DiscardHandler)})
+	svc, err := scorehub.New(context.Background(), scorehub.Config{AdminPassword: password, AccessLogOff: true, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { svc.Close() })
-	srv := httptest.NewServer(h)
+	srv := httptest.NewServer(newHandler(svc))
 	t.Cleanup(srv.Close)
 	return &host{t: t, url: srv.URL}
 }
@@ -194,3 +194,47 @@ func TestUnknownRoutesUnderAPrefix(t *testing.T) {
 		}
 	}
 }
+
+// TestReadmeShowsThisExample: every line of the README's embedding snippet
+// is a line of this program, so the snippet compiles and runs as shown
+// here, and changes with it.
+func TestReadmeShowsThisExample(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	src, err := os.ReadFile("main.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, ok := strings.Cut(string(readme), "\n"+readmeEmbedHeading+"\n")
+	if !ok {
+		t.Fatalf("the README has no section %q", readmeEmbedHeading)
+	}
+	section, _, _ = strings.Cut(section, "\n## ")
+	_, snippet, ok := strings.Cut(section, "```go\n")
+	if !ok {
+		t.Fatalf("the README's %q section has no go block", readmeEmbedHeading)
+	}
+	snippet, _, _ = strings.Cut(snippet, "\n```")
+	lines := map[string]bool{}
+	for _, l := range strings.Split(string(src), "\n") {
+		lines[strings.TrimSpace(l)] = true
+	}
+	n := 0
+	for _, l := range strings.Split(snippet, "\n") {
+		if l = strings.TrimSpace(l); l == "" {
+			continue
+		}
+		n++
+		if !lines[l] {
+			t.Errorf("the README's line %q is not a line of examples/embed/main.go", l)
+		}
+	}
+	if n < 10 {
+		t.Errorf("the README's snippet has %d lines, want the essential ten or more", n)
+	}
+}
+
+// readmeEmbedHeading is the README section that shows this example.
+const readmeEmbedHeading = "## Embed it in a Go program"

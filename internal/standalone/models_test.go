@@ -17,7 +17,7 @@ import (
 	"github.com/scorehub/scorehub/registry/process"
 )
 
-// exampleModel reads the README's example model, an XGBoost iris
+// exampleModel reads the example model of docs/models.md, an XGBoost iris
 // classifier, and the metadata its upload carries.
 func exampleModel(t testing.TB) ([]byte, process.ModelMetadata) {
 	t.Helper()

@@ -14,10 +14,10 @@ import (
 	"github.com/scorehub/scorehub/registry/xgboost"
 )
 
-// TestExampleModel checks the model the README deploys: it loads with its
-// metadata, reads and answers the same columns as the built-in iris demo,
-// and its verification upload holds what it predicts, so the upload the
-// README shows is accepted.
+// TestExampleModel checks the iris model docs/models.md deploys: it loads
+// with its metadata, reads and answers the same columns as the built-in
+// iris demo, and its verification upload holds what it predicts, so the
+// upload docs/models.md shows is accepted.
 func TestExampleModel(t *testing.T) {
 	dir := filepath.Join("..", "..", "examples", "models")
 	artifact, err := os.ReadFile(filepath.Join(dir, "iris.json"))

@@ -1,6 +1,7 @@
 package xgboost_test
 
 import (
+	"os/exec"
 	"path/filepath"
 	"testing"
 
@@ -43,5 +44,27 @@ func TestRegenerate(t *testing.T) {
 	}
 	for _, name := range []string{"iris.json", "iris.metadata.json", "iris.verification.json"} {
 		modeltest.SameJSON(t, "gen.py", filepath.Join("..", "..", "examples", "models", name), filepath.Join(examples, name))
+	}
+}
+
+// TestCancerExample runs examples/models/cancer.py, the training script the
+// README shows, in a directory of its own and checks that it writes the
+// model and upload the README's commands send: what a reader runs is what
+// the README deploys.
+func TestCancerExample(t *testing.T) {
+	python.Require(t)
+	dir := filepath.Join("..", "..", "examples", "models")
+	script, err := filepath.Abs(filepath.Join(dir, "cancer.py"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := t.TempDir()
+	cmd := exec.Command(python.Path, script)
+	cmd.Dir = out
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("cancer.py: %v\n%s", err, b)
+	}
+	for _, name := range []string{"cancer.json", "cancer.upload.json"} {
+		modeltest.SameJSON(t, "cancer.py", filepath.Join(dir, name), filepath.Join(out, name))
 	}
 }

@@ -10,7 +10,7 @@ For every model NAME this writes, into the output directory:
                   would post them (null or an absent key for a missing value)
                   and XGBoost's own predictions for them
 
-and, into the examples directory, the iris classifier the README deploys.
+and, into the examples directory, the iris classifier docs/models.md deploys.
 
 Predictions are XGBoost's float32 results written as the float64 of that
 float32, so a reader compares against exactly what XGBoost computed.
@@ -275,7 +275,7 @@ def diabetes(out):
 
 
 def example(dir):
-    """The README's iris classifier, its metadata and a verification upload."""
+    """The iris classifier docs/models.md deploys, its metadata and a verification upload."""
     bunch = datasets.load_iris()
     x, y = frame(bunch)
     x.columns = ["sepal_length", "sepal_width", "petal_length", "petal_width"]
