@@ -115,6 +115,13 @@ func modelVersionView(m registry.Model, v registry.ModelVersion) modelVersionJSO
 	if classes == nil {
 		classes = []string{}
 	}
+	// The inputs as requests are checked against them: the file's, each
+	// required unless the metadata makes it optional. The version was
+	// loaded with its metadata, so it names no other input.
+	inputs, err := v.Schema.RequiredInputs(v.Metadata)
+	if err != nil {
+		inputs = v.Schema.Inputs
+	}
 	return modelVersionJSON{
 		Model:       m.Name,
 		Version:     v.Version,
@@ -126,7 +133,7 @@ func modelVersionView(m registry.Model, v registry.ModelVersion) modelVersionJSO
 		Task:        string(v.Schema.Task),
 		Label:       v.Schema.Label,
 		Classes:     classes,
-		Inputs:      columnsView(v.Schema.Inputs),
+		Inputs:      columnsView(inputs),
 		Outputs:     columnsView(v.Schema.Outputs),
 		Trees:       v.Schema.Trees,
 		Warnings:    v.Schema.Warnings,

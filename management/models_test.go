@@ -113,8 +113,8 @@ func TestModelUploadAndViews(t *testing.T) {
 		"format": "linear", "producer": "registrytest", "objective": "linear", "task": "regression",
 		"label": "churned", "classes": []any{}, "trees": 0.0, "description": "First try", "aliases": []any{},
 		"inputs": []any{
-			map[string]any{"name": "tenure", "kind": "number", "required": false},
-			map[string]any{"name": "spend", "kind": "number", "required": false},
+			map[string]any{"name": "tenure", "kind": "number", "required": true},
+			map[string]any{"name": "spend", "kind": "number", "required": true},
 		},
 		"outputs": []any{map[string]any{"name": "prediction(churned)", "kind": "number", "required": false}},
 	}

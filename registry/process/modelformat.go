@@ -271,9 +271,11 @@ func (m *LoadedModel) check(format string) error {
 	return nil
 }
 
-// required returns the inputs of s, each Required unless meta makes it
-// optional. An optional feature that names no input is an error.
-func (s ModelSchema) required(meta ModelMetadata) ([]ColumnSpec, error) {
+// RequiredInputs returns the inputs of s as the process of a model loaded
+// with meta checks requests: each Required unless meta makes it optional
+// (OptionalFeatures, Lenient). An optional feature that names no input is
+// an error of kind [ErrModelInvalid].
+func (s ModelSchema) RequiredInputs(meta ModelMetadata) ([]ColumnSpec, error) {
 	optional := make(map[string]bool, len(meta.OptionalFeatures))
 	for _, name := range meta.OptionalFeatures {
 		optional[name] = true
@@ -439,7 +441,7 @@ func (c *Catalog) LoadModel(artifact []byte, meta ModelMetadata) (*LoadedModel, 
 		if what, text := m.Schema.notUTF8(); what != "" {
 			return nil, ModelErrorf(ErrModelInvalid, "the model's %s %q is not UTF-8 text", what, text)
 		}
-		if m.inputs, err = m.Schema.required(meta); err != nil {
+		if m.inputs, err = m.Schema.RequiredInputs(meta); err != nil {
 			return nil, err
 		}
 		m.Schema.Format = f.Name()
