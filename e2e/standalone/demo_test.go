@@ -152,7 +152,8 @@ func TestAdminPasswordIsPrintedOnceAndKeptAsHash(t *testing.T) {
 	}
 
 	s = harness.Start(t, random)
-	if out := s.Stdout(); strings.Contains(out, password) || !strings.Contains(out, "admin.bcrypt") || !strings.Contains(out, "to replace it") {
+	if out := s.Stdout(); strings.Contains(out, password) || !strings.Contains(out, "admin.bcrypt") || !strings.Contains(out, "to replace it") ||
+		!strings.Contains(out, "SCOREHUB_ADMIN_PASSWORD_FILE") {
 		t.Errorf("on restart the admin password was printed again, or not where its hash is and how to replace it:\n%s", out)
 	}
 	if status, got := s.Token(t, "admin", password); status != 200 {

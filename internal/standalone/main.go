@@ -271,6 +271,11 @@ func newServer(ctx context.Context, cfg config, getenv func(string) string, stdo
 	if err != nil {
 		return nil, err
 	}
+	if sc.AdminPassword == "" && sc.Users == nil {
+		// The service said where the admin's password is kept; this is how
+		// an operator of this program chooses it.
+		fmt.Fprintln(stdout, "to choose the admin password, start with SCOREHUB_ADMIN_PASSWORD_FILE naming a file that holds it")
+	}
 	if err := ensureDemo(ctx, svc.Registry()); err != nil {
 		svc.Close()
 		return nil, err

@@ -21,11 +21,11 @@ import (
 // classifier, and the metadata its upload carries.
 func exampleModel(t testing.TB) ([]byte, process.ModelMetadata) {
 	t.Helper()
-	artifact, err := os.ReadFile("../models/iris.json")
+	artifact, err := os.ReadFile("../../examples/models/iris.json")
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := os.ReadFile("../models/iris.metadata.json")
+	b, err := os.ReadFile("../../examples/models/iris.metadata.json")
 	if err != nil {
 		t.Fatal(err)
 	}
