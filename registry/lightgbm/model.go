@@ -461,7 +461,13 @@ func (m *model) sample() json.RawMessage {
 		case f.names != nil:
 			b.WriteString(`""`)
 		case f.cats != nil:
-			b.WriteString(strconv.Itoa(f.cats[0]))
+			// feature_infos lists -1 for the missing category; the
+			// first real one is a better example.
+			c := f.cats[0]
+			if i := slices.IndexFunc(f.cats, func(c int) bool { return c >= 0 }); i >= 0 {
+				c = f.cats[i]
+			}
+			b.WriteString(strconv.Itoa(c))
 		default:
 			mid := f.lo + (f.hi-f.lo)/2
 			if math.IsNaN(mid) {

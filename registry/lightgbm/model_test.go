@@ -244,3 +244,14 @@ func TestSchema(t *testing.T) {
 		t.Errorf("sample %s, want %s", got, want)
 	}
 }
+
+// TestVersions: LightGBM 2.x and 3.x wrote the same text format under
+// versions v2 and v3; a model reads alike under each.
+func TestVersions(t *testing.T) {
+	for _, v := range []string{"v2", "v3", "v4"} {
+		text := strings.Replace(small, "version=v4", "version="+v, 1)
+		if got := scoreText(t, text, []float64{6, 0}, []float64{1, 1}); !slicesEqual(got, []float64{3, 1}) {
+			t.Errorf("version %s: %v, want [3 1]", v, got)
+		}
+	}
+}

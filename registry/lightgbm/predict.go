@@ -76,7 +76,9 @@ func (m *model) value(f int, c *process.Column, r int) float64 {
 }
 
 // rawScores scores every row of t and calls emit with each block's raw
-// scores (rows × outputs, row-major) and the index of its first row.
+// scores (rows × outputs, row-major) and the index of its first row: the
+// sums of the trees, as LightGBM's raw scores are even for a random
+// forest (see predictions).
 func (m *model) rawScores(ctx context.Context, t *process.Table, emit func(first int, out []float64)) error {
 	s := m.getScratch()
 	defer func() {
@@ -107,11 +109,6 @@ func (m *model) rawScores(ctx context.Context, t *process.Table, emit func(first
 			g := i % k
 			for r := range n {
 				out[r*k+g] += t.predict(x[r*nf : (r+1)*nf])
-			}
-		}
-		if m.average {
-			for i := range out {
-				out[i] /= float64(m.iterations)
 			}
 		}
 		emit(first, out)
@@ -193,13 +190,25 @@ func (t *tree) inCategories(nd *node, v float64) bool {
 	return t.cats[int64(nd.catLo)+w]>>(c%32)&1 == 1
 }
 
+// predictions turns the raw scores of one row into predictions, in
+// place: a random forest's averaged over its iterations, then the
+// objective's transform.
+func (m *model) predictions(v []float64) {
+	if m.average {
+		for i := range v {
+			v[i] /= float64(m.iterations)
+		}
+	}
+	m.obj.convert(v)
+}
+
 // predictProbs is the classifier's [process.PredictFunc].
 func (m *model) predictProbs(ctx context.Context, in process.Input, probs []float64) error {
 	k := m.outputs
 	return m.rawScores(ctx, in.Table, func(first int, out []float64) {
 		for r := 0; r*k < len(out); r++ {
 			p := out[r*k : (r+1)*k]
-			m.obj.convert(p)
+			m.predictions(p)
 			if k == 1 {
 				probs[(first+r)*2] = 1 - p[0]
 				probs[(first+r)*2+1] = p[0]
@@ -220,7 +229,7 @@ func (p *regressor) Score(ctx context.Context, in process.Input) (*process.Table
 	vals := make([]float64, in.Table.Rows())
 	err := p.m.rawScores(ctx, in.Table, func(first int, out []float64) {
 		for r := range out {
-			p.m.obj.convert(out[r : r+1])
+			p.m.predictions(out[r : r+1])
 			vals[first+r] = out[r]
 		}
 	})
