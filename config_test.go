@@ -53,7 +53,7 @@ func TestConfigDefaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	if kind != inMemory || c.Prefix != DefaultPrefix || c.MaxBodyBytes != DefaultMaxBodyBytes || c.TokenValidity != DefaultTokenValidity ||
-		c.KeyRotation != DefaultKeyRotation || c.Timeout != DefaultTimeout || len(c.Formats) != 3 || c.Logger == nil {
+		c.KeyRotation != DefaultKeyRotation || c.Timeout != DefaultTimeout || len(c.Formats) != 4 || c.Logger == nil {
 		t.Errorf("defaults: %+v", c)
 	}
 	if c, _, err := (Config{AdminPassword: "pw", Prefix: "ml/v1/"}).withDefaults(); err != nil || c.Prefix != "/ml/v1" {
