@@ -29,19 +29,32 @@ const (
 // a double: an input within it of zero is zero to LightGBM's predictor.
 var kZeroThreshold = float64(float32(1e-35))
 
-// node is one split of a tree, in the file's numbering.
+// node is one split of a tree, in the file's numbering, with what its
+// decision_type says worked out when the tree is read: where NaN goes,
+// and whether zero takes the default branch.
 type node struct {
 	// threshold is a numerical split's: a value <= it goes left.
 	threshold float64
 	feat      int32
 	// left and right are the children: a split's index, or ^leaf.
 	left, right int32
-	cat         bool // a categorical split, reading cats[catLo:catHi]
-	defaultLeft bool
-	missing     uint8
-	catLo       int32
-	catHi       int32
+	// nan is the child NaN goes to: the default branch for missing types
+	// NaN and Zero, the branch of 0 for missing type None (LightGBM reads
+	// NaN as 0 there), right at a categorical split.
+	nan int32
+	// zero is the default branch where zero is missing (missing type
+	// Zero), else -1<<31.
+	zero int32
+	// cat is the index in the tree's catSets of a categorical split's
+	// bitset, or -1.
+	cat int32
 }
+
+// noZero marks a node whose zero is compared like any value.
+const noZero = -1 << 31
+
+// catSet is the range of a categorical split's bitset in its tree's cats.
+type catSet struct{ lo, hi int32 }
 
 // linearLeaf is a leaf's linear model: konst + Σ coeffs[i]·x[feats[i]].
 type linearLeaf struct {
@@ -52,11 +65,12 @@ type linearLeaf struct {
 
 // tree is one checked tree.
 type tree struct {
-	nodes  []node // empty for a tree of one leaf
-	leaves []float64
-	cats   []uint32     // the bitsets of categorical splits
-	linear []linearLeaf // by leaf; nil unless the tree is linear
-	depth  int
+	nodes   []node // empty for a tree of one leaf
+	leaves  []float64
+	cats    []uint32     // the bitsets of categorical splits
+	catSets []catSet     // by a categorical node's cat
+	linear  []linearLeaf // by leaf; nil unless the tree is linear
+	depth   int
 }
 
 // feature is what the reader knows of one input.
@@ -196,18 +210,34 @@ func check(i int, rt *rawTree, nFeat int, lim Limits) (tree, error) {
 	for k := range t.nodes {
 		dt := rt.decisionType[k]
 		nd := node{
-			threshold:   rt.threshold[k],
-			feat:        rt.splitFeature[k],
-			left:        rt.left[k],
-			right:       rt.right[k],
-			defaultLeft: dt&defaultLeftMask != 0,
-			missing:     uint8(dt>>2) & 3,
+			threshold: rt.threshold[k],
+			feat:      rt.splitFeature[k],
+			left:      rt.left[k],
+			right:     rt.right[k],
+			zero:      noZero,
+			cat:       -1,
 		}
+		missing := uint8(dt>>2) & 3
 		if nd.feat < 0 || int(nd.feat) >= nFeat {
 			return t, invalid("tree %d split %d reads feature %d; the model has %d", i, k, nd.feat, nFeat)
 		}
-		if dt < 0 || dt > 15 || nd.missing > missingNaN {
+		if dt < 0 || dt > 15 || missing > missingNaN {
 			return t, invalid("tree %d split %d has decision_type %d, which LightGBM does not write", i, k, dt)
+		}
+		def := nd.right
+		if dt&defaultLeftMask != 0 {
+			def = nd.left
+		}
+		switch missing {
+		case missingNone:
+			nd.nan = nd.right
+			if 0 <= nd.threshold {
+				nd.nan = nd.left
+			}
+		case missingZero:
+			nd.nan, nd.zero = def, def
+		case missingNaN:
+			nd.nan = def
 		}
 		// LightGBM reads a tree with no categories as all numerical,
 		// whatever its decision types say.
@@ -216,8 +246,8 @@ func check(i int, rt *rawTree, nFeat int, lim Limits) (tree, error) {
 			if !(c >= 0 && c < float64(rt.numCat)) || c != math.Trunc(c) {
 				return t, invalid("tree %d categorical split %d names category set %v; the tree has %d", i, k, c, rt.numCat)
 			}
-			nd.cat = true
-			nd.catLo, nd.catHi = rt.catBoundaries[int(c)], rt.catBoundaries[int(c)+1]
+			nd.cat, nd.nan, nd.zero = int32(len(t.catSets)), nd.right, noZero
+			t.catSets = append(t.catSets, catSet{rt.catBoundaries[int(c)], rt.catBoundaries[int(c)+1]})
 		}
 		t.nodes[k] = nd
 	}

@@ -285,9 +285,7 @@ func parseTree(l *lines, i int, lim Limits) (rawTree, error) {
 				}
 				return t, limit("tree %d has %d words of categories, more than the limit of %d", i, words, lim.MaxCategoryWords)
 			}
-			for _, v := range p.uints("cat_threshold", int(words)) {
-				t.catThreshold = append(t.catThreshold, v)
-			}
+			t.catThreshold = p.uints("cat_threshold", int(words))
 		}
 	}
 	return t, p.err

@@ -137,45 +137,46 @@ func (t *tree) predict(x []float64) float64 {
 	return out
 }
 
-// leaf walks the tree to the leaf x reaches.
+// leaf walks the tree to the leaf x reaches, as LightGBM's GetLeaf: a
+// value at most the threshold goes left, NaN and a missing zero where the
+// node worked out from its decision type (see node), a categorical split
+// as inCategories says.
 func (t *tree) leaf(x []float64) int32 {
+	nodes := t.nodes
 	i := int32(0)
 	for i >= 0 {
-		nd := &t.nodes[i]
+		nd := &nodes[i]
 		v := x[nd.feat]
-		if nd.cat {
+		if nd.cat >= 0 {
 			i = nd.right
-			if t.inCategories(nd, v) {
+			if t.inCategories(nd.cat, v) {
 				i = nd.left
 			}
 			continue
 		}
-		if v != v && nd.missing != missingNaN {
-			v = 0
+		// The common case first, as a conditional move rather than a
+		// jump the processor must guess; NaN and a missing zero, rare,
+		// after it.
+		next := nd.right
+		if v <= nd.threshold {
+			next = nd.left
 		}
-		switch {
-		case nd.missing == missingZero && v >= -kZeroThreshold && v <= kZeroThreshold,
-			nd.missing == missingNaN && v != v:
-			if nd.defaultLeft {
-				i = nd.left
-			} else {
-				i = nd.right
-			}
-		case v <= nd.threshold:
-			i = nd.left
-		default:
-			i = nd.right
+		if v != v {
+			next = nd.nan
+		} else if v == 0 && nd.zero != noZero {
+			next = nd.zero
 		}
+		i = next
 	}
 	return ^i
 }
 
-// inCategories reports whether a categorical split sends v left: v's
-// integer part (truncated, as C converts a double to int) is a category
-// of the split's bitset. NaN, a negative code and one past the bitset go
-// right; so does a value beyond int32, which x86 converts to the most
-// negative int.
-func (t *tree) inCategories(nd *node, v float64) bool {
+// inCategories reports whether categorical split set cat sends v left:
+// v's integer part (truncated, as C converts a double to int) is a
+// category of the split's bitset. NaN, a negative code and one past the
+// bitset go right; so does a value beyond int32, which x86 converts to
+// the most negative int.
+func (t *tree) inCategories(cat int32, v float64) bool {
 	if v != v || !(v > -2147483649 && v < 2147483648) {
 		return false
 	}
@@ -183,11 +184,12 @@ func (t *tree) inCategories(nd *node, v float64) bool {
 	if c < 0 {
 		return false
 	}
+	set := t.catSets[cat]
 	w := c / 32
-	if w >= int64(nd.catHi-nd.catLo) {
+	if w >= int64(set.hi-set.lo) {
 		return false
 	}
-	return t.cats[int64(nd.catLo)+w]>>(c%32)&1 == 1
+	return t.cats[int64(set.lo)+w]>>(c%32)&1 == 1
 }
 
 // predictions turns the raw scores of one row into predictions, in
