@@ -20,10 +20,14 @@ type fixture struct {
 	// Rows are the input rows: a number, null (missing), a category's name,
 	// or "Infinity" and "-Infinity" for a number JSON cannot hold.
 	Rows []map[string]any `json:"rows"`
-	// Raw and Predictions are LightGBM's raw scores and predictions for
-	// each row, one value per output, from LGBM_BoosterPredictForMat.
-	Raw         [][]answer `json:"raw"`
-	Predictions [][]answer `json:"predictions"`
+	// LightGBM holds LightGBM's raw scores and predictions for each row,
+	// one value per output, from LGBM_BoosterPredictForMat. (The file's
+	// schema and predictions, the same answers in the shape of every
+	// format's fixtures, are the end-to-end suite's.)
+	LightGBM struct {
+		Raw         [][]answer `json:"raw"`
+		Predictions [][]answer `json:"predictions"`
+	} `json:"lightgbm"`
 }
 
 // answer is one of LightGBM's answers: a number, or "Infinity",
@@ -47,8 +51,8 @@ func readFixture(t testing.TB, dir, name string) *fixture {
 	t.Helper()
 	var f fixture
 	modeltest.ReadFixture(t, dir, name, &f)
-	if len(f.Rows) == 0 || len(f.Rows) != len(f.Raw) || len(f.Rows) != len(f.Predictions) {
-		t.Fatalf("%s.rows.json: %d rows, %d raw scores, %d predictions", name, len(f.Rows), len(f.Raw), len(f.Predictions))
+	if len(f.Rows) == 0 || len(f.Rows) != len(f.LightGBM.Raw) || len(f.Rows) != len(f.LightGBM.Predictions) {
+		t.Fatalf("%s.rows.json: %d rows, %d raw scores, %d predictions", name, len(f.Rows), len(f.LightGBM.Raw), len(f.LightGBM.Predictions))
 	}
 	return &f
 }
@@ -139,7 +143,7 @@ func checkFixture(t *testing.T, dir, name string) {
 		err := m.rawScores(context.Background(), table(span[0], span[1]), func(first int, out []float64) {
 			for j, v := range out {
 				i, k := span[0]+first+j/m.outputs, j%m.outputs
-				if want := float64(f.Raw[i][k]); math.Float64bits(v) != math.Float64bits(want) && !(v == 0 && want == 0) {
+				if want := float64(f.LightGBM.Raw[i][k]); math.Float64bits(v) != math.Float64bits(want) && !(v == 0 && want == 0) {
 					t.Errorf("row %d: raw score %d = %v, LightGBM's is %v (off by %.3g)", i, k, v, want, v-want)
 				}
 			}
@@ -179,7 +183,7 @@ func comparePredictions(t *testing.T, m *model, s process.ModelSchema, f *fixtur
 		}
 	}
 	for r := range got.Rows() {
-		want := f.Predictions[first+r]
+		want := f.LightGBM.Predictions[first+r]
 		if s.Task == process.Regression {
 			check(s.Outputs[0].Name, r, float64(want[0]))
 			continue

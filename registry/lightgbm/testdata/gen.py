@@ -9,7 +9,9 @@ with the command-line program; every answer comes from lib_lightgbm.so's
 LGBM_BoosterPredictForMat on one thread, the predictor a program embedding
 LightGBM calls. For each model NAME, OUT (default: this directory) gets
 NAME.txt, the model file, and NAME.rows.json: the rows, LightGBM's raw scores
-and predictions for them, written in as many digits as identify each double.
+and predictions for them, written in as many digits as identify each double,
+and the schema and predictions in the shape the end-to-end suite reads for
+every format.
 """
 import ctypes as C
 import json
@@ -101,8 +103,24 @@ def fixture(name, y, X, params, names=None, rows=None, iterations=5, pandas=None
         if text_rows is not None:
             row.update(text_rows[i])
         out_rows.append(row)
-    doc = {"model": name, "params": params, "iterations": iterations, "note": note,
-           "rows": out_rows, "raw": answers(raw), "predictions": answers(pred)}
+    objective = next(p for p in params if p.startswith("objective=")).split("=")[1]
+    classifier = objective in ("binary", "multiclass", "multiclassova")
+    k = pred.shape[1]
+    schema = {"task": "classification" if classifier else "regression", "inputs": feats}
+    if classifier:
+        schema["classes"] = [str(c) for c in range(max(k, 2))]
+    # "predictions" are in the shape every format's fixtures share (the
+    # confidences in class order, or a value), for the end-to-end suite;
+    # "lightgbm" holds LightGBM's own raw scores and predictions, exactly.
+    if classifier and k == 1:
+        common = [[1 - p[0], p[0]] for p in pred.tolist()]
+    elif classifier:
+        common = pred.tolist()
+    else:
+        common = [p[0] for p in pred.tolist()]
+    doc = {"model": name, "params": params, "iterations": iterations, "note": note, "schema": schema,
+           "rows": out_rows, "predictions": [finite(p) for p in common],
+           "lightgbm": {"raw": answers(raw), "predictions": answers(pred)}}
     with open(os.path.join(OUT, name + ".rows.json"), "w") as fh:
         json.dump(doc, fh, indent=None, separators=(",", ":"), allow_nan=False)
         fh.write("\n")
@@ -115,6 +133,13 @@ def answers(a):
         v = float(v)
         return v if np.isfinite(v) else str(v).replace("inf", "Infinity").replace("nan", "NaN")
     return [[one(v) for v in row] for row in a]
+
+
+def finite(p):
+    """A common prediction, or null where LightGBM answers no finite number."""
+    if isinstance(p, list):
+        return p if all(np.isfinite(p)) else None
+    return p if np.isfinite(p) else None
 
 
 def edge_rows(X):
