@@ -101,15 +101,15 @@ func (o *objective) convert(v []float64) {
 		x := v[0]
 		v[0] = sign(x) * x * x
 	case outExp:
-		v[0] = math.Exp(v[0])
+		v[0] = exp(v[0])
 	case outSigmoid:
 		for i, x := range v {
-			v[i] = 1 / (1 + math.Exp(-o.sigmoid*x))
+			v[i] = 1 / (1 + exp(-o.sigmoid*x))
 		}
 	case outSigmoidOne:
-		v[0] = 1 / (1 + math.Exp(-v[0]))
+		v[0] = 1 / (1 + exp(-v[0]))
 	case outLog1pExp:
-		v[0] = math.Log1p(math.Exp(v[0]))
+		v[0] = math.Log1p(exp(v[0]))
 	case outSoftmax:
 		wmax := v[0]
 		for _, x := range v[1:] {
@@ -119,7 +119,7 @@ func (o *objective) convert(v []float64) {
 		}
 		sum := 0.0
 		for i, x := range v {
-			v[i] = math.Exp(x - wmax)
+			v[i] = exp(x - wmax)
 			sum += v[i]
 		}
 		for i := range v {
