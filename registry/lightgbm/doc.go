@@ -41,7 +41,8 @@
 // as pandas knew it (a string; a number or a boolean as JSON spells it),
 // turned into its code as pandas did when training: its place in the
 // column's list of categories. A category pandas did not know is missing,
-// as pandas' code -1 becomes NaN in the Python package. The lists of
+// as pandas' code -1 becomes NaN in the Python package; an empty list
+// means the categorical features take codes. The lists of
 // pandas_categorical belong to the categorical features in order, as the
 // Python package makes them; a file where their counts differ is refused.
 //

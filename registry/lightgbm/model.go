@@ -359,7 +359,9 @@ func (m *model) classCount() int {
 // the categorical features in order, and a file whose counts differ
 // cannot say which list is whose.
 func (m *model) pandasNames(lists [][]json.RawMessage, lim Limits) error {
-	if lists == nil {
+	if len(lists) == 0 {
+		// No pandas categorical column: the Python package writes [] for
+		// a frame whose categorical features, if any, are integer codes.
 		return nil
 	}
 	var catFeats []int

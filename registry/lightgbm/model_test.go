@@ -255,3 +255,18 @@ func TestVersions(t *testing.T) {
 		}
 	}
 }
+
+// TestPandasWithoutCategories: the Python package writes an empty list
+// (or null) for a frame without pandas categorical columns; the model's
+// categorical features then take codes.
+func TestPandasWithoutCategories(t *testing.T) {
+	for _, line := range []string{"pandas_categorical:[]", "pandas_categorical:null"} {
+		lm, err := Format{}.Load([]byte(small+"\n"+line+"\n"), process.ModelMetadata{})
+		if err != nil {
+			t.Fatalf("%s: %v", line, err)
+		}
+		if k := lm.Schema.Inputs[1].Kind; k != process.Number {
+			t.Errorf("%s: input b is %v, want a number", line, k)
+		}
+	}
+}
