@@ -270,3 +270,59 @@ func TestPandasWithoutCategories(t *testing.T) {
 		}
 	}
 }
+
+// TestObjectives: each objective's transform of a raw score, as LightGBM's
+// ConvertOutput computes it, on a model whose one tree answers -1.5.
+func TestObjectives(t *testing.T) {
+	const raw = -1.5
+	sigmoid := func(s float64) float64 { return 1 / (1 + exp(-s*raw)) }
+	tests := []struct {
+		objective string
+		want      float64
+	}{
+		{"regression", raw},
+		{"regression sqrt", -raw * raw},
+		{"regression_l1 sqrt", -raw * raw},
+		{"huber sqrt", raw}, // huber ignores sqrt
+		{"fair", raw},
+		{"quantile", raw},
+		{"mape", raw},
+		{"poisson", exp(raw)},
+		{"gamma", exp(raw)},
+		{"tweedie", exp(raw)},
+		{"cross_entropy", sigmoid(1)},
+		{"cross_entropy_lambda", math.Log1p(exp(raw))},
+		{"lambdarank", raw},
+		{"rank_xendcg", raw},
+		{"binary sigmoid:2", sigmoid(2)},
+	}
+	for _, tt := range tests {
+		t.Run(tt.objective, func(t *testing.T) {
+			text := strings.Replace(small, "objective=regression", "objective="+tt.objective, 1)
+			text = strings.Replace(text, "leaf_value=1 2 3", "leaf_value=-1.5 -1.5 -1.5", 1)
+			lm, err := Format{}.Load([]byte(text), process.ModelMetadata{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			col := "prediction(label)"
+			if lm.Schema.Task == process.Classification {
+				col = "confidence(1)"
+			}
+			out := scoreRow(t, lm)
+			c, _ := out.Lookup(col)
+			if got := c.Numbers[0]; got != tt.want {
+				t.Errorf("%s: %v, want %v", col, got, tt.want)
+			}
+		})
+	}
+}
+
+func scoreRow(t *testing.T, lm *process.LoadedModel) *process.Table {
+	t.Helper()
+	in := tabletest.Must(1, process.NumberColumn("a", []float64{0}, nil), process.NumberColumn("b", []float64{1}, nil))
+	out, err := lm.Process.Score(context.Background(), process.Input{Table: in})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
