@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Train the LightGBM fixtures of package lightgbm and record LightGBM's answers.
 
-usage: gen.py LIGHTGBM_DIR [OUT]
+usage: gen.py LIGHTGBM_DIR [OUT [LIGHTGBM3_DIR]]
 
 LIGHTGBM_DIR holds the command-line program `lightgbm` and `lib_lightgbm.so`
 of LightGBM 4.6.0 (built from source: see BENCHMARKS.md). Models are trained
@@ -12,6 +12,9 @@ NAME.txt, the model file, and NAME.rows.json: the rows, LightGBM's raw scores
 and predictions for them, written in as many digits as identify each double,
 and the schema and predictions in the shape the end-to-end suite reads for
 every format.
+
+LIGHTGBM3_DIR, when given, holds the same two files of LightGBM 3.3.5, which
+writes model version v3: it trains and answers the fixtures named v3_*.
 """
 import ctypes as C
 import json
@@ -25,19 +28,27 @@ from sklearn.datasets import load_breast_cancer, load_diabetes, load_iris
 
 LGBM = sys.argv[1]
 OUT = sys.argv[2] if len(sys.argv) > 2 else os.path.dirname(os.path.abspath(__file__))
+LGBM3 = sys.argv[3] if len(sys.argv) > 3 else None
 os.makedirs(OUT, exist_ok=True)
 WORK = tempfile.mkdtemp(prefix="lgbm-fixtures-")
-lib = C.CDLL(os.path.join(LGBM, "lib_lightgbm.so"))
-lib.LGBM_GetLastError.restype = C.c_char_p
+
+
+def load(d):
+    lib = C.CDLL(os.path.join(d, "lib_lightgbm.so"))
+    lib.LGBM_GetLastError.restype = C.c_char_p
+    return lib
+
+
+lib = load(LGBM)
 rng = np.random.default_rng(7)
 
 COMMON = ["num_leaves=7", "learning_rate=0.2", "min_data_in_leaf=5", "seed=1", "deterministic=true",
           "force_row_wise=true", "num_threads=1", "verbosity=-1", "precise_float_parser=true"]
 
 
-def ok(rc):
+def ok(rc, lib=None):
     if rc != 0:
-        raise RuntimeError(lib.LGBM_GetLastError().decode())
+        raise RuntimeError((lib or globals()["lib"]).LGBM_GetLastError().decode())
 
 
 def cell(v):
@@ -52,16 +63,16 @@ def write_csv(path, y, X, names):
             fh.write(",".join([repr(float(yi))] + [cell(v) for v in row]) + "\n")
 
 
-def predict(model, X, ptype):
+def predict(model, X, ptype, lib):
     h, it = C.c_void_p(), C.c_int()
-    ok(lib.LGBM_BoosterCreateFromModelfile(model.encode(), C.byref(it), C.byref(h)))
+    ok(lib.LGBM_BoosterCreateFromModelfile(model.encode(), C.byref(it), C.byref(h)), lib)
     k = C.c_int()
-    ok(lib.LGBM_BoosterGetNumClasses(h, C.byref(k)))
+    ok(lib.LGBM_BoosterGetNumClasses(h, C.byref(k)), lib)
     X = np.ascontiguousarray(X, dtype=np.float64)
     out = np.zeros(X.shape[0] * k.value)
     n = C.c_int64()
     ok(lib.LGBM_BoosterPredictForMat(h, X.ctypes.data_as(C.c_void_p), 1, X.shape[0], X.shape[1], 1, ptype, 0, -1,
-                                     b"num_threads=1", C.byref(n), out.ctypes.data_as(C.POINTER(C.c_double))))
+                                     b"num_threads=1", C.byref(n), out.ctypes.data_as(C.POINTER(C.c_double))), lib)
     lib.LGBM_BoosterFree(h)
     return out.reshape(X.shape[0], k.value)
 
@@ -76,12 +87,13 @@ def number(v):
     return v
 
 
-def fixture(name, y, X, params, names=None, rows=None, iterations=5, pandas=None, text_rows=None, note=""):
+def fixture(name, y, X, params, names=None, rows=None, iterations=5, pandas=None, text_rows=None, note="",
+            lgbm=LGBM, lib=lib):
     """Trains NAME on (y, X) and records LightGBM's answers for rows (default: the first 40 of X)."""
     data = os.path.join(WORK, name + ".csv")
     write_csv(data, y, X, names)
     model = os.path.join(OUT, name + ".txt")
-    args = [os.path.join(LGBM, "lightgbm"), "task=train", "data=" + data, "label_column=0",
+    args = [os.path.join(lgbm, "lightgbm"), "task=train", "data=" + data, "label_column=0",
             "header=" + ("true" if names is not None else "false"), "output_model=" + model,
             "num_iterations=%d" % iterations] + COMMON + params
     subprocess.run(args, check=True, stdout=subprocess.DEVNULL)
@@ -93,7 +105,7 @@ def fixture(name, y, X, params, names=None, rows=None, iterations=5, pandas=None
         with open(model, "a") as fh:
             fh.write("\npandas_categorical:" + json.dumps(pandas) + "\n")
     R = X[:30] if rows is None else rows
-    raw, pred = predict(model, R, 1), predict(model, R, 0)
+    raw, pred = predict(model, R, 1, lib), predict(model, R, 0, lib)
     # Without a header, LightGBM names the features Column_0, Column_1, … in
     # the order they come after the label.
     feats = names if names is not None else ["Column_%d" % i for i in range(X.shape[1])]
@@ -234,3 +246,12 @@ fixture("categorical_pandas", yc, Xc, ["objective=regression"] + catp, nc, Rp,
         pandas=[levels], text_rows=text)
 fixture("categorical_multiclass", (yc > 0).astype(int) + (yc > 2).astype(int), Xc,
         ["objective=multiclass", "num_class=3"] + catp, nc, Rc)
+
+if LGBM3:
+    # LightGBM 3.3.5 writes model version v3: a binary model with missing
+    # values, a categorical one, and a linear one.
+    lib3 = load(LGBM3)
+    fixture("v3_missing_nan", yb, Xm, ["objective=binary"], nb, Rm, lgbm=LGBM3, lib=lib3)
+    fixture("v3_categorical", yc, Xc, ["objective=regression"] + catp, nc, Rc, lgbm=LGBM3, lib=lib3)
+    fixture("v3_linear", yd, Xd, ["objective=regression", "linear_tree=true", "linear_lambda=0.01"], nd, Rl,
+            lgbm=LGBM3, lib=lib3)
