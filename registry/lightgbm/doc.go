@@ -77,7 +77,8 @@
 // exp of this package's own, correctly rounded but in cases too rare to
 // meet, as the C library's is and Go's math.Exp (off by one bit for about
 // one argument in seven) is not. Every raw score and prediction of the
-// fixtures, LightGBM 4.6.0's own, is matched to the last bit.
+// fixtures, LightGBM 4.6.0's own (and 3.3.5's for three v3 models), is
+// matched to the last bit.
 //
 // All the trees in the file are scored, as LightGBM's predictor does with
 // its default num_iteration.
