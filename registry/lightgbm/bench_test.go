@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/scorehub/scorehub/internal/tabletest"
+	"github.com/scorehub/scorehub/internal/testutil"
 	"github.com/scorehub/scorehub/registry/process"
 )
 
@@ -61,16 +62,21 @@ func benchTable(b *testing.B) (*model, *process.LoadedModel, *process.Table) {
 }
 
 // BenchmarkScore scores 10,000 rows through the model's Process, result
-// columns included: what LGBM_BoosterPredictForMat does for LightGBM.
+// columns included: what LGBM_BoosterPredictForMat does for LightGBM. It
+// reports the process's CPU time per run too (cpu-ns/op), steadier than
+// wall time on a shared machine, as bench.py reports LightGBM's.
 func BenchmarkScore(b *testing.B) {
 	_, lm, in := benchTable(b)
 	ctx := context.Background()
 	b.ReportAllocs()
+	b.ResetTimer()
+	report := testutil.MeasureCPU(b, testutil.ProcessCPU)
 	for b.Loop() {
 		if _, err := lm.Process.Score(ctx, process.Input{Table: in}); err != nil {
 			b.Fatal(err)
 		}
 	}
+	report()
 	b.ReportMetric(float64(b.N)*benchRows/b.Elapsed().Seconds(), "rows/s")
 }
 
