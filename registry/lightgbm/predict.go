@@ -144,6 +144,25 @@ func (t *tree) predict(x []float64) float64 {
 func (t *tree) leaf(x []float64) int32 {
 	nodes := t.nodes
 	i := int32(0)
+	if t.catSets == nil {
+		// A tree of numerical splits only: LightGBM's GetLeaf without
+		// categories, and the common case.
+		for i >= 0 {
+			nd := &nodes[i]
+			v := x[nd.feat]
+			next := nd.right
+			if v <= nd.threshold {
+				next = nd.left
+			}
+			if v != v {
+				next = nd.nan
+			} else if v == 0 && nd.zero != noZero {
+				next = nd.zero
+			}
+			i = next
+		}
+		return ^i
+	}
 	for i >= 0 {
 		nd := &nodes[i]
 		v := x[nd.feat]
