@@ -89,7 +89,7 @@ type Config struct {
 	Processes []process.ProcessInfo
 
 	// Formats read the model files uploaded through the management API.
-	// Nil means [DefaultFormats]: XGBoost, PMML and ONNX.
+	// Nil means [DefaultFormats]: XGBoost, LightGBM, PMML and ONNX.
 	Formats []process.ModelFormat
 
 	// AdminPassword is the password of the built-in user admin, who

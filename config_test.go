@@ -59,7 +59,7 @@ func TestConfigDefaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	if kind != inMemory || c.Prefix != DefaultPrefix || c.MaxBodyBytes != DefaultMaxBodyBytes || c.TokenValidity != DefaultTokenValidity ||
-		c.KeyRotation != DefaultKeyRotation || c.Timeout != DefaultTimeout || len(c.Formats) != 3 || c.Logger == nil ||
+		c.KeyRotation != DefaultKeyRotation || c.Timeout != DefaultTimeout || len(c.Formats) != 4 || c.Logger == nil ||
 		c.MaxResultCells != DefaultMaxResultCells || c.MaxResponseBytes != DefaultMaxResponseBytes {
 		t.Errorf("defaults: %+v", c)
 	}

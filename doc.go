@@ -1,7 +1,7 @@
 // Package scorehub is an embeddable model-scoring service, wire-compatible
 // with the scoring agents and the management and token APIs of RapidMiner /
-// Altair AI Hub: analytical processes and uploaded models (XGBoost, PMML,
-// ONNX) scored behind POST {prefix}/{group}/api/v1/services/{path}/{alias},
+// Altair AI Hub: analytical processes and uploaded models (XGBoost,
+// LightGBM, PMML, ONNX) scored behind POST {prefix}/{group}/api/v1/services/{path}/{alias},
 // managed through a REST API that JWTs guard, tested in a browser.
 //
 // [New] builds the whole service from a [Config], in dependency order, and

@@ -73,6 +73,7 @@ func TestMisspeltFeatureIsRefused(t *testing.T) {
 		fx     fixture
 	}{
 		{"xgboost", readFixture(t, "registry/xgboost/testdata/breast_cancer_logistic.json", "registry/xgboost/testdata/breast_cancer_logistic.rows.json")},
+		{"lightgbm", readFixture(t, "registry/lightgbm/testdata/binary.txt", "registry/lightgbm/testdata/binary.rows.json")},
 		{"pmml", readFixture(t, "registry/pmml/testdata/breast_cancer_logistic.pmml", "registry/pmml/testdata/breast_cancer_logistic.rows.json")},
 		{"onnx", readFixture(t, "registry/onnx/testdata/breast_cancer_logistic.onnx", "registry/onnx/testdata/breast_cancer_logistic.rows.json")},
 	} {

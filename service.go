@@ -13,6 +13,7 @@ import (
 	"github.com/scorehub/scorehub/metrics"
 	"github.com/scorehub/scorehub/middleware"
 	"github.com/scorehub/scorehub/registry"
+	"github.com/scorehub/scorehub/registry/lightgbm"
 	"github.com/scorehub/scorehub/registry/onnx"
 	"github.com/scorehub/scorehub/registry/pmml"
 	"github.com/scorehub/scorehub/registry/process"
@@ -277,5 +278,5 @@ func (s *Service) Close() error {
 }
 
 func defaultFormats() []process.ModelFormat {
-	return []process.ModelFormat{xgboost.Format{}, pmml.Format{}, onnx.Format{}}
+	return []process.ModelFormat{xgboost.Format{}, lightgbm.Format{}, pmml.Format{}, onnx.Format{}}
 }

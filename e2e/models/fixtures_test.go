@@ -19,12 +19,14 @@ import (
 // producer's own predictions.
 var fixtureDirs = []struct {
 	dir, format string
-	// exts are the model's files: XGBoost's JSON and UBJSON saves, PMML.
+	// exts are the model's files: XGBoost's JSON and UBJSON saves, PMML,
+	// ONNX, LightGBM's text model.
 	exts []string
 }{
 	{"../../registry/xgboost/testdata", "xgboost", []string{".json", ".ubj"}},
 	{"../../registry/pmml/testdata", "pmml", []string{".pmml"}},
 	{"../../registry/onnx/testdata", "onnx", []string{".onnx"}},
+	{"../../registry/lightgbm/testdata", "lightgbm", []string{".txt"}},
 }
 
 // fixture is one model of fixtureDirs.
@@ -46,8 +48,8 @@ type fixture struct {
 }
 
 // fixtureFile is what <stem>.rows.json holds (registry/xgboost/testdata/gen.py,
-// registry/pmml/testdata/export.py and registry/onnx/testdata/export.py
-// write it).
+// registry/pmml/testdata/export.py, registry/onnx/testdata/export.py and
+// registry/lightgbm/testdata/gen.py write it).
 type fixtureFile struct {
 	Metadata map[string]any `json:"metadata"`
 	// Schema is what the reader derives from the file and the metadata.
@@ -142,6 +144,9 @@ func readFixture(t testing.TB, path, format string, exts []string) *fixture {
 	if format == "onnx" {
 		predictions = f.ONNXRuntime.Predictions
 	}
+	if format == "lightgbm" {
+		fx.rows, predictions = sendable(fx.rows, predictions)
+	}
 	for i, p := range predictions {
 		var one float64
 		var many []float64
@@ -158,6 +163,27 @@ func readFixture(t testing.TB, path, format string, exts []string) *fixture {
 		t.Fatalf("%s: %d predictions for %d rows", path, len(fx.want), len(fx.rows))
 	}
 	return fx
+}
+
+// sendable leaves out the rows a JSON body cannot carry and those without
+// a prediction: LightGBM's fixtures test infinite inputs, which they spell
+// "Infinity" and "-Infinity", and have null where LightGBM answers no
+// finite number.
+func sendable(rows []map[string]any, predictions []json.RawMessage) ([]map[string]any, []json.RawMessage) {
+	var r []map[string]any
+	var p []json.RawMessage
+	for i, row := range rows {
+		ok := string(predictions[i]) != "null"
+		for _, v := range row {
+			if v == "Infinity" || v == "-Infinity" {
+				ok = false
+			}
+		}
+		if ok {
+			r, p = append(r, row), append(p, predictions[i])
+		}
+	}
+	return r, p
 }
 
 // modelName is the name file is deployed under: the fixture's stem and

@@ -46,11 +46,11 @@ func deployModel(t testing.TB, c *client, name string, artifact []byte, metadata
 }
 
 // TestFixturesScoreAsProduced deploys every fixture, each XGBoost model in
-// both of its save formats and each PMML document and ONNX graph
-// scikit-learn's models were written as, through the management API and
-// scores its rows over HTTP with the body pandas writes: every prediction
-// is XGBoost's, scikit-learn's or (for ONNX) ONNX Runtime's own, within
-// 1e-6. A restart on the same data serves every model, alias and
+// both of its save formats, each PMML document and ONNX graph
+// scikit-learn's models were written as and each LightGBM text model,
+// through the management API and scores its rows over HTTP with the body
+// pandas writes: every prediction is XGBoost's, scikit-learn's, (for ONNX)
+// ONNX Runtime's or LightGBM's own, within 1e-6. A restart on the same data serves every model, alias and
 // deployment again with the same answers.
 func TestFixturesScoreAsProduced(t *testing.T) {
 	t.Parallel()

@@ -68,3 +68,28 @@ func TestSkipOrFail(t *testing.T) {
 		})
 	}
 }
+
+func TestSkipUnbuildable(t *testing.T) {
+	tests := []struct {
+		component string
+		env       string
+		want      string
+	}{
+		{"lightgbm", "", "skip"},
+		{"lightgbm", "1", "skip"},
+		{"xgboost", "", "skip"},
+		{"xgboost", "1", "fail"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.component+"/env="+tt.env, func(t *testing.T) {
+			t.Setenv(testenv.RequireAllVar, tt.env)
+			r := run(func(tb testing.TB) { testenv.SkipUnbuildable(tb, tt.component, "%s is not built", tt.component) })
+			if r.ended != tt.want {
+				t.Fatalf("SkipUnbuildable ended the test with %q, want %q", r.ended, tt.want)
+			}
+			if !strings.Contains(r.msg, tt.component+" is not built") {
+				t.Errorf("message %q does not say what is missing", r.msg)
+			}
+		})
+	}
+}

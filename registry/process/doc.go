@@ -8,7 +8,7 @@
 // column names AI Hub clients read.
 //
 // A trained model is a process too. A [ModelFormat] (one sub-package of
-// registry per format: xgboost, pmml, onnx) turns a file into a
+// registry per format: xgboost, lightgbm, pmml, onnx) turns a file into a
 // [LoadedModel]: the [ModelSchema] it derives and its Process. A host
 // registers formats with [Catalog.RegisterFormat]; [Catalog.LoadModel]
 // detects a file's format by its content (never its name), refuses files

@@ -14,7 +14,7 @@ import (
 func TestFormatImports(t *testing.T) {
 	const module = "github.com/scorehub/scorehub"
 	allowed := []string{module + "/registry/process", module + "/problem"}
-	for _, format := range []string{"xgboost", "pmml", "onnx"} {
+	for _, format := range []string{"xgboost", "lightgbm", "pmml", "onnx"} {
 		t.Run(format, func(t *testing.T) {
 			pkg := module + "/registry/" + format
 			out, err := exec.Command("go", "list", "-deps", "-f", "{{.ImportPath}}", pkg).Output()

@@ -421,7 +421,7 @@ func (c *Catalog) Formats() []ModelFormat {
 // text fails with [ErrModelInvalid].
 func (c *Catalog) LoadModel(artifact []byte, meta ModelMetadata) (*LoadedModel, error) {
 	if kind := sniffUnsafe(artifact); kind != "" {
-		return nil, ModelErrorf(ErrModelFormat, "the file is %s; such files can run code when loaded and are never read: save the model in its own format instead (XGBoost: save_model to .json or .ubj)", kind)
+		return nil, ModelErrorf(ErrModelFormat, "the file is %s; such files can run code when loaded and are never read: save the model in its own format instead (XGBoost: save_model to .json or .ubj; LightGBM: save_model to .txt)", kind)
 	}
 	if what, text := meta.notUTF8(); what != "" {
 		return nil, ModelErrorf(ErrModelInvalid, "the metadata's %s %q is not UTF-8 text", what, text)
