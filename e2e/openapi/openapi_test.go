@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -322,6 +323,20 @@ func TestEveryOperationAnswersAsDocumented(t *testing.T) {
 		{method: "DELETE", path: "/api/v1/users/ann", as: "admin", status: 204},
 		{method: "DELETE", path: "/api/v1/users/ann", as: "admin", status: 404},
 
+		// The refusals of the routes not refused above.
+		{method: "GET", path: "/api/v1/apitokens", status: 401},
+		{method: "GET", path: "/api/v1/deployments", status: 401},
+		{method: "GET", path: "/api/v1/deployments/traffic/nowhere", as: "reader", status: 404},
+		{method: "GET", path: "/api/v1/endpoints", header: map[string]string{"Authorization": "Bearer not.a.token"}, status: 401},
+		{method: "GET", path: "/api/v1/models", status: 401},
+		{method: "GET", path: "/api/v1/processes", status: 401},
+		{method: "GET", path: "/api/v1/queues", status: 401},
+		{method: "GET", path: "/api/v1/webapigroups", status: 401},
+		{method: "GET", path: "/api/v1/webapigroups/nowhere", as: "reader", status: 404},
+		{method: "PUT", path: "/api/v1/webapigroups/spare", as: "reader", body: `{"description":"Spare"}`, status: 403},
+		{method: "GET", path: "/executions/jobs", status: 401},
+		{method: "POST", path: "/executions/jobs/nowhere/stop", as: "admin", status: 404},
+
 		{method: "DELETE", path: "/api/v1/deployments/traffic/slow", as: "admin", status: 204},
 		{method: "DELETE", path: "/api/v1/deployments/traffic/iris", as: "admin", header: map[string]string{"If-Match": `"1"`}, status: 412},
 		{method: "DELETE", path: "/api/v1/deployments/traffic/iris", as: "admin", status: 204},
@@ -375,6 +390,23 @@ func TestEveryOperationAnswersAsDocumented(t *testing.T) {
 
 	if d := cmp.Diff(s.Conformance(t).Operations(), tr.Seen()); d != "" {
 		t.Errorf("operations of the document (-) that no request reached (+: reached but not documented):\n%s", d)
+	}
+	// Each operation answered with a success and with an error, where
+	// the document gives it both. "GET /x 404" is of the class "GET /x 4xx".
+	class := func(response string) string { return response[:len(response)-2] + "xx" }
+	seen := map[string]bool{}
+	for _, r := range tr.SeenResponses() {
+		seen[class(r)] = true
+	}
+	var unseen []string
+	for _, r := range s.Conformance(t).Responses() {
+		c := class(r)
+		if (strings.HasSuffix(c, " 2xx") || strings.HasSuffix(c, " 4xx")) && !seen[c] && !slices.Contains(unseen, c) {
+			unseen = append(unseen, c)
+		}
+	}
+	if len(unseen) > 0 {
+		t.Errorf("operations that answered no success or no error of those the document gives them:\n%s", strings.Join(unseen, "\n"))
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"slices"
 	"sort"
+	"strconv"
 	"sync"
 	"testing"
 
@@ -179,6 +180,24 @@ func (c *Conformance) Operations() []string {
 	return out
 }
 
+// Responses lists the answers the document's operations say they give,
+// as the operation and the status ("GET /api/v1/queues/{name} 404"),
+// sorted. A range (4XX) or default is not listed.
+func (c *Conformance) Responses() []string {
+	var out []string
+	for path, item := range c.doc.Paths.Map() {
+		for method, op := range item.Operations() {
+			for status := range op.Responses.Map() {
+				if _, err := strconv.Atoi(status); err == nil {
+					out = append(out, method+" "+path+" "+status)
+				}
+			}
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
 // Check checks one answer, whose body was read into body, to req. It
 // returns the operation req routes to ("" for none) and what the document
 // does not allow in the answer.
@@ -224,7 +243,7 @@ func (c *Conformance) Check(req *http.Request, res *http.Response, body []byte) 
 // Transport returns an http.RoundTripper that sends requests through next
 // and checks every answer, failing t for one the document does not allow.
 func (c *Conformance) Transport(t testing.TB, next http.RoundTripper) *CheckingTransport {
-	return &CheckingTransport{t: t, c: c, next: next, seen: map[string]bool{}}
+	return &CheckingTransport{t: t, c: c, next: next, seen: map[string]bool{}, responses: map[string]bool{}}
 }
 
 // CheckingTransport is the http.RoundTripper of [Conformance.Transport]. It
@@ -234,8 +253,9 @@ type CheckingTransport struct {
 	c    *Conformance
 	next http.RoundTripper
 
-	mu   sync.Mutex
-	seen map[string]bool // operations answered
+	mu        sync.Mutex
+	seen      map[string]bool // operations answered
+	responses map[string]bool // operations answered, with the status
 }
 
 // RoundTrip sends req and checks the answer. The answer's body is read
@@ -258,6 +278,7 @@ func (ct *CheckingTransport) RoundTrip(req *http.Request) (*http.Response, error
 	if op != "" {
 		ct.mu.Lock()
 		ct.seen[op] = true
+		ct.responses[op+" "+strconv.Itoa(res.StatusCode)] = true
 		ct.mu.Unlock()
 	}
 	return res, nil
@@ -271,6 +292,20 @@ func (ct *CheckingTransport) Seen() []string {
 	out := make([]string, 0, len(ct.seen))
 	for op := range ct.seen {
 		out = append(out, op)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// SeenResponses lists the operations whose answers went through the
+// transport, each with the status it answered, as [Conformance.Responses]
+// does.
+func (ct *CheckingTransport) SeenResponses() []string {
+	ct.mu.Lock()
+	defer ct.mu.Unlock()
+	out := make([]string, 0, len(ct.responses))
+	for r := range ct.responses {
+		out = append(out, r)
 	}
 	sort.Strings(out)
 	return out
