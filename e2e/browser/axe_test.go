@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"testing"
 
 	"github.com/chromedp/chromedp"
 
@@ -19,11 +20,11 @@ const axeDir = "testdata/axe"
 
 // axeSource returns axe-core's script, ending the test when it is not
 // installed.
-func axeSource(b browser) string {
-	b.t.Helper()
+func axeSource(t *testing.T) string {
+	t.Helper()
 	src, err := os.ReadFile(filepath.Join(axeDir, "node_modules", "axe-core", "axe.min.js"))
 	if err != nil {
-		testenv.SkipOrFail(b.t, "axe-core is not installed: run npm ci --prefix e2e/browser/%s (%v)", axeDir, err)
+		testenv.SkipOrFail(t, "axe-core is not installed: run npm ci --prefix e2e/browser/%s (%v)", axeDir, err)
 	}
 	return string(src)
 }
