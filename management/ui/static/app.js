@@ -691,6 +691,7 @@
     show('welcome', false);
     show('unseen', false);
     show('endpoint', true);
+    fitURL();
     renderResult(state.results.get(key) || null);
 
     const editor = $('body');
@@ -1142,6 +1143,16 @@
     pinResults();
     showScrollHint();
   }).observe($('result-table-wrap'));
+
+  // fitURL makes the endpoint URL's field as tall as the wrapped URL, in
+  // browsers that do not size it to its content (field-sizing in app.css).
+  function fitURL() {
+    const url = $('endpoint-url');
+    if (CSS.supports('field-sizing', 'content')) return;
+    url.style.height = 'auto';
+    url.style.height = `${url.scrollHeight + url.offsetHeight - url.clientHeight}px`;
+  }
+  window.addEventListener('resize', fitURL);
 
   // ---------------------------------------------------------------------
   // curl: the request Run Test sends, as a command for a POSIX shell.
