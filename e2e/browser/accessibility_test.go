@@ -166,6 +166,9 @@ func TestBrowserAccessibleOnDesktopAndPhone(t *testing.T) {
 			}
 			b.do("show the curl command", chromedp.Click(chromedp.CSS("#show-curl")), chromedp.WaitVisible(chromedp.CSS("#curl")))
 			check("result")
+			if f := eval[phoneFacts](b, phoneScript); f.ResultColumns != 4 {
+				t.Errorf("%d result columns measured in the first row, want prediction(species) and 3 confidences", f.ResultColumns)
+			}
 
 			b.typeInto("#body", `{"data":[{"sepal_length":5.1,}]}`)
 			b.runTest()

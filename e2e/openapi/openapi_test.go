@@ -95,7 +95,7 @@ func TestConformanceReadsNullableStrictly(t *testing.T) {
 		res := &http.Response{StatusCode: 200, Header: http.Header{"Content-Type": {"application/json"}},
 			Body: io.NopCloser(strings.NewReader(tt.body))}
 		if _, err := c.Check(req, res, []byte(tt.body)); (err == nil) != tt.ok {
-			t.Errorf("%s: check said %v, want it to pass: %v", tt.body, err, tt.ok)
+			t.Errorf("%s: passed %v, want %v (%v)", tt.body, err == nil, tt.ok, err)
 		}
 	}
 }
