@@ -132,11 +132,11 @@ func (b browser) text(sel string) string {
 }
 
 // eval evaluates a JavaScript expression in the page.
-func eval[T any](b browser, expr string) T {
+func eval[T any](b browser, expr string, opts ...chromedp.EvaluateOption) T {
 	b.t.Helper()
 	ctx, cancel := context.WithTimeout(b.ctx, waitLimit)
 	defer cancel()
-	v, err := chromedp.Run(ctx, chromedp.Evaluate[T](expr))
+	v, err := chromedp.Run(ctx, chromedp.Evaluate[T](expr, opts...))
 	if err != nil {
 		b.t.Fatalf("evaluate %s: %v", expr, err)
 	}

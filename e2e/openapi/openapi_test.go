@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -57,6 +58,45 @@ func TestConformanceCatchesDrift(t *testing.T) {
 				t.Error("check passed an answer the document does not allow")
 			}
 		})
+	}
+}
+
+// The check reads nullable as OpenAPI 3.0.3 does, as generated clients
+// do: a null passes a nullable schema only if the schema's allOf, oneOf and
+// enum pass it too.
+func TestConformanceReadsNullableStrictly(t *testing.T) {
+	t.Parallel()
+	const doc = `{"openapi":"3.0.3","info":{"title":"t","version":"1"},"paths":{"/thing":{"get":{"responses":{"200":{
+		"description":"a thing","content":{"application/json":{"schema":{"$ref":"#/components/schemas/Holder"}}}}}}}},
+		"components":{"schemas":{
+			"Thing":{"type":"object","required":["a"],"properties":{"a":{"type":"string"}}},
+			"Holder":{"type":"object","properties":{
+				"allOf":{"type":"object","nullable":true,"allOf":[{"$ref":"#/components/schemas/Thing"}]},
+				"untyped":{"nullable":true,"allOf":[{"$ref":"#/components/schemas/Thing"}]},
+				"oneOf":{"oneOf":[{"$ref":"#/components/schemas/Thing"},{"type":"object","nullable":true,"enum":[null]}]},
+				"enum":{"type":"string","nullable":true,"enum":["a"]},
+				"plain":{"type":"string","nullable":true}}}}}}`
+	c, err := harness.LoadConformance([]byte(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		body string
+		ok   bool
+	}{
+		{`{"allOf":{"a":"x"},"untyped":{"a":"x"},"oneOf":{"a":"x"},"enum":"a","plain":"x"}`, true},
+		{`{"oneOf":null,"plain":null}`, true},
+		{`{"allOf":null}`, false},
+		{`{"untyped":null}`, false},
+		{`{"enum":null}`, false},
+	}
+	for _, tt := range tests {
+		req := httptest.NewRequest("GET", "/thing", nil)
+		res := &http.Response{StatusCode: 200, Header: http.Header{"Content-Type": {"application/json"}},
+			Body: io.NopCloser(strings.NewReader(tt.body))}
+		if _, err := c.Check(req, res, []byte(tt.body)); (err == nil) != tt.ok {
+			t.Errorf("%s: passed %v, want %v (%v)", tt.body, err == nil, tt.ok, err)
+		}
 	}
 }
 
@@ -188,6 +228,10 @@ func TestEveryOperationAnswersAsDocumented(t *testing.T) {
 		{method: "POST", path: "/webapi/traffic/api/v1/services/model/species", body: `{"data":[{"petal_width":"wide"}]}`, status: 400},
 		{method: "GET", path: "/api/v1/endpoints/traffic/model/species/process", as: "reader", status: 200},
 		{method: "GET", path: "/api/v1/endpoints/traffic/model/nowhere/process", as: "reader", status: 404},
+		// A job on the model's endpoint runs the model's version, which its
+		// answers name as the job's process (iris@2).
+		{method: "POST", path: "/executions/jobs", as: "admin", body: `{"endpoint":{"group":"traffic","path":"model","alias":"species"},"data":[` + harness.IrisRow + `]}`, status: 201, keep: "model"},
+		{method: "GET", path: "/executions/jobs/{model}", as: "admin", status: 200},
 		{method: "DELETE", path: versions + "/2", as: "admin", status: 409},                          // the alias names it
 		{method: "DELETE", path: "/api/v1/models/iris/aliases/production", as: "admin", status: 409}, // the endpoint names it
 		{method: "DELETE", path: "/api/v1/models/iris", as: "admin", status: 409},
@@ -279,6 +323,20 @@ func TestEveryOperationAnswersAsDocumented(t *testing.T) {
 		{method: "DELETE", path: "/api/v1/users/ann", as: "admin", status: 204},
 		{method: "DELETE", path: "/api/v1/users/ann", as: "admin", status: 404},
 
+		// The refusals of the routes not refused above.
+		{method: "GET", path: "/api/v1/apitokens", status: 401},
+		{method: "GET", path: "/api/v1/deployments", status: 401},
+		{method: "GET", path: "/api/v1/deployments/traffic/nowhere", as: "reader", status: 404},
+		{method: "GET", path: "/api/v1/endpoints", header: map[string]string{"Authorization": "Bearer not.a.token"}, status: 401},
+		{method: "GET", path: "/api/v1/models", status: 401},
+		{method: "GET", path: "/api/v1/processes", status: 401},
+		{method: "GET", path: "/api/v1/queues", status: 401},
+		{method: "GET", path: "/api/v1/webapigroups", status: 401},
+		{method: "GET", path: "/api/v1/webapigroups/nowhere", as: "reader", status: 404},
+		{method: "PUT", path: "/api/v1/webapigroups/spare", as: "reader", body: `{"description":"Spare"}`, status: 403},
+		{method: "GET", path: "/executions/jobs", status: 401},
+		{method: "POST", path: "/executions/jobs/nowhere/stop", as: "admin", status: 404},
+
 		{method: "DELETE", path: "/api/v1/deployments/traffic/slow", as: "admin", status: 204},
 		{method: "DELETE", path: "/api/v1/deployments/traffic/iris", as: "admin", header: map[string]string{"If-Match": `"1"`}, status: 412},
 		{method: "DELETE", path: "/api/v1/deployments/traffic/iris", as: "admin", status: 204},
@@ -311,19 +369,44 @@ func TestEveryOperationAnswersAsDocumented(t *testing.T) {
 		}
 	}
 
-	// The finished job's result, once it has finished.
-	var status int
-	var body []byte
-	if !testutil.Poll(time.Minute, func() bool {
-		status, body = send(t, client, s.Base, tokensBy["admin"], step{method: "GET", path: "/executions/jobs/{done}/result"}, kept)
-		// 409 is the only answer that may still change.
-		return status != http.StatusConflict
-	}) || status != http.StatusOK {
-		t.Fatalf("the iris job's result: %d %s", status, body)
+	// The finished jobs' results, once they have finished, and the jobs
+	// as they ended.
+	for _, job := range []string{"done", "model"} {
+		var status int
+		var body []byte
+		if !testutil.Poll(time.Minute, func() bool {
+			status, body = send(t, client, s.Base, tokensBy["admin"], step{method: "GET", path: "/executions/jobs/{" + job + "}/result"}, kept)
+			// 409 is the only answer that may still change.
+			return status != http.StatusConflict
+		}) || status != http.StatusOK {
+			t.Fatalf("the %s job's result: %d %s", job, status, body)
+		}
+	}
+	for _, path := range []string{"/executions/jobs/{slow}", "/executions/jobs/{model}", "/executions/jobs?size=1000"} {
+		if status, body := send(t, client, s.Base, tokensBy["admin"], step{method: "GET", path: path}, kept); status != http.StatusOK {
+			t.Errorf("GET %s: %d %s", path, status, body)
+		}
 	}
 
 	if d := cmp.Diff(s.Conformance(t).Operations(), tr.Seen()); d != "" {
 		t.Errorf("operations of the document (-) that no request reached (+: reached but not documented):\n%s", d)
+	}
+	// Each operation answered with a success and with an error, where
+	// the document gives it both. "GET /x 404" is of the class "GET /x 4xx".
+	class := func(response string) string { return response[:len(response)-2] + "xx" }
+	seen := map[string]bool{}
+	for _, r := range tr.SeenResponses() {
+		seen[class(r)] = true
+	}
+	var unseen []string
+	for _, r := range s.Conformance(t).Responses() {
+		c := class(r)
+		if (strings.HasSuffix(c, " 2xx") || strings.HasSuffix(c, " 4xx")) && !seen[c] && !slices.Contains(unseen, c) {
+			unseen = append(unseen, c)
+		}
+	}
+	if len(unseen) > 0 {
+		t.Errorf("operations that answered no success or no error of those the document gives them:\n%s", strings.Join(unseen, "\n"))
 	}
 }
 

@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"sort"
+	"strconv"
 	"sync"
 	"testing"
 
@@ -48,12 +50,118 @@ func LoadConformance(spec []byte) (*Conformance, error) {
 	if err := doc.Validate(context.Background()); err != nil {
 		return nil, fmt.Errorf("harness: the OpenAPI document is not valid: %w", err)
 	}
+	strictNullable(doc)
 	doc.Servers = nil
 	router, err := legacy.NewRouter(doc)
 	if err != nil {
 		return nil, fmt.Errorf("harness: route the OpenAPI document: %w", err)
 	}
 	return &Conformance{doc: doc, router: router}, nil
+}
+
+// strictNullable makes the validator read nullable as OpenAPI 3.0.3 does.
+// There nullable adds null to the type of its own schema only: null must
+// still pass that schema's enum, allOf, anyOf and oneOf, and nullable
+// without a type admits nothing. The validator admits null wherever
+// nullable is set, so that {"nullable": true, "allOf": [{"$ref": …}]}
+// would pass a null a generated client rejects; here such a schema loses
+// its nullable.
+func strictNullable(doc *openapi3.T) {
+	seen := map[*openapi3.Schema]bool{}
+	var visit func(ref *openapi3.SchemaRef)
+	visit = func(ref *openapi3.SchemaRef) {
+		if ref == nil || ref.Value == nil || seen[ref.Value] {
+			return
+		}
+		s := ref.Value
+		seen[s] = true
+		for _, r := range append(append(append(openapi3.SchemaRefs{s.Items, s.Not}, s.AllOf...), s.AnyOf...), s.OneOf...) {
+			visit(r)
+		}
+		for _, r := range s.Properties {
+			visit(r)
+		}
+		visit(s.AdditionalProperties.Schema)
+		if s.Nullable {
+			s.Nullable = admitsNull(s)
+		}
+	}
+	visitContent := func(c openapi3.Content) {
+		for _, mt := range c {
+			visit(mt.Schema)
+		}
+	}
+	visitParameters := func(ps openapi3.Parameters) {
+		for _, p := range ps {
+			if p.Value != nil {
+				visit(p.Value.Schema)
+				visitContent(p.Value.Content)
+			}
+		}
+	}
+	visitResponses := func(rs map[string]*openapi3.ResponseRef) {
+		for _, r := range rs {
+			if r.Value == nil {
+				continue
+			}
+			visitContent(r.Value.Content)
+			for _, h := range r.Value.Headers {
+				if h.Value != nil {
+					visit(h.Value.Schema)
+				}
+			}
+		}
+	}
+	if c := doc.Components; c != nil {
+		for _, s := range c.Schemas {
+			visit(s)
+		}
+		for _, p := range c.Parameters {
+			visitParameters(openapi3.Parameters{p})
+		}
+		for _, b := range c.RequestBodies {
+			if b.Value != nil {
+				visitContent(b.Value.Content)
+			}
+		}
+		visitResponses(c.Responses)
+	}
+	for _, item := range doc.Paths.Map() {
+		visitParameters(item.Parameters)
+		for _, op := range item.Operations() {
+			visitParameters(op.Parameters)
+			if op.RequestBody != nil && op.RequestBody.Value != nil {
+				visitContent(op.RequestBody.Value.Content)
+			}
+			if op.Responses != nil {
+				visitResponses(op.Responses.Map())
+			}
+		}
+	}
+}
+
+// admitsNull reports whether s, whose subschemas strictNullable has
+// visited, admits null under OpenAPI 3.0.3.
+func admitsNull(s *openapi3.Schema) bool {
+	if !s.Nullable || s.Type == nil || len(*s.Type) == 0 {
+		return false
+	}
+	if len(s.Enum) > 0 && !slices.Contains(s.Enum, any(nil)) {
+		return false
+	}
+	count := func(refs openapi3.SchemaRefs) int {
+		n := 0
+		for _, r := range refs {
+			if r.Value != nil && r.Value.VisitJSON(nil) == nil {
+				n++
+			}
+		}
+		return n
+	}
+	return count(s.AllOf) == len(s.AllOf) &&
+		(len(s.AnyOf) == 0 || count(s.AnyOf) > 0) &&
+		(len(s.OneOf) == 0 || count(s.OneOf) == 1) &&
+		(s.Not == nil || s.Not.Value == nil || s.Not.Value.VisitJSON(nil) != nil)
 }
 
 // Version returns the document's openapi member.
@@ -66,6 +174,24 @@ func (c *Conformance) Operations() []string {
 	for path, item := range c.doc.Paths.Map() {
 		for method := range item.Operations() {
 			out = append(out, method+" "+path)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Responses lists the answers the document's operations say they give,
+// as the operation and the status ("GET /api/v1/queues/{name} 404"),
+// sorted. A range (4XX) or default is not listed.
+func (c *Conformance) Responses() []string {
+	var out []string
+	for path, item := range c.doc.Paths.Map() {
+		for method, op := range item.Operations() {
+			for status := range op.Responses.Map() {
+				if _, err := strconv.Atoi(status); err == nil {
+					out = append(out, method+" "+path+" "+status)
+				}
+			}
 		}
 	}
 	sort.Strings(out)
@@ -117,7 +243,7 @@ func (c *Conformance) Check(req *http.Request, res *http.Response, body []byte) 
 // Transport returns an http.RoundTripper that sends requests through next
 // and checks every answer, failing t for one the document does not allow.
 func (c *Conformance) Transport(t testing.TB, next http.RoundTripper) *CheckingTransport {
-	return &CheckingTransport{t: t, c: c, next: next, seen: map[string]bool{}}
+	return &CheckingTransport{t: t, c: c, next: next, seen: map[string]bool{}, responses: map[string]bool{}}
 }
 
 // CheckingTransport is the http.RoundTripper of [Conformance.Transport]. It
@@ -127,8 +253,9 @@ type CheckingTransport struct {
 	c    *Conformance
 	next http.RoundTripper
 
-	mu   sync.Mutex
-	seen map[string]bool // operations answered
+	mu        sync.Mutex
+	seen      map[string]bool // operations answered
+	responses map[string]bool // operations answered, with the status
 }
 
 // RoundTrip sends req and checks the answer. The answer's body is read
@@ -151,6 +278,7 @@ func (ct *CheckingTransport) RoundTrip(req *http.Request) (*http.Response, error
 	if op != "" {
 		ct.mu.Lock()
 		ct.seen[op] = true
+		ct.responses[op+" "+strconv.Itoa(res.StatusCode)] = true
 		ct.mu.Unlock()
 	}
 	return res, nil
@@ -164,6 +292,20 @@ func (ct *CheckingTransport) Seen() []string {
 	out := make([]string, 0, len(ct.seen))
 	for op := range ct.seen {
 		out = append(out, op)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// SeenResponses lists the operations whose answers went through the
+// transport, each with the status it answered, as [Conformance.Responses]
+// does.
+func (ct *CheckingTransport) SeenResponses() []string {
+	ct.mu.Lock()
+	defer ct.mu.Unlock()
+	out := make([]string, 0, len(ct.responses))
+	for r := range ct.responses {
+		out = append(out, r)
 	}
 	sort.Strings(out)
 	return out

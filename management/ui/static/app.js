@@ -584,13 +584,16 @@
         const list = el('ul', { 'aria-label': `Endpoints of ${group.name}/${path}` });
         for (const ep of eps) {
           const key = keyOf(ep);
+          // The button's name is its visible text, as speech input users
+          // say it (WCAG 2.5.3), then, for screen readers, where the
+          // endpoint is.
           const button = el('button', {
             type: 'button',
             class: 'menu-endpoint',
             'data-endpoint': key,
             'aria-current': key === state.current ? 'true' : 'false',
-            'aria-label': `${ep.alias} in ${group.name}/${path}, ${ep.state}`,
-          }, el('span', {}, ep.alias), badge(ep.state, ep.state));
+          }, el('span', {}, ep.alias), ' ', badge(ep.state, ep.state),
+          el('span', { class: 'sr-only' }, `, in ${group.name}/${path}`));
           button.addEventListener('click', () => openEndpoint(key, true));
           list.append(el('li', {}, button));
         }
@@ -688,6 +691,7 @@
     show('welcome', false);
     show('unseen', false);
     show('endpoint', true);
+    fitURL();
     renderResult(state.results.get(key) || null);
 
     const editor = $('body');
@@ -707,7 +711,16 @@
       state.bodies.set(key, sample);
     }
     updateCurl();
-    if (fromMenu) $('endpoint-title').scrollIntoView({ block: 'nearest' });
+    if (fromMenu) bringIntoView($('endpoint-title'));
+  }
+
+  // bringIntoView scrolls the window so that e is at its top when e is
+  // not already in the top third: in one column (a phone) the endpoint is
+  // below the menu, and brought just over the bottom edge it would go
+  // unnoticed.
+  function bringIntoView(e) {
+    const r = e.getBoundingClientRect();
+    if (r.top < 0 || r.bottom > window.innerHeight / 3) e.scrollIntoView({ block: 'start' });
   }
 
   // emptyBody is the request body of one empty row.
@@ -1046,17 +1059,19 @@
     table.replaceChildren();
     table.append(el('caption', { class: 'sr-only' },
       `${plural(rows.length, 'row', 'rows')}; the result columns ${results.join(', ')}, then the input columns`));
-    const head = el('tr', {}, el('th', { scope: 'col', class: 'row-num' }, '#'));
+    // The roles are the elements' own, said again: on a phone the rows are
+    // laid out as blocks (app.css), which would otherwise lose them.
+    const head = el('tr', { role: 'row' }, el('th', { scope: 'col', role: 'columnheader', class: 'row-num' }, '#'));
     for (const c of ordered) {
-      head.append(el('th', { scope: 'col', 'data-column': c, class: isResult(c) ? 'result-col' : null, title: isResult(c) ? 'result column' : 'input column' }, c));
+      head.append(el('th', { scope: 'col', role: 'columnheader', 'data-column': c, class: isResult(c) ? 'result-col' : null, title: isResult(c) ? 'result column' : 'input column' }, c));
     }
-    const body = el('tbody');
+    const body = el('tbody', { role: 'rowgroup' });
     rows.forEach((r, i) => {
-      const tr = el('tr', {}, el('td', { class: 'row-num' }, String(i + 1)));
+      const tr = el('tr', { role: 'row' }, el('td', { role: 'cell', class: 'row-num' }, String(i + 1)));
       for (const c of ordered) {
         const v = r instanceof Map && r.has(c) ? r.get(c) : undefined;
         const classes = [];
-        const attrs = { 'data-column': c };
+        const attrs = { role: 'cell', 'data-column': c };
         if (isResult(c)) classes.push('result-col');
         let text;
         if (v === null || v === undefined) {
@@ -1075,7 +1090,7 @@
       }
       body.append(tr);
     });
-    table.append(el('thead', {}, head), body);
+    table.append(el('thead', { role: 'rowgroup' }, head), body);
     show('result-table-wrap', true);
     pinResults();
     showScrollHint();
@@ -1128,6 +1143,16 @@
     pinResults();
     showScrollHint();
   }).observe($('result-table-wrap'));
+
+  // fitURL makes the endpoint URL's field as tall as the wrapped URL, in
+  // browsers that do not size it to its content (field-sizing in app.css).
+  function fitURL() {
+    const url = $('endpoint-url');
+    if (CSS.supports('field-sizing', 'content')) return;
+    url.style.height = 'auto';
+    url.style.height = `${url.scrollHeight + url.offsetHeight - url.clientHeight}px`;
+  }
+  window.addEventListener('resize', fitURL);
 
   // ---------------------------------------------------------------------
   // curl: the request Run Test sends, as a command for a POSIX shell.
