@@ -88,6 +88,14 @@ func TestEndpointsListWithoutAToken(t *testing.T) {
 			t.Errorf("%s token: %d, want 401: a token sent is never ignored", tc.name, r.status)
 		}
 	}
+	// A query is not credentials, unless it carries a token, which is
+	// refused wherever it is sent.
+	if r := f.do(t, request{method: "GET", path: "/api/v1/endpoints?size=0"}); r.status != http.StatusOK {
+		t.Errorf("a query without a token: %d, want 200 as without it", r.status)
+	}
+	if r := f.do(t, request{method: "GET", path: "/api/v1/endpoints?access_token=" + f.reader}); r.status != http.StatusBadRequest {
+		t.Errorf("a token in the query: %d, want 400", r.status)
+	}
 }
 
 // Without a token, what an endpoint of a public group runs is shown, so

@@ -441,14 +441,15 @@ func methodNotAllowed(methods []string) http.Handler {
 }
 
 // optionalBearer serves a request that carries no credentials (no
-// Authorization header, no query) as the anonymous, without claims, and
-// checks any other with bearer, so that a token sent is never ignored,
-// even an expired one.
+// Authorization header, no access_token in the query) as the anonymous,
+// without claims, and checks any other with bearer, so that a token sent is
+// never ignored, even an expired one, and one sent in the query is refused
+// as bearer refuses it.
 func optionalBearer(bearer func(http.Handler) http.Handler, next http.Handler) http.Handler {
 	checked := bearer(next)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Add("Vary", "Authorization")
-		if len(r.Header.Values("Authorization")) == 0 && r.URL.RawQuery == "" {
+		if len(r.Header.Values("Authorization")) == 0 && !r.URL.Query().Has("access_token") {
 			next.ServeHTTP(w, r)
 			return
 		}
