@@ -41,12 +41,34 @@ type deploymentJSON struct {
 // timeoutMs 0 means the scoring handler's default; queue is always named,
 // DEFAULT when the endpoint sets none.
 type endpointJSON struct {
-	Alias       string `json:"alias"`
-	Process     string `json:"process"`
-	Model       string `json:"model,omitzero"`
-	Queue       string `json:"queue"`
-	TimeoutMs   int64  `json:"timeoutMs"`
-	Description string `json:"description"`
+	Alias       string       `json:"alias"`
+	Process     string       `json:"process"`
+	Model       string       `json:"model,omitzero"`
+	Queue       string       `json:"queue"`
+	TimeoutMs   int64        `json:"timeoutMs"`
+	Description string       `json:"description"`
+	Explain     *explainJSON `json:"explain,omitzero"`
+}
+
+// explainJSON is an endpoint's explanations (registry.Explain): absent
+// when they are off.
+type explainJSON struct {
+	Method string `json:"method"`
+	Top    int    `json:"top"`
+	Class  string `json:"class"`
+
+	Unknown map[string]jsontext.Value `json:",unknown" validate:"-"`
+}
+
+func explainView(x *registry.Explain) *explainJSON {
+	if x == nil {
+		return nil
+	}
+	v := &explainJSON{Method: x.Method, Top: x.Top, Class: x.Class}
+	if v.Class == "" {
+		v.Class = registry.ExplainPredicted
+	}
+	return v
 }
 
 func deploymentView(d registry.Deployment) deploymentJSON {
@@ -59,6 +81,7 @@ func deploymentView(d registry.Deployment) deploymentJSON {
 			Queue:       e.QueueName(),
 			TimeoutMs:   e.Timeout.Milliseconds(),
 			Description: e.Description,
+			Explain:     explainView(e.Explain),
 		}
 	}
 	return deploymentJSON{
@@ -95,12 +118,13 @@ type deploymentInput struct {
 // model is given (an empty one is not). An empty queue means DEFAULT, a
 // zero timeoutMs the scoring handler's default.
 type endpointInput struct {
-	Alias       string `json:"alias" validate:"required"`
-	Process     string `json:"process"`
-	Model       string `json:"model"`
-	Queue       string `json:"queue"`
-	TimeoutMs   int64  `json:"timeoutMs" validate:"max=86400000"`
-	Description string `json:"description" validate:"max=4096"`
+	Alias       string       `json:"alias" validate:"required"`
+	Process     string       `json:"process"`
+	Model       string       `json:"model"`
+	Queue       string       `json:"queue"`
+	TimeoutMs   int64        `json:"timeoutMs" validate:"max=86400000"`
+	Description string       `json:"description" validate:"max=4096"`
+	Explain     *explainJSON `json:"explain" validate:"-"`
 
 	Unknown map[string]jsontext.Value `json:",unknown" validate:"-"`
 }
@@ -109,6 +133,9 @@ func (in *deploymentInput) unknown() []problem.FieldError {
 	out := unknownMembers("", in.Unknown)
 	for i, e := range in.Endpoints {
 		out = append(out, unknownMembers("/endpoints/"+strconv.Itoa(i), e.Unknown)...)
+		if e.Explain != nil {
+			out = append(out, unknownMembers("/endpoints/"+strconv.Itoa(i)+"/explain", e.Explain.Unknown)...)
+		}
 	}
 	return out
 }
@@ -130,6 +157,12 @@ func (in *deploymentInput) record(rev uint64) registry.Deployment {
 			Queue:       e.Queue,
 			Timeout:     millis(e.TimeoutMs),
 			Description: e.Description,
+		}
+		if x := e.Explain; x != nil {
+			d.Endpoints[i].Explain = &registry.Explain{Method: x.Method, Top: x.Top, Class: x.Class}
+			if x.Class == registry.ExplainPredicted {
+				d.Endpoints[i].Explain.Class = "" // the default, stored as such
+			}
 		}
 	}
 	return d
@@ -192,6 +225,14 @@ func (h *Handler) checkReferences(st *registry.State, d registry.Deployment, pre
 		switch {
 		case e.Model != "":
 			add(p + "/model")
+			if _, unresolved := refs[p+"/model"]; e.Explain != nil && !unresolved {
+				// The model must be able to explain itself: loaded as it
+				// would be served, which answers at once for a version
+				// scored before.
+				if _, err := h.reg.Snapshot().EndpointProcess(e); errors.Is(err, registry.ErrUnavailable) {
+					fields = append(fields, problem.FieldError{Pointer: p + "/explain", Message: unavailableMessage(err)})
+				}
+			}
 		default:
 			if _, ok := h.reg.Catalog().Lookup(e.Process); !ok && !keepsProcess(prev, e) {
 				fields = append(fields, problem.FieldError{Pointer: p + "/process", Message: "names no process in the catalog: " + quote(e.Process)})
@@ -506,4 +547,14 @@ func (h *Handler) deleteDeployment(w http.ResponseWriter, r *http.Request) error
 	}
 	w.WriteHeader(http.StatusNoContent)
 	return nil
+}
+
+// unavailableMessage is what a client is told of a model endpoint that
+// cannot be served: the registry's message, which names no secret.
+func unavailableMessage(err error) string {
+	var e *problem.Error
+	if errors.As(err, &e) && e.Message != "" {
+		return e.Message
+	}
+	return "the endpoint's model cannot be served as asked"
 }

@@ -199,10 +199,12 @@ func (r *Registry) warm(st *State) {
 // EndpointProcess returns the process e runs: the catalog's process it
 // names, or the process of the model version it names, resolved on the
 // snapshot (an alias to the version it points at), named "model@version",
-// with the version's sample where it has one.
+// with the version's sample where it has one, and answering contributions
+// after its results when e asks for explanations ([Explain]).
 // It fails with [ErrUnavailable] when the catalog has no such process, the
 // snapshot no such model, alias or version, or the version cannot be loaded
-// (the error then wraps the cause, for the log).
+// (the error then wraps the cause, for the log), or e asks for
+// explanations of a model that cannot give them.
 func (s *Snapshot) EndpointProcess(e Endpoint) (process.ProcessInfo, error) {
 	if e.Model == "" {
 		p, ok := s.catalog.Lookup(e.Process)
@@ -227,6 +229,9 @@ func (s *Snapshot) EndpointProcess(e Endpoint) (process.ProcessInfo, error) {
 	p.Name = info.process
 	if info.sample != nil {
 		p.Sample = info.sample
+	}
+	if e.Explain != nil {
+		return explained(p, entry.model.Schema, *e.Explain)
 	}
 	return p, nil
 }

@@ -142,7 +142,42 @@ type Endpoint struct {
 	// default. It is kept in nanoseconds.
 	Timeout     time.Duration `json:"timeoutNs,omitempty"`
 	Description string        `json:"description,omitempty"`
+	// Explain, when set on a model endpoint, adds each row's feature
+	// contributions to its answers (see [Explain]).
+	Explain *Explain `json:"explain,omitempty"`
 }
+
+// Explain turns on explanations for a model endpoint: after the result
+// columns, every answer row carries the contribution of each of the
+// model's inputs to the row's raw margin, contribution(<feature>), and
+// contribution(bias), such that the bias plus the contributions is the
+// margin (log-odds for a logistic objective, the raw score for a softmax
+// class, the raw prediction of a regression). They are computed exactly,
+// by path-dependent TreeSHAP for tree models, by the model's own
+// [process.Explainer]. Query parameters are process macros on the AI Hub
+// wire, so explanations are a property of an endpoint: a second alias over
+// the same model is how a client chooses them.
+type Explain struct {
+	// Method is how contributions are computed: [ExplainTreeSHAP].
+	Method string `json:"method"`
+	// Top, when positive, keeps each row's Top contributions of the
+	// largest magnitude and answers the others null; 0 keeps every one.
+	Top int `json:"top,omitempty"`
+	// Class says which margin of a model of one margin per class is
+	// explained: [ExplainPredicted] (the default), the predicted class's,
+	// or [ExplainAll], each class's, as contribution(<class>,<feature>) and
+	// contribution(<class>,bias). A model of one margin has one either way.
+	Class string `json:"class,omitempty"`
+}
+
+// The values of [Explain]'s fields.
+const (
+	ExplainTreeSHAP  = "treeshap"
+	ExplainPredicted = "predicted"
+	ExplainAll       = "all"
+	// MaxExplainTop bounds [Explain.Top].
+	MaxExplainTop = 100_000
+)
 
 // QueueName returns the endpoint's queue, DefaultQueue when unset.
 func (e Endpoint) QueueName() string {
@@ -179,6 +214,12 @@ func (d *Deployment) Endpoint(alias string) (Endpoint, bool) {
 // endpoints reads as an empty list rather than a missing one.
 func (d Deployment) clone() Deployment {
 	d.Endpoints = append(make([]Endpoint, 0, len(d.Endpoints)), d.Endpoints...)
+	for i, e := range d.Endpoints {
+		if e.Explain != nil {
+			x := *e.Explain
+			d.Endpoints[i].Explain = &x
+		}
+	}
 	return d
 }
 

@@ -91,12 +91,26 @@ func (d *Deployment) Faults() (fields, joint []*InvalidError) {
 		if e.Timeout < 0 {
 			fields = append(fields, &InvalidError{Pointer: p + "/timeoutMs", Message: "must be at least 0"})
 		}
+		if x := e.Explain; x != nil {
+			if x.Method != ExplainTreeSHAP {
+				fields = append(fields, &InvalidError{Pointer: p + "/explain/method", Message: "must be " + strconv.Quote(ExplainTreeSHAP)})
+			}
+			if x.Top < 0 || x.Top > MaxExplainTop {
+				fields = append(fields, &InvalidError{Pointer: p + "/explain/top", Message: "must be from 0 (every feature) to " + strconv.Itoa(MaxExplainTop)})
+			}
+			if x.Class != "" && x.Class != ExplainPredicted && x.Class != ExplainAll {
+				fields = append(fields, &InvalidError{Pointer: p + "/explain/class", Message: `must be "predicted" or "all"`})
+			}
+		}
 	}
 	seen := make(map[string]bool, len(d.Endpoints))
 	for i, e := range d.Endpoints {
 		p := "/endpoints/" + strconv.Itoa(i)
 		if (e.Process == "") == (e.Model == "") {
 			joint = append(joint, &InvalidError{Pointer: p, Message: msgProcessOrModel})
+		}
+		if e.Explain != nil && e.Model == "" {
+			joint = append(joint, &InvalidError{Pointer: p + "/explain", Message: "explains a model's predictions: name a model, not a process"})
 		}
 		if e.Alias == "" {
 			continue // no name at all is a fault of its own

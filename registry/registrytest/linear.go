@@ -138,7 +138,7 @@ func (f *LinearFormat) Load(artifact []byte, meta process.ModelMetadata) (*proce
 			return nil, process.ModelErrorf(process.ErrModelInvalid, "%v", err)
 		}
 		schema.Outputs = process.ClassifierOutputs(label, meta.Classes)
-		lm.Process = p
+		lm.Process = explainedClassifier{p, m}
 	default:
 		return nil, process.ModelErrorf(process.ErrModelInvalid, "a linear classifier has two classes, not %d", len(meta.Classes))
 	}
@@ -181,6 +181,46 @@ func (m *linearModel) Score(ctx context.Context, in process.Input) (*process.Tab
 	}
 	return process.NewTable(in.Table.Rows(), process.NumberColumn(m.out, m.scores(in.Table), nil))
 }
+
+// Explain attributes each row's score exactly: a weight times its input
+// (0 for a missing one), and the bias; the score is the margin, the
+// classifier's log-odds. A LinearFormat model's process is a
+// process.Explainer.
+func (m *linearModel) Explain(ctx context.Context, in process.Input) (*process.Explanation, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	n, rows := len(m.features), in.Table.Rows()
+	values := make([]float64, rows*(n+1))
+	for r := range rows {
+		values[r*(n+1)+n] = m.bias
+	}
+	for k, name := range m.features {
+		c, ok := in.Table.Lookup(name)
+		if !ok {
+			continue
+		}
+		for r := range rows {
+			if v, ok := c.Number(r); ok {
+				values[r*(n+1)+k] = m.weights[k] * v
+			}
+		}
+	}
+	return &process.Explanation{Features: append([]string(nil), m.features...), Groups: []string{""}, Values: [][]float64{values}}, nil
+}
+
+// explainedClassifier is the classifier's process, which explains its
+// log-odds as the model does.
+type explainedClassifier struct {
+	process.Process
+	m *linearModel
+}
+
+func (c explainedClassifier) Explain(ctx context.Context, in process.Input) (*process.Explanation, error) {
+	return c.m.Explain(ctx, in)
+}
+
+var _ process.Explainer = (*linearModel)(nil)
 
 // predict is the classifier's: the second class's confidence is the
 // logistic of the score.

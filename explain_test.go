@@ -1,0 +1,97 @@
+package scorehub
+
+import (
+	"encoding/json"
+	"math"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/scorehub/scorehub/internal/testutil"
+	"github.com/scorehub/scorehub/registry/registrytest"
+)
+
+// TestExplainedEndpoint: an endpoint with explanations on answers each
+// row's contributions after its results, adding up to the model's margin
+// (the log-odds of the second class), with Top keeping the largest; the
+// endpoint without them answers as before; and a job on it carries them.
+// An endpoint of a process, an unknown method or a model that cannot
+// explain itself is refused at deploy.
+func TestExplainedEndpoint(t *testing.T) {
+	h := newService(t, Config{AdminPassword: adminPassword, Formats: append(DefaultFormats(), &registrytest.LinearFormat{})}).Handler()
+	admin := signIn(t, h, "admin", adminPassword)
+	artifact := string(registrytest.LinearArtifact(0.5, []string{"age", "income"}, []float64{2, -1}))
+	if code, body := admin.send("POST", "/api/v1/models/churn/versions?classes=no,yes", "application/octet-stream", artifact); code != http.StatusCreated {
+		t.Fatalf("upload: %d %s", code, body)
+	}
+	admin.must("PUT", "/api/v1/deployments/DEFAULT/churn", `{"enabled":true,"endpoints":[
+		{"alias":"plain","model":"churn@1"},
+		{"alias":"why","model":"churn@1","explain":{"method":"treeshap"}},
+		{"alias":"top","model":"churn@1","explain":{"method":"treeshap","top":1}}]}`, http.StatusCreated, nil)
+
+	if _, body := admin.do("GET", "/api/v1/deployments/DEFAULT/churn", ""); !strings.Contains(body, `"explain":{"method":"treeshap","top":1,"class":"predicted"}`) {
+		t.Errorf("the deployment shows %s, want its endpoints' explanations", body)
+	}
+	anon := client{t: t, h: h}
+	score := func(alias string) map[string]any {
+		t.Helper()
+		var out struct{ Data []map[string]any }
+		anon.must("POST", "/webapi/DEFAULT/api/v1/services/churn/"+alias, `{"data":[{"age":3,"income":2}]}`, http.StatusOK, &out)
+		return out.Data[0]
+	}
+	plain, why, top := score("plain"), score("why"), score("top")
+	for k := range plain {
+		if strings.HasPrefix(k, "contribution(") {
+			t.Errorf("the endpoint without explanations answers %s", k)
+		}
+	}
+	want := map[string]float64{"contribution(age)": 6, "contribution(income)": -2, "contribution(bias)": 0.5}
+	for k, v := range want {
+		if got, ok := why[k].(float64); !ok || math.Abs(got-v) > 1e-12 {
+			t.Errorf("%s = %v, want %v", k, why[k], v)
+		}
+	}
+	margin := why["contribution(age)"].(float64) + why["contribution(income)"].(float64) + why["contribution(bias)"].(float64)
+	if p := why["confidence(yes)"].(float64); math.Abs(1/(1+math.Exp(-margin))-p) > 1e-12 {
+		t.Errorf("bias + contributions = %v, whose logistic is not confidence(yes) %v", margin, p)
+	}
+	if top["contribution(age)"] != 6.0 || top["contribution(income)"] != nil || top["contribution(bias)"] != 0.5 {
+		t.Errorf("top 1 answered age %v, income %v, bias %v; want 6, null, 0.5", top["contribution(age)"], top["contribution(income)"], top["contribution(bias)"])
+	}
+
+	var p struct{ Output []struct{ Name string } }
+	anon.must("GET", "/api/v1/endpoints/DEFAULT/churn/why/process", "", http.StatusOK, &p)
+	var outs []string
+	for _, o := range p.Output {
+		outs = append(outs, o.Name)
+	}
+	if got := strings.Join(outs, " "); !strings.HasSuffix(got, "contribution(age) contribution(income) contribution(bias)") {
+		t.Errorf("the explained endpoint's outputs are %s, want the contributions last", got)
+	}
+
+	var job struct{ ID string }
+	admin.must("POST", "/executions/jobs", `{"endpoint":{"group":"DEFAULT","path":"churn","alias":"why"},"data":[{"age":1,"income":1}]}`, http.StatusCreated, &job)
+	var result struct{ Data []map[string]any }
+	testutil.Eventually(t, 10*time.Second, "the job's result", func() bool {
+		code, body := admin.do("GET", "/executions/jobs/"+job.ID+"/result", "")
+		return code == http.StatusOK && json.Unmarshal([]byte(body), &result) == nil
+	})
+	if got := result.Data[0]["contribution(age)"]; got != 2.0 {
+		t.Errorf("the job's contribution(age) = %v, want 2", got)
+	}
+
+	pmml := readFixture(t, "registry/pmml/testdata/iris_forest.pmml", "registry/pmml/testdata/iris_forest.rows.json")
+	admin.upload("forest", pmml.file, pmml.Meta)
+	for _, c := range []struct{ name, endpoint, pointer string }{
+		{"a process", `{"alias":"x","process":"nope","explain":{"method":"treeshap"}}`, "/endpoints/0/explain"},
+		{"an unknown method", `{"alias":"x","model":"churn@1","explain":{"method":"kernel"}}`, "/endpoints/0/explain/method"},
+		{"an unknown class", `{"alias":"x","model":"churn@1","explain":{"method":"treeshap","class":"yes"}}`, "/endpoints/0/explain/class"},
+		{"a model that cannot explain itself", `{"alias":"x","model":"forest@1","explain":{"method":"treeshap"}}`, "/endpoints/0/explain"},
+	} {
+		code, body := admin.do("PUT", "/api/v1/deployments/DEFAULT/refused", `{"endpoints":[`+c.endpoint+`]}`)
+		if code/100 != 4 || !strings.Contains(body, `"`+c.pointer+`"`) {
+			t.Errorf("%s: %d %s, want a refusal at %s", c.name, code, body, c.pointer)
+		}
+	}
+}
