@@ -326,24 +326,6 @@ func names(given []string, n int, prefix string) []string {
 	return out
 }
 
-// checkNames checks that list holds want non-empty, distinct names.
-func checkNames(one, many, source string, list []string, want int) error {
-	if len(list) != want {
-		return invalid("%s names %d %s; the model has %d", source, len(list), many, want)
-	}
-	seen := make(map[string]bool, len(list))
-	for i, s := range list {
-		if s == "" {
-			return invalid("%s: %s %d has an empty name", source, one, i)
-		}
-		if seen[s] {
-			return invalid("%s: %s name %q appears twice", source, one, s)
-		}
-		seen[s] = true
-	}
-	return nil
-}
-
 // classCount is how many classes a classifier answers.
 func (m *model) classCount() int {
 	if m.outputs > 1 {
@@ -424,7 +406,7 @@ func (m *model) loaded(f *file, meta process.ModelMetadata, lim Limits) (*proces
 	if len(features) == 0 {
 		source, features = "the file's feature_names", f.featureNames
 	}
-	if err := checkNames("feature", "features", source, features, len(m.feats)); err != nil {
+	if err := process.CheckNames("feature", "features", source, features, len(m.feats)); err != nil {
 		return nil, err
 	}
 	label := meta.LabelOrDefault()
@@ -452,7 +434,7 @@ func (m *model) loaded(f *file, meta process.ModelMetadata, lim Limits) (*proces
 			return nil, limit("the model has %d classes, more than the limit of %d", k, lim.MaxClasses)
 		}
 		classes := names(meta.Classes, k, "")
-		if err := checkNames("class", "classes", "the metadata", classes, k); err != nil {
+		if err := process.CheckNames("class", "classes", "the metadata", classes, k); err != nil {
 			return nil, err
 		}
 		p, err := process.Classifier(label, classes, m.predictProbs)

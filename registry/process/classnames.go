@@ -46,3 +46,24 @@ func sequence(labels []string) bool {
 	}
 	return true
 }
+
+// CheckNames checks that list, the names source gives (such as "the
+// metadata"), holds want names, each non-empty and none twice; one and
+// many say what they name ("feature", "features"). It fails with
+// [ErrModelInvalid], saying which rule list breaks.
+func CheckNames(one, many, source string, list []string, want int) error {
+	if len(list) != want {
+		return ModelErrorf(ErrModelInvalid, "%s names %d %s; the model has %d", source, len(list), many, want)
+	}
+	seen := make(map[string]bool, len(list))
+	for i, s := range list {
+		if s == "" {
+			return ModelErrorf(ErrModelInvalid, "%s: %s %d has an empty name", source, one, i)
+		}
+		if seen[s] {
+			return ModelErrorf(ErrModelInvalid, "%s: %s name %q appears twice", source, one, s)
+		}
+		seen[s] = true
+	}
+	return nil
+}

@@ -367,25 +367,6 @@ func names(given, fromFile []string, n int, prefix string) []string {
 	return out
 }
 
-// checkNames checks that names are as many as want, non-empty and
-// distinct; one and many say what they name.
-func checkNames(one, many, source string, list []string, want int) error {
-	if len(list) != want {
-		return invalid("%s names %d %s; the model has %d", source, len(list), many, want)
-	}
-	seen := make(map[string]bool, len(list))
-	for i, s := range list {
-		if s == "" {
-			return invalid("%s: %s %d has an empty name", source, one, i)
-		}
-		if seen[s] {
-			return invalid("%s: %s name %q appears twice", source, one, s)
-		}
-		seen[s] = true
-	}
-	return nil
-}
-
 // classCount is how many classes the model's classifier columns have.
 func (m *model) classCount() int {
 	if m.obj.multi {
@@ -403,7 +384,7 @@ func (m *model) loaded(f *file, meta process.ModelMetadata, lim Limits) (*proces
 	}
 	features := names(meta.Features, f.featureNames, m.nFeat, "f")
 	if len(meta.Features) > 0 || len(f.featureNames) > 0 {
-		if err := checkNames("feature", "features", source, features, m.nFeat); err != nil {
+		if err := process.CheckNames("feature", "features", source, features, m.nFeat); err != nil {
 			return nil, err
 		}
 	}
@@ -429,7 +410,7 @@ func (m *model) loaded(f *file, meta process.ModelMetadata, lim Limits) (*proces
 				"the model has %d classes, more than the limit of %d", k, lim.MaxClasses)
 		}
 		classes := names(meta.Classes, nil, k, "")
-		if err := checkNames("class", "classes", "the metadata", classes, k); err != nil {
+		if err := process.CheckNames("class", "classes", "the metadata", classes, k); err != nil {
 			return nil, err
 		}
 		p, err := process.Classifier(label, classes, m.predictProbs)
