@@ -38,8 +38,9 @@ func (t *Tree) mean(i int32) float64 {
 
 // elem is one feature on the path from the root to a node: the share of
 // cover that passes the splits on it when the feature is unknown (zero)
-// and whether the row passes them (one), and the weight of subsets of
-// the path's features of one size.
+// and whether the row passes them (one: 1 or 0, never another value in
+// path-dependent TreeSHAP), and the weight of subsets of the path's
+// features of one size.
 type elem struct {
 	feat      int32
 	zero, one float64
@@ -50,6 +51,7 @@ type elem struct {
 // concurrent use; its zero value is ready.
 type Walker struct {
 	buf   []elem
+	inv   []float64 // inv[i] is 1/i, so that the walk multiplies rather than divides
 	t     *Tree
 	hot   func(node int32) int32
 	phi   []float64
@@ -69,6 +71,12 @@ func (w *Walker) Add(t *Tree, hot func(node int32) int32, scale float64, phi []f
 	if len(w.buf) < need {
 		w.buf = make([]elem, need)
 	}
+	if len(w.inv) < t.Depth+3 {
+		w.inv = make([]float64, t.Depth+3)
+		for i := 1; i < len(w.inv); i++ {
+			w.inv[i] = 1 / float64(i)
+		}
+	}
 	w.t, w.hot, w.phi, w.scale = t, hot, phi, scale
 	w.recurse(0, 0, 0, 1, 1, -1)
 	w.t, w.hot, w.phi = nil, nil, nil
@@ -82,15 +90,11 @@ func (w *Walker) recurse(i int32, base, n int, pz, po float64, pf int32) {
 	start := base + n
 	m := w.buf[start : start+n+1]
 	copy(m, w.buf[base:start])
-	extend(m, pz, po, pf)
+	w.extend(m, pz, po, pf)
 	n++
 	t := w.t
 	if t.Left[i] < 0 {
-		v := t.Value[i] * w.scale
-		for k := 1; k < n; k++ {
-			e := &m[k]
-			w.phi[e.feat] += unwoundSum(m, k) * (e.one - e.zero) * v
-		}
+		w.leaf(m, t.Value[i]*w.scale)
 		return
 	}
 	f := t.Feature[i]
@@ -100,7 +104,7 @@ func (w *Walker) recurse(i int32, base, n int, pz, po float64, pf int32) {
 			// A feature split on again: its earlier split is undone and
 			// its fractions carried into this one.
 			iz, io = m[k].zero, m[k].one
-			unwind(m, k)
+			w.unwind(m, k)
 			n--
 			break
 		}
@@ -115,55 +119,77 @@ func (w *Walker) recurse(i int32, base, n int, pz, po float64, pf int32) {
 	w.recurse(cold, start, n, iz*t.Cover[cold]/c, 0, f)
 }
 
+// leaf adds the contributions of a leaf of value v reached by path m:
+// each feature's weight with its element unwound times the difference its
+// passing the splits makes.
+func (w *Walker) leaf(m []elem, v float64) {
+	l := len(m) - 1
+	inv := w.inv
+	// A feature the row does not pass (one 0) has, unwound, the weights
+	// Σ m[j].w·(l+1)/(zero·(l−j)); times its difference −zero, its
+	// contribution does not depend on which feature it is.
+	offPath, haveOff := 0.0, false
+	for k := 1; k <= l; k++ {
+		e := &m[k]
+		if e.one == 0 {
+			if !haveOff {
+				for j := l - 1; j >= 0; j-- {
+					offPath += m[j].w * inv[l-j]
+				}
+				offPath *= -float64(l+1) * v
+				haveOff = true
+			}
+			if e.zero != 0 {
+				w.phi[e.feat] += offPath
+			}
+			continue
+		}
+		z := e.zero
+		next, total := m[l].w, 0.0
+		for j := l - 1; j >= 0; j-- {
+			t := next * float64(l+1) * inv[j+1]
+			total += t
+			next = m[j].w - t*z*float64(l-j)*inv[l+1]
+		}
+		w.phi[e.feat] += total * (1 - z) * v
+	}
+}
+
 // extend appends to the path m[:len(m)-1] the feature f with fractions
 // z and o, updating the subset weights.
-func extend(m []elem, z, o float64, f int32) {
+func (w *Walker) extend(m []elem, z, o float64, f int32) {
 	l := len(m) - 1
 	m[l] = elem{feat: f, zero: z, one: o}
 	if l == 0 {
 		m[l].w = 1
+		return
 	}
+	r := w.inv[l+1]
 	for i := l - 1; i >= 0; i-- {
-		m[i+1].w += o * m[i].w * float64(i+1) / float64(l+1)
-		m[i].w = z * m[i].w * float64(l-i) / float64(l+1)
+		if o != 0 {
+			m[i+1].w += m[i].w * float64(i+1) * r
+		}
+		m[i].w = z * m[i].w * float64(l-i) * r
 	}
 }
 
 // unwind removes element k from the path m, undoing its extension; the
 // path is then m[:len(m)-1].
-func unwind(m []elem, k int) {
+func (w *Walker) unwind(m []elem, k int) {
 	l := len(m) - 1
+	inv := w.inv
 	z, o := m[k].zero, m[k].one
 	next := m[l].w
 	for j := l - 1; j >= 0; j-- {
 		if o != 0 {
 			t := m[j].w
-			m[j].w = next * float64(l+1) / (float64(j+1) * o)
-			next = t - m[j].w*z*float64(l-j)/float64(l+1)
+			m[j].w = next * float64(l+1) * inv[j+1]
+			next = t - m[j].w*z*float64(l-j)*inv[l+1]
 		} else {
-			m[j].w = m[j].w * float64(l+1) / (z * float64(l-j))
+			m[j].w = m[j].w * float64(l+1) * inv[l-j] / z
 		}
 	}
 	for j := k; j < l; j++ {
 		m[j].feat, m[j].zero, m[j].one = m[j+1].feat, m[j+1].zero, m[j+1].one
 	}
-}
-
-// unwoundSum is the total of the subset weights the path m would have
-// with element k unwound, without unwinding it.
-func unwoundSum(m []elem, k int) float64 {
-	l := len(m) - 1
-	z, o := m[k].zero, m[k].one
-	next := m[l].w
-	total := 0.0
-	for j := l - 1; j >= 0; j-- {
-		if o != 0 {
-			t := next * float64(l+1) / (float64(j+1) * o)
-			total += t
-			next = m[j].w - t*z*float64(l-j)/float64(l+1)
-		} else {
-			total += m[j].w * float64(l+1) / (z * float64(l-j))
-		}
-	}
-	return total
 }
