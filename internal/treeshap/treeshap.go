@@ -52,6 +52,8 @@ type elem struct {
 type Walker struct {
 	buf   []elem
 	inv   []float64 // inv[i] is 1/i, so that the walk multiplies rather than divides
+	// ws, up and down are a leaf's path weights and unwinding factors.
+	ws, up, down []float64
 	t     *Tree
 	hot   func(node int32) int32
 	phi   []float64
@@ -76,6 +78,9 @@ func (w *Walker) Add(t *Tree, hot func(node int32) int32, scale float64, phi []f
 		for i := 1; i < len(w.inv); i++ {
 			w.inv[i] = 1 / float64(i)
 		}
+		w.ws = make([]float64, t.Depth+2)
+		w.up = make([]float64, t.Depth+2)
+		w.down = make([]float64, t.Depth+2)
 	}
 	w.t, w.hot, w.phi, w.scale = t, hot, phi, scale
 	w.recurse(0, 0, 0, 1, 1, -1)
@@ -125,6 +130,15 @@ func (w *Walker) recurse(i int32, base, n int, pz, po float64, pf int32) {
 func (w *Walker) leaf(m []elem, v float64) {
 	l := len(m) - 1
 	inv := w.inv
+	// The weights and the factors every element's unwinding multiplies
+	// them by, gathered once for the leaf.
+	ws, up, down := w.ws[:l], w.up[:l], w.down[:l]
+	for j := range ws {
+		ws[j] = m[j].w
+		up[j] = float64(l+1) * inv[j+1]
+		down[j] = float64(l-j) * inv[l+1]
+	}
+	last := m[l].w
 	// A feature the row does not pass (one 0) has, unwound, the weights
 	// Σ m[j].w·(l+1)/(zero·(l−j)); times its difference −zero, its
 	// contribution does not depend on which feature it is.
@@ -134,7 +148,7 @@ func (w *Walker) leaf(m []elem, v float64) {
 		if e.one == 0 {
 			if !haveOff {
 				for j := l - 1; j >= 0; j-- {
-					offPath += m[j].w * inv[l-j]
+					offPath += ws[j] * inv[l-j]
 				}
 				offPath *= -float64(l+1) * v
 				haveOff = true
@@ -145,11 +159,11 @@ func (w *Walker) leaf(m []elem, v float64) {
 			continue
 		}
 		z := e.zero
-		next, total := m[l].w, 0.0
+		next, total := last, 0.0
 		for j := l - 1; j >= 0; j-- {
-			t := next * float64(l+1) * inv[j+1]
+			t := next * up[j]
 			total += t
-			next = m[j].w - t*z*float64(l-j)*inv[l+1]
+			next = ws[j] - t*z*down[j]
 		}
 		w.phi[e.feat] += total * (1 - z) * v
 	}
