@@ -50,14 +50,14 @@ type elem struct {
 // Walker holds the memory a walk works in. A Walker is not safe for
 // concurrent use; its zero value is ready.
 type Walker struct {
-	buf   []elem
-	inv   []float64 // inv[i] is 1/i, so that the walk multiplies rather than divides
+	buf []elem
+	inv []float64 // inv[i] is 1/i, so that the walk multiplies rather than divides
 	// ws, up and down are a leaf's path weights and unwinding factors.
 	ws, up, down []float64
-	t     *Tree
-	hot   func(node int32) int32
-	phi   []float64
-	scale float64
+	t            *Tree
+	hot          func(node int32) int32
+	phi          []float64
+	scale        float64
 }
 
 // Add adds scale times the contributions of t's output for one row to
