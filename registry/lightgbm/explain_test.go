@@ -187,3 +187,15 @@ func TestExplainNeedsCounts(t *testing.T) {
 		t.Error("a model without counts explains")
 	}
 }
+
+// TestExplainCancelled: a done context stops an explanation.
+func TestExplainCancelled(t *testing.T) {
+	f := readFixture(t, "testdata", "multiclass")
+	_, lm := loadFixture(t, "testdata", "multiclass")
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err := lm.Process.(process.Explainer).Explain(ctx, process.Input{Table: f.table(t, lm.Schema.Inputs, 0, len(f.Rows))})
+	if !errors.Is(err, context.Canceled) {
+		t.Errorf("Explain with a cancelled context: %v; want context.Canceled", err)
+	}
+}

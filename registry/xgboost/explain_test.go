@@ -3,10 +3,13 @@ package xgboost_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
 	"slices"
+	"sync"
 	"testing"
 
 	"github.com/scorehub/scorehub/internal/modeltest"
@@ -130,5 +133,42 @@ func checkExplanation(t *testing.T, m *process.LoadedModel, f *fixture, want *co
 				t.Errorf("row %d group %d: contributions sum to %v; XGBoost's margin is %v", r, g, sum, margin[r][g])
 			}
 		}
+	}
+}
+
+// TestExplainConcurrent: one model explains from many goroutines at once,
+// each answer the one it gives alone; and a done context stops it.
+func TestExplainConcurrent(t *testing.T) {
+	const name = "iris_forest"
+	f := readFixture(t, "testdata", name)
+	m := loadFixtureModel(t, "testdata", name, ".json", f)
+	e := explainer(t, m)
+	in := process.Input{Table: f.table(t, 0, len(f.Rows))}
+	want, err := e.Explain(context.Background(), in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, 4)
+	for range 4 {
+		wg.Go(func() {
+			got, err := e.Explain(context.Background(), in)
+			switch {
+			case err != nil:
+				errs <- err
+			case !slices.EqualFunc(got.Values, want.Values, slices.Equal[[]float64]):
+				errs <- fmt.Errorf("an explanation made beside others differs from one made alone")
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := e.Explain(ctx, in); !errors.Is(err, context.Canceled) {
+		t.Errorf("Explain with a cancelled context: %v; want context.Canceled", err)
 	}
 }
