@@ -1,8 +1,3 @@
-// Package treeshap computes exact per-feature contributions of one tree's
-// output for one row: path-dependent TreeSHAP (Lundberg, Erion and Lee
-// 2018, "Consistent Individualized Feature Attribution for Tree
-// Ensembles", Algorithm 2). The model formats describe their trees as a
-// [Tree] and decide their own splits; this package only attributes.
 package treeshap
 
 // Tree is a binary tree in arrays indexed by node, the root at 0.
