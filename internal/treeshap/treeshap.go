@@ -1,6 +1,7 @@
 package treeshap
 
-// Tree is a binary tree in arrays indexed by node, the root at 0.
+// Tree is a binary tree in arrays indexed by node, the root at 0. A walk
+// only reads it: many Walkers may walk one Tree at once.
 type Tree struct {
 	// Left and Right are a split's children; Left[i] < 0 marks a leaf.
 	Left, Right []int32
