@@ -83,6 +83,18 @@
 // All the trees in the file are scored, as LightGBM's predictor does with
 // its default num_iteration.
 //
+// # Explanations
+//
+// A model's process implements [process.Explainer] when the file holds
+// the training counts of its splits and leaves (internal_count and
+// leaf_count, which LightGBM writes): its contributions are those of
+// LightGBM's predict_contrib, path-dependent TreeSHAP weighted by those
+// counts, each split decided as scoring decides it, the bias the sum of
+// every tree's count-weighted mean leaf value. They are the contributions
+// of the raw score, which for a random forest is the sum of its trees, as
+// LightGBM's are. A model of linear trees is refused with
+// [process.ErrModelInvalid], as LightGBM refuses it.
+//
 // # Limits and speed
 //
 // [Limits] bounds the file's size, its trees, the leaves and depth of each

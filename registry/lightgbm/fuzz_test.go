@@ -16,7 +16,8 @@ import (
 var fuzzLimits = Limits{MaxBytes: 1 << 20, MaxTrees: 64, MaxLeaves: 64, MaxDepth: 16, MaxFeatures: 16, MaxClasses: 8, MaxCategoryWords: 64}
 
 // FuzzLoad reads any bytes as a model: Load must fail with an error of a
-// model kind or return a model that scores rows of every kind of value.
+// model kind or return a model that scores (and, where it can, explains)
+// rows of every kind of value.
 // The seeds are the hand-written model of the unit tests and variants of
 // it; testdata/fuzz/FuzzLoad holds models LightGBM wrote (a categorical
 // one with pandas_categorical, a linear one, one without feature names).
@@ -41,12 +42,27 @@ func FuzzLoad(f *testing.F) {
 			}
 			cols = append(cols, process.NumberColumn(in.Name, []float64{0, -1, math.NaN(), 1e40, 3}, nil))
 		}
-		out, err := lm.Process.Score(context.Background(), process.Input{Table: tabletest.Must(5, cols...)})
+		in := process.Input{Table: tabletest.Must(5, cols...)}
+		out, err := lm.Process.Score(context.Background(), in)
 		if err != nil {
 			t.Fatalf("Score: %v", err)
 		}
 		if out.Rows() != 5 || out.NumColumns() != len(lm.Schema.Outputs) {
 			t.Fatalf("Score answered %d rows × %d columns, want 5 × %d", out.Rows(), out.NumColumns(), len(lm.Schema.Outputs))
+		}
+		// A model that explains does so, or refuses linear trees as a
+		// model's fault.
+		if e, ok := lm.Process.(process.Explainer); ok {
+			x, err := e.Explain(context.Background(), in)
+			switch {
+			case errors.Is(err, process.ErrModelInvalid):
+			case err != nil:
+				t.Fatalf("Explain: %v", err)
+			default:
+				if err := x.Check(5); err != nil {
+					t.Fatal(err)
+				}
+			}
 		}
 	})
 }

@@ -100,3 +100,33 @@ func TestRegenerate(t *testing.T) {
 		})
 	}
 }
+
+// TestRegenerateContribs runs testdata/contribs.py with the LightGBM that
+// SCOREHUB_LIGHTGBM names on the committed models and checks that it
+// writes the committed contributions again, and that the reader explains
+// as LightGBM does (see TestExplainFixtures).
+func TestRegenerateContribs(t *testing.T) {
+	dir := lightgbmDir(t)
+	python.Require(t)
+	out := t.TempDir()
+	python.Run(t, filepath.Join("testdata", "contribs.py"), dir, "testdata", out)
+	for _, name := range modeltest.FixtureNames(t, "testdata") {
+		t.Run(name, func(t *testing.T) {
+			want, got := filepath.Join("testdata", name+".contribs.json"), filepath.Join(out, name+".contribs.json")
+			_, errWant := os.Stat(want)
+			_, errGot := os.Stat(got)
+			if (errWant == nil) != (errGot == nil) {
+				t.Fatalf("contribs.py writes %s: %v; testdata holds it: %v", name+".contribs.json", errGot == nil, errWant == nil)
+			}
+			if errGot != nil {
+				return
+			}
+			modeltest.SameJSON(t, "contribs.py", want, got)
+			f, _, lm, e, err := explainOf(t, "testdata", name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkContribs(t, f, lm, e, readContribs(t, out, name))
+		})
+	}
+}

@@ -71,6 +71,10 @@ type tree struct {
 	catSets []catSet     // by a categorical node's cat
 	linear  []linearLeaf // by leaf; nil unless the tree is linear
 	depth   int
+	// internalCount and leafCount are the training rows that reached each
+	// split and leaf, what explanations weigh branches by; nil when the
+	// file holds none (and for a tree of one leaf).
+	internalCount, leafCount []float64
 }
 
 // feature is what the reader knows of one input.
@@ -98,6 +102,7 @@ type model struct {
 	obj        objective
 	feats      []feature
 	scratch    sync.Pool // *scratch
+	shap       shapTrees // the trees as explanations walk them, built on first use
 }
 
 // build checks a parsed file and turns it into a model.
@@ -205,6 +210,9 @@ func check(i int, rt *rawTree, nFeat int, lim Limits) (tree, error) {
 			}
 		}
 		t.cats = rt.catThreshold
+	}
+	if rt.internalCount != nil && rt.leafCount != nil {
+		t.internalCount, t.leafCount = rt.internalCount, rt.leafCount
 	}
 	t.nodes = make([]node, n-1)
 	for k := range t.nodes {
@@ -452,6 +460,13 @@ func (m *model) loaded(f *file, meta process.ModelMetadata, lim Limits) (*proces
 		schema.Task = process.Regression
 		schema.Outputs = []process.ColumnSpec{{Name: prediction, Kind: process.Number}}
 		proc = &regressor{m: m, name: prediction}
+	}
+	if m.explainable() {
+		groups := []string{""}
+		if m.outputs > 1 {
+			groups = schema.Classes
+		}
+		proc = &explained{Process: proc, m: m, features: features, groups: slices.Clone(groups)}
 	}
 	return &process.LoadedModel{Schema: schema, Process: proc, RowWise: true, Sample: m.sample()}, nil
 }

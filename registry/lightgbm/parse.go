@@ -41,6 +41,8 @@ type rawTree struct {
 	leafCoeff     []float64
 	catBoundaries []int32
 	catThreshold  []uint32
+	internalCount []float64 // training rows through each split; nil when absent
+	leafCount     []float64 // training rows in each leaf; nil when absent
 }
 
 // lines walks a file line by line, "\n" or "\r\n" ended.
@@ -256,6 +258,8 @@ func parseTree(l *lines, i int, lim Limits) (rawTree, error) {
 		if t.decisionType == nil {
 			t.decisionType = make([]int8, n-1)
 		}
+		t.internalCount = p.floats("internal_count", n-1, false)
+		t.leafCount = p.floats("leaf_count", n, false)
 	}
 	if t.isLinear {
 		t.leafConst = p.floats("leaf_const", n, false)

@@ -23,7 +23,8 @@
 // The package sits beneath package registry, which holds the records, their
 // rules and stores: it imports only the standard library and package
 // problem, so that a model format, which needs nothing else, depends on
-// nothing else (a test in this package checks the formats' imports).
+// nothing else but internal/treeshap, the arithmetic of the tree formats'
+// explanations (a test in this package checks the formats' imports).
 // Errors are [*problem.Error] values or wrap one; match them with
 // [errors.Is] against the sentinels. ErrExists and ErrInvalid are also
 // package registry's.

@@ -41,8 +41,9 @@ type rawTree struct {
 	catSegments  []int64
 	catSizes     []int64
 	cats         []int32
-	numNodes     int64 // tree_param.num_nodes; -1 when absent
-	leafVector   int64 // tree_param.size_leaf_vector
+	hess         []float32 // sum_hessian: each node's cover
+	numNodes     int64     // tree_param.num_nodes; -1 when absent
+	leafVector   int64     // tree_param.size_leaf_vector
 	haveNumNodes bool
 }
 
@@ -480,6 +481,8 @@ func (w *walker) tree(name string) (rawTree, error) {
 			t.splitIndex, err = w.int32s(p, max, over)
 		case "split_conditions":
 			t.cond, err = w.float32s(p, max, over)
+		case "sum_hessian":
+			t.hess, err = w.float32s(p, max, over)
 		case "default_left":
 			err = w.array(p, max, over, func(i int) error {
 				k, err := w.r.peek()

@@ -74,6 +74,20 @@
 // trained with early stopping answers as if it had not stopped early unless
 // its extra trees are dropped before it is saved.
 //
+// # Explanations
+//
+// A model's process implements [process.Explainer] when the file holds
+// every tree node's cover (sum_hessian, which XGBoost writes), or when it
+// is a gblinear model: its contributions are those of XGBoost's
+// predict(..., pred_contribs=True). Trees are explained by path-dependent
+// TreeSHAP, each split decided as scoring decides it, dart's trees times
+// their weights; the bias is the base margin plus each tree's mean leaf
+// value weighted by cover. A gblinear feature contributes its value times
+// its weight (nothing when missing), and the bias is the model's bias plus
+// the base margin. XGBoost computes them in float32, this package in
+// float64: they agree to float32 precision, and bias plus contributions is
+// the margin scoring computes.
+//
 // # Limits and speed
 //
 // [Limits] bounds the file's size, its trees, the nodes and depth of each

@@ -14,17 +14,29 @@ import (
 // shapes rather than sizes.
 var fuzzLimits = Limits{MaxBytes: 1 << 20, MaxTrees: 64, MaxNodes: 256, MaxDepth: 16, MaxFeatures: 16, MaxClasses: 8}
 
-// fuzzSeeds are small models of every kind the reader scores.
+// covered gives tree tr the covers (sum_hessian) explanations need.
+func covered(tr obj) obj {
+	n := len(tr["left_children"].([]int))
+	c := make([]float32, n)
+	for i := range c {
+		c[i] = float32(n - i)
+	}
+	tr["sum_hessian"] = c
+	return tr
+}
+
+// fuzzSeeds are small models of every kind the reader scores, most of
+// their trees with covers, so that they explain too.
 func fuzzSeeds() []obj {
-	cat := treeOf([]int{1, -1, -1}, []int{2, -1, -1}, []int{0, 0, 0}, []float32{0, 1, 2}, []int{0, 0, 0})
+	cat := covered(treeOf([]int{1, -1, -1}, []int{2, -1, -1}, []int{0, 0, 0}, []float32{0, 1, 2}, []int{0, 0, 0}))
 	cat["split_type"] = []int{1, 0, 0}
 	cat["categories_nodes"], cat["categories_segments"], cat["categories_sizes"], cat["categories"] = []int{0}, []int{0}, []int{2}, []int{1, 3}
 	multi := modelOf("multi:softprob", 3, stump(0, 0, 1, -1, 1), stump(1, 0.5, 0, 1, 0), stump(0, 2, 1, 0, 1))
 	at(multi, "learner", "gradient_booster", "model")["tree_info"] = []int{0, 1, 2}
-	dart := modelOf("reg:squarederror", 0, stump(0, 0, 1, 2, 0))
+	dart := modelOf("reg:squarederror", 0, covered(stump(0, 0, 1, 2, 0)))
 	at(dart, "learner")["gradient_booster"] = obj{"name": "dart", "gbtree": at(dart, "learner", "gradient_booster"), "weight_drop": []float32{0.5}}
-	deep := modelOf("binary:logistic", 0, treeOf([]int{1, 3, -1, 5, -1, -1, -1}, []int{2, 4, -1, 6, -1, -1, -1},
-		[]int{0, 1, 0, 0, 0, 0, 0}, []float32{0.5, 1, 3, -1, 4, 5, 6}, []int{1, 0, 0, 1, 0, 0, 0}))
+	deep := modelOf("binary:logistic", 0, covered(treeOf([]int{1, 3, -1, 5, -1, -1, -1}, []int{2, 4, -1, 6, -1, -1, -1},
+		[]int{0, 1, 0, 0, 0, 0, 0}, []float32{0.5, 1, 3, -1, 4, 5, 6}, []int{1, 0, 0, 1, 0, 0, 0})))
 	lin := modelOf("multi:softmax", 2)
 	at(lin, "learner")["gradient_booster"] = obj{"name": "gblinear", "model": obj{"boosted_rounds": 1, "weights": []float32{1, -1, 0.5, 2, 0, 0}}}
 	return []obj{
@@ -35,7 +47,8 @@ func fuzzSeeds() []obj {
 	}
 }
 
-// checkLoaded fails unless a loaded model scores rows without trouble.
+// checkLoaded fails unless a loaded model scores rows without trouble,
+// and explains them when it can.
 func checkLoaded(t *testing.T, lm *process.LoadedModel, err error) {
 	if err != nil {
 		if !errors.Is(err, process.ErrModelInvalid) && !errors.Is(err, process.ErrModelLimit) && !errors.Is(err, process.ErrModelFormat) {
@@ -47,12 +60,22 @@ func checkLoaded(t *testing.T, lm *process.LoadedModel, err error) {
 	for _, in := range lm.Schema.Inputs {
 		cols = append(cols, process.NumberColumn(in.Name, []float64{0, -1, math.NaN(), 1e40, 3}, nil))
 	}
-	out, err := lm.Process.Score(context.Background(), process.Input{Table: tabletest.Must(5, cols...)})
+	in := process.Input{Table: tabletest.Must(5, cols...)}
+	out, err := lm.Process.Score(context.Background(), in)
 	if err != nil {
 		t.Fatalf("Score: %v", err)
 	}
 	if out.Rows() != 5 || out.NumColumns() != len(lm.Schema.Outputs) {
 		t.Fatalf("Score answered %d rows × %d columns, want 5 × %d", out.Rows(), out.NumColumns(), len(lm.Schema.Outputs))
+	}
+	if e, ok := lm.Process.(process.Explainer); ok {
+		x, err := e.Explain(context.Background(), in)
+		if err != nil {
+			t.Fatalf("Explain: %v", err)
+		}
+		if err := x.Check(5); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
 

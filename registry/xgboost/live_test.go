@@ -25,17 +25,20 @@ var python = modeltest.Python{
 // (XGBoost writes its float32s in as few digits as identify them, which
 // another build may choose differently), and that the reader agrees with
 // the freshly computed predictions too. The .ubj files are held to their
-// predictions.
+// predictions. testdata/contribs.py then writes XGBoost's contributions
+// for the fresh models, which must be the committed ones.
 func TestRegenerate(t *testing.T) {
 	python.Require(t)
 	out, examples := t.TempDir(), t.TempDir()
 	python.Run(t, filepath.Join("testdata", "gen.py"), "--out", out, "--examples", examples)
+	python.Run(t, filepath.Join("testdata", "contribs.py"), "--models", out, "--out", out)
 
 	committed := modeltest.SameFixtureNames(t, "gen.py", "testdata", out)
 	for _, name := range committed {
 		t.Run(name, func(t *testing.T) {
 			modeltest.SameJSON(t, "gen.py", filepath.Join("testdata", name+".rows.json"), filepath.Join(out, name+".rows.json"))
 			modeltest.SameJSON(t, "gen.py", filepath.Join("testdata", name+".json"), filepath.Join(out, name+".json"))
+			modeltest.SameJSON(t, "contribs.py", filepath.Join("testdata", name+".contribs.json"), filepath.Join(out, name+".contribs.json"))
 			f := readFixture(t, out, name)
 			for _, ext := range []string{".json", ".ubj"} {
 				checkFixture(t, out, name, ext, f)

@@ -40,6 +40,9 @@ type tree struct {
 	// cats are the sorted category codes each categorical split sends
 	// right.
 	cats [][]int32
+	// cover is each node's sum_hessian, what explanations weigh its
+	// children by; nil when the file holds none.
+	cover []float32
 }
 
 // model is a checked, flattened XGBoost model ready to score. It is
@@ -59,6 +62,7 @@ type model struct {
 	weights []float32
 	chunks  []chunk   // the trees one row walks lanes at a time
 	scratch sync.Pool // *scratch
+	shap    shapTrees // the trees as explanations walk them, built on first use
 }
 
 // maxCategory is the first category code XGBoost treats as invalid (2^24,
@@ -237,6 +241,13 @@ func flatten(i int, rt *rawTree, nFeat int, lim Limits) (tree, error) {
 		return tree{}, err
 	}
 	t := tree{nodes: make([]node, 0, n), values: make([]float32, 0, n)}
+	switch len(rt.hess) {
+	case 0:
+	case n:
+		t.cover = make([]float32, 0, n)
+	default:
+		return tree{}, invalid("tree %d has %d left_children but %d sum_hessian", i, n, len(rt.hess))
+	}
 	if catSets != nil {
 		t.catOf = make([]int32, 0, n)
 	}
@@ -295,6 +306,9 @@ func flatten(i int, rt *rawTree, nFeat int, lim Limits) (tree, error) {
 		}
 		t.nodes = append(t.nodes, nd)
 		t.values = append(t.values, value)
+		if t.cover != nil {
+			t.cover = append(t.cover, rt.hess[old])
+		}
 		if t.catOf != nil {
 			t.catOf = append(t.catOf, cat)
 		}
@@ -428,6 +442,13 @@ func (m *model) loaded(f *file, meta process.ModelMetadata, lim Limits) (*proces
 		schema.Task = process.Regression
 		schema.Outputs = []process.ColumnSpec{{Name: prediction, Kind: process.Number}}
 		proc = &regressor{m: m, name: prediction}
+	}
+	if m.explainable() {
+		groups := []string{""}
+		if m.obj.multi {
+			groups = schema.Classes
+		}
+		proc = &explained{Process: proc, m: m, features: features, groups: slices.Clone(groups)}
 	}
 	return &process.LoadedModel{Schema: schema, Process: proc, RowWise: true}, nil
 }
