@@ -83,11 +83,14 @@ func TestExplainedEndpoint(t *testing.T) {
 
 	pmml := readFixture(t, "registry/pmml/testdata/iris_forest.pmml", "registry/pmml/testdata/iris_forest.rows.json")
 	admin.upload("forest", pmml.file, pmml.Meta)
+	linear := readFixture(t, "registry/lightgbm/testdata/linear.txt", "registry/lightgbm/testdata/linear.rows.json")
+	admin.upload("linear", linear.file, linear.Meta)
 	for _, c := range []struct{ name, endpoint, pointer string }{
 		{"a process", `{"alias":"x","process":"nope","explain":{"method":"treeshap"}}`, "/endpoints/0/explain"},
 		{"an unknown method", `{"alias":"x","model":"churn@1","explain":{"method":"kernel"}}`, "/endpoints/0/explain/method"},
 		{"an unknown class", `{"alias":"x","model":"churn@1","explain":{"method":"treeshap","class":"yes"}}`, "/endpoints/0/explain/class"},
 		{"a model that cannot explain itself", `{"alias":"x","model":"forest@1","explain":{"method":"treeshap"}}`, "/endpoints/0/explain"},
+		{"a model whose file keeps it from explaining", `{"alias":"x","model":"linear@1","explain":{"method":"treeshap"}}`, "/endpoints/0/explain"},
 	} {
 		code, body := admin.do("PUT", "/api/v1/deployments/DEFAULT/refused", `{"endpoints":[`+c.endpoint+`]}`)
 		if code/100 != 4 || !strings.Contains(body, `"`+c.pointer+`"`) {

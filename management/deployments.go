@@ -1,12 +1,14 @@
 package management
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/go-json-experiment/json"
@@ -15,6 +17,8 @@ import (
 	"github.com/scorehub/scorehub/internal/httperr"
 	"github.com/scorehub/scorehub/problem"
 	"github.com/scorehub/scorehub/registry"
+	"github.com/scorehub/scorehub/registry/process"
+	"github.com/scorehub/scorehub/scoring"
 )
 
 // Paging of GET /api/v1/deployments, as Spring Data pages.
@@ -229,8 +233,14 @@ func (h *Handler) checkReferences(st *registry.State, d registry.Deployment, pre
 				// The model must be able to explain itself: loaded as it
 				// would be served, which answers at once for a version
 				// scored before.
-				if _, err := h.reg.Snapshot().EndpointProcess(e); errors.Is(err, registry.ErrUnavailable) {
+				proc, err := h.reg.Snapshot().EndpointProcess(e)
+				switch {
+				case errors.Is(err, registry.ErrUnavailable):
 					fields = append(fields, problem.FieldError{Pointer: p + "/explain", Message: unavailableMessage(err)})
+				case err == nil:
+					if msg := explainsItsSample(proc); msg != "" {
+						fields = append(fields, problem.FieldError{Pointer: p + "/explain", Message: msg})
+					}
 				}
 			}
 		default:
@@ -557,4 +567,27 @@ func unavailableMessage(err error) string {
 		return e.Message
 	}
 	return "the endpoint's model cannot be served as asked"
+}
+
+// explainsItsSample scores the sample of an explained model endpoint's
+// process (its version's verification rows, or a row of its inputs), and
+// returns why it could not, "" when it could: a model whose file keeps it
+// from explaining (a LightGBM model of linear trees, say) is refused when
+// it is deployed rather than at every request.
+func explainsItsSample(p process.ProcessInfo) string {
+	if len(p.Sample) == 0 {
+		return ""
+	}
+	req, err := scoring.Decode(strings.NewReader(`{"data":`+string(p.Sample)+`}`), scoring.Limits{})
+	if err != nil {
+		return ""
+	}
+	if _, err := p.Process.Score(context.Background(), process.Input{Table: req.Table}); err != nil {
+		var e *problem.Error
+		if errors.As(err, &e) && e.Message != "" {
+			return "the model cannot explain its predictions: " + e.Message
+		}
+		return "the model cannot explain its predictions"
+	}
+	return ""
 }
