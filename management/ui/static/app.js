@@ -977,6 +977,7 @@
     show('result-table-wrap', false);
     show('result-table-hint', false);
     $('raw-json').textContent = '';
+    show('waterfall', false);
     const duration = `${Math.round(result.ms)} ms`;
 
     if (result.failed) {
@@ -1067,7 +1068,7 @@
     }
     const body = el('tbody', { role: 'rowgroup' });
     rows.forEach((r, i) => {
-      const tr = el('tr', { role: 'row' }, el('td', { role: 'cell', class: 'row-num' }, String(i + 1)));
+      const tr = el('tr', { role: 'row', 'data-row': i }, el('td', { role: 'cell', class: 'row-num' }, String(i + 1)));
       for (const c of ordered) {
         const v = r instanceof Map && r.has(c) ? r.get(c) : undefined;
         const classes = [];
@@ -1094,6 +1095,7 @@
     show('result-table-wrap', true);
     pinResults();
     showScrollHint();
+    renderWaterfall(rows, ordered);
   }
 
   // pinResults pins the row number and the result columns at the frame's
@@ -1143,6 +1145,235 @@
     pinResults();
     showScrollHint();
   }).observe($('result-table-wrap'));
+
+  // ---------------------------------------------------------------------
+  // Why: an explained endpoint answers, after each row's prediction, every
+  // feature's contribution to the model's margin and the bias, so that the
+  // bias plus the contributions is the margin. The chart draws them for
+  // one row as a waterfall read at a glance: the bias, then the features
+  // largest first, each bar running from the total before it to the total
+  // after it, then the margin they add up to. It is a table with the
+  // numbers as text, so a screen reader reads what the bars show.
+
+  const chart = {
+    rows: [],
+    groups: new Map(), // class ('' for the one margin of a row) → {features: [{name, column}], bias}
+    prediction: '',    // the predicted class's column, if any
+    row: 0,            // the row chosen; the chart shows it unless another is pointed at
+  };
+
+  // contributionGroups reads the answer's columns: contribution(<feature>)
+  // and contribution(bias), or, for every class, contribution(<class>,
+  // <feature>) and contribution(<class>,bias). Empty when none.
+  function contributionGroups(cols) {
+    const inner = new Map();
+    for (const c of cols) {
+      const m = /^contribution\((.*)\)$/s.exec(c);
+      if (m) inner.set(c, m[1]);
+    }
+    const groups = new Map();
+    const single = [...inner].find(([, x]) => x === 'bias');
+    if (single) {
+      groups.set('', {
+        features: [...inner].filter(([c]) => c !== single[0]).map(([column, name]) => ({ name, column })),
+        bias: single[0],
+      });
+      return groups;
+    }
+    for (const [column, x] of inner) {
+      if (x.endsWith(',bias')) groups.set(x.slice(0, -5), { features: [], bias: column });
+    }
+    // The longest class that prefixes a column owns it, should one class's
+    // name start another's.
+    const classes = [...groups.keys()].sort((a, b) => b.length - a.length);
+    for (const [column, x] of inner) {
+      const cls = classes.find((k) => x.startsWith(k + ','));
+      if (cls === undefined || groups.get(cls).bias === column) continue;
+      groups.get(cls).features.push({ name: x.slice(cls.length + 1), column });
+    }
+    return groups;
+  }
+
+  const numberOf = (v) => (v instanceof JNum ? Number(v.raw) : NaN);
+
+  // shortNumber writes v with four significant digits, a real minus sign
+  // and, with signed, a plus sign too.
+  function shortNumber(v, signed = false) {
+    const s = String(Number(v.toPrecision(4))).replace('-', '−');
+    return signed && v >= 0 ? '+' + s : s;
+  }
+
+  function renderWaterfall(rows, cols) {
+    chart.rows = rows;
+    chart.groups = contributionGroups(cols);
+    chart.prediction = cols.find((c) => /^prediction\(/.test(c)) || '';
+    chart.row = 0;
+    tip(null);
+    show('waterfall', chart.groups.size > 0 && rows.length > 0);
+    if (chart.groups.size === 0 || rows.length === 0) return;
+
+    const pick = $('waterfall-row');
+    pick.replaceChildren(...rows.map((r, i) => {
+      const p = r instanceof Map && chart.prediction ? r.get(chart.prediction) : undefined;
+      return el('option', { value: i }, typeof p === 'string' ? `${i + 1}: ${p}` : String(i + 1));
+    }));
+    pick.value = '0';
+    const multi = !chart.groups.has('');
+    show('waterfall-class-field', multi);
+    if (multi) {
+      $('waterfall-class').replaceChildren(el('option', { value: '' }, "the row's predicted class"),
+        ...[...chart.groups.keys()].map((k) => el('option', { value: k }, k)));
+      $('waterfall-class').value = '';
+    }
+    drawWaterfall(0);
+  }
+
+  // classOf returns the class whose contributions the chart shows for
+  // row r: the one chosen, else the row's predicted class, else the first.
+  function classOf(r) {
+    if (chart.groups.has('')) return '';
+    const chosen = $('waterfall-class').value;
+    if (chosen && chart.groups.has(chosen)) return chosen;
+    const p = r instanceof Map && chart.prediction ? r.get(chart.prediction) : undefined;
+    return typeof p === 'string' && chart.groups.has(p) ? p : chart.groups.keys().next().value;
+  }
+
+  // waterfallSteps returns row r's waterfall for class cls: the bias, the
+  // contributions sent largest first with the totals before and after each,
+  // and the total; null when the row has no explanation.
+  function waterfallSteps(r, cls) {
+    const g = chart.groups.get(cls);
+    const bias = numberOf(r instanceof Map ? r.get(g.bias) : undefined);
+    if (!Number.isFinite(bias)) return null;
+    const features = [];
+    let unsent = 0;
+    for (const f of g.features) {
+      const v = r.get(f.column);
+      const n = numberOf(v);
+      if (Number.isFinite(n)) features.push({ name: f.name, value: n, raw: v.raw });
+      else unsent++;
+    }
+    // Stable: a tie keeps the answer's order.
+    features.sort((a, b) => Math.abs(b.value) - Math.abs(a.value));
+    let total = bias;
+    for (const f of features) {
+      f.from = total;
+      total += f.value;
+      f.to = total;
+    }
+    return { bias, biasRaw: r.get(g.bias).raw, features, total, unsent };
+  }
+
+  // drawWaterfall draws row i's chart.
+  function drawWaterfall(i) {
+    const table = $('waterfall-chart');
+    const r = chart.rows[i];
+    const cls = classOf(r);
+    const steps = waterfallSteps(r, cls);
+    const of = cls ? ` of the class ${cls}` : '';
+    $('waterfall-title').textContent = `Why row ${i + 1}: the contributions to the margin${of}`;
+    table.dataset.row = String(i);
+    for (const tr of document.querySelectorAll('#result-table tbody tr')) {
+      tr.classList.toggle('charted', tr.dataset.row === String(i));
+    }
+    if (!steps) {
+      notice('waterfall-note', `Row ${i + 1} has no explanation${of}: the model gave it no prediction.`);
+      table.replaceChildren();
+      table.hidden = true;
+      return;
+    }
+    table.hidden = false;
+    notice('waterfall-note', steps.unsent > 0
+      ? `The answer gives each row's ${plural(steps.features.length, 'largest contribution', 'largest contributions')} only: the ${plural(steps.unsent, 'other feature is', 'other features are')} left out, and the total is of those shown.`
+      : '');
+
+    let lo = 0;
+    let hi = 0;
+    for (const x of [steps.bias, steps.total, ...steps.features.map((f) => f.to)]) {
+      lo = Math.min(lo, x);
+      hi = Math.max(hi, x);
+    }
+    const span = hi - lo || 1;
+    const at = (x) => ((x - lo) / span) * 100;
+
+    const bar = (from, to, kind) => {
+      const track = el('span', { class: 'wf-track', 'aria-hidden': 'true' },
+        el('span', { class: 'wf-zero' }), el('span', { class: `wf-bar wf-${kind}` }));
+      const [zero, b] = track.children;
+      zero.style.left = `${at(0)}%`;
+      b.style.left = `${at(Math.min(from, to))}%`;
+      b.style.width = `${(Math.abs(to - from) / span) * 100}%`;
+      return track;
+    };
+    const line = (kind, name, nameText, from, to, value, raw, spoken, tipText) => el('tr', {
+      role: 'row', class: `wf-row wf-row-${kind}`, 'data-kind': kind, 'data-feature': name, 'data-value': raw, 'data-tip': tipText,
+    },
+    el('th', { scope: 'row', role: 'rowheader', class: 'wf-name' }, nameText),
+    el('td', { role: 'cell', class: 'wf-bar-cell' }, bar(from, to, kind), el('span', { class: 'sr-only' }, spoken)),
+    el('td', { role: 'cell', class: 'wf-value' }, value));
+
+    const body = el('tbody', { role: 'rowgroup' });
+    body.append(line('bias', 'bias', 'bias', 0, steps.bias, shortNumber(steps.bias), steps.biasRaw,
+      'the start', `bias: ${steps.biasRaw}`));
+    for (const f of steps.features) {
+      const kind = f.value >= 0 ? 'up' : 'down';
+      const word = kind === 'up' ? 'raises' : 'lowers';
+      body.append(line(kind, f.name, f.name, f.from, f.to, shortNumber(f.value, true), f.raw,
+        `${word} the margin from ${shortNumber(f.from)} to ${shortNumber(f.to)}`,
+        `${f.name}: ${f.raw}, ${word} the margin from ${shortNumber(f.from)} to ${shortNumber(f.to)}`));
+    }
+    body.append(line('total', '', 'total', 0, steps.total, shortNumber(steps.total), String(steps.total),
+      'the margin: the bias plus the contributions', `total: ${steps.total} (the bias plus the contributions)`));
+    table.replaceChildren(
+      el('caption', { class: 'sr-only' },
+        `Row ${i + 1}: from the bias ${shortNumber(steps.bias)} to the margin ${shortNumber(steps.total)}${of}, ` +
+        `${plural(steps.features.length, 'feature', 'features')} largest first`),
+      el('thead', { role: 'rowgroup' }, el('tr', { role: 'row' },
+        el('th', { scope: 'col', role: 'columnheader' }, 'Feature'),
+        el('th', { scope: 'col', role: 'columnheader' }, 'Effect'),
+        el('th', { scope: 'col', role: 'columnheader', class: 'wf-value' }, 'Contribution'))),
+      body);
+  }
+
+  // tip shows the value of the bar pointed at, beside the pointer.
+  function tip(tr, x = 0, y = 0) {
+    const t = $('waterfall-tip');
+    if (!tr || !tr.dataset.tip) {
+      t.hidden = true;
+      return;
+    }
+    t.textContent = tr.dataset.tip;
+    t.hidden = false;
+    const w = t.offsetWidth;
+    t.style.left = `${Math.max(4, Math.min(x + 12, document.documentElement.clientWidth - w - 4))}px`;
+    t.style.top = `${y + 16}px`;
+  }
+
+  $('waterfall-chart').addEventListener('mousemove', (e) => {
+    tip(e.target.closest('tr.wf-row'), e.clientX, e.clientY);
+  });
+  $('waterfall-chart').addEventListener('mouseleave', () => tip(null));
+  // Pointing at a row of the result table charts it; leaving the table
+  // gives the chart back to the row chosen.
+  $('result-table').addEventListener('mouseover', (e) => {
+    const tr = e.target.closest('tbody tr');
+    if (tr && !$('waterfall').hidden && tr.dataset.row !== $('waterfall-chart').dataset.row) drawWaterfall(Number(tr.dataset.row));
+  });
+  $('result-table').addEventListener('mouseleave', () => {
+    if (!$('waterfall').hidden && $('waterfall-chart').dataset.row !== String(chart.row)) drawWaterfall(chart.row);
+  });
+  $('result-table').addEventListener('click', (e) => {
+    const tr = e.target.closest('tbody tr');
+    if (!tr || $('waterfall').hidden) return;
+    chart.row = Number(tr.dataset.row);
+    $('waterfall-row').value = String(chart.row);
+    drawWaterfall(chart.row);
+  });
+  $('waterfall-row').addEventListener('change', () => {
+    chart.row = Number($('waterfall-row').value);
+    drawWaterfall(chart.row);
+  });
+  $('waterfall-class').addEventListener('change', () => drawWaterfall(chart.row));
 
   // fitURL makes the endpoint URL's field as tall as the wrapped URL, in
   // browsers that do not size it to its content (field-sizing in app.css).
