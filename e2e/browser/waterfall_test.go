@@ -1,10 +1,12 @@
 package browser
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"math"
+	"mime/multipart"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -61,9 +63,9 @@ const waterfallScript = `(() => {
   };
 })()`
 
-// answerContributions returns row i of the answer the page shows: each
-// feature's contribution and the bias, as numbers.
-func answerContributions(t *testing.T, b browser, i int) (map[string]float64, float64) {
+// answerRow returns row i of the answer the page shows, its numbers as
+// json.Number.
+func answerRow(t *testing.T, b browser, i int) map[string]any {
 	t.Helper()
 	answer, ok := b.rawJSON().(map[string]any)
 	if !ok {
@@ -73,11 +75,22 @@ func answerContributions(t *testing.T, b browser, i int) (map[string]float64, fl
 	if len(rows) <= i {
 		t.Fatalf("the answer has %d rows, want a row %d", len(rows), i+1)
 	}
-	row := rows[i].(map[string]any)
+	return rows[i].(map[string]any)
+}
+
+// contributionsOf returns each feature's contribution and the bias in
+// row, as numbers: contribution(<feature>) and contribution(bias), or with
+// class, contribution(<class>,<feature>) and contribution(<class>,bias).
+func contributionsOf(t *testing.T, row map[string]any, class string) (map[string]float64, float64) {
+	t.Helper()
+	prefix := "contribution("
+	if class != "" {
+		prefix += class + ","
+	}
 	contributions := map[string]float64{}
 	bias := math.NaN()
 	for k, v := range row {
-		name, ok := strings.CutPrefix(k, "contribution(")
+		name, ok := strings.CutPrefix(k, prefix)
 		if !ok {
 			continue
 		}
@@ -210,7 +223,7 @@ func TestBrowserChartsTheContributionsOfAnExplainedRow(t *testing.T) {
 			if code := b.text("#result-code"); code != "200 OK" {
 				t.Fatalf("status shown %q, want 200 OK%s", code, b.problems())
 			}
-			contributions, bias := answerContributions(t, b, 0)
+			contributions, bias := contributionsOf(t, answerRow(t, b, 0), "")
 			if len(contributions) != 30 {
 				t.Fatalf("the answer has %d contributions, want one for each of the 30 features", len(contributions))
 			}
@@ -252,7 +265,7 @@ func TestBrowserChartsTheContributionsOfAnExplainedRow(t *testing.T) {
 })()`)
 			b.do("point at the third row", chromedp.MouseEvent(input.DispatchMouseEventTypeMouseMoved, row.X, row.Y))
 			b.waitFor("the third row's chart", `document.getElementById('waterfall-chart').dataset.row === '2'`)
-			contributions, bias = answerContributions(t, b, 2)
+			contributions, bias = contributionsOf(t, answerRow(t, b, 2), "")
 			checkWaterfall(t, eval[waterfallView](b, waterfallScript), contributions, bias, 2)
 			b.checkAccessibility(axe, "waterfall of the third row")
 
@@ -260,6 +273,106 @@ func TestBrowserChartsTheContributionsOfAnExplainedRow(t *testing.T) {
 				t.Errorf("the page had problems: %q", p)
 			}
 		})
+	}
+}
+
+// multiclassModel is a LightGBM classifier of three classes over the four
+// iris features, from the format's tests.
+const multiclassModel = "../../registry/lightgbm/testdata/multiclass"
+
+// TestBrowserChartsTheContributionsOfEveryClass deploys a classifier of
+// three classes on an endpoint that answers every class's contributions:
+// the chart shows those of each row's predicted class, and another class
+// once the tester picks it, each from its own bias to its own total.
+func TestBrowserChartsTheContributionsOfEveryClass(t *testing.T) {
+	tab := newTab(t)
+	axe := axeSource(t)
+	srv := harness.Start(t, harness.Options{})
+	admin := srv.AdminToken(t)
+
+	artifact, err := os.ReadFile(multiclassModel + ".txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := os.ReadFile(multiclassModel + ".rows.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fx struct {
+		Rows []map[string]any `json:"rows"`
+	}
+	if err := json.Unmarshal(raw, &fx); err != nil {
+		t.Fatal(err)
+	}
+	var upload bytes.Buffer
+	mw := multipart.NewWriter(&upload)
+	w, err := mw.CreateFormField("artifact")
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Write(artifact)
+	if err := mw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if status, got := srv.API(t, admin, http.MethodPost, "/api/v1/models/flowers/versions", mw.FormDataContentType(), upload.String()); status != http.StatusCreated {
+		t.Fatalf("upload the model: %d %v", status, got)
+	}
+	if status, got := srv.API(t, admin, http.MethodPost, "/api/v1/deployments", "application/json",
+		`{"group":"DEFAULT","path":"flowers","enabled":true,"endpoints":[`+
+			`{"alias":"why","model":"flowers@1","explain":{"method":"treeshap","class":"all"}}]}`); status != http.StatusCreated {
+		t.Fatalf("deploy the model: %d %v", status, got)
+	}
+
+	b := browser{t: t, ctx: tab}
+	b.do("size the window 1280×800", chromedp.EmulateViewport(1280, 800))
+	b.do("open the explained endpoint", chromedp.Navigate(srv.Base+"/ui/#DEFAULT/flowers/why"))
+	b.waitFor("the sample input", `document.getElementById('body').value.includes('sepal_length')`)
+	// A flower of each class.
+	body, err := json.Marshal(map[string]any{"data": []map[string]any{fx.Rows[13], fx.Rows[0], fx.Rows[7]}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.typeInto("#body", string(body))
+	b.runTest()
+	if code := b.text("#result-code"); code != "200 OK" {
+		t.Fatalf("status shown %q, want 200 OK%s", code, b.problems())
+	}
+	if eval[bool](b, "document.getElementById('waterfall-class-field').hidden") {
+		t.Error("no choice of the class whose contributions are charted")
+	}
+
+	row := answerRow(t, b, 0)
+	var predicted string
+	for k, v := range row {
+		if strings.HasPrefix(k, "prediction(") {
+			predicted, _ = v.(string)
+		}
+	}
+	if predicted == "" {
+		t.Fatalf("the answer's first row has no predicted class: %v", row)
+	}
+	v := eval[waterfallView](b, waterfallScript)
+	if !strings.HasSuffix(v.Title, "of the class "+predicted) {
+		t.Errorf("the chart is titled %q, want it to name the predicted class %s", v.Title, predicted)
+	}
+	contributions, bias := contributionsOf(t, row, predicted)
+	if len(contributions) != 4 {
+		t.Fatalf("the answer has %d contributions of the class %s, want one for each of the 4 features", len(contributions), predicted)
+	}
+	checkWaterfall(t, v, contributions, bias, 0)
+	b.checkAccessibility(axe, "waterfall of the predicted class")
+	b.screenshotOf("#waterfall", "ui-waterfall-classes.png")
+
+	other := map[bool]string{true: "1", false: "0"}[predicted == "0"]
+	b.do("pick the class "+other, chromedp.SetValue(chromedp.CSS("#waterfall-class"), other))
+	// Chosen in the list, the class is taken once the list says so.
+	eval[bool](b, `document.getElementById('waterfall-class').dispatchEvent(new Event('change'))`)
+	b.waitFor("the chart of the class picked", `document.getElementById('waterfall-title').textContent.endsWith('of the class `+other+`')`)
+	contributions, bias = contributionsOf(t, row, other)
+	checkWaterfall(t, eval[waterfallView](b, waterfallScript), contributions, bias, 0)
+
+	if p := eval[[]string](b, "window.__problems"); len(p) > 0 {
+		t.Errorf("the page had problems: %q", p)
 	}
 }
 
