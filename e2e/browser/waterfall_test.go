@@ -91,7 +91,7 @@ func contributionsOf(t *testing.T, row map[string]any, class string) (map[string
 	bias := math.NaN()
 	for k, v := range row {
 		name, ok := strings.CutPrefix(k, prefix)
-		if !ok {
+		if !ok || v == nil { // not sent: not among the row's top contributions
 			continue
 		}
 		f, err := v.(json.Number).Float64()
@@ -198,7 +198,8 @@ func TestBrowserChartsTheContributionsOfAnExplainedRow(t *testing.T) {
 	uploadWideModel(t, srv, admin, "cancer")
 	if status, got := srv.API(t, admin, http.MethodPost, "/api/v1/deployments", "application/json",
 		`{"group":"DEFAULT","path":"cancer","enabled":true,"endpoints":[{"alias":"diagnose","model":"cancer@1"},`+
-			`{"alias":"why","model":"cancer@1","explain":{"method":"treeshap"}}]}`); status != http.StatusCreated {
+			`{"alias":"why","model":"cancer@1","explain":{"method":"treeshap"}},`+
+			`{"alias":"top","model":"cancer@1","explain":{"method":"treeshap","top":3}}]}`); status != http.StatusCreated {
 		t.Fatalf("deploy the model: %d %v", status, got)
 	}
 
@@ -268,6 +269,21 @@ func TestBrowserChartsTheContributionsOfAnExplainedRow(t *testing.T) {
 			contributions, bias = contributionsOf(t, answerRow(t, b, 2), "")
 			checkWaterfall(t, eval[waterfallView](b, waterfallScript), contributions, bias, 2)
 			b.checkAccessibility(axe, "waterfall of the third row")
+
+			// An endpoint that answers each row's three largest contributions
+			// only: three bars, and the chart says the others are left out.
+			b.do("open the endpoint of the top contributions", chromedp.Navigate(srv.Base+"/ui/#DEFAULT/cancer/top"))
+			b.waitFor("the endpoint", `document.getElementById('endpoint-title').textContent === 'top' && document.getElementById('body').value.includes('mean_radius')`)
+			b.runTest()
+			b.waitFor("the chart of the top contributions", `!document.getElementById('waterfall').hidden`)
+			contributions, bias = contributionsOf(t, answerRow(t, b, 0), "")
+			if len(contributions) != 3 {
+				t.Fatalf("the answer has %d contributions, want the 3 largest", len(contributions))
+			}
+			checkWaterfall(t, eval[waterfallView](b, waterfallScript), contributions, bias, 0)
+			if note := b.text("#waterfall-note"); !strings.Contains(note, "27 other features are left out") {
+				t.Errorf("the chart of the 3 largest contributions says %q, want it to say the 27 others are left out", note)
+			}
 
 			if p := eval[[]string](b, "window.__problems"); len(p) > 0 {
 				t.Errorf("the page had problems: %q", p)

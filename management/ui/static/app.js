@@ -3,8 +3,9 @@
 // List the endpoints of the management API (the public groups' ones
 // without signing in, all of them once signed in with the token service),
 // and for one endpoint: show its URL, send it a request,
-// show the answer as a table and as JSON, and build the same request as a
-// curl command. An endpoint of a protected group is called with the
+// show the answer as a table and as JSON (and, for an endpoint that
+// explains its predictions, a row's contributions as a chart), and build
+// the same request as a curl command. An endpoint of a protected group is called with the
 // credential the tester chooses among those its group takes: their idToken,
 // a user name and password, or an API token. The idToken lives in this
 // script's memory only, the password and the API token in their form
