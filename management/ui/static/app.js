@@ -5,13 +5,13 @@
 // and for one endpoint: show its URL, send it a request,
 // show the answer as a table and as JSON (and, for an endpoint that
 // explains its predictions, a row's contributions as a chart), and build
-// the same request as a curl command. An endpoint of a protected group is called with the
-// credential the tester chooses among those its group takes: their idToken,
-// a user name and password, or an API token. The idToken lives in this
-// script's memory only, the password and the API token in their form
-// fields only: never in storage, never in a cookie or a URL. Everything the
-// page shows comes from the server and is put in the page as text, never
-// as markup.
+// the same request as a curl command. An endpoint of a protected group is
+// called with the credential the tester chooses among those its group
+// takes: their idToken, a user name and password, or an API token. The
+// idToken lives in this script's memory only, the password and the API
+// token in their form fields only: never in storage, never in a cookie or
+// a URL. Everything the page shows comes from the server and is put in the
+// page as text, never as markup.
 'use strict';
 
 (() => {
@@ -1015,6 +1015,7 @@
     let output = new Set();
     try { output = (await processInfo(result.endpoint)).output; } catch { /* by the request's columns alone */ }
     renderTable(rows, inputColumns(result.request), output);
+    renderWaterfall(rows);
   }
 
   function showError(type, message, pointer, fields) {
@@ -1096,7 +1097,6 @@
     show('result-table-wrap', true);
     pinResults();
     showScrollHint();
-    renderWaterfall(rows, ordered);
   }
 
   // pinResults pins the row number and the result columns at the frame's
@@ -1204,7 +1204,10 @@
     return signed && v >= 0 ? '+' + s : s;
   }
 
-  function renderWaterfall(rows, cols) {
+  // renderWaterfall charts the first row of an answer that carries
+  // contributions, and offers the others; for any other answer, nothing.
+  function renderWaterfall(rows) {
+    const cols = [...new Set(rows.flatMap((r) => (r instanceof Map ? [...r.keys()] : [])))];
     chart.rows = rows;
     chart.groups = contributionGroups(cols);
     chart.prediction = cols.find((c) => /^prediction\(/.test(c)) || '';
