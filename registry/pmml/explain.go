@@ -40,6 +40,8 @@ type shapTerm struct {
 	// split is, for each treeshap split, the PMML node whose children it
 	// chooses among, and left the PMML child its Left leads to.
 	split, left []int32
+	// parent is each treeshap node's parent split; -1 at the root.
+	parent []int32
 }
 
 // shapModel is what a model explains its predictions with.
@@ -351,6 +353,13 @@ func (b *shapBuilder) tree(t *tree) (shapTerm, bool) {
 	if _, ok := build(0, 0); !ok {
 		return shapTerm{}, false
 	}
+	st.parent = make([]int32, len(s.Left))
+	st.parent[0] = -1
+	for j, l := range s.Left {
+		if l >= 0 {
+			st.parent[l], st.parent[s.Right[j]] = int32(j), int32(j)
+		}
+	}
 	return st, true
 }
 
@@ -361,7 +370,8 @@ func (b *shapBuilder) tree(t *tree) (shapTerm, bool) {
 // nodes' recordCounts. The bias is the constants of the margin (Targets'
 // rescaleConstant) plus each tree's mean by its leaves' recordCounts.
 // A row a split sends to no child (a missing value without defaultChild,
-// or no true child) has no explanation: Explain returns an error.
+// or no true child) has no explanation, unless a split above it on the
+// same feature sends the row elsewhere: Explain returns an error.
 func (p *explained) Explain(ctx context.Context, in process.Input) (*process.Explanation, error) {
 	sc, x := p.sc, p.x
 	st := sc.begin(in.Table)
@@ -380,7 +390,7 @@ func (p *explained) Explain(ctx context.Context, in process.Input) (*process.Exp
 	hot := func(j int32) int32 {
 		c := cur.child(j, st.in)
 		if c < 0 {
-			failed = true
+			failed = failed || cur.matters(j, st.in)
 			return cur.st.Left[j]
 		}
 		return c
@@ -419,6 +429,24 @@ func (t *shapTerm) child(j int32, in []value) int32 {
 		return t.st.Left[j]
 	}
 	return t.st.Right[j]
+}
+
+// matters reports whether the row's decision at split j counts, for a
+// split that sends the row to no child: it does not when a split above j
+// on the same feature sends the row away from j, since TreeSHAP then
+// never follows the row to j (as R's trees split a species off and then
+// split the other species, among which the first is not).
+func (t *shapTerm) matters(j int32, in []value) bool {
+	f := t.st.Feature[j]
+	for c, a := j, t.parent[j]; a >= 0; c, a = a, t.parent[a] {
+		if t.st.Feature[a] != f {
+			continue
+		}
+		if h := t.child(a, in); h >= 0 && h != c {
+			return false
+		}
+	}
+	return true
 }
 
 // prepare reads row r into st.in and readies it as scoring the model

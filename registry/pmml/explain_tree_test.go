@@ -4,9 +4,13 @@ import (
 	"context"
 	"errors"
 	"math"
+	"path/filepath"
+	"reflect"
 	"strings"
+	"sync"
 	"testing"
 
+	"github.com/scorehub/scorehub/internal/modeltest"
 	"github.com/scorehub/scorehub/registry/process"
 )
 
@@ -100,6 +104,65 @@ func TestExplainHandTrees(t *testing.T) {
 	}
 	checkLocalAccuracy(t, p, tab, e)
 	checkShapExact(t, p, tab, e, tab.Rows())
+
+	// Explain is safe for concurrent use: every goroutine's answer is the
+	// same.
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			again, err := p.Explain(context.Background(), process.Input{Table: tab})
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			if !reflect.DeepEqual(again.Values, e.Values) {
+				t.Errorf("a concurrent explanation differs: %v, want %v", again.Values, e.Values)
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+// TestExplainRPart explains R's regression tree of petal length by
+// species, whose splits are surrogate CompoundPredicates on one field: a
+// species' contribution is its mean's distance from the mean by records,
+// and a missing species takes the default children.
+func TestExplainRPart(t *testing.T) {
+	lm := modeltest.Load(t, Format{}, filepath.Join("testdata", "r"), "iris_rpart.pmml", process.ModelMetadata{})
+	p, ok := lm.Process.(*explained)
+	if !ok {
+		t.Fatalf("the process is a %T, not one that explains", lm.Process)
+	}
+	species := []string{"setosa", "versicolor", "virginica", ""}
+	tab := modeltest.Table(t, 0, len(species), process.TextColumn("Species", species, []bool{false, false, false, true}))
+	e, err := p.Explain(context.Background(), process.Input{Table: tab})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mean := (50*1.462 + 50*4.26 + 50*5.552) / 150
+	for r, want := range []float64{1.462, 4.26, 5.552} {
+		if got := e.Row(0, r); math.Abs(got[0]-(want-mean)) > 1e-12 || math.Abs(got[1]-mean) > 1e-12 {
+			t.Errorf("%s: contributions %v, want [%v %v]", species[r], got, want-mean, mean)
+		}
+	}
+	checkLocalAccuracy(t, p, tab, e)
+	checkShapExact(t, p, tab, e, tab.Rows())
+}
+
+// TestExplainFixtures says which of the scikit-learn fixtures explain
+// their predictions: none, the trees that carry recordCount being
+// classifiers and the regression trees carrying none.
+func TestExplainFixtures(t *testing.T) {
+	for _, name := range []string{"diabetes_tree", "diabetes_boosting", "diabetes_forest", "iris_tree", "iris_forest", "breast_cancer_boosting"} {
+		t.Run(name, func(t *testing.T) {
+			lm := modeltest.Load(t, Format{}, "testdata", name+".pmml", process.ModelMetadata{})
+			if _, ok := lm.Process.(process.Explainer); ok {
+				t.Errorf("%s explains its predictions", name)
+			}
+		})
+	}
 }
 
 // TestExplainRefused lists models that do not explain: their Process is
