@@ -86,7 +86,7 @@ func TestExplainXGBoost(t *testing.T) {
 			}
 			checkLocalAccuracy(t, p, tab, e)
 			if len(f.Schema.Inputs) <= 10 {
-				checkShapExact(t, p, tab, e, min(len(f.Rows), 20))
+				checkShapExact(t, p, tab, e, len(f.Rows))
 			}
 		})
 	}
@@ -123,7 +123,7 @@ func checkLocalAccuracy(t *testing.T, p *explained, tab *process.Table, e *proce
 	}
 }
 
-// checkShapExact holds the contributions of the first rows of e to
+// checkShapExact holds the contributions of the first rows rows of e to
 // treeshap.Exact's over the same trees, decisions and scales.
 func checkShapExact(t *testing.T, p *explained, tab *process.Table, e *process.Explanation, rows int) {
 	t.Helper()
