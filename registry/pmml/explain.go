@@ -16,7 +16,8 @@ import (
 var errNoMargin = errors.New("pmml: a split of the model sends the row to no child, so its prediction cannot be explained")
 
 // explained is the Process of a model whose margin is a sum of regression
-// trees that carry every node's recordCount.
+// trees that carry every node's recordCount. It is safe for concurrent
+// use: a walk's memory is its own, the trees are only read.
 type explained struct {
 	process.Process
 	sc *scorer
@@ -92,6 +93,7 @@ func explainable(sc *scorer, top model, classes []string) *shapModel {
 	return x
 }
 
+// shapBuilder gathers a model's trees into a shapModel.
 type shapBuilder struct {
 	x      *shapModel
 	inputs map[int]int // input slot to feature

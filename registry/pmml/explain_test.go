@@ -4,6 +4,7 @@ import (
 	"context"
 	"math"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/scorehub/scorehub/internal/modeltest"
@@ -66,6 +67,13 @@ func TestExplainXGBoost(t *testing.T) {
 			}
 			if err := e.Check(len(f.Rows)); err != nil {
 				t.Fatal(err)
+			}
+			groups := []string{""}
+			if len(f.Contributions[0]) > 1 {
+				groups = f.Metadata.Classes
+			}
+			if !slices.Equal(e.Groups, groups) {
+				t.Errorf("groups %q, want %q", e.Groups, groups)
 			}
 			if len(f.Contributions) != len(f.Rows) {
 				t.Fatalf("%d rows, %d rows of contributions", len(f.Rows), len(f.Contributions))
