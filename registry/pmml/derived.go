@@ -54,6 +54,7 @@ func (fs *fieldSet) derivedFields(list []*derivedField) ([]step, error) {
 		}
 		steps[i].ev = ev
 		for slot := range c.deps {
+			fs.reads[steps[i].slot] = append(fs.reads[steps[i].slot], slot)
 			if j, ok := bySlot[slot]; ok {
 				deps[i] = append(deps[i], j)
 			}

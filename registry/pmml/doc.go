@@ -134,6 +134,25 @@
 // row the model has no prediction for (a null prediction, an invalid
 // value) answers missing values.
 //
+// # Explanations
+//
+// A model whose margin is a sum of regression trees carrying every Node's
+// recordCount is a [process.Explainer]: path-dependent TreeSHAP
+// (internal/treeshap), each split decided by the reader's own walk, each
+// node weighted by its records, the bias the margin's constants plus each
+// tree's leaves' mean by record count. The margin of a regression
+// TreeModel is its prediction; of a sum or weightedSum MiningModel, the
+// weighted sum of its segments' margins (whose predicates must be True);
+// Targets may rescale it, not bound or round it. The modelChain
+// JPMML-XGBoost writes explains the sums its closing RegressionModel reads
+// as they are: the margin before the logit, exp or softmax, one per class
+// for softmax. A classification TreeModel has no margin: its leaves answer
+// probabilities, no transform of a sum. TreeSHAP attributes a split to one
+// feature: a node of more than two children is a chain of binary splits
+// on the one input its children's predicates read (through derived fields
+// too), and a split reading more than one input, or none, leaves the
+// model without explanations.
+//
 // # Limits and speed
 //
 // [Limits] bounds the file's size, its nesting and elements, its fields,

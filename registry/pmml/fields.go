@@ -195,11 +195,14 @@ type fieldSet struct {
 	// warnings collect, for the whole file, what was read leniently
 	// (process.ModelSchema.Warnings).
 	warnings *[]string
+	// reads maps a derived field's slot to the slots its expression
+	// reads, for the whole file.
+	reads map[int][]int
 }
 
 // newFieldSet returns the root set: one slot per DataField, in order.
 func newFieldSet(dd *dataDictionary, lim Limits) (*fieldSet, error) {
-	fs := &fieldSet{byName: make(map[string]int), fields: new([]*field), lim: lim, validated: &map[int]bool{}, warnings: new([]string)}
+	fs := &fieldSet{byName: make(map[string]int), fields: new([]*field), lim: lim, validated: &map[int]bool{}, warnings: new([]string), reads: make(map[int][]int)}
 	for _, d := range dd.DataFields {
 		f, err := newField(d)
 		if err != nil {
@@ -214,7 +217,7 @@ func newFieldSet(dd *dataDictionary, lim Limits) (*fieldSet, error) {
 
 // child returns a set extending fs.
 func (fs *fieldSet) child() *fieldSet {
-	return &fieldSet{parent: fs, byName: make(map[string]int), fields: fs.fields, lim: fs.lim, validated: fs.validated, math: fs.math, warnings: fs.warnings}
+	return &fieldSet{parent: fs, byName: make(map[string]int), fields: fs.fields, lim: fs.lim, validated: fs.validated, math: fs.math, warnings: fs.warnings, reads: fs.reads}
 }
 
 // add gives f a new slot in fs, refusing a name fs already defines.

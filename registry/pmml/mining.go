@@ -11,6 +11,7 @@ type seg struct {
 	pred    predFn
 	m       model
 	weight  float64
+	always  bool         // the predicate is True
 	outputs []outputStep // modelChain only: fields later segments read
 }
 
@@ -104,7 +105,7 @@ func (c *compiler) compileMining(mm *miningModel, fs *fieldSet) (model, error) {
 		if sgm.Weight != nil {
 			w = s.math.round(*sgm.Weight)
 		}
-		st := seg{pred: pf, m: sm, weight: w}
+		st := seg{pred: pf, m: sm, weight: w, always: p.XMLName.Local == "True"}
 		if m.method == "modelChain" && i < len(sg.Segments)-1 {
 			next := cur.child()
 			var target *field

@@ -2,6 +2,7 @@ package pmml
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -56,6 +57,25 @@ func predicateOf(children []*pred, where string) (*pred, error) {
 		return nil, invalidf("%s has no predicate", where)
 	}
 	return p, nil
+}
+
+// predicateReads appends to dst the slots of the fields p reads, each
+// once: a CompoundPredicate's operands' fields. Unknown fields are
+// skipped; compiling p refuses them.
+func predicateReads(p *pred, fs *fieldSet, dst []int) []int {
+	switch p.XMLName.Local {
+	case "SimplePredicate", "SimpleSetPredicate":
+		if slot, _, ok := fs.lookup(p.Field); ok && !slices.Contains(dst, slot) {
+			dst = append(dst, slot)
+		}
+	case "CompoundPredicate":
+		for _, q := range p.Preds {
+			if isPredicate(q.XMLName.Local) {
+				dst = predicateReads(q, fs, dst)
+			}
+		}
+	}
+	return dst
 }
 
 // compilePredicate compiles a predicate element in fs.

@@ -21,6 +21,10 @@ type scope struct {
 	// rescale is the Targets element's post-processing of a predicted
 	// number; nil when there is none.
 	rescale func(float64) float64
+	// factor and constant are the rescale's when it is affine: no min,
+	// max or castInteger. affine is false for another rescale.
+	factor, constant float64
+	affine           bool
 	// math is the element's arithmetic, also fs.math.
 	math mathContext
 }
@@ -123,6 +127,8 @@ func (s *scope) targets(t *targets, name string) error {
 		default:
 			return invalidf("a Target has castInteger %q (round, ceiling or floor)", tg.CastInteger)
 		}
+		s.factor, s.constant = factor, constant
+		s.affine = tg.Min == nil && tg.Max == nil && round == nil
 		s.rescale = func(x float64) float64 {
 			x = mc.round(mc.round(math.Min(math.Max(x, lo), hi)*factor) + constant)
 			if round != nil {

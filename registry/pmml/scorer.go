@@ -119,6 +119,9 @@ func newScorer(doc *document, h *modelHeader, name string, m model, fs *fieldSet
 	default:
 		return nil, unsupported("a top-level " + name + " with functionName " + h.FunctionName + " is not supported")
 	}
+	if x := explainable(sc, m, schema.Classes); x != nil {
+		proc = &explained{Process: proc, sc: sc, x: x}
+	}
 	sc.pool.New = func() any {
 		return &state{in: make([]value, sc.slots), pred: prediction{probs: make([]float64, sc.k)}}
 	}

@@ -1,6 +1,7 @@
 package pmml
 
 import (
+	"math"
 	"strconv"
 )
 
@@ -78,6 +79,10 @@ type tree struct {
 	// lastOnNoTrue reports noTrueChildStrategy returnLastPrediction.
 	lastOnNoTrue bool
 	classify     bool
+	// counts are the nodes' recordCounts, by node; NaN where a node has
+	// none. reads are the slots each node's predicate reads.
+	counts []float64
+	reads  [][]int
 }
 
 // compileTree compiles a TreeModel in fs.
@@ -114,6 +119,8 @@ func compileTree(t *treeModel, fs *fieldSet) (model, error) {
 		return nil, invalidf("the classification TreeModel has no target field")
 	}
 	m.nodes = append(m.nodes, tnode{})
+	m.counts = append(m.counts, 0)
+	m.reads = append(m.reads, nil)
 	if err := m.build(t.Node, 0); err != nil {
 		return nil, err
 	}
@@ -137,6 +144,11 @@ func (m *tree) build(n *node, idx int32) error {
 	}
 	tn := tnode{pred: fn, defaultChild: -1, out: -1}
 	m.inline(&tn, p)
+	m.counts[idx] = math.NaN()
+	if n.RecordCount != nil {
+		m.counts[idx] = *n.RecordCount
+	}
+	m.reads[idx] = predicateReads(p, m.s.fs, nil)
 	var o tout
 	has := false
 	if n.Score != nil {
@@ -171,6 +183,8 @@ func (m *tree) build(n *node, idx int32) error {
 	}
 	tn.first, tn.count = int32(len(m.nodes)), int32(len(n.Nodes))
 	m.nodes = append(m.nodes, make([]tnode, len(n.Nodes))...)
+	m.counts = append(m.counts, make([]float64, len(n.Nodes))...)
+	m.reads = append(m.reads, make([][]int, len(n.Nodes))...)
 	for i, c := range n.Nodes {
 		ci := tn.first + int32(i)
 		if err := m.build(c, ci); err != nil {
@@ -284,35 +298,52 @@ func (m *tree) leaf(in []value) *tnode {
 	if n.test(in) != isTrue {
 		return nil // no node before the root has a prediction
 	}
-walk:
 	for n.count > 0 {
-		for ci := n.first; ci < n.first+n.count; ci++ {
-			c := &m.nodes[ci]
-			switch c.test(in) {
-			case isTrue:
-				n = c
-				continue walk
-			case unknown:
-				switch m.missing {
-				case "lastPrediction":
-					return n
-				case "nullPrediction":
-					return nil
-				case "defaultChild":
-					if n.defaultChild < 0 {
-						return nil
-					}
-					n = &m.nodes[n.defaultChild]
-					continue walk
-				}
-			}
-		}
-		if m.lastOnNoTrue {
+		switch c := m.next(n, in); c {
+		case stopHere:
 			return n
+		case stopNull:
+			return nil
+		default:
+			n = &m.nodes[c]
 		}
-		return nil
 	}
 	return n
+}
+
+// What next answers when a walk goes to no child.
+const (
+	stopHere int32 = -1 // the node answers (lastPrediction)
+	stopNull int32 = -2 // the tree has no answer
+)
+
+// next returns the index of the child of n the row goes to, or stopHere
+// or stopNull: the first child whose predicate is true, the missing value
+// strategy deciding when one reads a missing value, the noTrueChildStrategy
+// when none is true.
+func (m *tree) next(n *tnode, in []value) int32 {
+	for ci := n.first; ci < n.first+n.count; ci++ {
+		switch m.nodes[ci].test(in) {
+		case isTrue:
+			return ci
+		case unknown:
+			switch m.missing {
+			case "lastPrediction":
+				return stopHere
+			case "nullPrediction":
+				return stopNull
+			case "defaultChild":
+				if n.defaultChild < 0 {
+					return stopNull
+				}
+				return n.defaultChild
+			}
+		}
+	}
+	if m.lastOnNoTrue {
+		return stopHere
+	}
+	return stopNull
 }
 
 // argmax returns the index of the largest of p, the first on a tie.

@@ -7,8 +7,10 @@ For every model NAME this writes, into the output directory:
                   marked x-mathContext="float"
   NAME.rows.json  the fixture: the metadata an upload would carry, the schema
                   the Go reader should derive, the input rows as a client
-                  would post them (null for a missing value) and XGBoost's
-                  own predictions for them
+                  would post them (null for a missing value), XGBoost's
+                  own predictions for them and its contributions
+                  (pred_contribs: per row, per margin, each feature's
+                  and then the bias)
 
 JPMML-XGBoost (and sklearn2pmml, which calls it) is not packaged for Debian,
 so this file writes PMML the way it does, from the model XGBoost saves as
@@ -25,7 +27,9 @@ JSON:
     index as id, split "f < split_condition" (SimplePredicate lessThan) to
     the left child and greaterOrEqual to the right, and name the child a
     missing value goes to in defaultChild; a leaf scores its value, a
-    branch its base weight times the learning rate;
+    branch its base weight times the learning rate; every node's
+    recordCount is its cover (sum_hessian), the weights TreeSHAP takes
+    its expectations against;
   - the trees of one output are a MiningModel summing them
     (multipleModelMethod sum) whose Target adds the base margin
     (rescaleConstant), answering the OutputField "xgbValue" (a multi-class
@@ -147,7 +151,7 @@ class Model:
         return b
 
 
-def tree_model(parent, tree, names, split_names, eta, counts):
+def tree_model(parent, tree, names, split_names, eta):
     """A TreeModel of one XGBoost tree, its MiningSchema naming the
     DataFields names, its splits the fields split_names."""
     m = sub(parent, "TreeModel", functionName="regression", missingValueStrategy="defaultChild",
@@ -165,8 +169,7 @@ def tree_model(parent, tree, names, split_names, eta, counts):
             n.set("score", f32text(cond[i]))
         else:
             n.set("score", f32text(eta * np.float32(tree["base_weights"][i])))
-        if counts:
-            n.set("recordCount", f32text(tree["sum_hessian"][i]))
+        n.set("recordCount", f32text(tree["sum_hessian"][i]))
         if left[i] >= 0:
             n.set("defaultChild", str(left[i] if tree["default_left"][i] else right[i]))
         if predicate is None:
@@ -183,7 +186,7 @@ def tree_model(parent, tree, names, split_names, eta, counts):
     return m
 
 
-def output_group(parent, model, trees, names, target, output, counts):
+def output_group(parent, model, trees, names, target, output):
     """A MiningModel summing trees onto the base margin."""
     m = sub(parent, "MiningModel", functionName="regression", x__mathContext="float")
     ms = sub(m, "MiningSchema")
@@ -213,7 +216,7 @@ def output_group(parent, model, trees, names, target, output, counts):
         s = sub(seg, "Segment", id=i + 1)
         sub(s, "True")
         split_names = ["float(%s)" % n for n in names] if model.double_inputs else names
-        tree_model(s, t, names, split_names, model.eta, counts)
+        tree_model(s, t, names, split_names, model.eta)
     return m
 
 
@@ -264,12 +267,11 @@ def document(model, names, target, classes):
 def encode(model, names, target):
     """The PMML document of model, as JPMML-XGBoost writes it."""
     obj = model.objective
-    counts = obj == "reg:squarederror"
     if obj == "binary:logistic":
         classes = ["0", "1"]
         root = document(model, names, target, classes)
         seg = chain(root, "classification", target, names)
-        output_group(segment(seg, 1), model, model.trees, names, None, "xgbValue", counts)
+        output_group(segment(seg, 1), model, model.trees, names, None, "xgbValue")
         r = sub(segment(seg, 2), "RegressionModel", functionName="classification", normalizationMethod="logit",
                 x__mathContext="float")
         ms = sub(r, "MiningSchema")
@@ -286,7 +288,7 @@ def encode(model, names, target):
         seg = chain(root, "classification", target, names)
         for k in range(model.num_class):
             trees = [t for t, g in zip(model.trees, model.tree_info) if g == k]
-            output_group(segment(seg, k + 1), model, trees, names, None, "xgbValue(%d)" % k, counts)
+            output_group(segment(seg, k + 1), model, trees, names, None, "xgbValue(%d)" % k)
         r = sub(segment(seg, model.num_class + 1), "RegressionModel", functionName="classification",
                 normalizationMethod="softmax", x__mathContext="float")
         ms = sub(r, "MiningSchema")
@@ -301,12 +303,12 @@ def encode(model, names, target):
     root = document(model, names, target, None)
     links = {"reg:logistic": "logit", "count:poisson": "exp", "reg:gamma": "exp", "reg:tweedie": "exp"}
     if obj == "reg:squarederror":
-        output_group(root, model, model.trees, names, target, None, counts).set("algorithmName", "XGBoost (GBTree)")
+        output_group(root, model, model.trees, names, target, None).set("algorithmName", "XGBoost (GBTree)")
         return root, None
     if obj not in links:
         raise ValueError("export.py: objective %s" % obj)
     seg = chain(root, "regression", target, names)
-    output_group(segment(seg, 1), model, model.trees, names, None, "xgbValue", counts)
+    output_group(segment(seg, 1), model, model.trees, names, None, "xgbValue")
     r = sub(segment(seg, 2), "RegressionModel", functionName="regression", normalizationMethod=links[obj],
             x__mathContext="float")
     ms = sub(r, "MiningSchema")
@@ -400,6 +402,15 @@ def write(out, name, booster, params, names, target, x, metadata, double_inputs=
     else:
         fixture["predictions"] = [f32(p) for p in pred]
     fixture["document_predictions"] = document_predictions(model, booster, x)
+    # XGBoost's own path-dependent TreeSHAP: per row (and per class of a
+    # multi-class model) each feature's contribution to the margin, then
+    # the bias.
+    contribs = booster.predict(xgb.DMatrix(x, missing=np.nan), pred_contribs=True)
+    assert contribs.dtype == np.float32
+    if contribs.ndim == 3:
+        fixture["contributions"] = [[[f32(v) for v in g] for g in r] for r in contribs]
+    else:
+        fixture["contributions"] = [[[f32(v) for v in r]] for r in contribs]
     with open(os.path.join(out, name + ".rows.json"), "w") as f:
         json.dump(fixture, f, indent=1, allow_nan=False)
         f.write("\n")
