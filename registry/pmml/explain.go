@@ -2,7 +2,6 @@ package pmml
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -10,10 +9,6 @@ import (
 	"github.com/scorehub/scorehub/internal/treeshap"
 	"github.com/scorehub/scorehub/registry/process"
 )
-
-// errNoMargin is what Explain answers for a row whose trees do not decide
-// every split: TreeSHAP needs each split to send the row to one child.
-var errNoMargin = errors.New("pmml: a split of the model sends the row to no child, so its prediction cannot be explained")
 
 // explained is the Process of a model whose margin is a sum of regression
 // trees that carry every node's recordCount. It is safe for concurrent
@@ -413,8 +408,19 @@ func (p *explained) Explain(ctx context.Context, in process.Input) (*process.Exp
 			cur = &x.terms[i]
 			w.Add(&cur.st, hot, cur.scale, values[cur.group][r*width:r*width+nf])
 			if failed {
-				return nil, fmt.Errorf("pmml: explain row %d: %w", r, errNoMargin)
+				break
 			}
+		}
+		if failed {
+			// A split sends the row to no child: the model predicts
+			// nothing for it, and nothing explains that, so every
+			// contribution of the row is missing (NaN, answered null).
+			for g := range values {
+				for k := r * width; k < (r+1)*width; k++ {
+					values[g][k] = math.NaN()
+				}
+			}
+			failed = false
 		}
 	}
 	return &process.Explanation{Features: slices.Clone(x.features), Groups: slices.Clone(x.groups), Values: values}, nil

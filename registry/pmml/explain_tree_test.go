@@ -2,7 +2,6 @@ package pmml
 
 import (
 	"context"
-	"errors"
 	"math"
 	"path/filepath"
 	"reflect"
@@ -197,8 +196,10 @@ func TestExplainRefused(t *testing.T) {
 	}
 }
 
-// TestExplainNoChild asks for the explanation of a row a split sends to
-// no child: a missing value under missingValueStrategy nullPrediction.
+// TestExplainNoChild asks for the explanation of rows a split sends to no
+// child (a missing value under missingValueStrategy nullPrediction): the
+// model predicts nothing for them, and their contributions are all
+// missing, while the other rows are explained.
 func TestExplainNoChild(t *testing.T) {
 	doc := strings.Replace(handTrees, `missingValueStrategy="defaultChild"`, `missingValueStrategy="nullPrediction"`, 1)
 	lm := loadPMML(t, doc)
@@ -206,8 +207,31 @@ func TestExplainNoChild(t *testing.T) {
 	if !ok {
 		t.Fatalf("the process is a %T, not one that explains", lm.Process)
 	}
-	_, err := p.Explain(context.Background(), process.Input{Table: handRows(t)})
-	if !errors.Is(err, errNoMargin) {
-		t.Fatalf("Explain: %v, want errNoMargin", err)
+	in := process.Input{Table: handRows(t)}
+	res, err := p.Score(context.Background(), in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ex, err := p.Explain(context.Background(), in)
+	if err != nil {
+		t.Fatalf("Explain: %v", err)
+	}
+	pred := res.Column(0)
+	unexplained := 0
+	for r := range in.Table.Rows() {
+		_, predicted := pred.Number(r)
+		for g := range ex.Groups {
+			for _, v := range ex.Row(g, r) {
+				if math.IsNaN(v) == predicted {
+					t.Errorf("row %d: predicted %v, contribution %v; want numbers for a prediction, NaN without", r, predicted, v)
+				}
+			}
+		}
+		if !predicted {
+			unexplained++
+		}
+	}
+	if unexplained == 0 {
+		t.Fatal("no row was sent to no child: the test's premise")
 	}
 }
