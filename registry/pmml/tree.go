@@ -298,15 +298,36 @@ func (m *tree) leaf(in []value) *tnode {
 	if n.test(in) != isTrue {
 		return nil // no node before the root has a prediction
 	}
+	// The walk of next, written out: a call per level costs scoring a
+	// tenth of its time. Explaining walks with next, and its tests hold
+	// the two to the same leaves (local accuracy on every fixture row).
+walk:
 	for n.count > 0 {
-		switch c := m.next(n, in); c {
-		case stopHere:
-			return n
-		case stopNull:
-			return nil
-		default:
-			n = &m.nodes[c]
+		for ci := n.first; ci < n.first+n.count; ci++ {
+			c := &m.nodes[ci]
+			switch c.test(in) {
+			case isTrue:
+				n = c
+				continue walk
+			case unknown:
+				switch m.missing {
+				case "lastPrediction":
+					return n
+				case "nullPrediction":
+					return nil
+				case "defaultChild":
+					if n.defaultChild < 0 {
+						return nil
+					}
+					n = &m.nodes[n.defaultChild]
+					continue walk
+				}
+			}
 		}
+		if m.lastOnNoTrue {
+			return n
+		}
+		return nil
 	}
 	return n
 }
