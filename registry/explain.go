@@ -25,7 +25,8 @@ func explained(p process.ProcessInfo, s process.ModelSchema, x Explain) (process
 	if groups := marginGroups(s); len(groups) > 1 && x.Class == ExplainAll {
 		e.groups = groups
 	}
-	p.Output = append(slices.Clone(p.Output), e.columns()...)
+	e.outputs = e.columns()
+	p.Output = append(slices.Clone(p.Output), e.outputs...)
 	p.Process = e
 	return p, nil
 }
@@ -63,6 +64,7 @@ type explainer struct {
 	features   []string
 	groups     []string // the classes whose margins are all answered; nil: one margin a row
 	prediction string   // the predicted class's column, to pick its margin
+	outputs    []process.ColumnSpec
 }
 
 // columns returns the contribution columns e adds, in order.
@@ -101,7 +103,7 @@ func (e *explainer) Score(ctx context.Context, in process.Input) (*process.Table
 	if !slices.Equal(ex.Features, e.features) {
 		return nil, fmt.Errorf("registry: the model explained the features %q, not its inputs %q", ex.Features, e.features)
 	}
-	cols := make([]process.Column, 0, res.NumColumns()+len(e.columns()))
+	cols := make([]process.Column, 0, res.NumColumns()+len(e.outputs))
 	for i := range res.NumColumns() {
 		cols = append(cols, *res.Column(i))
 	}
@@ -152,7 +154,7 @@ func (e *explainer) contributions(ex *process.Explanation, rows int, group func(
 		values[f] = make([]float64, rows)
 		missing[f] = make([]bool, rows)
 	}
-	var order []int
+	var order, idx []int // each row's top features, and the buffer they are sorted in
 	for r := range rows {
 		g := group(r)
 		if g < 0 {
@@ -166,7 +168,8 @@ func (e *explainer) contributions(ex *process.Explanation, rows int, group func(
 			values[f][r] = v
 		}
 		if e.x.Top > 0 && e.x.Top < n {
-			order = topFeatures(order[:0], row[:n], e.x.Top)
+			idx = topFeatures(idx, row[:n])
+			order = idx[:e.x.Top]
 			for f := range n {
 				if !slices.Contains(order, f) {
 					values[f][r], missing[f][r] = math.NaN(), true
@@ -181,10 +184,11 @@ func (e *explainer) contributions(ex *process.Explanation, rows int, group func(
 	return append(cols, process.NumberColumn("contribution("+prefix+"bias)", values[n], missing[n]))
 }
 
-// topFeatures appends to dst the indices of the top values of row largest
-// in magnitude, the earlier feature first on a tie.
-func topFeatures(dst []int, row []float64, top int) []int {
-	idx := make([]int, len(row))
+// topFeatures returns the indices of row's values, the largest in
+// magnitude first, the earlier feature first on a tie, in idx when it has
+// room.
+func topFeatures(idx []int, row []float64) []int {
+	idx = slices.Grow(idx[:0], len(row))[:len(row)]
 	for i := range idx {
 		idx[i] = i
 	}
@@ -198,5 +202,5 @@ func topFeatures(dst []int, row []float64, top int) []int {
 		}
 		return 0
 	})
-	return append(dst, idx[:top]...)
+	return idx
 }
