@@ -161,7 +161,7 @@ func (h *Handler) model(r *http.Request) (registry.Model, error) {
 	name := r.PathValue("name")
 	st := h.reg.Snapshot().State()
 	m, ok := st.Model(name)
-	if !ok || !viewerOf(r, st).model(name) {
+	if !ok || !viewerOf(r, st).models()(name) {
 		return registry.Model{}, notFound("model", name)
 	}
 	return m, nil
@@ -206,10 +206,10 @@ func (h *Handler) listModels(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	st := h.reg.Snapshot().State()
-	v := viewerOf(r, st)
+	sees := viewerOf(r, st).models()
 	var seen []registry.Model
 	for _, m := range st.Models() {
-		if v.model(m.Name) {
+		if sees(m.Name) {
 			seen = append(seen, m)
 		}
 	}

@@ -35,25 +35,25 @@ func (v viewer) group(name string) bool {
 	return middleware.MaySee(v.claims, g.Name, g.Auth)
 }
 
-// model reports whether v sees the model named name: an administrator
-// every model, anyone else one deployed on an endpoint of a group they
-// see, or deployed nowhere, which belongs to no group.
-func (v viewer) model(name string) bool {
+// models returns whether v sees a model, by name: an administrator every
+// model, anyone else one deployed on an endpoint of a group they see, or
+// deployed nowhere, which belongs to no group. The deployments are read
+// once, whatever the number of models asked about.
+func (v viewer) models() func(name string) bool {
 	if v.claims != nil && v.claims.Admin {
-		return true
+		return func(string) bool { return true }
 	}
-	deployed := false
+	seen := map[string]bool{} // deployed models: true where a group v sees deploys it
 	for _, d := range v.st.Deployments() {
+		visible := v.group(d.Group)
 		for _, e := range d.Endpoints {
-			ref, err := registry.ParseModelRef(e.Model)
-			if e.Model == "" || err != nil || ref.Model != name {
-				continue
+			if ref, err := registry.ParseModelRef(e.Model); e.Model != "" && err == nil {
+				seen[ref.Model] = seen[ref.Model] || visible
 			}
-			if v.group(d.Group) {
-				return true
-			}
-			deployed = true
 		}
 	}
-	return !deployed
+	return func(name string) bool {
+		visible, deployed := seen[name]
+		return visible || !deployed
+	}
 }
