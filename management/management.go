@@ -449,7 +449,7 @@ func optionalBearer(bearer func(http.Handler) http.Handler, next http.Handler) h
 	checked := bearer(next)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Add("Vary", "Authorization")
-		if len(r.Header.Values("Authorization")) == 0 && !r.URL.Query().Has("access_token") {
+		if !middleware.HasCredentials(r) {
 			next.ServeHTTP(w, r)
 			return
 		}

@@ -316,6 +316,15 @@ func isB64Token(s string) bool {
 	return true
 }
 
+// HasCredentials reports whether r carries credentials where a client may
+// send them: an Authorization header, or an access_token in the query
+// (which [Bearer] and [Credentials] refuse there). A route that anyone may
+// call serves a request without them as the anonymous, and checks any
+// other, so that credentials sent are never ignored.
+func HasCredentials(r *http.Request) bool {
+	return len(r.Header.Values("Authorization")) > 0 || hasAccessToken(r.URL.RawQuery, true)
+}
+
 // hasAccessToken reports whether the URL-encoded form q has an
 // access_token field. Unless complete, the last field of q may be cut
 // short and is not looked at.

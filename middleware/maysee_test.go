@@ -1,6 +1,7 @@
 package middleware_test
 
 import (
+	"net/http/httptest"
 	"testing"
 
 	"github.com/scorehub/scorehub/middleware"
@@ -39,6 +40,29 @@ func TestMaySee(t *testing.T) {
 	} {
 		if got := middleware.MaySee(c.claims, c.group, c.policy); got != c.want {
 			t.Errorf("%s: MaySee = %v, want %v", c.name, got, c.want)
+		}
+	}
+}
+
+// TestHasCredentials: an Authorization header or an access_token in the
+// query, however spelt, are credentials; other queries are not.
+func TestHasCredentials(t *testing.T) {
+	for _, c := range []struct {
+		target, auth string
+		want         bool
+	}{
+		{"/x", "", false},
+		{"/x?size=0&page=1", "", false},
+		{"/x", "Bearer t", true},
+		{"/x?access_token=t", "", true},
+		{"/x?a=1&access%5Ftoken=t", "", true},
+	} {
+		r := httptest.NewRequest("GET", c.target, nil)
+		if c.auth != "" {
+			r.Header.Set("Authorization", c.auth)
+		}
+		if got := middleware.HasCredentials(r); got != c.want {
+			t.Errorf("%s with %q: %v, want %v", c.target, c.auth, got, c.want)
 		}
 	}
 }
