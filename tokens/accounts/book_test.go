@@ -452,7 +452,7 @@ func TestCredentialVersionChangesWithTheUser(t *testing.T) {
 func TestAccountsRevokeIDTokens(t *testing.T) {
 	f := newAccountsFixture(t, nil)
 	ctx := context.Background()
-	fx := newFixture(t, tokens.EdDSA, 0)
+	fx := newFixture(t)
 	v, err := tokens.NewVerifier(tokens.VerifierConfig{Keys: fx.keys, Issuer: testIssuer, Audience: testAudience,
 		Now: fx.clock.Now, Credentials: f.a})
 	if err != nil {

@@ -1,21 +1,16 @@
 package accounts_test
 
 import (
-	"crypto/ecdsa"
 	"crypto/ed25519"
-	"crypto/elliptic"
-	crand "crypto/rand"
-	"crypto/rsa"
 	"io"
 	"math/rand/v2"
-	"sync"
 	"testing"
 	"time"
 
-	"github.com/golang-jwt/jwt/v5"
+	"golang.org/x/crypto/bcrypt"
+
 	"github.com/scorehub/scorehub/internal/testutil"
 	"github.com/scorehub/scorehub/tokens"
-	"golang.org/x/crypto/bcrypt"
 )
 
 const (
@@ -35,75 +30,24 @@ func seeded(seed byte) io.Reader {
 	return rand.NewChaCha8(s)
 }
 
-// signer is a key the test holds the private half of, so it can sign
-// tokens the issuer never would.
-type signer struct {
-	key    *tokens.Key
-	priv   any
-	method jwt.SigningMethod
+// fixture is an Ed25519 key set and an issuer of its tokens on one clock,
+// for the tests of what a Verifier over the accounts refuses.
+type fixture struct {
+	clock  *testutil.Clock
+	keys   *tokens.KeySet
+	issuer *tokens.Issuer
 }
 
-// rsaPrivate caches one RSA key per test binary: generating one costs more
-// than most tests.
-var rsaPrivate = sync.OnceValues(func() (*rsa.PrivateKey, error) { return rsa.GenerateKey(crand.Reader, 2048) })
-
-// newSigner makes a key of alg; seed picks it for the algorithms that can
-// be made deterministic (all but RS256, which is shared).
-func newSigner(t testing.TB, alg tokens.Algorithm, seed byte) signer {
+func newFixture(t testing.TB) *fixture {
 	t.Helper()
-	var (
-		s   = signer{}
-		err error
-	)
-	switch alg {
-	case tokens.EdDSA:
-		seedBytes := make([]byte, ed25519.SeedSize)
-		io.ReadFull(seeded(seed), seedBytes)
-		priv := ed25519.NewKeyFromSeed(seedBytes)
-		s.priv, s.method = priv, jwt.SigningMethodEdDSA
-		s.key, err = tokens.NewKey(priv)
-	case tokens.ES256:
-		priv, gerr := ecdsa.GenerateKey(elliptic.P256(), crand.Reader)
-		if gerr != nil {
-			t.Fatal(gerr)
-		}
-		s.priv, s.method = priv, jwt.SigningMethodES256
-		s.key, err = tokens.NewKey(priv)
-	case tokens.RS256:
-		priv, gerr := rsaPrivate()
-		if gerr != nil {
-			t.Fatal(gerr)
-		}
-		s.priv, s.method = priv, jwt.SigningMethodRS256
-		s.key, err = tokens.NewKey(priv)
-	case tokens.HS256:
-		secret := make([]byte, 32)
-		io.ReadFull(seeded(seed), secret)
-		s.priv, s.method = secret, jwt.SigningMethodHS256
-		s.key, err = tokens.NewHMACKey(secret)
-	default:
-		t.Fatalf("newSigner: %s", alg)
-	}
+	c := newClock()
+	seed := make([]byte, ed25519.SeedSize)
+	io.ReadFull(seeded(1), seed)
+	key, err := tokens.NewKey(ed25519.NewKeyFromSeed(seed))
 	if err != nil {
 		t.Fatal(err)
 	}
-	return s
-}
-
-// fixture is a key set with an issuer and a verifier on one clock.
-type fixture struct {
-	signer   signer
-	clock    *testutil.Clock
-	keys     *tokens.KeySet
-	issuer   *tokens.Issuer
-	verifier *tokens.Verifier
-}
-
-func newFixture(t testing.TB, alg tokens.Algorithm, leeway time.Duration) *fixture {
-	t.Helper()
-	c := newClock()
-	sg := newSigner(t, alg, 1)
-	keys, err := tokens.NewKeySet(tokens.KeySetConfig{Signing: sg.key, Algorithm: alg, Now: c.Now, Rand: seeded(100)})
+	keys, err := tokens.NewKeySet(tokens.KeySetConfig{Signing: key, Algorithm: tokens.EdDSA, Now: c.Now, Rand: seeded(100)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -112,12 +56,7 @@ func newFixture(t testing.TB, alg tokens.Algorithm, leeway time.Duration) *fixtu
 	if err != nil {
 		t.Fatal(err)
 	}
-	v, err := tokens.NewVerifier(tokens.VerifierConfig{Keys: keys, Issuer: testIssuer, Audience: testAudience,
-		Leeway: leeway, Now: c.Now})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return &fixture{signer: sg, clock: c, keys: keys, issuer: iss, verifier: v}
+	return &fixture{clock: c, keys: keys, issuer: iss}
 }
 
 func (f *fixture) issue(t testing.TB, p tokens.Principal) string {
