@@ -1,6 +1,7 @@
 package scorehub
 
 import (
+	"context"
 	"encoding/json"
 	"math"
 	"net/http"
@@ -9,6 +10,7 @@ import (
 	"time"
 
 	"github.com/scorehub/scorehub/internal/testutil"
+	"github.com/scorehub/scorehub/registry/process"
 	"github.com/scorehub/scorehub/registry/registrytest"
 )
 
@@ -85,16 +87,72 @@ func TestExplainedEndpoint(t *testing.T) {
 	admin.upload("forest", pmml.file, pmml.Meta)
 	linear := readFixture(t, "registry/lightgbm/testdata/linear.txt", "registry/lightgbm/testdata/linear.rows.json")
 	admin.upload("linear", linear.file, linear.Meta)
-	for _, c := range []struct{ name, endpoint, pointer string }{
-		{"a process", `{"alias":"x","process":"nope","explain":{"method":"treeshap"}}`, "/endpoints/0/explain"},
-		{"an unknown method", `{"alias":"x","model":"churn@1","explain":{"method":"kernel"}}`, "/endpoints/0/explain/method"},
-		{"an unknown class", `{"alias":"x","model":"churn@1","explain":{"method":"treeshap","class":"yes"}}`, "/endpoints/0/explain/class"},
-		{"a model that cannot explain itself", `{"alias":"x","model":"forest@1","explain":{"method":"treeshap"}}`, "/endpoints/0/explain"},
-		{"a model whose file keeps it from explaining", `{"alias":"x","model":"linear@1","explain":{"method":"treeshap"}}`, "/endpoints/0/explain"},
+	for _, c := range []struct{ name, endpoint, pointer, why string }{
+		{"a process", `{"alias":"x","process":"nope","explain":{"method":"treeshap"}}`, "/endpoints/0/explain", ""},
+		{"an unknown method", `{"alias":"x","model":"churn@1","explain":{"method":"kernel"}}`, "/endpoints/0/explain/method", ""},
+		{"an unknown class", `{"alias":"x","model":"churn@1","explain":{"method":"treeshap","class":"yes"}}`, "/endpoints/0/explain/class", ""},
+		{"a model that cannot explain itself", `{"alias":"x","model":"forest@1","explain":{"method":"treeshap"}}`, "/endpoints/0/explain",
+			"this pmml model cannot explain them: only a regression TreeModel"},
+		{"a model whose file keeps it from explaining", `{"alias":"x","model":"linear@1","explain":{"method":"treeshap"}}`, "/endpoints/0/explain",
+			"linear trees"},
 	} {
 		code, body := admin.do("PUT", "/api/v1/deployments/DEFAULT/refused", `{"endpoints":[`+c.endpoint+`]}`)
-		if code/100 != 4 || !strings.Contains(body, `"`+c.pointer+`"`) {
-			t.Errorf("%s: %d %s, want a refusal at %s", c.name, code, body, c.pointer)
+		if code/100 != 4 || !strings.Contains(body, `"`+c.pointer+`"`) || !strings.Contains(body, c.why) {
+			t.Errorf("%s: %d %s, want a refusal at %s saying %q", c.name, code, body, c.pointer, c.why)
 		}
 	}
+}
+
+// TestExplanationsMustAddUp: an endpoint is refused explanations, with a
+// 422 at its explain saying which sample row fails, when its model's
+// contributions do not add up to the margin the model computes; the same
+// model is deployed without them.
+func TestExplanationsMustAddUp(t *testing.T) {
+	h := newService(t, Config{AdminPassword: adminPassword, Formats: append(DefaultFormats(), misattributing{})}).Handler()
+	admin := signIn(t, h, "admin", adminPassword)
+	artifact := misattributingMagic + string(registrytest.LinearArtifact(0.5, []string{"age"}, []float64{2}))
+	if code, body := admin.send("POST", "/api/v1/models/churn/versions?classes=no,yes", "application/octet-stream", artifact); code != http.StatusCreated {
+		t.Fatalf("upload: %d %s", code, body)
+	}
+	code, body := admin.do("PUT", "/api/v1/deployments/DEFAULT/churn", `{"endpoints":[{"alias":"why","model":"churn@1","explain":{"method":"treeshap"}}]}`)
+	if code != http.StatusUnprocessableEntity || !strings.Contains(body, `"/endpoints/0/explain"`) ||
+		!strings.Contains(body, "do not add up to its predictions: for row 1 of its sample") {
+		t.Errorf("explanations that miss the margin: %d %s, want a 422 at /endpoints/0/explain naming the row", code, body)
+	}
+	admin.must("PUT", "/api/v1/deployments/DEFAULT/churn", `{"endpoints":[{"alias":"plain","model":"churn@1"}]}`, http.StatusCreated, nil)
+}
+
+// misattributingMagic starts a file of misattributing.
+const misattributingMagic = "misattributing\n"
+
+// misattributing reads a LinearFormat file after its magic as
+// LinearFormat does, but explains each row with one more in its bias than
+// the model's margin has.
+type misattributing struct{}
+
+func (misattributing) Name() string { return "misattributing" }
+
+func (misattributing) Detect(b []byte) bool { return strings.HasPrefix(string(b), misattributingMagic) }
+
+func (misattributing) Load(b []byte, meta process.ModelMetadata) (*process.LoadedModel, error) {
+	lm, err := new(registrytest.LinearFormat).Load(b[len(misattributingMagic):], meta)
+	if err != nil {
+		return nil, err
+	}
+	lm.Process = offByOne{lm.Process}
+	return lm, nil
+}
+
+type offByOne struct{ process.Process }
+
+func (p offByOne) Explain(ctx context.Context, in process.Input) (*process.Explanation, error) {
+	e, err := p.Process.(process.Explainer).Explain(ctx, in)
+	if err != nil {
+		return nil, err
+	}
+	n := len(e.Features) + 1
+	for r := range e.Rows() {
+		e.Values[0][r*n+n-1]++
+	}
+	return e, nil
 }

@@ -572,8 +572,10 @@ func unavailableMessage(err error) string {
 // explainsItsSample scores the sample of an explained model endpoint's
 // process (its version's verification rows, or a row of its inputs), and
 // returns why it could not, "" when it could: a model whose file keeps it
-// from explaining (a LightGBM model of linear trees, say) is refused when
-// it is deployed rather than at every request.
+// from explaining (a LightGBM model of linear trees, say), or whose
+// contributions do not add up to the margins it computes (local accuracy,
+// which [process.Explanation.Check] holds them to), is refused when it is
+// deployed rather than at every request.
 func explainsItsSample(p process.ProcessInfo) string {
 	if len(p.Sample) == 0 {
 		return ""
@@ -584,6 +586,15 @@ func explainsItsSample(p process.ProcessInfo) string {
 	}
 	if _, err := p.Process.Score(context.Background(), process.Input{Table: req.Table}); err != nil {
 		var e *problem.Error
+		var la *process.LocalAccuracyError
+		if errors.As(err, &la) {
+			of := ""
+			if la.Group != "" {
+				of = fmt.Sprintf(" of class %q", la.Group)
+			}
+			return fmt.Sprintf("the model's contributions do not add up to its predictions: for row %d of its sample, the bias plus the contributions%s is %v, but the model's margin is %v",
+				la.Row+1, of, la.Sum, la.Margin)
+		}
 		if errors.As(err, &e) && e.Message != "" {
 			return "the model cannot explain its predictions: " + e.Message
 		}

@@ -37,11 +37,13 @@ func (threeClasses) Score(_ context.Context, in process.Input) (*process.Table, 
 func (threeClasses) Explain(_ context.Context, in process.Input) (*process.Explanation, error) {
 	x, _ := in.Table.Lookup("x")
 	n := in.Table.Rows()
-	e := &process.Explanation{Features: []string{"x"}, Groups: []string{"a", "b", "c"}, Values: make([][]float64, 3)}
+	e := &process.Explanation{Features: []string{"x"}, Groups: []string{"a", "b", "c"}, Values: make([][]float64, 3), Margins: make([][]float64, 3)}
 	for g := range 3 {
 		for r := range n {
 			v, _ := x.Number(r)
-			e.Values[g] = append(e.Values[g], weights[g]*v, []float64{1, 2, 1}[g])
+			bias := []float64{1, 2, 1}[g]
+			e.Values[g] = append(e.Values[g], weights[g]*v, bias)
+			e.Margins[g] = append(e.Margins[g], weights[g]*v+bias)
 		}
 	}
 	return e, nil

@@ -37,7 +37,19 @@ func (p *explained) Explain(ctx context.Context, in process.Input) (*process.Exp
 	if err != nil {
 		return nil, err
 	}
-	return &process.Explanation{Features: slices.Clone(p.features), Groups: slices.Clone(p.groups), Values: values}, nil
+	margins := make([][]float64, p.m.outputs)
+	for k := range margins {
+		margins[k] = make([]float64, in.Table.Rows())
+	}
+	err = p.m.rawScores(ctx, in.Table, func(first int, out []float64) {
+		for i, v := range out {
+			margins[i%p.m.outputs][first+i/p.m.outputs] = v
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &process.Explanation{Features: slices.Clone(p.features), Groups: slices.Clone(p.groups), Values: values, Margins: margins}, nil
 }
 
 // isLinear reports whether a tree of the model has linear leaves.

@@ -375,11 +375,13 @@ func (p *explained) Explain(ctx context.Context, in process.Input) (*process.Exp
 	defer sc.pool.Put(st)
 	rows, nf := in.Table.Rows(), len(x.features)
 	width := nf + 1
-	values := make([][]float64, len(x.groups))
+	values, margins := make([][]float64, len(x.groups)), make([][]float64, len(x.groups))
 	for g := range values {
 		values[g] = make([]float64, rows*width)
+		margins[g] = make([]float64, rows)
 	}
 	var (
+		pred   prediction
 		w      treeshap.Walker
 		cur    *shapTerm
 		failed bool
@@ -422,8 +424,35 @@ func (p *explained) Explain(ctx context.Context, in process.Input) (*process.Exp
 			}
 			failed = false
 		}
+		for g := range margins {
+			m, err := x.margin(sc, st, r, g, &pred)
+			if err != nil {
+				return nil, fmt.Errorf("pmml: explain row %d: %w", r, err)
+			}
+			margins[g][r] = m
+		}
 	}
-	return &process.Explanation{Features: slices.Clone(x.features), Groups: slices.Clone(x.groups), Values: values}, nil
+	return &process.Explanation{Features: slices.Clone(x.features), Groups: slices.Clone(x.groups), Values: values, Margins: margins}, nil
+}
+
+// margin returns the margin of group g that scoring computes for row r,
+// NaN when it computes none.
+func (x *shapModel) margin(sc *scorer, st *state, r, g int, pred *prediction) (float64, error) {
+	if err := x.prepare(sc, st, r); err != nil {
+		return 0, err
+	}
+	pred.reset()
+	switch err := x.margins[g].predict(st.in, pred); err {
+	case nil:
+	case errInvalidRow:
+		return math.NaN(), nil
+	default:
+		return 0, err
+	}
+	if m, ok := pred.value.asNumber(); ok {
+		return m, nil
+	}
+	return math.NaN(), nil
 }
 
 // child returns the child of treeshap split j the row in takes, as the

@@ -206,7 +206,7 @@ func (m *linearModel) Explain(ctx context.Context, in process.Input) (*process.E
 			}
 		}
 	}
-	return &process.Explanation{Features: append([]string(nil), m.features...), Groups: []string{""}, Values: [][]float64{values}}, nil
+	return &process.Explanation{Features: append([]string(nil), m.features...), Groups: []string{""}, Values: [][]float64{values}, Margins: [][]float64{m.scores(in.Table)}}, nil
 }
 
 // explainedClassifier is the classifier's process, which explains its

@@ -33,7 +33,26 @@ func (p *explained) Explain(ctx context.Context, in process.Input) (*process.Exp
 	if err != nil {
 		return nil, err
 	}
-	return &process.Explanation{Features: slices.Clone(p.features), Groups: slices.Clone(p.groups), Values: values}, nil
+	margins, err := p.m.marginsByGroup(ctx, in.Table)
+	if err != nil {
+		return nil, err
+	}
+	return &process.Explanation{Features: slices.Clone(p.features), Groups: slices.Clone(p.groups), Values: values, Margins: margins}, nil
+}
+
+// marginsByGroup returns the margins scoring computes for every row of t,
+// by group.
+func (m *model) marginsByGroup(ctx context.Context, t *process.Table) ([][]float64, error) {
+	margins := make([][]float64, m.groups)
+	for g := range margins {
+		margins[g] = make([]float64, t.Rows())
+	}
+	err := m.margins(ctx, t, func(first int, out []float32) {
+		for i, v := range out {
+			margins[i%m.groups][first+i/m.groups] = float64(v)
+		}
+	})
+	return margins, err
 }
 
 // explainable says whether every tree holds the covers TreeSHAP weighs
