@@ -15,7 +15,10 @@ import (
 // fails with ErrUnavailable when the model cannot explain its predictions.
 func explained(p process.ProcessInfo, s process.ModelSchema, x Explain) (process.ProcessInfo, error) {
 	ex, ok := p.Process.(process.Explainer)
-	if !ok {
+	switch {
+	case !ok && s.Unexplained != "":
+		return p, errorf(ErrUnavailable, "the endpoint explains its predictions, but this %s model cannot explain them: %s", s.Format, s.Unexplained)
+	case !ok:
 		return p, errorf(ErrUnavailable, "the endpoint explains its predictions, but a %s model of this kind cannot explain them", s.Format)
 	}
 	e := &explainer{scorer: p.Process, explainer: ex, x: x, prediction: predictionColumn(s)}

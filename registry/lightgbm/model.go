@@ -467,6 +467,8 @@ func (m *model) loaded(f *file, meta process.ModelMetadata, lim Limits) (*proces
 			groups = schema.Classes
 		}
 		proc = &explained{Process: proc, m: m, features: features, groups: slices.Clone(groups)}
+	} else {
+		schema.Unexplained = "its trees do not hold every node's count (internal_count and leaf_count), which TreeSHAP weighs by"
 	}
 	return &process.LoadedModel{Schema: schema, Process: proc, RowWise: true, Sample: m.sample()}, nil
 }

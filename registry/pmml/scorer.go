@@ -121,6 +121,10 @@ func newScorer(doc *document, h *modelHeader, name string, m model, fs *fieldSet
 	}
 	if x := explainable(sc, m, schema.Classes); x != nil {
 		proc = &explained{Process: proc, sc: sc, x: x}
+	} else if hasTree(m) {
+		schema.Unexplained = "only a regression TreeModel, or a sum of regression trees (a MiningModel of sum or weightedSum, " +
+			"or a modelChain ending in a RegressionModel), explains its predictions, and only when every node of its trees " +
+			"carries a recordCount, which TreeSHAP weighs by"
 	}
 	sc.pool.New = func() any {
 		return &state{in: make([]value, sc.slots), pred: prediction{probs: make([]float64, sc.k)}}
@@ -267,4 +271,20 @@ func (sc *scorer) scoreClusters(ctx context.Context, in process.Input) (*process
 		ids[i] = st.pred.entity
 	}
 	return process.NewTable(rows, process.TextColumn(sc.name, ids, miss))
+}
+
+// hasTree reports whether m is a TreeModel or a MiningModel that holds
+// one: a model whose kind may explain its predictions.
+func hasTree(m model) bool {
+	switch m := m.(type) {
+	case *tree:
+		return true
+	case *mining:
+		for _, s := range m.segs {
+			if hasTree(s.m) {
+				return true
+			}
+		}
+	}
+	return false
 }

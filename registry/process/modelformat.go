@@ -107,6 +107,12 @@ type ModelSchema struct {
 	Outputs []ColumnSpec `json:"outputs"`
 	// Trees counts the trees of a tree ensemble; 0 for other models.
 	Trees int `json:"trees,omitempty"`
+	// Unexplained says, in a sentence, why the model cannot explain its
+	// predictions ([Explainer]) when its format can explain others of
+	// its kind but not this one: "its trees carry no covers", say. Empty
+	// for a model that explains them, and for a kind of model that never
+	// does.
+	Unexplained string `json:"unexplained,omitempty"`
 	// Warnings say, each in a sentence, where the format read the file
 	// leniently: something its producer got wrong that the format read as
 	// other evaluators do, because the file leaves one reading (a PMML

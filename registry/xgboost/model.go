@@ -449,6 +449,9 @@ func (m *model) loaded(f *file, meta process.ModelMetadata, lim Limits) (*proces
 			groups = schema.Classes
 		}
 		proc = &explained{Process: proc, m: m, features: features, groups: slices.Clone(groups)}
+	} else {
+		schema.Unexplained = "its trees do not hold every node's cover (sum_hessian), which TreeSHAP weighs by; " +
+			"XGBoost's save_model writes them in its JSON and UBJSON files"
 	}
 	return &process.LoadedModel{Schema: schema, Process: proc, RowWise: true}, nil
 }
