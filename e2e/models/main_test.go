@@ -5,7 +5,8 @@
 // management API, put behind an alias, named by a deployment's endpoint
 // and scored over HTTP with the body pandas writes, each prediction
 // compared with XGBoost's, scikit-learn's, ONNX Runtime's or LightGBM's
-// own; an alias moved while clients score; a restart on the same data.
+// own; explained endpoints called and read as AI Hub's Python client
+// does; an alias moved while clients score; a restart on the same data.
 package models
 
 import (
