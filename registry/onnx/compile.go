@@ -23,6 +23,16 @@ type value struct {
 	// clsInts says that cls are integer labels (classlabels_int64s), in
 	// decimal.
 	clsInts bool
+	// origin is set when each value of a row is one model input's value,
+	// read or copied by operators that move values without computing new
+	// ones from several (Identity, Cast, Concat, Reshape, Flatten,
+	// ArrayFeatureExtractor): origin[j] is the request column value j
+	// comes from. Explanations attribute a tree's splits to it.
+	origin []int32
+	// scores is set when the value holds a tree ensemble's scores as the
+	// ensemble answers them, copied (Identity, Cast, Reshape, Flatten,
+	// ZipMap) but not transformed.
+	scores *treeNode
 }
 
 func (v *value) describe() string {
@@ -48,6 +58,9 @@ type state struct {
 	// bad marks rows the graph cannot score (a value it cannot represent,
 	// an unknown category an encoder refuses); nil when there are none.
 	bad []bool
+	// raw, set by an explanation, asks one tree ensemble for its raw
+	// scores.
+	raw *rawScores
 }
 
 func (s *state) markBad(row int) {
@@ -74,6 +87,9 @@ type compiler struct {
 	slots  int
 	steps  []step
 	trees  int
+	// columns counts the request columns the graph inputs read so far:
+	// the values of a row of every input, in order.
+	columns int
 }
 
 // domain names used by the operators this package evaluates.

@@ -67,6 +67,45 @@
 // ([process.ClassNames]). Otherwise the first graph
 // output holding one number per row is a regressor's prediction(<label>).
 //
+// # Explanations
+//
+// A model whose answer is the scores of one TreeEnsembleClassifier or
+// TreeEnsembleRegressor explains its predictions ([process.Explainer])
+// when the file supplies its trees' covers, how much training data
+// reached each node, in the attribute ONNX has for them: nodes_hitrates
+// (or nodes_hitrates_as_tensor). Writing XGBoost's cover (sum_hessian)
+// or LightGBM's count there makes a converted model explainable.
+// Converters write 1.0 for every node, which are not covers: hitrates are
+// taken as covers only when every node's is positive and each split's is
+// its children's sum within 1e-3 (float32 storage rounds them by far
+// less). A file whose hitrates are absent or not covers loads and scores
+// as any other, and its schema's Unexplained says why it cannot explain,
+// so that an endpoint that asks for explanations is refused at deploy
+// time rather than answered with an approximation.
+//
+// Explain computes path-dependent TreeSHAP, each split decided by the
+// function scoring decides it with (its branch mode, BRANCH_EQ and
+// BRANCH_NEQ included, in the ensemble's float or double, a missing value
+// as nodes_missing_value_tracks_true sends it). The ensemble must read the
+// model's inputs as they are, through Identity, Cast, Concat, Reshape,
+// Flatten or ArrayFeatureExtractor only (a feature read twice is one input
+// to TreeSHAP): a Scaler, Imputer, encoder or arithmetic before the trees
+// makes its inputs something the graph computes, which is not explained.
+// Its scores must be the answer, copied (Identity, Cast, Reshape, Flatten,
+// ZipMap) but not transformed by another operator. The margins explained
+// are the ensemble's raw scores before its post_transform, as scoring
+// computes them: a regressor's value; one per class for more than two
+// classes; for two, the score the second class's confidence is computed
+// from (the one score for the first class that converters write for
+// boosting, with LOGISTIC its log-odds; the second class's score of two,
+// less the first's with SOFTMAX). AVERAGE divides each tree's
+// contributions by the number of trees. MIN and MAX, two base values for
+// two classes (ONNX Runtime makes the second class's score from the
+// first's), a row's scores that ONNX Runtime reads as one or two by which
+// leaves it reaches, and the TreeEnsemble of ai.onnx.ml 5 (whose
+// nodes_hitrates cover its branches but not its leaves) are not explained,
+// each with its reason in Unexplained.
+//
 // # Arithmetic
 //
 // Predictions match ONNX Runtime's because they are computed as it

@@ -167,6 +167,7 @@ func compileModel(m *modelProto, meta process.ModelMetadata, lim Limits) (*plan,
 	p.steps = needed(c.steps, g, c.values, p.output)
 	p.slots = c.slots
 	p.trees = c.trees
+	p.explainable(c, g)
 	return p, nil
 }
 
@@ -195,7 +196,18 @@ func (c *compiler) graphInput(in valueInfo) (*value, error) {
 		}
 		dims = []int{int(d.value)}
 	}
-	return c.batch(in.name, dt, dims, -1)
+	v, err := c.batch(in.name, dt, dims, -1)
+	if err != nil {
+		return nil, err
+	}
+	if dt != dtString {
+		v.origin = make([]int32, v.width)
+		for j := range v.origin {
+			v.origin[j] = int32(c.columns + j)
+		}
+	}
+	c.columns += v.width
+	return v, nil
 }
 
 // chooseOutput picks what the model answers: the scores of a classifier
@@ -243,6 +255,10 @@ type plan struct {
 	// input, one per feature; else one per input.
 	columns []process.ColumnSpec
 	wide    bool // one input read from its F columns
+	// shap explains the answer; nil when the plan cannot, unexplained
+	// then saying why for a graph of tree ensembles.
+	shap        *planShap
+	unexplained string
 }
 
 // loaded names the model's columns and builds its process.
@@ -314,7 +330,9 @@ func (p *plan) loaded(m *modelProto, meta process.ModelMetadata) (*process.Loade
 		schema.Task = process.Classification
 		schema.Classes = classes
 		schema.Outputs = process.ClassifierOutputs(label, classes)
-		return &process.LoadedModel{Schema: schema, Process: proc, RowWise: true}, nil
+		explaining, why := p.withExplanations(proc, classes)
+		schema.Unexplained = why
+		return &process.LoadedModel{Schema: schema, Process: explaining, RowWise: true}, nil
 	}
 	if len(meta.Classes) > 0 {
 		return nil, errInvalid("the metadata names classes, but the model is a regressor")
@@ -322,5 +340,7 @@ func (p *plan) loaded(m *modelProto, meta process.ModelMetadata) (*process.Loade
 	name := "prediction(" + label + ")"
 	schema.Task = process.Regression
 	schema.Outputs = []process.ColumnSpec{{Name: name, Kind: process.Number}}
-	return &process.LoadedModel{Schema: schema, Process: &regressor{p: p, name: name}, RowWise: true}, nil
+	explaining, why := p.withExplanations(&regressor{p: p, name: name}, nil)
+	schema.Unexplained = why
+	return &process.LoadedModel{Schema: schema, Process: explaining, RowWise: true}, nil
 }

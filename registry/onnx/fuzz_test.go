@@ -42,12 +42,23 @@ func checkLoaded(t *testing.T, lm *process.LoadedModel, err error) {
 	if out.Rows() != 10 || out.NumColumns() != len(lm.Schema.Outputs) {
 		t.Fatalf("Score answered %d rows × %d columns, want 10 × %d", out.Rows(), out.NumColumns(), len(lm.Schema.Outputs))
 	}
+	ex, ok := lm.Process.(process.Explainer)
+	if !ok {
+		return
+	}
+	e, err := ex.Explain(context.Background(), process.Input{Table: tabletest.Must(10, cols...)})
+	if err != nil {
+		t.Fatalf("Explain: %v", err)
+	}
+	if err := e.Check(10); err != nil {
+		t.Fatalf("Explain: %v", err)
+	}
 }
 
 func FuzzLoad(f *testing.F) {
 	for _, m := range []tModel{forest(), pipeline(), labelArith(), linearSoftmax(),
 		regressorModel("AVERAGE", aFloats("nodes_values", 1, 0, 0, 5, 0, 0)), treeEnsembleV5(onnxDouble),
-		stumpClassifier(aFloats("base_values", 0.05, 0.3))} {
+		stumpClassifier(aFloats("base_values", 0.05, 0.3)), coveredStump(), coveredClassifier()} {
 		f.Add(m.encode())
 	}
 	files, _ := filepath.Glob("testdata/*_tree.onnx")

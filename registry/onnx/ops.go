@@ -48,6 +48,7 @@ func compileIdentity(x *nodeCtx) (kernel, error) {
 		return func(*state) {}, err
 	}
 	out.zip, out.cls, out.clsInts = in.zip, in.cls, in.clsInts
+	out.origin, out.scores = in.origin, in.scores
 	return func(s *state) { s.vals[out.slot] = s.vals[in.slot] }, nil
 }
 
@@ -75,7 +76,10 @@ func compileCast(x *nodeCtx) (kernel, error) {
 		return func(*state) {}, err
 	}
 	if dt == dtFloat || dt == dtDouble {
-		out.cls, out.clsInts = in.cls, in.clsInts
+		out.cls, out.clsInts, out.scores = in.cls, in.clsInts, in.scores
+	}
+	if in.dt != dtString && dt != dtString {
+		out.origin = in.origin // a number cast is still the input's, as the trees read it
 	}
 	from := in.dt
 	return func(s *state) {
@@ -236,6 +240,7 @@ func compileConcat(x *nodeCtx) (kernel, error) {
 	for i, v := range ins {
 		slotsIn[i] = v.slot
 	}
+	out.origin = concatOrigin(ins, chunks, outer)
 	dt, width := first.dt, out.width
 	return func(s *state) {
 		var dst tensor
@@ -256,6 +261,22 @@ func compileConcat(x *nodeCtx) (kernel, error) {
 		}
 		s.vals[out.slot] = dst
 	}, nil
+}
+
+// concatOrigin is the origin of a row that concatenates the rows of ins
+// in blocks of chunks: nil unless every input has one.
+func concatOrigin(ins []*value, chunks []int, blocks int) []int32 {
+	var out []int32
+	for b := range blocks {
+		for i, v := range ins {
+			if v.origin == nil {
+				return nil
+			}
+			c := chunks[i]
+			out = append(out, v.origin[b*c:(b+1)*c]...)
+		}
+	}
+	return out
 }
 
 func concatInto[T any](dst []T, s *state, slots, chunks []int, blocks int, get func(*tensor) []T) {
@@ -538,6 +559,7 @@ func compileReshape(x *nodeCtx) (kernel, error) {
 		return func(*state) {}, err
 	}
 	out.cls, out.clsInts = in.cls, in.clsInts
+	out.origin, out.scores = in.origin, in.scores // the same values in the same order
 	return func(s *state) { s.vals[out.slot] = s.vals[in.slot] }, nil
 }
 
@@ -561,6 +583,7 @@ func compileFlatten(x *nodeCtx) (kernel, error) {
 		return func(*state) {}, err
 	}
 	out.cls, out.clsInts = in.cls, in.clsInts
+	out.origin, out.scores = in.origin, in.scores // the same values in the same order
 	return func(s *state) { s.vals[out.slot] = s.vals[in.slot] }, nil
 }
 
@@ -705,6 +728,10 @@ func compileArrayFeatureExtractor(x *nodeCtx) (kernel, error) {
 	}
 	blocks := product(in.dims[:len(in.dims)-1])
 	ids := idx.i64
+	if in.origin != nil {
+		out.origin = make([]int32, out.width)
+		gather(out.origin, in.origin, ids, last, blocks)
+	}
 	return func(s *state) {
 		src := s.vals[in.slot]
 		var dst tensor
@@ -756,6 +783,9 @@ func compileZipMap(x *nodeCtx) (kernel, error) {
 	}
 	ints, _ := x.intsAttr("classlabels_int64s")
 	out.zip, out.cls, out.clsInts = true, labels, len(ints) > 0
+	if in.cls != nil {
+		out.scores = in.scores // a classifier's scores, by class
+	}
 	return func(s *state) { s.vals[out.slot] = s.vals[in.slot] }, nil
 }
 

@@ -13,9 +13,27 @@ import (
 // checks its context.
 const chunkRows = 2048
 
-// run evaluates the plan for rows [first, first+n) of t and calls emit
-// with the output tensor and which rows cannot be scored (nil: all can).
+// run evaluates the plan for the rows of t, chunk by chunk, and calls emit
+// with the first row of each chunk, its rows, the output tensor and which
+// rows cannot be scored (nil: all can).
 func (p *plan) run(ctx context.Context, t *process.Table, emit func(first, n int, out *tensor, bad []bool)) error {
+	err := p.evaluate(ctx, t, p.steps, nil, func(first int, s *state) error {
+		out := s.vals[p.output.slot]
+		emit(first, s.rows, &out, s.bad)
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("onnx: scoring stopped: %w", err)
+	}
+	return nil
+}
+
+// evaluate binds the rows of t to the graph's inputs chunk by chunk, runs
+// steps on each chunk and hands its state, whose first row is row first
+// of t, to emit. raw, when not nil, names the tree ensemble whose raw
+// scores each chunk keeps. It stops with ctx's error when ctx is done,
+// or with emit's.
+func (p *plan) evaluate(ctx context.Context, t *process.Table, steps []step, raw *treeNode, emit func(first int, s *state) error) error {
 	cols := make([]int, len(p.columns))
 	for i, c := range p.columns {
 		cols[i] = t.Index(c.Name)
@@ -23,10 +41,13 @@ func (p *plan) run(ctx context.Context, t *process.Table, emit func(first, n int
 	rows := t.Rows()
 	for first := 0; first < rows; first += chunkRows {
 		if err := ctx.Err(); err != nil {
-			return fmt.Errorf("onnx: scoring stopped: %w", err)
+			return err
 		}
 		n := min(chunkRows, rows-first)
 		s := &state{rows: n, vals: make([]tensor, p.slots)}
+		if raw != nil {
+			s.raw = &rawScores{node: raw.node}
+		}
 		if p.wide {
 			in := p.inputs[0]
 			s.vals[in.slot] = p.bind(s, in, t, cols, first, n)
@@ -35,11 +56,12 @@ func (p *plan) run(ctx context.Context, t *process.Table, emit func(first, n int
 				s.vals[in.slot] = p.bind(s, in, t, cols[i:i+1], first, n)
 			}
 		}
-		for _, st := range p.steps {
+		for _, st := range steps {
 			st.run(s)
 		}
-		out := s.vals[p.output.slot]
-		emit(first, n, &out, s.bad)
+		if err := emit(first, s); err != nil {
+			return err
+		}
 	}
 	return nil
 }

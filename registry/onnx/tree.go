@@ -1,6 +1,9 @@
 package onnx
 
-import "math"
+import (
+	"fmt"
+	"math"
+)
 
 // Node modes of the tree ensemble operators.
 const (
@@ -122,36 +125,37 @@ func above[T number](v, thr T) int {
 func (e *ensemble[T]) leaf(root int32, x []T) int32 {
 	nodes := e.nodes
 	i := root
-	for {
-		n := &nodes[i]
-		if n.mode == modeLeaf {
-			return i
-		}
-		v := x[n.feature]
-		var c bool
-		switch n.mode {
-		case modeLEQ:
-			c = v <= n.thr
-		case modeLT:
-			c = v < n.thr
-		case modeGTE:
-			c = v >= n.thr
-		case modeGT:
-			c = v > n.thr
-		case modeEQ:
-			c = v == n.thr
-		default:
-			c = v != n.thr
-		}
-		if !c && n.missTrue && v != v {
-			c = true
-		}
-		if c {
-			i = n.t
-		} else {
-			i = n.f
-		}
+	for nodes[i].mode != modeLeaf {
+		i = nodes[i].child(x)
 	}
+	return i
+}
+
+// child returns the node the branch n sends the row x to, as ONNX Runtime
+// decides it: its comparison in T, and a missing value (NaN) to the true
+// branch where missing_value_tracks_true says so. Scoring and explaining
+// both decide by it.
+func (n *tnode[T]) child(x []T) int32 {
+	v := x[n.feature]
+	var c bool
+	switch n.mode {
+	case modeLEQ:
+		c = v <= n.thr
+	case modeLT:
+		c = v < n.thr
+	case modeGTE:
+		c = v >= n.thr
+	case modeGT:
+		c = v > n.thr
+	case modeEQ:
+		c = v == n.thr
+	default:
+		c = v != n.thr
+	}
+	if c || n.missTrue && v != v {
+		return n.t
+	}
+	return n.f
 }
 
 // treeAttrs are the attributes both tree ensemble operators share, read
@@ -168,11 +172,16 @@ type treeAttrs struct {
 	wTargets, wTrees, wNodes []int64
 	weights                  []float32
 	weightsT                 *constant
+	// hitrates are nodes_hitrates (or nodes_hitrates_as_tensor), by node;
+	// nil when the file gives none that can be read, noHitrates saying
+	// why. Scoring ignores them, as ONNX Runtime does; explanations take
+	// them as covers where they are ([coversOf]).
+	hitrates   []float64
+	noHitrates string
 }
 
 func readTreeAttrs(x *nodeCtx, prefix string) (*treeAttrs, error) {
 	a := &treeAttrs{}
-	x.ignore("nodes_hitrates", "nodes_hitrates_as_tensor")
 	var err error
 	ints := func(name string, dst *[]int64) {
 		if err == nil {
@@ -251,7 +260,38 @@ func readTreeAttrs(x *nodeCtx, prefix string) (*treeAttrs, error) {
 	if len(a.wTrees) != m || len(a.wNodes) != m || wn != m {
 		return nil, x.errorf("its %s ids, tree ids, node ids and weights differ in count", prefix)
 	}
+	a.hitrates, a.noHitrates = readHitrates(x, n)
 	return a, nil
+}
+
+// readHitrates reads the nodes' hitrates of a tree ensemble of n nodes,
+// or says why it has none to explain with. A file whose hitrates cannot
+// be read still loads: they change no prediction.
+func readHitrates(x *nodeCtx, n int) ([]float64, string) {
+	floats, errF := x.floatsAttr("nodes_hitrates")
+	tensor, errT := x.tensorAttr("nodes_hitrates_as_tensor")
+	var h []float64
+	switch {
+	case errF != nil || errT != nil:
+		return nil, "its tree ensemble's nodes_hitrates cannot be read" + coversFix
+	case floats != nil && tensor != nil:
+		return nil, "its tree ensemble gives nodes_hitrates both as floats and as a tensor" + coversFix
+	case tensor != nil && tensor.dt != dtFloat && tensor.dt != dtDouble:
+		return nil, fmt.Sprintf("its tree ensemble's nodes_hitrates_as_tensor holds %s values, not numbers", tensor.dt) + coversFix
+	case tensor != nil:
+		h = tensor.asFloat64s()
+	case floats != nil:
+		h = make([]float64, len(floats))
+		for i, v := range floats {
+			h[i] = float64(v)
+		}
+	default:
+		return nil, "its tree ensemble has no nodes_hitrates, the covers (how much training data reached each node) TreeSHAP weighs by" + coversFix
+	}
+	if len(h) != n {
+		return nil, fmt.Sprintf("its tree ensemble's nodes_hitrates has %d entries for %d nodes", len(h), n) + coversFix
+	}
+	return h, ""
 }
 
 // checkTensorType checks that a *_as_tensor attribute holds T's type.
@@ -497,16 +537,20 @@ func compileTreeRegressor(x *nodeCtx) (kernel, error) {
 		if err != nil {
 			return nil, err
 		}
-		return regressorKernel(e, in, out, f, agg), nil
+		regressorTrees(x, e, a, in, out, agg)
+		return regressorKernel(e, in, out, f, agg, x.idx), nil
 	}
 	e, err := buildEnsemble[float32](x, a, int(targets), f)
 	if err != nil {
 		return nil, err
 	}
-	return regressorKernel(e, in, out, f, agg), nil
+	regressorTrees(x, e, a, in, out, agg)
+	return regressorKernel(e, in, out, f, agg, x.idx), nil
 }
 
-func regressorKernel[T number](e *ensemble[T], in, out *value, f int, agg string) kernel {
+// regressorKernel computes a tree ensemble's targets, and keeps their raw
+// values (before the post-transform) where the state asks for node's.
+func regressorKernel[T number](e *ensemble[T], in, out *value, f int, agg string, node int) kernel {
 	if out == nil {
 		return func(*state) {}
 	}
@@ -528,6 +572,7 @@ func regressorKernel[T number](e *ensemble[T], in, out *value, f int, agg string
 		has := make([]bool, blockRows*k)
 		leaves := make([]int32, blockRows)
 		row := make([]T, k)
+		raw := s.keepRaw(node, k)
 		for b := 0; b < s.rows; b += blockRows {
 			end := min(s.rows, b+blockRows)
 			clear(scores)
@@ -589,6 +634,9 @@ func regressorKernel[T number](e *ensemble[T], in, out *value, f int, agg string
 							v = origin
 						}
 					}
+					if raw != nil {
+						raw[r] = float64(v)
+					}
 					o := float32(v)
 					if e.post == postProbit {
 						o = probit32(float32(v))
@@ -623,6 +671,9 @@ func regressorKernel[T number](e *ensemble[T], in, out *value, f int, agg string
 						}
 					}
 					row[t] = v
+					if raw != nil {
+						raw[r*k+t] = float64(v)
+					}
 				}
 				o := dst[r*k : (r+1)*k]
 				for t, v := range row {
@@ -681,16 +732,21 @@ func compileTreeClassifier(x *nodeCtx) (kernel, error) {
 		if err != nil {
 			return nil, err
 		}
-		return classifierKernel(e, a, in, f, cl), nil
+		classifierTrees(x, e, a, in, cl)
+		return classifierKernel(e, a, in, f, cl, x.idx), nil
 	}
 	e, err := buildEnsemble[float32](x, a, c, f)
 	if err != nil {
 		return nil, err
 	}
-	return classifierKernel(e, a, in, f, cl), nil
+	classifierTrees(x, e, a, in, cl)
+	return classifierKernel(e, a, in, f, cl, x.idx), nil
 }
 
-func classifierKernel[T number](e *ensemble[T], a *treeAttrs, in *value, f int, cl *classifier) kernel {
+// classifierKernel computes a tree ensemble's class scores and labels, and
+// keeps the scores before the post-transform where the state asks for
+// node's.
+func classifierKernel[T number](e *ensemble[T], a *treeAttrs, in *value, f int, cl *classifier, node int) kernel {
 	c := e.targets
 	classes := make(map[int64]bool)
 	allPositive := true
@@ -713,6 +769,7 @@ func classifierKernel[T number](e *ensemble[T], a *treeAttrs, in *value, f int, 
 		scores := make([]T, blockRows*c)
 		has := make([]bool, blockRows*c)
 		leaves := make([]int32, blockRows)
+		raw := s.keepRaw(node, c)
 		for b := 0; b < s.rows; b += blockRows {
 			end := min(s.rows, b+blockRows)
 			clear(scores)
@@ -729,7 +786,11 @@ func classifierKernel[T number](e *ensemble[T], a *treeAttrs, in *value, f int, 
 				}
 			}
 			for r := b; r < end; r++ {
-				finishClass(e, scores[(r-b)*c:(r-b+1)*c], has[(r-b)*c:(r-b+1)*c], z[r*c:(r+1)*c], binary, allPositive)
+				var rr []float64
+				if raw != nil {
+					rr = raw[r*c : (r+1)*c]
+				}
+				finishClass(e, scores[(r-b)*c:(r-b+1)*c], has[(r-b)*c:(r-b+1)*c], z[r*c:(r+1)*c], rr, binary, allPositive)
 			}
 		}
 		if cl.zv != nil {
@@ -741,8 +802,9 @@ func classifierKernel[T number](e *ensemble[T], a *treeAttrs, in *value, f int, 
 
 // finishClass turns one row's summed class scores into its output
 // scores z, following ONNX Runtime's TreeEnsembleClassifier: base values,
-// the two-class special cases and the post-transform.
-func finishClass[T number](e *ensemble[T], sc []T, hs []bool, z []float32, binary, allPositive bool) {
+// the two-class special cases and the post-transform. raw, when not nil,
+// receives the scores the post-transform is applied to.
+func finishClass[T number](e *ensemble[T], sc []T, hs []bool, z []float32, raw []float64, binary, allPositive bool) {
 	c := len(sc)
 	if c > 2 {
 		for k, b := range e.base {
@@ -750,6 +812,9 @@ func finishClass[T number](e *ensemble[T], sc []T, hs []bool, z []float32, binar
 		}
 		for k, v := range sc {
 			z[k] = float32(v)
+			if raw != nil {
+				raw[k] = float64(v)
+			}
 		}
 		applyTransform(e.post, z)
 		return
@@ -801,6 +866,9 @@ func finishClass[T number](e *ensemble[T], sc []T, hs []bool, z []float32, binar
 	for k := range sc {
 		if !hs[k] {
 			sc[k] = 0
+		}
+		if raw != nil {
+			raw[k] = float64(sc[k])
 		}
 	}
 	if size == 2 {
@@ -921,20 +989,25 @@ func compileTreeEnsemble(x *nodeCtx) (kernel, error) {
 	if err != nil {
 		return nil, err
 	}
+	if out != nil {
+		// Its nodes_hitrates are its branches' alone: a leaf has none.
+		out.scores = &treeNode{node: x.idx, in: in, out: out, groups: 1, why: "it is a TreeEnsemble of ai.onnx.ml 5, " +
+			"whose nodes_hitrates give its branches' covers but not its leaves', which TreeSHAP weighs by too"}
+	}
 	if in.dt == dtDouble {
 		v5.a.valuesT.f64, v5.a.weightsT.f64 = v5.thr, v5.w
 		e, err := buildEnsemble[float64](x, v5.a, int(targets), f)
 		if err != nil {
 			return nil, err
 		}
-		return regressorKernel(e, in, out, f, aggs[agg]), nil
+		return regressorKernel(e, in, out, f, aggs[agg], x.idx), nil
 	}
 	v5.a.valuesT.f32, v5.a.weightsT.f32 = toFloat32s(v5.thr), toFloat32s(v5.w)
 	e, err := buildEnsemble[float32](x, v5.a, int(targets), f)
 	if err != nil {
 		return nil, err
 	}
-	return regressorKernel(e, in, out, f, aggs[agg]), nil
+	return regressorKernel(e, in, out, f, aggs[agg], x.idx), nil
 }
 
 func toFloat32s(v []float64) []float32 {
