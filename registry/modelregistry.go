@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 
 	"github.com/scorehub/scorehub/registry/process"
 )
@@ -206,32 +207,49 @@ func (r *Registry) warm(st *State) {
 // (the error then wraps the cause, for the log), or e asks for
 // explanations of a model that cannot give them.
 func (s *Snapshot) EndpointProcess(e Endpoint) (process.ProcessInfo, error) {
+	p, _, err := s.endpointProcess(e)
+	return answeredBy(p, e), err
+}
+
+// answeredBy returns p declaring the answeredBy column after its others
+// when e asks for it ([Endpoint.AnsweredBy]); scoring adds it.
+func answeredBy(p process.ProcessInfo, e Endpoint) process.ProcessInfo {
+	if e.AnsweredBy && e.Model != "" {
+		p.Output = append(slices.Clone(p.Output), process.ColumnSpec{Name: AnsweredByColumn, Kind: process.Text})
+	}
+	return p
+}
+
+// endpointProcess is EndpointProcess, also returning a model endpoint's
+// schema.
+func (s *Snapshot) endpointProcess(e Endpoint) (process.ProcessInfo, *process.ModelSchema, error) {
 	if e.Model == "" {
 		p, ok := s.catalog.Lookup(e.Process)
 		if !ok {
-			return process.ProcessInfo{}, errorf(ErrUnavailable, "the endpoint's process is not available in this server")
+			return process.ProcessInfo{}, nil, errorf(ErrUnavailable, "the endpoint's process is not available in this server")
 		}
-		return p, nil
+		return p, nil, nil
 	}
 	ref, err := ParseModelRef(e.Model)
 	if err != nil {
-		return process.ProcessInfo{}, errorf(ErrUnavailable, "the endpoint's model %q is not available in this server", e.Model)
+		return process.ProcessInfo{}, nil, errorf(ErrUnavailable, "the endpoint's model %q is not available in this server", e.Model)
 	}
 	info, err := s.state.resolveRef(ref)
 	if err != nil {
-		return process.ProcessInfo{}, errorf(ErrUnavailable, "the endpoint's model is not available: %s", err.(*InvalidError).Message)
+		return process.ProcessInfo{}, nil, errorf(ErrUnavailable, "the endpoint's model is not available: %s", err.(*InvalidError).Message)
 	}
 	entry, err := s.models.stored(info)
 	if err != nil {
-		return process.ProcessInfo{}, unavailable(fmt.Sprintf("model %s cannot be loaded in this server", info.process), err)
+		return process.ProcessInfo{}, nil, unavailable(fmt.Sprintf("model %s cannot be loaded in this server", info.process), err)
 	}
 	p := entry.info
 	p.Name = info.process
 	if info.sample != nil {
 		p.Sample = info.sample
 	}
+	schema := &entry.model.Schema
 	if e.Explain != nil {
-		return explained(p, entry.model.Schema, *e.Explain)
+		p, err = explained(p, *schema, *e.Explain)
 	}
-	return p, nil
+	return p, schema, err
 }

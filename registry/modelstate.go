@@ -78,6 +78,21 @@ func (s *State) resolveRef(ref ModelRef) (versionInfo, error) {
 	return info, nil
 }
 
+// ResolveModel returns the model version ref ("churn@production" or
+// "churn@3") names on s, as "model@version". It fails with an
+// [*InvalidError] saying which part names nothing.
+func (s *State) ResolveModel(ref string) (string, error) {
+	r, err := ParseModelRef(ref)
+	if err != nil {
+		return "", invalid("", "%v", err)
+	}
+	info, err := s.resolveRef(r)
+	if err != nil {
+		return "", err
+	}
+	return info.process, nil
+}
+
 // checkModelRef reports a model reference that names nothing s holds, as
 // an [*InvalidError] without a pointer saying which part of it: the
 // message is the one the management API shows at the endpoint's model.
@@ -107,11 +122,10 @@ func (s *State) checkModelRef(ref string) error {
 func (s *State) endpointUsing(use func(ModelRef) bool) (string, bool) {
 	for _, d := range s.Deployments() {
 		for _, e := range d.Endpoints {
-			if e.Model == "" {
-				continue
-			}
-			if r, err := ParseModelRef(e.Model); err == nil && use(r) {
-				return d.Group + "/" + d.Path + "/" + e.Alias, true
+			for _, ref := range e.Models() {
+				if r, err := ParseModelRef(ref); err == nil && use(r) {
+					return d.Group + "/" + d.Path + "/" + e.Alias, true
+				}
 			}
 		}
 	}

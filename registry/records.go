@@ -2,6 +2,7 @@ package registry
 
 import (
 	"math"
+	"slices"
 	"time"
 
 	"github.com/scorehub/scorehub/registry/process"
@@ -145,6 +146,58 @@ type Endpoint struct {
 	// Explain, when set on a model endpoint, adds each row's feature
 	// contributions to its answers (see [Explain]).
 	Explain *Explain `json:"explain,omitempty"`
+	// Challengers, on a model endpoint, are models scored beside its
+	// model, the champion: each in the shadow of it or answering a share
+	// of its rows (see [Challenger]).
+	Challengers []Challenger `json:"challengers,omitempty"`
+	// SplitKey names the input column whose value assigns a row to the
+	// champion or a split challenger, so that rows of one key always meet
+	// the same model; empty assigns each request's rows together, by
+	// chance.
+	SplitKey string `json:"splitKey,omitempty"`
+	// AnsweredBy adds the output column "answeredBy": the model version
+	// ("churn@3") that answered each row. Off, an answer looks the same
+	// whichever model gave it, as AI Hub clients expect.
+	AnsweredBy bool `json:"answeredBy,omitempty"`
+}
+
+// Challenger is a model an endpoint scores beside its own, the champion,
+// to compare them on real traffic before one replaces the other.
+type Challenger struct {
+	// Model names the challenger's version or alias, as [Endpoint.Model].
+	Model string `json:"model"`
+	// Mode is [ChallengeShadow]: the challenger scores every row the
+	// champion answers, and its answers are compared, never sent; or
+	// [ChallengeSplit]: it answers Percent of the rows instead of the
+	// champion.
+	Mode string `json:"mode"`
+	// Percent is the share of rows a split challenger answers, 0 to 100;
+	// 0 for a shadow.
+	Percent float64 `json:"percent,omitempty"`
+}
+
+// The values of [Challenger.Mode], and the bound on an endpoint's
+// challengers.
+const (
+	ChallengeShadow = "shadow"
+	ChallengeSplit  = "split"
+	MaxChallengers  = 8
+	// AnsweredByColumn is the output column [Endpoint.AnsweredBy] adds.
+	AnsweredByColumn = "answeredBy"
+)
+
+// Models returns the model references e scores: its model, then its
+// challengers'; none for an endpoint of a catalog process.
+func (e Endpoint) Models() []string {
+	if e.Model == "" {
+		return nil
+	}
+	refs := make([]string, 0, 1+len(e.Challengers))
+	refs = append(refs, e.Model)
+	for _, c := range e.Challengers {
+		refs = append(refs, c.Model)
+	}
+	return refs
 }
 
 // Explain turns on explanations for a model endpoint: after the result
@@ -219,6 +272,7 @@ func (d Deployment) clone() Deployment {
 			x := *e.Explain
 			d.Endpoints[i].Explain = &x
 		}
+		d.Endpoints[i].Challengers = slices.Clone(e.Challengers)
 	}
 	return d
 }

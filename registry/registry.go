@@ -186,6 +186,9 @@ type Target struct {
 	Endpoint   Endpoint
 	Queue      Queue
 	Process    process.ProcessInfo
+	// Challengers are the endpoint's challengers, in its order, each
+	// resolved as Process is.
+	Challengers []ChallengerTarget
 }
 
 // Resolve finds the endpoint group/path/alias. It fails with [ErrNotFound]
@@ -231,7 +234,7 @@ func (s *Snapshot) resolve(group, path, alias string) (Target, error) {
 	if !d.Enabled {
 		return Target{}, errorf(ErrDisabled, "the endpoint's deployment is disabled")
 	}
-	p, err := s.EndpointProcess(e)
+	p, schema, err := s.endpointProcess(e)
 	if err != nil {
 		return Target{}, err
 	}
@@ -239,5 +242,5 @@ func (s *Snapshot) resolve(group, path, alias string) (Target, error) {
 	if !ok { // the Registry's rules prevent it; a store written by another build might not
 		return Target{}, errorf(ErrUnavailable, "the endpoint's process is not available in this server")
 	}
-	return Target{Group: g, Deployment: d, Endpoint: e, Queue: q, Process: p}, nil
+	return Target{Group: g, Deployment: d, Endpoint: e, Queue: q, Process: answeredBy(p, e), Challengers: s.challengers(e, schema, p)}, nil
 }

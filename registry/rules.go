@@ -3,6 +3,7 @@ package registry
 import (
 	"errors"
 	"strconv"
+	"unicode/utf8"
 )
 
 // The rules of groups, deployments and queues. Each record type lists every
@@ -102,6 +103,7 @@ func (d *Deployment) Faults() (fields, joint []*InvalidError) {
 				fields = append(fields, &InvalidError{Pointer: p + "/explain/class", Message: `must be "predicted" or "all"`})
 			}
 		}
+		fields = appendChallengers(fields, p, e)
 	}
 	seen := make(map[string]bool, len(d.Endpoints))
 	for i, e := range d.Endpoints {
@@ -112,6 +114,7 @@ func (d *Deployment) Faults() (fields, joint []*InvalidError) {
 		if e.Explain != nil && e.Model == "" {
 			joint = append(joint, &InvalidError{Pointer: p + "/explain", Message: "explains a model's predictions: name a model, not a process"})
 		}
+		joint = appendChallengersJoint(joint, p, e)
 		if e.Alias == "" {
 			continue // no name at all is a fault of its own
 		}
@@ -161,4 +164,76 @@ func joinFaults(fields, joint []*InvalidError) error {
 		errs = append(errs, f)
 	}
 	return errors.Join(errs...)
+}
+
+// appendChallengers appends to faults those of e's challengers' own
+// fields, e at pointer p.
+func appendChallengers(faults []*InvalidError, p string, e Endpoint) []*InvalidError {
+	if len(e.Challengers) > MaxChallengers {
+		faults = append(faults, &InvalidError{Pointer: p + "/challengers", Message: "may name at most " + strconv.Itoa(MaxChallengers) + " challengers"})
+	}
+	for j, c := range e.Challengers {
+		cp := p + "/challengers/" + strconv.Itoa(j)
+		if _, err := ParseModelRef(c.Model); err != nil {
+			faults = append(faults, &InvalidError{Pointer: cp + "/model", Message: msgModelRef})
+		}
+		switch c.Mode {
+		case ChallengeShadow:
+			if c.Percent != 0 {
+				faults = append(faults, &InvalidError{Pointer: cp + "/percent", Message: "is for split challengers: a shadow answers no rows"})
+			}
+		case ChallengeSplit:
+			if !(c.Percent >= 0 && c.Percent <= 100) {
+				faults = append(faults, &InvalidError{Pointer: cp + "/percent", Message: "must be from 0 to 100"})
+			}
+		default:
+			faults = append(faults, &InvalidError{Pointer: cp + "/mode", Message: `must be "shadow" or "split"`})
+		}
+	}
+	if e.SplitKey != "" && !validColumn(e.SplitKey) {
+		faults = append(faults, &InvalidError{Pointer: p + "/splitKey", Message: "must be a column name of 1 to 1024 bytes"})
+	}
+	return faults
+}
+
+// appendChallengersJoint appends to faults those of e's challengers
+// taken together and with e.
+func appendChallengersJoint(faults []*InvalidError, p string, e Endpoint) []*InvalidError {
+	if e.AnsweredBy && e.Model == "" {
+		faults = append(faults, &InvalidError{Pointer: p + "/answeredBy", Message: "names the model version that answered: name a model, not a process"})
+	}
+	if len(e.Challengers) == 0 {
+		if e.SplitKey != "" {
+			faults = append(faults, &InvalidError{Pointer: p + "/splitKey", Message: "assigns rows to split challengers: the endpoint has none"})
+		}
+		return faults
+	}
+	if e.Model == "" {
+		return append(faults, &InvalidError{Pointer: p + "/challengers", Message: "challenge a model: name a model, not a process"})
+	}
+	seen := map[string]bool{e.Model: true}
+	split, percent := false, 0.0
+	for j, c := range e.Challengers {
+		if seen[c.Model] {
+			faults = append(faults, &InvalidError{Pointer: p + "/challengers/" + strconv.Itoa(j) + "/model", Message: "is the endpoint's model or another challenger's: each model is scored once"})
+		}
+		seen[c.Model] = true
+		if c.Mode == ChallengeSplit {
+			split = true
+			percent += c.Percent
+		}
+	}
+	if percent > 100 {
+		faults = append(faults, &InvalidError{Pointer: p + "/challengers", Message: "split challengers answer more than 100 percent of the rows together"})
+	}
+	if e.SplitKey != "" && !split {
+		faults = append(faults, &InvalidError{Pointer: p + "/splitKey", Message: "assigns rows to split challengers: the endpoint has none"})
+	}
+	return faults
+}
+
+// validColumn reports whether s can name a column: not empty, valid
+// UTF-8, at most 1024 bytes.
+func validColumn(s string) bool {
+	return s != "" && len(s) <= 1024 && utf8.ValidString(s)
 }

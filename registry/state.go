@@ -123,8 +123,8 @@ func BuildStateWithModels(seq uint64, groups []Group, deployments []Deployment, 
 			if _, ok := s.queues[e.QueueName()]; !ok {
 				return nil, fmt.Errorf("registry: deployment %s/%s: no queue %q", d.Group, d.Path, e.QueueName())
 			}
-			if e.Model != "" {
-				if err := s.checkModelRef(e.Model); err != nil {
+			for _, ref := range e.Models() {
+				if err := s.checkModelRef(ref); err != nil {
 					return nil, fmt.Errorf("registry: deployment %s/%s: endpoint %q: %w", d.Group, d.Path, e.Alias, err)
 				}
 			}
@@ -326,6 +326,11 @@ func (s *State) CheckReferences(d Deployment) error {
 		if e.Model != "" {
 			if err := s.checkModelRef(e.Model); err != nil {
 				errs = append(errs, invalid(fmt.Sprintf("/endpoints/%d/model", i), "%s", err.(*InvalidError).Message))
+			}
+		}
+		for j, c := range e.Challengers {
+			if err := s.checkModelRef(c.Model); err != nil {
+				errs = append(errs, invalid(fmt.Sprintf("/endpoints/%d/challengers/%d/model", i, j), "%s", err.(*InvalidError).Message))
 			}
 		}
 	}
