@@ -20,9 +20,10 @@ import (
 // they receive the rows and hand on the result. It is safe for concurrent
 // use.
 type engine struct {
-	reg    *registry.Registry
-	queues *Queues
-	log    *slog.Logger
+	reg        *registry.Registry
+	queues     *Queues
+	challenges *Challenges // the queues'
+	log        *slog.Logger
 
 	calls sync.Pool  // *call, with their channels
 	work  chan *call // hands calls to idle workers; unbuffered
@@ -43,7 +44,7 @@ func newEngine(reg *registry.Registry, queues *Queues, field string, log *slog.L
 	if log == nil {
 		log = slog.Default()
 	}
-	return &engine{reg: reg, queues: queues, log: log, work: make(chan *call)}, nil
+	return &engine{reg: reg, queues: queues, challenges: queues.challenges, log: log, work: make(chan *call)}, nil
 }
 
 // execution is one run of a process: what runs, on which queue, on what
@@ -70,6 +71,13 @@ type execution struct {
 	// before the process runs. An error from it ends the execution with
 	// that error, the slot released unused.
 	started func() error
+
+	// challengers are the endpoint's challengers, scored beside its
+	// process as [registry.Challenger] says; splitKey and answeredBy are
+	// the endpoint's [registry.Endpoint] fields.
+	challengers []registry.ChallengerTarget
+	splitKey    string
+	answeredBy  bool
 }
 
 // execute runs x and returns the process's result, checked to have one row
@@ -87,6 +95,14 @@ type execution struct {
 // watched so that execute returns at once when the deadline passes or req
 // ends; one that does not heed its context keeps its slot until it returns.
 func (e *engine) execute(req context.Context, x *execution) (wire.Result, error) {
+	if len(x.challengers) > 0 || x.answeredBy {
+		return e.challenged(req, x)
+	}
+	return e.executeOne(req, x)
+}
+
+// executeOne is execute of x's process alone.
+func (e *engine) executeOne(req context.Context, x *execution) (wire.Result, error) {
 	x.in.Limits = x.resultLimits(x.in.Table.Rows())
 	if err := x.admitResult(x.in.Table.Rows()); err != nil {
 		return wire.Result{}, err
@@ -222,7 +238,8 @@ func processError(ctx context.Context, name string, err error) error {
 // endpointExecution is the execution of t's process on its endpoint's
 // queue, under the endpoint's timeout or, when it sets none, dflt.
 func endpointExecution(t *registry.Target, dflt time.Duration) execution {
-	x := execution{process: t.Process, queue: t.Endpoint.QueueName(), timeout: t.Endpoint.Timeout}
+	x := execution{process: t.Process, queue: t.Endpoint.QueueName(), timeout: t.Endpoint.Timeout,
+		challengers: t.Challengers, splitKey: t.Endpoint.SplitKey, answeredBy: t.Endpoint.AnsweredBy}
 	if x.timeout <= 0 {
 		x.timeout = dflt
 	}

@@ -19,11 +19,13 @@ import (
 // when one ends while others wait, so a changed definition applies from
 // then on; running executions are never interrupted by it. Scoring
 // requests and any other work that should share the limits (a jobs
-// runner) acquire slots from the same Queues.
+// runner) acquire slots from the same Queues. The executions record what
+// endpoints' challengers did in the Queues' [Challenges].
 //
 // Queues is safe for concurrent use.
 type Queues struct {
-	reg *registry.Registry
+	reg        *registry.Registry
+	challenges *Challenges
 
 	mu   sync.Mutex                        // serializes changes to live
 	live atomic.Pointer[map[string]*queue] // read without mu; replaced whole
@@ -93,10 +95,14 @@ func NewQueues(reg *registry.Registry) (*Queues, error) {
 	if reg == nil {
 		return nil, errors.New("scoring: NewQueues needs a registry")
 	}
-	qs := &Queues{reg: reg}
+	qs := &Queues{reg: reg, challenges: newChallenges(defaultShadowBudget())}
 	qs.live.Store(new(map[string]*queue))
 	return qs, nil
 }
+
+// Challenges returns the figures of the endpoints' champions and
+// challengers that executions on q record.
+func (q *Queues) Challenges() *Challenges { return q.challenges }
 
 // Registry returns the registry the queues were built over.
 func (q *Queues) Registry() *registry.Registry { return q.reg }

@@ -1,0 +1,495 @@
+package scoring
+
+import (
+	"context"
+	"fmt"
+	"hash/fnv"
+	"math"
+	"math/rand/v2"
+	"runtime"
+	"runtime/debug"
+	"strconv"
+	"time"
+
+	"github.com/scorehub/scorehub/registry"
+	"github.com/scorehub/scorehub/registry/process"
+	"github.com/scorehub/scorehub/scoring/internal/wire"
+)
+
+// challenged runs x as its endpoint's champion and challengers: the rows
+// a split challenger is assigned are answered by it instead of the
+// champion (by the champion after all when it fails), and every shadow
+// challenger scores the rows after the answer is ready, on a goroutine of
+// its own, under its own deadline and within the Challenges' budget, its
+// answer compared and dropped. Nothing a challenger does fails, delays or
+// changes the champion's answer.
+func (e *engine) challenged(req context.Context, x *execution) (wire.Result, error) {
+	table := x.in.Table
+	rows := table.Rows()
+	assign, split := x.assign(table)
+	var (
+		result wire.Result
+		by     []string // the model version that answered each row, when asked for
+		err    error
+	)
+	if !split {
+		start := time.Now()
+		result, err = e.executeOne(req, x)
+		if err != nil {
+			return wire.Result{}, err
+		}
+		e.challenges.champion(x, time.Since(start))
+		if x.answeredBy {
+			by = make([]string, rows)
+			for r := range by {
+				by[r] = x.process.Name
+			}
+		}
+	} else {
+		result, by, err = e.split(req, x, assign)
+		if err != nil {
+			return wire.Result{}, err
+		}
+	}
+	answered := shadowView(result, x.process.Output)
+	for i := range x.challengers {
+		c := &x.challengers[i]
+		if c.Mode != registry.ChallengeShadow {
+			continue
+		}
+		if c.Err != nil {
+			e.challenges.unavailable(x, c)
+			continue
+		}
+		e.shadow(x, c, table, answered)
+	}
+	if x.answeredBy {
+		result, err = withAnsweredBy(result, by)
+		if err != nil {
+			return wire.Result{}, err
+		}
+	}
+	return result, nil
+}
+
+// assign returns, for each row of t, the index in x.challengers of the
+// split challenger that answers it, -1 for the champion, and whether any
+// row goes to a challenger. With a split key, a row's place in [0, 100)
+// is a hash of its key's value, so that one key always meets one model;
+// without one, a request's rows all take one place, drawn at random.
+// A row without a key value, and the share of a challenger that cannot
+// score, are the champion's.
+func (x *execution) assign(t *process.Table) ([]int, bool) {
+	var shares []int // indices of the split challengers that can score
+	for i := range x.challengers {
+		if c := &x.challengers[i]; c.Mode == registry.ChallengeSplit && c.Err == nil && c.Percent > 0 {
+			shares = append(shares, i)
+		}
+	}
+	if len(shares) == 0 {
+		return nil, false
+	}
+	pick := func(place float64) int {
+		cum := 0.0
+		for _, i := range shares {
+			cum += x.challengers[i].Percent
+			if place < cum {
+				return i
+			}
+		}
+		return -1
+	}
+	assign := make([]int, t.Rows())
+	key, keyed := (*process.Column)(nil), x.splitKey != ""
+	if keyed {
+		key, _ = t.Lookup(x.splitKey)
+	}
+	some := false
+	if !keyed {
+		k := pick(rand.Float64() * 100)
+		for r := range assign {
+			assign[r] = k
+		}
+		return assign, k >= 0
+	}
+	for r := range assign {
+		assign[r] = -1
+		if key == nil || key.IsMissing(r) {
+			continue
+		}
+		if assign[r] = pick(SplitPlace(keyText(key, r))); assign[r] >= 0 {
+			some = true
+		}
+	}
+	return assign, some
+}
+
+// keyText is row r's value of key as text: a number in its shortest
+// form, so that 7 and 7.0 are one key.
+func keyText(key *process.Column, r int) string {
+	if key.Kind == process.Number {
+		v, _ := key.Number(r)
+		return strconv.FormatFloat(v, 'g', -1, 64)
+	}
+	s, _ := key.Text(r)
+	return s
+}
+
+// SplitPlace returns the place in [0, 100) of a row whose split key has
+// the value key (a number as strconv.FormatFloat(v, 'g', -1, 64) writes
+// it): the row is answered by the first split challenger whose share,
+// added to those of the split challengers before it, passes its place,
+// and by the champion when none does. It is a hash (FNV-1a, 64 bits), the
+// same on every replica and across restarts.
+func SplitPlace(key string) float64 {
+	h := fnv.New64a()
+	h.Write([]byte(key))
+	return float64(h.Sum64()%1_000_000) / 10_000
+}
+
+// split scores the rows assign gives each model with that model, and
+// returns their answers in the rows' order, with the model version that
+// answered each row.
+func (e *engine) split(req context.Context, x *execution, assign []int) (wire.Result, []string, error) {
+	t := x.in.Table
+	groups := make(map[int][]int)
+	for r, k := range assign {
+		groups[k] = append(groups[k], r)
+	}
+	by := make([]string, t.Rows())
+	var parts []splitPart
+	run := func(k int, rows []int) error {
+		sub := *x
+		sub.challengers = nil
+		sub.in.Table = gather(t, rows)
+		if k >= 0 {
+			sub.process = x.challengers[k].Process
+		}
+		start := time.Now()
+		res, err := e.executeOne(req, &sub)
+		elapsed := time.Since(start)
+		if k >= 0 {
+			e.challenges.splitAnswered(x, &x.challengers[k], len(rows), elapsed, err)
+			if err != nil {
+				// The challenger failed its rows: the champion answers them.
+				return errChallengerFailed
+			}
+		} else if err != nil {
+			return err
+		} else {
+			e.challenges.champion(x, elapsed)
+		}
+		whole, err := joinResult(res)
+		if err != nil {
+			return err
+		}
+		for _, r := range rows {
+			by[r] = sub.process.Name
+		}
+		parts = append(parts, splitPart{rows: rows, t: whole})
+		return nil
+	}
+	var fallback []int
+	for k := -1; k < len(x.challengers); k++ {
+		rows, ok := groups[k]
+		if !ok {
+			continue
+		}
+		if err := run(k, rows); err == errChallengerFailed {
+			fallback = append(fallback, rows...)
+		} else if err != nil {
+			return wire.Result{}, nil, err
+		}
+	}
+	if len(fallback) > 0 {
+		if err := run(-1, fallback); err != nil {
+			return wire.Result{}, nil, err
+		}
+	}
+	merged, err := scatter(t.Rows(), parts)
+	if err != nil {
+		return wire.Result{}, nil, fmt.Errorf("scoring: process %q and its challengers: %w", x.process.Name, err)
+	}
+	return wire.Result{Whole: merged}, by, nil
+}
+
+// errChallengerFailed marks a split challenger's failure, which the
+// champion makes good.
+var errChallengerFailed = fmt.Errorf("scoring: a split challenger failed")
+
+// splitPart is the answer of one model to some rows.
+type splitPart struct {
+	rows []int
+	t    *process.Table
+}
+
+// gather returns the rows of t, in that order, as a table of their own.
+func gather(t *process.Table, rows []int) *process.Table {
+	if len(rows) == t.Rows() {
+		return t // every row, in order: assign lists them so
+	}
+	cols := make([]process.Column, t.NumColumns())
+	for i := range cols {
+		c := t.Column(i)
+		out := process.Column{Name: c.Name, Kind: c.Kind}
+		if c.Missing != nil {
+			out.Missing = make([]bool, len(rows))
+			for j, r := range rows {
+				out.Missing[j] = c.Missing[r]
+			}
+		}
+		if c.Kind == process.Number {
+			out.Numbers = make([]float64, len(rows))
+			for j, r := range rows {
+				out.Numbers[j] = c.Numbers[r]
+			}
+		} else {
+			out.Texts = make([]string, len(rows))
+			for j, r := range rows {
+				out.Texts[j] = c.Texts[r]
+			}
+		}
+		cols[i] = out
+	}
+	g, err := process.NewTable(len(rows), cols...)
+	if err != nil {
+		panic(err) // t's columns, each cut to the same rows
+	}
+	return g
+}
+
+// scatter returns the table of rows rows whose row r is row j of the
+// part that lists r at j, with the columns of the first part; every part
+// must have them.
+func scatter(rows int, parts []splitPart) (*process.Table, error) {
+	first := parts[0].t
+	cols := make([]process.Column, first.NumColumns())
+	for i := range cols {
+		c := first.Column(i)
+		out := process.Column{Name: c.Name, Kind: c.Kind, Missing: make([]bool, rows)}
+		if c.Kind == process.Number {
+			out.Numbers = make([]float64, rows)
+		} else {
+			out.Texts = make([]string, rows)
+		}
+		for _, p := range parts {
+			pc, ok := p.t.Lookup(c.Name)
+			if !ok || pc.Kind != c.Kind {
+				return nil, fmt.Errorf("the models answer different columns: %q", c.Name)
+			}
+			for j, r := range p.rows {
+				out.Missing[r] = pc.IsMissing(j)
+				if c.Kind == process.Number {
+					out.Numbers[r] = pc.Numbers[j]
+				} else {
+					out.Texts[r] = pc.Texts[j]
+				}
+			}
+		}
+		cols[i] = out
+	}
+	return process.NewTable(rows, cols...)
+}
+
+// joinResult returns r as one table.
+func joinResult(r wire.Result) (*process.Table, error) {
+	if r.Parts == nil {
+		return r.Whole, nil
+	}
+	var parts []splitPart
+	n := 0
+	for _, p := range r.Parts {
+		rows := make([]int, p.Rows())
+		for j := range rows {
+			rows[j] = n + j
+		}
+		n += p.Rows()
+		parts = append(parts, splitPart{rows: rows, t: p})
+	}
+	return scatter(n, parts)
+}
+
+// withAnsweredBy returns r with the column answeredBy added: by[r], the
+// model version that answered row r.
+func withAnsweredBy(r wire.Result, by []string) (wire.Result, error) {
+	t, err := joinResult(r)
+	if err != nil {
+		return wire.Result{}, err
+	}
+	cols := make([]process.Column, 0, t.NumColumns()+1)
+	for i := range t.NumColumns() {
+		if c := t.Column(i); c.Name != registry.AnsweredByColumn {
+			cols = append(cols, *c)
+		}
+	}
+	cols = append(cols, process.TextColumn(registry.AnsweredByColumn, by, nil))
+	out, err := process.NewTable(t.Rows(), cols...)
+	return wire.Result{Whole: out}, err
+}
+
+// answers is what a shadow's answers are compared with: the predicted
+// class of each row and the confidence of each class (a classifier), or
+// the prediction (a regressor), copied out of the champion's answer so
+// that the shadow keeps none of the request's memory.
+type answers struct {
+	labels     []string // nil: not a classifier
+	missing    []bool
+	confidence map[string][]float64 // by class
+	numbers    []float64            // a regressor's predictions
+}
+
+// shadowView returns the answers of result a shadow is compared with:
+// the first text column of outputs read as the predicted class and its
+// confidence(<class>) columns, or the first number column as a
+// regression's prediction.
+func shadowView(result wire.Result, outputs []process.ColumnSpec) *answers {
+	t, err := joinResult(result)
+	if err != nil || t == nil {
+		return nil
+	}
+	a := &answers{missing: make([]bool, t.Rows())}
+	label := ""
+	for _, o := range outputs {
+		if o.Kind == process.Text {
+			label = o.Name
+			break
+		}
+	}
+	if label != "" {
+		c, ok := t.Lookup(label)
+		if !ok || c.Kind != process.Text {
+			return nil
+		}
+		a.labels = make([]string, t.Rows())
+		for r := range a.labels {
+			a.labels[r], _ = c.Text(r)
+			a.missing[r] = c.IsMissing(r)
+		}
+		a.confidence = make(map[string][]float64)
+		for _, o := range outputs {
+			if cls, ok := confidenceClass(o.Name); ok && o.Kind == process.Number {
+				if cc, ok := t.Lookup(o.Name); ok && cc.Kind == process.Number {
+					a.confidence[cls] = numbersOf(cc)
+				}
+			}
+		}
+		return a
+	}
+	for _, o := range outputs {
+		if o.Kind != process.Number {
+			continue
+		}
+		c, ok := t.Lookup(o.Name)
+		if !ok || c.Kind != process.Number {
+			return nil
+		}
+		a.numbers = numbersOf(c)
+		for r := range a.missing {
+			a.missing[r] = math.IsNaN(a.numbers[r])
+		}
+		return a
+	}
+	return nil
+}
+
+// numbersOf returns a copy of c's numbers, NaN where one is missing.
+func numbersOf(c *process.Column) []float64 {
+	out := make([]float64, c.Len())
+	for r := range out {
+		v, ok := c.Number(r)
+		if !ok {
+			v = math.NaN()
+		}
+		out[r] = v
+	}
+	return out
+}
+
+// confidenceClass returns the class of a column named confidence(<class>).
+func confidenceClass(name string) (string, bool) {
+	const pre = "confidence("
+	if len(name) > len(pre)+1 && name[:len(pre)] == pre && name[len(name)-1] == ')' {
+		return name[len(pre) : len(name)-1], true
+	}
+	return "", false
+}
+
+// copyTable returns a copy of t that shares no slice with it: the
+// request's table lives in memory the handler reuses once it has
+// answered, and a shadow outlives the answer.
+func copyTable(t *process.Table) *process.Table {
+	rows := make([]int, t.Rows())
+	for r := range rows {
+		rows[r] = r
+	}
+	cols := make([]process.Column, t.NumColumns())
+	for i := range cols {
+		c := t.Column(i)
+		out := process.Column{Name: c.Name, Kind: c.Kind}
+		if c.Missing != nil {
+			out.Missing = append([]bool(nil), c.Missing...)
+		}
+		if c.Numbers != nil {
+			out.Numbers = append([]float64(nil), c.Numbers...)
+		}
+		if c.Texts != nil {
+			out.Texts = append([]string(nil), c.Texts...)
+		}
+		cols[i] = out
+	}
+	cp, err := process.NewTable(t.Rows(), cols...)
+	if err != nil {
+		panic(err) // t's own columns
+	}
+	return cp
+}
+
+// shadow has challenger c score table beside x's champion, whose answers
+// are champ, on a goroutine of its own, if the Challenges' budget has room
+// for it; otherwise it counts the rows as skipped.
+func (e *engine) shadow(x *execution, c *registry.ChallengerTarget, table *process.Table, champ *answers) {
+	stats := e.challenges.pair(x, c)
+	if champ == nil || !e.challenges.take() {
+		stats.skipped.Add(uint64(table.Rows()))
+		return
+	}
+	in := process.Input{Table: copyTable(table), Macros: x.in.Macros, Endpoint: x.in.Endpoint, Limits: x.in.Limits}
+	proc, timeout, ep := c.Process, x.timeout, x.in.Endpoint
+	go func() {
+		defer e.challenges.give()
+		ctx, cancel := context.WithTimeout(context.Background(), timeout)
+		defer cancel()
+		start := time.Now()
+		res, err := e.scoreShadow(ctx, proc, in)
+		stats.latency.observe(time.Since(start))
+		if err != nil {
+			stats.errors.Add(1)
+			e.log.Debug("scoring: a shadow challenger failed", "group", ep.Group, "path", ep.Path, "alias", ep.Alias, "challenger", proc.Name, "error", err)
+			return
+		}
+		stats.compare(champ, shadowView(wire.Result{Whole: res}, proc.Output))
+	}()
+}
+
+// scoreShadow scores in with p, its panic an error.
+func (e *engine) scoreShadow(ctx context.Context, p process.ProcessInfo, in process.Input) (t *process.Table, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			e.log.ErrorContext(ctx, "scoring: process panicked", "process", p.Name, "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
+			t, err = nil, fmt.Errorf("scoring: process %q panicked: %v", p.Name, v)
+		}
+	}()
+	t, err = p.Process.Score(ctx, in)
+	if err == nil {
+		err = wire.CheckResult(in.Table.Rows(), t)
+	}
+	if err == nil {
+		err = ctx.Err()
+	}
+	return t, err
+}
+
+// defaultShadowBudget is how many shadow executions run at once when
+// [NewQueues] sets the budget: one per processor, so that shadows
+// never take more than the machine's processors from the champions.
+func defaultShadowBudget() int { return runtime.GOMAXPROCS(0) }
