@@ -45,13 +45,37 @@ type deploymentJSON struct {
 // timeoutMs 0 means the scoring handler's default; queue is always named,
 // DEFAULT when the endpoint sets none.
 type endpointJSON struct {
-	Alias       string       `json:"alias"`
-	Process     string       `json:"process"`
-	Model       string       `json:"model,omitzero"`
-	Queue       string       `json:"queue"`
-	TimeoutMs   int64        `json:"timeoutMs"`
-	Description string       `json:"description"`
-	Explain     *explainJSON `json:"explain,omitzero"`
+	Alias       string           `json:"alias"`
+	Process     string           `json:"process"`
+	Model       string           `json:"model,omitzero"`
+	Queue       string           `json:"queue"`
+	TimeoutMs   int64            `json:"timeoutMs"`
+	Description string           `json:"description"`
+	Explain     *explainJSON     `json:"explain,omitzero"`
+	Challengers []challengerJSON `json:"challengers,omitzero"`
+	SplitKey    string           `json:"splitKey,omitzero"`
+	AnsweredBy  bool             `json:"answeredBy,omitzero"`
+}
+
+// challengerJSON is one challenger of an endpoint (registry.Challenger);
+// percent is a split challenger's share of the rows.
+type challengerJSON struct {
+	Model   string  `json:"model"`
+	Mode    string  `json:"mode"`
+	Percent float64 `json:"percent,omitzero"`
+
+	Unknown map[string]jsontext.Value `json:",unknown" validate:"-"`
+}
+
+func challengersView(cs []registry.Challenger) []challengerJSON {
+	if len(cs) == 0 {
+		return nil
+	}
+	out := make([]challengerJSON, len(cs))
+	for i, c := range cs {
+		out[i] = challengerJSON{Model: c.Model, Mode: c.Mode, Percent: c.Percent}
+	}
+	return out
 }
 
 // explainJSON is an endpoint's explanations (registry.Explain): absent
@@ -86,6 +110,9 @@ func deploymentView(d registry.Deployment) deploymentJSON {
 			TimeoutMs:   e.Timeout.Milliseconds(),
 			Description: e.Description,
 			Explain:     explainView(e.Explain),
+			Challengers: challengersView(e.Challengers),
+			SplitKey:    e.SplitKey,
+			AnsweredBy:  e.AnsweredBy,
 		}
 	}
 	return deploymentJSON{
@@ -122,13 +149,16 @@ type deploymentInput struct {
 // model is given (an empty one is not). An empty queue means DEFAULT, a
 // zero timeoutMs the scoring handler's default.
 type endpointInput struct {
-	Alias       string       `json:"alias" validate:"required"`
-	Process     string       `json:"process"`
-	Model       string       `json:"model"`
-	Queue       string       `json:"queue"`
-	TimeoutMs   int64        `json:"timeoutMs" validate:"max=86400000"`
-	Description string       `json:"description" validate:"max=4096"`
-	Explain     *explainJSON `json:"explain" validate:"-"`
+	Alias       string           `json:"alias" validate:"required"`
+	Process     string           `json:"process"`
+	Model       string           `json:"model"`
+	Queue       string           `json:"queue"`
+	TimeoutMs   int64            `json:"timeoutMs" validate:"max=86400000"`
+	Description string           `json:"description" validate:"max=4096"`
+	Explain     *explainJSON     `json:"explain" validate:"-"`
+	Challengers []challengerJSON `json:"challengers" validate:"-"`
+	SplitKey    string           `json:"splitKey"`
+	AnsweredBy  bool             `json:"answeredBy"`
 
 	Unknown map[string]jsontext.Value `json:",unknown" validate:"-"`
 }
@@ -139,6 +169,9 @@ func (in *deploymentInput) unknown() []problem.FieldError {
 		out = append(out, unknownMembers("/endpoints/"+strconv.Itoa(i), e.Unknown)...)
 		if e.Explain != nil {
 			out = append(out, unknownMembers("/endpoints/"+strconv.Itoa(i)+"/explain", e.Explain.Unknown)...)
+		}
+		for j, c := range e.Challengers {
+			out = append(out, unknownMembers("/endpoints/"+strconv.Itoa(i)+"/challengers/"+strconv.Itoa(j), c.Unknown)...)
 		}
 	}
 	return out
@@ -161,6 +194,11 @@ func (in *deploymentInput) record(rev uint64) registry.Deployment {
 			Queue:       e.Queue,
 			Timeout:     millis(e.TimeoutMs),
 			Description: e.Description,
+			SplitKey:    e.SplitKey,
+			AnsweredBy:  e.AnsweredBy,
+		}
+		for _, c := range e.Challengers {
+			d.Endpoints[i].Challengers = append(d.Endpoints[i].Challengers, registry.Challenger{Model: c.Model, Mode: c.Mode, Percent: c.Percent})
 		}
 		if x := e.Explain; x != nil {
 			d.Endpoints[i].Explain = &registry.Explain{Method: x.Method, Top: x.Top, Class: x.Class}
@@ -229,6 +267,12 @@ func (h *Handler) checkReferences(st *registry.State, d registry.Deployment, pre
 		switch {
 		case e.Model != "":
 			add(p + "/model")
+			for j := range e.Challengers {
+				add(p + "/challengers/" + strconv.Itoa(j) + "/model")
+			}
+			if _, unresolved := refs[p+"/model"]; len(e.Challengers) > 0 && !unresolved {
+				fields = append(fields, h.checkChallengers(e, p, refs)...)
+			}
 			if _, unresolved := refs[p+"/model"]; e.Explain != nil && !unresolved {
 				// The model must be able to explain itself: loaded as it
 				// would be served, which answers at once for a version
@@ -601,4 +645,24 @@ func explainsItsSample(p process.ProcessInfo) string {
 		return "the model cannot explain its predictions"
 	}
 	return ""
+}
+
+// checkChallengers lists the challengers of model endpoint e, at p, that
+// could not score beside its model: loaded as they would be served, each
+// must answer the columns the endpoint's model answers. Challengers whose
+// reference names nothing are in refs already.
+func (h *Handler) checkChallengers(e registry.Endpoint, p string, refs map[string]string) []problem.FieldError {
+	cs, err := h.reg.Snapshot().EndpointChallengers(e)
+	if err != nil {
+		return nil // the endpoint's own model is reported where it is checked
+	}
+	var fields []problem.FieldError
+	for j, c := range cs {
+		cp := p + "/challengers/" + strconv.Itoa(j) + "/model"
+		if _, named := refs[cp]; named || c.Err == nil {
+			continue
+		}
+		fields = append(fields, problem.FieldError{Pointer: cp, Message: unavailableMessage(c.Err)})
+	}
+	return fields
 }

@@ -403,6 +403,7 @@ func routeTable() []route {
 
 		{http.MethodGet, "/api/v1/endpoints", anyoneReadAccess, (*Handler).listEndpoints},
 		{http.MethodGet, "/api/v1/endpoints/{group}/{path}/{alias}/process", anyoneReadAccess, (*Handler).getEndpointProcess},
+		{http.MethodGet, "/api/v1/endpoints/{group}/{path}/{alias}/challengers", readAccess, (*Handler).getEndpointChallengers},
 
 		{http.MethodGet, "/api/v1/processes", readAccess, (*Handler).listProcesses},
 		{http.MethodGet, "/api/v1/processes/{name}", readAccess, (*Handler).getProcess},

@@ -138,8 +138,9 @@ func TestAuthMatrix(t *testing.T) {
 			contentType: "application/merge-patch+json", admin: 200},
 		"DELETE /api/v1/deployments/{group}/{path}": {path: "/api/v1/deployments/risk/churn", admin: 204},
 
-		"GET /api/v1/endpoints":                                {path: "/api/v1/endpoints", admin: 200},
-		"GET /api/v1/endpoints/{group}/{path}/{alias}/process": {path: "/api/v1/endpoints/risk/churn/model/process", admin: 200},
+		"GET /api/v1/endpoints":                                    {path: "/api/v1/endpoints", admin: 200},
+		"GET /api/v1/endpoints/{group}/{path}/{alias}/process":     {path: "/api/v1/endpoints/risk/churn/model/process", admin: 200},
+		"GET /api/v1/endpoints/{group}/{path}/{alias}/challengers": {path: "/api/v1/endpoints/risk/churn/model/challengers", admin: 200},
 
 		"GET /api/v1/models":                                    {path: "/api/v1/models", admin: 200},
 		"GET /api/v1/models/{name}":                             {path: "/api/v1/models/churn", admin: 200},

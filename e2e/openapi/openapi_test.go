@@ -228,6 +228,16 @@ func TestEveryOperationAnswersAsDocumented(t *testing.T) {
 		{method: "POST", path: "/webapi/traffic/api/v1/services/model/species", body: `{"data":[{"petal_width":"wide"}]}`, status: 400},
 		{method: "GET", path: "/api/v1/endpoints/traffic/model/species/process", as: "reader", status: 200},
 		{method: "GET", path: "/api/v1/endpoints/traffic/model/nowhere/process", as: "reader", status: 404},
+		// The same model with a challenger in its shadow, its answers
+		// naming the version that gave them, and the comparison.
+		{method: "PUT", path: "/api/v1/deployments/traffic/challenged", as: "admin", status: 201,
+			body: `{"enabled":true,"endpoints":[{"alias":"species","model":"iris@2","answeredBy":true,"challengers":[{"model":"iris@1","mode":"shadow"}]}]}`},
+		{method: "PUT", path: "/api/v1/deployments/traffic/challenged", as: "admin", status: 400,
+			body: `{"enabled":true,"endpoints":[{"alias":"species","model":"iris@2","challengers":[{"model":"iris@1","mode":"mirror"}]}]}`},
+		{method: "POST", path: "/webapi/traffic/api/v1/services/challenged/species", body: `{"data":[` + harness.IrisRow + `]}`, status: 200},
+		{method: "GET", path: "/api/v1/endpoints/traffic/challenged/species/challengers", as: "reader", status: 200},
+		{method: "GET", path: "/api/v1/endpoints/traffic/challenged/nowhere/challengers", as: "reader", status: 404},
+		{method: "DELETE", path: "/api/v1/deployments/traffic/challenged", as: "admin", status: 204},
 		// A job on the model's endpoint runs the model's version, which its
 		// answers name as the job's process (iris@2).
 		{method: "POST", path: "/executions/jobs", as: "admin", body: `{"endpoint":{"group":"traffic","path":"model","alias":"species"},"data":[` + harness.IrisRow + `]}`, status: 201, keep: "model"},
