@@ -105,3 +105,66 @@ func (c *jobsCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(c.desc, prometheus.GaugeValue, float64(counts[s]), string(s))
 	}
 }
+
+// challengerCollector reads, at scrape time, what the champions and
+// challengers of endpoints did in this process. Its champion and
+// challenger labels ("churn@3") are bounded by the versions endpoints
+// deploy: the figures of a pair no longer deployed are dropped.
+type challengerCollector struct {
+	queues                               *scoring.Queues
+	compared, agreed, answered, skipped  *prometheus.Desc
+	errors, unavailable, delta, duration *prometheus.Desc
+}
+
+func newChallengerCollector(q *scoring.Queues) *challengerCollector {
+	name := func(n string) string { return prometheus.BuildFQName(namespace, "challenger", n) }
+	pair := []string{"group", "path", "alias", "champion", "challenger", "mode"}
+	return &challengerCollector{
+		queues:   q,
+		compared: prometheus.NewDesc(name("rows_compared_total"), "Rows a shadow challenger and the endpoint's model both answered.", pair, nil),
+		agreed: prometheus.NewDesc(name("rows_agreed_total"),
+			"Rows compared on which the challenger and the endpoint's model agree: the same predicted class, or the same prediction.", pair, nil),
+		answered: prometheus.NewDesc(name("rows_answered_total"), "Rows a split challenger answered instead of the endpoint's model.", pair, nil),
+		skipped: prometheus.NewDesc(name("rows_skipped_total"),
+			"Rows a shadow challenger did not score because as many shadows ran as the budget allows.", pair, nil),
+		errors: prometheus.NewDesc(name("errors_total"), "Failed executions of the challenger.", pair, nil),
+		unavailable: prometheus.NewDesc(name("unavailable_total"),
+			"Requests the challenger could not score: its model could not be had or answers other columns than the endpoint's.", pair, nil),
+		delta: prometheus.NewDesc(name("delta"),
+			"|Δ confidence| of the class the endpoint's model predicted (a classifier) or |Δ prediction| (a regressor), over the rows compared.", pair, nil),
+		duration: prometheus.NewDesc(name("duration_seconds"), "How long the challenger took over its rows.", pair, nil),
+	}
+}
+
+func (c *challengerCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{c.compared, c.agreed, c.answered, c.skipped, c.errors, c.unavailable, c.delta, c.duration} {
+		ch <- d
+	}
+}
+
+func (c *challengerCollector) Collect(ch chan<- prometheus.Metric) {
+	for _, e := range c.queues.Challenges().All(c.queues.Registry().Snapshot().State()) {
+		for _, p := range e.Comparisons {
+			l := []string{e.Endpoint.Group, e.Endpoint.Path, e.Endpoint.Alias, p.Champion, p.Challenger, p.Mode}
+			for _, v := range []struct {
+				d *prometheus.Desc
+				n uint64
+			}{{c.compared, p.Compared}, {c.agreed, p.Agreed}, {c.answered, p.Answered}, {c.skipped, p.Skipped}, {c.errors, p.Errors}, {c.unavailable, p.Unavailable}} {
+				ch <- prometheus.MustNewConstMetric(v.d, prometheus.CounterValue, float64(v.n), l...)
+			}
+			ch <- constHistogram(c.delta, p.Delta, l)
+			ch <- constHistogram(c.duration, p.ChallengerLatency, l)
+		}
+	}
+}
+
+// constHistogram is h as a Prometheus histogram of cumulative buckets.
+func constHistogram(d *prometheus.Desc, h scoring.Histogram, labels []string) prometheus.Metric {
+	buckets := make(map[float64]uint64, len(h.Bounds))
+	var cum uint64
+	for i, b := range h.Bounds {
+		cum += h.Counts[i]
+		buckets[b] = cum
+	}
+	return prometheus.MustNewConstHistogram(d, h.Count, h.Sum, buckets, labels...)
+}

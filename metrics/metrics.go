@@ -115,7 +115,7 @@ func New(cfg Config) (*Metrics, error) {
 		reg:      cfg.Registerer,
 		registry: cfg.Queues.Registry(),
 	}
-	m.collectors = []prometheus.Collector{&endpointCollector{m}, m.tokens, m.auth, newQueueCollector(cfg.Queues)}
+	m.collectors = []prometheus.Collector{&endpointCollector{m}, m.tokens, m.auth, newQueueCollector(cfg.Queues), newChallengerCollector(cfg.Queues)}
 	for i, c := range m.collectors {
 		if err := cfg.Registerer.Register(c); err != nil {
 			for _, done := range m.collectors[:i] {
