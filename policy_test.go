@@ -203,6 +203,7 @@ func TestProtectedGroupsHideFromNonMembers(t *testing.T) {
 	}
 	for _, path := range []string{
 		"/api/v1/endpoints/members/nap/now/process",
+		"/api/v1/endpoints/members/scored/a/challengers",
 		"/api/v1/deployments/members/nap",
 		"/api/v1/webapigroups/members",
 		"/api/v1/models/hidden",
