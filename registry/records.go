@@ -155,6 +155,11 @@ type Endpoint struct {
 	// the same model; empty assigns each request's rows together, by
 	// chance.
 	SplitKey string `json:"splitKey,omitempty"`
+	// RowID names the input column that identifies a row, so that its
+	// actual outcome can be fed back later: every model's prediction of a
+	// row with a value there is kept, bounded, and joined with the
+	// outcome to measure the models' live performance.
+	RowID string `json:"rowId,omitempty"`
 	// AnsweredBy adds the output column "answeredBy": the model version
 	// ("churn@3") that answered each row. Off, an answer looks the same
 	// whichever model gave it, as AI Hub clients expect.

@@ -190,6 +190,9 @@ func appendChallengers(faults []*InvalidError, p string, e Endpoint) []*InvalidE
 			faults = append(faults, &InvalidError{Pointer: cp + "/mode", Message: `must be "shadow" or "split"`})
 		}
 	}
+	if e.RowID != "" && !validColumn(e.RowID) {
+		faults = append(faults, &InvalidError{Pointer: p + "/rowId", Message: "must be a column name of 1 to 1024 bytes"})
+	}
 	if e.SplitKey != "" && !validColumn(e.SplitKey) {
 		faults = append(faults, &InvalidError{Pointer: p + "/splitKey", Message: "must be a column name of 1 to 1024 bytes"})
 	}
@@ -199,6 +202,9 @@ func appendChallengers(faults []*InvalidError, p string, e Endpoint) []*InvalidE
 // appendChallengersJoint appends to faults those of e's challengers
 // taken together and with e.
 func appendChallengersJoint(faults []*InvalidError, p string, e Endpoint) []*InvalidError {
+	if e.RowID != "" && e.Model == "" {
+		faults = append(faults, &InvalidError{Pointer: p + "/rowId", Message: "keeps a model's predictions for feedback: name a model, not a process"})
+	}
 	if e.AnsweredBy && e.Model == "" {
 		faults = append(faults, &InvalidError{Pointer: p + "/answeredBy", Message: "names the model version that answered: name a model, not a process"})
 	}

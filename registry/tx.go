@@ -140,6 +140,52 @@ func (tx *Tx) PutModelAlias(model string, a ModelAlias) (ModelAlias, error) {
 	return stored, nil
 }
 
+// SwapModelAliases moves model's aliases a and b each to the version the
+// other names, in one write of the model: so that promoting a challenger
+// named by one alias of a model makes the champion named by the other
+// the challenger at the same moment. revision, when not
+// [AnyRevision], is the revision a must be at. It returns both as stored.
+func (tx *Tx) SwapModelAliases(model, a, b string, revision uint64) (ModelAlias, ModelAlias, error) {
+	m, ok := tx.st.Model(model)
+	if !ok {
+		return ModelAlias{}, ModelAlias{}, errorf(ErrNotFound, "model %q does not exist", model)
+	}
+	x, okA := m.Alias(a)
+	y, okB := m.Alias(b)
+	if !okA || !okB || a == b {
+		return ModelAlias{}, ModelAlias{}, invalid("", "model %q has no two aliases %q and %q to swap", model, a, b)
+	}
+	if revision != AnyRevision && revision != x.Revision {
+		return ModelAlias{}, ModelAlias{}, checkRevision("alias", model+"@"+a, revision, x.Revision, true)
+	}
+	for _, v := range []int{x.Version, y.Version} {
+		if err := tx.r.ready(tx.st, model, v); err != nil {
+			return ModelAlias{}, ModelAlias{}, err
+		}
+	}
+	cur := m
+	m = cur.clone()
+	for k := range m.Aliases {
+		switch al := &m.Aliases[k]; al.Name {
+		case a:
+			al.Version = y.Version
+		case b:
+			al.Version = x.Version
+		default:
+			continue
+		}
+		m.Aliases[k].Revision++
+		m.Aliases[k].UpdatedAt = tx.now
+	}
+	next, c := tx.st.withModel(m, cur, true, tx.now)
+	if err := tx.set(next, c, nil); err != nil {
+		return ModelAlias{}, ModelAlias{}, err
+	}
+	movedA, _ := m.Alias(a)
+	movedB, _ := m.Alias(b)
+	return movedA, movedB, nil
+}
+
 // DeleteModelAlias removes an alias as [Registry.DeleteModelAlias] does.
 func (tx *Tx) DeleteModelAlias(model, alias string, revision uint64) error {
 	return tx.set(tx.st.withoutModelAlias(model, alias, revision, tx.now))
