@@ -25,33 +25,32 @@ import (
 // changes the champion's answer.
 func (e *engine) challenged(req context.Context, x *execution) (wire.Result, error) {
 	table := x.in.Table
-	rows := table.Rows()
 	assign, split := x.assign(table)
+	var ids []string // each row's ID, when the endpoint keeps predictions
+	if x.rowID != "" && e.challenges.keeping() {
+		ids = rowIDs(table, x.rowID)
+	}
 	var (
 		result wire.Result
-		by     []string // the model version that answered each row, when asked for
+		who    []int // who answered each row: a split challenger's index, -1 the champion; nil: the champion all
 		err    error
 	)
 	if !split {
 		start := time.Now()
-		result, err = e.executeOne(req, x)
-		if err != nil {
+		if result, err = e.executeOne(req, x); err != nil {
 			return wire.Result{}, err
 		}
-		e.challenges.champion(x, time.Since(start))
-		if x.answeredBy {
-			by = make([]string, rows)
-			for r := range by {
-				by[r] = x.process.Name
-			}
+		if len(x.challengers) > 0 {
+			e.challenges.champion(x, time.Since(start))
 		}
-	} else {
-		result, by, err = e.split(req, x, assign)
-		if err != nil {
-			return wire.Result{}, err
-		}
+	} else if result, who, err = e.split(req, x, assign); err != nil {
+		return wire.Result{}, err
 	}
-	answered := shadowView(result, x.process.Output)
+	var answered *answers // what the shadows compare with, and the predictions kept
+	if ids != nil || x.hasShadow() {
+		answered = shadowView(result, x.process.Output)
+	}
+	e.challenges.keep(x, ids, answered, who, -1)
 	for i := range x.challengers {
 		c := &x.challengers[i]
 		if c.Mode != registry.ChallengeShadow {
@@ -61,15 +60,33 @@ func (e *engine) challenged(req context.Context, x *execution) (wire.Result, err
 			e.challenges.unavailable(x, c)
 			continue
 		}
-		e.shadow(x, c, table, answered)
+		// After the answer is written: a shadow takes no processor from
+		// its champion's encoding.
+		x.after = append(x.after, func() { e.shadow(x, i, table, answered, ids) })
 	}
 	if x.answeredBy {
-		result, err = withAnsweredBy(result, by)
-		if err != nil {
+		by := make([]string, table.Rows())
+		for r := range by {
+			by[r] = x.process.Name
+			if who != nil && who[r] >= 0 {
+				by[r] = x.challengers[who[r]].Process.Name
+			}
+		}
+		if result, err = withAnsweredBy(result, by); err != nil {
 			return wire.Result{}, err
 		}
 	}
 	return result, nil
+}
+
+// hasShadow reports whether x has a shadow challenger.
+func (x *execution) hasShadow() bool {
+	for i := range x.challengers {
+		if x.challengers[i].Mode == registry.ChallengeShadow {
+			return true
+		}
+	}
+	return false
 }
 
 // assign returns, for each row of t, the index in x.challengers of the
@@ -148,15 +165,15 @@ func SplitPlace(key string) float64 {
 }
 
 // split scores the rows assign gives each model with that model, and
-// returns their answers in the rows' order, with the model version that
-// answered each row.
-func (e *engine) split(req context.Context, x *execution, assign []int) (wire.Result, []string, error) {
+// returns their answers in the rows' order, with who answered each row:
+// a challenger's index, or -1 for the champion.
+func (e *engine) split(req context.Context, x *execution, assign []int) (wire.Result, []int, error) {
 	t := x.in.Table
 	groups := make(map[int][]int)
 	for r, k := range assign {
 		groups[k] = append(groups[k], r)
 	}
-	by := make([]string, t.Rows())
+	who := make([]int, t.Rows())
 	var parts []splitPart
 	run := func(k int, rows []int) error {
 		sub := *x
@@ -184,7 +201,7 @@ func (e *engine) split(req context.Context, x *execution, assign []int) (wire.Re
 			return err
 		}
 		for _, r := range rows {
-			by[r] = sub.process.Name
+			who[r] = k
 		}
 		parts = append(parts, splitPart{rows: rows, t: whole})
 		return nil
@@ -210,7 +227,7 @@ func (e *engine) split(req context.Context, x *execution, assign []int) (wire.Re
 	if err != nil {
 		return wire.Result{}, nil, fmt.Errorf("scoring: process %q and its challengers: %w", x.process.Name, err)
 	}
-	return wire.Result{Whole: merged}, by, nil
+	return wire.Result{Whole: merged}, who, nil
 }
 
 // errChallengerFailed marks a split challenger's failure, which the
@@ -332,10 +349,11 @@ func withAnsweredBy(r wire.Result, by []string) (wire.Result, error) {
 // the prediction (a regressor), copied out of the champion's answer so
 // that the shadow keeps none of the request's memory.
 type answers struct {
-	labels     []string // nil: not a classifier
-	missing    []bool
-	confidence map[string][]float64 // by class
-	numbers    []float64            // a regressor's predictions
+	labels  []string // nil: not a classifier
+	classes []string // a classifier's, in the order of its confidence columns
+	missing []bool
+	conf    [][]float64 // the confidences of classes[i], by row
+	numbers []float64   // a regressor's predictions
 }
 
 // shadowView returns the answers of result a shadow is compared with:
@@ -365,11 +383,11 @@ func shadowView(result wire.Result, outputs []process.ColumnSpec) *answers {
 			a.labels[r], _ = c.Text(r)
 			a.missing[r] = c.IsMissing(r)
 		}
-		a.confidence = make(map[string][]float64)
 		for _, o := range outputs {
 			if cls, ok := confidenceClass(o.Name); ok && o.Kind == process.Number {
 				if cc, ok := t.Lookup(o.Name); ok && cc.Kind == process.Number {
-					a.confidence[cls] = numbersOf(cc)
+					a.conf = append(a.conf, numbersOf(cc))
+					a.classes = append(a.classes, cls)
 				}
 			}
 		}
@@ -444,21 +462,21 @@ func copyTable(t *process.Table) *process.Table {
 	return cp
 }
 
-// shadow has challenger c score table beside x's champion, whose answers
-// are champ, on a goroutine of its own, if the Challenges' budget has room
-// for it; otherwise it counts the rows as skipped.
-func (e *engine) shadow(x *execution, c *registry.ChallengerTarget, table *process.Table, champ *answers) {
+// shadow has challenger k of x score table beside x's champion, whose
+// answers are champ, on a shadow worker, if one is free or as many wait
+// as there are workers; otherwise it counts the rows as skipped. The
+// challenger's predictions of rows with ids are kept.
+func (e *engine) shadow(x *execution, k int, table *process.Table, champ *answers, ids []string) {
+	c := &x.challengers[k]
 	stats := e.challenges.pair(x, c)
-	if champ == nil || !e.challenges.take() {
+	if champ == nil {
 		stats.skipped.Add(uint64(table.Rows()))
 		return
 	}
 	in := process.Input{Table: copyTable(table), Macros: x.in.Macros, Endpoint: x.in.Endpoint, Limits: x.in.Limits}
-	proc, timeout, ep := c.Process, x.timeout, x.in.Endpoint
-	go func() {
-		defer e.challenges.give()
-		ctx, cancel := context.WithTimeout(context.Background(), timeout)
-		defer cancel()
+	proc, ep := c.Process, x.in.Endpoint
+	keep := e.challenges.keeper(x, k)
+	run := func(ctx context.Context) {
 		start := time.Now()
 		res, err := e.scoreShadow(ctx, proc, in)
 		stats.latency.observe(time.Since(start))
@@ -467,8 +485,13 @@ func (e *engine) shadow(x *execution, c *registry.ChallengerTarget, table *proce
 			e.log.Debug("scoring: a shadow challenger failed", "group", ep.Group, "path", ep.Path, "alias", ep.Alias, "challenger", proc.Name, "error", err)
 			return
 		}
-		stats.compare(champ, shadowView(wire.Result{Whole: res}, proc.Output))
-	}()
+		a := shadowView(wire.Result{Whole: res}, proc.Output)
+		stats.compare(champ, a)
+		keep(ids, a)
+	}
+	if !e.challenges.shadows.offer(shadowTask{run: run, timeout: x.timeout}) {
+		stats.skipped.Add(uint64(table.Rows()))
+	}
 }
 
 // scoreShadow scores in with p, its panic an error.
@@ -489,7 +512,17 @@ func (e *engine) scoreShadow(ctx context.Context, p process.ProcessInfo, in proc
 	return t, err
 }
 
-// defaultShadowBudget is how many shadow executions run at once when
-// [NewQueues] sets the budget: one per processor, so that shadows
-// never take more than the machine's processors from the champions.
+// defaultShadowBudget is how many shadow executions run at once: one
+// per processor, so that shadows never take more than the machine's
+// processors from the champions.
 func defaultShadowBudget() int { return runtime.GOMAXPROCS(0) }
+
+// of returns the confidences of class cls by row, nil when a has none.
+func (a *answers) of(cls string) []float64 {
+	for i, c := range a.classes {
+		if c == cls {
+			return a.conf[i]
+		}
+	}
+	return nil
+}

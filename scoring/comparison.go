@@ -21,18 +21,23 @@ import (
 // ([Queues.Challenges]), a request's and a job's alike. It is safe for
 // concurrent use; its figures are this process's alone.
 type Challenges struct {
-	running atomic.Int64 // shadow executions running
-	budget  int64
+	shadows *shadows
 
-	mu        sync.Mutex
-	pairs     map[pairKey]*pairStats
-	champions map[championKey]*latency
+	predictions        atomic.Pointer[predictionLog] // nil: predictions are not kept
+	droppedPredictions atomic.Uint64
+	sharing            atomic.Pointer[sharing] // nil: the figures are this replica's alone
+
+	// pairs and champions are read on every challenged execution, and
+	// written once a pair; sync.Map serves that without a lock shared by
+	// the cores.
+	pairs     sync.Map // pairKey → *pairStats
+	champions sync.Map // championKey → *latency
 }
 
 // newChallenges returns Challenges that run at most budget shadows at
 // once.
 func newChallenges(budget int) *Challenges {
-	return &Challenges{budget: int64(budget), pairs: map[pairKey]*pairStats{}, champions: map[championKey]*latency{}}
+	return &Challenges{shadows: newShadows(budget)}
 }
 
 type championKey struct {
@@ -46,44 +51,27 @@ type pairKey struct {
 	mode       string
 }
 
-// take reserves a shadow execution, false when the budget is spent.
-func (c *Challenges) take() bool {
-	if c.running.Add(1) > c.budget {
-		c.running.Add(-1)
-		return false
-	}
-	return true
-}
-
-func (c *Challenges) give() { c.running.Add(-1) }
-
 // pair returns the figures of x's champion and challenger ch.
 func (c *Challenges) pair(x *execution, ch *registry.ChallengerTarget) *pairStats {
 	k := pairKey{championKey{x.in.Endpoint, x.process.Name}, ch.Process.Name, ch.Mode}
 	if ch.Err != nil {
 		k.challenger = ch.Model // no version: the reference that could not be had
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	p, ok := c.pairs[k]
-	if !ok {
-		p = &pairStats{delta: newHistogram(deltaBounds), latency: latency{h: newHistogram(latencyBounds)}}
-		c.pairs[k] = p
+	if p, ok := c.pairs.Load(k); ok {
+		return p.(*pairStats)
 	}
-	return p
+	p, _ := c.pairs.LoadOrStore(k, &pairStats{delta: newHistogram(deltaBounds), latency: latency{h: newHistogram(latencyBounds)}})
+	return p.(*pairStats)
 }
 
 // champion records that x's champion answered in d.
 func (c *Challenges) champion(x *execution, d time.Duration) {
 	k := championKey{x.in.Endpoint, x.process.Name}
-	c.mu.Lock()
-	l, ok := c.champions[k]
+	l, ok := c.champions.Load(k)
 	if !ok {
-		l = newLatency()
-		c.champions[k] = l
+		l, _ = c.champions.LoadOrStore(k, newLatency())
 	}
-	c.mu.Unlock()
-	l.observe(d)
+	l.(*latency).observe(d)
 }
 
 // unavailable counts a request whose challenger ch could not score.
@@ -139,7 +127,7 @@ func (p *pairStats) compare(champ, shadow *answers) {
 			}
 			// The difference of the confidence of the class the
 			// champion predicted.
-			a, b := champ.confidence[champ.labels[r]], shadow.confidence[champ.labels[r]]
+			a, b := champ.of(champ.labels[r]), shadow.of(champ.labels[r])
 			if a != nil && b != nil {
 				p.delta.observe(math.Abs(a[r] - b[r]))
 			}
@@ -269,15 +257,13 @@ func (c Comparison) AgreementRate() float64 {
 // what Challenges keeps is bounded by the deployed versions.
 func (c *Challenges) Compare(st *registry.State, endpoint process.EndpointRef) []Comparison {
 	c.prune(st)
-	c.mu.Lock()
-	defer c.mu.Unlock()
 	var out []Comparison
-	for k, p := range c.pairs {
-		if k.endpoint != endpoint {
-			continue
+	c.pairs.Range(func(k, p any) bool {
+		if k := k.(pairKey); k.endpoint == endpoint {
+			out = append(out, c.comparison(k, p.(*pairStats)))
 		}
-		out = append(out, c.comparison(k, p))
-	}
+		return true
+	})
 	slices.SortFunc(out, func(a, b Comparison) int {
 		if a.Champion != b.Champion {
 			return cmp.Compare(a.Champion, b.Champion)
@@ -297,12 +283,12 @@ type EndpointComparison struct {
 // returns them.
 func (c *Challenges) All(st *registry.State) []EndpointComparison {
 	c.prune(st)
-	c.mu.Lock()
 	byEndpoint := map[process.EndpointRef][]Comparison{}
-	for k, p := range c.pairs {
-		byEndpoint[k.endpoint] = append(byEndpoint[k.endpoint], c.comparison(k, p))
-	}
-	c.mu.Unlock()
+	c.pairs.Range(func(k, p any) bool {
+		pk := k.(pairKey)
+		byEndpoint[pk.endpoint] = append(byEndpoint[pk.endpoint], c.comparison(pk, p.(*pairStats)))
+		return true
+	})
 	out := make([]EndpointComparison, 0, len(byEndpoint))
 	for e, cs := range byEndpoint {
 		out = append(out, EndpointComparison{Endpoint: e, Comparisons: cs})
@@ -310,7 +296,7 @@ func (c *Challenges) All(st *registry.State) []EndpointComparison {
 	return out
 }
 
-// comparison reads p, the figures of k; c.mu is held.
+// comparison reads p, the figures of k.
 func (c *Challenges) comparison(k pairKey, p *pairStats) Comparison {
 	out := Comparison{
 		Champion: k.champion, Challenger: k.challenger, Mode: k.mode,
@@ -319,8 +305,8 @@ func (c *Challenges) comparison(k pairKey, p *pairStats) Comparison {
 		Errors: p.errors.Load(), Unavailable: p.unavailable.Load(),
 		ChampionLatency: newLatency().h.read(),
 	}
-	if l, ok := c.champions[k.championKey]; ok {
-		out.ChampionLatency = l.h.read()
+	if l, ok := c.champions.Load(k.championKey); ok {
+		out.ChampionLatency = l.(*latency).h.read()
 	}
 	out.ChallengerLatency = p.latency.h.read()
 	return out
@@ -351,16 +337,16 @@ func (c *Challenges) prune(st *registry.State) {
 			}
 		}
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	for k := range c.pairs {
-		if !live[k] {
-			delete(c.pairs, k)
+	c.pairs.Range(func(k, _ any) bool {
+		if !live[k.(pairKey)] {
+			c.pairs.Delete(k)
 		}
-	}
-	for k := range c.champions {
-		if !champs[k] {
-			delete(c.champions, k)
+		return true
+	})
+	c.champions.Range(func(k, _ any) bool {
+		if !champs[k.(championKey)] {
+			c.champions.Delete(k)
 		}
-	}
+		return true
+	})
 }

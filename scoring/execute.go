@@ -78,6 +78,18 @@ type execution struct {
 	challengers []registry.ChallengerTarget
 	splitKey    string
 	answeredBy  bool
+	rowID       string
+	// after are what runs once the answer is written (or the job's result
+	// kept): the shadows, which must not delay it. See [execution.answered].
+	after []func()
+}
+
+// answered runs what waits for x's answer to be written.
+func (x *execution) answered() {
+	for _, f := range x.after {
+		f()
+	}
+	x.after = nil
 }
 
 // execute runs x and returns the process's result, checked to have one row
@@ -95,7 +107,7 @@ type execution struct {
 // watched so that execute returns at once when the deadline passes or req
 // ends; one that does not heed its context keeps its slot until it returns.
 func (e *engine) execute(req context.Context, x *execution) (wire.Result, error) {
-	if len(x.challengers) > 0 || x.answeredBy {
+	if len(x.challengers) > 0 || x.answeredBy || x.rowID != "" {
 		return e.challenged(req, x)
 	}
 	return e.executeOne(req, x)
@@ -239,7 +251,7 @@ func processError(ctx context.Context, name string, err error) error {
 // queue, under the endpoint's timeout or, when it sets none, dflt.
 func endpointExecution(t *registry.Target, dflt time.Duration) execution {
 	x := execution{process: t.Process, queue: t.Endpoint.QueueName(), timeout: t.Endpoint.Timeout,
-		challengers: t.Challengers, splitKey: t.Endpoint.SplitKey, answeredBy: t.Endpoint.AnsweredBy}
+		challengers: t.Challengers, splitKey: t.Endpoint.SplitKey, answeredBy: t.Endpoint.AnsweredBy, rowID: t.Endpoint.RowID}
 	if x.timeout <= 0 {
 		x.timeout = dflt
 	}

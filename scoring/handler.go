@@ -319,6 +319,7 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, o *observation) 
 	}
 	o.answered(http.StatusOK, req.Table.Rows())
 	h.respond(w, r, req.Encoder(result), req.Table.Rows())
+	x.answered() // before the request's table returns to the pool: a shadow copies it
 }
 
 // endpoint finds the endpoint group/path/alias, once r's caller has

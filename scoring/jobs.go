@@ -594,6 +594,7 @@ func (j *Jobs) run(ctx context.Context, run *jobRun, job jobs.Job, x *execution,
 		if err != nil && !errors.Is(err, jobs.ErrTransition) { // else Shutdown marked it STOPPED
 			j.logStoreError(job.ID, err)
 		}
+		x.answered()
 	}
 }
 
