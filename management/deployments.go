@@ -55,6 +55,7 @@ type endpointJSON struct {
 	Challengers []challengerJSON `json:"challengers,omitzero"`
 	SplitKey    string           `json:"splitKey,omitzero"`
 	AnsweredBy  bool             `json:"answeredBy,omitzero"`
+	RowID       string           `json:"rowId,omitzero"`
 }
 
 // challengerJSON is one challenger of an endpoint (registry.Challenger);
@@ -113,6 +114,7 @@ func deploymentView(d registry.Deployment) deploymentJSON {
 			Challengers: challengersView(e.Challengers),
 			SplitKey:    e.SplitKey,
 			AnsweredBy:  e.AnsweredBy,
+			RowID:       e.RowID,
 		}
 	}
 	return deploymentJSON{
@@ -159,6 +161,7 @@ type endpointInput struct {
 	Challengers []challengerJSON `json:"challengers" validate:"-"`
 	SplitKey    string           `json:"splitKey"`
 	AnsweredBy  bool             `json:"answeredBy"`
+	RowID       string           `json:"rowId"`
 
 	Unknown map[string]jsontext.Value `json:",unknown" validate:"-"`
 }
@@ -196,6 +199,7 @@ func (in *deploymentInput) record(rev uint64) registry.Deployment {
 			Description: e.Description,
 			SplitKey:    e.SplitKey,
 			AnsweredBy:  e.AnsweredBy,
+			RowID:       e.RowID,
 		}
 		for _, c := range e.Challengers {
 			d.Endpoints[i].Challengers = append(d.Endpoints[i].Challengers, registry.Challenger{Model: c.Model, Mode: c.Mode, Percent: c.Percent})

@@ -3,6 +3,7 @@ package management
 import (
 	"errors"
 	"fmt"
+	"github.com/scorehub/scorehub/registry/outcomes"
 	"log/slog"
 	"net/http"
 	"net/url"
@@ -103,6 +104,13 @@ type Config struct {
 	// every other route.
 	Credentials *middleware.Credentials
 
+	// Outcomes keeps the predictions of rows with IDs and their outcomes
+	// (the Queues hand it the predictions, see scoring.Queues.KeepPredictions):
+	// POST …/feedback records outcomes and GET …/performance measures the
+	// models on them. Nil means those routes are not served (they answer
+	// 404, and the OpenAPI document leaves them out).
+	Outcomes outcomes.Store
+
 	// Accounts keeps the users and API tokens that the /api/v1/users and
 	// /api/v1/apitokens routes manage. Nil means those routes are not
 	// served (they answer 404, and Routes and the OpenAPI document leave
@@ -145,6 +153,8 @@ type Handler struct {
 	unserved       []string                   // the patterns left out of openapi
 	mounted        atomic.Pointer[mountedDoc] // openapi as last served under a mount prefix
 	routes         []string
+	outcomes       outcomes.Store
+	credentials    *middleware.Credentials
 }
 
 // New checks cfg and returns a Handler. It fails when Registry, Queues or
@@ -218,6 +228,8 @@ func New(cfg Config) (*Handler, error) {
 		prefix:         prefix,
 		baseURL:        base,
 		validate:       newValidator(),
+		outcomes:       cfg.Outcomes,
+		credentials:    cfg.Credentials,
 	}
 	h.mux = http.NewServeMux()
 	var paths []string
@@ -253,6 +265,13 @@ func New(cfg Config) (*Handler, error) {
 			unserved = append(unserved, rt.pattern)
 		}
 	}
+	if cfg.Outcomes != nil {
+		routes = append(routes, outcomeRoutes()...)
+	} else {
+		for _, rt := range outcomeRoutes() {
+			unserved = append(unserved, rt.pattern)
+		}
+	}
 	h.unserved = unserved
 	if h.openapi, err = renderOpenAPI(prefix, base, unserved); err != nil {
 		return nil, err
@@ -274,6 +293,8 @@ func New(cfg Config) (*Handler, error) {
 			next = noStore(bearer(next))
 		case ownWriteAccess:
 			next = noStore(h.writeLog(rt)(bearer(bodyLimit(next))))
+		case feedbackAccess:
+			next = noStore(h.writeLog(rt)(jobAuth(bodyLimit(next))))
 		case jobAccess:
 			next = jobBodyLimit(next)
 			if cfg.JobsRequireAdmin {
@@ -363,6 +384,7 @@ const (
 	ownWriteAccess                 // any valid token; the route lets an administrator change anything, anyone else their own; logged
 	anyoneReadAccess               // anyone; a request with credentials needs a valid token, and the route shows it more
 	uploadAccess                   // an administrator's token, with a body up to Config.MaxModelBytes; logged
+	feedbackAccess                 // any credential the job routes take; the route checks a protected group's policy; logged
 )
 
 // route is one entry of the route table: the mux pattern and the method
@@ -404,6 +426,7 @@ func routeTable() []route {
 		{http.MethodGet, "/api/v1/endpoints", anyoneReadAccess, (*Handler).listEndpoints},
 		{http.MethodGet, "/api/v1/endpoints/{group}/{path}/{alias}/process", anyoneReadAccess, (*Handler).getEndpointProcess},
 		{http.MethodGet, "/api/v1/endpoints/{group}/{path}/{alias}/challengers", readAccess, (*Handler).getEndpointChallengers},
+		{http.MethodPost, "/api/v1/endpoints/{group}/{path}/{alias}/promote", writeAccess, (*Handler).promoteEndpointChallenger},
 
 		{http.MethodGet, "/api/v1/processes", readAccess, (*Handler).listProcesses},
 		{http.MethodGet, "/api/v1/processes/{name}", readAccess, (*Handler).getProcess},

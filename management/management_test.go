@@ -101,8 +101,10 @@ func seed(t *testing.T, f *fixture) {
 	f.addModel(t, "spare", linear(3), process.ModelMetadata{})
 	f.putAlias(t, "churn", "production", 1)
 	f.putAlias(t, "churn", "staging", 1)
+	f.putAlias(t, "churn", "candidate", 1)
 	f.putDeployment(t, registry.Deployment{Group: "risk", Path: "churn", Enabled: true,
-		Endpoints: []registry.Endpoint{{Alias: "score", Process: "double", Queue: "batch"}, {Alias: "model", Model: "churn@production"}}})
+		Endpoints: []registry.Endpoint{{Alias: "score", Process: "double", Queue: "batch"}, {Alias: "model", Model: "churn@production",
+			Challengers: []registry.Challenger{{Model: "churn@candidate", Mode: registry.ChallengeShadow}}}}})
 }
 
 // TestAuthMatrix sends every route with no token, an expired one, a
@@ -141,6 +143,8 @@ func TestAuthMatrix(t *testing.T) {
 		"GET /api/v1/endpoints":                                    {path: "/api/v1/endpoints", admin: 200},
 		"GET /api/v1/endpoints/{group}/{path}/{alias}/process":     {path: "/api/v1/endpoints/risk/churn/model/process", admin: 200},
 		"GET /api/v1/endpoints/{group}/{path}/{alias}/challengers": {path: "/api/v1/endpoints/risk/churn/model/challengers", admin: 200},
+		"POST /api/v1/endpoints/{group}/{path}/{alias}/promote": {path: "/api/v1/endpoints/risk/churn/model/promote",
+			body: `{"challenger":"churn@candidate"}`, admin: 200},
 
 		"GET /api/v1/models":                                    {path: "/api/v1/models", admin: 200},
 		"GET /api/v1/models/{name}":                             {path: "/api/v1/models/churn", admin: 200},

@@ -229,14 +229,22 @@ func TestEveryOperationAnswersAsDocumented(t *testing.T) {
 		{method: "GET", path: "/api/v1/endpoints/traffic/model/species/process", as: "reader", status: 200},
 		{method: "GET", path: "/api/v1/endpoints/traffic/model/nowhere/process", as: "reader", status: 404},
 		// The same model with a challenger in its shadow, its answers
-		// naming the version that gave them, and the comparison.
+		// naming the version that gave them, and the comparison; the
+		// predictions of a row with an ID, its outcome fed back and the
+		// models measured on it; then the challenger promoted.
 		{method: "PUT", path: "/api/v1/deployments/traffic/challenged", as: "admin", status: 201,
-			body: `{"enabled":true,"endpoints":[{"alias":"species","model":"iris@2","answeredBy":true,"challengers":[{"model":"iris@1","mode":"shadow"}]}]}`},
+			body: `{"enabled":true,"endpoints":[{"alias":"species","model":"iris@2","answeredBy":true,"rowId":"id","challengers":[{"model":"iris@1","mode":"shadow"}]}]}`},
 		{method: "PUT", path: "/api/v1/deployments/traffic/challenged", as: "admin", status: 400,
 			body: `{"enabled":true,"endpoints":[{"alias":"species","model":"iris@2","challengers":[{"model":"iris@1","mode":"mirror"}]}]}`},
-		{method: "POST", path: "/webapi/traffic/api/v1/services/challenged/species", body: `{"data":[` + harness.IrisRow + `]}`, status: 200},
+		{method: "POST", path: "/webapi/traffic/api/v1/services/challenged/species", body: `{"data":[{"id":"r1",` + strings.TrimPrefix(harness.IrisRow, "{") + `]}`, status: 200},
 		{method: "GET", path: "/api/v1/endpoints/traffic/challenged/species/challengers", as: "reader", status: 200},
 		{method: "GET", path: "/api/v1/endpoints/traffic/challenged/nowhere/challengers", as: "reader", status: 404},
+		{method: "POST", path: "/api/v1/endpoints/traffic/challenged/species/feedback", as: "reader", body: `{"data":[{"id":"r1","actual":"setosa"}]}`, status: 200},
+		{method: "POST", path: "/api/v1/endpoints/traffic/challenged/species/feedback", as: "reader", body: `{"data":[{"id":"r1","actual":"tulip"}]}`, status: 400},
+		{method: "GET", path: "/api/v1/endpoints/traffic/challenged/species/performance", as: "reader", status: 200},
+		{method: "GET", path: "/api/v1/endpoints/traffic/challenged/species/performance?window=nope", as: "reader", status: 400},
+		{method: "POST", path: "/api/v1/endpoints/traffic/challenged/species/promote", as: "admin", body: `{"challenger":"iris@9"}`, status: 422},
+		{method: "POST", path: "/api/v1/endpoints/traffic/challenged/species/promote", as: "admin", body: `{"challenger":"iris@1"}`, status: 200},
 		{method: "DELETE", path: "/api/v1/deployments/traffic/challenged", as: "admin", status: 204},
 		// A job on the model's endpoint runs the model's version, which its
 		// answers name as the job's process (iris@2).
