@@ -1,6 +1,7 @@
 package scorehub
 
 import (
+	"github.com/scorehub/scorehub/registry/outcomes"
 	"log/slog"
 	"net/http"
 
@@ -21,7 +22,7 @@ const metricsPath = "/metrics"
 
 // newMetrics registers scorehub's metrics and the Go runtime and process
 // collectors on a registry of the service's own.
-func newMetrics(queues *scoring.Queues) (*metrics.Metrics, *prometheus.Registry, error) {
+func newMetrics(queues *scoring.Queues, log outcomes.Store) (*metrics.Metrics, *prometheus.Registry, error) {
 	prom := prometheus.NewRegistry()
 	if err := prom.Register(collectors.NewGoCollector()); err != nil {
 		return nil, nil, err
@@ -29,7 +30,7 @@ func newMetrics(queues *scoring.Queues) (*metrics.Metrics, *prometheus.Registry,
 	if err := prom.Register(collectors.NewProcessCollector(collectors.ProcessCollectorOpts{})); err != nil {
 		return nil, nil, err
 	}
-	m, err := metrics.New(metrics.Config{Registerer: prom, Queues: queues})
+	m, err := metrics.New(metrics.Config{Registerer: prom, Queues: queues, Outcomes: log})
 	if err != nil {
 		return nil, nil, err
 	}

@@ -7,7 +7,10 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/scorehub/scorehub/registry"
 	"github.com/scorehub/scorehub/registry/jobs"
+	"github.com/scorehub/scorehub/registry/outcomes"
+	"github.com/scorehub/scorehub/registry/process"
 	"github.com/scorehub/scorehub/scoring"
 )
 
@@ -167,4 +170,82 @@ func constHistogram(d *prometheus.Desc, h scoring.Histogram, labels []string) pr
 		buckets[b] = cum
 	}
 	return prometheus.MustNewConstHistogram(d, h.Count, h.Sum, buckets, labels...)
+}
+
+// performanceCollector reads, at scrape time, the live performance of the
+// models of each endpoint that keeps predictions, from the outcomes fed
+// back in the last PerformanceWindow. Its model label is bounded by the
+// versions the endpoint deploys now: its model's and its challengers'.
+type performanceCollector struct {
+	reg   *registry.Registry
+	store outcomes.Store
+	rows  *prometheus.Desc
+	ratio map[string]*prometheus.Desc // by figure
+}
+
+func newPerformanceCollector(reg *registry.Registry, store outcomes.Store) *performanceCollector {
+	labels := []string{"group", "path", "alias", "model", "role"}
+	name := func(n string) string { return prometheus.BuildFQName(namespace, "model", n) }
+	c := &performanceCollector{reg: reg, store: store,
+		rows:  prometheus.NewDesc(name("feedback_rows"), "Rows of the model whose outcome was fed back in the last hour.", labels, nil),
+		ratio: map[string]*prometheus.Desc{}}
+	for _, f := range []struct{ name, help string }{
+		{"accuracy", "Share of the rows fed back in the last hour that the model predicted right."},
+		{"log_loss", "Mean negative log of the confidence the model gave the outcome, over the rows fed back in the last hour."},
+		{"brier", "Brier score of a two-class model over the rows fed back in the last hour."},
+		{"roc_auc", "Area under the ROC curve of a two-class model over the rows fed back in the last hour."},
+		{"mae", "Mean absolute error of a regressor over the rows fed back in the last hour."},
+		{"rmse", "Root mean squared error of a regressor over the rows fed back in the last hour."},
+		{"r2", "Coefficient of determination of a regressor over the rows fed back in the last hour."},
+	} {
+		c.ratio[f.name] = prometheus.NewDesc(name("live_"+f.name), f.help, labels, nil)
+	}
+	return c
+}
+
+func (c *performanceCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- c.rows
+	for _, d := range c.ratio {
+		ch <- d
+	}
+}
+
+func (c *performanceCollector) Collect(ch chan<- prometheus.Metric) {
+	st := c.reg.Snapshot().State()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	since := time.Now().Add(-PerformanceWindow)
+	for _, d := range st.Deployments() {
+		for _, e := range d.Endpoints {
+			if e.RowID == "" || e.Model == "" {
+				continue
+			}
+			deployed := map[string]bool{}
+			for _, ref := range e.Models() {
+				if v, err := st.ResolveModel(ref); err == nil {
+					deployed[v] = true
+				}
+			}
+			ref := process.EndpointRef{Group: d.Group, Path: d.Path, Alias: e.Alias}
+			joined, err := c.store.Joined(ctx, ref, since)
+			if err != nil {
+				ch <- prometheus.NewInvalidMetric(c.rows, fmt.Errorf("metrics: read the outcomes of %s/%s/%s: %w", d.Group, d.Path, e.Alias, err))
+				continue
+			}
+			models, _ := outcomes.ByModel(joined, since)
+			for _, m := range models {
+				if !deployed[m.Model] {
+					continue
+				}
+				l := []string{d.Group, d.Path, e.Alias, m.Model, m.Role}
+				ch <- prometheus.MustNewConstMetric(c.rows, prometheus.GaugeValue, float64(m.Window.Rows), l...)
+				for name, v := range map[string]*float64{"accuracy": m.Window.Accuracy, "log_loss": m.Window.LogLoss, "brier": m.Window.Brier,
+					"roc_auc": m.Window.AUC, "mae": m.Window.MAE, "rmse": m.Window.RMSE, "r2": m.Window.R2} {
+					if v != nil {
+						ch <- prometheus.MustNewConstMetric(c.ratio[name], prometheus.GaugeValue, *v, l...)
+					}
+				}
+			}
+		}
+	}
 }

@@ -3,6 +3,7 @@ package metrics
 import (
 	"errors"
 	"fmt"
+	"github.com/scorehub/scorehub/registry/outcomes"
 	"maps"
 	"runtime"
 	"slices"
@@ -44,7 +45,15 @@ type Config struct {
 	// Buckets are the upper bounds, in seconds, of the latency histogram,
 	// increasing. nil means DefaultBuckets().
 	Buckets []float64
+
+	// Outcomes, when set, is read at every scrape for the live
+	// performance of the models of endpoints that keep predictions, over
+	// the outcomes fed back in the last PerformanceWindow.
+	Outcomes outcomes.Store
 }
+
+// PerformanceWindow is the window of the live performance series.
+const PerformanceWindow = time.Hour
 
 // Metrics records scorehub's figures on the Registerer it was built with.
 // Pass it as scoring.Config.Observer and as tokens.ServiceConfig.Observer.
@@ -116,6 +125,9 @@ func New(cfg Config) (*Metrics, error) {
 		registry: cfg.Queues.Registry(),
 	}
 	m.collectors = []prometheus.Collector{&endpointCollector{m}, m.tokens, m.auth, newQueueCollector(cfg.Queues), newChallengerCollector(cfg.Queues)}
+	if cfg.Outcomes != nil {
+		m.collectors = append(m.collectors, newPerformanceCollector(cfg.Queues.Registry(), cfg.Outcomes))
+	}
 	for i, c := range m.collectors {
 		if err := cfg.Registerer.Register(c); err != nil {
 			for _, done := range m.collectors[:i] {
