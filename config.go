@@ -3,6 +3,7 @@ package scorehub
 import (
 	"errors"
 	"fmt"
+	"github.com/scorehub/scorehub/registry/outcomes"
 	"io"
 	"log/slog"
 	"net/netip"
@@ -240,6 +241,15 @@ type Stores struct {
 	Accounts accounts.Store
 	// Keys keeps the token signing keys.
 	Keys tokens.KeyStore
+	// Outcomes keeps the predictions of rows with IDs and the outcomes
+	// fed back for them; nil means they are kept in memory, bounded by
+	// the outcomes package's defaults.
+	Outcomes outcomes.Store
+	// Comparisons, with a Config.Replica, is where the replicas over
+	// these stores publish what their champions and challengers did, so
+	// that the comparison route sums them; nil means each replica shows
+	// its own.
+	Comparisons scoring.ComparisonStore
 }
 
 // OIDCConfig names an OpenID Connect provider whose access tokens the

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -30,6 +31,7 @@ import (
 type Service struct {
 	reg    *registry.Registry
 	stores *stores
+	queues *scoring.Queues
 	jobs   *scoring.Jobs
 	auth   *auth
 
@@ -84,6 +86,17 @@ func build(ctx context.Context, cfg Config) (_ *Service, err error) {
 	if err != nil {
 		return nil, err
 	}
+	s.queues = queues // stopped by Close, on a failure below too
+	if st.outcomes != nil {
+		if err := queues.KeepPredictions(st.outcomes, cfg.Logger); err != nil {
+			return nil, err
+		}
+	}
+	if st.comparisons != nil && cfg.Replica != "" {
+		if err := queues.ShareComparisons(st.comparisons, cfg.Replica, cfg.Logger); err != nil {
+			return nil, err
+		}
+	}
 	var (
 		observer scoring.Observer
 		obs      authObservers
@@ -91,7 +104,7 @@ func build(ctx context.Context, cfg Config) (_ *Service, err error) {
 	)
 	if !cfg.MetricsOff {
 		var m *metrics.Metrics
-		if m, prom, err = newMetrics(queues); err != nil {
+		if m, prom, err = newMetrics(queues, st.outcomes); err != nil {
 			return nil, err
 		}
 		observer, obs.tokens, obs.checks = m, m, m
@@ -151,6 +164,7 @@ func build(ctx context.Context, cfg Config) (_ *Service, err error) {
 		BaseURL:       cfg.BaseURL,
 		MaxModelBytes: cfg.MaxModelBytes,
 		Logger:        cfg.Logger,
+		Outcomes:      st.outcomes,
 	})
 	if err != nil {
 		return nil, err
@@ -267,6 +281,13 @@ func (s *Service) Close() error {
 	var errs []error
 	if s.jobs != nil {
 		s.jobs.Close()
+	}
+	if s.queues != nil {
+		s.queues.StopSharing()
+		// The predictions scored last are kept before their store closes.
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		errs = append(errs, s.queues.StopKeepingPredictions(ctx))
+		cancel()
 	}
 	if s.reg != nil {
 		s.reg.Close()

@@ -14,6 +14,8 @@ import (
 	"github.com/scorehub/scorehub/internal/pgstore"
 	"github.com/scorehub/scorehub/registry"
 	"github.com/scorehub/scorehub/registry/jobs"
+	"github.com/scorehub/scorehub/registry/outcomes"
+	"github.com/scorehub/scorehub/scoring"
 	"github.com/scorehub/scorehub/tokens"
 	"github.com/scorehub/scorehub/tokens/accounts"
 )
@@ -28,6 +30,11 @@ type stores struct {
 	records  registry.Store // with the model files: a registry.ArtifactStore
 	jobs     jobs.Store
 	accounts accounts.Store
+	// outcomes keeps the predictions of rows with IDs and their outcomes.
+	outcomes outcomes.Store
+	// comparisons is where replicas publish their comparisons; nil for a
+	// store of this process alone.
+	comparisons scoring.ComparisonStore
 	// keys is the key store of a database or of the host; nil for memory
 	// and files, whose key sets open themselves.
 	keys tokens.KeyStore
@@ -40,20 +47,28 @@ type stores struct {
 // connection string's password (package pgstore removes it).
 func openStores(ctx context.Context, cfg Config, kind storeKind) (_ *stores, err error) {
 	opts := registry.StoreOptions{Now: cfg.Now}
+	logOpts := outcomes.Options{Now: cfg.Now}
 	switch kind {
 	case inHostStores:
 		s := cfg.Stores
-		return &stores{records: s.Records, jobs: s.Jobs, accounts: s.Accounts, keys: s.Keys}, nil
+		st := &stores{records: s.Records, jobs: s.Jobs, accounts: s.Accounts, keys: s.Keys, outcomes: s.Outcomes, comparisons: s.Comparisons}
+		if st.outcomes == nil {
+			log := outcomes.NewMemStore(logOpts)
+			st.outcomes, st.close = log, log.Close
+		}
+		return st, nil
 	case inPostgres:
 		db, err := pgstore.Open(ctx, pgstore.Config{URL: cfg.StoreURL, Logger: cfg.Logger})
 		if err != nil {
 			return nil, fmt.Errorf("scorehub: open Config.StoreURL: %w", err)
 		}
-		book := db.Accounts()
-		return &stores{records: db, jobs: db, accounts: book, keys: db.Keys(), close: closeAll(db.Close, book.Close)}, nil
+		book, log := db.Accounts(), db.Outcomes(logOpts)
+		return &stores{records: db, jobs: db, accounts: book, keys: db.Keys(), outcomes: log, comparisons: db.Comparisons(),
+			close: closeAll(db.Close, book.Close, log.Close)}, nil
 	case inMemory:
-		records, jobs, book := registry.NewMemStore(opts), jobs.NewMemStore(opts), accounts.NewMemoryStore()
-		return &stores{records: records, jobs: jobs, accounts: book, close: closeAll(records.Close, jobs.Close, book.Close)}, nil
+		records, jobs, book, log := registry.NewMemStore(opts), jobs.NewMemStore(opts), accounts.NewMemoryStore(), outcomes.NewMemStore(logOpts)
+		return &stores{records: records, jobs: jobs, accounts: book, outcomes: log,
+			close: closeAll(records.Close, jobs.Close, book.Close, log.Close)}, nil
 	}
 	var closers []func() error
 	defer func() {
@@ -78,7 +93,13 @@ func openStores(ctx context.Context, cfg Config, kind storeKind) (_ *stores, err
 		return nil, err
 	}
 	closers = append(closers, book.Close)
-	return &stores{records: records, jobs: jobs, accounts: book, close: closeAll(closers...)}, nil
+	// Predictions and outcomes are kept in a capped log of their own.
+	log, err := outcomes.OpenFileStore(filepath.Join(cfg.DataDir, "outcomes"), logOpts)
+	if err != nil {
+		return nil, err
+	}
+	closers = append(closers, log.Close)
+	return &stores{records: records, jobs: jobs, accounts: book, outcomes: log, close: closeAll(closers...)}, nil
 }
 
 // closeAll returns a function that closes what closers close, the last
