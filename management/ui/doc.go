@@ -19,6 +19,13 @@
 //	           GET  /executions/queues            queue figures
 //	        ── POST {endpoint URL}                Run Test (scoring; for a protected
 //	                                              group, the credential chosen)
+//	        ── GET  /api/v1/deployments/{group}/{path}
+//	                                              a model endpoint's challengers, then
+//	           GET  /api/v1/endpoints/{group}/{path}/{alias}/challengers
+//	           GET  /api/v1/endpoints/{group}/{path}/{alias}/performance
+//	                                              how they compare with its model
+//	        ── PUT  /api/v1/models/{name}/aliases/{alias}
+//	                                              Promote (administrators, If-Match)
 //
 // The idToken is kept in the page's memory only, never in storage or a
 // cookie. When it expires, or any call with it answers 401, the page
@@ -51,6 +58,17 @@
 // an idToken it reads it from $TOKEN and first shows how to get one; with
 // Basic it names the user and curl asks for the password; with an API
 // token it reads it from $SCOREHUB_API_TOKEN.
+//
+// A model endpoint whose deployment names challengers shows, to a tester
+// signed in, its champion and each challenger: how often a shadow agreed
+// with the champion, the distribution of the difference of their answers
+// (one bar per bucket, each count also written for screen readers), the
+// mean latency of both, and, once outcomes are fed back, how well each
+// predicts (nothing when the server measures none). An administrator may
+// promote a challenger that is another version of the champion's model
+// behind an alias: after a confirm dialog that says what will change, the
+// page moves the alias with If-Match, the ETag it read, so that an alias
+// someone moved since is left alone and the page says so.
 //
 // A host mounts the Handler with http.StripPrefix; the standalone server
 // does so at /ui/. If the management API or the token service is elsewhere

@@ -261,7 +261,7 @@ func TestPageIsAccessibleAndKeepsNothingInStorage(t *testing.T) {
 	if d := cmp.Diff([]string(nil), unlabelled); d != "" {
 		t.Errorf("controls without a label (-want +got):\n%s", d)
 	}
-	for _, id := range []string{"run", "show-curl", "copy-url", "copy-curl", "signin-submit"} {
+	for _, id := range []string{"run", "show-curl", "copy-url", "copy-curl", "signin-submit", "challengers-refresh", "promote-confirm", "promote-cancel"} {
 		if !regexp.MustCompile(`<button type="(?:button|submit)" id="` + id + `"`).MatchString(page) {
 			t.Errorf("no <button> with id %s", id)
 		}
@@ -270,6 +270,14 @@ func TestPageIsAccessibleAndKeepsNothingInStorage(t *testing.T) {
 		if !strings.Contains(page, live) {
 			t.Errorf("page lacks the live region %s", live)
 		}
+	}
+	// Promoting a challenger is confirmed in a modal <dialog> that says what
+	// it asks, not in the browser's confirm(), which a page cannot label.
+	if !regexp.MustCompile(`<dialog id="promote-dialog"[^>]* aria-labelledby="promote-title" aria-describedby="promote-text">`).MatchString(page) {
+		t.Error("no labelled dialog promote-dialog")
+	}
+	if !strings.Contains(script, "$('promote-dialog').showModal()") || strings.Contains(script, "confirm(") {
+		t.Error("app.js does not confirm a promotion in the modal dialog promote-dialog")
 	}
 	// How a protected endpoint is called is one group of radio buttons
 	// under a legend, and the password and API token typed there are

@@ -5,7 +5,9 @@
 // and for one endpoint: show its URL, send it a request,
 // show the answer as a table and as JSON (and, for an endpoint that
 // explains its predictions, a row's contributions as a chart), and build
-// the same request as a curl command. An endpoint of a protected group is
+// the same request as a curl command; for a model endpoint with
+// challengers, show how they compare with its model, and let an
+// administrator promote one. An endpoint of a protected group is
 // called with the credential the tester chooses among those its group
 // takes: their idToken, a user name and password, or an API token. The
 // idToken lives in this script's memory only, the password and the API
@@ -185,6 +187,7 @@
     p.textContent = text || '';
     p.hidden = !text;
     p.classList.toggle('notice-error', kind === 'error');
+    p.classList.toggle('notice-ok', kind === 'ok');
   }
 
   function announce(text) {
@@ -215,6 +218,7 @@
     token: null,
     login: '',     // the name signed in with, for the curl command
     subject: '',
+    admin: false,  // the token's admin claim: an administrator is offered the writes
     expiresAt: 0,  // by this browser's clock
     lifetime: 0,   // of the current token, in milliseconds
     timer: 0,
@@ -232,14 +236,16 @@
     return btoa(s);
   }
 
-  function subjectOf(jwt) {
+  // claimsOf returns the claims of a JWT, unverified: they only decide
+  // what the page offers (the server checks the token at every call).
+  function claimsOf(jwt) {
     try {
       const part = jwt.split('.')[1].replace(/-/g, '+').replace(/_/g, '/');
       const bytes = Uint8Array.from(atob(part), (c) => c.charCodeAt(0));
-      const sub = JSON.parse(new TextDecoder().decode(bytes)).sub;
-      return typeof sub === 'string' ? sub : '';
+      const claims = JSON.parse(new TextDecoder().decode(bytes));
+      return claims && typeof claims === 'object' ? claims : {};
     } catch {
-      return '';
+      return {};
     }
   }
 
@@ -303,7 +309,9 @@
     session.gen++;
     session.token = token;
     session.login = login;
-    session.subject = subjectOf(token) || login;
+    const claims = claimsOf(token);
+    session.subject = typeof claims.sub === 'string' && claims.sub ? claims.sub : login;
+    session.admin = claims.admin === true;
     session.expiresAt = expiresAt;
     session.lifetime = expiresAt - Date.now();
     armTimer();
@@ -381,6 +389,7 @@
       if (body && typeof body.idToken === 'string' && !Number.isNaN(expires)) {
         const lifetime = tokenLifetime(res, expires);
         session.token = body.idToken;
+        session.admin = claimsOf(body.idToken).admin === true;
         session.expiresAt = Date.now() + lifetime;
         session.lifetime = lifetime;
         showExpiry();
@@ -411,8 +420,10 @@
     const wasSignedIn = session.token !== null;
     session.gen++;
     session.token = null;
+    session.admin = false;
     session.expiresAt = 0;
     clearSecrets();
+    forgetRivals();
     show('session', false);
     show('signin', true);
     notice('signin-message', message, kind);
@@ -430,10 +441,12 @@
     if (session.token !== null && !signedIn()) endSession('Your session expired — sign in again.');
   });
 
-  // api GETs a management route with the idToken, or with no credential at
-  // all when anonymous is set and nobody is signed in (the endpoint list
-  // answers so with the public groups' endpoints). A 401 ends the session.
-  async function api(path, { exact = false, anonymous = false } = {}) {
+  // api calls a management route with the idToken, or with no credential
+  // at all when anonymous is set and nobody is signed in (the endpoint list
+  // answers so with the public groups' endpoints): a GET, or the method
+  // given with body as JSON and ifMatch as If-Match. A 401 ends the
+  // session; any other failure throws an Error with the answer's status.
+  async function api(path, { exact = false, anonymous = false, method = 'GET', body, ifMatch } = {}) {
     const bare = anonymous && session.token === null;
     if (!bare && !signedIn()) {
       endSession('Your session expired — sign in again.');
@@ -442,8 +455,12 @@
     const gen = session.gen;
     const headers = { Accept: 'application/json' };
     if (!bare) headers.Authorization = 'Bearer ' + session.token;
+    if (body !== undefined) headers['Content-Type'] = 'application/json';
+    if (ifMatch) headers['If-Match'] = ifMatch;
     const res = await fetch(new URL(path, managementBase), {
+      method,
       headers,
+      body: body === undefined ? undefined : JSON.stringify(body),
       credentials: 'omit',
       cache: 'no-store',
     });
@@ -477,6 +494,8 @@
   };
 
   const keyOf = (ep) => `${ep.group}/${ep.path}/${ep.alias}`;
+  // endpointRoute is ep's place under /api/v1/endpoints/.
+  const endpointRoute = (ep) => [ep.group, ep.path, ep.alias].map(encodeURIComponent).join('/');
   const currentEndpoint = () => state.endpoints.find((ep) => keyOf(ep) === state.current) || null;
 
   async function loadMenu() {
@@ -640,8 +659,7 @@
   function processInfo(ep) {
     const key = keyOf(ep);
     if (!state.processes.has(key)) {
-      const route = [ep.group, ep.path, ep.alias].map(encodeURIComponent).join('/');
-      const p = api(`api/v1/endpoints/${route}/process`, { exact: true, anonymous: true }).then((v) => {
+      const p = api(`api/v1/endpoints/${endpointRoute(ep)}/process`, { exact: true, anonymous: true }).then((v) => {
         const output = new Set();
         for (const c of v.get('output') || []) if (c instanceof Map) output.add(c.get('name'));
         const sample = v.get('sample');
@@ -694,6 +712,7 @@
     show('endpoint', true);
     fitURL();
     renderResult(state.results.get(key) || null);
+    loadChallengers(ep);
 
     const editor = $('body');
     if (state.bodies.has(key)) {
@@ -1388,6 +1407,395 @@
     url.style.height = `${url.scrollHeight + url.offsetHeight - url.clientHeight}px`;
   }
   window.addEventListener('resize', fitURL);
+
+  // ---------------------------------------------------------------------
+  // Champion and challengers: a model endpoint may score other models
+  // beside its own (its champion): a shadow scores the same rows after the
+  // champion answered, compared and never sent; a split challenger answers
+  // a share of the rows instead. For a signed-in tester the page shows
+  // what each did beside the champion on this server (how often they
+  // agreed, how far apart their answers were, how long each took) and,
+  // once outcomes are fed back, how well each predicts. An administrator
+  // may promote a challenger: move the champion's alias to its version.
+
+  const rivals = {
+    key: '',          // the endpoint whose figures the section shows
+    seq: 0,           // bumped at every load: an answer to an older one is dropped
+    promotion: null,  // what the confirm dialog asks: {ep, name, alias, from, to, etag, opener}
+  };
+
+  // refParts splits a model reference: churn@production gives
+  // {name: churn, alias: production}; churn@3 gives {name: churn, version: 3}.
+  function refParts(ref) {
+    const m = /^([^@]+)@(.+)$/.exec(typeof ref === 'string' ? ref : '');
+    if (!m) return null;
+    return /^[1-9]\d*$/.test(m[2]) ? { name: m[1], version: Number(m[2]) } : { name: m[1], alias: m[2] };
+  }
+
+  function hideRivals() {
+    show('challengers', false);
+    if ($('promote-dialog').open) $('promote-dialog').close();
+  }
+
+  // forgetRivals hides the section and empties it, so that nothing of
+  // another endpoint or another session is shown with the next figures,
+  // or in their stead should they fail to load.
+  function forgetRivals() {
+    hideRivals();
+    rivals.key = '';
+    notice('challengers-message', '');
+    show('champion-facts', false);
+    $('challenger-list').replaceChildren();
+    show('performance', false);
+  }
+
+  // loadChallengers shows the section of ep when it is a model endpoint
+  // whose deployment record names challengers and a tester is signed in,
+  // and hides it otherwise. The figures of the endpoint in view stay shown
+  // while they are read again.
+  async function loadChallengers(ep) {
+    const key = keyOf(ep);
+    const seq = ++rivals.seq;
+    if (rivals.key !== key) {
+      forgetRivals();
+      rivals.key = key;
+    }
+    if (!ep.model || !signedIn()) {
+      hideRivals();
+      return;
+    }
+    let record, data, performance, info;
+    try {
+      const deployment = await api(`api/v1/deployments/${encodeURIComponent(ep.group)}/${encodeURIComponent(ep.path)}`);
+      record = (Array.isArray(deployment.endpoints) ? deployment.endpoints : []).find((e) => e && e.alias === ep.alias);
+      if (!record || !Array.isArray(record.challengers) || record.challengers.length === 0) {
+        if (seq === rivals.seq) hideRivals();
+        return;
+      }
+      [data, performance, info] = await Promise.all([
+        api(`api/v1/endpoints/${endpointRoute(ep)}/challengers`),
+        // The live figures come once outcomes are fed back, and from a
+        // server that has the route: none, nothing shown.
+        api(`api/v1/endpoints/${endpointRoute(ep)}/performance`).catch((e) => {
+          if (e instanceof SessionEnded) throw e;
+          return null;
+        }),
+        processInfo(ep).catch(() => null),
+      ]);
+    } catch (e) {
+      if (e instanceof SessionEnded || seq !== rivals.seq) return;
+      if (e.status === 404) {
+        hideRivals(); // a process endpoint after all, or no longer one to see
+        return;
+      }
+      show('challengers', true);
+      notice('challengers-message', `The figures of the challengers cannot be read (${e.message}).`, 'error');
+      return;
+    }
+    if (seq !== rivals.seq) return;
+    const classifier = info ? [...info.output].some((c) => /^confidence\(/.test(c)) : !!performance && performance.task === 'classification';
+    renderRivals(ep, record, data, classifier);
+    renderPerformance(performance);
+    show('challengers', true);
+  }
+
+  function renderRivals(ep, record, data, classifier) {
+    const champion = data && data.champion ? data.champion : {};
+    $('champion-model').textContent = champion.model || ep.model;
+    $('champion-version').textContent = champion.version || 'no version: the reference names none now';
+    const facts = $('champion-facts');
+    for (const extra of facts.querySelectorAll('.rivals-extra')) extra.remove();
+    if (record.splitKey) {
+      facts.append(el('dt', { class: 'rivals-extra' }, 'Split key'),
+        el('dd', { class: 'rivals-extra' }, 'the column ', el('code', {}, record.splitKey), ': one value always meets the same model'));
+    }
+    if (record.answeredBy) {
+      facts.append(el('dt', { class: 'rivals-extra' }, 'Answered by'),
+        el('dd', { class: 'rivals-extra' }, 'each row answered names the version that answered it, in the column ', el('code', {}, 'answeredBy')));
+    }
+    show('champion-facts', true);
+    const list = Array.isArray(data && data.challengers) ? data.challengers : [];
+    $('challenger-list').replaceChildren(...list.map((c, i) => challengerView(ep, champion, c, i, classifier)));
+  }
+
+  // percentText writes a share of 0…1 as a percentage, to a tenth.
+  const percentText = (rate) => `${Math.round(rate * 1000) / 10}%`;
+
+  // secondsText writes a duration in seconds, in ms or µs where shorter.
+  function secondsText(s) {
+    if (s < 0.001) return `${shortNumber(s * 1e6)} µs`;
+    return s < 1 ? `${shortNumber(s * 1000)} ms` : `${shortNumber(s)} s`;
+  }
+
+  // histogramOf returns h when it is a histogram of the route's shape: a
+  // count per bucket, one more than the bounds.
+  function histogramOf(h) {
+    const ok = h && Array.isArray(h.bounds) && Array.isArray(h.counts) && h.counts.length === h.bounds.length + 1;
+    return ok ? h : { bounds: [], counts: [0], count: 0, sum: 0 };
+  }
+
+  function challengerView(ep, champion, c, i, classifier) {
+    const id = `challenger-${i}`;
+    const split = c.mode === 'split';
+    const share = typeof c.percent === 'number' ? c.percent : 0;
+    const head = el('div', { class: 'challenger-head' },
+      el('h3', { id: `${id}-title` }, c.model),
+      badge(split ? `split · ${share}%` : c.mode));
+    const promote = promoteButton(ep, champion, c);
+    if (promote) head.append(promote);
+
+    const facts = el('dl', { class: 'facts' },
+      el('dt', {}, 'Version'), el('dd', { class: 'challenger-version' }, c.version || 'none'),
+      el('dt', {}, 'Mode'), el('dd', {}, split
+        ? `split: answers ${share}% of the rows instead of the champion`
+        : 'shadow: scores the rows after the champion answered; its answers are compared, never sent'));
+
+    const figures = el('div', { class: 'challenger-figures' });
+    if (split) {
+      figures.append(el('div', {}, el('h4', {}, 'Rows answered'),
+        el('p', { class: 'challenger-answered' }, `${plural(c.answered || 0, 'row', 'rows')} answered by the challenger instead of the champion.`)));
+    } else {
+      figures.append(agreementView(c), deltaView(c, `${id}-delta`, classifier));
+    }
+    figures.append(latencyView(c));
+
+    const counts = [];
+    if (c.skipped) counts.push(`${plural(c.skipped, 'row', 'rows')} skipped (too many shadows running at once, or no answer of the champion to compare)`);
+    if (c.errors) counts.push(plural(c.errors, 'failed execution', 'failed executions'));
+    if (c.unavailable) counts.push(`${plural(c.unavailable, 'request', 'requests')} it could not score`);
+
+    return el('article', { class: 'challenger', 'data-challenger': c.model, 'aria-labelledby': `${id}-title` },
+      head,
+      c.error ? el('p', { class: 'notice notice-error challenger-error' }, `This challenger cannot score: ${c.error}`) : null,
+      facts, figures,
+      counts.length ? el('p', { class: 'hint' }, counts.join('; ') + '.') : null);
+  }
+
+  // agreementView is the share of compared rows on which the challenger
+  // agreed with the champion: a gauge, and its counts in words.
+  function agreementView(c) {
+    const rate = typeof c.agreementRate === 'number' ? c.agreementRate : null;
+    const gauge = el('div', { class: 'gauge', 'aria-hidden': 'true' }, el('span', { class: 'gauge-fill' }));
+    gauge.firstChild.style.width = `${(rate || 0) * 100}%`;
+    return el('div', { class: 'agreement', 'data-rate': rate === null ? '' : rate },
+      el('h4', {}, 'Agreement'),
+      rate === null ? null : gauge,
+      el('p', { class: 'agreement-text' }, rate === null
+        ? 'No row compared yet.'
+        : `Agreed on ${c.agreed} of ${plural(c.compared, 'row', 'rows')} compared (${percentText(rate)}).`));
+  }
+
+  // deltaView charts how far apart the two answers were on each row
+  // compared: one bar per bucket of the route's histogram, labelled with
+  // its bounds, its count on hover and in words for screen readers.
+  function deltaView(c, id, classifier) {
+    const h = histogramOf(c.delta);
+    const what = classifier ? "|Δ| of the confidence of the champion's class" : '|Δ| of the prediction';
+    const box = el('div', { class: 'delta' }, el('h4', { id }, `Δ distribution: ${what}`));
+    if (!h.count) {
+      box.append(el('p', {}, 'No difference measured yet.'));
+      return box;
+    }
+    const most = Math.max(...h.counts);
+    const bars = h.counts.map((n, i) => {
+      const low = i > 0 ? h.bounds[i - 1] : null;
+      const high = i < h.bounds.length ? h.bounds[i] : null;
+      const label = high === null ? `> ${low}` : low === null ? `≤ ${high}` : `${low}–${high}`;
+      const range = high === null ? `above ${low}` : low === null ? `up to ${high}` : `above ${low}, up to ${high}`;
+      const bar = el('span', { class: 'histo-bar' });
+      bar.style.width = `${(n / most) * 100}%`;
+      return el('li', { class: 'histo-row', 'data-count': n, title: `|Δ| ${range}: ${plural(n, 'row', 'rows')}` },
+        el('span', { class: 'histo-label', 'aria-hidden': 'true' }, label),
+        el('span', { class: 'histo-track', 'aria-hidden': 'true' }, bar),
+        el('span', { class: 'histo-count', 'aria-hidden': 'true' }, String(n)),
+        el('span', { class: 'sr-only' }, `${range}: ${plural(n, 'row', 'rows')}`));
+    });
+    box.append(el('ol', { class: 'histo', 'aria-labelledby': id }, ...bars),
+      el('p', { class: 'hint' }, `Mean |Δ| ${shortNumber(h.sum / h.count)} over ${plural(h.count, 'row', 'rows')}.`));
+    return box;
+  }
+
+  // latencyView is the mean time an execution of each model took.
+  function latencyView(c) {
+    const line = (who, hist) => {
+      const h = histogramOf(hist);
+      return [el('dt', {}, who), el('dd', {}, h.count
+        ? `${secondsText(h.sum / h.count)} on average over ${plural(h.count, 'execution', 'executions')}`
+        : 'no execution yet')];
+    };
+    return el('div', { class: 'latency' }, el('h4', {}, 'Latency'),
+      el('dl', { class: 'facts' }, ...line('Champion', c.championLatency), ...line('Challenger', c.challengerLatency)));
+  }
+
+  // promoteButton offers an administrator to move the champion's alias to
+  // the challenger's version, when the champion names an alias and the
+  // challenger is another version of the same model; null for anyone
+  // else, or a hint of why not.
+  function promoteButton(ep, champion, c) {
+    if (!session.admin) return null;
+    const from = refParts(champion.version);
+    const alias = refParts(champion.model);
+    const to = refParts(c.version);
+    const named = refParts(c.model);
+    const why = (text) => el('p', { class: 'hint promote-hint' }, text);
+    // The challenger and the champion trade places in one write: two
+    // aliases of one model swap versions, or an endpoint that names a
+    // version trades references with its challenger.
+    const swap = alias && named && !c.error && champion.etag &&
+      ((alias.alias && named.alias && named.name === alias.name) || alias.version);
+    if (swap && to && !(from && from.version === to.version && from.name === to.name)) {
+      const button = el('button', { type: 'button', class: 'button-primary promote', 'data-version': c.version },
+        'Promote', el('span', { class: 'sr-only' }, ` ${c.model} to ${champion.model}`));
+      button.addEventListener('click', () => askPromotion({
+        ep, swap: true, champion: champion.model, challenger: c.model, mode: c.mode, from: champion.version, to: c.version,
+        etag: champion.etag, opener: button,
+      }));
+      return button;
+    }
+    if (!alias || !alias.alias || !champion.aliasETag) return why(`To promote, deploy the endpoint on an alias: it names ${champion.model}.`);
+    if (!to || !to.version || to.name !== alias.name) return why(`Not a version of ${alias.name}: it cannot take the alias ${champion.model}.`);
+    if (c.error) return null;
+    if (from && from.version === to.version) return why(`${champion.model} is at this version already.`);
+    const button = el('button', { type: 'button', class: 'button-primary promote', 'data-version': c.version },
+      'Promote', el('span', { class: 'sr-only' }, ` ${c.version} to ${champion.model}`));
+    button.addEventListener('click', () => askPromotion({
+      ep, name: alias.name, alias: alias.alias, from: from ? from.version : null, to: to.version, etag: champion.aliasETag, opener: button,
+    }));
+    return button;
+  }
+
+  function askPromotion(p) {
+    rivals.promotion = p;
+    if (p.swap) {
+      $('promote-text').textContent = `Promote ${p.challenger} (${p.to}) to champion? ${p.champion} (${p.from}) becomes its ` +
+        `${p.mode} challenger in the same write, and its answers go to clients from then on.`;
+      notice('promote-message', '');
+      $('promote-dialog').showModal();
+      return;
+    }
+    const ref = `${p.name}@${p.alias}`;
+    $('promote-text').textContent = `Move ${ref} from ${p.from === null ? 'no version' : `version ${p.from}`} to version ${p.to}? ` +
+      `Every endpoint naming ${ref} will answer with version ${p.to}.`;
+    notice('promote-message', '');
+    $('promote-dialog').showModal();
+  }
+
+  // promote moves the alias, if it is where the page read it, and reads
+  // the figures again: the champion is now the version promoted.
+  async function promote() {
+    const p = rivals.promotion;
+    if (!p) return;
+    const ref = p.swap ? p.champion : `${p.name}@${p.alias}`;
+    const button = $('promote-confirm');
+    busy(button, true, 'Promoting…');
+    let message, kind;
+    try {
+      if (p.swap) {
+        await api(`api/v1/endpoints/${endpointRoute(p.ep)}/promote`,
+          { method: 'POST', body: { challenger: p.challenger }, ifMatch: p.etag });
+        message = `${p.challenger} (${p.to}) is the champion now, and ${p.champion} (${p.from}) its challenger.`;
+      } else {
+        await api(`api/v1/models/${encodeURIComponent(p.name)}/aliases/${encodeURIComponent(p.alias)}`,
+          { method: 'PUT', body: { version: p.to }, ifMatch: p.etag });
+        message = `${ref} now points to version ${p.to}: every endpoint naming it answers with version ${p.to}.`;
+      }
+      kind = 'ok';
+    } catch (e) {
+      if (e instanceof SessionEnded) return;
+      if (e.status === 412) {
+        message = `Someone moved ${ref} since the page read it, so it was left as it is. The figures are read again: check them, then promote again if you still want to.`;
+      } else if (e.status === 403) {
+        message = `Only an administrator may move ${ref}.`;
+      } else {
+        notice('promote-message', `The alias could not be moved (${e.message}).`, 'error');
+        return;
+      }
+      kind = 'error';
+    } finally {
+      busy(button, false);
+    }
+    rivals.promotion = null;
+    $('promote-dialog').close();
+    // What the endpoints of the alias run, and their samples, may have changed.
+    state.processes.clear();
+    await loadChallengers(p.ep);
+    notice('challengers-message', message, kind); // an alert: read out as it shows
+    $('challengers-title').focus();
+  }
+
+  $('promote-confirm').addEventListener('click', promote);
+  $('promote-cancel').addEventListener('click', () => $('promote-dialog').close());
+  $('promote-dialog').addEventListener('close', () => {
+    const p = rivals.promotion;
+    rivals.promotion = null;
+    if (p && p.opener.isConnected) p.opener.focus();
+  });
+  $('challengers-refresh').addEventListener('click', async () => {
+    const ep = currentEndpoint();
+    if (!ep) return;
+    const button = $('challengers-refresh');
+    busy(button, true, 'Refreshing…');
+    notice('challengers-message', '');
+    try {
+      await loadChallengers(ep);
+    } finally {
+      busy(button, false);
+    }
+  });
+
+  // ---------------------------------------------------------------------
+  // Live performance: once outcomes are fed back, how well each model
+  // predicts them, over the route's window and in all; for a challenger,
+  // the champion on the rows the challenger also predicted too, which is
+  // the fair comparison.
+
+  const metricNames = [
+    ['accuracy', 'Accuracy'], ['logLoss', 'Log loss'], ['brier', 'Brier score'], ['auc', 'AUC'],
+    ['mae', 'MAE'], ['rmse', 'RMSE'], ['r2', 'R²'],
+  ];
+
+  function renderPerformance(perf) {
+    const models = perf && Array.isArray(perf.models) ? perf.models.filter((m) => m && typeof m === 'object') : [];
+    const isFigures = (f) => f && typeof f === 'object' && typeof f.rows === 'number';
+    const spans = (m) => [
+      [perf.window ? `last ${perf.window}` : 'recent rows', m.window],
+      ['all rows', m.total],
+      ['the champion on the same rows', m.championOnSameRows],
+    ].filter(([, f]) => isFigures(f));
+    const shown = models.filter((m) => spans(m).length > 0);
+    show('performance', shown.length > 0);
+    if (shown.length === 0) return;
+
+    const used = metricNames.filter(([k]) => shown.some((m) => spans(m).some(([, f]) => typeof f[k] === 'number')));
+    const fed = perf.rowsWithFeedback;
+    const unfed = perf.rowsWithoutFeedback;
+    $('performance-summary').textContent = typeof fed === 'number'
+      ? `${plural(fed, 'row has', 'rows have')} an outcome fed back` + (typeof unfed === 'number' ? `, ${plural(unfed, 'row', 'rows')} not yet.` : '.')
+      : '';
+    const none = () => [el('span', { 'aria-hidden': 'true' }, '—'), el('span', { class: 'sr-only' }, 'none')];
+    // The roles are the elements' own, said again: on a phone the rows are
+    // laid out as blocks (app.css), which would otherwise lose them.
+    const cell = (column, cls, ...content) => el('td', { role: 'cell', 'data-column': column, class: cls }, ...content);
+    const head = el('tr', { role: 'row' },
+      ...[['Model', ''], ['Over', ''], ['Rows', 'num'], ...used.map(([, name]) => [name, 'num'])]
+        .map(([name, cls]) => el('th', { scope: 'col', role: 'columnheader', class: cls || null }, name)));
+    const bodies = shown.map((m) => {
+      const rows = spans(m);
+      const body = el('tbody', { role: 'rowgroup', 'data-model': m.model || '' });
+      rows.forEach(([over, f], i) => {
+        const tr = el('tr', { role: 'row' });
+        if (i === 0) {
+          tr.append(el('th', { scope: 'rowgroup', role: 'rowheader', rowspan: rows.length },
+            el('span', { class: 'perf-model' }, m.model || ''), ' ', el('span', { class: 'muted' }, m.role || '')));
+        }
+        tr.append(cell('Over', 'perf-over', over), cell('Rows', 'num', String(f.rows)),
+          ...used.map(([k, name]) => cell(name, 'num', ...(typeof f[k] === 'number' ? [shortNumber(f[k])] : none()))));
+        body.append(tr);
+      });
+      return body;
+    });
+    $('performance-table').replaceChildren(el('thead', { role: 'rowgroup' }, head), ...bodies);
+  }
 
   // ---------------------------------------------------------------------
   // curl: the request Run Test sends, as a command for a POSIX shell.
