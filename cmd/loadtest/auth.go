@@ -47,10 +47,16 @@ const adminName = "admin"
 // credentials, and the same endpoint deployed in it. The harness creates
 // it through the management API and deletes it when done.
 type protected struct {
-	url     string // of the protected endpoint
-	cred    *credential
-	created []string // management paths to DELETE, in the order made
+	url  string // of the protected endpoint
+	cred *credential
+	scaffold
+}
+
+// scaffold is what the harness made on a server for one run, through the
+// management API as the admin, and deletes when the run ends.
+type scaffold struct {
 	admin   *manager
+	created []string // management paths to DELETE, in the order made
 }
 
 // endpointPath splits the path of a scoring endpoint into what it is made of.
@@ -96,7 +102,7 @@ func protect(ctx context.Context, c *http.Client, base, path, kind, adminPasswor
 	// Names of their own, so that runs against one server do not meet.
 	name := "loadtest-" + strings.ToLower(rand.Text()[:10])
 	password := rand.Text()
-	p = &protected{url: base + prefix + "/" + name + "/api/v1/services/" + depPath + "/" + alias, admin: admin}
+	p = &protected{url: base + prefix + "/" + name + "/api/v1/services/" + depPath + "/" + alias, scaffold: scaffold{admin: admin}}
 	defer func() {
 		if err != nil {
 			err = errors.Join(err, p.remove(context.WithoutCancel(ctx)))
@@ -147,22 +153,22 @@ func protect(ctx context.Context, c *http.Client, base, path, kind, adminPasswor
 	return p, nil
 }
 
-// remove deletes what protect made, newest first, logged in afresh: the
+// remove deletes what was made, newest first, logged in afresh: the
 // admin's idToken may have expired during the run.
-func (p *protected) remove(ctx context.Context) error {
-	if len(p.created) == 0 {
+func (s *scaffold) remove(ctx context.Context) error {
+	if len(s.created) == 0 {
 		return nil
 	}
-	if err := p.admin.login(ctx); err != nil {
-		return fmt.Errorf("%w; left on the server: %s", err, strings.Join(p.created, ", "))
+	if err := s.admin.login(ctx); err != nil {
+		return fmt.Errorf("%w; left on the server: %s", err, strings.Join(s.created, ", "))
 	}
 	var errs []error
-	for i := len(p.created) - 1; i >= 0; i-- {
-		if err := p.admin.call(ctx, http.MethodDelete, p.created[i], nil, nil); err != nil {
+	for i := len(s.created) - 1; i >= 0; i-- {
+		if err := s.admin.call(ctx, http.MethodDelete, s.created[i], nil, nil); err != nil {
 			errs = append(errs, err)
 		}
 	}
-	p.created = nil
+	s.created = nil
 	return errors.Join(errs...)
 }
 
@@ -234,21 +240,30 @@ func (m *manager) login(ctx context.Context) error {
 // call sends body, when not nil, as JSON to path with the method and
 // decodes the answer into out, when not nil.
 func (m *manager) call(ctx context.Context, method, path string, body, out any) error {
+	if body == nil {
+		return m.send(ctx, method, path, "", nil, out)
+	}
+	b, err := json.Marshal(body)
+	if err != nil {
+		return fmt.Errorf("loadtest: %w", err)
+	}
+	return m.send(ctx, method, path, "application/json", b, out)
+}
+
+// send sends body, when contentType is not empty, to path with the
+// method and decodes the answer into out, when not nil.
+func (m *manager) send(ctx context.Context, method, path, contentType string, body []byte, out any) error {
 	var r io.Reader
-	if body != nil {
-		b, err := json.Marshal(body)
-		if err != nil {
-			return fmt.Errorf("loadtest: %w", err)
-		}
-		r = bytes.NewReader(b)
+	if contentType != "" {
+		r = bytes.NewReader(body)
 	}
 	req, err := http.NewRequestWithContext(ctx, method, m.base+path, r)
 	if err != nil {
 		return fmt.Errorf("loadtest: %w", err)
 	}
 	req.Header.Set("Authorization", "Bearer "+m.token)
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
+	if contentType != "" {
+		req.Header.Set("Content-Type", contentType)
 	}
 	if err := m.do(req, out); err != nil {
 		return fmt.Errorf("loadtest: %s %s: %w", method, path, err)

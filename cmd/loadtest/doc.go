@@ -59,6 +59,26 @@
 //
 //	go run ./cmd/loadtest -auth basic -rows 1
 //
+// -challenger shadow measures what a shadow challenger costs its
+// champion: through the management API, as the admin, the harness uploads
+// XGBoost's iris classifier of the format's tests
+// (registry/xgboost/testdata/iris_softprob.json under -module) twice, as
+// versions 1 and 2 of a model of its own, and deploys, in the group of
+// -path, one deployment of two endpoints on the default queue: plain,
+// naming version 1, and shadowed, naming version 1 with version 2 as a
+// shadow challenger. It alternates runs of shadowed with as many requests
+// to plain and reports their ratio (target 0.9 at 1 row); then, unless
+// -large is 0, it sends -large-row requests one at a time to the two in
+// turn and reports the ratio of their median wall times per request, as
+// the client sees them (target at most 1.2): the shadow runs after the
+// answer, beside what comes next. After each comparison it reads the
+// challenger's figures (GET /api/v1/endpoints/…/shadowed/challengers)
+// and reports the rows the shadow compared and those it skipped, rows
+// the server shed because its budget of shadows at once was spent. What
+// it made is deleted when the run ends.
+//
+//	go run ./cmd/loadtest -challenger shadow -rows 1
+//
 // -server-url points it at a server that is already running instead; the
 // endpoint path is -path. The run ends by itself: every scenario is bounded
 // by -duration and -max-requests, the bare one also by a time cap, and

@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net/http"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/scorehub/scorehub/internal/demo"
@@ -114,15 +116,41 @@ func measureLarge(ctx context.Context, cfg config, scoringURL string, scoringPID
 			return fmt.Errorf("loadtest: the %s server: %w", p.name, err)
 		}
 	}
-	fmt.Fprintf(stderr, "loadtest: %d-row requests one at a time: %d rounds of %d requests to each of scoring, floor and naive\n",
-		rows, cfg.Rounds, cfg.LargeRequests)
 	lr := largeReport{Rows: rows, RequestBytes: len(body), ResponseBytes: len(response)}
-	all := make([]result, len(peers))
-	wall := make([][]float64, len(peers))
+	all, wall, cpu, err := largeRounds(ctx, cfg, client, peers, body, stderr)
+	if err != nil {
+		return err
+	}
+	for round := range cfg.Rounds {
+		lr.SpeedupRounds = append(lr.SpeedupRounds, wall[2][round]/wall[0][round])
+		if cpu[0][round] > 0 && cpu[1][round] > 0 {
+			lr.CPURounds = append(lr.CPURounds, float64(cpu[0][round])/float64(cpu[1][round]))
+		}
+	}
+	lr.Servers = largeServers(peers, all, wall)
+	lr.Speedup = median(lr.SpeedupRounds)
+	lr.CPUOverFloor = median(lr.CPURounds)
+	rep.Large = &lr
+	return nil
+}
+
+// largeRounds sends cfg.Large-row requests, body, to each of peers in
+// turn, cfg.LargeRequests of them after two unmeasured ones, one at a
+// time over client's one connection, for cfg.Rounds rounds. It returns
+// each peer's results over all rounds and, for each peer and round, the
+// median wall time per request, ms, and the server's CPU time.
+func largeRounds(ctx context.Context, cfg config, client *http.Client, peers []largePeer, body []byte, stderr io.Writer) (all []result, wall [][]float64, cpu [][]time.Duration, err error) {
+	names := make([]string, len(peers))
+	for i, p := range peers {
+		names[i] = p.name
+	}
+	fmt.Fprintf(stderr, "loadtest: %d-row requests one at a time: %d rounds of %d requests to each of %s\n",
+		cfg.Large, cfg.Rounds, cfg.LargeRequests, strings.Join(names, ", "))
+	all = make([]result, len(peers))
+	wall = make([][]float64, len(peers))
+	cpu = make([][]time.Duration, len(peers))
 	limit := 4*cfg.Timeout*time.Duration(cfg.LargeRequests) + 10*time.Second
 	for round := range cfg.Rounds {
-		med := make([]float64, len(peers))
-		cpu := make([]time.Duration, len(peers))
 		progress := fmt.Sprintf("loadtest: round %d:", round+1)
 		for i, p := range peers {
 			t := target{url: p.url, body: body}
@@ -132,54 +160,58 @@ func measureLarge(ctx context.Context, cfg config, scoringURL string, scoringPID
 			r := drive(ctx, client, t, 1, bounds{duration: limit, requests: int64(cfg.LargeRequests)})
 			r.cpu = s0.until(meter.sample())
 			if ctx.Err() != nil {
-				return ctx.Err()
+				return nil, nil, nil, ctx.Err()
 			}
 			if r.ok == 0 {
-				return fmt.Errorf("%w: %s, %d rows, round %d: %s", errNoRequests, p.name, rows, round+1, r.firstError)
+				return nil, nil, nil, fmt.Errorf("%w: %s, %d rows, round %d: %s", errNoRequests, p.name, cfg.Large, round+1, r.firstError)
 			}
 			slices.Sort(r.latencies)
-			med[i] = ms(percentile(r.latencies, 50))
-			cpu[i] = r.cpu.server
-			wall[i] = append(wall[i], med[i])
+			med := ms(percentile(r.latencies, 50))
+			wall[i] = append(wall[i], med)
+			cpu[i] = append(cpu[i], r.cpu.server)
 			all[i] = all[i].merge(r)
-			progress += fmt.Sprintf(" %s %.1f ms", p.name, med[i])
+			progress += fmt.Sprintf(" %s %.1f ms", p.name, med)
 		}
 		fmt.Fprintln(stderr, progress)
-		lr.SpeedupRounds = append(lr.SpeedupRounds, med[2]/med[0])
-		if cpu[0] > 0 && cpu[1] > 0 {
-			lr.CPURounds = append(lr.CPURounds, float64(cpu[0])/float64(cpu[1]))
-		}
 	}
+	return all, wall, cpu, nil
+}
+
+// largeServers summarizes what largeRounds measured of each peer.
+func largeServers(peers []largePeer, all []result, wall [][]float64) []largeServer {
+	out := make([]largeServer, len(peers))
 	for i, p := range peers {
 		r := all[i]
 		s := largeServer{Server: p.name, Requests: r.ok, Errors: r.errors, WallMs: median(wall[i]), WallRounds: wall[i], FirstError: r.firstError}
 		if n := r.ok + r.errors; n > 0 && r.cpu.server > 0 {
 			s.ServerCPUMs = ms(r.cpu.server) / float64(n)
 		}
-		lr.Servers = append(lr.Servers, s)
+		out[i] = s
 	}
-	lr.Speedup = median(lr.SpeedupRounds)
-	lr.CPUOverFloor = median(lr.CPURounds)
-	rep.Large = &lr
-	return nil
+	return out
 }
 
 // write writes the large-request comparison for people.
 func (lr *largeReport) write(w io.Writer) {
 	fmt.Fprintf(w, "\n%s, %d bytes in, %d bytes out, one request at a time, each server in a process of its own:\n",
 		rowsText(lr.Rows), lr.RequestBytes, lr.ResponseBytes)
-	for _, s := range lr.Servers {
-		fmt.Fprintf(w, "  %-8s wall %.2f ms (median of rounds %s)", s.Server, s.WallMs, formatRatios(s.WallRounds))
-		if s.ServerCPUMs > 0 {
-			fmt.Fprintf(w, ", server CPU %.2f ms per request", s.ServerCPUMs)
-		}
-		fmt.Fprintf(w, ", %d requests, %d errors\n", s.Requests, s.Errors)
-	}
+	writeLargeServers(w, lr.Servers)
 	fmt.Fprintf(w, "naive/scoring wall: %.2f median of %s (target ≥ %d: %s)\n",
 		lr.Speedup, formatRatios(lr.SpeedupRounds), largeSpeedupTarget, verdict(lr.Speedup >= largeSpeedupTarget))
 	if lr.CPUOverFloor > 0 {
 		fmt.Fprintf(w, "scoring/floor server CPU: %.2f median of %s (target ≤ %d: %s)\n",
 			lr.CPUOverFloor, formatRatios(lr.CPURounds), largeCPUTarget, verdict(lr.CPUOverFloor <= largeCPUTarget))
+	}
+}
+
+// writeLargeServers writes a line for each server's large requests.
+func writeLargeServers(w io.Writer, servers []largeServer) {
+	for _, s := range servers {
+		fmt.Fprintf(w, "  %-8s wall %.2f ms (median of rounds %s)", s.Server, s.WallMs, formatRatios(s.WallRounds))
+		if s.ServerCPUMs > 0 {
+			fmt.Fprintf(w, ", server CPU %.2f ms per request", s.ServerCPUMs)
+		}
+		fmt.Fprintf(w, ", %d requests, %d errors\n", s.Requests, s.Errors)
 	}
 }
 

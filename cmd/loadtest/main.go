@@ -72,8 +72,13 @@ type config struct {
 	// Auth, when set, is the kind of credentials (authBasic, authAPIToken
 	// or authBearer) a protected copy of the endpoint is called with, and
 	// measured against the endpoint itself instead of a bare handler.
-	Auth          string
-	AdminPassword string // of the -server-url server's admin, for -auth
+	Auth string
+	// Challenger, when set, is the mode (challengeShadow) of a challenger
+	// that an endpoint of a model uploaded for the run is given and
+	// measured with, against the same endpoint without it instead of a
+	// bare handler.
+	Challenger    string
+	AdminPassword string // of the -server-url server's admin, for -auth and -challenger
 	JSON          bool
 }
 
@@ -139,7 +144,8 @@ func parseConfig(args []string, stderr io.Writer) (config, error) {
 	fs.StringVar(&c.Path, "path", c.Path, "path of the scoring endpoint on the server")
 	fs.StringVar(&c.Bare, "bare", c.Bare, "where the bare handler runs: \"process\", a process of its own like the scoring server; \"harness\", this one; or \"both\", one in each")
 	fs.StringVar(&c.Auth, "auth", "none", "measure a protected copy of the endpoint, called with \"basic\", \"apitoken\" or \"bearer\" credentials, against the endpoint itself instead of a bare handler; \"none\" measures against a bare handler")
-	fs.StringVar(&c.AdminPassword, "admin-password", "", "the admin password of the -server-url server, with which -auth makes the user, group and deployment it measures")
+	fs.StringVar(&c.Challenger, "challenger", "none", "measure an endpoint of a model uploaded for the run that has a challenger of this mode, \"shadow\", against the same endpoint without it instead of a bare handler; \"none\" measures against a bare handler")
+	fs.StringVar(&c.AdminPassword, "admin-password", "", "the admin password of the -server-url server, with which -auth and -challenger make what they measure")
 	fs.BoolVar(&c.JSON, "json", false, "write the report as JSON")
 	if err := fs.Parse(args); err != nil {
 		return c, err
@@ -151,6 +157,9 @@ func parseConfig(args []string, stderr io.Writer) (config, error) {
 	})
 	if c.Auth == "none" {
 		c.Auth = ""
+	}
+	if c.Challenger == "none" {
+		c.Challenger = ""
 	}
 	if c.Auth != "" && !largeSet {
 		c.Large = 0 // -auth compares two endpoints of one server; the peers have no part in it
@@ -209,8 +218,16 @@ func parseConfig(args []string, stderr io.Writer) (config, error) {
 		return c, errors.New("loadtest: give -auth or -bare, not both: -auth measures against the unprotected endpoint, not a bare handler")
 	case c.Auth != "" && c.ServerURL != "" && c.AdminPassword == "":
 		return c, errors.New("loadtest: -auth with -server-url needs -admin-password, the server's admin password, to make the user, group and deployment it measures")
-	case c.AdminPassword != "" && (c.Auth == "" || c.ServerURL == ""):
-		return c, errors.New("loadtest: -admin-password is for -auth with -server-url; a server the harness starts gets a password from the harness")
+	case c.Challenger != "" && c.Challenger != challengeShadow:
+		return c, fmt.Errorf("loadtest: -challenger %q must be \"none\" or %q", c.Challenger, challengeShadow)
+	case c.Challenger != "" && c.Auth != "":
+		return c, errors.New("loadtest: give -auth or -challenger, not both")
+	case c.Challenger != "" && bareSet:
+		return c, errors.New("loadtest: give -challenger or -bare, not both: -challenger measures against the endpoint without its challenger, not a bare handler")
+	case c.Challenger != "" && c.ServerURL != "" && c.AdminPassword == "":
+		return c, errors.New("loadtest: -challenger with -server-url needs -admin-password, the server's admin password, to upload the model and deploy the endpoints it measures")
+	case c.AdminPassword != "" && (c.Auth == "" && c.Challenger == "" || c.ServerURL == ""):
+		return c, errors.New("loadtest: -admin-password is for -auth or -challenger with -server-url; a server the harness starts gets a password from the harness")
 	}
 	return c, nil
 }
@@ -290,6 +307,23 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (err erro
 		// process, same queue, no credentials.
 		h.ceilings = append(h.ceilings, &ceiling{scenario: "unprotected", base: srv.base, path: cfg.Path, pid: srv.pid,
 			stop: func() error { return nil }, client: newClient(cfg.Clients, cfg.Timeout)})
+	} else if cfg.Challenger != "" {
+		ch, err := challengeForRun(ctx, cfg, srv, client, stderr)
+		if err != nil {
+			return err
+		}
+		defer func() {
+			if serr := ch.remove(context.WithoutCancel(ctx)); serr != nil {
+				fmt.Fprintln(stderr, serr)
+			}
+		}()
+		h.scoringURL, h.challenged = srv.base+ch.shadowedPath, ch
+		rep.Challenger, rep.ScoringURL, rep.PlainURL = ch.mode, srv.base+ch.shadowedPath, srv.base+ch.plainPath
+		rep.Champion, rep.ChallengerModel = ch.champion, ch.challenger
+		// The same model's endpoint without the challenger is the
+		// ceiling: same server, same deployment, same queue.
+		h.ceilings = append(h.ceilings, &ceiling{scenario: "plain", base: srv.base, path: ch.plainPath, pid: srv.pid,
+			stop: func() error { return nil }, client: newClient(cfg.Clients, cfg.Timeout)})
 	} else {
 		for _, where := range cfg.placements() {
 			c, err := startCeiling(ctx, cfg, where, responses)
@@ -309,7 +343,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (err erro
 			}
 		}
 	}
-	if cfg.Large > 0 {
+	switch {
+	case cfg.Large > 0 && h.challenged != nil:
+		if err := measureLargeShadow(ctx, cfg, h.challenged, srv.base, srv.pid, &rep, stderr); err != nil {
+			return err
+		}
+	case cfg.Large > 0:
 		if err := measureLarge(ctx, cfg, h.scoringURL, srv.pid, responses[barePath(cfg.Large)], &rep, stderr); err != nil {
 			return err
 		}
@@ -368,10 +407,10 @@ func protectForRun(ctx context.Context, cfg config, srv *underTest, client *http
 }
 
 // ceiling is what scoring is measured against: a running bare handler,
-// or under -auth the endpoint itself unprotected; and the clients that
-// drive it.
+// under -auth the endpoint itself unprotected, or under -challenger the
+// endpoint without the challenger; and the clients that drive it.
 type ceiling struct {
-	scenario string // "bare" or "unprotected"
+	scenario string // "bare", "unprotected" or "plain"
 	where    string // of a bare handler: bareProcess or bareHarness
 	base     string
 	path     string // of the unprotected endpoint; a bare handler's depends on the rows
@@ -411,8 +450,9 @@ func (c *ceiling) close() error {
 // and the ceilings.
 type harness struct {
 	cfg        config
-	scoringURL string       // the endpoint measured: under -auth, its protected copy
+	scoringURL string       // the endpoint measured: under -auth, its protected copy; under -challenger, shadowed
 	cred       *credential  // what the endpoint is called with under -auth, else nil
+	challenged *challenged  // the endpoints under -challenger, else nil
 	client     *http.Client // the scoring server's clients
 	pid        int          // the scoring server's, 0 when not started here
 	ceilings   []*ceiling
@@ -421,8 +461,11 @@ type harness struct {
 
 // scenario names the runs of the endpoint measured.
 func (h *harness) scenario() string {
-	if h.cred != nil {
+	switch {
+	case h.cred != nil:
 		return "protected"
+	case h.challenged != nil:
+		return "shadowed"
 	}
 	return "scoring"
 }
@@ -442,9 +485,16 @@ func (h *harness) target(ctx context.Context, rows int, d time.Duration) (target
 
 // measure runs the rounds of one request size: a run of the endpoint,
 // then as many requests to each ceiling, and adds their summaries and
-// ratios to rep.
+// ratios to rep; under -challenger, with what the shadow did meanwhile.
 func (h *harness) measure(ctx context.Context, rows int, rep *report) error {
 	cfg, client, ceilings, name := h.cfg, h.client, h.ceilings, h.scenario()
+	var shadowBefore shadowWork
+	if h.challenged != nil {
+		var err error
+		if shadowBefore, err = h.challenged.work(ctx); err != nil {
+			return err
+		}
+	}
 	refs := make([]string, len(ceilings))
 	for i, c := range ceilings {
 		refs[i] = c.scenario
@@ -527,8 +577,20 @@ func (h *harness) measure(ctx context.Context, rows int, rep *report) error {
 		case rows != 1:
 		case cfg.Auth == authBasic:
 			ra.Target = authTargetRatio
+		case cfg.Challenger == challengeShadow:
+			ra.Target = shadowTargetRatio
 		case cfg.Auth == "":
 			ra.Target = targetRatio
+		}
+		if h.challenged != nil {
+			// The plain run came last: the shadows of the shadowed run
+			// are done.
+			after, err := h.challenged.work(ctx)
+			if err != nil {
+				return err
+			}
+			w := after.since(shadowBefore)
+			ra.Shadow = &w
 		}
 		if scored.HarnessCPU > 0 && scored.ServerCPU > 0 && b.HarnessCPU > 0 && (c.where == bareHarness || b.ServerCPU > 0) {
 			ra.CPURatio = (b.HarnessCPU + b.ServerCPU) / (scored.HarnessCPU + scored.ServerCPU)

@@ -289,8 +289,13 @@ func TestParseConfig(t *testing.T) {
 		{"unknown credentials", []string{"-auth", "digest"}, `-auth "digest" must be`},
 		{"credentials and a bare handler", []string{"-auth", "basic", "-bare", "harness"}, "-auth or -bare"},
 		{"credentials at a server without its password", []string{"-auth", "apitoken", "-server-url", "http://b"}, "needs -admin-password"},
-		{"admin password for a server started here", []string{"-auth", "basic", "-admin-password", "x"}, "-admin-password is for -auth with -server-url"},
-		{"admin password without credentials", []string{"-server-url", "http://b", "-admin-password", "x"}, "-admin-password is for -auth with -server-url"},
+		{"admin password for a server started here", []string{"-auth", "basic", "-admin-password", "x"}, "-admin-password is for -auth or -challenger with -server-url"},
+		{"admin password without credentials", []string{"-server-url", "http://b", "-admin-password", "x"}, "-admin-password is for -auth or -challenger with -server-url"},
+		{"unknown challenger", []string{"-challenger", "split"}, `-challenger "split" must be`},
+		{"challenger and credentials", []string{"-challenger", "shadow", "-auth", "basic"}, "-auth or -challenger"},
+		{"challenger and a bare handler", []string{"-challenger", "shadow", "-bare", "both"}, "-challenger or -bare"},
+		{"challenger at a server without its password", []string{"-challenger", "shadow", "-server-url", "http://b"}, "-challenger with -server-url needs -admin-password"},
+		{"admin password for a challenger at a server started here", []string{"-challenger", "shadow", "-admin-password", "x"}, "-admin-password is for -auth or -challenger with -server-url"},
 		{"a setting without a value", []string{"-server-env", "GOGC=400,GOMAXPROCS"}, `-server-env "GOGC=400,GOMAXPROCS": each must be NAME=VALUE`},
 		{"a setting without a name", []string{"-server-env", "=400"}, "each must be NAME=VALUE"},
 		{"a setting of a bad name", []string{"-server-env", "GO GC=400"}, "each must be NAME=VALUE"},
@@ -300,7 +305,7 @@ func TestParseConfig(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			c, err := parseConfig(tt.args, io.Discard)
 			if tt.wantErr == "" {
-				if err != nil || c.Clients != 32 || !cmp.Equal(c.ClientCounts, []int{16, 32}) || c.Large != 10_000 || c.Duration != 10*time.Second || !cmp.Equal(c.Rows, []int{1, 100}) || c.Bare != bareProcess || c.Auth != "" {
+				if err != nil || c.Clients != 32 || !cmp.Equal(c.ClientCounts, []int{16, 32}) || c.Large != 10_000 || c.Duration != 10*time.Second || !cmp.Equal(c.Rows, []int{1, 100}) || c.Bare != bareProcess || c.Auth != "" || c.Challenger != "" {
 					t.Errorf("parseConfig = %+v, %v", c, err)
 				}
 				return
@@ -683,6 +688,37 @@ unprotected  32       1     1000      0       100    0.900   1.800   2.700
 
 protected/unprotected req/s, 1 row, 32 clients: 0.95 median of 0.95, 0.93, 0.97 (target 0.90: met)
 CPU per request, 1 row, 32 clients: protected 105.0 µs (clients 40.0 + server 65.0), unprotected 100.0 µs (clients 40.0 + server 60.0); unprotected/protected 0.95; server protected/unprotected 1.08
+`)
+
+	rep.Auth, rep.UnprotectedURL = "", ""
+	rep.Challenger, rep.Champion, rep.ChallengerModel = challengeShadow, "loadtest-x@1", "loadtest-x@2"
+	rep.ScoringURL, rep.PlainURL = "http://s/webapi/DEFAULT/api/v1/services/loadtest-x/shadowed", "http://s/webapi/DEFAULT/api/v1/services/loadtest-x/plain"
+	rep.Scenarios[0].Scenario, rep.Scenarios[1].Scenario = "shadowed", "plain"
+	rep.Ratios[0].Target, rep.Ratios[0].Shadow = shadowTargetRatio, &shadowWork{Compared: 1900, Agreed: 1900, Skipped: 100}
+	rep.ShadowLarge = &shadowLargeReport{Rows: 10_000, RequestBytes: 760_010, ResponseBytes: 2_405_011,
+		Servers: []largeServer{
+			{Server: "shadowed", Requests: 60, WallMs: 13, WallRounds: []float64{13, 12, 14}, ServerCPUMs: 20},
+			{Server: "plain", Requests: 60, WallMs: 10, WallRounds: []float64{10, 10, 11}, ServerCPUMs: 10},
+		},
+		Wall: 1.3, WallRounds: []float64{1.3, 1.2, 1.27}, CPU: 2, CPURounds: []float64{2, 2.1, 1.9},
+		Shadow: shadowWork{Compared: 660_000, Agreed: 660_000}}
+	check("shadowed against plain", `clients 32, 3 rounds of a 10s shadowed run and a plain run of as many requests, after 2s of warm-up
+shadowed http://s/webapi/DEFAULT/api/v1/services/loadtest-x/shadowed (loadtest-x@1, challenger loadtest-x@2 in shadow mode)
+plain    http://s/webapi/DEFAULT/api/v1/services/loadtest-x/plain (loadtest-x@1)
+`+machineLine+`scenario  clients  rows  requests  errors  req/s  p50 ms  p90 ms  p99 ms
+shadowed  32       1     1000      0       95     1.000   2.000   3.000
+plain     32       1     1000      0       100    0.900   1.800   2.700
+
+shadowed/plain req/s, 1 row, 32 clients: 0.95 median of 0.95, 0.93, 0.97 (target 0.90: met)
+  shadow meanwhile, warm-up included: 1900 rows compared (100.0% agreed), 100 skipped (5.0% of the rows offered: the server's shadow budget was spent and shed them), 0 failed executions
+CPU per request, 1 row, 32 clients: shadowed 105.0 µs (clients 40.0 + server 65.0), plain 100.0 µs (clients 40.0 + server 60.0); plain/shadowed 0.95; server shadowed/plain 1.08
+
+10000 rows, 760010 bytes in, 2405011 bytes out, one request at a time, shadowed and plain alternating:
+  shadowed wall 13.00 ms (median of rounds 13.00, 12.00, 14.00), server CPU 20.00 ms per request, 60 requests, 0 errors
+  plain    wall 10.00 ms (median of rounds 10.00, 10.00, 11.00), server CPU 10.00 ms per request, 60 requests, 0 errors
+shadowed/plain wall: 1.30 median of 1.30, 1.20, 1.27 (target ≤ 1.2: not met)
+shadowed/plain server CPU per request: 2.00 median of 2.00, 2.10, 1.90
+shadow meanwhile, warm-up included: 660000 rows compared (100.0% agreed), 0 skipped, 0 failed executions
 `)
 }
 

@@ -18,7 +18,7 @@ type report struct {
 	Rounds     int        `json:"rounds"`
 	Duration   string     `json:"duration"`
 	Warmup     string     `json:"warmup"`
-	ScoringURL string     `json:"scoringUrl"`          // the endpoint measured: under -auth, the protected one
+	ScoringURL string     `json:"scoringUrl"`          // the endpoint measured: under -auth, the protected one; under -challenger, shadowed
 	ServerEnv  []string   `json:"serverEnv,omitempty"` // settings added to the scoring server's environment
 	Bare       []bareInfo `json:"bare,omitempty"`      // the bare handlers, in the order they ran; none under -auth
 	Scenarios  []summary  `json:"scenarios"`
@@ -31,13 +31,24 @@ type report struct {
 	// UnprotectedURL, under -auth, is the endpoint the protected one is a
 	// copy of, in a group that takes no credentials.
 	UnprotectedURL string `json:"unprotectedUrl,omitempty"`
+	// Challenger, under -challenger, is the mode ("shadow") of the
+	// challenger, ChallengerModel, of the endpoint measured, whose model
+	// is Champion. Its scenarios are then "shadowed" and "plain", the
+	// same model's endpoint without the challenger at PlainURL, and each
+	// ratio is shadowed over plain requests per second.
+	Challenger      string `json:"challenger,omitempty"`
+	Champion        string `json:"champion,omitempty"`
+	ChallengerModel string `json:"challengerModel,omitempty"`
+	PlainURL        string `json:"plainUrl,omitempty"`
 	// Boundary, when bare handlers ran in both places, is per request
 	// size the bare process's requests/s over the bare handler's in the
 	// harness: the most that any server in a process of its own, scoring
 	// included, can reach of the bare handler in the harness.
 	Boundary []ratio `json:"processBoundary,omitempty"`
-	// Large is the large-request comparison, when -large asked for one.
-	Large *largeReport `json:"large,omitempty"`
+	// Large is the large-request comparison, when -large asked for one;
+	// ShadowLarge is the one of shadowed and plain under -challenger.
+	Large       *largeReport       `json:"large,omitempty"`
+	ShadowLarge *shadowLargeReport `json:"shadowLarge,omitempty"`
 }
 
 // bareInfo says where a bare handler ran and at which URL.
@@ -46,8 +57,9 @@ type bareInfo struct {
 	URL   string `json:"url"`
 }
 
-// ratio compares scoring with a bare handler, or a protected endpoint
-// with the same one unprotected, at one request size.
+// ratio compares scoring with a bare handler, a protected endpoint with
+// the same one unprotected, or an endpoint with a challenger with the same
+// one without, at one request size.
 type ratio struct {
 	Rows    int       `json:"rows"`
 	Clients int       `json:"clients"`
@@ -60,6 +72,9 @@ type ratio struct {
 	// the throughput ratio the two would reach on CPUs of their own. Zero
 	// when not measured.
 	CPURatio float64 `json:"cpuRatio,omitempty"`
+	// Shadow, under -challenger, is what the shadow challenger did over
+	// the runs of this size, warm-up included.
+	Shadow *shadowWork `json:"shadow,omitempty"`
 }
 
 // rowsText is "1 row" or "n rows".
@@ -113,15 +128,22 @@ func (r *report) writeTable(w io.Writer) error {
 	bw := bufio.NewWriter(w)
 	primary, reference := r.names()
 	runs := "scoring run and a bare run"
-	if r.Auth != "" {
+	switch {
+	case r.Auth != "":
 		runs = "protected run and an unprotected run"
+	case r.Challenger != "":
+		runs = "shadowed run and a plain run"
 	}
 	fmt.Fprintf(bw, "clients %s, %d rounds of a %s %s of as many requests, after %s of warm-up\n",
 		joinInts(r.Clients), r.Rounds, r.Duration, runs, r.Warmup)
-	if r.Auth != "" {
+	switch {
+	case r.Auth != "":
 		fmt.Fprintf(bw, "protected   %s (Authorization: %s)\n", r.ScoringURL, authText(r.Auth))
 		fmt.Fprintf(bw, "unprotected %s\n", r.UnprotectedURL)
-	} else {
+	case r.Challenger != "":
+		fmt.Fprintf(bw, "shadowed %s (%s, challenger %s in %s mode)\n", r.ScoringURL, r.Champion, r.ChallengerModel, r.Challenger)
+		fmt.Fprintf(bw, "plain    %s (%s)\n", r.PlainURL, r.Champion)
+	default:
 		fmt.Fprintf(bw, "scoring %s\n", r.ScoringURL)
 	}
 	if len(r.ServerEnv) > 0 {
@@ -151,6 +173,9 @@ func (r *report) writeTable(w io.Writer) error {
 			fmt.Fprintf(bw, " (target %.2f: %s)", ra.Target, verdict)
 		}
 		fmt.Fprintln(bw)
+		if ra.Shadow != nil {
+			fmt.Fprintf(bw, "  shadow meanwhile, warm-up included: %s\n", ra.Shadow.text())
+		}
 	}
 	for _, ra := range r.Boundary {
 		fmt.Fprintf(bw, "%s/%s req/s, %s, %d clients: %.2f median of %s (the process boundary alone)\n",
@@ -175,6 +200,9 @@ func (r *report) writeTable(w io.Writer) error {
 	}
 	if r.Large != nil {
 		r.Large.write(bw)
+	}
+	if r.ShadowLarge != nil {
+		r.ShadowLarge.write(bw)
 	}
 	for _, s := range r.Scenarios {
 		if s.FirstError != "" {
@@ -201,11 +229,15 @@ func (r *report) label(scenario, where string) string {
 	return scenario + " (" + where + ")"
 }
 
-// names returns the scenarios a ratio compares: "scoring" and "bare", or
-// under -auth "protected" and "unprotected".
+// names returns the scenarios a ratio compares: "scoring" and "bare",
+// under -auth "protected" and "unprotected", under -challenger "shadowed"
+// and "plain".
 func (r *report) names() (primary, reference string) {
-	if r.Auth != "" {
+	switch {
+	case r.Auth != "":
 		return "protected", "unprotected"
+	case r.Challenger != "":
+		return "shadowed", "plain"
 	}
 	return "scoring", "bare"
 }
