@@ -123,14 +123,7 @@ func TestBrowserChallengersAndPromotion(t *testing.T) {
 	axe := axeSource(t)
 	srv := harness.Start(t, harness.Options{Args: []string{"-users", usersFile(t)}})
 	admin := srv.AdminToken(t)
-	xgboost, err := os.ReadFile("../../examples/models/iris.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	lightgbm, err := os.ReadFile(multiclassModel + ".txt")
-	if err != nil {
-		t.Fatal(err)
-	}
+	deployRivals(t, srv, admin, `{"alias":"species","model":"iris@production","challengers":[{"model":"iris@2","mode":"shadow"}]}`)
 	raw, err := os.ReadFile(multiclassModel + ".rows.json")
 	if err != nil {
 		t.Fatal(err)
@@ -140,18 +133,6 @@ func TestBrowserChallengersAndPromotion(t *testing.T) {
 	}
 	if err := json.Unmarshal(raw, &fx); err != nil {
 		t.Fatal(err)
-	}
-	const meta = "label=species&classes=setosa,versicolor,virginica"
-	for _, w := range []struct{ method, path, contentType, body string }{
-		{http.MethodPost, "/api/v1/models/iris/versions?" + meta + "&features=sepal_length,sepal_width,petal_length,petal_width", "application/json", string(xgboost)},
-		{http.MethodPost, "/api/v1/models/iris/versions?" + meta, "application/octet-stream", string(lightgbm)},
-		{http.MethodPut, "/api/v1/models/iris/aliases/production", "application/json", `{"version":1}`},
-		{http.MethodPost, "/api/v1/deployments", "application/json", `{"group":"DEFAULT","path":"flowers","enabled":true,"endpoints":[` +
-			`{"alias":"species","model":"iris@production","challengers":[{"model":"iris@2","mode":"shadow"}]}]}`},
-	} {
-		if status, got := srv.API(t, admin, w.method, w.path, w.contentType, w.body); status != http.StatusCreated {
-			t.Fatalf("%s %s: %d %v", w.method, w.path, status, got)
-		}
 	}
 	// The flowers measured in full: the fixture's others test missing and
 	// infinite values.
@@ -440,27 +421,7 @@ func TestBrowserPromoteSwapsAliases(t *testing.T) {
 	tab := newTab(t)
 	srv := harness.Start(t, harness.Options{})
 	admin := srv.AdminToken(t)
-	xgboost, err := os.ReadFile("../../examples/models/iris.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	lightgbm, err := os.ReadFile(multiclassModel + ".txt")
-	if err != nil {
-		t.Fatal(err)
-	}
-	const meta = "label=species&classes=setosa,versicolor,virginica"
-	for _, w := range []struct{ method, path, contentType, body string }{
-		{http.MethodPost, "/api/v1/models/iris/versions?" + meta + "&features=sepal_length,sepal_width,petal_length,petal_width", "application/json", string(xgboost)},
-		{http.MethodPost, "/api/v1/models/iris/versions?" + meta, "application/octet-stream", string(lightgbm)},
-		{http.MethodPut, "/api/v1/models/iris/aliases/production", "application/json", `{"version":1}`},
-		{http.MethodPut, "/api/v1/models/iris/aliases/candidate", "application/json", `{"version":2}`},
-		{http.MethodPost, "/api/v1/deployments", "application/json", `{"group":"DEFAULT","path":"flowers","enabled":true,"endpoints":[` +
-			`{"alias":"species","model":"iris@production","challengers":[{"model":"iris@candidate","mode":"shadow"}]}]}`},
-	} {
-		if status, got := srv.API(t, admin, w.method, w.path, w.contentType, w.body); status != http.StatusCreated {
-			t.Fatalf("%s %s: %d %v", w.method, w.path, status, got)
-		}
-	}
+	deployRivals(t, srv, admin, `{"alias":"species","model":"iris@production","challengers":[{"model":"iris@candidate","mode":"shadow"}]}`)
 	b := browser{t: t, ctx: tab}
 	b.do("size the window", chromedp.EmulateViewport(1280, 900))
 	b.do("open the endpoint", chromedp.Navigate(srv.Base+"/ui/#"+rivalsKey))
@@ -476,5 +437,32 @@ func TestBrowserPromoteSwapsAliases(t *testing.T) {
 	status, got := srv.API(t, admin, http.MethodGet, "/api/v1/models/iris/aliases/candidate", "", "")
 	if status != http.StatusOK || got["version"] != 1.0 {
 		t.Errorf("after the promotion the candidate alias is %d %v, want version 1, the former champion", status, got)
+	}
+}
+
+// deployRivals uploads the XGBoost iris model as version 1 of iris, behind
+// the alias production, and the LightGBM one as version 2 (and the alias
+// candidate), and deploys endpoint, a model endpoint of DEFAULT/flowers.
+func deployRivals(t *testing.T, srv *harness.Server, admin, endpoint string) {
+	t.Helper()
+	xgboost, err := os.ReadFile("../../examples/models/iris.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lightgbm, err := os.ReadFile(multiclassModel + ".txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const meta = "label=species&classes=setosa,versicolor,virginica"
+	for _, w := range []struct{ method, path, contentType, body string }{
+		{http.MethodPost, "/api/v1/models/iris/versions?" + meta + "&features=sepal_length,sepal_width,petal_length,petal_width", "application/json", string(xgboost)},
+		{http.MethodPost, "/api/v1/models/iris/versions?" + meta, "application/octet-stream", string(lightgbm)},
+		{http.MethodPut, "/api/v1/models/iris/aliases/production", "application/json", `{"version":1}`},
+		{http.MethodPut, "/api/v1/models/iris/aliases/candidate", "application/json", `{"version":2}`},
+		{http.MethodPost, "/api/v1/deployments", "application/json", `{"group":"DEFAULT","path":"flowers","enabled":true,"endpoints":[` + endpoint + `]}`},
+	} {
+		if status, got := srv.API(t, admin, w.method, w.path, w.contentType, w.body); status != http.StatusCreated {
+			t.Fatalf("%s %s: %d %v", w.method, w.path, status, got)
+		}
 	}
 }
