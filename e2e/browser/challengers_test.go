@@ -421,12 +421,36 @@ func TestBrowserPromoteSwapsAliases(t *testing.T) {
 	tab := newTab(t)
 	srv := harness.Start(t, harness.Options{})
 	admin := srv.AdminToken(t)
-	deployRivals(t, srv, admin, `{"alias":"species","model":"iris@production","challengers":[{"model":"iris@candidate","mode":"shadow"}]}`)
+	deployRivals(t, srv, admin, `{"alias":"species","model":"iris@production","rowId":"id","challengers":[{"model":"iris@candidate","mode":"shadow"}]}`)
+	// Rows with IDs, and their outcomes, for the live performance.
+	rows := `{"data":[{"id":"f1","sepal_length":5.1,"sepal_width":3.5,"petal_length":1.4,"petal_width":0.2},` +
+		`{"id":"f2","sepal_length":6.4,"sepal_width":3.2,"petal_length":4.5,"petal_width":1.5},` +
+		`{"id":"f3","sepal_length":6.3,"sepal_width":3.3,"petal_length":6.0,"petal_width":2.5}]}`
+	if status, got := srv.PostJSON(t, "/webapi/DEFAULT/api/v1/services/flowers/species", rows); status != http.StatusOK {
+		t.Fatalf("scoring: %d %v", status, got)
+	}
+	perf := "/api/v1/endpoints/" + rivalsKey + "/performance"
+	testutil.Eventually(t, waitLimit, "both models' predictions kept", func() bool {
+		status, got := srv.API(t, admin, http.MethodPost, "/api/v1/endpoints/"+rivalsKey+"/feedback", "application/json",
+			`{"data":[{"id":"f1","actual":"setosa"},{"id":"f2","actual":"versicolor"},{"id":"f3","actual":"virginica"}]}`)
+		if status != http.StatusOK {
+			t.Fatalf("feedback: %d %v", status, got)
+		}
+		_, p := srv.API(t, admin, http.MethodGet, perf, "", "")
+		models, _ := p["models"].([]any)
+		return len(models) == 2
+	})
 	b := browser{t: t, ctx: tab}
 	b.do("size the window", chromedp.EmulateViewport(1280, 900))
 	b.do("open the endpoint", chromedp.Navigate(srv.Base+"/ui/#"+rivalsKey))
 	b.signIn("admin", harness.AdminPassword)
 	b.waitFor("the challenger", `!document.getElementById('challengers').hidden && document.querySelector('#challenger-list button.promote')`)
+	b.waitFor("the live performance", `!document.getElementById('performance').hidden`)
+	v := eval[rivalsView](b, rivalsScript)
+	checkPerformance(t, srv, admin, v)
+	if len(v.PerformanceRows) < 2 {
+		t.Errorf("the live performance shows %q, want the champion's and the challenger's figures", v.PerformanceRows)
+	}
 	b.do("press Promote", chromedp.Click(chromedp.CSS(`#challenger-list button.promote`)))
 	b.waitFor("the confirm dialog", `document.getElementById('promote-dialog').open`)
 	if got, want := b.text("#promote-text"), "Promote iris@candidate (iris@2) to champion? iris@production (iris@1) becomes its shadow challenger in the same write"; !strings.HasPrefix(got, want) {
