@@ -1,6 +1,7 @@
 package registry
 
 import (
+	"github.com/scorehub/scorehub/registry/drift"
 	"slices"
 
 	"github.com/scorehub/scorehub/registry/process"
@@ -57,4 +58,18 @@ func (s *Snapshot) EndpointChallengers(e Endpoint) ([]ChallengerTarget, error) {
 		return nil, err
 	}
 	return s.challengers(e, schema, p), nil
+}
+
+// reference returns the profile drift is measured against for model
+// endpoint e: that of the version its model names now; nil for none.
+func (s *Snapshot) reference(e Endpoint) *drift.Profile {
+	ref, err := ParseModelRef(e.Model)
+	if e.Model == "" || err != nil {
+		return nil
+	}
+	info, err := s.state.resolveRef(ref)
+	if err != nil {
+		return nil
+	}
+	return info.reference
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/scorehub/scorehub/registry/drift"
 	"slices"
 
 	"github.com/scorehub/scorehub/registry/process"
@@ -54,9 +55,13 @@ func (r *Registry) AddModelVersion(ctx context.Context, name string, artifact []
 			return ModelVersion{}, false, err
 		}
 	}
-	var sample json.RawMessage
+	var (
+		sample    json.RawMessage
+		reference *drift.Profile
+	)
 	if v != nil {
 		sample = e.model.Schema.SampleRows(v.Rows, MaxSampleRows)
+		reference = referenceOf(ctx, e.model, v.Rows)
 	}
 	var (
 		out     ModelVersion
@@ -71,7 +76,7 @@ func (r *Registry) AddModelVersion(ctx context.Context, name string, artifact []
 			return err
 		}
 		next, c, stored, err := tx.st.withModelVersion(name, ModelVersion{
-			SHA256: sum, Size: int64(len(artifact)), Metadata: meta, Schema: e.model.Schema, Sample: sample,
+			SHA256: sum, Size: int64(len(artifact)), Metadata: meta, Schema: e.model.Schema, Sample: sample, Reference: reference,
 		}, tx.now)
 		out, created = stored, true
 		return tx.set(next, c, err)
@@ -252,4 +257,39 @@ func (s *Snapshot) endpointProcess(e Endpoint) (process.ProcessInfo, *process.Mo
 		p, err = explained(p, *schema, *e.Explain)
 	}
 	return p, schema, err
+}
+
+// referenceOf returns the profile of rows, and of m's predictions of
+// them, that drift is measured against: the inputs rows hold, and the
+// predicted class or the prediction; nil when rows hold no input or m
+// cannot score them.
+func referenceOf(ctx context.Context, m *process.LoadedModel, rows *process.Table) *drift.Profile {
+	out, err := m.Process.Score(ctx, process.Input{Table: rows})
+	if err != nil || out.Rows() != rows.Rows() {
+		return nil
+	}
+	cols := make([]process.Column, 0, rows.NumColumns()+1)
+	var features []process.ColumnSpec
+	for _, in := range m.Schema.Inputs {
+		if c, ok := rows.Lookup(in.Name); ok && c.Kind == in.Kind {
+			cols = append(cols, *c)
+			features = append(features, in)
+		}
+	}
+	var prediction process.ColumnSpec
+	if len(m.Schema.Outputs) > 0 {
+		if c, ok := out.Lookup(m.Schema.Outputs[0].Name); ok && !slices.ContainsFunc(features, func(f process.ColumnSpec) bool { return f.Name == c.Name }) {
+			cols = append(cols, *c)
+			prediction = process.ColumnSpec{Name: c.Name, Kind: c.Kind}
+		}
+	}
+	t, err := process.NewTable(rows.Rows(), cols...)
+	if err != nil || len(features) == 0 {
+		return nil
+	}
+	p, err := drift.BuildProfile(t, features, drift.Options{Prediction: prediction})
+	if err != nil {
+		return nil
+	}
+	return p
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"github.com/scorehub/scorehub/registry/drift"
 	"strconv"
 	"strings"
 	"time"
@@ -49,8 +50,12 @@ type ModelVersion struct {
 	// each with every input of the model, a missing value as null. Empty
 	// when the upload had no verification: the test page then starts from
 	// the sample the model's format gives.
-	Sample    json.RawMessage `json:"sample,omitempty"`
-	CreatedAt time.Time       `json:"createdAt"`
+	Sample json.RawMessage `json:"sample,omitempty"`
+	// Reference is the distribution of the rows the upload was verified
+	// with and of the model's predictions of them, which drift is measured
+	// against; nil when the upload had no verification.
+	Reference *drift.Profile `json:"reference,omitempty"`
+	CreatedAt time.Time      `json:"createdAt"`
 }
 
 // ModelAlias is a movable name for one version of a model, such as

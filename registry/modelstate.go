@@ -3,6 +3,7 @@ package registry
 import (
 	"bytes"
 	"encoding/json"
+	"github.com/scorehub/scorehub/registry/drift"
 	"sort"
 	"strconv"
 	"time"
@@ -25,15 +26,19 @@ type versionInfo struct {
 	sum     string
 	meta    process.ModelMetadata
 	sample  json.RawMessage // nil: the format's
+	// reference is what the version's drift is measured against; nil
+	// for a version uploaded without verification.
+	reference *drift.Profile
 }
 
 func newVersionInfo(model string, v ModelVersion) versionInfo {
 	return versionInfo{
-		key:     cacheKey{sum: v.SHA256, meta: metaDigest(v.Metadata)},
-		process: model + "@" + strconv.Itoa(v.Version),
-		sum:     v.SHA256,
-		meta:    v.Metadata.Clone(),
-		sample:  bytes.Clone(v.Sample),
+		key:       cacheKey{sum: v.SHA256, meta: metaDigest(v.Metadata)},
+		process:   model + "@" + strconv.Itoa(v.Version),
+		sum:       v.SHA256,
+		meta:      v.Metadata.Clone(),
+		sample:    bytes.Clone(v.Sample),
+		reference: v.Reference,
 	}
 }
 

@@ -3,6 +3,7 @@ package registry
 import (
 	"context"
 	"errors"
+	"github.com/scorehub/scorehub/registry/drift"
 	"sync"
 	"time"
 
@@ -189,6 +190,11 @@ type Target struct {
 	// Challengers are the endpoint's challengers, in its order, each
 	// resolved as Process is.
 	Challengers []ChallengerTarget
+	// Reference is what the drift of the model's inputs and predictions
+	// is measured against: the profile of the rows the version was
+	// verified with; nil for a process, or a version uploaded without
+	// verification.
+	Reference *drift.Profile
 }
 
 // Resolve finds the endpoint group/path/alias. It fails with [ErrNotFound]
@@ -242,5 +248,6 @@ func (s *Snapshot) resolve(group, path, alias string) (Target, error) {
 	if !ok { // the Registry's rules prevent it; a store written by another build might not
 		return Target{}, errorf(ErrUnavailable, "the endpoint's process is not available in this server")
 	}
-	return Target{Group: g, Deployment: d, Endpoint: e, Queue: q, Process: answeredBy(p, e), Challengers: s.challengers(e, schema, p)}, nil
+	return Target{Group: g, Deployment: d, Endpoint: e, Queue: q, Process: answeredBy(p, e), Challengers: s.challengers(e, schema, p),
+		Reference: s.reference(e)}, nil
 }

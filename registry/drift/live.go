@@ -54,6 +54,7 @@ type Window struct {
 // holds that lock while it reads, so the window does not move under it,
 // and may see a request that is being counted only in part.
 type Live struct {
+	profile *Profile
 	cols    []liveColumn // the features, then the prediction
 	hasPred bool
 	width   int // counters per slot
@@ -113,7 +114,7 @@ func NewLive(p *Profile, w Window) (*Live, error) {
 	if slots == 0 {
 		slots = 60
 	}
-	l := &Live{now: w.Now, span: int64(w.Duration), maxRows: w.Rows}
+	l := &Live{profile: p, now: w.Now, span: int64(w.Duration), maxRows: w.Rows}
 	if l.now == nil {
 		l.now = time.Now
 	}
@@ -264,6 +265,9 @@ func (l *Live) current(now int64) *slot {
 		l.mu.Unlock()
 	}
 }
+
+// Profile returns the profile l counts in the bins of.
+func (l *Live) Profile() *Profile { return l.profile }
 
 // Snapshot returns the counts of the rows in the window now.
 func (l *Live) Snapshot() *Histograms {
