@@ -26,6 +26,7 @@ type Challenges struct {
 	predictions        atomic.Pointer[predictionLog] // nil: predictions are not kept
 	droppedPredictions atomic.Uint64
 	sharing            atomic.Pointer[sharing] // nil: the figures are this replica's alone
+	monitors           sync.Map                // monitorKey → *drift.Live
 
 	// pairs and champions are read on every challenged execution, and
 	// written once a pair; sync.Map serves that without a lock shared by

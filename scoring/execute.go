@@ -3,6 +3,7 @@ package scoring
 import (
 	"context"
 	"fmt"
+	"github.com/scorehub/scorehub/registry/drift"
 	"log/slog"
 	"runtime/debug"
 	"sync"
@@ -79,6 +80,7 @@ type execution struct {
 	splitKey    string
 	answeredBy  bool
 	rowID       string
+	reference   *drift.Profile // nil: the endpoint's drift is not measured
 	// after are what runs once the answer is written (or the job's result
 	// kept): the shadows, which must not delay it. See [execution.answered].
 	after []func()
@@ -107,7 +109,7 @@ func (x *execution) answered() {
 // watched so that execute returns at once when the deadline passes or req
 // ends; one that does not heed its context keeps its slot until it returns.
 func (e *engine) execute(req context.Context, x *execution) (wire.Result, error) {
-	if len(x.challengers) > 0 || x.answeredBy || x.rowID != "" {
+	if len(x.challengers) > 0 || x.answeredBy || x.rowID != "" || x.reference != nil {
 		return e.challenged(req, x)
 	}
 	return e.executeOne(req, x)
@@ -251,7 +253,7 @@ func processError(ctx context.Context, name string, err error) error {
 // queue, under the endpoint's timeout or, when it sets none, dflt.
 func endpointExecution(t *registry.Target, dflt time.Duration) execution {
 	x := execution{process: t.Process, queue: t.Endpoint.QueueName(), timeout: t.Endpoint.Timeout,
-		challengers: t.Challengers, splitKey: t.Endpoint.SplitKey, answeredBy: t.Endpoint.AnsweredBy, rowID: t.Endpoint.RowID}
+		challengers: t.Challengers, splitKey: t.Endpoint.SplitKey, answeredBy: t.Endpoint.AnsweredBy, rowID: t.Endpoint.RowID, reference: t.Reference}
 	if x.timeout <= 0 {
 		x.timeout = dflt
 	}
