@@ -427,6 +427,7 @@ func routeTable() []route {
 		{http.MethodGet, "/api/v1/endpoints/{group}/{path}/{alias}/process", anyoneReadAccess, (*Handler).getEndpointProcess},
 		{http.MethodGet, "/api/v1/endpoints/{group}/{path}/{alias}/challengers", readAccess, (*Handler).getEndpointChallengers},
 		{http.MethodPost, "/api/v1/endpoints/{group}/{path}/{alias}/promote", writeAccess, (*Handler).promoteEndpointChallenger},
+		{http.MethodGet, "/api/v1/endpoints/{group}/{path}/{alias}/drift", readAccess, (*Handler).getEndpointDrift},
 
 		{http.MethodGet, "/api/v1/processes", readAccess, (*Handler).listProcesses},
 		{http.MethodGet, "/api/v1/processes/{name}", readAccess, (*Handler).getProcess},

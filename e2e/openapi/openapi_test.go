@@ -133,6 +133,7 @@ func TestEveryOperationAnswersAsDocumented(t *testing.T) {
 	const irisMeta = "?label=species&classes=setosa,versicolor,virginica&features=sepal_length,sepal_width,petal_length,petal_width"
 	const modelDep = `{"enabled":true,"endpoints":[{"alias":"species","model":"iris@production"}]}`
 	multipartType, multipartBody := modelMultipart(model, `{"label":"species","classes":["setosa","versicolor","virginica"],"features":["sepal_length","sepal_width","petal_length","petal_width"],"description":"Iris, with its metadata part"}`)
+	_, verifiedBody := modelMultipart(model, exampleFile(t, "iris.verification.json")) // metadata with verification rows
 	steps := []step{
 		{method: "GET", path: "/health/live", status: 200},
 		{method: "GET", path: "/health/ready", status: 200},
@@ -246,6 +247,18 @@ func TestEveryOperationAnswersAsDocumented(t *testing.T) {
 		{method: "POST", path: "/api/v1/endpoints/traffic/challenged/species/promote", as: "admin", body: `{"challenger":"iris@9"}`, status: 422},
 		{method: "POST", path: "/api/v1/endpoints/traffic/challenged/species/promote", as: "admin", body: `{"challenger":"iris@1"}`, status: 200},
 		{method: "DELETE", path: "/api/v1/deployments/traffic/challenged", as: "admin", status: 204},
+		// A version uploaded with verification rows, its reference, on an
+		// endpoint that scores a row, and how that row drifts from it; the
+		// drift of an endpoint before it scored, of a version without a
+		// reference and of a catalog process is not measured.
+		{method: "POST", path: versions, as: "admin", contentType: multipartType, body: verifiedBody, status: 201}, // iris@3
+		{method: "PUT", path: "/api/v1/deployments/traffic/drifted", as: "admin", body: `{"enabled":true,"endpoints":[{"alias":"species","model":"iris@3"}]}`, status: 201},
+		{method: "GET", path: "/api/v1/endpoints/traffic/drifted/species/drift", as: "reader", status: 404}, // no row scored yet
+		{method: "POST", path: "/webapi/traffic/api/v1/services/drifted/species", body: `{"data":[` + harness.IrisRow + `]}`, status: 200},
+		{method: "GET", path: "/api/v1/endpoints/traffic/drifted/species/drift", as: "reader", status: 200},
+		{method: "GET", path: "/api/v1/endpoints/traffic/model/species/drift", as: "reader", status: 404}, // iris@2 has no reference
+		{method: "GET", path: "/api/v1/endpoints/traffic/iris/species/drift", as: "reader", status: 404},  // a catalog process
+		{method: "DELETE", path: "/api/v1/deployments/traffic/drifted", as: "admin", status: 204},
 		// A job on the model's endpoint runs the model's version, which its
 		// answers name as the job's process (iris@2).
 		{method: "POST", path: "/executions/jobs", as: "admin", body: `{"endpoint":{"group":"traffic","path":"model","alias":"species"},"data":[` + harness.IrisRow + `]}`, status: 201, keep: "model"},
@@ -432,7 +445,13 @@ func TestEveryOperationAnswersAsDocumented(t *testing.T) {
 // classifier saved as JSON.
 func exampleModel(t *testing.T) string {
 	t.Helper()
-	b, err := os.ReadFile("../../examples/models/iris.json")
+	return exampleFile(t, "iris.json")
+}
+
+// exampleFile is the file name of examples/models.
+func exampleFile(t *testing.T, name string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("../../examples/models", name))
 	if err != nil {
 		t.Fatal(err)
 	}
