@@ -249,3 +249,60 @@ func (c *performanceCollector) Collect(ch chan<- prometheus.Metric) {
 		}
 	}
 }
+
+// driftCollector reads, at scrape time, how far each monitored endpoint's
+// rows have drifted from its version's reference: a few series an
+// endpoint, never one a feature, so that a model of many features keeps
+// the scrape small. Its model label is bounded by the deployed versions.
+type driftCollector struct {
+	queues                      *scoring.Queues
+	maxPSI, shifted, prediction *prometheus.Desc
+	rows                        *prometheus.Desc
+}
+
+// DriftShifted is the PSI past which a feature counts as shifted in
+// scorehub_drift_features_shifted.
+const DriftShifted = 0.25
+
+func newDriftCollector(q *scoring.Queues) *driftCollector {
+	name := func(n string) string { return prometheus.BuildFQName(namespace, "drift", n) }
+	labels := []string{"group", "path", "alias", "model"}
+	return &driftCollector{queues: q,
+		maxPSI:     prometheus.NewDesc(name("max_psi"), "The largest population stability index of the endpoint's inputs over the last hour, against its version's reference.", labels, nil),
+		shifted:    prometheus.NewDesc(name("features_shifted"), "Inputs of the endpoint whose population stability index over the last hour is past 0.25.", labels, nil),
+		prediction: prometheus.NewDesc(name("prediction_psi"), "The population stability index of the endpoint's predictions over the last hour, against its version's reference.", labels, nil),
+		rows:       prometheus.NewDesc(name("rows"), "Rows in the window drift is measured over.", labels, nil),
+	}
+}
+
+func (c *driftCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- c.maxPSI
+	ch <- c.shifted
+	ch <- c.prediction
+	ch <- c.rows
+}
+
+func (c *driftCollector) Collect(ch chan<- prometheus.Metric) {
+	for _, m := range c.queues.Drifts(c.queues.Registry().Snapshot().State()) {
+		l := []string{m.Endpoint.Group, m.Endpoint.Path, m.Endpoint.Alias, m.Version}
+		largest, shifted, some := 0.0, 0, false
+		for _, f := range m.Report.Features {
+			if f.PSI == nil {
+				continue
+			}
+			some = true
+			largest = max(largest, *f.PSI)
+			if *f.PSI > DriftShifted {
+				shifted++
+			}
+		}
+		ch <- prometheus.MustNewConstMetric(c.rows, prometheus.GaugeValue, float64(m.Report.Rows), l...)
+		if some {
+			ch <- prometheus.MustNewConstMetric(c.maxPSI, prometheus.GaugeValue, largest, l...)
+		}
+		ch <- prometheus.MustNewConstMetric(c.shifted, prometheus.GaugeValue, float64(shifted), l...)
+		if p := m.Report.Prediction; p != nil && p.PSI != nil {
+			ch <- prometheus.MustNewConstMetric(c.prediction, prometheus.GaugeValue, *p.PSI, l...)
+		}
+	}
+}
