@@ -22,7 +22,7 @@ const adminPassword = "Policy-admin-7Kq-password"
 
 // client calls a service's handler as one holder of credentials.
 type client struct {
-	t    *testing.T
+	t    testing.TB
 	h    http.Handler
 	auth string // the Authorization header; "" for none
 }
