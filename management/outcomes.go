@@ -64,21 +64,12 @@ func (h *Handler) outcomeTarget(r *http.Request) (feedbackTarget, error) {
 	t := feedbackTarget{ref: process.EndpointRef{Group: group, Path: path, Alias: alias}, endpoint: e, group: g}
 	if p, err := snap.EndpointProcess(e); err == nil {
 		for _, o := range p.Output {
-			if cls, ok := confidenceOf(o.Name); ok {
+			if cls, ok := process.ConfidenceClass(o.Name); ok {
 				t.classes = append(t.classes, cls)
 			}
 		}
 	}
 	return t, nil
-}
-
-// confidenceOf returns the class of a column named confidence(<class>).
-func confidenceOf(name string) (string, bool) {
-	const pre = "confidence("
-	if len(name) > len(pre)+1 && name[:len(pre)] == pre && name[len(name)-1] == ')' {
-		return name[len(pre) : len(name)-1], true
-	}
-	return "", false
 }
 
 // feedbackInput is the body of a feedback batch.

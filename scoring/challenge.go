@@ -387,7 +387,7 @@ func shadowView(result wire.Result, outputs []process.ColumnSpec) *answers {
 			a.missing[r] = c.IsMissing(r)
 		}
 		for _, o := range outputs {
-			if cls, ok := confidenceClass(o.Name); ok && o.Kind == process.Number {
+			if cls, ok := process.ConfidenceClass(o.Name); ok && o.Kind == process.Number {
 				if cc, ok := t.Lookup(o.Name); ok && cc.Kind == process.Number {
 					a.conf = append(a.conf, numbersOf(cc))
 					a.classes = append(a.classes, cls)
@@ -426,23 +426,10 @@ func numbersOf(c *process.Column) []float64 {
 	return out
 }
 
-// confidenceClass returns the class of a column named confidence(<class>).
-func confidenceClass(name string) (string, bool) {
-	const pre = "confidence("
-	if len(name) > len(pre)+1 && name[:len(pre)] == pre && name[len(name)-1] == ')' {
-		return name[len(pre) : len(name)-1], true
-	}
-	return "", false
-}
-
 // copyTable returns a copy of t that shares no slice with it: the
 // request's table lives in memory the handler reuses once it has
 // answered, and a shadow outlives the answer.
 func copyTable(t *process.Table) *process.Table {
-	rows := make([]int, t.Rows())
-	for r := range rows {
-		rows[r] = r
-	}
 	cols := make([]process.Column, t.NumColumns())
 	for i := range cols {
 		c := t.Column(i)

@@ -69,6 +69,17 @@ func ClassifierOutputs(label string, classes []string) []ColumnSpec {
 	return out
 }
 
+// ConfidenceClass returns the class of a column named as
+// [ClassifierOutputs] names a class's confidence, "confidence(<class>)",
+// and whether name is one.
+func ConfidenceClass(name string) (string, bool) {
+	const pre = "confidence("
+	if len(name) > len(pre)+1 && name[:len(pre)] == pre && name[len(name)-1] == ')' {
+		return name[len(pre) : len(name)-1], true
+	}
+	return "", false
+}
+
 // classifier is the Process Classifier returns. Score allocates only what
 // its result keeps: the confidences, the labels, the columns and the table;
 // probabilities of several rows and classes are computed in pooled scratch.

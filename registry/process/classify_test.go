@@ -291,3 +291,23 @@ func TestClassifierOutputs(t *testing.T) {
 		t.Errorf("the Classifier answered other columns (-want +got):\n%s", diff)
 	}
 }
+
+// TestConfidenceClass reads back the class of each confidence column
+// ClassifierOutputs names, and no other column.
+func TestConfidenceClass(t *testing.T) {
+	classes := []string{"no", "yes (renewed)", "0"}
+	for i, o := range process.ClassifierOutputs("label", classes) {
+		cls, ok := process.ConfidenceClass(o.Name)
+		switch {
+		case i == 0 && ok:
+			t.Errorf("%s reads as the confidence of %q", o.Name, cls)
+		case i > 0 && (!ok || cls != classes[i-1]):
+			t.Errorf("%s reads as %q, %v; want %q", o.Name, cls, ok, classes[i-1])
+		}
+	}
+	for _, name := range []string{"confidence()", "confidence(x", "Confidence(x)", "x"} {
+		if cls, ok := process.ConfidenceClass(name); ok {
+			t.Errorf("%q reads as the confidence of %q", name, cls)
+		}
+	}
+}
