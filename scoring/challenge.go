@@ -53,7 +53,7 @@ func (e *engine) challenged(req context.Context, x *execution) (wire.Result, err
 	if ids != nil || x.hasShadow() {
 		answered = shadowView(result, x.process.Output)
 	}
-	e.challenges.keep(x, ids, answered, who, -1)
+	e.challenges.keep(x, ids, answered, who)
 	for i := range x.challengers {
 		c := &x.challengers[i]
 		if c.Mode != registry.ChallengeShadow {

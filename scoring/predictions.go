@@ -176,9 +176,30 @@ func (l *predictionLog) run() {
 func (c *Challenges) keeping() bool { return c.predictions.Load() != nil }
 
 // keep hands the predictions in a of the rows with ids to the log, if
-// predictions are kept: row r answered by the champion (-1) or challenger
-// k of x, or by who[r] when who is not nil.
-func (c *Challenges) keep(x *execution, ids []string, a *answers, who []int, k int) {
+// predictions are kept: row r answered by x's champion, or by challenger
+// who[r] when who is not nil and who[r] is not -1.
+func (c *Challenges) keep(x *execution, ids []string, a *answers, who []int) {
+	c.handOver(x.in.Endpoint, ids, a, func(r int) (string, string) {
+		if who != nil && who[r] >= 0 {
+			return x.challengers[who[r]].Process.Name, x.challengers[who[r]].Mode
+		}
+		return x.process.Name, outcomesChampion
+	})
+}
+
+// keeper returns the keep of challenger k of x's predictions, for a
+// shadow to call once it answered, when x no longer lives.
+func (c *Challenges) keeper(x *execution, k int) func(ids []string, a *answers) {
+	ep, model, role := x.in.Endpoint, x.challengers[k].Process.Name, x.challengers[k].Mode
+	return func(ids []string, a *answers) {
+		c.handOver(ep, ids, a, func(int) (string, string) { return model, role })
+	}
+}
+
+// handOver hands the predictions in a of endpoint's rows with ids to the
+// log, if predictions are kept, row r's answered by the model and in the
+// role by(r) returns.
+func (c *Challenges) handOver(endpoint process.EndpointRef, ids []string, a *answers, by func(r int) (model, role string)) {
 	l := c.predictions.Load()
 	if l == nil || a == nil || ids == nil {
 		return
@@ -189,43 +210,12 @@ func (c *Challenges) keep(x *execution, ids []string, a *answers, who []int, k i
 		if id == "" {
 			continue
 		}
-		by := k
-		if who != nil {
-			by = who[r]
-		}
-		p := outcomes.Prediction{Endpoint: x.in.Endpoint, RowID: id, Model: x.process.Name, Role: outcomesChampion, At: now}
-		if by >= 0 {
-			p.Model, p.Role = x.challengers[by].Process.Name, x.challengers[by].Mode
-		}
+		p := outcomes.Prediction{Endpoint: endpoint, RowID: id, At: now}
+		p.Model, p.Role = by(r)
 		a.fill(&p, r)
 		ps = append(ps, p)
 	}
 	l.put(ps)
-}
-
-// keeper returns the keep of challenger k of x's predictions, for a
-// shadow to call once it answered, when x no longer lives.
-func (c *Challenges) keeper(x *execution, k int) func(ids []string, a *answers) {
-	if !c.keeping() {
-		return func([]string, *answers) {}
-	}
-	ep, model, role := x.in.Endpoint, x.challengers[k].Process.Name, x.challengers[k].Mode
-	return func(ids []string, a *answers) {
-		l := c.predictions.Load()
-		if l == nil || a == nil || ids == nil {
-			return
-		}
-		now := time.Now()
-		ps := make([]outcomes.Prediction, 0, len(ids))
-		for r, id := range ids {
-			if id != "" {
-				p := outcomes.Prediction{Endpoint: ep, RowID: id, Model: model, Role: role, At: now}
-				a.fill(&p, r)
-				ps = append(ps, p)
-			}
-		}
-		l.put(ps)
-	}
 }
 
 // fill sets p's answer to a's of row r.
