@@ -317,36 +317,44 @@ func (c *Challenges) comparison(k pairKey, p *pairStats) Comparison {
 func (c *Challenges) prune(st *registry.State) {
 	live := map[pairKey]bool{}
 	champs := map[championKey]bool{}
+	deployed(st, func(ck championKey, e registry.Endpoint) {
+		if len(e.Challengers) == 0 {
+			return
+		}
+		champs[ck] = true
+		for _, ch := range e.Challengers {
+			name, err := st.ResolveModel(ch.Model)
+			if err != nil {
+				name = ch.Model
+			}
+			live[pairKey{ck, name, ch.Mode}] = true
+			live[pairKey{ck, ch.Model, ch.Mode}] = true // one that could not be had
+		}
+	})
+	dropAllBut(&c.pairs, live)
+	dropAllBut(&c.champions, champs)
+}
+
+// deployed calls fn for every model endpoint st deploys whose model
+// resolves to a version, with that endpoint's and version's key.
+func deployed(st *registry.State, fn func(championKey, registry.Endpoint)) {
 	for _, d := range st.Deployments() {
 		for _, e := range d.Endpoints {
-			if len(e.Challengers) == 0 {
+			if e.Model == "" {
 				continue
 			}
-			champion, err := st.ResolveModel(e.Model)
-			if err != nil {
-				continue
-			}
-			ck := championKey{process.EndpointRef{Group: d.Group, Path: d.Path, Alias: e.Alias}, champion}
-			champs[ck] = true
-			for _, ch := range e.Challengers {
-				name, err := st.ResolveModel(ch.Model)
-				if err != nil {
-					name = ch.Model
-				}
-				live[pairKey{ck, name, ch.Mode}] = true
-				live[pairKey{ck, ch.Model, ch.Mode}] = true // one that could not be had
+			if v, err := st.ResolveModel(e.Model); err == nil {
+				fn(championKey{process.EndpointRef{Group: d.Group, Path: d.Path, Alias: e.Alias}, v}, e)
 			}
 		}
 	}
-	c.pairs.Range(func(k, _ any) bool {
-		if !live[k.(pairKey)] {
-			c.pairs.Delete(k)
-		}
-		return true
-	})
-	c.champions.Range(func(k, _ any) bool {
-		if !champs[k.(championKey)] {
-			c.champions.Delete(k)
+}
+
+// dropAllBut deletes from m every key keep does not hold.
+func dropAllBut[K comparable](m *sync.Map, keep map[K]bool) {
+	m.Range(func(k, _ any) bool {
+		if !keep[k.(K)] {
+			m.Delete(k)
 		}
 		return true
 	})

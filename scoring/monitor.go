@@ -18,11 +18,8 @@ const (
 )
 
 // monitorKey names what one live profile counts: an endpoint's rows, as
-// one version of its model scored them.
-type monitorKey struct {
-	endpoint process.EndpointRef
-	version  string
-}
+// the version of its model (the champion) scored them.
+type monitorKey = championKey
 
 // monitor counts x's rows and its model's answers in the live profile
 // of x's endpoint and version, once the answer is written: on the
@@ -86,19 +83,8 @@ func (q *Queues) Drift(st *registry.State, endpoint process.EndpointRef, model s
 // longer deploys, so that they are bounded by the deployed versions.
 func (c *Challenges) pruneMonitors(st *registry.State) {
 	live := map[monitorKey]bool{}
-	for _, d := range st.Deployments() {
-		for _, e := range d.Endpoints {
-			if v, err := st.ResolveModel(e.Model); e.Model != "" && err == nil {
-				live[monitorKey{process.EndpointRef{Group: d.Group, Path: d.Path, Alias: e.Alias}, v}] = true
-			}
-		}
-	}
-	c.monitors.Range(func(k, _ any) bool {
-		if !live[k.(monitorKey)] {
-			c.monitors.Delete(k)
-		}
-		return true
-	})
+	deployed(st, func(k championKey, _ registry.Endpoint) { live[k] = true })
+	dropAllBut(&c.monitors, live)
 }
 
 // MonitoredEndpoint is the drift of one endpoint as [Queues.Drifts]
@@ -117,7 +103,7 @@ func (q *Queues) Drifts(st *registry.State) []MonitoredEndpoint {
 	q.challenges.monitors.Range(func(k, l any) bool {
 		mk, live := k.(monitorKey), l.(*drift.Live)
 		if r, err := drift.Compare(live.Profile(), live.Snapshot()); err == nil {
-			out = append(out, MonitoredEndpoint{Endpoint: mk.endpoint, Version: mk.version, Report: r})
+			out = append(out, MonitoredEndpoint{Endpoint: mk.endpoint, Version: mk.champion, Report: r})
 		}
 		return true
 	})
