@@ -59,7 +59,7 @@ func (h *Handler) getEndpointDrift(w http.ResponseWriter, r *http.Request) error
 		return httperr.Newf(problem.NotFound, "endpoint %q runs a process: drift is measured for a model endpoint", group+"/"+path+"/"+alias)
 	}
 	ref := process.EndpointRef{Group: group, Path: path, Alias: alias}
-	report, ref0, version, err := h.queues.Drift(st, ref, e.Model)
+	report, profile, version, err := h.queues.Drift(st, ref, e.Model)
 	switch {
 	case errors.Is(err, scoring.ErrNotMonitored), errors.Is(err, drift.ErrNoRows):
 		return httperr.Newf(problem.NotFound,
@@ -70,18 +70,16 @@ func (h *Handler) getEndpointDrift(w http.ResponseWriter, r *http.Request) error
 	out := driftJSON{Endpoint: ref, Model: e.Model, Version: version, Window: shortDuration(scoring.MonitorWindow), MaxRows: scoring.MonitorRows,
 		Rows: report.Rows, Features: make([]featureDrift, 0, len(report.Features))}
 	for i, f := range report.Features {
-		fd := featureDrift{FeatureReport: f}
-		if ref0 != nil && i < len(ref0.Features) {
-			fd.Edges, fd.Categories = ref0.Features[i].Edges, ref0.Features[i].Categories
-		}
-		out.Features = append(out.Features, fd)
+		out.Features = append(out.Features, withBins(f, &profile.Features[i]))
 	}
-	if p := report.Prediction; p != nil {
-		fd := featureDrift{FeatureReport: *p}
-		if ref0 != nil && ref0.Prediction != nil {
-			fd.Edges, fd.Categories = ref0.Prediction.Edges, ref0.Prediction.Categories
-		}
+	if p := report.Prediction; p != nil && profile.Prediction != nil {
+		fd := withBins(*p, profile.Prediction)
 		out.Prediction = &fd
 	}
 	return writeJSON(w, http.StatusOK, out)
+}
+
+// withBins is r with the bins of f, the profile's column r reports on.
+func withBins(r drift.FeatureReport, f *drift.Feature) featureDrift {
+	return featureDrift{FeatureReport: r, Edges: f.Edges, Categories: f.Categories}
 }
