@@ -1,14 +1,12 @@
 package registry_test
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -409,25 +407,10 @@ func TestFileStoreWriterProcess(t *testing.T) {
 // checks every write it acknowledged is in the store it leaves.
 func TestFileStoreSurvivesKill(t *testing.T) {
 	dir := t.TempDir()
-	cmd := exec.Command(os.Args[0], "-test.run=^TestFileStoreWriterProcess$")
-	cmd.Env = append(os.Environ(), helperEnv+"="+dir)
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	killed := false
-	defer func() {
-		if !killed {
-			cmd.Process.Kill()
-			cmd.Wait()
-		}
-	}()
+	child := testutil.StartChild(t, "TestFileStoreWriterProcess", helperEnv+"="+dir)
 
 	var acked []string
-	lines := bufio.NewScanner(out)
+	lines := child.Lines
 	for len(acked) < 25 && lines.Scan() {
 		name, ok := strings.CutPrefix(lines.Text(), "stored ")
 		if !ok {
@@ -443,11 +426,7 @@ func TestFileStoreSurvivesKill(t *testing.T) {
 	if len(acked) < 25 {
 		t.Fatalf("writer process stopped after %d writes: %v", len(acked), lines.Err())
 	}
-	if err := cmd.Process.Kill(); err != nil {
-		t.Fatal(err)
-	}
-	killed = true
-	cmd.Wait()
+	child.Kill(t)
 
 	s := openFileStore(t, dir, registry.StoreOptions{})
 	st := mustState(t, s)

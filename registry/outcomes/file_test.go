@@ -1,12 +1,10 @@
 package outcomes_test
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -544,30 +542,16 @@ func TestFileStoreWriterProcess(t *testing.T) {
 // no batch in part, and takes new records after.
 func TestFileStoreSurvivesKill(t *testing.T) {
 	dir := t.TempDir()
-	cmd := exec.Command(os.Args[0], "-test.run=^TestFileStoreWriterProcess$")
-	cmd.Env = append(os.Environ(), writerEnv+"="+dir)
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	killed := false
-	defer func() {
-		if !killed {
-			cmd.Process.Kill()
-			cmd.Wait()
-		}
-	}()
+	child := testutil.StartChild(t, "TestFileStoreWriterProcess", writerEnv+"="+dir)
 	const acks = 150 // 1,500 predictions: six segments
 	acked := -1
-	lines := bufio.NewScanner(out)
+	lines := child.Lines
 	for acked < acks-1 && lines.Scan() {
 		n, ok := strings.CutPrefix(lines.Text(), "fed ")
 		if !ok {
 			t.Fatalf("writer process: %s", lines.Text())
 		}
+		var err error
 		if acked, err = strconv.Atoi(n); err != nil {
 			t.Fatal(err)
 		}
@@ -575,11 +559,7 @@ func TestFileStoreSurvivesKill(t *testing.T) {
 	if acked < acks-1 {
 		t.Fatalf("writer process stopped after %d batches: %v", acked+1, lines.Err())
 	}
-	if err := cmd.Process.Kill(); err != nil {
-		t.Fatal(err)
-	}
-	killed = true
-	cmd.Wait()
+	child.Kill(t)
 
 	s := openFile(t, dir, writerOpts)
 	joined, err := s.Joined(bg, churn, time.Time{})
