@@ -50,18 +50,17 @@ func (r *Registry) AddModelVersion(ctx context.Context, name string, artifact []
 	if err != nil {
 		return ModelVersion{}, false, err
 	}
-	if v != nil {
-		if err := verify(ctx, e.model, v); err != nil {
-			return ModelVersion{}, false, err
-		}
-	}
 	var (
 		sample    json.RawMessage
 		reference *drift.Profile
 	)
 	if v != nil {
+		out, err := verify(ctx, e.model, v)
+		if err != nil {
+			return ModelVersion{}, false, err
+		}
 		sample = e.model.Schema.SampleRows(v.Rows, MaxSampleRows)
-		reference = referenceOf(ctx, e.model, v.Rows)
+		reference = referenceOf(e.model, v.Rows, out)
 	}
 	var (
 		out     ModelVersion
@@ -259,15 +258,10 @@ func (s *Snapshot) endpointProcess(e Endpoint) (process.ProcessInfo, *process.Mo
 	return p, schema, err
 }
 
-// referenceOf returns the profile of rows, and of m's predictions of
+// referenceOf returns the profile of rows, and of out, m's answers to
 // them, that drift is measured against: the inputs rows hold, and the
-// predicted class or the prediction; nil when rows hold no input or m
-// cannot score them.
-func referenceOf(ctx context.Context, m *process.LoadedModel, rows *process.Table) *drift.Profile {
-	out, err := m.Process.Score(ctx, process.Input{Table: rows})
-	if err != nil || out.Rows() != rows.Rows() {
-		return nil
-	}
+// predicted class or the prediction; nil when rows hold no input.
+func referenceOf(m *process.LoadedModel, rows, out *process.Table) *drift.Profile {
 	cols := make([]process.Column, 0, rows.NumColumns()+1)
 	var features []process.ColumnSpec
 	for _, in := range m.Schema.Inputs {

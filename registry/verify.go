@@ -32,48 +32,49 @@ type Verification struct {
 // maxListed is how many differing values a failed verification lists.
 const maxListed = 5
 
-// verify scores v's rows with m and compares the result with v.Expected.
-// Any difference fails with [ErrVerification], listing the first few.
-func verify(ctx context.Context, m *process.LoadedModel, v *Verification) error {
+// verify scores v's rows with m and compares the result with v.Expected,
+// and returns the result. Any difference fails with [ErrVerification],
+// listing the first few.
+func verify(ctx context.Context, m *process.LoadedModel, v *Verification) (*process.Table, error) {
 	if v.Rows == nil {
-		return process.ModelErrorf(ErrVerification, "the verification has no rows")
+		return nil, process.ModelErrorf(ErrVerification, "the verification has no rows")
 	}
 	if len(v.Expected) != v.Rows.Rows() {
-		return process.ModelErrorf(ErrVerification, "the verification has %d expected predictions for %d rows", len(v.Expected), v.Rows.Rows())
+		return nil, process.ModelErrorf(ErrVerification, "the verification has %d expected predictions for %d rows", len(v.Expected), v.Rows.Rows())
 	}
 	tol := v.Tolerance
 	switch {
 	case tol < 0 || math.IsNaN(tol) || math.IsInf(tol, 0):
-		return process.ModelErrorf(ErrVerification, "the verification's tolerance %v is not a non-negative number", tol)
+		return nil, process.ModelErrorf(ErrVerification, "the verification's tolerance %v is not a non-negative number", tol)
 	case tol == 0:
 		tol = 1e-6
 	}
 	for _, in := range m.Schema.Inputs {
 		if c, ok := v.Rows.Lookup(in.Name); ok && c.Kind != in.Kind {
-			return process.ModelErrorf(ErrVerification, "verification column %q holds %s values; the model reads %s", in.Name, c.Kind, in.Kind)
+			return nil, process.ModelErrorf(ErrVerification, "verification column %q holds %s values; the model reads %s", in.Name, c.Kind, in.Kind)
 		}
 	}
 	out, err := m.Process.Score(ctx, process.Input{Table: v.Rows})
 	if err != nil {
-		return process.ModelErrorf(ErrVerification, "the model could not score the verification rows: %v", err)
+		return nil, process.ModelErrorf(ErrVerification, "the model could not score the verification rows: %v", err)
 	}
 	if out.Rows() != v.Rows.Rows() {
-		return process.ModelErrorf(ErrVerification, "the model answered %d rows for %d", out.Rows(), v.Rows.Rows())
+		return nil, process.ModelErrorf(ErrVerification, "the model answered %d rows for %d", out.Rows(), v.Rows.Rows())
 	}
 	c := comparer{out: out, schema: m.Schema, tol: tol}
 	for i, want := range v.Expected {
 		if err := c.row(i, want); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	if c.rows == 0 {
-		return nil
+		return out, nil
 	}
 	more := ""
 	if n := c.diffs - len(c.listed); n > 0 {
 		more = fmt.Sprintf("; and %d more values", n)
 	}
-	return process.ModelErrorf(ErrVerification, "the model's predictions differ from the expected ones in %d of %d rows: %s%s",
+	return nil, process.ModelErrorf(ErrVerification, "the model's predictions differ from the expected ones in %d of %d rows: %s%s",
 		c.rows, len(v.Expected), strings.Join(c.listed, "; "), more)
 }
 
