@@ -222,7 +222,7 @@ func idText(v jsontext.Value) (string, bool) {
 		if json.Unmarshal(v, &f) != nil {
 			return "", false
 		}
-		return strconv.FormatFloat(f, 'g', -1, 64), true
+		return outcomes.NumberID(f), true
 	}
 	return "", false
 }

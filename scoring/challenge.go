@@ -8,10 +8,10 @@ import (
 	"math/rand/v2"
 	"runtime"
 	"runtime/debug"
-	"strconv"
 	"time"
 
 	"github.com/scorehub/scorehub/registry"
+	"github.com/scorehub/scorehub/registry/outcomes"
 	"github.com/scorehub/scorehub/registry/process"
 	"github.com/scorehub/scorehub/scoring/internal/wire"
 )
@@ -144,12 +144,12 @@ func (x *execution) assign(t *process.Table) ([]int, bool) {
 	return assign, some
 }
 
-// keyText is row r's value of key as text: a number in its shortest
-// form, so that 7 and 7.0 are one key.
+// keyText is row r's value of key as text: a number as
+// [outcomes.NumberID] writes it, so that 7 and 7.0 are one key.
 func keyText(key *process.Column, r int) string {
 	if key.Kind == process.Number {
 		v, _ := key.Number(r)
-		return strconv.FormatFloat(v, 'g', -1, 64)
+		return outcomes.NumberID(v)
 	}
 	s, _ := key.Text(r)
 	return s

@@ -183,7 +183,7 @@ func (c *Challenges) keep(x *execution, ids []string, a *answers, who []int) {
 		if who != nil && who[r] >= 0 {
 			return x.challengers[who[r]].Process.Name, x.challengers[who[r]].Mode
 		}
-		return x.process.Name, outcomesChampion
+		return x.process.Name, outcomes.RoleChampion
 	})
 }
 
@@ -254,6 +254,3 @@ func rowIDs(t *process.Table, name string) []string {
 	}
 	return ids
 }
-
-// outcomesChampion is the role of the champion's predictions.
-const outcomesChampion = outcomes.RoleChampion

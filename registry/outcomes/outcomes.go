@@ -3,6 +3,7 @@ package outcomes
 import (
 	"context"
 	"errors"
+	"strconv"
 	"time"
 
 	"github.com/scorehub/scorehub/registry/process"
@@ -31,6 +32,11 @@ type Prediction struct {
 	// At is when the row was scored.
 	At time.Time `json:"at"`
 }
+
+// NumberID returns the row ID of a row whose ID column holds the number
+// v: its shortest form, so that 7 and 7.0 name one row, whether it comes
+// from a scored row or a feedback batch.
+func NumberID(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
 
 // Outcome is the actual outcome of a row, fed back after the fact: a
 // class (Label) for a classifier, a number (Value) for a regressor.
