@@ -77,6 +77,11 @@ type Feature struct {
 	Others []string `json:"others,omitempty"`
 	// Reference holds the counts of the reference rows.
 	Reference Histogram `json:"reference"`
+	// Importance, when the model explains its predictions, is the mean
+	// absolute contribution of the feature to the reference rows'
+	// margins: how much the model leans on it, to read its drift by.
+	// Nil for the prediction and for a model that does not explain.
+	Importance *float64 `json:"importance,omitempty"`
 }
 
 // bins returns the number of bins of f.
@@ -263,6 +268,9 @@ func (p *Profile) validate() error {
 			}
 		default:
 			return fmt.Errorf("drift: feature %q has invalid kind %d", f.Name, f.Kind)
+		}
+		if f.Importance != nil && (!finite(*f.Importance) || *f.Importance < 0) {
+			return fmt.Errorf("drift: feature %q has importance %v, want a finite number at least 0", f.Name, *f.Importance)
 		}
 		if err := f.Reference.check(f.Name, f.bins()); err != nil {
 			return err
