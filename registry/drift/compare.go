@@ -27,8 +27,10 @@ type Report struct {
 // FeatureReport holds one column's figures. Shares are of the column's
 // values (its rows less the missing ones); a figure that is not defined
 // is nil (JSON null): PSI, JS, OutOfRange and Unseen when the live
-// window has no value of the column, OutOfRange of a Text column and
-// Unseen of a Number column.
+// window has no value of the column, PSI and JS on a declared profile
+// (whose reference counts nothing), OutOfRange of a Text column and
+// Unseen of a Number column other than a categorical one (a feature with
+// Values).
 type FeatureReport struct {
 	Name string       `json:"name"`
 	Kind process.Kind `json:"kind"`
@@ -50,7 +52,8 @@ type FeatureReport struct {
 }
 
 // MissingRate is the share of rows without a value, in the reference and
-// in the live window.
+// in the live window; 0 where there are no rows (a declared profile's
+// reference).
 type MissingRate struct {
 	Reference float64 `json:"reference"`
 	Live      float64 `json:"live"`
@@ -71,14 +74,14 @@ func Compare(ref *Profile, live *Histograms) (*Report, error) {
 	}
 	r := &Report{Rows: live.Rows, Features: make([]FeatureReport, len(ref.Features))}
 	for i := range ref.Features {
-		fr, err := compareFeature(&ref.Features[i], &live.Features[i])
+		fr, err := compareFeature(&ref.Features[i], &live.Features[i], ref.Declared)
 		if err != nil {
 			return nil, err
 		}
 		r.Features[i] = fr
 	}
 	if ref.Prediction != nil {
-		fr, err := compareFeature(ref.Prediction, live.Prediction)
+		fr, err := compareFeature(ref.Prediction, live.Prediction, ref.Declared)
 		if err != nil {
 			return nil, err
 		}
@@ -87,27 +90,36 @@ func Compare(ref *Profile, live *Histograms) (*Report, error) {
 	return r, nil
 }
 
-func compareFeature(f *Feature, live *Histogram) (FeatureReport, error) {
+// compareFeature reports on one column; declared says f's profile
+// counts no reference row.
+func compareFeature(f *Feature, live *Histogram, declared bool) (FeatureReport, error) {
 	if err := live.check(f.Name, f.bins()); err != nil {
 		return FeatureReport{}, err
 	}
 	fr := FeatureReport{Name: f.Name, Kind: f.Kind, Reference: f.Reference.clone(), Live: live.clone()}
 	refValues, liveValues := f.Reference.present(), live.present()
-	fr.MissingRate.Reference = float64(f.Reference.Missing) / float64(refValues+f.Reference.Missing)
+	if rows := refValues + f.Reference.Missing; rows > 0 {
+		fr.MissingRate.Reference = float64(f.Reference.Missing) / float64(rows)
+	}
 	if rows := liveValues + live.Missing; rows > 0 {
 		fr.MissingRate.Live = float64(live.Missing) / float64(rows)
 	}
 	if liveValues == 0 {
 		return fr, nil
 	}
-	psi, js := PSI(f.Reference.Counts, live.Counts), JS(f.Reference.Counts, live.Counts)
-	fr.PSI, fr.JS = &psi, &js
+	if !declared {
+		psi, js := PSI(f.Reference.Counts, live.Counts), JS(f.Reference.Counts, live.Counts)
+		fr.PSI, fr.JS = &psi, &js
+	}
+	share := func(n int64) *float64 {
+		s := float64(n) / float64(liveValues)
+		return &s
+	}
 	if f.Kind == process.Number {
-		s := float64(live.OutOfRange) / float64(liveValues)
-		fr.OutOfRange = &s
-	} else {
-		s := float64(live.Unseen) / float64(liveValues)
-		fr.Unseen = &s
+		fr.OutOfRange = share(live.OutOfRange)
+	}
+	if f.Kind == process.Text || len(f.Values) > 0 {
+		fr.Unseen = share(live.Unseen)
 	}
 	return fr, nil
 }

@@ -6,7 +6,12 @@
 // rows by [BuildProfile] and stored as JSON beside the version: per column
 // a histogram of fixed bins (numbers: quantile bins open-ended at both
 // ends, with the reference's Min and Max; text: the most frequent
-// categories and "other"), and the share of missing values. On the
+// categories and "other"), and the share of missing values. A model
+// version without such rows may have a profile of what its file declares
+// instead ([DeclaredProfile]: LightGBM's feature_infos, a PMML
+// DataDictionary's Intervals and Values): bins of equal width over each
+// declared range and the declared categories, with empty reference
+// histograms, which checks ranges and categories, not shapes. On the
 // scoring path, a [Live] counts each request's decoded columns in the
 // same bins over a sliding [Window] (the last hour, the last 100,000
 // rows), in memory fixed when it is made, without a lock shared by the
@@ -17,6 +22,7 @@
 // the reference's range and of categories it never had.
 //
 //	reference rows → BuildProfile → Profile (JSON, with the model version)
+//	or ModelSchema.Domains → DeclaredProfile → Profile (Declared)
 //	request table  → Live.Observe → Live.Snapshot → Histograms
 //	Profile + Histograms (merged over replicas) → Compare → Report (JSON)
 //

@@ -12,7 +12,8 @@ var ErrMismatch = errors.New("drift: histograms do not match")
 // Histogram is one column's counts over a profile's bins. Every row
 // counts once: in Missing when it has no value, else in its bin. The
 // values outside the reference are counted a second time, in OutOfRange
-// or Unseen, and have their bin too (the first or last bin, "other").
+// or Unseen, and have their bin too (the first or last bin, "other"; a
+// categorical number between two categories, the bin of the next).
 type Histogram struct {
 	Name string `json:"name"`
 	// Counts has one count per bin, in the order of the feature's bins.
@@ -22,7 +23,8 @@ type Histogram struct {
 	// Min or above its Max.
 	OutOfRange int64 `json:"outOfRange"`
 	// Unseen counts a Text column's values the reference never had (as
-	// far as the profile remembers: its Categories and Others).
+	// far as the profile remembers: its Categories and Others), and a
+	// categorical Number column's values that are none of its Values.
 	Unseen int64 `json:"unseen"`
 }
 

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -44,8 +45,9 @@ type Window struct {
 //	(Slots + 1) × (2 + Σ over features and prediction of (bins + 2)) × 8 bytes
 //
 // (a ring of slots, each a row count, a start time and per column its
-// bin, missing and outside counters): 176,656 bytes (about 173 KiB) for 30 features of
-// 10 bins in 60 slots, plus the profile's lookups.
+// bin, missing and outside counters, and one more for a categorical
+// number's unseen values): 176,656 bytes (about 173 KiB) for 30 features
+// of 10 bins in 60 slots, plus the profile's lookups.
 //
 // A Live is safe for concurrent use. [Live.Observe] adds a request's
 // counts to the current slot with atomic adds, one per non-zero counter,
@@ -82,13 +84,20 @@ type liveColumn struct {
 	// index maps a Text value to its bin; a value in Others maps to the
 	// "other" bin, and a value absent from it is unseen.
 	index map[string]int32
+	// values are a categorical Number column's known values, ascending;
+	// a value absent from them is unseen.
+	values []float64
+	extra  int // counters after the bins: 2, or 3 with values
 }
 
-// The counters a column has after its bins.
+// The counters a column has after its bins: outside counts a Number's
+// values out of range, a Text's unseen ones; unseen a categorical
+// Number's unseen ones.
 const (
 	missingCounter = iota
 	outsideCounter
-	extraCounters
+	unseenCounter
+	maxExtra
 )
 
 type slot struct {
@@ -125,7 +134,10 @@ func NewLive(p *Profile, w Window) (*Live, error) {
 		l.slotRows = (l.maxRows + int64(slots) - 1) / int64(slots)
 	}
 	add := func(f *Feature) {
-		c := liveColumn{name: f.Name, kind: f.Kind, off: l.width, bins: f.bins(), edges: f.Edges, lo: f.Min, hi: f.Max}
+		c := liveColumn{name: f.Name, kind: f.Kind, off: l.width, bins: f.bins(), edges: f.Edges, lo: f.Min, hi: f.Max, extra: outsideCounter + 1}
+		if len(f.Values) > 0 {
+			c.values, c.extra = f.Values, unseenCounter+1
+		}
 		if f.Kind == process.Text {
 			c.index = make(map[string]int32, len(f.Categories)+len(f.Others))
 			for i, v := range f.Categories {
@@ -135,7 +147,7 @@ func NewLive(p *Profile, w Window) (*Live, error) {
 				c.index[v] = int32(len(f.Categories))
 			}
 		}
-		l.width += c.bins + extraCounters
+		l.width += c.bins + c.extra
 		l.cols = append(l.cols, c)
 	}
 	for i := range p.Features {
@@ -157,7 +169,7 @@ func NewLive(p *Profile, w Window) (*Live, error) {
 }
 
 // maxWidth is the most counters one column has.
-const maxWidth = max(MaxBins, MaxCategories+1) + extraCounters
+const maxWidth = max(MaxBins, MaxCategories+1) + maxExtra
 
 // Observe counts the rows of one request. Profiled columns are looked up
 // by name in tables, in order (a request's input, then its result, say);
@@ -182,7 +194,7 @@ func (l *Live) Observe(tables ...*process.Table) error {
 	var buf [maxWidth]int64
 	for ci := range l.cols {
 		lc := &l.cols[ci]
-		counts := buf[:lc.bins+extraCounters]
+		counts := buf[:lc.bins+lc.extra]
 		clear(counts)
 		var col *process.Column
 		for _, t := range tables {
@@ -219,6 +231,11 @@ func (lc *liveColumn) countNumbers(counts []int64, c *process.Column) {
 		}
 		if v < lc.lo || v > lc.hi {
 			*outside++
+		}
+		if lc.values != nil {
+			if _, known := slices.BinarySearch(lc.values, v); !known {
+				counts[lc.bins+unseenCounter]++
+			}
 		}
 		counts[numberBin(lc.edges, v)]++
 	}
@@ -294,12 +311,15 @@ func (l *Live) Snapshot() *Histograms {
 	h := &Histograms{Rows: rows, Features: make([]Histogram, 0, len(l.cols))}
 	for i := range l.cols {
 		lc := &l.cols[i]
-		c := sum[lc.off : lc.off+lc.bins+extraCounters]
+		c := sum[lc.off : lc.off+lc.bins+lc.extra]
 		hist := Histogram{Name: lc.name, Counts: c[:lc.bins:lc.bins], Missing: c[lc.bins+missingCounter]}
-		if lc.kind == process.Number {
-			hist.OutOfRange = c[lc.bins+outsideCounter]
-		} else {
+		switch {
+		case lc.kind == process.Text:
 			hist.Unseen = c[lc.bins+outsideCounter]
+		case lc.values != nil:
+			hist.OutOfRange, hist.Unseen = c[lc.bins+outsideCounter], c[lc.bins+unseenCounter]
+		default:
+			hist.OutOfRange = c[lc.bins+outsideCounter]
 		}
 		if l.hasPred && i == len(l.cols)-1 {
 			h.Prediction = &hist

@@ -22,19 +22,21 @@ const (
 	MaxKnown = 10000
 )
 
-// Options shape [BuildProfile]'s histograms. The zero value asks for the
-// defaults.
+// Options shape the histograms of [BuildProfile] and [DeclaredProfile].
+// The zero value asks for the defaults.
 type Options struct {
 	// Bins is how many numeric bins to aim for, 2 to MaxBins; zero means
 	// 10. A feature gets fewer where quantiles coincide.
 	Bins int
 	// Categories is how many of the most frequent text categories get a
-	// bin of their own, 1 to MaxCategories; zero means 20. The rest share
-	// the "other" bin.
+	// bin of their own, 1 to MaxCategories; zero means 20, or for
+	// DeclaredProfile every declared value up to MaxCategories. The rest
+	// share the "other" bin.
 	Categories int
 	// Prediction, when its Name is set, is the model's answer column in
 	// the reference table (a classifier's predicted label, Text; a
-	// regressor's prediction, Number), profiled like a feature.
+	// regressor's prediction, Number), profiled like a feature. A
+	// declared profile has none.
 	Prediction process.ColumnSpec
 }
 
@@ -49,6 +51,10 @@ type Profile struct {
 	Features []Feature `json:"features"`
 	// Prediction is nil when the profile has none.
 	Prediction *Feature `json:"prediction,omitempty"`
+	// Declared says the profile is from the model's declarations alone
+	// ([DeclaredProfile]): its figures check ranges and categories, not
+	// shapes. Its reference histograms count nothing.
+	Declared bool `json:"declared,omitempty"`
 }
 
 // Feature is one column's bins and its reference histogram.
@@ -63,18 +69,27 @@ type Feature struct {
 	// Edges are the inner bin edges of a Number feature, ascending and
 	// distinct: reference values at the quantiles i/Bins (the lower of
 	// two neighbours, NumPy's method="lower"), except those at or above
-	// Max, so that every reference bin holds a value.
+	// Max, so that every reference bin holds a value. A declared
+	// profile's are of equal widths, or its categories
+	// ([DeclaredProfile]).
 	Edges []float64 `json:"edges,omitempty"`
-	// Min and Max bound a Number feature's reference values.
+	// Min and Max bound a Number feature's reference values (a declared
+	// profile's: its declared range).
 	Min float64 `json:"min"`
 	Max float64 `json:"max"`
 	// Categories are a Text feature's most frequent reference values,
-	// most frequent first (ties by value).
+	// most frequent first (ties by value); a declared profile's, its
+	// declared values in the order declared.
 	Categories []string `json:"categories,omitempty"`
 	// Others are the next most frequent reference values, at most
 	// MaxKnown of them: live values in "other" that are neither here nor
 	// in Categories count as unseen.
 	Others []string `json:"others,omitempty"`
+	// Values, when set, are a categorical Number feature's known values,
+	// ascending, at most MaxKnown of them (a model's declared categories,
+	// see [DeclaredProfile]): a live value that is none of them counts as
+	// unseen. Nil for other features.
+	Values []float64 `json:"values,omitempty"`
 	// Reference holds the counts of the reference rows.
 	Reference Histogram `json:"reference"`
 	// Importance, when the model explains its predictions, is the mean
@@ -238,6 +253,9 @@ func (p *Profile) validate() error {
 			if len(f.Categories) > 0 || len(f.Others) > 0 {
 				return fmt.Errorf("drift: number feature %q has categories", f.Name)
 			}
+			if len(f.Values) > MaxKnown {
+				return fmt.Errorf("drift: feature %q has %d values, more than %d", f.Name, len(f.Values), MaxKnown)
+			}
 			if len(f.Edges) > MaxBins-1 {
 				return fmt.Errorf("drift: feature %q has %d edges, more than %d", f.Name, len(f.Edges), MaxBins-1)
 			}
@@ -249,9 +267,14 @@ func (p *Profile) validate() error {
 					return fmt.Errorf("drift: feature %q has edges that are not finite and ascending", f.Name)
 				}
 			}
+			for i, v := range f.Values {
+				if v < f.Min || v > f.Max || (i > 0 && v <= f.Values[i-1]) {
+					return fmt.Errorf("drift: feature %q has values that are not ascending within its range", f.Name)
+				}
+			}
 		case process.Text:
-			if len(f.Edges) > 0 {
-				return fmt.Errorf("drift: text feature %q has edges", f.Name)
+			if len(f.Edges) > 0 || len(f.Values) > 0 {
+				return fmt.Errorf("drift: text feature %q has edges or values", f.Name)
 			}
 			if len(f.Categories) == 0 || len(f.Categories) > MaxCategories || len(f.Others) > MaxKnown {
 				return fmt.Errorf("drift: feature %q has %d categories and %d others, want 1 to %d and at most %d",
@@ -275,7 +298,10 @@ func (p *Profile) validate() error {
 		if err := f.Reference.check(f.Name, f.bins()); err != nil {
 			return err
 		}
-		if f.Reference.present() == 0 {
+		switch {
+		case p.Declared && (f.Reference.present() != 0 || f.Reference.Missing != 0):
+			return fmt.Errorf("drift: feature %q of a declared profile has reference counts", f.Name)
+		case !p.Declared && f.Reference.present() == 0:
 			return fmt.Errorf("drift: feature %q has no reference value", f.Name)
 		}
 		return nil

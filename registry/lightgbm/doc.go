@@ -55,7 +55,10 @@
 //
 // The model's sample row holds the middle of each numerical feature's
 // training range and the first category of each categorical one, as
-// feature_infos records them.
+// feature_infos records them. The schema's Domains declare the same: a
+// numerical feature's training range, a categorical one's codes (or, with
+// pandas_categorical, its names), nothing for a feature training found
+// nothing to split on.
 //
 // # Arithmetic
 //

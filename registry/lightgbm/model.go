@@ -81,8 +81,10 @@ type tree struct {
 type feature struct {
 	name string
 	// lo and hi are the range of a numerical feature's training values
-	// (feature_infos' [lo:hi]); both 0 where the file gives none.
+	// (feature_infos' [lo:hi]) when ranged; both 0 where the file gives
+	// none.
 	lo, hi float64
+	ranged bool
 	// cats are a categorical feature's codes seen in training, in the
 	// order feature_infos lists them; nil for a numerical feature.
 	cats []int
@@ -168,7 +170,7 @@ func parseInfo(s string) feature {
 		if err1 != nil || err2 != nil || math.IsInf(lo, 0) || math.IsInf(hi, 0) {
 			return feature{}
 		}
-		return feature{lo: lo, hi: hi}
+		return feature{lo: lo, hi: hi, ranged: lo <= hi} // false for NaN too
 	}
 	if s == "none" || s == "" {
 		return feature{}
@@ -434,6 +436,7 @@ func (m *model) loaded(f *file, meta process.ModelMetadata, lim Limits) (*proces
 		}
 		schema.Inputs[i] = process.ColumnSpec{Name: name, Kind: kind}
 	}
+	schema.Domains = m.domains()
 	prediction := "prediction(" + label + ")"
 	var proc process.Process
 	if m.obj.class {

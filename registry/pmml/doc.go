@@ -119,7 +119,9 @@
 //
 // A model reads one column per active field of its top-level MiningSchema:
 // a Number column for a field whose dataType is numeric, a Text column for
-// the others. A column absent from a request, or a null, is a missing
+// the others. The schema's Domains are what the DataDictionary declares
+// of them: the bounds of a continuous field's Intervals, a categorical or
+// ordinal field's valid Values. A column absent from a request, or a null, is a missing
 // value. A classifier answers prediction(<label>) and one
 // confidence(<class>) per class, in the order of the target field's Values
 // (or, when it lists none, the order the model names them in), named by

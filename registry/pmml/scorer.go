@@ -49,6 +49,9 @@ func newScorer(doc *document, h *modelHeader, name string, m model, fs *fieldSet
 		case "", "active":
 			inputs = append(inputs, input{name: f.name, slot: slot})
 			schema.Inputs = append(schema.Inputs, process.ColumnSpec{Name: f.name, Kind: inputKind(f)})
+			if d, ok := f.domain(); ok {
+				schema.Domains = append(schema.Domains, d)
+			}
 		case "target", "predicted":
 			target = f
 		}

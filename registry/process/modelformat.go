@@ -103,6 +103,10 @@ type ModelSchema struct {
 	// process of a model [Catalog.LoadModel] loads marks the others
 	// Required in its [ProcessInfo.Input].
 	Inputs []ColumnSpec `json:"inputs"`
+	// Domains are what the file declares of the inputs' valid values
+	// ([Domain]), in the order of Inputs, for those inputs it declares
+	// something of; empty when it declares nothing (XGBoost, ONNX).
+	Domains []Domain `json:"domains,omitempty"`
 	// Outputs are the result columns, in the order they are answered.
 	Outputs []ColumnSpec `json:"outputs"`
 	// Trees counts the trees of a tree ensemble; 0 for other models.
@@ -128,6 +132,13 @@ func (s ModelSchema) Clone() ModelSchema {
 	s.Warnings = append([]string(nil), s.Warnings...)
 	s.Inputs = append([]ColumnSpec(nil), s.Inputs...)
 	s.Outputs = append([]ColumnSpec(nil), s.Outputs...)
+	if s.Domains != nil {
+		domains := make([]Domain, len(s.Domains))
+		for i, d := range s.Domains {
+			domains[i] = d.clone()
+		}
+		s.Domains = domains
+	}
 	return s
 }
 
@@ -274,6 +285,9 @@ func (m *LoadedModel) check(format string) error {
 			seen[s.Name] = true
 		}
 	}
+	if err := checkDomains(m.Schema.Domains, m.Schema.Inputs); err != nil {
+		return fmt.Errorf("registry: format %q loaded a model where %w", format, err)
+	}
 	return nil
 }
 
@@ -320,6 +334,9 @@ func (s ModelSchema) notUTF8() (what, text string) {
 	}
 	for _, c := range s.Outputs {
 		texts = append(texts, namedText{"result column", c.Name})
+	}
+	for _, d := range s.Domains {
+		texts = appendNamed(texts, "valid value of input "+d.Name, d.Values...)
 	}
 	return firstNotUTF8(texts)
 }
