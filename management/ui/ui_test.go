@@ -261,12 +261,12 @@ func TestPageIsAccessibleAndKeepsNothingInStorage(t *testing.T) {
 	if d := cmp.Diff([]string(nil), unlabelled); d != "" {
 		t.Errorf("controls without a label (-want +got):\n%s", d)
 	}
-	for _, id := range []string{"run", "show-curl", "copy-url", "copy-curl", "signin-submit", "challengers-refresh", "promote-confirm", "promote-cancel"} {
+	for _, id := range []string{"run", "show-curl", "copy-url", "copy-curl", "signin-submit", "challengers-refresh", "drift-refresh", "promote-confirm", "promote-cancel"} {
 		if !regexp.MustCompile(`<button type="(?:button|submit)" id="` + id + `"`).MatchString(page) {
 			t.Errorf("no <button> with id %s", id)
 		}
 	}
-	for _, live := range []string{`id="result-live" aria-live="polite"`, `id="signin-message" class="notice" role="alert"`, `id="announce" class="sr-only" role="status" aria-live="polite"`} {
+	for _, live := range []string{`id="result-live" aria-live="polite"`, `id="signin-message" class="notice" role="alert"`, `id="announce" class="sr-only" role="status" aria-live="polite"`, `id="drift-message" class="notice" role="status"`} {
 		if !strings.Contains(page, live) {
 			t.Errorf("page lacks the live region %s", live)
 		}

@@ -7,13 +7,14 @@
 // explains its predictions, a row's contributions as a chart), and build
 // the same request as a curl command; for a model endpoint with
 // challengers, show how they compare with its model, and let an
-// administrator promote one. An endpoint of a protected group is
-// called with the credential the tester chooses among those its group
-// takes: their idToken, a user name and password, or an API token. The
-// idToken lives in this script's memory only, the password and the API
-// token in their form fields only: never in storage, never in a cookie or
-// a URL. Everything the page shows comes from the server and is put in the
-// page as text, never as markup.
+// administrator promote one; for a model endpoint whose version has a
+// reference, show how the rows it scored lately drift from it. An
+// endpoint of a protected group is called with the credential the tester
+// chooses among those its group takes: their idToken, a user name and
+// password, or an API token. The idToken lives in this script's memory
+// only, the password and the API token in their form fields only: never
+// in storage, never in a cookie or a URL. Everything the page shows
+// comes from the server and is put in the page as text, never as markup.
 'use strict';
 
 (() => {
@@ -424,6 +425,7 @@
     session.expiresAt = 0;
     clearSecrets();
     forgetRivals();
+    forgetDrift();
     show('session', false);
     show('signin', true);
     notice('signin-message', message, kind);
@@ -713,6 +715,7 @@
     fitURL();
     renderResult(state.results.get(key) || null);
     loadChallengers(ep);
+    loadDrift(ep);
 
     const editor = $('body');
     if (state.bodies.has(key)) {
@@ -1796,6 +1799,460 @@
     });
     $('performance-table').replaceChildren(el('thead', { role: 'rowgroup' }, head), ...bodies);
   }
+
+  // ---------------------------------------------------------------------
+  // Drift: a model endpoint whose version has a reference (the rows it
+  // was uploaded with, or what its model declares of its inputs) counts
+  // the rows it scores, and its model's answers, over the bins of that
+  // reference. For a signed-in tester the page shows, for the prediction
+  // and each input, how far the rows of the monitor's window are from the
+  // reference: the population stability index against its rules of
+  // thumb, both histograms overlaid, the shares out of range, unseen and
+  // missing; and, where the model explains, each input's drift against
+  // how much the model leans on it. A declared reference has no shapes to
+  // compare: the shares outside it are shown instead. Every drawing has
+  // its figures beside it or in a table, for screen readers.
+
+  const drift = {
+    key: '',           // the endpoint whose drift the section shows
+    seq: 0,            // bumped at every load: an answer to an older one is dropped
+    opened: new Map(), // column → its histograms opened (true) or closed by the tester, kept over a refresh
+  };
+
+  // The rules of thumb of the PSI: under 0.1 stable, over 0.25 shifted.
+  // A bar's track ends at psiScale; a larger PSI fills it, marked as off
+  // the scale, its figure written beside it as always.
+  const psiWatch = 0.1;
+  const psiShifted = 0.25;
+  const psiScale = 0.5;
+
+  const notMeasured = "Drift is measured once the endpoint has scored rows against its version's reference, " +
+    'which a model version has when it was uploaded with verification or reference rows. Score rows, then refresh.';
+
+  const finite = (v) => (typeof v === 'number' && Number.isFinite(v) ? v : null);
+
+  function hideDrift() { show('drift', false); }
+
+  // clearDrift empties the section's figures, so that none of another
+  // endpoint, session or version is shown with the next ones, or in their
+  // stead should they fail to load.
+  function clearDrift() {
+    for (const id of ['drift-facts', 'drift-declared', 'drift-legend', 'drift-prediction', 'drift-importance', 'drift-inputs']) show(id, false);
+    $('drift-prediction-view').replaceChildren();
+    $('drift-scatter').replaceChildren();
+    $('drift-importance-table').replaceChildren();
+    $('drift-feature-list').replaceChildren();
+  }
+
+  function forgetDrift() {
+    hideDrift();
+    drift.key = '';
+    drift.opened.clear();
+    notice('drift-message', '');
+    clearDrift();
+  }
+
+  // loadDrift shows the section of ep when it is a model endpoint and a
+  // tester is signed in, and hides it otherwise: the figures when the
+  // drift route answers, else why there are none yet. The figures of the
+  // endpoint in view stay shown while they are read again. It returns the
+  // answer shown, or null.
+  async function loadDrift(ep) {
+    const key = keyOf(ep);
+    const seq = ++drift.seq;
+    if (drift.key !== key) {
+      forgetDrift();
+      drift.key = key;
+    }
+    if (!ep.model || !signedIn()) {
+      hideDrift();
+      return null;
+    }
+    let data;
+    try {
+      data = await api(`api/v1/endpoints/${endpointRoute(ep)}/drift`);
+    } catch (e) {
+      if (e instanceof SessionEnded || seq !== drift.seq) return null;
+      if (e.status === 404) {
+        clearDrift(); // figures read before no longer hold: another version, say
+        notice('drift-message', notMeasured);
+      } else {
+        notice('drift-message', `The drift cannot be read (${e.message}).`, 'error');
+      }
+      show('drift', true);
+      return null;
+    }
+    if (seq !== drift.seq) return null;
+    renderDrift(data);
+    show('drift', true);
+    return data;
+  }
+
+  // groupedNumber writes a count with its thousands grouped: 100,000.
+  const groupedNumber = (n) => n.toLocaleString('en');
+
+  // windowText writes a Go duration of whole hours or minutes in words:
+  // 1h gives hour, 30m gives 30 minutes.
+  function windowText(w) {
+    const m = /^(\d+)([hm])$/.exec(typeof w === 'string' ? w : '');
+    if (!m) return w || 'window';
+    const unit = m[2] === 'h' ? 'hour' : 'minute';
+    return m[1] === '1' ? unit : `${m[1]} ${unit}s`;
+  }
+
+  function renderDrift(d) {
+    notice('drift-message', '');
+    clearDrift();
+    const declared = d.declared === true;
+    const isFeature = (f) => f && typeof f === 'object' && typeof f.name === 'string' && f.reference && f.live &&
+      Array.isArray(f.reference.counts) && Array.isArray(f.live.counts);
+    const features = Array.isArray(d.features) ? d.features.filter(isFeature) : [];
+
+    $('drift-model').textContent = d.model || '';
+    $('drift-version').textContent = d.version || '';
+    const rows = finite(d.rows) || 0;
+    const most = finite(d.maxRows);
+    const rowsText = $('drift-rows');
+    rowsText.dataset.rows = String(rows);
+    const replicas = finite(d.replicas);
+    rowsText.textContent = `${groupedNumber(rows)} ${rows === 1 ? 'row' : 'rows'} scored in the last ${windowText(d.window)}` +
+      (replicas > 1 ? ` by ${replicas} replicas` : '') + (most ? ` (the newest ${groupedNumber(most)} at most)` : '');
+    const facts = $('drift-facts');
+    for (const extra of facts.querySelectorAll('.drift-extra')) extra.remove();
+    // An endpoint that measures some of its inputs only names the others.
+    const unmeasured = Array.isArray(d.unmeasured) ? d.unmeasured.filter((n) => typeof n === 'string') : [];
+    if (unmeasured.length > 0) {
+      const names = unmeasured.slice(0, 10).join(', ') + (unmeasured.length > 10 ? ` and ${unmeasured.length - 10} more` : '');
+      const by = { importance: 'the most important', order: "the first in the model's order" }[d.rankedBy];
+      facts.append(el('dt', { class: 'drift-extra' }, 'Not measured'), el('dd', { class: 'drift-extra' },
+        `${names}: the endpoint measures ${plural(features.length, 'input', 'inputs')}${by ? `, ${by}` : ''}, and no more.`));
+    }
+    show('drift-facts', true);
+    show('drift-declared', declared);
+    show('drift-legend', !declared);
+
+    if (isFeature(d.prediction)) {
+      $('drift-prediction-view').replaceChildren(featureView(d.prediction, 'drift-p', declared, true));
+      show('drift-prediction', true);
+    }
+    if (!declared) importanceView(features);
+
+    // The most drifted first, those with no figure last; a tie keeps the
+    // model's order. A declared reference has no PSI: its shares outside
+    // it rank the inputs.
+    const rank = (f) => {
+      const v = declared ? outsideShares(f).reduce((a, o) => Math.max(a, o.share), -1) : finite(f.psi);
+      return v === null ? -1 : v;
+    };
+    const sorted = [...features].sort((a, b) => rank(b) - rank(a));
+    // The histograms of a stable input are folded away among many.
+    const open = (f) => sorted.length <= 6 || rank(f) >= psiWatch;
+    $('drift-feature-list').replaceChildren(...sorted.map((f, i) => featureView(f, `drift-f-${i}`, declared, open(f))));
+    show('drift-inputs', sorted.length > 0);
+  }
+
+  // psiLevel reads a PSI by the rules of thumb.
+  function psiLevel(psi) {
+    if (psi >= psiShifted) return { kind: 'shifted', text: 'shifted', spoken: '0.25 or more: shifted' };
+    if (psi >= psiWatch) return { kind: 'watch', text: 'moderate shift', spoken: 'from 0.1 to 0.25: a moderate shift' };
+    return { kind: 'stable', text: 'stable', spoken: 'under 0.1: stable' };
+  }
+
+  // psiText writes a PSI to three decimals, enough to read it against the
+  // rules of thumb.
+  function psiText(psi) {
+    if (psi === 0) return '0';
+    if (psi < 0.001) return '< 0.001';
+    return psi.toFixed(3);
+  }
+
+  // shareText writes a share of 0…1 as a percentage, to a tenth, never
+  // rounding a share that is not 0 (or not 1) to 0% (or 100%).
+  function shareText(s) {
+    if (s > 0 && s < 0.001) return '< 0.1%';
+    if (s < 1 && s > 0.999) return '> 99.9%';
+    return percentText(s);
+  }
+
+  // sharesOf returns counts as shares of their sum: zeros when none.
+  function sharesOf(counts) {
+    const n = counts.map((c) => finite(c) || 0);
+    const sum = n.reduce((a, b) => a + b, 0);
+    return n.map((c) => (sum > 0 ? c / sum : 0));
+  }
+
+  // edgeTexts writes bin edges with four significant digits, or as many
+  // more as it takes to tell neighbours apart.
+  function edgeTexts(edges) {
+    for (let p = 4; p <= 17; p++) {
+      const t = edges.map((x) => String(Number(x.toPrecision(p))));
+      if (new Set(t).size === t.length) return t.map((s) => s.replace('-', '−'));
+    }
+    return edges.map((x) => String(x).replace('-', '−'));
+  }
+
+  // binLabels names the bins of f as its histograms count them: a number
+  // column's by its edges (≤ the first, between two, > the last), a text
+  // column's by its categories, then "other"; bins of their place alone
+  // when the answer's bins are not its counts'.
+  function binLabels(f) {
+    const bins = f.live.counts.length;
+    let labels;
+    if (f.kind === 'text') {
+      const cats = Array.isArray(f.categories) ? f.categories.map(String) : [];
+      labels = [...cats.map((c) => (c === '' ? { label: '(empty)', spoken: 'the empty text' } : { label: c, spoken: c })),
+        { label: 'other', spoken: 'any other value', other: true }];
+    } else {
+      const edges = Array.isArray(f.edges) ? f.edges.filter((x) => finite(x) !== null) : [];
+      const t = edgeTexts(edges);
+      labels = edges.length === 0
+        ? [{ label: 'all', spoken: 'every value' }]
+        : [{ label: `≤ ${t[0]}`, spoken: `up to ${t[0]}` },
+          ...t.slice(1).map((x, i) => ({ label: `${t[i]}–${x}`, spoken: `above ${t[i]}, up to ${x}` })),
+          { label: `> ${t[t.length - 1]}`, spoken: `above ${t[t.length - 1]}` }];
+    }
+    if (labels.length === bins) return labels;
+    return Array.from({ length: bins }, (_, i) => ({ label: `bin ${i + 1}`, spoken: `bin ${i + 1}` }));
+  }
+
+  // featureView shows one column's drift: its PSI as a bar against the
+  // rules of thumb, its figures in words, and its two histograms, shown
+  // or folded as open says unless the tester chose; for a declared
+  // reference, its shares outside it instead.
+  function featureView(f, id, declared, open) {
+    const psi = finite(f.psi);
+    const text = f.kind === 'text';
+    const level = psi === null ? null : psiLevel(psi);
+    const head = el('div', { class: 'drift-feature-head' },
+      el('h4', { id: `${id}-title` }, f.name),
+      badge(text ? 'text' : 'number'),
+      declared || !level ? null : badge(level.text, `drift-${level.kind}`));
+    const parts = declared ? [declaredView(f)] : [psiView(psi, level)];
+    parts.push(figuresView(f, declared));
+    if (!declared) {
+      const shapes = el('details', { class: 'drift-shapes', open: drift.opened.get(f.name) ?? open },
+        el('summary', {}, `Histograms, reference and live (${plural(f.live.counts.length, 'bin', 'bins')})`), histogramView(f, id));
+      shapes.addEventListener('toggle', () => {
+        if (shapes.open === open) drift.opened.delete(f.name);
+        else drift.opened.set(f.name, shapes.open);
+      });
+      parts.push(shapes);
+    }
+    return el('article', {
+      class: 'drift-feature', 'data-feature': f.name, 'data-psi': psi === null ? '' : psi, 'aria-labelledby': `${id}-title`,
+    }, head, ...parts);
+  }
+
+  // psiView is the PSI as a bar over 0…psiScale with the rules of thumb
+  // marked, and its figure.
+  function psiView(psi, level) {
+    if (psi === null) return el('p', { class: 'drift-psi-none' }, 'No PSI: the rows measured have no value of this column.');
+    const bar = el('span', { class: `drift-psi-bar drift-bar-${level.kind}` });
+    bar.style.width = `${Math.min(psi / psiScale, 1) * 100}%`;
+    const mark = (at) => {
+      const m = el('span', { class: 'drift-psi-mark' });
+      m.style.left = `${(at / psiScale) * 100}%`;
+      return m;
+    };
+    const tick = (at, label) => {
+      const t = el('span', { class: 'drift-psi-tick' }, label);
+      t.style.left = `${(at / psiScale) * 100}%`;
+      return t;
+    };
+    const over = psi > psiScale;
+    return el('div', { class: 'drift-psi' },
+      el('span', { class: 'drift-psi-name' }, 'PSI'),
+      el('span', { class: `drift-psi-track${over ? ' drift-psi-over' : ''}`, 'aria-hidden': 'true' }, bar, mark(psiWatch), mark(psiShifted)),
+      el('span', { class: 'drift-psi-value' }, psiText(psi)),
+      el('span', { class: 'sr-only' }, `, ${level.spoken}${over ? ', off the drawn scale' : ''}.`),
+      el('span', { class: 'drift-psi-ticks', 'aria-hidden': 'true' },
+        tick(0, '0'), tick(psiWatch, '0.1'), tick(psiShifted, '0.25'), tick(psiScale, '0.5+')));
+  }
+
+  // outsideShares returns the shares of f's live values outside its
+  // reference that the route gives: out of its range (a number column),
+  // and unseen (a text column, or a number column of declared values).
+  function outsideShares(f) {
+    const out = [];
+    const range = finite(f.outOfRange);
+    const unseen = finite(f.unseen);
+    if (range !== null) out.push({ share: range, what: 'outside the declared range' });
+    if (unseen !== null) out.push({ share: unseen, what: f.kind === 'text' ? 'none of the declared categories' : 'none of the declared values' });
+    return out;
+  }
+
+  // declaredView is, for a reference declared rather than measured, the
+  // shares of live values outside it, as gauges and in words.
+  function declaredView(f) {
+    const shares = outsideShares(f);
+    if (shares.length === 0) return el('p', { class: 'drift-psi-none' }, 'No figure: the rows measured have no value of this column.');
+    return el('div', { class: 'drift-declared-share' }, ...shares.flatMap((o) => {
+      const gauge = el('div', { class: 'gauge', 'aria-hidden': 'true' }, el('span', { class: 'gauge-fill drift-gauge' }));
+      gauge.firstChild.style.width = `${o.share * 100}%`;
+      return [el('p', { 'data-share': o.share }, `${shareText(o.share)} of the live values are ${o.what}.`), gauge];
+    }));
+  }
+
+  // figuresView writes a column's figures: the Jensen–Shannon distance,
+  // the shares out of range (a number) and unseen (text, or a number of
+  // declared values), the missing rates and the importance; for a
+  // declared reference, which declaredView gives the shares outside of,
+  // its categories and the missing rate of the rows measured.
+  function figuresView(f, declared) {
+    const lines = [];
+    const add = (name, ...value) => lines.push(el('dt', {}, name), el('dd', {}, ...value));
+    const none = 'none: the rows measured have no value of this column';
+    if (!declared) {
+      const js = finite(f.js);
+      add('JS distance', js === null ? none : `${shortNumber(js)}, where 0 is the same and 0.833 disjoint`);
+    }
+    const count = (n) => (finite(n) ? ` (${plural(n, 'value', 'values')})` : '');
+    const text = f.kind === 'text';
+    const range = finite(f.outOfRange);
+    const unseen = finite(f.unseen);
+    if (!declared && !text) {
+      add('Out of range', range === null ? none : `${shareText(range)} of the live values${count(f.live.outOfRange)}, outside the reference's least and greatest`);
+    }
+    if (!declared && (text || unseen !== null)) {
+      add('Unseen', unseen === null ? none : `${shareText(unseen)} of the live values${count(f.live.unseen)}, which the reference never had`);
+    }
+    // What a declared reference admits: a text column's categories, a
+    // categorical number's values.
+    const few = (items) => (items.length > 10 ? `${items.slice(0, 10).join(', ')} and ${items.length - 10} more` : items.join(', '));
+    const cats = Array.isArray(f.categories) ? f.categories.map((c) => (c === '' ? '(empty)' : String(c))) : [];
+    const values = Array.isArray(f.values) ? f.values.filter((v) => finite(v) !== null).map((v) => String(v).replace('-', '−')) : [];
+    if (declared && text && cats.length > 0) add('Categories', few(cats));
+    if (declared && !text && values.length > 0) add('Values', few(values));
+    const m = f.missingRate && typeof f.missingRate === 'object' ? f.missingRate : {};
+    const missing = `${shareText(finite(m.live) || 0)} of the rows measured`;
+    add('Missing', declared ? missing : `${shareText(finite(m.reference) || 0)} of the reference rows, ${missing}`);
+    const importance = finite(f.importance);
+    if (importance !== null) add('Importance', `${shortNumber(importance)}, its mean |contribution| on the reference rows`);
+    return el('dl', { class: 'facts drift-figures' }, ...lines);
+  }
+
+  // histogramView overlays the reference's and the live histogram, as
+  // shares of each one's values, one line per bin: the reference a grey
+  // band, the live a bar across it, both drawn to the largest share of
+  // the two. The shares are written in the table too.
+  function histogramView(f, id) {
+    const labels = binLabels(f);
+    const live = sharesOf(f.live.counts);
+    const ref = f.reference.counts.length === live.length ? sharesOf(f.reference.counts) : live.map(() => 0);
+    const most = Math.max(...ref, ...live) || 1;
+    const rows = labels.map((bin, i) => {
+      const refBar = el('span', { class: 'drift-bar-ref' });
+      const liveBar = el('span', { class: 'drift-bar-live' });
+      refBar.style.width = `${(ref[i] / most) * 100}%`;
+      liveBar.style.width = `${(live[i] / most) * 100}%`;
+      return el('tr', { class: 'drift-bin', 'data-reference': ref[i], 'data-live': live[i] },
+        el('th', { scope: 'row', class: `drift-bin-label${bin.other ? ' drift-bin-other' : ''}` },
+          el('span', { 'aria-hidden': 'true' }, bin.label), el('span', { class: 'sr-only' }, bin.spoken)),
+        el('td', { class: 'drift-bin-bars' }, el('span', { class: 'drift-track', 'aria-hidden': 'true' }, refBar, liveBar),
+          el('span', { class: 'sr-only' }, `from ${shareText(ref[i])} to ${shareText(live[i])}`)),
+        el('td', { class: 'num' }, shareText(ref[i])),
+        el('td', { class: 'num' }, shareText(live[i])));
+    });
+    return el('table', { class: 'drift-histo', 'aria-describedby': `${id}-title` },
+      el('caption', { class: 'sr-only' }, `${f.name}: the share of its values in each bin, in the reference and in the rows measured`),
+      el('thead', {}, el('tr', {},
+        el('th', { scope: 'col' }, 'Bin'), el('th', { scope: 'col' }, 'Shares'),
+        el('th', { scope: 'col', class: 'num' }, 'Reference'), el('th', { scope: 'col', class: 'num' }, 'Live'))),
+      el('tbody', {}, ...rows));
+  }
+
+  const svgNS = 'http://www.w3.org/2000/svg';
+
+  // svgEl is el for SVG: attributes as given, text as text nodes only.
+  function svgEl(tag, attrs = {}, ...children) {
+    const e = document.createElementNS(svgNS, tag);
+    for (const [k, v] of Object.entries(attrs)) if (v !== undefined && v !== null) e.setAttribute(k, String(v));
+    for (const c of children) e.append(c instanceof Node ? c : document.createTextNode(String(c)));
+    return e;
+  }
+
+  // niceTicks returns 0 and round steps (1, 2, 2.5 or 5 times a power of
+  // ten), about four of them, up to max or just past it.
+  function niceTicks(max) {
+    const raw = max / 4;
+    const p = 10 ** Math.floor(Math.log10(raw));
+    const step = [1, 2, 2.5, 5, 10].map((m) => m * p).find((st) => st >= raw * (1 - 1e-9));
+    const n = Math.max(1, Math.ceil(max / step - 1e-9));
+    return Array.from({ length: n + 1 }, (_, i) => Number((i * step).toPrecision(12)));
+  }
+
+  // importanceView plots the inputs that have both a PSI and an
+  // importance, PSI against importance, with the rules of thumb as lines,
+  // and gives the same figures as a table; it is hidden when no input
+  // has both (a model that does not explain).
+  function importanceView(features) {
+    const points = features.map((f) => ({ name: f.name, psi: finite(f.psi), importance: finite(f.importance) }))
+      .filter((p) => p.psi !== null && p.importance !== null);
+    show('drift-importance', points.length > 0);
+    if (points.length === 0) return;
+
+    const W = 480, H = 250, left = 60, right = 16, top = 14, bottom = 40;
+    const ticks = niceTicks(Math.max(...points.map((p) => p.importance)) || 1);
+    const maxImportance = ticks[ticks.length - 1];
+    const x = (v) => left + (v / maxImportance) * (W - left - right);
+    const y = (v) => H - bottom - (Math.min(v, psiScale) / psiScale) * (H - top - bottom);
+    const plot = svgEl('svg', { viewBox: `0 0 ${W} ${H}`, class: 'drift-scatter-svg', 'aria-hidden': 'true', focusable: 'false' });
+    plot.append(
+      svgEl('line', { class: 'drift-axis', x1: left, y1: H - bottom, x2: W - right, y2: H - bottom }),
+      svgEl('line', { class: 'drift-axis', x1: left, y1: top, x2: left, y2: H - bottom }));
+    for (const [at, label, cls] of [[0, '0', ''], [psiWatch, '0.1', 'drift-threshold'], [psiShifted, '0.25', 'drift-threshold'], [psiScale, '0.5+', '']]) {
+      if (cls) plot.append(svgEl('line', { class: cls, x1: left, y1: y(at), x2: W - right, y2: y(at) }));
+      plot.append(svgEl('text', { class: 'drift-tick', x: left - 6, y: y(at) + 4, 'text-anchor': 'end' }, label));
+    }
+    for (const v of ticks) {
+      plot.append(svgEl('text', { class: 'drift-tick', x: x(v), y: H - bottom + 15, 'text-anchor': 'middle' }, shortNumber(v)));
+    }
+    plot.append(
+      svgEl('text', { class: 'drift-axis-label', x: (left + W - right) / 2, y: H - 6, 'text-anchor': 'middle' }, 'importance: mean |contribution|'),
+      svgEl('text', { class: 'drift-axis-label', x: 12, y: (top + H - bottom) / 2, 'text-anchor': 'middle', transform: `rotate(-90 12 ${(top + H - bottom) / 2})` }, 'PSI'));
+    // Names beside the points that matter, or beside all when few.
+    const named = (p) => points.length <= 8 || p.psi >= psiWatch;
+    for (const p of points) {
+      const cx = x(p.importance), cy = y(p.psi);
+      const g = svgEl('g', { class: `drift-point drift-point-${psiLevel(p.psi).kind}`, 'data-feature': p.name },
+        svgEl('title', {}, `${p.name}: PSI ${psiText(p.psi)}, importance ${shortNumber(p.importance)}`),
+        p.psi > psiScale
+          ? svgEl('path', { d: `M${cx - 6} ${cy + 5}L${cx} ${cy - 6}L${cx + 6} ${cy + 5}Z` })
+          : svgEl('circle', { cx, cy, r: 5 }));
+      if (named(p)) {
+        const end = cx > W * 0.7;
+        g.append(svgEl('text', { class: 'drift-point-label', x: end ? cx - 8 : cx + 8, y: cy - 6, 'text-anchor': end ? 'end' : 'start' }, p.name));
+      }
+      plot.append(g);
+    }
+    $('drift-scatter').replaceChildren(plot);
+
+    const byImportance = [...points].sort((a, b) => b.importance - a.importance);
+    $('drift-importance-table').replaceChildren(
+      el('caption', { class: 'sr-only' }, 'Each input\'s importance and PSI, the most important first'),
+      el('thead', {}, el('tr', {},
+        el('th', { scope: 'col' }, 'Input'), el('th', { scope: 'col', class: 'num' }, 'Importance'),
+        el('th', { scope: 'col', class: 'num' }, 'PSI'), el('th', { scope: 'col' }, 'Reading'))),
+      el('tbody', {}, ...byImportance.map((p) => el('tr', { 'data-feature': p.name },
+        el('th', { scope: 'row', class: 'drift-input' }, p.name),
+        el('td', { class: 'num' }, shortNumber(p.importance)),
+        el('td', { class: 'num' }, psiText(p.psi)),
+        el('td', {}, psiLevel(p.psi).text)))));
+  }
+
+  $('drift-refresh').addEventListener('click', async () => {
+    const ep = currentEndpoint();
+    if (!ep) return;
+    const button = $('drift-refresh');
+    busy(button, true, 'Refreshing…');
+    let data;
+    try {
+      data = await loadDrift(ep);
+    } finally {
+      busy(button, false);
+    }
+    if (data) announce(`Drift read again: ${$('drift-rows').textContent}.`);
+  });
 
   // ---------------------------------------------------------------------
   // curl: the request Run Test sends, as a command for a POSIX shell.
