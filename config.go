@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/scorehub/scorehub/registry/outcomes"
+	"github.com/scorehub/scorehub/registry/payloads"
 	"io"
 	"log/slog"
 	"net/netip"
@@ -248,8 +249,14 @@ type Stores struct {
 	// Comparisons, with a Config.Replica, is where the replicas over
 	// these stores publish what their champions and challengers did, so
 	// that the comparison route sums them; nil means each replica shows
-	// its own.
+	// its own. A store that is also a scoring.DriftStore shares the
+	// replicas' drift histograms too, so that the drift route adds them
+	// up.
 	Comparisons scoring.ComparisonStore
+	// Payloads is the payload log: the rows sampled by endpoints that log
+	// them (registry.Endpoint.PayloadLog); nil means a log in memory,
+	// bounded by the payloads package's defaults.
+	Payloads payloads.Store
 }
 
 // OIDCConfig names an OpenID Connect provider whose access tokens the

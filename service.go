@@ -92,6 +92,11 @@ func build(ctx context.Context, cfg Config) (_ *Service, err error) {
 			return nil, err
 		}
 	}
+	if st.payloads != nil {
+		if err := queues.LogPayloads(st.payloads, cfg.Logger); err != nil {
+			return nil, err
+		}
+	}
 	if st.comparisons != nil && cfg.Replica != "" {
 		if err := queues.ShareComparisons(st.comparisons, cfg.Replica, cfg.Logger); err != nil {
 			return nil, err
@@ -165,6 +170,7 @@ func build(ctx context.Context, cfg Config) (_ *Service, err error) {
 		MaxModelBytes: cfg.MaxModelBytes,
 		Logger:        cfg.Logger,
 		Outcomes:      st.outcomes,
+		Payloads:      st.payloads,
 	})
 	if err != nil {
 		return nil, err
@@ -286,7 +292,7 @@ func (s *Service) Close() error {
 		s.queues.StopSharing()
 		// The predictions scored last are kept before their store closes.
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		errs = append(errs, s.queues.StopKeepingPredictions(ctx))
+		errs = append(errs, s.queues.StopKeepingPredictions(ctx), s.queues.StopLoggingPayloads(ctx))
 		cancel()
 	}
 	if s.reg != nil {

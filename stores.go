@@ -15,6 +15,7 @@ import (
 	"github.com/scorehub/scorehub/registry"
 	"github.com/scorehub/scorehub/registry/jobs"
 	"github.com/scorehub/scorehub/registry/outcomes"
+	"github.com/scorehub/scorehub/registry/payloads"
 	"github.com/scorehub/scorehub/scoring"
 	"github.com/scorehub/scorehub/tokens"
 	"github.com/scorehub/scorehub/tokens/accounts"
@@ -32,6 +33,8 @@ type stores struct {
 	accounts accounts.Store
 	// outcomes keeps the predictions of rows with IDs and their outcomes.
 	outcomes outcomes.Store
+	// payloads is the payload log.
+	payloads payloads.Store
 	// comparisons is where replicas publish their comparisons; nil for a
 	// store of this process alone.
 	comparisons scoring.ComparisonStore
@@ -48,13 +51,22 @@ type stores struct {
 func openStores(ctx context.Context, cfg Config, kind storeKind) (_ *stores, err error) {
 	opts := registry.StoreOptions{Now: cfg.Now}
 	logOpts := outcomes.Options{Now: cfg.Now}
+	payloadOpts := payloads.Options{Now: cfg.Now}
 	switch kind {
 	case inHostStores:
 		s := cfg.Stores
-		st := &stores{records: s.Records, jobs: s.Jobs, accounts: s.Accounts, keys: s.Keys, outcomes: s.Outcomes, comparisons: s.Comparisons}
+		st := &stores{records: s.Records, jobs: s.Jobs, accounts: s.Accounts, keys: s.Keys, outcomes: s.Outcomes, payloads: s.Payloads, comparisons: s.Comparisons}
+		var closers []func() error
 		if st.outcomes == nil {
 			log := outcomes.NewMemStore(logOpts)
-			st.outcomes, st.close = log, log.Close
+			st.outcomes, closers = log, append(closers, log.Close)
+		}
+		if st.payloads == nil {
+			log := payloads.NewMemStore(payloadOpts)
+			st.payloads, closers = log, append(closers, log.Close)
+		}
+		if closers != nil {
+			st.close = closeAll(closers...)
 		}
 		return st, nil
 	case inPostgres:
@@ -62,13 +74,13 @@ func openStores(ctx context.Context, cfg Config, kind storeKind) (_ *stores, err
 		if err != nil {
 			return nil, fmt.Errorf("scorehub: open Config.StoreURL: %w", err)
 		}
-		book, log := db.Accounts(), db.Outcomes(logOpts)
-		return &stores{records: db, jobs: db, accounts: book, keys: db.Keys(), outcomes: log, comparisons: db.Comparisons(),
-			close: closeAll(db.Close, book.Close, log.Close)}, nil
+		book, log, rows := db.Accounts(), db.Outcomes(logOpts), db.Payloads(payloadOpts)
+		return &stores{records: db, jobs: db, accounts: book, keys: db.Keys(), outcomes: log, payloads: rows, comparisons: db.Comparisons(),
+			close: closeAll(db.Close, book.Close, log.Close, rows.Close)}, nil
 	case inMemory:
-		records, jobs, book, log := registry.NewMemStore(opts), jobs.NewMemStore(opts), accounts.NewMemoryStore(), outcomes.NewMemStore(logOpts)
-		return &stores{records: records, jobs: jobs, accounts: book, outcomes: log,
-			close: closeAll(records.Close, jobs.Close, book.Close, log.Close)}, nil
+		records, jobs, book, log, rows := registry.NewMemStore(opts), jobs.NewMemStore(opts), accounts.NewMemoryStore(), outcomes.NewMemStore(logOpts), payloads.NewMemStore(payloadOpts)
+		return &stores{records: records, jobs: jobs, accounts: book, outcomes: log, payloads: rows,
+			close: closeAll(records.Close, jobs.Close, book.Close, log.Close, rows.Close)}, nil
 	}
 	var closers []func() error
 	defer func() {
@@ -99,7 +111,13 @@ func openStores(ctx context.Context, cfg Config, kind storeKind) (_ *stores, err
 		return nil, err
 	}
 	closers = append(closers, log.Close)
-	return &stores{records: records, jobs: jobs, accounts: book, outcomes: log, close: closeAll(closers...)}, nil
+	// Sampled rows are kept in rotating JSON Lines files of their own.
+	rows, err := payloads.OpenFileStore(filepath.Join(cfg.DataDir, "payloads"), payloadOpts)
+	if err != nil {
+		return nil, err
+	}
+	closers = append(closers, rows.Close)
+	return &stores{records: records, jobs: jobs, accounts: book, outcomes: log, payloads: rows, close: closeAll(closers...)}, nil
 }
 
 // closeAll returns a function that closes what closers close, the last

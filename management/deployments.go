@@ -56,6 +56,12 @@ type endpointJSON struct {
 	SplitKey    string           `json:"splitKey,omitzero"`
 	AnsweredBy  bool             `json:"answeredBy,omitzero"`
 	RowID       string           `json:"rowId,omitzero"`
+	// Monitor is false, the drift measure off, or its settings; absent
+	// when the endpoint sets none (a model endpoint's drift is measured
+	// with the defaults).
+	Monitor       jsontext.Value  `json:"monitor,omitzero"`
+	OutlierColumn bool            `json:"outlierColumn,omitzero"`
+	PayloadLog    *payloadLogJSON `json:"payloadLog,omitzero"`
 }
 
 // challengerJSON is one challenger of an endpoint (registry.Challenger);
@@ -104,17 +110,20 @@ func deploymentView(d registry.Deployment) deploymentJSON {
 	eps := make([]endpointJSON, len(d.Endpoints))
 	for i, e := range d.Endpoints {
 		eps[i] = endpointJSON{
-			Alias:       e.Alias,
-			Process:     e.Process,
-			Model:       e.Model,
-			Queue:       e.QueueName(),
-			TimeoutMs:   e.Timeout.Milliseconds(),
-			Description: e.Description,
-			Explain:     explainView(e.Explain),
-			Challengers: challengersView(e.Challengers),
-			SplitKey:    e.SplitKey,
-			AnsweredBy:  e.AnsweredBy,
-			RowID:       e.RowID,
+			Alias:         e.Alias,
+			Process:       e.Process,
+			Model:         e.Model,
+			Queue:         e.QueueName(),
+			TimeoutMs:     e.Timeout.Milliseconds(),
+			Description:   e.Description,
+			Explain:       explainView(e.Explain),
+			Challengers:   challengersView(e.Challengers),
+			SplitKey:      e.SplitKey,
+			AnsweredBy:    e.AnsweredBy,
+			RowID:         e.RowID,
+			Monitor:       monitorView(e.Monitor),
+			OutlierColumn: e.OutlierColumn,
+			PayloadLog:    payloadLogView(e.PayloadLog),
 		}
 	}
 	return deploymentJSON{
@@ -151,25 +160,35 @@ type deploymentInput struct {
 // model is given (an empty one is not). An empty queue means DEFAULT, a
 // zero timeoutMs the scoring handler's default.
 type endpointInput struct {
-	Alias       string           `json:"alias" validate:"required"`
-	Process     string           `json:"process"`
-	Model       string           `json:"model"`
-	Queue       string           `json:"queue"`
-	TimeoutMs   int64            `json:"timeoutMs" validate:"max=86400000"`
-	Description string           `json:"description" validate:"max=4096"`
-	Explain     *explainJSON     `json:"explain" validate:"-"`
-	Challengers []challengerJSON `json:"challengers" validate:"-"`
-	SplitKey    string           `json:"splitKey"`
-	AnsweredBy  bool             `json:"answeredBy"`
-	RowID       string           `json:"rowId"`
+	Alias         string           `json:"alias" validate:"required"`
+	Process       string           `json:"process"`
+	Model         string           `json:"model"`
+	Queue         string           `json:"queue"`
+	TimeoutMs     int64            `json:"timeoutMs" validate:"max=86400000"`
+	Description   string           `json:"description" validate:"max=4096"`
+	Explain       *explainJSON     `json:"explain" validate:"-"`
+	Challengers   []challengerJSON `json:"challengers" validate:"-"`
+	SplitKey      string           `json:"splitKey"`
+	AnsweredBy    bool             `json:"answeredBy"`
+	RowID         string           `json:"rowId"`
+	Monitor       jsontext.Value   `json:"monitor" validate:"-"`
+	OutlierColumn bool             `json:"outlierColumn"`
+	PayloadLog    *payloadLogJSON  `json:"payloadLog" validate:"-"`
 
 	Unknown map[string]jsontext.Value `json:",unknown" validate:"-"`
 }
 
+// unknown lists the members of in that the wire does not know, and the
+// faults of the endpoints' monitor members, which are read by hand.
 func (in *deploymentInput) unknown() []problem.FieldError {
 	out := unknownMembers("", in.Unknown)
 	for i, e := range in.Endpoints {
 		out = append(out, unknownMembers("/endpoints/"+strconv.Itoa(i), e.Unknown)...)
+		_, faults := readMonitor(e.Monitor, "/endpoints/"+strconv.Itoa(i))
+		out = append(out, faults...)
+		if e.PayloadLog != nil {
+			out = append(out, unknownMembers("/endpoints/"+strconv.Itoa(i)+"/payloadLog", e.PayloadLog.Unknown)...)
+		}
 		if e.Explain != nil {
 			out = append(out, unknownMembers("/endpoints/"+strconv.Itoa(i)+"/explain", e.Explain.Unknown)...)
 		}
@@ -191,15 +210,20 @@ func (in *deploymentInput) record(rev uint64) registry.Deployment {
 	}
 	for i, e := range in.Endpoints {
 		d.Endpoints[i] = registry.Endpoint{
-			Alias:       e.Alias,
-			Process:     e.Process,
-			Model:       e.Model,
-			Queue:       e.Queue,
-			Timeout:     millis(e.TimeoutMs),
-			Description: e.Description,
-			SplitKey:    e.SplitKey,
-			AnsweredBy:  e.AnsweredBy,
-			RowID:       e.RowID,
+			Alias:         e.Alias,
+			Process:       e.Process,
+			Model:         e.Model,
+			Queue:         e.Queue,
+			Timeout:       millis(e.TimeoutMs),
+			Description:   e.Description,
+			SplitKey:      e.SplitKey,
+			AnsweredBy:    e.AnsweredBy,
+			RowID:         e.RowID,
+			OutlierColumn: e.OutlierColumn,
+		}
+		d.Endpoints[i].Monitor, _ = readMonitor(e.Monitor, "")
+		if l := e.PayloadLog; l != nil {
+			d.Endpoints[i].PayloadLog = &registry.PayloadLog{Rate: l.Rate, Redact: l.Redact}
 		}
 		for _, c := range e.Challengers {
 			d.Endpoints[i].Challengers = append(d.Endpoints[i].Challengers, registry.Challenger{Model: c.Model, Mode: c.Mode, Percent: c.Percent})

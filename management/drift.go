@@ -22,8 +22,19 @@ type driftJSON struct {
 	// window, the newest MaxRows at most.
 	Window  string `json:"window"`
 	MaxRows int    `json:"maxRows"`
-	// Rows counts the rows measured.
-	Rows       int64          `json:"rows"`
+	// Rows counts the rows measured, and Replicas the replicas whose rows
+	// they are.
+	Rows     int64 `json:"rows"`
+	Replicas int   `json:"replicas"`
+	// Unmeasured names the inputs of the reference past the endpoint's
+	// maxFeatures, which are not measured; RankedBy says how those
+	// measured were picked: by "importance" or by "order".
+	Unmeasured []string `json:"unmeasured"`
+	RankedBy   string   `json:"rankedBy"`
+	// Declared says the reference comes from what the model's file
+	// declares of its inputs alone: its bins are ranges and categories,
+	// with no reference counts, so PSI and JS are null.
+	Declared   bool           `json:"declared"`
 	Features   []featureDrift `json:"features"`
 	Prediction *featureDrift  `json:"prediction"`
 }
@@ -35,15 +46,21 @@ type featureDrift struct {
 	drift.FeatureReport `json:",inline"`
 	Edges               []float64 `json:"edges,omitzero"`
 	Categories          []string  `json:"categories,omitzero"`
+	// Values are a categorical number's known values, whose others
+	// count as unseen.
+	Values []float64 `json:"values,omitzero"`
+	// Importance is the input's mean |contribution| on the reference
+	// rows, where the model explains its predictions.
+	Importance *float64 `json:"importance,omitzero"`
 }
 
 // getEndpointDrift is GET /api/v1/endpoints/{group}/{path}/{alias}/drift:
-// how the rows the endpoint scored in the last hour, and its model's
-// answers, differ from the rows its version was verified with. A caller
-// who may not see the endpoint's group gets a 404, as for the
-// endpoint's other routes; so does an endpoint whose version has no
-// reference (it was uploaded without verification rows) or that has
-// scored no row since.
+// how the rows the endpoint scored in its monitor's window, and its
+// model's answers, differ from its version's reference, over every
+// replica's rows while replicas share their figures. A caller who may
+// not see the endpoint's group gets a 404, as for the endpoint's other
+// routes; so does an endpoint whose version has no reference, whose
+// monitor is off, or that has scored no row since.
 func (h *Handler) getEndpointDrift(w http.ResponseWriter, r *http.Request) error {
 	group, path, alias := r.PathValue("group"), r.PathValue("path"), r.PathValue("alias")
 	st := h.reg.Snapshot().State()
@@ -59,16 +76,20 @@ func (h *Handler) getEndpointDrift(w http.ResponseWriter, r *http.Request) error
 		return httperr.Newf(problem.NotFound, "endpoint %q runs a process: drift is measured for a model endpoint", group+"/"+path+"/"+alias)
 	}
 	ref := process.EndpointRef{Group: group, Path: path, Alias: alias}
-	report, profile, version, err := h.queues.Drift(st, ref, e.Model)
+	m, err := h.queues.Drift(r.Context(), st, ref, e)
 	switch {
 	case errors.Is(err, scoring.ErrNotMonitored), errors.Is(err, drift.ErrNoRows):
 		return httperr.Newf(problem.NotFound,
-			"the drift of endpoint %q is not measured yet: its model's version must be uploaded with verification rows, its reference, and the endpoint must have scored rows since", group+"/"+path+"/"+alias)
+			"the drift of endpoint %q is not measured yet: its model's version needs a reference (reference rows or verification rows uploaded with it), its monitor must not be off, and it must have scored rows since", group+"/"+path+"/"+alias)
 	case err != nil:
 		return err
 	}
-	out := driftJSON{Endpoint: ref, Model: e.Model, Version: version, Window: shortDuration(scoring.MonitorWindow), MaxRows: scoring.MonitorRows,
-		Rows: report.Rows, Features: make([]featureDrift, 0, len(report.Features))}
+	report, profile := m.Report, m.Profile
+	out := driftJSON{Endpoint: ref, Model: e.Model, Version: m.Version, Window: shortDuration(m.Monitor.Window), MaxRows: int(m.Monitor.MaxRows),
+		Rows: report.Rows, Replicas: m.Replicas, Unmeasured: m.Unmeasured, RankedBy: m.RankedBy, Declared: profile.Declared, Features: make([]featureDrift, 0, len(report.Features))}
+	if out.Unmeasured == nil {
+		out.Unmeasured = []string{}
+	}
 	for i, f := range report.Features {
 		out.Features = append(out.Features, withBins(f, &profile.Features[i]))
 	}
@@ -81,5 +102,5 @@ func (h *Handler) getEndpointDrift(w http.ResponseWriter, r *http.Request) error
 
 // withBins is r with the bins of f, the profile's column r reports on.
 func withBins(r drift.FeatureReport, f *drift.Feature) featureDrift {
-	return featureDrift{FeatureReport: r, Edges: f.Edges, Categories: f.Categories}
+	return featureDrift{FeatureReport: r, Edges: f.Edges, Categories: f.Categories, Values: f.Values, Importance: f.Importance}
 }

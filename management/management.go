@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/scorehub/scorehub/registry/outcomes"
+	"github.com/scorehub/scorehub/registry/payloads"
 	"log/slog"
 	"net/http"
 	"net/url"
@@ -111,6 +112,11 @@ type Config struct {
 	// 404, and the OpenAPI document leaves them out).
 	Outcomes outcomes.Store
 
+	// Payloads is the payload log the Queues hand sampled rows to (see
+	// scoring.Queues.LogPayloads): GET …/payloads pages through it, for
+	// administrators. Nil means that route is not served.
+	Payloads payloads.Store
+
 	// Accounts keeps the users and API tokens that the /api/v1/users and
 	// /api/v1/apitokens routes manage. Nil means those routes are not
 	// served (they answer 404, and Routes and the OpenAPI document leave
@@ -154,6 +160,7 @@ type Handler struct {
 	mounted        atomic.Pointer[mountedDoc] // openapi as last served under a mount prefix
 	routes         []string
 	outcomes       outcomes.Store
+	payloads       payloads.Store
 	credentials    *middleware.Credentials
 }
 
@@ -229,6 +236,7 @@ func New(cfg Config) (*Handler, error) {
 		baseURL:        base,
 		validate:       newValidator(),
 		outcomes:       cfg.Outcomes,
+		payloads:       cfg.Payloads,
 		credentials:    cfg.Credentials,
 	}
 	h.mux = http.NewServeMux()
@@ -269,6 +277,13 @@ func New(cfg Config) (*Handler, error) {
 		routes = append(routes, outcomeRoutes()...)
 	} else {
 		for _, rt := range outcomeRoutes() {
+			unserved = append(unserved, rt.pattern)
+		}
+	}
+	if cfg.Payloads != nil {
+		routes = append(routes, payloadRoutes()...)
+	} else {
+		for _, rt := range payloadRoutes() {
 			unserved = append(unserved, rt.pattern)
 		}
 	}

@@ -157,11 +157,13 @@ func TestAuthMatrix(t *testing.T) {
 		"GET /api/v1/models/{name}/versions/{version}":          {path: "/api/v1/models/churn/versions/1", admin: 200},
 		"DELETE /api/v1/models/{name}/versions/{version}":       {path: "/api/v1/models/churn/versions/2", admin: 204},
 		"GET /api/v1/models/{name}/versions/{version}/artifact": {path: "/api/v1/models/churn/versions/1/artifact", admin: 200},
-		"GET /api/v1/models/{name}/aliases/{alias}":             {path: "/api/v1/models/churn/aliases/production", admin: 200},
-		"PUT /api/v1/models/{name}/aliases/{alias}":             {path: "/api/v1/models/churn/aliases/canary", body: `{"version":2}`, admin: 201},
-		"DELETE /api/v1/models/{name}/aliases/{alias}":          {path: "/api/v1/models/churn/aliases/staging", admin: 204},
-		"GET /api/v1/processes":                                 {path: "/api/v1/processes", admin: 200},
-		"GET /api/v1/processes/{name}":                          {path: "/api/v1/processes/iris", admin: 200},
+		"PUT /api/v1/models/{name}/versions/{version}/reference": {path: "/api/v1/models/churn/versions/1/reference",
+			body: "age,income\n30,2\n40,\n", contentType: "text/csv", admin: 200},
+		"GET /api/v1/models/{name}/aliases/{alias}":    {path: "/api/v1/models/churn/aliases/production", admin: 200},
+		"PUT /api/v1/models/{name}/aliases/{alias}":    {path: "/api/v1/models/churn/aliases/canary", body: `{"version":2}`, admin: 201},
+		"DELETE /api/v1/models/{name}/aliases/{alias}": {path: "/api/v1/models/churn/aliases/staging", admin: 204},
+		"GET /api/v1/processes":                        {path: "/api/v1/processes", admin: 200},
+		"GET /api/v1/processes/{name}":                 {path: "/api/v1/processes/iris", admin: 200},
 	}
 	public := map[string]bool{"GET /health/live": true, "GET /health/ready": true, "GET /api/v1/openapi.json": true}
 	// Routes anyone may read, that check a token when one is sent.

@@ -31,6 +31,7 @@ func modelRoutes() []route {
 		{http.MethodGet, "/api/v1/models/{name}/versions/{version}", readAccess, (*Handler).getModelVersion},
 		{http.MethodDelete, "/api/v1/models/{name}/versions/{version}", writeAccess, (*Handler).deleteModelVersion},
 		{http.MethodGet, "/api/v1/models/{name}/versions/{version}/artifact", adminReadAccess, (*Handler).getModelArtifact},
+		{http.MethodPut, "/api/v1/models/{name}/versions/{version}/reference", uploadAccess, (*Handler).putModelReference},
 		{http.MethodGet, "/api/v1/models/{name}/aliases/{alias}", readAccess, (*Handler).getModelAlias},
 		{http.MethodPut, "/api/v1/models/{name}/aliases/{alias}", writeAccess, (*Handler).putModelAlias},
 		{http.MethodDelete, "/api/v1/models/{name}/aliases/{alias}", writeAccess, (*Handler).deleteModelAlias},
@@ -72,7 +73,10 @@ type modelVersionJSON struct {
 	Description string         `json:"description"`
 	Aliases     []string       `json:"aliases"`
 	Sample      jsontext.Value `json:"sample,omitzero"`
-	CreatedAt   time.Time      `json:"createdAt"`
+	// Reference is what the version's drift is measured against; absent
+	// when it has none.
+	Reference *referenceJSON `json:"reference,omitzero"`
+	CreatedAt time.Time      `json:"createdAt"`
 }
 
 // modelAliasJSON is an alias of a model: a movable name of one of its
@@ -140,6 +144,7 @@ func modelVersionView(m registry.Model, v registry.ModelVersion) modelVersionJSO
 		Description: v.Metadata.Description,
 		Aliases:     aliases,
 		Sample:      jsontext.Value(v.Sample),
+		Reference:   referenceView(v.Reference),
 		CreatedAt:   v.CreatedAt,
 	}
 }

@@ -34,8 +34,9 @@ const (
 
 // The parts of a multipart upload.
 const (
-	partArtifact = "artifact"
-	partMetadata = "metadata"
+	partArtifact  = "artifact"
+	partMetadata  = "metadata"
+	partReference = "reference"
 )
 
 // metadataParams are the query parameters that carry the metadata of an
@@ -88,18 +89,21 @@ func (in *modelMetadataInput) metadata() process.ModelMetadata {
 // parameters label, classes, features and description, lists separated by
 // commas) or multipart/form-data with the part "artifact" and optionally
 // the part "metadata", a JSON object that may also carry verification
-// rows. The format is told by the content, never by a name or type.
+// rows, and optionally the part "reference": rows like those the model
+// will score, as JSON {"data":[…]} or CSV with a header, that its drift
+// is measured against. The format is told by the content, never by a
+// name or type.
 func (h *Handler) uploadModelVersion(w http.ResponseWriter, r *http.Request) error {
 	name := r.PathValue("name")
 	if !registry.ValidName(name) {
 		return httperr.Newf(problem.InvalidRequest, "the model name %q in the URL is not a valid name "+
 			"(letters, digits, '.', '_', '-'; starting with a letter or digit; at most 128)", name)
 	}
-	artifact, meta, verify, err := h.readUpload(r)
+	artifact, meta, upload, err := h.readUpload(r)
 	if err != nil {
 		return err
 	}
-	v, created, err := h.reg.AddModelVersion(r.Context(), name, artifact, meta, verify)
+	v, created, err := h.reg.AddModelVersion(r.Context(), name, artifact, meta, upload)
 	if err != nil {
 		return err
 	}
@@ -116,9 +120,9 @@ func (h *Handler) uploadModelVersion(w http.ResponseWriter, r *http.Request) err
 	return writeJSON(w, status, modelVersionView(m, v))
 }
 
-// readUpload reads an upload's artifact, metadata and verification in
-// either of its forms.
-func (h *Handler) readUpload(r *http.Request) ([]byte, process.ModelMetadata, *registry.Verification, error) {
+// readUpload reads an upload's artifact, metadata, verification and
+// reference in either of its forms.
+func (h *Handler) readUpload(r *http.Request) ([]byte, process.ModelMetadata, *registry.Upload, error) {
 	ct := r.Header.Get("Content-Type")
 	mt, params, err := mime.ParseMediaType(ct)
 	if err == nil && mt == mediaMultipart {
@@ -219,10 +223,10 @@ func commaList(s string) []string {
 }
 
 // readMultipartUpload reads a multipart/form-data upload: exactly one part
-// "artifact" and at most one part "metadata", nothing else, and no
-// metadata in the query.
-func (h *Handler) readMultipartUpload(r *http.Request, boundary string) ([]byte, process.ModelMetadata, *registry.Verification, error) {
-	fail := func(err error) ([]byte, process.ModelMetadata, *registry.Verification, error) {
+// "artifact", at most one part "metadata" and one part "reference",
+// nothing else, and no metadata in the query.
+func (h *Handler) readMultipartUpload(r *http.Request, boundary string) ([]byte, process.ModelMetadata, *registry.Upload, error) {
+	fail := func(err error) ([]byte, process.ModelMetadata, *registry.Upload, error) {
 		return nil, process.ModelMetadata{}, nil, err
 	}
 	q, err := uploadQuery(r)
@@ -239,8 +243,9 @@ func (h *Handler) readMultipartUpload(r *http.Request, boundary string) ([]byte,
 	if boundary == "" {
 		return fail(httperr.New(problem.InvalidRequest, "the multipart/form-data Content-Type has no boundary parameter"))
 	}
-	var artifact, metadata []byte
-	var gotArtifact, gotMetadata bool
+	var artifact, metadata, reference []byte
+	var gotArtifact, gotMetadata, gotReference bool
+	var referenceType string
 	mr := multipart.NewReader(r.Body, boundary)
 	for {
 		part, err := mr.NextPart()
@@ -257,11 +262,13 @@ func (h *Handler) readMultipartUpload(r *http.Request, boundary string) ([]byte,
 			dst, gotArtifact = &artifact, true
 		case name == partMetadata && !gotMetadata:
 			dst, gotMetadata = &metadata, true
-		case name == partArtifact || name == partMetadata:
+		case name == partReference && !gotReference:
+			dst, gotReference, referenceType = &reference, true, part.Header.Get("Content-Type")
+		case name == partArtifact || name == partMetadata || name == partReference:
 			return fail(httperr.Newf(problem.InvalidRequest, "the multipart body has more than one part %q; send one", name))
 		default:
-			return fail(httperr.Newf(problem.InvalidRequest, "the multipart body has a part %q; an upload has the parts %q and, optionally, %q",
-				name, partArtifact, partMetadata))
+			return fail(httperr.Newf(problem.InvalidRequest, "the multipart body has a part %q; an upload has the part %q and, optionally, %q and %q",
+				name, partArtifact, partMetadata, partReference))
 		}
 		if *dst, err = io.ReadAll(part); err != nil {
 			return fail(readError(err, "the multipart body is not well formed"))
@@ -270,25 +277,30 @@ func (h *Handler) readMultipartUpload(r *http.Request, boundary string) ([]byte,
 	if !gotArtifact {
 		return fail(httperr.Newf(problem.InvalidRequest, "the multipart body has no part %q: the model file", partArtifact))
 	}
+	upload := &registry.Upload{}
+	if gotReference {
+		if upload.Reference, err = referenceRows(referenceType, reference, "the part "+strconv.Quote(partReference)); err != nil {
+			return fail(err)
+		}
+	}
 	if !gotMetadata {
-		return artifact, process.ModelMetadata{}, nil, nil
+		return artifact, process.ModelMetadata{}, upload, nil
 	}
 	in := &modelMetadataInput{}
 	if err := decodeStrict(metadata, in); err != nil {
 		return fail(err)
 	}
 	var extra []problem.FieldError
-	var verify *registry.Verification
 	if in.Verification != nil {
 		var err error
-		if verify, extra, err = in.Verification.verification(); err != nil {
+		if upload.Verification, extra, err = in.Verification.verification(); err != nil {
 			return fail(err)
 		}
 	}
 	if err := h.check(in, extra...); err != nil {
 		return fail(err)
 	}
-	return artifact, in.metadata(), verify, nil
+	return artifact, in.metadata(), upload, nil
 }
 
 // readError is what a failed read of the body answers: 413 past the

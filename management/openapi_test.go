@@ -12,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/scorehub/scorehub/management"
+	"github.com/scorehub/scorehub/registry/payloads"
 	"github.com/scorehub/scorehub/tokens"
 )
 
@@ -120,18 +121,23 @@ func TestOpenAPIDescribesExactlyTheRoutesServed(t *testing.T) {
 	allTokens := []string{"GET " + tokens.PathTokenService, "GET " + tokens.PathRenew, "GET " + tokens.PathExchange, "GET " + tokens.PathJWKS}
 	var full *fixture // every route
 	for _, tt := range []struct {
-		name   string
-		tokens []string // Config.TokenRoutes; nil: the fixture's token service's
-		opts   []func(*fixtureOptions)
+		name     string
+		tokens   []string // Config.TokenRoutes; nil: the fixture's token service's
+		payloads bool     // set Config.Payloads
+		opts     []func(*fixtureOptions)
 	}{
-		{"every route", allTokens, []func(*fixtureOptions){withAccounts()}},
-		{"without accounts", nil, nil},
-		{"without jobs", nil, []func(*fixtureOptions){withoutJobs()}},
-		{"without token routes", []string{}, nil},
+		{"every route", allTokens, true, []func(*fixtureOptions){withAccounts()}},
+		{"without accounts or a payload log", nil, false, nil},
+		{"without jobs", nil, false, []func(*fixtureOptions){withoutJobs()}},
+		{"without token routes", []string{}, false, nil},
 	} {
 		opts := tt.opts
-		if tt.tokens != nil {
-			opts = append(opts, withConfig(management.Config{TokenRoutes: tt.tokens}))
+		if tt.tokens != nil || tt.payloads {
+			cfg := management.Config{TokenRoutes: tt.tokens}
+			if tt.payloads {
+				cfg.Payloads = payloadLog(t)
+			}
+			opts = append(opts, withConfig(cfg))
 		}
 		f := newFixture(t, opts...)
 		if full == nil {
@@ -173,6 +179,15 @@ func TestOpenAPIDescribesExactlyTheRoutesServed(t *testing.T) {
 			}
 		}
 	}
+}
+
+// payloadLog is a payload log in memory, for a Handler that serves the
+// payload log's route.
+func payloadLog(t *testing.T) *payloads.MemStore {
+	t.Helper()
+	log := payloads.NewMemStore(payloads.Options{})
+	t.Cleanup(func() { log.Close() })
+	return log
 }
 
 func TestOpenAPIServedWithConfiguredPrefixAndServer(t *testing.T) {

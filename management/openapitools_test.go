@@ -75,6 +75,7 @@ func TestOpenAPILintsClean(t *testing.T) {
 	redocly := openapiTool(t, "redocly")
 	f := newFixture(t, withAccounts(), withConfig(management.Config{
 		TokenRoutes: []string{"GET " + tokens.PathTokenService, "GET " + tokens.PathExchange, "GET " + tokens.PathJWKS},
+		Payloads:    payloadLog(t),
 	}))
 	dir := t.TempDir()
 	doc := filepath.Join(dir, "openapi.json")

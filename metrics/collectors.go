@@ -1,13 +1,16 @@
 package metrics
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/scorehub/scorehub/registry"
+	"github.com/scorehub/scorehub/registry/drift"
 	"github.com/scorehub/scorehub/registry/jobs"
 	"github.com/scorehub/scorehub/registry/outcomes"
 	"github.com/scorehub/scorehub/registry/process"
@@ -252,12 +255,15 @@ func (c *performanceCollector) Collect(ch chan<- prometheus.Metric) {
 
 // driftCollector reads, at scrape time, how far each monitored endpoint's
 // rows have drifted from its version's reference: a few series an
-// endpoint, never one a feature, so that a model of many features keeps
-// the scrape small. Its model label is bounded by the deployed versions.
+// endpoint, and one a feature only for an endpoint whose monitor asks
+// for them (registry.Monitor.FeatureSeries), at most
+// registry.MaxFeatureSeries of its inputs, so that a model of many
+// features keeps the scrape small. Its model label is bounded by the
+// deployed versions.
 type driftCollector struct {
 	queues                      *scoring.Queues
 	maxPSI, shifted, prediction *prometheus.Desc
-	rows                        *prometheus.Desc
+	rows, featurePSI            *prometheus.Desc
 }
 
 // DriftShifted is the PSI past which a feature counts as shifted in
@@ -268,10 +274,12 @@ func newDriftCollector(q *scoring.Queues) *driftCollector {
 	name := func(n string) string { return prometheus.BuildFQName(namespace, "drift", n) }
 	labels := []string{"group", "path", "alias", "model"}
 	return &driftCollector{queues: q,
-		maxPSI:     prometheus.NewDesc(name("max_psi"), "The largest population stability index of the endpoint's inputs over the last hour, against its version's reference.", labels, nil),
-		shifted:    prometheus.NewDesc(name("features_shifted"), "Inputs of the endpoint whose population stability index over the last hour is past 0.25.", labels, nil),
-		prediction: prometheus.NewDesc(name("prediction_psi"), "The population stability index of the endpoint's predictions over the last hour, against its version's reference.", labels, nil),
+		maxPSI:     prometheus.NewDesc(name("max_psi"), "The largest population stability index of the endpoint's inputs over its monitor's window, against its version's reference.", labels, nil),
+		shifted:    prometheus.NewDesc(name("features_shifted"), "Inputs of the endpoint whose population stability index over its monitor's window is past 0.25.", labels, nil),
+		prediction: prometheus.NewDesc(name("prediction_psi"), "The population stability index of the endpoint's predictions over its monitor's window, against its version's reference.", labels, nil),
 		rows:       prometheus.NewDesc(name("rows"), "Rows in the window drift is measured over.", labels, nil),
+		featurePSI: prometheus.NewDesc(name("feature_psi"), "The population stability index of one input of an endpoint that asks for a series per input, over its monitor's window.",
+			append(labels, "feature"), nil),
 	}
 }
 
@@ -280,6 +288,7 @@ func (c *driftCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- c.shifted
 	ch <- c.prediction
 	ch <- c.rows
+	ch <- c.featurePSI
 }
 
 func (c *driftCollector) Collect(ch chan<- prometheus.Metric) {
@@ -304,5 +313,58 @@ func (c *driftCollector) Collect(ch chan<- prometheus.Metric) {
 		if p := m.Report.Prediction; p != nil && p.PSI != nil {
 			ch <- prometheus.MustNewConstMetric(c.prediction, prometheus.GaugeValue, *p.PSI, l...)
 		}
+		if m.FeatureSeries {
+			for _, f := range seriesFeatures(m) {
+				ch <- prometheus.MustNewConstMetric(c.featurePSI, prometheus.GaugeValue, *f.PSI, append(l, f.Name)...)
+			}
+		}
 	}
+}
+
+// seriesFeatures returns the inputs of m that get a series of their own:
+// those with a PSI, at most registry.MaxFeatureSeries, the most important
+// first when the reference ranks them, else in the model's order.
+func seriesFeatures(m scoring.MonitoredEndpoint) []drift.FeatureReport {
+	fs := make([]drift.FeatureReport, 0, len(m.Report.Features))
+	for _, f := range m.Report.Features {
+		if f.PSI != nil {
+			fs = append(fs, f)
+		}
+	}
+	if len(m.Importance) == len(m.Report.Features) {
+		slices.SortStableFunc(fs, func(a, b drift.FeatureReport) int { return cmp.Compare(m.Importance[b.Name], m.Importance[a.Name]) })
+	}
+	return fs[:min(len(fs), registry.MaxFeatureSeries)]
+}
+
+// logCollector reads, at scrape time, what the prediction log and the
+// payload log took and dropped: rows they could not keep because their
+// store fell behind or refused them.
+type logCollector struct {
+	queues                        *scoring.Queues
+	predictionsDropped            *prometheus.Desc
+	payloadsSampled, payloadsLost *prometheus.Desc
+}
+
+func newLogCollector(q *scoring.Queues) *logCollector {
+	return &logCollector{queues: q,
+		predictionsDropped: prometheus.NewDesc(prometheus.BuildFQName(namespace, "predictions", "dropped_total"),
+			"Predictions of rows with IDs that were not kept: the prediction log fell behind or refused them.", nil, nil),
+		payloadsSampled: prometheus.NewDesc(prometheus.BuildFQName(namespace, "payloads", "sampled_total"),
+			"Scored rows sampled for the payload log.", nil, nil),
+		payloadsLost: prometheus.NewDesc(prometheus.BuildFQName(namespace, "payloads", "dropped_total"),
+			"Sampled rows that were not logged: the payload log fell behind or refused them.", nil, nil),
+	}
+}
+
+func (c *logCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- c.predictionsDropped
+	ch <- c.payloadsSampled
+	ch <- c.payloadsLost
+}
+
+func (c *logCollector) Collect(ch chan<- prometheus.Metric) {
+	ch <- prometheus.MustNewConstMetric(c.predictionsDropped, prometheus.CounterValue, float64(c.queues.DroppedPredictions()))
+	ch <- prometheus.MustNewConstMetric(c.payloadsSampled, prometheus.CounterValue, float64(c.queues.LoggedPayloads()))
+	ch <- prometheus.MustNewConstMetric(c.payloadsLost, prometheus.CounterValue, float64(c.queues.DroppedPayloads()))
 }

@@ -42,6 +42,21 @@
 //	scorehub_jobs                            gauge      state
 //	scorehub_token_requests_total            counter    route, outcome
 //	scorehub_auth_checks_total               counter    scheme, outcome
+//	scorehub_predictions_dropped_total       counter
+//	scorehub_payloads_sampled_total          counter
+//	scorehub_payloads_dropped_total          counter
+//
+// Series that exist once endpoints use what they describe:
+//
+//	scorehub_challenger_*                    per champion and challenger of an endpoint
+//	scorehub_model_feedback_rows, scorehub_model_live_*  per model version with outcomes fed back
+//	scorehub_drift_rows, scorehub_drift_max_psi, scorehub_drift_features_shifted,
+//	scorehub_drift_prediction_psi            gauge      group, path, alias, model
+//	scorehub_drift_feature_psi               gauge      group, path, alias, model, feature
+//
+// scorehub_drift_feature_psi has series only for endpoints whose monitor
+// asks for them (registry.Monitor.FeatureSeries), at most
+// registry.MaxFeatureSeries inputs each, the most important first.
 //
 // status is the exact HTTP status for the codes the scoring handler answers
 // with (200, 400, 401, 403, 404, 405, 413, 415, 499, 500, 503, 504) and the

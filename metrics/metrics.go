@@ -124,7 +124,8 @@ func New(cfg Config) (*Metrics, error) {
 		reg:      cfg.Registerer,
 		registry: cfg.Queues.Registry(),
 	}
-	m.collectors = []prometheus.Collector{&endpointCollector{m}, m.tokens, m.auth, newQueueCollector(cfg.Queues), newChallengerCollector(cfg.Queues), newDriftCollector(cfg.Queues)}
+	m.collectors = []prometheus.Collector{&endpointCollector{m}, m.tokens, m.auth, newQueueCollector(cfg.Queues), newChallengerCollector(cfg.Queues), newDriftCollector(cfg.Queues),
+		newLogCollector(cfg.Queues)}
 	if cfg.Outcomes != nil {
 		m.collectors = append(m.collectors, newPerformanceCollector(cfg.Queues.Registry(), cfg.Outcomes))
 	}

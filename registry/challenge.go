@@ -63,13 +63,8 @@ func (s *Snapshot) EndpointChallengers(e Endpoint) ([]ChallengerTarget, error) {
 // reference returns the profile drift is measured against for model
 // endpoint e: that of the version its model names now; nil for none.
 func (s *Snapshot) reference(e Endpoint) *drift.Profile {
-	ref, err := ParseModelRef(e.Model)
-	if e.Model == "" || err != nil {
+	if e.Model == "" {
 		return nil
 	}
-	info, err := s.state.resolveRef(ref)
-	if err != nil {
-		return nil
-	}
-	return info.reference
+	return s.state.Reference(e.Model)
 }

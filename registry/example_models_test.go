@@ -33,7 +33,7 @@ func ExampleRegistry_AddModelVersion() {
 	}
 	v, created, err := reg.AddModelVersion(ctx, "churn", artifact,
 		process.ModelMetadata{Label: "churn", Classes: []string{"no", "yes"}},
-		&registry.Verification{Rows: rows, Expected: []any{"no", "yes"}})
+		&registry.Upload{Verification: &registry.Verification{Rows: rows, Expected: []any{"no", "yes"}}})
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/scorehub/scorehub/registry/drift"
 	"slices"
 
 	"github.com/scorehub/scorehub/registry/process"
@@ -20,18 +19,21 @@ const MaxSampleRows = 3
 // stored and whether it was created.
 //
 // The catalog's formats load artifact with meta ([process.Catalog.LoadModel]) before
-// anything is written, and, when v is not nil, the loaded model must
-// reproduce v's expected predictions ([ErrVerification] otherwise). An
+// anything is written, and, when u has a verification, the loaded model
+// must reproduce its expected predictions ([ErrVerification] otherwise). An
 // upload whose artifact and metadata are those of an existing version of
 // the model writes nothing and returns that version, created false.
 // Otherwise the artifact is stored (durably, for a durable store) before
 // the commit that adds the version, numbered one above the highest number
-// the model has ever given. The first [MaxSampleRows] rows of v become the
-// version's sample.
+// the model has ever given. The first [MaxSampleRows] verification rows
+// become the version's sample. The version's reference, which its drift
+// is measured against, is the profile of u's reference rows (which must
+// be profiled, [ErrReference] otherwise) or else of its verification
+// rows (where they can be); u may be nil.
 //
 // It fails with a plain error when the Registry's store is no
 // [ArtifactStore]: such a store keeps no models.
-func (r *Registry) AddModelVersion(ctx context.Context, name string, artifact []byte, meta process.ModelMetadata, v *Verification) (ModelVersion, bool, error) {
+func (r *Registry) AddModelVersion(ctx context.Context, name string, artifact []byte, meta process.ModelMetadata, u *Upload) (ModelVersion, bool, error) {
 	if err := checkName("/name", name); err != nil {
 		return ModelVersion{}, false, err
 	}
@@ -51,16 +53,19 @@ func (r *Registry) AddModelVersion(ctx context.Context, name string, artifact []
 		return ModelVersion{}, false, err
 	}
 	var (
-		sample    json.RawMessage
-		reference *drift.Profile
+		sample   json.RawMessage
+		verified *process.Table // the model's answers to the verification rows
 	)
-	if v != nil {
-		out, err := verify(ctx, e.model, v)
-		if err != nil {
+	if u != nil && u.Verification != nil {
+		v := u.Verification
+		if verified, err = verify(ctx, e.model, v); err != nil {
 			return ModelVersion{}, false, err
 		}
 		sample = e.model.Schema.SampleRows(v.Rows, MaxSampleRows)
-		reference = referenceOf(e.model, v.Rows, out)
+	}
+	reference, err := u.reference(ctx, e.model, verified)
+	if err != nil {
+		return ModelVersion{}, false, err
 	}
 	var (
 		out     ModelVersion
@@ -212,14 +217,22 @@ func (r *Registry) warm(st *State) {
 // explanations of a model that cannot give them.
 func (s *Snapshot) EndpointProcess(e Endpoint) (process.ProcessInfo, error) {
 	p, _, err := s.endpointProcess(e)
-	return answeredBy(p, e), err
+	return endpointColumns(p, e), err
 }
 
-// answeredBy returns p declaring the answeredBy column after its others
-// when e asks for it ([Endpoint.AnsweredBy]); scoring adds it.
-func answeredBy(p process.ProcessInfo, e Endpoint) process.ProcessInfo {
-	if e.AnsweredBy && e.Model != "" {
-		p.Output = append(slices.Clone(p.Output), process.ColumnSpec{Name: AnsweredByColumn, Kind: process.Text})
+// endpointColumns returns p declaring, after its others, the columns e
+// asks for: answeredBy ([Endpoint.AnsweredBy]), then outlier
+// ([Endpoint.OutlierColumn]); scoring adds them.
+func endpointColumns(p process.ProcessInfo, e Endpoint) process.ProcessInfo {
+	if e.Model == "" || (!e.AnsweredBy && !e.OutlierColumn) {
+		return p
+	}
+	p.Output = slices.Clone(p.Output)
+	if e.AnsweredBy {
+		p.Output = append(p.Output, process.ColumnSpec{Name: AnsweredByColumn, Kind: process.Text})
+	}
+	if e.OutlierColumn {
+		p.Output = append(p.Output, process.ColumnSpec{Name: OutlierColumn, Kind: process.Text})
 	}
 	return p
 }
@@ -256,34 +269,4 @@ func (s *Snapshot) endpointProcess(e Endpoint) (process.ProcessInfo, *process.Mo
 		p, err = explained(p, *schema, *e.Explain)
 	}
 	return p, schema, err
-}
-
-// referenceOf returns the profile of rows, and of out, m's answers to
-// them, that drift is measured against: the inputs rows hold, and the
-// predicted class or the prediction; nil when rows hold no input.
-func referenceOf(m *process.LoadedModel, rows, out *process.Table) *drift.Profile {
-	cols := make([]process.Column, 0, rows.NumColumns()+1)
-	var features []process.ColumnSpec
-	for _, in := range m.Schema.Inputs {
-		if c, ok := rows.Lookup(in.Name); ok && c.Kind == in.Kind {
-			cols = append(cols, *c)
-			features = append(features, in)
-		}
-	}
-	var prediction process.ColumnSpec
-	if len(m.Schema.Outputs) > 0 {
-		if c, ok := out.Lookup(m.Schema.Outputs[0].Name); ok && !slices.ContainsFunc(features, func(f process.ColumnSpec) bool { return f.Name == c.Name }) {
-			cols = append(cols, *c)
-			prediction = process.ColumnSpec{Name: c.Name, Kind: c.Kind}
-		}
-	}
-	t, err := process.NewTable(rows.Rows(), cols...)
-	if err != nil || len(features) == 0 {
-		return nil
-	}
-	p, err := drift.BuildProfile(t, features, drift.Options{Prediction: prediction})
-	if err != nil {
-		return nil
-	}
-	return p
 }

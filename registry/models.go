@@ -6,11 +6,11 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"github.com/scorehub/scorehub/registry/drift"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/scorehub/scorehub/registry/drift"
 	"github.com/scorehub/scorehub/registry/process"
 )
 

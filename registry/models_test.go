@@ -392,7 +392,7 @@ func TestRefusedUploadHoldsNothing(t *testing.T) {
 	wrong := &registry.Verification{Rows: rows, Expected: []any{-1.0}}
 	broken := []byte(string(churnV1) + "weight age 1\n") // weighs age twice
 	for i := range 3 {
-		if _, _, err := s.AddModelVersion(ctx, "churn", churnV1, process.ModelMetadata{}, wrong); err == nil {
+		if _, _, err := s.AddModelVersion(ctx, "churn", churnV1, process.ModelMetadata{}, &registry.Upload{Verification: wrong}); err == nil {
 			t.Fatal("an upload whose verification fails was stored")
 		}
 		if _, _, err := s.AddModelVersion(ctx, "churn", broken, process.ModelMetadata{}, nil); !errors.Is(err, process.ErrModelInvalid) {
@@ -621,7 +621,7 @@ func TestVerification(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			s := newModelWriter(t, registry.NewMemStore(registry.StoreOptions{}))
-			_, _, err := s.AddModelVersion(ctx, "churn", churnV1, tt.meta, &tt.v)
+			_, _, err := s.AddModelVersion(ctx, "churn", churnV1, tt.meta, &registry.Upload{Verification: &tt.v})
 			if tt.err == "" {
 				if err != nil {
 					t.Fatalf("verification refused: %v", err)
@@ -648,7 +648,7 @@ func TestVerificationListsFirstFive(t *testing.T) {
 	}
 	s := newModelWriter(t, registry.NewMemStore(registry.StoreOptions{}))
 	_, _, err := s.AddModelVersion(context.Background(), "churn", churnV1, process.ModelMetadata{},
-		&registry.Verification{Rows: tabletest.Must(n, process.NumberColumn("age", ages, nil)), Expected: want})
+		&registry.Upload{Verification: &registry.Verification{Rows: tabletest.Must(n, process.NumberColumn("age", ages, nil)), Expected: want}})
 	msg := fmt.Sprint(err)
 	if !strings.Contains(msg, "in 12 of 12 rows") || !strings.Contains(msg, "row 4,") || strings.Contains(msg, "row 5,") || !strings.Contains(msg, "and 7 more values") {
 		t.Errorf("error = %s; want the first five rows listed and the count of the rest", msg)
@@ -664,7 +664,7 @@ func TestModelSample(t *testing.T) {
 			process.NumberColumn("income", []float64{1, 0, 0, 3}, []bool{false, true, false, false}),
 			process.NumberColumn("age", []float64{4, 0, 2, 8}, nil))
 		v1 := must[registry.ModelVersion](t)(added(s.AddModelVersion(ctx, "churn", churnV1, process.ModelMetadata{},
-			&registry.Verification{Rows: rows, Expected: []any{0.5, 0.5, 1.0, -0.5}})))
+			&registry.Upload{Verification: &registry.Verification{Rows: rows, Expected: []any{0.5, 0.5, 1.0, -0.5}}})))
 		v2 := must[registry.ModelVersion](t)(added(s.AddModelVersion(ctx, "churn", churnV2, process.ModelMetadata{}, nil)))
 		// The first rows, every input in the model's order, a missing value
 		// null, the column the model does not read left out.

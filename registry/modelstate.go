@@ -3,11 +3,12 @@ package registry
 import (
 	"bytes"
 	"encoding/json"
-	"github.com/scorehub/scorehub/registry/drift"
+	"slices"
 	"sort"
 	"strconv"
 	"time"
 
+	"github.com/scorehub/scorehub/registry/drift"
 	"github.com/scorehub/scorehub/registry/process"
 )
 
@@ -96,6 +97,22 @@ func (s *State) ResolveModel(ref string) (string, error) {
 		return "", err
 	}
 	return info.process, nil
+}
+
+// Reference returns the reference of the version the model reference
+// ref names ("churn@production", "churn@3"), which its drift is measured
+// against; nil when ref names no version s holds, or one without a
+// reference.
+func (s *State) Reference(ref string) *drift.Profile {
+	r, err := ParseModelRef(ref)
+	if err != nil {
+		return nil
+	}
+	info, err := s.resolveRef(r)
+	if err != nil {
+		return nil
+	}
+	return info.reference
 }
 
 // checkModelRef reports a model reference that names nothing s holds, as
@@ -308,4 +325,32 @@ func (s *State) referenced(sum string) bool {
 		}
 	}
 	return false
+}
+
+// modelVersion returns version of model.
+func (s *State) modelVersion(model string, version int) (ModelVersion, bool) {
+	m, ok := s.models[model]
+	if !ok {
+		return ModelVersion{}, false
+	}
+	return m.Version(version)
+}
+
+// withVersionReference returns s with p as the reference of version of
+// model, the change, and the version as stored. sum is the version's
+// artifact as the reference was profiled by: a version deleted and its
+// number given to other content since is not found.
+func (s *State) withVersionReference(model string, version int, sum string, p *drift.Profile, now time.Time) (*State, Change, ModelVersion, error) {
+	cur, exists := s.models[model]
+	if !exists {
+		return nil, Change{}, ModelVersion{}, errorf(ErrNotFound, "model %q does not exist", model)
+	}
+	m := cur.clone()
+	i := slices.IndexFunc(m.Versions, func(v ModelVersion) bool { return v.Version == version && v.SHA256 == sum })
+	if i < 0 {
+		return nil, Change{}, ModelVersion{}, errorf(ErrNotFound, "model %q has no version %d", model, version)
+	}
+	m.Versions[i].Reference = p
+	n, c := s.withModel(m, cur, true, now)
+	return n, c, m.Versions[i].clone(), nil
 }

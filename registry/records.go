@@ -164,7 +164,93 @@ type Endpoint struct {
 	// ("churn@3") that answered each row. Off, an answer looks the same
 	// whichever model gave it, as AI Hub clients expect.
 	AnsweredBy bool `json:"answeredBy,omitempty"`
+	// Monitor sets how the drift of a model endpoint's rows and answers
+	// from its version's reference is measured; nil measures it as the
+	// zero Monitor says, and only Off turns it off.
+	Monitor *Monitor `json:"monitor,omitempty"`
+	// OutlierColumn adds the output column "outlier" to a model
+	// endpoint's answers: for a row with values outside its version's
+	// reference (a number out of its range, a category it never had), the
+	// names of those inputs; missing for a row within it, and for every
+	// row when the version has no reference.
+	OutlierColumn bool `json:"outlierColumn,omitempty"`
+	// PayloadLog, when set, keeps a sample of the endpoint's scored rows
+	// with their answers, for administrators to read back.
+	PayloadLog *PayloadLog `json:"payloadLog,omitempty"`
 }
+
+// Monitor is how an endpoint's drift is measured: over a window of its
+// newest rows, for at most MaxFeatures of its model's inputs. The zero
+// Monitor measures with the defaults.
+type Monitor struct {
+	// Off turns the measure off: no live figures, no drift series.
+	Off bool `json:"off,omitempty"`
+	// Window is how far back the live figures reach, from
+	// MinMonitorWindow to MaxMonitorWindow; zero means
+	// DefaultMonitorWindow. It is kept in nanoseconds.
+	Window time.Duration `json:"windowNs,omitempty"`
+	// MaxRows bounds the newest rows the live figures hold, up to
+	// MaxMonitorRows; zero means DefaultMonitorRows.
+	MaxRows int64 `json:"maxRows,omitempty"`
+	// MaxFeatures bounds the inputs measured, up to MaxMonitorFeatures;
+	// zero means DefaultMonitorFeatures. A model with more inputs has the
+	// most important measured (those its reference ranks highest by mean
+	// |contribution|), or else the first.
+	MaxFeatures int `json:"maxFeatures,omitempty"`
+	// FeatureSeries exports the PSI of each measured input as a
+	// Prometheus series of its own, for at most MaxFeatureSeries inputs;
+	// off, the endpoint has three drift series whatever its inputs.
+	FeatureSeries bool `json:"featureSeries,omitempty"`
+}
+
+// The bounds and defaults of [Monitor].
+const (
+	DefaultMonitorWindow   = time.Hour
+	MinMonitorWindow       = time.Minute
+	MaxMonitorWindow       = 7 * 24 * time.Hour
+	DefaultMonitorRows     = 100_000
+	MaxMonitorRows         = 10_000_000
+	DefaultMonitorFeatures = 50
+	MaxMonitorFeatures     = 200
+	MaxFeatureSeries       = 20
+)
+
+// Settings returns m with the defaults in place of its zero fields; a nil
+// m is the zero Monitor.
+func (m *Monitor) Settings() Monitor {
+	var s Monitor
+	if m != nil {
+		s = *m
+	}
+	if s.Window == 0 {
+		s.Window = DefaultMonitorWindow
+	}
+	if s.MaxRows == 0 {
+		s.MaxRows = DefaultMonitorRows
+	}
+	if s.MaxFeatures == 0 {
+		s.MaxFeatures = DefaultMonitorFeatures
+	}
+	return s
+}
+
+// PayloadLog is the sample of an endpoint's rows kept in the payload log.
+type PayloadLog struct {
+	// Rate is the share of rows logged, each row drawn on its own: more
+	// than 0, at most 1.
+	Rate float64 `json:"rate"`
+	// Redact names columns, of the input or the answer, whose values are
+	// logged as RedactedValue.
+	Redact []string `json:"redact,omitempty"`
+}
+
+// The bounds of [PayloadLog], the value a redacted column is logged as,
+// and the column [Endpoint.OutlierColumn] adds.
+const (
+	MaxRedacted   = 100
+	RedactedValue = "[redacted]"
+	OutlierColumn = "outlier"
+)
 
 // Challenger is a model an endpoint scores beside its own, the champion,
 // to compare them on real traffic before one replaces the other.

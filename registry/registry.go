@@ -191,9 +191,8 @@ type Target struct {
 	// resolved as Process is.
 	Challengers []ChallengerTarget
 	// Reference is what the drift of the model's inputs and predictions
-	// is measured against: the profile of the rows the version was
-	// verified with; nil for a process, or a version uploaded without
-	// verification.
+	// is measured against, and its rows are flagged outliers by: the
+	// version's reference; nil for a process, or a version without one.
 	Reference *drift.Profile
 }
 
@@ -248,6 +247,6 @@ func (s *Snapshot) resolve(group, path, alias string) (Target, error) {
 	if !ok { // the Registry's rules prevent it; a store written by another build might not
 		return Target{}, errorf(ErrUnavailable, "the endpoint's process is not available in this server")
 	}
-	return Target{Group: g, Deployment: d, Endpoint: e, Queue: q, Process: answeredBy(p, e), Challengers: s.challengers(e, schema, p),
+	return Target{Group: g, Deployment: d, Endpoint: e, Queue: q, Process: endpointColumns(p, e), Challengers: s.challengers(e, schema, p),
 		Reference: s.reference(e)}, nil
 }

@@ -104,6 +104,7 @@ func (d *Deployment) Faults() (fields, joint []*InvalidError) {
 			}
 		}
 		fields = appendChallengers(fields, p, e)
+		fields = appendMonitoring(fields, p, e)
 	}
 	seen := make(map[string]bool, len(d.Endpoints))
 	for i, e := range d.Endpoints {
@@ -115,6 +116,12 @@ func (d *Deployment) Faults() (fields, joint []*InvalidError) {
 			joint = append(joint, &InvalidError{Pointer: p + "/explain", Message: "explains a model's predictions: name a model, not a process"})
 		}
 		joint = appendChallengersJoint(joint, p, e)
+		if e.Model == "" && e.Monitor != nil && !e.Monitor.Off {
+			joint = append(joint, &InvalidError{Pointer: p + "/monitor", Message: "measures the drift of a model's inputs: name a model, not a process"})
+		}
+		if e.Model == "" && e.OutlierColumn {
+			joint = append(joint, &InvalidError{Pointer: p + "/outlierColumn", Message: "flags rows outside a model's reference: name a model, not a process"})
+		}
 		if e.Alias == "" {
 			continue // no name at all is a fault of its own
 		}
@@ -164,6 +171,41 @@ func joinFaults(fields, joint []*InvalidError) error {
 		errs = append(errs, f)
 	}
 	return errors.Join(errs...)
+}
+
+// appendMonitoring appends to faults those of e's monitor and payload
+// log, e at pointer p.
+func appendMonitoring(faults []*InvalidError, p string, e Endpoint) []*InvalidError {
+	if m := e.Monitor; m != nil {
+		if m.Window != 0 && (m.Window < MinMonitorWindow || m.Window > MaxMonitorWindow) {
+			faults = append(faults, &InvalidError{Pointer: p + "/monitor/window", Message: "must be from " + MinMonitorWindow.String() + " to " + MaxMonitorWindow.String()})
+		}
+		if m.MaxRows < 0 || m.MaxRows > MaxMonitorRows {
+			faults = append(faults, &InvalidError{Pointer: p + "/monitor/maxRows", Message: "must be from 1 to " + strconv.Itoa(MaxMonitorRows)})
+		}
+		if m.MaxFeatures < 0 || m.MaxFeatures > MaxMonitorFeatures {
+			faults = append(faults, &InvalidError{Pointer: p + "/monitor/maxFeatures", Message: "must be from 1 to " + strconv.Itoa(MaxMonitorFeatures)})
+		}
+	}
+	if l := e.PayloadLog; l != nil {
+		if !(l.Rate > 0 && l.Rate <= 1) {
+			faults = append(faults, &InvalidError{Pointer: p + "/payloadLog/rate", Message: "must be more than 0 and at most 1: the share of rows logged"})
+		}
+		if len(l.Redact) > MaxRedacted {
+			faults = append(faults, &InvalidError{Pointer: p + "/payloadLog/redact", Message: "may name at most " + strconv.Itoa(MaxRedacted) + " columns"})
+		}
+		seen := make(map[string]bool, len(l.Redact))
+		for j, c := range l.Redact {
+			switch {
+			case c == "" || len(c) > 256:
+				faults = append(faults, &InvalidError{Pointer: p + "/payloadLog/redact/" + strconv.Itoa(j), Message: "must name a column: 1 to 256 bytes"})
+			case seen[c]:
+				faults = append(faults, &InvalidError{Pointer: p + "/payloadLog/redact/" + strconv.Itoa(j), Message: msgTwice})
+			}
+			seen[c] = true
+		}
+	}
+	return faults
 }
 
 // appendChallengers appends to faults those of e's challengers' own

@@ -75,9 +75,25 @@ func (e *engine) challenged(req context.Context, x *execution) (wire.Result, err
 				by[r] = x.challengers[who[r]].Process.Name
 			}
 		}
-		if result, err = withAnsweredBy(result, by); err != nil {
+		if result, err = withColumn(result, process.TextColumn(registry.AnsweredByColumn, by, nil)); err != nil {
 			return wire.Result{}, err
 		}
+	}
+	if x.outliers {
+		if result, err = e.challenges.withOutliers(result, table, x.reference); err != nil {
+			return wire.Result{}, err
+		}
+	}
+	if x.payloadLog != nil {
+		e.logPayloads(x, result, func(r int) string {
+			switch {
+			case who != nil && who[r] >= 0:
+				return x.challengers[who[r]].Process.Name
+			case x.model:
+				return x.process.Name
+			}
+			return ""
+		})
 	}
 	return result, nil
 }
@@ -329,20 +345,20 @@ func joinResult(r wire.Result) (*process.Table, error) {
 	return scatter(n, parts)
 }
 
-// withAnsweredBy returns r with the column answeredBy added: by[r], the
-// model version that answered row r.
-func withAnsweredBy(r wire.Result, by []string) (wire.Result, error) {
+// withColumn returns r with the column c added after its others, in
+// place of a column of r of the same name.
+func withColumn(r wire.Result, c process.Column) (wire.Result, error) {
 	t, err := joinResult(r)
 	if err != nil {
 		return wire.Result{}, err
 	}
 	cols := make([]process.Column, 0, t.NumColumns()+1)
 	for i := range t.NumColumns() {
-		if c := t.Column(i); c.Name != registry.AnsweredByColumn {
-			cols = append(cols, *c)
+		if tc := t.Column(i); tc.Name != c.Name {
+			cols = append(cols, *tc)
 		}
 	}
-	cols = append(cols, process.TextColumn(registry.AnsweredByColumn, by, nil))
+	cols = append(cols, c)
 	out, err := process.NewTable(t.Rows(), cols...)
 	return wire.Result{Whole: out}, err
 }

@@ -25,8 +25,13 @@ type Challenges struct {
 
 	predictions        atomic.Pointer[predictionLog] // nil: predictions are not kept
 	droppedPredictions atomic.Uint64
+	payloads           atomic.Pointer[payloadLog] // nil: no rows are logged
+	droppedPayloads    atomic.Uint64
+	sampledPayloads    atomic.Uint64
 	sharing            atomic.Pointer[sharing] // nil: the figures are this replica's alone
-	monitors           sync.Map                // monitorKey → *drift.Live
+	monitors           sync.Map                // monitorKey → *monitored
+	bounds             sync.Map                // *drift.Profile → *drift.Outliers
+	boundsMade         atomic.Int64
 
 	// pairs and champions are read on every challenged execution, and
 	// written once a pair; sync.Map serves that without a lock shared by

@@ -81,6 +81,10 @@ type execution struct {
 	answeredBy  bool
 	rowID       string
 	reference   *drift.Profile // nil: the endpoint's drift is not measured
+	monitor     registry.Monitor
+	outliers    bool                 // add the outlier column
+	payloadLog  *registry.PayloadLog // nil: the endpoint logs no rows
+	model       bool                 // the endpoint names a model: its process is a version's
 	// after are what runs once the answer is written (or the job's result
 	// kept): the shadows, which must not delay it. See [execution.answered].
 	after []func()
@@ -109,7 +113,7 @@ func (x *execution) answered() {
 // watched so that execute returns at once when the deadline passes or req
 // ends; one that does not heed its context keeps its slot until it returns.
 func (e *engine) execute(req context.Context, x *execution) (wire.Result, error) {
-	if len(x.challengers) > 0 || x.answeredBy || x.rowID != "" || x.reference != nil {
+	if len(x.challengers) > 0 || x.answeredBy || x.rowID != "" || x.reference != nil || x.outliers || x.payloadLog != nil {
 		return e.challenged(req, x)
 	}
 	return e.executeOne(req, x)
@@ -253,7 +257,9 @@ func processError(ctx context.Context, name string, err error) error {
 // queue, under the endpoint's timeout or, when it sets none, dflt.
 func endpointExecution(t *registry.Target, dflt time.Duration) execution {
 	x := execution{process: t.Process, queue: t.Endpoint.QueueName(), timeout: t.Endpoint.Timeout,
-		challengers: t.Challengers, splitKey: t.Endpoint.SplitKey, answeredBy: t.Endpoint.AnsweredBy, rowID: t.Endpoint.RowID, reference: t.Reference}
+		challengers: t.Challengers, splitKey: t.Endpoint.SplitKey, answeredBy: t.Endpoint.AnsweredBy, rowID: t.Endpoint.RowID, reference: t.Reference,
+		monitor: t.Endpoint.Monitor.Settings(), outliers: t.Endpoint.OutlierColumn && t.Endpoint.Model != "", payloadLog: t.Endpoint.PayloadLog,
+		model: t.Endpoint.Model != ""}
 	if x.timeout <= 0 {
 		x.timeout = dflt
 	}

@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"log/slog"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/scorehub/scorehub/registry/outcomes"
@@ -13,27 +11,8 @@ import (
 )
 
 // predictionLog hands the predictions of rows with IDs to an
-// [outcomes.Store] off the answer's path: the scoring goroutine puts a
-// batch in a bounded queue, or drops it and counts it when the queue is
-// full, and one goroutine appends what the queue holds.
-type predictionLog struct {
-	store   outcomes.Store
-	log     *slog.Logger
-	queue   chan batch
-	dropped *atomic.Uint64 // predictions not kept: the queue was full, or the store refused them
-	done    chan struct{}
-	once    sync.Once
-}
-
-// batch is predictions handed to the store, or, with flushed set, a
-// mark that closes flushed once every batch before it is appended.
-type batch struct {
-	ps      []outcomes.Prediction
-	flushed chan struct{}
-}
-
-// predictionQueue is how many batches wait for the store at most.
-const predictionQueue = 1024
+// [outcomes.Store] off the answer's path.
+type predictionLog = sink[outcomes.Prediction]
 
 // KeepPredictions has executions on q hand the predictions of rows that
 // carry an ID ([registry.Endpoint.RowID]) to store, the champion's and
@@ -46,15 +25,14 @@ func (q *Queues) KeepPredictions(store outcomes.Store, log *slog.Logger) error {
 	if store == nil {
 		return errors.New("scoring: KeepPredictions needs a store")
 	}
-	if log == nil {
-		log = slog.Default()
-	}
-	l := &predictionLog{store: store, log: log, queue: make(chan batch, predictionQueue),
-		dropped: &q.challenges.droppedPredictions, done: make(chan struct{})}
-	if !q.challenges.predictions.CompareAndSwap(nil, l) {
+	if q.challenges.predictions.Load() != nil {
 		return errors.New("scoring: predictions are kept already")
 	}
-	go l.run()
+	l := newSink("predictions", store.Append, &q.challenges.droppedPredictions, log)
+	if !q.challenges.predictions.CompareAndSwap(nil, l) {
+		l.stop(context.Background())
+		return errors.New("scoring: predictions are kept already")
+	}
 	return nil
 }
 
@@ -65,36 +43,13 @@ func (q *Queues) StopKeepingPredictions(ctx context.Context) error {
 	if l == nil {
 		return nil
 	}
-	l.once.Do(func() { close(l.queue) })
-	select {
-	case <-l.done:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
+	return l.stop(ctx)
 }
 
 // DroppedPredictions counts the predictions of rows with IDs that were
 // not kept: the store fell behind or refused them.
 func (q *Queues) DroppedPredictions() uint64 {
 	return q.challenges.droppedPredictions.Load()
-}
-
-// put hands ps to the store, or drops them.
-func (l *predictionLog) put(ps []outcomes.Prediction) {
-	if len(ps) == 0 {
-		return
-	}
-	defer func() {
-		if recover() != nil { // the log stopped as the batch came
-			l.dropped.Add(uint64(len(ps)))
-		}
-	}()
-	select {
-	case l.queue <- batch{ps: ps}:
-	default:
-		l.dropped.Add(uint64(len(ps)))
-	}
 }
 
 // FlushPredictions waits, within ctx, until the predictions handed to the
@@ -107,69 +62,7 @@ func (q *Queues) FlushPredictions(ctx context.Context) error {
 	if l == nil {
 		return nil
 	}
-	mark := batch{flushed: make(chan struct{})}
-	if err := func() (err error) {
-		defer func() {
-			if recover() != nil { // the log stopped: nothing waits
-				err = nil
-			}
-		}()
-		select {
-		case l.queue <- mark:
-			return nil
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-	}(); err != nil {
-		return err
-	}
-	select {
-	case <-mark.flushed:
-		return nil
-	case <-l.done:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
-
-// run appends batches until the queue closes, several at a time when
-// they wait.
-func (l *predictionLog) run() {
-	defer close(l.done)
-	for b := range l.queue {
-		ps := b.ps
-		var marks []chan struct{}
-		if b.flushed != nil {
-			marks = append(marks, b.flushed)
-		}
-		for more := true; more && len(ps) < 10_000; {
-			select {
-			case next, ok := <-l.queue:
-				if !ok {
-					more = false
-					break
-				}
-				ps = append(ps, next.ps...)
-				if next.flushed != nil {
-					marks = append(marks, next.flushed)
-				}
-			default:
-				more = false
-			}
-		}
-		if len(ps) > 0 {
-			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-			if err := l.store.Append(ctx, ps); err != nil {
-				l.dropped.Add(uint64(len(ps)))
-				l.log.Warn("scoring: predictions not kept", "predictions", len(ps), "error", err)
-			}
-			cancel()
-		}
-		for _, m := range marks {
-			close(m)
-		}
-	}
+	return l.flush(ctx)
 }
 
 // keeping reports whether predictions are kept.

@@ -36,7 +36,8 @@ const (
 
 // ShareComparisons has q publish its Challenges' figures to store every
 // ShareEvery as replica, until ctx ends, so that [Queues.Comparisons]
-// sums every replica's. It returns at once; the last publication happens
+// sums every replica's; and its live drift histograms too when store is
+// also a [DriftStore], so that [Queues.Drift] adds up every replica's. It returns at once; the last publication happens
 // when ctx ends (see [Queues.StopSharing]).
 func (q *Queues) ShareComparisons(store ComparisonStore, replica string, log *slog.Logger) error {
 	if store == nil || replica == "" {
@@ -88,9 +89,15 @@ type sharing struct {
 func (q *Queues) publish(s *sharing, log *slog.Logger) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	figures := q.challenges.All(q.reg.Snapshot().State())
-	if err := s.store.Publish(ctx, s.replica, figures, time.Now()); err != nil {
+	st := q.reg.Snapshot().State()
+	now := time.Now()
+	if err := s.store.Publish(ctx, s.replica, q.challenges.All(st), now); err != nil {
 		log.Warn("scoring: the comparisons of this replica were not published", "error", err)
+	}
+	if ds, ok := s.store.(DriftStore); ok {
+		if err := ds.PublishDrift(ctx, s.replica, q.challenges.sharedDrifts(st), now); err != nil {
+			log.Warn("scoring: the drift figures of this replica were not published", "error", err)
+		}
 	}
 }
 
@@ -174,7 +181,9 @@ type MemComparisons struct {
 
 type publication struct {
 	figures []EndpointComparison
+	drift   []SharedDrift
 	at      time.Time
+	driftAt time.Time
 }
 
 var _ ComparisonStore = (*MemComparisons)(nil)
@@ -186,8 +195,43 @@ func (m *MemComparisons) Publish(_ context.Context, replica string, figures []En
 	if m.pubs == nil {
 		m.pubs = map[string]publication{}
 	}
-	m.pubs[replica] = publication{figures: figures, at: at}
+	p := m.pubs[replica]
+	p.figures, p.at = figures, at
+	m.pubs[replica] = p
 	return nil
+}
+
+// PublishDrift keeps figures as replica's drift.
+func (m *MemComparisons) PublishDrift(_ context.Context, replica string, figures []SharedDrift, at time.Time) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.pubs == nil {
+		m.pubs = map[string]publication{}
+	}
+	p := m.pubs[replica]
+	p.drift, p.driftAt = figures, at
+	m.pubs[replica] = p
+	return nil
+}
+
+// CollectDrift returns endpoint's drift figures of the replicas that
+// published them at or after since.
+func (m *MemComparisons) CollectDrift(_ context.Context, endpoint process.EndpointRef, since time.Time) ([]SharedDrift, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []SharedDrift
+	for replica, p := range m.pubs {
+		if p.driftAt.Before(since) {
+			continue
+		}
+		for _, f := range p.drift {
+			if f.Endpoint == endpoint {
+				f.Replica = replica
+				out = append(out, f)
+			}
+		}
+	}
+	return out, nil
 }
 
 // Collect returns endpoint's comparisons of the replicas that published
