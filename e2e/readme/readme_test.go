@@ -403,7 +403,7 @@ func multipartBody(form []string) ([]byte, string, error) {
 // volatile are the members whose values differ from run to run.
 var volatile = map[string]bool{
 	"createdAt": true, "updatedAt": true, "lastUsedAt": true, "startedAt": true, "finishedAt": true,
-	"id": true, "idToken": true, "expirationDate": true, "token": true,
+	"id": true, "idToken": true, "expirationDate": true, "token": true, "at": true,
 }
 
 // withoutVolatile replaces the value of every volatile member of v with

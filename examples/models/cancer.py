@@ -19,3 +19,6 @@ upload = {
 }
 with open("cancer.upload.json", "w") as f:
     json.dump(upload, f, indent=1)
+
+# Rows like those the model will score, which its drift is measured against.
+x.to_csv("cancer.reference.csv", index=False)

@@ -1,6 +1,8 @@
 package xgboost_test
 
 import (
+	"bytes"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"testing"
@@ -69,5 +71,17 @@ func TestCancerExample(t *testing.T) {
 	}
 	for _, name := range []string{"cancer.json", "cancer.upload.json"} {
 		modeltest.SameJSON(t, "cancer.py", filepath.Join(dir, name), filepath.Join(out, name))
+	}
+	// The reference rows are the data set's own, written by pandas.
+	want, err := os.ReadFile(filepath.Join(dir, "cancer.reference.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := os.ReadFile(filepath.Join(out, "cancer.reference.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("cancer.py writes other reference rows than examples/models/cancer.reference.csv")
 	}
 }
