@@ -47,6 +47,12 @@ func TestConformanceCatchesDrift(t *testing.T) {
 		{"error of another shape", "GET", "/api/v1/queues/x", 404, "application/json", `{"message":"not found"}`},
 		{"not JSON for an unknown path", "GET", "/nowhere", 404, "text/plain", `404 page not found`},
 		{"answer for an unknown path that is not an error", "GET", "/nowhere", 200, "application/json", `{}`},
+		{"JSON Lines record of another shape", "GET", "/api/v1/endpoints/DEFAULT/churn/score/payloads", 200, mediaJSONLines,
+			`{"seq":1,"at":"2026-03-14T15:09:26Z","row":{}}` + "\n" + `{"seq":2,"row":{}}` + "\n"},
+		{"JSON Lines that are one JSON array", "GET", "/api/v1/endpoints/DEFAULT/churn/score/payloads", 200, mediaJSONLines,
+			`[{"seq":1,"at":"2026-03-14T15:09:26Z","row":{}}]` + "\n"},
+		{"JSON Lines without the last newline", "GET", "/api/v1/endpoints/DEFAULT/churn/score/payloads", 200, mediaJSONLines,
+			`{"seq":1,"at":"2026-03-14T15:09:26Z","row":{}}`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -134,6 +140,21 @@ func TestEveryOperationAnswersAsDocumented(t *testing.T) {
 	const modelDep = `{"enabled":true,"endpoints":[{"alias":"species","model":"iris@production"}]}`
 	multipartType, multipartBody := modelMultipart(model, `{"label":"species","classes":["setosa","versicolor","virginica"],"features":["sepal_length","sepal_width","petal_length","petal_width"],"description":"Iris, with its metadata part"}`)
 	_, verifiedBody := modelMultipart(model, exampleFile(t, "iris.verification.json")) // metadata with verification rows
+	const irisFeatures = `"features":["sepal_length","sepal_width","petal_length","petal_width"]`
+	referencedType, referencedBody := multipartForm(
+		formPart{name: "artifact", filename: "iris.json", contentType: "application/octet-stream", body: model},
+		formPart{name: "metadata", contentType: "application/json", body: `{"label":"species","classes":["setosa","versicolor","virginica"],` + irisFeatures + `,"description":"Iris, with reference rows"}`},
+		formPart{name: "reference", filename: "reference.csv", contentType: "text/csv", body: irisReferenceCSV})
+	raggedType, raggedBody := multipartForm(
+		formPart{name: "artifact", filename: "iris.json", contentType: "application/octet-stream", body: model},
+		formPart{name: "reference", contentType: "text/csv", body: "sepal_length,petal_width\n5.1,0.2\n4.9\n"})
+	const referenceJSON = `{"data":[` + harness.IrisRow + `,{"sepal_length":7.0,"sepal_width":3.2,"petal_length":4.7,"petal_width":1.4},{"sepal_length":6.3,"sepal_width":3.3,"petal_length":6.0,"petal_width":2.5}]}`
+	const monitoredDep = `{"enabled":true,"endpoints":[
+		{"alias":"species","model":"iris@4","monitor":{"window":"30m","maxRows":1000,"maxFeatures":2,"featureSeries":true},"outlierColumn":true,"payloadLog":{"rate":1,"redact":["sepal_width"]}},
+		{"alias":"defaults","model":"iris@4","monitor":true,"payloadLog":{"rate":0.5}},
+		{"alias":"off","model":"iris@4","monitor":false}]}`
+	const monitoredRows = `{"data":[` + harness.IrisRow + `,{"sepal_length":5.9,"sepal_width":3.0,"petal_length":5.1,"petal_width":9}]}` // the second's petal_width is out of range
+	const monitoredPayloads = "/api/v1/endpoints/traffic/monitored/species/payloads"
 	steps := []step{
 		{method: "GET", path: "/health/live", status: 200},
 		{method: "GET", path: "/health/ready", status: 200},
@@ -259,6 +280,44 @@ func TestEveryOperationAnswersAsDocumented(t *testing.T) {
 		{method: "GET", path: "/api/v1/endpoints/traffic/model/species/drift", as: "reader", status: 404}, // iris@2 has no reference
 		{method: "GET", path: "/api/v1/endpoints/traffic/iris/species/drift", as: "reader", status: 404},  // a catalog process
 		{method: "DELETE", path: "/api/v1/deployments/traffic/drifted", as: "admin", status: 204},
+		// A version uploaded with reference rows as CSV, its reference
+		// replaced by JSON rows and put back, and what that refuses; an
+		// endpoint that measures its drift over a window of its own,
+		// flags the rows outside the reference and logs every row it
+		// scores, which an admin reads back a page at a time and as JSON
+		// Lines; and the monitors a deployment may not have.
+		{method: "POST", path: versions, as: "admin", contentType: referencedType, body: referencedBody, status: 201}, // iris@4
+		{method: "POST", path: versions, as: "admin", contentType: raggedType, body: raggedBody, status: 400},         // CSV with a short row
+		{method: "GET", path: versions + "/4", as: "reader", status: 200},
+		{method: "PUT", path: versions + "/4/reference", as: "admin", body: referenceJSON, status: 200},
+		{method: "PUT", path: versions + "/4/reference", as: "admin", contentType: "text/csv", body: "petal_width,petal_width\n1,2\n", status: 400},
+		{method: "PUT", path: versions + "/4/reference", as: "admin", contentType: "text/csv", body: "petal_width\nwide\n", status: 400}, // not a number
+		{method: "PUT", path: versions + "/4/reference", as: "admin", contentType: "application/xml", body: "<rows/>", status: 415},
+		{method: "PUT", path: versions + "/4/reference", as: "reader", contentType: "text/csv", body: irisReferenceCSV, status: 403},
+		{method: "PUT", path: versions + "/9/reference", as: "admin", contentType: "text/csv", body: irisReferenceCSV, status: 404},
+		{method: "PUT", path: versions + "/4/reference", as: "admin", contentType: "text/csv", body: irisReferenceCSV, status: 200},
+		{method: "PUT", path: "/api/v1/deployments/traffic/monitored", as: "admin", body: monitoredDep, status: 201},
+		{method: "PUT", path: "/api/v1/deployments/traffic/monitored", as: "admin", status: 400,
+			body: `{"endpoints":[{"alias":"species","model":"iris@4","monitor":{"window":"10s","maxFeatures":201},"payloadLog":{"rate":0}}]}`},
+		{method: "PUT", path: "/api/v1/deployments/traffic/unmonitored", as: "admin", status: 400, // a process has no reference
+			body: `{"endpoints":[{"alias":"species","process":"iris","monitor":{"window":"1h"},"outlierColumn":true}]}`},
+		{method: "GET", path: "/api/v1/deployments/traffic/monitored", as: "reader", status: 200},
+		{method: "GET", path: "/api/v1/endpoints/traffic/monitored/species/drift", as: "reader", status: 404}, // no row scored yet
+		{method: "POST", path: "/webapi/traffic/api/v1/services/monitored/species", body: monitoredRows, status: 200},
+		{method: "POST", path: "/webapi/traffic/api/v1/services/monitored/off", body: monitoredRows, status: 200},
+		{method: "GET", path: "/api/v1/endpoints/traffic/monitored/species/drift", as: "reader", status: 200},
+		{method: "GET", path: "/api/v1/endpoints/traffic/monitored/off/drift", as: "reader", status: 404}, // its monitor is off
+		{method: "GET", path: monitoredPayloads + "?limit=1", as: "admin", status: 200},                   // the first of two, and next
+		{method: "GET", path: monitoredPayloads + "?after=0", as: "admin", status: 200},
+		{method: "GET", path: "/api/v1/endpoints/traffic/monitored/off/payloads", as: "admin", status: 200}, // no payload log: no records
+		{method: "GET", path: monitoredPayloads + "?format=jsonl", as: "admin", status: 200},
+		{method: "GET", path: monitoredPayloads, as: "admin", header: map[string]string{"Accept": "application/x-ndjson"}, status: 200},
+		{method: "GET", path: monitoredPayloads + "?limit=0", as: "admin", status: 400},
+		{method: "GET", path: monitoredPayloads + "?format=csv", as: "admin", status: 400},
+		{method: "GET", path: "/api/v1/endpoints/traffic/monitored/nowhere/payloads", as: "admin", status: 404},
+		{method: "GET", path: monitoredPayloads, as: "reader", status: 403},
+		{method: "GET", path: monitoredPayloads, status: 401},
+		{method: "DELETE", path: "/api/v1/deployments/traffic/monitored", as: "admin", status: 204},
 		// A job on the model's endpoint runs the model's version, which its
 		// answers name as the job's process (iris@2).
 		{method: "POST", path: "/executions/jobs", as: "admin", body: `{"endpoint":{"group":"traffic","path":"model","alias":"species"},"data":[` + harness.IrisRow + `]}`, status: 201, keep: "model"},
@@ -461,16 +520,52 @@ func exampleFile(t *testing.T, name string) string {
 // modelMultipart is an upload's multipart body, with the parts artifact
 // and metadata, and its Content-Type.
 func modelMultipart(artifact, metadata string) (contentType, body string) {
-	const boundary = "scorehub-model-upload"
-	body = "--" + boundary + "\r\n" +
-		`Content-Disposition: form-data; name="artifact"; filename="iris.json"` + "\r\n" +
-		"Content-Type: application/octet-stream\r\n\r\n" + artifact + "\r\n" +
-		"--" + boundary + "\r\n" +
-		`Content-Disposition: form-data; name="metadata"` + "\r\n" +
-		"Content-Type: application/json\r\n\r\n" + metadata + "\r\n" +
-		"--" + boundary + "--\r\n"
-	return "multipart/form-data; boundary=" + boundary, body
+	return multipartForm(
+		formPart{name: "artifact", filename: "iris.json", contentType: "application/octet-stream", body: artifact},
+		formPart{name: "metadata", contentType: "application/json", body: metadata})
 }
+
+// formPart is one part of a multipart/form-data body.
+type formPart struct {
+	name, filename, contentType, body string // no filename or Content-Type when empty
+}
+
+// multipartForm is a multipart/form-data body of parts, and its
+// Content-Type.
+func multipartForm(parts ...formPart) (contentType, body string) {
+	const boundary = "scorehub-model-upload"
+	var b strings.Builder
+	for _, p := range parts {
+		b.WriteString("--" + boundary + "\r\n" + `Content-Disposition: form-data; name="` + p.name + `"`)
+		if p.filename != "" {
+			b.WriteString(`; filename="` + p.filename + `"`)
+		}
+		b.WriteString("\r\n")
+		if p.contentType != "" {
+			b.WriteString("Content-Type: " + p.contentType + "\r\n")
+		}
+		b.WriteString("\r\n" + p.body + "\r\n")
+	}
+	b.WriteString("--" + boundary + "--\r\n")
+	return "multipart/form-data; boundary=" + boundary, b.String()
+}
+
+// irisReferenceCSV is reference rows of the iris model as CSV: a few of
+// each species, one with a missing value.
+const irisReferenceCSV = `sepal_length,sepal_width,petal_length,petal_width
+5.1,3.5,1.4,0.2
+4.9,3.0,1.4,0.2
+4.7,3.2,1.3,0.2
+5.0,,1.4,0.2
+7.0,3.2,4.7,1.4
+6.4,3.2,4.5,1.5
+6.9,3.1,4.9,1.5
+5.5,2.3,4.0,1.3
+6.3,3.3,6.0,2.5
+5.8,2.7,5.1,1.9
+7.1,3.0,5.9,2.1
+5.9,3.0,5.1,1.8
+`
 
 // basic is the Authorization header of HTTP Basic.
 func basic(user, password string) map[string]string {
