@@ -8,6 +8,7 @@ import (
 	"math"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -43,12 +44,12 @@ func challengerService(t *testing.T) client {
 
 // comparison is a challenger as GET …/challengers shows it.
 type comparison struct {
-	Model, Mode, Version, Error string
-	AgreementRate               *float64
-	Compared, Agreed, Answered  uint64
-	Errors, Unavailable         uint64
-	Delta                       scoring.Histogram
-	ChallengerLatency           scoring.Histogram
+	Model, Mode, Version, Error  string
+	AgreementRate                *float64
+	Compared, Agreed, Answered   uint64
+	Errors, Unavailable, Skipped uint64
+	Delta                        scoring.Histogram
+	ChallengerLatency            scoring.Histogram
 }
 
 type challengersAnswer struct {
@@ -530,5 +531,42 @@ func TestComparisonsSumAcrossReplicas(t *testing.T) {
 			c.must("GET", "/api/v1/endpoints/DEFAULT/churn/score/challengers", "", http.StatusOK, &got)
 			return len(got.Challengers) == 1 && got.Challengers[0].Compared == 5 && got.Challengers[0].Agreed == 4 && got.Challengers[0].Delta.Count == 5
 		})
+	}
+}
+
+// TestShadowBatchesWaitingRows: while a shadow challenger is busy, the
+// rows of the requests answered meanwhile wait in one batch, which it
+// scores in one execution once a worker is free: every row is compared,
+// once, in at most one execution a worker and one more, however many
+// requests came.
+func TestShadowBatchesWaitingRows(t *testing.T) {
+	release := make(chan struct{})
+	h := newService(t, Config{AdminPassword: adminPassword,
+		Formats: []process.ModelFormat{&registrytest.LinearFormat{}, wrapped{release: release}}}).Handler()
+	admin := signIn(t, h, "admin", adminPassword)
+	linear := string(registrytest.LinearArtifact(0, []string{"x"}, []float64{1}))
+	for _, artifact := range []string{linear, "blocking\n" + linear} {
+		if code, body := admin.send("POST", "/api/v1/models/churn/versions?classes=no,yes", "application/octet-stream", artifact); code != http.StatusCreated {
+			t.Fatalf("upload: %d %s", code, body)
+		}
+	}
+	admin.must("PUT", "/api/v1/deployments/DEFAULT/churn", `{"enabled":true,"endpoints":[{"alias":"score","model":"churn@1",
+		"challengers":[{"model":"churn@2","mode":"shadow"}]}]}`, http.StatusCreated, nil)
+	const requests = 40
+	for i := range requests {
+		// Rows of one column or two: a batch holds the inputs the challenger reads.
+		body := fmt.Sprintf(`{"data":[{"x":%d},{"x":-1,"note":"n"}]}`, i)
+		admin.must("POST", "/webapi/DEFAULT/api/v1/services/churn/score", body, http.StatusOK, nil)
+	}
+	close(release)
+	var got challengersAnswer
+	testutil.Eventually(t, 10*time.Second, "every row of every request compared", func() bool {
+		admin.must("GET", "/api/v1/endpoints/DEFAULT/churn/score/challengers", "", http.StatusOK, &got)
+		return got.Challengers[0].Compared == 2*requests
+	})
+	shadow := got.Challengers[0]
+	if workers := runtime.GOMAXPROCS(0); shadow.ChallengerLatency.Count > uint64(workers+1) || shadow.Agreed != 2*requests || shadow.Skipped != 0 {
+		t.Errorf("the shadow compared %d rows, agreed on %d, skipped %d, in %d executions; want all %d agreed, none skipped, in at most %d executions",
+			shadow.Compared, shadow.Agreed, shadow.Skipped, shadow.ChallengerLatency.Count, 2*requests, workers+1)
 	}
 }

@@ -442,36 +442,12 @@ func numbersOf(c *process.Column) []float64 {
 	return out
 }
 
-// copyTable returns a copy of t that shares no slice with it: the
-// request's table lives in memory the handler reuses once it has
-// answered, and a shadow outlives the answer.
-func copyTable(t *process.Table) *process.Table {
-	cols := make([]process.Column, t.NumColumns())
-	for i := range cols {
-		c := t.Column(i)
-		out := process.Column{Name: c.Name, Kind: c.Kind}
-		if c.Missing != nil {
-			out.Missing = append([]bool(nil), c.Missing...)
-		}
-		if c.Numbers != nil {
-			out.Numbers = append([]float64(nil), c.Numbers...)
-		}
-		if c.Texts != nil {
-			out.Texts = append([]string(nil), c.Texts...)
-		}
-		cols[i] = out
-	}
-	cp, err := process.NewTable(t.Rows(), cols...)
-	if err != nil {
-		panic(err) // t's own columns
-	}
-	return cp
-}
-
 // shadow has challenger k of x score table beside x's champion, whose
-// answers are champ, on a shadow worker, if one is free or as many wait
-// as there are workers; otherwise it counts the rows as skipped. The
-// challenger's predictions of rows with ids are kept.
+// answers are champ, on a shadow worker: in the challenger's batch, with
+// the rows of every request answered while the batch waits for a worker
+// (see shadowBatch), if one is free or as many tasks wait as there are
+// workers; otherwise it counts the rows as skipped. The challenger's
+// predictions of rows with ids are kept.
 func (e *engine) shadow(x *execution, k int, table *process.Table, champ *answers, ids []string) {
 	c := &x.challengers[k]
 	stats := e.challenges.pair(x, c)
@@ -479,24 +455,55 @@ func (e *engine) shadow(x *execution, k int, table *process.Table, champ *answer
 		stats.skipped.Add(uint64(table.Rows()))
 		return
 	}
-	in := process.Input{Table: copyTable(table), Macros: x.in.Macros, Endpoint: x.in.Endpoint, Limits: x.in.Limits}
+	b := &stats.batch
+	inputs := c.Process.Input
+	if len(inputs) == 0 { // a process that declares none reads what the request holds
+		inputs = make([]process.ColumnSpec, table.NumColumns())
+		for i := range inputs {
+			inputs[i] = process.ColumnSpec{Name: table.Column(i).Name, Kind: table.Column(i).Kind}
+		}
+	}
+	ok, first, wrong := b.add(inputs, table, batchPart{rows: table.Rows(), champ: champ, ids: ids, keep: e.challenges.keeper(x, k)})
+	switch {
+	case wrong:
+		stats.errors.Add(1) // the challenger reads a column of another kind than the request holds
+		return
+	case !ok:
+		stats.skipped.Add(uint64(table.Rows()))
+		return
+	case !first:
+		return // the task offered already takes these rows too
+	}
 	proc, ep := c.Process, x.in.Endpoint
-	keep := e.challenges.keeper(x, k)
 	run := func(ctx context.Context) {
+		t, parts := b.take()
+		if t == nil {
+			return
+		}
 		start := time.Now()
-		res, err := e.scoreShadow(ctx, proc, in)
+		res, err := e.scoreShadow(ctx, proc, process.Input{Table: t, Endpoint: ep})
 		stats.latency.observe(time.Since(start))
 		if err != nil {
 			stats.errors.Add(1)
-			e.log.Debug("scoring: a shadow challenger failed", "group", ep.Group, "path", ep.Path, "alias", ep.Alias, "challenger", proc.Name, "error", err)
+			e.log.Debug("scoring: a shadow challenger failed", "group", ep.Group, "path", ep.Path, "alias", ep.Alias, "challenger", proc.Name, "rows", t.Rows(), "error", err)
 			return
 		}
-		a := shadowView(wire.Result{Whole: res}, proc.Output)
-		stats.compare(champ, a)
-		keep(ids, a)
+		lo := 0
+		for _, p := range parts {
+			part := res
+			if len(parts) > 1 {
+				part = res.Slice(lo, lo+p.rows)
+			}
+			lo += p.rows
+			a := shadowView(wire.Result{Whole: part}, proc.Output)
+			stats.compare(p.champ, a)
+			p.keep(p.ids, a)
+		}
 	}
 	if !e.challenges.shadows.offer(shadowTask{run: run, timeout: x.timeout}) {
-		stats.skipped.Add(uint64(table.Rows()))
+		if t, _ := b.take(); t != nil {
+			stats.skipped.Add(uint64(t.Rows()))
+		}
 	}
 }
 

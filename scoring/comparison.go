@@ -106,6 +106,7 @@ type pairStats struct {
 	unavailable      atomic.Uint64 // requests the challenger could not score
 	delta            *histogram
 	latency          latency
+	batch            shadowBatch // the rows a shadow is yet to score
 }
 
 // deltaBounds are the upper bounds of the buckets of |Δ confidence| and
