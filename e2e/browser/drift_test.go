@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"net/http"
+	"os"
 	"slices"
 	"sort"
 	"strconv"
@@ -86,7 +87,16 @@ type featureDriftView struct {
 		Live      float64  `json:"live"`
 		Shares    []string `json:"shares"` // reference, live
 	} `json:"bins"`
-	Overflow bool `json:"overflow"`
+	Overflow   bool `json:"overflow"`
+	Histograms bool `json:"histograms"` // its histograms are there, folded or not
+	// Outside are, for a declared reference, the shares of live values
+	// outside it, each written and drawn as a gauge.
+	Outside []struct {
+		Text  string  `json:"text"`
+		Share string  `json:"share"` // as the page holds it
+		Fill  float64 `json:"fill"`  // the gauge's fill, px; -1 when none is drawn
+		Track float64 `json:"track"` // the gauge's, px
+	} `json:"outside"`
 }
 
 // driftView is the section as the page shows it.
@@ -97,6 +107,8 @@ type driftView struct {
 	RowsText       string             `json:"rowsText"`
 	Version        string             `json:"version"`
 	Declared       bool               `json:"declared"`
+	DeclaredText   string             `json:"declaredText"` // the declared reference's notice, "" when hidden
+	Legend         bool               `json:"legend"`       // the histograms' and PSI's legend is shown
 	Features       []featureDriftView `json:"features"`
 	Prediction     *featureDriftView  `json:"prediction"`
 	Importance     bool               `json:"importance"`     // the drift against importance is shown
@@ -124,6 +136,11 @@ const driftScript = `(() => {
       shares: [...tr.querySelectorAll('td.num')].map(text),
     })),
     overflow: a.scrollWidth > a.clientWidth + 1,
+    histograms: !!a.querySelector('.drift-shapes, .drift-histo'),
+    outside: [...a.querySelectorAll('.drift-declared-share p')].map((p) => {
+      const gauge = p.nextElementSibling && p.nextElementSibling.classList.contains('gauge') ? p.nextElementSibling : null;
+      return {text: p.textContent, share: p.dataset.share || '', fill: width(gauge && gauge.querySelector('.gauge-fill')), track: width(gauge)};
+    }),
   });
   const rows = document.getElementById('drift-rows');
   const prediction = document.querySelector('#drift-prediction:not([hidden]) .drift-feature');
@@ -134,6 +151,8 @@ const driftScript = `(() => {
     rowsText: text(rows),
     version: text(document.getElementById('drift-version')),
     declared: !document.getElementById('drift-declared').hidden,
+    declaredText: document.getElementById('drift-declared').hidden ? '' : text(document.getElementById('drift-declared')),
+    legend: !document.getElementById('drift-legend').hidden,
     features: [...document.querySelectorAll('#drift-inputs:not([hidden]) .drift-feature')].map(feature),
     prediction: prediction ? feature(prediction) : null,
     importance: !document.getElementById('drift-importance').hidden,
@@ -172,40 +191,6 @@ func TestBrowserDriftOfAnEndpoint(t *testing.T) {
 		`{"group":"DEFAULT","path":"cancer","enabled":true,"endpoints":[{"alias":"diagnose","model":"cancer@1"}]}`); status != http.StatusCreated {
 		t.Fatalf("deploy the model: %d %v", status, got)
 	}
-	route := "/api/v1/endpoints/" + driftKey + "/drift"
-	score := func(rows []map[string]any) {
-		t.Helper()
-		body, err := json.Marshal(map[string]any{"data": rows})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if status, got := srv.PostJSON(t, "/webapi/DEFAULT/api/v1/services/cancer/diagnose", string(body)); status != http.StatusOK {
-			t.Fatalf("score %d rows: %d %v", len(rows), status, got)
-		}
-	}
-	read := func() (int, driftAnswer) {
-		t.Helper()
-		status, got := srv.API(t, admin, http.MethodGet, route, "", "")
-		var a driftAnswer
-		if status == http.StatusOK {
-			b, _ := json.Marshal(got)
-			if err := json.Unmarshal(b, &a); err != nil {
-				t.Fatalf("GET %s: %v", route, err)
-			}
-		}
-		return status, a
-	}
-	// The rows are counted once their answer is written.
-	scored := func(n int64) driftAnswer {
-		t.Helper()
-		var a driftAnswer
-		testutil.Eventually(t, waitLimit, fmt.Sprintf("the route to measure %d rows", n), func() bool {
-			var status int
-			status, a = read()
-			return status == http.StatusOK && a.Rows == n
-		})
-		return a
-	}
 	shifted := make([]map[string]any, len(rows))
 	for i, r := range rows {
 		s := make(map[string]any, len(r))
@@ -224,8 +209,8 @@ func TestBrowserDriftOfAnEndpoint(t *testing.T) {
 
 	t.Run("before the endpoint scored a row, the section says why it has no figure", func(t *testing.T) {
 		b := browser{t: t, ctx: tab}
-		if status, _ := read(); status != http.StatusNotFound {
-			t.Fatalf("GET %s before any row: %d, want 404", route, status)
+		if status, _ := readDrift(t, srv, admin, driftKey); status != http.StatusNotFound {
+			t.Fatalf("GET %s before any row: %d, want 404", driftRoute(driftKey), status)
 		}
 		b.waitFor("the drift section's notice", `!document.getElementById('drift').hidden && !document.getElementById('drift-message').hidden`)
 		v := eval[driftView](b, driftScript)
@@ -240,9 +225,9 @@ func TestBrowserDriftOfAnEndpoint(t *testing.T) {
 		checkDriftAccessibility(b, axe, "drift not measured")
 	})
 
-	score(rows)
-	score(shifted)
-	a := scored(int64(2 * len(rows)))
+	scoreRows(t, srv, driftKey, rows)
+	scoreRows(t, srv, driftKey, shifted)
+	a := awaitDrift(t, srv, admin, driftKey, int64(2*len(rows)))
 
 	t.Run("Refresh shows the shifted input first, as the route measures it", func(t *testing.T) {
 		b := browser{t: t, ctx: tab}
@@ -290,8 +275,8 @@ func TestBrowserDriftOfAnEndpoint(t *testing.T) {
 		b.screenshotOf("#drift", "ui-drift.png")
 	})
 
-	score(rows)
-	a = scored(int64(3 * len(rows)))
+	scoreRows(t, srv, driftKey, rows)
+	a = awaitDrift(t, srv, admin, driftKey, int64(3*len(rows)))
 	if opened == "" {
 		t.Fatal("no input's histograms were opened")
 	}
@@ -336,6 +321,211 @@ func TestBrowserDriftOfAnEndpoint(t *testing.T) {
 	}
 }
 
+// declaredKey is the endpoint of the declared drift test: the LightGBM
+// iris classifier of the format's tests, uploaded without rows, so that
+// its version's reference is what its feature_infos declare, each
+// input's range in training: sepal_length 4.3 to 7.9, sepal_width 2 to
+// 4.4, petal_length 1 to 6.9, petal_width 0.1 to 2.5.
+const declaredKey = "DEFAULT/flowers/species"
+
+// declaredNotice starts what the section says of a declared reference.
+const declaredNotice = "This version's reference comes from the model's declarations alone"
+
+// TestBrowserDriftOfADeclaredReference deploys the LightGBM iris
+// classifier, uploaded without reference or verification rows, on a
+// model endpoint and scores flowers inside the ranges its file declares,
+// three with petal_length above its range, one with sepal_width below
+// its own and one without sepal_length. Refresh shows that the reference
+// is declared, and for each input, the most outside first, the share of
+// its live values outside the declared range, written and drawn as the
+// route's figure; no PSI, no histograms, no legend of them, no drift
+// against importance and no prediction, which a declared reference has
+// not. axe-core finds no violation in the section.
+func TestBrowserDriftOfADeclaredReference(t *testing.T) {
+	tab := newTab(t)
+	axe := axeSource(t)
+	srv := harness.Start(t, harness.Options{})
+	admin := srv.AdminToken(t)
+	artifact, err := os.ReadFile(multiclassModel + ".txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range []struct{ method, path, contentType, body string }{
+		{http.MethodPost, "/api/v1/models/flowers/versions?label=species&classes=setosa,versicolor,virginica", "application/octet-stream", string(artifact)},
+		{http.MethodPost, "/api/v1/deployments", "application/json",
+			`{"group":"DEFAULT","path":"flowers","enabled":true,"endpoints":[{"alias":"species","model":"flowers@1"}]}`},
+	} {
+		if status, got := srv.API(t, admin, w.method, w.path, w.contentType, w.body); status != http.StatusCreated {
+			t.Fatalf("%s %s: %d %v", w.method, w.path, status, got)
+		}
+	}
+	flower := func(sepalLength, sepalWidth, petalLength, petalWidth any) map[string]any {
+		return map[string]any{"sepal_length": sepalLength, "sepal_width": sepalWidth, "petal_length": petalLength, "petal_width": petalWidth}
+	}
+	rows := []map[string]any{
+		flower(5.1, 3.5, 1.4, 0.2), flower(4.9, 3.0, 1.4, 0.2), flower(6.3, 3.3, 4.7, 1.6),
+		flower(5.8, 2.7, 4.1, 1.0), flower(6.5, 3.0, 5.8, 2.2),
+		flower(7.2, 3.6, 6.1, 2.5), // the greatest petal_width declared is in range
+		flower(6.7, 3.1, 9.5, 2.4), flower(7.4, 2.8, 9.5, 1.9), flower(6.9, 3.1, 9.5, 2.3),
+		flower(5.0, 1.2, 3.5, 1.0),
+		flower(nil, 3.4, 1.5, 0.2),
+	}
+	// The values of each input outside its declared range.
+	outside := map[string]int64{"sepal_length": 0, "sepal_width": 1, "petal_length": 3, "petal_width": 0}
+	scoreRows(t, srv, declaredKey, rows)
+	a := awaitDrift(t, srv, admin, declaredKey, int64(len(rows)))
+	if !a.Declared || a.Version != "flowers@1" || a.Prediction != nil {
+		t.Fatalf("the route measures %s against a reference declared: %v, with a prediction: %v; want flowers@1's declared reference, without",
+			a.Version, a.Declared, a.Prediction != nil)
+	}
+	for name, n := range outside {
+		f := featureOf(t, a, name)
+		if f.PSI != nil || f.JS != nil {
+			t.Errorf("the route gives %s a PSI or a JS distance against a declared reference, want neither", name)
+		}
+		if f.OutOfRange == nil {
+			t.Fatalf("the route gives %s no share out of range", name)
+		}
+		if f.Live.OutOfRange != n {
+			t.Errorf("the route counts %d values of %s out of range, want %d", f.Live.OutOfRange, name, n)
+		}
+	}
+
+	b := browser{t: t, ctx: tab}
+	b.do("size the window", chromedp.EmulateViewport(1280, 900))
+	b.do("open the endpoint", chromedp.Navigate(srv.Base+"/ui/#"+declaredKey))
+	b.signIn("admin", harness.AdminPassword)
+	b.waitFor("the drift section", `!document.getElementById('drift').hidden`)
+	refreshDrift(b, a.Rows)
+	v := eval[driftView](b, driftScript)
+
+	if !v.Shown || v.Message != "" {
+		t.Fatalf("the Drift section is shown: %v, with the notice %q; want it shown without one", v.Shown, v.Message)
+	}
+	if v.Rows != strconv.FormatInt(a.Rows, 10) || v.Version != a.Version {
+		t.Errorf("the page shows %s rows of %s, the route %d of %s", v.Rows, v.Version, a.Rows, a.Version)
+	}
+	if !v.Declared || !strings.HasPrefix(v.DeclaredText, declaredNotice) {
+		t.Errorf("the page says the reference is declared: %v, in the words %q; want it to, starting %q", v.Declared, v.DeclaredText, declaredNotice)
+	}
+	if v.Legend || v.Importance || v.Prediction != nil {
+		t.Errorf("with a declared reference the page shows the legend of histograms and PSI: %v, a drift against importance: %v, a prediction: %v; want none",
+			v.Legend, v.Importance, v.Prediction != nil)
+	}
+	// The most outside first; a tie keeps the model's order.
+	want := append([]featureDriftAnswer(nil), a.Features...)
+	sort.SliceStable(want, func(i, j int) bool { return *want[i].OutOfRange > *want[j].OutOfRange })
+	var wantNames, names []string
+	for _, f := range want {
+		wantNames = append(wantNames, f.Name)
+	}
+	for _, f := range v.Features {
+		names = append(names, f.Name)
+	}
+	if d := cmp.Diff([]string{"petal_length", "sepal_width", "sepal_length", "petal_width"}, wantNames); d != "" {
+		t.Errorf("the route's inputs, the most outside their range first (-want +route):\n%s", d)
+	}
+	if d := cmp.Diff(wantNames, names); d != "" {
+		t.Fatalf("the inputs, the most outside their range first (-route +page):\n%s", d)
+	}
+	for i, f := range v.Features {
+		checkDeclaredDrift(t, f, want[i])
+	}
+	b.checkAccessibility(axe, "declared drift")
+	checkDriftAccessibility(b, axe, "declared drift")
+	b.screenshotOf("#drift", "ui-drift-declared.png")
+
+	if p := eval[[]string](b, "window.__problems"); len(p) > 0 {
+		t.Errorf("the page had problems: %q", p)
+	}
+}
+
+// checkDeclaredDrift fails the test unless f shows want, a column of a
+// declared reference: the share of its live values out of the declared
+// range, written as the route's and drawn as a gauge filled to it, and
+// its missing rate; no PSI, no JS distance and no histograms.
+func checkDeclaredDrift(t *testing.T, f featureDriftView, want featureDriftAnswer) {
+	t.Helper()
+	if f.PSIText != "" || f.PSIBar >= 0 || f.PSITrack >= 0 || f.Level != "" {
+		t.Errorf("%s shows a PSI %q, a bar of %.1f px on a track of %.1f px and a level %q, against a declared reference; want none",
+			f.Name, f.PSIText, f.PSIBar, f.PSITrack, f.Level)
+	}
+	if f.Histograms || len(f.Bins) > 0 {
+		t.Errorf("%s shows histograms (%d bins) of a declared reference, which counts no row", f.Name, len(f.Bins))
+	}
+	if len(f.Outside) != 1 {
+		t.Fatalf("%s shows %d shares outside its reference, want its share out of range alone: %+v", f.Name, len(f.Outside), f.Outside)
+	}
+	o, share := f.Outside[0], *want.OutOfRange
+	if text := shareText(share) + " of the live values are outside the declared range."; o.Text != text {
+		t.Errorf("%s reads %q, want %q", f.Name, o.Text, text)
+	}
+	if got, err := strconv.ParseFloat(o.Share, 64); err != nil || got != share {
+		t.Errorf("%s's share outside its range is %q on the page, the route's is %g", f.Name, o.Share, share)
+	}
+	if o.Fill < 0 || o.Track <= 0 {
+		t.Errorf("%s's share outside its range has no gauge", f.Name)
+	} else if drawn := share * o.Track; math.Abs(o.Fill-drawn) > 1.5 {
+		t.Errorf("%s's gauge is filled %.1f px of %.1f px, want %.1f for a share of %g", f.Name, o.Fill, o.Track, drawn, share)
+	}
+	missing := fmt.Sprintf("Missing: %s of the rows measured", shareText(want.MissingRate.Live))
+	if !slices.Contains(f.Figures, missing) {
+		t.Errorf("%s's figures read %q, want %q", f.Name, f.Figures, missing)
+	}
+	for _, line := range f.Figures {
+		for _, measured := range []string{"JS distance:", "Out of range:", "Unseen:"} {
+			if strings.HasPrefix(line, measured) {
+				t.Errorf("%s's figures read %q, a figure of a reference of rows", f.Name, line)
+			}
+		}
+	}
+}
+
+// driftRoute is the path of GET …/drift of the endpoint key.
+func driftRoute(key string) string { return "/api/v1/endpoints/" + key + "/drift" }
+
+// scoreRows scores rows on the model endpoint key (group/path/alias) and
+// fails the test unless they are answered.
+func scoreRows(t *testing.T, srv *harness.Server, key string, rows []map[string]any) {
+	t.Helper()
+	body, err := json.Marshal(map[string]any{"data": rows})
+	if err != nil {
+		t.Fatal(err)
+	}
+	group, endpoint, _ := strings.Cut(key, "/")
+	if status, got := srv.PostJSON(t, "/webapi/"+group+"/api/v1/services/"+endpoint, string(body)); status != http.StatusOK {
+		t.Fatalf("score %d rows on %s: %d %v", len(rows), key, status, got)
+	}
+}
+
+// readDrift reads GET …/drift of the endpoint key with token: its status,
+// and its answer when 200.
+func readDrift(t *testing.T, srv *harness.Server, token, key string) (int, driftAnswer) {
+	t.Helper()
+	status, got := srv.API(t, token, http.MethodGet, driftRoute(key), "", "")
+	var a driftAnswer
+	if status == http.StatusOK {
+		b, _ := json.Marshal(got)
+		if err := json.Unmarshal(b, &a); err != nil {
+			t.Fatalf("GET %s: %v", driftRoute(key), err)
+		}
+	}
+	return status, a
+}
+
+// awaitDrift waits for GET …/drift of the endpoint key to measure n rows,
+// as rows are counted once their answer is written, and returns it.
+func awaitDrift(t *testing.T, srv *harness.Server, token, key string, n int64) driftAnswer {
+	t.Helper()
+	var a driftAnswer
+	testutil.Eventually(t, waitLimit, fmt.Sprintf("the route to measure %d rows", n), func() bool {
+		var status int
+		status, a = readDrift(t, srv, token, key)
+		return status == http.StatusOK && a.Rows == n
+	})
+	return a
+}
+
 // refreshDrift presses the section's Refresh and waits for the figures
 // of rows rows.
 func refreshDrift(b browser, rows int64) {
@@ -358,8 +548,9 @@ func checkDrift(t *testing.T, v driftView, a driftAnswer) {
 	if v.Rows != strconv.FormatInt(a.Rows, 10) || v.Version != a.Version || v.Version != "cancer@1" {
 		t.Errorf("the page shows %s rows of %s, the route %d of %s; want the same, of cancer@1", v.Rows, v.Version, a.Rows, a.Version)
 	}
-	if v.Declared != a.Declared || a.Declared {
-		t.Errorf("the page says the reference is declared: %v, the route %v; want a reference of verification rows", v.Declared, a.Declared)
+	if v.Declared != a.Declared || a.Declared || !v.Legend {
+		t.Errorf("the page says the reference is declared: %v, the route %v, with the legend of histograms and PSI shown: %v; want a reference of verification rows, with its legend",
+			v.Declared, a.Declared, v.Legend)
 	}
 	want := append([]featureDriftAnswer(nil), a.Features...)
 	rank := func(f featureDriftAnswer) float64 {
@@ -427,8 +618,11 @@ func checkFeatureDrift(t *testing.T, f featureDriftView, want featureDriftAnswer
 	if want.Kind == "number" && bins != len(want.Edges)+1 || want.Kind == "text" && bins != len(want.Categories)+1 {
 		t.Fatalf("the route's %s has %d bins for %d edges and %d categories", want.Name, bins, len(want.Edges), len(want.Categories))
 	}
-	if len(f.Bins) != bins {
-		t.Fatalf("%s's histograms have %d bins, want the route's %d", want.Name, len(f.Bins), bins)
+	if len(f.Bins) != bins || !f.Histograms {
+		t.Fatalf("%s's histograms (shown: %v) have %d bins, want the route's %d", want.Name, f.Histograms, len(f.Bins), bins)
+	}
+	if len(f.Outside) > 0 {
+		t.Errorf("%s shows shares outside a declared reference, against verification rows: %+v", want.Name, f.Outside)
 	}
 	ref, live := shares(want.Reference.Counts), shares(want.Live.Counts)
 	most := max(slices.Max(ref), slices.Max(live))

@@ -28,20 +28,28 @@ type Conformance struct {
 	router routers.Router
 }
 
-// registerXML registers the validator's XML decoders, once: its decoders
-// are the validator package's, shared by every Conformance.
-var registerXML sync.Once
+// MediaJSONLines is the media type of JSON Lines, one JSON value a line,
+// which the payload log's export (GET …/payloads?format=jsonl) answers.
+const MediaJSONLines = "application/x-ndjson"
+
+// registerDecoders registers the validator's decoders of XML and JSON
+// Lines, once: its decoders are the validator package's, shared by every
+// Conformance.
+var registerDecoders sync.Once
 
 // LoadConformance parses spec, fails unless it is a valid OpenAPI 3.0
 // document, and routes request paths alone: the document's servers section
 // names where it was read from or the public base URL, which the
 // management package's own tests check.
 func LoadConformance(spec []byte) (*Conformance, error) {
-	registerXML.Do(func() {
+	registerDecoders.Do(func() {
 		// The validator decodes a body by its media type and knows no
 		// XML: a PMML artifact is checked as the string its schema says.
 		openapi3filter.RegisterBodyDecoder("application/xml", openapi3filter.PlainBodyDecoder)
 		openapi3filter.RegisterBodyDecoder("text/xml", openapi3filter.PlainBodyDecoder)
+		// Nor JSON Lines: the payload log's export is checked as the
+		// array of its lines, which is how the document gives its schema.
+		openapi3filter.RegisterBodyDecoder(MediaJSONLines, decodeJSONLines)
 	})
 	doc, err := openapi3.NewLoader().LoadFromData(spec)
 	if err != nil {
@@ -57,6 +65,35 @@ func LoadConformance(spec []byte) (*Conformance, error) {
 		return nil, fmt.Errorf("harness: route the OpenAPI document: %w", err)
 	}
 	return &Conformance{doc: doc, router: router}, nil
+}
+
+// decodeJSONLines decodes a JSON Lines body into the array of its
+// values: one JSON value a line, every line ended by a newline, none
+// empty; an empty body is no value.
+func decodeJSONLines(body io.Reader, _ http.Header, _ *openapi3.SchemaRef, _ openapi3filter.EncodingFn) (any, error) {
+	b, err := io.ReadAll(body)
+	if err != nil {
+		return nil, err
+	}
+	values := []any{}
+	for n := 1; len(b) > 0; n++ {
+		line, rest, ok := bytes.Cut(b, []byte("\n"))
+		if !ok {
+			return nil, fmt.Errorf("harness: JSON Lines: line %d does not end with a newline", n)
+		}
+		dec := json.NewDecoder(bytes.NewReader(line))
+		dec.UseNumber() // as the validator's JSON decoder
+		var v any
+		if err := dec.Decode(&v); err != nil {
+			return nil, fmt.Errorf("harness: JSON Lines: line %d: %w", n, err)
+		}
+		if dec.More() {
+			return nil, fmt.Errorf("harness: JSON Lines: line %d holds more than one value", n)
+		}
+		values = append(values, v)
+		b = rest
+	}
+	return values, nil
 }
 
 // strictNullable makes the validator read nullable as OpenAPI 3.0.3 does.
