@@ -13,8 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/go-cmp/cmp"
-
 	"github.com/scorehub/scorehub/internal/demo"
 )
 
@@ -35,15 +33,21 @@ var standaloneBinary = sync.OnceValues(func() (string, error) {
 	return buildServer(context.Background(), "../..", dir)
 })
 
-// startStandalone starts the real standalone server with the admin
-// password given, until the test ends.
-func startStandalone(t *testing.T, adminPassword string, extra ...string) *serverProc {
+// builtStandalone returns the reference server's binary, built once.
+func builtStandalone(t *testing.T) string {
 	t.Helper()
 	bin, err := standaloneBinary()
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := startServer(context.Background(), bin, t.TempDir(), adminPassword, nil, time.Minute, extra...)
+	return bin
+}
+
+// startStandalone starts the real standalone server with the admin
+// password given, until the test ends.
+func startStandalone(t *testing.T, adminPassword string, extra ...string) *serverProc {
+	t.Helper()
+	srv, err := startServer(context.Background(), builtStandalone(t), t.TempDir(), adminPassword, nil, time.Minute, extra...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -151,11 +155,7 @@ func TestProtect(t *testing.T) {
 // run made is left on the running server.
 func TestRunProtected(t *testing.T) {
 	const password = "loadtest-admin-password"
-	srv := startStandalone(t, password)
-	bin, err := standaloneBinary()
-	if err != nil {
-		t.Fatal(err)
-	}
+	srv, bin := startStandalone(t, password), builtStandalone(t)
 	tests := []struct {
 		kind  string
 		where []string
@@ -166,40 +166,12 @@ func TestRunProtected(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.kind, func(t *testing.T) {
-			var stdout, stderr bytes.Buffer
-			args := append([]string{"-auth", tt.kind, "-clients", "2", "-rounds", "2", "-duration", "100ms", "-warmup", "20ms",
-				"-rows", "1,3", "-json"}, tt.where...)
-			if err := run(context.Background(), args, &stdout, &stderr); err != nil {
-				t.Fatalf("run: %v\n%s", err, stderr.String())
-			}
-			var rep report
-			if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil {
-				t.Fatalf("report %q: %v", stdout.String(), err)
-			}
+			rep := runReport(t, append([]string{"-auth", tt.kind, "-clients", "2", "-rounds", "2", "-duration", "100ms", "-warmup", "20ms",
+				"-rows", "1,3", "-json"}, tt.where...)...)
 			if rep.Auth != tt.kind || !strings.Contains(rep.ScoringURL, "/webapi/loadtest-") || !strings.HasSuffix(rep.UnprotectedURL, irisPath) || len(rep.Bare) != 0 {
 				t.Errorf("auth %q, protected %s, unprotected %s, bare %v", rep.Auth, rep.ScoringURL, rep.UnprotectedURL, rep.Bare)
 			}
-			type shape struct {
-				Scenario string
-				Rows     int
-				Errors   int64
-			}
-			var got []shape
-			for _, s := range rep.Scenarios {
-				got = append(got, shape{s.Scenario, s.Rows, s.Errors})
-				if s.Requests == 0 || s.RPS <= 0 || s.P50ms <= 0 {
-					t.Errorf("%s %d rows: %+v", s.Scenario, s.Rows, s)
-				}
-			}
-			want := []shape{{"protected", 1, 0}, {"unprotected", 1, 0}, {"protected", 3, 0}, {"unprotected", 3, 0}}
-			if diff := cmp.Diff(want, got); diff != "" {
-				t.Fatalf("scenarios (-want +got):\n%s", diff)
-			}
-			for i := 0; i < len(rep.Scenarios); i += 2 {
-				if p, u := rep.Scenarios[i], rep.Scenarios[i+1]; p.Requests != u.Requests {
-					t.Errorf("%d rows: protected answered %d requests, unprotected %d; want as many", p.Rows, p.Requests, u.Requests)
-				}
-			}
+			checkScenarioPairs(t, rep, [2]string{"protected", "unprotected"}, 1, 3)
 			if len(rep.Ratios) != 2 {
 				t.Fatalf("ratios %+v, want one per size", rep.Ratios)
 			}
@@ -213,11 +185,19 @@ func TestRunProtected(t *testing.T) {
 	}
 
 	// The runs at -server-url removed what they made.
-	admin := &manager{client: http.DefaultClient, base: srv.base, user: adminName, password: password}
+	checkNothingLeft(t, srv.base, password, "/api/v1/users", "/api/v1/webapigroups", "/api/v1/deployments", "/api/v1/apitokens")
+}
+
+// checkNothingLeft checks, logged in to the server at base as the admin
+// with password, that each of the management API's lists holds nothing
+// the harness made.
+func checkNothingLeft(t *testing.T, base, password string, lists ...string) {
+	t.Helper()
+	admin := &manager{client: http.DefaultClient, base: base, user: adminName, password: password}
 	if err := admin.login(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	for _, list := range []string{"/api/v1/users", "/api/v1/webapigroups", "/api/v1/deployments", "/api/v1/apitokens"} {
+	for _, list := range lists {
 		var raw json.RawMessage
 		if err := admin.call(context.Background(), http.MethodGet, list, nil, &raw); err != nil {
 			t.Fatal(err)

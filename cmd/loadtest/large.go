@@ -206,8 +206,12 @@ func (lr *largeReport) write(w io.Writer) {
 
 // writeLargeServers writes a line for each server's large requests.
 func writeLargeServers(w io.Writer, servers []largeServer) {
+	width := 8
 	for _, s := range servers {
-		fmt.Fprintf(w, "  %-8s wall %.2f ms (median of rounds %s)", s.Server, s.WallMs, formatRatios(s.WallRounds))
+		width = max(width, len(s.Server))
+	}
+	for _, s := range servers {
+		fmt.Fprintf(w, "  %-*s wall %.2f ms (median of rounds %s)", width, s.Server, s.WallMs, formatRatios(s.WallRounds))
 		if s.ServerCPUMs > 0 {
 			fmt.Fprintf(w, ", server CPU %.2f ms per request", s.ServerCPUMs)
 		}

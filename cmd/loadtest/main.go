@@ -77,8 +77,13 @@ type config struct {
 	// that an endpoint of a model uploaded for the run is given and
 	// measured with, against the same endpoint without it instead of a
 	// bare handler.
-	Challenger    string
-	AdminPassword string // of the -server-url server's admin, for -auth and -challenger
+	Challenger string
+	// Monitor, when set, measures an endpoint of a model uploaded for the
+	// run with a reference, whose monitor counts every row it scores
+	// against it, against the same endpoint with its monitor off instead
+	// of a bare handler.
+	Monitor       bool
+	AdminPassword string // of the -server-url server's admin, for -auth, -challenger and -monitor
 	JSON          bool
 }
 
@@ -145,7 +150,8 @@ func parseConfig(args []string, stderr io.Writer) (config, error) {
 	fs.StringVar(&c.Bare, "bare", c.Bare, "where the bare handler runs: \"process\", a process of its own like the scoring server; \"harness\", this one; or \"both\", one in each")
 	fs.StringVar(&c.Auth, "auth", "none", "measure a protected copy of the endpoint, called with \"basic\", \"apitoken\" or \"bearer\" credentials, against the endpoint itself instead of a bare handler; \"none\" measures against a bare handler")
 	fs.StringVar(&c.Challenger, "challenger", "none", "measure an endpoint of a model uploaded for the run that has a challenger of this mode, \"shadow\", against the same endpoint without it instead of a bare handler; \"none\" measures against a bare handler")
-	fs.StringVar(&c.AdminPassword, "admin-password", "", "the admin password of the -server-url server, with which -auth and -challenger make what they measure")
+	fs.BoolVar(&c.Monitor, "monitor", false, "measure an endpoint of a model uploaded for the run with a reference, which measures its drift (its monitor on, the default), against the same endpoint with its monitor off instead of a bare handler")
+	fs.StringVar(&c.AdminPassword, "admin-password", "", "the admin password of the -server-url server, with which -auth, -challenger and -monitor make what they measure")
 	fs.BoolVar(&c.JSON, "json", false, "write the report as JSON")
 	if err := fs.Parse(args); err != nil {
 		return c, err
@@ -160,6 +166,15 @@ func parseConfig(args []string, stderr io.Writer) (config, error) {
 	}
 	if c.Challenger == "none" {
 		c.Challenger = ""
+	}
+	// -challenger and -monitor each measure a pair of endpoints against
+	// each other: the same checks, the same words.
+	pairFlag, pairCeiling := "", ""
+	switch {
+	case c.Challenger != "":
+		pairFlag, pairCeiling = "-challenger", "the endpoint without its challenger"
+	case c.Monitor:
+		pairFlag, pairCeiling = "-monitor", "the endpoint with its monitor off"
 	}
 	if c.Auth != "" && !largeSet {
 		c.Large = 0 // -auth compares two endpoints of one server; the peers have no part in it
@@ -220,14 +235,16 @@ func parseConfig(args []string, stderr io.Writer) (config, error) {
 		return c, errors.New("loadtest: -auth with -server-url needs -admin-password, the server's admin password, to make the user, group and deployment it measures")
 	case c.Challenger != "" && c.Challenger != challengeShadow:
 		return c, fmt.Errorf("loadtest: -challenger %q must be \"none\" or %q", c.Challenger, challengeShadow)
-	case c.Challenger != "" && c.Auth != "":
-		return c, errors.New("loadtest: give -auth or -challenger, not both")
-	case c.Challenger != "" && bareSet:
-		return c, errors.New("loadtest: give -challenger or -bare, not both: -challenger measures against the endpoint without its challenger, not a bare handler")
-	case c.Challenger != "" && c.ServerURL != "" && c.AdminPassword == "":
-		return c, errors.New("loadtest: -challenger with -server-url needs -admin-password, the server's admin password, to upload the model and deploy the endpoints it measures")
-	case c.AdminPassword != "" && (c.Auth == "" && c.Challenger == "" || c.ServerURL == ""):
-		return c, errors.New("loadtest: -admin-password is for -auth or -challenger with -server-url; a server the harness starts gets a password from the harness")
+	case c.Challenger != "" && c.Monitor:
+		return c, errors.New("loadtest: give -challenger or -monitor, not both")
+	case pairFlag != "" && c.Auth != "":
+		return c, fmt.Errorf("loadtest: give -auth or %s, not both", pairFlag)
+	case pairFlag != "" && bareSet:
+		return c, fmt.Errorf("loadtest: give %s or -bare, not both: %[1]s measures against %s, not a bare handler", pairFlag, pairCeiling)
+	case pairFlag != "" && c.ServerURL != "" && c.AdminPassword == "":
+		return c, fmt.Errorf("loadtest: %s with -server-url needs -admin-password, the server's admin password, to upload the model and deploy the endpoints it measures", pairFlag)
+	case c.AdminPassword != "" && (c.Auth == "" && pairFlag == "" || c.ServerURL == ""):
+		return c, errors.New("loadtest: -admin-password is for -auth, -challenger or -monitor with -server-url; a server the harness starts gets a password from the harness")
 	}
 	return c, nil
 }
@@ -307,22 +324,21 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (err erro
 		// process, same queue, no credentials.
 		h.ceilings = append(h.ceilings, &ceiling{scenario: "unprotected", base: srv.base, path: cfg.Path, pid: srv.pid,
 			stop: func() error { return nil }, client: newClient(cfg.Clients, cfg.Timeout)})
-	} else if cfg.Challenger != "" {
-		ch, err := challengeForRun(ctx, cfg, srv, client, stderr)
+	} else if cfg.Challenger != "" || cfg.Monitor {
+		p, err := pairForRun(ctx, cfg, srv, client, stderr)
 		if err != nil {
 			return err
 		}
 		defer func() {
-			if serr := ch.remove(context.WithoutCancel(ctx)); serr != nil {
+			if serr := p.remove(context.WithoutCancel(ctx)); serr != nil {
 				fmt.Fprintln(stderr, serr)
 			}
 		}()
-		h.scoringURL, h.challenged = srv.base+ch.shadowedPath, ch
-		rep.Challenger, rep.ScoringURL, rep.PlainURL = ch.mode, srv.base+ch.shadowedPath, srv.base+ch.plainPath
-		rep.Champion, rep.ChallengerModel = ch.champion, ch.challenger
-		// The same model's endpoint without the challenger is the
+		h.scoringURL, h.pair = srv.base+p.paths[0], p
+		rep.ScoringURL, rep.Pair = h.scoringURL, p.report(srv.base)
+		// The same model's endpoint without what is measured is the
 		// ceiling: same server, same deployment, same queue.
-		h.ceilings = append(h.ceilings, &ceiling{scenario: "plain", base: srv.base, path: ch.plainPath, pid: srv.pid,
+		h.ceilings = append(h.ceilings, &ceiling{scenario: p.names[1], base: srv.base, path: p.paths[1], pid: srv.pid,
 			stop: func() error { return nil }, client: newClient(cfg.Clients, cfg.Timeout)})
 	} else {
 		for _, where := range cfg.placements() {
@@ -344,12 +360,19 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (err erro
 		}
 	}
 	switch {
-	case cfg.Large > 0 && h.challenged != nil:
-		if err := measureLargeShadow(ctx, cfg, h.challenged, srv.base, srv.pid, &rep, stderr); err != nil {
+	case cfg.Large > 0 && h.pair != nil:
+		if rep.Pair.Large, err = measureLargePair(ctx, cfg, h.pair, srv.base, srv.pid, stderr); err != nil {
 			return err
 		}
 	case cfg.Large > 0:
 		if err := measureLarge(ctx, cfg, h.scoringURL, srv.pid, responses[barePath(cfg.Large)], &rep, stderr); err != nil {
+			return err
+		}
+	}
+	if h.pair != nil && h.pair.monitor != nil {
+		// The last requests went to the ceiling: the monitor has counted
+		// the rows of the endpoint measured.
+		if rep.Pair.Drift, err = h.pair.drift(ctx); err != nil {
 			return err
 		}
 	}
@@ -407,10 +430,11 @@ func protectForRun(ctx context.Context, cfg config, srv *underTest, client *http
 }
 
 // ceiling is what scoring is measured against: a running bare handler,
-// under -auth the endpoint itself unprotected, or under -challenger the
-// endpoint without the challenger; and the clients that drive it.
+// under -auth the endpoint itself unprotected, or under -challenger and
+// -monitor the endpoint without what is measured; and the clients that
+// drive it.
 type ceiling struct {
-	scenario string // "bare", "unprotected" or "plain"
+	scenario string // "bare", "unprotected", or a pair's ceiling: "plain", "unmonitored"
 	where    string // of a bare handler: bareProcess or bareHarness
 	base     string
 	path     string // of the unprotected endpoint; a bare handler's depends on the rows
@@ -450,9 +474,9 @@ func (c *ceiling) close() error {
 // and the ceilings.
 type harness struct {
 	cfg        config
-	scoringURL string       // the endpoint measured: under -auth, its protected copy; under -challenger, shadowed
+	scoringURL string       // the endpoint measured: under -auth, its protected copy; under -challenger and -monitor, the pair's first
 	cred       *credential  // what the endpoint is called with under -auth, else nil
-	challenged *challenged  // the endpoints under -challenger, else nil
+	pair       *pair        // the endpoints under -challenger and -monitor, else nil
 	client     *http.Client // the scoring server's clients
 	pid        int          // the scoring server's, 0 when not started here
 	ceilings   []*ceiling
@@ -464,8 +488,8 @@ func (h *harness) scenario() string {
 	switch {
 	case h.cred != nil:
 		return "protected"
-	case h.challenged != nil:
-		return "shadowed"
+	case h.pair != nil:
+		return h.pair.names[0]
 	}
 	return "scoring"
 }
@@ -488,10 +512,11 @@ func (h *harness) target(ctx context.Context, rows int, d time.Duration) (target
 // ratios to rep; under -challenger, with what the shadow did meanwhile.
 func (h *harness) measure(ctx context.Context, rows int, rep *report) error {
 	cfg, client, ceilings, name := h.cfg, h.client, h.ceilings, h.scenario()
+	shadowed := h.pair != nil && h.pair.challenger != nil
 	var shadowBefore shadowWork
-	if h.challenged != nil {
+	if shadowed {
 		var err error
-		if shadowBefore, err = h.challenged.work(ctx); err != nil {
+		if shadowBefore, err = h.pair.work(ctx); err != nil {
 			return err
 		}
 	}
@@ -577,15 +602,15 @@ func (h *harness) measure(ctx context.Context, rows int, rep *report) error {
 		case rows != 1:
 		case cfg.Auth == authBasic:
 			ra.Target = authTargetRatio
-		case cfg.Challenger == challengeShadow:
-			ra.Target = shadowTargetRatio
+		case h.pair != nil:
+			ra.Target = h.pair.rpsTarget
 		case cfg.Auth == "":
 			ra.Target = targetRatio
 		}
-		if h.challenged != nil {
+		if shadowed {
 			// The plain run came last: the shadows of the shadowed run
 			// are done.
-			after, err := h.challenged.work(ctx)
+			after, err := h.pair.work(ctx)
 			if err != nil {
 				return err
 			}

@@ -289,13 +289,18 @@ func TestParseConfig(t *testing.T) {
 		{"unknown credentials", []string{"-auth", "digest"}, `-auth "digest" must be`},
 		{"credentials and a bare handler", []string{"-auth", "basic", "-bare", "harness"}, "-auth or -bare"},
 		{"credentials at a server without its password", []string{"-auth", "apitoken", "-server-url", "http://b"}, "needs -admin-password"},
-		{"admin password for a server started here", []string{"-auth", "basic", "-admin-password", "x"}, "-admin-password is for -auth or -challenger with -server-url"},
-		{"admin password without credentials", []string{"-server-url", "http://b", "-admin-password", "x"}, "-admin-password is for -auth or -challenger with -server-url"},
+		{"admin password for a server started here", []string{"-auth", "basic", "-admin-password", "x"}, "-admin-password is for -auth, -challenger or -monitor with -server-url"},
+		{"admin password without credentials", []string{"-server-url", "http://b", "-admin-password", "x"}, "-admin-password is for -auth, -challenger or -monitor with -server-url"},
 		{"unknown challenger", []string{"-challenger", "split"}, `-challenger "split" must be`},
 		{"challenger and credentials", []string{"-challenger", "shadow", "-auth", "basic"}, "-auth or -challenger"},
 		{"challenger and a bare handler", []string{"-challenger", "shadow", "-bare", "both"}, "-challenger or -bare"},
 		{"challenger at a server without its password", []string{"-challenger", "shadow", "-server-url", "http://b"}, "-challenger with -server-url needs -admin-password"},
-		{"admin password for a challenger at a server started here", []string{"-challenger", "shadow", "-admin-password", "x"}, "-admin-password is for -auth or -challenger with -server-url"},
+		{"admin password for a challenger at a server started here", []string{"-challenger", "shadow", "-admin-password", "x"}, "-admin-password is for -auth, -challenger or -monitor with -server-url"},
+		{"monitor and credentials", []string{"-monitor", "-auth", "basic"}, "-auth or -monitor"},
+		{"monitor and a bare handler", []string{"-monitor", "-bare", "process"}, "-monitor or -bare"},
+		{"monitor and a challenger", []string{"-monitor", "-challenger", "shadow"}, "-challenger or -monitor"},
+		{"monitor at a server without its password", []string{"-monitor", "-server-url", "http://b"}, "-monitor with -server-url needs -admin-password"},
+		{"admin password for a monitor at a server started here", []string{"-monitor", "-admin-password", "x"}, "-admin-password is for -auth, -challenger or -monitor with -server-url"},
 		{"a setting without a value", []string{"-server-env", "GOGC=400,GOMAXPROCS"}, `-server-env "GOGC=400,GOMAXPROCS": each must be NAME=VALUE`},
 		{"a setting without a name", []string{"-server-env", "=400"}, "each must be NAME=VALUE"},
 		{"a setting of a bad name", []string{"-server-env", "GO GC=400"}, "each must be NAME=VALUE"},
@@ -305,7 +310,7 @@ func TestParseConfig(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			c, err := parseConfig(tt.args, io.Discard)
 			if tt.wantErr == "" {
-				if err != nil || c.Clients != 32 || !cmp.Equal(c.ClientCounts, []int{16, 32}) || c.Large != 10_000 || c.Duration != 10*time.Second || !cmp.Equal(c.Rows, []int{1, 100}) || c.Bare != bareProcess || c.Auth != "" || c.Challenger != "" {
+				if err != nil || c.Clients != 32 || !cmp.Equal(c.ClientCounts, []int{16, 32}) || c.Large != 10_000 || c.Duration != 10*time.Second || !cmp.Equal(c.Rows, []int{1, 100}) || c.Bare != bareProcess || c.Auth != "" || c.Challenger != "" || c.Monitor {
 					t.Errorf("parseConfig = %+v, %v", c, err)
 				}
 				return
@@ -433,6 +438,51 @@ func testRun(t *testing.T, bare string) {
 		t.Errorf("machine %+v", rep.Machine)
 	}
 	checkLarge(t, rep.Large, 40, 2, 3)
+}
+
+// runReport runs the harness with args, which ask for -json, and
+// returns its report.
+func runReport(t *testing.T, args ...string) *report {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	if err := run(context.Background(), args, &stdout, &stderr); err != nil {
+		t.Fatalf("run: %v\n%s", err, stderr.String())
+	}
+	var rep report
+	if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil {
+		t.Fatalf("report %q: %v", stdout.String(), err)
+	}
+	return &rep
+}
+
+// checkScenarioPairs checks that rep's scenarios are, for each of rows
+// in turn, the endpoint measured and its ceiling, names, each answering
+// without errors, both as many requests.
+func checkScenarioPairs(t *testing.T, rep *report, names [2]string, rows ...int) {
+	t.Helper()
+	type shape struct {
+		Scenario string
+		Rows     int
+		Errors   int64
+	}
+	var got, want []shape
+	for _, n := range rows {
+		want = append(want, shape{names[0], n, 0}, shape{names[1], n, 0})
+	}
+	for _, s := range rep.Scenarios {
+		got = append(got, shape{s.Scenario, s.Rows, s.Errors})
+		if s.Requests == 0 || s.RPS <= 0 || s.P50ms <= 0 {
+			t.Errorf("%s %d rows: %+v", s.Scenario, s.Rows, s)
+		}
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Fatalf("scenarios (-want +got):\n%s", diff)
+	}
+	for i := 0; i < len(rep.Scenarios); i += 2 {
+		if a, b := rep.Scenarios[i], rep.Scenarios[i+1]; a.Requests != b.Requests {
+			t.Errorf("%d rows: %s answered %d requests, %s %d; want as many", a.Rows, a.Scenario, a.Requests, b.Scenario, b.Requests)
+		}
+	}
 }
 
 // checkLarge checks the large-request comparison of a run of rounds
@@ -691,17 +741,18 @@ CPU per request, 1 row, 32 clients: protected 105.0 µs (clients 40.0 + server 6
 `)
 
 	rep.Auth, rep.UnprotectedURL = "", ""
-	rep.Challenger, rep.Champion, rep.ChallengerModel = challengeShadow, "loadtest-x@1", "loadtest-x@2"
-	rep.ScoringURL, rep.PlainURL = "http://s/webapi/DEFAULT/api/v1/services/loadtest-x/shadowed", "http://s/webapi/DEFAULT/api/v1/services/loadtest-x/plain"
+	rep.ScoringURL = "http://s/webapi/DEFAULT/api/v1/services/loadtest-x/shadowed"
+	rep.Pair = &pairReport{Measured: "shadowed", Ceiling: "plain", CeilingURL: "http://s/webapi/DEFAULT/api/v1/services/loadtest-x/plain",
+		Model: "loadtest-x@1", Challenger: challengeShadow, ChallengerModel: "loadtest-x@2"}
 	rep.Scenarios[0].Scenario, rep.Scenarios[1].Scenario = "shadowed", "plain"
 	rep.Ratios[0].Target, rep.Ratios[0].Shadow = shadowTargetRatio, &shadowWork{Compared: 1900, Agreed: 1900, Skipped: 100}
-	rep.ShadowLarge = &shadowLargeReport{Rows: 10_000, RequestBytes: 760_010, ResponseBytes: 2_405_011,
+	rep.Pair.Large = &pairLargeReport{Rows: 10_000, RequestBytes: 760_010, ResponseBytes: 2_405_011,
 		Servers: []largeServer{
 			{Server: "shadowed", Requests: 60, WallMs: 13, WallRounds: []float64{13, 12, 14}, ServerCPUMs: 20},
 			{Server: "plain", Requests: 60, WallMs: 10, WallRounds: []float64{10, 10, 11}, ServerCPUMs: 10},
 		},
-		Wall: 1.3, WallRounds: []float64{1.3, 1.2, 1.27}, CPU: 2, CPURounds: []float64{2, 2.1, 1.9},
-		Shadow: shadowWork{Compared: 660_000, Agreed: 660_000}}
+		Wall: 1.3, WallRounds: []float64{1.3, 1.2, 1.27}, Target: shadowLargeTarget, CPU: 2, CPURounds: []float64{2, 2.1, 1.9},
+		Shadow: &shadowWork{Compared: 660_000, Agreed: 660_000}}
 	check("shadowed against plain", `clients 32, 3 rounds of a 10s shadowed run and a plain run of as many requests, after 2s of warm-up
 shadowed http://s/webapi/DEFAULT/api/v1/services/loadtest-x/shadowed (loadtest-x@1, challenger loadtest-x@2 in shadow mode)
 plain    http://s/webapi/DEFAULT/api/v1/services/loadtest-x/plain (loadtest-x@1)
@@ -719,6 +770,37 @@ CPU per request, 1 row, 32 clients: shadowed 105.0 µs (clients 40.0 + server 65
 shadowed/plain wall: 1.30 median of 1.30, 1.20, 1.27 (target ≤ 1.2: not met)
 shadowed/plain server CPU per request: 2.00 median of 2.00, 2.10, 1.90
 shadow meanwhile, warm-up included: 660000 rows compared (100.0% agreed), 0 skipped, 0 failed executions
+`)
+
+	rep.ScoringURL = "http://s/webapi/DEFAULT/api/v1/services/loadtest-x/monitored"
+	rep.Pair = &pairReport{Measured: "monitored", Ceiling: "unmonitored", CeilingURL: "http://s/webapi/DEFAULT/api/v1/services/loadtest-x/unmonitored",
+		Model: "loadtest-x@1", Reference: &driftReference{Rows: 150, Features: []string{"a", "b", "c", "d"}, Prediction: "species"},
+		Drift: &driftFigures{Rows: 100_000, Window: "1h", MaxRows: 100_000, Features: 4, Prediction: true}}
+	rep.Scenarios[0].Scenario, rep.Scenarios[1].Scenario = "monitored", "unmonitored"
+	rep.Ratios[0].Target, rep.Ratios[0].Shadow = monitorTargetRatio, nil
+	rep.Pair.Large = &pairLargeReport{Rows: 10_000, RequestBytes: 760_010, ResponseBytes: 2_405_011,
+		Servers: []largeServer{
+			{Server: "monitored", Requests: 60, WallMs: 11, WallRounds: []float64{11, 11, 12}, ServerCPUMs: 11},
+			{Server: "unmonitored", Requests: 60, WallMs: 10, WallRounds: []float64{10, 10, 11}, ServerCPUMs: 10},
+		},
+		Wall: 1.1, WallRounds: []float64{1.1, 1.1, 1.09}, Target: monitorLargeTarget, CPU: 1.1, CPURounds: []float64{1.1, 1.1, 1.1}}
+	check("monitored against unmonitored", `clients 32, 3 rounds of a 10s monitored run and an unmonitored run of as many requests, after 2s of warm-up
+monitored   http://s/webapi/DEFAULT/api/v1/services/loadtest-x/monitored (loadtest-x@1, monitor on with its defaults)
+unmonitored http://s/webapi/DEFAULT/api/v1/services/loadtest-x/unmonitored (loadtest-x@1, monitor off)
+`+machineLine+`scenario     clients  rows  requests  errors  req/s  p50 ms  p90 ms  p99 ms
+monitored    32       1     1000      0       95     1.000   2.000   3.000
+unmonitored  32       1     1000      0       100    0.900   1.800   2.700
+
+monitored/unmonitored req/s, 1 row, 32 clients: 0.95 median of 0.95, 0.93, 0.97 (target 0.90: met)
+CPU per request, 1 row, 32 clients: monitored 105.0 µs (clients 40.0 + server 65.0), unmonitored 100.0 µs (clients 40.0 + server 60.0); unmonitored/monitored 0.95; server monitored/unmonitored 1.08
+
+10000 rows, 760010 bytes in, 2405011 bytes out, one request at a time, monitored and unmonitored alternating:
+  monitored   wall 11.00 ms (median of rounds 11.00, 11.00, 12.00), server CPU 11.00 ms per request, 60 requests, 0 errors
+  unmonitored wall 10.00 ms (median of rounds 10.00, 10.00, 11.00), server CPU 10.00 ms per request, 60 requests, 0 errors
+monitored/unmonitored wall: 1.10 median of 1.10, 1.10, 1.09 (target ≤ 1.15: met)
+monitored/unmonitored server CPU per request: 1.10 median of 1.10, 1.10, 1.10
+
+monitored drift after the run: 100000 rows measured (the newest within 1h, at most 100000) of 4 inputs and the prediction, against a reference of 150 rows; unmonitored drift: not measured, its monitor off
 `)
 }
 

@@ -18,7 +18,7 @@ type report struct {
 	Rounds     int        `json:"rounds"`
 	Duration   string     `json:"duration"`
 	Warmup     string     `json:"warmup"`
-	ScoringURL string     `json:"scoringUrl"`          // the endpoint measured: under -auth, the protected one; under -challenger, shadowed
+	ScoringURL string     `json:"scoringUrl"`          // the endpoint measured: under -auth, the protected one; under -challenger and -monitor, the pair's first
 	ServerEnv  []string   `json:"serverEnv,omitempty"` // settings added to the scoring server's environment
 	Bare       []bareInfo `json:"bare,omitempty"`      // the bare handlers, in the order they ran; none under -auth
 	Scenarios  []summary  `json:"scenarios"`
@@ -31,24 +31,20 @@ type report struct {
 	// UnprotectedURL, under -auth, is the endpoint the protected one is a
 	// copy of, in a group that takes no credentials.
 	UnprotectedURL string `json:"unprotectedUrl,omitempty"`
-	// Challenger, under -challenger, is the mode ("shadow") of the
-	// challenger, ChallengerModel, of the endpoint measured, whose model
-	// is Champion. Its scenarios are then "shadowed" and "plain", the
-	// same model's endpoint without the challenger at PlainURL, and each
-	// ratio is shadowed over plain requests per second.
-	Challenger      string `json:"challenger,omitempty"`
-	Champion        string `json:"champion,omitempty"`
-	ChallengerModel string `json:"challengerModel,omitempty"`
-	PlainURL        string `json:"plainUrl,omitempty"`
+	// Pair, under -challenger and -monitor, is the pair of endpoints
+	// measured: under -challenger "shadowed", with a shadow challenger,
+	// and "plain"; under -monitor "monitored", with its monitor on, and
+	// "unmonitored". They name the scenarios, and each ratio is the
+	// first's requests per second over the second's.
+	Pair *pairReport `json:"pair,omitempty"`
 	// Boundary, when bare handlers ran in both places, is per request
 	// size the bare process's requests/s over the bare handler's in the
 	// harness: the most that any server in a process of its own, scoring
 	// included, can reach of the bare handler in the harness.
 	Boundary []ratio `json:"processBoundary,omitempty"`
-	// Large is the large-request comparison, when -large asked for one;
-	// ShadowLarge is the one of shadowed and plain under -challenger.
-	Large       *largeReport       `json:"large,omitempty"`
-	ShadowLarge *shadowLargeReport `json:"shadowLarge,omitempty"`
+	// Large is the large-request comparison, when -large asked for one,
+	// but for a pair's, which is its own (Pair.Large).
+	Large *largeReport `json:"large,omitempty"`
 }
 
 // bareInfo says where a bare handler ran and at which URL.
@@ -58,8 +54,8 @@ type bareInfo struct {
 }
 
 // ratio compares scoring with a bare handler, a protected endpoint with
-// the same one unprotected, or an endpoint with a challenger with the same
-// one without, at one request size.
+// the same one unprotected, or an endpoint with a challenger or a monitor
+// with the same one without, at one request size.
 type ratio struct {
 	Rows    int       `json:"rows"`
 	Clients int       `json:"clients"`
@@ -131,8 +127,8 @@ func (r *report) writeTable(w io.Writer) error {
 	switch {
 	case r.Auth != "":
 		runs = "protected run and an unprotected run"
-	case r.Challenger != "":
-		runs = "shadowed run and a plain run"
+	case r.Pair != nil:
+		runs = r.Pair.Measured + " run and " + article(r.Pair.Ceiling) + " " + r.Pair.Ceiling + " run"
 	}
 	fmt.Fprintf(bw, "clients %s, %d rounds of a %s %s of as many requests, after %s of warm-up\n",
 		joinInts(r.Clients), r.Rounds, r.Duration, runs, r.Warmup)
@@ -140,9 +136,10 @@ func (r *report) writeTable(w io.Writer) error {
 	case r.Auth != "":
 		fmt.Fprintf(bw, "protected   %s (Authorization: %s)\n", r.ScoringURL, authText(r.Auth))
 		fmt.Fprintf(bw, "unprotected %s\n", r.UnprotectedURL)
-	case r.Challenger != "":
-		fmt.Fprintf(bw, "shadowed %s (%s, challenger %s in %s mode)\n", r.ScoringURL, r.Champion, r.ChallengerModel, r.Challenger)
-		fmt.Fprintf(bw, "plain    %s (%s)\n", r.PlainURL, r.Champion)
+	case r.Pair != nil:
+		about, width := r.Pair.about(), max(len(r.Pair.Measured), len(r.Pair.Ceiling))
+		fmt.Fprintf(bw, "%-*s %s (%s)\n", width, r.Pair.Measured, r.ScoringURL, about[0])
+		fmt.Fprintf(bw, "%-*s %s (%s)\n", width, r.Pair.Ceiling, r.Pair.CeilingURL, about[1])
 	default:
 		fmt.Fprintf(bw, "scoring %s\n", r.ScoringURL)
 	}
@@ -201,8 +198,11 @@ func (r *report) writeTable(w io.Writer) error {
 	if r.Large != nil {
 		r.Large.write(bw)
 	}
-	if r.ShadowLarge != nil {
-		r.ShadowLarge.write(bw)
+	if r.Pair != nil && r.Pair.Large != nil {
+		r.Pair.Large.write(bw)
+	}
+	if r.Pair != nil && r.Pair.Drift != nil {
+		r.Pair.writeDrift(bw)
 	}
 	for _, s := range r.Scenarios {
 		if s.FirstError != "" {
@@ -230,14 +230,14 @@ func (r *report) label(scenario, where string) string {
 }
 
 // names returns the scenarios a ratio compares: "scoring" and "bare",
-// under -auth "protected" and "unprotected", under -challenger "shadowed"
-// and "plain".
+// under -auth "protected" and "unprotected", under -challenger and
+// -monitor the pair's.
 func (r *report) names() (primary, reference string) {
 	switch {
 	case r.Auth != "":
 		return "protected", "unprotected"
-	case r.Challenger != "":
-		return "shadowed", "plain"
+	case r.Pair != nil:
+		return r.Pair.Measured, r.Pair.Ceiling
 	}
 	return "scoring", "bare"
 }
@@ -257,6 +257,14 @@ func (r *report) pair(ra ratio) (scored, bare summary, ok bool) {
 		}
 	}
 	return scored, bare, haveScored && haveBare
+}
+
+// article is the indefinite article of word: "an" before a vowel.
+func article(word string) string {
+	if word != "" && strings.ContainsRune("aeiou", rune(word[0])) {
+		return "an"
+	}
+	return "a"
 }
 
 // joinInts lists v separated by commas.

@@ -56,7 +56,7 @@ func (r result) rps() float64 {
 
 // summary is what a scenario reports.
 type summary struct {
-	Scenario string  `json:"scenario"`       // "scoring" or "bare"; "protected" or "unprotected" under -auth; "shadowed" or "plain" under -challenger
+	Scenario string  `json:"scenario"`       // "scoring" or "bare"; "protected" or "unprotected" under -auth; "shadowed" or "plain" under -challenger; "monitored" or "unmonitored" under -monitor
 	Bare     string  `json:"bare,omitempty"` // where the bare handler ran, for "bare"
 	Rows     int     `json:"rows"`
 	Clients  int     `json:"clients"`
