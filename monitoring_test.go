@@ -414,3 +414,39 @@ func TestPayloadLog(t *testing.T) {
 		}
 	}
 }
+
+// TestPayloadLogRedactsWhatOtherColumnsSay: a redacted input is hidden
+// in the columns that tell of it too, its contribution and its name in
+// the outlier column, and a redacted answeredBy hides the model that
+// answered.
+func TestPayloadLogRedactsWhatOtherColumnsSay(t *testing.T) {
+	_, admin, file := monitoringService(t)
+	rows := []map[string]float64{{"x": -1, "y": 0}, {"x": 1, "y": 5}}
+	admin.upload("churn", file, map[string]any{"classes": []string{"no", "yes"}, "verification": map[string]any{"rows": rows, "expected": []string{"no", "yes"}}})
+	admin.must("PUT", "/api/v1/deployments/DEFAULT/churn", `{"enabled":true,"endpoints":[{"alias":"why","model":"churn@1",
+		"explain":{"method":"treeshap"},"outlierColumn":true,"answeredBy":true,"payloadLog":{"rate":1,"redact":["x","answeredBy"]}}]}`, http.StatusCreated, nil)
+	var answer struct{ Data []map[string]any }
+	admin.must("POST", "/webapi/DEFAULT/api/v1/services/churn/why", `{"data":[{"x":1000,"y":9}]}`, http.StatusOK, &answer)
+	if got := answer.Data[0]; got["outlier"] != "x, y" || got["contribution(x)"] != 1000.0 || got["answeredBy"] != "churn@1" {
+		t.Fatalf("the answer %v, want it whole: the log redacts, not the answer", got)
+	}
+	var p struct {
+		Records []struct {
+			Model string
+			Row   map[string]any
+		}
+	}
+	admin.must("GET", "/api/v1/endpoints/DEFAULT/churn/why/payloads", "", http.StatusOK, &p)
+	if len(p.Records) != 1 {
+		t.Fatalf("%d rows logged, want 1", len(p.Records))
+	}
+	r := p.Records[0]
+	for _, col := range []string{"x", "contribution(x)", "answeredBy"} {
+		if r.Row[col] != "[redacted]" {
+			t.Errorf("logged %s = %v, want it redacted", col, r.Row[col])
+		}
+	}
+	if r.Row["outlier"] != "[redacted], y" || r.Row["y"] != 9.0 || r.Row["contribution(y)"] == "[redacted]" || r.Model != "" {
+		t.Errorf("logged %v of model %q; want x's name hidden in outlier, y and its contribution shown, no model", r.Row, r.Model)
+	}
+}

@@ -55,14 +55,15 @@ func referenceView(p *drift.Profile) *referenceJSON {
 // referenceRows reads reference rows sent as contentType: JSON
 // {"data":[…]} read as a scoring request's, with its strictness, or CSV
 // (text/csv) with a header row, every cell text and an empty cell a
-// missing value. Without a type, a body that starts with '{' is JSON and
+// missing value. Without a type, or as application/octet-stream (what
+// curl sends a file part as), a body that starts with '{' is JSON and
 // any other CSV. where names the body in errors.
 func referenceRows(contentType string, body []byte, where string) (*process.Table, error) {
 	trimmed := bytes.TrimLeft(body, " \t\r\n\ufeff")
 	switch {
 	case len(trimmed) == 0:
 		return nil, httperr.Newf(problem.InvalidRequest, "%s is empty: send rows as JSON {\"data\":[…]} or as CSV with a header", where)
-	case isMediaType(contentType, mediaJSON), contentType == "" && trimmed[0] == '{':
+	case isMediaType(contentType, mediaJSON), trimmed[0] == '{' && (contentType == "" || isMediaType(contentType, mediaOctetStream)):
 		req, err := scoring.Decode(bytes.NewReader(body), scoring.Limits{MaxBodyBytes: int64(len(body)), MaxRows: registry.MaxReferenceRows})
 		if err != nil {
 			return nil, err
@@ -87,6 +88,9 @@ func csvRows(body []byte, where string) (*process.Table, error) {
 	if err != nil {
 		return nil, csvError(err, where)
 	}
+	if len(header) > scoring.DefaultMaxColumns {
+		return nil, httperr.Newf(problem.TooManyColumns, "%s has %d columns, more than %d", where, len(header), scoring.DefaultMaxColumns)
+	}
 	seen := make(map[string]bool, len(header))
 	for i, h := range header {
 		if h == "" || seen[h] {
@@ -107,6 +111,9 @@ func csvRows(body []byte, where string) (*process.Table, error) {
 		}
 		if rows++; rows > registry.MaxReferenceRows {
 			return nil, httperr.Newf(problem.TooManyRows, "%s has more than %d rows", where, registry.MaxReferenceRows)
+		}
+		if rows*len(header) > scoring.DefaultMaxCells {
+			return nil, httperr.Newf(problem.TooManyCells, "%s has more than %d cells", where, scoring.DefaultMaxCells)
 		}
 		for i, cell := range rec {
 			values[i] = append(values[i], cell)

@@ -22,7 +22,8 @@ const MaxSampleRows = 3
 // anything is written, and, when u has a verification, the loaded model
 // must reproduce its expected predictions ([ErrVerification] otherwise). An
 // upload whose artifact and metadata are those of an existing version of
-// the model writes nothing and returns that version, created false.
+// the model writes nothing and returns that version, created false; but
+// for u's reference rows, which replace that version's reference.
 // Otherwise the artifact is stored (durably, for a durable store) before
 // the commit that adds the version, numbered one above the highest number
 // the model has ever given. The first [MaxSampleRows] verification rows
@@ -74,7 +75,14 @@ func (r *Registry) AddModelVersion(ctx context.Context, name string, artifact []
 	err = r.Update(ctx, func(tx *Tx) error {
 		if old, ok := tx.st.identicalVersion(name, sum, meta); ok {
 			out, created = old, false
-			return nil
+			if u == nil || u.Reference == nil {
+				return nil
+			}
+			// The same file again with reference rows: they are its
+			// reference from now on, as PutModelReference would make them.
+			next, c, stored, err := tx.st.withVersionReference(name, old.Version, old.SHA256, reference, tx.now)
+			out = stored
+			return tx.set(next, c, err)
 		}
 		if err := as.PutArtifact(ctx, sum, artifact); err != nil {
 			return err

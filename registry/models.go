@@ -14,7 +14,7 @@ import (
 	"github.com/scorehub/scorehub/registry/process"
 )
 
-// Model is a model file's history under one name: its immutable versions,
+// Model is a model file's history under one name: its versions,
 // numbered 1, 2, 3, … in the order uploaded, and the aliases that point at
 // them. Its JSON form is how a [FileStore] keeps it (format 2).
 type Model struct {
@@ -34,9 +34,10 @@ type Model struct {
 	UpdatedAt time.Time `json:"updatedAt"`
 }
 
-// ModelVersion is one immutable upload of a model: the artifact, addressed
-// by its SHA-256, the metadata it came with and the schema derived from
-// both.
+// ModelVersion is one upload of a model: the artifact, addressed by its
+// SHA-256, the metadata it came with and the schema derived from both,
+// which never change; and the reference its drift is measured against,
+// which may be replaced.
 type ModelVersion struct {
 	Version int `json:"version"`
 	// SHA256 is the artifact's SHA-256 in lower-case hex: the name an
@@ -51,9 +52,13 @@ type ModelVersion struct {
 	// when the upload had no verification: the test page then starts from
 	// the sample the model's format gives.
 	Sample json.RawMessage `json:"sample,omitempty"`
-	// Reference is the distribution of the rows the upload was verified
-	// with and of the model's predictions of them, which drift is measured
-	// against; nil when the upload had no verification.
+	// Reference is what the version's drift is measured against: the
+	// distribution of its reference rows (uploaded with it, or put on it
+	// later, see [Registry.PutModelReference]) or else of its
+	// verification rows, with the model's predictions of them, or else
+	// what the model's file declares of its inputs' values; nil when
+	// there is none of them. It is the one part of a version that
+	// changes.
 	Reference *drift.Profile `json:"reference,omitempty"`
 	CreatedAt time.Time      `json:"createdAt"`
 }

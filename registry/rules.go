@@ -181,10 +181,10 @@ func appendMonitoring(faults []*InvalidError, p string, e Endpoint) []*InvalidEr
 			faults = append(faults, &InvalidError{Pointer: p + "/monitor/window", Message: "must be from " + MinMonitorWindow.String() + " to " + MaxMonitorWindow.String()})
 		}
 		if m.MaxRows < 0 || m.MaxRows > MaxMonitorRows {
-			faults = append(faults, &InvalidError{Pointer: p + "/monitor/maxRows", Message: "must be from 1 to " + strconv.Itoa(MaxMonitorRows)})
+			faults = append(faults, &InvalidError{Pointer: p + "/monitor/maxRows", Message: "must be from 1 to " + strconv.Itoa(MaxMonitorRows) + ", or 0 for " + strconv.Itoa(DefaultMonitorRows)})
 		}
 		if m.MaxFeatures < 0 || m.MaxFeatures > MaxMonitorFeatures {
-			faults = append(faults, &InvalidError{Pointer: p + "/monitor/maxFeatures", Message: "must be from 1 to " + strconv.Itoa(MaxMonitorFeatures)})
+			faults = append(faults, &InvalidError{Pointer: p + "/monitor/maxFeatures", Message: "must be from 1 to " + strconv.Itoa(MaxMonitorFeatures) + ", or 0 for " + strconv.Itoa(DefaultMonitorFeatures)})
 		}
 	}
 	if l := e.PayloadLog; l != nil {

@@ -46,9 +46,7 @@ func (e *engine) challenged(req context.Context, x *execution) (wire.Result, err
 	} else if result, who, err = e.split(req, x, assign); err != nil {
 		return wire.Result{}, err
 	}
-	if !split {
-		e.monitor(x, result) // a split's rows are counted by the versions that answered them: not here
-	}
+	e.monitor(x, result) // a split's rows in the champion's window, each with the answer it got
 	var answered *answers // what the shadows compare with, and the predictions kept
 	if ids != nil || x.hasShadow() {
 		answered = shadowView(result, x.process.Output)

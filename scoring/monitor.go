@@ -22,7 +22,8 @@ type monitorKey = championKey
 type monitored struct {
 	live     *drift.Live
 	ref      atomic.Pointer[drift.Profile] // the version's reference it was made for
-	settings registry.Monitor
+	settings registry.Monitor              // as it was made for; FeatureSeries as of the last request
+	series   atomic.Bool                   // the endpoint's FeatureSeries now
 	// unmeasured are the reference's inputs past the endpoint's
 	// MaxFeatures, which are not counted.
 	unmeasured []string
@@ -32,36 +33,50 @@ type monitored struct {
 	fingerprint string
 }
 
+// sameWindow reports whether settings a and b count rows alike: all but
+// FeatureSeries, which only changes what the metrics show.
+func sameWindow(a, b registry.Monitor) bool {
+	a.FeatureSeries, b.FeatureSeries = false, false
+	return a == b
+}
+
 // matches reports whether m counts for ref with settings s. A reference
 // equal to m's but another value (the registry read its records again)
 // matches, and is remembered, so that its next request compares pointers
 // alone.
 func (m *monitored) matches(ref *drift.Profile, s registry.Monitor) bool {
-	if m.settings != s {
+	if !sameWindow(m.settings, s) {
 		return false
 	}
 	cur := m.ref.Load()
-	if cur == ref {
-		return true
+	if cur != ref {
+		if !reflect.DeepEqual(cur, ref) {
+			return false
+		}
+		m.ref.Store(ref)
 	}
-	if !reflect.DeepEqual(cur, ref) {
-		return false
-	}
-	m.ref.Store(ref)
+	m.series.Store(s.FeatureSeries)
 	return true
 }
 
 // monitoredFor returns the live profile of k for reference ref under
 // settings s: the one kept, or a new one in its place when the
 // reference or the settings changed, which starts the figures again. It
-// returns nil when the measure is off.
-func (c *Challenges) monitoredFor(k monitorKey, ref *drift.Profile, s registry.Monitor) *monitored {
+// returns nil when the measure is off, and for an execution of an older
+// snapshot than the live profile's, whose reference or settings are no
+// longer the endpoint's (now says what they are now, as the registry
+// holds them): it must not start the figures again.
+func (c *Challenges) monitoredFor(k monitorKey, ref *drift.Profile, s registry.Monitor, now func() (*drift.Profile, registry.Monitor, *registry.State)) *monitored {
 	if ref == nil || s.Off {
 		return nil
 	}
 	old, ok := c.monitors.Load(k)
 	if ok && old.(*monitored).matches(ref, s) {
 		return old.(*monitored)
+	}
+	curRef, curSettings, st := now()
+	if !sameWindow(curSettings, s) || (curRef != ref && !reflect.DeepEqual(curRef, ref)) {
+		return nil // a stale execution: the endpoint counts otherwise now
 	}
 	p, left := ref.Most(s.MaxFeatures)
 	live, err := drift.NewLive(p, drift.Window{Duration: s.Window, Rows: s.MaxRows})
@@ -70,6 +85,12 @@ func (c *Challenges) monitoredFor(k monitorKey, ref *drift.Profile, s registry.M
 	}
 	m := &monitored{live: live, settings: s, unmeasured: left, rankedBy: ref.RankedBy(), fingerprint: fingerprint(p, s)}
 	m.ref.Store(ref)
+	m.series.Store(s.FeatureSeries)
+	// A new live profile is rare: the moment to drop those of endpoints
+	// and versions no longer deployed.
+	if st != nil {
+		defer c.pruneMonitors(st)
+	}
 	if !ok {
 		if got, loaded := c.monitors.LoadOrStore(k, m); loaded {
 			return got.(*monitored) // another request made it first
@@ -88,9 +109,20 @@ func (c *Challenges) monitoredFor(k monitorKey, ref *drift.Profile, s registry.M
 
 // monitor counts x's rows and its model's answers in the live profile
 // of x's endpoint and version, once the answer is written: on the
-// request's goroutine, with one atomic add a counter.
+// request's goroutine, with one atomic add a counter. The rows a split
+// challenger answered count with its answers.
 func (e *engine) monitor(x *execution, result wire.Result) {
-	m := e.challenges.monitoredFor(monitorKey{x.in.Endpoint, x.process.Name}, x.reference, x.monitor)
+	now := func() (*drift.Profile, registry.Monitor, *registry.State) {
+		st := e.reg.Snapshot().State()
+		ep := x.in.Endpoint
+		if d, ok := st.Deployment(ep.Group, ep.Path); ok {
+			if cur, ok := d.Endpoint(ep.Alias); ok {
+				return st.Reference(cur.Model), cur.Monitor.Settings(), st
+			}
+		}
+		return nil, registry.Monitor{}, st
+	}
+	m := e.challenges.monitoredFor(monitorKey{x.in.Endpoint, x.process.Name}, x.reference, x.monitor, now)
 	if m == nil {
 		return
 	}
@@ -142,7 +174,9 @@ type Drift struct {
 // population stability index, the Jensen-Shannon distance, the change of
 // the missing rate and the shares out of range and unseen, with both
 // histograms; the same for the prediction. The figures are this
-// replica's, or, while replicas share them, every replica's added up.
+// replica's, or, while replicas share them, every replica's added up
+// (this replica's alone when the store cannot be read: Replicas says
+// which).
 func (q *Queues) Drift(ctx context.Context, st *registry.State, endpoint process.EndpointRef, e registry.Endpoint) (*Drift, error) {
 	q.challenges.pruneMonitors(st)
 	version, err := st.ResolveModel(e.Model)
@@ -156,11 +190,16 @@ func (q *Queues) Drift(ctx context.Context, st *registry.State, endpoint process
 	p, left := ref.Most(s.MaxFeatures)
 	out := &Drift{Version: version, Profile: p, Monitor: s, Unmeasured: left, RankedBy: ref.RankedBy(), Replicas: 1}
 	var hist *drift.Histograms
+	shared := false
 	if store := q.sharedDrift(); store != nil {
-		if hist, out.Replicas, err = collectDrift(ctx, store, endpoint, version, fingerprint(p, s)); err != nil {
-			return nil, err
+		// A store that cannot be read leaves this replica's figures.
+		if h, n, err := collectDrift(ctx, store, endpoint, version, fingerprint(p, s)); err == nil {
+			hist, out.Replicas, shared = h, n, true
+		} else if ctx.Err() != nil {
+			return nil, ctx.Err()
 		}
-	} else if v, ok := q.challenges.monitors.Load(monitorKey{endpoint, version}); ok && v.(*monitored).matches(ref, s) {
+	}
+	if v, ok := q.challenges.monitors.Load(monitorKey{endpoint, version}); !shared && ok && v.(*monitored).matches(ref, s) {
 		m := v.(*monitored)
 		out.Profile, hist = m.live.Profile(), m.live.Snapshot()
 	}
@@ -205,7 +244,7 @@ func (q *Queues) Drifts(st *registry.State) []MonitoredEndpoint {
 	q.challenges.monitors.Range(func(k, v any) bool {
 		mk, m := k.(monitorKey), v.(*monitored)
 		if r, err := drift.Compare(m.live.Profile(), m.live.Snapshot()); err == nil {
-			me := MonitoredEndpoint{Endpoint: mk.endpoint, Version: mk.champion, Report: r, FeatureSeries: m.settings.FeatureSeries}
+			me := MonitoredEndpoint{Endpoint: mk.endpoint, Version: mk.champion, Report: r, FeatureSeries: m.series.Load()}
 			for _, f := range m.live.Profile().Features {
 				if f.Importance != nil {
 					if me.Importance == nil {
@@ -258,9 +297,9 @@ func (c *Challenges) pruneOutliers(st *registry.State) {
 // t, the inputs whose values are outside reference p.
 func (c *Challenges) withOutliers(r wire.Result, t *process.Table, p *drift.Profile) (wire.Result, error) {
 	var names []string
-	none := make([]bool, t.Rows())
+	var none []bool
 	if p == nil {
-		names = make([]string, t.Rows())
+		names, none = make([]string, t.Rows()), make([]bool, t.Rows())
 		for i := range none {
 			none[i] = true
 		}

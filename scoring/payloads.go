@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/go-json-experiment/json/jsontext"
@@ -28,8 +29,9 @@ type payloadLog = sink[payloads.Record]
 // [registry.RedactedValue]. The rows are sampled and encoded once the
 // answer is written, and appended off the answer's path: when store falls
 // behind, a batch is dropped and counted ([Queues.DroppedPayloads]),
-// never waited for. Call it once, before executions start;
-// StopLoggingPayloads appends what waits and stops. It fails when
+// never waited for, as is a row whose JSON passes maxRowBytes. Call it
+// once, before executions start; StopLoggingPayloads appends what waits
+// and stops. It fails when
 // payloads are logged already.
 func (q *Queues) LogPayloads(store payloads.Store, log *slog.Logger) error {
 	if store == nil {
@@ -38,13 +40,21 @@ func (q *Queues) LogPayloads(store payloads.Store, log *slog.Logger) error {
 	if q.challenges.payloads.Load() != nil {
 		return errors.New("scoring: payloads are logged already")
 	}
-	l := newSink("payloads", store.Append, &q.challenges.droppedPayloads, log)
+	l := newSink("payloads", store.Append, payloadWeight, sinkBudget, &q.challenges.droppedPayloads, log)
 	if !q.challenges.payloads.CompareAndSwap(nil, l) {
 		l.stop(context.Background())
 		return errors.New("scoring: payloads are logged already")
 	}
 	return nil
 }
+
+// payloadWeight is about the bytes r holds.
+func payloadWeight(r payloads.Record) int64 { return int64(128 + len(r.Row) + len(r.Model)) }
+
+// maxRowBytes bounds a logged row's JSON: a longer row is dropped and
+// counted alone, as the store would refuse its record, and with it every
+// record appended beside it.
+const maxRowBytes = payloads.MaxRecordBytes - 4096
 
 // StopLoggingPayloads appends the rows that wait, within ctx, and stops
 // handing more to the store.
@@ -70,9 +80,9 @@ func (q *Queues) FlushPayloads(ctx context.Context) error {
 // fell behind or refused them.
 func (q *Queues) DroppedPayloads() uint64 { return q.challenges.droppedPayloads.Load() }
 
-// LoggedPayloads counts the rows sampled for the payload log, those
+// SampledPayloads counts the rows sampled for the payload log, those
 // dropped included.
-func (q *Queues) LoggedPayloads() uint64 { return q.challenges.sampledPayloads.Load() }
+func (q *Queues) SampledPayloads() uint64 { return q.challenges.sampledPayloads.Load() }
 
 // logPayloads samples x's rows for its endpoint's payload log, once the
 // answer is written (see sample), encoded with result, which by(r) says row r was answered by ("" for a process
@@ -94,10 +104,18 @@ func (e *engine) logPayloads(x *execution, result wire.Result, by func(r int) st
 		}
 		e.challenges.sampledPayloads.Add(uint64(len(rows)))
 		enc := newRowEncoder(table, out, cfg.Redact)
+		if slices.Contains(cfg.Redact, registry.AnsweredByColumn) {
+			by = func(int) string { return "" } // who answered is what the column would say
+		}
 		now := time.Now()
-		rs := make([]payloads.Record, len(rows))
-		for i, r := range rows {
-			rs[i] = payloads.Record{Endpoint: ep, Model: by(r), At: now, Row: enc.row(r)}
+		rs := make([]payloads.Record, 0, len(rows))
+		for _, r := range rows {
+			row := enc.row(r)
+			if len(row) > maxRowBytes {
+				e.challenges.droppedPayloads.Add(1)
+				continue
+			}
+			rs = append(rs, payloads.Record{Endpoint: ep, Model: by(r), At: now, Row: row})
 		}
 		l.put(rs)
 	})
@@ -126,20 +144,28 @@ func sample(n int, rate float64) []int {
 // rowEncoder writes rows as JSON objects as the scoring handler answers
 // them: the input's columns, a result column in place of an input of its
 // name, then the other result columns; a missing value, NaN or ±Inf as
-// null, a redacted column's value as registry.RedactedValue.
+// null. A redacted column's value is registry.RedactedValue, and so is
+// what other columns say of it: its contributions
+// (contribution(<name>), contribution(<class>,<name>)) and its name in
+// the outlier column.
 type rowEncoder struct {
 	cols     []*process.Column
 	names    [][]byte // each column's quoted name and a colon
 	redacted []bool
+	outliers int // the outlier column's index, -1 when none or no input is redacted
+	redact   []string
 }
 
 func newRowEncoder(in, out *process.Table, redact []string) *rowEncoder {
-	e := &rowEncoder{}
+	e := &rowEncoder{outliers: -1, redact: redact}
 	add := func(c *process.Column) {
 		name, _ := jsontext.AppendQuote(nil, c.Name)
+		if c.Name == registry.OutlierColumn && len(redact) > 0 && c.Kind == process.Text {
+			e.outliers = len(e.cols)
+		}
 		e.cols = append(e.cols, c)
 		e.names = append(e.names, append(name, ':'))
-		e.redacted = append(e.redacted, slices.Contains(redact, c.Name))
+		e.redacted = append(e.redacted, redacts(redact, c.Name))
 	}
 	for i := range in.NumColumns() {
 		c := in.Column(i)
@@ -154,6 +180,27 @@ func newRowEncoder(in, out *process.Table, redact []string) *rowEncoder {
 		}
 	}
 	return e
+}
+
+// redacts reports whether redacting the columns redact hides column
+// name: one of them, or a contribution of one.
+func redacts(redact []string, name string) bool {
+	if slices.Contains(redact, name) {
+		return true
+	}
+	inner, ok := strings.CutPrefix(name, "contribution(")
+	if !ok {
+		return false
+	}
+	if inner, ok = strings.CutSuffix(inner, ")"); !ok {
+		return false
+	}
+	for _, r := range redact {
+		if inner == r || strings.HasSuffix(inner, ","+r) {
+			return true
+		}
+	}
+	return false
 }
 
 var redactedJSON, _ = jsontext.AppendQuote(nil, registry.RedactedValue)
@@ -178,9 +225,23 @@ func (e *rowEncoder) row(r int) []byte {
 			} else {
 				b = strconv.AppendFloat(b, v, 'g', -1, 64)
 			}
+		case i == e.outliers:
+			b, _ = jsontext.AppendQuote(b, e.hideNames(c.Texts[r]))
 		default:
 			b, _ = jsontext.AppendQuote(b, c.Texts[r])
 		}
 	}
 	return append(b, '}')
+}
+
+// hideNames returns the outlier column's text with the redacted inputs'
+// names replaced by registry.RedactedValue.
+func (e *rowEncoder) hideNames(text string) string {
+	names := strings.Split(text, ", ")
+	for i, n := range names {
+		if slices.Contains(e.redact, n) {
+			names[i] = registry.RedactedValue
+		}
+	}
+	return strings.Join(names, ", ")
 }

@@ -14,6 +14,15 @@ import (
 // [outcomes.Store] off the answer's path.
 type predictionLog = sink[outcomes.Prediction]
 
+// sinkBudget bounds the bytes of the records a sink holds waiting for its
+// store: past it, the store has fallen behind, and more are dropped.
+const sinkBudget = 64 << 20
+
+// predictionWeight is about the bytes p holds.
+func predictionWeight(p outcomes.Prediction) int64 {
+	return int64(160 + len(p.RowID) + len(p.Model) + len(p.Label) + 8*len(p.Confidences) + 16*len(p.Classes))
+}
+
 // KeepPredictions has executions on q hand the predictions of rows that
 // carry an ID ([registry.Endpoint.RowID]) to store, the champion's and
 // every challenger's, so that outcomes fed back later can be joined with
@@ -28,7 +37,7 @@ func (q *Queues) KeepPredictions(store outcomes.Store, log *slog.Logger) error {
 	if q.challenges.predictions.Load() != nil {
 		return errors.New("scoring: predictions are kept already")
 	}
-	l := newSink("predictions", store.Append, &q.challenges.droppedPredictions, log)
+	l := newSink("predictions", store.Append, predictionWeight, sinkBudget, &q.challenges.droppedPredictions, log)
 	if !q.challenges.predictions.CompareAndSwap(nil, l) {
 		l.stop(context.Background())
 		return errors.New("scoring: predictions are kept already")

@@ -11,26 +11,36 @@ import (
 // sink hands records of type T to a store off the answer's path: the
 // scoring goroutine puts a batch in a bounded queue, or drops it and
 // counts it when the queue is full, and one goroutine appends what the
-// queue holds, several batches at a time when they wait.
+// queue holds, several batches at a time when they wait. The queue is
+// bounded twice: by batches, and by the weight of the records waiting
+// (bytes, say), so that large batches of a store that falls behind do
+// not pile up in memory.
 type sink[T any] struct {
 	append  func(context.Context, []T) error
-	what    string // what the records are, for the log: "predictions"
+	weigh   func(T) int64
+	budget  int64        // the most weight that waits
+	waiting atomic.Int64 // the weight waiting
+	what    string       // what the records are, for the log: "predictions"
 	log     *slog.Logger
-	queue   chan sinkBatch[T]
 	dropped *atomic.Uint64 // records not kept: the queue was full, or the store refused them
-	done    chan struct{}
-	once    sync.Once
-	warned  time.Time // when the last failure was logged: at most one a warnEvery
+
+	mu     sync.RWMutex // held to send on queue (read) and to close it (write)
+	closed bool
+	queue  chan sinkBatch[T]
+	done   chan struct{}
+	warned time.Time // when the last failure was logged: at most one a warnEvery
 }
 
 // warnEvery bounds how often a sink logs a failed append: a store that
 // falls behind fails every batch, and each is counted.
 const warnEvery = 10 * time.Second
 
-// sinkBatch is records handed to the store, or, with flushed set, a mark
-// that closes flushed once every batch before it is appended.
+// sinkBatch is records handed to the store, with their weight, or, with
+// flushed set, a mark that closes flushed once every batch before it is
+// appended.
 type sinkBatch[T any] struct {
 	records []T
+	weight  int64
 	flushed chan struct{}
 }
 
@@ -41,49 +51,51 @@ const (
 	sinkAppendAt = 10_000
 )
 
-func newSink[T any](what string, append func(context.Context, []T) error, dropped *atomic.Uint64, log *slog.Logger) *sink[T] {
+// newSink returns a sink appending to append, whose waiting records weigh
+// at most budget by weigh.
+func newSink[T any](what string, append func(context.Context, []T) error, weigh func(T) int64, budget int64, dropped *atomic.Uint64, log *slog.Logger) *sink[T] {
 	if log == nil {
 		log = slog.Default()
 	}
-	s := &sink[T]{append: append, what: what, log: log, queue: make(chan sinkBatch[T], sinkQueue), dropped: dropped, done: make(chan struct{})}
+	s := &sink[T]{append: append, weigh: weigh, budget: budget, what: what, log: log,
+		queue: make(chan sinkBatch[T], sinkQueue), dropped: dropped, done: make(chan struct{})}
 	go s.run()
 	return s
 }
 
-// put hands rs to the store, or drops them.
+// put hands rs to the store, or drops them: when the queue is full, its
+// weight would pass the budget, or the sink stopped.
 func (s *sink[T]) put(rs []T) {
 	if len(rs) == 0 {
 		return
 	}
-	defer func() {
-		if recover() != nil { // the sink stopped as the batch came
-			s.dropped.Add(uint64(len(rs)))
-		}
-	}()
-	select {
-	case s.queue <- sinkBatch[T]{records: rs}:
-	default:
-		s.dropped.Add(uint64(len(rs)))
+	var w int64
+	for _, r := range rs {
+		w += s.weigh(r)
 	}
+	if s.waiting.Add(w) > s.budget {
+		s.waiting.Add(-w)
+		s.dropped.Add(uint64(len(rs)))
+		return
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if !s.closed {
+		select {
+		case s.queue <- sinkBatch[T]{records: rs, weight: w}:
+			return
+		default:
+		}
+	}
+	s.waiting.Add(-w)
+	s.dropped.Add(uint64(len(rs)))
 }
 
 // flush waits, within ctx, until the records put before the call are
 // appended (or dropped).
 func (s *sink[T]) flush(ctx context.Context) error {
 	mark := sinkBatch[T]{flushed: make(chan struct{})}
-	if err := func() (err error) {
-		defer func() {
-			if recover() != nil { // the sink stopped: nothing waits
-				err = nil
-			}
-		}()
-		select {
-		case s.queue <- mark:
-			return nil
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-	}(); err != nil {
+	if err := s.send(ctx, mark); err != nil {
 		return err
 	}
 	select {
@@ -96,9 +108,31 @@ func (s *sink[T]) flush(ctx context.Context) error {
 	}
 }
 
+// send puts b in the queue, waiting for room within ctx; nothing when the
+// sink stopped, as nothing then waits.
+func (s *sink[T]) send(ctx context.Context, b sinkBatch[T]) error {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.closed {
+		close(b.flushed)
+		return nil
+	}
+	select {
+	case s.queue <- b:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
 // stop appends what waits, within ctx, and stops taking records.
 func (s *sink[T]) stop(ctx context.Context) error {
-	s.once.Do(func() { close(s.queue) })
+	s.mu.Lock()
+	if !s.closed {
+		s.closed = true
+		close(s.queue)
+	}
+	s.mu.Unlock()
 	select {
 	case <-s.done:
 		return nil
@@ -111,7 +145,7 @@ func (s *sink[T]) stop(ctx context.Context) error {
 func (s *sink[T]) run() {
 	defer close(s.done)
 	for b := range s.queue {
-		rs := b.records
+		rs, w := b.records, b.weight
 		var marks []chan struct{}
 		if b.flushed != nil {
 			marks = append(marks, b.flushed)
@@ -123,7 +157,7 @@ func (s *sink[T]) run() {
 					more = false
 					break
 				}
-				rs = append(rs, next.records...)
+				rs, w = append(rs, next.records...), w+next.weight
 				if next.flushed != nil {
 					marks = append(marks, next.flushed)
 				}
@@ -141,6 +175,7 @@ func (s *sink[T]) run() {
 				}
 			}
 			cancel()
+			s.waiting.Add(-w)
 		}
 		for _, m := range marks {
 			close(m)
