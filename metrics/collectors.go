@@ -365,6 +365,6 @@ func (c *logCollector) Describe(ch chan<- *prometheus.Desc) {
 
 func (c *logCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(c.predictionsDropped, prometheus.CounterValue, float64(c.queues.DroppedPredictions()))
-	ch <- prometheus.MustNewConstMetric(c.payloadsSampled, prometheus.CounterValue, float64(c.queues.LoggedPayloads()))
+	ch <- prometheus.MustNewConstMetric(c.payloadsSampled, prometheus.CounterValue, float64(c.queues.SampledPayloads()))
 	ch <- prometheus.MustNewConstMetric(c.payloadsLost, prometheus.CounterValue, float64(c.queues.DroppedPayloads()))
 }

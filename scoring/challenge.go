@@ -46,7 +46,7 @@ func (e *engine) challenged(req context.Context, x *execution) (wire.Result, err
 	} else if result, who, err = e.split(req, x, assign); err != nil {
 		return wire.Result{}, err
 	}
-	e.monitor(x, result) // a split's rows in the champion's window, each with the answer it got
+	e.monitor(x, result)  // a split's rows in the champion's window, each with the answer it got
 	var answered *answers // what the shadows compare with, and the predictions kept
 	if ids != nil || x.hasShadow() {
 		answered = shadowView(result, x.process.Output)
