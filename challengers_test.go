@@ -1,13 +1,17 @@
 package scorehub
 
 import (
+	"bytes"
 	"context"
 	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"testing"
@@ -568,5 +572,65 @@ func TestShadowBatchesWaitingRows(t *testing.T) {
 	if workers := runtime.GOMAXPROCS(0); shadow.ChallengerLatency.Count > uint64(workers+1) || shadow.Agreed != 2*requests || shadow.Skipped != 0 {
 		t.Errorf("the shadow compared %d rows, agreed on %d, skipped %d, in %d executions; want all %d agreed, none skipped, in at most %d executions",
 			shadow.Compared, shadow.Agreed, shadow.Skipped, shadow.ChallengerLatency.Count, 2*requests, workers+1)
+	}
+}
+
+// BenchmarkShadowedEndpoint measures 1-row requests, from parallel
+// callers, and 10,000-row requests one at a time, to an endpoint of XGBoost's iris classifier with a shadow
+// challenger (the same file as another version) and to the same
+// endpoint without it.
+func BenchmarkShadowedEndpoint(b *testing.B) {
+	svc, err := New(b.Context(), quiet(Config{AdminPassword: adminPassword}))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer svc.Close()
+	h := svc.Handler()
+	admin := client{t: b, h: h}
+	w := get(h, "/api/rest/tokenservice", "admin", adminPassword)
+	var tok struct{ IDToken string }
+	json.Unmarshal(w.Body.Bytes(), &tok)
+	admin.auth = "Bearer " + tok.IDToken
+	artifact, err := os.ReadFile(filepath.Join("registry", "xgboost", "testdata", "iris_softprob.json"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, d := range []string{"champion", "challenger"} {
+		if code, body := admin.send("POST", "/api/v1/models/iris/versions?label=species&classes=setosa,versicolor,virginica&description="+d, "application/json", string(artifact)); code != http.StatusCreated {
+			b.Fatalf("upload: %d %s", code, body)
+		}
+	}
+	if code, body := admin.do("PUT", "/api/v1/deployments/DEFAULT/iris", `{"enabled":true,"endpoints":[{"alias":"plain","model":"iris@1"},
+		{"alias":"shadowed","model":"iris@1","challengers":[{"model":"iris@2","mode":"shadow"}]}]}`); code != http.StatusCreated {
+		b.Fatalf("deploy: %d %s", code, body)
+	}
+	row := `{"sepal_length":5.1,"sepal_width":3.5,"petal_length":1.4,"petal_width":0.2}`
+	body := []byte(`{"data":[` + row + `]}`)
+	large := []byte(`{"data":[` + strings.TrimSuffix(strings.Repeat(row+",", 10_000), ",") + `]}`)
+	for _, alias := range []string{"plain", "shadowed"} {
+		b.Run(alias+"/rows=10000", func(b *testing.B) {
+			for b.Loop() {
+				r := httptest.NewRequest("POST", "/webapi/DEFAULT/api/v1/services/iris/"+alias, bytes.NewReader(large))
+				r.Header.Set("Content-Type", "application/json")
+				rec := httptest.NewRecorder()
+				h.ServeHTTP(rec, r)
+				if rec.Code != http.StatusOK {
+					b.Fatalf("%d %s", rec.Code, rec.Body)
+				}
+			}
+		})
+		b.Run(alias+"/rows=1", func(b *testing.B) {
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					r := httptest.NewRequest("POST", "/webapi/DEFAULT/api/v1/services/iris/"+alias, bytes.NewReader(body))
+					r.Header.Set("Content-Type", "application/json")
+					rec := httptest.NewRecorder()
+					h.ServeHTTP(rec, r)
+					if rec.Code != http.StatusOK {
+						b.Fatalf("%d %s", rec.Code, rec.Body)
+					}
+				}
+			})
+		})
 	}
 }

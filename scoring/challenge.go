@@ -382,7 +382,8 @@ func shadowView(result wire.Result, outputs []process.ColumnSpec) *answers {
 	if err != nil || t == nil {
 		return nil
 	}
-	a := &answers{missing: make([]bool, t.Rows())}
+	rows := t.Rows()
+	a := &answers{missing: make([]bool, rows)}
 	label := ""
 	for _, o := range outputs {
 		if o.Kind == process.Text {
@@ -395,18 +396,25 @@ func shadowView(result wire.Result, outputs []process.ColumnSpec) *answers {
 		if !ok || c.Kind != process.Text {
 			return nil
 		}
-		a.labels = make([]string, t.Rows())
-		for r := range a.labels {
-			a.labels[r], _ = c.Text(r)
-			a.missing[r] = c.IsMissing(r)
+		a.labels = make([]string, rows)
+		copy(a.labels, c.Texts)
+		if c.Missing != nil {
+			copy(a.missing, c.Missing)
 		}
+		var confs []*process.Column
 		for _, o := range outputs {
 			if cls, ok := process.ConfidenceClass(o.Name); ok && o.Kind == process.Number {
 				if cc, ok := t.Lookup(o.Name); ok && cc.Kind == process.Number {
-					a.conf = append(a.conf, numbersOf(cc))
+					confs = append(confs, cc)
 					a.classes = append(a.classes, cls)
 				}
 			}
+		}
+		// One allocation for every class's confidences.
+		all := make([]float64, len(confs)*rows)
+		a.conf = make([][]float64, len(confs))
+		for i, cc := range confs {
+			a.conf[i] = numbersInto(all[i*rows:(i+1)*rows:(i+1)*rows], cc)
 		}
 		return a
 	}
@@ -418,7 +426,7 @@ func shadowView(result wire.Result, outputs []process.ColumnSpec) *answers {
 		if !ok || c.Kind != process.Number {
 			return nil
 		}
-		a.numbers = numbersOf(c)
+		a.numbers = numbersInto(make([]float64, rows), c)
 		for r := range a.missing {
 			a.missing[r] = math.IsNaN(a.numbers[r])
 		}
@@ -427,18 +435,36 @@ func shadowView(result wire.Result, outputs []process.ColumnSpec) *answers {
 	return nil
 }
 
-// numbersOf returns a copy of c's numbers, NaN where one is missing.
-func numbersOf(c *process.Column) []float64 {
-	out := make([]float64, c.Len())
-	for r := range out {
-		v, ok := c.Number(r)
-		if !ok {
-			v = math.NaN()
+// slice returns the answers of rows lo to hi of a, sharing a's memory.
+func (a *answers) slice(lo, hi int) *answers {
+	s := &answers{classes: a.classes, missing: a.missing[lo:hi]}
+	if a.labels != nil {
+		s.labels = a.labels[lo:hi]
+		s.conf = make([][]float64, len(a.conf))
+		for i, c := range a.conf {
+			s.conf[i] = c[lo:hi]
 		}
-		out[r] = v
+	}
+	if a.numbers != nil {
+		s.numbers = a.numbers[lo:hi]
+	}
+	return s
+}
+
+// numbersInto copies c's numbers into out, NaN where one is missing, and
+// returns out.
+func numbersInto(out []float64, c *process.Column) []float64 {
+	copy(out, c.Numbers)
+	if c.Missing != nil {
+		for r, m := range c.Missing {
+			if m {
+				out[r] = math.NaN()
+			}
+		}
 	}
 	return out
 }
+
 
 // shadow has challenger k of x score table beside x's champion, whose
 // answers are champ, on a shadow worker: in the challenger's batch, with
@@ -486,14 +512,14 @@ func (e *engine) shadow(x *execution, k int, table *process.Table, champ *answer
 			e.log.Debug("scoring: a shadow challenger failed", "group", ep.Group, "path", ep.Path, "alias", ep.Alias, "challenger", proc.Name, "rows", t.Rows(), "error", err)
 			return
 		}
+		all := shadowView(wire.Result{Whole: res}, proc.Output)
 		lo := 0
 		for _, p := range parts {
-			part := res
-			if len(parts) > 1 {
-				part = res.Slice(lo, lo+p.rows)
+			var a *answers
+			if all != nil {
+				a = all.slice(lo, lo+p.rows)
 			}
 			lo += p.rows
-			a := shadowView(wire.Result{Whole: part}, proc.Output)
 			stats.compare(p.champ, a)
 			p.keep(p.ids, a)
 		}
