@@ -17,6 +17,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
+	"github.com/scorehub/scorehub/internal/atomicfile"
 	"github.com/scorehub/scorehub/internal/testutil"
 	"github.com/scorehub/scorehub/registry/process"
 )
@@ -46,7 +47,7 @@ func segmentFiles(t *testing.T, dir string) []string {
 // out, for tests of what the store reads back rather than of what
 // survives a power loss: they close and delete many small segments, each
 // a few directory flushes.
-type unsyncedFS struct{ osFS }
+type unsyncedFS struct{ atomicfile.OS }
 
 func (unsyncedFS) OpenFile(name string, flag int, perm os.FileMode) (segmentFile, error) {
 	f, err := os.OpenFile(name, flag, perm)
@@ -66,7 +67,7 @@ func (unsyncedFile) Sync() error { return nil }
 // to fail: "create" (a segment), "write" (which writes half of what it is
 // given first) or "sync".
 type faultFS struct {
-	osFS
+	atomicfile.OS
 	mu    sync.Mutex
 	armed string
 }

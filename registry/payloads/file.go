@@ -193,43 +193,19 @@ type place struct {
 	off, n int64
 }
 
-// segmentFile is what the store does with a file of the log.
-type segmentFile interface {
-	io.Writer
-	io.ReaderAt
-	Stat() (fs.FileInfo, error)
-	Sync() error
-	Truncate(size int64) error
-	Close() error
-}
-
-// fileSystem is where the store's files are; tests substitute one whose
-// operations fail or count.
-type fileSystem interface {
-	OpenFile(name string, flag int, perm os.FileMode) (segmentFile, error)
-	Remove(name string) error
-	SyncDir(dir string) error
-}
-
-type osFS struct{}
-
-func (osFS) OpenFile(name string, flag int, perm os.FileMode) (segmentFile, error) {
-	f, err := os.OpenFile(name, flag, perm)
-	if err != nil {
-		return nil, err
-	}
-	return f, nil
-}
-
-func (osFS) Remove(name string) error { return os.Remove(name) }
-func (osFS) SyncDir(dir string) error { return atomicfile.SyncDir(dir) }
+// segmentFile and fileSystem are the store's files and where they are;
+// tests substitute a fileSystem whose operations fail or count.
+type (
+	segmentFile = atomicfile.LogFile
+	fileSystem  = atomicfile.LogFS
+)
 
 // OpenFileStore opens the log kept in dir, bounded by opts, creating dir
 // (mode 0700) and the log when they do not exist. The bounds are applied
 // at once: opening the log with smaller bounds than it was written with
 // drops its oldest files.
 func OpenFileStore(dir string, opts Options) (*FileStore, error) {
-	return openFileStore(dir, opts, osFS{}, boundsInterval)
+	return openFileStore(dir, opts, atomicfile.OS{}, boundsInterval)
 }
 
 func openFileStore(dir string, opts Options, fsys fileSystem, boundsEvery time.Duration) (*FileStore, error) {

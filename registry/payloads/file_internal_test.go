@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/scorehub/scorehub/internal/atomicfile"
 	"github.com/scorehub/scorehub/internal/testutil"
 	"github.com/scorehub/scorehub/registry/process"
 )
@@ -71,7 +72,7 @@ func countHeld(t *testing.T, s Store) int {
 // disk that takes its time to flush does: Append goes on returning at
 // once, and Page returns what was already on disk.
 func TestFileStoreAppendDoesNotWaitForTheDisk(t *testing.T) {
-	s := openTestStore(t, t.TempDir(), Options{}, osFS{}, boundsInterval)
+	s := openTestStore(t, t.TempDir(), Options{}, atomicfile.OS{}, boundsInterval)
 	appendRecords(t, s, 0, 10, time.Now())
 	if err := s.Flush(); err != nil {
 		t.Fatal(err)
@@ -99,7 +100,7 @@ func TestFileStoreAppendDoesNotWaitForTheDisk(t *testing.T) {
 // bound: Append fails with ErrBacklog and stores nothing of its batch,
 // and goes on once the writer has caught up.
 func TestFileStoreBacklog(t *testing.T) {
-	s := openTestStore(t, t.TempDir(), Options{}, osFS{}, boundsInterval)
+	s := openTestStore(t, t.TempDir(), Options{}, atomicfile.OS{}, boundsInterval)
 	s.maxBacklog = 1 << 20
 	big := strings.Repeat("x", 10<<10)
 	batch := func(n int) []Record {
@@ -139,7 +140,7 @@ func TestFileStoreBacklog(t *testing.T) {
 // faultFS is the real file system with the next operation of a kind made
 // to fail: "create" (a file), "write" or "sync".
 type faultFS struct {
-	osFS
+	atomicfile.OS
 	mu    sync.Mutex
 	armed string
 }
@@ -224,7 +225,7 @@ func TestFileStoreFailures(t *testing.T) {
 			if err := s.Close(); !errors.Is(err, errFault) {
 				t.Errorf("Close after the failure: %v, want the fault", err)
 			}
-			re := openTestStore(t, dir, opts, osFS{}, boundsInterval)
+			re := openTestStore(t, dir, opts, atomicfile.OS{}, boundsInterval)
 			if n := countHeld(t, re); n < 1 || n > 2 {
 				t.Errorf("%d records after reopening, want the flushed one, and the other if it reached the disk", n)
 			}
@@ -239,7 +240,7 @@ func TestFileStoreFailures(t *testing.T) {
 // countingFS is the real file system, counting what is read from its
 // files.
 type countingFS struct {
-	osFS
+	atomicfile.OS
 	mu           sync.Mutex
 	reads, bytes int
 }
@@ -281,7 +282,7 @@ func TestFileStorePageReadsOnlyItsLines(t *testing.T) {
 	dir := t.TempDir()
 	opts := Options{MaxBytes: 2 << 20, Now: func() time.Time { return logEpoch }}
 	other := process.EndpointRef{Group: "DEFAULT", Path: "churn", Alias: "test"}
-	s := openTestStore(t, dir, opts, osFS{}, boundsInterval)
+	s := openTestStore(t, dir, opts, atomicfile.OS{}, boundsInterval)
 	for i := range 10 {
 		appendRecords(t, s, i*1000, (i+1)*1000, logEpoch)
 		if err := s.Append(logCtx, []Record{{Endpoint: other, At: logEpoch, Row: json.RawMessage(`{"other":true}`)}}); err != nil {
@@ -323,7 +324,7 @@ func TestFileStoreAppliesBoundsWhenIdle(t *testing.T) {
 	dir := t.TempDir()
 	clock := testutil.NewClock(logEpoch)
 	opts := Options{Retention: 8 * time.Hour, Now: clock.Now}
-	s := openTestStore(t, dir, opts, osFS{}, 10*time.Millisecond)
+	s := openTestStore(t, dir, opts, atomicfile.OS{}, 10*time.Millisecond)
 	for i := range 30 {
 		appendRecords(t, s, i, i+1, clock.Now())
 		clock.Advance(20 * time.Minute)
