@@ -4,14 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
-	"github.com/scorehub/scorehub/registry"
 	"github.com/scorehub/scorehub/registry/outcomes"
 	"github.com/scorehub/scorehub/registry/process"
 )
@@ -52,13 +49,8 @@ const (
 // A prune that fails is logged to the DB's Logger and tried again on the
 // next Append. PostgreSQL keeps times to the microsecond.
 type OutcomeStore struct {
-	db     *DB
-	opts   outcomes.Options
-	closed atomic.Bool
-
-	mu     sync.Mutex // guards pruned and due
-	pruned time.Time  // when, by opts.Now, the bounds were last applied
-	due    bool       // the bounds are to be applied on the next Append
+	boundedLog
+	opts outcomes.Options
 }
 
 var _ outcomes.Store = (*OutcomeStore)(nil)
@@ -66,34 +58,7 @@ var _ outcomes.Store = (*OutcomeStore)(nil)
 // Outcomes returns the prediction log on db's database, bounded by opts.
 // Closing it does not close db; closing db closes it.
 func (db *DB) Outcomes(opts outcomes.Options) *OutcomeStore {
-	return &OutcomeStore{db: db, opts: opts.WithDefaults(), due: true}
-}
-
-// check checks a call's context and that the store and its DB are open.
-func (s *OutcomeStore) check(ctx context.Context) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	if s.closed.Load() || s.db.closed.Load() {
-		return outcomes.ErrClosed
-	}
-	return nil
-}
-
-// err is wrap for the store: a DB closed meanwhile is outcomes.ErrClosed.
-func (s *OutcomeStore) err(err error) error {
-	err = s.db.wrap(err)
-	if errors.Is(err, registry.ErrClosed) {
-		return fmt.Errorf("%w: %w", outcomes.ErrClosed, err)
-	}
-	return err
-}
-
-// Close implements [outcomes.Store]: later calls fail with
-// [outcomes.ErrClosed]. The DB stays open.
-func (s *OutcomeStore) Close() error {
-	s.closed.Store(true)
-	return nil
+	return &OutcomeStore{boundedLog: boundedLog{db: db, closedErr: outcomes.ErrClosed, due: true}, opts: opts.WithDefaults()}
 }
 
 const insertPrediction = `INSERT INTO outcome_predictions

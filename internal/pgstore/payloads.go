@@ -5,13 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/scorehub/scorehub/registry"
 	"github.com/scorehub/scorehub/registry/payloads"
 	"github.com/scorehub/scorehub/registry/process"
 )
@@ -60,13 +57,8 @@ const (
 // A row is stored as json, which keeps its text as Append compacted it.
 // PostgreSQL keeps times to the microsecond.
 type PayloadStore struct {
-	db     *DB
-	opts   payloads.Options
-	closed atomic.Bool
-
-	mu     sync.Mutex // guards pruned and due
-	pruned time.Time  // when, by opts.Now, the bounds were last applied
-	due    bool       // the bounds are to be applied on the next Append
+	boundedLog
+	opts payloads.Options
 }
 
 var _ payloads.Store = (*PayloadStore)(nil)
@@ -74,34 +66,7 @@ var _ payloads.Store = (*PayloadStore)(nil)
 // Payloads returns the sampled payload log on db's database, bounded by
 // opts. Closing it does not close db; closing db closes it.
 func (db *DB) Payloads(opts payloads.Options) *PayloadStore {
-	return &PayloadStore{db: db, opts: opts.WithDefaults(), due: true}
-}
-
-// check checks a call's context and that the store and its DB are open.
-func (s *PayloadStore) check(ctx context.Context) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	if s.closed.Load() || s.db.closed.Load() {
-		return payloads.ErrClosed
-	}
-	return nil
-}
-
-// err is wrap for the store: a DB closed meanwhile is payloads.ErrClosed.
-func (s *PayloadStore) err(err error) error {
-	err = s.db.wrap(err)
-	if errors.Is(err, registry.ErrClosed) {
-		return fmt.Errorf("%w: %w", payloads.ErrClosed, err)
-	}
-	return err
-}
-
-// Close implements [payloads.Store]: later calls fail with
-// [payloads.ErrClosed]. The DB stays open.
-func (s *PayloadStore) Close() error {
-	s.closed.Store(true)
-	return nil
+	return &PayloadStore{boundedLog: boundedLog{db: db, closedErr: payloads.ErrClosed, due: true}, opts: opts.WithDefaults()}
 }
 
 const insertPayload = `INSERT INTO payload_records (grp, path, alias, model, at, row, bytes, start_bytes)
