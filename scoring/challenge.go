@@ -465,7 +465,6 @@ func numbersInto(out []float64, c *process.Column) []float64 {
 	return out
 }
 
-
 // shadow has challenger k of x score table beside x's champion, whose
 // answers are champ, on a shadow worker: in the challenger's batch, with
 // the rows of every request answered while the batch waits for a worker
