@@ -363,8 +363,9 @@ func withColumn(r wire.Result, c process.Column) (wire.Result, error) {
 
 // answers is what a shadow's answers are compared with: the predicted
 // class of each row and the confidence of each class (a classifier), or
-// the prediction (a regressor), copied out of the champion's answer so
-// that the shadow keeps none of the request's memory.
+// the prediction (a regressor), read from an answer's own columns, which
+// no one changes once it is answered and which hold none of the
+// request's memory (a missing value is copied out as NaN).
 type answers struct {
 	labels  []string // nil: not a classifier
 	classes []string // a classifier's, in the order of its confidence columns
@@ -396,25 +397,17 @@ func shadowView(result wire.Result, outputs []process.ColumnSpec) *answers {
 		if !ok || c.Kind != process.Text {
 			return nil
 		}
-		a.labels = make([]string, rows)
-		copy(a.labels, c.Texts)
+		a.labels = c.Texts
 		if c.Missing != nil {
 			copy(a.missing, c.Missing)
 		}
-		var confs []*process.Column
 		for _, o := range outputs {
 			if cls, ok := process.ConfidenceClass(o.Name); ok && o.Kind == process.Number {
 				if cc, ok := t.Lookup(o.Name); ok && cc.Kind == process.Number {
-					confs = append(confs, cc)
+					a.conf = append(a.conf, numbersOf(cc))
 					a.classes = append(a.classes, cls)
 				}
 			}
-		}
-		// One allocation for every class's confidences.
-		all := make([]float64, len(confs)*rows)
-		a.conf = make([][]float64, len(confs))
-		for i, cc := range confs {
-			a.conf[i] = numbersInto(all[i*rows:(i+1)*rows:(i+1)*rows], cc)
 		}
 		return a
 	}
@@ -426,7 +419,7 @@ func shadowView(result wire.Result, outputs []process.ColumnSpec) *answers {
 		if !ok || c.Kind != process.Number {
 			return nil
 		}
-		a.numbers = numbersInto(make([]float64, rows), c)
+		a.numbers = numbersOf(c)
 		for r := range a.missing {
 			a.missing[r] = math.IsNaN(a.numbers[r])
 		}
@@ -451,15 +444,17 @@ func (a *answers) slice(lo, hi int) *answers {
 	return s
 }
 
-// numbersInto copies c's numbers into out, NaN where one is missing, and
-// returns out.
-func numbersInto(out []float64, c *process.Column) []float64 {
+// numbersOf returns c's numbers, NaN where one is missing: c's own slice
+// when none is.
+func numbersOf(c *process.Column) []float64 {
+	if c.Missing == nil {
+		return c.Numbers
+	}
+	out := make([]float64, len(c.Numbers))
 	copy(out, c.Numbers)
-	if c.Missing != nil {
-		for r, m := range c.Missing {
-			if m {
-				out[r] = math.NaN()
-			}
+	for r, m := range c.Missing {
+		if m {
+			out[r] = math.NaN()
 		}
 	}
 	return out
