@@ -52,3 +52,26 @@ func (s *boundedLog) Close() error {
 	s.closed.Store(true)
 	return nil
 }
+
+// pruneIfDue applies the bounds of the log named what with prune when
+// they are due at now: on the first Append, and then once interval of the
+// store's clock has passed. Only one call at a time applies them; the
+// others go on. A prune that fails is logged and tried again on the next
+// Append.
+func (s *boundedLog) pruneIfDue(ctx context.Context, now time.Time, interval time.Duration, what string, prune func(context.Context, time.Time) error) {
+	s.mu.Lock()
+	due := s.due || now.Sub(s.pruned) >= interval
+	if due {
+		s.pruned, s.due = now, false
+	}
+	s.mu.Unlock()
+	if !due {
+		return
+	}
+	if err := prune(ctx, now); err != nil {
+		s.db.log.Warn("postgres: apply the bounds of the "+what+"; tried again on the next append", "err", s.err(err))
+		s.mu.Lock()
+		s.due = true
+		s.mu.Unlock()
+	}
+}

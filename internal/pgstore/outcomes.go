@@ -253,26 +253,10 @@ func (s *OutcomeStore) Pending(ctx context.Context, endpoint process.EndpointRef
 	return n, nil
 }
 
-// pruneIfDue applies the bounds when they are due: on the first Append,
-// and then once a PruneInterval of the store's clock has passed. Only one
-// call at a time applies them; the others go on.
+// pruneIfDue applies the bounds when they are due (see
+// [boundedLog.pruneIfDue]).
 func (s *OutcomeStore) pruneIfDue(ctx context.Context) {
-	now := s.opts.Now()
-	s.mu.Lock()
-	due := s.due || now.Sub(s.pruned) >= outcomes.PruneInterval
-	if due {
-		s.pruned, s.due = now, false
-	}
-	s.mu.Unlock()
-	if !due {
-		return
-	}
-	if err := s.prune(ctx, now); err != nil {
-		s.db.log.Warn("postgres: apply the bounds of the prediction log; tried again on the next append", "err", s.err(err))
-		s.mu.Lock()
-		s.due = true
-		s.mu.Unlock()
-	}
+	s.boundedLog.pruneIfDue(ctx, s.opts.Now(), outcomes.PruneInterval, "prediction log", s.prune)
 }
 
 // prune deletes the predictions older than the retention at now, then the

@@ -151,26 +151,10 @@ func (s *PayloadStore) Page(ctx context.Context, endpoint process.EndpointRef, a
 	return out, false, nil
 }
 
-// pruneIfDue applies the bounds when they are due: on the first Append,
-// and then once a PruneInterval of the store's clock has passed. Only one
-// call at a time applies them; the others go on.
+// pruneIfDue applies the bounds when they are due (see
+// [boundedLog.pruneIfDue]).
 func (s *PayloadStore) pruneIfDue(ctx context.Context) {
-	now := s.opts.Now()
-	s.mu.Lock()
-	due := s.due || now.Sub(s.pruned) >= payloads.PruneInterval
-	if due {
-		s.pruned, s.due = now, false
-	}
-	s.mu.Unlock()
-	if !due {
-		return
-	}
-	if err := s.prune(ctx, now); err != nil {
-		s.db.log.Warn("postgres: apply the bounds of the payload log; tried again on the next append", "err", s.err(err))
-		s.mu.Lock()
-		s.due = true
-		s.mu.Unlock()
-	}
+	s.boundedLog.pruneIfDue(ctx, s.opts.Now(), payloads.PruneInterval, "payload log", s.prune)
 }
 
 // prune deletes the records older than the retention at now, then the
