@@ -1,10 +1,8 @@
 package scorehub
 
 import (
-	"bytes"
 	"context"
 	"encoding/base64"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -580,17 +578,8 @@ func TestShadowBatchesWaitingRows(t *testing.T) {
 // challenger (the same file as another version) and to the same
 // endpoint without it.
 func BenchmarkShadowedEndpoint(b *testing.B) {
-	svc, err := New(b.Context(), quiet(Config{AdminPassword: adminPassword}))
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer svc.Close()
-	h := svc.Handler()
-	admin := client{t: b, h: h}
-	w := get(h, "/api/rest/tokenservice", "admin", adminPassword)
-	var tok struct{ IDToken string }
-	json.Unmarshal(w.Body.Bytes(), &tok)
-	admin.auth = "Bearer " + tok.IDToken
+	h := newService(b, Config{AdminPassword: adminPassword}).Handler()
+	admin := signIn(b, h, "admin", adminPassword)
 	artifact, err := os.ReadFile(filepath.Join("registry", "xgboost", "testdata", "iris_softprob.json"))
 	if err != nil {
 		b.Fatal(err)
@@ -610,25 +599,13 @@ func BenchmarkShadowedEndpoint(b *testing.B) {
 	for _, alias := range []string{"plain", "shadowed"} {
 		b.Run(alias+"/rows=10000", func(b *testing.B) {
 			for b.Loop() {
-				r := httptest.NewRequest("POST", "/webapi/DEFAULT/api/v1/services/iris/"+alias, bytes.NewReader(large))
-				r.Header.Set("Content-Type", "application/json")
-				rec := httptest.NewRecorder()
-				h.ServeHTTP(rec, r)
-				if rec.Code != http.StatusOK {
-					b.Fatalf("%d %s", rec.Code, rec.Body)
-				}
+				mustScore(b, h, "/webapi/DEFAULT/api/v1/services/iris/"+alias, large)
 			}
 		})
 		b.Run(alias+"/rows=1", func(b *testing.B) {
 			b.RunParallel(func(pb *testing.PB) {
 				for pb.Next() {
-					r := httptest.NewRequest("POST", "/webapi/DEFAULT/api/v1/services/iris/"+alias, bytes.NewReader(body))
-					r.Header.Set("Content-Type", "application/json")
-					rec := httptest.NewRecorder()
-					h.ServeHTTP(rec, r)
-					if rec.Code != http.StatusOK {
-						b.Fatalf("%d %s", rec.Code, rec.Body)
-					}
+					mustScore(b, h, "/webapi/DEFAULT/api/v1/services/iris/"+alias, body)
 				}
 			})
 		})

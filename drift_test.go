@@ -137,17 +137,8 @@ func metricValue(t *testing.T, metrics, series string) float64 {
 // to an endpoint whose version has a reference (its drift measured) and
 // to one on a version without, both of a linear model of 30 features.
 func BenchmarkMonitoredEndpoint(b *testing.B) {
-	svc, err := New(b.Context(), quiet(Config{AdminPassword: adminPassword, Formats: []process.ModelFormat{&registrytest.LinearFormat{}}}))
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer svc.Close()
-	h := svc.Handler()
-	admin := client{t: b, h: h}
-	w := get(h, "/api/rest/tokenservice", "admin", adminPassword)
-	var tok struct{ IDToken string }
-	json.Unmarshal(w.Body.Bytes(), &tok)
-	admin.auth = "Bearer " + tok.IDToken
+	h := newService(b, Config{AdminPassword: adminPassword, Formats: []process.ModelFormat{&registrytest.LinearFormat{}}}).Handler()
+	admin := signIn(b, h, "admin", adminPassword)
 	features := make([]string, 30)
 	weights := make([]float64, 30)
 	for i := range features {
@@ -193,15 +184,22 @@ func BenchmarkMonitoredEndpoint(b *testing.B) {
 		for _, alias := range []string{"plain", "monitored"} {
 			b.Run(fmt.Sprintf("%s/rows=%d", alias, rows), func(b *testing.B) {
 				for b.Loop() {
-					r := httptest.NewRequest("POST", "/webapi/DEFAULT/api/v1/services/m/"+alias, bytes.NewReader(body))
-					r.Header.Set("Content-Type", "application/json")
-					rec := httptest.NewRecorder()
-					h.ServeHTTP(rec, r)
-					if rec.Code != http.StatusOK {
-						b.Fatalf("%d %s", rec.Code, rec.Body)
-					}
+					mustScore(b, h, "/webapi/DEFAULT/api/v1/services/m/"+alias, body)
 				}
 			})
 		}
+	}
+}
+
+// mustScore posts body, a scoring request, to path on h and fails b
+// unless it is answered 200: the loop of a benchmark of an endpoint.
+func mustScore(b testing.TB, h http.Handler, path string, body []byte) {
+	b.Helper()
+	r := httptest.NewRequest("POST", path, bytes.NewReader(body))
+	r.Header.Set("Content-Type", "application/json")
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, r)
+	if rec.Code != http.StatusOK {
+		b.Fatalf("%d %s", rec.Code, rec.Body)
 	}
 }

@@ -69,7 +69,7 @@ func (c client) must(method, path, body string, want int, out any) {
 }
 
 // signIn returns a client holding the idToken of user's password.
-func signIn(t *testing.T, h http.Handler, user, password string) client {
+func signIn(t testing.TB, h http.Handler, user, password string) client {
 	t.Helper()
 	w := get(h, "/api/rest/tokenservice", user, password)
 	var tok struct{ IDToken string }

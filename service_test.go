@@ -27,7 +27,7 @@ func quiet(c Config) Config {
 	return c
 }
 
-func newService(t *testing.T, c Config) *Service {
+func newService(t testing.TB, c Config) *Service {
 	t.Helper()
 	svc, err := New(context.Background(), quiet(c))
 	if err != nil {
