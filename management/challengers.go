@@ -65,22 +65,17 @@ type comparisonJSON struct {
 // server scored since the pair was deployed. A caller who may not see the
 // endpoint's group gets a 404, as for the endpoint's other routes.
 func (h *Handler) getEndpointChallengers(w http.ResponseWriter, r *http.Request) error {
-	group, path, alias := r.PathValue("group"), r.PathValue("path"), r.PathValue("alias")
 	snap := h.reg.Snapshot()
 	st := snap.State()
-	d, ok := st.Deployment(group, path)
-	if !ok || !viewerOf(r, st).group(group) {
-		return notFound("deployment", group+"/"+path)
-	}
-	e, ok := d.Endpoint(alias)
-	if !ok {
-		return httperr.Newf(problem.NotFound, "deployment %q has no endpoint %q", group+"/"+path, alias)
+	d, e, ref, err := endpointOf(r, st)
+	if err != nil {
+		return err
 	}
 	if e.Model == "" {
-		return httperr.Newf(problem.NotFound, "endpoint %q runs a process: only a model endpoint has challengers", group+"/"+path+"/"+alias)
+		return httperr.Newf(problem.NotFound, "endpoint %q runs a process: only a model endpoint has challengers", ref.Group+"/"+ref.Path+"/"+ref.Alias)
 	}
 	out := challengersJSON{
-		Endpoint:    process.EndpointRef{Group: group, Path: path, Alias: alias},
+		Endpoint:    ref,
 		Champion:    championJSON{Model: e.Model},
 		Challengers: []comparisonJSON{},
 	}

@@ -62,25 +62,20 @@ type featureDrift struct {
 // routes; so does an endpoint whose version has no reference, whose
 // monitor is off, or that has scored no row since.
 func (h *Handler) getEndpointDrift(w http.ResponseWriter, r *http.Request) error {
-	group, path, alias := r.PathValue("group"), r.PathValue("path"), r.PathValue("alias")
 	st := h.reg.Snapshot().State()
-	d, ok := st.Deployment(group, path)
-	if !ok || !viewerOf(r, st).group(group) {
-		return notFound("deployment", group+"/"+path)
+	_, e, ref, err := endpointOf(r, st)
+	if err != nil {
+		return err
 	}
-	e, ok := d.Endpoint(alias)
-	if !ok {
-		return httperr.Newf(problem.NotFound, "deployment %q has no endpoint %q", group+"/"+path, alias)
-	}
+	name := ref.Group + "/" + ref.Path + "/" + ref.Alias
 	if e.Model == "" {
-		return httperr.Newf(problem.NotFound, "endpoint %q runs a process: drift is measured for a model endpoint", group+"/"+path+"/"+alias)
+		return httperr.Newf(problem.NotFound, "endpoint %q runs a process: drift is measured for a model endpoint", name)
 	}
-	ref := process.EndpointRef{Group: group, Path: path, Alias: alias}
 	m, err := h.queues.Drift(r.Context(), st, ref, e)
 	switch {
 	case errors.Is(err, scoring.ErrNotMonitored), errors.Is(err, drift.ErrNoRows):
 		return httperr.Newf(problem.NotFound,
-			"the drift of endpoint %q is not measured yet: its model's version needs a reference (reference rows or verification rows uploaded with it), its monitor must not be off, and it must have scored rows since", group+"/"+path+"/"+alias)
+			"the drift of endpoint %q is not measured yet: its model's version needs a reference (reference rows or verification rows uploaded with it), its monitor must not be off, and it must have scored rows since", name)
 	case err != nil:
 		return err
 	}

@@ -6,6 +6,7 @@ import (
 	"github.com/scorehub/scorehub/internal/httperr"
 	"github.com/scorehub/scorehub/problem"
 	"github.com/scorehub/scorehub/registry"
+	"github.com/scorehub/scorehub/registry/process"
 )
 
 // The states of an endpoint in GET /api/v1/endpoints.
@@ -101,19 +102,31 @@ func (h *Handler) listEndpoints(w http.ResponseWriter, r *http.Request) error {
 // process is not in this server's catalog; 404 for an endpoint of a group
 // the caller may not see, as for one that does not exist.
 func (h *Handler) getEndpointProcess(w http.ResponseWriter, r *http.Request) error {
-	group, path, alias := r.PathValue("group"), r.PathValue("path"), r.PathValue("alias")
 	snap := h.reg.Snapshot()
-	d, ok := snap.State().Deployment(group, path)
-	if !ok || !viewerOf(r, snap.State()).group(group) {
-		return notFound("deployment", group+"/"+path)
-	}
-	e, ok := d.Endpoint(alias)
-	if !ok {
-		return httperr.Newf(problem.NotFound, "deployment %q has no endpoint %q", group+"/"+path, alias)
+	_, e, _, err := endpointOf(r, snap.State())
+	if err != nil {
+		return err
 	}
 	p, err := snap.EndpointProcess(e)
 	if err != nil {
 		return err
 	}
 	return writeJSON(w, http.StatusOK, processView(p))
+}
+
+// endpointOf returns the endpoint the URL's {group}, {path} and {alias}
+// name on st, with its deployment and its reference; a 404 for a
+// deployment or an endpoint that does not exist, and for a deployment of
+// a group the caller may not see, as for one that does not exist.
+func endpointOf(r *http.Request, st *registry.State) (registry.Deployment, registry.Endpoint, process.EndpointRef, error) {
+	ref := process.EndpointRef{Group: r.PathValue("group"), Path: r.PathValue("path"), Alias: r.PathValue("alias")}
+	d, ok := st.Deployment(ref.Group, ref.Path)
+	if !ok || !viewerOf(r, st).group(ref.Group) {
+		return registry.Deployment{}, registry.Endpoint{}, ref, notFound("deployment", ref.Group+"/"+ref.Path)
+	}
+	e, ok := d.Endpoint(ref.Alias)
+	if !ok {
+		return registry.Deployment{}, registry.Endpoint{}, ref, httperr.Newf(problem.NotFound, "deployment %q has no endpoint %q", ref.Group+"/"+ref.Path, ref.Alias)
+	}
+	return d, e, ref, nil
 }

@@ -45,23 +45,18 @@ type feedbackTarget struct {
 // outcomeTarget finds the endpoint of r's path for the outcome routes: a
 // model endpoint with a row-ID column, in a group the caller sees.
 func (h *Handler) outcomeTarget(r *http.Request) (feedbackTarget, error) {
-	group, path, alias := r.PathValue("group"), r.PathValue("path"), r.PathValue("alias")
 	snap := h.reg.Snapshot()
 	st := snap.State()
-	d, ok := st.Deployment(group, path)
-	if !ok || !viewerOf(r, st).group(group) {
-		return feedbackTarget{}, notFound("deployment", group+"/"+path)
-	}
-	e, ok := d.Endpoint(alias)
-	if !ok {
-		return feedbackTarget{}, httperr.Newf(problem.NotFound, "deployment %q has no endpoint %q", group+"/"+path, alias)
+	_, e, ref, err := endpointOf(r, st)
+	if err != nil {
+		return feedbackTarget{}, err
 	}
 	if e.Model == "" || e.RowID == "" {
 		return feedbackTarget{}, httperr.Newf(problem.NotFound,
-			"endpoint %q keeps no predictions to feed back to: a model endpoint names its row-ID column in rowId", group+"/"+path+"/"+alias)
+			"endpoint %q keeps no predictions to feed back to: a model endpoint names its row-ID column in rowId", ref.Group+"/"+ref.Path+"/"+ref.Alias)
 	}
-	g, _ := st.Group(group)
-	t := feedbackTarget{ref: process.EndpointRef{Group: group, Path: path, Alias: alias}, endpoint: e, group: g}
+	g, _ := st.Group(ref.Group)
+	t := feedbackTarget{ref: ref, endpoint: e, group: g}
 	if p, err := snap.EndpointProcess(e); err == nil {
 		for _, o := range p.Output {
 			if cls, ok := process.ConfidenceClass(o.Name); ok {

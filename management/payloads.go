@@ -55,16 +55,10 @@ type payloadPageJSON struct {
 // the whole log of the endpoint after ?after= is sent as JSON Lines, one
 // record a line, read from the store a page at a time.
 func (h *Handler) getPayloads(w http.ResponseWriter, r *http.Request) error {
-	group, path, alias := r.PathValue("group"), r.PathValue("path"), r.PathValue("alias")
-	st := h.reg.Snapshot().State()
-	d, ok := st.Deployment(group, path)
-	if !ok {
-		return notFound("deployment", group+"/"+path)
+	_, _, ref, err := endpointOf(r, h.reg.Snapshot().State())
+	if err != nil {
+		return err
 	}
-	if _, ok := d.Endpoint(alias); !ok {
-		return httperr.Newf(problem.NotFound, "deployment %q has no endpoint %q", group+"/"+path, alias)
-	}
-	ref := process.EndpointRef{Group: group, Path: path, Alias: alias}
 	q := r.URL.Query()
 	for p := range q {
 		if p != "after" && p != "limit" && p != "format" {
