@@ -190,28 +190,26 @@ var _ ComparisonStore = (*MemComparisons)(nil)
 
 // Publish keeps figures as replica's.
 func (m *MemComparisons) Publish(_ context.Context, replica string, figures []EndpointComparison, at time.Time) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.pubs == nil {
-		m.pubs = map[string]publication{}
-	}
-	p := m.pubs[replica]
-	p.figures, p.at = figures, at
-	m.pubs[replica] = p
+	m.update(replica, func(p *publication) { p.figures, p.at = figures, at })
 	return nil
 }
 
 // PublishDrift keeps figures as replica's drift.
 func (m *MemComparisons) PublishDrift(_ context.Context, replica string, figures []SharedDrift, at time.Time) error {
+	m.update(replica, func(p *publication) { p.drift, p.driftAt = figures, at })
+	return nil
+}
+
+// update changes replica's publication with set.
+func (m *MemComparisons) update(replica string, set func(*publication)) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.pubs == nil {
 		m.pubs = map[string]publication{}
 	}
 	p := m.pubs[replica]
-	p.drift, p.driftAt = figures, at
+	set(&p)
 	m.pubs[replica] = p
-	return nil
 }
 
 // CollectDrift returns endpoint's drift figures of the replicas that
