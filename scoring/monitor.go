@@ -112,6 +112,14 @@ func (c *Challenges) monitoredFor(k monitorKey, ref *drift.Profile, s registry.M
 // request's goroutine, with one atomic add a counter. The rows a split
 // challenger answered count with its answers.
 func (e *engine) monitor(x *execution, result wire.Result) {
+	if x.reference == nil || x.monitor.Off {
+		return
+	}
+	k := monitorKey{x.in.Endpoint, x.process.Name}
+	if v, ok := e.challenges.monitors.Load(k); ok && v.(*monitored).matches(x.reference, x.monitor) {
+		x.observeAfter(v.(*monitored), result) // the usual case: no closure to make
+		return
+	}
 	now := func() (*drift.Profile, registry.Monitor, *registry.State) {
 		st := e.reg.Snapshot().State()
 		ep := x.in.Endpoint
@@ -122,10 +130,14 @@ func (e *engine) monitor(x *execution, result wire.Result) {
 		}
 		return nil, registry.Monitor{}, st
 	}
-	m := e.challenges.monitoredFor(monitorKey{x.in.Endpoint, x.process.Name}, x.reference, x.monitor, now)
-	if m == nil {
-		return
+	if m := e.challenges.monitoredFor(k, x.reference, x.monitor, now); m != nil {
+		x.observeAfter(m, result)
 	}
+}
+
+// observeAfter counts x's rows and result in m once the answer is
+// written.
+func (x *execution) observeAfter(m *monitored, result wire.Result) {
 	live, table := m.live, x.in.Table
 	x.after = append(x.after, func() {
 		if result.Parts == nil {
