@@ -7,11 +7,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
-
-	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/scorehub/scorehub/registry"
 	"github.com/scorehub/scorehub/registry/payloads"
@@ -142,7 +139,7 @@ func sample(n int, rate float64) []int {
 }
 
 // rowEncoder writes rows as JSON objects as the scoring handler answers
-// them: the input's columns, a result column in place of an input of its
+// them, numbers and strings written as answers write them: the input's columns, a result column in place of an input of its
 // name, then the other result columns; a missing value, NaN or ±Inf as
 // null. A redacted column's value is registry.RedactedValue, and so is
 // what other columns say of it: its contributions
@@ -159,7 +156,7 @@ type rowEncoder struct {
 func newRowEncoder(in, out *process.Table, redact []string) *rowEncoder {
 	e := &rowEncoder{outliers: -1, redact: redact}
 	add := func(c *process.Column) {
-		name, _ := jsontext.AppendQuote(nil, c.Name)
+		name := wire.AppendString(nil, c.Name)
 		if c.Name == registry.OutlierColumn && len(redact) > 0 && c.Kind == process.Text {
 			e.outliers = len(e.cols)
 		}
@@ -203,7 +200,7 @@ func redacts(redact []string, name string) bool {
 	return false
 }
 
-var redactedJSON, _ = jsontext.AppendQuote(nil, registry.RedactedValue)
+var redactedJSON = wire.AppendString(nil, registry.RedactedValue)
 
 // row returns row r as a JSON object.
 func (e *rowEncoder) row(r int) []byte {
@@ -220,15 +217,11 @@ func (e *rowEncoder) row(r int) []byte {
 		case c.IsMissing(r):
 			b = append(b, "null"...)
 		case c.Kind == process.Number:
-			if v := c.Numbers[r]; math.IsNaN(v) || math.IsInf(v, 0) {
-				b = append(b, "null"...)
-			} else {
-				b = strconv.AppendFloat(b, v, 'g', -1, 64)
-			}
+			b = wire.AppendNumber(b, c.Numbers[r])
 		case i == e.outliers:
-			b, _ = jsontext.AppendQuote(b, e.hideNames(c.Texts[r]))
+			b = wire.AppendString(b, e.hideNames(c.Texts[r]))
 		default:
-			b, _ = jsontext.AppendQuote(b, c.Texts[r])
+			b = wire.AppendString(b, c.Texts[r])
 		}
 	}
 	return append(b, '}')

@@ -345,3 +345,12 @@ func appendString(b []byte, s string) []byte {
 	b = append(b, s[start:]...)
 	return append(b, '"')
 }
+
+// AppendNumber appends f as an answer writes it: the shortest decimal
+// that reads back as f, in exponent form only below 1e-6 or from 1e21,
+// and NaN and ±Inf as null.
+func AppendNumber(b []byte, f float64) []byte { return appendNumber(b, f) }
+
+// AppendString appends s as an answer writes it: a JSON string, invalid
+// UTF-8 as U+FFFD.
+func AppendString(b []byte, s string) []byte { return appendString(b, s) }
