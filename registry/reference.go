@@ -186,15 +186,12 @@ func scoredReference(ctx context.Context, m *process.LoadedModel, rows *process.
 	if err != nil {
 		return nil, err
 	}
-	out, err := m.Process.Score(ctx, process.Input{Table: rows})
+	out, err := scoreRows(ctx, m, rows, ErrReference, "reference")
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		return nil, process.ModelErrorf(ErrReference, "the model could not score the reference rows: %v", err)
-	}
-	if out.Rows() != rows.Rows() {
-		return nil, process.ModelErrorf(ErrReference, "the model answered %d rows for %d", out.Rows(), rows.Rows())
+		return nil, err
 	}
 	return referenceOf(ctx, m, rows, out)
 }

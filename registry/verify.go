@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/scorehub/scorehub/problem"
 	"github.com/scorehub/scorehub/registry/process"
 )
 
@@ -54,12 +55,9 @@ func verify(ctx context.Context, m *process.LoadedModel, v *Verification) (*proc
 			return nil, process.ModelErrorf(ErrVerification, "verification column %q holds %s values; the model reads %s", in.Name, c.Kind, in.Kind)
 		}
 	}
-	out, err := m.Process.Score(ctx, process.Input{Table: v.Rows})
+	out, err := scoreRows(ctx, m, v.Rows, ErrVerification, "verification")
 	if err != nil {
-		return nil, process.ModelErrorf(ErrVerification, "the model could not score the verification rows: %v", err)
-	}
-	if out.Rows() != v.Rows.Rows() {
-		return nil, process.ModelErrorf(ErrVerification, "the model answered %d rows for %d", out.Rows(), v.Rows.Rows())
+		return nil, err
 	}
 	c := comparer{out: out, schema: m.Schema, tol: tol}
 	for i, want := range v.Expected {
@@ -221,4 +219,18 @@ func describe(x any) string {
 		return "null"
 	}
 	return fmt.Sprintf("a %T", x)
+}
+
+// scoreRows scores rows with m and checks that it answered one row each;
+// a failure is an error of kind, saying which rows (what: "verification",
+// "reference") the model could not score.
+func scoreRows(ctx context.Context, m *process.LoadedModel, rows *process.Table, kind *problem.Error, what string) (*process.Table, error) {
+	out, err := m.Process.Score(ctx, process.Input{Table: rows})
+	if err != nil {
+		return nil, process.ModelErrorf(kind, "the model could not score the %s rows: %v", what, err)
+	}
+	if out.Rows() != rows.Rows() {
+		return nil, process.ModelErrorf(kind, "the model answered %d rows for %d", out.Rows(), rows.Rows())
+	}
+	return out, nil
 }
