@@ -165,11 +165,14 @@ type Snapshot struct {
 	catalog *process.Catalog
 	models  *modelCache
 
-	// targets holds the Target of each endpoint of a catalog process that
-	// Resolve has found, so that resolving it again is a single lookup:
-	// the records are the snapshot's and never change, and a process, once
-	// in the catalog, is never replaced. An endpoint of a model is resolved
-	// each time, as its model cache decides what is loaded. Only endpoints
+	// targets holds the Target of each endpoint that Resolve has found
+	// whole, so that resolving it again is a single lookup: the records
+	// are the snapshot's and never change, a process, once in the catalog,
+	// is never replaced, and a model version, once loaded, is the same
+	// model for as long as the snapshot lives (the cache drops it only
+	// once a later state has no such version). An endpoint whose model or
+	// a challenger's could not be had is resolved again each time, as that
+	// may be passing (an artifact that could not be read). Only endpoints
 	// that exist are kept, so they are as many as the snapshot has.
 	targets sync.Map // endpointKey → *Target
 }
@@ -211,12 +214,22 @@ func (s *Snapshot) Resolve(group, path, alias string) (Target, error) {
 		return *t.(*Target), nil
 	}
 	t, err := s.resolve(group, path, alias)
-	if err == nil && t.Endpoint.Model == "" {
+	if err == nil && t.whole() {
 		kept := new(Target) // a copy, so that t stays off the heap when not kept
 		*kept = t
 		s.targets.Store(key, kept)
 	}
 	return t, err
+}
+
+// whole reports whether every challenger of t could be had.
+func (t *Target) whole() bool {
+	for _, c := range t.Challengers {
+		if c.Err != nil {
+			return false
+		}
+	}
+	return true
 }
 
 // resolve is Resolve without the snapshot's Targets.
