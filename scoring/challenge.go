@@ -46,12 +46,10 @@ func (e *engine) challenged(req context.Context, x *execution) (wire.Result, err
 	} else if result, who, err = e.split(req, x, assign); err != nil {
 		return wire.Result{}, err
 	}
-	e.monitor(x, result)  // a split's rows in the champion's window, each with the answer it got
-	var answered *answers // what the shadows compare with, and the predictions kept
-	if ids != nil || x.hasShadow() {
-		answered = shadowView(result, x.process.Output)
+	e.monitor(x, result) // a split's rows in the champion's window, each with the answer it got
+	if ids != nil {
+		e.challenges.keep(x, ids, shadowView(result, x.process.Output), who)
 	}
-	e.challenges.keep(x, ids, answered, who)
 	for i := range x.challengers {
 		c := &x.challengers[i]
 		if c.Mode != registry.ChallengeShadow {
@@ -63,7 +61,8 @@ func (e *engine) challenged(req context.Context, x *execution) (wire.Result, err
 		}
 		// After the answer is written: a shadow takes no processor from
 		// its champion's encoding.
-		x.after = append(x.after, func() { e.shadow(x, i, table, answered, ids) })
+		champ := result // the champion's own columns, before any added below
+		x.after = append(x.after, func() { e.shadow(x, i, table, champ, ids) })
 	}
 	if x.answeredBy {
 		by := make([]string, table.Rows())
@@ -94,16 +93,6 @@ func (e *engine) challenged(req context.Context, x *execution) (wire.Result, err
 		})
 	}
 	return result, nil
-}
-
-// hasShadow reports whether x has a shadow challenger.
-func (x *execution) hasShadow() bool {
-	for i := range x.challengers {
-		if x.challengers[i].Mode == registry.ChallengeShadow {
-			return true
-		}
-	}
-	return false
 }
 
 // assign returns, for each row of t, the index in x.challengers of the
@@ -363,69 +352,140 @@ func withColumn(r wire.Result, c process.Column) (wire.Result, error) {
 
 // answers is what a shadow's answers are compared with: the predicted
 // class of each row and the confidence of each class (a classifier), or
-// the prediction (a regressor), read from an answer's own columns, which
-// no one changes once it is answered and which hold none of the
-// request's memory (a missing value is copied out as NaN).
+// the prediction (a regressor), copied out of an answer's own columns (a
+// missing confidence or prediction as NaN), so that they hold none of
+// the request's memory and can gather the answers to many requests.
 type answers struct {
-	labels  []string // nil: not a classifier
-	classes []string // a classifier's, in the order of its confidence columns
-	missing []bool
-	conf    [][]float64 // the confidences of classes[i], by row
-	numbers []float64   // a regressor's predictions
+	shaped     bool // classifier and classes are set: a holds an answer's columns
+	classifier bool
+	labels     []string // nil: not a classifier
+	classes    []string // a classifier's, in the order of its confidence columns
+	missing    []bool
+	conf       [][]float64 // the confidences of classes[i], by row
+	numbers    []float64   // a regressor's predictions
 }
 
 // shadowView returns the answers of result a shadow is compared with:
 // the first text column of outputs read as the predicted class and its
 // confidence(<class>) columns, or the first number column as a
-// regression's prediction.
+// regression's prediction; nil when result holds no such columns.
 func shadowView(result wire.Result, outputs []process.ColumnSpec) *answers {
-	t, err := joinResult(result)
-	if err != nil || t == nil {
+	a := &answers{}
+	if !a.appendResult(result, outputs) {
 		return nil
 	}
-	rows := t.Rows()
-	a := &answers{missing: make([]bool, rows)}
-	label := ""
-	for _, o := range outputs {
-		if o.Kind == process.Text {
-			label = o.Name
-			break
+	return a
+}
+
+// appendResult appends to a the answers of the rows of result, whose
+// process declares outputs, as shadowView reads them. It reports false,
+// a unchanged, when result holds no such answers or answers of another
+// kind or classes than a holds already.
+func (a *answers) appendResult(result wire.Result, outputs []process.ColumnSpec) bool {
+	if result.Parts == nil {
+		if result.Whole == nil {
+			return false
+		}
+		return a.appendTable(result.Whole, outputs)
+	}
+	for _, t := range result.Parts {
+		if !a.fits(t, outputs) {
+			return false
 		}
 	}
-	if label != "" {
-		c, ok := t.Lookup(label)
-		if !ok || c.Kind != process.Text {
-			return nil
+	for _, t := range result.Parts {
+		a.appendTable(t, outputs)
+	}
+	return true
+}
+
+// answerLabel is the name of the column of outputs that a classifier's
+// answers read as its predicted class: the first text column; "" for a
+// regressor.
+func answerLabel(outputs []process.ColumnSpec) string {
+	for _, o := range outputs {
+		if o.Kind == process.Text {
+			return o.Name
 		}
-		a.labels = c.Texts
-		if c.Missing != nil {
-			copy(a.missing, c.Missing)
+	}
+	return ""
+}
+
+// fits reports whether t holds answers a can take: a label column and
+// confidences of a's classes (those t holds, when a holds none yet), or a
+// regression's prediction when a is one.
+func (a *answers) fits(t *process.Table, outputs []process.ColumnSpec) bool {
+	if label := answerLabel(outputs); label != "" {
+		if c, ok := t.Lookup(label); !ok || c.Kind != process.Text || (a.shaped && !a.classifier) {
+			return false
 		}
+		i := 0
 		for _, o := range outputs {
 			if cls, ok := process.ConfidenceClass(o.Name); ok && o.Kind == process.Number {
 				if cc, ok := t.Lookup(o.Name); ok && cc.Kind == process.Number {
-					a.conf = append(a.conf, numbersOf(cc))
-					a.classes = append(a.classes, cls)
+					if a.shaped && (i >= len(a.classes) || a.classes[i] != cls) {
+						return false
+					}
+					i++
 				}
 			}
 		}
-		return a
+		return !a.shaped || i == len(a.classes)
 	}
 	for _, o := range outputs {
-		if o.Kind != process.Number {
-			continue
+		if o.Kind == process.Number {
+			c, ok := t.Lookup(o.Name)
+			return ok && c.Kind == process.Number && (!a.shaped || !a.classifier)
 		}
-		c, ok := t.Lookup(o.Name)
-		if !ok || c.Kind != process.Number {
-			return nil
-		}
-		a.numbers = numbersOf(c)
-		for r := range a.missing {
-			a.missing[r] = math.IsNaN(a.numbers[r])
-		}
-		return a
 	}
-	return nil
+	return false
+}
+
+// appendTable appends the answers of t's rows to a, as appendResult does.
+func (a *answers) appendTable(t *process.Table, outputs []process.ColumnSpec) bool {
+	if !a.fits(t, outputs) {
+		return false
+	}
+	a.shaped = true
+	had := len(a.missing)
+	if label := answerLabel(outputs); label != "" {
+		c, _ := t.Lookup(label)
+		a.classifier = true
+		if a.labels == nil { // not nil for a classifier, even of no rows
+			a.labels = make([]string, 0, t.Rows())
+		}
+		a.labels = append(a.labels, c.Texts...)
+		if c.Missing != nil {
+			a.missing = append(a.missing, c.Missing...)
+		} else {
+			a.missing = append(a.missing, make([]bool, t.Rows())...)
+		}
+		i := 0
+		for _, o := range outputs {
+			if cls, ok := process.ConfidenceClass(o.Name); ok && o.Kind == process.Number {
+				if cc, ok := t.Lookup(o.Name); ok && cc.Kind == process.Number {
+					if i == len(a.classes) {
+						a.classes = append(a.classes, cls)
+						a.conf = append(a.conf, nil)
+					}
+					a.conf[i] = appendNumbers(a.conf[i], cc)
+					i++
+				}
+			}
+		}
+		return true
+	}
+	for _, o := range outputs {
+		if o.Kind == process.Number {
+			c, _ := t.Lookup(o.Name)
+			a.numbers = appendNumbers(a.numbers, c)
+			for _, v := range a.numbers[had:] {
+				a.missing = append(a.missing, math.IsNaN(v))
+			}
+			break
+		}
+	}
+	return true
 }
 
 // slice returns the answers of rows lo to hi of a, sharing a's memory.
@@ -444,35 +504,27 @@ func (a *answers) slice(lo, hi int) *answers {
 	return s
 }
 
-// numbersOf returns c's numbers, NaN where one is missing: c's own slice
-// when none is.
-func numbersOf(c *process.Column) []float64 {
-	if c.Missing == nil {
-		return c.Numbers
-	}
-	out := make([]float64, len(c.Numbers))
-	copy(out, c.Numbers)
+// appendNumbers appends c's numbers to dst, NaN where one is missing.
+func appendNumbers(dst []float64, c *process.Column) []float64 {
+	had := len(dst)
+	dst = append(dst, c.Numbers...)
 	for r, m := range c.Missing {
 		if m {
-			out[r] = math.NaN()
+			dst[had+r] = math.NaN()
 		}
 	}
-	return out
+	return dst
 }
 
 // shadow has challenger k of x score table beside x's champion, whose
-// answers are champ, on a shadow worker: in the challenger's batch, with
+// result is champ, on a shadow worker: in the challenger's batch, with
 // the rows of every request answered while the batch waits for a worker
 // (see shadowBatch), if one is free or as many tasks wait as there are
 // workers; otherwise it counts the rows as skipped. The challenger's
 // predictions of rows with ids are kept.
-func (e *engine) shadow(x *execution, k int, table *process.Table, champ *answers, ids []string) {
+func (e *engine) shadow(x *execution, k int, table *process.Table, champ wire.Result, ids []string) {
 	c := &x.challengers[k]
 	stats := e.challenges.pair(x, c)
-	if champ == nil {
-		stats.skipped.Add(uint64(table.Rows()))
-		return
-	}
 	b := &stats.batch
 	inputs := c.Process.Input
 	if len(inputs) == 0 { // a process that declares none reads what the request holds
@@ -481,48 +533,115 @@ func (e *engine) shadow(x *execution, k int, table *process.Table, champ *answer
 			inputs[i] = process.ColumnSpec{Name: table.Column(i).Name, Kind: table.Column(i).Kind}
 		}
 	}
-	ok, first, wrong := b.add(inputs, table, batchPart{rows: table.Rows(), champ: champ, ids: ids, keep: e.challenges.keeper(x, k)})
-	switch {
-	case wrong:
+	switch b.add(inputs, table, champ, x.process.Output, ids) {
+	case wrongKind:
 		stats.errors.Add(1) // the challenger reads a column of another kind than the request holds
 		return
-	case !ok:
+	case batchFull, unanswered:
 		stats.skipped.Add(uint64(table.Rows()))
 		return
-	case !first:
+	case joinedBatch:
 		return // the task offered already takes these rows too
 	}
-	proc, ep := c.Process, x.in.Endpoint
+	proc, role, ep := c.Process, c.Mode, x.in.Endpoint
 	run := func(ctx context.Context) {
-		t, parts := b.take()
+		if e.challenges.answering.wait(ctx) != nil {
+			if t, _, _ := b.take(); t != nil {
+				stats.skipped.Add(uint64(t.Rows()))
+			}
+			return
+		}
+		t, champ, kept := b.take()
 		if t == nil {
 			return
 		}
-		start := time.Now()
-		res, err := e.scoreShadow(ctx, proc, process.Input{Table: t, Endpoint: ep})
-		stats.latency.observe(time.Since(start))
+		all, scored, took, err := e.scoreSlices(ctx, proc, t, ep)
+		if took > 0 {
+			stats.latency.observe(took)
+		}
 		if err != nil {
 			stats.errors.Add(1)
 			e.log.Debug("scoring: a shadow challenger failed", "group", ep.Group, "path", ep.Path, "alias", ep.Alias, "challenger", proc.Name, "rows", t.Rows(), "error", err)
 			return
 		}
-		all := shadowView(wire.Result{Whole: res}, proc.Output)
-		lo := 0
-		for _, p := range parts {
-			var a *answers
-			if all != nil {
-				a = all.slice(lo, lo+p.rows)
+		stats.skipped.Add(uint64(t.Rows() - scored))
+		if scored == 0 {
+			return
+		}
+		stats.compare(champ.slice(0, scored), all)
+		if all == nil {
+			return
+		}
+		for _, p := range kept {
+			if n := min(len(p.ids), scored-p.lo); n > 0 {
+				e.challenges.handOver(ep, p.ids[:n], all.slice(p.lo, p.lo+n), func(int) (string, string) { return proc.Name, role })
 			}
-			lo += p.rows
-			stats.compare(p.champ, a)
-			p.keep(p.ids, a)
 		}
 	}
-	if !e.challenges.shadows.offer(shadowTask{run: run, timeout: x.timeout}) {
-		if t, _ := b.take(); t != nil {
-			stats.skipped.Add(uint64(t.Rows()))
+	// Offered a moment later, the task takes the rows of the requests
+	// answered meanwhile too: one execution, and one wake of a worker,
+	// for them all.
+	time.AfterFunc(shadowGather, func() {
+		if !e.challenges.shadows.offer(shadowTask{run: run, timeout: x.timeout}) {
+			if t, _, _ := b.take(); t != nil {
+				stats.skipped.Add(uint64(t.Rows()))
+			}
+		}
+	})
+}
+
+// shadowGather is how long a shadow batch gathers rows before its task
+// is offered to a worker.
+const shadowGather = 2 * time.Millisecond
+
+// Shadows score a batch in slices, each once answers leave a processor
+// idle (see answering), of as many rows as take about sliceTime, within
+// minSlice and maxSlice rows, starting at firstSlice.
+const (
+	sliceTime  = 200 * time.Microsecond
+	firstSlice = 256
+	minSlice   = 16
+	maxSlice   = 16384
+)
+
+// scoreSlices scores t with shadow challenger p in slices (in one when
+// p is not RowWise), each once answers leave a processor idle, until
+// every row is scored or ctx ends while it waits. It returns the answers to the rows scored (the first
+// scored of t; nil when the challenger's answers hold none to compare),
+// and the time the challenger took; or the challenger's failure, its
+// deadline ending as it scores a slice included.
+func (e *engine) scoreSlices(ctx context.Context, p process.ProcessInfo, t *process.Table, ep process.EndpointRef) (all *answers, scored int, took time.Duration, err error) {
+	n, size := t.Rows(), firstSlice
+	if n <= size || !p.RowWise { // a process that reads rows together scores them together
+		size = n
+	}
+	for scored < n {
+		if scored > 0 && e.challenges.answering.wait(ctx) != nil {
+			break
+		}
+		lo, hi := scored, min(scored+size, n)
+		start := time.Now()
+		res, err := e.scoreShadow(ctx, p, process.Input{Table: t.Slice(lo, hi), Endpoint: ep})
+		d := time.Since(start)
+		took += d
+		if err != nil {
+			return nil, 0, took, err
+		}
+		if lo == 0 && hi == n {
+			return shadowView(wire.Result{Whole: res}, p.Output), n, took, nil
+		}
+		if all == nil {
+			all = &answers{}
+		}
+		if !all.appendResult(wire.Result{Whole: res}, p.Output) {
+			return nil, n, took, nil
+		}
+		scored = hi
+		if d > 0 {
+			size = min(max(int(float64(hi-lo)*float64(sliceTime)/float64(d)), minSlice), maxSlice)
 		}
 	}
+	return all, scored, took, nil
 }
 
 // scoreShadow scores in with p, its panic an error.

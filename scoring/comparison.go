@@ -3,6 +3,7 @@ package scoring
 import (
 	"cmp"
 	"math"
+	"runtime"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -21,7 +22,8 @@ import (
 // ([Queues.Challenges]), a request's and a job's alike. It is safe for
 // concurrent use; its figures are this process's alone.
 type Challenges struct {
-	shadows *shadows
+	shadows   *shadows
+	answering *answering // what the champions' answers take of the processors
 
 	predictions        atomic.Pointer[predictionLog] // nil: predictions are not kept
 	droppedPredictions atomic.Uint64
@@ -43,7 +45,7 @@ type Challenges struct {
 // newChallenges returns Challenges that run at most budget shadows at
 // once.
 func newChallenges(budget int) *Challenges {
-	return &Challenges{shadows: newShadows(budget)}
+	return &Challenges{shadows: newShadows(budget), answering: newAnswering(runtime.GOMAXPROCS(0))}
 }
 
 type championKey struct {

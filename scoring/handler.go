@@ -255,6 +255,17 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, o *observation) 
 		return
 	}
 
+	// From here to the answer written, this request takes a processor,
+	// or all of them for a body large enough to be decoded in parts, and
+	// shadows run only on those it leaves.
+	procs := int64(1)
+	if r.ContentLength >= wire.ParallelBodyBytes {
+		procs = int64(wire.Parallelism())
+	}
+	answering := h.engine.challenges.answering
+	answering.take(procs)
+	defer func() { answering.give(procs) }()
+
 	st := h.states.Get()
 	defer h.states.Put(st)
 	body := r.Body
@@ -292,10 +303,19 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, o *observation) 
 		h.fail(w, r, o, err)
 		return
 	}
+	if n := int64(st.Parallelism()); n > procs { // a chunked body, decoded in parts
+		answering.take(n - procs)
+		procs = n
+	}
 	req, err := st.Decode(wire.Limits(h.lim))
 	if err != nil {
 		h.fail(w, r, o, err)
 		return
+	}
+	if req.Table.Rows() >= parallelRows && procs == 1 { // scored and encoded in parts
+		more := int64(wire.Parallelism()) - 1
+		answering.take(more)
+		procs += more
 	}
 	if req.Table.Rows() == 0 {
 		o.answered(http.StatusOK, 0)

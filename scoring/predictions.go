@@ -89,15 +89,6 @@ func (c *Challenges) keep(x *execution, ids []string, a *answers, who []int) {
 	})
 }
 
-// keeper returns the keep of challenger k of x's predictions, for a
-// shadow to call once it answered, when x no longer lives.
-func (c *Challenges) keeper(x *execution, k int) func(ids []string, a *answers) {
-	ep, model, role := x.in.Endpoint, x.challengers[k].Process.Name, x.challengers[k].Mode
-	return func(ids []string, a *answers) {
-		c.handOver(ep, ids, a, func(int) (string, string) { return model, role })
-	}
-}
-
 // handOver hands the predictions in a of endpoint's rows with ids to the
 // log, if predictions are kept, row r's answered by the model and in the
 // role by(r) returns.

@@ -4,6 +4,7 @@ import (
 	"sync"
 
 	"github.com/scorehub/scorehub/registry/process"
+	"github.com/scorehub/scorehub/scoring/internal/wire"
 )
 
 // maxShadowBatch bounds the rows one challenger's shadow batch gathers:
@@ -15,7 +16,12 @@ const maxShadowBatch = 100_000
 // for a worker or ran, so that many small requests cost the challenger
 // one execution, not one each. The rows are copied in as they come (the
 // request's memory is reused once it is answered), as the challenger's
-// inputs alone.
+// inputs alone, and so are the champion's answers to them, so that the
+// batch is compared with one pass and a request keeps nothing of its own
+// in it but the IDs of rows whose predictions are kept.
+//
+// A batch is a pair's (see pairKey): its champion and challenger are
+// one version each, so every request's answers have the same columns.
 //
 // While no task to score the batch is offered to a worker, the batch is
 // empty: the request that adds the first rows offers the task, and the
@@ -23,38 +29,50 @@ const maxShadowBatch = 100_000
 type shadowBatch struct {
 	mu      sync.Mutex
 	cols    []process.Column // the challenger's inputs, as the rows gathered hold them
-	parts   []batchPart
+	champ   answers          // the champion's answers to the rows gathered
+	kept    []keptRows       // the rows gathered with IDs
 	rows    int
 	offered bool
 }
 
-// batchPart is one request's rows in a batch: how many, the champion's
-// answers to them, their IDs, and where the challenger's predictions of
-// them go.
-type batchPart struct {
-	rows  int
-	champ *answers
-	ids   []string
-	keep  func(ids []string, a *answers)
+// keptRows are the rows of a batch from lo on that one request added
+// with IDs, so that the challenger's predictions of them are kept.
+type keptRows struct {
+	lo  int
+	ids []string
 }
 
-// add copies the inputs of the rows of t into the batch as part p, and
-// reports whether it did and whether the caller is to offer the task
-// that scores the batch (the batch was empty). It does not when the
-// batch is full, or when a column of t that the challenger reads holds
-// values of another kind than it reads (which it would fail on): wrong
-// is then true.
-func (b *shadowBatch) add(inputs []process.ColumnSpec, t *process.Table, p batchPart) (ok, first, wrong bool) {
+// joined is what adding a request's rows to a batch did.
+type joined int
+
+const (
+	joinedFirst joined = iota // the batch was empty: the caller offers the task that scores it
+	joinedBatch               // the task offered already takes these rows too
+	batchFull                 // not joined: the rows would take the batch past maxShadowBatch
+	unanswered                // not joined: the champion's answer holds nothing to compare with
+	wrongKind                 // not joined: a column holds values of another kind than the challenger reads
+)
+
+// add copies into the batch the inputs of the rows of t, the champion's
+// answers to them in result, whose process declares outputs, and, when
+// not nil, their IDs. It adds nothing unless it returns joinedFirst or
+// joinedBatch: when the batch is full, when the result holds no answers
+// shadowView would read, or when a column of t that the challenger reads
+// holds values of another kind than it reads (which it would fail on).
+func (b *shadowBatch) add(inputs []process.ColumnSpec, t *process.Table, result wire.Result, outputs []process.ColumnSpec, ids []string) joined {
 	for _, in := range inputs {
 		if c, found := t.Lookup(in.Name); found && c.Kind != in.Kind {
-			return false, false, true
+			return wrongKind
 		}
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	n := t.Rows()
 	if b.rows+n > maxShadowBatch {
-		return false, false, false
+		return batchFull
+	}
+	if !b.champ.appendResult(result, outputs) {
+		return unanswered
 	}
 	if b.cols == nil {
 		b.cols = make([]process.Column, len(inputs))
@@ -65,11 +83,15 @@ func (b *shadowBatch) add(inputs []process.ColumnSpec, t *process.Table, p batch
 	for i := range b.cols {
 		appendRows(&b.cols[i], t, b.rows, n)
 	}
+	if ids != nil {
+		b.kept = append(b.kept, keptRows{lo: b.rows, ids: ids})
+	}
 	b.rows += n
-	b.parts = append(b.parts, p)
-	first = !b.offered
+	if b.offered {
+		return joinedBatch
+	}
 	b.offered = true
-	return true, first, false
+	return joinedFirst
 }
 
 // appendRows appends the n rows of t's column named as bc to bc, which holds
@@ -107,19 +129,20 @@ func appendRows(bc *process.Column, t *process.Table, had, n int) {
 }
 
 // take empties the batch and returns its rows as a table of the
-// challenger's inputs, and its parts in order; a request that adds rows
-// after it offers a task of its own.
-func (b *shadowBatch) take() (*process.Table, []batchPart) {
+// challenger's inputs, the champion's answers to them, and the rows kept
+// with IDs, in order; a request that adds rows after it offers a task of
+// its own.
+func (b *shadowBatch) take() (*process.Table, *answers, []keptRows) {
 	b.mu.Lock()
-	cols, parts, rows := b.cols, b.parts, b.rows
-	b.cols, b.parts, b.rows, b.offered = nil, nil, 0, false
+	cols, champ, kept, rows := b.cols, b.champ, b.kept, b.rows
+	b.cols, b.champ, b.kept, b.rows, b.offered = nil, answers{}, nil, 0, false
 	b.mu.Unlock()
 	if rows == 0 {
-		return nil, nil
+		return nil, nil, nil
 	}
 	t, err := process.NewTable(rows, cols...)
 	if err != nil {
 		panic(err) // columns of rows rows each, by construction
 	}
-	return t, parts
+	return t, &champ, kept
 }

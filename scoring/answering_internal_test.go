@@ -1,0 +1,107 @@
+package scoring
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"runtime"
+	"slices"
+	"testing"
+
+	"github.com/scorehub/scorehub/registry/process"
+)
+
+// TestAnsweringWait: a shadow goes on at once while answers leave a
+// processor idle, waits while they take them all, until one is given
+// back or its context ends.
+func TestAnsweringWait(t *testing.T) {
+	a := newAnswering(2)
+	a.take(1)
+	if err := a.wait(context.Background()); err != nil {
+		t.Fatalf("wait with a processor idle: %v", err)
+	}
+	a.take(1)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := a.wait(ctx); !errors.Is(err, context.Canceled) {
+		t.Fatalf("wait with every processor taken returned %v, want it to wait until its context ended", err)
+	}
+	done := make(chan error)
+	go func() { done <- a.wait(context.Background()) }()
+	a.give(1)
+	if err := <-done; err != nil {
+		t.Fatalf("wait after a processor was given back: %v", err)
+	}
+	if n := a.taken.Load(); n != 1 {
+		t.Errorf("%d processors taken, want 1", n)
+	}
+}
+
+// TestScoreSlices: a shadow scores a batch in slices, their answers in
+// the rows' order as one execution would give them; a process that is
+// not row-wise scores it whole; and a shadow whose context ends while
+// answers take every processor keeps the slices scored so far.
+func TestScoreSlices(t *testing.T) {
+	const rows = 1000
+	x := make([]float64, rows)
+	for i := range x {
+		x[i] = float64(i)
+	}
+	tab, err := process.NewTable(rows, process.NumberColumn("x", x, nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var slicesScored []int
+	score := process.ProcessFunc(func(_ context.Context, in process.Input) (*process.Table, error) {
+		c, _ := in.Table.Lookup("x")
+		n := in.Table.Rows()
+		slicesScored = append(slicesScored, n)
+		labels, conf := make([]string, n), make([]float64, n)
+		for r, v := range c.Numbers {
+			labels[r], conf[r] = fmt.Sprint(v), v/rows
+		}
+		return process.NewTable(n, process.TextColumn("prediction(y)", labels, nil), process.NumberColumn("confidence(a)", conf, nil))
+	})
+	p := process.ProcessInfo{Name: "m", Process: score, RowWise: true,
+		Output: []process.ColumnSpec{{Name: "prediction(y)", Kind: process.Text}, {Name: "confidence(a)", Kind: process.Number}}}
+	e := &engine{challenges: newChallenges(1), log: slog.Default()}
+	e.challenges.answering = newAnswering(1)
+
+	all, scored, _, err := e.scoreSlices(context.Background(), p, tab, process.EndpointRef{})
+	if err != nil || scored != rows || all == nil || len(all.labels) != rows {
+		t.Fatalf("scored %d of %d rows: %v", scored, rows, err)
+	}
+	if len(slicesScored) < 2 || slicesScored[0] != firstSlice {
+		t.Errorf("slices %v, want several, the first of %d rows", slicesScored, firstSlice)
+	}
+	for r, l := range all.labels {
+		if l != fmt.Sprint(r) || all.of("a")[r] != float64(r)/rows {
+			t.Fatalf("row %d answered %q, %v: the slices' answers are out of order", r, l, all.of("a")[r])
+		}
+	}
+
+	slicesScored = nil
+	whole := p
+	whole.RowWise = false
+	if _, scored, _, err := e.scoreSlices(context.Background(), whole, tab, process.EndpointRef{}); err != nil || scored != rows || !slices.Equal(slicesScored, []int{rows}) {
+		t.Errorf("a process not row-wise: slices %v, %d scored, %v; want one of %d", slicesScored, scored, err, rows)
+	}
+
+	slicesScored = nil
+	e.challenges.answering.take(1) // an answer takes the one processor
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() { // ... and the shadow's deadline passes while it waits
+		for !e.challenges.answering.waiting.Load() {
+			runtime.Gosched()
+		}
+		cancel()
+	}()
+	all, scored, _, err = e.scoreSlices(ctx, p, tab, process.EndpointRef{})
+	if err != nil {
+		t.Fatalf("a shadow whose context ended while it waited failed: %v", err)
+	}
+	if scored != firstSlice || len(all.labels) != scored {
+		t.Errorf("scored %d rows with %d answers, want the first slice of %d only", scored, len(all.labels), firstSlice)
+	}
+}
