@@ -20,8 +20,9 @@
 // pays to read the body and write the answer; and a naive server written
 // the way a Go developer first writes one (encoding/json into
 // []map[string]any, the same demo model, encoding/json back). One
-// request at a time over one connection, -large-requests to each per
-// round, the three alternating: it reports each one's median wall time
+// request at a time over one connection (back to back, or with the
+// client waiting -large-pause after each answer), -large-requests to each
+// per round, the three alternating: it reports each one's median wall time
 // per request and its server CPU time per request, the naive server's
 // wall time over scoring's (target at least 5) and scoring's server CPU
 // time over the floor's (target at most 3), each the median of the

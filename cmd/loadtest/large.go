@@ -37,7 +37,8 @@ const (
 type largeReport struct {
 	Rows          int           `json:"rows"`
 	RequestBytes  int           `json:"requestBytes"`
-	ResponseBytes int           `json:"responseBytes"` // the scoring server's answer, which the floor sends too
+	ResponseBytes int           `json:"responseBytes"`     // the scoring server's answer, which the floor sends too
+	PauseMs       float64       `json:"pauseMs,omitempty"` // how long the client waited after each answer
 	Servers       []largeServer `json:"servers"`
 	// CPUOverFloor is the scoring server's CPU time per request over the
 	// floor's, the median of the rounds' ratios in CPURounds; 0 when the
@@ -116,7 +117,7 @@ func measureLarge(ctx context.Context, cfg config, scoringURL string, scoringPID
 			return fmt.Errorf("loadtest: the %s server: %w", p.name, err)
 		}
 	}
-	lr := largeReport{Rows: rows, RequestBytes: len(body), ResponseBytes: len(response)}
+	lr := largeReport{Rows: rows, RequestBytes: len(body), ResponseBytes: len(response), PauseMs: ms(cfg.LargePause)}
 	all, wall, cpu, err := largeRounds(ctx, cfg, client, peers, body, stderr)
 	if err != nil {
 		return err
@@ -157,7 +158,7 @@ func largeRounds(ctx context.Context, cfg config, client *http.Client, peers []l
 			drive(ctx, client, t, 1, bounds{duration: limit, requests: 2})
 			meter := cpuMeter{serverPID: p.pid, fine: true}
 			s0 := meter.sample()
-			r := drive(ctx, client, t, 1, bounds{duration: limit, requests: int64(cfg.LargeRequests)})
+			r := drive(ctx, client, t, 1, bounds{duration: limit + time.Duration(cfg.LargeRequests)*cfg.LargePause, requests: int64(cfg.LargeRequests), pause: cfg.LargePause})
 			r.cpu = s0.until(meter.sample())
 			if ctx.Err() != nil {
 				return nil, nil, nil, ctx.Err()
@@ -193,8 +194,8 @@ func largeServers(peers []largePeer, all []result, wall [][]float64) []largeServ
 
 // write writes the large-request comparison for people.
 func (lr *largeReport) write(w io.Writer) {
-	fmt.Fprintf(w, "\n%s, %d bytes in, %d bytes out, one request at a time, each server in a process of its own:\n",
-		rowsText(lr.Rows), lr.RequestBytes, lr.ResponseBytes)
+	fmt.Fprintf(w, "\n%s, %d bytes in, %d bytes out, one request at a time%s, each server in a process of its own:\n",
+		rowsText(lr.Rows), lr.RequestBytes, lr.ResponseBytes, pacing(lr.PauseMs))
 	writeLargeServers(w, lr.Servers)
 	fmt.Fprintf(w, "naive/scoring wall: %.2f median of %s (target ≥ %d: %s)\n",
 		lr.Speedup, formatRatios(lr.SpeedupRounds), largeSpeedupTarget, verdict(lr.Speedup >= largeSpeedupTarget))

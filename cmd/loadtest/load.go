@@ -24,6 +24,7 @@ type target struct {
 type bounds struct {
 	duration time.Duration // wall time; must be positive
 	requests int64         // requests sent, failures included; 0 means no bound
+	pause    time.Duration // how long a client waits after each answer
 }
 
 // result is what a load run measured.
@@ -82,6 +83,9 @@ func drive(ctx context.Context, c *http.Client, t target, clients int, b bounds)
 				began := time.Now()
 				err := send(ctx, c, t)
 				took := time.Since(began)
+				if b.pause > 0 {
+					pause(ctx, b.pause)
+				}
 				switch {
 				case err == nil:
 					ok.Add(1)
@@ -166,3 +170,13 @@ func probe(ctx context.Context, c *http.Client, t target) ([]byte, error) {
 
 // errNoRequests reports a run in which nothing succeeded.
 var errNoRequests = errors.New("loadtest: no request succeeded")
+
+// pause waits d, or until ctx ends.
+func pause(ctx context.Context, d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-ctx.Done():
+	}
+}

@@ -52,9 +52,11 @@ type config struct {
 	// Large, when positive, is the rows of the request that a run also
 	// sends, one at a time, to the scoring server, the loopback floor
 	// and the naive encoding/json server; LargeRequests is how many each
-	// gets per round.
+	// gets per round, LargePause how long the client waits after each
+	// answer before it sends the next (the server idle meanwhile).
 	Large         int
 	LargeRequests int
+	LargePause    time.Duration
 	Rounds        int
 	Duration      time.Duration
 	Warmup        time.Duration
@@ -136,6 +138,7 @@ func parseConfig(args []string, stderr io.Writer) (config, error) {
 	fs.StringVar(&clients, "clients", clients, "comma-separated numbers of concurrent clients, each with its own keep-alive connection; every request size is measured at each")
 	fs.IntVar(&c.Large, "large", c.Large, "rows of the large request sent one at a time to the scoring server, the loopback floor and the naive encoding/json server; 0 skips it")
 	fs.IntVar(&c.LargeRequests, "large-requests", c.LargeRequests, "large requests sent to each server per round")
+	fs.DurationVar(&c.LargePause, "large-pause", 0, "how long the client waits after each large answer before the next request (0: none, back to back)")
 	fs.IntVar(&c.Rounds, "rounds", c.Rounds, "scoring and bare runs, alternated, per request size; the ratio is their median")
 	fs.DurationVar(&c.Duration, "duration", c.Duration, "how long each scoring run lasts")
 	fs.DurationVar(&c.Warmup, "warmup", c.Warmup, "unmeasured load before each scenario")
@@ -211,6 +214,8 @@ func parseConfig(args []string, stderr io.Writer) (config, error) {
 		return c, fmt.Errorf("loadtest: -large must be from 0 (none) to %d", maxRows)
 	case c.LargeRequests < 1:
 		return c, errors.New("loadtest: -large-requests must be positive")
+	case c.LargePause < 0 || c.LargePause > time.Minute:
+		return c, errors.New("loadtest: -large-pause must be from 0 to 1m")
 	case c.Large > 0 && c.Auth != "":
 		return c, errors.New("loadtest: give -auth or -large, not both: -auth measures against the unprotected endpoint, not the large-request peers")
 	case c.Rounds < 1 || c.Rounds > maxRounds:

@@ -281,6 +281,7 @@ func TestParseConfig(t *testing.T) {
 		{"rows not a number", []string{"-rows", "1,x"}, "-rows"},
 		{"no rows", []string{"-rows", "0"}, "-rows"},
 		{"negative warm-up", []string{"-warmup", "-1s"}, "-warmup"},
+		{"negative pause", []string{"-large-pause", "-1ms"}, "-large-pause"},
 		{"binary and URL", []string{"-server-bin", "a", "-server-url", "http://b"}, "not both"},
 		{"relative path", []string{"-path", "webapi"}, "must start with /"},
 		{"stray argument", []string{"now"}, "unexpected"},

@@ -285,7 +285,8 @@ type pairLargeReport struct {
 	Rows          int           `json:"rows"`
 	RequestBytes  int           `json:"requestBytes"`
 	ResponseBytes int           `json:"responseBytes"`
-	Servers       []largeServer `json:"endpoints"` // the one measured, then its ceiling
+	PauseMs       float64       `json:"pauseMs,omitempty"` // how long the client waited after each answer
+	Servers       []largeServer `json:"endpoints"`         // the one measured, then its ceiling
 	// Wall is the median wall time per request of the one measured over
 	// its ceiling's, the median of the rounds' ratios in WallRounds.
 	Wall       float64   `json:"wallRatio"`
@@ -322,7 +323,7 @@ func measureLargePair(ctx context.Context, cfg config, p *pair, base string, pid
 	if err != nil {
 		return nil, err
 	}
-	lr := &pairLargeReport{Rows: cfg.Large, RequestBytes: len(body), ResponseBytes: len(resp),
+	lr := &pairLargeReport{Rows: cfg.Large, RequestBytes: len(body), ResponseBytes: len(resp), PauseMs: ms(cfg.LargePause),
 		Servers: largeServers(peers, all, wall), Target: p.wallTarget}
 	for round := range cfg.Rounds {
 		lr.WallRounds = append(lr.WallRounds, wall[0][round]/wall[1][round])
@@ -347,8 +348,8 @@ func measureLargePair(ctx context.Context, cfg config, p *pair, base string, pid
 // write writes the comparison for people.
 func (lr *pairLargeReport) write(w io.Writer) {
 	measured, ceiling := lr.Servers[0].Server, lr.Servers[1].Server
-	fmt.Fprintf(w, "\n%s, %d bytes in, %d bytes out, one request at a time, %s and %s alternating:\n",
-		rowsText(lr.Rows), lr.RequestBytes, lr.ResponseBytes, measured, ceiling)
+	fmt.Fprintf(w, "\n%s, %d bytes in, %d bytes out, one request at a time%s, %s and %s alternating:\n",
+		rowsText(lr.Rows), lr.RequestBytes, lr.ResponseBytes, pacing(lr.PauseMs), measured, ceiling)
 	writeLargeServers(w, lr.Servers)
 	fmt.Fprintf(w, "%s/%s wall: %.2f median of %s (target ≤ %g: %s)\n",
 		measured, ceiling, lr.Wall, formatRatios(lr.WallRounds), lr.Target, verdict(lr.Wall <= lr.Target))
@@ -358,4 +359,13 @@ func (lr *pairLargeReport) write(w io.Writer) {
 	if lr.Shadow != nil {
 		fmt.Fprintf(w, "shadow meanwhile, warm-up included: %s\n", lr.Shadow.text())
 	}
+}
+
+// pacing says how the client paced large requests that waited pauseMs
+// after each answer.
+func pacing(pauseMs float64) string {
+	if pauseMs == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (the client waiting %g ms after each answer)", pauseMs)
 }

@@ -41,7 +41,7 @@ func TestRunPaired(t *testing.T) {
 		} {
 			t.Run(m.names[0]+"/"+name, func(t *testing.T) {
 				rep := runReport(t, append(append(slices.Clone(m.flags), "-module", "../..", "-clients", "2", "-rounds", strconv.Itoa(pairRounds), "-duration", "100ms", "-warmup", "20ms",
-					"-rows", "1", "-large", strconv.Itoa(pairLargeRows), "-large-requests", strconv.Itoa(pairLargeRequests), "-json"), where...)...)
+					"-rows", "1", "-large", strconv.Itoa(pairLargeRows), "-large-requests", strconv.Itoa(pairLargeRequests), "-large-pause", "2ms", "-json"), where...)...)
 				p := rep.Pair
 				if p == nil {
 					t.Fatalf("report %+v: no pair", rep)
@@ -71,6 +71,9 @@ func TestRunPaired(t *testing.T) {
 				}
 				if diff := cmp.Diff(m.names[:], names); diff != "" {
 					t.Errorf("large endpoints (-want +got):\n%s", diff)
+				}
+				if lr.PauseMs != 2 {
+					t.Errorf("large: the client paused %v ms after each answer, want 2", lr.PauseMs)
 				}
 				if lr.Rows != pairLargeRows || len(lr.WallRounds) != pairRounds || lr.Wall != median(lr.WallRounds) || lr.Wall <= 0 || lr.Target != m.wallTarget {
 					t.Errorf("large: %d rows, wall ratio %v of rounds %v, target %v; want target %v", lr.Rows, lr.Wall, lr.WallRounds, lr.Target, m.wallTarget)
