@@ -171,9 +171,10 @@ type Snapshot struct {
 	// is never replaced, and a model version, once loaded, is the same
 	// model for as long as the snapshot lives (the cache drops it only
 	// once a later state has no such version). An endpoint whose model or
-	// a challenger's could not be had is resolved again each time, as that
-	// may be passing (an artifact that could not be read). Only endpoints
-	// that exist are kept, so they are as many as the snapshot has.
+	// a challenger's could not be had is resolved again each time, as some
+	// causes pass (an artifact that could not be read); the others cost
+	// that resolving. Only endpoints that exist are kept, so they are as
+	// many as the snapshot has.
 	targets sync.Map // endpointKey → *Target
 }
 

@@ -2,37 +2,48 @@ package scoring
 
 import (
 	"context"
+	"runtime"
 	"sync"
 	"sync/atomic"
 )
 
-// answering counts the processors that answers being worked out take, so
-// that shadows run on those they leave idle: an answer in progress takes
-// one, and one of a request large enough to be decoded, scored and
-// encoded in parts takes them all. A shadow waits ([answering.wait])
-// before each slice of rows it scores until fewer are taken than the
-// processors there are, so that a champion's answer waits for no more
-// than the slice a shadow has under way, and a shadow on a server whose
+// answering counts the processors that answers being worked out and
+// shadows' slices take, so that shadows run on those answers leave idle.
+// An answer takes its processors without waiting: one, or
+// [wire.Parallelism] of them for a request large enough to be decoded,
+// scored and encoded in parts. A shadow takes one for each slice of rows
+// it scores, once fewer than the processors Go runs on are taken
+// ([answering.acquire]), so a champion's answer waits for no more than
+// the slices shadows have under way, and a shadow on a server whose
 // processors answers keep busy skips its rows rather than slow them.
 type answering struct {
-	procs int64
+	procs int64 // the processors; 0: GOMAXPROCS, as it is at the time
 	taken atomic.Int64
 
-	waiting atomic.Bool // a shadow waits for idle
+	waiting atomic.Bool // a shadow waits for a processor
 	mu      sync.Mutex  // guards idle
 	idle    chan struct{}
 }
 
+// newAnswering returns an answering over procs processors, or over those
+// Go runs on when procs is 0.
 func newAnswering(procs int) *answering { return &answering{procs: int64(procs)} }
 
-// take records that an answer in progress takes n processors; give(n)
-// returns them once it is written.
+func (a *answering) limit() int64 {
+	if a.procs > 0 {
+		return a.procs
+	}
+	return int64(runtime.GOMAXPROCS(0))
+}
+
+// take records that an answer takes n processors, without waiting;
+// give(n) returns them.
 func (a *answering) take(n int64) { a.taken.Add(n) }
 
 func (a *answering) give(n int64) {
 	// Either this sees the waiting a shadow set before it looked at taken
 	// again, or that look sees the processors given back here.
-	if a.taken.Add(-n) < a.procs && a.waiting.Load() {
+	if a.taken.Add(-n) < a.limit() && a.waiting.Load() {
 		a.mu.Lock()
 		if a.idle != nil {
 			close(a.idle)
@@ -43,10 +54,17 @@ func (a *answering) give(n int64) {
 	}
 }
 
-// wait returns once answers take fewer processors than there are, or
-// with ctx's error once it is done.
-func (a *answering) wait(ctx context.Context) error {
-	for a.taken.Load() >= a.procs {
+// acquire takes a processor for a shadow's slice once fewer are taken
+// than there are, and returns nil; or returns ctx's error, taking none,
+// once ctx is done first. The caller gives it back with give(1).
+func (a *answering) acquire(ctx context.Context) error {
+	for {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if a.tryTake() {
+			return nil
+		}
 		a.mu.Lock()
 		if a.idle == nil {
 			a.idle = make(chan struct{})
@@ -54,8 +72,8 @@ func (a *answering) wait(ctx context.Context) error {
 		idle := a.idle
 		a.waiting.Store(true)
 		a.mu.Unlock()
-		if a.taken.Load() < a.procs {
-			break
+		if a.tryTake() {
+			return nil
 		}
 		select {
 		case <-idle:
@@ -63,5 +81,18 @@ func (a *answering) wait(ctx context.Context) error {
 			return ctx.Err()
 		}
 	}
-	return ctx.Err()
+}
+
+// tryTake takes a processor if one is idle.
+func (a *answering) tryTake() bool {
+	limit := a.limit()
+	for {
+		n := a.taken.Load()
+		if n >= limit {
+			return false
+		}
+		if a.taken.CompareAndSwap(n, n+1) {
+			return true
+		}
+	}
 }

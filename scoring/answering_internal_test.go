@@ -12,36 +12,39 @@ import (
 	"github.com/scorehub/scorehub/registry/process"
 )
 
-// TestAnsweringWait: a shadow goes on at once while answers leave a
-// processor idle, waits while they take them all, until one is given
-// back or its context ends.
-func TestAnsweringWait(t *testing.T) {
+// TestAnsweringAcquire: a shadow takes a processor at once while answers
+// and other shadows leave one idle, and waits while they take them all,
+// until one is given back or its context ends.
+func TestAnsweringAcquire(t *testing.T) {
 	a := newAnswering(2)
-	a.take(1)
-	if err := a.wait(context.Background()); err != nil {
-		t.Fatalf("wait with a processor idle: %v", err)
+	a.take(1) // an answer
+	if err := a.acquire(context.Background()); err != nil {
+		t.Fatalf("acquire with a processor idle: %v", err)
 	}
-	a.take(1)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if err := a.wait(ctx); !errors.Is(err, context.Canceled) {
-		t.Fatalf("wait with every processor taken returned %v, want it to wait until its context ended", err)
+	if err := a.acquire(ctx); !errors.Is(err, context.Canceled) {
+		t.Fatalf("acquire with an answer and a shadow on two processors returned %v, want it to wait until its context ended", err)
 	}
 	done := make(chan error)
-	go func() { done <- a.wait(context.Background()) }()
-	a.give(1)
+	go func() { done <- a.acquire(context.Background()) }()
+	a.give(1) // the answer is written
 	if err := <-done; err != nil {
-		t.Fatalf("wait after a processor was given back: %v", err)
+		t.Fatalf("acquire after the answer gave its processor back: %v", err)
 	}
-	if n := a.taken.Load(); n != 1 {
-		t.Errorf("%d processors taken, want 1", n)
+	if n := a.taken.Load(); n != 2 {
+		t.Errorf("%d processors taken, want the 2 shadows'", n)
+	}
+	a.take(3) // a large answer takes its processors whatever shadows hold
+	if n := a.taken.Load(); n != 5 {
+		t.Errorf("%d processors taken, want 5", n)
 	}
 }
 
 // TestScoreSlices: a shadow scores a batch in slices, their answers in
 // the rows' order as one execution would give them; a process that is
 // not row-wise scores it whole; and a shadow whose context ends while
-// answers take every processor keeps the slices scored so far.
+// an answer takes the processor keeps the slices scored before it.
 func TestScoreSlices(t *testing.T) {
 	const rows = 1000
 	x := make([]float64, rows)
@@ -89,7 +92,13 @@ func TestScoreSlices(t *testing.T) {
 	}
 
 	slicesScored = nil
-	e.challenges.answering.take(1) // an answer takes the one processor
+	busy := p
+	busy.Process = process.ProcessFunc(func(ctx context.Context, in process.Input) (*process.Table, error) {
+		if len(slicesScored) == 0 {
+			e.challenges.answering.take(1) // an answer takes the one processor as the first slice is scored
+		}
+		return score(ctx, in)
+	})
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() { // ... and the shadow's deadline passes while it waits
 		for !e.challenges.answering.waiting.Load() {
@@ -97,7 +106,7 @@ func TestScoreSlices(t *testing.T) {
 		}
 		cancel()
 	}()
-	all, scored, _, err = e.scoreSlices(ctx, p, tab, process.EndpointRef{})
+	all, scored, _, err = e.scoreSlices(ctx, busy, tab, process.EndpointRef{})
 	if err != nil {
 		t.Fatalf("a shadow whose context ended while it waited failed: %v", err)
 	}

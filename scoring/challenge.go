@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"runtime"
 	"runtime/debug"
+	"slices"
 	"time"
 
 	"github.com/scorehub/scorehub/registry"
@@ -48,7 +49,7 @@ func (e *engine) challenged(req context.Context, x *execution) (wire.Result, err
 	}
 	e.monitor(x, result) // a split's rows in the champion's window, each with the answer it got
 	if ids != nil {
-		e.challenges.keep(x, ids, shadowView(result, x.process.Output), who)
+		e.challenges.keep(x, ids, shadowView(result, x.modelOutputs()), who)
 	}
 	for i := range x.challengers {
 		c := &x.challengers[i]
@@ -93,6 +94,20 @@ func (e *engine) challenged(req context.Context, x *execution) (wire.Result, err
 		})
 	}
 	return result, nil
+}
+
+// modelOutputs returns the columns x's process answers itself: its
+// Output without those the endpoint adds after them (answeredBy,
+// outlier), which its result does not hold yet.
+func (x *execution) modelOutputs() []process.ColumnSpec {
+	out := x.process.Output
+	if x.outliers && len(out) > 0 && out[len(out)-1].Name == registry.OutlierColumn {
+		out = out[:len(out)-1]
+	}
+	if x.answeredBy && len(out) > 0 && out[len(out)-1].Name == registry.AnsweredByColumn {
+		out = out[:len(out)-1]
+	}
+	return out
 }
 
 // assign returns, for each row of t, the index in x.challengers of the
@@ -388,14 +403,34 @@ func (a *answers) appendResult(result wire.Result, outputs []process.ColumnSpec)
 		}
 		return a.appendTable(result.Whole, outputs)
 	}
+	var parts answers
 	for _, t := range result.Parts {
-		if !a.fits(t, outputs) {
+		if !parts.appendTable(t, outputs) {
 			return false
 		}
 	}
-	for _, t := range result.Parts {
-		a.appendTable(t, outputs)
+	return a.appendAnswers(&parts)
+}
+
+// appendAnswers appends the rows of b to a, and reports false, a
+// unchanged, when b holds no answers or answers of another kind or
+// classes than a.
+func (a *answers) appendAnswers(b *answers) bool {
+	switch {
+	case !b.shaped:
+		return false
+	case !a.shaped:
+		*a = *b
+		return true
+	case a.classifier != b.classifier || !slices.Equal(a.classes, b.classes):
+		return false
 	}
+	a.missing = append(a.missing, b.missing...)
+	a.labels = append(a.labels, b.labels...)
+	for i := range a.conf {
+		a.conf[i] = append(a.conf[i], b.conf[i]...)
+	}
+	a.numbers = append(a.numbers, b.numbers...)
 	return true
 }
 
@@ -518,10 +553,10 @@ func appendNumbers(dst []float64, c *process.Column) []float64 {
 
 // shadow has challenger k of x score table beside x's champion, whose
 // result is champ, on a shadow worker: in the challenger's batch, with
-// the rows of every request answered while the batch waits for a worker
-// (see shadowBatch), if one is free or as many tasks wait as there are
-// workers; otherwise it counts the rows as skipped. The challenger's
-// predictions of rows with ids are kept.
+// the rows of every request answered within shadowGather of the batch's
+// first and while it waits for a worker (see shadowBatch), unless every
+// worker is busy and as many tasks wait, when it counts the rows as
+// skipped. The challenger's predictions of rows with ids are kept.
 func (e *engine) shadow(x *execution, k int, table *process.Table, champ wire.Result, ids []string) {
 	c := &x.challengers[k]
 	stats := e.challenges.pair(x, c)
@@ -533,7 +568,7 @@ func (e *engine) shadow(x *execution, k int, table *process.Table, champ wire.Re
 			inputs[i] = process.ColumnSpec{Name: table.Column(i).Name, Kind: table.Column(i).Kind}
 		}
 	}
-	switch b.add(inputs, table, champ, x.process.Output, ids) {
+	switch b.add(inputs, table, champ, x.modelOutputs(), ids) {
 	case wrongKind:
 		stats.errors.Add(1) // the challenger reads a column of another kind than the request holds
 		return
@@ -543,14 +578,20 @@ func (e *engine) shadow(x *execution, k int, table *process.Table, champ wire.Re
 	case joinedBatch:
 		return // the task offered already takes these rows too
 	}
-	proc, role, ep := c.Process, c.Mode, x.in.Endpoint
+	proc, role, ep, timeout := c.Process, c.Mode, x.in.Endpoint, x.timeout
+	skip := func() {
+		if t, _, _ := b.take(); t != nil {
+			stats.skipped.Add(uint64(t.Rows()))
+		}
+	}
 	run := func(ctx context.Context) {
-		if e.challenges.answering.wait(ctx) != nil {
-			if t, _, _ := b.take(); t != nil {
-				stats.skipped.Add(uint64(t.Rows()))
-			}
+		// The batch gathers the rows of the requests answered while the
+		// shadow waits for a processor.
+		if e.challenges.answering.acquire(ctx) != nil {
+			skip()
 			return
 		}
+		e.challenges.answering.give(1)
 		t, champ, kept := b.take()
 		if t == nil {
 			return
@@ -582,10 +623,8 @@ func (e *engine) shadow(x *execution, k int, table *process.Table, champ wire.Re
 	// answered meanwhile too: one execution, and one wake of a worker,
 	// for them all.
 	time.AfterFunc(shadowGather, func() {
-		if !e.challenges.shadows.offer(shadowTask{run: run, timeout: x.timeout}) {
-			if t, _, _ := b.take(); t != nil {
-				stats.skipped.Add(uint64(t.Rows()))
-			}
+		if !e.challenges.shadows.offer(shadowTask{run: run, timeout: timeout}) {
+			skip()
 		}
 	})
 }
@@ -594,9 +633,10 @@ func (e *engine) shadow(x *execution, k int, table *process.Table, champ wire.Re
 // is offered to a worker.
 const shadowGather = 2 * time.Millisecond
 
-// Shadows score a batch in slices, each once answers leave a processor
-// idle (see answering), of as many rows as take about sliceTime, within
-// minSlice and maxSlice rows, starting at firstSlice.
+// A shadow scores a batch of a RowWise challenger in slices, each on a
+// processor answers leave idle (see answering), of as many rows as take
+// about sliceTime, within minSlice and maxSlice rows, the first of
+// firstSlice.
 const (
 	sliceTime  = 200 * time.Microsecond
 	firstSlice = 256
@@ -606,35 +646,41 @@ const (
 
 // scoreSlices scores t with shadow challenger p in slices (in one when
 // p is not RowWise), each once answers leave a processor idle, until
-// every row is scored or ctx ends while it waits. It returns the answers to the rows scored (the first
-// scored of t; nil when the challenger's answers hold none to compare),
-// and the time the challenger took; or the challenger's failure, its
-// deadline ending as it scores a slice included.
+// every row is scored or ctx ends. It returns the answers to the rows
+// scored, the first scored of t (nil when the challenger's answers hold
+// none to compare), and the time the challenger took; or the
+// challenger's failure, which its deadline passing as it scores the
+// first slice is too. Rows past a slice the deadline ended are left
+// unscored.
 func (e *engine) scoreSlices(ctx context.Context, p process.ProcessInfo, t *process.Table, ep process.EndpointRef) (all *answers, scored int, took time.Duration, err error) {
 	n, size := t.Rows(), firstSlice
 	if n <= size || !p.RowWise { // a process that reads rows together scores them together
 		size = n
 	}
+	answering := e.challenges.answering
 	for scored < n {
-		if scored > 0 && e.challenges.answering.wait(ctx) != nil {
+		if answering.acquire(ctx) != nil {
 			break
 		}
 		lo, hi := scored, min(scored+size, n)
 		start := time.Now()
 		res, err := e.scoreShadow(ctx, p, process.Input{Table: t.Slice(lo, hi), Endpoint: ep})
 		d := time.Since(start)
+		answering.give(1)
 		took += d
-		if err != nil {
+		switch {
+		case err != nil && lo > 0 && ctx.Err() != nil:
+			return all, lo, took, nil // the deadline ended this slice: the rest is skipped
+		case err != nil:
 			return nil, 0, took, err
-		}
-		if lo == 0 && hi == n {
+		case lo == 0 && hi == n:
 			return shadowView(wire.Result{Whole: res}, p.Output), n, took, nil
 		}
 		if all == nil {
 			all = &answers{}
 		}
 		if !all.appendResult(wire.Result{Whole: res}, p.Output) {
-			return nil, n, took, nil
+			return nil, hi, took, nil // compared with nothing: a failure
 		}
 		scored = hi
 		if d > 0 {

@@ -3,7 +3,6 @@ package scoring
 import (
 	"cmp"
 	"math"
-	"runtime"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -45,7 +44,7 @@ type Challenges struct {
 // newChallenges returns Challenges that run at most budget shadows at
 // once.
 func newChallenges(budget int) *Challenges {
-	return &Challenges{shadows: newShadows(budget), answering: newAnswering(runtime.GOMAXPROCS(0))}
+	return &Challenges{shadows: newShadows(budget), answering: newAnswering(0)}
 }
 
 type championKey struct {
@@ -230,8 +229,10 @@ type Comparison struct {
 	Delta Histogram `json:"delta"`
 	// Answered counts the rows a split challenger answered.
 	Answered uint64 `json:"answered"`
-	// Skipped counts the rows a shadow did not score because as many
-	// shadows ran as the budget allows.
+	// Skipped counts the rows a shadow did not score: those it had no
+	// processor for before its deadline (answers come first), those past
+	// the rows a batch may gather, those whose champion answered nothing
+	// to compare with, and those of a batch no worker could take.
 	Skipped uint64 `json:"skipped"`
 	// Errors counts the challenger's failed executions; Unavailable the
 	// requests it could not score at all (its model could not be had, or

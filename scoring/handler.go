@@ -255,17 +255,6 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, o *observation) 
 		return
 	}
 
-	// From here to the answer written, this request takes a processor,
-	// or all of them for a body large enough to be decoded in parts, and
-	// shadows run only on those it leaves.
-	procs := int64(1)
-	if r.ContentLength >= wire.ParallelBodyBytes {
-		procs = int64(wire.Parallelism())
-	}
-	answering := h.engine.challenges.answering
-	answering.take(procs)
-	defer func() { answering.give(procs) }()
-
 	st := h.states.Get()
 	defer h.states.Put(st)
 	body := r.Body
@@ -303,16 +292,23 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, o *observation) 
 		h.fail(w, r, o, err)
 		return
 	}
-	if n := int64(st.Parallelism()); n > procs { // a chunked body, decoded in parts
-		answering.take(n - procs)
-		procs = n
+	// From its body read to its answer written, a request to a process
+	// that only computes takes a processor, or wire.Parallelism of them
+	// when it is decoded, or scored and encoded, in parts; shadows run on
+	// those it leaves (see answering).
+	var procs int64
+	answering := h.engine.challenges.answering
+	if x.process.Prompt {
+		procs = int64(st.Parallelism())
+		answering.take(procs)
+		defer func() { answering.give(procs) }()
 	}
 	req, err := st.Decode(wire.Limits(h.lim))
 	if err != nil {
 		h.fail(w, r, o, err)
 		return
 	}
-	if req.Table.Rows() >= parallelRows && procs == 1 { // scored and encoded in parts
+	if procs == 1 && req.Table.Rows() >= parallelRows {
 		more := int64(wire.Parallelism()) - 1
 		answering.take(more)
 		procs += more

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/scorehub/scorehub/registry"
 	"github.com/scorehub/scorehub/registry/process"
 	"github.com/scorehub/scorehub/scoring/internal/wire"
 )
@@ -123,5 +124,28 @@ func TestAnswersAppend(t *testing.T) {
 	}
 	if shadowView(wire.Result{Whole: mustTable(1, process.NumberColumn("score", []float64{1}, nil))}, classifier) != nil {
 		t.Error("a result without the label column has answers")
+	}
+}
+
+// TestModelOutputs: the answers of a regressor's endpoint that adds the
+// answeredBy and outlier columns are read from its prediction, not from
+// the text columns its result holds only once they are added.
+func TestModelOutputs(t *testing.T) {
+	x := &execution{answeredBy: true, outliers: true}
+	x.process.Output = []process.ColumnSpec{{Name: "prediction(v)", Kind: process.Number},
+		{Name: registry.AnsweredByColumn, Kind: process.Text}, {Name: registry.OutlierColumn, Kind: process.Text}}
+	if got := x.modelOutputs(); len(got) != 1 || got[0].Name != "prediction(v)" {
+		t.Fatalf("model outputs %v, want prediction(v) alone", got)
+	}
+	tab, err := process.NewTable(1, process.NumberColumn("prediction(v)", []float64{2.5}, nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a := shadowView(wire.Result{Whole: tab}, x.modelOutputs()); a == nil || a.numbers[0] != 2.5 {
+		t.Errorf("answers %+v, want the prediction 2.5", a)
+	}
+	x.answeredBy, x.outliers = false, false
+	if got := x.modelOutputs(); len(got) != 3 {
+		t.Errorf("an endpoint that adds no columns: model outputs %v, want all 3", got)
 	}
 }

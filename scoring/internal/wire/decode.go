@@ -41,7 +41,7 @@ var errNotObject = BadRequest(problem.InvalidRequest, "", `the request body must
 // one pass, which finds the same fault at the same place as it would have
 // alone.
 func (st *State) Decode(lim Limits) (*Request, error) {
-	if st.body.Len() >= ParallelBodyBytes {
+	if st.body.Len() >= parallelBodyBytes {
 		if n := Parallelism(); n > 1 {
 			if req := st.decodeParallel(lim, n, minPartBytes); req != nil {
 				return req, nil
@@ -56,7 +56,7 @@ func (st *State) Decode(lim Limits) (*Request, error) {
 // takes: [Parallelism] for a body large enough to be decoded in parts,
 // else one.
 func (st *State) Parallelism() int {
-	if st.body.Len() >= ParallelBodyBytes {
+	if st.body.Len() >= parallelBodyBytes {
 		return Parallelism()
 	}
 	return 1

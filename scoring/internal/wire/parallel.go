@@ -11,8 +11,8 @@ import (
 // these sizes the hand-offs would cost more than they save, and the body
 // is decoded on its request's goroutine alone.
 const (
-	// ParallelBodyBytes is the smallest body decoded in parts.
-	ParallelBodyBytes = 128 << 10
+	// parallelBodyBytes is the smallest body decoded in parts.
+	parallelBodyBytes = 128 << 10
 	// minPartBytes is the least of the body each decoding part gets.
 	minPartBytes = 32 << 10
 	// maxParallelism bounds the goroutines one request uses.
