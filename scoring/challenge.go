@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"hash/fnv"
+	"iter"
 	"math"
 	"math/rand/v2"
 	"runtime"
@@ -446,34 +447,55 @@ func answerLabel(outputs []process.ColumnSpec) string {
 	return ""
 }
 
+// confidences yields, in the order of outputs, the class and column of
+// each confidence(<class>) column of outputs that t holds as numbers.
+func confidences(t *process.Table, outputs []process.ColumnSpec) iter.Seq2[string, *process.Column] {
+	return func(yield func(string, *process.Column) bool) {
+		for _, o := range outputs {
+			if cls, ok := process.ConfidenceClass(o.Name); ok && o.Kind == process.Number {
+				if c, ok := t.Lookup(o.Name); ok && c.Kind == process.Number && !yield(cls, c) {
+					return
+				}
+			}
+		}
+	}
+}
+
+// prediction returns a regressor's prediction in t: the column of the
+// first number column of outputs, if t holds it as numbers.
+func prediction(t *process.Table, outputs []process.ColumnSpec) (*process.Column, bool) {
+	for _, o := range outputs {
+		if o.Kind == process.Number {
+			c, ok := t.Lookup(o.Name)
+			return c, ok && c.Kind == process.Number
+		}
+	}
+	return nil, false
+}
+
 // fits reports whether t holds answers a can take: a label column and
 // confidences of a's classes (those t holds, when a holds none yet), or a
 // regression's prediction when a is one.
 func (a *answers) fits(t *process.Table, outputs []process.ColumnSpec) bool {
-	if label := answerLabel(outputs); label != "" {
-		if c, ok := t.Lookup(label); !ok || c.Kind != process.Text || (a.shaped && !a.classifier) {
+	label := answerLabel(outputs)
+	if label == "" {
+		_, ok := prediction(t, outputs)
+		return ok && (!a.shaped || !a.classifier)
+	}
+	if c, ok := t.Lookup(label); !ok || c.Kind != process.Text || (a.shaped && !a.classifier) {
+		return false
+	}
+	if !a.shaped {
+		return true
+	}
+	i := 0
+	for cls := range confidences(t, outputs) {
+		if i >= len(a.classes) || a.classes[i] != cls {
 			return false
 		}
-		i := 0
-		for _, o := range outputs {
-			if cls, ok := process.ConfidenceClass(o.Name); ok && o.Kind == process.Number {
-				if cc, ok := t.Lookup(o.Name); ok && cc.Kind == process.Number {
-					if a.shaped && (i >= len(a.classes) || a.classes[i] != cls) {
-						return false
-					}
-					i++
-				}
-			}
-		}
-		return !a.shaped || i == len(a.classes)
+		i++
 	}
-	for _, o := range outputs {
-		if o.Kind == process.Number {
-			c, ok := t.Lookup(o.Name)
-			return ok && c.Kind == process.Number && (!a.shaped || !a.classifier)
-		}
-	}
-	return false
+	return i == len(a.classes)
 }
 
 // appendTable appends the answers of t's rows to a, as appendResult does.
@@ -482,43 +504,35 @@ func (a *answers) appendTable(t *process.Table, outputs []process.ColumnSpec) bo
 		return false
 	}
 	a.shaped = true
-	had := len(a.missing)
-	if label := answerLabel(outputs); label != "" {
-		c, _ := t.Lookup(label)
-		a.classifier = true
-		if a.labels == nil { // not nil for a classifier, even of no rows
-			a.labels = make([]string, 0, t.Rows())
-		}
-		a.labels = append(a.labels, c.Texts...)
-		if c.Missing != nil {
-			a.missing = append(a.missing, c.Missing...)
-		} else {
-			a.missing = append(a.missing, make([]bool, t.Rows())...)
-		}
-		i := 0
-		for _, o := range outputs {
-			if cls, ok := process.ConfidenceClass(o.Name); ok && o.Kind == process.Number {
-				if cc, ok := t.Lookup(o.Name); ok && cc.Kind == process.Number {
-					if i == len(a.classes) {
-						a.classes = append(a.classes, cls)
-						a.conf = append(a.conf, nil)
-					}
-					a.conf[i] = appendNumbers(a.conf[i], cc)
-					i++
-				}
-			}
+	label := answerLabel(outputs)
+	if label == "" {
+		had := len(a.numbers)
+		c, _ := prediction(t, outputs)
+		a.numbers = appendNumbers(a.numbers, c)
+		for _, v := range a.numbers[had:] {
+			a.missing = append(a.missing, math.IsNaN(v))
 		}
 		return true
 	}
-	for _, o := range outputs {
-		if o.Kind == process.Number {
-			c, _ := t.Lookup(o.Name)
-			a.numbers = appendNumbers(a.numbers, c)
-			for _, v := range a.numbers[had:] {
-				a.missing = append(a.missing, math.IsNaN(v))
-			}
-			break
+	c, _ := t.Lookup(label)
+	a.classifier = true
+	if a.labels == nil { // not nil for a classifier, even of no rows
+		a.labels = make([]string, 0, t.Rows())
+	}
+	a.labels = append(a.labels, c.Texts...)
+	if c.Missing != nil {
+		a.missing = append(a.missing, c.Missing...)
+	} else {
+		a.missing = append(a.missing, make([]bool, t.Rows())...)
+	}
+	i := 0
+	for cls, cc := range confidences(t, outputs) {
+		if i == len(a.classes) {
+			a.classes = append(a.classes, cls)
+			a.conf = append(a.conf, nil)
 		}
+		a.conf[i] = appendNumbers(a.conf[i], cc)
+		i++
 	}
 	return true
 }
