@@ -69,9 +69,23 @@ func TestScoreSlices(t *testing.T) {
 	p := process.ProcessInfo{Name: "m", Process: score, RowWise: true,
 		Output: []process.ColumnSpec{{Name: "prediction(y)", Kind: process.Text}, {Name: "confidence(a)", Kind: process.Number}}}
 	e := &engine{challenges: newChallenges(1), log: slog.Default()}
-	e.challenges.answering = newAnswering(1)
+	answering := newAnswering(1)
+	e.challenges.answering = answering
+	// scoreSlices scores its first slice on a processor its caller holds,
+	// and gives back every one it scores on.
+	scoreSlices := func(ctx context.Context, p process.ProcessInfo) (*answers, int, error) {
+		t.Helper()
+		if err := answering.acquire(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		all, scored, _, err := e.scoreSlices(ctx, p, tab, process.EndpointRef{})
+		return all, scored, err
+	}
 
-	all, scored, _, err := e.scoreSlices(context.Background(), p, tab, process.EndpointRef{})
+	all, scored, err := scoreSlices(context.Background(), p)
+	if n := answering.taken.Load(); n != 0 {
+		t.Errorf("%d processors taken after the shadow scored, want none", n)
+	}
 	if err != nil || scored != rows || all == nil || len(all.labels) != rows {
 		t.Fatalf("scored %d of %d rows: %v", scored, rows, err)
 	}
@@ -87,7 +101,7 @@ func TestScoreSlices(t *testing.T) {
 	slicesScored = nil
 	whole := p
 	whole.RowWise = false
-	if _, scored, _, err := e.scoreSlices(context.Background(), whole, tab, process.EndpointRef{}); err != nil || scored != rows || !slices.Equal(slicesScored, []int{rows}) {
+	if _, scored, err := scoreSlices(context.Background(), whole); err != nil || scored != rows || !slices.Equal(slicesScored, []int{rows}) {
 		t.Errorf("a process not row-wise: slices %v, %d scored, %v; want one of %d", slicesScored, scored, err, rows)
 	}
 
@@ -95,20 +109,23 @@ func TestScoreSlices(t *testing.T) {
 	busy := p
 	busy.Process = process.ProcessFunc(func(ctx context.Context, in process.Input) (*process.Table, error) {
 		if len(slicesScored) == 0 {
-			e.challenges.answering.take(1) // an answer takes the one processor as the first slice is scored
+			answering.take(1) // an answer takes the one processor as the first slice is scored
 		}
 		return score(ctx, in)
 	})
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() { // ... and the shadow's deadline passes while it waits
-		for !e.challenges.answering.waiting.Load() {
+		for !answering.waiting.Load() {
 			runtime.Gosched()
 		}
 		cancel()
 	}()
-	all, scored, _, err = e.scoreSlices(ctx, busy, tab, process.EndpointRef{})
+	all, scored, err = scoreSlices(ctx, busy)
 	if err != nil {
 		t.Fatalf("a shadow whose context ended while it waited failed: %v", err)
+	}
+	if n := answering.taken.Load(); n != 1 {
+		t.Errorf("%d processors taken, want the answer's alone", n)
 	}
 	if scored != firstSlice || len(all.labels) != scored {
 		t.Errorf("scored %d rows with %d answers, want the first slice of %d only", scored, len(all.labels), firstSlice)

@@ -600,14 +600,15 @@ func (e *engine) shadow(x *execution, k int, table *process.Table, champ wire.Re
 	}
 	run := func(ctx context.Context) {
 		// The batch gathers the rows of the requests answered while the
-		// shadow waits for a processor.
+		// shadow waits for a processor, on which its first slice is then
+		// scored.
 		if e.challenges.answering.acquire(ctx) != nil {
 			skip()
 			return
 		}
-		e.challenges.answering.give(1)
 		t, champ, kept := b.take()
 		if t == nil {
+			e.challenges.answering.give(1)
 			return
 		}
 		all, scored, took, err := e.scoreSlices(ctx, proc, t, ep)
@@ -659,8 +660,9 @@ const (
 )
 
 // scoreSlices scores t with shadow challenger p in slices (in one when
-// p is not RowWise), each once answers leave a processor idle, until
-// every row is scored or ctx ends. It returns the answers to the rows
+// p is not RowWise): the first on the processor the caller acquired for
+// it, each next once answers leave one idle, until every row is scored
+// or ctx ends. It gives back every processor it scores on. It returns the answers to the rows
 // scored, the first scored of t (nil when the challenger's answers hold
 // none to compare), and the time the challenger took; or the
 // challenger's failure, which its deadline passing as it scores the
@@ -673,7 +675,7 @@ func (e *engine) scoreSlices(ctx context.Context, p process.ProcessInfo, t *proc
 	}
 	answering := e.challenges.answering
 	for scored < n {
-		if answering.acquire(ctx) != nil {
+		if scored > 0 && answering.acquire(ctx) != nil {
 			break
 		}
 		lo, hi := scored, min(scored+size, n)
